@@ -1,0 +1,55 @@
+# tensor.h build. `make` regenerates tensor.h and builds the examples; `make test` runs the suite.
+CC      ?= cc
+CXX     ?= c++
+CFLAGS  ?= -O2 -g
+WARN     = -Wall -Wextra
+LDLIBS   = -lm -lpthread
+SAN      = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+PARTS    = $(shell grep -v '^\#' generator/manifest.txt)
+TEST_SRC = $(sort $(wildcard tests/test_*.c))
+EXAMPLES = $(patsubst %.c,%,$(wildcard examples/*.c))
+
+.PHONY: all test test-asan check-amalgamation examples bench clean
+all: tensor.h examples
+
+generator/gen: generator/gen.c
+	$(CC) -O2 $(WARN) -o $@ $<
+
+tensor.h: generator/gen generator/manifest.txt ops.def $(PARTS)
+	generator/gen generator/manifest.txt ops.def > tensor.h.tmp && mv tensor.h.tmp tensor.h
+
+check-amalgamation: generator/gen
+	@generator/gen generator/manifest.txt ops.def > .amalgamation.tmp
+	@if cmp -s .amalgamation.tmp tensor.h; then rm -f .amalgamation.tmp; echo "check-amalgamation: tensor.h matches its sources"; \
+	 else rm -f .amalgamation.tmp; echo "check-amalgamation: tensor.h is stale; run: make tensor.h && git add tensor.h"; exit 1; fi
+
+examples: $(EXAMPLES)
+examples/%: examples/%.c tensor.h
+	$(CC) $(CFLAGS) $(WARN) -I. $< -o $@ $(LDLIBS)
+
+# The suite: one binary from tests/main.c (the implementation) and every tests/test_*.c.
+build/tests/%.o: tests/%.c tests/test.h tensor.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) -I. -c $< -o $@
+build/tests/test_all: build/tests/main.o $(patsubst tests/%.c,build/tests/%.o,$(TEST_SRC))
+	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
+
+build/asan/%.o: tests/%.c tests/test.h tensor.h
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(SAN) $(WARN) -I. -c $< -o $@
+build/asan/test_all: build/asan/main.o $(patsubst tests/%.c,build/asan/%.o,$(TEST_SRC))
+	$(CC) -O1 -g $(SAN) $^ -o $@ $(LDLIBS)
+
+test: check-amalgamation build/tests/test_all
+	@CC="$(CC)" CXX="$(CXX)" tests/run.sh build/tests/test_all
+
+test-asan: check-amalgamation build/asan/test_all
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	 CC="$(CC)" CXX="$(CXX)" tests/run.sh build/asan/test_all --no-compile-matrix
+
+bench:
+	@echo "bench/: no benchmarks yet (they arrive with the CPU speed work)"
+
+clean:
+	rm -rf build generator/gen $(EXAMPLES)

@@ -1,0 +1,107 @@
+// >>api ----------------------------------------------------------------------------------------
+#ifndef TENSOR_H
+#define TENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TENSOR_VERSION_MAJOR 0
+#define TENSOR_VERSION_MINOR 1
+#define TENSOR_VERSION_PATCH 0
+
+#ifndef TENSOR_API
+#ifdef TENSOR_STATIC
+#define TENSOR_API static
+#else
+#define TENSOR_API extern
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { TENSOR_F32, TENSOR_F64, TENSOR_F16, TENSOR_BF16,
+               TENSOR_I32, TENSOR_I64, TENSOR_U8, TENSOR_BOOL } tensor_dtype;
+#define TENSOR_DTYPE_COUNT 8
+typedef enum { TENSOR_CPU, TENSOR_CUDA } tensor_device;
+#define TENSOR_DEVICE_COUNT 2
+#define TENSOR_MAX_DIMS 8
+
+/* TENSOR_SHAPE(3, 4) expands to the two arguments `2, (const int64_t[]){3, 4}`:
+   tensor_zeros(TENSOR_SHAPE(3, 4), TENSOR_F32). In C++ the array is a temporary that lives until
+   the end of the full expression, which covers the call. */
+#define TENSOR__NARG(...) TENSOR__NARG_(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define TENSOR__NARG_(a1, a2, a3, a4, a5, a6, a7, a8, n, ...) n
+#ifdef __cplusplus
+} /* extern "C" */
+template <int N> struct tensor__shape_array { int64_t v[N]; };
+extern "C" {
+#define TENSOR_SHAPE(...) TENSOR__NARG(__VA_ARGS__), (tensor__shape_array<TENSOR__NARG(__VA_ARGS__)>{{__VA_ARGS__}}.v)
+#else
+#define TENSOR_SHAPE(...) TENSOR__NARG(__VA_ARGS__), ((const int64_t[]){__VA_ARGS__})
+#endif
+
+typedef struct tensor tensor;
+
+//@@ OPS_LIST
+
+//@@ OPS_ENUM
+
+/* ---- Lifetime ---- */
+TENSOR_API void    tensor_free(tensor *t);          /* releases one handle; NULL is fine */
+TENSOR_API void    tensor_scope_begin(void);        /* handles created after this ... */
+TENSOR_API void    tensor_scope_end(void);          /* ... are released here, unless kept */
+TENSOR_API tensor *tensor_keep(tensor *t);          /* moves t out of the innermost scope; returns t */
+TENSOR_API void    tensor_shutdown(void);           /* frees everything the library still holds */
+TENSOR_API int64_t tensor_live_handles(void);       /* handles not yet freed (leak checks) */
+TENSOR_API int64_t tensor_live_bytes(void);         /* bytes of storage not yet freed (leak checks) */
+
+/* ---- Errors ---- */
+TENSOR_API const char *tensor_last_error(void);     /* NULL when no error since the last clear; per thread */
+TENSOR_API void        tensor_clear_error(void);
+typedef void (*tensor_error_fn)(const char *message, void *user);
+TENSOR_API void        tensor_set_error_handler(tensor_error_fn fn, void *user);   /* NULL: none */
+
+/* ---- Creation and data (the creating functions are registry ops, below) ---- */
+TENSOR_API void           tensor_manual_seed(uint64_t seed);   /* same seed, same numbers, on every platform */
+TENSOR_API int            tensor_ndim(const tensor *t);        /* -1 for NULL */
+TENSOR_API const int64_t *tensor_shape(const tensor *t);
+TENSOR_API const int64_t *tensor_strides(const tensor *t);     /* in elements */
+TENSOR_API int64_t        tensor_size(const tensor *t, int dim);   /* -1 and an error on a bad dim */
+TENSOR_API int64_t        tensor_numel(const tensor *t);
+TENSOR_API tensor_dtype   tensor_get_dtype(const tensor *t);
+TENSOR_API tensor_device  tensor_get_device(const tensor *t);
+TENSOR_API bool           tensor_is_contiguous(const tensor *t);
+TENSOR_API bool           tensor_shares_storage(const tensor *a, const tensor *b);
+TENSOR_API double         tensor_item(tensor *t);              /* one-element tensors; NaN and an error otherwise */
+TENSOR_API int            tensor_copy_to(tensor *t, void *dst, size_t dst_bytes); /* row-major, any layout; 0 ok */
+TENSOR_API void          *tensor_data_ptr(tensor *t);          /* CPU contiguous storage, else NULL + error */
+TENSOR_API void           tensor_print(tensor *t);             /* PyTorch-like text to stdout */
+TENSOR_API int            tensor_snprint(tensor *t, char *buf, size_t n); /* like snprintf: length it needs */
+TENSOR_API const char    *tensor_dtype_name(tensor_dtype dtype);   /* "float32", ... */
+TENSOR_API size_t         tensor_dtype_size(tensor_dtype dtype);   /* bytes per element; 0 if invalid */
+TENSOR_API tensor_dtype   tensor_promote_types(tensor_dtype a, tensor_dtype b); /* torch.promote_types */
+
+/* ---- Shape helpers that return several tensors ---- */
+TENSOR_API int tensor_split(tensor *t, int64_t split_size, int dim, tensor **out, int max_out); /* views; returns count, -1 on error */
+
+/* ---- The op registry at run time ---- */
+TENSOR_API const char *tensor_op_name(tensor_op op);          /* "add", ...; NULL if out of range */
+TENSOR_API bool        tensor_op_differentiable(tensor_op op);
+
+/* ---- Runtime ---- */
+TENSOR_API void        tensor_set_num_threads(int n);   /* 0: all cores */
+TENSOR_API int         tensor_get_num_threads(void);
+TENSOR_API bool        tensor_cuda_available(void);
+TENSOR_API const char *tensor_version(void);            /* "MAJOR.MINOR.PATCH" */
+TENSOR_API const char *tensor_build_info(void);         /* SIMD level, SLEEF, CUDA, threads */
+
+/* ---- Ops of the registry (ops.def), one prototype each ---- */
+//@@ OPS_PROTOTYPES
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+#endif /* TENSOR_H */

@@ -1,0 +1,580 @@
+// >>impl ---------------------------------------------------------------------------------------
+#ifdef TENSOR_IMPLEMENTATION
+#ifndef TENSOR__IMPLEMENTATION_DONE
+#define TENSOR__IMPLEMENTATION_DONE
+
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(TENSOR_MALLOC) && defined(TENSOR_FREE)
+#elif !defined(TENSOR_MALLOC) && !defined(TENSOR_FREE)
+#define TENSOR_MALLOC(n) malloc(n)
+#define TENSOR_FREE(p) free(p)
+#else
+#error "tensor.h: define both TENSOR_MALLOC and TENSOR_FREE, or neither"
+#endif
+
+#ifndef TENSOR_ASSERT
+#include <assert.h>
+#define TENSOR_ASSERT(x) assert(x)
+#endif
+
+#if defined(__cplusplus)
+#define TENSOR__THREAD_LOCAL thread_local
+#elif defined(_MSC_VER)
+#define TENSOR__THREAD_LOCAL __declspec(thread)
+#elif defined(__GNUC__) || defined(__clang__)
+#define TENSOR__THREAD_LOCAL __thread
+#else
+#define TENSOR__THREAD_LOCAL _Thread_local
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TENSOR__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define TENSOR__UNUSED __attribute__((unused))
+#else
+#define TENSOR__PRINTF(f, a)
+#define TENSOR__UNUSED
+#endif
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// >>core ---------------------------------------------------------------------------------------
+/* A storage is a refcounted buffer on one device. A tensor is a view of one: dtype, shape, strides
+   (in elements) and offset. Each `tensor` struct is one handle: the user owns it, or a scope does,
+   or the library does (handles saved by autograd are "internal" and live outside the scopes). */
+typedef struct tensor__storage {
+    void *data;
+    size_t nbytes;
+    int64_t refcount;
+    tensor_device device;
+    int64_t version; /* bumped by every in-place write; autograd checks saved tensors against it */
+} tensor__storage;
+
+struct tensor__node; /* an autograd graph node (>>autograd) */
+
+struct tensor {
+    tensor__storage *storage;
+    int64_t offset;
+    int64_t shape[TENSOR_MAX_DIMS];
+    int64_t strides[TENSOR_MAX_DIMS];
+    int ndim;
+    tensor_dtype dtype;
+    /* ownership: the list of handles this one sits in (a scope level, or the internal list) */
+    struct tensor *list_prev, *list_next;
+    int list_level; /* 0: root, k: the k-th nested scope, -1: internal (owned by the library) */
+    /* autograd */
+    bool requires_grad;
+    struct tensor *grad;           /* accumulated gradient of a leaf, an internal handle */
+    struct tensor__node *grad_fn;  /* the node that made this tensor, NULL for leaves */
+};
+
+// >>errors -------------------------------------------------------------------------------------
+static TENSOR__THREAD_LOCAL char tensor__error_buf[1024];
+static TENSOR__THREAD_LOCAL bool tensor__error_set;
+static tensor_error_fn tensor__error_handler;
+static void *tensor__error_user;
+
+TENSOR_API const char *tensor_last_error(void) { return tensor__error_set ? tensor__error_buf : NULL; }
+TENSOR_API void tensor_clear_error(void) { tensor__error_set = false; tensor__error_buf[0] = 0; }
+TENSOR_API void tensor_set_error_handler(tensor_error_fn fn, void *user) {
+    tensor__error_handler = fn;
+    tensor__error_user = user;
+}
+
+/* Records "fn: message". The first message is kept until cleared (later ones would usually be
+   consequences of it); the handler sees every one. Always returns NULL so callers can
+   `return tensor__fail(...)`. */
+static TENSOR__PRINTF(2, 3) tensor *tensor__fail(const char *fn, const char *fmt, ...) {
+    char msg[1024];
+    int n = snprintf(msg, sizeof msg, "%s: ", fn);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n > 0 && (size_t)n < sizeof msg) vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (!tensor__error_set) {
+        memcpy(tensor__error_buf, msg, sizeof msg);
+        tensor__error_set = true;
+    }
+    if (tensor__error_handler) tensor__error_handler(msg, tensor__error_user);
+    return NULL;
+}
+
+/* A NULL argument: either an earlier call failed (its message stands) or the caller passed NULL. */
+static tensor *tensor__null_arg(const char *fn, const char *arg) {
+    if (!tensor__error_set) tensor__fail(fn, "argument '%s' is NULL", arg);
+    return NULL;
+}
+#define TENSOR__CHECK_ARG(fn, t) do { if (!(t)) return tensor__null_arg(fn, #t); } while (0)
+
+// >>dtypes -------------------------------------------------------------------------------------
+static const char *const tensor__dtype_names[TENSOR_DTYPE_COUNT] = {
+    "float32", "float64", "float16", "bfloat16", "int32", "int64", "uint8", "bool"};
+static const size_t tensor__dtype_sizes[TENSOR_DTYPE_COUNT] = {4, 8, 2, 2, 4, 8, 1, 1};
+
+static bool tensor__dtype_valid(tensor_dtype d) { return (unsigned)d < TENSOR_DTYPE_COUNT; }
+static bool tensor__is_float(tensor_dtype d) { return d == TENSOR_F32 || d == TENSOR_F64 || d == TENSOR_F16 || d == TENSOR_BF16; }
+static bool tensor__is_int(tensor_dtype d) { return d == TENSOR_I32 || d == TENSOR_I64 || d == TENSOR_U8; }
+
+TENSOR_API const char *tensor_dtype_name(tensor_dtype d) { return tensor__dtype_valid(d) ? tensor__dtype_names[d] : "invalid"; }
+TENSOR_API size_t tensor_dtype_size(tensor_dtype d) { return tensor__dtype_valid(d) ? tensor__dtype_sizes[d] : 0; }
+
+/* torch.promote_types. Rows and columns in enum order: f32 f64 f16 bf16 i32 i64 u8 bool. */
+static const unsigned char tensor__promotion[TENSOR_DTYPE_COUNT][TENSOR_DTYPE_COUNT] = {
+    /* f32  */ {TENSOR_F32, TENSOR_F64, TENSOR_F32, TENSOR_F32, TENSOR_F32, TENSOR_F32, TENSOR_F32, TENSOR_F32},
+    /* f64  */ {TENSOR_F64, TENSOR_F64, TENSOR_F64, TENSOR_F64, TENSOR_F64, TENSOR_F64, TENSOR_F64, TENSOR_F64},
+    /* f16  */ {TENSOR_F32, TENSOR_F64, TENSOR_F16, TENSOR_F32, TENSOR_F16, TENSOR_F16, TENSOR_F16, TENSOR_F16},
+    /* bf16 */ {TENSOR_F32, TENSOR_F64, TENSOR_F32, TENSOR_BF16, TENSOR_BF16, TENSOR_BF16, TENSOR_BF16, TENSOR_BF16},
+    /* i32  */ {TENSOR_F32, TENSOR_F64, TENSOR_F16, TENSOR_BF16, TENSOR_I32, TENSOR_I64, TENSOR_I32, TENSOR_I32},
+    /* i64  */ {TENSOR_F32, TENSOR_F64, TENSOR_F16, TENSOR_BF16, TENSOR_I64, TENSOR_I64, TENSOR_I64, TENSOR_I64},
+    /* u8   */ {TENSOR_F32, TENSOR_F64, TENSOR_F16, TENSOR_BF16, TENSOR_I32, TENSOR_I64, TENSOR_U8, TENSOR_U8},
+    /* bool */ {TENSOR_F32, TENSOR_F64, TENSOR_F16, TENSOR_BF16, TENSOR_I32, TENSOR_I64, TENSOR_U8, TENSOR_BOOL},
+};
+
+TENSOR_API tensor_dtype tensor_promote_types(tensor_dtype a, tensor_dtype b) {
+    if (!tensor__dtype_valid(a) || !tensor__dtype_valid(b)) {
+        tensor__fail("tensor_promote_types", "invalid dtype %d or %d", (int)a, (int)b);
+        return TENSOR_F32;
+    }
+    return (tensor_dtype)tensor__promotion[a][b];
+}
+
+static int tensor__category(tensor_dtype d) { return d == TENSOR_BOOL ? 0 : tensor__is_int(d) ? 1 : 2; }
+
+/* PyTorch's result_type for tensors: dimensioned operands decide within a category; a 0-dim operand
+   only matters when its category (bool < int < float) is higher than the dimensioned ones'. */
+static tensor_dtype tensor__result_type(int n, tensor *const *ts) {
+    int have_dim = 0, have_zero = 0;
+    tensor_dtype dim_t = TENSOR_BOOL, zero_t = TENSOR_BOOL;
+    for (int i = 0; i < n; i++) {
+        if (!ts[i]) continue;
+        if (ts[i]->ndim > 0) { dim_t = have_dim ? (tensor_dtype)tensor__promotion[dim_t][ts[i]->dtype] : ts[i]->dtype; have_dim = 1; }
+        else { zero_t = have_zero ? (tensor_dtype)tensor__promotion[zero_t][ts[i]->dtype] : ts[i]->dtype; have_zero = 1; }
+    }
+    if (!have_dim) return zero_t;
+    if (!have_zero) return dim_t;
+    if (tensor__category(zero_t) > tensor__category(dim_t)) return (tensor_dtype)tensor__promotion[dim_t][zero_t];
+    return dim_t;
+}
+
+/* f16 and bf16 <-> f32, round to nearest even. */
+static float tensor__bits_to_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static uint32_t tensor__f32_to_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+static float tensor__f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+    if (exp == 0x1f) return tensor__bits_to_f32(sign | 0x7f800000u | (man << 13));   /* inf, NaN */
+    if (exp == 0) {                                                                   /* zero, subnormal */
+        float v = (float)man * (1.0f / 16777216.0f);                                    /* man * 2^-24 */
+        return sign ? -v : v;
+    }
+    return tensor__bits_to_f32(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+static uint16_t tensor__f32_to_f16(float f) {
+    uint32_t u = tensor__f32_to_bits(f), sign = (u >> 16) & 0x8000;
+    uint32_t a = u & 0x7fffffffu;
+    if (a >= 0x7f800000u) return (uint16_t)(sign | 0x7c00 | (a > 0x7f800000u ? 0x200 | ((a >> 13) & 0x3ff) : 0));
+    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00); /* rounds to >= 65520: inf */
+    if (a < 0x38800000u) {                                  /* below 2^-14: subnormal or zero */
+        float v = tensor__bits_to_f32(a) * 16777216.0f;      /* exact scaling: value in units of 2^-24 */
+        uint32_t m = (uint32_t)v;
+        float rem = v - (float)m;
+        if (rem > 0.5f || (rem == 0.5f && (m & 1))) m++;
+        return (uint16_t)(sign | m);
+    }
+    uint32_t r = a - 0x38000000u; /* rebias exponent 127 -> 15 */
+    uint32_t h = r >> 13, low = r & 0x1fff;
+    if (low > 0x1000 || (low == 0x1000 && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+}
+
+static float tensor__bf16_to_f32(uint16_t b) { return tensor__bits_to_f32((uint32_t)b << 16); }
+static uint16_t tensor__f32_to_bf16(float f) {
+    uint32_t u = tensor__f32_to_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40); /* quiet NaN */
+    u += 0x7fff + ((u >> 16) & 1);
+    return (uint16_t)(u >> 16);
+}
+
+/* double -> integer without undefined behaviour: NaN gives 0, out-of-range saturates. */
+static int64_t tensor__double_to_i64(double v) {
+    if (v != v) return 0;
+    if (v >= 9223372036854775807.0) return INT64_MAX;
+    if (v <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)v;
+}
+
+/* Generic loads and stores: the reference path of every kernel. Integer values narrow like C's
+   conversion on two's-complement machines (wrap), defined here through unsigned arithmetic. */
+static double tensor__load_f64(const char *p, tensor_dtype d) {
+    switch (d) {
+    case TENSOR_F32: { float v; memcpy(&v, p, 4); return v; }
+    case TENSOR_F64: { double v; memcpy(&v, p, 8); return v; }
+    case TENSOR_F16: { uint16_t v; memcpy(&v, p, 2); return tensor__f16_to_f32(v); }
+    case TENSOR_BF16: { uint16_t v; memcpy(&v, p, 2); return tensor__bf16_to_f32(v); }
+    case TENSOR_I32: { int32_t v; memcpy(&v, p, 4); return v; }
+    case TENSOR_I64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
+    case TENSOR_U8: return *(const uint8_t *)p;
+    case TENSOR_BOOL: return *(const uint8_t *)p != 0;
+    }
+    return 0;
+}
+
+static int64_t tensor__load_i64(const char *p, tensor_dtype d) {
+    switch (d) {
+    case TENSOR_I32: { int32_t v; memcpy(&v, p, 4); return v; }
+    case TENSOR_I64: { int64_t v; memcpy(&v, p, 8); return v; }
+    case TENSOR_U8: return *(const uint8_t *)p;
+    case TENSOR_BOOL: return *(const uint8_t *)p != 0;
+    default: return tensor__double_to_i64(tensor__load_f64(p, d));
+    }
+}
+
+static void tensor__store_i64(char *p, tensor_dtype d, int64_t v) {
+    switch (d) {
+    case TENSOR_I32: { int32_t w = (int32_t)(uint32_t)(uint64_t)v; memcpy(p, &w, 4); return; }
+    case TENSOR_I64: memcpy(p, &v, 8); return;
+    case TENSOR_U8: *(uint8_t *)p = (uint8_t)(uint64_t)v; return;
+    case TENSOR_BOOL: *(uint8_t *)p = v != 0; return;
+    case TENSOR_F32: { float w = (float)v; memcpy(p, &w, 4); return; }
+    case TENSOR_F64: { double w = (double)v; memcpy(p, &w, 8); return; }
+    case TENSOR_F16: { uint16_t w = tensor__f32_to_f16((float)v); memcpy(p, &w, 2); return; }
+    case TENSOR_BF16: { uint16_t w = tensor__f32_to_bf16((float)v); memcpy(p, &w, 2); return; }
+    }
+}
+
+static void tensor__store_f64(char *p, tensor_dtype d, double v) {
+    switch (d) {
+    case TENSOR_F32: { float w = (float)v; memcpy(p, &w, 4); return; }
+    case TENSOR_F64: memcpy(p, &v, 8); return;
+    case TENSOR_F16: { uint16_t w = tensor__f32_to_f16((float)v); memcpy(p, &w, 2); return; }
+    case TENSOR_BF16: { uint16_t w = tensor__f32_to_bf16((float)v); memcpy(p, &w, 2); return; }
+    case TENSOR_BOOL: *(uint8_t *)p = v != 0; return; /* NaN is true, as in PyTorch */
+    default: tensor__store_i64(p, d, tensor__double_to_i64(v)); return;
+    }
+}
+
+// >>memory -------------------------------------------------------------------------------------
+/* Every buffer is 64-byte aligned: the real block start is kept just before the returned pointer. */
+static int64_t tensor__live_bytes;
+static int64_t tensor__live_handle_count;
+
+static void *tensor__alloc_aligned(size_t n) {
+    if (n > SIZE_MAX - 64 - sizeof(void *)) return NULL;
+    char *raw = (char *)TENSOR_MALLOC(n + 64 + sizeof(void *));
+    if (!raw) return NULL;
+    uintptr_t a = ((uintptr_t)(raw + sizeof(void *)) + 63) & ~(uintptr_t)63;
+    ((void **)a)[-1] = raw;
+    return (void *)a;
+}
+static void tensor__free_aligned(void *p) { if (p) TENSOR_FREE(((void **)p)[-1]); }
+
+static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tensor_device device) {
+    if (device != TENSOR_CPU) return (tensor__storage *)tensor__fail(fn, "device %d storage is not available in this build", (int)device);
+    tensor__storage *s = (tensor__storage *)TENSOR_MALLOC(sizeof *s);
+    void *data = s ? tensor__alloc_aligned(nbytes ? nbytes : 1) : NULL;
+    if (!s || !data) {
+        if (s) TENSOR_FREE(s);
+        return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes", nbytes);
+    }
+    s->data = data;
+    s->nbytes = nbytes;
+    s->refcount = 1;
+    s->device = device;
+    s->version = 0;
+    tensor__live_bytes += (int64_t)nbytes;
+    return s;
+}
+
+static void tensor__storage_release(tensor__storage *s) {
+    if (!s || --s->refcount > 0) return;
+    tensor__live_bytes -= (int64_t)s->nbytes;
+    tensor__free_aligned(s->data);
+    TENSOR_FREE(s);
+}
+
+// >>scopes -------------------------------------------------------------------------------------
+/* Handle lists: level 0 is the root, each tensor_scope_begin opens the next level, and the internal
+   list holds handles the library owns (autograd saves, .grad). tensor_shutdown empties them all. */
+typedef struct { tensor *head; } tensor__handle_list;
+static tensor__handle_list *tensor__levels;   /* tensor__levels[0..tensor__depth] */
+static int tensor__depth, tensor__levels_cap;
+static tensor__handle_list tensor__internal;
+
+static tensor__handle_list *tensor__list_of(int level) { return level < 0 ? &tensor__internal : &tensor__levels[level]; }
+
+static bool tensor__levels_reserve(int n) {
+    if (n <= tensor__levels_cap) return true;
+    int cap = tensor__levels_cap ? tensor__levels_cap * 2 : 16;
+    while (cap < n) cap *= 2;
+    tensor__handle_list *l = (tensor__handle_list *)TENSOR_MALLOC(sizeof *l * (size_t)cap);
+    if (!l) return false;
+    for (int i = 0; i < cap; i++) l[i].head = i < tensor__levels_cap ? tensor__levels[i].head : NULL;
+    if (tensor__levels) TENSOR_FREE(tensor__levels);
+    tensor__levels = l;
+    tensor__levels_cap = cap;
+    return true;
+}
+
+static void tensor__link(tensor *t, int level) {
+    tensor__handle_list *l = tensor__list_of(level);
+    t->list_level = level;
+    t->list_prev = NULL;
+    t->list_next = l->head;
+    if (l->head) l->head->list_prev = t;
+    l->head = t;
+}
+
+static void tensor__unlink(tensor *t) {
+    tensor__handle_list *l = tensor__list_of(t->list_level);
+    if (t->list_prev) t->list_prev->list_next = t->list_next;
+    else l->head = t->list_next;
+    if (t->list_next) t->list_next->list_prev = t->list_prev;
+    t->list_prev = t->list_next = NULL;
+}
+
+/* A new handle, in the innermost scope, with no storage yet. */
+static tensor *tensor__handle_new(const char *fn) {
+    if (!tensor__levels_reserve(1)) return tensor__fail(fn, "out of memory");
+    tensor *t = (tensor *)TENSOR_MALLOC(sizeof *t);
+    if (!t) return tensor__fail(fn, "out of memory allocating a tensor handle");
+    memset(t, 0, sizeof *t);
+    tensor__link(t, tensor__depth);
+    tensor__live_handle_count++;
+    return t;
+}
+
+static void tensor__autograd_release(tensor *t); /* >>autograd: drops t's grad and graph node */
+
+TENSOR_API void tensor_free(tensor *t) {
+    if (!t) return;
+    tensor__unlink(t);
+    tensor__autograd_release(t);
+    tensor__storage_release(t->storage);
+    tensor__live_handle_count--;
+    TENSOR_FREE(t);
+}
+
+/* Moves t to the internal list: the library owns it now (saved for backward, a .grad). */
+static TENSOR__UNUSED tensor *tensor__make_internal(tensor *t) {
+    if (t && t->list_level >= 0) { tensor__unlink(t); tensor__link(t, -1); }
+    return t;
+}
+
+TENSOR_API void tensor_scope_begin(void) {
+    if (!tensor__levels_reserve(tensor__depth + 2)) { tensor__fail("tensor_scope_begin", "out of memory"); return; }
+    tensor__depth++;
+    tensor__levels[tensor__depth].head = NULL;
+}
+
+TENSOR_API void tensor_scope_end(void) {
+    if (tensor__depth == 0) { tensor__fail("tensor_scope_end", "no scope is open (unbalanced tensor_scope_end)"); return; }
+    while (tensor__levels[tensor__depth].head) tensor_free(tensor__levels[tensor__depth].head);
+    tensor__depth--;
+}
+
+TENSOR_API tensor *tensor_keep(tensor *t) {
+    if (!t) return NULL;
+    if (t->list_level > 0) {
+        int to = t->list_level - 1;
+        tensor__unlink(t);
+        tensor__link(t, to);
+    }
+    return t;
+}
+
+static void tensor__rng_reset(void);
+static void tensor__runtime_shutdown(void);
+
+TENSOR_API void tensor_shutdown(void) {
+    for (int level = tensor__depth; level >= 0 && tensor__levels; level--)
+        while (tensor__levels[level].head) tensor_free(tensor__levels[level].head);
+    while (tensor__internal.head) tensor_free(tensor__internal.head);
+    if (tensor__levels) TENSOR_FREE(tensor__levels);
+    tensor__levels = NULL;
+    tensor__levels_cap = 0;
+    tensor__depth = 0;
+    tensor__runtime_shutdown();
+    tensor_clear_error();
+}
+
+TENSOR_API int64_t tensor_live_handles(void) { return tensor__live_handle_count; }
+TENSOR_API int64_t tensor_live_bytes(void) { return tensor__live_bytes; }
+
+// >>shapes -------------------------------------------------------------------------------------
+/* "[2, 3]" into buf; used by every message that names a shape. */
+static TENSOR__UNUSED const char *tensor__shape_str(char *buf, size_t n, int ndim, const int64_t *shape) {
+    size_t at = 0;
+    at += (size_t)snprintf(buf + at, n - at, "[");
+    for (int i = 0; i < ndim && at < n; i++) at += (size_t)snprintf(buf + at, n - at, i ? ", %lld" : "%lld", (long long)shape[i]);
+    if (at < n) snprintf(buf + at, n - at, "]");
+    return buf;
+}
+/* The shape of t as text, in one of a few rotating buffers so a message can name several. */
+static const char *tensor__shape_of(const tensor *t) {
+    static TENSOR__THREAD_LOCAL char bufs[4][160];
+    static TENSOR__THREAD_LOCAL int next;
+    char *b = bufs[next++ & 3];
+    return tensor__shape_str(b, 160, t->ndim, t->shape);
+}
+
+/* Checks a user-given shape; returns its element count, or -1 with an error. */
+static int64_t tensor__check_shape(const char *fn, int ndim, const int64_t *shape) {
+    if (ndim < 0 || ndim > TENSOR_MAX_DIMS) { tensor__fail(fn, "ndim %d is out of range [0, %d]", ndim, TENSOR_MAX_DIMS); return -1; }
+    if (ndim > 0 && !shape) { tensor__fail(fn, "shape is NULL with ndim %d", ndim); return -1; }
+    int64_t numel = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) {
+            char b[160];
+            tensor__fail(fn, "negative size %lld in shape %s", (long long)shape[i], tensor__shape_str(b, sizeof b, ndim, shape));
+            return -1;
+        }
+        if (shape[i] && numel > INT64_MAX / 8 / shape[i]) {
+            char b[160];
+            tensor__fail(fn, "shape %s has too many elements", tensor__shape_str(b, sizeof b, ndim, shape));
+            return -1;
+        }
+        numel *= shape[i];
+    }
+    return numel;
+}
+
+static TENSOR__UNUSED int64_t tensor__numel_of(int ndim, const int64_t *shape) {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= shape[i];
+    return n;
+}
+
+static void tensor__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides) {
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; i--) { strides[i] = s; s *= shape[i] > 1 ? shape[i] : 1; }
+}
+
+/* Wraps a possibly negative dim into [0, ndim); -1 and an error if out of range. A 0-dim tensor
+   accepts dims -1 and 0 where PyTorch does (pass ndim 1 for that). */
+static int tensor__wrap_dim(const char *fn, int dim, int ndim) {
+    if (dim < -ndim || dim >= ndim) {
+        tensor__fail(fn, "dim %d is out of range for a tensor of %d dims (expected %d..%d)", dim, ndim, -ndim, ndim - 1);
+        return -1;
+    }
+    return dim < 0 ? dim + ndim : dim;
+}
+
+/* Two-way broadcast of shapes a and b (NumPy rules) into out; false and an error if they clash. */
+static bool tensor__broadcast_shapes(const char *fn, int na, const int64_t *a, int nb, const int64_t *b, int *nout, int64_t *out) {
+    int n = na > nb ? na : nb;
+    for (int i = 0; i < n; i++) {
+        int64_t da = i < n - na ? 1 : a[i - (n - na)], db = i < n - nb ? 1 : b[i - (n - nb)];
+        if (da != db && da != 1 && db != 1) {
+            char sa[160], sb[160];
+            tensor__fail(fn, "shapes %s and %s cannot be broadcast (size %lld vs %lld at dim %d)",
+                         tensor__shape_str(sa, sizeof sa, na, a), tensor__shape_str(sb, sizeof sb, nb, b),
+                         (long long)da, (long long)db, i);
+            return false;
+        }
+        out[i] = da == 1 ? db : da;
+    }
+    *nout = n;
+    return true;
+}
+
+static TENSOR__UNUSED bool tensor__same_shape(const tensor *a, const tensor *b) {
+    if (a->ndim != b->ndim) return false;
+    for (int i = 0; i < a->ndim; i++) if (a->shape[i] != b->shape[i]) return false;
+    return true;
+}
+
+// >>tensors ------------------------------------------------------------------------------------
+/* A new contiguous tensor with fresh, uninitialized storage. */
+static tensor *tensor__new(const char *fn, int ndim, const int64_t *shape, tensor_dtype dtype, tensor_device device) {
+    if (!tensor__dtype_valid(dtype)) return tensor__fail(fn, "invalid dtype %d", (int)dtype);
+    int64_t numel = tensor__check_shape(fn, ndim, shape);
+    if (numel < 0) return NULL;
+    if ((uint64_t)numel > (uint64_t)(SIZE_MAX / 2) / tensor__dtype_sizes[dtype]) return tensor__fail(fn, "tensor of %lld elements is too large", (long long)numel);
+    tensor *t = tensor__handle_new(fn);
+    if (!t) return NULL;
+    t->storage = tensor__storage_new(fn, (size_t)numel * tensor__dtype_sizes[dtype], device);
+    if (!t->storage) { tensor_free(t); return NULL; }
+    t->ndim = ndim;
+    t->dtype = dtype;
+    for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];
+    tensor__contiguous_strides(ndim, shape, t->strides);
+    return t;
+}
+
+static tensor *tensor__new_like(const char *fn, const tensor *t, tensor_dtype dtype) {
+    return tensor__new(fn, t->ndim, t->shape, dtype, t->storage->device);
+}
+
+/* A new handle viewing base's storage with the given geometry. */
+static tensor *tensor__view_of(const char *fn, const tensor *base, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset) {
+    tensor *t = tensor__handle_new(fn);
+    if (!t) return NULL;
+    t->storage = base->storage;
+    t->storage->refcount++;
+    t->offset = offset;
+    t->ndim = ndim;
+    t->dtype = base->dtype;
+    for (int i = 0; i < ndim; i++) { t->shape[i] = shape[i]; t->strides[i] = strides[i]; }
+    return t;
+}
+
+/* Another handle to the same view (for ops that return their input unchanged, as PyTorch's do). */
+static tensor *tensor__alias(const char *fn, const tensor *t) {
+    return tensor__view_of(fn, t, t->ndim, t->shape, t->strides, t->offset);
+}
+
+static char *tensor__data(const tensor *t) { return (char *)t->storage->data + t->offset * (int64_t)tensor__dtype_sizes[t->dtype]; }
+
+static bool tensor__contiguous(const tensor *t) {
+    int64_t s = 1;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        if (t->shape[i] != 1 && t->strides[i] != s) return false;
+        s *= t->shape[i];
+    }
+    return true;
+}
+
+TENSOR_API int tensor_ndim(const tensor *t) { return t ? t->ndim : -1; }
+TENSOR_API const int64_t *tensor_shape(const tensor *t) { return t ? t->shape : NULL; }
+TENSOR_API const int64_t *tensor_strides(const tensor *t) { return t ? t->strides : NULL; }
+TENSOR_API int64_t tensor_numel(const tensor *t) { return t ? tensor__numel_of(t->ndim, t->shape) : 0; }
+TENSOR_API tensor_dtype tensor_get_dtype(const tensor *t) { return t ? t->dtype : TENSOR_F32; }
+TENSOR_API tensor_device tensor_get_device(const tensor *t) { return t ? t->storage->device : TENSOR_CPU; }
+TENSOR_API bool tensor_is_contiguous(const tensor *t) { return t && tensor__contiguous(t); }
+TENSOR_API bool tensor_shares_storage(const tensor *a, const tensor *b) { return a && b && a->storage == b->storage; }
+
+TENSOR_API int64_t tensor_size(const tensor *t, int dim) {
+    if (!t) { tensor__null_arg("tensor_size", "t"); return -1; }
+    int d = tensor__wrap_dim("tensor_size", dim, t->ndim);
+    return d < 0 ? -1 : t->shape[d];
+}
+
+TENSOR_API double tensor_item(tensor *t) {
+    if (!t) { tensor__null_arg("tensor_item", "t"); return NAN; }
+    if (tensor__numel_of(t->ndim, t->shape) != 1) {
+        tensor__fail("tensor_item", "tensor of shape %s has %lld elements, expected 1", tensor__shape_of(t), (long long)tensor__numel_of(t->ndim, t->shape));
+        return NAN;
+    }
+    if (t->storage->device != TENSOR_CPU) { tensor__fail("tensor_item", "tensor is not on the CPU"); return NAN; }
+    return tensor__load_f64(tensor__data(t), t->dtype);
+}
+
+TENSOR_API void *tensor_data_ptr(tensor *t) {
+    if (!t) return tensor__null_arg("tensor_data_ptr", "t");
+    if (t->storage->device != TENSOR_CPU) return tensor__fail("tensor_data_ptr", "tensor is on %s, not the CPU", "cuda");
+    if (!tensor__contiguous(t)) return tensor__fail("tensor_data_ptr", "tensor of shape %s is not contiguous; call tensor_contiguous first", tensor__shape_of(t));
+    return tensor__data(t);
+}

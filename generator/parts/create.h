@@ -1,0 +1,391 @@
+// >>rng ----------------------------------------------------------------------------------------
+/* Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3"): a counter-based
+   generator, so the stream depends only on the seed and how many numbers were drawn, on every
+   platform. The key is the seed; the 64-bit counter advances by one per block of four words. */
+typedef struct { uint32_t key[2]; uint64_t counter; uint32_t block[4]; int used; } tensor__philox;
+#define TENSOR__DEFAULT_SEED 67280421310721ull /* PyTorch's default seed */
+static tensor__philox tensor__rng = {{(uint32_t)TENSOR__DEFAULT_SEED, (uint32_t)(TENSOR__DEFAULT_SEED >> 32)}, 0, {0, 0, 0, 0}, 4};
+
+static void tensor__philox_block(const uint32_t key_in[2], uint64_t counter, uint32_t out[4]) {
+    uint32_t c[4] = {(uint32_t)counter, (uint32_t)(counter >> 32), 0, 0};
+    uint32_t k0 = key_in[0], k1 = key_in[1];
+    for (int r = 0; r < 10; r++) {
+        uint64_t p0 = (uint64_t)0xD2511F53u * c[0], p1 = (uint64_t)0xCD9E8D57u * c[2];
+        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c[1] ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c[3] ^ k1;
+        c[0] = n0;
+        c[1] = (uint32_t)p1;
+        c[2] = n2;
+        c[3] = (uint32_t)p0;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    memcpy(out, c, sizeof c);
+}
+
+static uint32_t tensor__rng_u32(void) {
+    if (tensor__rng.used == 4) {
+        tensor__philox_block(tensor__rng.key, tensor__rng.counter++, tensor__rng.block);
+        tensor__rng.used = 0;
+    }
+    return tensor__rng.block[tensor__rng.used++];
+}
+static uint64_t tensor__rng_u64(void) { uint64_t hi = tensor__rng_u32(); return hi << 32 | tensor__rng_u32(); }
+/* Uniform in [0, 1) with 53 random bits. */
+static double tensor__rng_double(void) { return (double)(tensor__rng_u64() >> 11) * (1.0 / 9007199254740992.0); }
+
+TENSOR_API void tensor_manual_seed(uint64_t seed) {
+    tensor__rng.key[0] = (uint32_t)seed;
+    tensor__rng.key[1] = (uint32_t)(seed >> 32);
+    tensor__rng.counter = 0;
+    tensor__rng.used = 4;
+}
+static void tensor__rng_reset(void) { tensor_manual_seed(TENSOR__DEFAULT_SEED); }
+
+/* A uniform integer in [0, n), n >= 1, without modulo bias (rejection). */
+static uint64_t tensor__rng_below(uint64_t n) {
+    uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+    uint64_t r;
+    do r = tensor__rng_u64(); while (r >= limit);
+    return r % n;
+}
+
+// >>create -------------------------------------------------------------------------------------
+static bool tensor__check_dtype(const char *fn, tensor_dtype d) {
+    if (tensor__dtype_valid(d)) return true;
+    tensor__fail(fn, "invalid dtype %d", (int)d);
+    return false;
+}
+
+/* Allocates out for a creation op and runs its kernel. */
+static tensor *tensor__create(tensor__call *c, int ndim, const int64_t *shape, tensor_dtype dtype) {
+    if (!tensor__check_dtype(c->fn, dtype)) return NULL;
+    c->out = tensor__new(c->fn, ndim, shape, dtype, TENSOR_CPU);
+    return c->out ? tensor__dispatch(c) : NULL;
+}
+
+static int tensor__cpu_empty(tensor__call *c) { (void)c; return 0; }
+static int tensor__cpu_zeros(tensor__call *c) { tensor__fill(c->out, 0); return 0; }
+static int tensor__cpu_ones(tensor__call *c) { tensor__fill(c->out, 1); return 0; }
+static int tensor__cpu_full(tensor__call *c) { tensor__fill(c->out, c->p[0]); return 0; }
+static int tensor__cpu_scalar(tensor__call *c) { tensor__fill(c->out, c->p[0]); return 0; }
+
+TENSOR_API tensor *tensor_empty(int ndim, const int64_t *shape, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_empty);
+    return tensor__create(&c, ndim, shape, dtype);
+}
+TENSOR_API tensor *tensor_zeros(int ndim, const int64_t *shape, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_zeros);
+    return tensor__create(&c, ndim, shape, dtype);
+}
+TENSOR_API tensor *tensor_ones(int ndim, const int64_t *shape, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_ones);
+    return tensor__create(&c, ndim, shape, dtype);
+}
+TENSOR_API tensor *tensor_full(int ndim, const int64_t *shape, double value, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_full);
+    c.p[0] = value;
+    return tensor__create(&c, ndim, shape, dtype);
+}
+TENSOR_API tensor *tensor_scalar(double value, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_scalar);
+    c.p[0] = value;
+    return tensor__create(&c, 0, NULL, dtype);
+}
+
+static int tensor__cpu_from_data(tensor__call *c) {
+    memcpy(tensor__data(c->out), (const void *)(uintptr_t)c->ip[0], (size_t)tensor__numel_of(c->out->ndim, c->out->shape) * tensor__dtype_sizes[c->out->dtype]);
+    return 0;
+}
+TENSOR_API tensor *tensor_from_data(const void *data, int ndim, const int64_t *shape, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_from_data);
+    int64_t numel = tensor__check_shape(c.fn, ndim, shape);
+    if (numel < 0) return NULL;
+    if (!data && numel > 0) return tensor__null_arg(c.fn, "data");
+    c.ip[0] = (int64_t)(uintptr_t)data;
+    return tensor__create(&c, ndim, shape, dtype);
+}
+
+static int tensor__cpu_arange(tensor__call *c) {
+    int64_t n = c->out->shape[0];
+    char *o = tensor__data(c->out);
+    size_t esz = tensor__dtype_sizes[c->out->dtype];
+    for (int64_t i = 0; i < n; i++) tensor__store_f64(o + (size_t)i * esz, c->out->dtype, c->p[0] + (double)i * c->p[2]);
+    return 0;
+}
+TENSOR_API tensor *tensor_arange(double start, double end, double step, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_arange);
+    if (!(step != 0) || step != step) return tensor__fail(c.fn, "step must be non-zero and finite, got %g", step);
+    if (!isfinite(start) || !isfinite(end)) return tensor__fail(c.fn, "start %g and end %g must be finite", start, end);
+    if ((end - start) * step < 0) return tensor__fail(c.fn, "upper bound %g and lower bound %g are inconsistent with step sign %g", end, start, step);
+    double count = ceil((end - start) / step);
+    if (count > 9.0e15) return tensor__fail(c.fn, "range [%g, %g) with step %g is too long", start, end, step);
+    int64_t n = (int64_t)count;
+    c.p[0] = start;
+    c.p[1] = end;
+    c.p[2] = step;
+    return tensor__create(&c, 1, &n, dtype);
+}
+
+static int tensor__cpu_linspace(tensor__call *c) {
+    int64_t n = c->out->shape[0];
+    char *o = tensor__data(c->out);
+    size_t esz = tensor__dtype_sizes[c->out->dtype];
+    double start = c->p[0], end = c->p[1], step = n > 1 ? (end - start) / (double)(n - 1) : 0;
+    for (int64_t i = 0; i < n; i++) /* from both ends, as PyTorch does, so the last value is exactly end */
+        tensor__store_f64(o + (size_t)i * esz, c->out->dtype, i < n / 2 ? start + step * (double)i : end - step * (double)(n - 1 - i));
+    return 0;
+}
+TENSOR_API tensor *tensor_linspace(double start, double end, int64_t steps, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_linspace);
+    if (steps < 0) return tensor__fail(c.fn, "number of steps must be non-negative, got %lld", (long long)steps);
+    c.p[0] = start;
+    c.p[1] = end;
+    return tensor__create(&c, 1, &steps, dtype);
+}
+
+static int tensor__cpu_eye(tensor__call *c) {
+    int64_t n = c->out->shape[0];
+    tensor__fill(c->out, 0);
+    char *o = tensor__data(c->out);
+    size_t esz = tensor__dtype_sizes[c->out->dtype];
+    for (int64_t i = 0; i < n; i++) tensor__store_f64(o + (size_t)(i * n + i) * esz, c->out->dtype, 1);
+    return 0;
+}
+TENSOR_API tensor *tensor_eye(int64_t n, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_eye);
+    if (n < 0) return tensor__fail(c.fn, "n must be non-negative, got %lld", (long long)n);
+    int64_t shape[2] = {n, n};
+    return tensor__create(&c, 2, shape, dtype);
+}
+
+/* Random fills walk the output in row-major order, so the numbers drawn depend only on the seed,
+   the shape and the dtype. */
+static int tensor__cpu_rand(tensor__call *c) {
+    int64_t n = tensor__numel_of(c->out->ndim, c->out->shape);
+    char *o = tensor__data(c->out);
+    size_t esz = tensor__dtype_sizes[c->out->dtype];
+    for (int64_t i = 0; i < n; i++) {
+        double u;
+        switch (c->out->dtype) {
+        case TENSOR_F64: u = tensor__rng_double(); break;
+        case TENSOR_F16: u = (double)(tensor__rng_u32() >> 21) * (1.0 / 2048.0); break;  /* 11 bits: exact in f16 */
+        case TENSOR_BF16: u = (double)(tensor__rng_u32() >> 24) * (1.0 / 256.0); break;  /* 8 bits: exact in bf16 */
+        default: u = (double)(tensor__rng_u32() >> 8) * (1.0 / 16777216.0); break;       /* 24 bits: exact in f32 */
+        }
+        tensor__store_f64(o + (size_t)i * esz, c->out->dtype, u);
+    }
+    return 0;
+}
+TENSOR_API tensor *tensor_rand(int ndim, const int64_t *shape, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_rand);
+    if (tensor__dtype_valid(dtype) && !tensor__is_float(dtype)) return tensor__fail(c.fn, "needs a floating dtype, got %s", tensor__dtype_names[dtype]);
+    return tensor__create(&c, ndim, shape, dtype);
+}
+
+/* Box-Muller on pairs of 53-bit uniforms. */
+static int tensor__cpu_randn(tensor__call *c) {
+    int64_t n = tensor__numel_of(c->out->ndim, c->out->shape);
+    char *o = tensor__data(c->out);
+    size_t esz = tensor__dtype_sizes[c->out->dtype];
+    for (int64_t i = 0; i < n; i += 2) {
+        double u1 = 1.0 - tensor__rng_double(), u2 = tensor__rng_double(); /* u1 in (0, 1] */
+        double r = sqrt(-2.0 * log(u1)), th = 2.0 * M_PI * u2;
+        tensor__store_f64(o + (size_t)i * esz, c->out->dtype, r * cos(th));
+        if (i + 1 < n) tensor__store_f64(o + (size_t)(i + 1) * esz, c->out->dtype, r * sin(th));
+    }
+    return 0;
+}
+TENSOR_API tensor *tensor_randn(int ndim, const int64_t *shape, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_randn);
+    if (tensor__dtype_valid(dtype) && !tensor__is_float(dtype)) return tensor__fail(c.fn, "needs a floating dtype, got %s", tensor__dtype_names[dtype]);
+    return tensor__create(&c, ndim, shape, dtype);
+}
+
+static int tensor__cpu_randint(tensor__call *c) {
+    int64_t n = tensor__numel_of(c->out->ndim, c->out->shape), low = c->ip[0];
+    uint64_t range = (uint64_t)c->ip[1] - (uint64_t)low;
+    char *o = tensor__data(c->out);
+    size_t esz = tensor__dtype_sizes[c->out->dtype];
+    for (int64_t i = 0; i < n; i++) tensor__store_i64(o + (size_t)i * esz, c->out->dtype, (int64_t)((uint64_t)low + tensor__rng_below(range)));
+    return 0;
+}
+TENSOR_API tensor *tensor_randint(int64_t low, int64_t high, int ndim, const int64_t *shape, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_randint);
+    if (low >= high) return tensor__fail(c.fn, "low %lld must be less than high %lld", (long long)low, (long long)high);
+    if (dtype == TENSOR_BOOL && (low < 0 || high > 2)) return tensor__fail(c.fn, "range [%lld, %lld) does not fit bool", (long long)low, (long long)high);
+    c.ip[0] = low;
+    c.ip[1] = high;
+    return tensor__create(&c, ndim, shape, dtype);
+}
+
+static int tensor__cpu_randperm(tensor__call *c) {
+    int64_t n = c->out->shape[0];
+    int64_t *perm = (int64_t *)tensor__alloc_aligned((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!perm) { tensor__fail(c->fn, "out of memory"); return 1; }
+    for (int64_t i = 0; i < n; i++) perm[i] = i;
+    for (int64_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
+        int64_t j = (int64_t)tensor__rng_below((uint64_t)i + 1), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    char *o = tensor__data(c->out);
+    size_t esz = tensor__dtype_sizes[c->out->dtype];
+    for (int64_t i = 0; i < n; i++) tensor__store_i64(o + (size_t)i * esz, c->out->dtype, perm[i]);
+    tensor__free_aligned(perm);
+    return 0;
+}
+TENSOR_API tensor *tensor_randperm(int64_t n, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_randperm);
+    if (n < 0) return tensor__fail(c.fn, "n must be non-negative, got %lld", (long long)n);
+    if (dtype == TENSOR_BOOL || (dtype == TENSOR_U8 && n > 256) || ((dtype == TENSOR_F16 || dtype == TENSOR_BF16) && n > 256))
+        return tensor__fail(c.fn, "n %lld is too large for dtype %s", (long long)n, tensor_dtype_name(dtype));
+    return tensor__create(&c, 1, &n, dtype);
+}
+
+/* Each row of probs: num_samples draws by inverse CDF on a running total; without replacement a
+   drawn category's weight drops to 0. */
+static int tensor__cpu_multinomial(tensor__call *c) {
+    tensor *p = c->in[0];
+    int64_t rows = p->ndim == 2 ? p->shape[0] : 1, cats = p->shape[p->ndim - 1], ns = c->ip[0];
+    bool replacement = c->ip[1] != 0;
+    double *w = (double *)tensor__alloc_aligned((size_t)cats * sizeof(double));
+    if (!w) { tensor__fail(c->fn, "out of memory"); return 1; }
+    int64_t *o = (int64_t *)tensor__data(c->out);
+    for (int64_t r = 0; r < rows; r++) {
+        double total = 0;
+        int64_t nonzero = 0;
+        for (int64_t j = 0; j < cats; j++) {
+            int64_t idx[2] = {r, j};
+            int64_t off = p->ndim == 2 ? tensor__offset_of(p, idx) : tensor__offset_of(p, idx + 1);
+            w[j] = tensor__load_f64((char *)p->storage->data + off * (int64_t)tensor__dtype_sizes[p->dtype], p->dtype);
+            if (!(w[j] >= 0) || isinf(w[j])) { tensor__free_aligned(w); tensor__fail(c->fn, "probabilities must be finite and non-negative, row %lld has %g", (long long)r, w[j]); return 1; }
+            total += w[j];
+            nonzero += w[j] > 0;
+        }
+        if (!(total > 0)) { tensor__free_aligned(w); tensor__fail(c->fn, "row %lld of probabilities sums to 0", (long long)r); return 1; }
+        if (!replacement && nonzero < ns) {
+            tensor__free_aligned(w);
+            tensor__fail(c->fn, "cannot draw %lld samples without replacement from row %lld with %lld non-zero categories", (long long)ns, (long long)r, (long long)nonzero);
+            return 1;
+        }
+        for (int64_t s = 0; s < ns; s++) {
+            double u = tensor__rng_double() * total, acc = 0;
+            int64_t pick = -1;
+            for (int64_t j = 0; j < cats; j++) {
+                if (w[j] <= 0) continue;
+                pick = j;  /* the last positive category absorbs rounding */
+                acc += w[j];
+                if (u < acc) break;
+            }
+            o[r * ns + s] = pick;
+            if (!replacement) { total -= w[pick]; w[pick] = 0; }
+        }
+    }
+    tensor__free_aligned(w);
+    return 0;
+}
+TENSOR_API tensor *tensor_multinomial(tensor *probs, int64_t num_samples, bool replacement) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_multinomial);
+    TENSOR__CHECK_ARG(c.fn, probs);
+    if (probs->ndim != 1 && probs->ndim != 2) return tensor__fail(c.fn, "probs must be 1-D or 2-D, got shape %s", tensor__shape_of(probs));
+    if (!tensor__is_float(probs->dtype)) return tensor__fail(c.fn, "probs must be a floating tensor, got %s", tensor__dtype_names[probs->dtype]);
+    if (probs->storage->device != TENSOR_CPU) return tensor__fail(c.fn, "probs must be on the CPU");
+    int64_t cats = probs->shape[probs->ndim - 1];
+    if (cats == 0) return tensor__fail(c.fn, "probs has no categories");
+    if (num_samples <= 0) return tensor__fail(c.fn, "num_samples must be positive, got %lld", (long long)num_samples);
+    if (!replacement && num_samples > cats) return tensor__fail(c.fn, "cannot draw %lld samples without replacement from %lld categories", (long long)num_samples, (long long)cats);
+    c.n_in = 1;
+    c.in[0] = probs;
+    c.ip[0] = num_samples;
+    c.ip[1] = replacement;
+    int64_t shape[2] = {probs->shape[0], num_samples};
+    return probs->ndim == 2 ? tensor__create(&c, 2, shape, TENSOR_I64) : tensor__create(&c, 1, &num_samples, TENSOR_I64);
+}
+
+static int tensor__cpu_clone(tensor__call *c) { tensor__copy_into(c->out, c->in[0]); return 0; }
+static int tensor__cpu_contiguous(tensor__call *c) { tensor__copy_into(c->out, c->in[0]); return 0; }
+
+TENSOR_API tensor *tensor_clone(tensor *t) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_clone);
+    TENSOR__CHECK_ARG(c.fn, t);
+    c.n_in = 1;
+    c.in[0] = t;
+    c.out = tensor__new_like(c.fn, t, t->dtype);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+TENSOR_API tensor *tensor_contiguous(tensor *t) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_contiguous);
+    TENSOR__CHECK_ARG(c.fn, t);
+    if (tensor__contiguous(t)) return tensor__alias(c.fn, t);
+    c.n_in = 1;
+    c.in[0] = t;
+    c.out = tensor__new_like(c.fn, t, t->dtype);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+TENSOR_API int tensor_copy_to(tensor *t, void *dst, size_t dst_bytes) {
+    const char *fn = "tensor_copy_to";
+    if (!t) { tensor__null_arg(fn, "t"); return -1; }
+    size_t need = (size_t)tensor__numel_of(t->ndim, t->shape) * tensor__dtype_sizes[t->dtype];
+    if (!dst && need) { tensor__null_arg(fn, "dst"); return -1; }
+    if (dst_bytes < need) { tensor__fail(fn, "destination holds %zu bytes, tensor of shape %s needs %zu", dst_bytes, tensor__shape_of(t), need); return -1; }
+    if (t->storage->device != TENSOR_CPU) { tensor__fail(fn, "copy from this device is not available"); return -1; }
+    if (!need) return 0;
+    /* view dst as a contiguous tensor of t's shape, on a stack storage that is never freed */
+    tensor__storage s;
+    memset(&s, 0, sizeof s);
+    s.data = dst;
+    s.nbytes = need;
+    s.refcount = 1;
+    tensor d;
+    memset(&d, 0, sizeof d);
+    d.storage = &s;
+    d.ndim = t->ndim;
+    d.dtype = t->dtype;
+    for (int i = 0; i < t->ndim; i++) d.shape[i] = t->shape[i];
+    tensor__contiguous_strides(t->ndim, t->shape, d.strides);
+    tensor__copy_into(&d, t);
+    return 0;
+}
+
+static int tensor__cpu_to_dtype(tensor__call *c) { tensor__copy_into(c->out, c->in[0]); return 0; }
+TENSOR_API tensor *tensor_to_dtype(tensor *t, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_to_dtype);
+    TENSOR__CHECK_ARG(c.fn, t);
+    if (!tensor__check_dtype(c.fn, dtype)) return NULL;
+    if (t->dtype == dtype) return tensor__alias(c.fn, t);
+    c.n_in = 1;
+    c.in[0] = t;
+    c.out = tensor__new_like(c.fn, t, dtype);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* Copies between devices are the job of the device's translation unit (tensor_cuda.cu). */
+static int tensor__cpu_to_device(tensor__call *c) { tensor__copy_into(c->out, c->in[0]); return 0; }
+TENSOR_API tensor *tensor_to_device(tensor *t, tensor_device device) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_to_device);
+    TENSOR__CHECK_ARG(c.fn, t);
+    if ((unsigned)device >= TENSOR_DEVICE_COUNT) return tensor__fail(c.fn, "invalid device %d", (int)device);
+    if (t->storage->device == device) return tensor__alias(c.fn, t);
+    if (device == TENSOR_CUDA && !tensor_cuda_available()) return tensor__fail(c.fn, "CUDA is not available (link tensor_cuda.o and run on a machine with a GPU)");
+    return tensor__fail(c.fn, "no copy from %s to %s in this build", t->storage->device == TENSOR_CPU ? "cpu" : "cuda", device == TENSOR_CPU ? "cpu" : "cuda");
+}

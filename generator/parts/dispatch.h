@@ -1,0 +1,223 @@
+// >>dispatch -----------------------------------------------------------------------------------
+/* One call of an op, as its front-end prepared it: validated inputs, the allocated output and the
+   op's parameters. Every kernel of every device takes this one struct, so the table below has one
+   type. A kernel returns 0, or non-zero after recording an error. */
+#define TENSOR__MAX_INPUTS 4
+typedef struct tensor__call {
+    tensor_op op;
+    const char *fn;                    /* the public function, for messages */
+    int n_in;
+    tensor *in[TENSOR__MAX_INPUTS];    /* inputs (NULL where an optional one is absent) */
+    tensor *out;                       /* the output, allocated by the front-end */
+    tensor *out2;                      /* a second output where an op has one (indices, saved stats) */
+    tensor_dtype compute;              /* the dtype elementwise kernels compute in */
+    double p[4];                       /* double parameters */
+    int64_t ip[8];                     /* integer parameters (dims, sizes, flags) */
+    int n_dims;                        /* reductions: how many dims in dims[] */
+    int dims[TENSOR_MAX_DIMS];
+    int error;                         /* set by a kernel loop that met a bad value */
+} tensor__call;
+
+typedef int (*tensor__kernel_fn)(tensor__call *c);
+
+/* Forward declarations of every CPU kernel the registry names (impl KERNEL). A kernel named here
+   but never written fails to compile, so no op can be registered without one. */
+#define TENSOR__DECLARE_KERNEL_KERNEL(name) static int tensor__cpu_##name(tensor__call *c);
+#define TENSOR__DECLARE_KERNEL_VIEW(name)
+#define TENSOR__DECLARE_KERNEL_COMPOSITE(name)
+#define TENSOR__DECLARE_KERNEL(name, kind, impl, types, grad, params, doc) TENSOR__DECLARE_KERNEL_##impl(name)
+TENSOR_OPS(TENSOR__DECLARE_KERNEL)
+
+/* kernel[op][device]: the CPU column comes from the registry; the CUDA column is empty until
+   tensor_cuda.cu registers its kernels at start-up. */
+#define TENSOR__KERNEL_ENTRY_KERNEL(name) tensor__cpu_##name
+#define TENSOR__KERNEL_ENTRY_VIEW(name) 0
+#define TENSOR__KERNEL_ENTRY_COMPOSITE(name) 0
+#define TENSOR__KERNEL_ROW(name, kind, impl, types, grad, params, doc) {TENSOR__KERNEL_ENTRY_##impl(name), 0},
+static tensor__kernel_fn tensor__kernels[TENSOR_OP_COUNT][TENSOR_DEVICE_COUNT] = {TENSOR_OPS(TENSOR__KERNEL_ROW)};
+
+/* Static facts about each op, from the registry. */
+enum { TENSOR__TYPES_SAME, TENSOR__TYPES_FLOAT, TENSOR__TYPES_BOOL, TENSOR__TYPES_NUM, TENSOR__TYPES_ANY };
+#define TENSOR__TYPES_OF_SAME TENSOR__TYPES_SAME
+#define TENSOR__TYPES_OF_FLOAT TENSOR__TYPES_FLOAT
+#define TENSOR__TYPES_OF_BOOL TENSOR__TYPES_BOOL
+#define TENSOR__TYPES_OF_NUM TENSOR__TYPES_NUM
+#define TENSOR__TYPES_OF_ANY TENSOR__TYPES_ANY
+#define TENSOR__GRAD_OF_DIFF 1
+#define TENSOR__GRAD_OF_NODIFF 0
+typedef struct { const char *name, *fn, *kind; int types; bool differentiable; } tensor__op_info;
+#define TENSOR__INFO_ROW(name, kind, impl, types, grad, params, doc) {#name, "tensor_" #name, #kind, TENSOR__TYPES_OF_##types, TENSOR__GRAD_OF_##grad != 0},
+static const tensor__op_info tensor__ops[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__INFO_ROW)};
+
+TENSOR_API const char *tensor_op_name(tensor_op op) { return (unsigned)op < TENSOR_OP_COUNT ? tensor__ops[op].name : NULL; }
+TENSOR_API bool tensor_op_differentiable(tensor_op op) { return (unsigned)op < TENSOR_OP_COUNT && tensor__ops[op].differentiable; }
+
+/* Installs a kernel into the table (the CUDA translation unit calls this at start-up). */
+static TENSOR__UNUSED void tensor__register_kernel(tensor_op op, tensor_device device, tensor__kernel_fn fn) {
+    if ((unsigned)op < TENSOR_OP_COUNT && (unsigned)device < TENSOR_DEVICE_COUNT) tensor__kernels[op][device] = fn;
+}
+
+static void tensor__autograd_record(tensor__call *c); /* >>autograd: records a node when inputs need grad */
+
+/* Runs c's kernel on the device of its output; on failure frees the output(s) and returns NULL. */
+static tensor *tensor__dispatch(tensor__call *c) {
+    tensor_device dev = c->out->storage->device;
+    tensor__kernel_fn k = tensor__kernels[c->op][dev];
+    int rc = k ? k(c) : (tensor__fail(c->fn, "no kernel for %s on this device", tensor__ops[c->op].name), 1);
+    if (rc) {
+        tensor_free(c->out);
+        tensor_free(c->out2);
+        c->out = c->out2 = NULL;
+        return NULL;
+    }
+    tensor__autograd_record(c);
+    return c->out;
+}
+
+static void tensor__call_init(tensor__call *c, tensor_op op) {
+    memset(c, 0, sizeof *c);
+    c->op = op;
+    c->fn = tensor__ops[op].fn;
+}
+
+/* Every input of an op must live on one device: never a silent copy. */
+static bool tensor__same_device(const char *fn, int n, tensor *const *ts) {
+    int first = -1;
+    for (int i = 0; i < n; i++) {
+        if (!ts[i]) continue;
+        if (first < 0) first = i;
+        else if (ts[i]->storage->device != ts[first]->storage->device) {
+            tensor__fail(fn, "inputs are on different devices (%s and %s); move them with tensor_to_device",
+                         ts[first]->storage->device == TENSOR_CPU ? "cpu" : "cuda", ts[i]->storage->device == TENSOR_CPU ? "cpu" : "cuda");
+            return false;
+        }
+    }
+    return true;
+}
+
+// >>iter ---------------------------------------------------------------------------------------
+/* The iteration description every elementwise kernel consumes (like ATen's TensorIterator):
+   operands broadcast to one shape (stride 0 on broadcast dims), dims coalesced where every operand
+   is contiguous across them, strides in bytes. Operand 0 is the output by convention. A kernel
+   supplies the inner loop over the last dim; tensor__iter_run walks the outer dims. */
+#define TENSOR__MAX_OPERANDS 5
+typedef struct {
+    int ndim, n;
+    int64_t shape[TENSOR_MAX_DIMS];
+    int64_t stride[TENSOR__MAX_OPERANDS][TENSOR_MAX_DIMS];
+    char *base[TENSOR__MAX_OPERANDS];
+    tensor_dtype dtype[TENSOR__MAX_OPERANDS];
+    int64_t numel;
+} tensor__iter;
+
+/* ptr[k] points at the first element of operand k in this row; stride[k] is its byte stride
+   along the row; count elements. */
+typedef void (*tensor__loop_fn)(char **ptr, const int64_t *stride, int64_t count, void *ctx);
+
+static void tensor__iter_init(tensor__iter *it, int n, tensor *const *ops, int ndim, const int64_t *shape) {
+    TENSOR_ASSERT(n <= TENSOR__MAX_OPERANDS && ndim <= TENSOR_MAX_DIMS);
+    it->n = n;
+    it->numel = tensor__numel_of(ndim, shape);
+    for (int k = 0; k < n; k++) { it->base[k] = tensor__data(ops[k]); it->dtype[k] = ops[k]->dtype; }
+    /* drop size-1 dims, right-align each operand's dims to shape */
+    int nd = 0;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] == 1) continue;
+        it->shape[nd] = shape[d];
+        for (int k = 0; k < n; k++) {
+            const tensor *t = ops[k];
+            int td = d - (ndim - t->ndim);
+            int64_t esz = (int64_t)tensor__dtype_sizes[t->dtype];
+            it->stride[k][nd] = (td < 0 || t->shape[td] == 1) ? 0 : t->strides[td] * esz;
+        }
+        nd++;
+    }
+    /* coalesce dim d-1 into d when every operand steps evenly across both */
+    int out = 0;
+    for (int d = 0; d < nd; d++) {
+        if (out > 0) {
+            bool ok = true;
+            for (int k = 0; k < n && ok; k++) ok = it->stride[k][out - 1] == it->stride[k][d] * it->shape[d];
+            if (ok) {
+                it->shape[out - 1] *= it->shape[d];
+                for (int k = 0; k < n; k++) it->stride[k][out - 1] = it->stride[k][d];
+                continue;
+            }
+        }
+        it->shape[out] = it->shape[d];
+        for (int k = 0; k < n; k++) it->stride[k][out] = it->stride[k][d];
+        out++;
+    }
+    if (out == 0) { /* a single element */
+        it->shape[0] = 1;
+        for (int k = 0; k < n; k++) it->stride[k][0] = 0;
+        out = 1;
+    }
+    it->ndim = out;
+}
+
+static void tensor__iter_run(const tensor__iter *it, tensor__loop_fn fn, void *ctx) {
+    if (it->numel == 0) return;
+    int nd = it->ndim, n = it->n;
+    int64_t idx[TENSOR_MAX_DIMS] = {0}, inner[TENSOR__MAX_OPERANDS];
+    char *ptr[TENSOR__MAX_OPERANDS];
+    for (int k = 0; k < n; k++) { ptr[k] = it->base[k]; inner[k] = it->stride[k][nd - 1]; }
+    int64_t rows = it->numel / it->shape[nd - 1];
+    for (int64_t r = 0; r < rows; r++) {
+        fn(ptr, inner, it->shape[nd - 1], ctx);
+        for (int d = nd - 2; d >= 0; d--) { /* odometer step over the outer dims */
+            for (int k = 0; k < n; k++) ptr[k] += it->stride[k][d];
+            if (++idx[d] < it->shape[d]) break;
+            for (int k = 0; k < n; k++) ptr[k] -= it->stride[k][d] * it->shape[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* Visits every element index of a shape in row-major order: a helper for kernels that are not
+   elementwise (index math of gather, pooling, ...). Returns false when done. */
+static TENSOR__UNUSED bool tensor__next_index(int ndim, const int64_t *shape, int64_t *idx) {
+    for (int d = ndim - 1; d >= 0; d--) {
+        if (++idx[d] < shape[d]) return true;
+        idx[d] = 0;
+    }
+    return false;
+}
+
+/* Element offset (in elements) of index idx in t. */
+static TENSOR__UNUSED int64_t tensor__offset_of(const tensor *t, const int64_t *idx) {
+    int64_t o = t->offset;
+    for (int d = 0; d < t->ndim; d++) o += idx[d] * t->strides[d];
+    return o;
+}
+
+/* Generic converting copy src -> dst (broadcasting src to dst's shape): the kernel of copy_,
+   contiguous, clone and to_dtype. */
+static void tensor__copy_loop(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const tensor__iter *it = (const tensor__iter *)ctx;
+    tensor_dtype dd = it->dtype[0], sd = it->dtype[1];
+    if (dd == sd) {
+        size_t esz = tensor__dtype_sizes[dd];
+        if (s[0] == (int64_t)esz && s[1] == (int64_t)esz) { memmove(p[0], p[1], (size_t)n * esz); return; }
+        for (int64_t i = 0; i < n; i++) memcpy(p[0] + i * s[0], p[1] + i * s[1], esz);
+        return;
+    }
+    if (tensor__is_float(dd) || tensor__is_float(sd))
+        for (int64_t i = 0; i < n; i++) tensor__store_f64(p[0] + i * s[0], dd, tensor__load_f64(p[1] + i * s[1], sd));
+    else
+        for (int64_t i = 0; i < n; i++) tensor__store_i64(p[0] + i * s[0], dd, tensor__load_i64(p[1] + i * s[1], sd));
+}
+
+static void tensor__copy_into(tensor *dst, const tensor *src) {
+    tensor *ops[2] = {dst, (tensor *)src};
+    tensor__iter it;
+    tensor__iter_init(&it, 2, ops, dst->ndim, dst->shape);
+    tensor__iter_run(&it, tensor__copy_loop, &it);
+}
+
+/* A contiguous copy of t in dtype (a plain helper for kernels; no autograd, no registry op). */
+static tensor *tensor__contiguous_copy(const char *fn, const tensor *t, tensor_dtype dtype) {
+    tensor *r = tensor__new_like(fn, t, dtype);
+    if (r) tensor__copy_into(r, t);
+    return r;
+}

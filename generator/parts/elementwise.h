@@ -1,0 +1,476 @@
+// >>elementwise --------------------------------------------------------------------------------
+/* Each elementwise op is one line below: its formula on double x (and y), and on int64_t x (and y)
+   for ops that keep integer dtypes. TENSOR__UNARY/TENSOR__BINARY expand a formula into the op's
+   reference CPU kernel: a loop over one row of the iteration description, with typed fast paths
+   for f32 and f64 and a converting path for every other dtype. Float formulas are evaluated in
+   double and rounded once to the output dtype. p0, p1 are the op's parameters; k is the loop
+   context (a formula sets k->error for a value it cannot compute, e.g. integer division by 0). */
+typedef struct {
+    tensor_dtype out, in[3];
+    bool int_compute;
+    double p0, p1;
+    int error;
+} tensor__ew_ctx;
+
+/* Integer helpers: wrap on overflow like two's-complement hardware, with no undefined behaviour. */
+static int64_t tensor__iadd(int64_t x, int64_t y) { return (int64_t)((uint64_t)x + (uint64_t)y); }
+static int64_t tensor__isub(int64_t x, int64_t y) { return (int64_t)((uint64_t)x - (uint64_t)y); }
+static int64_t tensor__imul(int64_t x, int64_t y) { return (int64_t)((uint64_t)x * (uint64_t)y); }
+static int64_t tensor__ineg(int64_t x) { return (int64_t)(0 - (uint64_t)x); }
+static int64_t tensor__iabs(int64_t x) { return x < 0 ? tensor__ineg(x) : x; }
+static int64_t tensor__ipow(int64_t x, int64_t y) {
+    if (y < 0) return x == 1 ? 1 : x == -1 ? (y & 1 ? -1 : 1) : 0; /* what truncating division gives */
+    int64_t r = 1;
+    while (y) { if (y & 1) r = tensor__imul(r, x); x = tensor__imul(x, x); y >>= 1; }
+    return r;
+}
+static int64_t tensor__ifmod(int64_t x, int64_t y, tensor__ew_ctx *k) {
+    if (y == 0) { k->error = 1; return 0; }
+    if (y == -1) return 0; /* INT64_MIN % -1 would trap */
+    return x % y;
+}
+static double tensor__fmaxnan(double x, double y) { return x != x ? x : y != y ? y : x > y ? x : y; }
+static double tensor__fminnan(double x, double y) { return x != x ? x : y != y ? y : x < y ? x : y; }
+static double tensor__clampd(double x, double lo, double hi) { double t = x < lo ? lo : x; return t > hi ? hi : t; }
+static int64_t tensor__clampi(int64_t x, double lo, double hi) {
+    int64_t t = (lo == lo && (double)x < lo) ? tensor__double_to_i64(lo) : x;
+    return (hi == hi && (double)t > hi) ? tensor__double_to_i64(hi) : t;
+}
+static double tensor__softplus(double x) { return x > 20 ? x : log1p(exp(x)); }
+static double tensor__logsigmoid(double x) { return x < 0 ? x - log1p(exp(x)) : -log1p(exp(-x)); }
+static double tensor__gelu_tanh(double x) { return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
+static double tensor__sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
+
+/* One row of a unary op: ptr[0] is the output, ptr[1] the input. */
+#define TENSOR__UNARY(name, FEXPR, IEXPR)                                                                  \
+    static void tensor__loop_##name(char **ptr, const int64_t *st, int64_t n, void *vk) {                \
+        tensor__ew_ctx *k = (tensor__ew_ctx *)vk;                                                        \
+        double p0 = k->p0, p1 = k->p1;                                                                   \
+        (void)p0; (void)p1;                                                                              \
+        char *o = ptr[0], *a = ptr[1];                                                                   \
+        if (k->int_compute) {                                                                            \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                int64_t x = tensor__load_i64(a + i * st[1], k->in[0]);                                   \
+                (void)x;                                                                                 \
+                tensor__store_i64(o + i * st[0], k->out, (int64_t)(IEXPR));                              \
+            }                                                                                            \
+        } else if (k->out == TENSOR_F32 && k->in[0] == TENSOR_F32) {                                     \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                double x = *(const float *)(a + i * st[1]);                                              \
+                *(float *)(o + i * st[0]) = (float)(FEXPR);                                              \
+            }                                                                                            \
+        } else if (k->out == TENSOR_F64 && k->in[0] == TENSOR_F64) {                                     \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                double x = *(const double *)(a + i * st[1]);                                             \
+                *(double *)(o + i * st[0]) = (FEXPR);                                                    \
+            }                                                                                            \
+        } else {                                                                                         \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                double x = tensor__load_f64(a + i * st[1], k->in[0]);                                    \
+                tensor__store_f64(o + i * st[0], k->out, (double)(FEXPR));                               \
+            }                                                                                            \
+        }                                                                                                \
+    }                                                                                                    \
+    static int tensor__cpu_##name(tensor__call *c) { return tensor__run_elementwise(c, tensor__loop_##name); }
+
+/* One row of a binary op: ptr[0] the output, ptr[1] and ptr[2] the inputs. */
+#define TENSOR__BINARY(name, FEXPR, IEXPR)                                                                 \
+    static void tensor__loop_##name(char **ptr, const int64_t *st, int64_t n, void *vk) {                \
+        tensor__ew_ctx *k = (tensor__ew_ctx *)vk;                                                        \
+        char *o = ptr[0], *a = ptr[1], *b = ptr[2];                                                      \
+        if (k->int_compute) {                                                                            \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                int64_t x = tensor__load_i64(a + i * st[1], k->in[0]);                                   \
+                int64_t y = tensor__load_i64(b + i * st[2], k->in[1]);                                   \
+                (void)x; (void)y;                                                                        \
+                tensor__store_i64(o + i * st[0], k->out, (int64_t)(IEXPR));                              \
+            }                                                                                            \
+        } else if (k->out == TENSOR_F32 && k->in[0] == TENSOR_F32 && k->in[1] == TENSOR_F32) {          \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                double x = *(const float *)(a + i * st[1]), y = *(const float *)(b + i * st[2]);         \
+                *(float *)(o + i * st[0]) = (float)(FEXPR);                                              \
+            }                                                                                            \
+        } else if (k->out == TENSOR_F64 && k->in[0] == TENSOR_F64 && k->in[1] == TENSOR_F64) {          \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                double x = *(const double *)(a + i * st[1]), y = *(const double *)(b + i * st[2]);       \
+                *(double *)(o + i * st[0]) = (FEXPR);                                                    \
+            }                                                                                            \
+        } else {                                                                                         \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                double x = tensor__load_f64(a + i * st[1], k->in[0]);                                    \
+                double y = tensor__load_f64(b + i * st[2], k->in[1]);                                    \
+                tensor__store_f64(o + i * st[0], k->out, (double)(FEXPR));                               \
+            }                                                                                            \
+        }                                                                                                \
+    }                                                                                                    \
+    static int tensor__cpu_##name(tensor__call *c) { return tensor__run_elementwise(c, tensor__loop_##name); }
+
+/* Runs an elementwise loop over out = f(in...): operands broadcast to out's shape. */
+static int tensor__run_elementwise(tensor__call *c, tensor__loop_fn loop) {
+    tensor *ops[TENSOR__MAX_OPERANDS];
+    tensor__ew_ctx k;
+    memset(&k, 0, sizeof k);
+    ops[0] = c->out;
+    k.out = c->out->dtype;
+    k.int_compute = !tensor__is_float(c->compute);
+    k.p0 = c->p[0];
+    k.p1 = c->p[1];
+    for (int i = 0; i < c->n_in; i++) { ops[i + 1] = c->in[i]; k.in[i] = c->in[i]->dtype; }
+    tensor__iter it;
+    tensor__iter_init(&it, c->n_in + 1, ops, c->out->ndim, c->out->shape);
+    tensor__iter_run(&it, loop, &k);
+    if (k.error) { tensor__fail(c->fn, "integer division by zero"); return 1; }
+    return 0;
+}
+
+/*                name        float formula (double x)                    integer formula (int64_t x) */
+TENSOR__UNARY(neg,         -x,                                          tensor__ineg(x))
+TENSOR__UNARY(abs,         fabs(x),                                     tensor__iabs(x))
+TENSOR__UNARY(sign,        tensor__sign(x),                             (x > 0) - (x < 0))
+TENSOR__UNARY(sqrt,        sqrt(x),                                     0)
+TENSOR__UNARY(rsqrt,       1.0 / sqrt(x),                               0)
+TENSOR__UNARY(square,      x * x,                                       tensor__imul(x, x))
+TENSOR__UNARY(reciprocal,  1.0 / x,                                     0)
+TENSOR__UNARY(exp,         exp(x),                                      0)
+TENSOR__UNARY(exp2,        exp2(x),                                     0)
+TENSOR__UNARY(expm1,       expm1(x),                                    0)
+TENSOR__UNARY(log,         log(x),                                      0)
+TENSOR__UNARY(log2,        log2(x),                                     0)
+TENSOR__UNARY(log1p,       log1p(x),                                    0)
+TENSOR__UNARY(sin,         sin(x),                                      0)
+TENSOR__UNARY(cos,         cos(x),                                      0)
+TENSOR__UNARY(tan,         tan(x),                                      0)
+TENSOR__UNARY(asin,        asin(x),                                     0)
+TENSOR__UNARY(acos,        acos(x),                                     0)
+TENSOR__UNARY(atan,        atan(x),                                     0)
+TENSOR__UNARY(sinh,        sinh(x),                                     0)
+TENSOR__UNARY(cosh,        cosh(x),                                     0)
+TENSOR__UNARY(tanh,        tanh(x),                                     0)
+TENSOR__UNARY(asinh,       asinh(x),                                    0)
+TENSOR__UNARY(acosh,       acosh(x),                                    0)
+TENSOR__UNARY(atanh,       atanh(x),                                    0)
+TENSOR__UNARY(sigmoid,     1.0 / (1.0 + exp(-x)),                       0)
+TENSOR__UNARY(logsigmoid,  tensor__logsigmoid(x),                       0)
+TENSOR__UNARY(relu,        x < 0 ? 0.0 : x,                             x < 0 ? 0 : x)
+TENSOR__UNARY(relu6,       tensor__clampd(x, 0, 6),                     tensor__clampi(x, 0, 6))
+TENSOR__UNARY(gelu,        0.5 * x * (1 + erf(x * 0.7071067811865476)), 0)
+TENSOR__UNARY(gelu_tanh,   tensor__gelu_tanh(x),                        0)
+TENSOR__UNARY(silu,        x / (1.0 + exp(-x)),                         0)
+TENSOR__UNARY(mish,        x * tanh(tensor__softplus(x)),               0)
+TENSOR__UNARY(softplus,    tensor__softplus(x),                         0)
+TENSOR__UNARY(erf,         erf(x),                                      0)
+TENSOR__UNARY(floor,       floor(x),                                    x)
+TENSOR__UNARY(ceil,        ceil(x),                                     x)
+TENSOR__UNARY(round,       nearbyint(x),                                x)
+TENSOR__UNARY(trunc,       trunc(x),                                    x)
+TENSOR__UNARY(logical_not, x == 0,                                      x == 0)
+TENSOR__UNARY(isnan,       x != x,                                      0)
+TENSOR__UNARY(isinf,       isinf(x) != 0,                               0)
+TENSOR__UNARY(leaky_relu,  x > 0 ? x : p0 * x,                          0)
+TENSOR__UNARY(elu,         x > 0 ? x : p0 * expm1(x),                   0)
+TENSOR__UNARY(hardtanh,    tensor__clampd(x, p0, p1),                   tensor__clampi(x, p0, p1))
+TENSOR__UNARY(clamp,       tensor__clampd(x, p0, p1),                   tensor__clampi(x, p0, p1))
+
+TENSOR__BINARY(add,         x + y,                          tensor__iadd(x, y))
+TENSOR__BINARY(sub,         x - y,                          tensor__isub(x, y))
+TENSOR__BINARY(mul,         x * y,                          tensor__imul(x, y))
+TENSOR__BINARY(div,         x / y,                          0)
+TENSOR__BINARY(pow,         pow(x, y),                      tensor__ipow(x, y))
+TENSOR__BINARY(maximum,     tensor__fmaxnan(x, y),          x > y ? x : y)
+TENSOR__BINARY(minimum,     tensor__fminnan(x, y),          x < y ? x : y)
+TENSOR__BINARY(atan2,       atan2(x, y),                    0)
+TENSOR__BINARY(fmod,        fmod(x, y),                     tensor__ifmod(x, y, k))
+TENSOR__BINARY(eq,          x == y,                         x == y)
+TENSOR__BINARY(ne,          x != y,                         x != y)
+TENSOR__BINARY(lt,          x < y,                          x < y)
+TENSOR__BINARY(le,          x <= y,                         x <= y)
+TENSOR__BINARY(gt,          x > y,                          x > y)
+TENSOR__BINARY(ge,          x >= y,                         x >= y)
+TENSOR__BINARY(logical_and, x != 0 && y != 0,               x != 0 && y != 0)
+TENSOR__BINARY(logical_or,  x != 0 || y != 0,               x != 0 || y != 0)
+
+/* where: ptr[0] out, ptr[1] cond (bool), ptr[2] a, ptr[3] b. */
+static void tensor__loop_where(char **ptr, const int64_t *st, int64_t n, void *vk) {
+    tensor__ew_ctx *k = (tensor__ew_ctx *)vk;
+    for (int64_t i = 0; i < n; i++) {
+        bool c = *(const uint8_t *)(ptr[1] + i * st[1]) != 0;
+        int src = c ? 2 : 3;
+        char *p = ptr[src] + i * st[src];
+        tensor_dtype d = k->in[src - 1];
+        if (d == k->out) memcpy(ptr[0] + i * st[0], p, tensor__dtype_sizes[d]);
+        else if (k->int_compute) tensor__store_i64(ptr[0] + i * st[0], k->out, tensor__load_i64(p, d));
+        else tensor__store_f64(ptr[0] + i * st[0], k->out, tensor__load_f64(p, d));
+    }
+}
+static int tensor__cpu_where(tensor__call *c) { return tensor__run_elementwise(c, tensor__loop_where); }
+
+/* ---- front-ends ---- */
+
+/* The dtype an elementwise op gives for inputs of common dtype `common`; false + error if refused. */
+static bool tensor__elementwise_types(tensor_op op, tensor_dtype common, tensor_dtype *out, tensor_dtype *compute) {
+    switch (tensor__ops[op].types) {
+    case TENSOR__TYPES_NUM:
+        if (common == TENSOR_BOOL) { tensor__fail(tensor__ops[op].fn, "not supported for bool tensors"); return false; }
+        *out = *compute = common;
+        return true;
+    case TENSOR__TYPES_FLOAT: *out = *compute = tensor__is_float(common) ? common : TENSOR_F32; return true;
+    case TENSOR__TYPES_BOOL: *out = TENSOR_BOOL; *compute = common; return true;
+    default: *out = *compute = common; return true;
+    }
+}
+
+/* out = op(a) with parameters p0, p1. */
+static tensor *tensor__unary(tensor_op op, tensor *a, double p0, double p1) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, a);
+    tensor__call c;
+    tensor__call_init(&c, op);
+    tensor_dtype out;
+    if (!tensor__elementwise_types(op, a->dtype, &out, &c.compute)) return NULL;
+    c.n_in = 1;
+    c.in[0] = a;
+    c.p[0] = p0;
+    c.p[1] = p1;
+    c.out = tensor__new(fn, a->ndim, a->shape, out, a->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* out = op(a, b) broadcast, with the result and compute dtypes already decided. */
+static tensor *tensor__binary_typed(tensor_op op, tensor *a, tensor *b, tensor_dtype out, tensor_dtype compute) {
+    const char *fn = tensor__ops[op].fn;
+    tensor *ins[2] = {a, b};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS];
+    if (!tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, shape)) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, op);
+    c.n_in = 2;
+    c.in[0] = a;
+    c.in[1] = b;
+    c.compute = compute;
+    c.out = tensor__new(fn, nd, shape, out, a->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+static tensor *tensor__binary(tensor_op op, tensor *a, tensor *b) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, a);
+    TENSOR__CHECK_ARG(fn, b);
+    tensor *ins[2] = {a, b};
+    tensor_dtype out, compute;
+    if (!tensor__elementwise_types(op, tensor__result_type(2, ins), &out, &compute)) return NULL;
+    return tensor__binary_typed(op, a, b, out, compute);
+}
+
+/* A C double standing for a PyTorch scalar: integral values act as ints, others as floats. */
+static bool tensor__scalar_is_integral(double s) { return s == floor(s) && fabs(s) < 9.2e18; }
+
+/* The dtype of `a op s` when s is a wrapped number (PyTorch: a float tensor keeps its dtype, an int
+   tensor stays int for an integral s and becomes f32 otherwise, bool + int gives i64). */
+static tensor_dtype tensor__scalar_result_type(tensor_dtype a, double s) {
+    if (tensor__is_float(a)) return a;
+    if (!tensor__scalar_is_integral(s)) return TENSOR_F32;
+    return a == TENSOR_BOOL ? TENSOR_I64 : a;
+}
+
+/* A 0-dim tensor holding s for use as the second operand of `a op s`. */
+static tensor *tensor__wrapped_scalar(const char *fn, double s, tensor_dtype result) {
+    tensor_dtype d = tensor__is_float(result) ? (result == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32) : TENSOR_I64;
+    tensor *t = tensor__new(fn, 0, NULL, d, TENSOR_CPU);
+    if (!t) return NULL;
+    if (d == TENSOR_I64) tensor__store_i64(tensor__data(t), d, tensor__double_to_i64(s));
+    else tensor__store_f64(tensor__data(t), d, s);
+    return t;
+}
+
+static tensor *tensor__binary_scalar(tensor_op op, tensor *a, double s) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, a);
+    tensor_op base;
+    switch (op) {
+    case TENSOR_OP_add_scalar: base = TENSOR_OP_add; break;
+    case TENSOR_OP_sub_scalar: base = TENSOR_OP_sub; break;
+    case TENSOR_OP_mul_scalar: base = TENSOR_OP_mul; break;
+    case TENSOR_OP_div_scalar: base = TENSOR_OP_div; break;
+    default: base = TENSOR_OP_pow; break;
+    }
+    tensor_dtype out, compute;
+    if (!tensor__elementwise_types(op, tensor__scalar_result_type(a->dtype, s), &out, &compute)) return NULL;
+    tensor *b = tensor__wrapped_scalar(fn, s, compute);
+    if (!b) return NULL;
+    tensor *r = a->storage->device == TENSOR_CPU ? tensor__binary_typed(base, a, b, out, compute) : tensor__fail(fn, "scalar ops on this device are not available");
+    tensor_free(b);
+    return r;
+}
+
+/* Generated front-ends for the UNARY, BINARY and SCALAR ops of the registry. */
+#define TENSOR__FRONT_UNARY(name, params) TENSOR_API tensor *tensor_##name params { return tensor__unary(TENSOR_OP_##name, a, 0, 0); }
+#define TENSOR__FRONT_BINARY(name, params) TENSOR_API tensor *tensor_##name params { return tensor__binary(TENSOR_OP_##name, a, b); }
+#define TENSOR__FRONT_SCALAR(name, params) TENSOR_API tensor *tensor_##name params { return tensor__binary_scalar(TENSOR_OP_##name, a, s); }
+#define TENSOR__FRONT_NONE(name, params)
+#define TENSOR__FRONT_UNARY_P TENSOR__FRONT_NONE
+#define TENSOR__FRONT_TERNARY TENSOR__FRONT_NONE
+#define TENSOR__FRONT_INPLACE TENSOR__FRONT_NONE
+#define TENSOR__FRONT_CREATE TENSOR__FRONT_NONE
+#define TENSOR__FRONT_REDUCE TENSOR__FRONT_NONE
+#define TENSOR__FRONT_SHAPE TENSOR__FRONT_NONE
+#define TENSOR__FRONT_INDEX TENSOR__FRONT_NONE
+#define TENSOR__FRONT_LINALG TENSOR__FRONT_NONE
+#define TENSOR__FRONT_NN TENSOR__FRONT_NONE
+#define TENSOR__FRONT_LOSS TENSOR__FRONT_NONE
+#define TENSOR__FRONT(name, kind, impl, types, grad, params, doc) TENSOR__FRONT_##kind(name, params)
+TENSOR_OPS(TENSOR__FRONT)
+
+/* Unary ops with parameters. Integer inputs with a fractional bound compute in f32 (PyTorch's
+   promotion with a float scalar). */
+static tensor *tensor__unary_bounds(tensor_op op, tensor *a, double lo, double hi) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, a);
+    if (!tensor__is_float(a->dtype) && a->dtype != TENSOR_BOOL &&
+        ((lo == lo && !isinf(lo) && !tensor__scalar_is_integral(lo)) || (hi == hi && !isinf(hi) && !tensor__scalar_is_integral(hi)))) {
+        tensor *f = tensor__contiguous_copy(fn, a, TENSOR_F32);
+        tensor *r = f ? tensor__unary(op, f, lo, hi) : NULL;
+        tensor_free(f);
+        return r;
+    }
+    return tensor__unary(op, a, lo, hi);
+}
+TENSOR_API tensor *tensor_leaky_relu(tensor *a, double slope) { return tensor__unary(TENSOR_OP_leaky_relu, a, slope, 0); }
+TENSOR_API tensor *tensor_elu(tensor *a, double alpha) { return tensor__unary(TENSOR_OP_elu, a, alpha, 0); }
+TENSOR_API tensor *tensor_hardtanh(tensor *a, double lo, double hi) { return tensor__unary_bounds(TENSOR_OP_hardtanh, a, lo, hi); }
+TENSOR_API tensor *tensor_clamp(tensor *a, double lo, double hi) { return tensor__unary_bounds(TENSOR_OP_clamp, a, lo, hi); }
+
+TENSOR_API tensor *tensor_where(tensor *cond, tensor *a, tensor *b) {
+    const char *fn = "tensor_where";
+    TENSOR__CHECK_ARG(fn, cond);
+    TENSOR__CHECK_ARG(fn, a);
+    TENSOR__CHECK_ARG(fn, b);
+    if (cond->dtype != TENSOR_BOOL) return tensor__fail(fn, "condition must be a bool tensor, got %s", tensor__dtype_names[cond->dtype]);
+    tensor *ins[3] = {cond, a, b};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    int nd;
+    int64_t s1[TENSOR_MAX_DIMS], s2[TENSOR_MAX_DIMS];
+    if (!tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, s1)) return NULL;
+    if (!tensor__broadcast_shapes(fn, cond->ndim, cond->shape, nd, s1, &nd, s2)) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_where);
+    c.n_in = 3;
+    c.in[0] = cond;
+    c.in[1] = a;
+    c.in[2] = b;
+    c.compute = tensor__result_type(2, ins + 1);
+    c.out = tensor__new(fn, nd, s2, c.compute, a->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* ---- in place: these return their first argument (the same handle, not a new one) ---- */
+
+/* Refuses writes into tensors an autograd graph depends on (see >>autograd). */
+static bool tensor__check_inplace(const char *fn, tensor *a);
+
+static tensor *tensor__inplace_run(tensor__call *c, tensor *a) {
+    c->out = a;
+    tensor__kernel_fn k = tensor__kernels[c->op][a->storage->device];
+    if (!k) return tensor__fail(c->fn, "no kernel on this device");
+    if (k(c)) return NULL;
+    a->storage->version++;
+    return a;
+}
+
+static int tensor__cpu_add_(tensor__call *c) { c->compute = c->out->dtype; return tensor__cpu_add(c); }
+TENSOR_API tensor *tensor_add_(tensor *a, tensor *b) {
+    const char *fn = "tensor_add_";
+    TENSOR__CHECK_ARG(fn, a);
+    TENSOR__CHECK_ARG(fn, b);
+    tensor *ins[2] = {a, b};
+    if (!tensor__same_device(fn, 2, ins) || !tensor__check_inplace(fn, a)) return NULL;
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS];
+    if (!tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, shape)) return NULL;
+    if (nd != a->ndim || !(tensor__numel_of(nd, shape) == tensor__numel_of(a->ndim, a->shape)))
+        return tensor__fail(fn, "shape %s of b does not broadcast to the shape %s of a", tensor__shape_of(b), tensor__shape_of(a));
+    if (a->dtype == TENSOR_BOOL && b->dtype != TENSOR_BOOL) return tensor__fail(fn, "cannot add %s into a bool tensor", tensor__dtype_names[b->dtype]);
+    if (!tensor__is_float(a->dtype) && tensor__is_float(b->dtype)) return tensor__fail(fn, "result type %s cannot be cast to %s in place", tensor__dtype_names[b->dtype], tensor__dtype_names[a->dtype]);
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_add_);
+    c.n_in = 2;
+    c.in[0] = a;
+    c.in[1] = b;
+    return tensor__inplace_run(&c, a);
+}
+
+static int tensor__cpu_mul_scalar_(tensor__call *c) {
+    c->compute = c->out->dtype;
+    tensor *s = tensor__wrapped_scalar(c->fn, c->p[0], c->out->dtype);
+    if (!s) return 1;
+    c->n_in = 2;
+    c->in[1] = s;
+    int rc = tensor__cpu_mul(c);
+    tensor_free(s);
+    return rc;
+}
+TENSOR_API tensor *tensor_mul_scalar_(tensor *a, double s) {
+    const char *fn = "tensor_mul_scalar_";
+    TENSOR__CHECK_ARG(fn, a);
+    if (!tensor__check_inplace(fn, a)) return NULL;
+    if (!tensor__is_float(a->dtype) && !tensor__scalar_is_integral(s)) return tensor__fail(fn, "cannot multiply the %s tensor by %g in place", tensor__dtype_names[a->dtype], s);
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_mul_scalar_);
+    c.n_in = 1;
+    c.in[0] = a;
+    c.p[0] = s;
+    return tensor__inplace_run(&c, a);
+}
+
+static int tensor__cpu_copy_(tensor__call *c) { tensor__copy_into(c->out, c->in[1]); return 0; }
+TENSOR_API tensor *tensor_copy_(tensor *dst, tensor *src) {
+    const char *fn = "tensor_copy_";
+    TENSOR__CHECK_ARG(fn, dst);
+    TENSOR__CHECK_ARG(fn, src);
+    tensor *ins[2] = {dst, src};
+    if (!tensor__same_device(fn, 2, ins) || !tensor__check_inplace(fn, dst)) return NULL;
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS];
+    if (!tensor__broadcast_shapes(fn, dst->ndim, dst->shape, src->ndim, src->shape, &nd, shape) || nd != dst->ndim ||
+        tensor__numel_of(nd, shape) != tensor__numel_of(dst->ndim, dst->shape))
+        return tensor__fail(fn, "source shape %s does not broadcast to the destination shape %s", tensor__shape_of(src), tensor__shape_of(dst));
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_copy_);
+    c.n_in = 2;
+    c.in[0] = dst;
+    c.in[1] = src;
+    return tensor__inplace_run(&c, dst);
+}
+
+typedef struct { char elem[8]; size_t size; } tensor__fill_ctx;
+static void tensor__fill_loop(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const tensor__fill_ctx *f = (const tensor__fill_ctx *)ctx;
+    for (int64_t i = 0; i < n; i++) memcpy(p[0] + i * s[0], f->elem, f->size);
+}
+/* Fills t (any layout) with value converted to t's dtype. */
+static void tensor__fill(tensor *t, double value) {
+    tensor__fill_ctx f;
+    f.size = tensor__dtype_sizes[t->dtype];
+    tensor__store_f64(f.elem, t->dtype, value);
+    tensor__iter it;
+    tensor__iter_init(&it, 1, &t, t->ndim, t->shape);
+    tensor__iter_run(&it, tensor__fill_loop, &f);
+}
+static int tensor__cpu_fill_(tensor__call *c) { tensor__fill(c->out, c->p[0]); return 0; }
+static int tensor__cpu_zero_(tensor__call *c) { tensor__fill(c->out, 0); return 0; }
+TENSOR_API tensor *tensor_fill_(tensor *a, double value) {
+    TENSOR__CHECK_ARG("tensor_fill_", a);
+    if (!tensor__check_inplace("tensor_fill_", a)) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_fill_);
+    c.p[0] = value;
+    return tensor__inplace_run(&c, a);
+}
+TENSOR_API tensor *tensor_zero_(tensor *a) {
+    TENSOR__CHECK_ARG("tensor_zero_", a);
+    if (!tensor__check_inplace("tensor_zero_", a)) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_zero_);
+    return tensor__inplace_run(&c, a);
+}

@@ -1,0 +1,2661 @@
+/* ==== begin generator/parts/manual.h ==== */
+/* tensor.h - v0.1.0 - a single-file C tensor library with PyTorch's model of computation.
+
+   GENERATED FILE: do not edit. It is made by generator/gen from ops.def, tensor_autograd.h and the
+   parts listed in generator/manifest.txt. Regenerate with `make tensor.h`; `make check-amalgamation`
+   verifies that this file matches its sources.
+
+   USAGE
+       In exactly one C or C++ file:
+           #define TENSOR_IMPLEMENTATION
+           #include "tensor.h"
+       Every other file includes "tensor.h" without the define. Build with one command:
+           cc -O2 app.c -o app -lm -lpthread
+
+       #include "tensor.h"
+       tensor *a = tensor_ones(TENSOR_SHAPE(2, 3), TENSOR_F32);
+       tensor *b = tensor_arange(0, 3, 1, TENSOR_F32);
+       tensor *c = tensor_add(a, b);              // broadcasting, like PyTorch
+       if (!c) fprintf(stderr, "%s\n", tensor_last_error());
+       tensor_print(c);
+       tensor_free(a); tensor_free(b); tensor_free(c);
+
+   RULES IN FOUR LINES
+       Every tensor * a function returns is a handle you own: free it with tensor_free, or make it
+       inside tensor_scope_begin()/tensor_scope_end() and it is freed there unless tensor_keep'd.
+       Views share storage; storage lives while any handle (or autograd graph) refers to it.
+       Nothing aborts on bad input: a failing function returns NULL (or non-zero) and records a
+       message naming the function and the values at fault (tensor_last_error); NULL inputs fail
+       without crashing, so a chain of calls can be checked once at its end.
+
+   CONFIGURATION (define before including, in the implementing file)
+       TENSOR_IMPLEMENTATION   emit the implementation in this translation unit      (undefined)
+       TENSOR_STATIC           make every function static to this translation unit     (undefined)
+       TENSOR_MALLOC(n)        allocator; define TENSOR_MALLOC and TENSOR_FREE together (malloc)
+       TENSOR_FREE(p)          deallocator                                              (free)
+       TENSOR_ASSERT(x)        internal invariant check, never used for bad input       (assert)
+
+   SECTIONS (search for the anchor)
+       >>api >>impl >>core >>errors >>scopes >>dtypes >>dispatch >>iter >>create >>rng
+       >>elementwise >>reduce >>shape >>index >>linalg >>nn >>print >>autograd >>runtime
+
+   VERSION 0.1.0. The licence (MIT) is at the end of the file.
+*/
+/* ==== end generator/parts/manual.h ==== */
+/* ==== begin generator/parts/api.h ==== */
+// >>api ----------------------------------------------------------------------------------------
+#ifndef TENSOR_H
+#define TENSOR_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TENSOR_VERSION_MAJOR 0
+#define TENSOR_VERSION_MINOR 1
+#define TENSOR_VERSION_PATCH 0
+
+#ifndef TENSOR_API
+#ifdef TENSOR_STATIC
+#define TENSOR_API static
+#else
+#define TENSOR_API extern
+#endif
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { TENSOR_F32, TENSOR_F64, TENSOR_F16, TENSOR_BF16,
+               TENSOR_I32, TENSOR_I64, TENSOR_U8, TENSOR_BOOL } tensor_dtype;
+#define TENSOR_DTYPE_COUNT 8
+typedef enum { TENSOR_CPU, TENSOR_CUDA } tensor_device;
+#define TENSOR_DEVICE_COUNT 2
+#define TENSOR_MAX_DIMS 8
+
+/* TENSOR_SHAPE(3, 4) expands to the two arguments `2, (const int64_t[]){3, 4}`:
+   tensor_zeros(TENSOR_SHAPE(3, 4), TENSOR_F32). In C++ the array is a temporary that lives until
+   the end of the full expression, which covers the call. */
+#define TENSOR__NARG(...) TENSOR__NARG_(__VA_ARGS__, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define TENSOR__NARG_(a1, a2, a3, a4, a5, a6, a7, a8, n, ...) n
+#ifdef __cplusplus
+} /* extern "C" */
+template <int N> struct tensor__shape_array { int64_t v[N]; };
+extern "C" {
+#define TENSOR_SHAPE(...) TENSOR__NARG(__VA_ARGS__), (tensor__shape_array<TENSOR__NARG(__VA_ARGS__)>{{__VA_ARGS__}}.v)
+#else
+#define TENSOR_SHAPE(...) TENSOR__NARG(__VA_ARGS__), ((const int64_t[]){__VA_ARGS__})
+#endif
+
+typedef struct tensor tensor;
+
+/* The op registry, generated from ops.def: X(name, kind, impl, types, grad, params, doc) */
+#define TENSOR_OPS(X) \
+    X(empty, CREATE, KERNEL, ANY, NODIFF, (int ndim, const int64_t *shape, tensor_dtype dtype), "uninitialized tensor of the given shape") \
+    X(zeros, CREATE, KERNEL, ANY, NODIFF, (int ndim, const int64_t *shape, tensor_dtype dtype), "tensor filled with 0") \
+    X(ones, CREATE, KERNEL, ANY, NODIFF, (int ndim, const int64_t *shape, tensor_dtype dtype), "tensor filled with 1") \
+    X(full, CREATE, KERNEL, ANY, NODIFF, (int ndim, const int64_t *shape, double value, tensor_dtype dtype), "tensor filled with value") \
+    X(scalar, CREATE, KERNEL, ANY, NODIFF, (double value, tensor_dtype dtype), "0-dim tensor holding value") \
+    X(from_data, CREATE, KERNEL, ANY, NODIFF, (const void *data, int ndim, const int64_t *shape, tensor_dtype dtype), "copy of row-major data of the given dtype") \
+    X(arange, CREATE, KERNEL, ANY, NODIFF, (double start, double end, double step, tensor_dtype dtype), "start, start+step, ... below end (torch.arange)") \
+    X(linspace, CREATE, KERNEL, ANY, NODIFF, (double start, double end, int64_t steps, tensor_dtype dtype), "steps evenly spaced values from start to end inclusive") \
+    X(eye, CREATE, KERNEL, ANY, NODIFF, (int64_t n, tensor_dtype dtype), "n x n identity matrix") \
+    X(rand, CREATE, KERNEL, ANY, NODIFF, (int ndim, const int64_t *shape, tensor_dtype dtype), "uniform samples in [0, 1) (floating dtypes)") \
+    X(randn, CREATE, KERNEL, ANY, NODIFF, (int ndim, const int64_t *shape, tensor_dtype dtype), "standard normal samples (floating dtypes)") \
+    X(randint, CREATE, KERNEL, ANY, NODIFF, (int64_t low, int64_t high, int ndim, const int64_t *shape, tensor_dtype dtype), "uniform integers in [low, high)") \
+    X(randperm, CREATE, KERNEL, ANY, NODIFF, (int64_t n, tensor_dtype dtype), "random permutation of 0..n-1") \
+    X(multinomial, CREATE, KERNEL, ANY, NODIFF, (tensor *probs, int64_t num_samples, bool replacement), "indices sampled from the rows of probs (i64)") \
+    X(clone, CREATE, KERNEL, ANY, DIFF, (tensor *t), "contiguous copy with its own storage") \
+    X(contiguous, CREATE, KERNEL, ANY, DIFF, (tensor *t), "t if already contiguous (a new handle), else a contiguous copy") \
+    X(add, BINARY, KERNEL, SAME, DIFF, (tensor *a, tensor *b), "a + b") \
+    X(sub, BINARY, KERNEL, NUM, DIFF, (tensor *a, tensor *b), "a - b") \
+    X(mul, BINARY, KERNEL, SAME, DIFF, (tensor *a, tensor *b), "a * b") \
+    X(div, BINARY, KERNEL, FLOAT, DIFF, (tensor *a, tensor *b), "a / b, true division (ints give f32)") \
+    X(pow, BINARY, KERNEL, SAME, DIFF, (tensor *a, tensor *b), "a ** b") \
+    X(maximum, BINARY, KERNEL, SAME, DIFF, (tensor *a, tensor *b), "elementwise max (NaN propagates)") \
+    X(minimum, BINARY, KERNEL, SAME, DIFF, (tensor *a, tensor *b), "elementwise min (NaN propagates)") \
+    X(atan2, BINARY, KERNEL, FLOAT, DIFF, (tensor *a, tensor *b), "atan2(a, b)") \
+    X(fmod, BINARY, KERNEL, NUM, DIFF, (tensor *a, tensor *b), "C fmod: remainder with the sign of a") \
+    X(eq, BINARY, KERNEL, BOOL, NODIFF, (tensor *a, tensor *b), "a == b (bool)") \
+    X(ne, BINARY, KERNEL, BOOL, NODIFF, (tensor *a, tensor *b), "a != b (bool)") \
+    X(lt, BINARY, KERNEL, BOOL, NODIFF, (tensor *a, tensor *b), "a < b (bool)") \
+    X(le, BINARY, KERNEL, BOOL, NODIFF, (tensor *a, tensor *b), "a <= b (bool)") \
+    X(gt, BINARY, KERNEL, BOOL, NODIFF, (tensor *a, tensor *b), "a > b (bool)") \
+    X(ge, BINARY, KERNEL, BOOL, NODIFF, (tensor *a, tensor *b), "a >= b (bool)") \
+    X(logical_and, BINARY, KERNEL, BOOL, NODIFF, (tensor *a, tensor *b), "a && b (bool)") \
+    X(logical_or, BINARY, KERNEL, BOOL, NODIFF, (tensor *a, tensor *b), "a || b (bool)") \
+    X(add_scalar, SCALAR, COMPOSITE, SAME, DIFF, (tensor *a, double s), "a + s") \
+    X(sub_scalar, SCALAR, COMPOSITE, NUM, DIFF, (tensor *a, double s), "a - s") \
+    X(mul_scalar, SCALAR, COMPOSITE, SAME, DIFF, (tensor *a, double s), "a * s") \
+    X(div_scalar, SCALAR, COMPOSITE, FLOAT, DIFF, (tensor *a, double s), "a / s") \
+    X(pow_scalar, SCALAR, COMPOSITE, SAME, DIFF, (tensor *a, double s), "a ** s") \
+    X(where, TERNARY, KERNEL, SAME, DIFF, (tensor *cond, tensor *a, tensor *b), "cond ? a : b, broadcasting all three") \
+    X(neg, UNARY, KERNEL, NUM, DIFF, (tensor *a), "-a") \
+    X(abs, UNARY, KERNEL, NUM, DIFF, (tensor *a), "|a|") \
+    X(sign, UNARY, KERNEL, SAME, DIFF, (tensor *a), "-1, 0 or 1") \
+    X(sqrt, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "square root") \
+    X(rsqrt, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "1 / sqrt(a)") \
+    X(square, UNARY, KERNEL, SAME, DIFF, (tensor *a), "a * a") \
+    X(reciprocal, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "1 / a") \
+    X(exp, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "e ** a") \
+    X(exp2, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "2 ** a") \
+    X(expm1, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "e ** a - 1, accurate near 0") \
+    X(log, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "natural logarithm") \
+    X(log2, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "base-2 logarithm") \
+    X(log1p, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "log(1 + a), accurate near 0") \
+    X(sin, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "sine") \
+    X(cos, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "cosine") \
+    X(tan, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "tangent") \
+    X(asin, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "arcsine") \
+    X(acos, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "arccosine") \
+    X(atan, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "arctangent") \
+    X(sinh, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "hyperbolic sine") \
+    X(cosh, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "hyperbolic cosine") \
+    X(tanh, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "hyperbolic tangent") \
+    X(asinh, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "inverse hyperbolic sine") \
+    X(acosh, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "inverse hyperbolic cosine") \
+    X(atanh, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "inverse hyperbolic tangent") \
+    X(sigmoid, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "1 / (1 + e ** -a)") \
+    X(logsigmoid, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "log(sigmoid(a)), stable for large |a|") \
+    X(relu, UNARY, KERNEL, NUM, DIFF, (tensor *a), "max(a, 0)") \
+    X(relu6, UNARY, KERNEL, NUM, DIFF, (tensor *a), "min(max(a, 0), 6)") \
+    X(gelu, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "a * Phi(a), the exact (erf) GELU") \
+    X(gelu_tanh, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "GELU, tanh approximation") \
+    X(silu, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "a * sigmoid(a)") \
+    X(mish, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "a * tanh(softplus(a))") \
+    X(softplus, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "log(1 + e ** a) (beta 1, threshold 20)") \
+    X(erf, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "error function") \
+    X(floor, UNARY, KERNEL, SAME, NODIFF, (tensor *a), "round toward -inf") \
+    X(ceil, UNARY, KERNEL, SAME, NODIFF, (tensor *a), "round toward +inf") \
+    X(round, UNARY, KERNEL, SAME, NODIFF, (tensor *a), "round half to even") \
+    X(trunc, UNARY, KERNEL, SAME, NODIFF, (tensor *a), "round toward 0") \
+    X(logical_not, UNARY, KERNEL, BOOL, NODIFF, (tensor *a), "!a (bool)") \
+    X(isnan, UNARY, KERNEL, BOOL, NODIFF, (tensor *a), "a is NaN (bool)") \
+    X(isinf, UNARY, KERNEL, BOOL, NODIFF, (tensor *a), "a is +-inf (bool)") \
+    X(leaky_relu, UNARY_P, KERNEL, FLOAT, DIFF, (tensor *a, double slope), "a if a > 0 else slope * a") \
+    X(elu, UNARY_P, KERNEL, FLOAT, DIFF, (tensor *a, double alpha), "a if a > 0 else alpha * (e ** a - 1)") \
+    X(hardtanh, UNARY_P, KERNEL, NUM, DIFF, (tensor *a, double lo, double hi), "a clamped to [lo, hi]") \
+    X(clamp, UNARY_P, KERNEL, NUM, DIFF, (tensor *a, double lo, double hi), "a clamped to [lo, hi] (NaN bounds: no bound)") \
+    X(add_, INPLACE, KERNEL, ANY, NODIFF, (tensor *a, tensor *b), "a += b (b broadcast to a)") \
+    X(mul_scalar_, INPLACE, KERNEL, ANY, NODIFF, (tensor *a, double s), "a *= s") \
+    X(copy_, INPLACE, KERNEL, ANY, NODIFF, (tensor *dst, tensor *src), "dst[...] = src (broadcast, converted to dst's dtype)") \
+    X(fill_, INPLACE, KERNEL, ANY, NODIFF, (tensor *a, double value), "every element of a = value") \
+    X(zero_, INPLACE, KERNEL, ANY, NODIFF, (tensor *a), "every element of a = 0") \
+    X(sum, REDUCE, KERNEL, ANY, DIFF, (tensor *t, int dim, bool keepdim), "sum over dim (ints and bool sum to i64)") \
+    X(sum_all, REDUCE, KERNEL, ANY, DIFF, (tensor *t), "sum of every element (0-dim)") \
+    X(sum_dims, REDUCE, KERNEL, ANY, DIFF, (tensor *t, int n, const int *dims, bool keepdim), "sum over several dims") \
+    X(mean, REDUCE, KERNEL, ANY, DIFF, (tensor *t, int dim, bool keepdim), "mean over dim (floating dtypes)") \
+    X(mean_all, REDUCE, KERNEL, ANY, DIFF, (tensor *t), "mean of every element (0-dim)") \
+    X(mean_dims, REDUCE, KERNEL, ANY, DIFF, (tensor *t, int n, const int *dims, bool keepdim), "mean over several dims") \
+    X(prod, REDUCE, KERNEL, ANY, DIFF, (tensor *t, int dim, bool keepdim), "product over dim") \
+    X(max, REDUCE, KERNEL, ANY, DIFF, (tensor *t, int dim, bool keepdim), "maximum over dim (values)") \
+    X(max_all, REDUCE, KERNEL, ANY, DIFF, (tensor *t), "maximum of every element (0-dim)") \
+    X(min, REDUCE, KERNEL, ANY, DIFF, (tensor *t, int dim, bool keepdim), "minimum over dim (values)") \
+    X(min_all, REDUCE, KERNEL, ANY, DIFF, (tensor *t), "minimum of every element (0-dim)") \
+    X(argmax, REDUCE, KERNEL, ANY, NODIFF, (tensor *t, int dim, bool keepdim), "index of the first maximum over dim (i64)") \
+    X(argmin, REDUCE, KERNEL, ANY, NODIFF, (tensor *t, int dim, bool keepdim), "index of the first minimum over dim (i64)") \
+    X(var, REDUCE, KERNEL, ANY, DIFF, (tensor *t, int dim, int64_t correction, bool keepdim), "variance over dim, divided by N - correction") \
+    X(std, REDUCE, KERNEL, ANY, DIFF, (tensor *t, int dim, int64_t correction, bool keepdim), "standard deviation over dim, divided by N - correction") \
+    X(logsumexp, REDUCE, KERNEL, ANY, DIFF, (tensor *t, int dim, bool keepdim), "log(sum(exp(t))) over dim, stable") \
+    X(norm, REDUCE, KERNEL, ANY, DIFF, (tensor *t, double p, int dim, bool keepdim), "p-norm over dim (p may be INFINITY)") \
+    X(cumsum, REDUCE, KERNEL, ANY, DIFF, (tensor *t, int dim), "cumulative sum along dim") \
+    X(all, REDUCE, KERNEL, ANY, NODIFF, (tensor *t), "true if every element is non-zero (0-dim bool)") \
+    X(any, REDUCE, KERNEL, ANY, NODIFF, (tensor *t), "true if some element is non-zero (0-dim bool)") \
+    X(reshape, SHAPE, COMPOSITE, ANY, DIFF, (tensor *t, int ndim, const int64_t *shape), "a view when strides allow, else a copy; one -1 allowed") \
+    X(view, SHAPE, VIEW, ANY, DIFF, (tensor *t, int ndim, const int64_t *shape), "a view with a new shape; error if the strides do not allow it") \
+    X(permute, SHAPE, VIEW, ANY, DIFF, (tensor *t, int ndim, const int *dims), "view with dims reordered") \
+    X(transpose, SHAPE, VIEW, ANY, DIFF, (tensor *t, int dim0, int dim1), "view with two dims swapped") \
+    X(expand, SHAPE, VIEW, ANY, DIFF, (tensor *t, int ndim, const int64_t *shape), "broadcast view (-1 keeps a size)") \
+    X(squeeze, SHAPE, VIEW, ANY, DIFF, (tensor *t, int dim), "view without dim if its size is 1") \
+    X(unsqueeze, SHAPE, VIEW, ANY, DIFF, (tensor *t, int dim), "view with a new dim of size 1 at dim") \
+    X(flatten, SHAPE, COMPOSITE, ANY, DIFF, (tensor *t, int start_dim, int end_dim), "dims start_dim..end_dim merged into one (reshape)") \
+    X(slice, SHAPE, VIEW, ANY, DIFF, (tensor *t, int dim, int64_t start, int64_t end, int64_t step), "view of start:end:step along dim (Python slice rules, step > 0)") \
+    X(select, SHAPE, VIEW, ANY, DIFF, (tensor *t, int dim, int64_t index), "view of one index along dim, dim removed") \
+    X(cat, SHAPE, KERNEL, ANY, DIFF, (int n, tensor *const *ts, int dim), "concatenation along dim") \
+    X(stack, SHAPE, COMPOSITE, ANY, DIFF, (int n, tensor *const *ts, int dim), "concatenation along a new dim") \
+    X(flip, SHAPE, KERNEL, ANY, DIFF, (tensor *t, int dim), "copy with dim reversed") \
+    X(repeat, SHAPE, KERNEL, ANY, DIFF, (tensor *t, int ndim, const int64_t *repeats), "tiled copy (torch.Tensor.repeat)") \
+    X(pad, SHAPE, KERNEL, ANY, DIFF, (tensor *t, int npad, const int64_t *pads, double value), "constant padding of the last dims, pads = (left, right, top, bottom, ...)") \
+    X(tril, SHAPE, KERNEL, ANY, DIFF, (tensor *t, int64_t diagonal), "lower triangle of the last two dims, rest 0") \
+    X(triu, SHAPE, KERNEL, ANY, DIFF, (tensor *t, int64_t diagonal), "upper triangle of the last two dims, rest 0") \
+    X(gather, INDEX, KERNEL, ANY, DIFF, (tensor *t, int dim, tensor *index), "out[i][j] = t[index[i][j]][j] along dim (torch.gather)") \
+    X(scatter_add, INDEX, KERNEL, ANY, DIFF, (tensor *t, int dim, tensor *index, tensor *src), "copy of t with src added at index along dim") \
+    X(index_select, INDEX, KERNEL, ANY, DIFF, (tensor *t, int dim, tensor *index), "entries of t at the 1-D index along dim") \
+    X(masked_fill, INDEX, KERNEL, ANY, DIFF, (tensor *t, tensor *mask, double value), "copy of t with value where mask (broadcast) is true") \
+    X(one_hot, INDEX, KERNEL, ANY, NODIFF, (tensor *indices, int64_t num_classes), "i64 one-hot encoding, new last dim (num_classes -1: max + 1)") \
+    X(to_dtype, INDEX, KERNEL, ANY, DIFF, (tensor *t, tensor_dtype dtype), "converted copy (a new handle to t if the dtype is the same)") \
+    X(to_device, INDEX, KERNEL, ANY, DIFF, (tensor *t, tensor_device device), "copy on another device (a new handle to t if already there)") \
+    X(matmul, LINALG, KERNEL, ANY, DIFF, (tensor *a, tensor *b), "matrix product, NumPy/PyTorch semantics with batch broadcasting") \
+    X(linear, LINALG, COMPOSITE, ANY, DIFF, (tensor *x, tensor *weight, tensor *bias), "x @ weight^T + bias; weight [out, in]; bias may be NULL") \
+    X(softmax, NN, KERNEL, ANY, DIFF, (tensor *t, int dim), "softmax along dim") \
+    X(log_softmax, NN, KERNEL, ANY, DIFF, (tensor *t, int dim), "log of softmax along dim, stable") \
+    X(layer_norm, NN, KERNEL, ANY, DIFF, (tensor *x, tensor *weight, tensor *bias, double eps), "normalization over the last dim; weight, bias may be NULL") \
+    X(rms_norm, NN, KERNEL, ANY, DIFF, (tensor *x, tensor *weight, double eps), "x / sqrt(mean(x^2) + eps) * weight over the last dim; weight may be NULL") \
+    X(conv2d, NN, KERNEL, ANY, DIFF, (tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups), "2-D convolution, x [N, C, H, W], w [O, C/groups, kH, kW]") \
+    X(conv1d, NN, KERNEL, ANY, DIFF, (tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups), "1-D convolution, x [N, C, L], w [O, C/groups, k]") \
+    X(max_pool2d, NN, KERNEL, ANY, DIFF, (tensor *x, int kernel, int stride, int padding), "2-D max pooling (stride 0: kernel)") \
+    X(avg_pool2d, NN, KERNEL, ANY, DIFF, (tensor *x, int kernel, int stride, int padding), "2-D average pooling, padding counted (stride 0: kernel)") \
+    X(embedding, NN, KERNEL, ANY, DIFF, (tensor *weight, tensor *indices), "rows of weight [V, D] at integer indices") \
+    X(dropout, NN, KERNEL, ANY, DIFF, (tensor *x, double p, bool training), "zeroes elements with probability p and scales the rest by 1/(1-p) when training") \
+    X(scaled_dot_product_attention, NN, COMPOSITE, ANY, DIFF, (tensor *q, tensor *k, tensor *v, tensor *mask, bool is_causal), "softmax(q k^T / sqrt(d) + mask) v; bool mask: true keeps") \
+    X(cross_entropy, LOSS, COMPOSITE, ANY, DIFF, (tensor *logits, tensor *targets), "mean cross-entropy of logits [N, C] against class indices [N]") \
+    X(nll_loss, LOSS, KERNEL, ANY, DIFF, (tensor *log_probs, tensor *targets), "mean negative log-likelihood of class indices") \
+    X(mse_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target), "mean squared error") \
+    X(binary_cross_entropy_with_logits, LOSS, COMPOSITE, ANY, DIFF, (tensor *logits, tensor *targets), "mean binary cross-entropy on logits, stable")
+
+/* One enumerator per op of ops.def, in registry order. */
+typedef enum tensor_op {
+    TENSOR_OP_empty,
+    TENSOR_OP_zeros,
+    TENSOR_OP_ones,
+    TENSOR_OP_full,
+    TENSOR_OP_scalar,
+    TENSOR_OP_from_data,
+    TENSOR_OP_arange,
+    TENSOR_OP_linspace,
+    TENSOR_OP_eye,
+    TENSOR_OP_rand,
+    TENSOR_OP_randn,
+    TENSOR_OP_randint,
+    TENSOR_OP_randperm,
+    TENSOR_OP_multinomial,
+    TENSOR_OP_clone,
+    TENSOR_OP_contiguous,
+    TENSOR_OP_add,
+    TENSOR_OP_sub,
+    TENSOR_OP_mul,
+    TENSOR_OP_div,
+    TENSOR_OP_pow,
+    TENSOR_OP_maximum,
+    TENSOR_OP_minimum,
+    TENSOR_OP_atan2,
+    TENSOR_OP_fmod,
+    TENSOR_OP_eq,
+    TENSOR_OP_ne,
+    TENSOR_OP_lt,
+    TENSOR_OP_le,
+    TENSOR_OP_gt,
+    TENSOR_OP_ge,
+    TENSOR_OP_logical_and,
+    TENSOR_OP_logical_or,
+    TENSOR_OP_add_scalar,
+    TENSOR_OP_sub_scalar,
+    TENSOR_OP_mul_scalar,
+    TENSOR_OP_div_scalar,
+    TENSOR_OP_pow_scalar,
+    TENSOR_OP_where,
+    TENSOR_OP_neg,
+    TENSOR_OP_abs,
+    TENSOR_OP_sign,
+    TENSOR_OP_sqrt,
+    TENSOR_OP_rsqrt,
+    TENSOR_OP_square,
+    TENSOR_OP_reciprocal,
+    TENSOR_OP_exp,
+    TENSOR_OP_exp2,
+    TENSOR_OP_expm1,
+    TENSOR_OP_log,
+    TENSOR_OP_log2,
+    TENSOR_OP_log1p,
+    TENSOR_OP_sin,
+    TENSOR_OP_cos,
+    TENSOR_OP_tan,
+    TENSOR_OP_asin,
+    TENSOR_OP_acos,
+    TENSOR_OP_atan,
+    TENSOR_OP_sinh,
+    TENSOR_OP_cosh,
+    TENSOR_OP_tanh,
+    TENSOR_OP_asinh,
+    TENSOR_OP_acosh,
+    TENSOR_OP_atanh,
+    TENSOR_OP_sigmoid,
+    TENSOR_OP_logsigmoid,
+    TENSOR_OP_relu,
+    TENSOR_OP_relu6,
+    TENSOR_OP_gelu,
+    TENSOR_OP_gelu_tanh,
+    TENSOR_OP_silu,
+    TENSOR_OP_mish,
+    TENSOR_OP_softplus,
+    TENSOR_OP_erf,
+    TENSOR_OP_floor,
+    TENSOR_OP_ceil,
+    TENSOR_OP_round,
+    TENSOR_OP_trunc,
+    TENSOR_OP_logical_not,
+    TENSOR_OP_isnan,
+    TENSOR_OP_isinf,
+    TENSOR_OP_leaky_relu,
+    TENSOR_OP_elu,
+    TENSOR_OP_hardtanh,
+    TENSOR_OP_clamp,
+    TENSOR_OP_add_,
+    TENSOR_OP_mul_scalar_,
+    TENSOR_OP_copy_,
+    TENSOR_OP_fill_,
+    TENSOR_OP_zero_,
+    TENSOR_OP_sum,
+    TENSOR_OP_sum_all,
+    TENSOR_OP_sum_dims,
+    TENSOR_OP_mean,
+    TENSOR_OP_mean_all,
+    TENSOR_OP_mean_dims,
+    TENSOR_OP_prod,
+    TENSOR_OP_max,
+    TENSOR_OP_max_all,
+    TENSOR_OP_min,
+    TENSOR_OP_min_all,
+    TENSOR_OP_argmax,
+    TENSOR_OP_argmin,
+    TENSOR_OP_var,
+    TENSOR_OP_std,
+    TENSOR_OP_logsumexp,
+    TENSOR_OP_norm,
+    TENSOR_OP_cumsum,
+    TENSOR_OP_all,
+    TENSOR_OP_any,
+    TENSOR_OP_reshape,
+    TENSOR_OP_view,
+    TENSOR_OP_permute,
+    TENSOR_OP_transpose,
+    TENSOR_OP_expand,
+    TENSOR_OP_squeeze,
+    TENSOR_OP_unsqueeze,
+    TENSOR_OP_flatten,
+    TENSOR_OP_slice,
+    TENSOR_OP_select,
+    TENSOR_OP_cat,
+    TENSOR_OP_stack,
+    TENSOR_OP_flip,
+    TENSOR_OP_repeat,
+    TENSOR_OP_pad,
+    TENSOR_OP_tril,
+    TENSOR_OP_triu,
+    TENSOR_OP_gather,
+    TENSOR_OP_scatter_add,
+    TENSOR_OP_index_select,
+    TENSOR_OP_masked_fill,
+    TENSOR_OP_one_hot,
+    TENSOR_OP_to_dtype,
+    TENSOR_OP_to_device,
+    TENSOR_OP_matmul,
+    TENSOR_OP_linear,
+    TENSOR_OP_softmax,
+    TENSOR_OP_log_softmax,
+    TENSOR_OP_layer_norm,
+    TENSOR_OP_rms_norm,
+    TENSOR_OP_conv2d,
+    TENSOR_OP_conv1d,
+    TENSOR_OP_max_pool2d,
+    TENSOR_OP_avg_pool2d,
+    TENSOR_OP_embedding,
+    TENSOR_OP_dropout,
+    TENSOR_OP_scaled_dot_product_attention,
+    TENSOR_OP_cross_entropy,
+    TENSOR_OP_nll_loss,
+    TENSOR_OP_mse_loss,
+    TENSOR_OP_binary_cross_entropy_with_logits,
+    TENSOR_OP_COUNT
+} tensor_op;
+
+/* ---- Lifetime ---- */
+TENSOR_API void    tensor_free(tensor *t);          /* releases one handle; NULL is fine */
+TENSOR_API void    tensor_scope_begin(void);        /* handles created after this ... */
+TENSOR_API void    tensor_scope_end(void);          /* ... are released here, unless kept */
+TENSOR_API tensor *tensor_keep(tensor *t);          /* moves t out of the innermost scope; returns t */
+TENSOR_API void    tensor_shutdown(void);           /* frees everything the library still holds */
+TENSOR_API int64_t tensor_live_handles(void);       /* handles not yet freed (leak checks) */
+TENSOR_API int64_t tensor_live_bytes(void);         /* bytes of storage not yet freed (leak checks) */
+
+/* ---- Errors ---- */
+TENSOR_API const char *tensor_last_error(void);     /* NULL when no error since the last clear; per thread */
+TENSOR_API void        tensor_clear_error(void);
+typedef void (*tensor_error_fn)(const char *message, void *user);
+TENSOR_API void        tensor_set_error_handler(tensor_error_fn fn, void *user);   /* NULL: none */
+
+/* ---- Creation and data (the creating functions are registry ops, below) ---- */
+TENSOR_API void           tensor_manual_seed(uint64_t seed);   /* same seed, same numbers, on every platform */
+TENSOR_API int            tensor_ndim(const tensor *t);        /* -1 for NULL */
+TENSOR_API const int64_t *tensor_shape(const tensor *t);
+TENSOR_API const int64_t *tensor_strides(const tensor *t);     /* in elements */
+TENSOR_API int64_t        tensor_size(const tensor *t, int dim);   /* -1 and an error on a bad dim */
+TENSOR_API int64_t        tensor_numel(const tensor *t);
+TENSOR_API tensor_dtype   tensor_get_dtype(const tensor *t);
+TENSOR_API tensor_device  tensor_get_device(const tensor *t);
+TENSOR_API bool           tensor_is_contiguous(const tensor *t);
+TENSOR_API bool           tensor_shares_storage(const tensor *a, const tensor *b);
+TENSOR_API double         tensor_item(tensor *t);              /* one-element tensors; NaN and an error otherwise */
+TENSOR_API int            tensor_copy_to(tensor *t, void *dst, size_t dst_bytes); /* row-major, any layout; 0 ok */
+TENSOR_API void          *tensor_data_ptr(tensor *t);          /* CPU contiguous storage, else NULL + error */
+TENSOR_API void           tensor_print(tensor *t);             /* PyTorch-like text to stdout */
+TENSOR_API int            tensor_snprint(tensor *t, char *buf, size_t n); /* like snprintf: length it needs */
+TENSOR_API const char    *tensor_dtype_name(tensor_dtype dtype);   /* "float32", ... */
+TENSOR_API size_t         tensor_dtype_size(tensor_dtype dtype);   /* bytes per element; 0 if invalid */
+TENSOR_API tensor_dtype   tensor_promote_types(tensor_dtype a, tensor_dtype b); /* torch.promote_types */
+
+/* ---- Shape helpers that return several tensors ---- */
+TENSOR_API int tensor_split(tensor *t, int64_t split_size, int dim, tensor **out, int max_out); /* views; returns count, -1 on error */
+
+/* ---- The op registry at run time ---- */
+TENSOR_API const char *tensor_op_name(tensor_op op);          /* "add", ...; NULL if out of range */
+TENSOR_API bool        tensor_op_differentiable(tensor_op op);
+
+/* ---- Runtime ---- */
+TENSOR_API void        tensor_set_num_threads(int n);   /* 0: all cores */
+TENSOR_API int         tensor_get_num_threads(void);
+TENSOR_API bool        tensor_cuda_available(void);
+TENSOR_API const char *tensor_version(void);            /* "MAJOR.MINOR.PATCH" */
+TENSOR_API const char *tensor_build_info(void);         /* SIMD level, SLEEF, CUDA, threads */
+
+/* ---- Ops of the registry (ops.def), one prototype each ---- */
+
+/* -- CREATE ops -- */
+/* uninitialized tensor of the given shape */
+TENSOR_API tensor *tensor_empty(int ndim, const int64_t *shape, tensor_dtype dtype);
+/* tensor filled with 0 */
+TENSOR_API tensor *tensor_zeros(int ndim, const int64_t *shape, tensor_dtype dtype);
+/* tensor filled with 1 */
+TENSOR_API tensor *tensor_ones(int ndim, const int64_t *shape, tensor_dtype dtype);
+/* tensor filled with value */
+TENSOR_API tensor *tensor_full(int ndim, const int64_t *shape, double value, tensor_dtype dtype);
+/* 0-dim tensor holding value */
+TENSOR_API tensor *tensor_scalar(double value, tensor_dtype dtype);
+/* copy of row-major data of the given dtype */
+TENSOR_API tensor *tensor_from_data(const void *data, int ndim, const int64_t *shape, tensor_dtype dtype);
+/* start, start+step, ... below end (torch.arange) */
+TENSOR_API tensor *tensor_arange(double start, double end, double step, tensor_dtype dtype);
+/* steps evenly spaced values from start to end inclusive */
+TENSOR_API tensor *tensor_linspace(double start, double end, int64_t steps, tensor_dtype dtype);
+/* n x n identity matrix */
+TENSOR_API tensor *tensor_eye(int64_t n, tensor_dtype dtype);
+/* uniform samples in [0, 1) (floating dtypes) */
+TENSOR_API tensor *tensor_rand(int ndim, const int64_t *shape, tensor_dtype dtype);
+/* standard normal samples (floating dtypes) */
+TENSOR_API tensor *tensor_randn(int ndim, const int64_t *shape, tensor_dtype dtype);
+/* uniform integers in [low, high) */
+TENSOR_API tensor *tensor_randint(int64_t low, int64_t high, int ndim, const int64_t *shape, tensor_dtype dtype);
+/* random permutation of 0..n-1 */
+TENSOR_API tensor *tensor_randperm(int64_t n, tensor_dtype dtype);
+/* indices sampled from the rows of probs (i64) */
+TENSOR_API tensor *tensor_multinomial(tensor *probs, int64_t num_samples, bool replacement);
+/* contiguous copy with its own storage */
+TENSOR_API tensor *tensor_clone(tensor *t);
+/* t if already contiguous (a new handle), else a contiguous copy */
+TENSOR_API tensor *tensor_contiguous(tensor *t);
+
+/* -- BINARY ops -- */
+/* a + b */
+TENSOR_API tensor *tensor_add(tensor *a, tensor *b);
+/* a - b */
+TENSOR_API tensor *tensor_sub(tensor *a, tensor *b);
+/* a * b */
+TENSOR_API tensor *tensor_mul(tensor *a, tensor *b);
+/* a / b, true division (ints give f32) */
+TENSOR_API tensor *tensor_div(tensor *a, tensor *b);
+/* a ** b */
+TENSOR_API tensor *tensor_pow(tensor *a, tensor *b);
+/* elementwise max (NaN propagates) */
+TENSOR_API tensor *tensor_maximum(tensor *a, tensor *b);
+/* elementwise min (NaN propagates) */
+TENSOR_API tensor *tensor_minimum(tensor *a, tensor *b);
+/* atan2(a, b) */
+TENSOR_API tensor *tensor_atan2(tensor *a, tensor *b);
+/* C fmod: remainder with the sign of a */
+TENSOR_API tensor *tensor_fmod(tensor *a, tensor *b);
+/* a == b (bool) */
+TENSOR_API tensor *tensor_eq(tensor *a, tensor *b);
+/* a != b (bool) */
+TENSOR_API tensor *tensor_ne(tensor *a, tensor *b);
+/* a < b (bool) */
+TENSOR_API tensor *tensor_lt(tensor *a, tensor *b);
+/* a <= b (bool) */
+TENSOR_API tensor *tensor_le(tensor *a, tensor *b);
+/* a > b (bool) */
+TENSOR_API tensor *tensor_gt(tensor *a, tensor *b);
+/* a >= b (bool) */
+TENSOR_API tensor *tensor_ge(tensor *a, tensor *b);
+/* a && b (bool) */
+TENSOR_API tensor *tensor_logical_and(tensor *a, tensor *b);
+/* a || b (bool) */
+TENSOR_API tensor *tensor_logical_or(tensor *a, tensor *b);
+
+/* -- SCALAR ops -- */
+/* a + s */
+TENSOR_API tensor *tensor_add_scalar(tensor *a, double s);
+/* a - s */
+TENSOR_API tensor *tensor_sub_scalar(tensor *a, double s);
+/* a * s */
+TENSOR_API tensor *tensor_mul_scalar(tensor *a, double s);
+/* a / s */
+TENSOR_API tensor *tensor_div_scalar(tensor *a, double s);
+/* a ** s */
+TENSOR_API tensor *tensor_pow_scalar(tensor *a, double s);
+
+/* -- TERNARY ops -- */
+/* cond ? a : b, broadcasting all three */
+TENSOR_API tensor *tensor_where(tensor *cond, tensor *a, tensor *b);
+
+/* -- UNARY ops -- */
+/* -a */
+TENSOR_API tensor *tensor_neg(tensor *a);
+/* |a| */
+TENSOR_API tensor *tensor_abs(tensor *a);
+/* -1, 0 or 1 */
+TENSOR_API tensor *tensor_sign(tensor *a);
+/* square root */
+TENSOR_API tensor *tensor_sqrt(tensor *a);
+/* 1 / sqrt(a) */
+TENSOR_API tensor *tensor_rsqrt(tensor *a);
+/* a * a */
+TENSOR_API tensor *tensor_square(tensor *a);
+/* 1 / a */
+TENSOR_API tensor *tensor_reciprocal(tensor *a);
+/* e ** a */
+TENSOR_API tensor *tensor_exp(tensor *a);
+/* 2 ** a */
+TENSOR_API tensor *tensor_exp2(tensor *a);
+/* e ** a - 1, accurate near 0 */
+TENSOR_API tensor *tensor_expm1(tensor *a);
+/* natural logarithm */
+TENSOR_API tensor *tensor_log(tensor *a);
+/* base-2 logarithm */
+TENSOR_API tensor *tensor_log2(tensor *a);
+/* log(1 + a), accurate near 0 */
+TENSOR_API tensor *tensor_log1p(tensor *a);
+/* sine */
+TENSOR_API tensor *tensor_sin(tensor *a);
+/* cosine */
+TENSOR_API tensor *tensor_cos(tensor *a);
+/* tangent */
+TENSOR_API tensor *tensor_tan(tensor *a);
+/* arcsine */
+TENSOR_API tensor *tensor_asin(tensor *a);
+/* arccosine */
+TENSOR_API tensor *tensor_acos(tensor *a);
+/* arctangent */
+TENSOR_API tensor *tensor_atan(tensor *a);
+/* hyperbolic sine */
+TENSOR_API tensor *tensor_sinh(tensor *a);
+/* hyperbolic cosine */
+TENSOR_API tensor *tensor_cosh(tensor *a);
+/* hyperbolic tangent */
+TENSOR_API tensor *tensor_tanh(tensor *a);
+/* inverse hyperbolic sine */
+TENSOR_API tensor *tensor_asinh(tensor *a);
+/* inverse hyperbolic cosine */
+TENSOR_API tensor *tensor_acosh(tensor *a);
+/* inverse hyperbolic tangent */
+TENSOR_API tensor *tensor_atanh(tensor *a);
+/* 1 / (1 + e ** -a) */
+TENSOR_API tensor *tensor_sigmoid(tensor *a);
+/* log(sigmoid(a)), stable for large |a| */
+TENSOR_API tensor *tensor_logsigmoid(tensor *a);
+/* max(a, 0) */
+TENSOR_API tensor *tensor_relu(tensor *a);
+/* min(max(a, 0), 6) */
+TENSOR_API tensor *tensor_relu6(tensor *a);
+/* a * Phi(a), the exact (erf) GELU */
+TENSOR_API tensor *tensor_gelu(tensor *a);
+/* GELU, tanh approximation */
+TENSOR_API tensor *tensor_gelu_tanh(tensor *a);
+/* a * sigmoid(a) */
+TENSOR_API tensor *tensor_silu(tensor *a);
+/* a * tanh(softplus(a)) */
+TENSOR_API tensor *tensor_mish(tensor *a);
+/* log(1 + e ** a) (beta 1, threshold 20) */
+TENSOR_API tensor *tensor_softplus(tensor *a);
+/* error function */
+TENSOR_API tensor *tensor_erf(tensor *a);
+/* round toward -inf */
+TENSOR_API tensor *tensor_floor(tensor *a);
+/* round toward +inf */
+TENSOR_API tensor *tensor_ceil(tensor *a);
+/* round half to even */
+TENSOR_API tensor *tensor_round(tensor *a);
+/* round toward 0 */
+TENSOR_API tensor *tensor_trunc(tensor *a);
+/* !a (bool) */
+TENSOR_API tensor *tensor_logical_not(tensor *a);
+/* a is NaN (bool) */
+TENSOR_API tensor *tensor_isnan(tensor *a);
+/* a is +-inf (bool) */
+TENSOR_API tensor *tensor_isinf(tensor *a);
+
+/* -- UNARY_P ops -- */
+/* a if a > 0 else slope * a */
+TENSOR_API tensor *tensor_leaky_relu(tensor *a, double slope);
+/* a if a > 0 else alpha * (e ** a - 1) */
+TENSOR_API tensor *tensor_elu(tensor *a, double alpha);
+/* a clamped to [lo, hi] */
+TENSOR_API tensor *tensor_hardtanh(tensor *a, double lo, double hi);
+/* a clamped to [lo, hi] (NaN bounds: no bound) */
+TENSOR_API tensor *tensor_clamp(tensor *a, double lo, double hi);
+
+/* -- INPLACE ops -- */
+/* a += b (b broadcast to a) */
+TENSOR_API tensor *tensor_add_(tensor *a, tensor *b);
+/* a *= s */
+TENSOR_API tensor *tensor_mul_scalar_(tensor *a, double s);
+/* dst[...] = src (broadcast, converted to dst's dtype) */
+TENSOR_API tensor *tensor_copy_(tensor *dst, tensor *src);
+/* every element of a = value */
+TENSOR_API tensor *tensor_fill_(tensor *a, double value);
+/* every element of a = 0 */
+TENSOR_API tensor *tensor_zero_(tensor *a);
+
+/* -- REDUCE ops -- */
+/* sum over dim (ints and bool sum to i64) */
+TENSOR_API tensor *tensor_sum(tensor *t, int dim, bool keepdim);
+/* sum of every element (0-dim) */
+TENSOR_API tensor *tensor_sum_all(tensor *t);
+/* sum over several dims */
+TENSOR_API tensor *tensor_sum_dims(tensor *t, int n, const int *dims, bool keepdim);
+/* mean over dim (floating dtypes) */
+TENSOR_API tensor *tensor_mean(tensor *t, int dim, bool keepdim);
+/* mean of every element (0-dim) */
+TENSOR_API tensor *tensor_mean_all(tensor *t);
+/* mean over several dims */
+TENSOR_API tensor *tensor_mean_dims(tensor *t, int n, const int *dims, bool keepdim);
+/* product over dim */
+TENSOR_API tensor *tensor_prod(tensor *t, int dim, bool keepdim);
+/* maximum over dim (values) */
+TENSOR_API tensor *tensor_max(tensor *t, int dim, bool keepdim);
+/* maximum of every element (0-dim) */
+TENSOR_API tensor *tensor_max_all(tensor *t);
+/* minimum over dim (values) */
+TENSOR_API tensor *tensor_min(tensor *t, int dim, bool keepdim);
+/* minimum of every element (0-dim) */
+TENSOR_API tensor *tensor_min_all(tensor *t);
+/* index of the first maximum over dim (i64) */
+TENSOR_API tensor *tensor_argmax(tensor *t, int dim, bool keepdim);
+/* index of the first minimum over dim (i64) */
+TENSOR_API tensor *tensor_argmin(tensor *t, int dim, bool keepdim);
+/* variance over dim, divided by N - correction */
+TENSOR_API tensor *tensor_var(tensor *t, int dim, int64_t correction, bool keepdim);
+/* standard deviation over dim, divided by N - correction */
+TENSOR_API tensor *tensor_std(tensor *t, int dim, int64_t correction, bool keepdim);
+/* log(sum(exp(t))) over dim, stable */
+TENSOR_API tensor *tensor_logsumexp(tensor *t, int dim, bool keepdim);
+/* p-norm over dim (p may be INFINITY) */
+TENSOR_API tensor *tensor_norm(tensor *t, double p, int dim, bool keepdim);
+/* cumulative sum along dim */
+TENSOR_API tensor *tensor_cumsum(tensor *t, int dim);
+/* true if every element is non-zero (0-dim bool) */
+TENSOR_API tensor *tensor_all(tensor *t);
+/* true if some element is non-zero (0-dim bool) */
+TENSOR_API tensor *tensor_any(tensor *t);
+
+/* -- SHAPE ops -- */
+/* a view when strides allow, else a copy; one -1 allowed */
+TENSOR_API tensor *tensor_reshape(tensor *t, int ndim, const int64_t *shape);
+/* a view with a new shape; error if the strides do not allow it */
+TENSOR_API tensor *tensor_view(tensor *t, int ndim, const int64_t *shape);
+/* view with dims reordered */
+TENSOR_API tensor *tensor_permute(tensor *t, int ndim, const int *dims);
+/* view with two dims swapped */
+TENSOR_API tensor *tensor_transpose(tensor *t, int dim0, int dim1);
+/* broadcast view (-1 keeps a size) */
+TENSOR_API tensor *tensor_expand(tensor *t, int ndim, const int64_t *shape);
+/* view without dim if its size is 1 */
+TENSOR_API tensor *tensor_squeeze(tensor *t, int dim);
+/* view with a new dim of size 1 at dim */
+TENSOR_API tensor *tensor_unsqueeze(tensor *t, int dim);
+/* dims start_dim..end_dim merged into one (reshape) */
+TENSOR_API tensor *tensor_flatten(tensor *t, int start_dim, int end_dim);
+/* view of start:end:step along dim (Python slice rules, step > 0) */
+TENSOR_API tensor *tensor_slice(tensor *t, int dim, int64_t start, int64_t end, int64_t step);
+/* view of one index along dim, dim removed */
+TENSOR_API tensor *tensor_select(tensor *t, int dim, int64_t index);
+/* concatenation along dim */
+TENSOR_API tensor *tensor_cat(int n, tensor *const *ts, int dim);
+/* concatenation along a new dim */
+TENSOR_API tensor *tensor_stack(int n, tensor *const *ts, int dim);
+/* copy with dim reversed */
+TENSOR_API tensor *tensor_flip(tensor *t, int dim);
+/* tiled copy (torch.Tensor.repeat) */
+TENSOR_API tensor *tensor_repeat(tensor *t, int ndim, const int64_t *repeats);
+/* constant padding of the last dims, pads = (left, right, top, bottom, ...) */
+TENSOR_API tensor *tensor_pad(tensor *t, int npad, const int64_t *pads, double value);
+/* lower triangle of the last two dims, rest 0 */
+TENSOR_API tensor *tensor_tril(tensor *t, int64_t diagonal);
+/* upper triangle of the last two dims, rest 0 */
+TENSOR_API tensor *tensor_triu(tensor *t, int64_t diagonal);
+
+/* -- INDEX ops -- */
+/* out[i][j] = t[index[i][j]][j] along dim (torch.gather) */
+TENSOR_API tensor *tensor_gather(tensor *t, int dim, tensor *index);
+/* copy of t with src added at index along dim */
+TENSOR_API tensor *tensor_scatter_add(tensor *t, int dim, tensor *index, tensor *src);
+/* entries of t at the 1-D index along dim */
+TENSOR_API tensor *tensor_index_select(tensor *t, int dim, tensor *index);
+/* copy of t with value where mask (broadcast) is true */
+TENSOR_API tensor *tensor_masked_fill(tensor *t, tensor *mask, double value);
+/* i64 one-hot encoding, new last dim (num_classes -1: max + 1) */
+TENSOR_API tensor *tensor_one_hot(tensor *indices, int64_t num_classes);
+/* converted copy (a new handle to t if the dtype is the same) */
+TENSOR_API tensor *tensor_to_dtype(tensor *t, tensor_dtype dtype);
+/* copy on another device (a new handle to t if already there) */
+TENSOR_API tensor *tensor_to_device(tensor *t, tensor_device device);
+
+/* -- LINALG ops -- */
+/* matrix product, NumPy/PyTorch semantics with batch broadcasting */
+TENSOR_API tensor *tensor_matmul(tensor *a, tensor *b);
+/* x @ weight^T + bias; weight [out, in]; bias may be NULL */
+TENSOR_API tensor *tensor_linear(tensor *x, tensor *weight, tensor *bias);
+
+/* -- NN ops -- */
+/* softmax along dim */
+TENSOR_API tensor *tensor_softmax(tensor *t, int dim);
+/* log of softmax along dim, stable */
+TENSOR_API tensor *tensor_log_softmax(tensor *t, int dim);
+/* normalization over the last dim; weight, bias may be NULL */
+TENSOR_API tensor *tensor_layer_norm(tensor *x, tensor *weight, tensor *bias, double eps);
+/* x / sqrt(mean(x^2) + eps) * weight over the last dim; weight may be NULL */
+TENSOR_API tensor *tensor_rms_norm(tensor *x, tensor *weight, double eps);
+/* 2-D convolution, x [N, C, H, W], w [O, C/groups, kH, kW] */
+TENSOR_API tensor *tensor_conv2d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups);
+/* 1-D convolution, x [N, C, L], w [O, C/groups, k] */
+TENSOR_API tensor *tensor_conv1d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups);
+/* 2-D max pooling (stride 0: kernel) */
+TENSOR_API tensor *tensor_max_pool2d(tensor *x, int kernel, int stride, int padding);
+/* 2-D average pooling, padding counted (stride 0: kernel) */
+TENSOR_API tensor *tensor_avg_pool2d(tensor *x, int kernel, int stride, int padding);
+/* rows of weight [V, D] at integer indices */
+TENSOR_API tensor *tensor_embedding(tensor *weight, tensor *indices);
+/* zeroes elements with probability p and scales the rest by 1/(1-p) when training */
+TENSOR_API tensor *tensor_dropout(tensor *x, double p, bool training);
+/* softmax(q k^T / sqrt(d) + mask) v; bool mask: true keeps */
+TENSOR_API tensor *tensor_scaled_dot_product_attention(tensor *q, tensor *k, tensor *v, tensor *mask, bool is_causal);
+
+/* -- LOSS ops -- */
+/* mean cross-entropy of logits [N, C] against class indices [N] */
+TENSOR_API tensor *tensor_cross_entropy(tensor *logits, tensor *targets);
+/* mean negative log-likelihood of class indices */
+TENSOR_API tensor *tensor_nll_loss(tensor *log_probs, tensor *targets);
+/* mean squared error */
+TENSOR_API tensor *tensor_mse_loss(tensor *input, tensor *target);
+/* mean binary cross-entropy on logits, stable */
+TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tensor *targets);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+#endif /* TENSOR_H */
+/* ==== end generator/parts/api.h ==== */
+/* ==== begin generator/parts/core.h ==== */
+// >>impl ---------------------------------------------------------------------------------------
+#ifdef TENSOR_IMPLEMENTATION
+#ifndef TENSOR__IMPLEMENTATION_DONE
+#define TENSOR__IMPLEMENTATION_DONE
+
+#include <float.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(TENSOR_MALLOC) && defined(TENSOR_FREE)
+#elif !defined(TENSOR_MALLOC) && !defined(TENSOR_FREE)
+#define TENSOR_MALLOC(n) malloc(n)
+#define TENSOR_FREE(p) free(p)
+#else
+#error "tensor.h: define both TENSOR_MALLOC and TENSOR_FREE, or neither"
+#endif
+
+#ifndef TENSOR_ASSERT
+#include <assert.h>
+#define TENSOR_ASSERT(x) assert(x)
+#endif
+
+#if defined(__cplusplus)
+#define TENSOR__THREAD_LOCAL thread_local
+#elif defined(_MSC_VER)
+#define TENSOR__THREAD_LOCAL __declspec(thread)
+#elif defined(__GNUC__) || defined(__clang__)
+#define TENSOR__THREAD_LOCAL __thread
+#else
+#define TENSOR__THREAD_LOCAL _Thread_local
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define TENSOR__PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define TENSOR__UNUSED __attribute__((unused))
+#else
+#define TENSOR__PRINTF(f, a)
+#define TENSOR__UNUSED
+#endif
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// >>core ---------------------------------------------------------------------------------------
+/* A storage is a refcounted buffer on one device. A tensor is a view of one: dtype, shape, strides
+   (in elements) and offset. Each `tensor` struct is one handle: the user owns it, or a scope does,
+   or the library does (handles saved by autograd are "internal" and live outside the scopes). */
+typedef struct tensor__storage {
+    void *data;
+    size_t nbytes;
+    int64_t refcount;
+    tensor_device device;
+    int64_t version; /* bumped by every in-place write; autograd checks saved tensors against it */
+} tensor__storage;
+
+struct tensor__node; /* an autograd graph node (>>autograd) */
+
+struct tensor {
+    tensor__storage *storage;
+    int64_t offset;
+    int64_t shape[TENSOR_MAX_DIMS];
+    int64_t strides[TENSOR_MAX_DIMS];
+    int ndim;
+    tensor_dtype dtype;
+    /* ownership: the list of handles this one sits in (a scope level, or the internal list) */
+    struct tensor *list_prev, *list_next;
+    int list_level; /* 0: root, k: the k-th nested scope, -1: internal (owned by the library) */
+    /* autograd */
+    bool requires_grad;
+    struct tensor *grad;           /* accumulated gradient of a leaf, an internal handle */
+    struct tensor__node *grad_fn;  /* the node that made this tensor, NULL for leaves */
+};
+
+// >>errors -------------------------------------------------------------------------------------
+static TENSOR__THREAD_LOCAL char tensor__error_buf[1024];
+static TENSOR__THREAD_LOCAL bool tensor__error_set;
+static tensor_error_fn tensor__error_handler;
+static void *tensor__error_user;
+
+TENSOR_API const char *tensor_last_error(void) { return tensor__error_set ? tensor__error_buf : NULL; }
+TENSOR_API void tensor_clear_error(void) { tensor__error_set = false; tensor__error_buf[0] = 0; }
+TENSOR_API void tensor_set_error_handler(tensor_error_fn fn, void *user) {
+    tensor__error_handler = fn;
+    tensor__error_user = user;
+}
+
+/* Records "fn: message". The first message is kept until cleared (later ones would usually be
+   consequences of it); the handler sees every one. Always returns NULL so callers can
+   `return tensor__fail(...)`. */
+static TENSOR__PRINTF(2, 3) tensor *tensor__fail(const char *fn, const char *fmt, ...) {
+    char msg[1024];
+    int n = snprintf(msg, sizeof msg, "%s: ", fn);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n > 0 && (size_t)n < sizeof msg) vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
+    va_end(ap);
+    if (!tensor__error_set) {
+        memcpy(tensor__error_buf, msg, sizeof msg);
+        tensor__error_set = true;
+    }
+    if (tensor__error_handler) tensor__error_handler(msg, tensor__error_user);
+    return NULL;
+}
+
+/* A NULL argument: either an earlier call failed (its message stands) or the caller passed NULL. */
+static tensor *tensor__null_arg(const char *fn, const char *arg) {
+    if (!tensor__error_set) tensor__fail(fn, "argument '%s' is NULL", arg);
+    return NULL;
+}
+#define TENSOR__CHECK_ARG(fn, t) do { if (!(t)) return tensor__null_arg(fn, #t); } while (0)
+
+// >>dtypes -------------------------------------------------------------------------------------
+static const char *const tensor__dtype_names[TENSOR_DTYPE_COUNT] = {
+    "float32", "float64", "float16", "bfloat16", "int32", "int64", "uint8", "bool"};
+static const size_t tensor__dtype_sizes[TENSOR_DTYPE_COUNT] = {4, 8, 2, 2, 4, 8, 1, 1};
+
+static bool tensor__dtype_valid(tensor_dtype d) { return (unsigned)d < TENSOR_DTYPE_COUNT; }
+static bool tensor__is_float(tensor_dtype d) { return d == TENSOR_F32 || d == TENSOR_F64 || d == TENSOR_F16 || d == TENSOR_BF16; }
+static bool tensor__is_int(tensor_dtype d) { return d == TENSOR_I32 || d == TENSOR_I64 || d == TENSOR_U8; }
+
+TENSOR_API const char *tensor_dtype_name(tensor_dtype d) { return tensor__dtype_valid(d) ? tensor__dtype_names[d] : "invalid"; }
+TENSOR_API size_t tensor_dtype_size(tensor_dtype d) { return tensor__dtype_valid(d) ? tensor__dtype_sizes[d] : 0; }
+
+/* torch.promote_types. Rows and columns in enum order: f32 f64 f16 bf16 i32 i64 u8 bool. */
+static const unsigned char tensor__promotion[TENSOR_DTYPE_COUNT][TENSOR_DTYPE_COUNT] = {
+    /* f32  */ {TENSOR_F32, TENSOR_F64, TENSOR_F32, TENSOR_F32, TENSOR_F32, TENSOR_F32, TENSOR_F32, TENSOR_F32},
+    /* f64  */ {TENSOR_F64, TENSOR_F64, TENSOR_F64, TENSOR_F64, TENSOR_F64, TENSOR_F64, TENSOR_F64, TENSOR_F64},
+    /* f16  */ {TENSOR_F32, TENSOR_F64, TENSOR_F16, TENSOR_F32, TENSOR_F16, TENSOR_F16, TENSOR_F16, TENSOR_F16},
+    /* bf16 */ {TENSOR_F32, TENSOR_F64, TENSOR_F32, TENSOR_BF16, TENSOR_BF16, TENSOR_BF16, TENSOR_BF16, TENSOR_BF16},
+    /* i32  */ {TENSOR_F32, TENSOR_F64, TENSOR_F16, TENSOR_BF16, TENSOR_I32, TENSOR_I64, TENSOR_I32, TENSOR_I32},
+    /* i64  */ {TENSOR_F32, TENSOR_F64, TENSOR_F16, TENSOR_BF16, TENSOR_I64, TENSOR_I64, TENSOR_I64, TENSOR_I64},
+    /* u8   */ {TENSOR_F32, TENSOR_F64, TENSOR_F16, TENSOR_BF16, TENSOR_I32, TENSOR_I64, TENSOR_U8, TENSOR_U8},
+    /* bool */ {TENSOR_F32, TENSOR_F64, TENSOR_F16, TENSOR_BF16, TENSOR_I32, TENSOR_I64, TENSOR_U8, TENSOR_BOOL},
+};
+
+TENSOR_API tensor_dtype tensor_promote_types(tensor_dtype a, tensor_dtype b) {
+    if (!tensor__dtype_valid(a) || !tensor__dtype_valid(b)) {
+        tensor__fail("tensor_promote_types", "invalid dtype %d or %d", (int)a, (int)b);
+        return TENSOR_F32;
+    }
+    return (tensor_dtype)tensor__promotion[a][b];
+}
+
+static int tensor__category(tensor_dtype d) { return d == TENSOR_BOOL ? 0 : tensor__is_int(d) ? 1 : 2; }
+
+/* PyTorch's result_type for tensors: dimensioned operands decide within a category; a 0-dim operand
+   only matters when its category (bool < int < float) is higher than the dimensioned ones'. */
+static tensor_dtype tensor__result_type(int n, tensor *const *ts) {
+    int have_dim = 0, have_zero = 0;
+    tensor_dtype dim_t = TENSOR_BOOL, zero_t = TENSOR_BOOL;
+    for (int i = 0; i < n; i++) {
+        if (!ts[i]) continue;
+        if (ts[i]->ndim > 0) { dim_t = have_dim ? (tensor_dtype)tensor__promotion[dim_t][ts[i]->dtype] : ts[i]->dtype; have_dim = 1; }
+        else { zero_t = have_zero ? (tensor_dtype)tensor__promotion[zero_t][ts[i]->dtype] : ts[i]->dtype; have_zero = 1; }
+    }
+    if (!have_dim) return zero_t;
+    if (!have_zero) return dim_t;
+    if (tensor__category(zero_t) > tensor__category(dim_t)) return (tensor_dtype)tensor__promotion[dim_t][zero_t];
+    return dim_t;
+}
+
+/* f16 and bf16 <-> f32, round to nearest even. */
+static float tensor__bits_to_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static uint32_t tensor__f32_to_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+
+static float tensor__f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+    if (exp == 0x1f) return tensor__bits_to_f32(sign | 0x7f800000u | (man << 13));   /* inf, NaN */
+    if (exp == 0) {                                                                   /* zero, subnormal */
+        float v = (float)man * (1.0f / 16777216.0f);                                    /* man * 2^-24 */
+        return sign ? -v : v;
+    }
+    return tensor__bits_to_f32(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+static uint16_t tensor__f32_to_f16(float f) {
+    uint32_t u = tensor__f32_to_bits(f), sign = (u >> 16) & 0x8000;
+    uint32_t a = u & 0x7fffffffu;
+    if (a >= 0x7f800000u) return (uint16_t)(sign | 0x7c00 | (a > 0x7f800000u ? 0x200 | ((a >> 13) & 0x3ff) : 0));
+    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00); /* rounds to >= 65520: inf */
+    if (a < 0x38800000u) {                                  /* below 2^-14: subnormal or zero */
+        float v = tensor__bits_to_f32(a) * 16777216.0f;      /* exact scaling: value in units of 2^-24 */
+        uint32_t m = (uint32_t)v;
+        float rem = v - (float)m;
+        if (rem > 0.5f || (rem == 0.5f && (m & 1))) m++;
+        return (uint16_t)(sign | m);
+    }
+    uint32_t r = a - 0x38000000u; /* rebias exponent 127 -> 15 */
+    uint32_t h = r >> 13, low = r & 0x1fff;
+    if (low > 0x1000 || (low == 0x1000 && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+}
+
+static float tensor__bf16_to_f32(uint16_t b) { return tensor__bits_to_f32((uint32_t)b << 16); }
+static uint16_t tensor__f32_to_bf16(float f) {
+    uint32_t u = tensor__f32_to_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40); /* quiet NaN */
+    u += 0x7fff + ((u >> 16) & 1);
+    return (uint16_t)(u >> 16);
+}
+
+/* double -> integer without undefined behaviour: NaN gives 0, out-of-range saturates. */
+static int64_t tensor__double_to_i64(double v) {
+    if (v != v) return 0;
+    if (v >= 9223372036854775807.0) return INT64_MAX;
+    if (v <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)v;
+}
+
+/* Generic loads and stores: the reference path of every kernel. Integer values narrow like C's
+   conversion on two's-complement machines (wrap), defined here through unsigned arithmetic. */
+static double tensor__load_f64(const char *p, tensor_dtype d) {
+    switch (d) {
+    case TENSOR_F32: { float v; memcpy(&v, p, 4); return v; }
+    case TENSOR_F64: { double v; memcpy(&v, p, 8); return v; }
+    case TENSOR_F16: { uint16_t v; memcpy(&v, p, 2); return tensor__f16_to_f32(v); }
+    case TENSOR_BF16: { uint16_t v; memcpy(&v, p, 2); return tensor__bf16_to_f32(v); }
+    case TENSOR_I32: { int32_t v; memcpy(&v, p, 4); return v; }
+    case TENSOR_I64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
+    case TENSOR_U8: return *(const uint8_t *)p;
+    case TENSOR_BOOL: return *(const uint8_t *)p != 0;
+    }
+    return 0;
+}
+
+static int64_t tensor__load_i64(const char *p, tensor_dtype d) {
+    switch (d) {
+    case TENSOR_I32: { int32_t v; memcpy(&v, p, 4); return v; }
+    case TENSOR_I64: { int64_t v; memcpy(&v, p, 8); return v; }
+    case TENSOR_U8: return *(const uint8_t *)p;
+    case TENSOR_BOOL: return *(const uint8_t *)p != 0;
+    default: return tensor__double_to_i64(tensor__load_f64(p, d));
+    }
+}
+
+static void tensor__store_i64(char *p, tensor_dtype d, int64_t v) {
+    switch (d) {
+    case TENSOR_I32: { int32_t w = (int32_t)(uint32_t)(uint64_t)v; memcpy(p, &w, 4); return; }
+    case TENSOR_I64: memcpy(p, &v, 8); return;
+    case TENSOR_U8: *(uint8_t *)p = (uint8_t)(uint64_t)v; return;
+    case TENSOR_BOOL: *(uint8_t *)p = v != 0; return;
+    case TENSOR_F32: { float w = (float)v; memcpy(p, &w, 4); return; }
+    case TENSOR_F64: { double w = (double)v; memcpy(p, &w, 8); return; }
+    case TENSOR_F16: { uint16_t w = tensor__f32_to_f16((float)v); memcpy(p, &w, 2); return; }
+    case TENSOR_BF16: { uint16_t w = tensor__f32_to_bf16((float)v); memcpy(p, &w, 2); return; }
+    }
+}
+
+static void tensor__store_f64(char *p, tensor_dtype d, double v) {
+    switch (d) {
+    case TENSOR_F32: { float w = (float)v; memcpy(p, &w, 4); return; }
+    case TENSOR_F64: memcpy(p, &v, 8); return;
+    case TENSOR_F16: { uint16_t w = tensor__f32_to_f16((float)v); memcpy(p, &w, 2); return; }
+    case TENSOR_BF16: { uint16_t w = tensor__f32_to_bf16((float)v); memcpy(p, &w, 2); return; }
+    case TENSOR_BOOL: *(uint8_t *)p = v != 0; return; /* NaN is true, as in PyTorch */
+    default: tensor__store_i64(p, d, tensor__double_to_i64(v)); return;
+    }
+}
+
+// >>memory -------------------------------------------------------------------------------------
+/* Every buffer is 64-byte aligned: the real block start is kept just before the returned pointer. */
+static int64_t tensor__live_bytes;
+static int64_t tensor__live_handle_count;
+
+static void *tensor__alloc_aligned(size_t n) {
+    if (n > SIZE_MAX - 64 - sizeof(void *)) return NULL;
+    char *raw = (char *)TENSOR_MALLOC(n + 64 + sizeof(void *));
+    if (!raw) return NULL;
+    uintptr_t a = ((uintptr_t)(raw + sizeof(void *)) + 63) & ~(uintptr_t)63;
+    ((void **)a)[-1] = raw;
+    return (void *)a;
+}
+static void tensor__free_aligned(void *p) { if (p) TENSOR_FREE(((void **)p)[-1]); }
+
+static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tensor_device device) {
+    if (device != TENSOR_CPU) return (tensor__storage *)tensor__fail(fn, "device %d storage is not available in this build", (int)device);
+    tensor__storage *s = (tensor__storage *)TENSOR_MALLOC(sizeof *s);
+    void *data = s ? tensor__alloc_aligned(nbytes ? nbytes : 1) : NULL;
+    if (!s || !data) {
+        if (s) TENSOR_FREE(s);
+        return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes", nbytes);
+    }
+    s->data = data;
+    s->nbytes = nbytes;
+    s->refcount = 1;
+    s->device = device;
+    s->version = 0;
+    tensor__live_bytes += (int64_t)nbytes;
+    return s;
+}
+
+static void tensor__storage_release(tensor__storage *s) {
+    if (!s || --s->refcount > 0) return;
+    tensor__live_bytes -= (int64_t)s->nbytes;
+    tensor__free_aligned(s->data);
+    TENSOR_FREE(s);
+}
+
+// >>scopes -------------------------------------------------------------------------------------
+/* Handle lists: level 0 is the root, each tensor_scope_begin opens the next level, and the internal
+   list holds handles the library owns (autograd saves, .grad). tensor_shutdown empties them all. */
+typedef struct { tensor *head; } tensor__handle_list;
+static tensor__handle_list *tensor__levels;   /* tensor__levels[0..tensor__depth] */
+static int tensor__depth, tensor__levels_cap;
+static tensor__handle_list tensor__internal;
+
+static tensor__handle_list *tensor__list_of(int level) { return level < 0 ? &tensor__internal : &tensor__levels[level]; }
+
+static bool tensor__levels_reserve(int n) {
+    if (n <= tensor__levels_cap) return true;
+    int cap = tensor__levels_cap ? tensor__levels_cap * 2 : 16;
+    while (cap < n) cap *= 2;
+    tensor__handle_list *l = (tensor__handle_list *)TENSOR_MALLOC(sizeof *l * (size_t)cap);
+    if (!l) return false;
+    for (int i = 0; i < cap; i++) l[i].head = i < tensor__levels_cap ? tensor__levels[i].head : NULL;
+    if (tensor__levels) TENSOR_FREE(tensor__levels);
+    tensor__levels = l;
+    tensor__levels_cap = cap;
+    return true;
+}
+
+static void tensor__link(tensor *t, int level) {
+    tensor__handle_list *l = tensor__list_of(level);
+    t->list_level = level;
+    t->list_prev = NULL;
+    t->list_next = l->head;
+    if (l->head) l->head->list_prev = t;
+    l->head = t;
+}
+
+static void tensor__unlink(tensor *t) {
+    tensor__handle_list *l = tensor__list_of(t->list_level);
+    if (t->list_prev) t->list_prev->list_next = t->list_next;
+    else l->head = t->list_next;
+    if (t->list_next) t->list_next->list_prev = t->list_prev;
+    t->list_prev = t->list_next = NULL;
+}
+
+/* A new handle, in the innermost scope, with no storage yet. */
+static tensor *tensor__handle_new(const char *fn) {
+    if (!tensor__levels_reserve(1)) return tensor__fail(fn, "out of memory");
+    tensor *t = (tensor *)TENSOR_MALLOC(sizeof *t);
+    if (!t) return tensor__fail(fn, "out of memory allocating a tensor handle");
+    memset(t, 0, sizeof *t);
+    tensor__link(t, tensor__depth);
+    tensor__live_handle_count++;
+    return t;
+}
+
+static void tensor__autograd_release(tensor *t); /* >>autograd: drops t's grad and graph node */
+
+TENSOR_API void tensor_free(tensor *t) {
+    if (!t) return;
+    tensor__unlink(t);
+    tensor__autograd_release(t);
+    tensor__storage_release(t->storage);
+    tensor__live_handle_count--;
+    TENSOR_FREE(t);
+}
+
+/* Moves t to the internal list: the library owns it now (saved for backward, a .grad). */
+static TENSOR__UNUSED tensor *tensor__make_internal(tensor *t) {
+    if (t && t->list_level >= 0) { tensor__unlink(t); tensor__link(t, -1); }
+    return t;
+}
+
+TENSOR_API void tensor_scope_begin(void) {
+    if (!tensor__levels_reserve(tensor__depth + 2)) { tensor__fail("tensor_scope_begin", "out of memory"); return; }
+    tensor__depth++;
+    tensor__levels[tensor__depth].head = NULL;
+}
+
+TENSOR_API void tensor_scope_end(void) {
+    if (tensor__depth == 0) { tensor__fail("tensor_scope_end", "no scope is open (unbalanced tensor_scope_end)"); return; }
+    while (tensor__levels[tensor__depth].head) tensor_free(tensor__levels[tensor__depth].head);
+    tensor__depth--;
+}
+
+TENSOR_API tensor *tensor_keep(tensor *t) {
+    if (!t) return NULL;
+    if (t->list_level > 0) {
+        int to = t->list_level - 1;
+        tensor__unlink(t);
+        tensor__link(t, to);
+    }
+    return t;
+}
+
+static void tensor__rng_reset(void);
+static void tensor__runtime_shutdown(void);
+
+TENSOR_API void tensor_shutdown(void) {
+    for (int level = tensor__depth; level >= 0 && tensor__levels; level--)
+        while (tensor__levels[level].head) tensor_free(tensor__levels[level].head);
+    while (tensor__internal.head) tensor_free(tensor__internal.head);
+    if (tensor__levels) TENSOR_FREE(tensor__levels);
+    tensor__levels = NULL;
+    tensor__levels_cap = 0;
+    tensor__depth = 0;
+    tensor__runtime_shutdown();
+    tensor_clear_error();
+}
+
+TENSOR_API int64_t tensor_live_handles(void) { return tensor__live_handle_count; }
+TENSOR_API int64_t tensor_live_bytes(void) { return tensor__live_bytes; }
+
+// >>shapes -------------------------------------------------------------------------------------
+/* "[2, 3]" into buf; used by every message that names a shape. */
+static TENSOR__UNUSED const char *tensor__shape_str(char *buf, size_t n, int ndim, const int64_t *shape) {
+    size_t at = 0;
+    at += (size_t)snprintf(buf + at, n - at, "[");
+    for (int i = 0; i < ndim && at < n; i++) at += (size_t)snprintf(buf + at, n - at, i ? ", %lld" : "%lld", (long long)shape[i]);
+    if (at < n) snprintf(buf + at, n - at, "]");
+    return buf;
+}
+/* The shape of t as text, in one of a few rotating buffers so a message can name several. */
+static const char *tensor__shape_of(const tensor *t) {
+    static TENSOR__THREAD_LOCAL char bufs[4][160];
+    static TENSOR__THREAD_LOCAL int next;
+    char *b = bufs[next++ & 3];
+    return tensor__shape_str(b, 160, t->ndim, t->shape);
+}
+
+/* Checks a user-given shape; returns its element count, or -1 with an error. */
+static int64_t tensor__check_shape(const char *fn, int ndim, const int64_t *shape) {
+    if (ndim < 0 || ndim > TENSOR_MAX_DIMS) { tensor__fail(fn, "ndim %d is out of range [0, %d]", ndim, TENSOR_MAX_DIMS); return -1; }
+    if (ndim > 0 && !shape) { tensor__fail(fn, "shape is NULL with ndim %d", ndim); return -1; }
+    int64_t numel = 1;
+    for (int i = 0; i < ndim; i++) {
+        if (shape[i] < 0) {
+            char b[160];
+            tensor__fail(fn, "negative size %lld in shape %s", (long long)shape[i], tensor__shape_str(b, sizeof b, ndim, shape));
+            return -1;
+        }
+        if (shape[i] && numel > INT64_MAX / 8 / shape[i]) {
+            char b[160];
+            tensor__fail(fn, "shape %s has too many elements", tensor__shape_str(b, sizeof b, ndim, shape));
+            return -1;
+        }
+        numel *= shape[i];
+    }
+    return numel;
+}
+
+static TENSOR__UNUSED int64_t tensor__numel_of(int ndim, const int64_t *shape) {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= shape[i];
+    return n;
+}
+
+static void tensor__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides) {
+    int64_t s = 1;
+    for (int i = ndim - 1; i >= 0; i--) { strides[i] = s; s *= shape[i] > 1 ? shape[i] : 1; }
+}
+
+/* Wraps a possibly negative dim into [0, ndim); -1 and an error if out of range. A 0-dim tensor
+   accepts dims -1 and 0 where PyTorch does (pass ndim 1 for that). */
+static int tensor__wrap_dim(const char *fn, int dim, int ndim) {
+    if (dim < -ndim || dim >= ndim) {
+        tensor__fail(fn, "dim %d is out of range for a tensor of %d dims (expected %d..%d)", dim, ndim, -ndim, ndim - 1);
+        return -1;
+    }
+    return dim < 0 ? dim + ndim : dim;
+}
+
+/* Two-way broadcast of shapes a and b (NumPy rules) into out; false and an error if they clash. */
+static bool tensor__broadcast_shapes(const char *fn, int na, const int64_t *a, int nb, const int64_t *b, int *nout, int64_t *out) {
+    int n = na > nb ? na : nb;
+    for (int i = 0; i < n; i++) {
+        int64_t da = i < n - na ? 1 : a[i - (n - na)], db = i < n - nb ? 1 : b[i - (n - nb)];
+        if (da != db && da != 1 && db != 1) {
+            char sa[160], sb[160];
+            tensor__fail(fn, "shapes %s and %s cannot be broadcast (size %lld vs %lld at dim %d)",
+                         tensor__shape_str(sa, sizeof sa, na, a), tensor__shape_str(sb, sizeof sb, nb, b),
+                         (long long)da, (long long)db, i);
+            return false;
+        }
+        out[i] = da == 1 ? db : da;
+    }
+    *nout = n;
+    return true;
+}
+
+static TENSOR__UNUSED bool tensor__same_shape(const tensor *a, const tensor *b) {
+    if (a->ndim != b->ndim) return false;
+    for (int i = 0; i < a->ndim; i++) if (a->shape[i] != b->shape[i]) return false;
+    return true;
+}
+
+// >>tensors ------------------------------------------------------------------------------------
+/* A new contiguous tensor with fresh, uninitialized storage. */
+static tensor *tensor__new(const char *fn, int ndim, const int64_t *shape, tensor_dtype dtype, tensor_device device) {
+    if (!tensor__dtype_valid(dtype)) return tensor__fail(fn, "invalid dtype %d", (int)dtype);
+    int64_t numel = tensor__check_shape(fn, ndim, shape);
+    if (numel < 0) return NULL;
+    if ((uint64_t)numel > (uint64_t)(SIZE_MAX / 2) / tensor__dtype_sizes[dtype]) return tensor__fail(fn, "tensor of %lld elements is too large", (long long)numel);
+    tensor *t = tensor__handle_new(fn);
+    if (!t) return NULL;
+    t->storage = tensor__storage_new(fn, (size_t)numel * tensor__dtype_sizes[dtype], device);
+    if (!t->storage) { tensor_free(t); return NULL; }
+    t->ndim = ndim;
+    t->dtype = dtype;
+    for (int i = 0; i < ndim; i++) t->shape[i] = shape[i];
+    tensor__contiguous_strides(ndim, shape, t->strides);
+    return t;
+}
+
+static tensor *tensor__new_like(const char *fn, const tensor *t, tensor_dtype dtype) {
+    return tensor__new(fn, t->ndim, t->shape, dtype, t->storage->device);
+}
+
+/* A new handle viewing base's storage with the given geometry. */
+static tensor *tensor__view_of(const char *fn, const tensor *base, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset) {
+    tensor *t = tensor__handle_new(fn);
+    if (!t) return NULL;
+    t->storage = base->storage;
+    t->storage->refcount++;
+    t->offset = offset;
+    t->ndim = ndim;
+    t->dtype = base->dtype;
+    for (int i = 0; i < ndim; i++) { t->shape[i] = shape[i]; t->strides[i] = strides[i]; }
+    return t;
+}
+
+/* Another handle to the same view (for ops that return their input unchanged, as PyTorch's do). */
+static tensor *tensor__alias(const char *fn, const tensor *t) {
+    return tensor__view_of(fn, t, t->ndim, t->shape, t->strides, t->offset);
+}
+
+static char *tensor__data(const tensor *t) { return (char *)t->storage->data + t->offset * (int64_t)tensor__dtype_sizes[t->dtype]; }
+
+static bool tensor__contiguous(const tensor *t) {
+    int64_t s = 1;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+        if (t->shape[i] != 1 && t->strides[i] != s) return false;
+        s *= t->shape[i];
+    }
+    return true;
+}
+
+TENSOR_API int tensor_ndim(const tensor *t) { return t ? t->ndim : -1; }
+TENSOR_API const int64_t *tensor_shape(const tensor *t) { return t ? t->shape : NULL; }
+TENSOR_API const int64_t *tensor_strides(const tensor *t) { return t ? t->strides : NULL; }
+TENSOR_API int64_t tensor_numel(const tensor *t) { return t ? tensor__numel_of(t->ndim, t->shape) : 0; }
+TENSOR_API tensor_dtype tensor_get_dtype(const tensor *t) { return t ? t->dtype : TENSOR_F32; }
+TENSOR_API tensor_device tensor_get_device(const tensor *t) { return t ? t->storage->device : TENSOR_CPU; }
+TENSOR_API bool tensor_is_contiguous(const tensor *t) { return t && tensor__contiguous(t); }
+TENSOR_API bool tensor_shares_storage(const tensor *a, const tensor *b) { return a && b && a->storage == b->storage; }
+
+TENSOR_API int64_t tensor_size(const tensor *t, int dim) {
+    if (!t) { tensor__null_arg("tensor_size", "t"); return -1; }
+    int d = tensor__wrap_dim("tensor_size", dim, t->ndim);
+    return d < 0 ? -1 : t->shape[d];
+}
+
+TENSOR_API double tensor_item(tensor *t) {
+    if (!t) { tensor__null_arg("tensor_item", "t"); return NAN; }
+    if (tensor__numel_of(t->ndim, t->shape) != 1) {
+        tensor__fail("tensor_item", "tensor of shape %s has %lld elements, expected 1", tensor__shape_of(t), (long long)tensor__numel_of(t->ndim, t->shape));
+        return NAN;
+    }
+    if (t->storage->device != TENSOR_CPU) { tensor__fail("tensor_item", "tensor is not on the CPU"); return NAN; }
+    return tensor__load_f64(tensor__data(t), t->dtype);
+}
+
+TENSOR_API void *tensor_data_ptr(tensor *t) {
+    if (!t) return tensor__null_arg("tensor_data_ptr", "t");
+    if (t->storage->device != TENSOR_CPU) return tensor__fail("tensor_data_ptr", "tensor is on %s, not the CPU", "cuda");
+    if (!tensor__contiguous(t)) return tensor__fail("tensor_data_ptr", "tensor of shape %s is not contiguous; call tensor_contiguous first", tensor__shape_of(t));
+    return tensor__data(t);
+}
+/* ==== end generator/parts/core.h ==== */
+/* ==== begin generator/parts/dispatch.h ==== */
+// >>dispatch -----------------------------------------------------------------------------------
+/* One call of an op, as its front-end prepared it: validated inputs, the allocated output and the
+   op's parameters. Every kernel of every device takes this one struct, so the table below has one
+   type. A kernel returns 0, or non-zero after recording an error. */
+#define TENSOR__MAX_INPUTS 4
+typedef struct tensor__call {
+    tensor_op op;
+    const char *fn;                    /* the public function, for messages */
+    int n_in;
+    tensor *in[TENSOR__MAX_INPUTS];    /* inputs (NULL where an optional one is absent) */
+    tensor *out;                       /* the output, allocated by the front-end */
+    tensor *out2;                      /* a second output where an op has one (indices, saved stats) */
+    tensor_dtype compute;              /* the dtype elementwise kernels compute in */
+    double p[4];                       /* double parameters */
+    int64_t ip[8];                     /* integer parameters (dims, sizes, flags) */
+    int n_dims;                        /* reductions: how many dims in dims[] */
+    int dims[TENSOR_MAX_DIMS];
+    int error;                         /* set by a kernel loop that met a bad value */
+} tensor__call;
+
+typedef int (*tensor__kernel_fn)(tensor__call *c);
+
+/* Forward declarations of every CPU kernel the registry names (impl KERNEL). A kernel named here
+   but never written fails to compile, so no op can be registered without one. */
+#define TENSOR__DECLARE_KERNEL_KERNEL(name) static int tensor__cpu_##name(tensor__call *c);
+#define TENSOR__DECLARE_KERNEL_VIEW(name)
+#define TENSOR__DECLARE_KERNEL_COMPOSITE(name)
+#define TENSOR__DECLARE_KERNEL(name, kind, impl, types, grad, params, doc) TENSOR__DECLARE_KERNEL_##impl(name)
+TENSOR_OPS(TENSOR__DECLARE_KERNEL)
+
+/* kernel[op][device]: the CPU column comes from the registry; the CUDA column is empty until
+   tensor_cuda.cu registers its kernels at start-up. */
+#define TENSOR__KERNEL_ENTRY_KERNEL(name) tensor__cpu_##name
+#define TENSOR__KERNEL_ENTRY_VIEW(name) 0
+#define TENSOR__KERNEL_ENTRY_COMPOSITE(name) 0
+#define TENSOR__KERNEL_ROW(name, kind, impl, types, grad, params, doc) {TENSOR__KERNEL_ENTRY_##impl(name), 0},
+static tensor__kernel_fn tensor__kernels[TENSOR_OP_COUNT][TENSOR_DEVICE_COUNT] = {TENSOR_OPS(TENSOR__KERNEL_ROW)};
+
+/* Static facts about each op, from the registry. */
+enum { TENSOR__TYPES_SAME, TENSOR__TYPES_FLOAT, TENSOR__TYPES_BOOL, TENSOR__TYPES_NUM, TENSOR__TYPES_ANY };
+#define TENSOR__TYPES_OF_SAME TENSOR__TYPES_SAME
+#define TENSOR__TYPES_OF_FLOAT TENSOR__TYPES_FLOAT
+#define TENSOR__TYPES_OF_BOOL TENSOR__TYPES_BOOL
+#define TENSOR__TYPES_OF_NUM TENSOR__TYPES_NUM
+#define TENSOR__TYPES_OF_ANY TENSOR__TYPES_ANY
+#define TENSOR__GRAD_OF_DIFF 1
+#define TENSOR__GRAD_OF_NODIFF 0
+typedef struct { const char *name, *fn, *kind; int types; bool differentiable; } tensor__op_info;
+#define TENSOR__INFO_ROW(name, kind, impl, types, grad, params, doc) {#name, "tensor_" #name, #kind, TENSOR__TYPES_OF_##types, TENSOR__GRAD_OF_##grad != 0},
+static const tensor__op_info tensor__ops[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__INFO_ROW)};
+
+TENSOR_API const char *tensor_op_name(tensor_op op) { return (unsigned)op < TENSOR_OP_COUNT ? tensor__ops[op].name : NULL; }
+TENSOR_API bool tensor_op_differentiable(tensor_op op) { return (unsigned)op < TENSOR_OP_COUNT && tensor__ops[op].differentiable; }
+
+/* Installs a kernel into the table (the CUDA translation unit calls this at start-up). */
+static TENSOR__UNUSED void tensor__register_kernel(tensor_op op, tensor_device device, tensor__kernel_fn fn) {
+    if ((unsigned)op < TENSOR_OP_COUNT && (unsigned)device < TENSOR_DEVICE_COUNT) tensor__kernels[op][device] = fn;
+}
+
+static void tensor__autograd_record(tensor__call *c); /* >>autograd: records a node when inputs need grad */
+
+/* Runs c's kernel on the device of its output; on failure frees the output(s) and returns NULL. */
+static tensor *tensor__dispatch(tensor__call *c) {
+    tensor_device dev = c->out->storage->device;
+    tensor__kernel_fn k = tensor__kernels[c->op][dev];
+    int rc = k ? k(c) : (tensor__fail(c->fn, "no kernel for %s on this device", tensor__ops[c->op].name), 1);
+    if (rc) {
+        tensor_free(c->out);
+        tensor_free(c->out2);
+        c->out = c->out2 = NULL;
+        return NULL;
+    }
+    tensor__autograd_record(c);
+    return c->out;
+}
+
+static void tensor__call_init(tensor__call *c, tensor_op op) {
+    memset(c, 0, sizeof *c);
+    c->op = op;
+    c->fn = tensor__ops[op].fn;
+}
+
+/* Every input of an op must live on one device: never a silent copy. */
+static bool tensor__same_device(const char *fn, int n, tensor *const *ts) {
+    int first = -1;
+    for (int i = 0; i < n; i++) {
+        if (!ts[i]) continue;
+        if (first < 0) first = i;
+        else if (ts[i]->storage->device != ts[first]->storage->device) {
+            tensor__fail(fn, "inputs are on different devices (%s and %s); move them with tensor_to_device",
+                         ts[first]->storage->device == TENSOR_CPU ? "cpu" : "cuda", ts[i]->storage->device == TENSOR_CPU ? "cpu" : "cuda");
+            return false;
+        }
+    }
+    return true;
+}
+
+// >>iter ---------------------------------------------------------------------------------------
+/* The iteration description every elementwise kernel consumes (like ATen's TensorIterator):
+   operands broadcast to one shape (stride 0 on broadcast dims), dims coalesced where every operand
+   is contiguous across them, strides in bytes. Operand 0 is the output by convention. A kernel
+   supplies the inner loop over the last dim; tensor__iter_run walks the outer dims. */
+#define TENSOR__MAX_OPERANDS 5
+typedef struct {
+    int ndim, n;
+    int64_t shape[TENSOR_MAX_DIMS];
+    int64_t stride[TENSOR__MAX_OPERANDS][TENSOR_MAX_DIMS];
+    char *base[TENSOR__MAX_OPERANDS];
+    tensor_dtype dtype[TENSOR__MAX_OPERANDS];
+    int64_t numel;
+} tensor__iter;
+
+/* ptr[k] points at the first element of operand k in this row; stride[k] is its byte stride
+   along the row; count elements. */
+typedef void (*tensor__loop_fn)(char **ptr, const int64_t *stride, int64_t count, void *ctx);
+
+static void tensor__iter_init(tensor__iter *it, int n, tensor *const *ops, int ndim, const int64_t *shape) {
+    TENSOR_ASSERT(n <= TENSOR__MAX_OPERANDS && ndim <= TENSOR_MAX_DIMS);
+    it->n = n;
+    it->numel = tensor__numel_of(ndim, shape);
+    for (int k = 0; k < n; k++) { it->base[k] = tensor__data(ops[k]); it->dtype[k] = ops[k]->dtype; }
+    /* drop size-1 dims, right-align each operand's dims to shape */
+    int nd = 0;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] == 1) continue;
+        it->shape[nd] = shape[d];
+        for (int k = 0; k < n; k++) {
+            const tensor *t = ops[k];
+            int td = d - (ndim - t->ndim);
+            int64_t esz = (int64_t)tensor__dtype_sizes[t->dtype];
+            it->stride[k][nd] = (td < 0 || t->shape[td] == 1) ? 0 : t->strides[td] * esz;
+        }
+        nd++;
+    }
+    /* coalesce dim d-1 into d when every operand steps evenly across both */
+    int out = 0;
+    for (int d = 0; d < nd; d++) {
+        if (out > 0) {
+            bool ok = true;
+            for (int k = 0; k < n && ok; k++) ok = it->stride[k][out - 1] == it->stride[k][d] * it->shape[d];
+            if (ok) {
+                it->shape[out - 1] *= it->shape[d];
+                for (int k = 0; k < n; k++) it->stride[k][out - 1] = it->stride[k][d];
+                continue;
+            }
+        }
+        it->shape[out] = it->shape[d];
+        for (int k = 0; k < n; k++) it->stride[k][out] = it->stride[k][d];
+        out++;
+    }
+    if (out == 0) { /* a single element */
+        it->shape[0] = 1;
+        for (int k = 0; k < n; k++) it->stride[k][0] = 0;
+        out = 1;
+    }
+    it->ndim = out;
+}
+
+static void tensor__iter_run(const tensor__iter *it, tensor__loop_fn fn, void *ctx) {
+    if (it->numel == 0) return;
+    int nd = it->ndim, n = it->n;
+    int64_t idx[TENSOR_MAX_DIMS] = {0}, inner[TENSOR__MAX_OPERANDS];
+    char *ptr[TENSOR__MAX_OPERANDS];
+    for (int k = 0; k < n; k++) { ptr[k] = it->base[k]; inner[k] = it->stride[k][nd - 1]; }
+    int64_t rows = it->numel / it->shape[nd - 1];
+    for (int64_t r = 0; r < rows; r++) {
+        fn(ptr, inner, it->shape[nd - 1], ctx);
+        for (int d = nd - 2; d >= 0; d--) { /* odometer step over the outer dims */
+            for (int k = 0; k < n; k++) ptr[k] += it->stride[k][d];
+            if (++idx[d] < it->shape[d]) break;
+            for (int k = 0; k < n; k++) ptr[k] -= it->stride[k][d] * it->shape[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* Visits every element index of a shape in row-major order: a helper for kernels that are not
+   elementwise (index math of gather, pooling, ...). Returns false when done. */
+static TENSOR__UNUSED bool tensor__next_index(int ndim, const int64_t *shape, int64_t *idx) {
+    for (int d = ndim - 1; d >= 0; d--) {
+        if (++idx[d] < shape[d]) return true;
+        idx[d] = 0;
+    }
+    return false;
+}
+
+/* Element offset (in elements) of index idx in t. */
+static TENSOR__UNUSED int64_t tensor__offset_of(const tensor *t, const int64_t *idx) {
+    int64_t o = t->offset;
+    for (int d = 0; d < t->ndim; d++) o += idx[d] * t->strides[d];
+    return o;
+}
+
+/* Generic converting copy src -> dst (broadcasting src to dst's shape): the kernel of copy_,
+   contiguous, clone and to_dtype. */
+static void tensor__copy_loop(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const tensor__iter *it = (const tensor__iter *)ctx;
+    tensor_dtype dd = it->dtype[0], sd = it->dtype[1];
+    if (dd == sd) {
+        size_t esz = tensor__dtype_sizes[dd];
+        if (s[0] == (int64_t)esz && s[1] == (int64_t)esz) { memmove(p[0], p[1], (size_t)n * esz); return; }
+        for (int64_t i = 0; i < n; i++) memcpy(p[0] + i * s[0], p[1] + i * s[1], esz);
+        return;
+    }
+    if (tensor__is_float(dd) || tensor__is_float(sd))
+        for (int64_t i = 0; i < n; i++) tensor__store_f64(p[0] + i * s[0], dd, tensor__load_f64(p[1] + i * s[1], sd));
+    else
+        for (int64_t i = 0; i < n; i++) tensor__store_i64(p[0] + i * s[0], dd, tensor__load_i64(p[1] + i * s[1], sd));
+}
+
+static void tensor__copy_into(tensor *dst, const tensor *src) {
+    tensor *ops[2] = {dst, (tensor *)src};
+    tensor__iter it;
+    tensor__iter_init(&it, 2, ops, dst->ndim, dst->shape);
+    tensor__iter_run(&it, tensor__copy_loop, &it);
+}
+
+/* A contiguous copy of t in dtype (a plain helper for kernels; no autograd, no registry op). */
+static tensor *tensor__contiguous_copy(const char *fn, const tensor *t, tensor_dtype dtype) {
+    tensor *r = tensor__new_like(fn, t, dtype);
+    if (r) tensor__copy_into(r, t);
+    return r;
+}
+/* ==== end generator/parts/dispatch.h ==== */
+/* ==== begin generator/parts/elementwise.h ==== */
+// >>elementwise --------------------------------------------------------------------------------
+/* Each elementwise op is one line below: its formula on double x (and y), and on int64_t x (and y)
+   for ops that keep integer dtypes. TENSOR__UNARY/TENSOR__BINARY expand a formula into the op's
+   reference CPU kernel: a loop over one row of the iteration description, with typed fast paths
+   for f32 and f64 and a converting path for every other dtype. Float formulas are evaluated in
+   double and rounded once to the output dtype. p0, p1 are the op's parameters; k is the loop
+   context (a formula sets k->error for a value it cannot compute, e.g. integer division by 0). */
+typedef struct {
+    tensor_dtype out, in[3];
+    bool int_compute;
+    double p0, p1;
+    int error;
+} tensor__ew_ctx;
+
+/* Integer helpers: wrap on overflow like two's-complement hardware, with no undefined behaviour. */
+static int64_t tensor__iadd(int64_t x, int64_t y) { return (int64_t)((uint64_t)x + (uint64_t)y); }
+static int64_t tensor__isub(int64_t x, int64_t y) { return (int64_t)((uint64_t)x - (uint64_t)y); }
+static int64_t tensor__imul(int64_t x, int64_t y) { return (int64_t)((uint64_t)x * (uint64_t)y); }
+static int64_t tensor__ineg(int64_t x) { return (int64_t)(0 - (uint64_t)x); }
+static int64_t tensor__iabs(int64_t x) { return x < 0 ? tensor__ineg(x) : x; }
+static int64_t tensor__ipow(int64_t x, int64_t y) {
+    if (y < 0) return x == 1 ? 1 : x == -1 ? (y & 1 ? -1 : 1) : 0; /* what truncating division gives */
+    int64_t r = 1;
+    while (y) { if (y & 1) r = tensor__imul(r, x); x = tensor__imul(x, x); y >>= 1; }
+    return r;
+}
+static int64_t tensor__ifmod(int64_t x, int64_t y, tensor__ew_ctx *k) {
+    if (y == 0) { k->error = 1; return 0; }
+    if (y == -1) return 0; /* INT64_MIN % -1 would trap */
+    return x % y;
+}
+static double tensor__fmaxnan(double x, double y) { return x != x ? x : y != y ? y : x > y ? x : y; }
+static double tensor__fminnan(double x, double y) { return x != x ? x : y != y ? y : x < y ? x : y; }
+static double tensor__clampd(double x, double lo, double hi) { double t = x < lo ? lo : x; return t > hi ? hi : t; }
+static int64_t tensor__clampi(int64_t x, double lo, double hi) {
+    int64_t t = (lo == lo && (double)x < lo) ? tensor__double_to_i64(lo) : x;
+    return (hi == hi && (double)t > hi) ? tensor__double_to_i64(hi) : t;
+}
+static double tensor__softplus(double x) { return x > 20 ? x : log1p(exp(x)); }
+static double tensor__logsigmoid(double x) { return x < 0 ? x - log1p(exp(x)) : -log1p(exp(-x)); }
+static double tensor__gelu_tanh(double x) { return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
+static double tensor__sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
+
+/* One row of a unary op: ptr[0] is the output, ptr[1] the input. */
+#define TENSOR__UNARY(name, FEXPR, IEXPR)                                                                  \
+    static void tensor__loop_##name(char **ptr, const int64_t *st, int64_t n, void *vk) {                \
+        tensor__ew_ctx *k = (tensor__ew_ctx *)vk;                                                        \
+        double p0 = k->p0, p1 = k->p1;                                                                   \
+        (void)p0; (void)p1;                                                                              \
+        char *o = ptr[0], *a = ptr[1];                                                                   \
+        if (k->int_compute) {                                                                            \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                int64_t x = tensor__load_i64(a + i * st[1], k->in[0]);                                   \
+                (void)x;                                                                                 \
+                tensor__store_i64(o + i * st[0], k->out, (int64_t)(IEXPR));                              \
+            }                                                                                            \
+        } else if (k->out == TENSOR_F32 && k->in[0] == TENSOR_F32) {                                     \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                double x = *(const float *)(a + i * st[1]);                                              \
+                *(float *)(o + i * st[0]) = (float)(FEXPR);                                              \
+            }                                                                                            \
+        } else if (k->out == TENSOR_F64 && k->in[0] == TENSOR_F64) {                                     \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                double x = *(const double *)(a + i * st[1]);                                             \
+                *(double *)(o + i * st[0]) = (FEXPR);                                                    \
+            }                                                                                            \
+        } else {                                                                                         \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                double x = tensor__load_f64(a + i * st[1], k->in[0]);                                    \
+                tensor__store_f64(o + i * st[0], k->out, (double)(FEXPR));                               \
+            }                                                                                            \
+        }                                                                                                \
+    }                                                                                                    \
+    static int tensor__cpu_##name(tensor__call *c) { return tensor__run_elementwise(c, tensor__loop_##name); }
+
+/* One row of a binary op: ptr[0] the output, ptr[1] and ptr[2] the inputs. */
+#define TENSOR__BINARY(name, FEXPR, IEXPR)                                                                 \
+    static void tensor__loop_##name(char **ptr, const int64_t *st, int64_t n, void *vk) {                \
+        tensor__ew_ctx *k = (tensor__ew_ctx *)vk;                                                        \
+        char *o = ptr[0], *a = ptr[1], *b = ptr[2];                                                      \
+        if (k->int_compute) {                                                                            \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                int64_t x = tensor__load_i64(a + i * st[1], k->in[0]);                                   \
+                int64_t y = tensor__load_i64(b + i * st[2], k->in[1]);                                   \
+                (void)x; (void)y;                                                                        \
+                tensor__store_i64(o + i * st[0], k->out, (int64_t)(IEXPR));                              \
+            }                                                                                            \
+        } else if (k->out == TENSOR_F32 && k->in[0] == TENSOR_F32 && k->in[1] == TENSOR_F32) {          \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                double x = *(const float *)(a + i * st[1]), y = *(const float *)(b + i * st[2]);         \
+                *(float *)(o + i * st[0]) = (float)(FEXPR);                                              \
+            }                                                                                            \
+        } else if (k->out == TENSOR_F64 && k->in[0] == TENSOR_F64 && k->in[1] == TENSOR_F64) {          \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                double x = *(const double *)(a + i * st[1]), y = *(const double *)(b + i * st[2]);       \
+                *(double *)(o + i * st[0]) = (FEXPR);                                                    \
+            }                                                                                            \
+        } else {                                                                                         \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                double x = tensor__load_f64(a + i * st[1], k->in[0]);                                    \
+                double y = tensor__load_f64(b + i * st[2], k->in[1]);                                    \
+                tensor__store_f64(o + i * st[0], k->out, (double)(FEXPR));                               \
+            }                                                                                            \
+        }                                                                                                \
+    }                                                                                                    \
+    static int tensor__cpu_##name(tensor__call *c) { return tensor__run_elementwise(c, tensor__loop_##name); }
+
+/* Runs an elementwise loop over out = f(in...): operands broadcast to out's shape. */
+static int tensor__run_elementwise(tensor__call *c, tensor__loop_fn loop) {
+    tensor *ops[TENSOR__MAX_OPERANDS];
+    tensor__ew_ctx k;
+    memset(&k, 0, sizeof k);
+    ops[0] = c->out;
+    k.out = c->out->dtype;
+    k.int_compute = !tensor__is_float(c->compute);
+    k.p0 = c->p[0];
+    k.p1 = c->p[1];
+    for (int i = 0; i < c->n_in; i++) { ops[i + 1] = c->in[i]; k.in[i] = c->in[i]->dtype; }
+    tensor__iter it;
+    tensor__iter_init(&it, c->n_in + 1, ops, c->out->ndim, c->out->shape);
+    tensor__iter_run(&it, loop, &k);
+    if (k.error) { tensor__fail(c->fn, "integer division by zero"); return 1; }
+    return 0;
+}
+
+/*                name        float formula (double x)                    integer formula (int64_t x) */
+TENSOR__UNARY(neg,         -x,                                          tensor__ineg(x))
+TENSOR__UNARY(abs,         fabs(x),                                     tensor__iabs(x))
+TENSOR__UNARY(sign,        tensor__sign(x),                             (x > 0) - (x < 0))
+TENSOR__UNARY(sqrt,        sqrt(x),                                     0)
+TENSOR__UNARY(rsqrt,       1.0 / sqrt(x),                               0)
+TENSOR__UNARY(square,      x * x,                                       tensor__imul(x, x))
+TENSOR__UNARY(reciprocal,  1.0 / x,                                     0)
+TENSOR__UNARY(exp,         exp(x),                                      0)
+TENSOR__UNARY(exp2,        exp2(x),                                     0)
+TENSOR__UNARY(expm1,       expm1(x),                                    0)
+TENSOR__UNARY(log,         log(x),                                      0)
+TENSOR__UNARY(log2,        log2(x),                                     0)
+TENSOR__UNARY(log1p,       log1p(x),                                    0)
+TENSOR__UNARY(sin,         sin(x),                                      0)
+TENSOR__UNARY(cos,         cos(x),                                      0)
+TENSOR__UNARY(tan,         tan(x),                                      0)
+TENSOR__UNARY(asin,        asin(x),                                     0)
+TENSOR__UNARY(acos,        acos(x),                                     0)
+TENSOR__UNARY(atan,        atan(x),                                     0)
+TENSOR__UNARY(sinh,        sinh(x),                                     0)
+TENSOR__UNARY(cosh,        cosh(x),                                     0)
+TENSOR__UNARY(tanh,        tanh(x),                                     0)
+TENSOR__UNARY(asinh,       asinh(x),                                    0)
+TENSOR__UNARY(acosh,       acosh(x),                                    0)
+TENSOR__UNARY(atanh,       atanh(x),                                    0)
+TENSOR__UNARY(sigmoid,     1.0 / (1.0 + exp(-x)),                       0)
+TENSOR__UNARY(logsigmoid,  tensor__logsigmoid(x),                       0)
+TENSOR__UNARY(relu,        x < 0 ? 0.0 : x,                             x < 0 ? 0 : x)
+TENSOR__UNARY(relu6,       tensor__clampd(x, 0, 6),                     tensor__clampi(x, 0, 6))
+TENSOR__UNARY(gelu,        0.5 * x * (1 + erf(x * 0.7071067811865476)), 0)
+TENSOR__UNARY(gelu_tanh,   tensor__gelu_tanh(x),                        0)
+TENSOR__UNARY(silu,        x / (1.0 + exp(-x)),                         0)
+TENSOR__UNARY(mish,        x * tanh(tensor__softplus(x)),               0)
+TENSOR__UNARY(softplus,    tensor__softplus(x),                         0)
+TENSOR__UNARY(erf,         erf(x),                                      0)
+TENSOR__UNARY(floor,       floor(x),                                    x)
+TENSOR__UNARY(ceil,        ceil(x),                                     x)
+TENSOR__UNARY(round,       nearbyint(x),                                x)
+TENSOR__UNARY(trunc,       trunc(x),                                    x)
+TENSOR__UNARY(logical_not, x == 0,                                      x == 0)
+TENSOR__UNARY(isnan,       x != x,                                      0)
+TENSOR__UNARY(isinf,       isinf(x) != 0,                               0)
+TENSOR__UNARY(leaky_relu,  x > 0 ? x : p0 * x,                          0)
+TENSOR__UNARY(elu,         x > 0 ? x : p0 * expm1(x),                   0)
+TENSOR__UNARY(hardtanh,    tensor__clampd(x, p0, p1),                   tensor__clampi(x, p0, p1))
+TENSOR__UNARY(clamp,       tensor__clampd(x, p0, p1),                   tensor__clampi(x, p0, p1))
+
+TENSOR__BINARY(add,         x + y,                          tensor__iadd(x, y))
+TENSOR__BINARY(sub,         x - y,                          tensor__isub(x, y))
+TENSOR__BINARY(mul,         x * y,                          tensor__imul(x, y))
+TENSOR__BINARY(div,         x / y,                          0)
+TENSOR__BINARY(pow,         pow(x, y),                      tensor__ipow(x, y))
+TENSOR__BINARY(maximum,     tensor__fmaxnan(x, y),          x > y ? x : y)
+TENSOR__BINARY(minimum,     tensor__fminnan(x, y),          x < y ? x : y)
+TENSOR__BINARY(atan2,       atan2(x, y),                    0)
+TENSOR__BINARY(fmod,        fmod(x, y),                     tensor__ifmod(x, y, k))
+TENSOR__BINARY(eq,          x == y,                         x == y)
+TENSOR__BINARY(ne,          x != y,                         x != y)
+TENSOR__BINARY(lt,          x < y,                          x < y)
+TENSOR__BINARY(le,          x <= y,                         x <= y)
+TENSOR__BINARY(gt,          x > y,                          x > y)
+TENSOR__BINARY(ge,          x >= y,                         x >= y)
+TENSOR__BINARY(logical_and, x != 0 && y != 0,               x != 0 && y != 0)
+TENSOR__BINARY(logical_or,  x != 0 || y != 0,               x != 0 || y != 0)
+
+/* where: ptr[0] out, ptr[1] cond (bool), ptr[2] a, ptr[3] b. */
+static void tensor__loop_where(char **ptr, const int64_t *st, int64_t n, void *vk) {
+    tensor__ew_ctx *k = (tensor__ew_ctx *)vk;
+    for (int64_t i = 0; i < n; i++) {
+        bool c = *(const uint8_t *)(ptr[1] + i * st[1]) != 0;
+        int src = c ? 2 : 3;
+        char *p = ptr[src] + i * st[src];
+        tensor_dtype d = k->in[src - 1];
+        if (d == k->out) memcpy(ptr[0] + i * st[0], p, tensor__dtype_sizes[d]);
+        else if (k->int_compute) tensor__store_i64(ptr[0] + i * st[0], k->out, tensor__load_i64(p, d));
+        else tensor__store_f64(ptr[0] + i * st[0], k->out, tensor__load_f64(p, d));
+    }
+}
+static int tensor__cpu_where(tensor__call *c) { return tensor__run_elementwise(c, tensor__loop_where); }
+
+/* ---- front-ends ---- */
+
+/* The dtype an elementwise op gives for inputs of common dtype `common`; false + error if refused. */
+static bool tensor__elementwise_types(tensor_op op, tensor_dtype common, tensor_dtype *out, tensor_dtype *compute) {
+    switch (tensor__ops[op].types) {
+    case TENSOR__TYPES_NUM:
+        if (common == TENSOR_BOOL) { tensor__fail(tensor__ops[op].fn, "not supported for bool tensors"); return false; }
+        *out = *compute = common;
+        return true;
+    case TENSOR__TYPES_FLOAT: *out = *compute = tensor__is_float(common) ? common : TENSOR_F32; return true;
+    case TENSOR__TYPES_BOOL: *out = TENSOR_BOOL; *compute = common; return true;
+    default: *out = *compute = common; return true;
+    }
+}
+
+/* out = op(a) with parameters p0, p1. */
+static tensor *tensor__unary(tensor_op op, tensor *a, double p0, double p1) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, a);
+    tensor__call c;
+    tensor__call_init(&c, op);
+    tensor_dtype out;
+    if (!tensor__elementwise_types(op, a->dtype, &out, &c.compute)) return NULL;
+    c.n_in = 1;
+    c.in[0] = a;
+    c.p[0] = p0;
+    c.p[1] = p1;
+    c.out = tensor__new(fn, a->ndim, a->shape, out, a->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* out = op(a, b) broadcast, with the result and compute dtypes already decided. */
+static tensor *tensor__binary_typed(tensor_op op, tensor *a, tensor *b, tensor_dtype out, tensor_dtype compute) {
+    const char *fn = tensor__ops[op].fn;
+    tensor *ins[2] = {a, b};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS];
+    if (!tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, shape)) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, op);
+    c.n_in = 2;
+    c.in[0] = a;
+    c.in[1] = b;
+    c.compute = compute;
+    c.out = tensor__new(fn, nd, shape, out, a->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+static tensor *tensor__binary(tensor_op op, tensor *a, tensor *b) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, a);
+    TENSOR__CHECK_ARG(fn, b);
+    tensor *ins[2] = {a, b};
+    tensor_dtype out, compute;
+    if (!tensor__elementwise_types(op, tensor__result_type(2, ins), &out, &compute)) return NULL;
+    return tensor__binary_typed(op, a, b, out, compute);
+}
+
+/* A C double standing for a PyTorch scalar: integral values act as ints, others as floats. */
+static bool tensor__scalar_is_integral(double s) { return s == floor(s) && fabs(s) < 9.2e18; }
+
+/* The dtype of `a op s` when s is a wrapped number (PyTorch: a float tensor keeps its dtype, an int
+   tensor stays int for an integral s and becomes f32 otherwise, bool + int gives i64). */
+static tensor_dtype tensor__scalar_result_type(tensor_dtype a, double s) {
+    if (tensor__is_float(a)) return a;
+    if (!tensor__scalar_is_integral(s)) return TENSOR_F32;
+    return a == TENSOR_BOOL ? TENSOR_I64 : a;
+}
+
+/* A 0-dim tensor holding s for use as the second operand of `a op s`. */
+static tensor *tensor__wrapped_scalar(const char *fn, double s, tensor_dtype result) {
+    tensor_dtype d = tensor__is_float(result) ? (result == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32) : TENSOR_I64;
+    tensor *t = tensor__new(fn, 0, NULL, d, TENSOR_CPU);
+    if (!t) return NULL;
+    if (d == TENSOR_I64) tensor__store_i64(tensor__data(t), d, tensor__double_to_i64(s));
+    else tensor__store_f64(tensor__data(t), d, s);
+    return t;
+}
+
+static tensor *tensor__binary_scalar(tensor_op op, tensor *a, double s) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, a);
+    tensor_op base;
+    switch (op) {
+    case TENSOR_OP_add_scalar: base = TENSOR_OP_add; break;
+    case TENSOR_OP_sub_scalar: base = TENSOR_OP_sub; break;
+    case TENSOR_OP_mul_scalar: base = TENSOR_OP_mul; break;
+    case TENSOR_OP_div_scalar: base = TENSOR_OP_div; break;
+    default: base = TENSOR_OP_pow; break;
+    }
+    tensor_dtype out, compute;
+    if (!tensor__elementwise_types(op, tensor__scalar_result_type(a->dtype, s), &out, &compute)) return NULL;
+    tensor *b = tensor__wrapped_scalar(fn, s, compute);
+    if (!b) return NULL;
+    tensor *r = a->storage->device == TENSOR_CPU ? tensor__binary_typed(base, a, b, out, compute) : tensor__fail(fn, "scalar ops on this device are not available");
+    tensor_free(b);
+    return r;
+}
+
+/* Generated front-ends for the UNARY, BINARY and SCALAR ops of the registry. */
+#define TENSOR__FRONT_UNARY(name, params) TENSOR_API tensor *tensor_##name params { return tensor__unary(TENSOR_OP_##name, a, 0, 0); }
+#define TENSOR__FRONT_BINARY(name, params) TENSOR_API tensor *tensor_##name params { return tensor__binary(TENSOR_OP_##name, a, b); }
+#define TENSOR__FRONT_SCALAR(name, params) TENSOR_API tensor *tensor_##name params { return tensor__binary_scalar(TENSOR_OP_##name, a, s); }
+#define TENSOR__FRONT_NONE(name, params)
+#define TENSOR__FRONT_UNARY_P TENSOR__FRONT_NONE
+#define TENSOR__FRONT_TERNARY TENSOR__FRONT_NONE
+#define TENSOR__FRONT_INPLACE TENSOR__FRONT_NONE
+#define TENSOR__FRONT_CREATE TENSOR__FRONT_NONE
+#define TENSOR__FRONT_REDUCE TENSOR__FRONT_NONE
+#define TENSOR__FRONT_SHAPE TENSOR__FRONT_NONE
+#define TENSOR__FRONT_INDEX TENSOR__FRONT_NONE
+#define TENSOR__FRONT_LINALG TENSOR__FRONT_NONE
+#define TENSOR__FRONT_NN TENSOR__FRONT_NONE
+#define TENSOR__FRONT_LOSS TENSOR__FRONT_NONE
+#define TENSOR__FRONT(name, kind, impl, types, grad, params, doc) TENSOR__FRONT_##kind(name, params)
+TENSOR_OPS(TENSOR__FRONT)
+
+/* Unary ops with parameters. Integer inputs with a fractional bound compute in f32 (PyTorch's
+   promotion with a float scalar). */
+static tensor *tensor__unary_bounds(tensor_op op, tensor *a, double lo, double hi) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, a);
+    if (!tensor__is_float(a->dtype) && a->dtype != TENSOR_BOOL &&
+        ((lo == lo && !isinf(lo) && !tensor__scalar_is_integral(lo)) || (hi == hi && !isinf(hi) && !tensor__scalar_is_integral(hi)))) {
+        tensor *f = tensor__contiguous_copy(fn, a, TENSOR_F32);
+        tensor *r = f ? tensor__unary(op, f, lo, hi) : NULL;
+        tensor_free(f);
+        return r;
+    }
+    return tensor__unary(op, a, lo, hi);
+}
+TENSOR_API tensor *tensor_leaky_relu(tensor *a, double slope) { return tensor__unary(TENSOR_OP_leaky_relu, a, slope, 0); }
+TENSOR_API tensor *tensor_elu(tensor *a, double alpha) { return tensor__unary(TENSOR_OP_elu, a, alpha, 0); }
+TENSOR_API tensor *tensor_hardtanh(tensor *a, double lo, double hi) { return tensor__unary_bounds(TENSOR_OP_hardtanh, a, lo, hi); }
+TENSOR_API tensor *tensor_clamp(tensor *a, double lo, double hi) { return tensor__unary_bounds(TENSOR_OP_clamp, a, lo, hi); }
+
+TENSOR_API tensor *tensor_where(tensor *cond, tensor *a, tensor *b) {
+    const char *fn = "tensor_where";
+    TENSOR__CHECK_ARG(fn, cond);
+    TENSOR__CHECK_ARG(fn, a);
+    TENSOR__CHECK_ARG(fn, b);
+    if (cond->dtype != TENSOR_BOOL) return tensor__fail(fn, "condition must be a bool tensor, got %s", tensor__dtype_names[cond->dtype]);
+    tensor *ins[3] = {cond, a, b};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    int nd;
+    int64_t s1[TENSOR_MAX_DIMS], s2[TENSOR_MAX_DIMS];
+    if (!tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, s1)) return NULL;
+    if (!tensor__broadcast_shapes(fn, cond->ndim, cond->shape, nd, s1, &nd, s2)) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_where);
+    c.n_in = 3;
+    c.in[0] = cond;
+    c.in[1] = a;
+    c.in[2] = b;
+    c.compute = tensor__result_type(2, ins + 1);
+    c.out = tensor__new(fn, nd, s2, c.compute, a->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* ---- in place: these return their first argument (the same handle, not a new one) ---- */
+
+/* Refuses writes into tensors an autograd graph depends on (see >>autograd). */
+static bool tensor__check_inplace(const char *fn, tensor *a);
+
+static tensor *tensor__inplace_run(tensor__call *c, tensor *a) {
+    c->out = a;
+    tensor__kernel_fn k = tensor__kernels[c->op][a->storage->device];
+    if (!k) return tensor__fail(c->fn, "no kernel on this device");
+    if (k(c)) return NULL;
+    a->storage->version++;
+    return a;
+}
+
+static int tensor__cpu_add_(tensor__call *c) { c->compute = c->out->dtype; return tensor__cpu_add(c); }
+TENSOR_API tensor *tensor_add_(tensor *a, tensor *b) {
+    const char *fn = "tensor_add_";
+    TENSOR__CHECK_ARG(fn, a);
+    TENSOR__CHECK_ARG(fn, b);
+    tensor *ins[2] = {a, b};
+    if (!tensor__same_device(fn, 2, ins) || !tensor__check_inplace(fn, a)) return NULL;
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS];
+    if (!tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, shape)) return NULL;
+    if (nd != a->ndim || !(tensor__numel_of(nd, shape) == tensor__numel_of(a->ndim, a->shape)))
+        return tensor__fail(fn, "shape %s of b does not broadcast to the shape %s of a", tensor__shape_of(b), tensor__shape_of(a));
+    if (a->dtype == TENSOR_BOOL && b->dtype != TENSOR_BOOL) return tensor__fail(fn, "cannot add %s into a bool tensor", tensor__dtype_names[b->dtype]);
+    if (!tensor__is_float(a->dtype) && tensor__is_float(b->dtype)) return tensor__fail(fn, "result type %s cannot be cast to %s in place", tensor__dtype_names[b->dtype], tensor__dtype_names[a->dtype]);
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_add_);
+    c.n_in = 2;
+    c.in[0] = a;
+    c.in[1] = b;
+    return tensor__inplace_run(&c, a);
+}
+
+static int tensor__cpu_mul_scalar_(tensor__call *c) {
+    c->compute = c->out->dtype;
+    tensor *s = tensor__wrapped_scalar(c->fn, c->p[0], c->out->dtype);
+    if (!s) return 1;
+    c->n_in = 2;
+    c->in[1] = s;
+    int rc = tensor__cpu_mul(c);
+    tensor_free(s);
+    return rc;
+}
+TENSOR_API tensor *tensor_mul_scalar_(tensor *a, double s) {
+    const char *fn = "tensor_mul_scalar_";
+    TENSOR__CHECK_ARG(fn, a);
+    if (!tensor__check_inplace(fn, a)) return NULL;
+    if (!tensor__is_float(a->dtype) && !tensor__scalar_is_integral(s)) return tensor__fail(fn, "cannot multiply the %s tensor by %g in place", tensor__dtype_names[a->dtype], s);
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_mul_scalar_);
+    c.n_in = 1;
+    c.in[0] = a;
+    c.p[0] = s;
+    return tensor__inplace_run(&c, a);
+}
+
+static int tensor__cpu_copy_(tensor__call *c) { tensor__copy_into(c->out, c->in[1]); return 0; }
+TENSOR_API tensor *tensor_copy_(tensor *dst, tensor *src) {
+    const char *fn = "tensor_copy_";
+    TENSOR__CHECK_ARG(fn, dst);
+    TENSOR__CHECK_ARG(fn, src);
+    tensor *ins[2] = {dst, src};
+    if (!tensor__same_device(fn, 2, ins) || !tensor__check_inplace(fn, dst)) return NULL;
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS];
+    if (!tensor__broadcast_shapes(fn, dst->ndim, dst->shape, src->ndim, src->shape, &nd, shape) || nd != dst->ndim ||
+        tensor__numel_of(nd, shape) != tensor__numel_of(dst->ndim, dst->shape))
+        return tensor__fail(fn, "source shape %s does not broadcast to the destination shape %s", tensor__shape_of(src), tensor__shape_of(dst));
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_copy_);
+    c.n_in = 2;
+    c.in[0] = dst;
+    c.in[1] = src;
+    return tensor__inplace_run(&c, dst);
+}
+
+typedef struct { char elem[8]; size_t size; } tensor__fill_ctx;
+static void tensor__fill_loop(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const tensor__fill_ctx *f = (const tensor__fill_ctx *)ctx;
+    for (int64_t i = 0; i < n; i++) memcpy(p[0] + i * s[0], f->elem, f->size);
+}
+/* Fills t (any layout) with value converted to t's dtype. */
+static void tensor__fill(tensor *t, double value) {
+    tensor__fill_ctx f;
+    f.size = tensor__dtype_sizes[t->dtype];
+    tensor__store_f64(f.elem, t->dtype, value);
+    tensor__iter it;
+    tensor__iter_init(&it, 1, &t, t->ndim, t->shape);
+    tensor__iter_run(&it, tensor__fill_loop, &f);
+}
+static int tensor__cpu_fill_(tensor__call *c) { tensor__fill(c->out, c->p[0]); return 0; }
+static int tensor__cpu_zero_(tensor__call *c) { tensor__fill(c->out, 0); return 0; }
+TENSOR_API tensor *tensor_fill_(tensor *a, double value) {
+    TENSOR__CHECK_ARG("tensor_fill_", a);
+    if (!tensor__check_inplace("tensor_fill_", a)) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_fill_);
+    c.p[0] = value;
+    return tensor__inplace_run(&c, a);
+}
+TENSOR_API tensor *tensor_zero_(tensor *a) {
+    TENSOR__CHECK_ARG("tensor_zero_", a);
+    if (!tensor__check_inplace("tensor_zero_", a)) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_zero_);
+    return tensor__inplace_run(&c, a);
+}
+/* ==== end generator/parts/elementwise.h ==== */
+/* ==== begin generator/parts/create.h ==== */
+// >>rng ----------------------------------------------------------------------------------------
+/* Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3"): a counter-based
+   generator, so the stream depends only on the seed and how many numbers were drawn, on every
+   platform. The key is the seed; the 64-bit counter advances by one per block of four words. */
+typedef struct { uint32_t key[2]; uint64_t counter; uint32_t block[4]; int used; } tensor__philox;
+#define TENSOR__DEFAULT_SEED 67280421310721ull /* PyTorch's default seed */
+static tensor__philox tensor__rng = {{(uint32_t)TENSOR__DEFAULT_SEED, (uint32_t)(TENSOR__DEFAULT_SEED >> 32)}, 0, {0, 0, 0, 0}, 4};
+
+static void tensor__philox_block(const uint32_t key_in[2], uint64_t counter, uint32_t out[4]) {
+    uint32_t c[4] = {(uint32_t)counter, (uint32_t)(counter >> 32), 0, 0};
+    uint32_t k0 = key_in[0], k1 = key_in[1];
+    for (int r = 0; r < 10; r++) {
+        uint64_t p0 = (uint64_t)0xD2511F53u * c[0], p1 = (uint64_t)0xCD9E8D57u * c[2];
+        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c[1] ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c[3] ^ k1;
+        c[0] = n0;
+        c[1] = (uint32_t)p1;
+        c[2] = n2;
+        c[3] = (uint32_t)p0;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    memcpy(out, c, sizeof c);
+}
+
+static uint32_t tensor__rng_u32(void) {
+    if (tensor__rng.used == 4) {
+        tensor__philox_block(tensor__rng.key, tensor__rng.counter++, tensor__rng.block);
+        tensor__rng.used = 0;
+    }
+    return tensor__rng.block[tensor__rng.used++];
+}
+static uint64_t tensor__rng_u64(void) { uint64_t hi = tensor__rng_u32(); return hi << 32 | tensor__rng_u32(); }
+/* Uniform in [0, 1) with 53 random bits. */
+static double tensor__rng_double(void) { return (double)(tensor__rng_u64() >> 11) * (1.0 / 9007199254740992.0); }
+
+TENSOR_API void tensor_manual_seed(uint64_t seed) {
+    tensor__rng.key[0] = (uint32_t)seed;
+    tensor__rng.key[1] = (uint32_t)(seed >> 32);
+    tensor__rng.counter = 0;
+    tensor__rng.used = 4;
+}
+static void tensor__rng_reset(void) { tensor_manual_seed(TENSOR__DEFAULT_SEED); }
+
+/* A uniform integer in [0, n), n >= 1, without modulo bias (rejection). */
+static uint64_t tensor__rng_below(uint64_t n) {
+    uint64_t limit = UINT64_MAX - UINT64_MAX % n;
+    uint64_t r;
+    do r = tensor__rng_u64(); while (r >= limit);
+    return r % n;
+}
+
+// >>create -------------------------------------------------------------------------------------
+static bool tensor__check_dtype(const char *fn, tensor_dtype d) {
+    if (tensor__dtype_valid(d)) return true;
+    tensor__fail(fn, "invalid dtype %d", (int)d);
+    return false;
+}
+
+/* Allocates out for a creation op and runs its kernel. */
+static tensor *tensor__create(tensor__call *c, int ndim, const int64_t *shape, tensor_dtype dtype) {
+    if (!tensor__check_dtype(c->fn, dtype)) return NULL;
+    c->out = tensor__new(c->fn, ndim, shape, dtype, TENSOR_CPU);
+    return c->out ? tensor__dispatch(c) : NULL;
+}
+
+static int tensor__cpu_empty(tensor__call *c) { (void)c; return 0; }
+static int tensor__cpu_zeros(tensor__call *c) { tensor__fill(c->out, 0); return 0; }
+static int tensor__cpu_ones(tensor__call *c) { tensor__fill(c->out, 1); return 0; }
+static int tensor__cpu_full(tensor__call *c) { tensor__fill(c->out, c->p[0]); return 0; }
+static int tensor__cpu_scalar(tensor__call *c) { tensor__fill(c->out, c->p[0]); return 0; }
+
+TENSOR_API tensor *tensor_empty(int ndim, const int64_t *shape, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_empty);
+    return tensor__create(&c, ndim, shape, dtype);
+}
+TENSOR_API tensor *tensor_zeros(int ndim, const int64_t *shape, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_zeros);
+    return tensor__create(&c, ndim, shape, dtype);
+}
+TENSOR_API tensor *tensor_ones(int ndim, const int64_t *shape, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_ones);
+    return tensor__create(&c, ndim, shape, dtype);
+}
+TENSOR_API tensor *tensor_full(int ndim, const int64_t *shape, double value, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_full);
+    c.p[0] = value;
+    return tensor__create(&c, ndim, shape, dtype);
+}
+TENSOR_API tensor *tensor_scalar(double value, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_scalar);
+    c.p[0] = value;
+    return tensor__create(&c, 0, NULL, dtype);
+}
+
+static int tensor__cpu_from_data(tensor__call *c) {
+    memcpy(tensor__data(c->out), (const void *)(uintptr_t)c->ip[0], (size_t)tensor__numel_of(c->out->ndim, c->out->shape) * tensor__dtype_sizes[c->out->dtype]);
+    return 0;
+}
+TENSOR_API tensor *tensor_from_data(const void *data, int ndim, const int64_t *shape, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_from_data);
+    int64_t numel = tensor__check_shape(c.fn, ndim, shape);
+    if (numel < 0) return NULL;
+    if (!data && numel > 0) return tensor__null_arg(c.fn, "data");
+    c.ip[0] = (int64_t)(uintptr_t)data;
+    return tensor__create(&c, ndim, shape, dtype);
+}
+
+static int tensor__cpu_arange(tensor__call *c) {
+    int64_t n = c->out->shape[0];
+    char *o = tensor__data(c->out);
+    size_t esz = tensor__dtype_sizes[c->out->dtype];
+    for (int64_t i = 0; i < n; i++) tensor__store_f64(o + (size_t)i * esz, c->out->dtype, c->p[0] + (double)i * c->p[2]);
+    return 0;
+}
+TENSOR_API tensor *tensor_arange(double start, double end, double step, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_arange);
+    if (!(step != 0) || step != step) return tensor__fail(c.fn, "step must be non-zero and finite, got %g", step);
+    if (!isfinite(start) || !isfinite(end)) return tensor__fail(c.fn, "start %g and end %g must be finite", start, end);
+    if ((end - start) * step < 0) return tensor__fail(c.fn, "upper bound %g and lower bound %g are inconsistent with step sign %g", end, start, step);
+    double count = ceil((end - start) / step);
+    if (count > 9.0e15) return tensor__fail(c.fn, "range [%g, %g) with step %g is too long", start, end, step);
+    int64_t n = (int64_t)count;
+    c.p[0] = start;
+    c.p[1] = end;
+    c.p[2] = step;
+    return tensor__create(&c, 1, &n, dtype);
+}
+
+static int tensor__cpu_linspace(tensor__call *c) {
+    int64_t n = c->out->shape[0];
+    char *o = tensor__data(c->out);
+    size_t esz = tensor__dtype_sizes[c->out->dtype];
+    double start = c->p[0], end = c->p[1], step = n > 1 ? (end - start) / (double)(n - 1) : 0;
+    for (int64_t i = 0; i < n; i++) /* from both ends, as PyTorch does, so the last value is exactly end */
+        tensor__store_f64(o + (size_t)i * esz, c->out->dtype, i < n / 2 ? start + step * (double)i : end - step * (double)(n - 1 - i));
+    return 0;
+}
+TENSOR_API tensor *tensor_linspace(double start, double end, int64_t steps, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_linspace);
+    if (steps < 0) return tensor__fail(c.fn, "number of steps must be non-negative, got %lld", (long long)steps);
+    c.p[0] = start;
+    c.p[1] = end;
+    return tensor__create(&c, 1, &steps, dtype);
+}
+
+static int tensor__cpu_eye(tensor__call *c) {
+    int64_t n = c->out->shape[0];
+    tensor__fill(c->out, 0);
+    char *o = tensor__data(c->out);
+    size_t esz = tensor__dtype_sizes[c->out->dtype];
+    for (int64_t i = 0; i < n; i++) tensor__store_f64(o + (size_t)(i * n + i) * esz, c->out->dtype, 1);
+    return 0;
+}
+TENSOR_API tensor *tensor_eye(int64_t n, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_eye);
+    if (n < 0) return tensor__fail(c.fn, "n must be non-negative, got %lld", (long long)n);
+    int64_t shape[2] = {n, n};
+    return tensor__create(&c, 2, shape, dtype);
+}
+
+/* Random fills walk the output in row-major order, so the numbers drawn depend only on the seed,
+   the shape and the dtype. */
+static int tensor__cpu_rand(tensor__call *c) {
+    int64_t n = tensor__numel_of(c->out->ndim, c->out->shape);
+    char *o = tensor__data(c->out);
+    size_t esz = tensor__dtype_sizes[c->out->dtype];
+    for (int64_t i = 0; i < n; i++) {
+        double u;
+        switch (c->out->dtype) {
+        case TENSOR_F64: u = tensor__rng_double(); break;
+        case TENSOR_F16: u = (double)(tensor__rng_u32() >> 21) * (1.0 / 2048.0); break;  /* 11 bits: exact in f16 */
+        case TENSOR_BF16: u = (double)(tensor__rng_u32() >> 24) * (1.0 / 256.0); break;  /* 8 bits: exact in bf16 */
+        default: u = (double)(tensor__rng_u32() >> 8) * (1.0 / 16777216.0); break;       /* 24 bits: exact in f32 */
+        }
+        tensor__store_f64(o + (size_t)i * esz, c->out->dtype, u);
+    }
+    return 0;
+}
+TENSOR_API tensor *tensor_rand(int ndim, const int64_t *shape, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_rand);
+    if (tensor__dtype_valid(dtype) && !tensor__is_float(dtype)) return tensor__fail(c.fn, "needs a floating dtype, got %s", tensor__dtype_names[dtype]);
+    return tensor__create(&c, ndim, shape, dtype);
+}
+
+/* Box-Muller on pairs of 53-bit uniforms. */
+static int tensor__cpu_randn(tensor__call *c) {
+    int64_t n = tensor__numel_of(c->out->ndim, c->out->shape);
+    char *o = tensor__data(c->out);
+    size_t esz = tensor__dtype_sizes[c->out->dtype];
+    for (int64_t i = 0; i < n; i += 2) {
+        double u1 = 1.0 - tensor__rng_double(), u2 = tensor__rng_double(); /* u1 in (0, 1] */
+        double r = sqrt(-2.0 * log(u1)), th = 2.0 * M_PI * u2;
+        tensor__store_f64(o + (size_t)i * esz, c->out->dtype, r * cos(th));
+        if (i + 1 < n) tensor__store_f64(o + (size_t)(i + 1) * esz, c->out->dtype, r * sin(th));
+    }
+    return 0;
+}
+TENSOR_API tensor *tensor_randn(int ndim, const int64_t *shape, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_randn);
+    if (tensor__dtype_valid(dtype) && !tensor__is_float(dtype)) return tensor__fail(c.fn, "needs a floating dtype, got %s", tensor__dtype_names[dtype]);
+    return tensor__create(&c, ndim, shape, dtype);
+}
+
+static int tensor__cpu_randint(tensor__call *c) {
+    int64_t n = tensor__numel_of(c->out->ndim, c->out->shape), low = c->ip[0];
+    uint64_t range = (uint64_t)c->ip[1] - (uint64_t)low;
+    char *o = tensor__data(c->out);
+    size_t esz = tensor__dtype_sizes[c->out->dtype];
+    for (int64_t i = 0; i < n; i++) tensor__store_i64(o + (size_t)i * esz, c->out->dtype, (int64_t)((uint64_t)low + tensor__rng_below(range)));
+    return 0;
+}
+TENSOR_API tensor *tensor_randint(int64_t low, int64_t high, int ndim, const int64_t *shape, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_randint);
+    if (low >= high) return tensor__fail(c.fn, "low %lld must be less than high %lld", (long long)low, (long long)high);
+    if (dtype == TENSOR_BOOL && (low < 0 || high > 2)) return tensor__fail(c.fn, "range [%lld, %lld) does not fit bool", (long long)low, (long long)high);
+    c.ip[0] = low;
+    c.ip[1] = high;
+    return tensor__create(&c, ndim, shape, dtype);
+}
+
+static int tensor__cpu_randperm(tensor__call *c) {
+    int64_t n = c->out->shape[0];
+    int64_t *perm = (int64_t *)tensor__alloc_aligned((size_t)(n ? n : 1) * sizeof(int64_t));
+    if (!perm) { tensor__fail(c->fn, "out of memory"); return 1; }
+    for (int64_t i = 0; i < n; i++) perm[i] = i;
+    for (int64_t i = n - 1; i > 0; i--) { /* Fisher-Yates */
+        int64_t j = (int64_t)tensor__rng_below((uint64_t)i + 1), t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    char *o = tensor__data(c->out);
+    size_t esz = tensor__dtype_sizes[c->out->dtype];
+    for (int64_t i = 0; i < n; i++) tensor__store_i64(o + (size_t)i * esz, c->out->dtype, perm[i]);
+    tensor__free_aligned(perm);
+    return 0;
+}
+TENSOR_API tensor *tensor_randperm(int64_t n, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_randperm);
+    if (n < 0) return tensor__fail(c.fn, "n must be non-negative, got %lld", (long long)n);
+    if (dtype == TENSOR_BOOL || (dtype == TENSOR_U8 && n > 256) || ((dtype == TENSOR_F16 || dtype == TENSOR_BF16) && n > 256))
+        return tensor__fail(c.fn, "n %lld is too large for dtype %s", (long long)n, tensor_dtype_name(dtype));
+    return tensor__create(&c, 1, &n, dtype);
+}
+
+/* Each row of probs: num_samples draws by inverse CDF on a running total; without replacement a
+   drawn category's weight drops to 0. */
+static int tensor__cpu_multinomial(tensor__call *c) {
+    tensor *p = c->in[0];
+    int64_t rows = p->ndim == 2 ? p->shape[0] : 1, cats = p->shape[p->ndim - 1], ns = c->ip[0];
+    bool replacement = c->ip[1] != 0;
+    double *w = (double *)tensor__alloc_aligned((size_t)cats * sizeof(double));
+    if (!w) { tensor__fail(c->fn, "out of memory"); return 1; }
+    int64_t *o = (int64_t *)tensor__data(c->out);
+    for (int64_t r = 0; r < rows; r++) {
+        double total = 0;
+        int64_t nonzero = 0;
+        for (int64_t j = 0; j < cats; j++) {
+            int64_t idx[2] = {r, j};
+            int64_t off = p->ndim == 2 ? tensor__offset_of(p, idx) : tensor__offset_of(p, idx + 1);
+            w[j] = tensor__load_f64((char *)p->storage->data + off * (int64_t)tensor__dtype_sizes[p->dtype], p->dtype);
+            if (!(w[j] >= 0) || isinf(w[j])) { tensor__free_aligned(w); tensor__fail(c->fn, "probabilities must be finite and non-negative, row %lld has %g", (long long)r, w[j]); return 1; }
+            total += w[j];
+            nonzero += w[j] > 0;
+        }
+        if (!(total > 0)) { tensor__free_aligned(w); tensor__fail(c->fn, "row %lld of probabilities sums to 0", (long long)r); return 1; }
+        if (!replacement && nonzero < ns) {
+            tensor__free_aligned(w);
+            tensor__fail(c->fn, "cannot draw %lld samples without replacement from row %lld with %lld non-zero categories", (long long)ns, (long long)r, (long long)nonzero);
+            return 1;
+        }
+        for (int64_t s = 0; s < ns; s++) {
+            double u = tensor__rng_double() * total, acc = 0;
+            int64_t pick = -1;
+            for (int64_t j = 0; j < cats; j++) {
+                if (w[j] <= 0) continue;
+                pick = j;  /* the last positive category absorbs rounding */
+                acc += w[j];
+                if (u < acc) break;
+            }
+            o[r * ns + s] = pick;
+            if (!replacement) { total -= w[pick]; w[pick] = 0; }
+        }
+    }
+    tensor__free_aligned(w);
+    return 0;
+}
+TENSOR_API tensor *tensor_multinomial(tensor *probs, int64_t num_samples, bool replacement) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_multinomial);
+    TENSOR__CHECK_ARG(c.fn, probs);
+    if (probs->ndim != 1 && probs->ndim != 2) return tensor__fail(c.fn, "probs must be 1-D or 2-D, got shape %s", tensor__shape_of(probs));
+    if (!tensor__is_float(probs->dtype)) return tensor__fail(c.fn, "probs must be a floating tensor, got %s", tensor__dtype_names[probs->dtype]);
+    if (probs->storage->device != TENSOR_CPU) return tensor__fail(c.fn, "probs must be on the CPU");
+    int64_t cats = probs->shape[probs->ndim - 1];
+    if (cats == 0) return tensor__fail(c.fn, "probs has no categories");
+    if (num_samples <= 0) return tensor__fail(c.fn, "num_samples must be positive, got %lld", (long long)num_samples);
+    if (!replacement && num_samples > cats) return tensor__fail(c.fn, "cannot draw %lld samples without replacement from %lld categories", (long long)num_samples, (long long)cats);
+    c.n_in = 1;
+    c.in[0] = probs;
+    c.ip[0] = num_samples;
+    c.ip[1] = replacement;
+    int64_t shape[2] = {probs->shape[0], num_samples};
+    return probs->ndim == 2 ? tensor__create(&c, 2, shape, TENSOR_I64) : tensor__create(&c, 1, &num_samples, TENSOR_I64);
+}
+
+static int tensor__cpu_clone(tensor__call *c) { tensor__copy_into(c->out, c->in[0]); return 0; }
+static int tensor__cpu_contiguous(tensor__call *c) { tensor__copy_into(c->out, c->in[0]); return 0; }
+
+TENSOR_API tensor *tensor_clone(tensor *t) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_clone);
+    TENSOR__CHECK_ARG(c.fn, t);
+    c.n_in = 1;
+    c.in[0] = t;
+    c.out = tensor__new_like(c.fn, t, t->dtype);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+TENSOR_API tensor *tensor_contiguous(tensor *t) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_contiguous);
+    TENSOR__CHECK_ARG(c.fn, t);
+    if (tensor__contiguous(t)) return tensor__alias(c.fn, t);
+    c.n_in = 1;
+    c.in[0] = t;
+    c.out = tensor__new_like(c.fn, t, t->dtype);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+TENSOR_API int tensor_copy_to(tensor *t, void *dst, size_t dst_bytes) {
+    const char *fn = "tensor_copy_to";
+    if (!t) { tensor__null_arg(fn, "t"); return -1; }
+    size_t need = (size_t)tensor__numel_of(t->ndim, t->shape) * tensor__dtype_sizes[t->dtype];
+    if (!dst && need) { tensor__null_arg(fn, "dst"); return -1; }
+    if (dst_bytes < need) { tensor__fail(fn, "destination holds %zu bytes, tensor of shape %s needs %zu", dst_bytes, tensor__shape_of(t), need); return -1; }
+    if (t->storage->device != TENSOR_CPU) { tensor__fail(fn, "copy from this device is not available"); return -1; }
+    if (!need) return 0;
+    /* view dst as a contiguous tensor of t's shape, on a stack storage that is never freed */
+    tensor__storage s;
+    memset(&s, 0, sizeof s);
+    s.data = dst;
+    s.nbytes = need;
+    s.refcount = 1;
+    tensor d;
+    memset(&d, 0, sizeof d);
+    d.storage = &s;
+    d.ndim = t->ndim;
+    d.dtype = t->dtype;
+    for (int i = 0; i < t->ndim; i++) d.shape[i] = t->shape[i];
+    tensor__contiguous_strides(t->ndim, t->shape, d.strides);
+    tensor__copy_into(&d, t);
+    return 0;
+}
+
+static int tensor__cpu_to_dtype(tensor__call *c) { tensor__copy_into(c->out, c->in[0]); return 0; }
+TENSOR_API tensor *tensor_to_dtype(tensor *t, tensor_dtype dtype) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_to_dtype);
+    TENSOR__CHECK_ARG(c.fn, t);
+    if (!tensor__check_dtype(c.fn, dtype)) return NULL;
+    if (t->dtype == dtype) return tensor__alias(c.fn, t);
+    c.n_in = 1;
+    c.in[0] = t;
+    c.out = tensor__new_like(c.fn, t, dtype);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* Copies between devices are the job of the device's translation unit (tensor_cuda.cu). */
+static int tensor__cpu_to_device(tensor__call *c) { tensor__copy_into(c->out, c->in[0]); return 0; }
+TENSOR_API tensor *tensor_to_device(tensor *t, tensor_device device) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_to_device);
+    TENSOR__CHECK_ARG(c.fn, t);
+    if ((unsigned)device >= TENSOR_DEVICE_COUNT) return tensor__fail(c.fn, "invalid device %d", (int)device);
+    if (t->storage->device == device) return tensor__alias(c.fn, t);
+    if (device == TENSOR_CUDA && !tensor_cuda_available()) return tensor__fail(c.fn, "CUDA is not available (link tensor_cuda.o and run on a machine with a GPU)");
+    return tensor__fail(c.fn, "no copy from %s to %s in this build", t->storage->device == TENSOR_CPU ? "cpu" : "cuda", device == TENSOR_CPU ? "cpu" : "cuda");
+}
+/* ==== end generator/parts/create.h ==== */
+/* ==== begin generator/parts/reduce.h ==== */
+// >>reduce --------------------------------------------------------------------------------
+/* PLACEHOLDER: every op here fails with "not implemented yet" until this part is written. */
+static int tensor__cpu_sum(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_sum(tensor *t, int dim, bool keepdim) { (void)t; (void)dim; (void)keepdim; return tensor__fail("tensor_sum", "not implemented yet"); }
+static int tensor__cpu_sum_all(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_sum_all(tensor *t) { (void)t; return tensor__fail("tensor_sum_all", "not implemented yet"); }
+static int tensor__cpu_sum_dims(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_sum_dims(tensor *t, int n, const int *dims, bool keepdim) { (void)t; (void)n; (void)dims; (void)keepdim; return tensor__fail("tensor_sum_dims", "not implemented yet"); }
+static int tensor__cpu_mean(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_mean(tensor *t, int dim, bool keepdim) { (void)t; (void)dim; (void)keepdim; return tensor__fail("tensor_mean", "not implemented yet"); }
+static int tensor__cpu_mean_all(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_mean_all(tensor *t) { (void)t; return tensor__fail("tensor_mean_all", "not implemented yet"); }
+static int tensor__cpu_mean_dims(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_mean_dims(tensor *t, int n, const int *dims, bool keepdim) { (void)t; (void)n; (void)dims; (void)keepdim; return tensor__fail("tensor_mean_dims", "not implemented yet"); }
+static int tensor__cpu_prod(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_prod(tensor *t, int dim, bool keepdim) { (void)t; (void)dim; (void)keepdim; return tensor__fail("tensor_prod", "not implemented yet"); }
+static int tensor__cpu_max(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_max(tensor *t, int dim, bool keepdim) { (void)t; (void)dim; (void)keepdim; return tensor__fail("tensor_max", "not implemented yet"); }
+static int tensor__cpu_max_all(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_max_all(tensor *t) { (void)t; return tensor__fail("tensor_max_all", "not implemented yet"); }
+static int tensor__cpu_min(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_min(tensor *t, int dim, bool keepdim) { (void)t; (void)dim; (void)keepdim; return tensor__fail("tensor_min", "not implemented yet"); }
+static int tensor__cpu_min_all(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_min_all(tensor *t) { (void)t; return tensor__fail("tensor_min_all", "not implemented yet"); }
+static int tensor__cpu_argmax(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_argmax(tensor *t, int dim, bool keepdim) { (void)t; (void)dim; (void)keepdim; return tensor__fail("tensor_argmax", "not implemented yet"); }
+static int tensor__cpu_argmin(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_argmin(tensor *t, int dim, bool keepdim) { (void)t; (void)dim; (void)keepdim; return tensor__fail("tensor_argmin", "not implemented yet"); }
+static int tensor__cpu_var(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_var(tensor *t, int dim, int64_t correction, bool keepdim) { (void)t; (void)dim; (void)correction; (void)keepdim; return tensor__fail("tensor_var", "not implemented yet"); }
+static int tensor__cpu_std(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_std(tensor *t, int dim, int64_t correction, bool keepdim) { (void)t; (void)dim; (void)correction; (void)keepdim; return tensor__fail("tensor_std", "not implemented yet"); }
+static int tensor__cpu_logsumexp(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_logsumexp(tensor *t, int dim, bool keepdim) { (void)t; (void)dim; (void)keepdim; return tensor__fail("tensor_logsumexp", "not implemented yet"); }
+static int tensor__cpu_norm(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_norm(tensor *t, double p, int dim, bool keepdim) { (void)t; (void)p; (void)dim; (void)keepdim; return tensor__fail("tensor_norm", "not implemented yet"); }
+static int tensor__cpu_cumsum(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_cumsum(tensor *t, int dim) { (void)t; (void)dim; return tensor__fail("tensor_cumsum", "not implemented yet"); }
+static int tensor__cpu_all(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_all(tensor *t) { (void)t; return tensor__fail("tensor_all", "not implemented yet"); }
+static int tensor__cpu_any(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_any(tensor *t) { (void)t; return tensor__fail("tensor_any", "not implemented yet"); }
+/* ==== end generator/parts/reduce.h ==== */
+/* ==== begin generator/parts/shape.h ==== */
+// >>shape --------------------------------------------------------------------------------
+/* PLACEHOLDER: every op here fails with "not implemented yet" until this part is written. */
+TENSOR_API tensor *tensor_reshape(tensor *t, int ndim, const int64_t *shape) { (void)t; (void)ndim; (void)shape; return tensor__fail("tensor_reshape", "not implemented yet"); }
+TENSOR_API tensor *tensor_view(tensor *t, int ndim, const int64_t *shape) { (void)t; (void)ndim; (void)shape; return tensor__fail("tensor_view", "not implemented yet"); }
+TENSOR_API tensor *tensor_permute(tensor *t, int ndim, const int *dims) { (void)t; (void)ndim; (void)dims; return tensor__fail("tensor_permute", "not implemented yet"); }
+TENSOR_API tensor *tensor_transpose(tensor *t, int dim0, int dim1) { (void)t; (void)dim0; (void)dim1; return tensor__fail("tensor_transpose", "not implemented yet"); }
+TENSOR_API tensor *tensor_expand(tensor *t, int ndim, const int64_t *shape) { (void)t; (void)ndim; (void)shape; return tensor__fail("tensor_expand", "not implemented yet"); }
+TENSOR_API tensor *tensor_squeeze(tensor *t, int dim) { (void)t; (void)dim; return tensor__fail("tensor_squeeze", "not implemented yet"); }
+TENSOR_API tensor *tensor_unsqueeze(tensor *t, int dim) { (void)t; (void)dim; return tensor__fail("tensor_unsqueeze", "not implemented yet"); }
+TENSOR_API tensor *tensor_flatten(tensor *t, int start_dim, int end_dim) { (void)t; (void)start_dim; (void)end_dim; return tensor__fail("tensor_flatten", "not implemented yet"); }
+TENSOR_API tensor *tensor_slice(tensor *t, int dim, int64_t start, int64_t end, int64_t step) { (void)t; (void)dim; (void)start; (void)end; (void)step; return tensor__fail("tensor_slice", "not implemented yet"); }
+TENSOR_API tensor *tensor_select(tensor *t, int dim, int64_t index) { (void)t; (void)dim; (void)index; return tensor__fail("tensor_select", "not implemented yet"); }
+static int tensor__cpu_cat(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_cat(int n, tensor *const *ts, int dim) { (void)n; (void)ts; (void)dim; return tensor__fail("tensor_cat", "not implemented yet"); }
+TENSOR_API tensor *tensor_stack(int n, tensor *const *ts, int dim) { (void)n; (void)ts; (void)dim; return tensor__fail("tensor_stack", "not implemented yet"); }
+static int tensor__cpu_flip(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_flip(tensor *t, int dim) { (void)t; (void)dim; return tensor__fail("tensor_flip", "not implemented yet"); }
+static int tensor__cpu_repeat(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_repeat(tensor *t, int ndim, const int64_t *repeats) { (void)t; (void)ndim; (void)repeats; return tensor__fail("tensor_repeat", "not implemented yet"); }
+static int tensor__cpu_pad(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_pad(tensor *t, int npad, const int64_t *pads, double value) { (void)t; (void)npad; (void)pads; (void)value; return tensor__fail("tensor_pad", "not implemented yet"); }
+static int tensor__cpu_tril(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_tril(tensor *t, int64_t diagonal) { (void)t; (void)diagonal; return tensor__fail("tensor_tril", "not implemented yet"); }
+static int tensor__cpu_triu(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_triu(tensor *t, int64_t diagonal) { (void)t; (void)diagonal; return tensor__fail("tensor_triu", "not implemented yet"); }
+static int tensor__cpu_gather(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_gather(tensor *t, int dim, tensor *index) { (void)t; (void)dim; (void)index; return tensor__fail("tensor_gather", "not implemented yet"); }
+static int tensor__cpu_scatter_add(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_scatter_add(tensor *t, int dim, tensor *index, tensor *src) { (void)t; (void)dim; (void)index; (void)src; return tensor__fail("tensor_scatter_add", "not implemented yet"); }
+static int tensor__cpu_index_select(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_index_select(tensor *t, int dim, tensor *index) { (void)t; (void)dim; (void)index; return tensor__fail("tensor_index_select", "not implemented yet"); }
+static int tensor__cpu_masked_fill(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_masked_fill(tensor *t, tensor *mask, double value) { (void)t; (void)mask; (void)value; return tensor__fail("tensor_masked_fill", "not implemented yet"); }
+static int tensor__cpu_one_hot(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_one_hot(tensor *indices, int64_t num_classes) { (void)indices; (void)num_classes; return tensor__fail("tensor_one_hot", "not implemented yet"); }
+TENSOR_API int tensor_split(tensor *t, int64_t split_size, int dim, tensor **out, int max_out) { (void)t; (void)split_size; (void)dim; (void)out; (void)max_out; tensor__fail("tensor_split", "not implemented yet"); return -1; }
+/* ==== end generator/parts/shape.h ==== */
+/* ==== begin generator/parts/nn.h ==== */
+// >>linalg --------------------------------------------------------------------------------
+/* PLACEHOLDER: every op here fails with "not implemented yet" until this part is written. */
+static int tensor__cpu_matmul(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_matmul(tensor *a, tensor *b) { (void)a; (void)b; return tensor__fail("tensor_matmul", "not implemented yet"); }
+TENSOR_API tensor *tensor_linear(tensor *x, tensor *weight, tensor *bias) { (void)x; (void)weight; (void)bias; return tensor__fail("tensor_linear", "not implemented yet"); }
+static int tensor__cpu_softmax(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_softmax(tensor *t, int dim) { (void)t; (void)dim; return tensor__fail("tensor_softmax", "not implemented yet"); }
+static int tensor__cpu_log_softmax(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_log_softmax(tensor *t, int dim) { (void)t; (void)dim; return tensor__fail("tensor_log_softmax", "not implemented yet"); }
+static int tensor__cpu_layer_norm(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_layer_norm(tensor *x, tensor *weight, tensor *bias, double eps) { (void)x; (void)weight; (void)bias; (void)eps; return tensor__fail("tensor_layer_norm", "not implemented yet"); }
+static int tensor__cpu_rms_norm(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_rms_norm(tensor *x, tensor *weight, double eps) { (void)x; (void)weight; (void)eps; return tensor__fail("tensor_rms_norm", "not implemented yet"); }
+static int tensor__cpu_conv2d(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_conv2d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups) { (void)x; (void)w; (void)bias; (void)stride; (void)padding; (void)dilation; (void)groups; return tensor__fail("tensor_conv2d", "not implemented yet"); }
+static int tensor__cpu_conv1d(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_conv1d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups) { (void)x; (void)w; (void)bias; (void)stride; (void)padding; (void)dilation; (void)groups; return tensor__fail("tensor_conv1d", "not implemented yet"); }
+static int tensor__cpu_max_pool2d(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_max_pool2d(tensor *x, int kernel, int stride, int padding) { (void)x; (void)kernel; (void)stride; (void)padding; return tensor__fail("tensor_max_pool2d", "not implemented yet"); }
+static int tensor__cpu_avg_pool2d(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_avg_pool2d(tensor *x, int kernel, int stride, int padding) { (void)x; (void)kernel; (void)stride; (void)padding; return tensor__fail("tensor_avg_pool2d", "not implemented yet"); }
+static int tensor__cpu_embedding(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_embedding(tensor *weight, tensor *indices) { (void)weight; (void)indices; return tensor__fail("tensor_embedding", "not implemented yet"); }
+static int tensor__cpu_dropout(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_dropout(tensor *x, double p, bool training) { (void)x; (void)p; (void)training; return tensor__fail("tensor_dropout", "not implemented yet"); }
+TENSOR_API tensor *tensor_scaled_dot_product_attention(tensor *q, tensor *k, tensor *v, tensor *mask, bool is_causal) { (void)q; (void)k; (void)v; (void)mask; (void)is_causal; return tensor__fail("tensor_scaled_dot_product_attention", "not implemented yet"); }
+TENSOR_API tensor *tensor_cross_entropy(tensor *logits, tensor *targets) { (void)logits; (void)targets; return tensor__fail("tensor_cross_entropy", "not implemented yet"); }
+static int tensor__cpu_nll_loss(tensor__call *c) { (void)c; return 1; }
+TENSOR_API tensor *tensor_nll_loss(tensor *log_probs, tensor *targets) { (void)log_probs; (void)targets; return tensor__fail("tensor_nll_loss", "not implemented yet"); }
+TENSOR_API tensor *tensor_mse_loss(tensor *input, tensor *target) { (void)input; (void)target; return tensor__fail("tensor_mse_loss", "not implemented yet"); }
+TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tensor *targets) { (void)logits; (void)targets; return tensor__fail("tensor_binary_cross_entropy_with_logits", "not implemented yet"); }
+/* ==== end generator/parts/nn.h ==== */
+/* ==== begin generator/parts/print.h ==== */
+// >>print ------------------------------------------------------------------------------------------
+/* PLACEHOLDER until printing is written. */
+TENSOR_API int tensor_snprint(tensor *t, char *buf, size_t n) { (void)t; if (n) buf[0] = 0; tensor__fail("tensor_snprint", "not implemented yet"); return -1; }
+TENSOR_API void tensor_print(tensor *t) { (void)t; tensor__fail("tensor_print", "not implemented yet"); }
+/* ==== end generator/parts/print.h ==== */
+/* ==== begin tensor_autograd.h ==== */
+// >>autograd -----------------------------------------------------------------------------------
+/* tensor_autograd.h: the derivative of every differentiable op, keyed by the ops.def names.
+   The generator amalgamates this file into tensor.h after the kernels.
+
+   The engine is not built yet: this file holds the hooks that every op front-end already calls, so
+   the autograd issue adds derivatives here without touching the ops. Until then no graph is
+   recorded and nothing is refused. */
+
+/* Called by tensor__dispatch after an op's kernel succeeded: records a graph node on c->out when
+   an input requires grad. */
+static void tensor__autograd_record(tensor__call *c) { (void)c; }
+
+/* Called by tensor_free: drops the handle's .grad and graph node. */
+static void tensor__autograd_release(tensor *t) { (void)t; }
+
+/* Called by every in-place op before it writes into a: refuses writes a graph depends on. */
+static bool tensor__check_inplace(const char *fn, tensor *a) { (void)fn; (void)a; return true; }
+/* ==== end tensor_autograd.h ==== */
+/* ==== begin generator/parts/runtime.h ==== */
+// >>runtime ------------------------------------------------------------------------------------
+/* Kernels run on the calling thread for now: the thread pool arrives with the CPU speed work, and
+   tensor_build_info says so. tensor_set_num_threads records the request. */
+static int tensor__num_threads = 1;
+
+TENSOR_API void tensor_set_num_threads(int n) {
+    if (n < 0) { tensor__fail("tensor_set_num_threads", "thread count must be >= 0, got %d", n); return; }
+    tensor__num_threads = n == 0 ? 1 : n;
+}
+TENSOR_API int tensor_get_num_threads(void) { return tensor__num_threads; }
+TENSOR_API bool tensor_cuda_available(void) { return false; }
+TENSOR_API const char *tensor_version(void) { return "0.1.0"; }
+TENSOR_API const char *tensor_build_info(void) {
+    static char info[256];
+    snprintf(info, sizeof info,
+             "tensor.h %s; simd: scalar (reference kernels only); sleef: no; cuda: no; "
+             "threads: 1 (kernels run on the calling thread; %d requested)",
+             tensor_version(), tensor__num_threads);
+    return info;
+}
+
+static void tensor__runtime_shutdown(void) { tensor__rng_reset(); }
+/* ==== end generator/parts/runtime.h ==== */
+/* ==== begin generator/parts/end.h ==== */
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+#endif /* TENSOR__IMPLEMENTATION_DONE */
+#endif /* TENSOR_IMPLEMENTATION */
+
+/*
+------------------------------------------------------------------------------
+MIT License
+
+Copyright (c) 2026 the tensor.h developers
+
+Permission is hereby granted, free of charge, to any person obtaining a copy of
+this software and associated documentation files (the "Software"), to deal in
+the Software without restriction, including without limitation the rights to
+use, copy, modify, merge, publish, distribute, sublicense, and/or sell copies
+of the Software, and to permit persons to whom the Software is furnished to do
+so, subject to the following conditions:
+
+The above copyright notice and this permission notice shall be included in all
+copies or substantial portions of the Software.
+
+THE SOFTWARE IS PROVIDED "AS IS", WITHOUT WARRANTY OF ANY KIND, EXPRESS OR
+IMPLIED, INCLUDING BUT NOT LIMITED TO THE WARRANTIES OF MERCHANTABILITY,
+FITNESS FOR A PARTICULAR PURPOSE AND NONINFRINGEMENT. IN NO EVENT SHALL THE
+AUTHORS OR COPYRIGHT HOLDERS BE LIABLE FOR ANY CLAIM, DAMAGES OR OTHER
+LIABILITY, WHETHER IN AN ACTION OF CONTRACT, TORT OR OTHERWISE, ARISING FROM,
+OUT OF OR IN CONNECTION WITH THE SOFTWARE OR THE USE OR OTHER DEALINGS IN THE
+SOFTWARE.
+------------------------------------------------------------------------------
+*/
+/* ==== end generator/parts/end.h ==== */

@@ -1,0 +1,73 @@
+#!/bin/sh
+# The compile matrix: tensor.h as C99 and C++11, with gcc and clang, with and without the
+# implementation, -Wall -Wextra -Werror, TENSOR_STATIC in two translation units, overridden
+# allocator hooks. Prints `ok NAME` or `FAIL NAME` per configuration.
+set -u
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+root=$(pwd)
+W="-Wall -Wextra -Werror -I$root"
+
+cat > "$dir/decl.c" <<'C'
+#include "tensor.h"
+int use_decl(void) { tensor *t = tensor_zeros(TENSOR_SHAPE(2, 3), TENSOR_F32); int n = (int)tensor_numel(t); tensor_free(t); return n; }
+C
+cat > "$dir/impl.c" <<'C'
+#define TENSOR_IMPLEMENTATION
+#include "tensor.h"
+#include <stdio.h>
+int main(void) {
+    tensor *a = tensor_ones(TENSOR_SHAPE(2, 3), TENSOR_F32);
+    tensor *b = tensor_add_scalar(a, 1);
+    int ok = b && tensor_item(tensor_select(tensor_select(b, 0, 0), 0, 1)) == 2.0;
+    tensor_shutdown();
+    return ok ? 0 : 1;
+}
+C
+cat > "$dir/static1.c" <<'C'
+#define TENSOR_STATIC
+#define TENSOR_IMPLEMENTATION
+#include "tensor.h"
+int other(void);
+int main(void) { tensor *t = tensor_ones(TENSOR_SHAPE(4), TENSOR_F32); int ok = tensor_numel(t) == 4 && other() == 6; tensor_shutdown(); return ok ? 0 : 1; }
+C
+cat > "$dir/static2.c" <<'C'
+#define TENSOR_STATIC
+#define TENSOR_IMPLEMENTATION
+#include "tensor.h"
+int other(void) { tensor *t = tensor_zeros(TENSOR_SHAPE(2, 3), TENSOR_F64); int n = (int)tensor_numel(t); tensor_shutdown(); return n; }
+C
+cat > "$dir/hooks.c" <<'C'
+#include <stdlib.h>
+static long allocs, frees;
+static void *my_malloc(size_t n) { allocs++; return malloc(n); }
+static void my_free(void *p) { if (p) frees++; free(p); }
+#define TENSOR_MALLOC(n) my_malloc(n)
+#define TENSOR_FREE(p) my_free(p)
+#define TENSOR_IMPLEMENTATION
+#include "tensor.h"
+int main(void) {
+    tensor *t = tensor_randn(TENSOR_SHAPE(8, 8), TENSOR_F32);
+    tensor *u = tensor_exp(t);
+    tensor_free(u); tensor_free(t);
+    tensor_shutdown();
+    return allocs > 0 && allocs == frees ? 0 : 1;
+}
+C
+cp "$dir/impl.c" "$dir/impl.cpp"; cp "$dir/decl.c" "$dir/decl.cpp"; cp "$dir/hooks.c" "$dir/hooks.cpp"
+
+run() { # name, command...
+  name=$1; shift
+  if "$@" > "$dir/log" 2>&1; then echo "ok $name"; else echo "FAIL $name"; sed 's/^/    /' "$dir/log" | head -30; fi
+}
+for cc in gcc clang; do
+  command -v $cc > /dev/null || { echo "FAIL compile-matrix: $cc not installed"; continue; }
+  cxx=$([ $cc = gcc ] && echo g++ || echo clang++)
+  run "$cc c99 declarations only" $cc -std=c99 $W -c "$dir/decl.c" -o "$dir/decl.o"
+  run "$cc c99 implementation" sh -c "$cc -std=c99 $W '$dir/impl.c' -o '$dir/impl' -lm -lpthread && '$dir/impl'"
+  run "$cc c++11 declarations only" $cxx -std=c++11 $W -c "$dir/decl.cpp" -o "$dir/declpp.o"
+  run "$cc c++11 implementation" sh -c "$cxx -std=c++11 $W '$dir/impl.cpp' -o '$dir/implpp' -lm -lpthread && '$dir/implpp'"
+  run "$cc TENSOR_STATIC in two translation units" sh -c "$cc -std=c99 $W '$dir/static1.c' '$dir/static2.c' -o '$dir/static' -lm -lpthread && '$dir/static'"
+  run "$cc overridden TENSOR_MALLOC/TENSOR_FREE" sh -c "$cc -std=c99 $W '$dir/hooks.c' -o '$dir/hooks' -lm -lpthread && '$dir/hooks'"
+  run "$cc c++11 overridden TENSOR_MALLOC/TENSOR_FREE" sh -c "$cxx -std=c++11 $W '$dir/hooks.cpp' -o '$dir/hookspp' -lm -lpthread && '$dir/hookspp'"
+done

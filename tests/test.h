@@ -1,0 +1,62 @@
+/* test.h: the test harness. Each tests/test_*.c file defines TEST(name) functions; they register
+   themselves at start-up and tests/main.c runs them all, then prints `N passed, N failed`. */
+#ifndef TEST_H
+#define TEST_H
+#include "../tensor.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef void (*test_fn)(void);
+void test_register(const char *name, const char *file, test_fn fn);
+void test_fail(const char *file, int line, const char *fmt, ...);
+/* Asserts that `result` is NULL (or an int < 0) and that the recorded error names `fn`. */
+void test_expect_error(const char *file, int line, bool failed, const char *fn, const char *expr);
+
+#define TEST(name)                                                                                       \
+    static void test_##name(void);                                                                       \
+    __attribute__((constructor)) static void test_register_##name(void) { test_register(#name, __FILE__, test_##name); } \
+    static void test_##name(void)
+
+#define CHECK(cond) do { if (!(cond)) test_fail(__FILE__, __LINE__, "CHECK(%s)", #cond); } while (0)
+#define CHECK_MSG(cond, ...) do { if (!(cond)) test_fail(__FILE__, __LINE__, __VA_ARGS__); } while (0)
+/* |a - b| <= atol + rtol * |b|, NaNs equal */
+#define CHECK_NEAR(a, b, atol, rtol) do {                                                              \
+        double test_a_ = (a), test_b_ = (b);                                                           \
+        if (!((test_a_ != test_a_ && test_b_ != test_b_) || test_a_ == test_b_ ||                      \
+              fabs(test_a_ - test_b_) <= (atol) + (rtol) * fabs(test_b_)))                             \
+            test_fail(__FILE__, __LINE__, "CHECK_NEAR(%s, %s): %.17g vs %.17g", #a, #b, test_a_, test_b_); \
+    } while (0)
+/* `expr` (a tensor *) must fail with a message naming fn. Clears the error first and after. */
+#define CHECK_BAD(expr, fn) do {                                                                       \
+        tensor_clear_error();                                                                          \
+        tensor *test_r_ = (expr);                                                                      \
+        test_expect_error(__FILE__, __LINE__, test_r_ == NULL, fn, #expr);                             \
+        tensor_free(test_r_);                                                                          \
+        tensor_clear_error();                                                                          \
+    } while (0)
+/* Same for functions returning int (failure: < 0 or != 0 as documented: pass the failed flag). */
+#define CHECK_BAD_INT(failed_expr, fn) do {                                                            \
+        tensor_clear_error();                                                                          \
+        bool test_f_ = (failed_expr);                                                                  \
+        test_expect_error(__FILE__, __LINE__, test_f_, fn, #failed_expr);                              \
+        tensor_clear_error();                                                                          \
+    } while (0)
+
+/* ---- helpers for writing expected values ---- */
+/* A tensor from a list of doubles, converted to dtype. */
+tensor *test_tensor(tensor_dtype dtype, int ndim, const int64_t *shape, const double *values);
+/* Every element of t, row-major, as doubles (caller frees). */
+double *test_values(tensor *t);
+/* t (any dtype/layout) compared elementwise with expected (row-major), with tolerances. */
+void test_check_values(const char *file, int line, tensor *t, const double *expected, int64_t n, double atol, double rtol);
+#define CHECK_VALUES(t, expected, n, atol, rtol) test_check_values(__FILE__, __LINE__, t, expected, n, atol, rtol)
+/* t has exactly this shape. */
+void test_check_shape(const char *file, int line, tensor *t, int ndim, const int64_t *shape);
+#define CHECK_SHAPE(t, ...) test_check_shape(__FILE__, __LINE__, t, __VA_ARGS__)
+/* Tolerance suited to a dtype's precision (relative). */
+double test_tol(tensor_dtype d);
+/* Random doubles in [lo, hi) from a small local generator (independent of the library's RNG). */
+double test_uniform(double lo, double hi);
+#endif
