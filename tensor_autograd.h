@@ -1,17 +1,409 @@
 // >>autograd -----------------------------------------------------------------------------------
-/* tensor_autograd.h: the derivative of every differentiable op, keyed by the ops.def names.
+/* tensor_autograd.h: reverse-mode automatic differentiation, define-by-run like PyTorch.
    The generator amalgamates this file into tensor.h after the kernels.
 
-   The engine is not built yet: this file holds the hooks that every op front-end already calls, so
-   the autograd issue adds derivatives here without touching the ops. Until then no graph is
-   recorded and nothing is refused. */
+   The graph: an op whose inputs require grad records a node on its output (tensor__dispatch calls
+   tensor__autograd_record). A node keeps the op, its parameters, aliases of its inputs (for the
+   derivative), and one edge per input: the node that made that input, or the input's accumulator if
+   it is a leaf that requires grad. A leaf's accumulator node holds its .grad, so every handle of a
+   leaf sees one gradient. Nodes are refcounted by the handles that point at them and by the nodes
+   downstream; they are freed without recursion, so a 100,000-op chain is fine.
 
-/* Called by tensor__dispatch after an op's kernel succeeded: records a graph node on c->out when
-   an input requires grad. */
-static void tensor__autograd_record(tensor__call *c) { (void)c; }
+   The derivatives: below the engine, one function per differentiable op of ops.def, keyed by name
+   (tensor__derivative_NAME). Each is written with the library's own ops, so when the engine runs
+   with create_graph the backward pass is itself recorded and can be differentiated again. */
 
-/* Called by tensor_free: drops the handle's .grad and graph node. */
-static void tensor__autograd_release(tensor *t) { (void)t; }
+static TENSOR__THREAD_LOCAL bool tensor__no_grad; /* grad mode is per thread, as in PyTorch */
 
-/* Called by every in-place op before it writes into a: refuses writes a graph depends on. */
-static bool tensor__check_inplace(const char *fn, tensor *a) { (void)fn; (void)a; return true; }
+TENSOR_API bool tensor_set_grad_enabled(bool on) {
+    bool was = !tensor__no_grad;
+    tensor__no_grad = !on;
+    return was;
+}
+
+typedef struct tensor__node {
+    int64_t refcount;
+    int op;                                     /* a tensor_op, or -1 for a leaf's accumulator */
+    tensor *grad;                               /* accumulators: the leaf's .grad (internal handle) */
+    int n_in;
+    struct tensor__node *next[TENSOR__MAX_INPUTS]; /* where each input's gradient goes; NULL: nowhere */
+    tensor *saved[TENSOR__MAX_INPUTS];          /* the inputs, while the graph is alive */
+    int64_t saved_version[TENSOR__MAX_INPUTS];
+    tensor *out;                                /* the output, detached (for derivatives that reuse it) */
+    int64_t out_version;
+    double p[4];
+    int64_t ip[8];
+    int n_dims, dims[TENSOR_MAX_DIMS];
+    bool released;                              /* saved tensors freed after a backward pass */
+    /* engine scratch */
+    tensor *acc;                                /* gradient of the output accumulated so far */
+    int64_t deps, epoch;
+} tensor__node;
+
+typedef int (*tensor__derivative_fn)(tensor__node *n, tensor *g, tensor **grads);
+
+/* ---- node lifetime (no recursion: releases go through a worklist) ---- */
+static tensor__node **tensor__release_stack;
+static int64_t tensor__release_n, tensor__release_cap;
+static bool tensor__releasing;
+
+static void tensor__node_free_saved(tensor__node *n) {
+    for (int i = 0; i < n->n_in; i++) {
+        if (n->saved[i]) { n->saved[i]->storage->saved_by_graph--; tensor_free(n->saved[i]); n->saved[i] = NULL; }
+    }
+    if (n->out) { n->out->storage->saved_by_graph--; tensor_free(n->out); n->out = NULL; }
+    n->released = true;
+}
+
+static void tensor__node_destroy(tensor__node *n);
+
+static void tensor__node_unref(tensor__node *n) {
+    if (!n || --n->refcount > 0) return;
+    if (tensor__release_n == tensor__release_cap) {
+        int64_t cap = tensor__release_cap ? tensor__release_cap * 2 : 256;
+        tensor__node **s = (tensor__node **)TENSOR_MALLOC(sizeof *s * (size_t)cap);
+        if (!s) { tensor__node_destroy(n); return; } /* no room to defer: free it now */
+        if (tensor__release_n) memcpy(s, tensor__release_stack, sizeof *s * (size_t)tensor__release_n);
+        if (tensor__release_stack) TENSOR_FREE(tensor__release_stack);
+        tensor__release_stack = s;
+        tensor__release_cap = cap;
+    }
+    tensor__release_stack[tensor__release_n++] = n;
+    if (tensor__releasing) return;
+    tensor__releasing = true;
+    while (tensor__release_n > 0) tensor__node_destroy(tensor__release_stack[--tensor__release_n]);
+    tensor__releasing = false;
+}
+
+static void tensor__node_destroy(tensor__node *n) {
+    tensor__node_free_saved(n);
+    for (int i = 0; i < n->n_in; i++) tensor__node_unref(n->next[i]);
+    tensor_free(n->grad);
+    tensor_free(n->acc);
+    TENSOR_FREE(n);
+}
+
+static tensor__node *tensor__node_new(int op) {
+    tensor__node *n = (tensor__node *)TENSOR_MALLOC(sizeof *n);
+    if (!n) return NULL;
+    memset(n, 0, sizeof *n);
+    n->refcount = 1;
+    n->op = op;
+    return n;
+}
+
+static void tensor__autograd_release(tensor *t) {
+    tensor__node_unref(t->grad_fn);
+    t->grad_fn = NULL;
+}
+
+/* An internal alias of t that keeps t's autograd identity (for saved inputs). */
+static tensor *tensor__save(const tensor *t) {
+    tensor *s = tensor__alias("tensor_backward", t);
+    if (!s) return NULL;
+    tensor__make_internal(s);
+    s->storage->saved_by_graph++;
+    return s;
+}
+
+// >>autograd-record ----------------------------------------------------------------------------
+static bool tensor__is_leaf(const tensor *t) { return !t->grad_fn || t->grad_fn->op < 0; }
+
+/* The edge an input's gradient flows along: its creator node, or its accumulator if it is a leaf
+   that requires grad (made on first use), or NULL. */
+static tensor__node *tensor__grad_edge(tensor *t) {
+    if (!t || !t->requires_grad) return NULL;
+    if (!t->grad_fn) t->grad_fn = tensor__node_new(-1);
+    return t->grad_fn;
+}
+
+static void tensor__autograd_record(tensor__call *c) {
+    if (tensor__no_grad || !c->out || !tensor__ops[c->op].differentiable) return;
+    bool needed = false;
+    for (int i = 0; i < c->n_in; i++) needed |= c->in[i] && c->in[i]->requires_grad;
+    if (!needed) return;
+    if (!tensor__is_float(c->out->dtype)) return; /* integer results carry no gradient */
+    tensor__node *n = tensor__node_new(c->op);
+    if (!n) { tensor__fail(c->fn, "out of memory recording the autograd graph"); return; }
+    n->n_in = c->n_in;
+    memcpy(n->p, c->p, sizeof n->p);
+    memcpy(n->ip, c->ip, sizeof n->ip);
+    n->n_dims = c->n_dims;
+    memcpy(n->dims, c->dims, sizeof n->dims);
+    for (int i = 0; i < c->n_in; i++) {
+        if (!c->in[i]) continue;
+        n->next[i] = tensor__grad_edge(c->in[i]);
+        if (n->next[i]) n->next[i]->refcount++;
+        n->saved[i] = tensor__save(c->in[i]);
+        n->saved_version[i] = c->in[i]->storage->version;
+    }
+    c->out->grad_fn = n;
+    c->out->requires_grad = true;
+}
+
+/* Refuses in-place writes that could make a gradient silently wrong. */
+static bool tensor__check_inplace(const char *fn, tensor *a) {
+    if (tensor__no_grad) return true; /* e.g. an optimizer step; a later backward checks versions */
+    if (a->requires_grad) {
+        tensor__fail(fn, "in-place op on a tensor that requires grad%s; use the out-of-place op or disable grad",
+                     tensor__is_leaf(a) ? " (a leaf)" : "");
+        return false;
+    }
+    if (a->storage->saved_by_graph > 0) {
+        tensor__fail(fn, "in-place op on a tensor that an autograd graph saved for its backward pass; "
+                         "run backward first, clone it, or disable grad");
+        return false;
+    }
+    return true;
+}
+
+// >>autograd-api -------------------------------------------------------------------------------
+TENSOR_API tensor *tensor_set_requires_grad(tensor *t, bool on) {
+    const char *fn = "tensor_set_requires_grad";
+    TENSOR__CHECK_ARG(fn, t);
+    if (on && !tensor__is_float(t->dtype)) return tensor__fail(fn, "only floating tensors can require grad, got %s", tensor__dtype_names[t->dtype]);
+    if (!tensor__is_leaf(t)) {
+        if (!on) return tensor__fail(fn, "cannot turn off requires_grad of a non-leaf tensor; use tensor_detach");
+        return t;
+    }
+    t->requires_grad = on;
+    if (on) tensor__grad_edge(t);
+    return t;
+}
+
+TENSOR_API bool tensor_requires_grad(const tensor *t) { return t && t->requires_grad; }
+
+TENSOR_API tensor *tensor_grad(tensor *t) {
+    if (!t) return tensor__null_arg("tensor_grad", "t");
+    return t->grad_fn && t->grad_fn->op < 0 ? t->grad_fn->grad : NULL;
+}
+
+TENSOR_API void tensor_zero_grad(tensor *t) {
+    if (t && t->grad_fn && t->grad_fn->op < 0) { tensor_free(t->grad_fn->grad); t->grad_fn->grad = NULL; }
+}
+
+TENSOR_API tensor *tensor_detach(tensor *t) {
+    TENSOR__CHECK_ARG("tensor_detach", t);
+    tensor *d = tensor__view_of("tensor_detach", t, t->ndim, t->shape, t->strides, t->offset);
+    return d; /* tensor__view_of makes a handle with no grad_fn and requires_grad false */
+}
+
+// >>autograd-engine ----------------------------------------------------------------------------
+/* derivative[op]: one function per differentiable op of the registry, defined below the engine. A
+   differentiable op without one fails to compile. */
+#define TENSOR__DECLARE_DERIVATIVE_DIFF(name) static int tensor__derivative_##name(tensor__node *n, tensor *g, tensor **grads);
+#define TENSOR__DECLARE_DERIVATIVE_NODIFF(name)
+#define TENSOR__DECLARE_DERIVATIVE(name, kind, impl, types, grad, params, doc) TENSOR__DECLARE_DERIVATIVE_##grad(name)
+TENSOR_OPS(TENSOR__DECLARE_DERIVATIVE)
+#define TENSOR__DERIVATIVE_ENTRY_DIFF(name) tensor__derivative_##name,
+#define TENSOR__DERIVATIVE_ENTRY_NODIFF(name) 0,
+#define TENSOR__DERIVATIVE_ENTRY(name, kind, impl, types, grad, params, doc) TENSOR__DERIVATIVE_ENTRY_##grad(name)
+static const tensor__derivative_fn tensor__derivatives[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__DERIVATIVE_ENTRY)};
+
+/* g reduced to shape (ndim, shape) by summing the dims broadcasting added or expanded. */
+static tensor *tensor__sum_to(tensor *g, int ndim, const int64_t *shape) {
+    if (!g) return NULL;
+    int lead = g->ndim - ndim, dims[TENSOR_MAX_DIMS], nd = 0;
+    for (int d = 0; d < g->ndim; d++)
+        if (d < lead || (shape[d - lead] == 1 && g->shape[d] != 1)) dims[nd++] = d;
+    if (nd == 0 && lead == 0) return tensor__alias("tensor_backward", g);
+    tensor *s = tensor_sum_dims(g, nd, dims, true);
+    tensor *r = tensor_reshape(s, ndim, shape);
+    tensor_free(s);
+    return r;
+}
+
+/* Moves an internal handle to the innermost scope, where the user owns it. */
+static tensor *tensor__make_owned(tensor *t) {
+    if (t && t->list_level < 0) { tensor__unlink(t); tensor__link(t, tensor__depth); }
+    return t;
+}
+
+/* acc += g, keeping acc an internal handle (NULL acc: takes g). */
+static bool tensor__accumulate(tensor **acc, tensor *g) {
+    if (!*acc) { *acc = tensor__make_internal(g); return true; }
+    tensor *s = tensor_add(*acc, g);
+    tensor_free(g);
+    if (!s) return false;
+    tensor_free(*acc);
+    *acc = tensor__make_internal(s);
+    return true;
+}
+
+typedef struct { tensor__node **v; int64_t n, cap; } tensor__node_list;
+static bool tensor__node_push(tensor__node_list *l, tensor__node *n) {
+    if (l->n == l->cap) {
+        int64_t cap = l->cap ? l->cap * 2 : 64;
+        tensor__node **v = (tensor__node **)TENSOR_MALLOC(sizeof *v * (size_t)cap);
+        if (!v) return false;
+        if (l->n) memcpy(v, l->v, sizeof *v * (size_t)l->n);
+        if (l->v) TENSOR_FREE(l->v);
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = n;
+    return true;
+}
+
+static int64_t tensor__epoch;
+
+/* The engine. Runs the graph above the roots once in reverse topological order (dependency
+   counting, no recursion). accumulate: leaves' .grad += their gradient (tensor_backward);
+   otherwise the gradients reaching the nodes of `wanted` are returned in got[] (autograd_grad).
+   Returns 0, or -1 with an error. */
+static int tensor__run_backward(const char *fn, int n_roots, tensor *const *roots, tensor *const *root_grads,
+                                bool create_graph, bool accumulate, int n_wanted, tensor__node *const *wanted, tensor **got) {
+    tensor__node_list all = {NULL, 0, 0}, stack = {NULL, 0, 0}, ready = {NULL, 0, 0};
+    int64_t epoch = ++tensor__epoch;
+    int rc = 0;
+    bool grad_was = tensor_set_grad_enabled(create_graph);
+    /* 1. find the nodes above the roots; count each one's consumers */
+    for (int r = 0; r < n_roots; r++) {
+        tensor__node *n = roots[r]->grad_fn;
+        if (n->epoch != epoch) { n->epoch = epoch; n->deps = 0; if (!tensor__node_push(&stack, n) || !tensor__node_push(&all, n)) goto oom; }
+    }
+    while (stack.n) {
+        tensor__node *n = stack.v[--stack.n];
+        if (n->released && n->op >= 0) {
+            tensor__fail(fn, "the graph through %s was already freed by an earlier backward pass", tensor__ops[n->op].fn);
+            rc = -1;
+            goto done;
+        }
+        for (int i = 0; i < n->n_in; i++) {
+            tensor__node *m = n->next[i];
+            if (!m) continue;
+            if (m->epoch != epoch) { m->epoch = epoch; m->deps = 0; if (!tensor__node_push(&stack, m) || !tensor__node_push(&all, m)) goto oom; }
+            m->deps++;
+        }
+    }
+    /* 2. seed the roots */
+    for (int r = 0; r < n_roots; r++) {
+        tensor *rg = root_grads ? root_grads[r] : NULL;
+        tensor *g = rg ? tensor__alias(fn, rg) : tensor_ones(roots[r]->ndim, roots[r]->shape, roots[r]->dtype);
+        if (!g || !tensor__accumulate(&roots[r]->grad_fn->acc, g)) { rc = -1; goto done; }
+    }
+    for (int64_t i = 0; i < all.n; i++)
+        if (all.v[i]->deps == 0 && !tensor__node_push(&ready, all.v[i])) goto oom;
+    /* 3. run each node once all its consumers have passed their gradient down */
+    while (ready.n) {
+        tensor__node *n = ready.v[--ready.n];
+        tensor *g = n->acc;
+        n->acc = NULL;
+        for (int w = 0; w < n_wanted; w++)
+            if (wanted[w] == n && g) {
+                tensor *c = tensor__alias(fn, g);
+                if (!c || (got[w] && !tensor__accumulate(&got[w], c))) { rc = -1; tensor_free(g); goto done; }
+                if (!got[w]) got[w] = tensor__make_internal(c);
+            }
+        tensor *grads[TENSOR__MAX_INPUTS] = {NULL, NULL, NULL, NULL};
+        if (n->op < 0) {                                      /* a leaf's accumulator */
+            if (accumulate && g) {
+                tensor *add = create_graph ? g : tensor_detach(g);
+                if (add != g) tensor_free(g);
+                g = NULL;
+                if (!add || !tensor__accumulate(&n->grad, add)) { rc = -1; goto done; }
+            }
+        } else if (g) {
+            for (int i = 0; i < n->n_in; i++)
+                if (n->saved[i] && n->saved[i]->storage->version != n->saved_version[i]) {
+                    tensor__fail(fn, "an input of %s was modified in place after it was used; its gradient would be wrong", tensor__ops[n->op].fn);
+                    tensor_free(g);
+                    rc = -1;
+                    goto done;
+                }
+            tensor_scope_begin();
+            int drc = tensor__derivatives[n->op](n, g, grads);
+            for (int i = 0; i < n->n_in; i++) {
+                if (!n->next[i] || !grads[i]) { grads[i] = NULL; continue; }
+                /* the gradient of an input has the input's shape and dtype */
+                tensor *s = tensor__sum_to(grads[i], n->saved[i]->ndim, n->saved[i]->shape);
+                tensor *d = s && s->dtype != n->saved[i]->dtype ? tensor_to_dtype(s, n->saved[i]->dtype) : s;
+                grads[i] = d ? tensor__make_internal(tensor_keep(d)) : NULL;
+                if (!d) drc = 1;
+            }
+            tensor_scope_end();
+            tensor_free(g);
+            g = NULL;
+            if (drc) {
+                for (int i = 0; i < n->n_in; i++) tensor_free(grads[i]);
+                if (!tensor_last_error()) tensor__fail(fn, "the derivative of %s failed", tensor__ops[n->op].fn);
+                rc = -1;
+                goto done;
+            }
+        }
+        tensor_free(g);
+        for (int i = 0; i < n->n_in; i++) {
+            tensor__node *m = n->next[i];
+            if (!m) continue;
+            if (grads[i] && !tensor__accumulate(&m->acc, grads[i])) { rc = -1; goto done; }
+            if (--m->deps == 0 && !tensor__node_push(&ready, m)) goto oom;
+        }
+    }
+    goto done;
+oom:
+    tensor__fail(fn, "out of memory walking the autograd graph");
+    rc = -1;
+done:
+    for (int64_t i = 0; i < all.n; i++) {
+        tensor__node *n = all.v[i];
+        tensor_free(n->acc);
+        n->acc = NULL;
+        if (!create_graph && n->op >= 0) tensor__node_free_saved(n); /* the graph frees itself */
+    }
+    if (all.v) TENSOR_FREE(all.v);
+    if (stack.v) TENSOR_FREE(stack.v);
+    if (ready.v) TENSOR_FREE(ready.v);
+    tensor_set_grad_enabled(grad_was);
+    return rc;
+}
+
+TENSOR_API int tensor_backward_with(tensor *out, tensor *grad_out) {
+    const char *fn = "tensor_backward_with";
+    if (!out) { tensor__null_arg(fn, "out"); return -1; }
+    if (!out->requires_grad || !out->grad_fn) { tensor__fail(fn, "the tensor does not require grad and has no graph"); return -1; }
+    if (grad_out && !tensor__same_shape(out, grad_out)) {
+        tensor__fail(fn, "grad_out of shape %s does not match the output shape %s", tensor__shape_of(grad_out), tensor__shape_of(out));
+        return -1;
+    }
+    if (!grad_out && tensor__numel_of(out->ndim, out->shape) != 1) {
+        tensor__fail(fn, "grad_out can be omitted only for one-element outputs, not shape %s", tensor__shape_of(out));
+        return -1;
+    }
+    return tensor__run_backward(fn, 1, &out, &grad_out, false, true, 0, NULL, NULL);
+}
+
+TENSOR_API int tensor_backward(tensor *loss) {
+    const char *fn = "tensor_backward";
+    if (!loss) { tensor__null_arg(fn, "loss"); return -1; }
+    if (tensor__numel_of(loss->ndim, loss->shape) != 1) { tensor__fail(fn, "loss must have one element, got shape %s (use tensor_backward_with)", tensor__shape_of(loss)); return -1; }
+    if (!loss->requires_grad || !loss->grad_fn) { tensor__fail(fn, "the loss does not require grad and has no graph"); return -1; }
+    return tensor__run_backward(fn, 1, &loss, NULL, false, true, 0, NULL, NULL) ;
+}
+
+TENSOR_API int tensor_autograd_grad(int n_out, tensor *const *outputs, tensor *const *grad_outputs,
+                                    int n_in, tensor *const *inputs, tensor **grads_out, bool create_graph) {
+    const char *fn = "tensor_autograd_grad";
+    if (n_out <= 0 || n_in <= 0 || !outputs || !inputs || !grads_out) { tensor__fail(fn, "needs n_out > 0 outputs, n_in > 0 inputs and grads_out"); return -1; }
+    for (int i = 0; i < n_in; i++) grads_out[i] = NULL;
+    tensor__node *wanted[64];
+    if (n_in > 64) { tensor__fail(fn, "at most 64 inputs, got %d", n_in); return -1; }
+    for (int i = 0; i < n_in; i++) {
+        if (!inputs[i]) { tensor__null_arg(fn, "inputs[i]"); return -1; }
+        if (!inputs[i]->requires_grad) { tensor__fail(fn, "input %d does not require grad", i); return -1; }
+        wanted[i] = tensor__grad_edge(inputs[i]);
+    }
+    for (int i = 0; i < n_out; i++) {
+        if (!outputs[i]) { tensor__null_arg(fn, "outputs[i]"); return -1; }
+        if (!outputs[i]->requires_grad || !outputs[i]->grad_fn) { tensor__fail(fn, "output %d does not require grad", i); return -1; }
+        tensor *go = grad_outputs ? grad_outputs[i] : NULL;
+        if (go && !tensor__same_shape(go, outputs[i])) { tensor__fail(fn, "grad_outputs[%d] has shape %s, output has %s", i, tensor__shape_of(go), tensor__shape_of(outputs[i])); return -1; }
+        if (!go && tensor__numel_of(outputs[i]->ndim, outputs[i]->shape) != 1) { tensor__fail(fn, "grad_outputs[%d] is needed for the output of shape %s", i, tensor__shape_of(outputs[i])); return -1; }
+    }
+    int rc = tensor__run_backward(fn, n_out, outputs, grad_outputs ? grad_outputs : NULL, create_graph, false, n_in, wanted, grads_out);
+    for (int i = 0; i < n_in; i++) {
+        if (rc) { tensor_free(grads_out[i]); grads_out[i] = NULL; continue; }
+        if (!grads_out[i]) grads_out[i] = tensor_zeros(inputs[i]->ndim, inputs[i]->shape, inputs[i]->dtype); /* unreachable input: zeros */
+        else tensor__make_owned(grads_out[i]);
+    }
+    return rc;
+}
