@@ -189,15 +189,26 @@ TENSOR_API tensor *tensor_detach(tensor *t) {
 }
 
 // >>autograd-engine ----------------------------------------------------------------------------
-/* derivative[op]: one function per differentiable op of the registry, defined below the engine. A
-   differentiable op without one fails to compile. */
-#define TENSOR__DECLARE_DERIVATIVE_DIFF(name) static int tensor__derivative_##name(tensor__node *n, tensor *g, tensor **grads);
-#define TENSOR__DECLARE_DERIVATIVE_NODIFF(name)
-#define TENSOR__DECLARE_DERIVATIVE(name, kind, impl, types, grad, params, doc) TENSOR__DECLARE_DERIVATIVE_##grad(name)
+/* derivative[op]: one function per differentiable op of the registry with a kernel or a view,
+   defined below the engine; such an op without one fails to compile.
+   Composite ops need none: the ops they are written with record the graph. */
+#define TENSOR__DECLARE_DERIVATIVE_KERNEL_DIFF(name) static int tensor__derivative_##name(tensor__node *n, tensor *g, tensor **grads);
+#define TENSOR__DECLARE_DERIVATIVE_VIEW_DIFF TENSOR__DECLARE_DERIVATIVE_KERNEL_DIFF
+#define TENSOR__DECLARE_DERIVATIVE_KERNEL_NODIFF(name)
+#define TENSOR__DECLARE_DERIVATIVE_VIEW_NODIFF(name)
+#define TENSOR__DECLARE_DERIVATIVE_COMPOSITE_DIFF(name)
+#define TENSOR__DECLARE_DERIVATIVE_COMPOSITE_NODIFF(name)
+#define TENSOR__DECLARE_DERIVATIVE_(impl, grad, name) TENSOR__DECLARE_DERIVATIVE_##impl##_##grad(name)
+#define TENSOR__DECLARE_DERIVATIVE(name, kind, impl, types, grad, params, doc) TENSOR__DECLARE_DERIVATIVE_(impl, grad, name)
 TENSOR_OPS(TENSOR__DECLARE_DERIVATIVE)
-#define TENSOR__DERIVATIVE_ENTRY_DIFF(name) tensor__derivative_##name,
-#define TENSOR__DERIVATIVE_ENTRY_NODIFF(name) 0,
-#define TENSOR__DERIVATIVE_ENTRY(name, kind, impl, types, grad, params, doc) TENSOR__DERIVATIVE_ENTRY_##grad(name)
+#define TENSOR__DERIVATIVE_ENTRY_KERNEL_DIFF(name) tensor__derivative_##name,
+#define TENSOR__DERIVATIVE_ENTRY_VIEW_DIFF TENSOR__DERIVATIVE_ENTRY_KERNEL_DIFF
+#define TENSOR__DERIVATIVE_ENTRY_KERNEL_NODIFF(name) 0,
+#define TENSOR__DERIVATIVE_ENTRY_VIEW_NODIFF(name) 0,
+#define TENSOR__DERIVATIVE_ENTRY_COMPOSITE_DIFF(name) 0,
+#define TENSOR__DERIVATIVE_ENTRY_COMPOSITE_NODIFF(name) 0,
+#define TENSOR__DERIVATIVE_ENTRY_(impl, grad, name) TENSOR__DERIVATIVE_ENTRY_##impl##_##grad(name)
+#define TENSOR__DERIVATIVE_ENTRY(name, kind, impl, types, grad, params, doc) TENSOR__DERIVATIVE_ENTRY_(impl, grad, name)
 static const tensor__derivative_fn tensor__derivatives[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__DERIVATIVE_ENTRY)};
 
 /* g reduced to shape (ndim, shape) by summing the dims broadcasting added or expanded. */
@@ -406,4 +417,156 @@ TENSOR_API int tensor_autograd_grad(int n_out, tensor *const *outputs, tensor *c
         else tensor__make_owned(grads_out[i]);
     }
     return rc;
+}
+
+// >>derivatives --------------------------------------------------------------------------------
+/* Each derivative gets the node n (n->saved[i] is input i, n->p / n->ip / n->dims the parameters)
+   and g, the gradient of the output; it sets grads[i] for the inputs. It runs inside a scope, so
+   intermediates need no freeing, and with the engine's grad mode, so create_graph records it. The
+   engine reduces each grads[i] to its input's shape and dtype (broadcasting, promotion). */
+#define TENSOR__X (n->saved[0])
+#define TENSOR__Y (n->saved[1])
+#define TENSOR__OK(t) ((t) != NULL ? 0 : 1)
+
+/* d out / d x for unary ops: grads[0] = g * (FORMULA written with x). */
+#define TENSOR__DERIV_UNARY(name, LOCAL_DERIVATIVE)                                                        \
+    static int tensor__derivative_##name(tensor__node *n, tensor *g, tensor **grads) {                   \
+        tensor *x = TENSOR__X;                                                                           \
+        (void)x;                                                                                         \
+        grads[0] = (LOCAL_DERIVATIVE);                                                                   \
+        return TENSOR__OK(grads[0]);                                                                     \
+    }
+
+static tensor *tensor__mask_float(tensor *mask, tensor *like) { return tensor_to_dtype(mask, like->dtype); }
+/* 1 - t */
+static tensor *tensor__one_minus(tensor *t) { return tensor_add_scalar(tensor_neg(t), 1); }
+/* x OP s for a comparison op, s a wrapped scalar (bool result). */
+static tensor *tensor__cmp_scalar(tensor_op op, tensor *x, double s) {
+    if (!x) return NULL;
+    tensor *b = tensor__wrapped_scalar(tensor__ops[op].fn, s, x->dtype);
+    tensor *r = b ? tensor__binary(op, x, b) : NULL;
+    tensor_free(b);
+    return r;
+}
+static tensor *tensor__sigmoid_grad(tensor *g, tensor *s) { return tensor_mul(g, tensor_mul(s, tensor__one_minus(s))); }
+/* d/dx x Phi(x) = Phi(x) + x phi(x) */
+static tensor *tensor__gelu_grad(tensor *x) {
+    tensor *cdf = tensor_mul_scalar(tensor_add_scalar(tensor_erf(tensor_mul_scalar(x, 0.70710678118654752440)), 1), 0.5);
+    tensor *pdf = tensor_mul_scalar(tensor_exp(tensor_mul_scalar(tensor_square(x), -0.5)), 0.39894228040143267794);
+    return tensor_add(cdf, tensor_mul(x, pdf));
+}
+/* u = k (x + c x^3), t = tanh(u): 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2) */
+static tensor *tensor__gelu_tanh_grad(tensor *x) {
+    const double k = 0.79788456080286535588, c = 0.044715;
+    tensor *x2 = tensor_square(x);
+    tensor *t = tensor_tanh(tensor_mul_scalar(tensor_mul(x, tensor_add_scalar(tensor_mul_scalar(x2, c), 1)), k));
+    tensor *left = tensor_mul_scalar(tensor_add_scalar(t, 1), 0.5);
+    tensor *right = tensor_mul(tensor_mul_scalar(tensor_mul(x, tensor__one_minus(tensor_square(t))), 0.5 * k), tensor_add_scalar(tensor_mul_scalar(x2, 3 * c), 1));
+    return tensor_add(left, right);
+}
+/* d/dx x s(x) = s (1 + x (1 - s)) */
+static tensor *tensor__silu_grad(tensor *x) {
+    tensor *sg = tensor_sigmoid(x);
+    return tensor_mul(sg, tensor_add_scalar(tensor_mul(x, tensor__one_minus(sg)), 1));
+}
+/* d/dx x tanh(softplus(x)) = tsp + x (1 - tsp^2) sigmoid(x) */
+static tensor *tensor__mish_grad(tensor *x) {
+    tensor *tsp = tensor_tanh(tensor_softplus(x));
+    return tensor_add(tsp, tensor_mul(tensor_mul(x, tensor__one_minus(tensor_square(tsp))), tensor_sigmoid(x)));
+}
+
+TENSOR__DERIV_UNARY(neg, tensor_neg(g))
+TENSOR__DERIV_UNARY(abs, tensor_mul(g, tensor_sign(x)))
+TENSOR__DERIV_UNARY(sign, tensor_mul_scalar(g, 0))
+TENSOR__DERIV_UNARY(sqrt, tensor_div(tensor_mul_scalar(g, 0.5), tensor_sqrt(x)))
+TENSOR__DERIV_UNARY(rsqrt, tensor_mul(tensor_mul_scalar(g, -0.5), tensor_div(tensor_rsqrt(x), x)))
+TENSOR__DERIV_UNARY(square, tensor_mul(g, tensor_mul_scalar(x, 2)))
+TENSOR__DERIV_UNARY(reciprocal, tensor_neg(tensor_div(g, tensor_square(x))))
+TENSOR__DERIV_UNARY(exp, tensor_mul(g, tensor_exp(x)))
+TENSOR__DERIV_UNARY(exp2, tensor_mul(g, tensor_mul_scalar(tensor_exp2(x), 0.69314718055994530942)))
+TENSOR__DERIV_UNARY(expm1, tensor_mul(g, tensor_exp(x)))
+TENSOR__DERIV_UNARY(log, tensor_div(g, x))
+TENSOR__DERIV_UNARY(log2, tensor_div(g, tensor_mul_scalar(x, 0.69314718055994530942)))
+TENSOR__DERIV_UNARY(log1p, tensor_div(g, tensor_add_scalar(x, 1)))
+TENSOR__DERIV_UNARY(sin, tensor_mul(g, tensor_cos(x)))
+TENSOR__DERIV_UNARY(cos, tensor_neg(tensor_mul(g, tensor_sin(x))))
+TENSOR__DERIV_UNARY(tan, tensor_mul(g, tensor_add_scalar(tensor_square(tensor_tan(x)), 1)))
+TENSOR__DERIV_UNARY(asin, tensor_mul(g, tensor_rsqrt(tensor__one_minus(tensor_square(x)))))
+TENSOR__DERIV_UNARY(acos, tensor_neg(tensor_mul(g, tensor_rsqrt(tensor__one_minus(tensor_square(x))))))
+TENSOR__DERIV_UNARY(atan, tensor_div(g, tensor_add_scalar(tensor_square(x), 1)))
+TENSOR__DERIV_UNARY(sinh, tensor_mul(g, tensor_cosh(x)))
+TENSOR__DERIV_UNARY(cosh, tensor_mul(g, tensor_sinh(x)))
+TENSOR__DERIV_UNARY(tanh, tensor_mul(g, tensor__one_minus(tensor_square(tensor_tanh(x)))))
+TENSOR__DERIV_UNARY(asinh, tensor_mul(g, tensor_rsqrt(tensor_add_scalar(tensor_square(x), 1))))
+TENSOR__DERIV_UNARY(acosh, tensor_mul(g, tensor_rsqrt(tensor_sub_scalar(tensor_square(x), 1))))
+TENSOR__DERIV_UNARY(atanh, tensor_div(g, tensor__one_minus(tensor_square(x))))
+TENSOR__DERIV_UNARY(sigmoid, tensor__sigmoid_grad(g, tensor_sigmoid(x)))
+TENSOR__DERIV_UNARY(logsigmoid, tensor_mul(g, tensor_sigmoid(tensor_neg(x))))
+TENSOR__DERIV_UNARY(relu, tensor_mul(g, tensor__mask_float(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), g)))
+TENSOR__DERIV_UNARY(relu6, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), tensor__cmp_scalar(TENSOR_OP_lt, x, 6)), g)))
+TENSOR__DERIV_UNARY(gelu, tensor_mul(g, tensor__gelu_grad(x)))
+TENSOR__DERIV_UNARY(gelu_tanh, tensor_mul(g, tensor__gelu_tanh_grad(x)))
+TENSOR__DERIV_UNARY(silu, tensor_mul(g, tensor__silu_grad(x)))
+TENSOR__DERIV_UNARY(mish, tensor_mul(g, tensor__mish_grad(x)))
+TENSOR__DERIV_UNARY(softplus, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 20), g, tensor_mul(g, tensor_sigmoid(x))))
+TENSOR__DERIV_UNARY(erf, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_neg(tensor_square(x))), 1.12837916709551257390)))
+TENSOR__DERIV_UNARY(leaky_relu, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul_scalar(g, n->p[0])))
+TENSOR__DERIV_UNARY(elu, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul(g, tensor_mul_scalar(tensor_exp(x), n->p[0]))))
+/* hardtanh passes the gradient strictly inside (lo, hi), clamp on [lo, hi] (PyTorch's choice). */
+TENSOR__DERIV_UNARY(hardtanh, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, n->p[0]), tensor__cmp_scalar(TENSOR_OP_lt, x, n->p[1])), g)))
+TENSOR__DERIV_UNARY(clamp, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_ge, x, n->p[0] == n->p[0] ? n->p[0] : -INFINITY),
+                                                                              tensor__cmp_scalar(TENSOR_OP_le, x, n->p[1] == n->p[1] ? n->p[1] : INFINITY)), g)))
+
+/* Binary ops: grads[0] for a, grads[1] for b (the engine sums broadcast dims away). */
+#define TENSOR__DERIV_BINARY(name, GRAD_A, GRAD_B)                                                         \
+    static int tensor__derivative_##name(tensor__node *n, tensor *g, tensor **grads) {                   \
+        tensor *x = TENSOR__X, *y = TENSOR__Y;                                                           \
+        (void)x; (void)y;                                                                                \
+        if (n->next[0] && !(grads[0] = (GRAD_A))) return 1;                                              \
+        if (n->next[1] && !(grads[1] = (GRAD_B))) return 1;                                              \
+        return 0;                                                                                        \
+    }
+
+/* pow: d/da = b a^(b-1); d/db = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch). */
+static tensor *tensor__pow_grad_exponent(tensor *g, tensor *x, tensor *y) {
+    tensor *v = tensor_mul(g, tensor_mul(tensor_pow(x, y), tensor_log(x)));
+    tensor *zero_base = tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_eq, x, 0), tensor__cmp_scalar(TENSOR_OP_ge, y, 0));
+    return tensor_masked_fill(v, zero_base, 0);
+}
+/* maximum/minimum: the winner gets the gradient, ties split it evenly (PyTorch). */
+static tensor *tensor__extreme_grad(tensor *g, tensor *x, tensor *y, tensor_op wins) {
+    tensor *w = tensor__mask_float(tensor__binary(wins, x, y), g), *tie = tensor__mask_float(tensor_eq(x, y), g);
+    return tensor_mul(g, tensor_add(w, tensor_mul_scalar(tie, 0.5)));
+}
+
+TENSOR__DERIV_BINARY(add, tensor__alias("tensor_backward", g), tensor__alias("tensor_backward", g))
+TENSOR__DERIV_BINARY(sub, tensor__alias("tensor_backward", g), tensor_neg(g))
+TENSOR__DERIV_BINARY(mul, tensor_mul(g, y), tensor_mul(g, x))
+TENSOR__DERIV_BINARY(div, tensor_div(g, y), tensor_neg(tensor_div(tensor_mul(g, x), tensor_square(y))))
+TENSOR__DERIV_BINARY(pow, tensor_mul(g, tensor_mul(y, tensor_pow(x, tensor_sub_scalar(y, 1)))), tensor__pow_grad_exponent(g, x, y))
+TENSOR__DERIV_BINARY(maximum, tensor__extreme_grad(g, x, y, TENSOR_OP_gt), tensor__extreme_grad(g, y, x, TENSOR_OP_gt))
+TENSOR__DERIV_BINARY(minimum, tensor__extreme_grad(g, x, y, TENSOR_OP_lt), tensor__extreme_grad(g, y, x, TENSOR_OP_lt))
+TENSOR__DERIV_BINARY(atan2, tensor_div(tensor_mul(g, y), tensor_add(tensor_square(x), tensor_square(y))),
+                     tensor_neg(tensor_div(tensor_mul(g, x), tensor_add(tensor_square(x), tensor_square(y)))))
+TENSOR__DERIV_BINARY(fmod, tensor__alias("tensor_backward", g), tensor_neg(tensor_mul(g, tensor_trunc(tensor_div(x, y)))))
+
+static int tensor__derivative_where(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *cond = n->saved[0];
+    if (n->next[1] && !(grads[1] = tensor_masked_fill(g, tensor_logical_not(cond), 0))) return 1;
+    if (n->next[2] && !(grads[2] = tensor_masked_fill(g, cond, 0))) return 1;
+    return 0;
+}
+
+/* Copies and conversions pass the gradient through (the engine converts it to the input's dtype). */
+static int tensor__derivative_pass(tensor__node *n, tensor *g, tensor **grads) {
+    (void)n;
+    grads[0] = tensor__alias("tensor_backward", g);
+    return TENSOR__OK(grads[0]);
+}
+static int tensor__derivative_clone(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_pass(n, g, grads); }
+static int tensor__derivative_contiguous(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_pass(n, g, grads); }
+static int tensor__derivative_to_dtype(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_pass(n, g, grads); }
+static int tensor__derivative_to_device(tensor__node *n, tensor *g, tensor **grads) {
+    grads[0] = tensor_to_device(g, n->saved[0]->storage->device);
+    return TENSOR__OK(grads[0]);
 }
