@@ -570,3 +570,134 @@ static int tensor__derivative_to_device(tensor__node *n, tensor *g, tensor **gra
     grads[0] = tensor_to_device(g, n->saved[0]->storage->device);
     return TENSOR__OK(grads[0]);
 }
+
+/* ---- reductions: n->dims[0..n_dims) are the reduced dims (wrapped, ascending; none for a 0-dim
+   input), n->ip[0] is keepdim, n->ip[1] the correction of var/std, n->p[0] the p of norm. ---- */
+
+/* A reduced tensor (g, or a statistic) brought back to broadcast against x: the reduced dims
+   reinserted as size 1 when keepdim was false. */
+static tensor *tensor__unsqueeze_reduced(tensor__node *n, tensor *r) {
+    if (n->ip[0]) return tensor__alias("tensor_backward", r);
+    tensor *u = tensor__alias("tensor_backward", r);
+    for (int i = 0; i < n->n_dims && u; i++) u = tensor_unsqueeze(u, n->dims[i]); /* ascending: positions are final */
+    return u;
+}
+/* g expanded back to x's shape. */
+static tensor *tensor__unreduce(tensor__node *n, tensor *g) {
+    tensor *x = TENSOR__X;
+    return tensor_expand(tensor__unsqueeze_reduced(n, g), x->ndim, x->shape);
+}
+static double tensor__reduced_count(tensor__node *n) {
+    double c = 1;
+    for (int i = 0; i < n->n_dims; i++) c *= (double)TENSOR__X->shape[n->dims[i]];
+    return c;
+}
+/* The reduction re-run with keepdim, for derivatives that need its value. */
+static tensor *tensor__keep_stat(tensor__node *n, tensor_op op) {
+    tensor *x = TENSOR__X;
+    if (x->ndim == 0) return tensor__alias("tensor_backward", x);
+    switch (op) {
+    case TENSOR_OP_mean: return tensor_mean_dims(x, n->n_dims, n->dims, true);
+    case TENSOR_OP_logsumexp: return tensor_logsumexp(x, n->dims[0], true);
+    case TENSOR_OP_std: return tensor_std(x, n->dims[0], n->ip[1], true);
+    case TENSOR_OP_norm: return tensor_norm(x, n->p[0], n->dims[0], true);
+    case TENSOR_OP_prod: return tensor_prod(x, n->dims[0], true);
+    default: return tensor__fail("tensor_backward", "no statistic for %s", tensor__ops[op].fn);
+    }
+}
+
+static int tensor__derivative_sum(tensor__node *n, tensor *g, tensor **grads) { return TENSOR__OK(grads[0] = tensor__unreduce(n, g)); }
+static int tensor__derivative_sum_all(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_sum(n, g, grads); }
+static int tensor__derivative_sum_dims(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_sum(n, g, grads); }
+static int tensor__derivative_mean(tensor__node *n, tensor *g, tensor **grads) {
+    return TENSOR__OK(grads[0] = tensor_div_scalar(tensor__unreduce(n, g), tensor__reduced_count(n)));
+}
+static int tensor__derivative_mean_all(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_mean(n, g, grads); }
+static int tensor__derivative_mean_dims(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_mean(n, g, grads); }
+
+/* prod: d/dx_i = prod of the others. Where x_i == 0 that is the product of the non-zeros if x_i is
+   the only zero of its slice, else 0; elsewhere it is prod / x_i. */
+static int tensor__derivative_prod(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X;
+    if (x->ndim == 0) return TENSOR__OK(grads[0] = tensor__alias("tensor_backward", g));
+    int d = n->dims[0];
+    tensor *is_zero = tensor__cmp_scalar(TENSOR_OP_eq, x, 0);
+    tensor *prod = tensor__keep_stat(n, TENSOR_OP_prod);
+    tensor *prod_nonzero = tensor_prod(tensor_masked_fill(x, is_zero, 1), d, true);
+    tensor *zeros_in_slice = tensor_sum(is_zero, d, true);
+    tensor *at_zero = tensor_masked_fill(prod_nonzero, tensor_logical_not(tensor__cmp_scalar(TENSOR_OP_eq, zeros_in_slice, 1)), 0);
+    tensor *others = tensor_where(is_zero, tensor_expand(at_zero, x->ndim, x->shape), tensor_div(prod, tensor_masked_fill(x, is_zero, 1)));
+    return TENSOR__OK(grads[0] = tensor_mul(tensor__unreduce(n, g), others));
+}
+
+/* max/min over a dim: the gradient goes to the index the reduction picked (the first extreme). */
+static int tensor__derivative_extreme_dim(tensor__node *n, tensor *g, tensor **grads, bool is_max) {
+    tensor *x = TENSOR__X;
+    if (x->ndim == 0) return TENSOR__OK(grads[0] = tensor__alias("tensor_backward", g));
+    int d = n->dims[0];
+    tensor *idx = is_max ? tensor_argmax(x, d, true) : tensor_argmin(x, d, true);
+    tensor *zeros = tensor_zeros(x->ndim, x->shape, g->dtype);
+    return TENSOR__OK(grads[0] = tensor_scatter_add(zeros, d, idx, tensor__unsqueeze_reduced(n, g)));
+}
+static int tensor__derivative_max(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_extreme_dim(n, g, grads, true); }
+static int tensor__derivative_min(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_extreme_dim(n, g, grads, false); }
+/* max/min of everything: ties share the gradient evenly (PyTorch). */
+static int tensor__derivative_extreme_all(tensor__node *n, tensor *g, tensor **grads, bool is_max) {
+    tensor *x = TENSOR__X;
+    tensor *m = is_max ? tensor_max_all(x) : tensor_min_all(x);
+    tensor *hit = tensor__mask_float(tensor_eq(x, m), g);
+    return TENSOR__OK(grads[0] = tensor_mul(tensor_div(hit, tensor_sum_all(hit)), g));
+}
+static int tensor__derivative_max_all(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_extreme_all(n, g, grads, true); }
+static int tensor__derivative_min_all(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_extreme_all(n, g, grads, false); }
+
+/* var: 2 (x - mean) / (N - correction); std: (x - mean) / ((N - correction) std). */
+static int tensor__derivative_var(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X;
+    double denom = tensor__reduced_count(n) - (double)n->ip[1];
+    tensor *centered = tensor_sub(x, tensor__keep_stat(n, TENSOR_OP_mean));
+    return TENSOR__OK(grads[0] = tensor_mul(tensor__unreduce(n, g), tensor_mul_scalar(centered, 2.0 / denom)));
+}
+static int tensor__derivative_std(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X;
+    double denom = tensor__reduced_count(n) - (double)n->ip[1];
+    tensor *centered = tensor_sub(x, tensor__keep_stat(n, TENSOR_OP_mean));
+    tensor *scaled = tensor_div(centered, tensor_mul_scalar(tensor__keep_stat(n, TENSOR_OP_std), denom));
+    return TENSOR__OK(grads[0] = tensor_mul(tensor__unreduce(n, g), scaled));
+}
+/* logsumexp: softmax of x along the dim. */
+static int tensor__derivative_logsumexp(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X;
+    return TENSOR__OK(grads[0] = tensor_mul(tensor__unreduce(n, g), tensor_exp(tensor_sub(x, tensor__keep_stat(n, TENSOR_OP_logsumexp)))));
+}
+/* norm: p = 2: x / |x|; p = 1: sign x; p = 0: 0; p = +-inf: sign x shared among the entries that
+   reach the norm; else x |x|^(p-2) / |x|_p^(p-1). A zero norm gives a zero gradient. */
+static int tensor__derivative_norm(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X;
+    double p = n->p[0];
+    tensor *gu = tensor__unreduce(n, g), *local;
+    if (p == 0) local = tensor_mul_scalar(x, 0);
+    else if (p == 1) local = tensor_sign(x);
+    else {
+        tensor *nrm = tensor__keep_stat(n, TENSOR_OP_norm);
+        tensor *nrm_zero = tensor__cmp_scalar(TENSOR_OP_eq, nrm, 0);
+        if (isinf(p)) {
+            tensor *hit = tensor__mask_float(tensor_eq(tensor_abs(x), nrm), x);
+            tensor *count = x->ndim ? tensor_sum_dims(hit, n->n_dims, n->dims, true) : hit;
+            local = tensor_div(tensor_mul(tensor_sign(x), hit), count);
+        } else if (p == 2) {
+            local = tensor_div(x, tensor_masked_fill(nrm, nrm_zero, 1));
+        } else {
+            tensor *num = tensor_mul(x, tensor_pow_scalar(tensor_abs(x), p - 2));
+            local = tensor_div(num, tensor_pow_scalar(tensor_masked_fill(nrm, nrm_zero, 1), p - 1));
+        }
+        local = tensor_masked_fill(local, nrm_zero, 0);
+    }
+    return TENSOR__OK(grads[0] = tensor_mul(gu, local));
+}
+/* cumsum: the reversed cumulative sum of g. */
+static int tensor__derivative_cumsum(tensor__node *n, tensor *g, tensor **grads) {
+    if (TENSOR__X->ndim == 0) return TENSOR__OK(grads[0] = tensor__alias("tensor_backward", g));
+    int d = n->dims[0];
+    return TENSOR__OK(grads[0] = tensor_flip(tensor_cumsum(tensor_flip(g, d), d), d));
+}
