@@ -701,3 +701,121 @@ static int tensor__derivative_cumsum(tensor__node *n, tensor *g, tensor **grads)
     int d = n->dims[0];
     return TENSOR__OK(grads[0] = tensor_flip(tensor_cumsum(tensor_flip(g, d), d), d));
 }
+
+/* ---- shape and indexing: n->dims[0] is the dim an op works along; see each op for the rest ---- */
+static int tensor__derivative_reshape_back(tensor__node *n, tensor *g, tensor **grads) {
+    return TENSOR__OK(grads[0] = tensor_reshape(g, TENSOR__X->ndim, TENSOR__X->shape));
+}
+static int tensor__derivative_view(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_reshape_back(n, g, grads); }
+static int tensor__derivative_squeeze(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_reshape_back(n, g, grads); }
+static int tensor__derivative_unsqueeze(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_reshape_back(n, g, grads); }
+static int tensor__derivative_expand(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_pass(n, g, grads); }
+/* permute: n->dims is the permutation; the gradient goes back through its inverse. */
+static int tensor__derivative_permute(tensor__node *n, tensor *g, tensor **grads) {
+    int inv[TENSOR_MAX_DIMS];
+    for (int i = 0; i < n->n_dims; i++) inv[n->dims[i]] = i;
+    return TENSOR__OK(grads[0] = tensor_permute(g, n->n_dims, inv));
+}
+static int tensor__derivative_transpose(tensor__node *n, tensor *g, tensor **grads) {
+    return TENSOR__OK(grads[0] = tensor_transpose(g, n->dims[0], n->dims[1]));
+}
+/* g added into zeros of x's shape at positions start + step * i along dim (scatter_add keeps it
+   differentiable in g). idx_len positions; g has the output's shape. */
+static tensor *tensor__scatter_back(tensor__node *n, tensor *g, int dim, int64_t start, int64_t step) {
+    tensor *x = TENSOR__X;
+    int64_t len = g->shape[dim];
+    tensor *pos = tensor_arange((double)start, (double)start + (double)step * (double)len - (step > 0 ? 0.5 : -0.5), (double)step, TENSOR_I64);
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int d = 0; d < g->ndim; d++) shape[d] = d == dim ? len : 1;
+    tensor *idx = tensor_expand(tensor_reshape(pos, g->ndim, shape), g->ndim, g->shape);
+    return tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), dim, idx, g);
+}
+/* slice: n->ip[0] is the first index taken, n->ip[1] the step. */
+static int tensor__derivative_slice(tensor__node *n, tensor *g, tensor **grads) {
+    return TENSOR__OK(grads[0] = tensor__scatter_back(n, g, n->dims[0], n->ip[0], n->ip[1]));
+}
+/* select: n->ip[0] is the index taken. */
+static int tensor__derivative_select(tensor__node *n, tensor *g, tensor **grads) {
+    return TENSOR__OK(grads[0] = tensor__scatter_back(n, tensor_unsqueeze(g, n->dims[0]), n->dims[0], n->ip[0], 1));
+}
+/* cat: each input gets its slice of g. */
+static int tensor__derivative_cat(tensor__node *n, tensor *g, tensor **grads) {
+    int d = n->dims[0];
+    int64_t at = 0;
+    for (int i = 0; i < n->n_in; i++) {
+        int64_t len = n->saved[i]->ndim ? n->saved[i]->shape[n->saved[i]->ndim == g->ndim ? d : 0] : 0;
+        if (n->saved[i]->ndim != g->ndim) continue; /* a skipped empty 1-D input */
+        if (n->next[i] && !(grads[i] = tensor_slice(g, d, at, at + len, 1))) return 1;
+        at += len;
+    }
+    return 0;
+}
+static int tensor__derivative_flip(tensor__node *n, tensor *g, tensor **grads) { return TENSOR__OK(grads[0] = tensor_flip(g, n->dims[0])); }
+/* repeat: n->ip[0..n_dims) are the repeats; g viewed as [r0, s0, r1, s1, ...] summed over the r's. */
+static int tensor__derivative_repeat(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X;
+    int nd = n->n_dims, lead = nd - x->ndim, sum_dims[TENSOR_MAX_DIMS];
+    if (2 * nd > TENSOR_MAX_DIMS) {
+        /* too many dims to interleave: sum the repeats one dim at a time */
+        tensor *r = tensor__alias("tensor_backward", g);
+        for (int d = nd - 1; d >= 0 && r; d--) {
+            int64_t s = d < lead ? 1 : x->shape[d - lead], shape[TENSOR_MAX_DIMS + 1];
+            int k = 0;
+            for (int e = 0; e < r->ndim; e++) {
+                if (e == d) { shape[k++] = n->ip[d]; shape[k++] = s; } else shape[k++] = r->shape[e];
+            }
+            if (k > TENSOR_MAX_DIMS) return TENSOR__OK(tensor__fail("tensor_backward", "repeat over %d dims is not differentiable", nd));
+            r = tensor_sum(tensor_reshape(r, k, shape), d, false);
+        }
+        return TENSOR__OK(grads[0] = tensor_reshape(r, x->ndim, x->shape));
+    }
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int d = 0; d < nd; d++) {
+        shape[2 * d] = n->ip[d];
+        shape[2 * d + 1] = d < lead ? 1 : x->shape[d - lead];
+        sum_dims[d] = 2 * d;
+    }
+    tensor *s = tensor_sum_dims(tensor_reshape(g, 2 * nd, shape), nd, sum_dims, false);
+    return TENSOR__OK(grads[0] = tensor_reshape(s, x->ndim, x->shape));
+}
+/* pad: n->ip[0] is npad, n->ip[1..] the pads; padding by the negated pads crops g back. */
+static int tensor__derivative_pad(tensor__node *n, tensor *g, tensor **grads) {
+    int64_t pads[2 * TENSOR_MAX_DIMS];
+    int np = (int)n->ip[0];
+    for (int i = 0; i < np; i++) pads[i] = -n->pad[i];
+    return TENSOR__OK(grads[0] = tensor_pad(g, np, pads, 0));
+}
+static int tensor__derivative_tril(tensor__node *n, tensor *g, tensor **grads) { return TENSOR__OK(grads[0] = tensor_tril(g, n->ip[0])); }
+static int tensor__derivative_triu(tensor__node *n, tensor *g, tensor **grads) { return TENSOR__OK(grads[0] = tensor_triu(g, n->ip[0])); }
+/* gather(t, dim, index): g scattered back. */
+static int tensor__derivative_gather(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X;
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), n->dims[0], n->saved[1], g));
+}
+/* scatter_add(t, dim, index, src): t gets g, src gets g gathered at index. */
+static int tensor__derivative_scatter_add(tensor__node *n, tensor *g, tensor **grads) {
+    if (n->next[0] && !(grads[0] = tensor__alias("tensor_backward", g))) return 1;
+    if (n->next[2] && !(grads[2] = tensor_gather(g, n->dims[0], n->saved[1]))) return 1;
+    return 0;
+}
+/* index_select(t, dim, index): g added back at index along dim. */
+static int tensor__derivative_index_select(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X, *index = n->saved[1];
+    int d = n->dims[0];
+    if (x->ndim == 0) return TENSOR__OK(grads[0] = tensor_reshape(g, 0, NULL));
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int i = 0; i < g->ndim; i++) shape[i] = i == d ? g->shape[d] : 1;
+    tensor *idx = tensor_expand(tensor_reshape(index, g->ndim, shape), g->ndim, g->shape);
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), d, idx, g));
+}
+static int tensor__derivative_masked_fill(tensor__node *n, tensor *g, tensor **grads) {
+    return TENSOR__OK(grads[0] = tensor_masked_fill(g, n->saved[1], 0));
+}
+/* embedding(weight [V, D], indices): rows of g added into the rows they came from. */
+static int tensor__derivative_embedding(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *w = TENSOR__X, *indices = n->saved[1];
+    int64_t rows = tensor__numel_of(indices->ndim, indices->shape), d = w->shape[1];
+    int64_t gshape[2] = {rows, d}, ishape[2] = {rows, 1};
+    tensor *idx = tensor_expand(tensor_reshape(indices, 2, ishape), 2, gshape);
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(2, w->shape, g->dtype), 0, idx, tensor_reshape(g, 2, gshape)));
+}
