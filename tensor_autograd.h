@@ -819,3 +819,83 @@ static int tensor__derivative_embedding(tensor__node *n, tensor *g, tensor **gra
     tensor *idx = tensor_expand(tensor_reshape(indices, 2, ishape), 2, gshape);
     return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(2, w->shape, g->dtype), 0, idx, tensor_reshape(g, 2, gshape)));
 }
+
+/* ---- linear algebra and neural-network functions ---- */
+
+/* matmul: ga = g b^T, gb = a^T g, with 1-D operands made 2-D first and batch dims summed away. */
+static int tensor__derivative_matmul(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *a = n->saved[0], *b = n->saved[1];
+    tensor *a2 = a->ndim == 1 ? tensor_unsqueeze(a, 0) : tensor__alias("tensor_backward", a);
+    tensor *b2 = b->ndim == 1 ? tensor_unsqueeze(b, 1) : tensor__alias("tensor_backward", b);
+    tensor *g2 = tensor__alias("tensor_backward", g);
+    if (a->ndim == 1) g2 = tensor_unsqueeze(g2, g2 ? (b->ndim == 1 ? 0 : g2->ndim - 1) : 0);
+    if (b->ndim == 1) g2 = tensor_unsqueeze(g2, g2 ? g2->ndim : 0);
+    if (!a2 || !b2 || !g2) return 1;
+    if (n->next[0]) {
+        tensor *ga = tensor__sum_to(tensor_matmul(g2, tensor_transpose(b2, -1, -2)), a2->ndim, a2->shape);
+        if (!(grads[0] = tensor_reshape(ga, a->ndim, a->shape))) return 1;
+    }
+    if (n->next[1]) {
+        tensor *gb = tensor__sum_to(tensor_matmul(tensor_transpose(a2, -1, -2), g2), b2->ndim, b2->shape);
+        if (!(grads[1] = tensor_reshape(gb, b->ndim, b->shape))) return 1;
+    }
+    return 0;
+}
+
+/* softmax: s (g - sum(g s)); log_softmax: g - softmax sum(g). n->dims[0] is the dim. */
+static int tensor__derivative_softmax(tensor__node *n, tensor *g, tensor **grads) {
+    int d = n->dims[0];
+    tensor *s = tensor_softmax(TENSOR__X, d);
+    return TENSOR__OK(grads[0] = tensor_mul(s, tensor_sub(g, tensor_sum(tensor_mul(g, s), d, true))));
+}
+static int tensor__derivative_log_softmax(tensor__node *n, tensor *g, tensor **grads) {
+    int d = n->dims[0];
+    tensor *s = tensor_softmax(TENSOR__X, d);
+    return TENSOR__OK(grads[0] = tensor_sub(g, tensor_mul(s, tensor_sum(g, d, true))));
+}
+
+/* layer_norm over the last dim: with xhat = (x - mean) rstd and gh = g w,
+   gx = rstd (gh - mean(gh) - xhat mean(gh xhat)), gw = g xhat, gb = g (summed to [C]). */
+static int tensor__derivative_layer_norm(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = n->saved[0], *w = n->saved[1];
+    tensor *mu = tensor_mean(x, -1, true);
+    tensor *rstd = tensor_rsqrt(tensor_add_scalar(tensor_var(x, -1, 0, true), n->p[0]));
+    tensor *xhat = tensor_mul(tensor_sub(x, mu), rstd);
+    tensor *gh = w ? tensor_mul(g, w) : tensor__alias("tensor_backward", g);
+    if (n->next[0]) {
+        tensor *inner = tensor_sub(tensor_sub(gh, tensor_mean(gh, -1, true)), tensor_mul(xhat, tensor_mean(tensor_mul(gh, xhat), -1, true)));
+        if (!(grads[0] = tensor_mul(rstd, inner))) return 1;
+    }
+    if (n->next[1] && !(grads[1] = tensor_mul(g, xhat))) return 1;
+    if (n->next[2] && !(grads[2] = tensor__alias("tensor_backward", g))) return 1;
+    return 0;
+}
+/* rms_norm: with r = 1 / sqrt(mean(x^2) + eps) and gh = g w, gx = r (gh - x r^2 mean(gh x)), gw = g x r. */
+static int tensor__derivative_rms_norm(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = n->saved[0], *w = n->saved[1];
+    tensor *r = tensor_rsqrt(tensor_add_scalar(tensor_mean(tensor_square(x), -1, true), n->p[0]));
+    tensor *gh = w ? tensor_mul(g, w) : tensor__alias("tensor_backward", g);
+    if (n->next[0]) {
+        tensor *inner = tensor_sub(gh, tensor_mul(tensor_mul(x, tensor_square(r)), tensor_mean(tensor_mul(gh, x), -1, true)));
+        if (!(grads[0] = tensor_mul(r, inner))) return 1;
+    }
+    if (n->next[1] && !(grads[1] = tensor_mul(g, tensor_mul(x, r)))) return 1;
+    return 0;
+}
+
+/* nll_loss (mean): -g / count at each target's position along the class dim. */
+static int tensor__derivative_nll_loss(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *lp = n->saved[0], *target = n->saved[1];
+    int class_dim = lp->ndim == 1 ? 0 : 1;
+    double count = (double)tensor__numel_of(target->ndim, target->shape);
+    tensor *idx = tensor_unsqueeze(target, class_dim);
+    if (!idx) return 1;
+    tensor *src = tensor_expand(tensor_div_scalar(tensor_neg(g), count > 0 ? count : 1), idx->ndim, idx->shape);
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(lp->ndim, lp->shape, g->dtype), class_dim, idx, src));
+}
+
+/* dropout: the kernel's mask (0 or 1 / (1 - p)), kept in n->extra. */
+static int tensor__derivative_dropout(tensor__node *n, tensor *g, tensor **grads) {
+    if (!n->extra) return TENSOR__OK(grads[0] = tensor__alias("tensor_backward", g)); /* identity (not training) */
+    return TENSOR__OK(grads[0] = tensor_mul(g, n->extra));
+}
