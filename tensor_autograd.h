@@ -29,10 +29,9 @@ typedef struct tensor__node {
     struct tensor__node *next[TENSOR__MAX_INPUTS]; /* where each input's gradient goes; NULL: nowhere */
     tensor *saved[TENSOR__MAX_INPUTS];          /* the inputs, while the graph is alive */
     int64_t saved_version[TENSOR__MAX_INPUTS];
-    tensor *out;                                /* the output, detached (for derivatives that reuse it) */
-    int64_t out_version;
+    tensor *extra;                              /* a kernel's second output it needs (dropout's mask) */
     double p[4];
-    int64_t ip[8];
+    int64_t ip[16];
     int n_dims, dims[TENSOR_MAX_DIMS];
     bool released;                              /* saved tensors freed after a backward pass */
     /* engine scratch */
@@ -51,7 +50,7 @@ static void tensor__node_free_saved(tensor__node *n) {
     for (int i = 0; i < n->n_in; i++) {
         if (n->saved[i]) { n->saved[i]->storage->saved_by_graph--; tensor_free(n->saved[i]); n->saved[i] = NULL; }
     }
-    if (n->out) { n->out->storage->saved_by_graph--; tensor_free(n->out); n->out = NULL; }
+    if (n->extra) { n->extra->storage->saved_by_graph--; tensor_free(n->extra); n->extra = NULL; }
     n->released = true;
 }
 
@@ -137,6 +136,7 @@ static void tensor__autograd_record(tensor__call *c) {
         n->saved[i] = tensor__save(c->in[i]);
         n->saved_version[i] = c->in[i]->storage->version;
     }
+    if (c->out2) n->extra = tensor__save(c->out2);
     c->out->grad_fn = n;
     c->out->requires_grad = true;
 }
@@ -782,7 +782,7 @@ static int tensor__derivative_repeat(tensor__node *n, tensor *g, tensor **grads)
 static int tensor__derivative_pad(tensor__node *n, tensor *g, tensor **grads) {
     int64_t pads[2 * TENSOR_MAX_DIMS];
     int np = (int)n->ip[0];
-    for (int i = 0; i < np; i++) pads[i] = -n->pad[i];
+    for (int i = 0; i < np; i++) pads[i] = -n->ip[1 + i];
     return TENSOR__OK(grads[0] = tensor_pad(g, np, pads, 0));
 }
 static int tensor__derivative_tril(tensor__node *n, tensor *g, tensor **grads) { return TENSOR__OK(grads[0] = tensor_tril(g, n->ip[0])); }

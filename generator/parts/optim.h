@@ -1,0 +1,243 @@
+// >>init ---------------------------------------------------------------------------------------
+/* In-place initializers (torch.nn.init): they write the storage directly, like PyTorch's under
+   no_grad, so they work on leaves that require grad. */
+typedef struct { double lo, scale; bool normal; tensor_dtype dtype; } tensor__init_ctx;
+static void tensor__init_loop(char **p, const int64_t *s, int64_t n, void *vctx) {
+    const tensor__init_ctx *c = (const tensor__init_ctx *)vctx;
+    for (int64_t i = 0; i < n; i++) {
+        double v;
+        if (c->normal) { /* Box-Muller, as tensor_randn */
+            double u1 = 1.0 - tensor__rng_double(), u2 = tensor__rng_double();
+            v = c->lo + c->scale * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+        } else {
+            v = c->lo + c->scale * tensor__rng_double();
+        }
+        tensor__store_f64(p[0] + i * s[0], c->dtype, v);
+    }
+}
+/* t = lo + scale * U[0, 1) (or lo + scale * N(0, 1)), in place. */
+static tensor *tensor__init_fill(const char *fn, tensor *t, double lo, double scale, bool normal) {
+    TENSOR__CHECK_ARG(fn, t);
+    if (!tensor__is_float(t->dtype)) return tensor__fail(fn, "needs a floating tensor, got %s", tensor__dtype_names[t->dtype]);
+    if (t->storage->device != TENSOR_CPU) return tensor__fail(fn, "only CPU tensors can be initialized in place");
+    tensor__init_ctx c;
+    c.lo = lo;
+    c.scale = scale;
+    c.normal = normal;
+    c.dtype = t->dtype;
+    tensor__iter it;
+    tensor__iter_init(&it, 1, &t, t->ndim, t->shape);
+    tensor__iter_run(&it, tensor__init_loop, &c);
+    t->storage->version++;
+    return t;
+}
+
+TENSOR_API tensor *tensor_uniform_(tensor *t, double lo, double hi) {
+    if (!(lo <= hi)) return tensor__fail("tensor_uniform_", "lo %g must not exceed hi %g", lo, hi);
+    return tensor__init_fill("tensor_uniform_", t, lo, hi - lo, false);
+}
+TENSOR_API tensor *tensor_normal_(tensor *t, double mean, double std) {
+    if (!(std >= 0)) return tensor__fail("tensor_normal_", "std must be non-negative, got %g", std);
+    return tensor__init_fill("tensor_normal_", t, mean, std, true);
+}
+/* fan_in = size(1) * receptive field, fan_out = size(0) * receptive field (torch.nn.init). */
+static bool tensor__fans(const char *fn, tensor *t, double *fan_in, double *fan_out) {
+    if (!t) { tensor__null_arg(fn, "t"); return false; }
+    if (t->ndim < 2) { tensor__fail(fn, "fan in and fan out need at least 2 dims, got shape %s", tensor__shape_of(t)); return false; }
+    double rf = 1;
+    for (int d = 2; d < t->ndim; d++) rf *= (double)t->shape[d];
+    *fan_in = (double)t->shape[1] * rf;
+    *fan_out = (double)t->shape[0] * rf;
+    return true;
+}
+TENSOR_API tensor *tensor_kaiming_uniform_(tensor *t, double a) {
+    const char *fn = "tensor_kaiming_uniform_";
+    double fan_in, fan_out;
+    if (!tensor__fans(fn, t, &fan_in, &fan_out)) return NULL;
+    if (fan_in == 0) return tensor__fail(fn, "cannot initialize a tensor with zero fan in, shape %s", tensor__shape_of(t));
+    double bound = sqrt(2.0 / (1.0 + a * a)) * sqrt(3.0 / fan_in); /* gain of leaky_relu(a) */
+    return tensor__init_fill(fn, t, -bound, 2 * bound, false);
+}
+TENSOR_API tensor *tensor_xavier_uniform_(tensor *t, double gain) {
+    const char *fn = "tensor_xavier_uniform_";
+    double fan_in, fan_out;
+    if (!tensor__fans(fn, t, &fan_in, &fan_out)) return NULL;
+    if (fan_in + fan_out == 0) return tensor__fail(fn, "cannot initialize a tensor with zero fans, shape %s", tensor__shape_of(t));
+    double bound = gain * sqrt(6.0 / (fan_in + fan_out));
+    return tensor__init_fill(fn, t, -bound, 2 * bound, false);
+}
+
+// >>optim --------------------------------------------------------------------------------------
+/* Optimizers with torch.optim's update rules. Each keeps aliases of its parameters (so .grad is
+   found through the leaves' accumulators) and its state as internal tensors of f64, updated
+   element by element in double. */
+enum { TENSOR__SGD, TENSOR__ADAM, TENSOR__ADAMW };
+struct tensor_optim {
+    int kind, n;
+    tensor **params, **state1, **state2; /* momentum buffer / exp_avg, exp_avg_sq */
+    double lr, momentum, beta1, beta2, eps, weight_decay;
+    bool nesterov;
+    int64_t steps;
+};
+
+static tensor_optim *tensor__optim_new(const char *fn, int kind, int n, tensor *const *params) {
+    if (n <= 0 || !params) return (tensor_optim *)tensor__fail(fn, "needs n > 0 parameters, got %d", n);
+    for (int i = 0; i < n; i++) {
+        if (!params[i]) return (tensor_optim *)tensor__null_arg(fn, "params[i]");
+        if (!tensor__is_float(params[i]->dtype)) return (tensor_optim *)tensor__fail(fn, "parameter %d is %s, not floating", i, tensor__dtype_names[params[i]->dtype]);
+        if (!params[i]->requires_grad || !tensor__is_leaf(params[i])) return (tensor_optim *)tensor__fail(fn, "parameter %d is not a leaf that requires grad", i);
+        if (params[i]->storage->device != TENSOR_CPU) return (tensor_optim *)tensor__fail(fn, "parameter %d is not on the CPU", i);
+    }
+    tensor_optim *o = (tensor_optim *)TENSOR_MALLOC(sizeof *o);
+    tensor **arrays = (tensor **)TENSOR_MALLOC(sizeof(tensor *) * 3 * (size_t)n);
+    if (!o || !arrays) {
+        if (o) TENSOR_FREE(o);
+        if (arrays) TENSOR_FREE(arrays);
+        return (tensor_optim *)tensor__fail(fn, "out of memory");
+    }
+    memset(o, 0, sizeof *o);
+    memset(arrays, 0, sizeof(tensor *) * 3 * (size_t)n);
+    o->kind = kind;
+    o->n = n;
+    o->params = arrays;
+    o->state1 = arrays + n;
+    o->state2 = arrays + 2 * n;
+    for (int i = 0; i < n; i++) {
+        o->params[i] = tensor__alias(fn, params[i]);
+        if (!o->params[i]) { tensor_optim_free(o); return NULL; }
+        tensor__make_internal(o->params[i]);
+    }
+    return o;
+}
+
+TENSOR_API tensor_optim *tensor_optim_sgd(int n, tensor *const *params, double lr, double momentum, double weight_decay, bool nesterov) {
+    const char *fn = "tensor_optim_sgd";
+    if (!(lr >= 0) || !(momentum >= 0) || !(weight_decay >= 0)) return (tensor_optim *)tensor__fail(fn, "lr %g, momentum %g and weight_decay %g must be non-negative", lr, momentum, weight_decay);
+    if (nesterov && momentum <= 0) return (tensor_optim *)tensor__fail(fn, "nesterov needs a positive momentum");
+    tensor_optim *o = tensor__optim_new(fn, TENSOR__SGD, n, params);
+    if (!o) return NULL;
+    o->lr = lr;
+    o->momentum = momentum;
+    o->weight_decay = weight_decay;
+    o->nesterov = nesterov;
+    return o;
+}
+
+static tensor_optim *tensor__adam_new(const char *fn, int kind, int n, tensor *const *params, double lr, double beta1, double beta2, double eps, double weight_decay) {
+    if (!(lr >= 0) || !(eps >= 0) || !(weight_decay >= 0)) return (tensor_optim *)tensor__fail(fn, "lr %g, eps %g and weight_decay %g must be non-negative", lr, eps, weight_decay);
+    if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1)) return (tensor_optim *)tensor__fail(fn, "betas (%g, %g) must be in [0, 1)", beta1, beta2);
+    tensor_optim *o = tensor__optim_new(fn, kind, n, params);
+    if (!o) return NULL;
+    o->lr = lr;
+    o->beta1 = beta1;
+    o->beta2 = beta2;
+    o->eps = eps;
+    o->weight_decay = weight_decay;
+    return o;
+}
+TENSOR_API tensor_optim *tensor_optim_adam(int n, tensor *const *params, double lr, double beta1, double beta2, double eps, double weight_decay) {
+    return tensor__adam_new("tensor_optim_adam", TENSOR__ADAM, n, params, lr, beta1, beta2, eps, weight_decay);
+}
+TENSOR_API tensor_optim *tensor_optim_adamw(int n, tensor *const *params, double lr, double beta1, double beta2, double eps, double weight_decay) {
+    return tensor__adam_new("tensor_optim_adamw", TENSOR__ADAMW, n, params, lr, beta1, beta2, eps, weight_decay);
+}
+
+typedef struct { const tensor_optim *o; double bias1, bias2; bool first; tensor_dtype pd, gd; } tensor__step_ctx;
+
+/* One row of an update: ptr[0] the parameter, ptr[1] its gradient, ptr[2], ptr[3] the f64 state. */
+static void tensor__step_loop(char **ptr, const int64_t *st, int64_t count, void *vctx) {
+    const tensor__step_ctx *c = (const tensor__step_ctx *)vctx;
+    const tensor_optim *o = c->o;
+    for (int64_t i = 0; i < count; i++) {
+        char *pp = ptr[0] + i * st[0];
+        double p = tensor__load_f64(pp, c->pd), g = tensor__load_f64(ptr[1] + i * st[1], c->gd);
+        double *s1 = (double *)(ptr[2] + i * st[2]), *s2 = (double *)(ptr[3] + i * st[3]);
+        if (o->kind == TENSOR__SGD) {
+            g += o->weight_decay * p;
+            if (o->momentum != 0) {
+                *s1 = c->first ? g : o->momentum * *s1 + g; /* dampening 0 */
+                g = o->nesterov ? g + o->momentum * *s1 : *s1;
+            }
+            p -= o->lr * g;
+        } else {
+            if (o->kind == TENSOR__ADAMW) p *= 1 - o->lr * o->weight_decay;
+            else g += o->weight_decay * p;
+            *s1 = o->beta1 * *s1 + (1 - o->beta1) * g;
+            *s2 = o->beta2 * *s2 + (1 - o->beta2) * g * g;
+            double denom = sqrt(*s2) / sqrt(c->bias2) + o->eps;
+            p -= o->lr / c->bias1 * *s1 / denom;
+        }
+        tensor__store_f64(pp, c->pd, p);
+    }
+}
+
+TENSOR_API int tensor_optim_step(tensor_optim *o) {
+    const char *fn = "tensor_optim_step";
+    if (!o) { tensor__null_arg(fn, "o"); return -1; }
+    o->steps++;
+    tensor__step_ctx c;
+    c.o = o;
+    c.bias1 = 1 - pow(o->beta1, (double)o->steps);
+    c.bias2 = 1 - pow(o->beta2, (double)o->steps);
+    for (int i = 0; i < o->n; i++) {
+        tensor *p = o->params[i], *g = tensor_grad(p);
+        if (!g) continue; /* a parameter that got no gradient is left alone, as in PyTorch */
+        c.first = o->state1[i] == NULL;
+        for (int k = 0; k < 2; k++) {
+            tensor **s = k ? &o->state2[i] : &o->state1[i];
+            if (!*s && !(*s = tensor__make_internal(tensor_zeros(p->ndim, p->shape, TENSOR_F64)))) return -1;
+        }
+        c.pd = p->dtype;
+        c.gd = g->dtype;
+        tensor *ops[4] = {p, g, o->state1[i], o->state2[i]};
+        tensor__iter it;
+        tensor__iter_init(&it, 4, ops, p->ndim, p->shape);
+        tensor__iter_run(&it, tensor__step_loop, &c);
+        p->storage->version++;
+    }
+    return 0;
+}
+
+TENSOR_API void tensor_optim_zero_grad(tensor_optim *o) {
+    if (!o) return;
+    for (int i = 0; i < o->n; i++) tensor_zero_grad(o->params[i]);
+}
+TENSOR_API void tensor_optim_set_lr(tensor_optim *o, double lr) {
+    if (!o) { tensor__null_arg("tensor_optim_set_lr", "o"); return; }
+    if (!(lr >= 0)) { tensor__fail("tensor_optim_set_lr", "lr must be non-negative, got %g", lr); return; }
+    o->lr = lr;
+}
+TENSOR_API void tensor_optim_free(tensor_optim *o) {
+    if (!o) return;
+    for (int i = 0; i < 3 * o->n; i++) tensor_free(o->params[i]);
+    TENSOR_FREE(o->params);
+    TENSOR_FREE(o);
+}
+
+/* Scales every gradient by max_norm / (total + 1e-6) when the total 2-norm exceeds max_norm
+   (torch.nn.utils.clip_grad_norm_). Returns the total norm before clipping, or -1 on error. */
+TENSOR_API double tensor_clip_grad_norm(int n, tensor *const *params, double max_norm) {
+    const char *fn = "tensor_clip_grad_norm";
+    if (n < 0 || (n > 0 && !params)) { tensor__fail(fn, "needs n >= 0 parameters, got %d", n); return -1; }
+    if (!(max_norm >= 0)) { tensor__fail(fn, "max_norm must be non-negative, got %g", max_norm); return -1; }
+    double total = 0;
+    for (int i = 0; i < n; i++) {
+        if (!params[i]) { tensor__null_arg(fn, "params[i]"); return -1; }
+        tensor *g = tensor_grad(params[i]);
+        if (!g) continue;
+        int64_t k = tensor__numel_of(g->ndim, g->shape);
+        tensor *c = tensor__contiguous_copy(fn, g, TENSOR_F64);
+        if (!c) return -1;
+        const double *v = (const double *)tensor__data(c);
+        for (int64_t j = 0; j < k; j++) total += v[j] * v[j];
+        tensor_free(c);
+    }
+    total = sqrt(total);
+    double coef = max_norm / (total + 1e-6);
+    if (coef < 1)
+        for (int i = 0; i < n; i++) {
+            tensor *g = tensor_grad(params[i]);
+            if (g) { bool was = tensor_set_grad_enabled(false); tensor_mul_scalar_(g, coef); tensor_set_grad_enabled(was); }
+        }
+    return total;
+}
