@@ -95,6 +95,38 @@ TENSOR_API int tensor_split(tensor *t, int64_t split_size, int dim, tensor **out
 TENSOR_API const char *tensor_op_name(tensor_op op);          /* "add", ...; NULL if out of range */
 TENSOR_API bool        tensor_op_differentiable(tensor_op op);
 
+/* ---- Autograd ---- */
+TENSOR_API tensor *tensor_set_requires_grad(tensor *t, bool on);   /* returns t; floating leaves only */
+TENSOR_API bool    tensor_requires_grad(const tensor *t);
+TENSOR_API int     tensor_backward(tensor *loss);                   /* loss must have one element; 0 ok */
+TENSOR_API int     tensor_backward_with(tensor *out, tensor *grad_out); /* d(sum(out * grad_out)) */
+TENSOR_API tensor *tensor_grad(tensor *t);                          /* accumulated .grad, borrowed; NULL if none */
+TENSOR_API void    tensor_zero_grad(tensor *t);                     /* drops .grad (PyTorch's set_to_none) */
+TENSOR_API tensor *tensor_detach(tensor *t);                        /* a view outside the graph */
+TENSOR_API bool    tensor_set_grad_enabled(bool on);                /* returns the previous setting; per thread */
+TENSOR_API int     tensor_autograd_grad(int n_out, tensor *const *outputs, tensor *const *grad_outputs,
+                                        int n_in, tensor *const *inputs, tensor **grads_out, bool create_graph);
+
+/* ---- Initialization (in place, PyTorch's formulas; return t) ---- */
+TENSOR_API tensor *tensor_uniform_(tensor *t, double lo, double hi);
+TENSOR_API tensor *tensor_normal_(tensor *t, double mean, double std);
+TENSOR_API tensor *tensor_kaiming_uniform_(tensor *t, double a);    /* torch.nn.init.kaiming_uniform_, fan_in, leaky_relu */
+TENSOR_API tensor *tensor_xavier_uniform_(tensor *t, double gain);  /* torch.nn.init.xavier_uniform_ */
+
+/* ---- Optimizers (torch.optim's update rules) ---- */
+typedef struct tensor_optim tensor_optim;
+TENSOR_API tensor_optim *tensor_optim_sgd(int n, tensor *const *params, double lr, double momentum,
+                                          double weight_decay, bool nesterov);
+TENSOR_API tensor_optim *tensor_optim_adam(int n, tensor *const *params, double lr, double beta1, double beta2,
+                                           double eps, double weight_decay);   /* Adam (L2 weight decay) */
+TENSOR_API tensor_optim *tensor_optim_adamw(int n, tensor *const *params, double lr, double beta1, double beta2,
+                                            double eps, double weight_decay);  /* decoupled decay */
+TENSOR_API int     tensor_optim_step(tensor_optim *o);
+TENSOR_API void    tensor_optim_zero_grad(tensor_optim *o);
+TENSOR_API void    tensor_optim_set_lr(tensor_optim *o, double lr);
+TENSOR_API void    tensor_optim_free(tensor_optim *o);
+TENSOR_API double  tensor_clip_grad_norm(int n, tensor *const *params, double max_norm);  /* returns total norm */
+
 /* ---- Runtime ---- */
 TENSOR_API void        tensor_set_num_threads(int n);   /* 0: all cores */
 TENSOR_API int         tensor_get_num_threads(void);

@@ -59,7 +59,8 @@ typedef struct tensor__storage {
     size_t nbytes;
     int64_t refcount;
     tensor_device device;
-    int64_t version; /* bumped by every in-place write; autograd checks saved tensors against it */
+    int64_t version;        /* bumped by every in-place write; autograd checks saved tensors against it */
+    int64_t saved_by_graph; /* views of this storage saved by live autograd nodes */
 } tensor__storage;
 
 struct tensor__node; /* an autograd graph node (>>autograd) */
@@ -76,8 +77,8 @@ struct tensor {
     int list_level; /* 0: root, k: the k-th nested scope, -1: internal (owned by the library) */
     /* autograd */
     bool requires_grad;
-    struct tensor *grad;           /* accumulated gradient of a leaf, an internal handle */
-    struct tensor__node *grad_fn;  /* the node that made this tensor, NULL for leaves */
+    struct tensor__node *grad_fn;  /* the node that made this tensor; for a leaf that requires grad,
+                                      its accumulator (which holds .grad) */
 };
 
 // >>errors -------------------------------------------------------------------------------------
@@ -531,9 +532,13 @@ static tensor *tensor__view_of(const char *fn, const tensor *base, int ndim, con
     return t;
 }
 
-/* Another handle to the same view (for ops that return their input unchanged, as PyTorch's do). */
+/* Another handle to the same tensor, autograd identity included (for ops that return their input
+   unchanged, as PyTorch's do, and for tensors autograd saves). */
 static tensor *tensor__alias(const char *fn, const tensor *t) {
-    return tensor__view_of(fn, t, t->ndim, t->shape, t->strides, t->offset);
+    tensor *a = tensor__view_of(fn, t, t->ndim, t->shape, t->strides, t->offset);
+    if (a && t->grad_fn) { a->grad_fn = t->grad_fn; t->grad_fn->refcount++; a->requires_grad = t->requires_grad; }
+    else if (a) a->requires_grad = t->requires_grad;
+    return a;
 }
 
 static char *tensor__data(const tensor *t) { return (char *)t->storage->data + t->offset * (int64_t)tensor__dtype_sizes[t->dtype]; }

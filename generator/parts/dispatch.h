@@ -71,6 +71,8 @@ static tensor *tensor__dispatch(tensor__call *c) {
         return NULL;
     }
     tensor__autograd_record(c);
+    tensor_free(c->out2); /* a kernel's second output: the graph keeps its own handle if it needs it */
+    c->out2 = NULL;
     return c->out;
 }
 
