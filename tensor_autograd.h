@@ -91,6 +91,11 @@ static tensor__node *tensor__node_new(int op) {
     return n;
 }
 
+static tensor__node *tensor__node_ref(tensor__node *n) {
+    if (n) n->refcount++;
+    return n;
+}
+
 static void tensor__autograd_release(tensor *t) {
     tensor__node_unref(t->grad_fn);
     t->grad_fn = NULL;

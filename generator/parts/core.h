@@ -357,7 +357,8 @@ static tensor *tensor__handle_new(const char *fn) {
     return t;
 }
 
-static void tensor__autograd_release(tensor *t); /* >>autograd: drops t's grad and graph node */
+static void tensor__autograd_release(tensor *t); /* >>autograd: drops t's graph node */
+static struct tensor__node *tensor__node_ref(struct tensor__node *n); /* >>autograd: one more reference */
 
 TENSOR_API void tensor_free(tensor *t) {
     if (!t) return;
@@ -536,8 +537,7 @@ static tensor *tensor__view_of(const char *fn, const tensor *base, int ndim, con
    unchanged, as PyTorch's do, and for tensors autograd saves). */
 static tensor *tensor__alias(const char *fn, const tensor *t) {
     tensor *a = tensor__view_of(fn, t, t->ndim, t->shape, t->strides, t->offset);
-    if (a && t->grad_fn) { a->grad_fn = t->grad_fn; t->grad_fn->refcount++; a->requires_grad = t->requires_grad; }
-    else if (a) a->requires_grad = t->requires_grad;
+    if (a) { a->grad_fn = tensor__node_ref(t->grad_fn); a->requires_grad = t->requires_grad; }
     return a;
 }
 
