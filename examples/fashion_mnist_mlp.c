@@ -1,0 +1,99 @@
+/* fashion_mnist_mlp.c: a 784-256-128-10 MLP with ReLU and AdamW on Fashion-MNIST.
+   Needs Debian's dataset-fashion-mnist (apt-get install dataset-fashion-mnist). From the project root:
+       cc -O2 examples/fashion_mnist_mlp.c -o fashion_mnist_mlp -lm -lpthread -lz && ./fashion_mnist_mlp [epochs]
+   Prints a progress line while training and the test accuracy after each epoch. */
+#define TENSOR_IMPLEMENTATION
+#include "../tensor.h"
+#include "train_util.h"
+
+#define BATCH 64
+
+typedef struct { tensor *w1, *b1, *w2, *b2, *w3, *b3; } mlp;
+
+static tensor *param(int ndim, const int64_t *shape) { return tensor_set_requires_grad(tensor_zeros(ndim, shape, TENSOR_F32), true); }
+
+/* torch.nn.Linear's default init: kaiming_uniform_(a = sqrt(5)) for the weight, U(+-1/sqrt(in)) for the bias. */
+static void linear_init(tensor *w, tensor *b) {
+    tensor_kaiming_uniform_(w, sqrt(5.0));
+    double bound = 1.0 / sqrt((double)tensor_size(w, 1));
+    tensor_uniform_(b, -bound, bound);
+}
+
+static tensor *forward(mlp *m, tensor *x) { /* x: [B, 784] -> logits [B, 10] */
+    tensor *h = tensor_relu(tensor_linear(x, m->w1, m->b1));
+    h = tensor_relu(tensor_linear(h, m->w2, m->b2));
+    return tensor_linear(h, m->w3, m->b3);
+}
+
+static double accuracy(mlp *m, const float *x, const int64_t *y, int64_t n, int64_t pixels) {
+    int64_t correct = 0;
+    bool was = tensor_set_grad_enabled(false);
+    for (int64_t i = 0; i < n; i += 1000) {
+        int64_t b = n - i < 1000 ? n - i : 1000;
+        tensor_scope_begin();
+        tensor *pred = tensor_argmax(forward(m, tensor_from_data(x + i * pixels, TENSOR_SHAPE(b, pixels), TENSOR_F32)), 1, false);
+        int64_t p[1000];
+        tensor_copy_to(pred, p, sizeof p);
+        for (int64_t j = 0; j < b; j++) correct += p[j] == y[i + j];
+        tensor_scope_end();
+    }
+    tensor_set_grad_enabled(was);
+    return (double)correct / (double)n;
+}
+
+int main(int argc, char **argv) {
+    int epochs = argc > 1 ? atoi(argv[1]) : 8;
+    fashion_mnist d;
+    if (fashion_mnist_load(&d)) return 1;
+    printf("Fashion-MNIST: %lld train, %lld test images; %s\n", (long long)d.n_train, (long long)d.n_test, tensor_build_info());
+    tensor_manual_seed(1);
+    mlp m = {param(TENSOR_SHAPE(256, 784)), param(TENSOR_SHAPE(256)), param(TENSOR_SHAPE(128, 256)), param(TENSOR_SHAPE(128)),
+             param(TENSOR_SHAPE(10, 128)), param(TENSOR_SHAPE(10))};
+    linear_init(m.w1, m.b1);
+    linear_init(m.w2, m.b2);
+    linear_init(m.w3, m.b3);
+    tensor *params[6] = {m.w1, m.b1, m.w2, m.b2, m.w3, m.b3};
+    tensor_optim *opt = tensor_optim_adamw(6, params, 1e-3, 0.9, 0.999, 1e-8, 1e-2);
+    if (!opt) { fprintf(stderr, "%s\n", tensor_last_error()); return 1; }
+
+    int64_t steps = d.n_train / BATCH;
+    int64_t *order = (int64_t *)malloc(sizeof(int64_t) * (size_t)d.n_train);
+    float *bx = (float *)malloc(sizeof(float) * BATCH * (size_t)d.pixels);
+    int64_t by[BATCH];
+    progress p;
+    progress_begin(&p, steps * epochs);
+    double train_seconds = 0, acc = 0;
+    for (int epoch = 1; epoch <= epochs; epoch++) {
+        double t0 = now_seconds();
+        tensor_scope_begin();
+        tensor *perm = tensor_randperm(d.n_train, TENSOR_I64);
+        tensor_copy_to(perm, order, sizeof(int64_t) * (size_t)d.n_train);
+        tensor_scope_end();
+        for (int64_t s = 0; s < steps; s++) {
+            for (int j = 0; j < BATCH; j++) {
+                int64_t k = order[s * BATCH + j];
+                memcpy(bx + j * d.pixels, d.train_x + k * d.pixels, sizeof(float) * (size_t)d.pixels);
+                by[j] = d.train_y[k];
+            }
+            tensor_scope_begin();
+            tensor *x = tensor_from_data(bx, TENSOR_SHAPE(BATCH, d.pixels), TENSOR_F32);
+            tensor *y = tensor_from_data(by, TENSOR_SHAPE(BATCH), TENSOR_I64);
+            tensor *loss = tensor_cross_entropy(forward(&m, x), y);
+            tensor_optim_zero_grad(opt);
+            if (tensor_backward(loss) || tensor_optim_step(opt)) { fprintf(stderr, "%s\n", tensor_last_error()); return 1; }
+            progress_step(&p, epoch, s + 1, steps, tensor_item(loss), BATCH, 1.0);
+            tensor_scope_end();
+        }
+        double dt = now_seconds() - t0;
+        train_seconds += dt;
+        acc = accuracy(&m, d.test_x, d.test_y, d.n_test, d.pixels);
+        printf("epoch %d: test accuracy %.2f%%, %.1f s\n", epoch, 100 * acc, dt);
+    }
+    printf("summary: %d epochs, test accuracy %.2f%%, %.1f s per epoch (training only)\n", epochs, 100 * acc, train_seconds / epochs);
+    free(order);
+    free(bx);
+    tensor_optim_free(opt);
+    fashion_mnist_free(&d);
+    tensor_shutdown();
+    return 0;
+}
