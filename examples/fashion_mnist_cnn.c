@@ -1,0 +1,98 @@
+/* fashion_mnist_cnn.c: two conv + max-pool blocks and a linear head on Fashion-MNIST, AdamW.
+   Needs Debian's dataset-fashion-mnist (apt-get install dataset-fashion-mnist). From the project root:
+       cc -O2 examples/fashion_mnist_cnn.c -o fashion_mnist_cnn -lm -lpthread -lz && ./fashion_mnist_cnn [epochs]
+   Prints a progress line while training and the test accuracy after each epoch. */
+#define TENSOR_IMPLEMENTATION
+#include "../tensor.h"
+#include "train_util.h"
+
+#define BATCH 64
+
+typedef struct { tensor *c1w, *c1b, *c2w, *c2b, *fw, *fb; } cnn;
+
+static tensor *param(int ndim, const int64_t *shape) { return tensor_set_requires_grad(tensor_zeros(ndim, shape, TENSOR_F32), true); }
+/* PyTorch's default init of Conv2d and Linear: kaiming_uniform_(a = sqrt(5)), bias U(+-1/sqrt(fan_in)). */
+static void layer_init(tensor *w, tensor *b) {
+    tensor_kaiming_uniform_(w, sqrt(5.0));
+    double fan_in = (double)(tensor_numel(w) / tensor_size(w, 0));
+    tensor_uniform_(b, -1 / sqrt(fan_in), 1 / sqrt(fan_in));
+}
+
+/* x: [B, 1, 28, 28] -> conv 32 -> relu -> pool -> conv 64 -> relu -> pool -> [B, 64*7*7] -> 10 */
+static tensor *forward(cnn *m, tensor *x) {
+    tensor *h = tensor_max_pool2d(tensor_relu(tensor_conv2d(x, m->c1w, m->c1b, 1, 1, 1, 1)), 2, 2, 0);
+    h = tensor_max_pool2d(tensor_relu(tensor_conv2d(h, m->c2w, m->c2b, 1, 1, 1, 1)), 2, 2, 0);
+    return tensor_linear(tensor_flatten(h, 1, -1), m->fw, m->fb);
+}
+
+static double accuracy(cnn *m, const float *x, const int64_t *y, int64_t n) {
+    int64_t correct = 0;
+    bool was = tensor_set_grad_enabled(false);
+    for (int64_t i = 0; i < n; i += 500) {
+        int64_t b = n - i < 500 ? n - i : 500;
+        tensor_scope_begin();
+        tensor *pred = tensor_argmax(forward(m, tensor_from_data(x + i * 784, TENSOR_SHAPE(b, 1, 28, 28), TENSOR_F32)), 1, false);
+        int64_t p[500];
+        tensor_copy_to(pred, p, sizeof p);
+        for (int64_t j = 0; j < b; j++) correct += p[j] == y[i + j];
+        tensor_scope_end();
+    }
+    tensor_set_grad_enabled(was);
+    return (double)correct / (double)n;
+}
+
+int main(int argc, char **argv) {
+    int epochs = argc > 1 ? atoi(argv[1]) : 4;
+    fashion_mnist d;
+    if (fashion_mnist_load(&d)) return 1;
+    printf("Fashion-MNIST: %lld train, %lld test images; %s\n", (long long)d.n_train, (long long)d.n_test, tensor_build_info());
+    tensor_manual_seed(1);
+    cnn m = {param(TENSOR_SHAPE(32, 1, 3, 3)), param(TENSOR_SHAPE(32)), param(TENSOR_SHAPE(64, 32, 3, 3)), param(TENSOR_SHAPE(64)),
+             param(TENSOR_SHAPE(10, 64 * 7 * 7)), param(TENSOR_SHAPE(10))};
+    layer_init(m.c1w, m.c1b);
+    layer_init(m.c2w, m.c2b);
+    layer_init(m.fw, m.fb);
+    tensor *params[6] = {m.c1w, m.c1b, m.c2w, m.c2b, m.fw, m.fb};
+    tensor_optim *opt = tensor_optim_adamw(6, params, 1e-3, 0.9, 0.999, 1e-8, 1e-2);
+    if (!opt) { fprintf(stderr, "%s\n", tensor_last_error()); return 1; }
+
+    int64_t steps = d.n_train / BATCH;
+    int64_t *order = (int64_t *)malloc(sizeof(int64_t) * (size_t)d.n_train);
+    float *bx = (float *)malloc(sizeof(float) * BATCH * 784);
+    int64_t by[BATCH];
+    progress p;
+    progress_begin(&p, steps * epochs);
+    double train_seconds = 0, acc = 0;
+    for (int epoch = 1; epoch <= epochs; epoch++) {
+        double t0 = now_seconds();
+        tensor_scope_begin();
+        tensor_copy_to(tensor_randperm(d.n_train, TENSOR_I64), order, sizeof(int64_t) * (size_t)d.n_train);
+        tensor_scope_end();
+        for (int64_t s = 0; s < steps; s++) {
+            for (int j = 0; j < BATCH; j++) {
+                int64_t k = order[s * BATCH + j];
+                memcpy(bx + j * 784, d.train_x + k * 784, sizeof(float) * 784);
+                by[j] = d.train_y[k];
+            }
+            tensor_scope_begin();
+            tensor *x = tensor_from_data(bx, TENSOR_SHAPE(BATCH, 1, 28, 28), TENSOR_F32);
+            tensor *y = tensor_from_data(by, TENSOR_SHAPE(BATCH), TENSOR_I64);
+            tensor *loss = tensor_cross_entropy(forward(&m, x), y);
+            tensor_optim_zero_grad(opt);
+            if (tensor_backward(loss) || tensor_optim_step(opt)) { fprintf(stderr, "%s\n", tensor_last_error()); return 1; }
+            progress_step(&p, epoch, s + 1, steps, tensor_item(loss), BATCH, 2.0);
+            tensor_scope_end();
+        }
+        double dt = now_seconds() - t0;
+        train_seconds += dt;
+        acc = accuracy(&m, d.test_x, d.test_y, d.n_test);
+        printf("epoch %d: test accuracy %.2f%%, %.1f s\n", epoch, 100 * acc, dt);
+    }
+    printf("summary: %d epochs, test accuracy %.2f%%, %.1f s per epoch (training only)\n", epochs, 100 * acc, train_seconds / epochs);
+    free(order);
+    free(bx);
+    tensor_optim_free(opt);
+    fashion_mnist_free(&d);
+    tensor_shutdown();
+    return 0;
+}
