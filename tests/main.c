@@ -90,6 +90,96 @@ double test_uniform(double lo, double hi) {
     return lo + (hi - lo) * (double)(test_rng_state >> 11) * (1.0 / 9007199254740992.0);
 }
 
+tensor *test_leaf(int ndim, const int64_t *shape, double lo, double hi) {
+    tensor *t = tensor_empty(ndim, shape, TENSOR_F64);
+    if (!t) return NULL;
+    double *d = (double *)tensor_data_ptr(t);
+    for (int64_t i = 0; i < tensor_numel(t); i++) d[i] = test_uniform(lo, hi);
+    return tensor_set_requires_grad(t, true);
+}
+
+/* sum(f(in) * w) as a 0-dim tensor (w fixed per call site through the seed). */
+static tensor *weighted_sum(tensor *out, tensor *w) { return tensor_sum_all(tensor_mul(out, w)); }
+
+static tensor *random_like(tensor *t) {
+    tensor *w = tensor_empty(tensor_ndim(t), tensor_shape(t), TENSOR_F64);
+    double *d = (double *)tensor_data_ptr(w);
+    for (int64_t i = 0; i < tensor_numel(w); i++) d[i] = test_uniform(-1, 1);
+    return w;
+}
+
+/* The scalar whose gradient is checked: order 1: L = sum(f(in) * w); order 2: sum_i sum(dL/din_i * v_i). */
+typedef struct { test_fn_of f; const void *ctx; int n; tensor *const *in; tensor *w; tensor **v; int order; } scalar_spec;
+static tensor *eval_scalar(const scalar_spec *s, bool create_graph) {
+    tensor *out = s->f(s->in, s->ctx);
+    if (!out) return NULL;
+    tensor *L = weighted_sum(out, s->w);
+    if (s->order == 1) return L;
+    tensor *grads[16] = {0}, *req[16];
+    int k = 0;
+    for (int i = 0; i < s->n; i++) if (tensor_requires_grad(s->in[i])) req[k++] = s->in[i];
+    if (tensor_autograd_grad(1, &L, NULL, k, req, grads, create_graph)) return NULL;
+    tensor *total = tensor_zeros(0, NULL, TENSOR_F64);
+    for (int i = 0; i < k; i++) total = tensor_add(total, tensor_sum_all(tensor_mul(grads[i], s->v[i])));
+    return total;
+}
+
+static int check_order(const char *file, int line, scalar_spec *s, double atol, double rtol) {
+    tensor *req[16];
+    int k = 0, compared = 0;
+    for (int i = 0; i < s->n; i++) if (tensor_requires_grad(s->in[i])) req[k++] = s->in[i];
+    if (k == 0 || k > 16) { test_fail(file, line, "gradcheck needs 1..16 inputs that require grad"); return 0; }
+    tensor_scope_begin();
+    tensor *probe = s->f(s->in, s->ctx);
+    if (!probe) { test_fail(file, line, "gradcheck: f failed: %s", tensor_last_error()); tensor_scope_end(); return 0; }
+    s->w = random_like(probe);
+    tensor *v[16];
+    for (int i = 0; i < k; i++) v[i] = random_like(req[i]);
+    s->v = v;
+    tensor *L = eval_scalar(s, s->order == 2);
+    tensor *analytic[16] = {0};
+    if (!L || tensor_autograd_grad(1, &L, NULL, k, req, analytic, false)) {
+        test_fail(file, line, "gradcheck (order %d): backward failed: %s", s->order, tensor_last_error() ? tensor_last_error() : "?");
+        tensor_clear_error();
+        tensor_scope_end();
+        return 0;
+    }
+    bool was = tensor_set_grad_enabled(s->order == 2); /* order 2 needs the graph to take first derivatives */
+    for (int i = 0; i < k; i++) {
+        double *x = (double *)tensor_data_ptr(req[i]);
+        double *a = test_values(analytic[i]);
+        int bad = 0;
+        for (int64_t j = 0; j < tensor_numel(req[i]); j++) {
+            double orig = x[j], h = 1e-6 * (fabs(orig) > 1 ? fabs(orig) : 1);
+            tensor_scope_begin();
+            x[j] = orig + h;
+            double up = tensor_item(eval_scalar(s, false));
+            x[j] = orig - h;
+            double down = tensor_item(eval_scalar(s, false));
+            x[j] = orig;
+            tensor_scope_end();
+            double num = (up - down) / (2 * h);
+            compared++;
+            if (!(fabs(num - a[j]) <= atol + rtol * fabs(num)) && bad++ < 3)
+                test_fail(file, line, "%s derivative of input %d element %lld: analytic %.10g, numeric %.10g",
+                          s->order == 1 ? "first" : "second", i, (long long)j, a[j], num);
+        }
+        free(a);
+    }
+    tensor_set_grad_enabled(was);
+    tensor_scope_end();
+    return compared;
+}
+
+int test_gradcheck(const char *file, int line, test_fn_of f, const void *ctx, int n, tensor *const *in, double atol, double rtol) {
+    scalar_spec s = {f, ctx, n, in, NULL, NULL, 1};
+    return check_order(file, line, &s, atol, rtol);
+}
+int test_gradgradcheck(const char *file, int line, test_fn_of f, const void *ctx, int n, tensor *const *in, double atol, double rtol) {
+    scalar_spec s = {f, ctx, n, in, NULL, NULL, 2};
+    return check_order(file, line, &s, atol, rtol);
+}
+
 static int case_order(const void *a, const void *b) {
     const test_case *x = (const test_case *)a, *y = (const test_case *)b;
     int c = strcmp(x->file, y->file);

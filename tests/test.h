@@ -59,4 +59,19 @@ void test_check_shape(const char *file, int line, tensor *t, int ndim, const int
 double test_tol(tensor_dtype d);
 /* Random doubles in [lo, hi) from a small local generator (independent of the library's RNG). */
 double test_uniform(double lo, double hi);
+
+/* ---- gradient checks (f64, central differences) ----
+   f maps the inputs to one tensor; the check compares d sum(f(in) * w) / d in[i], for fixed random
+   weights w, against (L(x + eps) - L(x - eps)) / 2 eps for every element of every input that requires
+   grad. Inputs must be contiguous f64 leaves (make views inside f to test non-contiguous paths).
+   gradgradcheck does the same for the scalar sum_i sum(grad_i * v_i) computed with create_graph, so
+   it checks second derivatives. Both record failures through test_fail and return the number of
+   elements compared. */
+typedef tensor *(*test_fn_of)(tensor *const *in, const void *ctx);
+int test_gradcheck(const char *file, int line, test_fn_of f, const void *ctx, int n, tensor *const *in, double atol, double rtol);
+int test_gradgradcheck(const char *file, int line, test_fn_of f, const void *ctx, int n, tensor *const *in, double atol, double rtol);
+#define GRADCHECK(f, ctx, n, in) test_gradcheck(__FILE__, __LINE__, f, ctx, n, in, 1e-6, 1e-5)
+#define GRADGRADCHECK(f, ctx, n, in) test_gradgradcheck(__FILE__, __LINE__, f, ctx, n, in, 1e-5, 1e-4)
+/* An f64 leaf that requires grad, filled with uniform values in [lo, hi) from test_uniform. */
+tensor *test_leaf(int ndim, const int64_t *shape, double lo, double hi);
 #endif
