@@ -2643,7 +2643,7 @@ TENSOR_API tensor *tensor_flatten(tensor *t, int start_dim, int end_dim) {
     if (e < 0) return NULL;
     if (s > e) return tensor__fail(fn, "start_dim %d (dim %d) cannot come after end_dim %d (dim %d)", start_dim, s, end_dim, e);
     if (t->ndim == 0) { int64_t one = 1; return tensor__reshape(fn, t, 1, &one); }
-    if (s == e) return tensor__alias(fn, t);
+    if (s == e) return tensor__reshape(fn, t, t->ndim, t->shape); /* a recorded view, not a bare alias */
     int64_t sh[TENSOR_MAX_DIMS];
     int n = 0;
     for (int i = 0; i < s; i++) sh[n++] = t->shape[i];
@@ -3176,13 +3176,6 @@ static void tensor__geom_of(const tensor *t, tensor__geom *g) {
     g->strides[0] = 0;
     for (int i = 0; i < t->ndim; i++) { g->shape[i] = t->shape[i]; g->strides[i] = t->strides[i]; }
 }
-/* Address of element idx (over g) of t. */
-static char *tensor__at(const tensor *t, const tensor__geom *g, const int64_t *idx) {
-    int64_t o = t->offset;
-    for (int d = 0; d < g->ndim; d++) o += idx[d] * g->strides[d];
-    return (char *)t->storage->data + o * (int64_t)tensor__dtype_sizes[t->dtype];
-}
-
 static bool tensor__check_index_dtype(const char *fn, const tensor *index) {
     if (index->dtype == TENSOR_I64 || index->dtype == TENSOR_I32) return true;
     tensor__fail(fn, "index must be an int64 (or int32) tensor, got %s", tensor__dtype_names[index->dtype]);
@@ -3217,24 +3210,77 @@ static bool tensor__check_scatter_shapes(const char *fn, const tensor *t, int di
     return true;
 }
 
-/* out[idx] = t[idx with idx[dim] = index[idx]]. out: index's shape. ip[0] = dim. */
+/* Element copy of a size known at compile time for the common sizes (a variable memcpy is a call). */
+static void tensor__copy_elem(char *dst, const char *src, size_t esz) {
+    switch (esz) {
+    case 1: *dst = *src; return;
+    case 2: memcpy(dst, src, 2); return;
+    case 4: memcpy(dst, src, 4); return;
+    case 8: memcpy(dst, src, 8); return;
+    default: memcpy(dst, src, esz); return;
+    }
+}
+
+/* The walk shared by gather and scatter_add: rows of index (every dim but the last), then the
+   last dim with running pointers. For element j of a row, *ip is the index element, *tp the element
+   of t (or of the scatter output) at the same position with the dim component left out, *sp the
+   element of src (scatter) or of the gather output. */
+typedef struct {
+    tensor__geom gi, gt, gs;
+    char *ib, *tb, *sb;      /* element 0 of index, t, src */
+    size_t isz, tsz, ssz;
+    int nd;
+    int64_t rows, row_len;
+} tensor__scatter_walk;
+
+static void tensor__scatter_walk_init(tensor__scatter_walk *w, tensor *index, tensor *t, tensor *s) {
+    tensor__geom_of(index, &w->gi);
+    tensor__geom_of(t, &w->gt);
+    tensor__geom_of(s, &w->gs);
+    w->isz = tensor__dtype_sizes[index->dtype];
+    w->tsz = tensor__dtype_sizes[t->dtype];
+    w->ssz = tensor__dtype_sizes[s->dtype];
+    w->ib = tensor__data(index);
+    w->tb = tensor__data(t);
+    w->sb = tensor__data(s);
+    w->nd = w->gi.ndim;
+    w->row_len = w->gi.shape[w->nd - 1];
+    w->rows = w->row_len ? tensor__numel_of(index->ndim, index->shape) / w->row_len : 0;
+}
+
+/* Reads index value k at element j of the current row and checks it against size; -1 on error. */
+static int tensor__scatter_index(tensor__call *c, const char *ip, tensor_dtype idt, int64_t size, int dim, int64_t *k) {
+    *k = idt == TENSOR_I64 ? *(const int64_t *)(const void *)ip : (int64_t)*(const int32_t *)(const void *)ip;
+    if (*k >= 0 && *k < size) return 0;
+    tensor__fail(c->fn, "index %lld is out of bounds for dim %d with size %lld", (long long)*k, dim, (long long)size);
+    return -1;
+}
+
+/* out[idx] = t[idx with idx[dim] = index[idx]]. out: index's shape (contiguous). ip[0] = dim. */
 static int tensor__cpu_gather(tensor__call *c) {
     tensor *t = c->in[0], *index = c->in[1], *o = c->out;
     int dim = (int)c->ip[0];
-    tensor__geom gt, gi;
-    tensor__geom_of(t, &gt);
-    tensor__geom_of(index, &gi);
-    int64_t n = tensor__numel_of(index->ndim, index->shape), idx[TENSOR_MAX_DIMS] = {0};
-    size_t esz = tensor__dtype_sizes[o->dtype];
-    char *out = tensor__data(o);
-    for (int64_t p = 0; p < n; p++) {
-        int64_t k = tensor__load_i64(tensor__at(index, &gi, idx), index->dtype);
-        if (k < 0 || k >= gt.shape[dim]) { tensor__fail(c->fn, "index %lld is out of bounds for dim %d with size %lld", (long long)k, dim, (long long)gt.shape[dim]); return 1; }
-        int64_t at = idx[dim];
-        idx[dim] = k;
-        memcpy(out + (size_t)p * esz, tensor__at(t, &gt, idx), esz);
-        idx[dim] = at;
-        tensor__next_index(gi.ndim, gi.shape, idx);
+    tensor__scatter_walk w;
+    tensor__scatter_walk_init(&w, index, t, o);
+    int last = w.nd - 1;
+    int64_t size = w.gt.shape[dim], tdim = w.gt.strides[dim] * (int64_t)w.tsz;
+    int64_t il = w.gi.strides[last] * (int64_t)w.isz, tl = last == dim ? 0 : w.gt.strides[last] * (int64_t)w.tsz;
+    int64_t idx[TENSOR_MAX_DIMS] = {0};
+    char *out = w.sb;
+    for (int64_t r = 0; r < w.rows; r++) {
+        int64_t io = 0, to = 0;
+        for (int d = 0; d < last; d++) {
+            io += idx[d] * w.gi.strides[d];
+            if (d != dim) to += idx[d] * w.gt.strides[d];
+        }
+        const char *ip = w.ib + io * (int64_t)w.isz;
+        const char *tp = w.tb + to * (int64_t)w.tsz;
+        for (int64_t j = 0; j < w.row_len; j++, ip += il, tp += tl, out += w.tsz) {
+            int64_t k;
+            if (tensor__scatter_index(c, ip, index->dtype, size, dim, &k)) return 1;
+            tensor__copy_elem(out, tp + k * tdim, w.tsz);
+        }
+        tensor__next_index(last, w.gi.shape, idx);
     }
     return 0;
 }
@@ -3263,24 +3309,36 @@ static int tensor__cpu_scatter_add(tensor__call *c) {
     tensor *index = c->in[1], *src = c->in[2], *o = c->out;
     int dim = (int)c->ip[0];
     tensor__copy_into(o, c->in[0]);
-    tensor__geom go, gi, gs;
-    tensor__geom_of(o, &go);
-    tensor__geom_of(index, &gi);
-    tensor__geom_of(src, &gs);
-    int64_t n = tensor__numel_of(index->ndim, index->shape), idx[TENSOR_MAX_DIMS] = {0};
+    tensor__scatter_walk w;
+    tensor__scatter_walk_init(&w, index, o, src);
+    int last = w.nd - 1;
     tensor_dtype dt = o->dtype;
-    for (int64_t p = 0; p < n; p++) {
-        int64_t k = tensor__load_i64(tensor__at(index, &gi, idx), index->dtype);
-        if (k < 0 || k >= go.shape[dim]) { tensor__fail(c->fn, "index %lld is out of bounds for dim %d with size %lld", (long long)k, dim, (long long)go.shape[dim]); return 1; }
-        const char *s = tensor__at(src, &gs, idx);
-        int64_t at = idx[dim];
-        idx[dim] = k;
-        char *q = tensor__at(o, &go, idx);
-        idx[dim] = at;
-        if (tensor__is_float(dt)) tensor__store_f64(q, dt, tensor__load_f64(q, dt) + tensor__load_f64(s, dt));
-        else if (dt == TENSOR_BOOL) *(uint8_t *)q = *(const uint8_t *)q || *(const uint8_t *)s;
-        else tensor__store_i64(q, dt, (int64_t)((uint64_t)tensor__load_i64(q, dt) + (uint64_t)tensor__load_i64(s, dt)));
-        tensor__next_index(gi.ndim, gi.shape, idx);
+    int64_t size = w.gt.shape[dim], tdim = w.gt.strides[dim] * (int64_t)w.tsz;
+    int64_t il = w.gi.strides[last] * (int64_t)w.isz, tl = last == dim ? 0 : w.gt.strides[last] * (int64_t)w.tsz;
+    int64_t sl = w.gs.strides[last] * (int64_t)w.ssz;
+    int64_t idx[TENSOR_MAX_DIMS] = {0};
+    for (int64_t r = 0; r < w.rows; r++) {
+        int64_t io = 0, to = 0, so = 0;
+        for (int d = 0; d < last; d++) {
+            io += idx[d] * w.gi.strides[d];
+            so += idx[d] * w.gs.strides[d];
+            if (d != dim) to += idx[d] * w.gt.strides[d];
+        }
+        const char *ip = w.ib + io * (int64_t)w.isz, *sp = w.sb + so * (int64_t)w.ssz;
+        char *tp = w.tb + to * (int64_t)w.tsz;
+        for (int64_t j = 0; j < w.row_len; j++, ip += il, tp += tl, sp += sl) {
+            int64_t k;
+            if (tensor__scatter_index(c, ip, index->dtype, size, dim, &k)) return 1;
+            char *q = tp + k * tdim;
+            switch (dt) {
+            case TENSOR_F32: *(float *)(void *)q += *(const float *)(const void *)sp; break;
+            case TENSOR_F64: *(double *)(void *)q += *(const double *)(const void *)sp; break;
+            case TENSOR_F16: case TENSOR_BF16: tensor__store_f64(q, dt, tensor__load_f64(q, dt) + tensor__load_f64(sp, dt)); break;
+            case TENSOR_BOOL: *(uint8_t *)q = *(const uint8_t *)q || *(const uint8_t *)sp; break;
+            default: tensor__store_i64(q, dt, (int64_t)((uint64_t)tensor__load_i64(q, dt) + (uint64_t)tensor__load_i64(sp, dt))); break;
+            }
+        }
+        tensor__next_index(last, w.gi.shape, idx);
     }
     return 0;
 }
@@ -3314,9 +3372,25 @@ static int tensor__cpu_index_select(tensor__call *c) {
     int64_t n = tensor__numel_of(index->ndim, index->shape), size = t->ndim ? t->shape[dim] : 1;
     int64_t istride = index->ndim ? index->strides[0] : 0;
     size_t isz = tensor__dtype_sizes[index->dtype];
-    for (int64_t p = 0; p < n; p++) {
+    for (int64_t p = 0; p < n; p++) { /* every index first: no partial work on a bad one */
         int64_t k = tensor__load_i64(tensor__data(index) + p * istride * (int64_t)isz, index->dtype);
         if (k < 0 || k >= size) { tensor__fail(c->fn, "index %lld is out of range for dim %d of size %lld", (long long)k, dim, (long long)size); return 1; }
+    }
+    if (t->ndim > 0 && tensor__contiguous(t)) { /* blocks of the dims after dim are contiguous runs */
+        size_t esz = tensor__dtype_sizes[t->dtype];
+        int64_t outer = tensor__numel_of(dim, t->shape), inner = tensor__numel_of(t->ndim - dim - 1, t->shape + dim + 1);
+        size_t block = (size_t)inner * esz;
+        const char *src = tensor__data(t);
+        char *dst = tensor__data(o);
+        for (int64_t q = 0; q < outer; q++)
+            for (int64_t p = 0; p < n; p++, dst += block) {
+                int64_t k = tensor__load_i64(tensor__data(index) + p * istride * (int64_t)isz, index->dtype);
+                memcpy(dst, src + (size_t)(q * size + k) * block, block);
+            }
+        return 0;
+    }
+    for (int64_t p = 0; p < n; p++) {
+        int64_t k = tensor__load_i64(tensor__data(index) + p * istride * (int64_t)isz, index->dtype);
         if (t->ndim == 0) { tensor__copy_into(o, t); continue; }
         tensor from, to;
         tensor__window(&from, t);
