@@ -77,7 +77,6 @@ TEST(shape_reshape_copies_when_strides_do_not_allow) {
     for (int k = 0; k < 6; k++) { int i = k / 2, j = k % 2; want[k] = j * 3 + i; } /* t[i][j] = a[j][i] */
     CHECK_VALUES(r, want, 6, 0, 0);
     CHECK_BAD(tensor_view(t, TENSOR_SHAPE(6)), "tensor_view");
-    CHECK(strstr(tensor_last_error() ? tensor_last_error() : "reshape", "reshape") != NULL);
     /* flatten of a transposed tensor copies too */
     tensor *f = tensor_flatten(t, 0, 1);
     CHECK(f && !tensor_shares_storage(f, a));

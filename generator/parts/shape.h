@@ -7,7 +7,14 @@
      view/reshape/flatten: recorded as view;   expand: as expand (input shape from in[0]);
      permute: dims[0..n_dims-1];   transpose: ip[0], ip[1] (wrapped);
      squeeze, unsqueeze: ip[0] the wrapped dim;   select: ip[0] dim, ip[1] index (wrapped);
-     slice: ip[0] dim, ip[1] start, ip[2] end (both normalized to [0, size]), ip[3] step. */
+     slice (and each piece of tensor_split): ip[0] dim, ip[1] start, ip[2] end (both normalized
+     to [0, size]), ip[3] step.
+   reshape of a non-viewable tensor records contiguous (a copy) and then view. The kernel ops'
+   calls: cat: ip[0] n, ip[1] the tensor array (read it while recording), ip[2] dim, in[] the first
+   TENSOR__MAX_INPUTS inputs; stack: unsqueeze + cat; flip: ip[0] dim; repeat: ip[0..n_dims-1];
+   pad: ip[0] npad, ip[1] the pads array, p[0] value; tril/triu: ip[0] diagonal; gather,
+   index_select: in = {t, index}, ip[0] dim; scatter_add: in = {t, index, src}, ip[0] dim;
+   masked_fill: in = {t, mask}, p[0] value; one_hot: ip[0] num_classes. */
 
 /* Builds the view handle of c and records it for autograd. */
 static tensor *tensor__make_view(tensor__call *c, tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset) {
