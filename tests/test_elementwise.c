@@ -1320,6 +1320,245 @@ TEST(ew_inplace_fill_and_zero_) {
 }
 
 /* ============================================================================================== */
+/* non-contiguous inputs and outputs (views made by the shape ops)                                */
+/* ============================================================================================== */
+
+/* Three [8, 6] views of different layouts. Their element (i, j), from the row-major values of
+   their bases:
+   VT  the transpose of A [6, 8]:                v(i, j) = A[j][i]
+   VS  B [8, 12] sliced with step 2 along dim 1:  v(i, j) = B[i][2j]
+   VE  row 1 of C [3, 6] expanded to [8, 6]:      v(i, j) = C[1][j]   (stride 0, non-zero offset) */
+enum { VT, VS, VE, N_VIEWS };
+static const int VIEW_ND = 2;
+static const int64_t VIEW_SHAPE[2] = {8, 6};
+static const int64_t VIEW_BASE_SHAPE[N_VIEWS][2] = {{6, 8}, {8, 12}, {3, 6}};
+static const char *const VIEW_NAME[N_VIEWS] = {"transposed", "sliced", "expanded"};
+
+static tensor *make_view(int kind, tensor *base) {
+    switch (kind) {
+    case VT: return tensor_transpose(base, 0, 1);
+    case VS: return tensor_slice(base, 1, 0, 12, 2);
+    default: return tensor_expand(tensor_slice(base, 0, 1, 2, 1), 2, VIEW_SHAPE);
+    }
+}
+static int64_t view_src(int kind, int64_t i, int64_t j) {
+    switch (kind) {
+    case VT: return j * 8 + i;
+    case VS: return i * 12 + 2 * j;
+    default: return 6 + j;
+    }
+}
+/* A base for view `kind` of dtype d with values drawn from [lo, hi] (integers for integer d), the
+   view of it, and the view's 48 values row-major (as d holds them). */
+static tensor *view_operand(int kind, tensor_dtype d, double lo, double hi, double *vals, int64_t *ivals_out) {
+    int64_t n = VIEW_BASE_SHAPE[kind][0] * VIEW_BASE_SHAPE[kind][1];
+    double base[96];
+    for (int64_t i = 0; i < n; i++) base[i] = isfl(d) ? test_uniform(lo, hi) : (double)rand_int((int64_t)lo, (int64_t)hi);
+    tensor *b = test_tensor(d, 2, VIEW_BASE_SHAPE[kind], base);
+    double *bv = test_values(b);
+    int64_t *bi = ivals(b);
+    tensor *v = make_view(kind, b);
+    CHECK_MSG(v && !tensor_is_contiguous(v) && tensor_shares_storage(v, b), "%s view", VIEW_NAME[kind]);
+    for (int64_t i = 0; i < 8; i++)
+        for (int64_t j = 0; j < 6; j++) {
+            vals[i * 6 + j] = bv[view_src(kind, i, j)];
+            if (ivals_out) ivals_out[i * 6 + j] = bi[view_src(kind, i, j)];
+        }
+    free(bv);
+    free(bi);
+    return v;
+}
+
+TEST(ew_unary_noncontiguous_inputs) {
+    static const tensor_dtype dts[3] = {TENSOR_F32, TENSOR_F64, TENSOR_BF16};
+    double xs[48], want[48];
+    for (int k = 0; k < N_UNARY; k++)
+        for (int di = 0; di < 3; di++)
+            for (int kind = 0; kind < N_VIEWS; kind++) {
+                tensor_dtype d = dts[di], od = unary_out(UNARY[k].rule, d);
+                tensor *v = view_operand(kind, d, UNARY[k].lo, UNARY[k].hi, xs, NULL);
+                for (int i = 0; i < 48; i++) want[i] = in_range(UNARY[k].ref(xs[i]), od);
+                tensor *r = UNARY[k].fn(v);
+                char what[96];
+                snprintf(what, sizeof what, "%s of a %s view", label(UNARY[k].name, d, -1), VIEW_NAME[kind]);
+                CHECK_FLOATS(what, r, od, want, 48, od == TENSOR_BOOL ? 0 : test_tol(od), od == TENSOR_BOOL ? 0 : tiny_of(od), false);
+                if (r) CHECK_SHAPE(r, VIEW_ND, VIEW_SHAPE);
+                if (r) CHECK(tensor_is_contiguous(r));
+            }
+    /* integer ops on an integer view */
+    int64_t xi[48], wi[48];
+    for (int k = 0; k < N_UNARY; k++) {
+        if (!UNARY[k].iref) continue;
+        for (int kind = 0; kind < N_VIEWS; kind++) {
+            tensor *v = view_operand(kind, TENSOR_I32, -100, 100, xs, xi);
+            for (int i = 0; i < 48; i++) wi[i] = wrap_to(UNARY[k].iref(xi[i]), TENSOR_I32);
+            CHECK_INTS(label(UNARY[k].name, TENSOR_I32, -1), UNARY[k].fn(v), TENSOR_I32, wi, 48);
+        }
+    }
+    /* parameterized ops */
+    for (int k = 0; k < N_PARAMS; k++)
+        for (int kind = 0; kind < N_VIEWS; kind++) {
+            tensor *v = view_operand(kind, TENSOR_F32, -8, 8, xs, NULL);
+            for (int i = 0; i < 48; i++) want[i] = PARAMS[k].ref(xs[i], PARAMS[k].p0, PARAMS[k].p1);
+            CHECK_FLOATS(label(PARAMS[k].name, TENSOR_F32, -1), PARAMS[k].fn(v, PARAMS[k].p0, PARAMS[k].p1), TENSOR_F32, want, 48, 2e-6, 0, false);
+        }
+    /* a 3-D permuted view: out[i][j][l] = x[l][i][j] */
+    double x3[24], w3[24];
+    for (int i = 0; i < 24; i++) x3[i] = test_uniform(-3, 3);
+    tensor *p = tensor_permute(tensor_from_data(x3, TENSOR_SHAPE(2, 3, 4), TENSOR_F64), 3, (const int[]){1, 2, 0});
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++)
+            for (int l = 0; l < 2; l++) w3[(i * 4 + j) * 2 + l] = exp(x3[(l * 3 + i) * 4 + j]);
+    tensor *r = tensor_exp(p);
+    CHECK_FLOATS("exp of a permuted view", r, TENSOR_F64, w3, 24, 1e-15, 0, false);
+    CHECK_SHAPE(r, 3, (const int64_t[]){3, 4, 2});
+}
+
+TEST(ew_binary_noncontiguous_inputs) {
+    static const int pairs[5][2] = {{VT, VS}, {VS, VE}, {VE, VT}, {VT, VT}, {VE, VE}};
+    static const tensor_dtype dts[3] = {TENSOR_F32, TENSOR_F64, TENSOR_I32};
+    double av[48], bv[48];
+    int64_t ai[48], bi[48];
+    for (int k = 0; k < N_BINARY; k++)
+        for (int di = 0; di < 3; di++)
+            for (int p = 0; p < 5; p++) {
+                const binary_case *c = &BINARY[k];
+                tensor_dtype d = dts[di];
+                bool in = !isfl(d);
+                tensor *a = view_operand(pairs[p][0], d, in ? (double)c->ilo : c->lo, in ? (double)c->ihi : c->hi, av, ai);
+                tensor *b = view_operand(pairs[p][1], d, in ? (double)c->iblo : c->blo, in ? (double)c->ibhi : c->bhi, bv, bi);
+                if (c->b_nonzero && in)
+                    for (int i = 0; i < 48; i++) if (bi[i] == 0) { tensor_fill_(b, 3); for (int q = 0; q < 48; q++) { bi[q] = 3; bv[q] = 3; } break; }
+                char what[96];
+                snprintf(what, sizeof what, "%s of %s and %s views", label(c->name, d, -1), VIEW_NAME[pairs[p][0]], VIEW_NAME[pairs[p][1]]);
+                tensor_dtype od = rule_out(c->rule, d);
+                tensor *r = c->fn(a, b);
+                if (isfl(od)) {
+                    double want[48];
+                    for (int i = 0; i < 48; i++) want[i] = in_range(c->ref(av[i], bv[i]), od);
+                    CHECK_FLOATS(what, r, od, want, 48, test_tol(od), tiny_of(od), false);
+                } else {
+                    int64_t want[48];
+                    for (int i = 0; i < 48; i++) want[i] = in ? wrap_to(c->iref(ai[i], bi[i]), od) : (int64_t)c->ref(av[i], bv[i]);
+                    CHECK_INTS(what, r, od, want, 48);
+                }
+                if (r) CHECK_SHAPE(r, VIEW_ND, VIEW_SHAPE);
+            }
+    /* a transposed [8, 6] with a step-2 slice of a [12] vector broadcast along the rows */
+    double dv[12], w[48];
+    for (int i = 0; i < 12; i++) dv[i] = test_uniform(-5, 5);
+    tensor *a = view_operand(VT, TENSOR_F64, -5, 5, av, NULL);
+    tensor *row = tensor_slice(tensor_from_data(dv, TENSOR_SHAPE(12), TENSOR_F64), 0, 1, 12, 2);
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 6; j++) w[i * 6 + j] = av[i * 6 + j] * dv[1 + 2 * j];
+    CHECK_FLOATS("mul of transposed and sliced row", tensor_mul(a, row), TENSOR_F64, w, 48, 1e-15, 0, false);
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 6; j++) w[i * 6 + j] = dv[1 + 2 * j] - av[i * 6 + j];
+    CHECK_FLOATS("sub of sliced row and transposed", tensor_sub(row, a), TENSOR_F64, w, 48, 1e-15, 0, false);
+    /* scalar ops on a view */
+    for (int i = 0; i < 48; i++) w[i] = av[i] * 2.5;
+    CHECK_FLOATS("mul_scalar of transposed", tensor_mul_scalar(a, 2.5), TENSOR_F64, w, 48, 1e-15, 0, false);
+}
+
+TEST(ew_where_noncontiguous_inputs) {
+    double cb[48], av[48], bv[48], want[48];
+    for (int i = 0; i < 48; i++) cb[i] = test_uniform(0, 1) < 0.5;
+    tensor *cond = tensor_transpose(test_tensor(TENSOR_BOOL, 2, (const int64_t[]){6, 8}, cb), 0, 1); /* [8, 6] */
+    tensor *a = view_operand(VS, TENSOR_F32, -5, 5, av, NULL);
+    tensor *b = view_operand(VE, TENSOR_F32, -5, 5, bv, NULL);
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 6; j++) want[i * 6 + j] = cb[j * 8 + i] != 0 ? av[i * 6 + j] : bv[i * 6 + j];
+    tensor *r = tensor_where(cond, a, b);
+    CHECK_FLOATS("where of views", r, TENSOR_F32, want, 48, 0, 0, false);
+    CHECK_SHAPE(r, VIEW_ND, VIEW_SHAPE);
+}
+
+/* In-place ops write through views into their base; refused into expanded views (one memory
+   location for several elements), except fill_ and zero_. */
+TEST(ew_inplace_through_views) {
+    double base[48], bv[48], w[96];
+    for (int i = 0; i < 48; i++) { base[i] = i; bv[i] = 100 + i; }
+    /* add_ into a transposed view: base[j][i] += b[i][j] */
+    tensor *A = tensor_from_data(base, TENSOR_SHAPE(6, 8), TENSOR_F64);
+    tensor *v = tensor_transpose(A, 0, 1);
+    tensor *b = tensor_from_data(bv, TENSOR_SHAPE(8, 6), TENSOR_F64);
+    CHECK(tensor_add_(v, b) == v);
+    for (int r = 0; r < 6; r++)
+        for (int c = 0; c < 8; c++) w[r * 8 + c] = base[r * 8 + c] + bv[c * 6 + r];
+    CHECK_FLOATS("add_ into a transposed view: base", A, TENSOR_F64, w, 48, 0, 0, false);
+    CHECK_SHAPE(v, 2, (const int64_t[]){8, 6});
+    /* add_ of a non-contiguous b (transposed) into a contiguous a */
+    tensor *a2 = tensor_from_data(bv, TENSOR_SHAPE(8, 6), TENSOR_F64);
+    CHECK(tensor_add_(a2, tensor_transpose(tensor_from_data(base, TENSOR_SHAPE(6, 8), TENSOR_F64), 0, 1)) == a2);
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 6; j++) w[i * 6 + j] = bv[i * 6 + j] + base[j * 8 + i];
+    CHECK_FLOATS("add_ of a transposed b", a2, TENSOR_F64, w, 48, 0, 0, false);
+    /* add_ of a broadcast row into a step-2 slice: the odd columns keep their values */
+    double big[96], row[6] = {1, 2, 3, 4, 5, 6};
+    for (int i = 0; i < 96; i++) big[i] = -i;
+    tensor *B = tensor_from_data(big, TENSOR_SHAPE(8, 12), TENSOR_F64);
+    tensor *s = tensor_slice(B, 1, 0, 12, 2);
+    CHECK(tensor_add_(s, tensor_from_data(row, TENSOR_SHAPE(6), TENSOR_F64)) == s);
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 12; j++) w[i * 12 + j] = big[i * 12 + j] + (j % 2 == 0 ? row[j / 2] : 0);
+    CHECK_FLOATS("add_ into a sliced view: base", B, TENSOR_F64, w, 96, 0, 0, false);
+    /* mul_scalar_ into every other row */
+    tensor *rows = tensor_slice(B, 0, 1, 8, 2);
+    CHECK(tensor_mul_scalar_(rows, -2) == rows);
+    for (int i = 0; i < 8; i++)
+        for (int j = 0; j < 12; j++) if (i % 2 == 1) w[i * 12 + j] *= -2;
+    CHECK_FLOATS("mul_scalar_ into a sliced view: base", B, TENSOR_F64, w, 96, 0, 0, false);
+    /* copy_ into a transposed view, from a contiguous source and converting i32 -> f32 */
+    int32_t src[48];
+    for (int i = 0; i < 48; i++) src[i] = 3 * i - 70;
+    tensor *C = tensor_zeros(TENSOR_SHAPE(6, 8), TENSOR_F32);
+    tensor *ct = tensor_transpose(C, 0, 1);
+    CHECK(tensor_copy_(ct, tensor_from_data(src, TENSOR_SHAPE(8, 6), TENSOR_I32)) == ct);
+    for (int r = 0; r < 6; r++)
+        for (int c = 0; c < 8; c++) w[r * 8 + c] = src[c * 6 + r];
+    CHECK_FLOATS("copy_ into a transposed view: base", C, TENSOR_F32, w, 48, 0, 0, false);
+    /* copy_ from an expanded source into a sliced view */
+    tensor *D = tensor_zeros(TENSOR_SHAPE(4, 6), TENSOR_F64);
+    tensor *ds = tensor_slice(D, 1, 1, 6, 2); /* [4, 3]: columns 1, 3, 5 */
+    double col[4] = {7, 8, 9, 10};
+    CHECK(tensor_copy_(ds, tensor_expand(tensor_from_data(col, TENSOR_SHAPE(4, 1), TENSOR_F64), 2, (const int64_t[]){4, 3})) == ds);
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 6; j++) w[i * 6 + j] = j % 2 ? col[i] : 0;
+    CHECK_FLOATS("copy_ of an expanded source into a sliced view: base", D, TENSOR_F64, w, 24, 0, 0, false);
+    /* fill_ into a slice, zero_ into a selected row, fill_ into an expanded view */
+    tensor *E = tensor_zeros(TENSOR_SHAPE(3, 4), TENSOR_I32);
+    tensor *ec = tensor_slice(E, 1, 0, 4, 2);
+    CHECK(tensor_fill_(ec, 5) == ec);
+    tensor *row1 = tensor_select(E, 0, 1);
+    CHECK(tensor_zero_(row1) == row1);
+    CHECK_INTS("fill_ and zero_ through views: base", E, TENSOR_I32, ((const int64_t[]){5, 0, 5, 0, 0, 0, 0, 0, 5, 0, 5, 0}), 12);
+    tensor *F = tensor_zeros(TENSOR_SHAPE(1, 3), TENSOR_F32);
+    tensor *fe = tensor_expand(F, 2, (const int64_t[]){4, 3});
+    CHECK(tensor_fill_(fe, 2) == fe);
+    double fw[3] = {2, 2, 2};
+    CHECK_FLOATS("fill_ into an expanded view: base", F, TENSOR_F32, fw, 3, 0, 0, false);
+    CHECK(tensor_zero_(fe) == fe);
+    double zw[3] = {0, 0, 0};
+    CHECK_FLOATS("zero_ into an expanded view: base", F, TENSOR_F32, zw, 3, 0, 0, false);
+    /* a write into the base is visible through its views */
+    tensor_fill_(A, 4);
+    for (int i = 0; i < 48; i++) w[i] = 4;
+    CHECK_FLOATS("view sees fill_ of its base", v, TENSOR_F64, w, 48, 0, 0, false);
+    /* refused: writes into an expanded view that add, multiply or copy */
+    tensor_clear_error();
+    CHECK(tensor_add_(fe, tensor_ones(TENSOR_SHAPE(4, 3), TENSOR_F32)) == NULL);
+    CHECK_ERROR_HAS("tensor_add_", "single memory location");
+    tensor_clear_error();
+    CHECK(tensor_mul_scalar_(fe, 2) == NULL);
+    CHECK_ERROR_HAS("tensor_mul_scalar_", "single memory location");
+    tensor_clear_error();
+    CHECK(tensor_copy_(fe, tensor_ones(TENSOR_SHAPE(4, 3), TENSOR_F32)) == NULL);
+    CHECK_ERROR_HAS("tensor_copy_", "single memory location");
+    tensor_clear_error();
+    CHECK_FLOATS("refused writes leave the base", F, TENSOR_F32, zw, 3, 0, 0, false);
+}
+
+/* ============================================================================================== */
 /* bad inputs: one function per op, called by the registry sweep (tests/test_registry.c)          */
 /* ============================================================================================== */
 
@@ -1462,12 +1701,14 @@ void bad_input_add_(void) {
     CHECK_BAD(tensor_add_(tensor_ones(TENSOR_SHAPE(3), TENSOR_I32), tensor_ones(TENSOR_SHAPE(3), TENSOR_F32)), "tensor_add_"); /* float into int */
     CHECK_BAD(tensor_add_(tensor_ones(TENSOR_SHAPE(3), TENSOR_I64), tensor_scalar(0.5, TENSOR_F64)), "tensor_add_");
     CHECK_BAD(tensor_add_(bools3(), tensor_ones(TENSOR_SHAPE(3), TENSOR_U8)), "tensor_add_");     /* int into bool */
+    CHECK_BAD(tensor_add_(tensor_expand(tensor_ones(TENSOR_SHAPE(1), TENSOR_F32), 1, (const int64_t[]){3}), tensor_ones(TENSOR_SHAPE(3), TENSOR_F32)), "tensor_add_");
 }
 void bad_input_mul_scalar_(void) {
     CHECK_BAD(tensor_mul_scalar_(NULL, 2), "tensor_mul_scalar_");
     CHECK_BAD(tensor_mul_scalar_(tensor_ones(TENSOR_SHAPE(3), TENSOR_I32), 0.5), "tensor_mul_scalar_");
     CHECK_BAD(tensor_mul_scalar_(tensor_ones(TENSOR_SHAPE(3), TENSOR_U8), NAN), "tensor_mul_scalar_");
     CHECK_BAD(tensor_mul_scalar_(bools3(), 1), "tensor_mul_scalar_");
+    CHECK_BAD(tensor_mul_scalar_(tensor_expand(tensor_ones(TENSOR_SHAPE(2, 1), TENSOR_F32), 2, (const int64_t[]){2, 5}), 2), "tensor_mul_scalar_");
 }
 void bad_input_copy_(void) {
     CHECK_BAD(tensor_copy_(NULL, f4()), "tensor_copy_");
@@ -1476,6 +1717,7 @@ void bad_input_copy_(void) {
     CHECK_BAD(tensor_copy_(f23(), f4()), "tensor_copy_");
     CHECK_BAD(tensor_copy_(tensor_ones(TENSOR_SHAPE(1, 0), TENSOR_F32), tensor_ones(TENSOR_SHAPE(5, 0), TENSOR_F32)), "tensor_copy_");
     CHECK_BAD(tensor_copy_(tensor_scalar(0, TENSOR_F32), f4()), "tensor_copy_");
+    CHECK_BAD(tensor_copy_(tensor_expand(tensor_ones(TENSOR_SHAPE(1), TENSOR_F32), 1, (const int64_t[]){4}), f4()), "tensor_copy_");
 }
 void bad_input_fill_(void) { CHECK_BAD(tensor_fill_(NULL, 1), "tensor_fill_"); }
 void bad_input_zero_(void) { CHECK_BAD(tensor_zero_(NULL), "tensor_zero_"); }

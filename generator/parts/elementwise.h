@@ -381,6 +381,18 @@ static bool tensor__broadcasts_into(int nd, const int64_t *shape, const tensor *
     return true;
 }
 
+/* A write into a view where several elements share one memory location (an expanded view) would
+   depend on the order of the writes: refused, as PyTorch does (fill_ and zero_ write one value
+   everywhere, so they allow it, as PyTorch's do). */
+static bool tensor__check_no_overlap(const char *fn, const tensor *a) {
+    for (int d = 0; d < a->ndim; d++)
+        if (a->strides[d] == 0 && a->shape[d] > 1) {
+            tensor__fail(fn, "more than one element of the written-to tensor (shape %s, an expanded view) refers to a single memory location; clone it first", tensor__shape_of(a));
+            return false;
+        }
+    return true;
+}
+
 static tensor *tensor__inplace_run(tensor__call *c, tensor *a) {
     c->out = a;
     tensor__kernel_fn k = tensor__kernels[c->op][a->storage->device];
@@ -396,7 +408,7 @@ TENSOR_API tensor *tensor_add_(tensor *a, tensor *b) {
     TENSOR__CHECK_ARG(fn, a);
     TENSOR__CHECK_ARG(fn, b);
     tensor *ins[2] = {a, b};
-    if (!tensor__same_device(fn, 2, ins) || !tensor__check_inplace(fn, a)) return NULL;
+    if (!tensor__same_device(fn, 2, ins) || !tensor__check_no_overlap(fn, a) || !tensor__check_inplace(fn, a)) return NULL;
     int nd;
     int64_t shape[TENSOR_MAX_DIMS];
     if (!tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, shape)) return NULL;
@@ -425,7 +437,7 @@ static int tensor__cpu_mul_scalar_(tensor__call *c) {
 TENSOR_API tensor *tensor_mul_scalar_(tensor *a, double s) {
     const char *fn = "tensor_mul_scalar_";
     TENSOR__CHECK_ARG(fn, a);
-    if (!tensor__check_inplace(fn, a)) return NULL;
+    if (!tensor__check_no_overlap(fn, a) || !tensor__check_inplace(fn, a)) return NULL;
     if (a->dtype == TENSOR_BOOL || (!tensor__is_float(a->dtype) && !tensor__scalar_is_integral(s)))
         return tensor__fail(fn, "cannot multiply the %s tensor by %g in place", tensor__dtype_names[a->dtype], s);
     tensor__call c;
@@ -442,7 +454,7 @@ TENSOR_API tensor *tensor_copy_(tensor *dst, tensor *src) {
     TENSOR__CHECK_ARG(fn, dst);
     TENSOR__CHECK_ARG(fn, src);
     tensor *ins[2] = {dst, src};
-    if (!tensor__same_device(fn, 2, ins) || !tensor__check_inplace(fn, dst)) return NULL;
+    if (!tensor__same_device(fn, 2, ins) || !tensor__check_no_overlap(fn, dst) || !tensor__check_inplace(fn, dst)) return NULL;
     int nd;
     int64_t shape[TENSOR_MAX_DIMS];
     if (!tensor__broadcast_shapes(fn, dst->ndim, dst->shape, src->ndim, src->shape, &nd, shape) || !tensor__broadcasts_into(nd, shape, dst))
