@@ -1858,8 +1858,8 @@ static tensor *tensor__binary(tensor_op op, tensor *a, tensor *b) {
     TENSOR__CHECK_ARG(fn, b);
     tensor *ins[2] = {a, b};
     tensor_dtype out, compute;
-    /* NUM ops refuse a bool operand even where the other one promotes it (PyTorch's bool - int) */
-    tensor_dtype common = tensor__ops[op].types == TENSOR__TYPES_NUM && (a->dtype == TENSOR_BOOL || b->dtype == TENSOR_BOOL) ? TENSOR_BOOL : tensor__result_type(2, ins);
+    /* subtraction refuses a bool operand even where the other one promotes it (PyTorch's bool - int) */
+    tensor_dtype common = op == TENSOR_OP_sub && (a->dtype == TENSOR_BOOL || b->dtype == TENSOR_BOOL) ? TENSOR_BOOL : tensor__result_type(2, ins);
     if (!tensor__elementwise_types(op, common, &out, &compute)) return NULL;
     return tensor__binary_typed(op, a, b, out, compute);
 }
@@ -1897,7 +1897,7 @@ static tensor *tensor__binary_scalar(tensor_op op, tensor *a, double s) {
     default: base = TENSOR_OP_pow; break;
     }
     tensor_dtype out, compute;
-    tensor_dtype common = tensor__ops[op].types == TENSOR__TYPES_NUM && a->dtype == TENSOR_BOOL ? TENSOR_BOOL : tensor__scalar_result_type(a->dtype, s);
+    tensor_dtype common = op == TENSOR_OP_sub_scalar && a->dtype == TENSOR_BOOL ? TENSOR_BOOL : tensor__scalar_result_type(a->dtype, s);
     if (!tensor__elementwise_types(op, common, &out, &compute)) return NULL;
     if (op == TENSOR_OP_pow_scalar && tensor__is_int(a->dtype) && tensor__scalar_is_integral(s) && s < 0) /* as PyTorch */
         return tensor__fail(fn, "integers to negative integer powers are not allowed (%s tensor, exponent %g)", tensor__dtype_names[a->dtype], s);
