@@ -302,7 +302,16 @@ TEST(reduce_large_rows_and_columns) {
         CHECK_REDUCE(R_SUM, u, 0, false, 0);
         const int d01[2] = {0, 1};
         CHECK_REDUCE_DIMS(R_SUM, u, 2, d01, true);
+        /* more outputs than one block of the column path holds */
+        tensor *w = random_tensor(dts[di], TENSOR_SHAPE(3, 8300), -3, 3);
+        CHECK_REDUCE(R_SUM, w, 0, false, 0);
+        if (dts[di] != TENSOR_I64) CHECK_REDUCE(R_MEAN, w, -2, true, 0);
     }
+    /* zero-size kept dims in every position */
+    tensor *z = tensor_zeros(TENSOR_SHAPE(4, 0, 3), TENSOR_F32);
+    for (int d = 0; d < 3; d++) { CHECK_REDUCE(R_SUM, z, d, false, 0); CHECK_REDUCE(R_MEAN, z, d, true, 0); CHECK_REDUCE(R_PROD, z, d, false, 0); }
+    tensor *zt = tensor_transpose(z, 0, 2);
+    for (int d = 0; d < 3; d++) { CHECK_REDUCE(R_SUM, zt, d, false, 0); CHECK_REDUCE(R_LSE, zt, d, true, 0); }
 }
 
 /* The sum of 16M f32 values near 0.5 stays within 1e-6 of the double sum (f32 accumulation

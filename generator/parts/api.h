@@ -12,7 +12,11 @@
 
 #ifndef TENSOR_API
 #ifdef TENSOR_STATIC
+#if defined(__GNUC__) || defined(__clang__)
+#define TENSOR_API static __attribute__((unused)) /* a TU need not call every function */
+#else
 #define TENSOR_API static
+#endif
 #else
 #define TENSOR_API extern
 #endif

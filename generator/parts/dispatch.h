@@ -12,7 +12,7 @@ typedef struct tensor__call {
     tensor *out2;                      /* a second output where an op has one (indices, saved stats) */
     tensor_dtype compute;              /* the dtype elementwise kernels compute in */
     double p[4];                       /* double parameters */
-    int64_t ip[8];                     /* integer parameters (dims, sizes, flags) */
+    int64_t ip[16];                    /* integer parameters (sizes, flags, pads) */
     int n_dims;                        /* reductions: how many dims in dims[] */
     int dims[TENSOR_MAX_DIMS];
     int error;                         /* set by a kernel loop that met a bad value */

@@ -290,24 +290,30 @@ static void tensor__elem_sum(const tensor__red *r, const char *in, char *out, vo
 /* Block sums for when the innermost kept dim is contiguous in the input but the reduced dims are
    not (a sum over dim 0 of [N, C], as a bias gradient does): walking each output's elements on
    its own would stride through memory once per output, so a block of adjacent outputs
-   accumulates together from contiguous runs of the input. */
-#define TENSOR__COL_BLOCK 128
-typedef struct { tensor_dtype dt; int64_t nb; double *acc; int64_t *iacc; } tensor__cols_acc;
-typedef struct { int64_t n, in_stride, out_stride; bool mean; } tensor__cols_ctx;
+   accumulates together while the input is read row by row. */
+#define TENSOR__COL_BLOCK 8192 /* outputs per block: 64 KiB of accumulators, at most */
+typedef struct { tensor_dtype dt; int64_t nb; double *acc; int64_t *iacc; } tensor__cols_acc; /* acc: floats, iacc: integers */
+typedef struct { int64_t n, in_stride, out_stride; bool mean; void *buf; } tensor__cols_ctx;
+
+#if defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER)
+#define TENSOR__RESTRICT __restrict
+#else
+#define TENSOR__RESTRICT
+#endif
 
 static void tensor__row_cols(void *st, const char *p, int64_t s, int64_t n) {
     tensor__cols_acc *a = (tensor__cols_acc *)st;
     int64_t nb = a->nb;
-    double *acc = a->acc;
+    double *TENSOR__RESTRICT acc = a->acc;
     for (int64_t k = 0; k < n; k++, p += s) {
         switch (a->dt) {
-        case TENSOR_F32: { const float *x = (const float *)p; for (int64_t j = 0; j < nb; j++) acc[j] += (double)x[j]; break; }
-        case TENSOR_F64: { const double *x = (const double *)p; for (int64_t j = 0; j < nb; j++) acc[j] += x[j]; break; }
+        case TENSOR_F32: { const float *TENSOR__RESTRICT x = (const float *)p; for (int64_t j = 0; j < nb; j++) acc[j] += (double)x[j]; break; }
+        case TENSOR_F64: { const double *TENSOR__RESTRICT x = (const double *)p; for (int64_t j = 0; j < nb; j++) acc[j] += x[j]; break; }
         case TENSOR_F16:
         case TENSOR_BF16: for (int64_t j = 0; j < nb; j++) acc[j] += tensor__load_f64(p + 2 * j, a->dt); break;
         default: {
-            size_t esz = tensor__dtype_sizes[a->dt];
-            for (int64_t j = 0; j < nb; j++) a->iacc[j] = tensor__iadd(a->iacc[j], tensor__load_i64(p + (int64_t)esz * j, a->dt));
+            int64_t esz = (int64_t)tensor__dtype_sizes[a->dt];
+            for (int64_t j = 0; j < nb; j++) a->iacc[j] = tensor__iadd(a->iacc[j], tensor__load_i64(p + esz * j, a->dt));
         }
         }
     }
@@ -316,8 +322,8 @@ static void tensor__row_cols(void *st, const char *p, int64_t s, int64_t n) {
 /* r describes the outer kept dims only; ctx the innermost kept dim (n, strides). */
 static void tensor__elem_sum_cols(const tensor__red *r, const char *in, char *out, void *ctx) {
     const tensor__cols_ctx *cc = (const tensor__cols_ctx *)ctx;
-    double acc[TENSOR__COL_BLOCK];
-    int64_t iacc[TENSOR__COL_BLOCK];
+    double *acc = (double *)cc->buf;
+    int64_t *iacc = (int64_t *)cc->buf;
     tensor__cols_acc a;
     a.dt = r->in_dt;
     a.acc = acc;
@@ -325,7 +331,7 @@ static void tensor__elem_sum_cols(const tensor__red *r, const char *in, char *ou
     bool is_int = !tensor__is_float(r->in_dt);
     for (int64_t j0 = 0; j0 < cc->n; j0 += TENSOR__COL_BLOCK) {
         a.nb = cc->n - j0 < TENSOR__COL_BLOCK ? cc->n - j0 : TENSOR__COL_BLOCK;
-        for (int64_t j = 0; j < a.nb; j++) { acc[j] = 0; iacc[j] = 0; }
+        for (int64_t j = 0; j < a.nb; j++) { if (is_int) iacc[j] = 0; else acc[j] = 0; }
         tensor__red_walk(r, in + j0 * cc->in_stride, tensor__row_cols, &a);
         for (int64_t j = 0; j < a.nb; j++) {
             char *o = out + (j0 + j) * cc->out_stride;
@@ -340,15 +346,20 @@ static int tensor__reduce_sum(tensor__call *c, bool mean) {
     tensor__red r;
     tensor__red_from_call(&r, c);
     int64_t esz = (int64_t)tensor__dtype_sizes[r.in_dt];
+    if (r.knumel == 0) return 0;
     if (r.nk >= 1 && r.nr >= 1 && r.kin[r.nk - 1] == esz && r.rin[r.nr - 1] != esz) {
         tensor__cols_ctx cc;
         cc.n = r.kshape[r.nk - 1];
         cc.in_stride = r.kin[r.nk - 1];
         cc.out_stride = r.kout[r.nk - 1];
         cc.mean = mean;
+        size_t bytes = (size_t)(cc.n < TENSOR__COL_BLOCK ? cc.n : TENSOR__COL_BLOCK) * 8; /* doubles or int64s */
+        cc.buf = TENSOR_MALLOC(bytes);
+        if (!cc.buf) { tensor__fail(c->fn, "out of memory allocating %zu bytes", bytes); return 1; }
         r.nk--;
         r.knumel /= cc.n;
         tensor__red_run(&r, tensor__elem_sum_cols, &cc);
+        TENSOR_FREE(cc.buf);
         return 0;
     }
     tensor__red_run(&r, tensor__elem_sum, mean ? (void *)&r : NULL);
