@@ -287,6 +287,13 @@ TEST(linear_forward) {
         CHECK(!tensor_is_contiguous(xt));
         y = tensor_linear(xt, wt, b);
         CHECK_VALUES(y, e, 30, tol, tol);
+        /* a 1-D weight [in]: x @ w, the last dim removed */
+        tensor *w1 = tensor_select(w, 0, 2);
+        y = tensor_linear(x, w1, NULL);
+        CHECK_SHAPE(y, 2, (const int64_t[]){2, 3});
+        double e1[6];
+        for (int r = 0; r < 6; r++) e1[r] = e0[r * 5 + 2];
+        CHECK_VALUES(y, e1, 6, tol, tol);
         /* zero-size batch */
         y = tensor_linear(tensor_zeros(TENSOR_SHAPE(0, 4), dts[d]), w, b);
         CHECK_SHAPE(y, 2, (const int64_t[]){0, 5});
@@ -884,6 +891,10 @@ TEST(attention_forward) {
         CHECK_VALUES(y4, e, 36, tol, tol);
         free(qv); free(kv); free(vv);
     }
+    /* zero-size batch */
+    tensor *y0 = tensor_scaled_dot_product_attention(tensor_zeros(TENSOR_SHAPE(0, 3, 4), TENSOR_F32), tensor_zeros(TENSOR_SHAPE(0, 5, 4), TENSOR_F32),
+                                                     tensor_zeros(TENSOR_SHAPE(0, 5, 6), TENSOR_F32), NULL, true);
+    CHECK_SHAPE(y0, 3, (const int64_t[]){0, 3, 6});
     /* a fully masked row gives NaN, as in PyTorch */
     tensor *q = rnd(TENSOR_F32, TENSOR_SHAPE(2, 3), -1, 1), *k = rnd(TENSOR_F32, TENSOR_SHAPE(2, 3), -1, 1), *v = rnd(TENSOR_F32, TENSOR_SHAPE(2, 2), -1, 1);
     tensor *m = test_tensor(TENSOR_BOOL, TENSOR_SHAPE(2, 2), (const double[]){0, 0, 1, 1});
@@ -1009,6 +1020,8 @@ TEST(cross_entropy_forward) {
         CHECK_NEAR(tensor_item(tensor_cross_entropy(x3, test_tensor(TENSOR_I64, TENSOR_SHAPE(2, 4), t3))), ref_nll(ls3, 2, 3, 4, t3), tol, tol);
         free(x3v); free(ls3);
     }
+    /* zero-size batch: the mean of nothing is NaN, as in PyTorch */
+    CHECK(isnan(tensor_item(tensor_cross_entropy(tensor_zeros(TENSOR_SHAPE(0, 3), TENSOR_F32), tensor_zeros(TENSOR_SHAPE(0), TENSOR_I64)))));
     /* huge logits stay finite */
     tensor *big = test_tensor(TENSOR_F32, TENSOR_SHAPE(1, 3), (const double[]){1000, -1000, 0});
     CHECK_NEAR(tensor_item(tensor_cross_entropy(big, tensor_zeros(TENSOR_SHAPE(1), TENSOR_I64))), 0, 1e-6, 0);
