@@ -3,6 +3,7 @@
    the convolutions, which lower to im2col + the same GEMM) have a fast path that packs operands
    into contiguous f32/f64/i64 panels and a plain reference loop; tensor__use_reference_kernels
    routes them through the reference loops so the tests can compare the two. */
+
 /* Tells the compiler that the loop after it carries no dependence through memory (its output row
    never aliases its input rows), so it vectorizes without a run-time alias check. */
 #if defined(__clang__)
@@ -37,8 +38,9 @@ static void *tensor__scratch(const char *fn, size_t n) {
    vectorizes it); B is walked in KB x NB blocks that stay in cache while every row of A passes
    over them, and four rows of B are folded per pass over the out row. The vector part of a row
    runs to a multiple of 16 and a scalar loop does the rest: with the trip count a known multiple
-   of the vector width (and TENSOR__IVDEP), gcc's -O2 cost model vectorizes it too. The uint64_t instance serves the
-   integer dtypes: unsigned arithmetic wraps like PyTorch's integer matmul. */
+   of the vector width (and TENSOR__IVDEP), gcc's -O2 cost model vectorizes it too. The uint64_t
+   instance serves the integer dtypes: unsigned arithmetic wraps like PyTorch's integer matmul.
+   (A packed, register-tiled, threaded GEMM replaces this with the CPU speed work.) */
 #define TENSOR__GEMM_NB 256
 #define TENSOR__GEMM_KB 128
 #define TENSOR__DEFINE_GEMM(sfx, T)                                                                      \
@@ -312,8 +314,9 @@ TENSOR_API tensor *tensor_linear(tensor *x, tensor *weight, tensor *bias) {
         return tensor__fail(fn, "bias of shape %s does not broadcast to the output shape %s (weight %s)", tensor__shape_of(bias),
                             tensor__shape_str(b, sizeof b, ond, oshape), tensor__shape_of(weight));
     }
-    tensor *wt = weight->ndim == 2 ? tensor_transpose(weight, 0, 1) : tensor__alias(fn, weight);
-    tensor *y = wt ? tensor_matmul(x, wt) : NULL;
+    tensor *wt = NULL; /* a 1-D weight is used as it is, so autograd sees weight itself */
+    if (weight->ndim == 2 && !(wt = tensor_transpose(weight, 0, 1))) return NULL;
+    tensor *y = tensor_matmul(x, wt ? wt : weight);
     tensor_free(wt);
     if (!y || !bias) return y;
     tensor *r = tensor_add(y, bias);
