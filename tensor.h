@@ -452,6 +452,8 @@ TENSOR_API int         tensor_get_num_threads(void);
 TENSOR_API bool        tensor_cuda_available(void);
 TENSOR_API const char *tensor_version(void);            /* "MAJOR.MINOR.PATCH" */
 TENSOR_API const char *tensor_build_info(void);         /* SIMD level, SLEEF, CUDA, threads */
+TENSOR_API bool        tensor_set_reference_kernels(bool on); /* true: plain scalar reference kernels only
+                                                                 (to check optimized paths); returns previous */
 
 /* ---- Ops of the registry (ops.def), one prototype each ---- */
 
@@ -1429,6 +1431,15 @@ TENSOR_API bool tensor_op_differentiable(tensor_op op) { return (unsigned)op < T
 /* Installs a kernel into the table (the CUDA translation unit calls this at start-up). */
 static TENSOR__UNUSED void tensor__register_kernel(tensor_op op, tensor_device device, tensor__kernel_fn fn) {
     if ((unsigned)op < TENSOR_OP_COUNT && (unsigned)device < TENSOR_DEVICE_COUNT) tensor__kernels[op][device] = fn;
+}
+
+/* true: kernels that have an optimized path take their plain reference path instead, so tests can
+   compare the two (tensor_set_reference_kernels). */
+static bool tensor__reference_kernels;
+TENSOR_API bool tensor_set_reference_kernels(bool on) {
+    bool was = tensor__reference_kernels;
+    tensor__reference_kernels = on;
+    return was;
 }
 
 static void tensor__autograd_record(tensor__call *c); /* >>autograd: records a node when inputs need grad */
@@ -4150,7 +4161,7 @@ TENSOR_API tensor *tensor_one_hot(tensor *indices, int64_t num_classes) {
 // >>linalg -------------------------------------------------------------------------------------
 /* Matrix products and the neural-network functions built on them. The dense kernels (matmul and
    the convolutions, which lower to im2col + the same GEMM) have a fast path that packs operands
-   into contiguous f32/f64/i64 panels and a plain reference loop; tensor__use_reference_kernels
+   into contiguous f32/f64/i64 panels and a plain reference loop; tensor_set_reference_kernels
    routes them through the reference loops so the tests can compare the two. */
 
 /* Tells the compiler that the loop after it carries no dependence through memory (its output row
@@ -4165,15 +4176,6 @@ TENSOR_API tensor *tensor_one_hot(tensor *indices, int64_t num_classes) {
 #define TENSOR__IVDEP
 #endif
 
-static bool tensor__nn_reference;
-
-/* Test hook: true routes matmul and the convolutions through their plain reference loops.
-   Returns the previous setting. Not part of the public API. */
-TENSOR_API TENSOR__UNUSED bool tensor__use_reference_kernels(bool on) {
-    bool was = tensor__nn_reference;
-    tensor__nn_reference = on;
-    return was;
-}
 
 /* Scratch buffers of kernels: n bytes (at least 1), or NULL after recording an error. */
 static void *tensor__scratch(const char *fn, size_t n) {
@@ -4381,7 +4383,7 @@ static int tensor__cpu_matmul(tensor__call *c) {
     tensor__mm_geometry(c->in[0], c->in[1], c->out, &g);
     if (tensor__numel_of(c->out->ndim, c->out->shape) == 0) return 0;
     if (g.k == 0) { tensor__fill(c->out, 0); return 0; }
-    if (tensor__nn_reference) { tensor__matmul_reference(c, &g); return 0; }
+    if (tensor__reference_kernels) { tensor__matmul_reference(c, &g); return 0; }
     return tensor__matmul_fast(c, &g);
 }
 
@@ -4820,7 +4822,7 @@ static int tensor__conv_kernel(tensor__call *c, int sd) {
     tensor__conv_geom g;
     tensor__conv_geometry(c, sd, &g);
     if (tensor__numel_of(c->out->ndim, c->out->shape) == 0) return 0;
-    if (tensor__nn_reference) { tensor__conv_reference(c, &g); return 0; }
+    if (tensor__reference_kernels) { tensor__conv_reference(c, &g); return 0; }
     return tensor__conv_fast(c, &g);
 }
 /* out: [N, O, oH, oW] or [O, oH, oW] */

@@ -4,7 +4,6 @@
 
 /* The library's test hook (generator/parts/nn.h): routes matmul and the convolutions through
    their plain reference loops. */
-bool tensor__use_reference_kernels(bool on);
 
 /* ---- helpers ---- */
 
@@ -179,9 +178,9 @@ TEST(matmul_fast_matches_reference) {
             tensor *bt = ints ? rnd_int(dt, 3, (const int64_t[]){B, m, k}, 0, 7) : rnd(dt, 3, (const int64_t[]){B, m, k}, -1, 1);
             tensor *b = sizes[si][4] ? tensor_transpose(bt, 1, 2) : tensor_contiguous(tensor_transpose(bt, 1, 2));
             tensor *fast = tensor_matmul(a, b);
-            bool was = tensor__use_reference_kernels(true);
+            bool was = tensor_set_reference_kernels(true);
             tensor *ref = tensor_matmul(a, b);
-            tensor__use_reference_kernels(was);
+            tensor_set_reference_kernels(was);
             CHECK(fast && ref);
             if (!fast || !ref) continue;
             double *rv = test_values(ref);
@@ -501,9 +500,9 @@ static void check_conv2d(tensor *x, tensor *w, tensor *b, int s, int p, int d, i
     else CHECK_SHAPE(y, 3, (const int64_t[]){ws[0], oH, oW});
     CHECK_VALUES(y, e, N * ws[0] * oH * oW, tol, tol);
     /* the fast path agrees with the library's reference loop */
-    bool was = tensor__use_reference_kernels(true);
+    bool was = tensor_set_reference_kernels(true);
     tensor *r = tensor_conv2d(x, w, b, s, p, d, g);
-    tensor__use_reference_kernels(was);
+    tensor_set_reference_kernels(was);
     CHECK_VALUES(r, e, N * ws[0] * oH * oW, tol, tol);
     free(xv); free(wv); free(bv); free(e);
 }
@@ -603,9 +602,9 @@ static void check_conv1d(tensor *x, tensor *w, tensor *b, int s, int p, int d, i
     if (batched) CHECK_SHAPE(y, 3, (const int64_t[]){N, ws[0], oL});
     else CHECK_SHAPE(y, 2, (const int64_t[]){ws[0], oL});
     CHECK_VALUES(y, e, N * ws[0] * oL, tol, tol);
-    bool was = tensor__use_reference_kernels(true);
+    bool was = tensor_set_reference_kernels(true);
     tensor *r = tensor_conv1d(x, w, b, s, p, d, g);
-    tensor__use_reference_kernels(was);
+    tensor_set_reference_kernels(was);
     CHECK_VALUES(r, e, N * ws[0] * oL, tol, tol);
     free(xv); free(wv); free(bv); free(e);
 }

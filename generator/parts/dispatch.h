@@ -57,6 +57,15 @@ static TENSOR__UNUSED void tensor__register_kernel(tensor_op op, tensor_device d
     if ((unsigned)op < TENSOR_OP_COUNT && (unsigned)device < TENSOR_DEVICE_COUNT) tensor__kernels[op][device] = fn;
 }
 
+/* true: kernels that have an optimized path take their plain reference path instead, so tests can
+   compare the two (tensor_set_reference_kernels). */
+static bool tensor__reference_kernels;
+TENSOR_API bool tensor_set_reference_kernels(bool on) {
+    bool was = tensor__reference_kernels;
+    tensor__reference_kernels = on;
+    return was;
+}
+
 static void tensor__autograd_record(tensor__call *c); /* >>autograd: records a node when inputs need grad */
 
 /* Runs c's kernel on the device of its output; on failure frees the output(s) and returns NULL. */

@@ -1,7 +1,7 @@
 // >>linalg -------------------------------------------------------------------------------------
 /* Matrix products and the neural-network functions built on them. The dense kernels (matmul and
    the convolutions, which lower to im2col + the same GEMM) have a fast path that packs operands
-   into contiguous f32/f64/i64 panels and a plain reference loop; tensor__use_reference_kernels
+   into contiguous f32/f64/i64 panels and a plain reference loop; tensor_set_reference_kernels
    routes them through the reference loops so the tests can compare the two. */
 
 /* Tells the compiler that the loop after it carries no dependence through memory (its output row
@@ -16,15 +16,6 @@
 #define TENSOR__IVDEP
 #endif
 
-static bool tensor__nn_reference;
-
-/* Test hook: true routes matmul and the convolutions through their plain reference loops.
-   Returns the previous setting. Not part of the public API. */
-TENSOR_API TENSOR__UNUSED bool tensor__use_reference_kernels(bool on) {
-    bool was = tensor__nn_reference;
-    tensor__nn_reference = on;
-    return was;
-}
 
 /* Scratch buffers of kernels: n bytes (at least 1), or NULL after recording an error. */
 static void *tensor__scratch(const char *fn, size_t n) {
@@ -232,7 +223,7 @@ static int tensor__cpu_matmul(tensor__call *c) {
     tensor__mm_geometry(c->in[0], c->in[1], c->out, &g);
     if (tensor__numel_of(c->out->ndim, c->out->shape) == 0) return 0;
     if (g.k == 0) { tensor__fill(c->out, 0); return 0; }
-    if (tensor__nn_reference) { tensor__matmul_reference(c, &g); return 0; }
+    if (tensor__reference_kernels) { tensor__matmul_reference(c, &g); return 0; }
     return tensor__matmul_fast(c, &g);
 }
 
@@ -671,7 +662,7 @@ static int tensor__conv_kernel(tensor__call *c, int sd) {
     tensor__conv_geom g;
     tensor__conv_geometry(c, sd, &g);
     if (tensor__numel_of(c->out->ndim, c->out->shape) == 0) return 0;
-    if (tensor__nn_reference) { tensor__conv_reference(c, &g); return 0; }
+    if (tensor__reference_kernels) { tensor__conv_reference(c, &g); return 0; }
     return tensor__conv_fast(c, &g);
 }
 /* out: [N, O, oH, oW] or [O, oH, oW] */
