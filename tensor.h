@@ -452,6 +452,8 @@ TENSOR_API int         tensor_get_num_threads(void);
 TENSOR_API bool        tensor_cuda_available(void);
 TENSOR_API const char *tensor_version(void);            /* "MAJOR.MINOR.PATCH" */
 TENSOR_API const char *tensor_build_info(void);         /* SIMD level, SLEEF, CUDA, threads */
+TENSOR_API bool        tensor_set_reference_kernels(bool on); /* true: plain scalar reference kernels only
+                                                                 (to check optimized paths); returns previous */
 
 /* ---- Ops of the registry (ops.def), one prototype each ---- */
 
@@ -1330,6 +1332,7 @@ static tensor *tensor__alias(const char *fn, const tensor *t) {
 static char *tensor__data(const tensor *t) { return (char *)t->storage->data + t->offset * (int64_t)tensor__dtype_sizes[t->dtype]; }
 
 static bool tensor__contiguous(const tensor *t) {
+    if (tensor__numel_of(t->ndim, t->shape) == 0) return true; /* as PyTorch: nothing to lay out */
     int64_t s = 1;
     for (int i = t->ndim - 1; i >= 0; i--) {
         if (t->shape[i] != 1 && t->strides[i] != s) return false;
@@ -1385,7 +1388,7 @@ typedef struct tensor__call {
     tensor *out2;                      /* a second output where an op has one (indices, saved stats) */
     tensor_dtype compute;              /* the dtype elementwise kernels compute in */
     double p[4];                       /* double parameters */
-    int64_t ip[8];                     /* integer parameters (dims, sizes, flags) */
+    int64_t ip[16];                    /* integer parameters (sizes, flags, pads) */
     int n_dims;                        /* reductions: how many dims in dims[] */
     int dims[TENSOR_MAX_DIMS];
     int error;                         /* set by a kernel loop that met a bad value */
@@ -1428,6 +1431,15 @@ TENSOR_API bool tensor_op_differentiable(tensor_op op) { return (unsigned)op < T
 /* Installs a kernel into the table (the CUDA translation unit calls this at start-up). */
 static TENSOR__UNUSED void tensor__register_kernel(tensor_op op, tensor_device device, tensor__kernel_fn fn) {
     if ((unsigned)op < TENSOR_OP_COUNT && (unsigned)device < TENSOR_DEVICE_COUNT) tensor__kernels[op][device] = fn;
+}
+
+/* true: kernels that have an optimized path take their plain reference path instead, so tests can
+   compare the two (tensor_set_reference_kernels). */
+static bool tensor__reference_kernels;
+TENSOR_API bool tensor_set_reference_kernels(bool on) {
+    bool was = tensor__reference_kernels;
+    tensor__reference_kernels = on;
+    return was;
 }
 
 static void tensor__autograd_record(tensor__call *c); /* >>autograd: records a node when inputs need grad */
@@ -1857,7 +1869,9 @@ static tensor *tensor__binary(tensor_op op, tensor *a, tensor *b) {
     TENSOR__CHECK_ARG(fn, b);
     tensor *ins[2] = {a, b};
     tensor_dtype out, compute;
-    if (!tensor__elementwise_types(op, tensor__result_type(2, ins), &out, &compute)) return NULL;
+    /* subtraction refuses a bool operand even where the other one promotes it (PyTorch's bool - int) */
+    tensor_dtype common = op == TENSOR_OP_sub && (a->dtype == TENSOR_BOOL || b->dtype == TENSOR_BOOL) ? TENSOR_BOOL : tensor__result_type(2, ins);
+    if (!tensor__elementwise_types(op, common, &out, &compute)) return NULL;
     return tensor__binary_typed(op, a, b, out, compute);
 }
 
@@ -1894,7 +1908,10 @@ static tensor *tensor__binary_scalar(tensor_op op, tensor *a, double s) {
     default: base = TENSOR_OP_pow; break;
     }
     tensor_dtype out, compute;
-    if (!tensor__elementwise_types(op, tensor__scalar_result_type(a->dtype, s), &out, &compute)) return NULL;
+    tensor_dtype common = op == TENSOR_OP_sub_scalar && a->dtype == TENSOR_BOOL ? TENSOR_BOOL : tensor__scalar_result_type(a->dtype, s);
+    if (!tensor__elementwise_types(op, common, &out, &compute)) return NULL;
+    if (op == TENSOR_OP_pow_scalar && tensor__is_int(a->dtype) && tensor__scalar_is_integral(s) && s < 0) /* as PyTorch */
+        return tensor__fail(fn, "integers to negative integer powers are not allowed (%s tensor, exponent %g)", tensor__dtype_names[a->dtype], s);
     tensor *b = tensor__wrapped_scalar(fn, s, compute);
     if (!b) return NULL;
     tensor *r = a->storage->device == TENSOR_CPU ? tensor__binary_typed(base, a, b, out, compute) : tensor__fail(fn, "scalar ops on this device are not available");
@@ -1967,6 +1984,25 @@ TENSOR_API tensor *tensor_where(tensor *cond, tensor *a, tensor *b) {
 /* Refuses writes into tensors an autograd graph depends on (see >>autograd). */
 static bool tensor__check_inplace(const char *fn, tensor *a);
 
+/* The broadcast shape (nd, shape) of an in-place op's operands is a's own shape: a cannot grow. */
+static bool tensor__broadcasts_into(int nd, const int64_t *shape, const tensor *a) {
+    if (nd != a->ndim) return false;
+    for (int i = 0; i < nd; i++) if (shape[i] != a->shape[i]) return false;
+    return true;
+}
+
+/* A write into a view where several elements share one memory location (an expanded view) would
+   depend on the order of the writes: refused, as PyTorch does (fill_ and zero_ write one value
+   everywhere, so they allow it, as PyTorch's do). */
+static bool tensor__check_no_overlap(const char *fn, const tensor *a) {
+    for (int d = 0; d < a->ndim; d++)
+        if (a->strides[d] == 0 && a->shape[d] > 1) {
+            tensor__fail(fn, "more than one element of the written-to tensor (shape %s, an expanded view) refers to a single memory location; clone it first", tensor__shape_of(a));
+            return false;
+        }
+    return true;
+}
+
 static tensor *tensor__inplace_run(tensor__call *c, tensor *a) {
     c->out = a;
     tensor__kernel_fn k = tensor__kernels[c->op][a->storage->device];
@@ -1982,11 +2018,11 @@ TENSOR_API tensor *tensor_add_(tensor *a, tensor *b) {
     TENSOR__CHECK_ARG(fn, a);
     TENSOR__CHECK_ARG(fn, b);
     tensor *ins[2] = {a, b};
-    if (!tensor__same_device(fn, 2, ins) || !tensor__check_inplace(fn, a)) return NULL;
+    if (!tensor__same_device(fn, 2, ins) || !tensor__check_no_overlap(fn, a) || !tensor__check_inplace(fn, a)) return NULL;
     int nd;
     int64_t shape[TENSOR_MAX_DIMS];
     if (!tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, shape)) return NULL;
-    if (nd != a->ndim || !(tensor__numel_of(nd, shape) == tensor__numel_of(a->ndim, a->shape)))
+    if (!tensor__broadcasts_into(nd, shape, a))
         return tensor__fail(fn, "shape %s of b does not broadcast to the shape %s of a", tensor__shape_of(b), tensor__shape_of(a));
     if (a->dtype == TENSOR_BOOL && b->dtype != TENSOR_BOOL) return tensor__fail(fn, "cannot add %s into a bool tensor", tensor__dtype_names[b->dtype]);
     if (!tensor__is_float(a->dtype) && tensor__is_float(b->dtype)) return tensor__fail(fn, "result type %s cannot be cast to %s in place", tensor__dtype_names[b->dtype], tensor__dtype_names[a->dtype]);
@@ -2011,8 +2047,9 @@ static int tensor__cpu_mul_scalar_(tensor__call *c) {
 TENSOR_API tensor *tensor_mul_scalar_(tensor *a, double s) {
     const char *fn = "tensor_mul_scalar_";
     TENSOR__CHECK_ARG(fn, a);
-    if (!tensor__check_inplace(fn, a)) return NULL;
-    if (!tensor__is_float(a->dtype) && !tensor__scalar_is_integral(s)) return tensor__fail(fn, "cannot multiply the %s tensor by %g in place", tensor__dtype_names[a->dtype], s);
+    if (!tensor__check_no_overlap(fn, a) || !tensor__check_inplace(fn, a)) return NULL;
+    if (a->dtype == TENSOR_BOOL || (!tensor__is_float(a->dtype) && !tensor__scalar_is_integral(s)))
+        return tensor__fail(fn, "cannot multiply the %s tensor by %g in place", tensor__dtype_names[a->dtype], s);
     tensor__call c;
     tensor__call_init(&c, TENSOR_OP_mul_scalar_);
     c.n_in = 1;
@@ -2027,11 +2064,10 @@ TENSOR_API tensor *tensor_copy_(tensor *dst, tensor *src) {
     TENSOR__CHECK_ARG(fn, dst);
     TENSOR__CHECK_ARG(fn, src);
     tensor *ins[2] = {dst, src};
-    if (!tensor__same_device(fn, 2, ins) || !tensor__check_inplace(fn, dst)) return NULL;
+    if (!tensor__same_device(fn, 2, ins) || !tensor__check_no_overlap(fn, dst) || !tensor__check_inplace(fn, dst)) return NULL;
     int nd;
     int64_t shape[TENSOR_MAX_DIMS];
-    if (!tensor__broadcast_shapes(fn, dst->ndim, dst->shape, src->ndim, src->shape, &nd, shape) || nd != dst->ndim ||
-        tensor__numel_of(nd, shape) != tensor__numel_of(dst->ndim, dst->shape))
+    if (!tensor__broadcast_shapes(fn, dst->ndim, dst->shape, src->ndim, src->shape, &nd, shape) || !tensor__broadcasts_into(nd, shape, dst))
         return tensor__fail(fn, "source shape %s does not broadcast to the destination shape %s", tensor__shape_of(src), tensor__shape_of(dst));
     tensor__call c;
     tensor__call_init(&c, TENSOR_OP_copy_);
@@ -2174,7 +2210,8 @@ TENSOR_API tensor *tensor_scalar(double value, tensor_dtype dtype) {
 }
 
 static int tensor__cpu_from_data(tensor__call *c) {
-    memcpy(tensor__data(c->out), (const void *)(uintptr_t)c->ip[0], (size_t)tensor__numel_of(c->out->ndim, c->out->shape) * tensor__dtype_sizes[c->out->dtype]);
+    size_t n = (size_t)tensor__numel_of(c->out->ndim, c->out->shape) * tensor__dtype_sizes[c->out->dtype];
+    if (n) memcpy(tensor__data(c->out), (const void *)(uintptr_t)c->ip[0], n); /* data may be NULL when n is 0 */
     return 0;
 }
 TENSOR_API tensor *tensor_from_data(const void *data, int ndim, const int64_t *shape, tensor_dtype dtype) {
@@ -2215,7 +2252,7 @@ static int tensor__cpu_linspace(tensor__call *c) {
     size_t esz = tensor__dtype_sizes[c->out->dtype];
     double start = c->p[0], end = c->p[1], step = n > 1 ? (end - start) / (double)(n - 1) : 0;
     for (int64_t i = 0; i < n; i++) /* from both ends, as PyTorch does, so the last value is exactly end */
-        tensor__store_f64(o + (size_t)i * esz, c->out->dtype, i < n / 2 ? start + step * (double)i : end - step * (double)(n - 1 - i));
+        tensor__store_f64(o + (size_t)i * esz, c->out->dtype, n == 1 ? start : i < n / 2 ? start + step * (double)i : end - step * (double)(n - 1 - i));
     return 0;
 }
 TENSOR_API tensor *tensor_linspace(double start, double end, int64_t steps, tensor_dtype dtype) {
@@ -2300,7 +2337,17 @@ TENSOR_API tensor *tensor_randint(int64_t low, int64_t high, int ndim, const int
     tensor__call c;
     tensor__call_init(&c, TENSOR_OP_randint);
     if (low >= high) return tensor__fail(c.fn, "low %lld must be less than high %lld", (long long)low, (long long)high);
-    if (dtype == TENSOR_BOOL && (low < 0 || high > 2)) return tensor__fail(c.fn, "range [%lld, %lld) does not fit bool", (long long)low, (long long)high);
+    int64_t lo_ok = INT64_MIN, hi_ok = INT64_MAX; /* the dtype must hold every value of [low, high) */
+    switch (dtype) {
+    case TENSOR_BOOL: lo_ok = 0; hi_ok = 1; break;
+    case TENSOR_U8: lo_ok = 0; hi_ok = 255; break;
+    case TENSOR_I32: lo_ok = INT32_MIN; hi_ok = INT32_MAX; break;
+    case TENSOR_F16: lo_ok = -2048; hi_ok = 2048; break;  /* integers exact in the significand */
+    case TENSOR_BF16: lo_ok = -256; hi_ok = 256; break;
+    case TENSOR_F32: lo_ok = -16777216; hi_ok = 16777216; break;
+    default: break;
+    }
+    if (low < lo_ok || high - 1 > hi_ok) return tensor__fail(c.fn, "range [%lld, %lld) does not fit dtype %s", (long long)low, (long long)high, tensor_dtype_name(dtype));
     c.ip[0] = low;
     c.ip[1] = high;
     return tensor__create(&c, ndim, shape, dtype);
@@ -2347,7 +2394,7 @@ static int tensor__cpu_multinomial(tensor__call *c) {
             int64_t idx[2] = {r, j};
             int64_t off = p->ndim == 2 ? tensor__offset_of(p, idx) : tensor__offset_of(p, idx + 1);
             w[j] = tensor__load_f64((char *)p->storage->data + off * (int64_t)tensor__dtype_sizes[p->dtype], p->dtype);
-            if (!(w[j] >= 0) || isinf(w[j])) { tensor__free_aligned(w); tensor__fail(c->fn, "probabilities must be finite and non-negative, row %lld has %g", (long long)r, w[j]); return 1; }
+            if (!(w[j] >= 0) || isinf(w[j])) { double bad = w[j]; tensor__free_aligned(w); tensor__fail(c->fn, "probabilities must be finite and non-negative, row %lld has %g", (long long)r, bad); return 1; }
             total += w[j];
             nonzero += w[j] > 0;
         }
@@ -2467,125 +2514,3032 @@ TENSOR_API tensor *tensor_to_device(tensor *t, tensor_device device) {
 }
 /* ==== end generator/parts/create.h ==== */
 /* ==== begin generator/parts/reduce.h ==== */
-// >>reduce --------------------------------------------------------------------------------
-/* PLACEHOLDER: every op here fails with "not implemented yet" until this part is written. */
-static int tensor__cpu_sum(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_sum(tensor *t, int dim, bool keepdim) { (void)t; (void)dim; (void)keepdim; return tensor__fail("tensor_sum", "not implemented yet"); }
-static int tensor__cpu_sum_all(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_sum_all(tensor *t) { (void)t; return tensor__fail("tensor_sum_all", "not implemented yet"); }
-static int tensor__cpu_sum_dims(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_sum_dims(tensor *t, int n, const int *dims, bool keepdim) { (void)t; (void)n; (void)dims; (void)keepdim; return tensor__fail("tensor_sum_dims", "not implemented yet"); }
-static int tensor__cpu_mean(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_mean(tensor *t, int dim, bool keepdim) { (void)t; (void)dim; (void)keepdim; return tensor__fail("tensor_mean", "not implemented yet"); }
-static int tensor__cpu_mean_all(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_mean_all(tensor *t) { (void)t; return tensor__fail("tensor_mean_all", "not implemented yet"); }
-static int tensor__cpu_mean_dims(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_mean_dims(tensor *t, int n, const int *dims, bool keepdim) { (void)t; (void)n; (void)dims; (void)keepdim; return tensor__fail("tensor_mean_dims", "not implemented yet"); }
-static int tensor__cpu_prod(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_prod(tensor *t, int dim, bool keepdim) { (void)t; (void)dim; (void)keepdim; return tensor__fail("tensor_prod", "not implemented yet"); }
-static int tensor__cpu_max(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_max(tensor *t, int dim, bool keepdim) { (void)t; (void)dim; (void)keepdim; return tensor__fail("tensor_max", "not implemented yet"); }
-static int tensor__cpu_max_all(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_max_all(tensor *t) { (void)t; return tensor__fail("tensor_max_all", "not implemented yet"); }
-static int tensor__cpu_min(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_min(tensor *t, int dim, bool keepdim) { (void)t; (void)dim; (void)keepdim; return tensor__fail("tensor_min", "not implemented yet"); }
-static int tensor__cpu_min_all(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_min_all(tensor *t) { (void)t; return tensor__fail("tensor_min_all", "not implemented yet"); }
-static int tensor__cpu_argmax(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_argmax(tensor *t, int dim, bool keepdim) { (void)t; (void)dim; (void)keepdim; return tensor__fail("tensor_argmax", "not implemented yet"); }
-static int tensor__cpu_argmin(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_argmin(tensor *t, int dim, bool keepdim) { (void)t; (void)dim; (void)keepdim; return tensor__fail("tensor_argmin", "not implemented yet"); }
-static int tensor__cpu_var(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_var(tensor *t, int dim, int64_t correction, bool keepdim) { (void)t; (void)dim; (void)correction; (void)keepdim; return tensor__fail("tensor_var", "not implemented yet"); }
-static int tensor__cpu_std(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_std(tensor *t, int dim, int64_t correction, bool keepdim) { (void)t; (void)dim; (void)correction; (void)keepdim; return tensor__fail("tensor_std", "not implemented yet"); }
-static int tensor__cpu_logsumexp(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_logsumexp(tensor *t, int dim, bool keepdim) { (void)t; (void)dim; (void)keepdim; return tensor__fail("tensor_logsumexp", "not implemented yet"); }
-static int tensor__cpu_norm(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_norm(tensor *t, double p, int dim, bool keepdim) { (void)t; (void)p; (void)dim; (void)keepdim; return tensor__fail("tensor_norm", "not implemented yet"); }
-static int tensor__cpu_cumsum(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_cumsum(tensor *t, int dim) { (void)t; (void)dim; return tensor__fail("tensor_cumsum", "not implemented yet"); }
-static int tensor__cpu_all(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_all(tensor *t) { (void)t; return tensor__fail("tensor_all", "not implemented yet"); }
-static int tensor__cpu_any(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_any(tensor *t) { (void)t; return tensor__fail("tensor_any", "not implemented yet"); }
+// >>reduce -------------------------------------------------------------------------------------
+/* Reductions. Every one runs on one description, tensor__red: the input's dims split into "kept"
+   dims (one output element per position) and "reduced" dims (walked inside each output element,
+   in row-major order). Both lists drop size-1 dims and coalesce dims that step evenly, so any
+   strides work and a contiguous last-dim reduction is one row per output element. A reduction
+   is an "elem" function (one output element) built from "row" functions (one run of the
+   innermost reduced dim), which keep typed fast paths for f32 and f64.
+   Float reductions accumulate in double and round once to the output dtype; bool and integer
+   sums and products accumulate in int64 (wrapping, as PyTorch's int64 does).
+
+   Call layout, read by the kernels and by the autograd formulas: in[0] the input;
+   dims[0..n_dims) the reduced dims of the input, wrapped and ascending (none for a 0-dim input);
+   ip[0] keepdim; ip[1] the correction of var and std; p[0] the order p of norm. */
+typedef struct {
+    int nk, nr;
+    int64_t kshape[TENSOR_MAX_DIMS], kin[TENSOR_MAX_DIMS], kout[TENSOR_MAX_DIMS]; /* kept: size, input and output byte strides */
+    int64_t rshape[TENSOR_MAX_DIMS], rin[TENSOR_MAX_DIMS];                       /* reduced: size, input byte stride */
+    int64_t knumel, rnumel;
+    const char *in;
+    char *out;
+    tensor_dtype in_dt, out_dt;
+} tensor__red;
+
+/* Splits t's dims by the bit mask `reduced`; ostride[d] is the output byte stride of kept dim d. */
+static void tensor__red_init(tensor__red *r, const tensor *t, unsigned reduced, const int64_t *ostride, tensor *out) {
+    int64_t esz = (int64_t)tensor__dtype_sizes[t->dtype];
+    r->nk = r->nr = 0;
+    r->knumel = r->rnumel = 1;
+    for (int d = 0; d < t->ndim; d++) {
+        int64_t n = t->shape[d], s = t->strides[d] * esz;
+        if (reduced >> d & 1) {
+            r->rnumel *= n;
+            if (n == 1) continue;
+            if (r->nr > 0 && r->rin[r->nr - 1] == s * n) { r->rshape[r->nr - 1] *= n; r->rin[r->nr - 1] = s; continue; }
+            r->rshape[r->nr] = n;
+            r->rin[r->nr] = s;
+            r->nr++;
+        } else {
+            r->knumel *= n;
+            if (n == 1) continue;
+            if (r->nk > 0 && r->kin[r->nk - 1] == s * n && r->kout[r->nk - 1] == ostride[d] * n) {
+                r->kshape[r->nk - 1] *= n;
+                r->kin[r->nk - 1] = s;
+                r->kout[r->nk - 1] = ostride[d];
+                continue;
+            }
+            r->kshape[r->nk] = n;
+            r->kin[r->nk] = s;
+            r->kout[r->nk] = ostride[d];
+            r->nk++;
+        }
+    }
+    r->in = tensor__data(t);
+    r->out = tensor__data(out);
+    r->in_dt = t->dtype;
+    r->out_dt = out->dtype;
+}
+
+/* The description of a reduction call: the output is contiguous over the kept dims. */
+static void tensor__red_from_call(tensor__red *r, const tensor__call *c) {
+    const tensor *t = c->in[0];
+    unsigned mask = 0;
+    for (int i = 0; i < c->n_dims; i++) mask |= 1u << c->dims[i];
+    int64_t ostride[TENSOR_MAX_DIMS], s = (int64_t)tensor__dtype_sizes[c->out->dtype];
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        ostride[d] = 0;
+        if (mask >> d & 1) continue;
+        ostride[d] = s;
+        s *= t->shape[d] > 1 ? t->shape[d] : 1;
+    }
+    tensor__red_init(r, t, mask, ostride, c->out);
+}
+
+/* One run of the innermost reduced dim: n elements from p, s bytes apart. */
+typedef void (*tensor__row_fn)(void *state, const char *p, int64_t s, int64_t n);
+
+/* Walks the reduced elements of the output element whose first input element is at base. */
+static void tensor__red_walk(const tensor__red *r, const char *base, tensor__row_fn row, void *state) {
+    if (r->rnumel == 0) return;
+    if (r->nr == 0) { row(state, base, 0, 1); return; }
+    int nr = r->nr;
+    int64_t n = r->rshape[nr - 1], s = r->rin[nr - 1];
+    if (nr == 1) { row(state, base, s, n); return; }
+    int64_t idx[TENSOR_MAX_DIMS] = {0}, rows = r->rnumel / n;
+    const char *p = base;
+    for (int64_t k = 0; k < rows; k++) {
+        row(state, p, s, n);
+        for (int d = nr - 2; d >= 0; d--) { /* odometer over the outer reduced dims */
+            p += r->rin[d];
+            if (++idx[d] < r->rshape[d]) break;
+            p -= r->rin[d] * r->rshape[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* Computes one output element: in is its first input element, out where it goes. */
+typedef void (*tensor__elem_fn)(const tensor__red *r, const char *in, char *out, void *ctx);
+
+/* Visits every output element. */
+static void tensor__red_run(const tensor__red *r, tensor__elem_fn fn, void *ctx) {
+    if (r->knumel == 0) return;
+    int64_t idx[TENSOR_MAX_DIMS] = {0};
+    const char *in = r->in;
+    char *out = r->out;
+    for (int64_t e = 0; e < r->knumel; e++) {
+        fn(r, in, out, ctx);
+        for (int d = r->nk - 1; d >= 0; d--) {
+            in += r->kin[d];
+            out += r->kout[d];
+            if (++idx[d] < r->kshape[d]) break;
+            in -= r->kin[d] * r->kshape[d];
+            out -= r->kout[d] * r->kshape[d];
+            idx[d] = 0;
+        }
+    }
+}
+
+/* The loop `for i < n: double x = element i; BODY...` with typed loads for f32 and f64 (the body
+   may `break`). Integers load exactly as doubles only up to 2^53: integer paths use int64 instead. */
+#define TENSOR__RED_LOOP(dt, p, s, n, ...)                                                              \
+    do {                                                                                                 \
+        if ((dt) == TENSOR_F32) {                                                                        \
+            for (int64_t i = 0; i < (n); i++) { double x = *(const float *)((p) + i * (s)); __VA_ARGS__ }      \
+        } else if ((dt) == TENSOR_F64) {                                                                 \
+            for (int64_t i = 0; i < (n); i++) { double x = *(const double *)((p) + i * (s)); __VA_ARGS__ }     \
+        } else {                                                                                         \
+            for (int64_t i = 0; i < (n); i++) { double x = tensor__load_f64((p) + i * (s), (dt)); __VA_ARGS__ } \
+        }                                                                                                \
+    } while (0)
+
+/* The running state of one output element. */
+typedef struct {
+    tensor_dtype dt;
+    bool is_int;        /* bool and integer inputs: i holds the value */
+    double d, ref;      /* float accumulator; a reference value (the mean, the max) */
+    int64_t i;          /* integer accumulator */
+    int64_t seen, best; /* elements visited so far; index of the extreme */
+    int mode;           /* max/min: +1 / -1; norm: its kind */
+    double p;           /* norm: the order */
+    bool found, done;   /* an element was seen; the result cannot change any more */
+} tensor__acc;
+
+static void tensor__acc_init(tensor__acc *a, tensor_dtype dt) {
+    memset(a, 0, sizeof *a);
+    a->dt = dt;
+    a->is_int = !tensor__is_float(dt);
+}
+
+/* Contiguous f32 and f64 rows: eight independent double accumulators (they vectorize and hide
+   the add latency; f32 values are exact in double, so the order hardly matters). */
+static double tensor__sum_f32(const float *x, int64_t n) {
+    double a[8] = {0, 0, 0, 0, 0, 0, 0, 0}, tail = 0;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) a[j] += (double)x[i + j];
+    for (; i < n; i++) tail += (double)x[i];
+    return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])) + tail;
+}
+static double tensor__sum_f64(const double *x, int64_t n) {
+    double a[8] = {0, 0, 0, 0, 0, 0, 0, 0}, tail = 0;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) a[j] += x[i + j];
+    for (; i < n; i++) tail += x[i];
+    return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])) + tail;
+}
+
+static void tensor__row_sum(void *st, const char *p, int64_t s, int64_t n) {
+    tensor__acc *a = (tensor__acc *)st;
+    if (a->is_int) {
+        int64_t acc = a->i;
+        if (a->dt == TENSOR_I64) for (int64_t i = 0; i < n; i++) acc = tensor__iadd(acc, *(const int64_t *)(p + i * s));
+        else if (a->dt == TENSOR_I32) for (int64_t i = 0; i < n; i++) acc = tensor__iadd(acc, *(const int32_t *)(p + i * s));
+        else for (int64_t i = 0; i < n; i++) acc = tensor__iadd(acc, tensor__load_i64(p + i * s, a->dt));
+        a->i = acc;
+    } else if (a->dt == TENSOR_F32 && s == 4) {
+        a->d += tensor__sum_f32((const float *)p, n);
+    } else if (a->dt == TENSOR_F64 && s == 8) {
+        a->d += tensor__sum_f64((const double *)p, n);
+    } else {
+        double acc = a->d;
+        TENSOR__RED_LOOP(a->dt, p, s, n, acc += x;);
+        a->d = acc;
+    }
+}
+
+static void tensor__row_prod(void *st, const char *p, int64_t s, int64_t n) {
+    tensor__acc *a = (tensor__acc *)st;
+    if (a->is_int) {
+        int64_t acc = a->i;
+        for (int64_t i = 0; i < n; i++) acc = tensor__imul(acc, tensor__load_i64(p + i * s, a->dt));
+        a->i = acc;
+    } else {
+        double acc = a->d;
+        TENSOR__RED_LOOP(a->dt, p, s, n, acc *= x;);
+        a->d = acc;
+    }
+}
+
+/* max (mode +1) or min (mode -1) and the index of its first occurrence. NaN counts as both the
+   maximum and the minimum: the first NaN wins, as in PyTorch. */
+static void tensor__row_ext(void *st, const char *p, int64_t s, int64_t n) {
+    tensor__acc *a = (tensor__acc *)st;
+    if (a->done) return;
+    bool is_max = a->mode > 0;
+    if (a->is_int) {
+        for (int64_t i = 0; i < n; i++) {
+            int64_t x = tensor__load_i64(p + i * s, a->dt);
+            if (!a->found || (is_max ? x > a->i : x < a->i)) { a->i = x; a->best = a->seen + i; a->found = true; }
+        }
+    } else {
+        double b = a->d;
+        int64_t best = a->best;
+        bool found = a->found;
+        TENSOR__RED_LOOP(a->dt, p, s, n,
+            if (!found || x != x || (is_max ? x > b : x < b)) {
+                b = x; best = a->seen + i; found = true;
+                if (x != x) { a->done = true; break; }
+            });
+        a->d = b;
+        a->best = best;
+        a->found = found;
+    }
+    a->seen += n;
+}
+
+/* Sum of squared deviations from a->ref (the second pass of var). */
+static void tensor__row_sqdev(void *st, const char *p, int64_t s, int64_t n) {
+    tensor__acc *a = (tensor__acc *)st;
+    double acc = a->d, m = a->ref;
+    TENSOR__RED_LOOP(a->dt, p, s, n, acc += (x - m) * (x - m););
+    a->d = acc;
+}
+
+/* Sum of exp(x - a->ref) (the second pass of logsumexp). */
+static void tensor__row_sumexp(void *st, const char *p, int64_t s, int64_t n) {
+    tensor__acc *a = (tensor__acc *)st;
+    double acc = a->d, m = a->ref;
+    TENSOR__RED_LOOP(a->dt, p, s, n, acc += exp(x - m););
+    a->d = acc;
+}
+
+/* The kinds of p-norm, each with its own accumulation. */
+enum { TENSOR__NORM_INF, TENSOR__NORM_NEG_INF, TENSOR__NORM_ZERO, TENSOR__NORM_ONE, TENSOR__NORM_TWO, TENSOR__NORM_P };
+
+static void tensor__row_norm(void *st, const char *p, int64_t s, int64_t n) {
+    tensor__acc *a = (tensor__acc *)st;
+    double acc = a->d, q = a->p;
+    switch (a->mode) {
+    case TENSOR__NORM_INF:
+        TENSOR__RED_LOOP(a->dt, p, s, n, double v = fabs(x); if (!a->found || v != v || v > acc) acc = v; a->found = true;);
+        break;
+    case TENSOR__NORM_NEG_INF:
+        TENSOR__RED_LOOP(a->dt, p, s, n, double v = fabs(x); if (!a->found || v != v || v < acc) acc = v; a->found = true;);
+        break;
+    case TENSOR__NORM_ZERO: TENSOR__RED_LOOP(a->dt, p, s, n, acc += x != 0;); break;
+    case TENSOR__NORM_ONE: TENSOR__RED_LOOP(a->dt, p, s, n, acc += fabs(x);); break;
+    case TENSOR__NORM_TWO: TENSOR__RED_LOOP(a->dt, p, s, n, acc += x * x;); break;
+    default: TENSOR__RED_LOOP(a->dt, p, s, n, acc += pow(fabs(x), q);); break;
+    }
+    a->d = acc;
+}
+
+/* all (mode 1): stays true until a zero; any (mode 0): becomes true at a non-zero. NaN is
+   non-zero. Every dtype loads exactly enough as a double to tell zero from non-zero. */
+static void tensor__row_allany(void *st, const char *p, int64_t s, int64_t n) {
+    tensor__acc *a = (tensor__acc *)st;
+    if (a->done) return;
+    bool want_zero = a->mode == 1;
+    TENSOR__RED_LOOP(a->dt, p, s, n, if ((x == 0) == want_zero) { a->done = true; break; });
+}
+
+/* Stores a float (v) or integer (iv) result in the output dtype. */
+static void tensor__red_store(const tensor__red *r, char *out, const tensor__acc *a) {
+    if (a->is_int && !tensor__is_float(r->out_dt)) tensor__store_i64(out, r->out_dt, a->i);
+    else if (r->out_dt == TENSOR_F32) *(float *)out = (float)a->d;
+    else tensor__store_f64(out, r->out_dt, a->d);
+}
+
+/* sum (ctx NULL) or mean (ctx non-NULL); a mean of no elements is 0/0 = NaN. */
+static void tensor__elem_sum(const tensor__red *r, const char *in, char *out, void *ctx) {
+    tensor__acc a;
+    tensor__acc_init(&a, r->in_dt);
+    tensor__red_walk(r, in, tensor__row_sum, &a);
+    if (ctx) a.d /= (double)r->rnumel;
+    tensor__red_store(r, out, &a);
+}
+
+/* Block sums for when the innermost kept dim is contiguous in the input but the reduced dims are
+   not (a sum over dim 0 of [N, C], as a bias gradient does): walking each output's elements on
+   its own would stride through memory once per output, so a block of adjacent outputs
+   accumulates together while the input is read row by row. */
+#define TENSOR__COL_BLOCK 8192 /* outputs per block: 64 KiB of accumulators, at most */
+typedef struct { tensor_dtype dt; int64_t nb; double *acc; int64_t *iacc; } tensor__cols_acc; /* acc: floats, iacc: integers */
+typedef struct { int64_t n, in_stride, out_stride; bool mean; void *buf; } tensor__cols_ctx;
+
+#if defined(__GNUC__) || defined(__clang__) || defined(_MSC_VER)
+#define TENSOR__RESTRICT __restrict
+#else
+#define TENSOR__RESTRICT
+#endif
+
+static void tensor__row_cols(void *st, const char *p, int64_t s, int64_t n) {
+    tensor__cols_acc *a = (tensor__cols_acc *)st;
+    int64_t nb = a->nb;
+    double *TENSOR__RESTRICT acc = a->acc;
+    for (int64_t k = 0; k < n; k++, p += s) {
+        switch (a->dt) {
+        case TENSOR_F32: { const float *TENSOR__RESTRICT x = (const float *)p; for (int64_t j = 0; j < nb; j++) acc[j] += (double)x[j]; break; }
+        case TENSOR_F64: { const double *TENSOR__RESTRICT x = (const double *)p; for (int64_t j = 0; j < nb; j++) acc[j] += x[j]; break; }
+        case TENSOR_F16:
+        case TENSOR_BF16: for (int64_t j = 0; j < nb; j++) acc[j] += tensor__load_f64(p + 2 * j, a->dt); break;
+        default: {
+            int64_t esz = (int64_t)tensor__dtype_sizes[a->dt];
+            for (int64_t j = 0; j < nb; j++) a->iacc[j] = tensor__iadd(a->iacc[j], tensor__load_i64(p + esz * j, a->dt));
+        }
+        }
+    }
+}
+
+/* r describes the outer kept dims only; ctx the innermost kept dim (n, strides). */
+static void tensor__elem_sum_cols(const tensor__red *r, const char *in, char *out, void *ctx) {
+    const tensor__cols_ctx *cc = (const tensor__cols_ctx *)ctx;
+    double *acc = (double *)cc->buf;
+    int64_t *iacc = (int64_t *)cc->buf;
+    tensor__cols_acc a;
+    a.dt = r->in_dt;
+    a.acc = acc;
+    a.iacc = iacc;
+    bool is_int = !tensor__is_float(r->in_dt);
+    for (int64_t j0 = 0; j0 < cc->n; j0 += TENSOR__COL_BLOCK) {
+        a.nb = cc->n - j0 < TENSOR__COL_BLOCK ? cc->n - j0 : TENSOR__COL_BLOCK;
+        for (int64_t j = 0; j < a.nb; j++) { if (is_int) iacc[j] = 0; else acc[j] = 0; }
+        tensor__red_walk(r, in + j0 * cc->in_stride, tensor__row_cols, &a);
+        for (int64_t j = 0; j < a.nb; j++) {
+            char *o = out + (j0 + j) * cc->out_stride;
+            if (is_int) tensor__store_i64(o, r->out_dt, iacc[j]);
+            else tensor__store_f64(o, r->out_dt, cc->mean ? acc[j] / (double)r->rnumel : acc[j]);
+        }
+    }
+}
+
+/* out: the kept shape = sum (or mean) of t over the reduced dims. */
+static int tensor__reduce_sum(tensor__call *c, bool mean) {
+    tensor__red r;
+    tensor__red_from_call(&r, c);
+    int64_t esz = (int64_t)tensor__dtype_sizes[r.in_dt];
+    if (r.knumel == 0) return 0;
+    if (r.nk >= 1 && r.nr >= 1 && r.kin[r.nk - 1] == esz && r.rin[r.nr - 1] != esz) {
+        tensor__cols_ctx cc;
+        cc.n = r.kshape[r.nk - 1];
+        cc.in_stride = r.kin[r.nk - 1];
+        cc.out_stride = r.kout[r.nk - 1];
+        cc.mean = mean;
+        size_t bytes = (size_t)(cc.n < TENSOR__COL_BLOCK ? cc.n : TENSOR__COL_BLOCK) * 8; /* doubles or int64s */
+        cc.buf = TENSOR_MALLOC(bytes);
+        if (!cc.buf) { tensor__fail(c->fn, "out of memory allocating %zu bytes", bytes); return 1; }
+        r.nk--;
+        r.knumel /= cc.n;
+        tensor__red_run(&r, tensor__elem_sum_cols, &cc);
+        TENSOR_FREE(cc.buf);
+        return 0;
+    }
+    tensor__red_run(&r, tensor__elem_sum, mean ? (void *)&r : NULL);
+    return 0;
+}
+
+static void tensor__elem_prod(const tensor__red *r, const char *in, char *out, void *ctx) {
+    (void)ctx;
+    tensor__acc a;
+    tensor__acc_init(&a, r->in_dt);
+    a.d = 1;
+    a.i = 1;
+    tensor__red_walk(r, in, tensor__row_prod, &a);
+    tensor__red_store(r, out, &a);
+}
+
+/* ctx: the call; max/min store the value, argmax/argmin its index. */
+static void tensor__elem_ext(const tensor__red *r, const char *in, char *out, void *ctx) {
+    tensor_op op = ((const tensor__call *)ctx)->op;
+    tensor__acc a;
+    tensor__acc_init(&a, r->in_dt);
+    a.mode = (op == TENSOR_OP_max || op == TENSOR_OP_max_all || op == TENSOR_OP_argmax) ? 1 : -1;
+    tensor__red_walk(r, in, tensor__row_ext, &a);
+    if (op == TENSOR_OP_argmax || op == TENSOR_OP_argmin) { tensor__store_i64(out, TENSOR_I64, a.best); return; }
+    tensor__red_store(r, out, &a);
+}
+
+/* var / std, two passes: the mean, then the squared deviations from it. Divided by
+   N - correction, or by 0 where that is <= 0 (NaN or inf, as PyTorch gives). */
+static void tensor__elem_var(const tensor__red *r, const char *in, char *out, void *ctx) {
+    const tensor__call *c = (const tensor__call *)ctx;
+    tensor__acc a;
+    tensor__acc_init(&a, r->in_dt);
+    tensor__red_walk(r, in, tensor__row_sum, &a);
+    a.ref = a.d / (double)r->rnumel;
+    a.d = 0;
+    tensor__red_walk(r, in, tensor__row_sqdev, &a);
+    double dof = (double)r->rnumel - (double)c->ip[1];
+    a.d /= dof > 0 ? dof : 0;
+    if (c->op == TENSOR_OP_std) a.d = sqrt(a.d);
+    tensor__red_store(r, out, &a);
+}
+
+/* log(sum(exp(x - m))) + m with m the max; an infinite m is replaced by 0 so that all -inf gives
+   -inf and a +inf gives +inf instead of NaN. No elements: -inf. */
+static void tensor__elem_logsumexp(const tensor__red *r, const char *in, char *out, void *ctx) {
+    (void)ctx;
+    tensor__acc a;
+    tensor__acc_init(&a, r->in_dt);
+    a.mode = 1;
+    tensor__red_walk(r, in, tensor__row_ext, &a);
+    double m = a.found ? a.d : -INFINITY;
+    if (isinf(m)) m = 0;
+    a.ref = m;
+    a.d = 0;
+    tensor__red_walk(r, in, tensor__row_sumexp, &a);
+    a.d = log(a.d) + m;
+    tensor__red_store(r, out, &a);
+}
+
+static void tensor__elem_norm(const tensor__red *r, const char *in, char *out, void *ctx) {
+    double p = ((const tensor__call *)ctx)->p[0];
+    tensor__acc a;
+    tensor__acc_init(&a, r->in_dt);
+    a.p = p;
+    a.mode = p == INFINITY ? TENSOR__NORM_INF : p == -INFINITY ? TENSOR__NORM_NEG_INF : p == 0 ? TENSOR__NORM_ZERO
+           : p == 1 ? TENSOR__NORM_ONE : p == 2 ? TENSOR__NORM_TWO : TENSOR__NORM_P;
+    tensor__red_walk(r, in, tensor__row_norm, &a);
+    if (a.mode == TENSOR__NORM_TWO) a.d = sqrt(a.d);
+    else if (a.mode == TENSOR__NORM_P) a.d = pow(a.d, 1.0 / p);
+    tensor__red_store(r, out, &a);
+}
+
+static void tensor__elem_allany(const tensor__red *r, const char *in, char *out, void *ctx) {
+    tensor__acc a;
+    tensor__acc_init(&a, r->in_dt);
+    a.mode = ((const tensor__call *)ctx)->op == TENSOR_OP_all;
+    tensor__red_walk(r, in, tensor__row_allany, &a);
+    *(uint8_t *)out = a.mode == 1 ? !a.done : a.done;
+}
+
+/* cumsum: r's single reduced dim is the scanned one; ctx its output byte stride. */
+static void tensor__elem_cumsum(const tensor__red *r, const char *in, char *out, void *ctx) {
+    int64_t os = *(const int64_t *)ctx, n = r->nr ? r->rshape[0] : r->rnumel, s = r->nr ? r->rin[0] : 0;
+    if (!tensor__is_float(r->in_dt)) {
+        int64_t acc = 0;
+        for (int64_t i = 0; i < n; i++) {
+            acc = tensor__iadd(acc, tensor__load_i64(in + i * s, r->in_dt));
+            *(int64_t *)(out + i * os) = acc;
+        }
+        return;
+    }
+    double acc = 0;
+    tensor_dtype od = r->out_dt;
+    if (od == TENSOR_F32) TENSOR__RED_LOOP(r->in_dt, in, s, n, acc += x; *(float *)(out + i * os) = (float)acc;);
+    else TENSOR__RED_LOOP(r->in_dt, in, s, n, acc += x; tensor__store_f64(out + i * os, od, acc););
+}
+
+/* ---- kernels ---- */
+static int tensor__reduce_run(tensor__call *c, tensor__elem_fn fn) {
+    tensor__red r;
+    tensor__red_from_call(&r, c);
+    tensor__red_run(&r, fn, c);
+    return 0;
+}
+
+/* out: t's shape without (or with size 1 at) the reduced dims */
+static int tensor__cpu_sum(tensor__call *c) { return tensor__reduce_sum(c, false); }
+static int tensor__cpu_sum_all(tensor__call *c) { return tensor__reduce_sum(c, false); }
+static int tensor__cpu_sum_dims(tensor__call *c) { return tensor__reduce_sum(c, false); }
+static int tensor__cpu_mean(tensor__call *c) { return tensor__reduce_sum(c, true); }
+static int tensor__cpu_mean_all(tensor__call *c) { return tensor__reduce_sum(c, true); }
+static int tensor__cpu_mean_dims(tensor__call *c) { return tensor__reduce_sum(c, true); }
+static int tensor__cpu_prod(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_prod); }
+static int tensor__cpu_max(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_ext); }
+static int tensor__cpu_max_all(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_ext); }
+static int tensor__cpu_min(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_ext); }
+static int tensor__cpu_min_all(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_ext); }
+static int tensor__cpu_argmax(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_ext); }
+static int tensor__cpu_argmin(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_ext); }
+static int tensor__cpu_var(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_var); }
+static int tensor__cpu_std(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_var); }
+static int tensor__cpu_logsumexp(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_logsumexp); }
+static int tensor__cpu_norm(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_norm); }
+/* out: [] (bool) */
+static int tensor__cpu_all(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_allany); }
+static int tensor__cpu_any(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_allany); }
+
+/* out: t's shape, out[..., i, ...] = sum of t[..., :i+1, ...] along the dim */
+static int tensor__cpu_cumsum(tensor__call *c) {
+    const tensor *t = c->in[0];
+    unsigned mask = c->n_dims ? 1u << c->dims[0] : 0;
+    int64_t esz = (int64_t)tensor__dtype_sizes[c->out->dtype], ostride[TENSOR_MAX_DIMS];
+    for (int d = 0; d < t->ndim; d++) ostride[d] = c->out->strides[d] * esz;
+    int64_t os = c->n_dims ? ostride[c->dims[0]] : 0;
+    tensor__red r;
+    tensor__red_init(&r, t, mask, ostride, c->out);
+    tensor__red_run(&r, tensor__elem_cumsum, &os);
+    return 0;
+}
+
+/* ---- front-ends ---- */
+
+/* The output dtype of a reduction of t, or false + an error where t's dtype is refused. */
+static bool tensor__reduce_dtype(tensor_op op, const tensor *t, tensor_dtype *out) {
+    const char *fn = tensor__ops[op].fn;
+    switch (op) {
+    case TENSOR_OP_sum: case TENSOR_OP_sum_all: case TENSOR_OP_sum_dims:
+    case TENSOR_OP_prod: case TENSOR_OP_cumsum:
+        *out = tensor__is_float(t->dtype) ? t->dtype : TENSOR_I64; /* ints and bool sum to int64 */
+        return true;
+    case TENSOR_OP_mean: case TENSOR_OP_mean_all: case TENSOR_OP_mean_dims:
+    case TENSOR_OP_var: case TENSOR_OP_std: case TENSOR_OP_logsumexp: case TENSOR_OP_norm:
+        if (!tensor__is_float(t->dtype)) {
+            tensor__fail(fn, "input dtype must be floating point, got %s (convert with tensor_to_dtype first)", tensor__dtype_names[t->dtype]);
+            return false;
+        }
+        *out = t->dtype;
+        return true;
+    case TENSOR_OP_argmax: case TENSOR_OP_argmin: *out = TENSOR_I64; return true;
+    case TENSOR_OP_all: case TENSOR_OP_any: *out = TENSOR_BOOL; return true;
+    default: *out = t->dtype; return true; /* max, min */
+    }
+}
+
+/* Reduces t over dims[0..n) (n < 0: every dim) for op, with keepdim, parameters p (norm) and
+   correction (var, std). Validates everything, then allocates the output and dispatches. */
+static tensor *tensor__reduce(tensor_op op, tensor *t, int n, const int *dims, bool keepdim, double p, int64_t correction) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, t);
+    tensor_dtype out_dt;
+    if (!tensor__reduce_dtype(op, t, &out_dt)) return NULL;
+    if (n > 0 && !dims) return tensor__null_arg(fn, "dims");
+    unsigned mask = 0, seen = 0;
+    if (n < 0) mask = (1u << t->ndim) - 1;
+    for (int i = 0; i < n; i++) {
+        int d = tensor__wrap_dim(fn, dims[i], t->ndim > 0 ? t->ndim : 1); /* a 0-dim tensor takes dim 0 and -1 */
+        if (d < 0) return NULL;
+        if (seen >> d & 1) return tensor__fail(fn, "dim %d appears more than once in the list of dims", d);
+        seen |= 1u << d;
+    }
+    if (t->ndim > 0) mask |= seen;
+
+    tensor__call c;
+    tensor__call_init(&c, op);
+    c.n_in = 1;
+    c.in[0] = t;
+    c.ip[0] = keepdim;
+    c.ip[1] = correction;
+    c.p[0] = p;
+    int on = 0;
+    int64_t oshape[TENSOR_MAX_DIMS];
+    for (int d = 0; d < t->ndim; d++) {
+        if (mask >> d & 1) {
+            c.dims[c.n_dims++] = d;
+            if (keepdim) oshape[on++] = 1;
+        } else oshape[on++] = t->shape[d];
+    }
+
+    /* ops with no identity refuse to reduce over nothing */
+    bool no_identity = op == TENSOR_OP_max || op == TENSOR_OP_max_all || op == TENSOR_OP_min || op == TENSOR_OP_min_all ||
+                       op == TENSOR_OP_argmax || op == TENSOR_OP_argmin || (op == TENSOR_OP_norm && isinf(p));
+    if (no_identity) {
+        const char *what = op == TENSOR_OP_max || op == TENSOR_OP_max_all ? "the maximum" : op == TENSOR_OP_min || op == TENSOR_OP_min_all ? "the minimum"
+                         : op == TENSOR_OP_argmax ? "the argmax" : op == TENSOR_OP_argmin ? "the argmin" : p > 0 ? "the inf norm" : "the -inf norm";
+        for (int i = 0; i < c.n_dims; i++)
+            if (t->shape[c.dims[i]] == 0) {
+                if (n < 0) return tensor__fail(fn, "cannot compute %s of an empty tensor (shape %s): it has no identity", what, tensor__shape_of(t));
+                return tensor__fail(fn, "cannot compute %s on an empty dim (dim %d of shape %s)", what, c.dims[i], tensor__shape_of(t));
+            }
+    }
+    c.out = tensor__new(fn, on, oshape, out_dt, t->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+TENSOR_API tensor *tensor_sum(tensor *t, int dim, bool keepdim) { return tensor__reduce(TENSOR_OP_sum, t, 1, &dim, keepdim, 0, 0); }
+TENSOR_API tensor *tensor_sum_all(tensor *t) { return tensor__reduce(TENSOR_OP_sum_all, t, -1, NULL, false, 0, 0); }
+TENSOR_API tensor *tensor_mean(tensor *t, int dim, bool keepdim) { return tensor__reduce(TENSOR_OP_mean, t, 1, &dim, keepdim, 0, 0); }
+TENSOR_API tensor *tensor_mean_all(tensor *t) { return tensor__reduce(TENSOR_OP_mean_all, t, -1, NULL, false, 0, 0); }
+TENSOR_API tensor *tensor_prod(tensor *t, int dim, bool keepdim) { return tensor__reduce(TENSOR_OP_prod, t, 1, &dim, keepdim, 0, 0); }
+TENSOR_API tensor *tensor_max(tensor *t, int dim, bool keepdim) { return tensor__reduce(TENSOR_OP_max, t, 1, &dim, keepdim, 0, 0); }
+TENSOR_API tensor *tensor_max_all(tensor *t) { return tensor__reduce(TENSOR_OP_max_all, t, -1, NULL, false, 0, 0); }
+TENSOR_API tensor *tensor_min(tensor *t, int dim, bool keepdim) { return tensor__reduce(TENSOR_OP_min, t, 1, &dim, keepdim, 0, 0); }
+TENSOR_API tensor *tensor_min_all(tensor *t) { return tensor__reduce(TENSOR_OP_min_all, t, -1, NULL, false, 0, 0); }
+TENSOR_API tensor *tensor_argmax(tensor *t, int dim, bool keepdim) { return tensor__reduce(TENSOR_OP_argmax, t, 1, &dim, keepdim, 0, 0); }
+TENSOR_API tensor *tensor_argmin(tensor *t, int dim, bool keepdim) { return tensor__reduce(TENSOR_OP_argmin, t, 1, &dim, keepdim, 0, 0); }
+TENSOR_API tensor *tensor_var(tensor *t, int dim, int64_t correction, bool keepdim) { return tensor__reduce(TENSOR_OP_var, t, 1, &dim, keepdim, 0, correction); }
+TENSOR_API tensor *tensor_std(tensor *t, int dim, int64_t correction, bool keepdim) { return tensor__reduce(TENSOR_OP_std, t, 1, &dim, keepdim, 0, correction); }
+TENSOR_API tensor *tensor_logsumexp(tensor *t, int dim, bool keepdim) { return tensor__reduce(TENSOR_OP_logsumexp, t, 1, &dim, keepdim, 0, 0); }
+TENSOR_API tensor *tensor_all(tensor *t) { return tensor__reduce(TENSOR_OP_all, t, -1, NULL, false, 0, 0); }
+TENSOR_API tensor *tensor_any(tensor *t) { return tensor__reduce(TENSOR_OP_any, t, -1, NULL, false, 0, 0); }
+
+/* n = 0 reduces every dim, as torch.sum(t, dim=[]) does. */
+TENSOR_API tensor *tensor_sum_dims(tensor *t, int n, const int *dims, bool keepdim) {
+    if (t && n < 0) return tensor__fail("tensor_sum_dims", "the number of dims must be >= 0, got %d", n);
+    return tensor__reduce(TENSOR_OP_sum_dims, t, n == 0 ? -1 : n, dims, keepdim, 0, 0);
+}
+TENSOR_API tensor *tensor_mean_dims(tensor *t, int n, const int *dims, bool keepdim) {
+    if (t && n < 0) return tensor__fail("tensor_mean_dims", "the number of dims must be >= 0, got %d", n);
+    return tensor__reduce(TENSOR_OP_mean_dims, t, n == 0 ? -1 : n, dims, keepdim, 0, 0);
+}
+
+/* p > 0, p = 0 (the count of non-zeros), INFINITY (max |x|) or -INFINITY (min |x|). */
+TENSOR_API tensor *tensor_norm(tensor *t, double p, int dim, bool keepdim) {
+    if (t && (p != p || (p < 0 && p != -INFINITY)))
+        return tensor__fail("tensor_norm", "order p must be >= 0, INFINITY or -INFINITY, got %g", p);
+    return tensor__reduce(TENSOR_OP_norm, t, 1, &dim, keepdim, p, 0);
+}
+
+TENSOR_API tensor *tensor_cumsum(tensor *t, int dim) {
+    const char *fn = "tensor_cumsum";
+    TENSOR__CHECK_ARG(fn, t);
+    tensor_dtype out_dt;
+    if (!tensor__reduce_dtype(TENSOR_OP_cumsum, t, &out_dt)) return NULL;
+    int d = tensor__wrap_dim(fn, dim, t->ndim > 0 ? t->ndim : 1);
+    if (d < 0) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_cumsum);
+    c.n_in = 1;
+    c.in[0] = t;
+    if (t->ndim > 0) { c.dims[0] = d; c.n_dims = 1; }
+    c.out = tensor__new_like(fn, t, out_dt);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
 /* ==== end generator/parts/reduce.h ==== */
 /* ==== begin generator/parts/shape.h ==== */
-// >>shape --------------------------------------------------------------------------------
-/* PLACEHOLDER: every op here fails with "not implemented yet" until this part is written. */
-TENSOR_API tensor *tensor_reshape(tensor *t, int ndim, const int64_t *shape) { (void)t; (void)ndim; (void)shape; return tensor__fail("tensor_reshape", "not implemented yet"); }
-TENSOR_API tensor *tensor_view(tensor *t, int ndim, const int64_t *shape) { (void)t; (void)ndim; (void)shape; return tensor__fail("tensor_view", "not implemented yet"); }
-TENSOR_API tensor *tensor_permute(tensor *t, int ndim, const int *dims) { (void)t; (void)ndim; (void)dims; return tensor__fail("tensor_permute", "not implemented yet"); }
-TENSOR_API tensor *tensor_transpose(tensor *t, int dim0, int dim1) { (void)t; (void)dim0; (void)dim1; return tensor__fail("tensor_transpose", "not implemented yet"); }
-TENSOR_API tensor *tensor_expand(tensor *t, int ndim, const int64_t *shape) { (void)t; (void)ndim; (void)shape; return tensor__fail("tensor_expand", "not implemented yet"); }
-TENSOR_API tensor *tensor_squeeze(tensor *t, int dim) { (void)t; (void)dim; return tensor__fail("tensor_squeeze", "not implemented yet"); }
-TENSOR_API tensor *tensor_unsqueeze(tensor *t, int dim) { (void)t; (void)dim; return tensor__fail("tensor_unsqueeze", "not implemented yet"); }
-TENSOR_API tensor *tensor_flatten(tensor *t, int start_dim, int end_dim) { (void)t; (void)start_dim; (void)end_dim; return tensor__fail("tensor_flatten", "not implemented yet"); }
-TENSOR_API tensor *tensor_slice(tensor *t, int dim, int64_t start, int64_t end, int64_t step) { (void)t; (void)dim; (void)start; (void)end; (void)step; return tensor__fail("tensor_slice", "not implemented yet"); }
-TENSOR_API tensor *tensor_select(tensor *t, int dim, int64_t index) { (void)t; (void)dim; (void)index; return tensor__fail("tensor_select", "not implemented yet"); }
-static int tensor__cpu_cat(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_cat(int n, tensor *const *ts, int dim) { (void)n; (void)ts; (void)dim; return tensor__fail("tensor_cat", "not implemented yet"); }
-TENSOR_API tensor *tensor_stack(int n, tensor *const *ts, int dim) { (void)n; (void)ts; (void)dim; return tensor__fail("tensor_stack", "not implemented yet"); }
-static int tensor__cpu_flip(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_flip(tensor *t, int dim) { (void)t; (void)dim; return tensor__fail("tensor_flip", "not implemented yet"); }
-static int tensor__cpu_repeat(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_repeat(tensor *t, int ndim, const int64_t *repeats) { (void)t; (void)ndim; (void)repeats; return tensor__fail("tensor_repeat", "not implemented yet"); }
-static int tensor__cpu_pad(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_pad(tensor *t, int npad, const int64_t *pads, double value) { (void)t; (void)npad; (void)pads; (void)value; return tensor__fail("tensor_pad", "not implemented yet"); }
-static int tensor__cpu_tril(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_tril(tensor *t, int64_t diagonal) { (void)t; (void)diagonal; return tensor__fail("tensor_tril", "not implemented yet"); }
-static int tensor__cpu_triu(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_triu(tensor *t, int64_t diagonal) { (void)t; (void)diagonal; return tensor__fail("tensor_triu", "not implemented yet"); }
-static int tensor__cpu_gather(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_gather(tensor *t, int dim, tensor *index) { (void)t; (void)dim; (void)index; return tensor__fail("tensor_gather", "not implemented yet"); }
-static int tensor__cpu_scatter_add(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_scatter_add(tensor *t, int dim, tensor *index, tensor *src) { (void)t; (void)dim; (void)index; (void)src; return tensor__fail("tensor_scatter_add", "not implemented yet"); }
-static int tensor__cpu_index_select(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_index_select(tensor *t, int dim, tensor *index) { (void)t; (void)dim; (void)index; return tensor__fail("tensor_index_select", "not implemented yet"); }
-static int tensor__cpu_masked_fill(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_masked_fill(tensor *t, tensor *mask, double value) { (void)t; (void)mask; (void)value; return tensor__fail("tensor_masked_fill", "not implemented yet"); }
-static int tensor__cpu_one_hot(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_one_hot(tensor *indices, int64_t num_classes) { (void)indices; (void)num_classes; return tensor__fail("tensor_one_hot", "not implemented yet"); }
-TENSOR_API int tensor_split(tensor *t, int64_t split_size, int dim, tensor **out, int max_out) { (void)t; (void)split_size; (void)dim; (void)out; (void)max_out; tensor__fail("tensor_split", "not implemented yet"); return -1; }
+// >>shape --------------------------------------------------------------------------------------
+/* Shape ops. The view ops (view, permute, transpose, expand, squeeze, unsqueeze, slice, select)
+   only compute a new geometry over t's storage: no kernel, no copy. reshape and flatten are views
+   whenever the strides allow (PyTorch's computeStride rule), else copies. Each view op still fills
+   a tensor__call (inputs, parameters, out) and hands it to the autograd hook, as tensor__dispatch
+   does for kernels, so the derivative table can treat views like any other op:
+     view/reshape/flatten: recorded as view;   expand: as expand (input shape from in[0]);
+     permute: dims[0..n_dims-1];   transpose: ip[0], ip[1] (wrapped);
+     squeeze, unsqueeze: ip[0] the wrapped dim;   select: ip[0] dim, ip[1] index (wrapped);
+     slice (and each piece of tensor_split): ip[0] dim, ip[1] start, ip[2] end (both normalized
+     to [0, size]), ip[3] step.
+   reshape of a non-viewable tensor records contiguous (a copy) and then view. The kernel ops'
+   calls: cat: ip[0] n, ip[1] the tensor array (read it while recording), ip[2] dim, in[] the first
+   TENSOR__MAX_INPUTS inputs; stack: unsqueeze + cat; flip: ip[0] dim; repeat: ip[0..n_dims-1];
+   pad: ip[0] npad, ip[1] the pads array, p[0] value; tril/triu: ip[0] diagonal; gather,
+   index_select: in = {t, index}, ip[0] dim; scatter_add: in = {t, index, src}, ip[0] dim;
+   masked_fill: in = {t, mask}, p[0] value; one_hot: ip[0] num_classes. */
+
+/* Builds the view handle of c and records it for autograd. */
+static tensor *tensor__make_view(tensor__call *c, tensor *t, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset) {
+    c->n_in = 1;
+    c->in[0] = t;
+    c->out = tensor__view_of(c->fn, t, ndim, shape, strides, offset);
+    if (c->out) tensor__autograd_record(c);
+    return c->out;
+}
+
+/* PyTorch's infer_size: the shape with its one -1 filled in so it holds numel elements; false and
+   an error naming fn if there are two -1s, a negative size, or the element counts differ. */
+static bool tensor__infer_shape(const char *fn, const tensor *t, int ndim, const int64_t *shape, int64_t *out) {
+    if (ndim < 0 || ndim > TENSOR_MAX_DIMS) { tensor__fail(fn, "ndim %d is out of range [0, %d]", ndim, TENSOR_MAX_DIMS); return false; }
+    if (ndim > 0 && !shape) { tensor__fail(fn, "shape is NULL with ndim %d", ndim); return false; }
+    char b[160];
+    int64_t numel = tensor__numel_of(t->ndim, t->shape), known = 1;
+    int infer = -1;
+    for (int i = 0; i < ndim; i++) {
+        out[i] = shape[i];
+        if (shape[i] == -1) {
+            if (infer >= 0) { tensor__fail(fn, "only one dimension can be inferred, shape %s has two -1", tensor__shape_str(b, sizeof b, ndim, shape)); return false; }
+            infer = i;
+        } else if (shape[i] < 0) {
+            tensor__fail(fn, "invalid size %lld at dim %d of shape %s", (long long)shape[i], i, tensor__shape_str(b, sizeof b, ndim, shape));
+            return false;
+        } else {
+            if (shape[i] && known > INT64_MAX / 8 / shape[i]) { tensor__fail(fn, "shape %s has too many elements", tensor__shape_str(b, sizeof b, ndim, shape)); return false; }
+            known *= shape[i];
+        }
+    }
+    if (numel == known || (infer >= 0 && known > 0 && numel % known == 0)) {
+        if (infer >= 0) {
+            if (known == 0) {
+                tensor__fail(fn, "cannot reshape tensor of 0 elements into shape %s because the unspecified dimension size -1 can be any value and is ambiguous",
+                             tensor__shape_str(b, sizeof b, ndim, shape));
+                return false;
+            }
+            out[infer] = numel / known;
+        }
+        return true;
+    }
+    tensor__fail(fn, "shape %s is invalid for input of shape %s (%lld elements)", tensor__shape_str(b, sizeof b, ndim, shape), tensor__shape_of(t), (long long)numel);
+    return false;
+}
+
+/* PyTorch's computeStride: strides that let t's elements be seen with shape (whose element count
+   matches), walking chunks of dims that are contiguous with each other; false if a new dim would
+   have to span two such chunks. */
+static bool tensor__view_strides(const tensor *t, int ndim, const int64_t *shape, int64_t *strides) {
+    int on = t->ndim;
+    if (on == 0) { for (int i = 0; i < ndim; i++) strides[i] = 1; return true; }
+    if (tensor__numel_of(on, t->shape) == 0) {
+        bool same = on == ndim;
+        for (int i = 0; same && i < ndim; i++) same = t->shape[i] == shape[i];
+        if (same) { for (int i = 0; i < ndim; i++) strides[i] = t->strides[i]; return true; }
+        tensor__contiguous_strides(ndim, shape, strides);
+        return true;
+    }
+    int view_d = ndim - 1;
+    int64_t chunk_base = t->strides[on - 1], tensor_numel = 1, view_numel = 1;
+    for (int d = on - 1; d >= 0; d--) {
+        tensor_numel *= t->shape[d];
+        if (d == 0 || (t->shape[d - 1] != 1 && t->strides[d - 1] != tensor_numel * chunk_base)) {
+            while (view_d >= 0 && (view_numel < tensor_numel || shape[view_d] == 1)) {
+                strides[view_d] = view_numel * chunk_base;
+                view_numel *= shape[view_d];
+                view_d--;
+            }
+            if (view_numel != tensor_numel) return false;
+            if (d > 0) {
+                chunk_base = t->strides[d - 1];
+                tensor_numel = 1;
+                view_numel = 1;
+            }
+        }
+    }
+    return view_d == -1;
+}
+
+TENSOR_API tensor *tensor_view(tensor *t, int ndim, const int64_t *shape) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_view);
+    TENSOR__CHECK_ARG(c.fn, t);
+    int64_t sh[TENSOR_MAX_DIMS], st[TENSOR_MAX_DIMS];
+    if (!tensor__infer_shape(c.fn, t, ndim, shape, sh)) return NULL;
+    if (!tensor__view_strides(t, ndim, sh, st)) {
+        char b[160];
+        return tensor__fail(c.fn, "shape %s is not compatible with the size and strides of the input (shape %s): a dim would span two contiguous subspaces; use tensor_reshape",
+                            tensor__shape_str(b, sizeof b, ndim, sh), tensor__shape_of(t));
+    }
+    return tensor__make_view(&c, t, ndim, sh, st, t->offset);
+}
+
+/* reshape, and flatten through it: a view when the strides allow, else a view of a contiguous
+   copy (PyTorch's reshape is exactly this composite: view, or clone then view). Messages name fn. */
+static tensor *tensor__reshape(const char *fn, tensor *t, int ndim, const int64_t *shape) {
+    int64_t sh[TENSOR_MAX_DIMS], st[TENSOR_MAX_DIMS];
+    if (!tensor__infer_shape(fn, t, ndim, shape, sh)) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_view);
+    c.fn = fn;
+    if (tensor__view_strides(t, ndim, sh, st)) return tensor__make_view(&c, t, ndim, sh, st, t->offset);
+    tensor *copy = tensor_contiguous(t);
+    if (!copy) return NULL;
+    tensor__contiguous_strides(ndim, sh, st);
+    tensor *r = tensor__make_view(&c, copy, ndim, sh, st, copy->offset);
+    tensor_free(copy); /* the view keeps the storage */
+    return r;
+}
+
+TENSOR_API tensor *tensor_reshape(tensor *t, int ndim, const int64_t *shape) {
+    TENSOR__CHECK_ARG("tensor_reshape", t);
+    return tensor__reshape("tensor_reshape", t, ndim, shape);
+}
+
+TENSOR_API tensor *tensor_flatten(tensor *t, int start_dim, int end_dim) {
+    const char *fn = "tensor_flatten";
+    TENSOR__CHECK_ARG(fn, t);
+    int nd = t->ndim ? t->ndim : 1; /* a 0-dim tensor flattens to [1] */
+    int s = tensor__wrap_dim(fn, start_dim, nd);
+    if (s < 0) return NULL;
+    int e = tensor__wrap_dim(fn, end_dim, nd);
+    if (e < 0) return NULL;
+    if (s > e) return tensor__fail(fn, "start_dim %d (dim %d) cannot come after end_dim %d (dim %d)", start_dim, s, end_dim, e);
+    if (t->ndim == 0) { int64_t one = 1; return tensor__reshape(fn, t, 1, &one); }
+    if (s == e) return tensor__reshape(fn, t, t->ndim, t->shape); /* a recorded view, not a bare alias */
+    int64_t sh[TENSOR_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < s; i++) sh[n++] = t->shape[i];
+    int64_t m = 1;
+    for (int i = s; i <= e; i++) m *= t->shape[i];
+    sh[n++] = m;
+    for (int i = e + 1; i < t->ndim; i++) sh[n++] = t->shape[i];
+    return tensor__reshape(fn, t, n, sh);
+}
+
+TENSOR_API tensor *tensor_permute(tensor *t, int ndim, const int *dims) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_permute);
+    TENSOR__CHECK_ARG(c.fn, t);
+    if (ndim != t->ndim) return tensor__fail(c.fn, "number of dims %d does not match the %d dims of the input (shape %s)", ndim, t->ndim, tensor__shape_of(t));
+    if (ndim > 0 && !dims) return tensor__fail(c.fn, "dims is NULL with ndim %d", ndim);
+    int64_t sh[TENSOR_MAX_DIMS], st[TENSOR_MAX_DIMS];
+    bool seen[TENSOR_MAX_DIMS] = {false};
+    for (int i = 0; i < ndim; i++) {
+        int d = tensor__wrap_dim(c.fn, dims[i], ndim);
+        if (d < 0) return NULL;
+        if (seen[d]) return tensor__fail(c.fn, "dim %d appears more than once in the permutation", d);
+        seen[d] = true;
+        c.dims[i] = d;
+        sh[i] = t->shape[d];
+        st[i] = t->strides[d];
+    }
+    c.n_dims = ndim;
+    return tensor__make_view(&c, t, ndim, sh, st, t->offset);
+}
+
+TENSOR_API tensor *tensor_transpose(tensor *t, int dim0, int dim1) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_transpose);
+    TENSOR__CHECK_ARG(c.fn, t);
+    int nd = t->ndim ? t->ndim : 1; /* a 0-dim tensor accepts dims 0 and -1 */
+    int d0 = tensor__wrap_dim(c.fn, dim0, nd);
+    if (d0 < 0) return NULL;
+    int d1 = tensor__wrap_dim(c.fn, dim1, nd);
+    if (d1 < 0) return NULL;
+    int64_t sh[TENSOR_MAX_DIMS], st[TENSOR_MAX_DIMS];
+    for (int i = 0; i < t->ndim; i++) { sh[i] = t->shape[i]; st[i] = t->strides[i]; }
+    if (t->ndim) {
+        sh[d0] = t->shape[d1]; st[d0] = t->strides[d1];
+        sh[d1] = t->shape[d0]; st[d1] = t->strides[d0];
+    }
+    c.ip[0] = d0;
+    c.ip[1] = d1;
+    return tensor__make_view(&c, t, t->ndim, sh, st, t->offset);
+}
+
+TENSOR_API tensor *tensor_expand(tensor *t, int ndim, const int64_t *shape) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_expand);
+    TENSOR__CHECK_ARG(c.fn, t);
+    if (ndim < 0 || ndim > TENSOR_MAX_DIMS) return tensor__fail(c.fn, "ndim %d is out of range [0, %d]", ndim, TENSOR_MAX_DIMS);
+    if (ndim > 0 && !shape) return tensor__fail(c.fn, "shape is NULL with ndim %d", ndim);
+    char b[160];
+    if (ndim < t->ndim)
+        return tensor__fail(c.fn, "the number of sizes provided (%d) must be greater or equal to the number of dims of the tensor (shape %s)", ndim, tensor__shape_of(t));
+    int64_t sh[TENSOR_MAX_DIMS], st[TENSOR_MAX_DIMS];
+    int lead = ndim - t->ndim;
+    for (int i = 0; i < ndim; i++) {
+        int64_t want = shape[i];
+        if (i < lead) { /* a new leading dim */
+            if (want < 0) return tensor__fail(c.fn, "size %lld is not allowed in the leading, new dim %d (target sizes %s)", (long long)want, i, tensor__shape_str(b, sizeof b, ndim, shape));
+            sh[i] = want;
+            st[i] = 0;
+            continue;
+        }
+        int d = i - lead;
+        if (want == -1) want = t->shape[d];
+        if (want < 0) return tensor__fail(c.fn, "invalid size %lld at dim %d (target sizes %s)", (long long)want, i, tensor__shape_str(b, sizeof b, ndim, shape));
+        if (want == t->shape[d]) { sh[i] = want; st[i] = t->strides[d]; }
+        else if (t->shape[d] == 1) { sh[i] = want; st[i] = 0; }
+        else return tensor__fail(c.fn, "the expanded size %lld must match the existing size %lld at non-singleton dim %d (target sizes %s, tensor shape %s)",
+                                 (long long)want, (long long)t->shape[d], i, tensor__shape_str(b, sizeof b, ndim, shape), tensor__shape_of(t));
+    }
+    if (tensor__check_shape(c.fn, ndim, sh) < 0) return NULL;
+    return tensor__make_view(&c, t, ndim, sh, st, t->offset);
+}
+
+TENSOR_API tensor *tensor_squeeze(tensor *t, int dim) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_squeeze);
+    TENSOR__CHECK_ARG(c.fn, t);
+    int d = tensor__wrap_dim(c.fn, dim, t->ndim ? t->ndim : 1);
+    if (d < 0) return NULL;
+    c.ip[0] = d;
+    int64_t sh[TENSOR_MAX_DIMS], st[TENSOR_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < t->ndim; i++) {
+        if (i == d && t->shape[i] == 1) continue; /* only a size-1 dim goes; otherwise a plain view */
+        sh[n] = t->shape[i];
+        st[n++] = t->strides[i];
+    }
+    return tensor__make_view(&c, t, n, sh, st, t->offset);
+}
+
+TENSOR_API tensor *tensor_unsqueeze(tensor *t, int dim) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_unsqueeze);
+    TENSOR__CHECK_ARG(c.fn, t);
+    int d = tensor__wrap_dim(c.fn, dim, t->ndim + 1);
+    if (d < 0) return NULL;
+    if (t->ndim == TENSOR_MAX_DIMS) return tensor__fail(c.fn, "tensor of shape %s already has the maximum of %d dims", tensor__shape_of(t), TENSOR_MAX_DIMS);
+    c.ip[0] = d;
+    int64_t sh[TENSOR_MAX_DIMS], st[TENSOR_MAX_DIMS];
+    for (int i = 0, j = 0; i <= t->ndim; i++) {
+        if (i == d) {
+            sh[i] = 1;
+            st[i] = d < t->ndim ? t->shape[d] * t->strides[d] : 1; /* PyTorch's choice */
+            continue;
+        }
+        sh[i] = t->shape[j];
+        st[i] = t->strides[j++];
+    }
+    return tensor__make_view(&c, t, t->ndim + 1, sh, st, t->offset);
+}
+
+TENSOR_API tensor *tensor_slice(tensor *t, int dim, int64_t start, int64_t end, int64_t step) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_slice);
+    TENSOR__CHECK_ARG(c.fn, t);
+    if (t->ndim == 0) return tensor__fail(c.fn, "cannot slice a 0-dim tensor");
+    int d = tensor__wrap_dim(c.fn, dim, t->ndim);
+    if (d < 0) return NULL;
+    if (step <= 0) return tensor__fail(c.fn, "slice step must be positive, got %lld", (long long)step);
+    int64_t size = t->shape[d];
+    /* Python rules: negative bounds count from the end, then both clamp to [0, size] */
+    if (start < 0) start += size;
+    if (end < 0) end += size;
+    if (start < 0) start = 0;
+    if (start > size) start = size;
+    if (end < start) end = start;
+    if (end > size) end = size;
+    int64_t len = end - start, n = len == 0 ? 0 : 1 + (len - 1) / step;
+    int64_t sh[TENSOR_MAX_DIMS], st[TENSOR_MAX_DIMS];
+    for (int i = 0; i < t->ndim; i++) { sh[i] = t->shape[i]; st[i] = t->strides[i]; }
+    sh[d] = n;
+    /* step < size whenever n > 1, so the product fits then; for a size-0/1 dim it may not (the
+       stride of such a dim never matters) */
+    int64_t as = t->strides[d] < 0 ? -t->strides[d] : t->strides[d];
+    if (n > 1 || as <= INT64_MAX / step) st[d] = t->strides[d] * step;
+    c.ip[0] = d;
+    c.ip[1] = start;
+    c.ip[2] = end;
+    c.ip[3] = step;
+    return tensor__make_view(&c, t, t->ndim, sh, st, t->offset + (n ? start * t->strides[d] : 0));
+}
+
+TENSOR_API tensor *tensor_select(tensor *t, int dim, int64_t index) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_select);
+    TENSOR__CHECK_ARG(c.fn, t);
+    if (t->ndim == 0) return tensor__fail(c.fn, "cannot select on a 0-dim tensor");
+    int d = tensor__wrap_dim(c.fn, dim, t->ndim);
+    if (d < 0) return NULL;
+    int64_t size = t->shape[d];
+    if (index < -size || index >= size)
+        return tensor__fail(c.fn, "index %lld is out of range for dim %d of size %lld (shape %s)", (long long)index, d, (long long)size, tensor__shape_of(t));
+    if (index < 0) index += size;
+    int64_t sh[TENSOR_MAX_DIMS], st[TENSOR_MAX_DIMS];
+    int n = 0;
+    for (int i = 0; i < t->ndim; i++) {
+        if (i == d) continue;
+        sh[n] = t->shape[i];
+        st[n++] = t->strides[i];
+    }
+    c.ip[0] = d;
+    c.ip[1] = index;
+    return tensor__make_view(&c, t, n, sh, st, t->offset + index * t->strides[d]);
+}
+
+/* tensor_split: views of split_size along dim (the last one smaller), as torch.split. */
+TENSOR_API int tensor_split(tensor *t, int64_t split_size, int dim, tensor **out, int max_out) {
+    const char *fn = "tensor_split";
+    if (!t) { tensor__null_arg(fn, "t"); return -1; }
+    if (!out) { tensor__null_arg(fn, "out"); return -1; }
+    if (t->ndim == 0) { tensor__fail(fn, "cannot split a 0-dim tensor"); return -1; }
+    int d = tensor__wrap_dim(fn, dim, t->ndim);
+    if (d < 0) return -1;
+    int64_t size = t->shape[d];
+    if (split_size < 0 || (split_size == 0 && size != 0)) {
+        tensor__fail(fn, "split_size must be positive (0 only for a dim of size 0), got %lld for dim %d of size %lld", (long long)split_size, d, (long long)size);
+        return -1;
+    }
+    int64_t count = size == 0 ? 1 : 1 + (size - 1) / split_size; /* a size-0 dim gives one empty piece */
+    if (count > max_out) {
+        tensor__fail(fn, "splitting dim %d of size %lld into pieces of %lld gives %lld tensors, more than max_out %d", d, (long long)size, (long long)split_size, (long long)count, max_out);
+        return -1;
+    }
+    for (int64_t i = 0; i < count; i++) {
+        int64_t start = i * split_size, end = size - start < split_size ? size : start + split_size;
+        tensor__call c;
+        tensor__call_init(&c, TENSOR_OP_slice);
+        c.fn = fn;
+        int64_t sh[TENSOR_MAX_DIMS];
+        for (int k = 0; k < t->ndim; k++) sh[k] = t->shape[k];
+        sh[d] = end - start;
+        c.ip[0] = d;
+        c.ip[1] = start;
+        c.ip[2] = end;
+        c.ip[3] = 1;
+        out[i] = tensor__make_view(&c, t, t->ndim, sh, t->strides, t->offset + start * t->strides[d]);
+        if (!out[i]) {
+            for (int64_t k = 0; k < i; k++) { tensor_free(out[k]); out[k] = NULL; }
+            return -1;
+        }
+    }
+    return (int)count;
+}
+
+/* ---- copies ---- */
+
+/* A stack copy of t's handle whose geometry a kernel may change: a window onto t's storage that
+   is never linked, freed or returned (the kernels below copy through it with tensor__copy_into). */
+static void tensor__window(tensor *w, const tensor *t) { memcpy(w, t, sizeof *w); }
+
+/* PyTorch skips 1-D empty tensors in cat whatever their shape elsewhere (legacy behaviour). */
+static bool tensor__cat_skipped(const tensor *t) { return t->ndim == 1 && t->shape[0] == 0; }
+
+/* out: the inputs' shape with the sizes along dim summed. Each input is copied (converted to the
+   output dtype) into its slab of out. ip[0] = n, ip[1] = the tensor array, ip[2] = dim; in[] holds
+   the first TENSOR__MAX_INPUTS inputs (the autograd record reads the whole array from ip[1]). */
+static int tensor__cpu_cat(tensor__call *c) {
+    int n = (int)c->ip[0], dim = (int)c->ip[2];
+    tensor *const *ts = (tensor *const *)(uintptr_t)c->ip[1];
+    int64_t at = 0;
+    for (int i = 0; i < n; i++) {
+        if (tensor__cat_skipped(ts[i]) && c->out->ndim != 1) continue;
+        int64_t len = ts[i]->shape[dim];
+        if (len == 0) continue;
+        tensor slab;
+        tensor__window(&slab, c->out);
+        slab.shape[dim] = len;
+        slab.offset += at * slab.strides[dim];
+        tensor__copy_into(&slab, ts[i]);
+        at += len;
+    }
+    return 0;
+}
+
+TENSOR_API tensor *tensor_cat(int n, tensor *const *ts, int dim) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_cat);
+    if (n < 1) return tensor__fail(c.fn, "expects a non-empty list of tensors, got n = %d", n);
+    if (!ts) return tensor__null_arg(c.fn, "ts");
+    for (int i = 0; i < n; i++) {
+        if (!ts[i]) {
+            if (!tensor_last_error()) tensor__fail(c.fn, "tensor %d of the list is NULL", i);
+            return NULL;
+        }
+        if (ts[i]->ndim == 0) return tensor__fail(c.fn, "zero-dimensional tensor (at position %d) cannot be concatenated", i);
+    }
+    if (!tensor__same_device(c.fn, n, ts)) return NULL;
+    int ref = -1;
+    for (int i = 0; i < n && ref < 0; i++) if (!tensor__cat_skipped(ts[i])) ref = i;
+    const tensor *r = ts[ref < 0 ? 0 : ref];
+    int d = tensor__wrap_dim(c.fn, dim, r->ndim);
+    if (d < 0) return NULL;
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int k = 0; k < r->ndim; k++) shape[k] = r->shape[k];
+    if (ref >= 0) {
+        shape[d] = 0;
+        for (int i = 0; i < n; i++) {
+            const tensor *t = ts[i];
+            if (tensor__cat_skipped(t)) continue;
+            if (t->ndim != r->ndim)
+                return tensor__fail(c.fn, "tensors must have the same number of dims: tensor %d has shape %s, tensor %d has shape %s", ref, tensor__shape_of(r), i, tensor__shape_of(t));
+            for (int k = 0; k < r->ndim; k++)
+                if (k != d && t->shape[k] != r->shape[k])
+                    return tensor__fail(c.fn, "sizes of tensors must match except in dim %d: tensor %d has shape %s, tensor %d has shape %s (size %lld vs %lld at dim %d)",
+                                        d, ref, tensor__shape_of(r), i, tensor__shape_of(t), (long long)r->shape[k], (long long)t->shape[k], k);
+            if (shape[d] > INT64_MAX / 8 - t->shape[d]) return tensor__fail(c.fn, "the concatenated size along dim %d is too large", d);
+            shape[d] += t->shape[d];
+        }
+    }
+    tensor_dtype dt = tensor__result_type(n, ts);
+    c.n_in = n < TENSOR__MAX_INPUTS ? n : TENSOR__MAX_INPUTS;
+    for (int i = 0; i < c.n_in; i++) c.in[i] = ts[i];
+    c.ip[0] = n;
+    c.ip[1] = (int64_t)(uintptr_t)ts;
+    c.ip[2] = d;
+    c.out = tensor__new(c.fn, r->ndim, shape, dt, r->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* stack = unsqueeze every input at dim, then cat (PyTorch's composite). */
+TENSOR_API tensor *tensor_stack(int n, tensor *const *ts, int dim) {
+    const char *fn = "tensor_stack";
+    if (n < 1) return tensor__fail(fn, "expects a non-empty list of tensors, got n = %d", n);
+    if (!ts) return tensor__null_arg(fn, "ts");
+    for (int i = 0; i < n; i++) {
+        if (!ts[i]) {
+            if (!tensor_last_error()) tensor__fail(fn, "tensor %d of the list is NULL", i);
+            return NULL;
+        }
+        if (!tensor__same_shape(ts[i], ts[0]))
+            return tensor__fail(fn, "expects each tensor to be equal size, but got %s at entry 0 and %s at entry %d", tensor__shape_of(ts[0]), tensor__shape_of(ts[i]), i);
+    }
+    int d = tensor__wrap_dim(fn, dim, ts[0]->ndim + 1);
+    if (d < 0) return NULL;
+    if (ts[0]->ndim == TENSOR_MAX_DIMS) return tensor__fail(fn, "tensors of shape %s already have the maximum of %d dims", tensor__shape_of(ts[0]), TENSOR_MAX_DIMS);
+    if (!tensor__same_device(fn, n, ts)) return NULL;
+    tensor **u = (tensor **)TENSOR_MALLOC(sizeof(tensor *) * (size_t)n);
+    if (!u) return tensor__fail(fn, "out of memory");
+    tensor *r = NULL;
+    int made = 0;
+    for (; made < n; made++) {
+        u[made] = tensor_unsqueeze(ts[made], d);
+        if (!u[made]) break;
+    }
+    if (made == n) r = tensor_cat(n, u, d);
+    for (int i = 0; i < made; i++) tensor_free(u[i]);
+    TENSOR_FREE(u);
+    return r;
+}
+
+/* out = t with dim reversed: a copy through a window that walks dim backwards. */
+static int tensor__cpu_flip(tensor__call *c) {
+    tensor *t = c->in[0];
+    if (tensor__numel_of(t->ndim, t->shape) == 0) return 0;
+    tensor w;
+    tensor__window(&w, t);
+    if (t->ndim > 0) {
+        int d = (int)c->ip[0];
+        w.offset += (w.shape[d] - 1) * w.strides[d];
+        w.strides[d] = -w.strides[d];
+    }
+    tensor__copy_into(c->out, &w);
+    return 0;
+}
+
+TENSOR_API tensor *tensor_flip(tensor *t, int dim) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_flip);
+    TENSOR__CHECK_ARG(c.fn, t);
+    int d = tensor__wrap_dim(c.fn, dim, t->ndim ? t->ndim : 1);
+    if (d < 0) return NULL;
+    c.n_in = 1;
+    c.in[0] = t;
+    c.ip[0] = d;
+    c.out = tensor__new_like(c.fn, t, t->dtype);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* out: [P0*R0, ..., Pn*Rn] where P is t's shape with leading 1s. t goes into the first tile, then
+   each dim (last first) is filled by doubling the already-filled block along it: O(log R) copies
+   per dim. ip[0..n_dims-1] = repeats. */
+static int tensor__cpu_repeat(tensor__call *c) {
+    tensor *t = c->in[0], *o = c->out;
+    int nd = o->ndim, lead = nd - t->ndim;
+    if (tensor__numel_of(nd, o->shape) == 0) return 0;
+    tensor src, region;
+    tensor__window(&src, t);
+    tensor__window(&region, o);
+    src.ndim = nd;
+    for (int i = nd - 1; i >= 0; i--) {
+        src.shape[i] = i < lead ? 1 : t->shape[i - lead];
+        src.strides[i] = i < lead ? 0 : t->strides[i - lead];
+        region.shape[i] = src.shape[i];
+    }
+    tensor__copy_into(&region, &src);
+    for (int d = nd - 1; d >= 0; d--) {
+        int64_t reps = c->ip[d], have = 1, p = src.shape[d];
+        while (have < reps) {
+            int64_t m = have < reps - have ? have : reps - have;
+            tensor from, to;
+            tensor__window(&from, &region);
+            from.shape[d] = m * p;
+            tensor__window(&to, &from);
+            to.offset += have * p * o->strides[d];
+            tensor__copy_into(&to, &from);
+            have += m;
+        }
+        region.shape[d] = o->shape[d];
+    }
+    return 0;
+}
+
+TENSOR_API tensor *tensor_repeat(tensor *t, int ndim, const int64_t *repeats) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_repeat);
+    TENSOR__CHECK_ARG(c.fn, t);
+    if (ndim < 0 || ndim > TENSOR_MAX_DIMS) return tensor__fail(c.fn, "number of repeats %d is out of range [0, %d]", ndim, TENSOR_MAX_DIMS);
+    if (ndim > 0 && !repeats) return tensor__fail(c.fn, "repeats is NULL with ndim %d", ndim);
+    char b[160];
+    if (ndim < t->ndim)
+        return tensor__fail(c.fn, "number of repeats %d can not be smaller than the number of dims of the tensor (shape %s)", ndim, tensor__shape_of(t));
+    int64_t shape[TENSOR_MAX_DIMS];
+    int lead = ndim - t->ndim;
+    for (int i = 0; i < ndim; i++) {
+        int64_t s = i < lead ? 1 : t->shape[i - lead];
+        if (repeats[i] < 0) return tensor__fail(c.fn, "negative repeat %lld at dim %d (repeats %s)", (long long)repeats[i], i, tensor__shape_str(b, sizeof b, ndim, repeats));
+        if (s && repeats[i] > INT64_MAX / 8 / s) return tensor__fail(c.fn, "repeats %s of shape %s give too many elements", tensor__shape_str(b, sizeof b, ndim, repeats), tensor__shape_of(t));
+        shape[i] = s * repeats[i];
+        c.ip[i] = repeats[i];
+    }
+    c.n_dims = ndim;
+    c.n_in = 1;
+    c.in[0] = t;
+    c.out = tensor__new(c.fn, ndim, shape, t->dtype, t->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* A value written into a tensor of dtype d must be representable there, as PyTorch checks
+   ("value cannot be converted to type ... without overflow"); infinities are fine for floats. */
+static bool tensor__check_value_fits(const char *fn, double v, tensor_dtype d) {
+    double lo = 0, hi = 0;
+    switch (d) {
+    case TENSOR_BOOL: case TENSOR_F64: return true;
+    case TENSOR_F32: hi = FLT_MAX; break;
+    case TENSOR_F16: hi = 65504.0; break;
+    case TENSOR_BF16: hi = 3.3895313892515355e38; break;
+    case TENSOR_I32: lo = -2147483648.0; hi = 2147483647.0; break;
+    case TENSOR_I64: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
+    case TENSOR_U8: lo = 0; hi = 255; break;
+    }
+    bool ok;
+    if (tensor__is_float(d)) ok = v != v || isinf(v) || (v >= -hi && v <= hi);
+    else ok = v >= lo && v <= hi && (d != TENSOR_I64 || v < 9223372036854775807.0);
+    if (!ok) tensor__fail(fn, "value %g cannot be converted to %s without overflow", v, tensor__dtype_names[d]);
+    return ok;
+}
+
+/* out = value everywhere, then the overlap of t and out (after the crops of negative pads) copied
+   in. Dim nd-1-k gets pads[2k] before and pads[2k+1] after. ip[0] = npad, ip[1] = the pads array,
+   p[0] = value. */
+static int tensor__cpu_pad(tensor__call *c) {
+    tensor *t = c->in[0], *o = c->out;
+    const int64_t *pads = (const int64_t *)(uintptr_t)c->ip[1];
+    int npairs = (int)c->ip[0] / 2;
+    tensor__fill(o, c->p[0]);
+    tensor src, dst;
+    tensor__window(&src, t);
+    tensor__window(&dst, o);
+    for (int k = 0; k < npairs; k++) {
+        int d = o->ndim - 1 - k;
+        int64_t before = pads[2 * k], after = pads[2 * k + 1];
+        int64_t in_start = before < 0 ? -before : 0, out_start = before > 0 ? before : 0;
+        int64_t len = t->shape[d] - in_start + (after < 0 ? after : 0);
+        if (len <= 0) return 0; /* nothing of t survives the crop */
+        src.offset += in_start * src.strides[d];
+        src.shape[d] = len;
+        dst.offset += out_start * dst.strides[d];
+        dst.shape[d] = len;
+    }
+    if (tensor__numel_of(dst.ndim, dst.shape) > 0) tensor__copy_into(&dst, &src);
+    return 0;
+}
+
+TENSOR_API tensor *tensor_pad(tensor *t, int npad, const int64_t *pads, double value) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_pad);
+    TENSOR__CHECK_ARG(c.fn, t);
+    if (npad < 0 || npad % 2) return tensor__fail(c.fn, "padding length %d must be a non-negative multiple of 2", npad);
+    if (npad / 2 > t->ndim)
+        return tensor__fail(c.fn, "padding length %d must be at most two times the number of dims of the input (shape %s)", npad, tensor__shape_of(t));
+    if (npad > 0 && !pads) return tensor__fail(c.fn, "pads is NULL with npad %d", npad);
+    if (!tensor__check_value_fits(c.fn, value, t->dtype)) return NULL;
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int i = 0; i < t->ndim; i++) shape[i] = t->shape[i];
+    for (int k = 0; k < npad / 2; k++) {
+        int d = t->ndim - 1 - k;
+        int64_t before = pads[2 * k], after = pads[2 * k + 1], size = t->shape[d];
+        const int64_t lim = INT64_MAX / 8;
+        if (before > lim || before < -lim || after > lim || after < -lim)
+            return tensor__fail(c.fn, "padding (%lld, %lld) of dim %d is too large", (long long)before, (long long)after, d);
+        if (size + before + after < 0)
+            return tensor__fail(c.fn, "the input size %lld of dim %d plus the padding (%lld, %lld) gives a negative output size", (long long)size, d, (long long)before, (long long)after);
+        if (size + (before < 0 ? before : 0) + (after < 0 ? after : 0) < 0)
+            return tensor__fail(c.fn, "the negative padding (%lld, %lld) crops more than the size %lld of dim %d", (long long)before, (long long)after, (long long)size, d);
+        shape[d] = size + before + after;
+    }
+    c.n_in = 1;
+    c.in[0] = t;
+    c.ip[0] = npad;
+    c.ip[1] = (int64_t)(uintptr_t)pads;
+    c.p[0] = value;
+    c.out = tensor__new(c.fn, t->ndim, shape, t->dtype, t->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* out: [..., M, N] = t, then each row's out-of-triangle part zeroed (all-zero bytes are 0 in every
+   dtype). Element (i, j) is kept when j - i <= diagonal (tril) or >= diagonal (triu). */
+static int tensor__triangle(tensor__call *c, bool lower) {
+    tensor *o = c->out;
+    tensor__copy_into(o, c->in[0]);
+    int64_t m = o->shape[o->ndim - 2], n = o->shape[o->ndim - 1], rows = tensor__numel_of(o->ndim - 1, o->shape);
+    int64_t diag = c->ip[0];
+    if (diag < -m - 1) diag = -m - 1; /* j - i lies in (-m, n): clamping keeps the result, avoids overflow */
+    if (diag > n + 1) diag = n + 1;
+    size_t esz = tensor__dtype_sizes[o->dtype];
+    char *base = tensor__data(o);
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t i = r % m, lo, hi; /* zero columns [lo, hi) */
+        if (lower) { lo = i + diag + 1; hi = n; }
+        else { lo = 0; hi = i + diag; }
+        if (lo < 0) lo = 0;
+        if (hi > n) hi = n;
+        if (lo < hi) memset(base + (size_t)(r * n + lo) * esz, 0, (size_t)(hi - lo) * esz);
+    }
+    return 0;
+}
+static int tensor__cpu_tril(tensor__call *c) { return tensor__triangle(c, true); }
+static int tensor__cpu_triu(tensor__call *c) { return tensor__triangle(c, false); }
+
+static tensor *tensor__triangle_front(tensor_op op, tensor *t, int64_t diagonal) {
+    tensor__call c;
+    tensor__call_init(&c, op);
+    TENSOR__CHECK_ARG(c.fn, t);
+    if (t->ndim < 2) return tensor__fail(c.fn, "input must have at least 2 dims, got shape %s", tensor__shape_of(t));
+    c.n_in = 1;
+    c.in[0] = t;
+    c.ip[0] = diagonal;
+    c.out = tensor__new_like(c.fn, t, t->dtype);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+TENSOR_API tensor *tensor_tril(tensor *t, int64_t diagonal) { return tensor__triangle_front(TENSOR_OP_tril, t, diagonal); }
+TENSOR_API tensor *tensor_triu(tensor *t, int64_t diagonal) { return tensor__triangle_front(TENSOR_OP_triu, t, diagonal); }
+
+/* ---- indexing ---- */
+
+/* A tensor's geometry with a 0-dim tensor seen as [1] (PyTorch's ensure_nonempty_dim/size). */
+typedef struct { int ndim; int64_t shape[TENSOR_MAX_DIMS], strides[TENSOR_MAX_DIMS]; } tensor__geom;
+static void tensor__geom_of(const tensor *t, tensor__geom *g) {
+    g->ndim = t->ndim ? t->ndim : 1;
+    g->shape[0] = 1;
+    g->strides[0] = 0;
+    for (int i = 0; i < t->ndim; i++) { g->shape[i] = t->shape[i]; g->strides[i] = t->strides[i]; }
+}
+static bool tensor__check_index_dtype(const char *fn, const tensor *index) {
+    if (index->dtype == TENSOR_I64 || index->dtype == TENSOR_I32) return true;
+    tensor__fail(fn, "index must be an int64 (or int32) tensor, got %s", tensor__dtype_names[index->dtype]);
+    return false;
+}
+
+/* The shape rules of gather and scatter_add (PyTorch's gather/scatter_shape_check): same number of
+   dims (0-dim counts as 1), index no larger than t except along dim, and no larger than src. */
+static bool tensor__check_scatter_shapes(const char *fn, const tensor *t, int dim, const tensor *index, const tensor *src) {
+    tensor__geom gt, gi, gs;
+    tensor__geom_of(t, &gt);
+    tensor__geom_of(index, &gi);
+    if (gi.ndim != gt.ndim) {
+        tensor__fail(fn, "index (shape %s) must have the same number of dims as the input (shape %s)", tensor__shape_of(index), tensor__shape_of(t));
+        return false;
+    }
+    if (src) tensor__geom_of(src, &gs);
+    if (src && gs.ndim != gt.ndim) {
+        tensor__fail(fn, "src (shape %s) must have the same number of dims as the input (shape %s)", tensor__shape_of(src), tensor__shape_of(t));
+        return false;
+    }
+    for (int d = 0; d < gt.ndim; d++) {
+        if (d != dim && gi.shape[d] > gt.shape[d]) {
+            tensor__fail(fn, "index of shape %s is larger than the input of shape %s at dim %d (only dim %d may be larger)", tensor__shape_of(index), tensor__shape_of(t), d, dim);
+            return false;
+        }
+        if (src && gi.shape[d] > gs.shape[d]) {
+            tensor__fail(fn, "index of shape %s is larger than src of shape %s at dim %d", tensor__shape_of(index), tensor__shape_of(src), d);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Element copy of a size known at compile time for the common sizes (a variable memcpy is a call). */
+static void tensor__copy_elem(char *dst, const char *src, size_t esz) {
+    switch (esz) {
+    case 1: *dst = *src; return;
+    case 2: memcpy(dst, src, 2); return;
+    case 4: memcpy(dst, src, 4); return;
+    case 8: memcpy(dst, src, 8); return;
+    default: memcpy(dst, src, esz); return;
+    }
+}
+
+/* The walk shared by gather and scatter_add: rows of index (every dim but the last), then the
+   last dim with running pointers. For element j of a row, *ip is the index element, *tp the element
+   of t (or of the scatter output) at the same position with the dim component left out, *sp the
+   element of src (scatter) or of the gather output. */
+typedef struct {
+    tensor__geom gi, gt, gs;
+    char *ib, *tb, *sb;      /* element 0 of index, t, src */
+    size_t isz, tsz, ssz;
+    int nd;
+    int64_t rows, row_len;
+} tensor__scatter_walk;
+
+static void tensor__scatter_walk_init(tensor__scatter_walk *w, tensor *index, tensor *t, tensor *s) {
+    tensor__geom_of(index, &w->gi);
+    tensor__geom_of(t, &w->gt);
+    tensor__geom_of(s, &w->gs);
+    w->isz = tensor__dtype_sizes[index->dtype];
+    w->tsz = tensor__dtype_sizes[t->dtype];
+    w->ssz = tensor__dtype_sizes[s->dtype];
+    w->ib = tensor__data(index);
+    w->tb = tensor__data(t);
+    w->sb = tensor__data(s);
+    w->nd = w->gi.ndim;
+    w->row_len = w->gi.shape[w->nd - 1];
+    w->rows = w->row_len ? tensor__numel_of(index->ndim, index->shape) / w->row_len : 0;
+}
+
+/* Reads index value k at element j of the current row and checks it against size; -1 on error. */
+static int tensor__scatter_index(tensor__call *c, const char *ip, tensor_dtype idt, int64_t size, int dim, int64_t *k) {
+    *k = idt == TENSOR_I64 ? *(const int64_t *)(const void *)ip : (int64_t)*(const int32_t *)(const void *)ip;
+    if (*k >= 0 && *k < size) return 0;
+    tensor__fail(c->fn, "index %lld is out of bounds for dim %d with size %lld", (long long)*k, dim, (long long)size);
+    return -1;
+}
+
+/* out[idx] = t[idx with idx[dim] = index[idx]]. out: index's shape (contiguous). ip[0] = dim. */
+static int tensor__cpu_gather(tensor__call *c) {
+    tensor *t = c->in[0], *index = c->in[1], *o = c->out;
+    int dim = (int)c->ip[0];
+    tensor__scatter_walk w;
+    tensor__scatter_walk_init(&w, index, t, o);
+    int last = w.nd - 1;
+    int64_t size = w.gt.shape[dim], tdim = w.gt.strides[dim] * (int64_t)w.tsz;
+    int64_t il = w.gi.strides[last] * (int64_t)w.isz, tl = last == dim ? 0 : w.gt.strides[last] * (int64_t)w.tsz;
+    int64_t idx[TENSOR_MAX_DIMS] = {0};
+    char *out = w.sb;
+    for (int64_t r = 0; r < w.rows; r++) {
+        int64_t io = 0, to = 0;
+        for (int d = 0; d < last; d++) {
+            io += idx[d] * w.gi.strides[d];
+            if (d != dim) to += idx[d] * w.gt.strides[d];
+        }
+        const char *ip = w.ib + io * (int64_t)w.isz;
+        const char *tp = w.tb + to * (int64_t)w.tsz;
+        for (int64_t j = 0; j < w.row_len; j++, ip += il, tp += tl, out += w.tsz) {
+            int64_t k;
+            if (tensor__scatter_index(c, ip, index->dtype, size, dim, &k)) return 1;
+            tensor__copy_elem(out, tp + k * tdim, w.tsz);
+        }
+        tensor__next_index(last, w.gi.shape, idx);
+    }
+    return 0;
+}
+
+TENSOR_API tensor *tensor_gather(tensor *t, int dim, tensor *index) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_gather);
+    TENSOR__CHECK_ARG(c.fn, t);
+    TENSOR__CHECK_ARG(c.fn, index);
+    tensor *ins[2] = {t, index};
+    if (!tensor__same_device(c.fn, 2, ins)) return NULL;
+    int d = tensor__wrap_dim(c.fn, dim, t->ndim ? t->ndim : 1);
+    if (d < 0 || !tensor__check_index_dtype(c.fn, index)) return NULL;
+    if (tensor__numel_of(index->ndim, index->shape) > 0 && !tensor__check_scatter_shapes(c.fn, t, d, index, NULL)) return NULL;
+    c.n_in = 2;
+    c.in[0] = t;
+    c.in[1] = index;
+    c.ip[0] = d;
+    c.out = tensor__new(c.fn, index->ndim, index->shape, t->dtype, t->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* out = t, then out[idx with idx[dim] = index[idx]] += src[idx] for every idx of index (in
+   row-major order, each sum rounded to the dtype as PyTorch's CPU loop does). ip[0] = dim. */
+static int tensor__cpu_scatter_add(tensor__call *c) {
+    tensor *index = c->in[1], *src = c->in[2], *o = c->out;
+    int dim = (int)c->ip[0];
+    tensor__copy_into(o, c->in[0]);
+    tensor__scatter_walk w;
+    tensor__scatter_walk_init(&w, index, o, src);
+    int last = w.nd - 1;
+    tensor_dtype dt = o->dtype;
+    int64_t size = w.gt.shape[dim], tdim = w.gt.strides[dim] * (int64_t)w.tsz;
+    int64_t il = w.gi.strides[last] * (int64_t)w.isz, tl = last == dim ? 0 : w.gt.strides[last] * (int64_t)w.tsz;
+    int64_t sl = w.gs.strides[last] * (int64_t)w.ssz;
+    int64_t idx[TENSOR_MAX_DIMS] = {0};
+    for (int64_t r = 0; r < w.rows; r++) {
+        int64_t io = 0, to = 0, so = 0;
+        for (int d = 0; d < last; d++) {
+            io += idx[d] * w.gi.strides[d];
+            so += idx[d] * w.gs.strides[d];
+            if (d != dim) to += idx[d] * w.gt.strides[d];
+        }
+        const char *ip = w.ib + io * (int64_t)w.isz, *sp = w.sb + so * (int64_t)w.ssz;
+        char *tp = w.tb + to * (int64_t)w.tsz;
+        for (int64_t j = 0; j < w.row_len; j++, ip += il, tp += tl, sp += sl) {
+            int64_t k;
+            if (tensor__scatter_index(c, ip, index->dtype, size, dim, &k)) return 1;
+            char *q = tp + k * tdim;
+            switch (dt) {
+            case TENSOR_F32: *(float *)(void *)q += *(const float *)(const void *)sp; break;
+            case TENSOR_F64: *(double *)(void *)q += *(const double *)(const void *)sp; break;
+            case TENSOR_F16: case TENSOR_BF16: tensor__store_f64(q, dt, tensor__load_f64(q, dt) + tensor__load_f64(sp, dt)); break;
+            case TENSOR_BOOL: *(uint8_t *)q = *(const uint8_t *)q || *(const uint8_t *)sp; break;
+            default: tensor__store_i64(q, dt, (int64_t)((uint64_t)tensor__load_i64(q, dt) + (uint64_t)tensor__load_i64(sp, dt))); break;
+            }
+        }
+        tensor__next_index(last, w.gi.shape, idx);
+    }
+    return 0;
+}
+
+TENSOR_API tensor *tensor_scatter_add(tensor *t, int dim, tensor *index, tensor *src) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_scatter_add);
+    TENSOR__CHECK_ARG(c.fn, t);
+    TENSOR__CHECK_ARG(c.fn, index);
+    TENSOR__CHECK_ARG(c.fn, src);
+    tensor *ins[3] = {t, index, src};
+    if (!tensor__same_device(c.fn, 3, ins)) return NULL;
+    int d = tensor__wrap_dim(c.fn, dim, t->ndim ? t->ndim : 1);
+    if (d < 0 || !tensor__check_index_dtype(c.fn, index)) return NULL;
+    if (src->dtype != t->dtype) return tensor__fail(c.fn, "src dtype %s must equal the input dtype %s", tensor__dtype_names[src->dtype], tensor__dtype_names[t->dtype]);
+    if (tensor__numel_of(index->ndim, index->shape) > 0 && !tensor__check_scatter_shapes(c.fn, t, d, index, src)) return NULL;
+    c.n_in = 3;
+    c.in[0] = t;
+    c.in[1] = index;
+    c.in[2] = src;
+    c.ip[0] = d;
+    c.out = tensor__new_like(c.fn, t, t->dtype);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* out: t's shape with dim's size = index's numel; slab p of out along dim = slab index[p] of t.
+   ip[0] = dim. */
+static int tensor__cpu_index_select(tensor__call *c) {
+    tensor *t = c->in[0], *index = c->in[1], *o = c->out;
+    int dim = (int)c->ip[0];
+    int64_t n = tensor__numel_of(index->ndim, index->shape), size = t->ndim ? t->shape[dim] : 1;
+    int64_t istride = index->ndim ? index->strides[0] : 0;
+    size_t isz = tensor__dtype_sizes[index->dtype];
+    for (int64_t p = 0; p < n; p++) { /* every index first: no partial work on a bad one */
+        int64_t k = tensor__load_i64(tensor__data(index) + p * istride * (int64_t)isz, index->dtype);
+        if (k < 0 || k >= size) { tensor__fail(c->fn, "index %lld is out of range for dim %d of size %lld", (long long)k, dim, (long long)size); return 1; }
+    }
+    if (t->ndim > 0 && tensor__contiguous(t)) { /* blocks of the dims after dim are contiguous runs */
+        size_t esz = tensor__dtype_sizes[t->dtype];
+        int64_t outer = tensor__numel_of(dim, t->shape), inner = tensor__numel_of(t->ndim - dim - 1, t->shape + dim + 1);
+        size_t block = (size_t)inner * esz;
+        const char *src = tensor__data(t);
+        char *dst = tensor__data(o);
+        for (int64_t q = 0; q < outer; q++)
+            for (int64_t p = 0; p < n; p++, dst += block) {
+                int64_t k = tensor__load_i64(tensor__data(index) + p * istride * (int64_t)isz, index->dtype);
+                memcpy(dst, src + (size_t)(q * size + k) * block, block);
+            }
+        return 0;
+    }
+    for (int64_t p = 0; p < n; p++) {
+        int64_t k = tensor__load_i64(tensor__data(index) + p * istride * (int64_t)isz, index->dtype);
+        if (t->ndim == 0) { tensor__copy_into(o, t); continue; }
+        tensor from, to;
+        tensor__window(&from, t);
+        tensor__window(&to, o);
+        from.offset += k * t->strides[dim];
+        from.shape[dim] = 1;
+        to.offset += p * o->strides[dim];
+        to.shape[dim] = 1;
+        if (tensor__numel_of(to.ndim, to.shape) > 0) tensor__copy_into(&to, &from);
+    }
+    return 0;
+}
+
+TENSOR_API tensor *tensor_index_select(tensor *t, int dim, tensor *index) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_index_select);
+    TENSOR__CHECK_ARG(c.fn, t);
+    TENSOR__CHECK_ARG(c.fn, index);
+    tensor *ins[2] = {t, index};
+    if (!tensor__same_device(c.fn, 2, ins)) return NULL;
+    int d = tensor__wrap_dim(c.fn, dim, t->ndim ? t->ndim : 1);
+    if (d < 0 || !tensor__check_index_dtype(c.fn, index)) return NULL;
+    if (index->ndim > 1) return tensor__fail(c.fn, "index must be 0-dim or 1-D, got shape %s", tensor__shape_of(index));
+    int64_t n = tensor__numel_of(index->ndim, index->shape);
+    if (t->ndim == 0 && n != 1) return tensor__fail(c.fn, "index into a 0-dim tensor must have exactly 1 value, got %lld", (long long)n);
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int i = 0; i < t->ndim; i++) shape[i] = t->shape[i];
+    if (t->ndim) shape[d] = n;
+    c.n_in = 2;
+    c.in[0] = t;
+    c.in[1] = index;
+    c.ip[0] = d;
+    c.out = tensor__new(c.fn, t->ndim, shape, t->dtype, t->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+typedef struct { char elem[8]; size_t size; } tensor__masked_ctx;
+static void tensor__masked_loop(char **p, const int64_t *s, int64_t n, void *ctx) {
+    const tensor__masked_ctx *k = (const tensor__masked_ctx *)ctx;
+    for (int64_t i = 0; i < n; i++)
+        if (*(const uint8_t *)(p[1] + i * s[1])) memcpy(p[0] + i * s[0], k->elem, k->size);
+}
+/* out = t, then value where mask (broadcast to out's shape) is true. p[0] = value. */
+static int tensor__cpu_masked_fill(tensor__call *c) {
+    tensor *o = c->out;
+    tensor__copy_into(o, c->in[0]);
+    tensor__masked_ctx k;
+    k.size = tensor__dtype_sizes[o->dtype];
+    tensor__store_f64(k.elem, o->dtype, c->p[0]);
+    tensor *ops[2] = {o, c->in[1]};
+    tensor__iter it;
+    tensor__iter_init(&it, 2, ops, o->ndim, o->shape);
+    tensor__iter_run(&it, tensor__masked_loop, &k);
+    return 0;
+}
+
+TENSOR_API tensor *tensor_masked_fill(tensor *t, tensor *mask, double value) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_masked_fill);
+    TENSOR__CHECK_ARG(c.fn, t);
+    TENSOR__CHECK_ARG(c.fn, mask);
+    tensor *ins[2] = {t, mask};
+    if (!tensor__same_device(c.fn, 2, ins)) return NULL;
+    if (mask->dtype != TENSOR_BOOL) return tensor__fail(c.fn, "mask must be a bool tensor, got %s", tensor__dtype_names[mask->dtype]);
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS];
+    if (!tensor__broadcast_shapes(c.fn, t->ndim, t->shape, mask->ndim, mask->shape, &nd, shape)) return NULL;
+    bool same = nd == t->ndim;
+    for (int i = 0; same && i < nd; i++) same = shape[i] == t->shape[i];
+    if (!same) return tensor__fail(c.fn, "mask of shape %s does not broadcast to the input shape %s", tensor__shape_of(mask), tensor__shape_of(t));
+    if (!tensor__check_value_fits(c.fn, value, t->dtype)) return NULL;
+    c.n_in = 2;
+    c.in[0] = t;
+    c.in[1] = mask;
+    c.p[0] = value;
+    c.out = tensor__new_like(c.fn, t, t->dtype);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* out: [..., C] i64, zero but for out[..., indices[...]] = 1. ip[0] = C. The front-end has
+   checked every index against [0, C). */
+static int tensor__cpu_one_hot(tensor__call *c) {
+    tensor *ind = c->in[0], *o = c->out;
+    int64_t classes = c->ip[0], n = tensor__numel_of(ind->ndim, ind->shape), idx[TENSOR_MAX_DIMS] = {0};
+    int64_t *out = (int64_t *)tensor__data(o);
+    memset(out, 0, (size_t)(n * classes) * sizeof(int64_t));
+    for (int64_t p = 0; p < n; p++) {
+        int64_t k = tensor__load_i64((char *)ind->storage->data + tensor__offset_of(ind, idx) * (int64_t)tensor__dtype_sizes[ind->dtype], ind->dtype);
+        if (k < 0 || k >= classes) { tensor__fail(c->fn, "class value %lld is out of range [0, %lld)", (long long)k, (long long)classes); return 1; }
+        out[p * classes + k] = 1;
+        tensor__next_index(ind->ndim, ind->shape, idx);
+    }
+    return 0;
+}
+
+TENSOR_API tensor *tensor_one_hot(tensor *indices, int64_t num_classes) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_one_hot);
+    TENSOR__CHECK_ARG(c.fn, indices);
+    if (!tensor__is_int(indices->dtype)) return tensor__fail(c.fn, "indices must be an integer tensor, got %s", tensor__dtype_names[indices->dtype]);
+    if (indices->ndim == TENSOR_MAX_DIMS) return tensor__fail(c.fn, "indices of shape %s already have the maximum of %d dims", tensor__shape_of(indices), TENSOR_MAX_DIMS);
+    if (num_classes < -1) return tensor__fail(c.fn, "num_classes must be -1 or non-negative, got %lld", (long long)num_classes);
+    if (indices->storage->device != TENSOR_CPU) return tensor__fail(c.fn, "indices must be on the CPU");
+    int64_t n = tensor__numel_of(indices->ndim, indices->shape), idx[TENSOR_MAX_DIMS] = {0}, lo = 0, hi = -1;
+    if (n == 0 && num_classes == -1) return tensor__fail(c.fn, "cannot infer the number of classes from an empty tensor");
+    for (int64_t p = 0; p < n; p++) { /* the range of the values decides the output's shape */
+        int64_t k = tensor__load_i64((char *)indices->storage->data + tensor__offset_of(indices, idx) * (int64_t)tensor__dtype_sizes[indices->dtype], indices->dtype);
+        if (p == 0 || k < lo) lo = k;
+        if (p == 0 || k > hi) hi = k;
+        tensor__next_index(indices->ndim, indices->shape, idx);
+    }
+    if (n > 0 && lo < 0) return tensor__fail(c.fn, "class values must be non-negative, got %lld", (long long)lo);
+    if (num_classes == -1) num_classes = hi + 1;
+    else if (n > 0 && hi >= num_classes) return tensor__fail(c.fn, "class value %lld must be smaller than num_classes %lld", (long long)hi, (long long)num_classes);
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int i = 0; i < indices->ndim; i++) shape[i] = indices->shape[i];
+    shape[indices->ndim] = num_classes;
+    c.n_in = 1;
+    c.in[0] = indices;
+    c.ip[0] = num_classes;
+    c.out = tensor__new(c.fn, indices->ndim + 1, shape, TENSOR_I64, TENSOR_CPU);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
 /* ==== end generator/parts/shape.h ==== */
 /* ==== begin generator/parts/nn.h ==== */
-// >>linalg --------------------------------------------------------------------------------
-/* PLACEHOLDER: every op here fails with "not implemented yet" until this part is written. */
-static int tensor__cpu_matmul(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_matmul(tensor *a, tensor *b) { (void)a; (void)b; return tensor__fail("tensor_matmul", "not implemented yet"); }
-TENSOR_API tensor *tensor_linear(tensor *x, tensor *weight, tensor *bias) { (void)x; (void)weight; (void)bias; return tensor__fail("tensor_linear", "not implemented yet"); }
-static int tensor__cpu_softmax(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_softmax(tensor *t, int dim) { (void)t; (void)dim; return tensor__fail("tensor_softmax", "not implemented yet"); }
-static int tensor__cpu_log_softmax(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_log_softmax(tensor *t, int dim) { (void)t; (void)dim; return tensor__fail("tensor_log_softmax", "not implemented yet"); }
-static int tensor__cpu_layer_norm(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_layer_norm(tensor *x, tensor *weight, tensor *bias, double eps) { (void)x; (void)weight; (void)bias; (void)eps; return tensor__fail("tensor_layer_norm", "not implemented yet"); }
-static int tensor__cpu_rms_norm(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_rms_norm(tensor *x, tensor *weight, double eps) { (void)x; (void)weight; (void)eps; return tensor__fail("tensor_rms_norm", "not implemented yet"); }
-static int tensor__cpu_conv2d(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_conv2d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups) { (void)x; (void)w; (void)bias; (void)stride; (void)padding; (void)dilation; (void)groups; return tensor__fail("tensor_conv2d", "not implemented yet"); }
-static int tensor__cpu_conv1d(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_conv1d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups) { (void)x; (void)w; (void)bias; (void)stride; (void)padding; (void)dilation; (void)groups; return tensor__fail("tensor_conv1d", "not implemented yet"); }
-static int tensor__cpu_max_pool2d(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_max_pool2d(tensor *x, int kernel, int stride, int padding) { (void)x; (void)kernel; (void)stride; (void)padding; return tensor__fail("tensor_max_pool2d", "not implemented yet"); }
-static int tensor__cpu_avg_pool2d(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_avg_pool2d(tensor *x, int kernel, int stride, int padding) { (void)x; (void)kernel; (void)stride; (void)padding; return tensor__fail("tensor_avg_pool2d", "not implemented yet"); }
-static int tensor__cpu_embedding(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_embedding(tensor *weight, tensor *indices) { (void)weight; (void)indices; return tensor__fail("tensor_embedding", "not implemented yet"); }
-static int tensor__cpu_dropout(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_dropout(tensor *x, double p, bool training) { (void)x; (void)p; (void)training; return tensor__fail("tensor_dropout", "not implemented yet"); }
-TENSOR_API tensor *tensor_scaled_dot_product_attention(tensor *q, tensor *k, tensor *v, tensor *mask, bool is_causal) { (void)q; (void)k; (void)v; (void)mask; (void)is_causal; return tensor__fail("tensor_scaled_dot_product_attention", "not implemented yet"); }
-TENSOR_API tensor *tensor_cross_entropy(tensor *logits, tensor *targets) { (void)logits; (void)targets; return tensor__fail("tensor_cross_entropy", "not implemented yet"); }
-static int tensor__cpu_nll_loss(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_nll_loss(tensor *log_probs, tensor *targets) { (void)log_probs; (void)targets; return tensor__fail("tensor_nll_loss", "not implemented yet"); }
-TENSOR_API tensor *tensor_mse_loss(tensor *input, tensor *target) { (void)input; (void)target; return tensor__fail("tensor_mse_loss", "not implemented yet"); }
-TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tensor *targets) { (void)logits; (void)targets; return tensor__fail("tensor_binary_cross_entropy_with_logits", "not implemented yet"); }
+// >>linalg -------------------------------------------------------------------------------------
+/* Matrix products and the neural-network functions built on them. The dense kernels (matmul and
+   the convolutions, which lower to im2col + the same GEMM) have a fast path that packs operands
+   into contiguous f32/f64/i64 panels and a plain reference loop; tensor_set_reference_kernels
+   routes them through the reference loops so the tests can compare the two. */
+
+/* Tells the compiler that the loop after it carries no dependence through memory (its output row
+   never aliases its input rows), so it vectorizes without a run-time alias check. */
+#if defined(__clang__)
+#define TENSOR__IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define TENSOR__IVDEP _Pragma("GCC ivdep")
+#elif defined(_MSC_VER)
+#define TENSOR__IVDEP __pragma(loop(ivdep))
+#else
+#define TENSOR__IVDEP
+#endif
+
+
+/* Scratch buffers of kernels: n bytes (at least 1), or NULL after recording an error. */
+static void *tensor__scratch(const char *fn, size_t n) {
+    void *p = tensor__alloc_aligned(n ? n : 1);
+    if (!p) tensor__fail(fn, "out of memory allocating %zu bytes of scratch", n);
+    return p;
+}
+
+/* out[n, m] = A[n, k] @ B[k, m]. Rows of A, B and out are contiguous, ld* elements apart. The
+   loops run i-k-j so the innermost loop streams a row of B into a row of out (the compiler
+   vectorizes it); B is walked in KB x NB blocks that stay in cache while every row of A passes
+   over them, and four rows of B are folded per pass over the out row. The vector part of a row
+   runs to a multiple of 16 and a scalar loop does the rest: with the trip count a known multiple
+   of the vector width (and TENSOR__IVDEP), gcc's -O2 cost model vectorizes it too. The uint64_t
+   instance serves the integer dtypes: unsigned arithmetic wraps like PyTorch's integer matmul.
+   (A packed, register-tiled, threaded GEMM replaces this with the CPU speed work.) */
+#define TENSOR__GEMM_NB 256
+#define TENSOR__GEMM_KB 128
+#define TENSOR__DEFINE_GEMM(sfx, T)                                                                      \
+    static void tensor__gemm_##sfx(int64_t n, int64_t m, int64_t k, const T *A, int64_t lda,           \
+                                   const T *B, int64_t ldb, T *out, int64_t ldo) {                      \
+        for (int64_t i = 0; i < n; i++)                                                                 \
+            for (int64_t j = 0; j < m; j++) out[i * ldo + j] = 0;                                       \
+        for (int64_t j0 = 0; j0 < m; j0 += TENSOR__GEMM_NB) {                                           \
+            int64_t jn = m - j0 < TENSOR__GEMM_NB ? m - j0 : TENSOR__GEMM_NB, jv = jn & ~(int64_t)15;  \
+            for (int64_t k0 = 0; k0 < k; k0 += TENSOR__GEMM_KB) {                                       \
+                int64_t kn = k - k0 < TENSOR__GEMM_KB ? k - k0 : TENSOR__GEMM_KB;                       \
+                for (int64_t i = 0; i < n; i++) {                                                       \
+                    T *o = out + i * ldo + j0;                                                          \
+                    const T *ar = A + i * lda + k0;                                                     \
+                    int64_t p = 0;                                                                      \
+                    for (; p + 4 <= kn; p += 4) {                                                       \
+                        const T a0 = ar[p], a1 = ar[p + 1], a2 = ar[p + 2], a3 = ar[p + 3];             \
+                        const T *b0 = B + (k0 + p) * ldb + j0, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb; \
+                        TENSOR__IVDEP                                                                   \
+                        for (int64_t j = 0; j < jv; j++) o[j] += a0 * b0[j] + a1 * b1[j] + a2 * b2[j] + a3 * b3[j]; \
+                        for (int64_t j = jv; j < jn; j++) o[j] += a0 * b0[j] + a1 * b1[j] + a2 * b2[j] + a3 * b3[j]; \
+                    }                                                                                   \
+                    for (; p < kn; p++) {                                                               \
+                        const T a0 = ar[p], *b0 = B + (k0 + p) * ldb + j0;                              \
+                        TENSOR__IVDEP                                                                   \
+                        for (int64_t j = 0; j < jv; j++) o[j] += a0 * b0[j];                            \
+                        for (int64_t j = jv; j < jn; j++) o[j] += a0 * b0[j];                           \
+                    }                                                                                   \
+                }                                                                                       \
+            }                                                                                           \
+        }                                                                                               \
+    }
+TENSOR__DEFINE_GEMM(f32, float)
+TENSOR__DEFINE_GEMM(f64, double)
+TENSOR__DEFINE_GEMM(u64, uint64_t)
+
+/* The compute dtype of the packed kernels for an output dtype: f32 for f32/f16/bf16, f64 for
+   f64, i64 (as uint64_t) for the integer dtypes. */
+static tensor_dtype tensor__gemm_dtype(tensor_dtype d) {
+    return d == TENSOR_F64 ? TENSOR_F64 : tensor__is_float(d) ? TENSOR_F32 : TENSOR_I64;
+}
+
+static void tensor__gemm(tensor_dtype ct, int64_t n, int64_t m, int64_t k, const void *A, int64_t lda,
+                         const void *B, int64_t ldb, void *out, int64_t ldo) {
+    if (ct == TENSOR_F32) tensor__gemm_f32(n, m, k, (const float *)A, lda, (const float *)B, ldb, (float *)out, ldo);
+    else if (ct == TENSOR_F64) tensor__gemm_f64(n, m, k, (const double *)A, lda, (const double *)B, ldb, (double *)out, ldo);
+    else tensor__gemm_u64(n, m, k, (const uint64_t *)A, lda, (const uint64_t *)B, ldb, (uint64_t *)out, ldo);
+}
+
+/* dst[r * cols + q] = src[r * rs + q * cs] (strides in elements of sd) converted to ct. */
+static void tensor__pack(void *dst, tensor_dtype ct, const char *src, tensor_dtype sd, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+    int64_t esz = (int64_t)tensor__dtype_sizes[sd];
+    for (int64_t r = 0; r < rows; r++) {
+        const char *s = src + r * rs * esz;
+        if (ct == TENSOR_F32) {
+            float *d = (float *)dst + r * cols;
+            if (sd == TENSOR_F32) { const float *f = (const float *)s; for (int64_t q = 0; q < cols; q++) d[q] = f[q * cs]; }
+            else for (int64_t q = 0; q < cols; q++) d[q] = (float)tensor__load_f64(s + q * cs * esz, sd);
+        } else if (ct == TENSOR_F64) {
+            double *d = (double *)dst + r * cols;
+            if (sd == TENSOR_F64) { const double *f = (const double *)s; for (int64_t q = 0; q < cols; q++) d[q] = f[q * cs]; }
+            else for (int64_t q = 0; q < cols; q++) d[q] = tensor__load_f64(s + q * cs * esz, sd);
+        } else {
+            uint64_t *d = (uint64_t *)dst + r * cols;
+            for (int64_t q = 0; q < cols; q++) d[q] = (uint64_t)tensor__load_i64(s + q * cs * esz, sd);
+        }
+    }
+}
+
+/* dst (contiguous, dtype dd) = src (contiguous, compute dtype ct), count elements. */
+static void tensor__unpack(char *dst, tensor_dtype dd, const void *src, tensor_dtype ct, int64_t count) {
+    size_t esz = tensor__dtype_sizes[dd];
+    if (ct == TENSOR_F32) for (int64_t i = 0; i < count; i++) tensor__store_f64(dst + (size_t)i * esz, dd, ((const float *)src)[i]);
+    else if (ct == TENSOR_F64) for (int64_t i = 0; i < count; i++) tensor__store_f64(dst + (size_t)i * esz, dd, ((const double *)src)[i]);
+    else for (int64_t i = 0; i < count; i++) tensor__store_i64(dst + (size_t)i * esz, dd, (int64_t)((const uint64_t *)src)[i]);
+}
+
+/* The geometry of one matmul: per batch out[n, m] = A[n, k] @ B[k, m], with the matrix strides of
+   a and b (a 1-D operand is a single row of A or column of B) and the batch dims of out, where
+   a_bs/b_bs are 0 on dims an operand broadcasts over. */
+typedef struct {
+    int64_t n, m, k;
+    int64_t a_rs, a_cs, b_rs, b_cs;
+    int nb;
+    int64_t bshape[TENSOR_MAX_DIMS], a_bs[TENSOR_MAX_DIMS], b_bs[TENSOR_MAX_DIMS];
+    int64_t batches;
+} tensor__mm_geom;
+
+static void tensor__mm_geometry(const tensor *a, const tensor *b, const tensor *out, tensor__mm_geom *g) {
+    int ad = a->ndim, bd = b->ndim;
+    g->k = a->shape[ad - 1];
+    g->a_cs = a->strides[ad - 1];
+    if (ad >= 2) { g->n = a->shape[ad - 2]; g->a_rs = a->strides[ad - 2]; }
+    else { g->n = 1; g->a_rs = 0; }
+    if (bd >= 2) { g->m = b->shape[bd - 1]; g->b_cs = b->strides[bd - 1]; g->b_rs = b->strides[bd - 2]; }
+    else { g->m = 1; g->b_cs = 0; g->b_rs = b->strides[0]; }
+    int abn = ad >= 2 ? ad - 2 : 0, bbn = bd >= 2 ? bd - 2 : 0;
+    g->nb = out->ndim - (ad >= 2) - (bd >= 2);
+    g->batches = 1;
+    for (int i = 0; i < g->nb; i++) {
+        int ai = i - (g->nb - abn), bi = i - (g->nb - bbn);
+        g->bshape[i] = out->shape[i];
+        g->a_bs[i] = (ai >= 0 && a->shape[ai] != 1) ? a->strides[ai] : 0;
+        g->b_bs[i] = (bi >= 0 && b->shape[bi] != 1) ? b->strides[bi] : 0;
+        g->batches *= out->shape[i];
+    }
+}
+
+/* The plain reference: one dot product per output element, in double (i64 for integers). */
+static void tensor__matmul_reference(tensor__call *c, const tensor__mm_geom *g) {
+    const tensor *a = c->in[0], *b = c->in[1];
+    tensor *out = c->out;
+    int64_t ea = (int64_t)tensor__dtype_sizes[a->dtype], eb = (int64_t)tensor__dtype_sizes[b->dtype];
+    size_t eo = tensor__dtype_sizes[out->dtype];
+    bool ints = !tensor__is_float(out->dtype);
+    int64_t idx[TENSOR_MAX_DIMS] = {0};
+    char *o = tensor__data(out);
+    for (int64_t bi = 0; bi < g->batches; bi++) {
+        int64_t ao = a->offset, bo = b->offset;
+        for (int d = 0; d < g->nb; d++) { ao += idx[d] * g->a_bs[d]; bo += idx[d] * g->b_bs[d]; }
+        const char *pa = (const char *)a->storage->data + ao * ea, *pb = (const char *)b->storage->data + bo * eb;
+        for (int64_t i = 0; i < g->n; i++)
+            for (int64_t j = 0; j < g->m; j++) {
+                char *dst = o + (size_t)((bi * g->n + i) * g->m + j) * eo;
+                if (ints) {
+                    int64_t acc = 0;
+                    for (int64_t p = 0; p < g->k; p++)
+                        acc = tensor__iadd(acc, tensor__imul(tensor__load_i64(pa + (i * g->a_rs + p * g->a_cs) * ea, a->dtype),
+                                                             tensor__load_i64(pb + (p * g->b_rs + j * g->b_cs) * eb, b->dtype)));
+                    tensor__store_i64(dst, out->dtype, acc);
+                } else {
+                    double acc = 0;
+                    for (int64_t p = 0; p < g->k; p++)
+                        acc += tensor__load_f64(pa + (i * g->a_rs + p * g->a_cs) * ea, a->dtype) *
+                               tensor__load_f64(pb + (p * g->b_rs + j * g->b_cs) * eb, b->dtype);
+                    tensor__store_f64(dst, out->dtype, acc);
+                }
+            }
+        tensor__next_index(g->nb, g->bshape, idx);
+    }
+}
+
+/* The fast path: per batch, each operand is used in place when it already has contiguous rows of
+   the compute dtype, else packed (once per distinct batch offset, so an operand broadcast over the
+   batch is packed once); then one GEMM into the output (or a compute-dtype buffer for f16/bf16
+   and the narrow integer dtypes). */
+static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
+    const tensor *a = c->in[0], *b = c->in[1];
+    tensor *out = c->out;
+    tensor_dtype dt = out->dtype, ct = tensor__gemm_dtype(dt);
+    int64_t n = g->n, m = g->m, k = g->k;
+    size_t cs = tensor__dtype_sizes[ct], eo = tensor__dtype_sizes[dt];
+    int64_t ea = (int64_t)tensor__dtype_sizes[a->dtype], eb = (int64_t)tensor__dtype_sizes[b->dtype];
+    bool a_direct = a->dtype == ct && (g->a_cs == 1 || k == 1);
+    bool b_direct = b->dtype == ct && (g->b_cs == 1 || m == 1);
+    bool o_direct = dt == ct;
+    void *pa = a_direct ? NULL : tensor__scratch(c->fn, (size_t)(n * k) * cs);
+    void *pb = b_direct ? NULL : tensor__scratch(c->fn, (size_t)(k * m) * cs);
+    void *po = o_direct ? NULL : tensor__scratch(c->fn, (size_t)(n * m) * cs);
+    if ((!a_direct && !pa) || (!b_direct && !pb) || (!o_direct && !po)) {
+        tensor__free_aligned(pa); tensor__free_aligned(pb); tensor__free_aligned(po);
+        return 1;
+    }
+    int64_t idx[TENSOR_MAX_DIMS] = {0}, last_a = -1, last_b = -1;
+    char *o = tensor__data(out);
+    for (int64_t bi = 0; bi < g->batches; bi++) {
+        int64_t ao = a->offset, bo = b->offset;
+        for (int d = 0; d < g->nb; d++) { ao += idx[d] * g->a_bs[d]; bo += idx[d] * g->b_bs[d]; }
+        const char *sa = (const char *)a->storage->data + ao * ea, *sb = (const char *)b->storage->data + bo * eb;
+        if (!a_direct && ao != last_a) tensor__pack(pa, ct, sa, a->dtype, n, k, g->a_rs, g->a_cs);
+        if (!b_direct && bo != last_b) tensor__pack(pb, ct, sb, b->dtype, k, m, g->b_rs, g->b_cs);
+        last_a = ao;
+        last_b = bo;
+        char *dst = o + (size_t)(bi * n * m) * eo;
+        tensor__gemm(ct, n, m, k, a_direct ? (const void *)sa : pa, a_direct ? g->a_rs : k,
+                     b_direct ? (const void *)sb : pb, b_direct ? g->b_rs : m, o_direct ? (void *)dst : po, m);
+        if (!o_direct) tensor__unpack(dst, dt, po, ct, n * m);
+        tensor__next_index(g->nb, g->bshape, idx);
+    }
+    tensor__free_aligned(pa);
+    tensor__free_aligned(pb);
+    tensor__free_aligned(po);
+    return 0;
+}
+
+/* out: [batch..., n, m] (the n or m dim absent where a or b is 1-D) */
+static int tensor__cpu_matmul(tensor__call *c) {
+    tensor__mm_geom g;
+    tensor__mm_geometry(c->in[0], c->in[1], c->out, &g);
+    if (tensor__numel_of(c->out->ndim, c->out->shape) == 0) return 0;
+    if (g.k == 0) { tensor__fill(c->out, 0); return 0; }
+    if (tensor__reference_kernels) { tensor__matmul_reference(c, &g); return 0; }
+    return tensor__matmul_fast(c, &g);
+}
+
+TENSOR_API tensor *tensor_matmul(tensor *a, tensor *b) {
+    const char *fn = "tensor_matmul";
+    TENSOR__CHECK_ARG(fn, a);
+    TENSOR__CHECK_ARG(fn, b);
+    tensor *ins[2] = {a, b};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    if (a->ndim == 0 || b->ndim == 0)
+        return tensor__fail(fn, "both arguments need at least 1 dim, got shapes %s and %s", tensor__shape_of(a), tensor__shape_of(b));
+    if (a->dtype != b->dtype)
+        return tensor__fail(fn, "expected both arguments to have the same dtype, got %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]);
+    if (a->dtype == TENSOR_BOOL) return tensor__fail(fn, "not supported for bool tensors");
+    int ad = a->ndim, bd = b->ndim;
+    int64_t ka = a->shape[ad - 1], kb = bd == 1 ? b->shape[0] : b->shape[bd - 2];
+    if (ka != kb)
+        return tensor__fail(fn, "shapes %s and %s cannot be multiplied (%lld != %lld)", tensor__shape_of(a), tensor__shape_of(b), (long long)ka, (long long)kb);
+    /* batch dims: everything before the last two dims, broadcast */
+    int abn = ad >= 2 ? ad - 2 : 0, bbn = bd >= 2 ? bd - 2 : 0, nb = abn > bbn ? abn : bbn;
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int i = 0; i < nb; i++) {
+        int ai = i - (nb - abn), bi = i - (nb - bbn);
+        int64_t da = ai >= 0 ? a->shape[ai] : 1, db = bi >= 0 ? b->shape[bi] : 1;
+        if (da != db && da != 1 && db != 1) {
+            char sa[160], sb[160];
+            return tensor__fail(fn, "batch dims %s and %s of shapes %s and %s cannot be broadcast (size %lld vs %lld)",
+                                tensor__shape_str(sa, sizeof sa, abn, a->shape), tensor__shape_str(sb, sizeof sb, bbn, b->shape),
+                                tensor__shape_of(a), tensor__shape_of(b), (long long)da, (long long)db);
+        }
+        shape[i] = da == 1 ? db : da;
+    }
+    int nd = nb;
+    if (ad >= 2) shape[nd++] = a->shape[ad - 2];
+    if (bd >= 2) shape[nd++] = b->shape[bd - 1];
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_matmul);
+    c.n_in = 2;
+    c.in[0] = a;
+    c.in[1] = b;
+    c.out = tensor__new(fn, nd, shape, a->dtype, a->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* True when shape a broadcasts to exactly shape b (b does not grow); records nothing. */
+static bool tensor__broadcasts_to(int na, const int64_t *a, int nb, const int64_t *b) {
+    if (na > nb) return false;
+    for (int i = 1; i <= na; i++)
+        if (a[na - i] != b[nb - i] && a[na - i] != 1) return false;
+    return true;
+}
+
+/* x @ weight^T + bias, written with matmul, transpose and add so autograd flows through them. */
+TENSOR_API tensor *tensor_linear(tensor *x, tensor *weight, tensor *bias) {
+    const char *fn = "tensor_linear";
+    TENSOR__CHECK_ARG(fn, x);
+    TENSOR__CHECK_ARG(fn, weight);
+    tensor *ins[3] = {x, weight, bias};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (x->ndim == 0) return tensor__fail(fn, "input must have at least 1 dim, got a 0-dim tensor");
+    if (weight->ndim != 1 && weight->ndim != 2)
+        return tensor__fail(fn, "weight must be [out_features, in_features] (or 1-D), got shape %s", tensor__shape_of(weight));
+    if (x->dtype != weight->dtype || (bias && bias->dtype != x->dtype))
+        return tensor__fail(fn, "input, weight and bias must have the same dtype, got %s, %s and %s", tensor__dtype_names[x->dtype],
+                            tensor__dtype_names[weight->dtype], bias ? tensor__dtype_names[bias->dtype] : "none");
+    if (!tensor__is_float(x->dtype) && x->dtype != TENSOR_I32 && x->dtype != TENSOR_I64 && x->dtype != TENSOR_U8)
+        return tensor__fail(fn, "not supported for %s tensors", tensor__dtype_names[x->dtype]);
+    int64_t in = x->shape[x->ndim - 1], win = weight->shape[weight->ndim - 1];
+    if (in != win)
+        return tensor__fail(fn, "input shape %s and weight shape %s are incompatible (in_features %lld != %lld)", tensor__shape_of(x),
+                            tensor__shape_of(weight), (long long)in, (long long)win);
+    /* the bias must broadcast onto the output [..., out_features] without growing it */
+    int64_t oshape[TENSOR_MAX_DIMS];
+    int ond = 0;
+    for (int d = 0; d < x->ndim - 1; d++) oshape[ond++] = x->shape[d];
+    if (weight->ndim == 2) oshape[ond++] = weight->shape[0];
+    if (bias && !tensor__broadcasts_to(bias->ndim, bias->shape, ond, oshape)) {
+        char b[160];
+        return tensor__fail(fn, "bias of shape %s does not broadcast to the output shape %s (weight %s)", tensor__shape_of(bias),
+                            tensor__shape_str(b, sizeof b, ond, oshape), tensor__shape_of(weight));
+    }
+    tensor *wt = NULL; /* a 1-D weight is used as it is, so autograd sees weight itself */
+    if (weight->ndim == 2 && !(wt = tensor_transpose(weight, 0, 1))) return NULL;
+    tensor *y = tensor_matmul(x, wt ? wt : weight);
+    tensor_free(wt);
+    if (!y || !bias) return y;
+    tensor *r = tensor_add(y, bias);
+    tensor_free(y);
+    return r;
+}
+
+// >>nn -----------------------------------------------------------------------------------------
+/* Rows along one dim: the start offsets (in elements) of every row of up to two tensors of one
+   shape, walked in row-major order of the other dims. dim -1 stands for the single one-element
+   row of a 0-dim tensor. */
+typedef struct {
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS], idx[TENSOR_MAX_DIMS], stride[2][TENSOR_MAX_DIMS];
+    int64_t off[2], count;
+} tensor__rows;
+
+static void tensor__rows_init(tensor__rows *r, const tensor *t0, const tensor *t1, int dim) {
+    r->nd = 0;
+    r->count = 1;
+    for (int d = 0; d < t0->ndim; d++) {
+        if (d == dim) continue;
+        r->shape[r->nd] = t0->shape[d];
+        r->stride[0][r->nd] = t0->strides[d];
+        r->stride[1][r->nd] = t1->strides[d];
+        r->idx[r->nd] = 0;
+        r->count *= t0->shape[d];
+        r->nd++;
+    }
+    r->off[0] = t0->offset;
+    r->off[1] = t1->offset;
+}
+
+static void tensor__rows_next(tensor__rows *r) {
+    for (int d = r->nd - 1; d >= 0; d--) {
+        r->off[0] += r->stride[0][d];
+        r->off[1] += r->stride[1][d];
+        if (++r->idx[d] < r->shape[d]) return;
+        r->off[0] -= r->stride[0][d] * r->shape[d];
+        r->off[1] -= r->stride[1][d] * r->shape[d];
+        r->idx[d] = 0;
+    }
+}
+
+/* dst[i] = t's element at offset off + i * stride (elements), as double. */
+static void tensor__load_row(double *dst, const tensor *t, int64_t off, int64_t stride, int64_t n) {
+    const char *base = (const char *)t->storage->data;
+    if (t->dtype == TENSOR_F32) { const float *s = (const float *)base + off; for (int64_t i = 0; i < n; i++) dst[i] = s[i * stride]; }
+    else if (t->dtype == TENSOR_F64) { const double *s = (const double *)base + off; for (int64_t i = 0; i < n; i++) dst[i] = s[i * stride]; }
+    else {
+        int64_t esz = (int64_t)tensor__dtype_sizes[t->dtype];
+        for (int64_t i = 0; i < n; i++) dst[i] = tensor__load_f64(base + (off + i * stride) * esz, t->dtype);
+    }
+}
+
+/* t's elements at offset off + i * stride = src[i], rounded to t's dtype. */
+static void tensor__store_row(tensor *t, int64_t off, int64_t stride, const double *src, int64_t n) {
+    char *base = (char *)t->storage->data;
+    if (t->dtype == TENSOR_F32) { float *d = (float *)base + off; for (int64_t i = 0; i < n; i++) d[i * stride] = (float)src[i]; }
+    else if (t->dtype == TENSOR_F64) { double *d = (double *)base + off; for (int64_t i = 0; i < n; i++) d[i * stride] = src[i]; }
+    else {
+        int64_t esz = (int64_t)tensor__dtype_sizes[t->dtype];
+        for (int64_t i = 0; i < n; i++) tensor__store_f64(base + (off + i * stride) * esz, t->dtype, src[i]);
+    }
+}
+
+/* A 1-D optional parameter (norm weight or bias) as n doubles; fill where absent. */
+static double *tensor__param_row(const char *fn, const tensor *t, int64_t n, double fill) {
+    double *v = (double *)tensor__scratch(fn, (size_t)n * sizeof(double));
+    if (!v) return NULL;
+    if (t) tensor__load_row(v, t, t->offset, t->strides[0], n);
+    else for (int64_t i = 0; i < n; i++) v[i] = fill;
+    return v;
+}
+
+/* ---- softmax, log_softmax ---- */
+
+/* out: same shape as x; each row along dim (ip[0]) becomes exp(x - max) / sum, or its log,
+   computed in double. A row of -inf (fully masked) gives NaN, as in PyTorch. */
+static int tensor__softmax_kernel(tensor__call *c, bool log_form) {
+    tensor *x = c->in[0], *y = c->out;
+    int dim = (int)c->ip[0];
+    if (tensor__numel_of(x->ndim, x->shape) == 0) return 0;
+    int64_t len = dim >= 0 ? x->shape[dim] : 1, xs = dim >= 0 ? x->strides[dim] : 0, ys = dim >= 0 ? y->strides[dim] : 0;
+    double *row = (double *)tensor__scratch(c->fn, (size_t)len * sizeof(double));
+    if (!row) return 1;
+    tensor__rows r;
+    tensor__rows_init(&r, x, y, dim);
+    for (int64_t q = 0; q < r.count; q++, tensor__rows_next(&r)) {
+        tensor__load_row(row, x, r.off[0], xs, len);
+        double mx = -INFINITY, sum = 0;
+        for (int64_t i = 0; i < len; i++) if (row[i] > mx) mx = row[i];
+        for (int64_t i = 0; i < len; i++) sum += exp(row[i] - mx);
+        if (log_form) {
+            double lse = mx + log(sum);
+            for (int64_t i = 0; i < len; i++) row[i] = row[i] - lse;
+        } else {
+            for (int64_t i = 0; i < len; i++) row[i] = exp(row[i] - mx) / sum;
+        }
+        tensor__store_row(y, r.off[1], ys, row, len);
+    }
+    tensor__free_aligned(row);
+    return 0;
+}
+static int tensor__cpu_softmax(tensor__call *c) { return tensor__softmax_kernel(c, false); }
+static int tensor__cpu_log_softmax(tensor__call *c) { return tensor__softmax_kernel(c, true); }
+
+static tensor *tensor__softmax_front(tensor_op op, tensor *t, int dim) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, t);
+    if (!tensor__is_float(t->dtype))
+        return tensor__fail(fn, "expected a floating tensor, got %s (convert it with tensor_to_dtype)", tensor__dtype_names[t->dtype]);
+    int d = tensor__wrap_dim(fn, dim, t->ndim ? t->ndim : 1);
+    if (d < 0) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, op);
+    c.n_in = 1;
+    c.in[0] = t;
+    c.ip[0] = t->ndim ? d : -1;
+    c.out = tensor__new_like(fn, t, t->dtype);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+TENSOR_API tensor *tensor_softmax(tensor *t, int dim) { return tensor__softmax_front(TENSOR_OP_softmax, t, dim); }
+TENSOR_API tensor *tensor_log_softmax(tensor *t, int dim) { return tensor__softmax_front(TENSOR_OP_log_softmax, t, dim); }
+
+/* ---- layer_norm, rms_norm (over the last dim) ---- */
+
+/* out: [..., C] = (x - mean) / sqrt(var + eps) * weight + bias, biased variance, in double. */
+static int tensor__cpu_layer_norm(tensor__call *c) {
+    tensor *x = c->in[0], *y = c->out;
+    int last = x->ndim - 1;
+    int64_t n = x->shape[last];
+    if (tensor__numel_of(x->ndim, x->shape) == 0) return 0;
+    double *row = (double *)tensor__scratch(c->fn, (size_t)n * sizeof(double));
+    double *w = tensor__param_row(c->fn, c->in[1], n, 1.0), *b = tensor__param_row(c->fn, c->in[2], n, 0.0);
+    if (!row || !w || !b) { tensor__free_aligned(row); tensor__free_aligned(w); tensor__free_aligned(b); return 1; }
+    tensor__rows r;
+    tensor__rows_init(&r, x, y, last);
+    for (int64_t q = 0; q < r.count; q++, tensor__rows_next(&r)) {
+        tensor__load_row(row, x, r.off[0], x->strides[last], n);
+        double mean = 0, var = 0;
+        for (int64_t i = 0; i < n; i++) mean += row[i];
+        mean /= (double)n;
+        for (int64_t i = 0; i < n; i++) var += (row[i] - mean) * (row[i] - mean);
+        var /= (double)n;
+        double rstd = 1.0 / sqrt(var + c->p[0]);
+        for (int64_t i = 0; i < n; i++) row[i] = (row[i] - mean) * rstd * w[i] + b[i];
+        tensor__store_row(y, r.off[1], y->strides[last], row, n);
+    }
+    tensor__free_aligned(row);
+    tensor__free_aligned(w);
+    tensor__free_aligned(b);
+    return 0;
+}
+
+/* out: [..., C] = x / sqrt(mean(x^2) + eps) * weight, in double. */
+static int tensor__cpu_rms_norm(tensor__call *c) {
+    tensor *x = c->in[0], *y = c->out;
+    int last = x->ndim - 1;
+    int64_t n = x->shape[last];
+    if (tensor__numel_of(x->ndim, x->shape) == 0) return 0;
+    double *row = (double *)tensor__scratch(c->fn, (size_t)n * sizeof(double));
+    double *w = tensor__param_row(c->fn, c->in[1], n, 1.0);
+    if (!row || !w) { tensor__free_aligned(row); tensor__free_aligned(w); return 1; }
+    tensor__rows r;
+    tensor__rows_init(&r, x, y, last);
+    for (int64_t q = 0; q < r.count; q++, tensor__rows_next(&r)) {
+        tensor__load_row(row, x, r.off[0], x->strides[last], n);
+        double ms = 0;
+        for (int64_t i = 0; i < n; i++) ms += row[i] * row[i];
+        double rr = 1.0 / sqrt(ms / (double)n + c->p[0]);
+        for (int64_t i = 0; i < n; i++) row[i] = row[i] * rr * w[i];
+        tensor__store_row(y, r.off[1], y->strides[last], row, n);
+    }
+    tensor__free_aligned(row);
+    tensor__free_aligned(w);
+    return 0;
+}
+
+/* Checks an optional norm parameter: 1-D of the normalized size, floating. */
+static bool tensor__check_norm_param(const char *fn, const char *what, const tensor *p, const tensor *x) {
+    if (!p) return true;
+    int64_t n = x->shape[x->ndim - 1];
+    if (p->ndim != 1 || p->shape[0] != n) {
+        tensor__fail(fn, "%s of shape %s does not match the normalized shape [%lld] (the last dim of input %s)", what, tensor__shape_of(p), (long long)n, tensor__shape_of(x));
+        return false;
+    }
+    if (!tensor__is_float(p->dtype)) { tensor__fail(fn, "%s must be a floating tensor, got %s", what, tensor__dtype_names[p->dtype]); return false; }
+    return true;
+}
+
+static tensor *tensor__norm_front(tensor_op op, tensor *x, tensor *weight, tensor *bias, double eps) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, x);
+    tensor *ins[3] = {x, weight, bias};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (x->ndim == 0) return tensor__fail(fn, "input must have at least 1 dim, got a 0-dim tensor");
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    if (!tensor__check_norm_param(fn, "weight", weight, x) || !tensor__check_norm_param(fn, "bias", bias, x)) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, op);
+    c.n_in = 3;
+    c.in[0] = x;
+    c.in[1] = weight;
+    c.in[2] = bias;
+    c.p[0] = eps;
+    c.out = tensor__new_like(fn, x, x->dtype);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+TENSOR_API tensor *tensor_layer_norm(tensor *x, tensor *weight, tensor *bias, double eps) { return tensor__norm_front(TENSOR_OP_layer_norm, x, weight, bias, eps); }
+TENSOR_API tensor *tensor_rms_norm(tensor *x, tensor *weight, double eps) { return tensor__norm_front(TENSOR_OP_rms_norm, x, weight, NULL, eps); }
+
+/* ---- convolutions: im2col + GEMM ---- */
+
+/* One convolution as 2-D: conv1d is the case H = kH = 1 (stride, padding and dilation act on W). */
+typedef struct {
+    int64_t N, C, H, W, O, kH, kW, oH, oW, sh, sw, ph, pw, dh, dw, groups;
+    int64_t xs[4], ws[4]; /* element strides of x [n, c, h, w] and w [o, c, h, w]; 0 on absent dims */
+} tensor__conv_geom;
+
+static void tensor__conv_geometry(const tensor__call *c, int sd, tensor__conv_geom *g) {
+    const tensor *x = c->in[0], *w = c->in[1], *out = c->out;
+    bool batched = x->ndim == sd + 2;
+    int xd = x->ndim;
+    int64_t s = c->ip[0], p = c->ip[1], d = c->ip[2];
+    g->N = batched ? x->shape[0] : 1;
+    g->xs[0] = batched ? x->strides[0] : 0;
+    g->C = x->shape[xd - sd - 1];
+    g->xs[1] = x->strides[xd - sd - 1];
+    g->O = w->shape[0];
+    g->ws[0] = w->strides[0];
+    g->ws[1] = w->strides[1];
+    g->W = x->shape[xd - 1];
+    g->xs[3] = x->strides[xd - 1];
+    g->kW = w->shape[w->ndim - 1];
+    g->ws[3] = w->strides[w->ndim - 1];
+    g->oW = out->shape[out->ndim - 1];
+    g->sw = s; g->pw = p; g->dw = d;
+    if (sd == 2) {
+        g->H = x->shape[xd - 2]; g->xs[2] = x->strides[xd - 2];
+        g->kH = w->shape[2]; g->ws[2] = w->strides[2];
+        g->oH = out->shape[out->ndim - 2];
+        g->sh = s; g->ph = p; g->dh = d;
+    } else {
+        g->H = 1; g->xs[2] = 0; g->kH = 1; g->ws[2] = 0; g->oH = 1;
+        g->sh = 1; g->ph = 0; g->dh = 1;
+    }
+    g->groups = c->ip[3];
+}
+
+/* The reference: the convolution sum written out, in double, straight from the strided inputs. */
+static void tensor__conv_reference(tensor__call *c, const tensor__conv_geom *g) {
+    const tensor *x = c->in[0], *w = c->in[1], *bias = c->in[2];
+    tensor *out = c->out;
+    int64_t ex = (int64_t)tensor__dtype_sizes[x->dtype], ew = (int64_t)tensor__dtype_sizes[w->dtype];
+    size_t eo = tensor__dtype_sizes[out->dtype];
+    const char *xb = (const char *)x->storage->data, *wb = (const char *)w->storage->data;
+    int64_t Cg = g->C / g->groups, Og = g->O / g->groups;
+    char *o = tensor__data(out);
+    for (int64_t n = 0; n < g->N; n++)
+        for (int64_t oc = 0; oc < g->O; oc++)
+            for (int64_t oh = 0; oh < g->oH; oh++)
+                for (int64_t ow = 0; ow < g->oW; ow++) {
+                    double acc = bias ? tensor__load_f64((const char *)bias->storage->data + (bias->offset + oc * bias->strides[0]) * (int64_t)tensor__dtype_sizes[bias->dtype], bias->dtype) : 0;
+                    int64_t grp = oc / Og;
+                    for (int64_t ic = 0; ic < Cg; ic++)
+                        for (int64_t ki = 0; ki < g->kH; ki++)
+                            for (int64_t kj = 0; kj < g->kW; kj++) {
+                                int64_t ih = oh * g->sh - g->ph + ki * g->dh, iw = ow * g->sw - g->pw + kj * g->dw;
+                                if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W) continue;
+                                int64_t xo = x->offset + n * g->xs[0] + (grp * Cg + ic) * g->xs[1] + ih * g->xs[2] + iw * g->xs[3];
+                                int64_t wo = w->offset + oc * g->ws[0] + ic * g->ws[1] + ki * g->ws[2] + kj * g->ws[3];
+                                acc += tensor__load_f64(xb + xo * ex, x->dtype) * tensor__load_f64(wb + wo * ew, w->dtype);
+                            }
+                    tensor__store_f64(o + (size_t)(((n * g->O + oc) * g->oH + oh) * g->oW + ow) * eo, out->dtype, acc);
+                }
+}
+
+/* cols: [Cg * kH * kW, oH * oW] = the input patches of x: [Cg, H, W] (contiguous), zero outside. */
+#define TENSOR__DEFINE_IM2COL(sfx, T)                                                                    \
+    static void tensor__im2col_##sfx(T *cols, const T *x, const tensor__conv_geom *g, int64_t Cg) {   \
+        int64_t P = g->oH * g->oW;                                                                      \
+        for (int64_t ch = 0; ch < Cg; ch++)                                                             \
+            for (int64_t ki = 0; ki < g->kH; ki++)                                                      \
+                for (int64_t kj = 0; kj < g->kW; kj++) {                                                \
+                    T *row = cols + ((ch * g->kH + ki) * g->kW + kj) * P;                               \
+                    for (int64_t oh = 0; oh < g->oH; oh++) {                                            \
+                        T *r = row + oh * g->oW;                                                        \
+                        int64_t ih = oh * g->sh - g->ph + ki * g->dh;                                   \
+                        if (ih < 0 || ih >= g->H) { for (int64_t ow = 0; ow < g->oW; ow++) r[ow] = 0; continue; } \
+                        const T *xr = x + (ch * g->H + ih) * g->W;                                      \
+                        for (int64_t ow = 0; ow < g->oW; ow++) {                                        \
+                            int64_t iw = ow * g->sw - g->pw + kj * g->dw;                               \
+                            r[ow] = (iw >= 0 && iw < g->W) ? xr[iw] : (T)0;                             \
+                        }                                                                               \
+                    }                                                                                   \
+                }                                                                                       \
+    }
+TENSOR__DEFINE_IM2COL(f32, float)
+TENSOR__DEFINE_IM2COL(f64, double)
+
+/* The fast path: x and w as contiguous compute-dtype tensors (f32, or f64 for f64), then per
+   image and group out[Og, oH*oW] = w_g[Og, Cg*kH*kW] @ cols[Cg*kH*kW, oH*oW]. A 1x1 kernel with
+   stride 1 and no padding multiplies x itself. */
+static int tensor__conv_fast(tensor__call *c, const tensor__conv_geom *g) {
+    tensor *x = c->in[0], *w = c->in[1], *bias = c->in[2], *out = c->out;
+    tensor_dtype ct = tensor__gemm_dtype(x->dtype);
+    size_t cs = tensor__dtype_sizes[ct];
+    int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW;
+    bool direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+    bool x_ok = x->dtype == ct && tensor__contiguous(x), w_ok = w->dtype == ct && tensor__contiguous(w);
+    tensor *xc = x_ok ? NULL : tensor__contiguous_copy(c->fn, x, ct);
+    tensor *wc = w_ok ? NULL : tensor__contiguous_copy(c->fn, w, ct);
+    tensor *oc = out->dtype == ct ? NULL : tensor__new_like(c->fn, out, ct);
+    void *cols = direct ? NULL : tensor__scratch(c->fn, (size_t)(K * P) * cs);
+    int rc = (!x_ok && !xc) || (!w_ok && !wc) || (out->dtype != ct && !oc) || (!direct && !cols);
+    if (!rc) {
+        const char *xd = tensor__data(xc ? xc : x), *wd = tensor__data(wc ? wc : w);
+        char *od = tensor__data(oc ? oc : out);
+        for (int64_t n = 0; n < g->N; n++)
+            for (int64_t grp = 0; grp < g->groups; grp++) {
+                const char *xg = xd + (size_t)((n * g->C + grp * Cg) * g->H * g->W) * cs;
+                const void *B = xg;
+                if (!direct) {
+                    if (ct == TENSOR_F32) tensor__im2col_f32((float *)cols, (const float *)xg, g, Cg);
+                    else tensor__im2col_f64((double *)cols, (const double *)xg, g, Cg);
+                    B = cols;
+                }
+                tensor__gemm(ct, Og, P, K, wd + (size_t)(grp * Og * K) * cs, K, B, P, od + (size_t)((n * g->O + grp * Og) * P) * cs, P);
+            }
+        if (bias) {
+            int64_t eb = (int64_t)tensor__dtype_sizes[bias->dtype];
+            for (int64_t o = 0; o < g->O; o++) {
+                double bv = tensor__load_f64((const char *)bias->storage->data + (bias->offset + o * bias->strides[0]) * eb, bias->dtype);
+                for (int64_t n = 0; n < g->N; n++) {
+                    int64_t base = (n * g->O + o) * P;
+                    if (ct == TENSOR_F32) { float *r = (float *)od + base; float f = (float)bv; for (int64_t i = 0; i < P; i++) r[i] += f; }
+                    else { double *r = (double *)od + base; for (int64_t i = 0; i < P; i++) r[i] += bv; }
+                }
+            }
+        }
+        if (oc) tensor__copy_into(out, oc);
+    }
+    tensor_free(xc);
+    tensor_free(wc);
+    tensor_free(oc);
+    tensor__free_aligned(cols);
+    return rc;
+}
+
+static int tensor__conv_kernel(tensor__call *c, int sd) {
+    tensor__conv_geom g;
+    tensor__conv_geometry(c, sd, &g);
+    if (tensor__numel_of(c->out->ndim, c->out->shape) == 0) return 0;
+    if (tensor__reference_kernels) { tensor__conv_reference(c, &g); return 0; }
+    return tensor__conv_fast(c, &g);
+}
+/* out: [N, O, oH, oW] or [O, oH, oW] */
+static int tensor__cpu_conv2d(tensor__call *c) { return tensor__conv_kernel(c, 2); }
+/* out: [N, O, oL] or [O, oL] */
+static int tensor__cpu_conv1d(tensor__call *c) { return tensor__conv_kernel(c, 1); }
+
+/* The checks of PyTorch's convolution, for sd spatial dims (1 or 2), then the output shape. */
+static tensor *tensor__conv_front(tensor_op op, int sd, tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, x);
+    TENSOR__CHECK_ARG(fn, w);
+    tensor *ins[3] = {x, w, bias};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (x->ndim != sd + 1 && x->ndim != sd + 2)
+        return tensor__fail(fn, "expected a %d-D (unbatched) or %d-D (batched) input, got shape %s", sd + 1, sd + 2, tensor__shape_of(x));
+    if (w->ndim != sd + 2)
+        return tensor__fail(fn, "expected a %d-D weight [out_channels, in_channels/groups%s], got shape %s", sd + 2, sd == 2 ? ", kH, kW" : ", k", tensor__shape_of(w));
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    if (w->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and weight dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[w->dtype]);
+    if (bias && bias->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and bias dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[bias->dtype]);
+    if (stride < 1) return tensor__fail(fn, "stride must be positive, got %d", stride);
+    if (padding < 0) return tensor__fail(fn, "padding must be non-negative, got %d", padding);
+    if (dilation < 1) return tensor__fail(fn, "dilation must be positive, got %d", dilation);
+    if (groups < 1) return tensor__fail(fn, "groups must be positive, got %d", groups);
+    int64_t O = w->shape[0], C = x->shape[x->ndim - sd - 1];
+    if (O % groups != 0)
+        return tensor__fail(fn, "out_channels %lld of weight %s is not divisible by groups %d", (long long)O, tensor__shape_of(w), groups);
+    if (C != w->shape[1] * groups)
+        return tensor__fail(fn, "input of shape %s has %lld channels, expected %lld (weight %s, groups %d)", tensor__shape_of(x), (long long)C,
+                            (long long)(w->shape[1] * groups), tensor__shape_of(w), groups);
+    if (bias && (bias->ndim != 1 || bias->shape[0] != O))
+        return tensor__fail(fn, "bias must be 1-D with %lld elements (out_channels of weight %s), got shape %s", (long long)O, tensor__shape_of(w), tensor__shape_of(bias));
+    int64_t shape[TENSOR_MAX_DIMS];
+    int nd = 0;
+    if (x->ndim == sd + 2) shape[nd++] = x->shape[0];
+    shape[nd++] = O;
+    for (int i = 0; i < sd; i++) {
+        int64_t in = x->shape[x->ndim - sd + i], k = w->shape[2 + i];
+        int64_t padded = in + 2 * (int64_t)padding, span = (k - 1) * dilation + 1;
+        if (padded < span)
+            return tensor__fail(fn, "padded input size %lld (input %s, padding %d) is smaller than the dilated kernel size %lld (weight %s, dilation %d)",
+                                (long long)padded, tensor__shape_of(x), padding, (long long)span, tensor__shape_of(w), dilation);
+        shape[nd++] = (padded - span) / stride + 1;
+    }
+    tensor__call c;
+    tensor__call_init(&c, op);
+    c.n_in = 3;
+    c.in[0] = x;
+    c.in[1] = w;
+    c.in[2] = bias;
+    c.ip[0] = stride;
+    c.ip[1] = padding;
+    c.ip[2] = dilation;
+    c.ip[3] = groups;
+    c.out = tensor__new(fn, nd, shape, x->dtype, x->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+TENSOR_API tensor *tensor_conv2d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups) {
+    return tensor__conv_front(TENSOR_OP_conv2d, 2, x, w, bias, stride, padding, dilation, groups);
+}
+TENSOR_API tensor *tensor_conv1d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups) {
+    return tensor__conv_front(TENSOR_OP_conv1d, 1, x, w, bias, stride, padding, dilation, groups);
+}
+
+/* ---- pooling ---- */
+
+/* out: [N, C, oH, oW] or [C, oH, oW]. Each input plane is loaded as doubles, then every window
+   reduces over its in-bounds elements: max (padding acts as -inf; NaN propagates), or the sum
+   divided by kernel^2 (padding counts as zeros: count_include_pad, floor mode). */
+static int tensor__pool_kernel(tensor__call *c, bool is_max) {
+    tensor *x = c->in[0], *out = c->out;
+    int64_t k = c->ip[0], s = c->ip[1], pad = c->ip[2];
+    int xd = x->ndim;
+    int64_t N = xd == 4 ? x->shape[0] : 1, C = x->shape[xd - 3], H = x->shape[xd - 2], W = x->shape[xd - 1];
+    int64_t oH = out->shape[xd - 2], oW = out->shape[xd - 1];
+    int64_t sn = xd == 4 ? x->strides[0] : 0, sc = x->strides[xd - 3], shh = x->strides[xd - 2], sw = x->strides[xd - 1];
+    if (tensor__numel_of(out->ndim, out->shape) == 0) return 0;
+    double *plane = (double *)tensor__scratch(c->fn, (size_t)(H * W + oW) * sizeof(double));
+    if (!plane) return 1;
+    double *orow = plane + H * W;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t ch = 0; ch < C; ch++) {
+            int64_t base = x->offset + n * sn + ch * sc;
+            for (int64_t ih = 0; ih < H; ih++) tensor__load_row(plane + ih * W, x, base + ih * shh, sw, W);
+            for (int64_t oh = 0; oh < oH; oh++) {
+                int64_t h0 = oh * s - pad, h1 = h0 + k < H ? h0 + k : H;
+                if (h0 < 0) h0 = 0;
+                for (int64_t ow = 0; ow < oW; ow++) {
+                    int64_t w0 = ow * s - pad, w1 = w0 + k < W ? w0 + k : W;
+                    if (w0 < 0) w0 = 0;
+                    double acc = is_max ? -INFINITY : 0;
+                    for (int64_t ih = h0; ih < h1; ih++)
+                        for (int64_t iw = w0; iw < w1; iw++) {
+                            double v = plane[ih * W + iw];
+                            if (!is_max) acc += v;
+                            else if (v > acc || (v != v && acc == acc)) acc = v; /* the first NaN wins */
+                        }
+                    orow[ow] = is_max ? acc : acc / (double)(k * k);
+                }
+                tensor__store_row(out, ((n * C + ch) * oH + oh) * oW, 1, orow, oW);
+            }
+        }
+    tensor__free_aligned(plane);
+    return 0;
+}
+static int tensor__cpu_max_pool2d(tensor__call *c) { return tensor__pool_kernel(c, true); }
+static int tensor__cpu_avg_pool2d(tensor__call *c) { return tensor__pool_kernel(c, false); }
+
+static tensor *tensor__pool_front(tensor_op op, tensor *x, int kernel, int stride, int padding) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim != 3 && x->ndim != 4) return tensor__fail(fn, "expected a 3-D [C, H, W] or 4-D [N, C, H, W] input, got shape %s", tensor__shape_of(x));
+    for (int d = x->ndim - 3; d < x->ndim; d++)
+        if (x->shape[d] == 0) return tensor__fail(fn, "input of shape %s has a zero-size non-batch dim", tensor__shape_of(x));
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    if (kernel < 1) return tensor__fail(fn, "kernel size must be positive, got %d", kernel);
+    if (stride < 0) return tensor__fail(fn, "stride must be positive (or 0 for the kernel size), got %d", stride);
+    if (stride == 0) stride = kernel;
+    if (padding < 0) return tensor__fail(fn, "padding must be non-negative, got %d", padding);
+    if (padding > kernel / 2) return tensor__fail(fn, "padding %d must be at most half the kernel size %d", padding, kernel);
+    int64_t shape[4];
+    for (int d = 0; d < x->ndim; d++) shape[d] = x->shape[d];
+    for (int d = x->ndim - 2; d < x->ndim; d++) {
+        int64_t padded = x->shape[d] + 2 * (int64_t)padding;
+        if (padded < kernel)
+            return tensor__fail(fn, "output size is too small: input %s with padding %d is smaller than the kernel size %d", tensor__shape_of(x), padding, kernel);
+        shape[d] = (padded - kernel) / stride + 1;
+    }
+    tensor__call c;
+    tensor__call_init(&c, op);
+    c.n_in = 1;
+    c.in[0] = x;
+    c.ip[0] = kernel;
+    c.ip[1] = stride;
+    c.ip[2] = padding;
+    c.out = tensor__new(fn, x->ndim, shape, x->dtype, x->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+TENSOR_API tensor *tensor_max_pool2d(tensor *x, int kernel, int stride, int padding) { return tensor__pool_front(TENSOR_OP_max_pool2d, x, kernel, stride, padding); }
+TENSOR_API tensor *tensor_avg_pool2d(tensor *x, int kernel, int stride, int padding) { return tensor__pool_front(TENSOR_OP_avg_pool2d, x, kernel, stride, padding); }
+
+/* ---- embedding ---- */
+
+/* out: [*indices.shape, D] = weight[indices[...], :]; an index outside [0, V) is an error. */
+static int tensor__cpu_embedding(tensor__call *c) {
+    tensor *w = c->in[0], *ix = c->in[1], *out = c->out;
+    int64_t V = w->shape[0], D = w->shape[1];
+    size_t esz = tensor__dtype_sizes[w->dtype];
+    int64_t count = tensor__numel_of(ix->ndim, ix->shape), idx[TENSOR_MAX_DIMS] = {0};
+    const char *wb = (const char *)w->storage->data, *ib = (const char *)ix->storage->data;
+    char *o = tensor__data(out);
+    for (int64_t q = 0; q < count; q++, tensor__next_index(ix->ndim, ix->shape, idx)) {
+        int64_t v = tensor__load_i64(ib + tensor__offset_of(ix, idx) * (int64_t)tensor__dtype_sizes[ix->dtype], ix->dtype);
+        if (v < 0 || v >= V) {
+            tensor__fail(c->fn, "index %lld is out of range for %lld embeddings (weight shape %s)", (long long)v, (long long)V, tensor__shape_of(w));
+            return 1;
+        }
+        const char *src = wb + (size_t)(w->offset + v * w->strides[0]) * esz;
+        char *dst = o + (size_t)(q * D) * esz;
+        if (w->strides[1] == 1 || D <= 1) memcpy(dst, src, (size_t)D * esz);
+        else for (int64_t d = 0; d < D; d++) memcpy(dst + (size_t)d * esz, src + (size_t)(d * w->strides[1]) * esz, esz);
+    }
+    return 0;
+}
+
+TENSOR_API tensor *tensor_embedding(tensor *weight, tensor *indices) {
+    const char *fn = "tensor_embedding";
+    TENSOR__CHECK_ARG(fn, weight);
+    TENSOR__CHECK_ARG(fn, indices);
+    tensor *ins[2] = {weight, indices};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    if (weight->ndim != 2) return tensor__fail(fn, "weight must be 2-D [num_embeddings, embedding_dim], got shape %s", tensor__shape_of(weight));
+    if (indices->dtype != TENSOR_I64 && indices->dtype != TENSOR_I32)
+        return tensor__fail(fn, "indices must be an int64 or int32 tensor, got %s", tensor__dtype_names[indices->dtype]);
+    if (indices->ndim + 1 > TENSOR_MAX_DIMS) return tensor__fail(fn, "indices of shape %s have too many dims for the output", tensor__shape_of(indices));
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int d = 0; d < indices->ndim; d++) shape[d] = indices->shape[d];
+    shape[indices->ndim] = weight->shape[1];
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_embedding);
+    c.n_in = 2;
+    c.in[0] = weight;
+    c.in[1] = indices;
+    c.out = tensor__new(fn, indices->ndim + 1, shape, weight->dtype, weight->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* ---- dropout ---- */
+
+/* out: same shape as x = x * mask / (1 - p), mask drawn from the library RNG in row-major order
+   (one 32-bit draw per element, kept with probability 1 - p). Not training or p == 0: a copy;
+   p == 1: x * 0 (NaN stays NaN, as in PyTorch). */
+static int tensor__cpu_dropout(tensor__call *c) {
+    tensor *out = c->out;
+    double p = c->p[0];
+    bool training = c->ip[0] != 0;
+    tensor__copy_into(out, c->in[0]);
+    if (!training || p == 0) return 0;
+    int64_t n = tensor__numel_of(out->ndim, out->shape);
+    size_t esz = tensor__dtype_sizes[out->dtype];
+    char *o = tensor__data(out);
+    double scale = p == 1 ? 0 : 1.0 / (1.0 - p);
+    for (int64_t i = 0; i < n; i++) {
+        double keep = p == 1 ? 0 : ((double)tensor__rng_u32() * (1.0 / 4294967296.0) >= p ? scale : 0.0);
+        if (out->dtype == TENSOR_F32) ((float *)o)[i] = (float)((double)((float *)o)[i] * keep);
+        else if (out->dtype == TENSOR_F64) ((double *)o)[i] *= keep;
+        else tensor__store_f64(o + (size_t)i * esz, out->dtype, tensor__load_f64(o + (size_t)i * esz, out->dtype) * keep);
+    }
+    return 0;
+}
+
+TENSOR_API tensor *tensor_dropout(tensor *x, double p, bool training) {
+    const char *fn = "tensor_dropout";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!(p >= 0 && p <= 1)) return tensor__fail(fn, "dropout probability has to be between 0 and 1, got %g", p);
+    if (training && p > 0 && !tensor__is_float(x->dtype))
+        return tensor__fail(fn, "expected a floating input when training, got %s", tensor__dtype_names[x->dtype]);
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_dropout);
+    c.n_in = 1;
+    c.in[0] = x;
+    c.p[0] = p;
+    c.ip[0] = training;
+    c.out = tensor__new_like(fn, x, x->dtype);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* ---- attention ---- */
+
+/* softmax(q k^T / sqrt(E) + bias) v, written with matmul, transpose, softmax and where/add so
+   autograd flows through it. A bool mask keeps where true (else -inf); a float mask is added;
+   is_causal keeps the lower triangle of [L, S]. A fully masked row gives NaN, as in PyTorch. */
+TENSOR_API tensor *tensor_scaled_dot_product_attention(tensor *q, tensor *k, tensor *v, tensor *mask, bool is_causal) {
+    const char *fn = "tensor_scaled_dot_product_attention";
+    TENSOR__CHECK_ARG(fn, q);
+    TENSOR__CHECK_ARG(fn, k);
+    TENSOR__CHECK_ARG(fn, v);
+    tensor *ins[4] = {q, k, v, mask};
+    if (!tensor__same_device(fn, 4, ins)) return NULL;
+    if (q->ndim < 2 || k->ndim < 2 || v->ndim < 2)
+        return tensor__fail(fn, "query, key and value need at least 2 dims [..., L, E], got shapes %s, %s and %s", tensor__shape_of(q), tensor__shape_of(k), tensor__shape_of(v));
+    if (!tensor__is_float(q->dtype) || k->dtype != q->dtype || v->dtype != q->dtype)
+        return tensor__fail(fn, "query, key and value must have the same floating dtype, got %s, %s and %s", tensor__dtype_names[q->dtype],
+                            tensor__dtype_names[k->dtype], tensor__dtype_names[v->dtype]);
+    int64_t L = q->shape[q->ndim - 2], E = q->shape[q->ndim - 1], S = k->shape[k->ndim - 2];
+    if (k->shape[k->ndim - 1] != E)
+        return tensor__fail(fn, "query %s and key %s must have the same embedding size (%lld != %lld)", tensor__shape_of(q), tensor__shape_of(k), (long long)E, (long long)k->shape[k->ndim - 1]);
+    if (v->shape[v->ndim - 2] != S)
+        return tensor__fail(fn, "key %s and value %s must have the same sequence length (%lld != %lld)", tensor__shape_of(k), tensor__shape_of(v), (long long)S, (long long)v->shape[v->ndim - 2]);
+    /* the scores' shape: q's and k's batch dims broadcast, then [L, S] */
+    int nd, nd2;
+    int64_t bs[TENSOR_MAX_DIMS], sshape[TENSOR_MAX_DIMS], tmp[TENSOR_MAX_DIMS];
+    if (!tensor__broadcast_shapes(fn, q->ndim - 2, q->shape, k->ndim - 2, k->shape, &nd, bs)) return NULL;
+    if (!tensor__broadcast_shapes(fn, nd, bs, v->ndim - 2, v->shape, &nd2, tmp)) return NULL;
+    for (int i = 0; i < nd; i++) sshape[i] = bs[i];
+    sshape[nd] = L;
+    sshape[nd + 1] = S;
+    if (mask) {
+        if (is_causal) return tensor__fail(fn, "a mask and is_causal cannot both be given");
+        if (mask->dtype != TENSOR_BOOL && mask->dtype != q->dtype)
+            return tensor__fail(fn, "mask must be bool or have the query's dtype %s, got %s", tensor__dtype_names[q->dtype], tensor__dtype_names[mask->dtype]);
+        if (!tensor__broadcasts_to(mask->ndim, mask->shape, nd + 2, sshape)) {
+            char b[160];
+            return tensor__fail(fn, "mask of shape %s does not broadcast to the attention scores' shape %s", tensor__shape_of(mask), tensor__shape_str(b, sizeof b, nd + 2, sshape));
+        }
+    }
+    tensor *causal = NULL;
+    if (is_causal) {
+        int64_t cs[2] = {L, S};
+        causal = tensor__new(fn, 2, cs, TENSOR_BOOL, q->storage->device);
+        if (!causal) return NULL;
+        uint8_t *m = (uint8_t *)tensor__data(causal);
+        for (int64_t i = 0; i < L; i++)
+            for (int64_t j = 0; j < S; j++) m[i * S + j] = j <= i;
+        mask = causal;
+    }
+    tensor *kt = tensor_transpose(k, -2, -1);
+    tensor *qk = kt ? tensor_matmul(q, kt) : NULL;
+    tensor *scores = qk ? tensor_mul_scalar(qk, 1.0 / sqrt((double)E)) : NULL;
+    tensor_free(kt);
+    tensor_free(qk);
+    if (scores && mask) {
+        tensor *masked;
+        if (mask->dtype == TENSOR_BOOL) {
+            tensor *ninf = tensor_scalar(-INFINITY, scores->dtype);
+            masked = ninf ? tensor_where(mask, scores, ninf) : NULL;
+            tensor_free(ninf);
+        } else {
+            masked = tensor_add(scores, mask);
+        }
+        tensor_free(scores);
+        scores = masked;
+    }
+    tensor_free(causal);
+    tensor *attn = scores ? tensor_softmax(scores, -1) : NULL;
+    tensor_free(scores);
+    tensor *r = attn ? tensor_matmul(attn, v) : NULL;
+    tensor_free(attn);
+    return r;
+}
+
+/* ---- losses (mean reduction) ---- */
+
+/* Checks class-index targets against input [C] (targets 0-dim), [N, C] (targets [N]) or
+   [N, C, d1, ...] (targets [N, d1, ...]): PyTorch's nll_loss shapes. */
+static bool tensor__check_class_targets(const char *fn, const tensor *input, const tensor *targets) {
+    if (input->ndim == 0) { tensor__fail(fn, "input must have at least 1 dim [C] or [N, C, ...], got a 0-dim tensor"); return false; }
+    if (!tensor__is_float(input->dtype)) { tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[input->dtype]); return false; }
+    if (!tensor__is_int(targets->dtype)) {
+        tensor__fail(fn, "targets must be an integer tensor of class indices, got %s", tensor__dtype_names[targets->dtype]);
+        return false;
+    }
+    bool ok;
+    if (input->ndim == 1) ok = targets->ndim == 0;
+    else {
+        ok = targets->ndim == input->ndim - 1 && targets->shape[0] == input->shape[0];
+        for (int d = 1; ok && d < targets->ndim; d++) ok = targets->shape[d] == input->shape[d + 1];
+    }
+    if (!ok) {
+        tensor__fail(fn, "targets of shape %s do not match input of shape %s (expected the input's shape without its class dim %d)",
+                     tensor__shape_of(targets), tensor__shape_of(input), input->ndim == 1 ? 0 : 1);
+        return false;
+    }
+    return true;
+}
+
+#define TENSOR__IGNORE_INDEX (-100) /* PyTorch's default ignore_index: such targets count for nothing */
+
+/* out: 0-dim = -mean over targets t (except ignore_index -100) of input[n, t, ...]. All ignored
+   (or no targets) gives NaN, as in PyTorch. */
+static int tensor__cpu_nll_loss(tensor__call *c) {
+    tensor *x = c->in[0], *t = c->in[1];
+    int cdim = x->ndim == 1 ? 0 : 1;
+    int64_t C = x->shape[cdim], count = tensor__numel_of(t->ndim, t->shape), used = 0;
+    int64_t ti[TENSOR_MAX_DIMS] = {0}, xi[TENSOR_MAX_DIMS];
+    int64_t ex = (int64_t)tensor__dtype_sizes[x->dtype], et = (int64_t)tensor__dtype_sizes[t->dtype];
+    double sum = 0;
+    for (int64_t q = 0; q < count; q++, tensor__next_index(t->ndim, t->shape, ti)) {
+        int64_t cls = tensor__load_i64((const char *)t->storage->data + tensor__offset_of(t, ti) * et, t->dtype);
+        if (cls == TENSOR__IGNORE_INDEX) continue;
+        if (cls < 0 || cls >= C) { tensor__fail(c->fn, "target %lld is out of bounds for %lld classes", (long long)cls, (long long)C); return 1; }
+        if (x->ndim == 1) xi[0] = cls;
+        else {
+            xi[0] = ti[0];
+            xi[1] = cls;
+            for (int d = 1; d < t->ndim; d++) xi[d + 1] = ti[d];
+        }
+        sum += tensor__load_f64((const char *)x->storage->data + tensor__offset_of(x, xi) * ex, x->dtype);
+        used++;
+    }
+    tensor__store_f64(tensor__data(c->out), c->out->dtype, -sum / (double)used);
+    return 0;
+}
+
+TENSOR_API tensor *tensor_nll_loss(tensor *log_probs, tensor *targets) {
+    const char *fn = "tensor_nll_loss";
+    TENSOR__CHECK_ARG(fn, log_probs);
+    TENSOR__CHECK_ARG(fn, targets);
+    tensor *ins[2] = {log_probs, targets};
+    if (!tensor__same_device(fn, 2, ins) || !tensor__check_class_targets(fn, log_probs, targets)) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_nll_loss);
+    c.n_in = 2;
+    c.in[0] = log_probs;
+    c.in[1] = targets;
+    c.out = tensor__new(fn, 0, NULL, log_probs->dtype, log_probs->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* nll_loss(log_softmax(logits, class dim), targets); with floating targets of the logits' shape
+   (class probabilities), -sum(targets * log_softmax) / (numel / C), as PyTorch. */
+TENSOR_API tensor *tensor_cross_entropy(tensor *logits, tensor *targets) {
+    const char *fn = "tensor_cross_entropy";
+    TENSOR__CHECK_ARG(fn, logits);
+    TENSOR__CHECK_ARG(fn, targets);
+    tensor *ins[2] = {logits, targets};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    int cdim = logits->ndim == 1 ? 0 : 1;
+    if (tensor__is_float(targets->dtype)) {
+        if (logits->ndim == 0) return tensor__fail(fn, "input must have at least 1 dim [C] or [N, C, ...], got a 0-dim tensor");
+        if (!tensor__is_float(logits->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[logits->dtype]);
+        if (!tensor__same_shape(logits, targets))
+            return tensor__fail(fn, "probability targets of shape %s must have the input's shape %s", tensor__shape_of(targets), tensor__shape_of(logits));
+        int64_t C = logits->shape[cdim], rows = C ? tensor__numel_of(logits->ndim, logits->shape) / C : 0;
+        tensor *ls = tensor_log_softmax(logits, cdim);
+        tensor *prod = ls ? tensor_mul(targets, ls) : NULL;
+        tensor *sum = prod ? tensor_sum_all(prod) : NULL;
+        tensor *r = sum ? tensor_mul_scalar(sum, -1.0 / (double)rows) : NULL;
+        tensor_free(ls);
+        tensor_free(prod);
+        tensor_free(sum);
+        return r;
+    }
+    if (!tensor__check_class_targets(fn, logits, targets)) return NULL;
+    tensor *ls = tensor_log_softmax(logits, cdim);
+    tensor *r = ls ? tensor_nll_loss(ls, targets) : NULL;
+    tensor_free(ls);
+    return r;
+}
+
+/* mean((input - target)^2). Shapes that differ are broadcast (PyTorch warns and does the same). */
+TENSOR_API tensor *tensor_mse_loss(tensor *input, tensor *target) {
+    const char *fn = "tensor_mse_loss";
+    TENSOR__CHECK_ARG(fn, input);
+    TENSOR__CHECK_ARG(fn, target);
+    tensor *ins[2] = {input, target};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    if (!tensor__is_float(tensor__result_type(2, ins)))
+        return tensor__fail(fn, "expected floating inputs, got %s and %s", tensor__dtype_names[input->dtype], tensor__dtype_names[target->dtype]);
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS];
+    if (!tensor__broadcast_shapes(fn, input->ndim, input->shape, target->ndim, target->shape, &nd, shape)) return NULL;
+    tensor *d = tensor_sub(input, target);
+    tensor *sq = d ? tensor_square(d) : NULL;
+    tensor *r = sq ? tensor_mean_all(sq) : NULL;
+    tensor_free(d);
+    tensor_free(sq);
+    return r;
+}
+
+/* mean(max(x, 0) - x * y + log(1 + exp(-|x|))): the stable form, without overflow for large |x|. */
+TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tensor *targets) {
+    const char *fn = "tensor_binary_cross_entropy_with_logits";
+    TENSOR__CHECK_ARG(fn, logits);
+    TENSOR__CHECK_ARG(fn, targets);
+    tensor *ins[2] = {logits, targets};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    if (!tensor__same_shape(logits, targets))
+        return tensor__fail(fn, "target shape %s must be the same as input shape %s", tensor__shape_of(targets), tensor__shape_of(logits));
+    if (!tensor__is_float(logits->dtype) || !tensor__is_float(targets->dtype))
+        return tensor__fail(fn, "expected floating input and target, got %s and %s", tensor__dtype_names[logits->dtype], tensor__dtype_names[targets->dtype]);
+    tensor *pos = tensor_relu(logits);
+    tensor *xy = tensor_mul(logits, targets);
+    tensor *ax = tensor_abs(logits);
+    tensor *nax = ax ? tensor_neg(ax) : NULL;
+    tensor *sp = nax ? tensor_softplus(nax) : NULL; /* log1p(exp(-|x|)): the argument is <= 0, below softplus's threshold */
+    tensor *t1 = pos && xy ? tensor_sub(pos, xy) : NULL;
+    tensor *t2 = t1 && sp ? tensor_add(t1, sp) : NULL;
+    tensor *r = t2 ? tensor_mean_all(t2) : NULL;
+    tensor_free(pos);
+    tensor_free(xy);
+    tensor_free(ax);
+    tensor_free(nax);
+    tensor_free(sp);
+    tensor_free(t1);
+    tensor_free(t2);
+    return r;
+}
 /* ==== end generator/parts/nn.h ==== */
 /* ==== begin generator/parts/print.h ==== */
 // >>print ------------------------------------------------------------------------------------------
-/* PLACEHOLDER until printing is written. */
-TENSOR_API int tensor_snprint(tensor *t, char *buf, size_t n) { (void)t; if (n) buf[0] = 0; tensor__fail("tensor_snprint", "not implemented yet"); return -1; }
-TENSOR_API void tensor_print(tensor *t) { (void)t; tensor__fail("tensor_print", "not implemented yet"); }
+/* tensor_print / tensor_snprint: the text of PyTorch's repr(tensor) with its default print options
+   (torch/_tensor_str.py: precision 4, threshold 1000, edgeitems 3, linewidth 80), so output can be
+   compared with PyTorch's line by line. The rules, as PyTorch applies them:
+
+   Layout
+   - "tensor(" + body + suffixes + ")". A 0-dim tensor's body is its one value: tensor(3.).
+   - A 1-D body is "[a, b, c]"; a k-D body is "[" + the (k-1)-D bodies of its rows joined by ","
+     followed by k-1 newlines and the indent + 1 spaces + "]". The indent starts at 7 (the length of
+     "tensor(") and grows by one per nesting level, so rows line up under the first "[".
+   - A 1-D row wraps after floor((80 - indent) / (width + 2)) elements (at least 1); continuation
+     lines start with indent + 1 spaces.
+   - Summarization: when numel > 1000, every dim longer than 6 shows its first 3 and last 3 entries
+     with "..." between them (an element " ..." inside a row, a row "..." between rows; the " ..."
+     element counts as an element when wrapping).
+   - Empty tensors: body "[]"; the size is added as a suffix unless the tensor is 1-D
+     (tensor([], size=(0, 3))), and the dtype whenever it is not float32 (tensor([], dtype=torch.int64)).
+   Element text (every element right-aligned to one width per tensor)
+   - bool: True / False. Integers: decimal.
+   - Floating (f16/bf16 are widened to f32 first): statistics over the finite non-zero values
+     (in summarized mode only over the entries shown):
+     int mode when every such value is integral: "%.0f" + "." (3. and -0.);
+     sci mode when max|x| / min|x| > 1000 or max|x| > 1e8, or, outside int mode, min|x| < 1e-4:
+     "%.4e" (1.0000e-05); otherwise "%.4f" (1.5000).
+     The width is the longest of those texts over the finite non-zero values (int mode counts the
+     "."), at least 1; zeros and non-finite values do not widen it, so tensor([inf, -inf, nan])
+     has no padding. NaN prints as nan whatever its sign bit, infinities as inf and -inf.
+   Suffixes, in PyTorch's order, joined by ", " (or ",\n" + 7 spaces when the last line would pass
+   80 columns, counting as PyTorch does): device='cuda:0' for a CUDA tensor; size=(...) for empty
+   tensors as above; dtype=torch.NAME unless the dtype is float32, int64 or bool (PyTorch's
+   defaults); requires_grad=True for a leaf that requires grad. */
+
+#define TENSOR__PRINT_LINEWIDTH 80
+#define TENSOR__PRINT_THRESHOLD 1000
+#define TENSOR__PRINT_EDGE 3
+
+/* Output sink: a caller's buffer (snprintf rules: as much as fits, the full length counted) or a
+   stream. `line` counts the characters since the last newline, for the suffix line breaks. */
+typedef struct {
+    FILE *f;
+    char *buf;
+    size_t cap;
+    size_t len;
+    size_t line;
+} tensor__pw;
+
+static void tensor__pw_put(tensor__pw *w, const char *s, size_t k) {
+    if (w->f) fwrite(s, 1, k, w->f);
+    else if (w->buf && w->len + 1 < w->cap) {
+        size_t room = w->cap - 1 - w->len;
+        memcpy(w->buf + w->len, s, k < room ? k : room);
+    }
+    w->len += k;
+    for (size_t i = 0; i < k; i++) w->line = s[i] == '\n' ? 0 : w->line + 1;
+}
+static void tensor__pw_str(tensor__pw *w, const char *s) { tensor__pw_put(w, s, strlen(s)); }
+static void tensor__pw_spaces(tensor__pw *w, int n) {
+    static const char sp[] = "                                ";
+    while (n > 0) {
+        int k = n < 32 ? n : 32;
+        tensor__pw_put(w, sp, (size_t)k);
+        n -= k;
+    }
+}
+
+/* How every element of one tensor is written (PyTorch's _Formatter). */
+typedef struct {
+    const tensor *t;
+    bool floating, int_mode, sci_mode, summarize;
+    int width;
+    /* statistics of the finite non-zero values */
+    int64_t count;
+    double amin, amax;
+} tensor__fmt;
+
+static const char *tensor__elem_ptr(const tensor *t, int64_t off) {
+    return (const char *)t->storage->data + off * (int64_t)tensor__dtype_sizes[t->dtype];
+}
+
+/* The element at element offset off, unpadded, into s (64 bytes); returns its length. */
+static int tensor__format_elem(const tensor__fmt *f, int64_t off, char *s) {
+    const tensor *t = f->t;
+    const char *p = tensor__elem_ptr(t, off);
+    if (!f->floating) {
+        if (t->dtype == TENSOR_BOOL) return snprintf(s, 64, "%s", *(const uint8_t *)p ? "True" : "False");
+        return snprintf(s, 64, "%lld", (long long)tensor__load_i64(p, t->dtype));
+    }
+    double v = tensor__load_f64(p, t->dtype);
+    if (v != v) return snprintf(s, 64, "nan");  /* C would print -nan for a set sign bit */
+    if (isinf(v)) return snprintf(s, 64, "%s", v < 0 ? "-inf" : "inf");
+    if (f->sci_mode) return snprintf(s, 64, "%.4e", v);
+    if (f->int_mode) return snprintf(s, 64, "%.0f.", v);
+    return snprintf(s, 64, "%.4f", v);
+}
+
+/* Visits the elements that will be shown (all, or the edges of each long dim when summarizing),
+   in row-major order. pass 0 gathers statistics, pass 1 the width. */
+static void tensor__fmt_visit(tensor__fmt *f, int dim, int64_t off, int pass) {
+    const tensor *t = f->t;
+    if (dim == t->ndim) {
+        char s[64];
+        if (!f->floating) {
+            int k = tensor__format_elem(f, off, s);
+            if (k > f->width) f->width = k;
+            return;
+        }
+        double v = tensor__load_f64(tensor__elem_ptr(t, off), t->dtype);
+        if (!isfinite(v) || v == 0) return;
+        if (pass == 0) {
+            double a = fabs(v);
+            if (f->count == 0 || a < f->amin) f->amin = a;
+            if (f->count == 0 || a > f->amax) f->amax = a;
+            if (v != ceil(v)) f->int_mode = false;
+            f->count++;
+        } else {
+            int k = tensor__format_elem(f, off, s);
+            if (k > f->width) f->width = k;
+        }
+        return;
+    }
+    int64_t n = t->shape[dim];
+    bool cut = f->summarize && n > 2 * TENSOR__PRINT_EDGE;
+    for (int64_t i = 0; i < n; i++) {
+        if (cut && i == TENSOR__PRINT_EDGE) i = n - TENSOR__PRINT_EDGE;
+        tensor__fmt_visit(f, dim + 1, off + i * t->strides[dim], pass);
+    }
+}
+
+static void tensor__fmt_init(tensor__fmt *f, const tensor *t, bool summarize) {
+    memset(f, 0, sizeof *f);
+    f->t = t;
+    f->floating = tensor__is_float(t->dtype);
+    f->int_mode = true;
+    f->summarize = summarize;
+    f->width = 1;
+    if (!f->floating) { tensor__fmt_visit(f, 0, t->offset, 1); return; }
+    tensor__fmt_visit(f, 0, t->offset, 0);
+    if (f->count == 0) return; /* only zeros and non-finite values: int mode, width 1 */
+    double ratio = f->amax / f->amin;
+    if (f->int_mode) f->sci_mode = ratio > 1000.0 || f->amax > 1.0e8;
+    else f->sci_mode = ratio > 1000.0 || f->amax > 1.0e8 || f->amin < 1.0e-4;
+    tensor__fmt_visit(f, 0, t->offset, 1);
+}
+
+static void tensor__print_elem(tensor__pw *w, const tensor__fmt *f, int64_t off) {
+    char s[64];
+    int k = tensor__format_elem(f, off, s);
+    if (k < 0) k = 0;
+    if (k > 63) k = 63;
+    tensor__pw_spaces(w, f->width - k);
+    tensor__pw_put(w, s, (size_t)k);
+}
+
+/* The body from dim on, at element offset off; indent as in PyTorch's _tensor_str_with_formatter. */
+static void tensor__print_body(tensor__pw *w, const tensor__fmt *f, int dim, int64_t off, int indent) {
+    const tensor *t = f->t;
+    if (t->ndim == 0) { tensor__print_elem(w, f, off); return; }
+    int64_t n = t->shape[dim];
+    bool cut = f->summarize && n > 2 * TENSOR__PRINT_EDGE;
+    tensor__pw_str(w, "[");
+    if (dim == t->ndim - 1) {
+        int per_line = (TENSOR__PRINT_LINEWIDTH - indent) / (f->width + 2);
+        if (per_line < 1) per_line = 1;
+        int64_t k = 0; /* items written, " ..." included */
+        for (int64_t i = 0; i < n; i++, k++) {
+            if (k > 0) {
+                if (k % per_line == 0) { tensor__pw_str(w, ",\n"); tensor__pw_spaces(w, indent + 1); }
+                else tensor__pw_str(w, ", ");
+            }
+            if (cut && i == TENSOR__PRINT_EDGE) {
+                tensor__pw_str(w, " ...");
+                i = n - TENSOR__PRINT_EDGE - 1;
+                continue;
+            }
+            tensor__print_elem(w, f, off + i * t->strides[dim]);
+        }
+    } else {
+        int newlines = t->ndim - dim - 1;
+        for (int64_t i = 0; i < n; i++) {
+            if (i > 0) {
+                tensor__pw_str(w, ",");
+                for (int j = 0; j < newlines; j++) tensor__pw_str(w, "\n");
+                tensor__pw_spaces(w, indent + 1);
+            }
+            if (cut && i == TENSOR__PRINT_EDGE) {
+                tensor__pw_str(w, "...");
+                tensor__pw_str(w, ",");
+                for (int j = 0; j < newlines; j++) tensor__pw_str(w, "\n");
+                tensor__pw_spaces(w, indent + 1);
+                i = n - TENSOR__PRINT_EDGE;
+            }
+            tensor__print_body(w, f, dim + 1, off + i * t->strides[dim], indent + 1);
+        }
+    }
+    tensor__pw_str(w, "]");
+}
+
+/* Appends one suffix the way PyTorch's _add_suffixes does: its line length starts at the
+   characters since the last newline + 2. */
+static void tensor__print_suffix(tensor__pw *w, const char *suffix) {
+    size_t last = w->line + 2, k = strlen(suffix);
+    if (last + k + 2 > TENSOR__PRINT_LINEWIDTH) { tensor__pw_str(w, ",\n"); tensor__pw_spaces(w, 7); }
+    else tensor__pw_str(w, ", ");
+    tensor__pw_str(w, suffix);
+}
+
+/* Writes the whole repr of t (a CPU tensor) to w; user is the handle the caller passed (its
+   device and autograd flags name the suffixes). */
+static void tensor__print_to(tensor__pw *w, const tensor *t, const tensor *user) {
+    int64_t numel = tensor__numel_of(t->ndim, t->shape);
+    char suffix[200];
+    tensor__pw_str(w, "tensor(");
+    if (numel == 0) tensor__pw_str(w, "[]");
+    else {
+        tensor__fmt f;
+        tensor__fmt_init(&f, t, numel > TENSOR__PRINT_THRESHOLD);
+        tensor__print_body(w, &f, 0, t->offset, 7);
+    }
+    if (user->storage->device == TENSOR_CUDA) tensor__print_suffix(w, "device='cuda:0'");
+    if (numel == 0 && t->ndim != 1) {
+        size_t at = (size_t)snprintf(suffix, sizeof suffix, "size=(");
+        for (int i = 0; i < t->ndim && at < sizeof suffix; i++)
+            at += (size_t)snprintf(suffix + at, sizeof suffix - at, i ? ", %lld" : "%lld", (long long)t->shape[i]);
+        if (at < sizeof suffix) snprintf(suffix + at, sizeof suffix - at, ")");
+        tensor__print_suffix(w, suffix);
+    }
+    bool default_dtype = numel == 0 ? t->dtype == TENSOR_F32 : (t->dtype == TENSOR_F32 || t->dtype == TENSOR_I64 || t->dtype == TENSOR_BOOL);
+    if (!default_dtype) {
+        snprintf(suffix, sizeof suffix, "dtype=torch.%s", tensor__dtype_names[t->dtype]);
+        tensor__print_suffix(w, suffix);
+    }
+    if (user->requires_grad && !user->grad_fn) tensor__print_suffix(w, "requires_grad=True");
+    tensor__pw_str(w, ")");
+}
+
+/* Prints t into w; false (error recorded under fn) if t cannot be read. */
+static bool tensor__print_run(const char *fn, tensor__pw *w, tensor *t) {
+    if (!t) { tensor__null_arg(fn, "t"); return false; }
+    if (t->storage->device == TENSOR_CPU) { tensor__print_to(w, t, t); return true; }
+    tensor *c = tensor_to_device(t, TENSOR_CPU);
+    if (!c) { tensor__fail(fn, "cannot copy the tensor to the CPU for printing"); return false; }
+    tensor__print_to(w, c, t);
+    tensor_free(c);
+    return true;
+}
+
+TENSOR_API int tensor_snprint(tensor *t, char *buf, size_t n) {
+    const char *fn = "tensor_snprint";
+    if (buf && n > 0) buf[0] = 0;
+    if (!buf && n > 0) { tensor__fail(fn, "buf is NULL but n is %zu", n); return -1; }
+    tensor__pw w;
+    memset(&w, 0, sizeof w);
+    w.buf = buf;
+    w.cap = n;
+    if (!tensor__print_run(fn, &w, t)) return -1;
+    if (buf && n > 0) buf[w.len < n ? w.len : n - 1] = 0;
+    if (w.len > (size_t)INT_MAX) { tensor__fail(fn, "text of %zu characters does not fit an int", w.len); return -1; }
+    return (int)w.len;
+}
+
+TENSOR_API void tensor_print(tensor *t) {
+    tensor__pw w;
+    memset(&w, 0, sizeof w);
+    w.f = stdout;
+    if (tensor__print_run("tensor_print", &w, t)) fputc('\n', stdout);
+}
 /* ==== end generator/parts/print.h ==== */
 /* ==== begin tensor_autograd.h ==== */
 // >>autograd -----------------------------------------------------------------------------------

@@ -133,6 +133,8 @@ TENSOR_API int         tensor_get_num_threads(void);
 TENSOR_API bool        tensor_cuda_available(void);
 TENSOR_API const char *tensor_version(void);            /* "MAJOR.MINOR.PATCH" */
 TENSOR_API const char *tensor_build_info(void);         /* SIMD level, SLEEF, CUDA, threads */
+TENSOR_API bool        tensor_set_reference_kernels(bool on); /* true: plain scalar reference kernels only
+                                                                 (to check optimized paths); returns previous */
 
 /* ---- Ops of the registry (ops.def), one prototype each ---- */
 //@@ OPS_PROTOTYPES

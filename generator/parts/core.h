@@ -544,6 +544,7 @@ static tensor *tensor__alias(const char *fn, const tensor *t) {
 static char *tensor__data(const tensor *t) { return (char *)t->storage->data + t->offset * (int64_t)tensor__dtype_sizes[t->dtype]; }
 
 static bool tensor__contiguous(const tensor *t) {
+    if (tensor__numel_of(t->ndim, t->shape) == 0) return true; /* as PyTorch: nothing to lay out */
     int64_t s = 1;
     for (int i = t->ndim - 1; i >= 0; i--) {
         if (t->shape[i] != 1 && t->strides[i] != s) return false;

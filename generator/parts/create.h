@@ -98,7 +98,8 @@ TENSOR_API tensor *tensor_scalar(double value, tensor_dtype dtype) {
 }
 
 static int tensor__cpu_from_data(tensor__call *c) {
-    memcpy(tensor__data(c->out), (const void *)(uintptr_t)c->ip[0], (size_t)tensor__numel_of(c->out->ndim, c->out->shape) * tensor__dtype_sizes[c->out->dtype]);
+    size_t n = (size_t)tensor__numel_of(c->out->ndim, c->out->shape) * tensor__dtype_sizes[c->out->dtype];
+    if (n) memcpy(tensor__data(c->out), (const void *)(uintptr_t)c->ip[0], n); /* data may be NULL when n is 0 */
     return 0;
 }
 TENSOR_API tensor *tensor_from_data(const void *data, int ndim, const int64_t *shape, tensor_dtype dtype) {
@@ -139,7 +140,7 @@ static int tensor__cpu_linspace(tensor__call *c) {
     size_t esz = tensor__dtype_sizes[c->out->dtype];
     double start = c->p[0], end = c->p[1], step = n > 1 ? (end - start) / (double)(n - 1) : 0;
     for (int64_t i = 0; i < n; i++) /* from both ends, as PyTorch does, so the last value is exactly end */
-        tensor__store_f64(o + (size_t)i * esz, c->out->dtype, i < n / 2 ? start + step * (double)i : end - step * (double)(n - 1 - i));
+        tensor__store_f64(o + (size_t)i * esz, c->out->dtype, n == 1 ? start : i < n / 2 ? start + step * (double)i : end - step * (double)(n - 1 - i));
     return 0;
 }
 TENSOR_API tensor *tensor_linspace(double start, double end, int64_t steps, tensor_dtype dtype) {
@@ -224,7 +225,17 @@ TENSOR_API tensor *tensor_randint(int64_t low, int64_t high, int ndim, const int
     tensor__call c;
     tensor__call_init(&c, TENSOR_OP_randint);
     if (low >= high) return tensor__fail(c.fn, "low %lld must be less than high %lld", (long long)low, (long long)high);
-    if (dtype == TENSOR_BOOL && (low < 0 || high > 2)) return tensor__fail(c.fn, "range [%lld, %lld) does not fit bool", (long long)low, (long long)high);
+    int64_t lo_ok = INT64_MIN, hi_ok = INT64_MAX; /* the dtype must hold every value of [low, high) */
+    switch (dtype) {
+    case TENSOR_BOOL: lo_ok = 0; hi_ok = 1; break;
+    case TENSOR_U8: lo_ok = 0; hi_ok = 255; break;
+    case TENSOR_I32: lo_ok = INT32_MIN; hi_ok = INT32_MAX; break;
+    case TENSOR_F16: lo_ok = -2048; hi_ok = 2048; break;  /* integers exact in the significand */
+    case TENSOR_BF16: lo_ok = -256; hi_ok = 256; break;
+    case TENSOR_F32: lo_ok = -16777216; hi_ok = 16777216; break;
+    default: break;
+    }
+    if (low < lo_ok || high - 1 > hi_ok) return tensor__fail(c.fn, "range [%lld, %lld) does not fit dtype %s", (long long)low, (long long)high, tensor_dtype_name(dtype));
     c.ip[0] = low;
     c.ip[1] = high;
     return tensor__create(&c, ndim, shape, dtype);
@@ -271,7 +282,7 @@ static int tensor__cpu_multinomial(tensor__call *c) {
             int64_t idx[2] = {r, j};
             int64_t off = p->ndim == 2 ? tensor__offset_of(p, idx) : tensor__offset_of(p, idx + 1);
             w[j] = tensor__load_f64((char *)p->storage->data + off * (int64_t)tensor__dtype_sizes[p->dtype], p->dtype);
-            if (!(w[j] >= 0) || isinf(w[j])) { tensor__free_aligned(w); tensor__fail(c->fn, "probabilities must be finite and non-negative, row %lld has %g", (long long)r, w[j]); return 1; }
+            if (!(w[j] >= 0) || isinf(w[j])) { double bad = w[j]; tensor__free_aligned(w); tensor__fail(c->fn, "probabilities must be finite and non-negative, row %lld has %g", (long long)r, bad); return 1; }
             total += w[j];
             nonzero += w[j] > 0;
         }

@@ -12,7 +12,7 @@ typedef struct tensor__call {
     tensor *out2;                      /* a second output where an op has one (indices, saved stats) */
     tensor_dtype compute;              /* the dtype elementwise kernels compute in */
     double p[4];                       /* double parameters */
-    int64_t ip[8];                     /* integer parameters (dims, sizes, flags) */
+    int64_t ip[16];                    /* integer parameters (sizes, flags, pads) */
     int n_dims;                        /* reductions: how many dims in dims[] */
     int dims[TENSOR_MAX_DIMS];
     int error;                         /* set by a kernel loop that met a bad value */
@@ -55,6 +55,15 @@ TENSOR_API bool tensor_op_differentiable(tensor_op op) { return (unsigned)op < T
 /* Installs a kernel into the table (the CUDA translation unit calls this at start-up). */
 static TENSOR__UNUSED void tensor__register_kernel(tensor_op op, tensor_device device, tensor__kernel_fn fn) {
     if ((unsigned)op < TENSOR_OP_COUNT && (unsigned)device < TENSOR_DEVICE_COUNT) tensor__kernels[op][device] = fn;
+}
+
+/* true: kernels that have an optimized path take their plain reference path instead, so tests can
+   compare the two (tensor_set_reference_kernels). */
+static bool tensor__reference_kernels;
+TENSOR_API bool tensor_set_reference_kernels(bool on) {
+    bool was = tensor__reference_kernels;
+    tensor__reference_kernels = on;
+    return was;
 }
 
 static void tensor__autograd_record(tensor__call *c); /* >>autograd: records a node when inputs need grad */

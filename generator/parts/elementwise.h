@@ -259,7 +259,9 @@ static tensor *tensor__binary(tensor_op op, tensor *a, tensor *b) {
     TENSOR__CHECK_ARG(fn, b);
     tensor *ins[2] = {a, b};
     tensor_dtype out, compute;
-    if (!tensor__elementwise_types(op, tensor__result_type(2, ins), &out, &compute)) return NULL;
+    /* subtraction refuses a bool operand even where the other one promotes it (PyTorch's bool - int) */
+    tensor_dtype common = op == TENSOR_OP_sub && (a->dtype == TENSOR_BOOL || b->dtype == TENSOR_BOOL) ? TENSOR_BOOL : tensor__result_type(2, ins);
+    if (!tensor__elementwise_types(op, common, &out, &compute)) return NULL;
     return tensor__binary_typed(op, a, b, out, compute);
 }
 
@@ -296,7 +298,10 @@ static tensor *tensor__binary_scalar(tensor_op op, tensor *a, double s) {
     default: base = TENSOR_OP_pow; break;
     }
     tensor_dtype out, compute;
-    if (!tensor__elementwise_types(op, tensor__scalar_result_type(a->dtype, s), &out, &compute)) return NULL;
+    tensor_dtype common = op == TENSOR_OP_sub_scalar && a->dtype == TENSOR_BOOL ? TENSOR_BOOL : tensor__scalar_result_type(a->dtype, s);
+    if (!tensor__elementwise_types(op, common, &out, &compute)) return NULL;
+    if (op == TENSOR_OP_pow_scalar && tensor__is_int(a->dtype) && tensor__scalar_is_integral(s) && s < 0) /* as PyTorch */
+        return tensor__fail(fn, "integers to negative integer powers are not allowed (%s tensor, exponent %g)", tensor__dtype_names[a->dtype], s);
     tensor *b = tensor__wrapped_scalar(fn, s, compute);
     if (!b) return NULL;
     tensor *r = a->storage->device == TENSOR_CPU ? tensor__binary_typed(base, a, b, out, compute) : tensor__fail(fn, "scalar ops on this device are not available");
@@ -369,6 +374,25 @@ TENSOR_API tensor *tensor_where(tensor *cond, tensor *a, tensor *b) {
 /* Refuses writes into tensors an autograd graph depends on (see >>autograd). */
 static bool tensor__check_inplace(const char *fn, tensor *a);
 
+/* The broadcast shape (nd, shape) of an in-place op's operands is a's own shape: a cannot grow. */
+static bool tensor__broadcasts_into(int nd, const int64_t *shape, const tensor *a) {
+    if (nd != a->ndim) return false;
+    for (int i = 0; i < nd; i++) if (shape[i] != a->shape[i]) return false;
+    return true;
+}
+
+/* A write into a view where several elements share one memory location (an expanded view) would
+   depend on the order of the writes: refused, as PyTorch does (fill_ and zero_ write one value
+   everywhere, so they allow it, as PyTorch's do). */
+static bool tensor__check_no_overlap(const char *fn, const tensor *a) {
+    for (int d = 0; d < a->ndim; d++)
+        if (a->strides[d] == 0 && a->shape[d] > 1) {
+            tensor__fail(fn, "more than one element of the written-to tensor (shape %s, an expanded view) refers to a single memory location; clone it first", tensor__shape_of(a));
+            return false;
+        }
+    return true;
+}
+
 static tensor *tensor__inplace_run(tensor__call *c, tensor *a) {
     c->out = a;
     tensor__kernel_fn k = tensor__kernels[c->op][a->storage->device];
@@ -384,11 +408,11 @@ TENSOR_API tensor *tensor_add_(tensor *a, tensor *b) {
     TENSOR__CHECK_ARG(fn, a);
     TENSOR__CHECK_ARG(fn, b);
     tensor *ins[2] = {a, b};
-    if (!tensor__same_device(fn, 2, ins) || !tensor__check_inplace(fn, a)) return NULL;
+    if (!tensor__same_device(fn, 2, ins) || !tensor__check_no_overlap(fn, a) || !tensor__check_inplace(fn, a)) return NULL;
     int nd;
     int64_t shape[TENSOR_MAX_DIMS];
     if (!tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, shape)) return NULL;
-    if (nd != a->ndim || !(tensor__numel_of(nd, shape) == tensor__numel_of(a->ndim, a->shape)))
+    if (!tensor__broadcasts_into(nd, shape, a))
         return tensor__fail(fn, "shape %s of b does not broadcast to the shape %s of a", tensor__shape_of(b), tensor__shape_of(a));
     if (a->dtype == TENSOR_BOOL && b->dtype != TENSOR_BOOL) return tensor__fail(fn, "cannot add %s into a bool tensor", tensor__dtype_names[b->dtype]);
     if (!tensor__is_float(a->dtype) && tensor__is_float(b->dtype)) return tensor__fail(fn, "result type %s cannot be cast to %s in place", tensor__dtype_names[b->dtype], tensor__dtype_names[a->dtype]);
@@ -413,8 +437,9 @@ static int tensor__cpu_mul_scalar_(tensor__call *c) {
 TENSOR_API tensor *tensor_mul_scalar_(tensor *a, double s) {
     const char *fn = "tensor_mul_scalar_";
     TENSOR__CHECK_ARG(fn, a);
-    if (!tensor__check_inplace(fn, a)) return NULL;
-    if (!tensor__is_float(a->dtype) && !tensor__scalar_is_integral(s)) return tensor__fail(fn, "cannot multiply the %s tensor by %g in place", tensor__dtype_names[a->dtype], s);
+    if (!tensor__check_no_overlap(fn, a) || !tensor__check_inplace(fn, a)) return NULL;
+    if (a->dtype == TENSOR_BOOL || (!tensor__is_float(a->dtype) && !tensor__scalar_is_integral(s)))
+        return tensor__fail(fn, "cannot multiply the %s tensor by %g in place", tensor__dtype_names[a->dtype], s);
     tensor__call c;
     tensor__call_init(&c, TENSOR_OP_mul_scalar_);
     c.n_in = 1;
@@ -429,11 +454,10 @@ TENSOR_API tensor *tensor_copy_(tensor *dst, tensor *src) {
     TENSOR__CHECK_ARG(fn, dst);
     TENSOR__CHECK_ARG(fn, src);
     tensor *ins[2] = {dst, src};
-    if (!tensor__same_device(fn, 2, ins) || !tensor__check_inplace(fn, dst)) return NULL;
+    if (!tensor__same_device(fn, 2, ins) || !tensor__check_no_overlap(fn, dst) || !tensor__check_inplace(fn, dst)) return NULL;
     int nd;
     int64_t shape[TENSOR_MAX_DIMS];
-    if (!tensor__broadcast_shapes(fn, dst->ndim, dst->shape, src->ndim, src->shape, &nd, shape) || nd != dst->ndim ||
-        tensor__numel_of(nd, shape) != tensor__numel_of(dst->ndim, dst->shape))
+    if (!tensor__broadcast_shapes(fn, dst->ndim, dst->shape, src->ndim, src->shape, &nd, shape) || !tensor__broadcasts_into(nd, shape, dst))
         return tensor__fail(fn, "source shape %s does not broadcast to the destination shape %s", tensor__shape_of(src), tensor__shape_of(dst));
     tensor__call c;
     tensor__call_init(&c, TENSOR_OP_copy_);

@@ -1,31 +1,1114 @@
-// >>linalg --------------------------------------------------------------------------------
-/* PLACEHOLDER: every op here fails with "not implemented yet" until this part is written. */
-static int tensor__cpu_matmul(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_matmul(tensor *a, tensor *b) { (void)a; (void)b; return tensor__fail("tensor_matmul", "not implemented yet"); }
-TENSOR_API tensor *tensor_linear(tensor *x, tensor *weight, tensor *bias) { (void)x; (void)weight; (void)bias; return tensor__fail("tensor_linear", "not implemented yet"); }
-static int tensor__cpu_softmax(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_softmax(tensor *t, int dim) { (void)t; (void)dim; return tensor__fail("tensor_softmax", "not implemented yet"); }
-static int tensor__cpu_log_softmax(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_log_softmax(tensor *t, int dim) { (void)t; (void)dim; return tensor__fail("tensor_log_softmax", "not implemented yet"); }
-static int tensor__cpu_layer_norm(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_layer_norm(tensor *x, tensor *weight, tensor *bias, double eps) { (void)x; (void)weight; (void)bias; (void)eps; return tensor__fail("tensor_layer_norm", "not implemented yet"); }
-static int tensor__cpu_rms_norm(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_rms_norm(tensor *x, tensor *weight, double eps) { (void)x; (void)weight; (void)eps; return tensor__fail("tensor_rms_norm", "not implemented yet"); }
-static int tensor__cpu_conv2d(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_conv2d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups) { (void)x; (void)w; (void)bias; (void)stride; (void)padding; (void)dilation; (void)groups; return tensor__fail("tensor_conv2d", "not implemented yet"); }
-static int tensor__cpu_conv1d(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_conv1d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups) { (void)x; (void)w; (void)bias; (void)stride; (void)padding; (void)dilation; (void)groups; return tensor__fail("tensor_conv1d", "not implemented yet"); }
-static int tensor__cpu_max_pool2d(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_max_pool2d(tensor *x, int kernel, int stride, int padding) { (void)x; (void)kernel; (void)stride; (void)padding; return tensor__fail("tensor_max_pool2d", "not implemented yet"); }
-static int tensor__cpu_avg_pool2d(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_avg_pool2d(tensor *x, int kernel, int stride, int padding) { (void)x; (void)kernel; (void)stride; (void)padding; return tensor__fail("tensor_avg_pool2d", "not implemented yet"); }
-static int tensor__cpu_embedding(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_embedding(tensor *weight, tensor *indices) { (void)weight; (void)indices; return tensor__fail("tensor_embedding", "not implemented yet"); }
-static int tensor__cpu_dropout(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_dropout(tensor *x, double p, bool training) { (void)x; (void)p; (void)training; return tensor__fail("tensor_dropout", "not implemented yet"); }
-TENSOR_API tensor *tensor_scaled_dot_product_attention(tensor *q, tensor *k, tensor *v, tensor *mask, bool is_causal) { (void)q; (void)k; (void)v; (void)mask; (void)is_causal; return tensor__fail("tensor_scaled_dot_product_attention", "not implemented yet"); }
-TENSOR_API tensor *tensor_cross_entropy(tensor *logits, tensor *targets) { (void)logits; (void)targets; return tensor__fail("tensor_cross_entropy", "not implemented yet"); }
-static int tensor__cpu_nll_loss(tensor__call *c) { (void)c; return 1; }
-TENSOR_API tensor *tensor_nll_loss(tensor *log_probs, tensor *targets) { (void)log_probs; (void)targets; return tensor__fail("tensor_nll_loss", "not implemented yet"); }
-TENSOR_API tensor *tensor_mse_loss(tensor *input, tensor *target) { (void)input; (void)target; return tensor__fail("tensor_mse_loss", "not implemented yet"); }
-TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tensor *targets) { (void)logits; (void)targets; return tensor__fail("tensor_binary_cross_entropy_with_logits", "not implemented yet"); }
+// >>linalg -------------------------------------------------------------------------------------
+/* Matrix products and the neural-network functions built on them. The dense kernels (matmul and
+   the convolutions, which lower to im2col + the same GEMM) have a fast path that packs operands
+   into contiguous f32/f64/i64 panels and a plain reference loop; tensor_set_reference_kernels
+   routes them through the reference loops so the tests can compare the two. */
+
+/* Tells the compiler that the loop after it carries no dependence through memory (its output row
+   never aliases its input rows), so it vectorizes without a run-time alias check. */
+#if defined(__clang__)
+#define TENSOR__IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define TENSOR__IVDEP _Pragma("GCC ivdep")
+#elif defined(_MSC_VER)
+#define TENSOR__IVDEP __pragma(loop(ivdep))
+#else
+#define TENSOR__IVDEP
+#endif
+
+
+/* Scratch buffers of kernels: n bytes (at least 1), or NULL after recording an error. */
+static void *tensor__scratch(const char *fn, size_t n) {
+    void *p = tensor__alloc_aligned(n ? n : 1);
+    if (!p) tensor__fail(fn, "out of memory allocating %zu bytes of scratch", n);
+    return p;
+}
+
+/* out[n, m] = A[n, k] @ B[k, m]. Rows of A, B and out are contiguous, ld* elements apart. The
+   loops run i-k-j so the innermost loop streams a row of B into a row of out (the compiler
+   vectorizes it); B is walked in KB x NB blocks that stay in cache while every row of A passes
+   over them, and four rows of B are folded per pass over the out row. The vector part of a row
+   runs to a multiple of 16 and a scalar loop does the rest: with the trip count a known multiple
+   of the vector width (and TENSOR__IVDEP), gcc's -O2 cost model vectorizes it too. The uint64_t
+   instance serves the integer dtypes: unsigned arithmetic wraps like PyTorch's integer matmul.
+   (A packed, register-tiled, threaded GEMM replaces this with the CPU speed work.) */
+#define TENSOR__GEMM_NB 256
+#define TENSOR__GEMM_KB 128
+#define TENSOR__DEFINE_GEMM(sfx, T)                                                                      \
+    static void tensor__gemm_##sfx(int64_t n, int64_t m, int64_t k, const T *A, int64_t lda,           \
+                                   const T *B, int64_t ldb, T *out, int64_t ldo) {                      \
+        for (int64_t i = 0; i < n; i++)                                                                 \
+            for (int64_t j = 0; j < m; j++) out[i * ldo + j] = 0;                                       \
+        for (int64_t j0 = 0; j0 < m; j0 += TENSOR__GEMM_NB) {                                           \
+            int64_t jn = m - j0 < TENSOR__GEMM_NB ? m - j0 : TENSOR__GEMM_NB, jv = jn & ~(int64_t)15;  \
+            for (int64_t k0 = 0; k0 < k; k0 += TENSOR__GEMM_KB) {                                       \
+                int64_t kn = k - k0 < TENSOR__GEMM_KB ? k - k0 : TENSOR__GEMM_KB;                       \
+                for (int64_t i = 0; i < n; i++) {                                                       \
+                    T *o = out + i * ldo + j0;                                                          \
+                    const T *ar = A + i * lda + k0;                                                     \
+                    int64_t p = 0;                                                                      \
+                    for (; p + 4 <= kn; p += 4) {                                                       \
+                        const T a0 = ar[p], a1 = ar[p + 1], a2 = ar[p + 2], a3 = ar[p + 3];             \
+                        const T *b0 = B + (k0 + p) * ldb + j0, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb; \
+                        TENSOR__IVDEP                                                                   \
+                        for (int64_t j = 0; j < jv; j++) o[j] += a0 * b0[j] + a1 * b1[j] + a2 * b2[j] + a3 * b3[j]; \
+                        for (int64_t j = jv; j < jn; j++) o[j] += a0 * b0[j] + a1 * b1[j] + a2 * b2[j] + a3 * b3[j]; \
+                    }                                                                                   \
+                    for (; p < kn; p++) {                                                               \
+                        const T a0 = ar[p], *b0 = B + (k0 + p) * ldb + j0;                              \
+                        TENSOR__IVDEP                                                                   \
+                        for (int64_t j = 0; j < jv; j++) o[j] += a0 * b0[j];                            \
+                        for (int64_t j = jv; j < jn; j++) o[j] += a0 * b0[j];                           \
+                    }                                                                                   \
+                }                                                                                       \
+            }                                                                                           \
+        }                                                                                               \
+    }
+TENSOR__DEFINE_GEMM(f32, float)
+TENSOR__DEFINE_GEMM(f64, double)
+TENSOR__DEFINE_GEMM(u64, uint64_t)
+
+/* The compute dtype of the packed kernels for an output dtype: f32 for f32/f16/bf16, f64 for
+   f64, i64 (as uint64_t) for the integer dtypes. */
+static tensor_dtype tensor__gemm_dtype(tensor_dtype d) {
+    return d == TENSOR_F64 ? TENSOR_F64 : tensor__is_float(d) ? TENSOR_F32 : TENSOR_I64;
+}
+
+static void tensor__gemm(tensor_dtype ct, int64_t n, int64_t m, int64_t k, const void *A, int64_t lda,
+                         const void *B, int64_t ldb, void *out, int64_t ldo) {
+    if (ct == TENSOR_F32) tensor__gemm_f32(n, m, k, (const float *)A, lda, (const float *)B, ldb, (float *)out, ldo);
+    else if (ct == TENSOR_F64) tensor__gemm_f64(n, m, k, (const double *)A, lda, (const double *)B, ldb, (double *)out, ldo);
+    else tensor__gemm_u64(n, m, k, (const uint64_t *)A, lda, (const uint64_t *)B, ldb, (uint64_t *)out, ldo);
+}
+
+/* dst[r * cols + q] = src[r * rs + q * cs] (strides in elements of sd) converted to ct. */
+static void tensor__pack(void *dst, tensor_dtype ct, const char *src, tensor_dtype sd, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+    int64_t esz = (int64_t)tensor__dtype_sizes[sd];
+    for (int64_t r = 0; r < rows; r++) {
+        const char *s = src + r * rs * esz;
+        if (ct == TENSOR_F32) {
+            float *d = (float *)dst + r * cols;
+            if (sd == TENSOR_F32) { const float *f = (const float *)s; for (int64_t q = 0; q < cols; q++) d[q] = f[q * cs]; }
+            else for (int64_t q = 0; q < cols; q++) d[q] = (float)tensor__load_f64(s + q * cs * esz, sd);
+        } else if (ct == TENSOR_F64) {
+            double *d = (double *)dst + r * cols;
+            if (sd == TENSOR_F64) { const double *f = (const double *)s; for (int64_t q = 0; q < cols; q++) d[q] = f[q * cs]; }
+            else for (int64_t q = 0; q < cols; q++) d[q] = tensor__load_f64(s + q * cs * esz, sd);
+        } else {
+            uint64_t *d = (uint64_t *)dst + r * cols;
+            for (int64_t q = 0; q < cols; q++) d[q] = (uint64_t)tensor__load_i64(s + q * cs * esz, sd);
+        }
+    }
+}
+
+/* dst (contiguous, dtype dd) = src (contiguous, compute dtype ct), count elements. */
+static void tensor__unpack(char *dst, tensor_dtype dd, const void *src, tensor_dtype ct, int64_t count) {
+    size_t esz = tensor__dtype_sizes[dd];
+    if (ct == TENSOR_F32) for (int64_t i = 0; i < count; i++) tensor__store_f64(dst + (size_t)i * esz, dd, ((const float *)src)[i]);
+    else if (ct == TENSOR_F64) for (int64_t i = 0; i < count; i++) tensor__store_f64(dst + (size_t)i * esz, dd, ((const double *)src)[i]);
+    else for (int64_t i = 0; i < count; i++) tensor__store_i64(dst + (size_t)i * esz, dd, (int64_t)((const uint64_t *)src)[i]);
+}
+
+/* The geometry of one matmul: per batch out[n, m] = A[n, k] @ B[k, m], with the matrix strides of
+   a and b (a 1-D operand is a single row of A or column of B) and the batch dims of out, where
+   a_bs/b_bs are 0 on dims an operand broadcasts over. */
+typedef struct {
+    int64_t n, m, k;
+    int64_t a_rs, a_cs, b_rs, b_cs;
+    int nb;
+    int64_t bshape[TENSOR_MAX_DIMS], a_bs[TENSOR_MAX_DIMS], b_bs[TENSOR_MAX_DIMS];
+    int64_t batches;
+} tensor__mm_geom;
+
+static void tensor__mm_geometry(const tensor *a, const tensor *b, const tensor *out, tensor__mm_geom *g) {
+    int ad = a->ndim, bd = b->ndim;
+    g->k = a->shape[ad - 1];
+    g->a_cs = a->strides[ad - 1];
+    if (ad >= 2) { g->n = a->shape[ad - 2]; g->a_rs = a->strides[ad - 2]; }
+    else { g->n = 1; g->a_rs = 0; }
+    if (bd >= 2) { g->m = b->shape[bd - 1]; g->b_cs = b->strides[bd - 1]; g->b_rs = b->strides[bd - 2]; }
+    else { g->m = 1; g->b_cs = 0; g->b_rs = b->strides[0]; }
+    int abn = ad >= 2 ? ad - 2 : 0, bbn = bd >= 2 ? bd - 2 : 0;
+    g->nb = out->ndim - (ad >= 2) - (bd >= 2);
+    g->batches = 1;
+    for (int i = 0; i < g->nb; i++) {
+        int ai = i - (g->nb - abn), bi = i - (g->nb - bbn);
+        g->bshape[i] = out->shape[i];
+        g->a_bs[i] = (ai >= 0 && a->shape[ai] != 1) ? a->strides[ai] : 0;
+        g->b_bs[i] = (bi >= 0 && b->shape[bi] != 1) ? b->strides[bi] : 0;
+        g->batches *= out->shape[i];
+    }
+}
+
+/* The plain reference: one dot product per output element, in double (i64 for integers). */
+static void tensor__matmul_reference(tensor__call *c, const tensor__mm_geom *g) {
+    const tensor *a = c->in[0], *b = c->in[1];
+    tensor *out = c->out;
+    int64_t ea = (int64_t)tensor__dtype_sizes[a->dtype], eb = (int64_t)tensor__dtype_sizes[b->dtype];
+    size_t eo = tensor__dtype_sizes[out->dtype];
+    bool ints = !tensor__is_float(out->dtype);
+    int64_t idx[TENSOR_MAX_DIMS] = {0};
+    char *o = tensor__data(out);
+    for (int64_t bi = 0; bi < g->batches; bi++) {
+        int64_t ao = a->offset, bo = b->offset;
+        for (int d = 0; d < g->nb; d++) { ao += idx[d] * g->a_bs[d]; bo += idx[d] * g->b_bs[d]; }
+        const char *pa = (const char *)a->storage->data + ao * ea, *pb = (const char *)b->storage->data + bo * eb;
+        for (int64_t i = 0; i < g->n; i++)
+            for (int64_t j = 0; j < g->m; j++) {
+                char *dst = o + (size_t)((bi * g->n + i) * g->m + j) * eo;
+                if (ints) {
+                    int64_t acc = 0;
+                    for (int64_t p = 0; p < g->k; p++)
+                        acc = tensor__iadd(acc, tensor__imul(tensor__load_i64(pa + (i * g->a_rs + p * g->a_cs) * ea, a->dtype),
+                                                             tensor__load_i64(pb + (p * g->b_rs + j * g->b_cs) * eb, b->dtype)));
+                    tensor__store_i64(dst, out->dtype, acc);
+                } else {
+                    double acc = 0;
+                    for (int64_t p = 0; p < g->k; p++)
+                        acc += tensor__load_f64(pa + (i * g->a_rs + p * g->a_cs) * ea, a->dtype) *
+                               tensor__load_f64(pb + (p * g->b_rs + j * g->b_cs) * eb, b->dtype);
+                    tensor__store_f64(dst, out->dtype, acc);
+                }
+            }
+        tensor__next_index(g->nb, g->bshape, idx);
+    }
+}
+
+/* The fast path: per batch, each operand is used in place when it already has contiguous rows of
+   the compute dtype, else packed (once per distinct batch offset, so an operand broadcast over the
+   batch is packed once); then one GEMM into the output (or a compute-dtype buffer for f16/bf16
+   and the narrow integer dtypes). */
+static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
+    const tensor *a = c->in[0], *b = c->in[1];
+    tensor *out = c->out;
+    tensor_dtype dt = out->dtype, ct = tensor__gemm_dtype(dt);
+    int64_t n = g->n, m = g->m, k = g->k;
+    size_t cs = tensor__dtype_sizes[ct], eo = tensor__dtype_sizes[dt];
+    int64_t ea = (int64_t)tensor__dtype_sizes[a->dtype], eb = (int64_t)tensor__dtype_sizes[b->dtype];
+    bool a_direct = a->dtype == ct && (g->a_cs == 1 || k == 1);
+    bool b_direct = b->dtype == ct && (g->b_cs == 1 || m == 1);
+    bool o_direct = dt == ct;
+    void *pa = a_direct ? NULL : tensor__scratch(c->fn, (size_t)(n * k) * cs);
+    void *pb = b_direct ? NULL : tensor__scratch(c->fn, (size_t)(k * m) * cs);
+    void *po = o_direct ? NULL : tensor__scratch(c->fn, (size_t)(n * m) * cs);
+    if ((!a_direct && !pa) || (!b_direct && !pb) || (!o_direct && !po)) {
+        tensor__free_aligned(pa); tensor__free_aligned(pb); tensor__free_aligned(po);
+        return 1;
+    }
+    int64_t idx[TENSOR_MAX_DIMS] = {0}, last_a = -1, last_b = -1;
+    char *o = tensor__data(out);
+    for (int64_t bi = 0; bi < g->batches; bi++) {
+        int64_t ao = a->offset, bo = b->offset;
+        for (int d = 0; d < g->nb; d++) { ao += idx[d] * g->a_bs[d]; bo += idx[d] * g->b_bs[d]; }
+        const char *sa = (const char *)a->storage->data + ao * ea, *sb = (const char *)b->storage->data + bo * eb;
+        if (!a_direct && ao != last_a) tensor__pack(pa, ct, sa, a->dtype, n, k, g->a_rs, g->a_cs);
+        if (!b_direct && bo != last_b) tensor__pack(pb, ct, sb, b->dtype, k, m, g->b_rs, g->b_cs);
+        last_a = ao;
+        last_b = bo;
+        char *dst = o + (size_t)(bi * n * m) * eo;
+        tensor__gemm(ct, n, m, k, a_direct ? (const void *)sa : pa, a_direct ? g->a_rs : k,
+                     b_direct ? (const void *)sb : pb, b_direct ? g->b_rs : m, o_direct ? (void *)dst : po, m);
+        if (!o_direct) tensor__unpack(dst, dt, po, ct, n * m);
+        tensor__next_index(g->nb, g->bshape, idx);
+    }
+    tensor__free_aligned(pa);
+    tensor__free_aligned(pb);
+    tensor__free_aligned(po);
+    return 0;
+}
+
+/* out: [batch..., n, m] (the n or m dim absent where a or b is 1-D) */
+static int tensor__cpu_matmul(tensor__call *c) {
+    tensor__mm_geom g;
+    tensor__mm_geometry(c->in[0], c->in[1], c->out, &g);
+    if (tensor__numel_of(c->out->ndim, c->out->shape) == 0) return 0;
+    if (g.k == 0) { tensor__fill(c->out, 0); return 0; }
+    if (tensor__reference_kernels) { tensor__matmul_reference(c, &g); return 0; }
+    return tensor__matmul_fast(c, &g);
+}
+
+TENSOR_API tensor *tensor_matmul(tensor *a, tensor *b) {
+    const char *fn = "tensor_matmul";
+    TENSOR__CHECK_ARG(fn, a);
+    TENSOR__CHECK_ARG(fn, b);
+    tensor *ins[2] = {a, b};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    if (a->ndim == 0 || b->ndim == 0)
+        return tensor__fail(fn, "both arguments need at least 1 dim, got shapes %s and %s", tensor__shape_of(a), tensor__shape_of(b));
+    if (a->dtype != b->dtype)
+        return tensor__fail(fn, "expected both arguments to have the same dtype, got %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]);
+    if (a->dtype == TENSOR_BOOL) return tensor__fail(fn, "not supported for bool tensors");
+    int ad = a->ndim, bd = b->ndim;
+    int64_t ka = a->shape[ad - 1], kb = bd == 1 ? b->shape[0] : b->shape[bd - 2];
+    if (ka != kb)
+        return tensor__fail(fn, "shapes %s and %s cannot be multiplied (%lld != %lld)", tensor__shape_of(a), tensor__shape_of(b), (long long)ka, (long long)kb);
+    /* batch dims: everything before the last two dims, broadcast */
+    int abn = ad >= 2 ? ad - 2 : 0, bbn = bd >= 2 ? bd - 2 : 0, nb = abn > bbn ? abn : bbn;
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int i = 0; i < nb; i++) {
+        int ai = i - (nb - abn), bi = i - (nb - bbn);
+        int64_t da = ai >= 0 ? a->shape[ai] : 1, db = bi >= 0 ? b->shape[bi] : 1;
+        if (da != db && da != 1 && db != 1) {
+            char sa[160], sb[160];
+            return tensor__fail(fn, "batch dims %s and %s of shapes %s and %s cannot be broadcast (size %lld vs %lld)",
+                                tensor__shape_str(sa, sizeof sa, abn, a->shape), tensor__shape_str(sb, sizeof sb, bbn, b->shape),
+                                tensor__shape_of(a), tensor__shape_of(b), (long long)da, (long long)db);
+        }
+        shape[i] = da == 1 ? db : da;
+    }
+    int nd = nb;
+    if (ad >= 2) shape[nd++] = a->shape[ad - 2];
+    if (bd >= 2) shape[nd++] = b->shape[bd - 1];
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_matmul);
+    c.n_in = 2;
+    c.in[0] = a;
+    c.in[1] = b;
+    c.out = tensor__new(fn, nd, shape, a->dtype, a->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* True when shape a broadcasts to exactly shape b (b does not grow); records nothing. */
+static bool tensor__broadcasts_to(int na, const int64_t *a, int nb, const int64_t *b) {
+    if (na > nb) return false;
+    for (int i = 1; i <= na; i++)
+        if (a[na - i] != b[nb - i] && a[na - i] != 1) return false;
+    return true;
+}
+
+/* x @ weight^T + bias, written with matmul, transpose and add so autograd flows through them. */
+TENSOR_API tensor *tensor_linear(tensor *x, tensor *weight, tensor *bias) {
+    const char *fn = "tensor_linear";
+    TENSOR__CHECK_ARG(fn, x);
+    TENSOR__CHECK_ARG(fn, weight);
+    tensor *ins[3] = {x, weight, bias};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (x->ndim == 0) return tensor__fail(fn, "input must have at least 1 dim, got a 0-dim tensor");
+    if (weight->ndim != 1 && weight->ndim != 2)
+        return tensor__fail(fn, "weight must be [out_features, in_features] (or 1-D), got shape %s", tensor__shape_of(weight));
+    if (x->dtype != weight->dtype || (bias && bias->dtype != x->dtype))
+        return tensor__fail(fn, "input, weight and bias must have the same dtype, got %s, %s and %s", tensor__dtype_names[x->dtype],
+                            tensor__dtype_names[weight->dtype], bias ? tensor__dtype_names[bias->dtype] : "none");
+    if (!tensor__is_float(x->dtype) && x->dtype != TENSOR_I32 && x->dtype != TENSOR_I64 && x->dtype != TENSOR_U8)
+        return tensor__fail(fn, "not supported for %s tensors", tensor__dtype_names[x->dtype]);
+    int64_t in = x->shape[x->ndim - 1], win = weight->shape[weight->ndim - 1];
+    if (in != win)
+        return tensor__fail(fn, "input shape %s and weight shape %s are incompatible (in_features %lld != %lld)", tensor__shape_of(x),
+                            tensor__shape_of(weight), (long long)in, (long long)win);
+    /* the bias must broadcast onto the output [..., out_features] without growing it */
+    int64_t oshape[TENSOR_MAX_DIMS];
+    int ond = 0;
+    for (int d = 0; d < x->ndim - 1; d++) oshape[ond++] = x->shape[d];
+    if (weight->ndim == 2) oshape[ond++] = weight->shape[0];
+    if (bias && !tensor__broadcasts_to(bias->ndim, bias->shape, ond, oshape)) {
+        char b[160];
+        return tensor__fail(fn, "bias of shape %s does not broadcast to the output shape %s (weight %s)", tensor__shape_of(bias),
+                            tensor__shape_str(b, sizeof b, ond, oshape), tensor__shape_of(weight));
+    }
+    tensor *wt = NULL; /* a 1-D weight is used as it is, so autograd sees weight itself */
+    if (weight->ndim == 2 && !(wt = tensor_transpose(weight, 0, 1))) return NULL;
+    tensor *y = tensor_matmul(x, wt ? wt : weight);
+    tensor_free(wt);
+    if (!y || !bias) return y;
+    tensor *r = tensor_add(y, bias);
+    tensor_free(y);
+    return r;
+}
+
+// >>nn -----------------------------------------------------------------------------------------
+/* Rows along one dim: the start offsets (in elements) of every row of up to two tensors of one
+   shape, walked in row-major order of the other dims. dim -1 stands for the single one-element
+   row of a 0-dim tensor. */
+typedef struct {
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS], idx[TENSOR_MAX_DIMS], stride[2][TENSOR_MAX_DIMS];
+    int64_t off[2], count;
+} tensor__rows;
+
+static void tensor__rows_init(tensor__rows *r, const tensor *t0, const tensor *t1, int dim) {
+    r->nd = 0;
+    r->count = 1;
+    for (int d = 0; d < t0->ndim; d++) {
+        if (d == dim) continue;
+        r->shape[r->nd] = t0->shape[d];
+        r->stride[0][r->nd] = t0->strides[d];
+        r->stride[1][r->nd] = t1->strides[d];
+        r->idx[r->nd] = 0;
+        r->count *= t0->shape[d];
+        r->nd++;
+    }
+    r->off[0] = t0->offset;
+    r->off[1] = t1->offset;
+}
+
+static void tensor__rows_next(tensor__rows *r) {
+    for (int d = r->nd - 1; d >= 0; d--) {
+        r->off[0] += r->stride[0][d];
+        r->off[1] += r->stride[1][d];
+        if (++r->idx[d] < r->shape[d]) return;
+        r->off[0] -= r->stride[0][d] * r->shape[d];
+        r->off[1] -= r->stride[1][d] * r->shape[d];
+        r->idx[d] = 0;
+    }
+}
+
+/* dst[i] = t's element at offset off + i * stride (elements), as double. */
+static void tensor__load_row(double *dst, const tensor *t, int64_t off, int64_t stride, int64_t n) {
+    const char *base = (const char *)t->storage->data;
+    if (t->dtype == TENSOR_F32) { const float *s = (const float *)base + off; for (int64_t i = 0; i < n; i++) dst[i] = s[i * stride]; }
+    else if (t->dtype == TENSOR_F64) { const double *s = (const double *)base + off; for (int64_t i = 0; i < n; i++) dst[i] = s[i * stride]; }
+    else {
+        int64_t esz = (int64_t)tensor__dtype_sizes[t->dtype];
+        for (int64_t i = 0; i < n; i++) dst[i] = tensor__load_f64(base + (off + i * stride) * esz, t->dtype);
+    }
+}
+
+/* t's elements at offset off + i * stride = src[i], rounded to t's dtype. */
+static void tensor__store_row(tensor *t, int64_t off, int64_t stride, const double *src, int64_t n) {
+    char *base = (char *)t->storage->data;
+    if (t->dtype == TENSOR_F32) { float *d = (float *)base + off; for (int64_t i = 0; i < n; i++) d[i * stride] = (float)src[i]; }
+    else if (t->dtype == TENSOR_F64) { double *d = (double *)base + off; for (int64_t i = 0; i < n; i++) d[i * stride] = src[i]; }
+    else {
+        int64_t esz = (int64_t)tensor__dtype_sizes[t->dtype];
+        for (int64_t i = 0; i < n; i++) tensor__store_f64(base + (off + i * stride) * esz, t->dtype, src[i]);
+    }
+}
+
+/* A 1-D optional parameter (norm weight or bias) as n doubles; fill where absent. */
+static double *tensor__param_row(const char *fn, const tensor *t, int64_t n, double fill) {
+    double *v = (double *)tensor__scratch(fn, (size_t)n * sizeof(double));
+    if (!v) return NULL;
+    if (t) tensor__load_row(v, t, t->offset, t->strides[0], n);
+    else for (int64_t i = 0; i < n; i++) v[i] = fill;
+    return v;
+}
+
+/* ---- softmax, log_softmax ---- */
+
+/* out: same shape as x; each row along dim (ip[0]) becomes exp(x - max) / sum, or its log,
+   computed in double. A row of -inf (fully masked) gives NaN, as in PyTorch. */
+static int tensor__softmax_kernel(tensor__call *c, bool log_form) {
+    tensor *x = c->in[0], *y = c->out;
+    int dim = (int)c->ip[0];
+    if (tensor__numel_of(x->ndim, x->shape) == 0) return 0;
+    int64_t len = dim >= 0 ? x->shape[dim] : 1, xs = dim >= 0 ? x->strides[dim] : 0, ys = dim >= 0 ? y->strides[dim] : 0;
+    double *row = (double *)tensor__scratch(c->fn, (size_t)len * sizeof(double));
+    if (!row) return 1;
+    tensor__rows r;
+    tensor__rows_init(&r, x, y, dim);
+    for (int64_t q = 0; q < r.count; q++, tensor__rows_next(&r)) {
+        tensor__load_row(row, x, r.off[0], xs, len);
+        double mx = -INFINITY, sum = 0;
+        for (int64_t i = 0; i < len; i++) if (row[i] > mx) mx = row[i];
+        for (int64_t i = 0; i < len; i++) sum += exp(row[i] - mx);
+        if (log_form) {
+            double lse = mx + log(sum);
+            for (int64_t i = 0; i < len; i++) row[i] = row[i] - lse;
+        } else {
+            for (int64_t i = 0; i < len; i++) row[i] = exp(row[i] - mx) / sum;
+        }
+        tensor__store_row(y, r.off[1], ys, row, len);
+    }
+    tensor__free_aligned(row);
+    return 0;
+}
+static int tensor__cpu_softmax(tensor__call *c) { return tensor__softmax_kernel(c, false); }
+static int tensor__cpu_log_softmax(tensor__call *c) { return tensor__softmax_kernel(c, true); }
+
+static tensor *tensor__softmax_front(tensor_op op, tensor *t, int dim) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, t);
+    if (!tensor__is_float(t->dtype))
+        return tensor__fail(fn, "expected a floating tensor, got %s (convert it with tensor_to_dtype)", tensor__dtype_names[t->dtype]);
+    int d = tensor__wrap_dim(fn, dim, t->ndim ? t->ndim : 1);
+    if (d < 0) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, op);
+    c.n_in = 1;
+    c.in[0] = t;
+    c.ip[0] = t->ndim ? d : -1;
+    c.out = tensor__new_like(fn, t, t->dtype);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+TENSOR_API tensor *tensor_softmax(tensor *t, int dim) { return tensor__softmax_front(TENSOR_OP_softmax, t, dim); }
+TENSOR_API tensor *tensor_log_softmax(tensor *t, int dim) { return tensor__softmax_front(TENSOR_OP_log_softmax, t, dim); }
+
+/* ---- layer_norm, rms_norm (over the last dim) ---- */
+
+/* out: [..., C] = (x - mean) / sqrt(var + eps) * weight + bias, biased variance, in double. */
+static int tensor__cpu_layer_norm(tensor__call *c) {
+    tensor *x = c->in[0], *y = c->out;
+    int last = x->ndim - 1;
+    int64_t n = x->shape[last];
+    if (tensor__numel_of(x->ndim, x->shape) == 0) return 0;
+    double *row = (double *)tensor__scratch(c->fn, (size_t)n * sizeof(double));
+    double *w = tensor__param_row(c->fn, c->in[1], n, 1.0), *b = tensor__param_row(c->fn, c->in[2], n, 0.0);
+    if (!row || !w || !b) { tensor__free_aligned(row); tensor__free_aligned(w); tensor__free_aligned(b); return 1; }
+    tensor__rows r;
+    tensor__rows_init(&r, x, y, last);
+    for (int64_t q = 0; q < r.count; q++, tensor__rows_next(&r)) {
+        tensor__load_row(row, x, r.off[0], x->strides[last], n);
+        double mean = 0, var = 0;
+        for (int64_t i = 0; i < n; i++) mean += row[i];
+        mean /= (double)n;
+        for (int64_t i = 0; i < n; i++) var += (row[i] - mean) * (row[i] - mean);
+        var /= (double)n;
+        double rstd = 1.0 / sqrt(var + c->p[0]);
+        for (int64_t i = 0; i < n; i++) row[i] = (row[i] - mean) * rstd * w[i] + b[i];
+        tensor__store_row(y, r.off[1], y->strides[last], row, n);
+    }
+    tensor__free_aligned(row);
+    tensor__free_aligned(w);
+    tensor__free_aligned(b);
+    return 0;
+}
+
+/* out: [..., C] = x / sqrt(mean(x^2) + eps) * weight, in double. */
+static int tensor__cpu_rms_norm(tensor__call *c) {
+    tensor *x = c->in[0], *y = c->out;
+    int last = x->ndim - 1;
+    int64_t n = x->shape[last];
+    if (tensor__numel_of(x->ndim, x->shape) == 0) return 0;
+    double *row = (double *)tensor__scratch(c->fn, (size_t)n * sizeof(double));
+    double *w = tensor__param_row(c->fn, c->in[1], n, 1.0);
+    if (!row || !w) { tensor__free_aligned(row); tensor__free_aligned(w); return 1; }
+    tensor__rows r;
+    tensor__rows_init(&r, x, y, last);
+    for (int64_t q = 0; q < r.count; q++, tensor__rows_next(&r)) {
+        tensor__load_row(row, x, r.off[0], x->strides[last], n);
+        double ms = 0;
+        for (int64_t i = 0; i < n; i++) ms += row[i] * row[i];
+        double rr = 1.0 / sqrt(ms / (double)n + c->p[0]);
+        for (int64_t i = 0; i < n; i++) row[i] = row[i] * rr * w[i];
+        tensor__store_row(y, r.off[1], y->strides[last], row, n);
+    }
+    tensor__free_aligned(row);
+    tensor__free_aligned(w);
+    return 0;
+}
+
+/* Checks an optional norm parameter: 1-D of the normalized size, floating. */
+static bool tensor__check_norm_param(const char *fn, const char *what, const tensor *p, const tensor *x) {
+    if (!p) return true;
+    int64_t n = x->shape[x->ndim - 1];
+    if (p->ndim != 1 || p->shape[0] != n) {
+        tensor__fail(fn, "%s of shape %s does not match the normalized shape [%lld] (the last dim of input %s)", what, tensor__shape_of(p), (long long)n, tensor__shape_of(x));
+        return false;
+    }
+    if (!tensor__is_float(p->dtype)) { tensor__fail(fn, "%s must be a floating tensor, got %s", what, tensor__dtype_names[p->dtype]); return false; }
+    return true;
+}
+
+static tensor *tensor__norm_front(tensor_op op, tensor *x, tensor *weight, tensor *bias, double eps) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, x);
+    tensor *ins[3] = {x, weight, bias};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (x->ndim == 0) return tensor__fail(fn, "input must have at least 1 dim, got a 0-dim tensor");
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    if (!tensor__check_norm_param(fn, "weight", weight, x) || !tensor__check_norm_param(fn, "bias", bias, x)) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, op);
+    c.n_in = 3;
+    c.in[0] = x;
+    c.in[1] = weight;
+    c.in[2] = bias;
+    c.p[0] = eps;
+    c.out = tensor__new_like(fn, x, x->dtype);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+TENSOR_API tensor *tensor_layer_norm(tensor *x, tensor *weight, tensor *bias, double eps) { return tensor__norm_front(TENSOR_OP_layer_norm, x, weight, bias, eps); }
+TENSOR_API tensor *tensor_rms_norm(tensor *x, tensor *weight, double eps) { return tensor__norm_front(TENSOR_OP_rms_norm, x, weight, NULL, eps); }
+
+/* ---- convolutions: im2col + GEMM ---- */
+
+/* One convolution as 2-D: conv1d is the case H = kH = 1 (stride, padding and dilation act on W). */
+typedef struct {
+    int64_t N, C, H, W, O, kH, kW, oH, oW, sh, sw, ph, pw, dh, dw, groups;
+    int64_t xs[4], ws[4]; /* element strides of x [n, c, h, w] and w [o, c, h, w]; 0 on absent dims */
+} tensor__conv_geom;
+
+static void tensor__conv_geometry(const tensor__call *c, int sd, tensor__conv_geom *g) {
+    const tensor *x = c->in[0], *w = c->in[1], *out = c->out;
+    bool batched = x->ndim == sd + 2;
+    int xd = x->ndim;
+    int64_t s = c->ip[0], p = c->ip[1], d = c->ip[2];
+    g->N = batched ? x->shape[0] : 1;
+    g->xs[0] = batched ? x->strides[0] : 0;
+    g->C = x->shape[xd - sd - 1];
+    g->xs[1] = x->strides[xd - sd - 1];
+    g->O = w->shape[0];
+    g->ws[0] = w->strides[0];
+    g->ws[1] = w->strides[1];
+    g->W = x->shape[xd - 1];
+    g->xs[3] = x->strides[xd - 1];
+    g->kW = w->shape[w->ndim - 1];
+    g->ws[3] = w->strides[w->ndim - 1];
+    g->oW = out->shape[out->ndim - 1];
+    g->sw = s; g->pw = p; g->dw = d;
+    if (sd == 2) {
+        g->H = x->shape[xd - 2]; g->xs[2] = x->strides[xd - 2];
+        g->kH = w->shape[2]; g->ws[2] = w->strides[2];
+        g->oH = out->shape[out->ndim - 2];
+        g->sh = s; g->ph = p; g->dh = d;
+    } else {
+        g->H = 1; g->xs[2] = 0; g->kH = 1; g->ws[2] = 0; g->oH = 1;
+        g->sh = 1; g->ph = 0; g->dh = 1;
+    }
+    g->groups = c->ip[3];
+}
+
+/* The reference: the convolution sum written out, in double, straight from the strided inputs. */
+static void tensor__conv_reference(tensor__call *c, const tensor__conv_geom *g) {
+    const tensor *x = c->in[0], *w = c->in[1], *bias = c->in[2];
+    tensor *out = c->out;
+    int64_t ex = (int64_t)tensor__dtype_sizes[x->dtype], ew = (int64_t)tensor__dtype_sizes[w->dtype];
+    size_t eo = tensor__dtype_sizes[out->dtype];
+    const char *xb = (const char *)x->storage->data, *wb = (const char *)w->storage->data;
+    int64_t Cg = g->C / g->groups, Og = g->O / g->groups;
+    char *o = tensor__data(out);
+    for (int64_t n = 0; n < g->N; n++)
+        for (int64_t oc = 0; oc < g->O; oc++)
+            for (int64_t oh = 0; oh < g->oH; oh++)
+                for (int64_t ow = 0; ow < g->oW; ow++) {
+                    double acc = bias ? tensor__load_f64((const char *)bias->storage->data + (bias->offset + oc * bias->strides[0]) * (int64_t)tensor__dtype_sizes[bias->dtype], bias->dtype) : 0;
+                    int64_t grp = oc / Og;
+                    for (int64_t ic = 0; ic < Cg; ic++)
+                        for (int64_t ki = 0; ki < g->kH; ki++)
+                            for (int64_t kj = 0; kj < g->kW; kj++) {
+                                int64_t ih = oh * g->sh - g->ph + ki * g->dh, iw = ow * g->sw - g->pw + kj * g->dw;
+                                if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W) continue;
+                                int64_t xo = x->offset + n * g->xs[0] + (grp * Cg + ic) * g->xs[1] + ih * g->xs[2] + iw * g->xs[3];
+                                int64_t wo = w->offset + oc * g->ws[0] + ic * g->ws[1] + ki * g->ws[2] + kj * g->ws[3];
+                                acc += tensor__load_f64(xb + xo * ex, x->dtype) * tensor__load_f64(wb + wo * ew, w->dtype);
+                            }
+                    tensor__store_f64(o + (size_t)(((n * g->O + oc) * g->oH + oh) * g->oW + ow) * eo, out->dtype, acc);
+                }
+}
+
+/* cols: [Cg * kH * kW, oH * oW] = the input patches of x: [Cg, H, W] (contiguous), zero outside. */
+#define TENSOR__DEFINE_IM2COL(sfx, T)                                                                    \
+    static void tensor__im2col_##sfx(T *cols, const T *x, const tensor__conv_geom *g, int64_t Cg) {   \
+        int64_t P = g->oH * g->oW;                                                                      \
+        for (int64_t ch = 0; ch < Cg; ch++)                                                             \
+            for (int64_t ki = 0; ki < g->kH; ki++)                                                      \
+                for (int64_t kj = 0; kj < g->kW; kj++) {                                                \
+                    T *row = cols + ((ch * g->kH + ki) * g->kW + kj) * P;                               \
+                    for (int64_t oh = 0; oh < g->oH; oh++) {                                            \
+                        T *r = row + oh * g->oW;                                                        \
+                        int64_t ih = oh * g->sh - g->ph + ki * g->dh;                                   \
+                        if (ih < 0 || ih >= g->H) { for (int64_t ow = 0; ow < g->oW; ow++) r[ow] = 0; continue; } \
+                        const T *xr = x + (ch * g->H + ih) * g->W;                                      \
+                        for (int64_t ow = 0; ow < g->oW; ow++) {                                        \
+                            int64_t iw = ow * g->sw - g->pw + kj * g->dw;                               \
+                            r[ow] = (iw >= 0 && iw < g->W) ? xr[iw] : (T)0;                             \
+                        }                                                                               \
+                    }                                                                                   \
+                }                                                                                       \
+    }
+TENSOR__DEFINE_IM2COL(f32, float)
+TENSOR__DEFINE_IM2COL(f64, double)
+
+/* The fast path: x and w as contiguous compute-dtype tensors (f32, or f64 for f64), then per
+   image and group out[Og, oH*oW] = w_g[Og, Cg*kH*kW] @ cols[Cg*kH*kW, oH*oW]. A 1x1 kernel with
+   stride 1 and no padding multiplies x itself. */
+static int tensor__conv_fast(tensor__call *c, const tensor__conv_geom *g) {
+    tensor *x = c->in[0], *w = c->in[1], *bias = c->in[2], *out = c->out;
+    tensor_dtype ct = tensor__gemm_dtype(x->dtype);
+    size_t cs = tensor__dtype_sizes[ct];
+    int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW;
+    bool direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+    bool x_ok = x->dtype == ct && tensor__contiguous(x), w_ok = w->dtype == ct && tensor__contiguous(w);
+    tensor *xc = x_ok ? NULL : tensor__contiguous_copy(c->fn, x, ct);
+    tensor *wc = w_ok ? NULL : tensor__contiguous_copy(c->fn, w, ct);
+    tensor *oc = out->dtype == ct ? NULL : tensor__new_like(c->fn, out, ct);
+    void *cols = direct ? NULL : tensor__scratch(c->fn, (size_t)(K * P) * cs);
+    int rc = (!x_ok && !xc) || (!w_ok && !wc) || (out->dtype != ct && !oc) || (!direct && !cols);
+    if (!rc) {
+        const char *xd = tensor__data(xc ? xc : x), *wd = tensor__data(wc ? wc : w);
+        char *od = tensor__data(oc ? oc : out);
+        for (int64_t n = 0; n < g->N; n++)
+            for (int64_t grp = 0; grp < g->groups; grp++) {
+                const char *xg = xd + (size_t)((n * g->C + grp * Cg) * g->H * g->W) * cs;
+                const void *B = xg;
+                if (!direct) {
+                    if (ct == TENSOR_F32) tensor__im2col_f32((float *)cols, (const float *)xg, g, Cg);
+                    else tensor__im2col_f64((double *)cols, (const double *)xg, g, Cg);
+                    B = cols;
+                }
+                tensor__gemm(ct, Og, P, K, wd + (size_t)(grp * Og * K) * cs, K, B, P, od + (size_t)((n * g->O + grp * Og) * P) * cs, P);
+            }
+        if (bias) {
+            int64_t eb = (int64_t)tensor__dtype_sizes[bias->dtype];
+            for (int64_t o = 0; o < g->O; o++) {
+                double bv = tensor__load_f64((const char *)bias->storage->data + (bias->offset + o * bias->strides[0]) * eb, bias->dtype);
+                for (int64_t n = 0; n < g->N; n++) {
+                    int64_t base = (n * g->O + o) * P;
+                    if (ct == TENSOR_F32) { float *r = (float *)od + base; float f = (float)bv; for (int64_t i = 0; i < P; i++) r[i] += f; }
+                    else { double *r = (double *)od + base; for (int64_t i = 0; i < P; i++) r[i] += bv; }
+                }
+            }
+        }
+        if (oc) tensor__copy_into(out, oc);
+    }
+    tensor_free(xc);
+    tensor_free(wc);
+    tensor_free(oc);
+    tensor__free_aligned(cols);
+    return rc;
+}
+
+static int tensor__conv_kernel(tensor__call *c, int sd) {
+    tensor__conv_geom g;
+    tensor__conv_geometry(c, sd, &g);
+    if (tensor__numel_of(c->out->ndim, c->out->shape) == 0) return 0;
+    if (tensor__reference_kernels) { tensor__conv_reference(c, &g); return 0; }
+    return tensor__conv_fast(c, &g);
+}
+/* out: [N, O, oH, oW] or [O, oH, oW] */
+static int tensor__cpu_conv2d(tensor__call *c) { return tensor__conv_kernel(c, 2); }
+/* out: [N, O, oL] or [O, oL] */
+static int tensor__cpu_conv1d(tensor__call *c) { return tensor__conv_kernel(c, 1); }
+
+/* The checks of PyTorch's convolution, for sd spatial dims (1 or 2), then the output shape. */
+static tensor *tensor__conv_front(tensor_op op, int sd, tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, x);
+    TENSOR__CHECK_ARG(fn, w);
+    tensor *ins[3] = {x, w, bias};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (x->ndim != sd + 1 && x->ndim != sd + 2)
+        return tensor__fail(fn, "expected a %d-D (unbatched) or %d-D (batched) input, got shape %s", sd + 1, sd + 2, tensor__shape_of(x));
+    if (w->ndim != sd + 2)
+        return tensor__fail(fn, "expected a %d-D weight [out_channels, in_channels/groups%s], got shape %s", sd + 2, sd == 2 ? ", kH, kW" : ", k", tensor__shape_of(w));
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    if (w->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and weight dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[w->dtype]);
+    if (bias && bias->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and bias dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[bias->dtype]);
+    if (stride < 1) return tensor__fail(fn, "stride must be positive, got %d", stride);
+    if (padding < 0) return tensor__fail(fn, "padding must be non-negative, got %d", padding);
+    if (dilation < 1) return tensor__fail(fn, "dilation must be positive, got %d", dilation);
+    if (groups < 1) return tensor__fail(fn, "groups must be positive, got %d", groups);
+    int64_t O = w->shape[0], C = x->shape[x->ndim - sd - 1];
+    if (O % groups != 0)
+        return tensor__fail(fn, "out_channels %lld of weight %s is not divisible by groups %d", (long long)O, tensor__shape_of(w), groups);
+    if (C != w->shape[1] * groups)
+        return tensor__fail(fn, "input of shape %s has %lld channels, expected %lld (weight %s, groups %d)", tensor__shape_of(x), (long long)C,
+                            (long long)(w->shape[1] * groups), tensor__shape_of(w), groups);
+    if (bias && (bias->ndim != 1 || bias->shape[0] != O))
+        return tensor__fail(fn, "bias must be 1-D with %lld elements (out_channels of weight %s), got shape %s", (long long)O, tensor__shape_of(w), tensor__shape_of(bias));
+    int64_t shape[TENSOR_MAX_DIMS];
+    int nd = 0;
+    if (x->ndim == sd + 2) shape[nd++] = x->shape[0];
+    shape[nd++] = O;
+    for (int i = 0; i < sd; i++) {
+        int64_t in = x->shape[x->ndim - sd + i], k = w->shape[2 + i];
+        int64_t padded = in + 2 * (int64_t)padding, span = (k - 1) * dilation + 1;
+        if (padded < span)
+            return tensor__fail(fn, "padded input size %lld (input %s, padding %d) is smaller than the dilated kernel size %lld (weight %s, dilation %d)",
+                                (long long)padded, tensor__shape_of(x), padding, (long long)span, tensor__shape_of(w), dilation);
+        shape[nd++] = (padded - span) / stride + 1;
+    }
+    tensor__call c;
+    tensor__call_init(&c, op);
+    c.n_in = 3;
+    c.in[0] = x;
+    c.in[1] = w;
+    c.in[2] = bias;
+    c.ip[0] = stride;
+    c.ip[1] = padding;
+    c.ip[2] = dilation;
+    c.ip[3] = groups;
+    c.out = tensor__new(fn, nd, shape, x->dtype, x->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+TENSOR_API tensor *tensor_conv2d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups) {
+    return tensor__conv_front(TENSOR_OP_conv2d, 2, x, w, bias, stride, padding, dilation, groups);
+}
+TENSOR_API tensor *tensor_conv1d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups) {
+    return tensor__conv_front(TENSOR_OP_conv1d, 1, x, w, bias, stride, padding, dilation, groups);
+}
+
+/* ---- pooling ---- */
+
+/* out: [N, C, oH, oW] or [C, oH, oW]. Each input plane is loaded as doubles, then every window
+   reduces over its in-bounds elements: max (padding acts as -inf; NaN propagates), or the sum
+   divided by kernel^2 (padding counts as zeros: count_include_pad, floor mode). */
+static int tensor__pool_kernel(tensor__call *c, bool is_max) {
+    tensor *x = c->in[0], *out = c->out;
+    int64_t k = c->ip[0], s = c->ip[1], pad = c->ip[2];
+    int xd = x->ndim;
+    int64_t N = xd == 4 ? x->shape[0] : 1, C = x->shape[xd - 3], H = x->shape[xd - 2], W = x->shape[xd - 1];
+    int64_t oH = out->shape[xd - 2], oW = out->shape[xd - 1];
+    int64_t sn = xd == 4 ? x->strides[0] : 0, sc = x->strides[xd - 3], shh = x->strides[xd - 2], sw = x->strides[xd - 1];
+    if (tensor__numel_of(out->ndim, out->shape) == 0) return 0;
+    double *plane = (double *)tensor__scratch(c->fn, (size_t)(H * W + oW) * sizeof(double));
+    if (!plane) return 1;
+    double *orow = plane + H * W;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t ch = 0; ch < C; ch++) {
+            int64_t base = x->offset + n * sn + ch * sc;
+            for (int64_t ih = 0; ih < H; ih++) tensor__load_row(plane + ih * W, x, base + ih * shh, sw, W);
+            for (int64_t oh = 0; oh < oH; oh++) {
+                int64_t h0 = oh * s - pad, h1 = h0 + k < H ? h0 + k : H;
+                if (h0 < 0) h0 = 0;
+                for (int64_t ow = 0; ow < oW; ow++) {
+                    int64_t w0 = ow * s - pad, w1 = w0 + k < W ? w0 + k : W;
+                    if (w0 < 0) w0 = 0;
+                    double acc = is_max ? -INFINITY : 0;
+                    for (int64_t ih = h0; ih < h1; ih++)
+                        for (int64_t iw = w0; iw < w1; iw++) {
+                            double v = plane[ih * W + iw];
+                            if (!is_max) acc += v;
+                            else if (v > acc || (v != v && acc == acc)) acc = v; /* the first NaN wins */
+                        }
+                    orow[ow] = is_max ? acc : acc / (double)(k * k);
+                }
+                tensor__store_row(out, ((n * C + ch) * oH + oh) * oW, 1, orow, oW);
+            }
+        }
+    tensor__free_aligned(plane);
+    return 0;
+}
+static int tensor__cpu_max_pool2d(tensor__call *c) { return tensor__pool_kernel(c, true); }
+static int tensor__cpu_avg_pool2d(tensor__call *c) { return tensor__pool_kernel(c, false); }
+
+static tensor *tensor__pool_front(tensor_op op, tensor *x, int kernel, int stride, int padding) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim != 3 && x->ndim != 4) return tensor__fail(fn, "expected a 3-D [C, H, W] or 4-D [N, C, H, W] input, got shape %s", tensor__shape_of(x));
+    for (int d = x->ndim - 3; d < x->ndim; d++)
+        if (x->shape[d] == 0) return tensor__fail(fn, "input of shape %s has a zero-size non-batch dim", tensor__shape_of(x));
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    if (kernel < 1) return tensor__fail(fn, "kernel size must be positive, got %d", kernel);
+    if (stride < 0) return tensor__fail(fn, "stride must be positive (or 0 for the kernel size), got %d", stride);
+    if (stride == 0) stride = kernel;
+    if (padding < 0) return tensor__fail(fn, "padding must be non-negative, got %d", padding);
+    if (padding > kernel / 2) return tensor__fail(fn, "padding %d must be at most half the kernel size %d", padding, kernel);
+    int64_t shape[4];
+    for (int d = 0; d < x->ndim; d++) shape[d] = x->shape[d];
+    for (int d = x->ndim - 2; d < x->ndim; d++) {
+        int64_t padded = x->shape[d] + 2 * (int64_t)padding;
+        if (padded < kernel)
+            return tensor__fail(fn, "output size is too small: input %s with padding %d is smaller than the kernel size %d", tensor__shape_of(x), padding, kernel);
+        shape[d] = (padded - kernel) / stride + 1;
+    }
+    tensor__call c;
+    tensor__call_init(&c, op);
+    c.n_in = 1;
+    c.in[0] = x;
+    c.ip[0] = kernel;
+    c.ip[1] = stride;
+    c.ip[2] = padding;
+    c.out = tensor__new(fn, x->ndim, shape, x->dtype, x->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+TENSOR_API tensor *tensor_max_pool2d(tensor *x, int kernel, int stride, int padding) { return tensor__pool_front(TENSOR_OP_max_pool2d, x, kernel, stride, padding); }
+TENSOR_API tensor *tensor_avg_pool2d(tensor *x, int kernel, int stride, int padding) { return tensor__pool_front(TENSOR_OP_avg_pool2d, x, kernel, stride, padding); }
+
+/* ---- embedding ---- */
+
+/* out: [*indices.shape, D] = weight[indices[...], :]; an index outside [0, V) is an error. */
+static int tensor__cpu_embedding(tensor__call *c) {
+    tensor *w = c->in[0], *ix = c->in[1], *out = c->out;
+    int64_t V = w->shape[0], D = w->shape[1];
+    size_t esz = tensor__dtype_sizes[w->dtype];
+    int64_t count = tensor__numel_of(ix->ndim, ix->shape), idx[TENSOR_MAX_DIMS] = {0};
+    const char *wb = (const char *)w->storage->data, *ib = (const char *)ix->storage->data;
+    char *o = tensor__data(out);
+    for (int64_t q = 0; q < count; q++, tensor__next_index(ix->ndim, ix->shape, idx)) {
+        int64_t v = tensor__load_i64(ib + tensor__offset_of(ix, idx) * (int64_t)tensor__dtype_sizes[ix->dtype], ix->dtype);
+        if (v < 0 || v >= V) {
+            tensor__fail(c->fn, "index %lld is out of range for %lld embeddings (weight shape %s)", (long long)v, (long long)V, tensor__shape_of(w));
+            return 1;
+        }
+        const char *src = wb + (size_t)(w->offset + v * w->strides[0]) * esz;
+        char *dst = o + (size_t)(q * D) * esz;
+        if (w->strides[1] == 1 || D <= 1) memcpy(dst, src, (size_t)D * esz);
+        else for (int64_t d = 0; d < D; d++) memcpy(dst + (size_t)d * esz, src + (size_t)(d * w->strides[1]) * esz, esz);
+    }
+    return 0;
+}
+
+TENSOR_API tensor *tensor_embedding(tensor *weight, tensor *indices) {
+    const char *fn = "tensor_embedding";
+    TENSOR__CHECK_ARG(fn, weight);
+    TENSOR__CHECK_ARG(fn, indices);
+    tensor *ins[2] = {weight, indices};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    if (weight->ndim != 2) return tensor__fail(fn, "weight must be 2-D [num_embeddings, embedding_dim], got shape %s", tensor__shape_of(weight));
+    if (indices->dtype != TENSOR_I64 && indices->dtype != TENSOR_I32)
+        return tensor__fail(fn, "indices must be an int64 or int32 tensor, got %s", tensor__dtype_names[indices->dtype]);
+    if (indices->ndim + 1 > TENSOR_MAX_DIMS) return tensor__fail(fn, "indices of shape %s have too many dims for the output", tensor__shape_of(indices));
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int d = 0; d < indices->ndim; d++) shape[d] = indices->shape[d];
+    shape[indices->ndim] = weight->shape[1];
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_embedding);
+    c.n_in = 2;
+    c.in[0] = weight;
+    c.in[1] = indices;
+    c.out = tensor__new(fn, indices->ndim + 1, shape, weight->dtype, weight->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* ---- dropout ---- */
+
+/* out: same shape as x = x * mask / (1 - p), mask drawn from the library RNG in row-major order
+   (one 32-bit draw per element, kept with probability 1 - p). Not training or p == 0: a copy;
+   p == 1: x * 0 (NaN stays NaN, as in PyTorch). */
+static int tensor__cpu_dropout(tensor__call *c) {
+    tensor *out = c->out;
+    double p = c->p[0];
+    bool training = c->ip[0] != 0;
+    tensor__copy_into(out, c->in[0]);
+    if (!training || p == 0) return 0;
+    int64_t n = tensor__numel_of(out->ndim, out->shape);
+    size_t esz = tensor__dtype_sizes[out->dtype];
+    char *o = tensor__data(out);
+    double scale = p == 1 ? 0 : 1.0 / (1.0 - p);
+    for (int64_t i = 0; i < n; i++) {
+        double keep = p == 1 ? 0 : ((double)tensor__rng_u32() * (1.0 / 4294967296.0) >= p ? scale : 0.0);
+        if (out->dtype == TENSOR_F32) ((float *)o)[i] = (float)((double)((float *)o)[i] * keep);
+        else if (out->dtype == TENSOR_F64) ((double *)o)[i] *= keep;
+        else tensor__store_f64(o + (size_t)i * esz, out->dtype, tensor__load_f64(o + (size_t)i * esz, out->dtype) * keep);
+    }
+    return 0;
+}
+
+TENSOR_API tensor *tensor_dropout(tensor *x, double p, bool training) {
+    const char *fn = "tensor_dropout";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!(p >= 0 && p <= 1)) return tensor__fail(fn, "dropout probability has to be between 0 and 1, got %g", p);
+    if (training && p > 0 && !tensor__is_float(x->dtype))
+        return tensor__fail(fn, "expected a floating input when training, got %s", tensor__dtype_names[x->dtype]);
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_dropout);
+    c.n_in = 1;
+    c.in[0] = x;
+    c.p[0] = p;
+    c.ip[0] = training;
+    c.out = tensor__new_like(fn, x, x->dtype);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* ---- attention ---- */
+
+/* softmax(q k^T / sqrt(E) + bias) v, written with matmul, transpose, softmax and where/add so
+   autograd flows through it. A bool mask keeps where true (else -inf); a float mask is added;
+   is_causal keeps the lower triangle of [L, S]. A fully masked row gives NaN, as in PyTorch. */
+TENSOR_API tensor *tensor_scaled_dot_product_attention(tensor *q, tensor *k, tensor *v, tensor *mask, bool is_causal) {
+    const char *fn = "tensor_scaled_dot_product_attention";
+    TENSOR__CHECK_ARG(fn, q);
+    TENSOR__CHECK_ARG(fn, k);
+    TENSOR__CHECK_ARG(fn, v);
+    tensor *ins[4] = {q, k, v, mask};
+    if (!tensor__same_device(fn, 4, ins)) return NULL;
+    if (q->ndim < 2 || k->ndim < 2 || v->ndim < 2)
+        return tensor__fail(fn, "query, key and value need at least 2 dims [..., L, E], got shapes %s, %s and %s", tensor__shape_of(q), tensor__shape_of(k), tensor__shape_of(v));
+    if (!tensor__is_float(q->dtype) || k->dtype != q->dtype || v->dtype != q->dtype)
+        return tensor__fail(fn, "query, key and value must have the same floating dtype, got %s, %s and %s", tensor__dtype_names[q->dtype],
+                            tensor__dtype_names[k->dtype], tensor__dtype_names[v->dtype]);
+    int64_t L = q->shape[q->ndim - 2], E = q->shape[q->ndim - 1], S = k->shape[k->ndim - 2];
+    if (k->shape[k->ndim - 1] != E)
+        return tensor__fail(fn, "query %s and key %s must have the same embedding size (%lld != %lld)", tensor__shape_of(q), tensor__shape_of(k), (long long)E, (long long)k->shape[k->ndim - 1]);
+    if (v->shape[v->ndim - 2] != S)
+        return tensor__fail(fn, "key %s and value %s must have the same sequence length (%lld != %lld)", tensor__shape_of(k), tensor__shape_of(v), (long long)S, (long long)v->shape[v->ndim - 2]);
+    /* the scores' shape: q's and k's batch dims broadcast, then [L, S] */
+    int nd, nd2;
+    int64_t bs[TENSOR_MAX_DIMS], sshape[TENSOR_MAX_DIMS], tmp[TENSOR_MAX_DIMS];
+    if (!tensor__broadcast_shapes(fn, q->ndim - 2, q->shape, k->ndim - 2, k->shape, &nd, bs)) return NULL;
+    if (!tensor__broadcast_shapes(fn, nd, bs, v->ndim - 2, v->shape, &nd2, tmp)) return NULL;
+    for (int i = 0; i < nd; i++) sshape[i] = bs[i];
+    sshape[nd] = L;
+    sshape[nd + 1] = S;
+    if (mask) {
+        if (is_causal) return tensor__fail(fn, "a mask and is_causal cannot both be given");
+        if (mask->dtype != TENSOR_BOOL && mask->dtype != q->dtype)
+            return tensor__fail(fn, "mask must be bool or have the query's dtype %s, got %s", tensor__dtype_names[q->dtype], tensor__dtype_names[mask->dtype]);
+        if (!tensor__broadcasts_to(mask->ndim, mask->shape, nd + 2, sshape)) {
+            char b[160];
+            return tensor__fail(fn, "mask of shape %s does not broadcast to the attention scores' shape %s", tensor__shape_of(mask), tensor__shape_str(b, sizeof b, nd + 2, sshape));
+        }
+    }
+    tensor *causal = NULL;
+    if (is_causal) {
+        int64_t cs[2] = {L, S};
+        causal = tensor__new(fn, 2, cs, TENSOR_BOOL, q->storage->device);
+        if (!causal) return NULL;
+        uint8_t *m = (uint8_t *)tensor__data(causal);
+        for (int64_t i = 0; i < L; i++)
+            for (int64_t j = 0; j < S; j++) m[i * S + j] = j <= i;
+        mask = causal;
+    }
+    tensor *kt = tensor_transpose(k, -2, -1);
+    tensor *qk = kt ? tensor_matmul(q, kt) : NULL;
+    tensor *scores = qk ? tensor_mul_scalar(qk, 1.0 / sqrt((double)E)) : NULL;
+    tensor_free(kt);
+    tensor_free(qk);
+    if (scores && mask) {
+        tensor *masked;
+        if (mask->dtype == TENSOR_BOOL) {
+            tensor *ninf = tensor_scalar(-INFINITY, scores->dtype);
+            masked = ninf ? tensor_where(mask, scores, ninf) : NULL;
+            tensor_free(ninf);
+        } else {
+            masked = tensor_add(scores, mask);
+        }
+        tensor_free(scores);
+        scores = masked;
+    }
+    tensor_free(causal);
+    tensor *attn = scores ? tensor_softmax(scores, -1) : NULL;
+    tensor_free(scores);
+    tensor *r = attn ? tensor_matmul(attn, v) : NULL;
+    tensor_free(attn);
+    return r;
+}
+
+/* ---- losses (mean reduction) ---- */
+
+/* Checks class-index targets against input [C] (targets 0-dim), [N, C] (targets [N]) or
+   [N, C, d1, ...] (targets [N, d1, ...]): PyTorch's nll_loss shapes. */
+static bool tensor__check_class_targets(const char *fn, const tensor *input, const tensor *targets) {
+    if (input->ndim == 0) { tensor__fail(fn, "input must have at least 1 dim [C] or [N, C, ...], got a 0-dim tensor"); return false; }
+    if (!tensor__is_float(input->dtype)) { tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[input->dtype]); return false; }
+    if (!tensor__is_int(targets->dtype)) {
+        tensor__fail(fn, "targets must be an integer tensor of class indices, got %s", tensor__dtype_names[targets->dtype]);
+        return false;
+    }
+    bool ok;
+    if (input->ndim == 1) ok = targets->ndim == 0;
+    else {
+        ok = targets->ndim == input->ndim - 1 && targets->shape[0] == input->shape[0];
+        for (int d = 1; ok && d < targets->ndim; d++) ok = targets->shape[d] == input->shape[d + 1];
+    }
+    if (!ok) {
+        tensor__fail(fn, "targets of shape %s do not match input of shape %s (expected the input's shape without its class dim %d)",
+                     tensor__shape_of(targets), tensor__shape_of(input), input->ndim == 1 ? 0 : 1);
+        return false;
+    }
+    return true;
+}
+
+#define TENSOR__IGNORE_INDEX (-100) /* PyTorch's default ignore_index: such targets count for nothing */
+
+/* out: 0-dim = -mean over targets t (except ignore_index -100) of input[n, t, ...]. All ignored
+   (or no targets) gives NaN, as in PyTorch. */
+static int tensor__cpu_nll_loss(tensor__call *c) {
+    tensor *x = c->in[0], *t = c->in[1];
+    int cdim = x->ndim == 1 ? 0 : 1;
+    int64_t C = x->shape[cdim], count = tensor__numel_of(t->ndim, t->shape), used = 0;
+    int64_t ti[TENSOR_MAX_DIMS] = {0}, xi[TENSOR_MAX_DIMS];
+    int64_t ex = (int64_t)tensor__dtype_sizes[x->dtype], et = (int64_t)tensor__dtype_sizes[t->dtype];
+    double sum = 0;
+    for (int64_t q = 0; q < count; q++, tensor__next_index(t->ndim, t->shape, ti)) {
+        int64_t cls = tensor__load_i64((const char *)t->storage->data + tensor__offset_of(t, ti) * et, t->dtype);
+        if (cls == TENSOR__IGNORE_INDEX) continue;
+        if (cls < 0 || cls >= C) { tensor__fail(c->fn, "target %lld is out of bounds for %lld classes", (long long)cls, (long long)C); return 1; }
+        if (x->ndim == 1) xi[0] = cls;
+        else {
+            xi[0] = ti[0];
+            xi[1] = cls;
+            for (int d = 1; d < t->ndim; d++) xi[d + 1] = ti[d];
+        }
+        sum += tensor__load_f64((const char *)x->storage->data + tensor__offset_of(x, xi) * ex, x->dtype);
+        used++;
+    }
+    tensor__store_f64(tensor__data(c->out), c->out->dtype, -sum / (double)used);
+    return 0;
+}
+
+TENSOR_API tensor *tensor_nll_loss(tensor *log_probs, tensor *targets) {
+    const char *fn = "tensor_nll_loss";
+    TENSOR__CHECK_ARG(fn, log_probs);
+    TENSOR__CHECK_ARG(fn, targets);
+    tensor *ins[2] = {log_probs, targets};
+    if (!tensor__same_device(fn, 2, ins) || !tensor__check_class_targets(fn, log_probs, targets)) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_nll_loss);
+    c.n_in = 2;
+    c.in[0] = log_probs;
+    c.in[1] = targets;
+    c.out = tensor__new(fn, 0, NULL, log_probs->dtype, log_probs->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* nll_loss(log_softmax(logits, class dim), targets); with floating targets of the logits' shape
+   (class probabilities), -sum(targets * log_softmax) / (numel / C), as PyTorch. */
+TENSOR_API tensor *tensor_cross_entropy(tensor *logits, tensor *targets) {
+    const char *fn = "tensor_cross_entropy";
+    TENSOR__CHECK_ARG(fn, logits);
+    TENSOR__CHECK_ARG(fn, targets);
+    tensor *ins[2] = {logits, targets};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    int cdim = logits->ndim == 1 ? 0 : 1;
+    if (tensor__is_float(targets->dtype)) {
+        if (logits->ndim == 0) return tensor__fail(fn, "input must have at least 1 dim [C] or [N, C, ...], got a 0-dim tensor");
+        if (!tensor__is_float(logits->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[logits->dtype]);
+        if (!tensor__same_shape(logits, targets))
+            return tensor__fail(fn, "probability targets of shape %s must have the input's shape %s", tensor__shape_of(targets), tensor__shape_of(logits));
+        int64_t C = logits->shape[cdim], rows = C ? tensor__numel_of(logits->ndim, logits->shape) / C : 0;
+        tensor *ls = tensor_log_softmax(logits, cdim);
+        tensor *prod = ls ? tensor_mul(targets, ls) : NULL;
+        tensor *sum = prod ? tensor_sum_all(prod) : NULL;
+        tensor *r = sum ? tensor_mul_scalar(sum, -1.0 / (double)rows) : NULL;
+        tensor_free(ls);
+        tensor_free(prod);
+        tensor_free(sum);
+        return r;
+    }
+    if (!tensor__check_class_targets(fn, logits, targets)) return NULL;
+    tensor *ls = tensor_log_softmax(logits, cdim);
+    tensor *r = ls ? tensor_nll_loss(ls, targets) : NULL;
+    tensor_free(ls);
+    return r;
+}
+
+/* mean((input - target)^2). Shapes that differ are broadcast (PyTorch warns and does the same). */
+TENSOR_API tensor *tensor_mse_loss(tensor *input, tensor *target) {
+    const char *fn = "tensor_mse_loss";
+    TENSOR__CHECK_ARG(fn, input);
+    TENSOR__CHECK_ARG(fn, target);
+    tensor *ins[2] = {input, target};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    if (!tensor__is_float(tensor__result_type(2, ins)))
+        return tensor__fail(fn, "expected floating inputs, got %s and %s", tensor__dtype_names[input->dtype], tensor__dtype_names[target->dtype]);
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS];
+    if (!tensor__broadcast_shapes(fn, input->ndim, input->shape, target->ndim, target->shape, &nd, shape)) return NULL;
+    tensor *d = tensor_sub(input, target);
+    tensor *sq = d ? tensor_square(d) : NULL;
+    tensor *r = sq ? tensor_mean_all(sq) : NULL;
+    tensor_free(d);
+    tensor_free(sq);
+    return r;
+}
+
+/* mean(max(x, 0) - x * y + log(1 + exp(-|x|))): the stable form, without overflow for large |x|. */
+TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tensor *targets) {
+    const char *fn = "tensor_binary_cross_entropy_with_logits";
+    TENSOR__CHECK_ARG(fn, logits);
+    TENSOR__CHECK_ARG(fn, targets);
+    tensor *ins[2] = {logits, targets};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    if (!tensor__same_shape(logits, targets))
+        return tensor__fail(fn, "target shape %s must be the same as input shape %s", tensor__shape_of(targets), tensor__shape_of(logits));
+    if (!tensor__is_float(logits->dtype) || !tensor__is_float(targets->dtype))
+        return tensor__fail(fn, "expected floating input and target, got %s and %s", tensor__dtype_names[logits->dtype], tensor__dtype_names[targets->dtype]);
+    tensor *pos = tensor_relu(logits);
+    tensor *xy = tensor_mul(logits, targets);
+    tensor *ax = tensor_abs(logits);
+    tensor *nax = ax ? tensor_neg(ax) : NULL;
+    tensor *sp = nax ? tensor_softplus(nax) : NULL; /* log1p(exp(-|x|)): the argument is <= 0, below softplus's threshold */
+    tensor *t1 = pos && xy ? tensor_sub(pos, xy) : NULL;
+    tensor *t2 = t1 && sp ? tensor_add(t1, sp) : NULL;
+    tensor *r = t2 ? tensor_mean_all(t2) : NULL;
+    tensor_free(pos);
+    tensor_free(xy);
+    tensor_free(ax);
+    tensor_free(nax);
+    tensor_free(sp);
+    tensor_free(t1);
+    tensor_free(t2);
+    return r;
+}
