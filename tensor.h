@@ -446,6 +446,38 @@ TENSOR_API int tensor_split(tensor *t, int64_t split_size, int dim, tensor **out
 TENSOR_API const char *tensor_op_name(tensor_op op);          /* "add", ...; NULL if out of range */
 TENSOR_API bool        tensor_op_differentiable(tensor_op op);
 
+/* ---- Autograd ---- */
+TENSOR_API tensor *tensor_set_requires_grad(tensor *t, bool on);   /* returns t; floating leaves only */
+TENSOR_API bool    tensor_requires_grad(const tensor *t);
+TENSOR_API int     tensor_backward(tensor *loss);                   /* loss must have one element; 0 ok */
+TENSOR_API int     tensor_backward_with(tensor *out, tensor *grad_out); /* d(sum(out * grad_out)) */
+TENSOR_API tensor *tensor_grad(tensor *t);                          /* accumulated .grad, borrowed; NULL if none */
+TENSOR_API void    tensor_zero_grad(tensor *t);                     /* drops .grad (PyTorch's set_to_none) */
+TENSOR_API tensor *tensor_detach(tensor *t);                        /* a view outside the graph */
+TENSOR_API bool    tensor_set_grad_enabled(bool on);                /* returns the previous setting; per thread */
+TENSOR_API int     tensor_autograd_grad(int n_out, tensor *const *outputs, tensor *const *grad_outputs,
+                                        int n_in, tensor *const *inputs, tensor **grads_out, bool create_graph);
+
+/* ---- Initialization (in place, PyTorch's formulas; return t) ---- */
+TENSOR_API tensor *tensor_uniform_(tensor *t, double lo, double hi);
+TENSOR_API tensor *tensor_normal_(tensor *t, double mean, double std);
+TENSOR_API tensor *tensor_kaiming_uniform_(tensor *t, double a);    /* torch.nn.init.kaiming_uniform_, fan_in, leaky_relu */
+TENSOR_API tensor *tensor_xavier_uniform_(tensor *t, double gain);  /* torch.nn.init.xavier_uniform_ */
+
+/* ---- Optimizers (torch.optim's update rules) ---- */
+typedef struct tensor_optim tensor_optim;
+TENSOR_API tensor_optim *tensor_optim_sgd(int n, tensor *const *params, double lr, double momentum,
+                                          double weight_decay, bool nesterov);
+TENSOR_API tensor_optim *tensor_optim_adam(int n, tensor *const *params, double lr, double beta1, double beta2,
+                                           double eps, double weight_decay);   /* Adam (L2 weight decay) */
+TENSOR_API tensor_optim *tensor_optim_adamw(int n, tensor *const *params, double lr, double beta1, double beta2,
+                                            double eps, double weight_decay);  /* decoupled decay */
+TENSOR_API int     tensor_optim_step(tensor_optim *o);
+TENSOR_API void    tensor_optim_zero_grad(tensor_optim *o);
+TENSOR_API void    tensor_optim_set_lr(tensor_optim *o, double lr);
+TENSOR_API void    tensor_optim_free(tensor_optim *o);
+TENSOR_API double  tensor_clip_grad_norm(int n, tensor *const *params, double max_norm);  /* returns total norm */
+
 /* ---- Runtime ---- */
 TENSOR_API void        tensor_set_num_threads(int n);   /* 0: all cores */
 TENSOR_API int         tensor_get_num_threads(void);
@@ -852,7 +884,8 @@ typedef struct tensor__storage {
     size_t nbytes;
     int64_t refcount;
     tensor_device device;
-    int64_t version; /* bumped by every in-place write; autograd checks saved tensors against it */
+    int64_t version;        /* bumped by every in-place write; autograd checks saved tensors against it */
+    int64_t saved_by_graph; /* views of this storage saved by live autograd nodes */
 } tensor__storage;
 
 struct tensor__node; /* an autograd graph node (>>autograd) */
@@ -869,8 +902,8 @@ struct tensor {
     int list_level; /* 0: root, k: the k-th nested scope, -1: internal (owned by the library) */
     /* autograd */
     bool requires_grad;
-    struct tensor *grad;           /* accumulated gradient of a leaf, an internal handle */
-    struct tensor__node *grad_fn;  /* the node that made this tensor, NULL for leaves */
+    struct tensor__node *grad_fn;  /* the node that made this tensor; for a leaf that requires grad,
+                                      its accumulator (which holds .grad) */
 };
 
 // >>errors -------------------------------------------------------------------------------------
@@ -1087,6 +1120,7 @@ static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tenso
     s->refcount = 1;
     s->device = device;
     s->version = 0;
+    s->saved_by_graph = 0;
     tensor__live_bytes += (int64_t)nbytes;
     return s;
 }
@@ -1149,7 +1183,8 @@ static tensor *tensor__handle_new(const char *fn) {
     return t;
 }
 
-static void tensor__autograd_release(tensor *t); /* >>autograd: drops t's grad and graph node */
+static void tensor__autograd_release(tensor *t); /* >>autograd: drops t's graph node */
+static struct tensor__node *tensor__node_ref(struct tensor__node *n); /* >>autograd: one more reference */
 
 TENSOR_API void tensor_free(tensor *t) {
     if (!t) return;
@@ -1324,9 +1359,12 @@ static tensor *tensor__view_of(const char *fn, const tensor *base, int ndim, con
     return t;
 }
 
-/* Another handle to the same view (for ops that return their input unchanged, as PyTorch's do). */
+/* Another handle to the same tensor, autograd identity included (for ops that return their input
+   unchanged, as PyTorch's do, and for tensors autograd saves). */
 static tensor *tensor__alias(const char *fn, const tensor *t) {
-    return tensor__view_of(fn, t, t->ndim, t->shape, t->strides, t->offset);
+    tensor *a = tensor__view_of(fn, t, t->ndim, t->shape, t->strides, t->offset);
+    if (a) { a->grad_fn = tensor__node_ref(t->grad_fn); a->requires_grad = t->requires_grad; }
+    return a;
 }
 
 static char *tensor__data(const tensor *t) { return (char *)t->storage->data + t->offset * (int64_t)tensor__dtype_sizes[t->dtype]; }
@@ -1456,6 +1494,8 @@ static tensor *tensor__dispatch(tensor__call *c) {
         return NULL;
     }
     tensor__autograd_record(c);
+    tensor_free(c->out2); /* a kernel's second output: the graph keeps its own handle if it needs it */
+    c->out2 = NULL;
     return c->out;
 }
 
@@ -5013,21 +5053,24 @@ TENSOR_API tensor *tensor_embedding(tensor *weight, tensor *indices) {
 
 /* ---- dropout ---- */
 
-/* out: same shape as x = x * mask / (1 - p), mask drawn from the library RNG in row-major order
-   (one 32-bit draw per element, kept with probability 1 - p). Not training or p == 0: a copy;
-   p == 1: x * 0 (NaN stays NaN, as in PyTorch). */
+/* out: same shape as x = x * mask, mask (out2, kept for the derivative) 0 or 1 / (1 - p), drawn
+   from the library RNG in row-major order (one 32-bit draw per element, kept with probability
+   1 - p). Not training or p == 0: a copy; p == 1: x * 0 (NaN stays NaN, as in PyTorch). */
 static int tensor__cpu_dropout(tensor__call *c) {
     tensor *out = c->out;
     double p = c->p[0];
     bool training = c->ip[0] != 0;
     tensor__copy_into(out, c->in[0]);
     if (!training || p == 0) return 0;
+    c->out2 = tensor__new_like(c->fn, out, out->dtype);
+    if (!c->out2) return 1;
     int64_t n = tensor__numel_of(out->ndim, out->shape);
     size_t esz = tensor__dtype_sizes[out->dtype];
-    char *o = tensor__data(out);
+    char *o = tensor__data(out), *m = tensor__data(c->out2);
     double scale = p == 1 ? 0 : 1.0 / (1.0 - p);
     for (int64_t i = 0; i < n; i++) {
         double keep = p == 1 ? 0 : ((double)tensor__rng_u32() * (1.0 / 4294967296.0) >= p ? scale : 0.0);
+        tensor__store_f64(m + (size_t)i * esz, out->dtype, keep);
         if (out->dtype == TENSOR_F32) ((float *)o)[i] = (float)((double)((float *)o)[i] * keep);
         else if (out->dtype == TENSOR_F64) ((double *)o)[i] *= keep;
         else tensor__store_f64(o + (size_t)i * esz, out->dtype, tensor__load_f64(o + (size_t)i * esz, out->dtype) * keep);
@@ -5271,6 +5314,23 @@ TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tenso
     tensor_free(t1);
     tensor_free(t2);
     return r;
+}
+
+/* ---- backward kernels (used by the derivatives in >>autograd) ---- */
+
+/* Gradients of a convolution with the call layout of conv2d/conv1d (ip = {stride, padding,
+   dilation, groups}, sd spatial dims): gx of x's shape, gw of w's shape, gb [O], each computed only
+   where its pointer is non-NULL. Returns 0, or 1 after recording an error. */
+static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, tensor *g, const int64_t *ip, tensor **gx, tensor **gw, tensor **gb) {
+    (void)sd; (void)x; (void)w; (void)g; (void)ip; (void)gx; (void)gw; (void)gb;
+    tensor__fail(fn, "the convolution backward kernel is not written yet");
+    return 1;
+}
+
+/* Gradient of max or average pooling (ip = {kernel, stride, padding}) for x: a tensor of x's shape. */
+static tensor *tensor__pool_backward(const char *fn, bool is_max, tensor *x, tensor *g, const int64_t *ip) {
+    (void)is_max; (void)x; (void)g; (void)ip;
+    return tensor__fail(fn, "the pooling backward kernel is not written yet");
 }
 /* ==== end generator/parts/nn.h ==== */
 /* ==== begin generator/parts/print.h ==== */
@@ -5543,23 +5603,1213 @@ TENSOR_API void tensor_print(tensor *t) {
 /* ==== end generator/parts/print.h ==== */
 /* ==== begin tensor_autograd.h ==== */
 // >>autograd -----------------------------------------------------------------------------------
-/* tensor_autograd.h: the derivative of every differentiable op, keyed by the ops.def names.
+/* tensor_autograd.h: reverse-mode automatic differentiation, define-by-run like PyTorch.
    The generator amalgamates this file into tensor.h after the kernels.
 
-   The engine is not built yet: this file holds the hooks that every op front-end already calls, so
-   the autograd issue adds derivatives here without touching the ops. Until then no graph is
-   recorded and nothing is refused. */
+   The graph: an op whose inputs require grad records a node on its output (tensor__dispatch calls
+   tensor__autograd_record). A node keeps the op, its parameters, aliases of its inputs (for the
+   derivative), and one edge per input: the node that made that input, or the input's accumulator if
+   it is a leaf that requires grad. A leaf's accumulator node holds its .grad, so every handle of a
+   leaf sees one gradient. Nodes are refcounted by the handles that point at them and by the nodes
+   downstream; they are freed without recursion, so a 100,000-op chain is fine.
 
-/* Called by tensor__dispatch after an op's kernel succeeded: records a graph node on c->out when
-   an input requires grad. */
-static void tensor__autograd_record(tensor__call *c) { (void)c; }
+   The derivatives: below the engine, one function per differentiable op of ops.def, keyed by name
+   (tensor__derivative_NAME). Each is written with the library's own ops, so when the engine runs
+   with create_graph the backward pass is itself recorded and can be differentiated again. */
 
-/* Called by tensor_free: drops the handle's .grad and graph node. */
-static void tensor__autograd_release(tensor *t) { (void)t; }
+static TENSOR__THREAD_LOCAL bool tensor__no_grad; /* grad mode is per thread, as in PyTorch */
 
-/* Called by every in-place op before it writes into a: refuses writes a graph depends on. */
-static bool tensor__check_inplace(const char *fn, tensor *a) { (void)fn; (void)a; return true; }
+TENSOR_API bool tensor_set_grad_enabled(bool on) {
+    bool was = !tensor__no_grad;
+    tensor__no_grad = !on;
+    return was;
+}
+
+typedef struct tensor__node {
+    int64_t refcount;
+    int op;                                     /* a tensor_op, or -1 for a leaf's accumulator */
+    tensor *grad;                               /* accumulators: the leaf's .grad (internal handle) */
+    int n_in;
+    struct tensor__node **next;                 /* [n_in] where each input's gradient goes; NULL: nowhere */
+    tensor **saved;                             /* [n_in] the inputs, while the graph is alive */
+    int64_t *saved_version;                     /* [n_in] their storage versions when saved */
+    tensor *extra;                              /* a kernel's second output it needs (dropout's mask) */
+    double p[4];
+    int64_t ip[16];
+    int64_t pads[2 * TENSOR_MAX_DIMS];          /* pad: a copy of the pads */
+    int n_dims, dims[TENSOR_MAX_DIMS];
+    bool released;                              /* saved tensors freed after a backward pass */
+    /* engine scratch */
+    tensor *acc;                                /* gradient of the output accumulated so far */
+    int64_t deps, epoch;
+} tensor__node;
+
+typedef int (*tensor__derivative_fn)(tensor__node *n, tensor *g, tensor **grads);
+
+/* ---- node lifetime (no recursion: releases go through a worklist) ---- */
+static tensor__node **tensor__release_stack;
+static int64_t tensor__release_n, tensor__release_cap;
+static bool tensor__releasing;
+
+static void tensor__node_free_saved(tensor__node *n) {
+    for (int i = 0; i < n->n_in; i++) {
+        if (n->saved[i]) { n->saved[i]->storage->saved_by_graph--; tensor_free(n->saved[i]); n->saved[i] = NULL; }
+    }
+    if (n->extra) { n->extra->storage->saved_by_graph--; tensor_free(n->extra); n->extra = NULL; }
+    n->released = true;
+}
+
+static void tensor__node_destroy(tensor__node *n);
+
+static void tensor__node_unref(tensor__node *n) {
+    if (!n || --n->refcount > 0) return;
+    if (tensor__release_n == tensor__release_cap) {
+        int64_t cap = tensor__release_cap ? tensor__release_cap * 2 : 256;
+        tensor__node **s = (tensor__node **)TENSOR_MALLOC(sizeof *s * (size_t)cap);
+        if (!s) { tensor__node_destroy(n); return; } /* no room to defer: free it now */
+        if (tensor__release_n) memcpy(s, tensor__release_stack, sizeof *s * (size_t)tensor__release_n);
+        if (tensor__release_stack) TENSOR_FREE(tensor__release_stack);
+        tensor__release_stack = s;
+        tensor__release_cap = cap;
+    }
+    tensor__release_stack[tensor__release_n++] = n;
+    if (tensor__releasing) return;
+    tensor__releasing = true;
+    while (tensor__release_n > 0) tensor__node_destroy(tensor__release_stack[--tensor__release_n]);
+    tensor__releasing = false;
+}
+
+static void tensor__node_destroy(tensor__node *n) {
+    tensor__node_free_saved(n);
+    for (int i = 0; i < n->n_in; i++) tensor__node_unref(n->next[i]);
+    tensor_free(n->grad);
+    tensor_free(n->acc);
+    TENSOR_FREE(n);
+}
+
+/* One block: the node, then its n_in edges, saved inputs and versions. */
+static tensor__node *tensor__node_new(int op, int n_in) {
+    size_t bytes = sizeof(tensor__node) + (size_t)n_in * (sizeof(tensor__node *) + sizeof(tensor *) + sizeof(int64_t));
+    tensor__node *n = (tensor__node *)TENSOR_MALLOC(bytes);
+    if (!n) return NULL;
+    memset(n, 0, bytes);
+    n->refcount = 1;
+    n->op = op;
+    n->n_in = n_in;
+    n->saved_version = (int64_t *)(n + 1);
+    n->next = (tensor__node **)(n->saved_version + n_in);
+    n->saved = (tensor **)(n->next + n_in);
+    return n;
+}
+
+static tensor__node *tensor__node_ref(tensor__node *n) {
+    if (n) n->refcount++;
+    return n;
+}
+
+static void tensor__autograd_release(tensor *t) {
+    tensor__node_unref(t->grad_fn);
+    t->grad_fn = NULL;
+}
+
+/* An internal alias of t that keeps t's autograd identity (for saved inputs). */
+static tensor *tensor__save(const tensor *t) {
+    tensor *s = tensor__alias("tensor_backward", t);
+    if (!s) return NULL;
+    tensor__make_internal(s);
+    s->storage->saved_by_graph++;
+    return s;
+}
+
+// >>autograd-record ----------------------------------------------------------------------------
+static bool tensor__is_leaf(const tensor *t) { return !t->grad_fn || t->grad_fn->op < 0; }
+
+/* The edge an input's gradient flows along: its creator node, or its accumulator if it is a leaf
+   that requires grad (made on first use), or NULL. */
+static tensor__node *tensor__grad_edge(tensor *t) {
+    if (!t || !t->requires_grad) return NULL;
+    if (!t->grad_fn) t->grad_fn = tensor__node_new(-1, 0);
+    return t->grad_fn;
+}
+
+static void tensor__autograd_record(tensor__call *c) {
+    if (tensor__no_grad || !c->out || !tensor__ops[c->op].differentiable) return;
+    bool needed = false;
+    for (int i = 0; i < c->n_in; i++) needed |= c->in[i] && c->in[i]->requires_grad;
+    if (!needed) return;
+    if (!tensor__is_float(c->out->dtype)) return; /* integer results carry no gradient */
+    /* cat takes any number of inputs: the call holds the array (ip[1]) and its length (ip[0]) */
+    tensor *const *in = c->op == TENSOR_OP_cat ? (tensor *const *)(uintptr_t)c->ip[1] : c->in;
+    int n_in = c->op == TENSOR_OP_cat ? (int)c->ip[0] : c->n_in;
+    if (c->op == TENSOR_OP_cat) {
+        needed = false;
+        for (int i = 0; i < n_in; i++) needed |= in[i]->requires_grad;
+        if (!needed) return;
+    }
+    tensor__node *n = tensor__node_new(c->op, n_in);
+    if (!n) { tensor__fail(c->fn, "out of memory recording the autograd graph"); return; }
+    memcpy(n->p, c->p, sizeof n->p);
+    memcpy(n->ip, c->ip, sizeof n->ip);
+    n->n_dims = c->n_dims;
+    memcpy(n->dims, c->dims, sizeof n->dims);
+    if (c->op == TENSOR_OP_pad) /* the call points at the caller's pads: keep a copy */
+        for (int i = 0; i < (int)c->ip[0]; i++) n->pads[i] = ((const int64_t *)(uintptr_t)c->ip[1])[i];
+    for (int i = 0; i < n_in; i++) {
+        if (!in[i]) continue;
+        n->next[i] = tensor__node_ref(tensor__grad_edge(in[i]));
+        n->saved[i] = tensor__save(in[i]);
+        n->saved_version[i] = in[i]->storage->version;
+    }
+    if (c->out2) n->extra = tensor__save(c->out2);
+    c->out->grad_fn = n;
+    c->out->requires_grad = true;
+}
+
+/* Refuses in-place writes that could make a gradient silently wrong. */
+static bool tensor__check_inplace(const char *fn, tensor *a) {
+    if (tensor__no_grad) return true; /* e.g. an optimizer step; a later backward checks versions */
+    if (a->requires_grad) {
+        tensor__fail(fn, "in-place op on a tensor that requires grad%s; use the out-of-place op or disable grad",
+                     tensor__is_leaf(a) ? " (a leaf)" : "");
+        return false;
+    }
+    if (a->storage->saved_by_graph > 0) {
+        tensor__fail(fn, "in-place op on a tensor that an autograd graph saved for its backward pass; "
+                         "run backward first, clone it, or disable grad");
+        return false;
+    }
+    return true;
+}
+
+// >>autograd-api -------------------------------------------------------------------------------
+TENSOR_API tensor *tensor_set_requires_grad(tensor *t, bool on) {
+    const char *fn = "tensor_set_requires_grad";
+    TENSOR__CHECK_ARG(fn, t);
+    if (on && !tensor__is_float(t->dtype)) return tensor__fail(fn, "only floating tensors can require grad, got %s", tensor__dtype_names[t->dtype]);
+    if (!tensor__is_leaf(t)) {
+        if (!on) return tensor__fail(fn, "cannot turn off requires_grad of a non-leaf tensor; use tensor_detach");
+        return t;
+    }
+    t->requires_grad = on;
+    if (on) tensor__grad_edge(t);
+    return t;
+}
+
+TENSOR_API bool tensor_requires_grad(const tensor *t) { return t && t->requires_grad; }
+
+TENSOR_API tensor *tensor_grad(tensor *t) {
+    if (!t) return tensor__null_arg("tensor_grad", "t");
+    return t->grad_fn && t->grad_fn->op < 0 ? t->grad_fn->grad : NULL;
+}
+
+TENSOR_API void tensor_zero_grad(tensor *t) {
+    if (t && t->grad_fn && t->grad_fn->op < 0) { tensor_free(t->grad_fn->grad); t->grad_fn->grad = NULL; }
+}
+
+TENSOR_API tensor *tensor_detach(tensor *t) {
+    TENSOR__CHECK_ARG("tensor_detach", t);
+    tensor *d = tensor__view_of("tensor_detach", t, t->ndim, t->shape, t->strides, t->offset);
+    return d; /* tensor__view_of makes a handle with no grad_fn and requires_grad false */
+}
+
+// >>autograd-engine ----------------------------------------------------------------------------
+/* derivative[op]: one function per differentiable op of the registry with a kernel or a view,
+   defined below the engine; such an op without one fails to compile.
+   Composite ops need none: the ops they are written with record the graph. */
+#define TENSOR__DECLARE_DERIVATIVE_KERNEL_DIFF(name) static int tensor__derivative_##name(tensor__node *n, tensor *g, tensor **grads);
+#define TENSOR__DECLARE_DERIVATIVE_VIEW_DIFF TENSOR__DECLARE_DERIVATIVE_KERNEL_DIFF
+#define TENSOR__DECLARE_DERIVATIVE_KERNEL_NODIFF(name)
+#define TENSOR__DECLARE_DERIVATIVE_VIEW_NODIFF(name)
+#define TENSOR__DECLARE_DERIVATIVE_COMPOSITE_DIFF(name)
+#define TENSOR__DECLARE_DERIVATIVE_COMPOSITE_NODIFF(name)
+#define TENSOR__DECLARE_DERIVATIVE_(impl, grad, name) TENSOR__DECLARE_DERIVATIVE_##impl##_##grad(name)
+#define TENSOR__DECLARE_DERIVATIVE(name, kind, impl, types, grad, params, doc) TENSOR__DECLARE_DERIVATIVE_(impl, grad, name)
+TENSOR_OPS(TENSOR__DECLARE_DERIVATIVE)
+#define TENSOR__DERIVATIVE_ENTRY_KERNEL_DIFF(name) tensor__derivative_##name,
+#define TENSOR__DERIVATIVE_ENTRY_VIEW_DIFF TENSOR__DERIVATIVE_ENTRY_KERNEL_DIFF
+#define TENSOR__DERIVATIVE_ENTRY_KERNEL_NODIFF(name) 0,
+#define TENSOR__DERIVATIVE_ENTRY_VIEW_NODIFF(name) 0,
+#define TENSOR__DERIVATIVE_ENTRY_COMPOSITE_DIFF(name) 0,
+#define TENSOR__DERIVATIVE_ENTRY_COMPOSITE_NODIFF(name) 0,
+#define TENSOR__DERIVATIVE_ENTRY_(impl, grad, name) TENSOR__DERIVATIVE_ENTRY_##impl##_##grad(name)
+#define TENSOR__DERIVATIVE_ENTRY(name, kind, impl, types, grad, params, doc) TENSOR__DERIVATIVE_ENTRY_(impl, grad, name)
+static const tensor__derivative_fn tensor__derivatives[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__DERIVATIVE_ENTRY)};
+
+/* g reduced to shape (ndim, shape) by summing the dims broadcasting added or expanded. */
+static tensor *tensor__sum_to(tensor *g, int ndim, const int64_t *shape) {
+    if (!g) return NULL;
+    int lead = g->ndim - ndim, dims[TENSOR_MAX_DIMS], nd = 0;
+    for (int d = 0; d < g->ndim; d++)
+        if (d < lead || (shape[d - lead] == 1 && g->shape[d] != 1)) dims[nd++] = d;
+    if (nd == 0 && lead == 0) return tensor__alias("tensor_backward", g);
+    tensor *s = tensor_sum_dims(g, nd, dims, true);
+    tensor *r = tensor_reshape(s, ndim, shape);
+    tensor_free(s);
+    return r;
+}
+
+/* Moves an internal handle to the innermost scope, where the user owns it. */
+static tensor *tensor__make_owned(tensor *t) {
+    if (t && t->list_level < 0) { tensor__unlink(t); tensor__link(t, tensor__depth); }
+    return t;
+}
+
+/* acc += g, keeping acc an internal handle (NULL acc: takes g). */
+static bool tensor__accumulate(tensor **acc, tensor *g) {
+    if (!*acc) { *acc = tensor__make_internal(g); return true; }
+    tensor *s = tensor_add(*acc, g);
+    tensor_free(g);
+    if (!s) return false;
+    tensor_free(*acc);
+    *acc = tensor__make_internal(s);
+    return true;
+}
+
+typedef struct { tensor__node **v; int64_t n, cap; } tensor__node_list;
+static bool tensor__node_push(tensor__node_list *l, tensor__node *n) {
+    if (l->n == l->cap) {
+        int64_t cap = l->cap ? l->cap * 2 : 64;
+        tensor__node **v = (tensor__node **)TENSOR_MALLOC(sizeof *v * (size_t)cap);
+        if (!v) return false;
+        if (l->n) memcpy(v, l->v, sizeof *v * (size_t)l->n);
+        if (l->v) TENSOR_FREE(l->v);
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n++] = n;
+    return true;
+}
+
+static int64_t tensor__epoch;
+
+/* The engine. Runs the graph above the roots once in reverse topological order (dependency
+   counting, no recursion). accumulate: leaves' .grad += their gradient (tensor_backward);
+   otherwise the gradients reaching the nodes of `wanted` are returned in got[] (autograd_grad).
+   Returns 0, or -1 with an error. */
+static int tensor__run_backward(const char *fn, int n_roots, tensor *const *roots, tensor *const *root_grads,
+                                bool create_graph, bool accumulate, int n_wanted, tensor__node *const *wanted, tensor **got) {
+    tensor__node_list all = {NULL, 0, 0}, stack = {NULL, 0, 0}, ready = {NULL, 0, 0};
+    int64_t epoch = ++tensor__epoch;
+    int rc = 0;
+    bool grad_was = tensor_set_grad_enabled(create_graph);
+    /* 1. find the nodes above the roots; count each one's consumers */
+    for (int r = 0; r < n_roots; r++) {
+        tensor__node *n = roots[r]->grad_fn;
+        if (n->epoch != epoch) { n->epoch = epoch; n->deps = 0; if (!tensor__node_push(&stack, n) || !tensor__node_push(&all, n)) goto oom; }
+    }
+    while (stack.n) {
+        tensor__node *n = stack.v[--stack.n];
+        if (n->released && n->op >= 0) {
+            tensor__fail(fn, "the graph through %s was already freed by an earlier backward pass", tensor__ops[n->op].fn);
+            rc = -1;
+            goto done;
+        }
+        for (int i = 0; i < n->n_in; i++) {
+            tensor__node *m = n->next[i];
+            if (!m) continue;
+            if (m->epoch != epoch) { m->epoch = epoch; m->deps = 0; if (!tensor__node_push(&stack, m) || !tensor__node_push(&all, m)) goto oom; }
+            m->deps++;
+        }
+    }
+    /* 2. seed the roots */
+    for (int r = 0; r < n_roots; r++) {
+        tensor *rg = root_grads ? root_grads[r] : NULL;
+        tensor *g = rg ? tensor__alias(fn, rg) : tensor_ones(roots[r]->ndim, roots[r]->shape, roots[r]->dtype);
+        if (!g || !tensor__accumulate(&roots[r]->grad_fn->acc, g)) { rc = -1; goto done; }
+    }
+    for (int64_t i = 0; i < all.n; i++)
+        if (all.v[i]->deps == 0 && !tensor__node_push(&ready, all.v[i])) goto oom;
+    /* 3. run each node once all its consumers have passed their gradient down */
+    while (ready.n) {
+        tensor__node *n = ready.v[--ready.n];
+        tensor *g = n->acc;
+        n->acc = NULL;
+        for (int w = 0; w < n_wanted; w++)
+            if (wanted[w] == n && g) {
+                tensor *c = tensor__alias(fn, g);
+                if (!c || (got[w] && !tensor__accumulate(&got[w], c))) { rc = -1; tensor_free(g); goto done; }
+                if (!got[w]) got[w] = tensor__make_internal(c);
+            }
+        tensor *small[TENSOR__MAX_INPUTS] = {NULL, NULL, NULL, NULL};
+        tensor **grads = small;
+        if (n->n_in > TENSOR__MAX_INPUTS) {
+            grads = (tensor **)TENSOR_MALLOC(sizeof(tensor *) * (size_t)n->n_in);
+            if (!grads) { tensor_free(g); goto oom; }
+            memset(grads, 0, sizeof(tensor *) * (size_t)n->n_in);
+        }
+        if (n->op < 0) {                                      /* a leaf's accumulator */
+            if (accumulate && g) {
+                tensor *add = create_graph ? g : tensor_detach(g);
+                if (add != g) tensor_free(g);
+                g = NULL;
+                if (!add || !tensor__accumulate(&n->grad, add)) { rc = -1; goto done; }
+            }
+        } else if (g) {
+            for (int i = 0; i < n->n_in; i++)
+                if (n->saved[i] && n->saved[i]->storage->version != n->saved_version[i]) {
+                    tensor__fail(fn, "an input of %s was modified in place after it was used; its gradient would be wrong", tensor__ops[n->op].fn);
+                    tensor_free(g);
+                    rc = -1;
+                    goto done;
+                }
+            tensor_scope_begin();
+            int drc = tensor__derivatives[n->op](n, g, grads);
+            for (int i = 0; i < n->n_in; i++) {
+                if (!n->next[i] || !grads[i]) { grads[i] = NULL; continue; }
+                /* the gradient of an input has the input's shape and dtype */
+                tensor *s = tensor__sum_to(grads[i], n->saved[i]->ndim, n->saved[i]->shape);
+                tensor *d = s && s->dtype != n->saved[i]->dtype ? tensor_to_dtype(s, n->saved[i]->dtype) : s;
+                grads[i] = d ? tensor__make_internal(tensor_keep(d)) : NULL;
+                if (!d) drc = 1;
+            }
+            tensor_scope_end();
+            tensor_free(g);
+            g = NULL;
+            if (drc) {
+                for (int i = 0; i < n->n_in; i++) tensor_free(grads[i]);
+                if (grads != small) TENSOR_FREE(grads);
+                if (!tensor_last_error()) tensor__fail(fn, "the derivative of %s failed", tensor__ops[n->op].fn);
+                rc = -1;
+                goto done;
+            }
+        }
+        tensor_free(g);
+        bool ok = true;
+        for (int i = 0; i < n->n_in; i++) {
+            tensor__node *m = n->next[i];
+            if (!m) continue;
+            if (grads[i] && ok && !tensor__accumulate(&m->acc, grads[i])) ok = false;
+            else if (!ok) tensor_free(grads[i]);
+            if (--m->deps == 0 && !tensor__node_push(&ready, m)) ok = false;
+        }
+        if (grads != small) TENSOR_FREE(grads);
+        if (!ok) { if (!tensor_last_error()) tensor__fail(fn, "out of memory in backward"); rc = -1; goto done; }
+    }
+    goto done;
+oom:
+    tensor__fail(fn, "out of memory walking the autograd graph");
+    rc = -1;
+done:
+    for (int64_t i = 0; i < all.n; i++) {
+        tensor__node *n = all.v[i];
+        tensor_free(n->acc);
+        n->acc = NULL;
+        if (!create_graph && n->op >= 0) tensor__node_free_saved(n); /* the graph frees itself */
+    }
+    if (all.v) TENSOR_FREE(all.v);
+    if (stack.v) TENSOR_FREE(stack.v);
+    if (ready.v) TENSOR_FREE(ready.v);
+    tensor_set_grad_enabled(grad_was);
+    return rc;
+}
+
+TENSOR_API int tensor_backward_with(tensor *out, tensor *grad_out) {
+    const char *fn = "tensor_backward_with";
+    if (!out) { tensor__null_arg(fn, "out"); return -1; }
+    if (!out->requires_grad || !out->grad_fn) { tensor__fail(fn, "the tensor does not require grad and has no graph"); return -1; }
+    if (grad_out && !tensor__same_shape(out, grad_out)) {
+        tensor__fail(fn, "grad_out of shape %s does not match the output shape %s", tensor__shape_of(grad_out), tensor__shape_of(out));
+        return -1;
+    }
+    if (!grad_out && tensor__numel_of(out->ndim, out->shape) != 1) {
+        tensor__fail(fn, "grad_out can be omitted only for one-element outputs, not shape %s", tensor__shape_of(out));
+        return -1;
+    }
+    return tensor__run_backward(fn, 1, &out, &grad_out, false, true, 0, NULL, NULL);
+}
+
+TENSOR_API int tensor_backward(tensor *loss) {
+    const char *fn = "tensor_backward";
+    if (!loss) { tensor__null_arg(fn, "loss"); return -1; }
+    if (tensor__numel_of(loss->ndim, loss->shape) != 1) { tensor__fail(fn, "loss must have one element, got shape %s (use tensor_backward_with)", tensor__shape_of(loss)); return -1; }
+    if (!loss->requires_grad || !loss->grad_fn) { tensor__fail(fn, "the loss does not require grad and has no graph"); return -1; }
+    return tensor__run_backward(fn, 1, &loss, NULL, false, true, 0, NULL, NULL) ;
+}
+
+TENSOR_API int tensor_autograd_grad(int n_out, tensor *const *outputs, tensor *const *grad_outputs,
+                                    int n_in, tensor *const *inputs, tensor **grads_out, bool create_graph) {
+    const char *fn = "tensor_autograd_grad";
+    if (n_out <= 0 || n_in <= 0 || !outputs || !inputs || !grads_out) { tensor__fail(fn, "needs n_out > 0 outputs, n_in > 0 inputs and grads_out"); return -1; }
+    for (int i = 0; i < n_in; i++) grads_out[i] = NULL;
+    tensor__node *wanted[64];
+    if (n_in > 64) { tensor__fail(fn, "at most 64 inputs, got %d", n_in); return -1; }
+    for (int i = 0; i < n_in; i++) {
+        if (!inputs[i]) { tensor__null_arg(fn, "inputs[i]"); return -1; }
+        if (!inputs[i]->requires_grad) { tensor__fail(fn, "input %d does not require grad", i); return -1; }
+        wanted[i] = tensor__grad_edge(inputs[i]);
+    }
+    for (int i = 0; i < n_out; i++) {
+        if (!outputs[i]) { tensor__null_arg(fn, "outputs[i]"); return -1; }
+        if (!outputs[i]->requires_grad || !outputs[i]->grad_fn) { tensor__fail(fn, "output %d does not require grad", i); return -1; }
+        tensor *go = grad_outputs ? grad_outputs[i] : NULL;
+        if (go && !tensor__same_shape(go, outputs[i])) { tensor__fail(fn, "grad_outputs[%d] has shape %s, output has %s", i, tensor__shape_of(go), tensor__shape_of(outputs[i])); return -1; }
+        if (!go && tensor__numel_of(outputs[i]->ndim, outputs[i]->shape) != 1) { tensor__fail(fn, "grad_outputs[%d] is needed for the output of shape %s", i, tensor__shape_of(outputs[i])); return -1; }
+    }
+    int rc = tensor__run_backward(fn, n_out, outputs, grad_outputs ? grad_outputs : NULL, create_graph, false, n_in, wanted, grads_out);
+    for (int i = 0; i < n_in; i++) {
+        if (rc) { tensor_free(grads_out[i]); grads_out[i] = NULL; continue; }
+        if (!grads_out[i]) grads_out[i] = tensor_zeros(inputs[i]->ndim, inputs[i]->shape, inputs[i]->dtype); /* unreachable input: zeros */
+        else tensor__make_owned(grads_out[i]);
+    }
+    return rc;
+}
+
+// >>derivatives --------------------------------------------------------------------------------
+/* Each derivative gets the node n (n->saved[i] is input i, n->p / n->ip / n->dims the parameters)
+   and g, the gradient of the output; it sets grads[i] for the inputs. It runs inside a scope, so
+   intermediates need no freeing, and with the engine's grad mode, so create_graph records it. The
+   engine reduces each grads[i] to its input's shape and dtype (broadcasting, promotion). */
+#define TENSOR__X (n->saved[0])
+#define TENSOR__Y (n->saved[1])
+#define TENSOR__OK(t) ((t) != NULL ? 0 : 1)
+
+/* d out / d x for unary ops: grads[0] = g * (FORMULA written with x). */
+#define TENSOR__DERIV_UNARY(name, LOCAL_DERIVATIVE)                                                        \
+    static int tensor__derivative_##name(tensor__node *n, tensor *g, tensor **grads) {                   \
+        tensor *x = TENSOR__X;                                                                           \
+        (void)x;                                                                                         \
+        grads[0] = (LOCAL_DERIVATIVE);                                                                   \
+        return TENSOR__OK(grads[0]);                                                                     \
+    }
+
+static tensor *tensor__mask_float(tensor *mask, tensor *like) { return tensor_to_dtype(mask, like->dtype); }
+/* 1 - t */
+static tensor *tensor__one_minus(tensor *t) { return tensor_add_scalar(tensor_neg(t), 1); }
+/* x OP s for a comparison op, s a wrapped scalar (bool result). */
+static tensor *tensor__cmp_scalar(tensor_op op, tensor *x, double s) {
+    if (!x) return NULL;
+    tensor *b = tensor__wrapped_scalar(tensor__ops[op].fn, s, x->dtype);
+    tensor *r = b ? tensor__binary(op, x, b) : NULL;
+    tensor_free(b);
+    return r;
+}
+static tensor *tensor__sigmoid_grad(tensor *g, tensor *s) { return tensor_mul(g, tensor_mul(s, tensor__one_minus(s))); }
+/* d/dx x Phi(x) = Phi(x) + x phi(x) */
+static tensor *tensor__gelu_grad(tensor *x) {
+    tensor *cdf = tensor_mul_scalar(tensor_add_scalar(tensor_erf(tensor_mul_scalar(x, 0.70710678118654752440)), 1), 0.5);
+    tensor *pdf = tensor_mul_scalar(tensor_exp(tensor_mul_scalar(tensor_square(x), -0.5)), 0.39894228040143267794);
+    return tensor_add(cdf, tensor_mul(x, pdf));
+}
+/* u = k (x + c x^3), t = tanh(u): 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2) */
+static tensor *tensor__gelu_tanh_grad(tensor *x) {
+    const double k = 0.79788456080286535588, c = 0.044715;
+    tensor *x2 = tensor_square(x);
+    tensor *t = tensor_tanh(tensor_mul_scalar(tensor_mul(x, tensor_add_scalar(tensor_mul_scalar(x2, c), 1)), k));
+    tensor *left = tensor_mul_scalar(tensor_add_scalar(t, 1), 0.5);
+    tensor *right = tensor_mul(tensor_mul_scalar(tensor_mul(x, tensor__one_minus(tensor_square(t))), 0.5 * k), tensor_add_scalar(tensor_mul_scalar(x2, 3 * c), 1));
+    return tensor_add(left, right);
+}
+/* d/dx x s(x) = s (1 + x (1 - s)) */
+static tensor *tensor__silu_grad(tensor *x) {
+    tensor *sg = tensor_sigmoid(x);
+    return tensor_mul(sg, tensor_add_scalar(tensor_mul(x, tensor__one_minus(sg)), 1));
+}
+/* d/dx x tanh(softplus(x)) = tsp + x (1 - tsp^2) sigmoid(x) */
+static tensor *tensor__mish_grad(tensor *x) {
+    tensor *tsp = tensor_tanh(tensor_softplus(x));
+    return tensor_add(tsp, tensor_mul(tensor_mul(x, tensor__one_minus(tensor_square(tsp))), tensor_sigmoid(x)));
+}
+
+TENSOR__DERIV_UNARY(neg, tensor_neg(g))
+TENSOR__DERIV_UNARY(abs, tensor_mul(g, tensor_sign(x)))
+TENSOR__DERIV_UNARY(sign, tensor_mul_scalar(g, 0))
+TENSOR__DERIV_UNARY(sqrt, tensor_div(tensor_mul_scalar(g, 0.5), tensor_sqrt(x)))
+TENSOR__DERIV_UNARY(rsqrt, tensor_mul(tensor_mul_scalar(g, -0.5), tensor_div(tensor_rsqrt(x), x)))
+TENSOR__DERIV_UNARY(square, tensor_mul(g, tensor_mul_scalar(x, 2)))
+TENSOR__DERIV_UNARY(reciprocal, tensor_neg(tensor_div(g, tensor_square(x))))
+TENSOR__DERIV_UNARY(exp, tensor_mul(g, tensor_exp(x)))
+TENSOR__DERIV_UNARY(exp2, tensor_mul(g, tensor_mul_scalar(tensor_exp2(x), 0.69314718055994530942)))
+TENSOR__DERIV_UNARY(expm1, tensor_mul(g, tensor_exp(x)))
+TENSOR__DERIV_UNARY(log, tensor_div(g, x))
+TENSOR__DERIV_UNARY(log2, tensor_div(g, tensor_mul_scalar(x, 0.69314718055994530942)))
+TENSOR__DERIV_UNARY(log1p, tensor_div(g, tensor_add_scalar(x, 1)))
+TENSOR__DERIV_UNARY(sin, tensor_mul(g, tensor_cos(x)))
+TENSOR__DERIV_UNARY(cos, tensor_neg(tensor_mul(g, tensor_sin(x))))
+TENSOR__DERIV_UNARY(tan, tensor_mul(g, tensor_add_scalar(tensor_square(tensor_tan(x)), 1)))
+TENSOR__DERIV_UNARY(asin, tensor_mul(g, tensor_rsqrt(tensor__one_minus(tensor_square(x)))))
+TENSOR__DERIV_UNARY(acos, tensor_neg(tensor_mul(g, tensor_rsqrt(tensor__one_minus(tensor_square(x))))))
+TENSOR__DERIV_UNARY(atan, tensor_div(g, tensor_add_scalar(tensor_square(x), 1)))
+TENSOR__DERIV_UNARY(sinh, tensor_mul(g, tensor_cosh(x)))
+TENSOR__DERIV_UNARY(cosh, tensor_mul(g, tensor_sinh(x)))
+TENSOR__DERIV_UNARY(tanh, tensor_mul(g, tensor__one_minus(tensor_square(tensor_tanh(x)))))
+TENSOR__DERIV_UNARY(asinh, tensor_mul(g, tensor_rsqrt(tensor_add_scalar(tensor_square(x), 1))))
+TENSOR__DERIV_UNARY(acosh, tensor_mul(g, tensor_rsqrt(tensor_sub_scalar(tensor_square(x), 1))))
+TENSOR__DERIV_UNARY(atanh, tensor_div(g, tensor__one_minus(tensor_square(x))))
+TENSOR__DERIV_UNARY(sigmoid, tensor__sigmoid_grad(g, tensor_sigmoid(x)))
+TENSOR__DERIV_UNARY(logsigmoid, tensor_mul(g, tensor_sigmoid(tensor_neg(x))))
+TENSOR__DERIV_UNARY(relu, tensor_mul(g, tensor__mask_float(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), g)))
+TENSOR__DERIV_UNARY(relu6, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), tensor__cmp_scalar(TENSOR_OP_lt, x, 6)), g)))
+TENSOR__DERIV_UNARY(gelu, tensor_mul(g, tensor__gelu_grad(x)))
+TENSOR__DERIV_UNARY(gelu_tanh, tensor_mul(g, tensor__gelu_tanh_grad(x)))
+TENSOR__DERIV_UNARY(silu, tensor_mul(g, tensor__silu_grad(x)))
+TENSOR__DERIV_UNARY(mish, tensor_mul(g, tensor__mish_grad(x)))
+TENSOR__DERIV_UNARY(softplus, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 20), g, tensor_mul(g, tensor_sigmoid(x))))
+TENSOR__DERIV_UNARY(erf, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_neg(tensor_square(x))), 1.12837916709551257390)))
+TENSOR__DERIV_UNARY(leaky_relu, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul_scalar(g, n->p[0])))
+TENSOR__DERIV_UNARY(elu, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul(g, tensor_mul_scalar(tensor_exp(x), n->p[0]))))
+/* hardtanh passes the gradient strictly inside (lo, hi), clamp on [lo, hi] (PyTorch's choice). */
+TENSOR__DERIV_UNARY(hardtanh, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, n->p[0]), tensor__cmp_scalar(TENSOR_OP_lt, x, n->p[1])), g)))
+TENSOR__DERIV_UNARY(clamp, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_ge, x, n->p[0] == n->p[0] ? n->p[0] : -INFINITY),
+                                                                              tensor__cmp_scalar(TENSOR_OP_le, x, n->p[1] == n->p[1] ? n->p[1] : INFINITY)), g)))
+
+/* Binary ops: grads[0] for a, grads[1] for b (the engine sums broadcast dims away). */
+#define TENSOR__DERIV_BINARY(name, GRAD_A, GRAD_B)                                                         \
+    static int tensor__derivative_##name(tensor__node *n, tensor *g, tensor **grads) {                   \
+        tensor *x = TENSOR__X, *y = TENSOR__Y;                                                           \
+        (void)x; (void)y;                                                                                \
+        if (n->next[0] && !(grads[0] = (GRAD_A))) return 1;                                              \
+        if (n->next[1] && !(grads[1] = (GRAD_B))) return 1;                                              \
+        return 0;                                                                                        \
+    }
+
+/* pow: d/da = b a^(b-1); d/db = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch). */
+static tensor *tensor__pow_grad_exponent(tensor *g, tensor *x, tensor *y) {
+    tensor *v = tensor_mul(g, tensor_mul(tensor_pow(x, y), tensor_log(x)));
+    tensor *zero_base = tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_eq, x, 0), tensor__cmp_scalar(TENSOR_OP_ge, y, 0));
+    return tensor_masked_fill(v, zero_base, 0);
+}
+/* maximum/minimum: the winner gets the gradient, ties split it evenly (PyTorch). */
+static tensor *tensor__extreme_grad(tensor *g, tensor *x, tensor *y, tensor_op wins) {
+    tensor *w = tensor__mask_float(tensor__binary(wins, x, y), g), *tie = tensor__mask_float(tensor_eq(x, y), g);
+    return tensor_mul(g, tensor_add(w, tensor_mul_scalar(tie, 0.5)));
+}
+
+TENSOR__DERIV_BINARY(add, tensor__alias("tensor_backward", g), tensor__alias("tensor_backward", g))
+TENSOR__DERIV_BINARY(sub, tensor__alias("tensor_backward", g), tensor_neg(g))
+TENSOR__DERIV_BINARY(mul, tensor_mul(g, y), tensor_mul(g, x))
+TENSOR__DERIV_BINARY(div, tensor_div(g, y), tensor_neg(tensor_div(tensor_mul(g, x), tensor_square(y))))
+TENSOR__DERIV_BINARY(pow, tensor_mul(g, tensor_mul(y, tensor_pow(x, tensor_sub_scalar(y, 1)))), tensor__pow_grad_exponent(g, x, y))
+TENSOR__DERIV_BINARY(maximum, tensor__extreme_grad(g, x, y, TENSOR_OP_gt), tensor__extreme_grad(g, y, x, TENSOR_OP_gt))
+TENSOR__DERIV_BINARY(minimum, tensor__extreme_grad(g, x, y, TENSOR_OP_lt), tensor__extreme_grad(g, y, x, TENSOR_OP_lt))
+TENSOR__DERIV_BINARY(atan2, tensor_div(tensor_mul(g, y), tensor_add(tensor_square(x), tensor_square(y))),
+                     tensor_neg(tensor_div(tensor_mul(g, x), tensor_add(tensor_square(x), tensor_square(y)))))
+TENSOR__DERIV_BINARY(fmod, tensor__alias("tensor_backward", g), tensor_neg(tensor_mul(g, tensor_trunc(tensor_div(x, y)))))
+
+static int tensor__derivative_where(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *cond = n->saved[0];
+    if (n->next[1] && !(grads[1] = tensor_masked_fill(g, tensor_logical_not(cond), 0))) return 1;
+    if (n->next[2] && !(grads[2] = tensor_masked_fill(g, cond, 0))) return 1;
+    return 0;
+}
+
+/* Copies and conversions pass the gradient through (the engine converts it to the input's dtype). */
+static int tensor__derivative_pass(tensor__node *n, tensor *g, tensor **grads) {
+    (void)n;
+    grads[0] = tensor__alias("tensor_backward", g);
+    return TENSOR__OK(grads[0]);
+}
+static int tensor__derivative_clone(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_pass(n, g, grads); }
+static int tensor__derivative_contiguous(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_pass(n, g, grads); }
+static int tensor__derivative_to_dtype(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_pass(n, g, grads); }
+static int tensor__derivative_to_device(tensor__node *n, tensor *g, tensor **grads) {
+    grads[0] = tensor_to_device(g, n->saved[0]->storage->device);
+    return TENSOR__OK(grads[0]);
+}
+
+/* ---- reductions: n->dims[0..n_dims) are the reduced dims (wrapped, ascending; none for a 0-dim
+   input), n->ip[0] is keepdim, n->ip[1] the correction of var/std, n->p[0] the p of norm. ---- */
+
+/* A reduced tensor (g, or a statistic) brought back to broadcast against x: the reduced dims
+   reinserted as size 1 when keepdim was false. */
+static tensor *tensor__unsqueeze_reduced(tensor__node *n, tensor *r) {
+    if (n->ip[0]) return tensor__alias("tensor_backward", r);
+    tensor *u = tensor__alias("tensor_backward", r);
+    for (int i = 0; i < n->n_dims && u; i++) u = tensor_unsqueeze(u, n->dims[i]); /* ascending: positions are final */
+    return u;
+}
+/* g expanded back to x's shape. */
+static tensor *tensor__unreduce(tensor__node *n, tensor *g) {
+    tensor *x = TENSOR__X;
+    return tensor_expand(tensor__unsqueeze_reduced(n, g), x->ndim, x->shape);
+}
+static double tensor__reduced_count(tensor__node *n) {
+    double c = 1;
+    for (int i = 0; i < n->n_dims; i++) c *= (double)TENSOR__X->shape[n->dims[i]];
+    return c;
+}
+/* The reduction re-run with keepdim, for derivatives that need its value. */
+static tensor *tensor__keep_stat(tensor__node *n, tensor_op op) {
+    tensor *x = TENSOR__X;
+    if (x->ndim == 0) return tensor__alias("tensor_backward", x);
+    switch (op) {
+    case TENSOR_OP_mean: return tensor_mean_dims(x, n->n_dims, n->dims, true);
+    case TENSOR_OP_logsumexp: return tensor_logsumexp(x, n->dims[0], true);
+    case TENSOR_OP_std: return tensor_std(x, n->dims[0], n->ip[1], true);
+    case TENSOR_OP_norm: return tensor_norm(x, n->p[0], n->dims[0], true);
+    case TENSOR_OP_prod: return tensor_prod(x, n->dims[0], true);
+    default: return tensor__fail("tensor_backward", "no statistic for %s", tensor__ops[op].fn);
+    }
+}
+
+static int tensor__derivative_sum(tensor__node *n, tensor *g, tensor **grads) { return TENSOR__OK(grads[0] = tensor__unreduce(n, g)); }
+static int tensor__derivative_sum_all(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_sum(n, g, grads); }
+static int tensor__derivative_sum_dims(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_sum(n, g, grads); }
+static int tensor__derivative_mean(tensor__node *n, tensor *g, tensor **grads) {
+    return TENSOR__OK(grads[0] = tensor_div_scalar(tensor__unreduce(n, g), tensor__reduced_count(n)));
+}
+static int tensor__derivative_mean_all(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_mean(n, g, grads); }
+static int tensor__derivative_mean_dims(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_mean(n, g, grads); }
+
+/* prod: d/dx_i = prod of the others. Where x_i == 0 that is the product of the non-zeros if x_i is
+   the only zero of its slice, else 0; elsewhere it is prod / x_i. */
+static int tensor__derivative_prod(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X;
+    if (x->ndim == 0) return TENSOR__OK(grads[0] = tensor__alias("tensor_backward", g));
+    int d = n->dims[0];
+    tensor *is_zero = tensor__cmp_scalar(TENSOR_OP_eq, x, 0);
+    tensor *prod = tensor__keep_stat(n, TENSOR_OP_prod);
+    tensor *prod_nonzero = tensor_prod(tensor_masked_fill(x, is_zero, 1), d, true);
+    tensor *zeros_in_slice = tensor_sum(is_zero, d, true);
+    tensor *at_zero = tensor_masked_fill(prod_nonzero, tensor_logical_not(tensor__cmp_scalar(TENSOR_OP_eq, zeros_in_slice, 1)), 0);
+    tensor *others = tensor_where(is_zero, tensor_expand(at_zero, x->ndim, x->shape), tensor_div(prod, tensor_masked_fill(x, is_zero, 1)));
+    return TENSOR__OK(grads[0] = tensor_mul(tensor__unreduce(n, g), others));
+}
+
+/* max/min over a dim: the gradient goes to the index the reduction picked (the first extreme). */
+static int tensor__derivative_extreme_dim(tensor__node *n, tensor *g, tensor **grads, bool is_max) {
+    tensor *x = TENSOR__X;
+    if (x->ndim == 0) return TENSOR__OK(grads[0] = tensor__alias("tensor_backward", g));
+    int d = n->dims[0];
+    tensor *idx = is_max ? tensor_argmax(x, d, true) : tensor_argmin(x, d, true);
+    tensor *zeros = tensor_zeros(x->ndim, x->shape, g->dtype);
+    return TENSOR__OK(grads[0] = tensor_scatter_add(zeros, d, idx, tensor__unsqueeze_reduced(n, g)));
+}
+static int tensor__derivative_max(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_extreme_dim(n, g, grads, true); }
+static int tensor__derivative_min(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_extreme_dim(n, g, grads, false); }
+/* max/min of everything: ties share the gradient evenly (PyTorch). */
+static int tensor__derivative_extreme_all(tensor__node *n, tensor *g, tensor **grads, bool is_max) {
+    tensor *x = TENSOR__X;
+    tensor *m = is_max ? tensor_max_all(x) : tensor_min_all(x);
+    tensor *hit = tensor__mask_float(tensor_eq(x, m), g);
+    return TENSOR__OK(grads[0] = tensor_mul(tensor_div(hit, tensor_sum_all(hit)), g));
+}
+static int tensor__derivative_max_all(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_extreme_all(n, g, grads, true); }
+static int tensor__derivative_min_all(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_extreme_all(n, g, grads, false); }
+
+/* var: 2 (x - mean) / (N - correction); std: (x - mean) / ((N - correction) std). */
+static int tensor__derivative_var(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X;
+    double denom = tensor__reduced_count(n) - (double)n->ip[1];
+    tensor *centered = tensor_sub(x, tensor__keep_stat(n, TENSOR_OP_mean));
+    return TENSOR__OK(grads[0] = tensor_mul(tensor__unreduce(n, g), tensor_mul_scalar(centered, 2.0 / denom)));
+}
+static int tensor__derivative_std(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X;
+    double denom = tensor__reduced_count(n) - (double)n->ip[1];
+    tensor *centered = tensor_sub(x, tensor__keep_stat(n, TENSOR_OP_mean));
+    tensor *scaled = tensor_div(centered, tensor_mul_scalar(tensor__keep_stat(n, TENSOR_OP_std), denom));
+    return TENSOR__OK(grads[0] = tensor_mul(tensor__unreduce(n, g), scaled));
+}
+/* logsumexp: softmax of x along the dim. */
+static int tensor__derivative_logsumexp(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X;
+    return TENSOR__OK(grads[0] = tensor_mul(tensor__unreduce(n, g), tensor_exp(tensor_sub(x, tensor__keep_stat(n, TENSOR_OP_logsumexp)))));
+}
+/* norm: p = 2: x / |x|; p = 1: sign x; p = 0: 0; p = +-inf: sign x shared among the entries that
+   reach the norm; else x |x|^(p-2) / |x|_p^(p-1). A zero norm gives a zero gradient. */
+static int tensor__derivative_norm(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X;
+    double p = n->p[0];
+    tensor *gu = tensor__unreduce(n, g), *local;
+    if (p == 0) local = tensor_mul_scalar(x, 0);
+    else if (p == 1) local = tensor_sign(x);
+    else {
+        tensor *nrm = tensor__keep_stat(n, TENSOR_OP_norm);
+        tensor *nrm_zero = tensor__cmp_scalar(TENSOR_OP_eq, nrm, 0);
+        if (isinf(p)) {
+            tensor *hit = tensor__mask_float(tensor_eq(tensor_abs(x), nrm), x);
+            tensor *count = x->ndim ? tensor_sum_dims(hit, n->n_dims, n->dims, true) : hit;
+            local = tensor_div(tensor_mul(tensor_sign(x), hit), count);
+        } else if (p == 2) {
+            local = tensor_div(x, tensor_masked_fill(nrm, nrm_zero, 1));
+        } else {
+            tensor *num = tensor_mul(x, tensor_pow_scalar(tensor_abs(x), p - 2));
+            local = tensor_div(num, tensor_pow_scalar(tensor_masked_fill(nrm, nrm_zero, 1), p - 1));
+        }
+        local = tensor_masked_fill(local, nrm_zero, 0);
+    }
+    return TENSOR__OK(grads[0] = tensor_mul(gu, local));
+}
+/* cumsum: the reversed cumulative sum of g. */
+static int tensor__derivative_cumsum(tensor__node *n, tensor *g, tensor **grads) {
+    if (TENSOR__X->ndim == 0) return TENSOR__OK(grads[0] = tensor__alias("tensor_backward", g));
+    int d = n->dims[0];
+    return TENSOR__OK(grads[0] = tensor_flip(tensor_cumsum(tensor_flip(g, d), d), d));
+}
+
+/* ---- shape and indexing: n->dims[0] is the dim an op works along; see each op for the rest ---- */
+static int tensor__derivative_reshape_back(tensor__node *n, tensor *g, tensor **grads) {
+    return TENSOR__OK(grads[0] = tensor_reshape(g, TENSOR__X->ndim, TENSOR__X->shape));
+}
+static int tensor__derivative_view(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_reshape_back(n, g, grads); }
+static int tensor__derivative_squeeze(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_reshape_back(n, g, grads); }
+static int tensor__derivative_unsqueeze(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_reshape_back(n, g, grads); }
+static int tensor__derivative_expand(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_pass(n, g, grads); }
+/* permute: n->dims is the permutation; the gradient goes back through its inverse. */
+static int tensor__derivative_permute(tensor__node *n, tensor *g, tensor **grads) {
+    int inv[TENSOR_MAX_DIMS];
+    for (int i = 0; i < n->n_dims; i++) inv[n->dims[i]] = i;
+    return TENSOR__OK(grads[0] = tensor_permute(g, n->n_dims, inv));
+}
+static int tensor__derivative_transpose(tensor__node *n, tensor *g, tensor **grads) {
+    return TENSOR__OK(grads[0] = tensor_transpose(g, (int)n->ip[0], (int)n->ip[1]));
+}
+/* g added into zeros of x's shape at positions start + step * i along dim (scatter_add keeps it
+   differentiable in g). idx_len positions; g has the output's shape. */
+static tensor *tensor__scatter_back(tensor__node *n, tensor *g, int dim, int64_t start, int64_t step) {
+    tensor *x = TENSOR__X;
+    int64_t len = g->shape[dim];
+    tensor *pos = tensor_arange((double)start, (double)start + (double)step * (double)len - (step > 0 ? 0.5 : -0.5), (double)step, TENSOR_I64);
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int d = 0; d < g->ndim; d++) shape[d] = d == dim ? len : 1;
+    tensor *idx = tensor_expand(tensor_reshape(pos, g->ndim, shape), g->ndim, g->shape);
+    return tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), dim, idx, g);
+}
+/* slice: ip[0] the dim, ip[1] the first index taken, ip[3] the step. */
+static int tensor__derivative_slice(tensor__node *n, tensor *g, tensor **grads) {
+    return TENSOR__OK(grads[0] = tensor__scatter_back(n, g, (int)n->ip[0], n->ip[1], n->ip[3]));
+}
+/* select: ip[0] the dim, ip[1] the index taken. */
+static int tensor__derivative_select(tensor__node *n, tensor *g, tensor **grads) {
+    int d = (int)n->ip[0];
+    return TENSOR__OK(grads[0] = tensor__scatter_back(n, tensor_unsqueeze(g, d), d, n->ip[1], 1));
+}
+/* cat: each input gets its slice of g (ip[2] the dim). */
+static int tensor__derivative_cat(tensor__node *n, tensor *g, tensor **grads) {
+    int d = (int)n->ip[2];
+    int64_t at = 0;
+    for (int i = 0; i < n->n_in; i++) {
+        int64_t len = n->saved[i]->ndim ? n->saved[i]->shape[n->saved[i]->ndim == g->ndim ? d : 0] : 0;
+        if (n->saved[i]->ndim != g->ndim) continue; /* a skipped empty 1-D input */
+        if (n->next[i] && !(grads[i] = tensor_slice(g, d, at, at + len, 1))) return 1;
+        at += len;
+    }
+    return 0;
+}
+static int tensor__derivative_flip(tensor__node *n, tensor *g, tensor **grads) { return TENSOR__OK(grads[0] = tensor_flip(g, (int)n->ip[0])); }
+/* repeat: n->ip[0..n_dims) are the repeats; g viewed as [r0, s0, r1, s1, ...] summed over the r's. */
+static int tensor__derivative_repeat(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X;
+    int nd = n->n_dims, lead = nd - x->ndim, sum_dims[TENSOR_MAX_DIMS];
+    if (2 * nd > TENSOR_MAX_DIMS) {
+        /* too many dims to interleave: sum the repeats one dim at a time */
+        tensor *r = tensor__alias("tensor_backward", g);
+        for (int d = nd - 1; d >= 0 && r; d--) {
+            int64_t s = d < lead ? 1 : x->shape[d - lead], shape[TENSOR_MAX_DIMS + 1];
+            int k = 0;
+            for (int e = 0; e < r->ndim; e++) {
+                if (e == d) { shape[k++] = n->ip[d]; shape[k++] = s; } else shape[k++] = r->shape[e];
+            }
+            if (k > TENSOR_MAX_DIMS) return TENSOR__OK(tensor__fail("tensor_backward", "repeat over %d dims is not differentiable", nd));
+            r = tensor_sum(tensor_reshape(r, k, shape), d, false);
+        }
+        return TENSOR__OK(grads[0] = tensor_reshape(r, x->ndim, x->shape));
+    }
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int d = 0; d < nd; d++) {
+        shape[2 * d] = n->ip[d];
+        shape[2 * d + 1] = d < lead ? 1 : x->shape[d - lead];
+        sum_dims[d] = 2 * d;
+    }
+    tensor *s = tensor_sum_dims(tensor_reshape(g, 2 * nd, shape), nd, sum_dims, false);
+    return TENSOR__OK(grads[0] = tensor_reshape(s, x->ndim, x->shape));
+}
+/* pad: n->ip[0] is npad, n->pads the pads; padding by the negated pads crops g back. */
+static int tensor__derivative_pad(tensor__node *n, tensor *g, tensor **grads) {
+    int64_t pads[2 * TENSOR_MAX_DIMS];
+    int np = (int)n->ip[0];
+    for (int i = 0; i < np; i++) pads[i] = -n->pads[i];
+    return TENSOR__OK(grads[0] = tensor_pad(g, np, pads, 0));
+}
+static int tensor__derivative_tril(tensor__node *n, tensor *g, tensor **grads) { return TENSOR__OK(grads[0] = tensor_tril(g, n->ip[0])); }
+static int tensor__derivative_triu(tensor__node *n, tensor *g, tensor **grads) { return TENSOR__OK(grads[0] = tensor_triu(g, n->ip[0])); }
+/* gather(t, dim, index): g scattered back. */
+static int tensor__derivative_gather(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X;
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), (int)n->ip[0], n->saved[1], g));
+}
+/* scatter_add(t, dim, index, src): t gets g, src gets g gathered at index. */
+static int tensor__derivative_scatter_add(tensor__node *n, tensor *g, tensor **grads) {
+    if (n->next[0] && !(grads[0] = tensor__alias("tensor_backward", g))) return 1;
+    if (n->next[2] && !(grads[2] = tensor_gather(g, (int)n->ip[0], n->saved[1]))) return 1;
+    return 0;
+}
+/* index_select(t, dim, index): g added back at index along dim. */
+static int tensor__derivative_index_select(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X, *index = n->saved[1];
+    int d = (int)n->ip[0];
+    if (x->ndim == 0) return TENSOR__OK(grads[0] = tensor_reshape(g, 0, NULL));
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int i = 0; i < g->ndim; i++) shape[i] = i == d ? g->shape[d] : 1;
+    tensor *idx = tensor_expand(tensor_reshape(index, g->ndim, shape), g->ndim, g->shape);
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), d, idx, g));
+}
+static int tensor__derivative_masked_fill(tensor__node *n, tensor *g, tensor **grads) {
+    return TENSOR__OK(grads[0] = tensor_masked_fill(g, n->saved[1], 0));
+}
+/* embedding(weight [V, D], indices): rows of g added into the rows they came from. */
+static int tensor__derivative_embedding(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *w = TENSOR__X, *indices = n->saved[1];
+    int64_t rows = tensor__numel_of(indices->ndim, indices->shape), d = w->shape[1];
+    int64_t gshape[2] = {rows, d}, ishape[2] = {rows, 1};
+    tensor *idx = tensor_expand(tensor_reshape(indices, 2, ishape), 2, gshape);
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(2, w->shape, g->dtype), 0, idx, tensor_reshape(g, 2, gshape)));
+}
+
+/* ---- linear algebra and neural-network functions ---- */
+
+/* matmul: ga = g b^T, gb = a^T g, with 1-D operands made 2-D first and batch dims summed away. */
+static int tensor__derivative_matmul(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *a = n->saved[0], *b = n->saved[1];
+    tensor *a2 = a->ndim == 1 ? tensor_unsqueeze(a, 0) : tensor__alias("tensor_backward", a);
+    tensor *b2 = b->ndim == 1 ? tensor_unsqueeze(b, 1) : tensor__alias("tensor_backward", b);
+    tensor *g2 = tensor__alias("tensor_backward", g);
+    if (a->ndim == 1) g2 = tensor_unsqueeze(g2, g2 ? (b->ndim == 1 ? 0 : g2->ndim - 1) : 0);
+    if (b->ndim == 1) g2 = tensor_unsqueeze(g2, g2 ? g2->ndim : 0);
+    if (!a2 || !b2 || !g2) return 1;
+    if (n->next[0]) {
+        tensor *ga = tensor__sum_to(tensor_matmul(g2, tensor_transpose(b2, -1, -2)), a2->ndim, a2->shape);
+        if (!(grads[0] = tensor_reshape(ga, a->ndim, a->shape))) return 1;
+    }
+    if (n->next[1]) {
+        tensor *gb = tensor__sum_to(tensor_matmul(tensor_transpose(a2, -1, -2), g2), b2->ndim, b2->shape);
+        if (!(grads[1] = tensor_reshape(gb, b->ndim, b->shape))) return 1;
+    }
+    return 0;
+}
+
+/* softmax: s (g - sum(g s)); log_softmax: g - softmax sum(g). ip[0] is the dim, -1 for a 0-dim
+   input (whose softmax is the constant 1). */
+static int tensor__derivative_softmax(tensor__node *n, tensor *g, tensor **grads) {
+    int d = (int)n->ip[0];
+    if (d < 0) return TENSOR__OK(grads[0] = tensor_mul_scalar(g, 0));
+    tensor *s = tensor_softmax(TENSOR__X, d);
+    return TENSOR__OK(grads[0] = tensor_mul(s, tensor_sub(g, tensor_sum(tensor_mul(g, s), d, true))));
+}
+static int tensor__derivative_log_softmax(tensor__node *n, tensor *g, tensor **grads) {
+    int d = (int)n->ip[0];
+    if (d < 0) return TENSOR__OK(grads[0] = tensor_mul_scalar(g, 0));
+    tensor *s = tensor_softmax(TENSOR__X, d);
+    return TENSOR__OK(grads[0] = tensor_sub(g, tensor_mul(s, tensor_sum(g, d, true))));
+}
+
+/* layer_norm over the last dim: with xhat = (x - mean) rstd and gh = g w,
+   gx = rstd (gh - mean(gh) - xhat mean(gh xhat)), gw = g xhat, gb = g (summed to [C]). */
+static int tensor__derivative_layer_norm(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = n->saved[0], *w = n->saved[1];
+    tensor *mu = tensor_mean(x, -1, true);
+    tensor *rstd = tensor_rsqrt(tensor_add_scalar(tensor_var(x, -1, 0, true), n->p[0]));
+    tensor *xhat = tensor_mul(tensor_sub(x, mu), rstd);
+    tensor *gh = w ? tensor_mul(g, w) : tensor__alias("tensor_backward", g);
+    if (n->next[0]) {
+        tensor *inner = tensor_sub(tensor_sub(gh, tensor_mean(gh, -1, true)), tensor_mul(xhat, tensor_mean(tensor_mul(gh, xhat), -1, true)));
+        if (!(grads[0] = tensor_mul(rstd, inner))) return 1;
+    }
+    if (n->next[1] && !(grads[1] = tensor_mul(g, xhat))) return 1;
+    if (n->next[2] && !(grads[2] = tensor__alias("tensor_backward", g))) return 1;
+    return 0;
+}
+/* rms_norm: with r = 1 / sqrt(mean(x^2) + eps) and gh = g w, gx = r (gh - x r^2 mean(gh x)), gw = g x r. */
+static int tensor__derivative_rms_norm(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = n->saved[0], *w = n->saved[1];
+    tensor *r = tensor_rsqrt(tensor_add_scalar(tensor_mean(tensor_square(x), -1, true), n->p[0]));
+    tensor *gh = w ? tensor_mul(g, w) : tensor__alias("tensor_backward", g);
+    if (n->next[0]) {
+        tensor *inner = tensor_sub(gh, tensor_mul(tensor_mul(x, tensor_square(r)), tensor_mean(tensor_mul(gh, x), -1, true)));
+        if (!(grads[0] = tensor_mul(r, inner))) return 1;
+    }
+    if (n->next[1] && !(grads[1] = tensor_mul(g, tensor_mul(x, r)))) return 1;
+    return 0;
+}
+
+/* nll_loss (mean): -g / count at each target's position along the class dim. */
+static int tensor__derivative_nll_loss(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *lp = n->saved[0], *target = n->saved[1];
+    int class_dim = lp->ndim == 1 ? 0 : 1;
+    double count = (double)tensor__numel_of(target->ndim, target->shape);
+    tensor *idx = tensor_unsqueeze(target, class_dim);
+    if (!idx) return 1;
+    tensor *src = tensor_expand(tensor_div_scalar(tensor_neg(g), count > 0 ? count : 1), idx->ndim, idx->shape);
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(lp->ndim, lp->shape, g->dtype), class_dim, idx, src));
+}
+
+/* dropout: the kernel's mask (0 or 1 / (1 - p)), kept in n->extra. */
+static int tensor__derivative_dropout(tensor__node *n, tensor *g, tensor **grads) {
+    if (!n->extra) return TENSOR__OK(grads[0] = tensor__alias("tensor_backward", g)); /* identity (not training) */
+    return TENSOR__OK(grads[0] = tensor_mul(g, n->extra));
+}
+
+/* conv and pooling: fused backward kernels of >>nn (tensor__conv_backward, tensor__pool_backward),
+   not written with differentiable ops, so a graph of them cannot be differentiated again: with
+   create_graph they refuse rather than give a silently wrong second derivative. Call layout:
+   in = {x, w, bias}, ip = {stride, padding, dilation, groups}; pooling in = {x}, ip = {kernel,
+   stride, padding}. */
+static bool tensor__first_order_only(tensor__node *n) {
+    if (tensor__no_grad) return true;
+    tensor__fail("tensor_autograd_grad", "create_graph through %s is not supported (its backward is a fused kernel)", tensor__ops[n->op].fn);
+    return false;
+}
+static int tensor__derivative_conv(tensor__node *n, tensor *g, tensor **grads, int sd) {
+    if (!tensor__first_order_only(n)) return 1;
+    return tensor__conv_backward("tensor_backward", sd, n->saved[0], n->saved[1], g, n->ip, n->next[0] ? &grads[0] : NULL,
+                                 n->next[1] ? &grads[1] : NULL, n->next[2] ? &grads[2] : NULL);
+}
+static int tensor__derivative_conv2d(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_conv(n, g, grads, 2); }
+static int tensor__derivative_conv1d(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_conv(n, g, grads, 1); }
+static int tensor__derivative_max_pool2d(tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__first_order_only(n)) return 1;
+    return TENSOR__OK(grads[0] = tensor__pool_backward("tensor_backward", true, n->saved[0], g, n->ip));
+}
+static int tensor__derivative_avg_pool2d(tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__first_order_only(n)) return 1;
+    return TENSOR__OK(grads[0] = tensor__pool_backward("tensor_backward", false, n->saved[0], g, n->ip));
+}
 /* ==== end tensor_autograd.h ==== */
+/* ==== begin generator/parts/optim.h ==== */
+// >>init ---------------------------------------------------------------------------------------
+/* In-place initializers (torch.nn.init): they write the storage directly, like PyTorch's under
+   no_grad, so they work on leaves that require grad. */
+typedef struct { double lo, scale; bool normal; tensor_dtype dtype; } tensor__init_ctx;
+static void tensor__init_loop(char **p, const int64_t *s, int64_t n, void *vctx) {
+    const tensor__init_ctx *c = (const tensor__init_ctx *)vctx;
+    for (int64_t i = 0; i < n; i++) {
+        double v;
+        if (c->normal) { /* Box-Muller, as tensor_randn */
+            double u1 = 1.0 - tensor__rng_double(), u2 = tensor__rng_double();
+            v = c->lo + c->scale * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+        } else {
+            v = c->lo + c->scale * tensor__rng_double();
+        }
+        tensor__store_f64(p[0] + i * s[0], c->dtype, v);
+    }
+}
+/* t = lo + scale * U[0, 1) (or lo + scale * N(0, 1)), in place. */
+static tensor *tensor__init_fill(const char *fn, tensor *t, double lo, double scale, bool normal) {
+    TENSOR__CHECK_ARG(fn, t);
+    if (!tensor__is_float(t->dtype)) return tensor__fail(fn, "needs a floating tensor, got %s", tensor__dtype_names[t->dtype]);
+    if (t->storage->device != TENSOR_CPU) return tensor__fail(fn, "only CPU tensors can be initialized in place");
+    tensor__init_ctx c;
+    c.lo = lo;
+    c.scale = scale;
+    c.normal = normal;
+    c.dtype = t->dtype;
+    tensor__iter it;
+    tensor__iter_init(&it, 1, &t, t->ndim, t->shape);
+    tensor__iter_run(&it, tensor__init_loop, &c);
+    t->storage->version++;
+    return t;
+}
+
+TENSOR_API tensor *tensor_uniform_(tensor *t, double lo, double hi) {
+    if (!(lo <= hi)) return tensor__fail("tensor_uniform_", "lo %g must not exceed hi %g", lo, hi);
+    return tensor__init_fill("tensor_uniform_", t, lo, hi - lo, false);
+}
+TENSOR_API tensor *tensor_normal_(tensor *t, double mean, double std) {
+    if (!(std >= 0)) return tensor__fail("tensor_normal_", "std must be non-negative, got %g", std);
+    return tensor__init_fill("tensor_normal_", t, mean, std, true);
+}
+/* fan_in = size(1) * receptive field, fan_out = size(0) * receptive field (torch.nn.init). */
+static bool tensor__fans(const char *fn, tensor *t, double *fan_in, double *fan_out) {
+    if (!t) { tensor__null_arg(fn, "t"); return false; }
+    if (t->ndim < 2) { tensor__fail(fn, "fan in and fan out need at least 2 dims, got shape %s", tensor__shape_of(t)); return false; }
+    double rf = 1;
+    for (int d = 2; d < t->ndim; d++) rf *= (double)t->shape[d];
+    *fan_in = (double)t->shape[1] * rf;
+    *fan_out = (double)t->shape[0] * rf;
+    return true;
+}
+TENSOR_API tensor *tensor_kaiming_uniform_(tensor *t, double a) {
+    const char *fn = "tensor_kaiming_uniform_";
+    double fan_in, fan_out;
+    if (!tensor__fans(fn, t, &fan_in, &fan_out)) return NULL;
+    if (fan_in == 0) return tensor__fail(fn, "cannot initialize a tensor with zero fan in, shape %s", tensor__shape_of(t));
+    double bound = sqrt(2.0 / (1.0 + a * a)) * sqrt(3.0 / fan_in); /* gain of leaky_relu(a) */
+    return tensor__init_fill(fn, t, -bound, 2 * bound, false);
+}
+TENSOR_API tensor *tensor_xavier_uniform_(tensor *t, double gain) {
+    const char *fn = "tensor_xavier_uniform_";
+    double fan_in, fan_out;
+    if (!tensor__fans(fn, t, &fan_in, &fan_out)) return NULL;
+    if (fan_in + fan_out == 0) return tensor__fail(fn, "cannot initialize a tensor with zero fans, shape %s", tensor__shape_of(t));
+    double bound = gain * sqrt(6.0 / (fan_in + fan_out));
+    return tensor__init_fill(fn, t, -bound, 2 * bound, false);
+}
+
+// >>optim --------------------------------------------------------------------------------------
+/* Optimizers with torch.optim's update rules. Each keeps aliases of its parameters (so .grad is
+   found through the leaves' accumulators) and its state as internal tensors of f64, updated
+   element by element in double. */
+enum { TENSOR__SGD, TENSOR__ADAM, TENSOR__ADAMW };
+struct tensor_optim {
+    int kind, n;
+    tensor **params, **state1, **state2; /* momentum buffer / exp_avg, exp_avg_sq */
+    double lr, momentum, beta1, beta2, eps, weight_decay;
+    bool nesterov;
+    int64_t steps;
+};
+
+static tensor_optim *tensor__optim_new(const char *fn, int kind, int n, tensor *const *params) {
+    if (n <= 0 || !params) return (tensor_optim *)tensor__fail(fn, "needs n > 0 parameters, got %d", n);
+    for (int i = 0; i < n; i++) {
+        if (!params[i]) return (tensor_optim *)tensor__null_arg(fn, "params[i]");
+        if (!tensor__is_float(params[i]->dtype)) return (tensor_optim *)tensor__fail(fn, "parameter %d is %s, not floating", i, tensor__dtype_names[params[i]->dtype]);
+        if (!params[i]->requires_grad || !tensor__is_leaf(params[i])) return (tensor_optim *)tensor__fail(fn, "parameter %d is not a leaf that requires grad", i);
+        if (params[i]->storage->device != TENSOR_CPU) return (tensor_optim *)tensor__fail(fn, "parameter %d is not on the CPU", i);
+    }
+    tensor_optim *o = (tensor_optim *)TENSOR_MALLOC(sizeof *o);
+    tensor **arrays = (tensor **)TENSOR_MALLOC(sizeof(tensor *) * 3 * (size_t)n);
+    if (!o || !arrays) {
+        if (o) TENSOR_FREE(o);
+        if (arrays) TENSOR_FREE(arrays);
+        return (tensor_optim *)tensor__fail(fn, "out of memory");
+    }
+    memset(o, 0, sizeof *o);
+    memset(arrays, 0, sizeof(tensor *) * 3 * (size_t)n);
+    o->kind = kind;
+    o->n = n;
+    o->params = arrays;
+    o->state1 = arrays + n;
+    o->state2 = arrays + 2 * n;
+    for (int i = 0; i < n; i++) {
+        o->params[i] = tensor__alias(fn, params[i]);
+        if (!o->params[i]) { tensor_optim_free(o); return NULL; }
+        tensor__make_internal(o->params[i]);
+    }
+    return o;
+}
+
+TENSOR_API tensor_optim *tensor_optim_sgd(int n, tensor *const *params, double lr, double momentum, double weight_decay, bool nesterov) {
+    const char *fn = "tensor_optim_sgd";
+    if (!(lr >= 0) || !(momentum >= 0) || !(weight_decay >= 0)) return (tensor_optim *)tensor__fail(fn, "lr %g, momentum %g and weight_decay %g must be non-negative", lr, momentum, weight_decay);
+    if (nesterov && momentum <= 0) return (tensor_optim *)tensor__fail(fn, "nesterov needs a positive momentum");
+    tensor_optim *o = tensor__optim_new(fn, TENSOR__SGD, n, params);
+    if (!o) return NULL;
+    o->lr = lr;
+    o->momentum = momentum;
+    o->weight_decay = weight_decay;
+    o->nesterov = nesterov;
+    return o;
+}
+
+static tensor_optim *tensor__adam_new(const char *fn, int kind, int n, tensor *const *params, double lr, double beta1, double beta2, double eps, double weight_decay) {
+    if (!(lr >= 0) || !(eps >= 0) || !(weight_decay >= 0)) return (tensor_optim *)tensor__fail(fn, "lr %g, eps %g and weight_decay %g must be non-negative", lr, eps, weight_decay);
+    if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1)) return (tensor_optim *)tensor__fail(fn, "betas (%g, %g) must be in [0, 1)", beta1, beta2);
+    tensor_optim *o = tensor__optim_new(fn, kind, n, params);
+    if (!o) return NULL;
+    o->lr = lr;
+    o->beta1 = beta1;
+    o->beta2 = beta2;
+    o->eps = eps;
+    o->weight_decay = weight_decay;
+    return o;
+}
+TENSOR_API tensor_optim *tensor_optim_adam(int n, tensor *const *params, double lr, double beta1, double beta2, double eps, double weight_decay) {
+    return tensor__adam_new("tensor_optim_adam", TENSOR__ADAM, n, params, lr, beta1, beta2, eps, weight_decay);
+}
+TENSOR_API tensor_optim *tensor_optim_adamw(int n, tensor *const *params, double lr, double beta1, double beta2, double eps, double weight_decay) {
+    return tensor__adam_new("tensor_optim_adamw", TENSOR__ADAMW, n, params, lr, beta1, beta2, eps, weight_decay);
+}
+
+typedef struct { const tensor_optim *o; double bias1, bias2; bool first; tensor_dtype pd, gd; } tensor__step_ctx;
+
+/* One row of an update: ptr[0] the parameter, ptr[1] its gradient, ptr[2], ptr[3] the f64 state. */
+static void tensor__step_loop(char **ptr, const int64_t *st, int64_t count, void *vctx) {
+    const tensor__step_ctx *c = (const tensor__step_ctx *)vctx;
+    const tensor_optim *o = c->o;
+    for (int64_t i = 0; i < count; i++) {
+        char *pp = ptr[0] + i * st[0];
+        double p = tensor__load_f64(pp, c->pd), g = tensor__load_f64(ptr[1] + i * st[1], c->gd);
+        double *s1 = (double *)(ptr[2] + i * st[2]), *s2 = (double *)(ptr[3] + i * st[3]);
+        if (o->kind == TENSOR__SGD) {
+            g += o->weight_decay * p;
+            if (o->momentum != 0) {
+                *s1 = c->first ? g : o->momentum * *s1 + g; /* dampening 0 */
+                g = o->nesterov ? g + o->momentum * *s1 : *s1;
+            }
+            p -= o->lr * g;
+        } else {
+            if (o->kind == TENSOR__ADAMW) p *= 1 - o->lr * o->weight_decay;
+            else g += o->weight_decay * p;
+            *s1 = o->beta1 * *s1 + (1 - o->beta1) * g;
+            *s2 = o->beta2 * *s2 + (1 - o->beta2) * g * g;
+            double denom = sqrt(*s2) / sqrt(c->bias2) + o->eps;
+            p -= o->lr / c->bias1 * *s1 / denom;
+        }
+        tensor__store_f64(pp, c->pd, p);
+    }
+}
+
+TENSOR_API int tensor_optim_step(tensor_optim *o) {
+    const char *fn = "tensor_optim_step";
+    if (!o) { tensor__null_arg(fn, "o"); return -1; }
+    o->steps++;
+    tensor__step_ctx c;
+    c.o = o;
+    c.bias1 = 1 - pow(o->beta1, (double)o->steps);
+    c.bias2 = 1 - pow(o->beta2, (double)o->steps);
+    for (int i = 0; i < o->n; i++) {
+        tensor *p = o->params[i], *g = tensor_grad(p);
+        if (!g) continue; /* a parameter that got no gradient is left alone, as in PyTorch */
+        c.first = o->state1[i] == NULL;
+        for (int k = 0; k < 2; k++) {
+            tensor **s = k ? &o->state2[i] : &o->state1[i];
+            if (!*s && !(*s = tensor__make_internal(tensor_zeros(p->ndim, p->shape, TENSOR_F64)))) return -1;
+        }
+        c.pd = p->dtype;
+        c.gd = g->dtype;
+        tensor *ops[4] = {p, g, o->state1[i], o->state2[i]};
+        tensor__iter it;
+        tensor__iter_init(&it, 4, ops, p->ndim, p->shape);
+        tensor__iter_run(&it, tensor__step_loop, &c);
+        p->storage->version++;
+    }
+    return 0;
+}
+
+TENSOR_API void tensor_optim_zero_grad(tensor_optim *o) {
+    if (!o) return;
+    for (int i = 0; i < o->n; i++) tensor_zero_grad(o->params[i]);
+}
+TENSOR_API void tensor_optim_set_lr(tensor_optim *o, double lr) {
+    if (!o) { tensor__null_arg("tensor_optim_set_lr", "o"); return; }
+    if (!(lr >= 0)) { tensor__fail("tensor_optim_set_lr", "lr must be non-negative, got %g", lr); return; }
+    o->lr = lr;
+}
+TENSOR_API void tensor_optim_free(tensor_optim *o) {
+    if (!o) return;
+    for (int i = 0; i < 3 * o->n; i++) tensor_free(o->params[i]);
+    TENSOR_FREE(o->params);
+    TENSOR_FREE(o);
+}
+
+/* Scales every gradient by max_norm / (total + 1e-6) when the total 2-norm exceeds max_norm
+   (torch.nn.utils.clip_grad_norm_). Returns the total norm before clipping, or -1 on error. */
+TENSOR_API double tensor_clip_grad_norm(int n, tensor *const *params, double max_norm) {
+    const char *fn = "tensor_clip_grad_norm";
+    if (n < 0 || (n > 0 && !params)) { tensor__fail(fn, "needs n >= 0 parameters, got %d", n); return -1; }
+    if (!(max_norm >= 0)) { tensor__fail(fn, "max_norm must be non-negative, got %g", max_norm); return -1; }
+    double total = 0;
+    for (int i = 0; i < n; i++) {
+        if (!params[i]) { tensor__null_arg(fn, "params[i]"); return -1; }
+        tensor *g = tensor_grad(params[i]);
+        if (!g) continue;
+        int64_t k = tensor__numel_of(g->ndim, g->shape);
+        tensor *c = tensor__contiguous_copy(fn, g, TENSOR_F64);
+        if (!c) return -1;
+        const double *v = (const double *)tensor__data(c);
+        for (int64_t j = 0; j < k; j++) total += v[j] * v[j];
+        tensor_free(c);
+    }
+    total = sqrt(total);
+    double coef = max_norm / (total + 1e-6);
+    if (coef < 1)
+        for (int i = 0; i < n; i++) {
+            tensor *g = tensor_grad(params[i]);
+            if (g) { bool was = tensor_set_grad_enabled(false); tensor_mul_scalar_(g, coef); tensor_set_grad_enabled(was); }
+        }
+    return total;
+}
+/* ==== end generator/parts/optim.h ==== */
 /* ==== begin generator/parts/runtime.h ==== */
 // >>runtime ------------------------------------------------------------------------------------
 /* Kernels run on the calling thread for now: the thread pool arrives with the CPU speed work, and

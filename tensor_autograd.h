@@ -26,12 +26,13 @@ typedef struct tensor__node {
     int op;                                     /* a tensor_op, or -1 for a leaf's accumulator */
     tensor *grad;                               /* accumulators: the leaf's .grad (internal handle) */
     int n_in;
-    struct tensor__node *next[TENSOR__MAX_INPUTS]; /* where each input's gradient goes; NULL: nowhere */
-    tensor *saved[TENSOR__MAX_INPUTS];          /* the inputs, while the graph is alive */
-    int64_t saved_version[TENSOR__MAX_INPUTS];
+    struct tensor__node **next;                 /* [n_in] where each input's gradient goes; NULL: nowhere */
+    tensor **saved;                             /* [n_in] the inputs, while the graph is alive */
+    int64_t *saved_version;                     /* [n_in] their storage versions when saved */
     tensor *extra;                              /* a kernel's second output it needs (dropout's mask) */
     double p[4];
     int64_t ip[16];
+    int64_t pads[2 * TENSOR_MAX_DIMS];          /* pad: a copy of the pads */
     int n_dims, dims[TENSOR_MAX_DIMS];
     bool released;                              /* saved tensors freed after a backward pass */
     /* engine scratch */
@@ -82,12 +83,18 @@ static void tensor__node_destroy(tensor__node *n) {
     TENSOR_FREE(n);
 }
 
-static tensor__node *tensor__node_new(int op) {
-    tensor__node *n = (tensor__node *)TENSOR_MALLOC(sizeof *n);
+/* One block: the node, then its n_in edges, saved inputs and versions. */
+static tensor__node *tensor__node_new(int op, int n_in) {
+    size_t bytes = sizeof(tensor__node) + (size_t)n_in * (sizeof(tensor__node *) + sizeof(tensor *) + sizeof(int64_t));
+    tensor__node *n = (tensor__node *)TENSOR_MALLOC(bytes);
     if (!n) return NULL;
-    memset(n, 0, sizeof *n);
+    memset(n, 0, bytes);
     n->refcount = 1;
     n->op = op;
+    n->n_in = n_in;
+    n->saved_version = (int64_t *)(n + 1);
+    n->next = (tensor__node **)(n->saved_version + n_in);
+    n->saved = (tensor **)(n->next + n_in);
     return n;
 }
 
@@ -117,7 +124,7 @@ static bool tensor__is_leaf(const tensor *t) { return !t->grad_fn || t->grad_fn-
    that requires grad (made on first use), or NULL. */
 static tensor__node *tensor__grad_edge(tensor *t) {
     if (!t || !t->requires_grad) return NULL;
-    if (!t->grad_fn) t->grad_fn = tensor__node_new(-1);
+    if (!t->grad_fn) t->grad_fn = tensor__node_new(-1, 0);
     return t->grad_fn;
 }
 
@@ -127,19 +134,27 @@ static void tensor__autograd_record(tensor__call *c) {
     for (int i = 0; i < c->n_in; i++) needed |= c->in[i] && c->in[i]->requires_grad;
     if (!needed) return;
     if (!tensor__is_float(c->out->dtype)) return; /* integer results carry no gradient */
-    tensor__node *n = tensor__node_new(c->op);
+    /* cat takes any number of inputs: the call holds the array (ip[1]) and its length (ip[0]) */
+    tensor *const *in = c->op == TENSOR_OP_cat ? (tensor *const *)(uintptr_t)c->ip[1] : c->in;
+    int n_in = c->op == TENSOR_OP_cat ? (int)c->ip[0] : c->n_in;
+    if (c->op == TENSOR_OP_cat) {
+        needed = false;
+        for (int i = 0; i < n_in; i++) needed |= in[i]->requires_grad;
+        if (!needed) return;
+    }
+    tensor__node *n = tensor__node_new(c->op, n_in);
     if (!n) { tensor__fail(c->fn, "out of memory recording the autograd graph"); return; }
-    n->n_in = c->n_in;
     memcpy(n->p, c->p, sizeof n->p);
     memcpy(n->ip, c->ip, sizeof n->ip);
     n->n_dims = c->n_dims;
     memcpy(n->dims, c->dims, sizeof n->dims);
-    for (int i = 0; i < c->n_in; i++) {
-        if (!c->in[i]) continue;
-        n->next[i] = tensor__grad_edge(c->in[i]);
-        if (n->next[i]) n->next[i]->refcount++;
-        n->saved[i] = tensor__save(c->in[i]);
-        n->saved_version[i] = c->in[i]->storage->version;
+    if (c->op == TENSOR_OP_pad) /* the call points at the caller's pads: keep a copy */
+        for (int i = 0; i < (int)c->ip[0]; i++) n->pads[i] = ((const int64_t *)(uintptr_t)c->ip[1])[i];
+    for (int i = 0; i < n_in; i++) {
+        if (!in[i]) continue;
+        n->next[i] = tensor__node_ref(tensor__grad_edge(in[i]));
+        n->saved[i] = tensor__save(in[i]);
+        n->saved_version[i] = in[i]->storage->version;
     }
     if (c->out2) n->extra = tensor__save(c->out2);
     c->out->grad_fn = n;
@@ -311,7 +326,13 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
                 if (!c || (got[w] && !tensor__accumulate(&got[w], c))) { rc = -1; tensor_free(g); goto done; }
                 if (!got[w]) got[w] = tensor__make_internal(c);
             }
-        tensor *grads[TENSOR__MAX_INPUTS] = {NULL, NULL, NULL, NULL};
+        tensor *small[TENSOR__MAX_INPUTS] = {NULL, NULL, NULL, NULL};
+        tensor **grads = small;
+        if (n->n_in > TENSOR__MAX_INPUTS) {
+            grads = (tensor **)TENSOR_MALLOC(sizeof(tensor *) * (size_t)n->n_in);
+            if (!grads) { tensor_free(g); goto oom; }
+            memset(grads, 0, sizeof(tensor *) * (size_t)n->n_in);
+        }
         if (n->op < 0) {                                      /* a leaf's accumulator */
             if (accumulate && g) {
                 tensor *add = create_graph ? g : tensor_detach(g);
@@ -342,18 +363,23 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
             g = NULL;
             if (drc) {
                 for (int i = 0; i < n->n_in; i++) tensor_free(grads[i]);
+                if (grads != small) TENSOR_FREE(grads);
                 if (!tensor_last_error()) tensor__fail(fn, "the derivative of %s failed", tensor__ops[n->op].fn);
                 rc = -1;
                 goto done;
             }
         }
         tensor_free(g);
+        bool ok = true;
         for (int i = 0; i < n->n_in; i++) {
             tensor__node *m = n->next[i];
             if (!m) continue;
-            if (grads[i] && !tensor__accumulate(&m->acc, grads[i])) { rc = -1; goto done; }
-            if (--m->deps == 0 && !tensor__node_push(&ready, m)) goto oom;
+            if (grads[i] && ok && !tensor__accumulate(&m->acc, grads[i])) ok = false;
+            else if (!ok) tensor_free(grads[i]);
+            if (--m->deps == 0 && !tensor__node_push(&ready, m)) ok = false;
         }
+        if (grads != small) TENSOR_FREE(grads);
+        if (!ok) { if (!tensor_last_error()) tensor__fail(fn, "out of memory in backward"); rc = -1; goto done; }
     }
     goto done;
 oom:
@@ -722,7 +748,7 @@ static int tensor__derivative_permute(tensor__node *n, tensor *g, tensor **grads
     return TENSOR__OK(grads[0] = tensor_permute(g, n->n_dims, inv));
 }
 static int tensor__derivative_transpose(tensor__node *n, tensor *g, tensor **grads) {
-    return TENSOR__OK(grads[0] = tensor_transpose(g, n->dims[0], n->dims[1]));
+    return TENSOR__OK(grads[0] = tensor_transpose(g, (int)n->ip[0], (int)n->ip[1]));
 }
 /* g added into zeros of x's shape at positions start + step * i along dim (scatter_add keeps it
    differentiable in g). idx_len positions; g has the output's shape. */
@@ -735,17 +761,18 @@ static tensor *tensor__scatter_back(tensor__node *n, tensor *g, int dim, int64_t
     tensor *idx = tensor_expand(tensor_reshape(pos, g->ndim, shape), g->ndim, g->shape);
     return tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), dim, idx, g);
 }
-/* slice: n->ip[0] is the first index taken, n->ip[1] the step. */
+/* slice: ip[0] the dim, ip[1] the first index taken, ip[3] the step. */
 static int tensor__derivative_slice(tensor__node *n, tensor *g, tensor **grads) {
-    return TENSOR__OK(grads[0] = tensor__scatter_back(n, g, n->dims[0], n->ip[0], n->ip[1]));
+    return TENSOR__OK(grads[0] = tensor__scatter_back(n, g, (int)n->ip[0], n->ip[1], n->ip[3]));
 }
-/* select: n->ip[0] is the index taken. */
+/* select: ip[0] the dim, ip[1] the index taken. */
 static int tensor__derivative_select(tensor__node *n, tensor *g, tensor **grads) {
-    return TENSOR__OK(grads[0] = tensor__scatter_back(n, tensor_unsqueeze(g, n->dims[0]), n->dims[0], n->ip[0], 1));
+    int d = (int)n->ip[0];
+    return TENSOR__OK(grads[0] = tensor__scatter_back(n, tensor_unsqueeze(g, d), d, n->ip[1], 1));
 }
-/* cat: each input gets its slice of g. */
+/* cat: each input gets its slice of g (ip[2] the dim). */
 static int tensor__derivative_cat(tensor__node *n, tensor *g, tensor **grads) {
-    int d = n->dims[0];
+    int d = (int)n->ip[2];
     int64_t at = 0;
     for (int i = 0; i < n->n_in; i++) {
         int64_t len = n->saved[i]->ndim ? n->saved[i]->shape[n->saved[i]->ndim == g->ndim ? d : 0] : 0;
@@ -755,7 +782,7 @@ static int tensor__derivative_cat(tensor__node *n, tensor *g, tensor **grads) {
     }
     return 0;
 }
-static int tensor__derivative_flip(tensor__node *n, tensor *g, tensor **grads) { return TENSOR__OK(grads[0] = tensor_flip(g, n->dims[0])); }
+static int tensor__derivative_flip(tensor__node *n, tensor *g, tensor **grads) { return TENSOR__OK(grads[0] = tensor_flip(g, (int)n->ip[0])); }
 /* repeat: n->ip[0..n_dims) are the repeats; g viewed as [r0, s0, r1, s1, ...] summed over the r's. */
 static int tensor__derivative_repeat(tensor__node *n, tensor *g, tensor **grads) {
     tensor *x = TENSOR__X;
@@ -783,11 +810,11 @@ static int tensor__derivative_repeat(tensor__node *n, tensor *g, tensor **grads)
     tensor *s = tensor_sum_dims(tensor_reshape(g, 2 * nd, shape), nd, sum_dims, false);
     return TENSOR__OK(grads[0] = tensor_reshape(s, x->ndim, x->shape));
 }
-/* pad: n->ip[0] is npad, n->ip[1..] the pads; padding by the negated pads crops g back. */
+/* pad: n->ip[0] is npad, n->pads the pads; padding by the negated pads crops g back. */
 static int tensor__derivative_pad(tensor__node *n, tensor *g, tensor **grads) {
     int64_t pads[2 * TENSOR_MAX_DIMS];
     int np = (int)n->ip[0];
-    for (int i = 0; i < np; i++) pads[i] = -n->ip[1 + i];
+    for (int i = 0; i < np; i++) pads[i] = -n->pads[i];
     return TENSOR__OK(grads[0] = tensor_pad(g, np, pads, 0));
 }
 static int tensor__derivative_tril(tensor__node *n, tensor *g, tensor **grads) { return TENSOR__OK(grads[0] = tensor_tril(g, n->ip[0])); }
@@ -795,18 +822,18 @@ static int tensor__derivative_triu(tensor__node *n, tensor *g, tensor **grads) {
 /* gather(t, dim, index): g scattered back. */
 static int tensor__derivative_gather(tensor__node *n, tensor *g, tensor **grads) {
     tensor *x = TENSOR__X;
-    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), n->dims[0], n->saved[1], g));
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), (int)n->ip[0], n->saved[1], g));
 }
 /* scatter_add(t, dim, index, src): t gets g, src gets g gathered at index. */
 static int tensor__derivative_scatter_add(tensor__node *n, tensor *g, tensor **grads) {
     if (n->next[0] && !(grads[0] = tensor__alias("tensor_backward", g))) return 1;
-    if (n->next[2] && !(grads[2] = tensor_gather(g, n->dims[0], n->saved[1]))) return 1;
+    if (n->next[2] && !(grads[2] = tensor_gather(g, (int)n->ip[0], n->saved[1]))) return 1;
     return 0;
 }
 /* index_select(t, dim, index): g added back at index along dim. */
 static int tensor__derivative_index_select(tensor__node *n, tensor *g, tensor **grads) {
     tensor *x = TENSOR__X, *index = n->saved[1];
-    int d = n->dims[0];
+    int d = (int)n->ip[0];
     if (x->ndim == 0) return TENSOR__OK(grads[0] = tensor_reshape(g, 0, NULL));
     int64_t shape[TENSOR_MAX_DIMS];
     for (int i = 0; i < g->ndim; i++) shape[i] = i == d ? g->shape[d] : 1;
@@ -847,14 +874,17 @@ static int tensor__derivative_matmul(tensor__node *n, tensor *g, tensor **grads)
     return 0;
 }
 
-/* softmax: s (g - sum(g s)); log_softmax: g - softmax sum(g). n->dims[0] is the dim. */
+/* softmax: s (g - sum(g s)); log_softmax: g - softmax sum(g). ip[0] is the dim, -1 for a 0-dim
+   input (whose softmax is the constant 1). */
 static int tensor__derivative_softmax(tensor__node *n, tensor *g, tensor **grads) {
-    int d = n->dims[0];
+    int d = (int)n->ip[0];
+    if (d < 0) return TENSOR__OK(grads[0] = tensor_mul_scalar(g, 0));
     tensor *s = tensor_softmax(TENSOR__X, d);
     return TENSOR__OK(grads[0] = tensor_mul(s, tensor_sub(g, tensor_sum(tensor_mul(g, s), d, true))));
 }
 static int tensor__derivative_log_softmax(tensor__node *n, tensor *g, tensor **grads) {
-    int d = n->dims[0];
+    int d = (int)n->ip[0];
+    if (d < 0) return TENSOR__OK(grads[0] = tensor_mul_scalar(g, 0));
     tensor *s = tensor_softmax(TENSOR__X, d);
     return TENSOR__OK(grads[0] = tensor_sub(g, tensor_mul(s, tensor_sum(g, d, true))));
 }
@@ -903,4 +933,30 @@ static int tensor__derivative_nll_loss(tensor__node *n, tensor *g, tensor **grad
 static int tensor__derivative_dropout(tensor__node *n, tensor *g, tensor **grads) {
     if (!n->extra) return TENSOR__OK(grads[0] = tensor__alias("tensor_backward", g)); /* identity (not training) */
     return TENSOR__OK(grads[0] = tensor_mul(g, n->extra));
+}
+
+/* conv and pooling: fused backward kernels of >>nn (tensor__conv_backward, tensor__pool_backward),
+   not written with differentiable ops, so a graph of them cannot be differentiated again: with
+   create_graph they refuse rather than give a silently wrong second derivative. Call layout:
+   in = {x, w, bias}, ip = {stride, padding, dilation, groups}; pooling in = {x}, ip = {kernel,
+   stride, padding}. */
+static bool tensor__first_order_only(tensor__node *n) {
+    if (tensor__no_grad) return true;
+    tensor__fail("tensor_autograd_grad", "create_graph through %s is not supported (its backward is a fused kernel)", tensor__ops[n->op].fn);
+    return false;
+}
+static int tensor__derivative_conv(tensor__node *n, tensor *g, tensor **grads, int sd) {
+    if (!tensor__first_order_only(n)) return 1;
+    return tensor__conv_backward("tensor_backward", sd, n->saved[0], n->saved[1], g, n->ip, n->next[0] ? &grads[0] : NULL,
+                                 n->next[1] ? &grads[1] : NULL, n->next[2] ? &grads[2] : NULL);
+}
+static int tensor__derivative_conv2d(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_conv(n, g, grads, 2); }
+static int tensor__derivative_conv1d(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_conv(n, g, grads, 1); }
+static int tensor__derivative_max_pool2d(tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__first_order_only(n)) return 1;
+    return TENSOR__OK(grads[0] = tensor__pool_backward("tensor_backward", true, n->saved[0], g, n->ip));
+}
+static int tensor__derivative_avg_pool2d(tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__first_order_only(n)) return 1;
+    return TENSOR__OK(grads[0] = tensor__pool_backward("tensor_backward", false, n->saved[0], g, n->ip));
 }

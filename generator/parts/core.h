@@ -295,6 +295,7 @@ static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tenso
     s->refcount = 1;
     s->device = device;
     s->version = 0;
+    s->saved_by_graph = 0;
     tensor__live_bytes += (int64_t)nbytes;
     return s;
 }

@@ -853,21 +853,24 @@ TENSOR_API tensor *tensor_embedding(tensor *weight, tensor *indices) {
 
 /* ---- dropout ---- */
 
-/* out: same shape as x = x * mask / (1 - p), mask drawn from the library RNG in row-major order
-   (one 32-bit draw per element, kept with probability 1 - p). Not training or p == 0: a copy;
-   p == 1: x * 0 (NaN stays NaN, as in PyTorch). */
+/* out: same shape as x = x * mask, mask (out2, kept for the derivative) 0 or 1 / (1 - p), drawn
+   from the library RNG in row-major order (one 32-bit draw per element, kept with probability
+   1 - p). Not training or p == 0: a copy; p == 1: x * 0 (NaN stays NaN, as in PyTorch). */
 static int tensor__cpu_dropout(tensor__call *c) {
     tensor *out = c->out;
     double p = c->p[0];
     bool training = c->ip[0] != 0;
     tensor__copy_into(out, c->in[0]);
     if (!training || p == 0) return 0;
+    c->out2 = tensor__new_like(c->fn, out, out->dtype);
+    if (!c->out2) return 1;
     int64_t n = tensor__numel_of(out->ndim, out->shape);
     size_t esz = tensor__dtype_sizes[out->dtype];
-    char *o = tensor__data(out);
+    char *o = tensor__data(out), *m = tensor__data(c->out2);
     double scale = p == 1 ? 0 : 1.0 / (1.0 - p);
     for (int64_t i = 0; i < n; i++) {
         double keep = p == 1 ? 0 : ((double)tensor__rng_u32() * (1.0 / 4294967296.0) >= p ? scale : 0.0);
+        tensor__store_f64(m + (size_t)i * esz, out->dtype, keep);
         if (out->dtype == TENSOR_F32) ((float *)o)[i] = (float)((double)((float *)o)[i] * keep);
         else if (out->dtype == TENSOR_F64) ((double *)o)[i] *= keep;
         else tensor__store_f64(o + (size_t)i * esz, out->dtype, tensor__load_f64(o + (size_t)i * esz, out->dtype) * keep);
@@ -1111,4 +1114,21 @@ TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tenso
     tensor_free(t1);
     tensor_free(t2);
     return r;
+}
+
+/* ---- backward kernels (used by the derivatives in >>autograd) ---- */
+
+/* Gradients of a convolution with the call layout of conv2d/conv1d (ip = {stride, padding,
+   dilation, groups}, sd spatial dims): gx of x's shape, gw of w's shape, gb [O], each computed only
+   where its pointer is non-NULL. Returns 0, or 1 after recording an error. */
+static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, tensor *g, const int64_t *ip, tensor **gx, tensor **gw, tensor **gb) {
+    (void)sd; (void)x; (void)w; (void)g; (void)ip; (void)gx; (void)gw; (void)gb;
+    tensor__fail(fn, "the convolution backward kernel is not written yet");
+    return 1;
+}
+
+/* Gradient of max or average pooling (ip = {kernel, stride, padding}) for x: a tensor of x's shape. */
+static tensor *tensor__pool_backward(const char *fn, bool is_max, tensor *x, tensor *g, const int64_t *ip) {
+    (void)is_max; (void)x; (void)g; (void)ip;
+    return tensor__fail(fn, "the pooling backward kernel is not written yet");
 }
