@@ -25,8 +25,9 @@ check-amalgamation: generator/gen
 	 else rm -f .amalgamation.tmp; echo "check-amalgamation: tensor.h is stale; run: make tensor.h && git add tensor.h"; exit 1; fi
 
 examples: $(EXAMPLES)
-examples/%: examples/%.c tensor.h
+examples/%: examples/%.c examples/train_util.h tensor.h
 	$(CC) $(CFLAGS) $(WARN) -I. $< -o $@ $(LDLIBS)
+examples/fashion_mnist_%: LDLIBS += -lz
 
 # The suite: one binary from tests/main.c (the implementation) and every tests/test_*.c.
 build/tests/%.o: tests/%.c tests/test.h tensor.h
