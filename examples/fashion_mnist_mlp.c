@@ -1,4 +1,4 @@
-/* fashion_mnist_mlp.c: a 784-256-128-10 MLP with ReLU and AdamW on Fashion-MNIST.
+/* fashion_mnist_mlp.c: a 784-256-128-10 MLP with ReLU and AdamW (cosine learning-rate decay) on Fashion-MNIST.
    Needs Debian's dataset-fashion-mnist (apt-get install dataset-fashion-mnist). From the project root:
        cc -O2 examples/fashion_mnist_mlp.c -o fashion_mnist_mlp -lm -lpthread -lz && ./fashion_mnist_mlp [epochs]
    Prints a progress line while training and the test accuracy after each epoch. */
@@ -42,7 +42,7 @@ static double accuracy(mlp *m, const float *x, const int64_t *y, int64_t n, int6
 }
 
 int main(int argc, char **argv) {
-    int epochs = argc > 1 ? atoi(argv[1]) : 8;
+    int epochs = argc > 1 ? atoi(argv[1]) : 10;
     fashion_mnist d;
     if (fashion_mnist_load(&d)) return 1;
     printf("Fashion-MNIST: %lld train, %lld test images; %s\n", (long long)d.n_train, (long long)d.n_test, tensor_build_info());
@@ -70,6 +70,8 @@ int main(int argc, char **argv) {
         tensor_copy_to(perm, order, sizeof(int64_t) * (size_t)d.n_train);
         tensor_scope_end();
         for (int64_t s = 0; s < steps; s++) {
+            double done = (double)((epoch - 1) * steps + s) / (double)(epochs * steps);
+            tensor_optim_set_lr(opt, 1e-3 * 0.5 * (1 + cos(M_PI * done))); /* cosine decay to 0 */
             for (int j = 0; j < BATCH; j++) {
                 int64_t k = order[s * BATCH + j];
                 memcpy(bx + j * d.pixels, d.train_x + k * d.pixels, sizeof(float) * (size_t)d.pixels);
