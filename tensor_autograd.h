@@ -558,25 +558,31 @@ TENSOR__DERIV_UNARY(clamp, tensor_mul(g, tensor__mask_float(tensor_logical_and(t
         return 0;                                                                                        \
     }
 
-/* pow: d/da = b a^(b-1); d/db = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch). */
+/* pow: d/da = b a^(b-1), taken as 0 where b == 0 (PyTorch; b a^(b-1) would be 0 * inf at a == 0);
+   d/db = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch). */
+static tensor *tensor__pow_grad_base(tensor *g, tensor *x, tensor *y) {
+    tensor *v = tensor_mul(g, tensor_mul(y, tensor_pow(x, tensor_sub_scalar(y, 1))));
+    return tensor_masked_fill(v, tensor__cmp_scalar(TENSOR_OP_eq, y, 0), 0);
+}
 static tensor *tensor__pow_grad_exponent(tensor *g, tensor *x, tensor *y) {
     tensor *v = tensor_mul(g, tensor_mul(tensor_pow(x, y), tensor_log(x)));
     tensor *zero_base = tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_eq, x, 0), tensor__cmp_scalar(TENSOR_OP_ge, y, 0));
     return tensor_masked_fill(v, zero_base, 0);
 }
-/* maximum/minimum: the winner gets the gradient, ties split it evenly (PyTorch). */
-static tensor *tensor__extreme_grad(tensor *g, tensor *x, tensor *y, tensor_op wins) {
-    tensor *w = tensor__mask_float(tensor__binary(wins, x, y), g), *tie = tensor__mask_float(tensor_eq(x, y), g);
-    return tensor_mul(g, tensor_add(w, tensor_mul_scalar(tie, 0.5)));
+/* maximum/minimum: x gets the gradient unless it loses, half of it on a tie (PyTorch; so where
+   either is NaN both get all of it). */
+static tensor *tensor__extreme_grad(tensor *g, tensor *x, tensor *y, tensor_op loses) {
+    tensor *keep = tensor__mask_float(tensor_logical_not(tensor__binary(loses, x, y)), g), *tie = tensor__mask_float(tensor_eq(x, y), g);
+    return tensor_mul(g, tensor_sub(keep, tensor_mul_scalar(tie, 0.5)));
 }
 
 TENSOR__DERIV_BINARY(add, tensor__alias("tensor_backward", g), tensor__alias("tensor_backward", g))
 TENSOR__DERIV_BINARY(sub, tensor__alias("tensor_backward", g), tensor_neg(g))
 TENSOR__DERIV_BINARY(mul, tensor_mul(g, y), tensor_mul(g, x))
 TENSOR__DERIV_BINARY(div, tensor_div(g, y), tensor_neg(tensor_div(tensor_mul(g, x), tensor_square(y))))
-TENSOR__DERIV_BINARY(pow, tensor_mul(g, tensor_mul(y, tensor_pow(x, tensor_sub_scalar(y, 1)))), tensor__pow_grad_exponent(g, x, y))
-TENSOR__DERIV_BINARY(maximum, tensor__extreme_grad(g, x, y, TENSOR_OP_gt), tensor__extreme_grad(g, y, x, TENSOR_OP_gt))
-TENSOR__DERIV_BINARY(minimum, tensor__extreme_grad(g, x, y, TENSOR_OP_lt), tensor__extreme_grad(g, y, x, TENSOR_OP_lt))
+TENSOR__DERIV_BINARY(pow, tensor__pow_grad_base(g, x, y), tensor__pow_grad_exponent(g, x, y))
+TENSOR__DERIV_BINARY(maximum, tensor__extreme_grad(g, x, y, TENSOR_OP_lt), tensor__extreme_grad(g, y, x, TENSOR_OP_lt))
+TENSOR__DERIV_BINARY(minimum, tensor__extreme_grad(g, x, y, TENSOR_OP_gt), tensor__extreme_grad(g, y, x, TENSOR_OP_gt))
 TENSOR__DERIV_BINARY(atan2, tensor_div(tensor_mul(g, y), tensor_add(tensor_square(x), tensor_square(y))),
                      tensor_neg(tensor_div(tensor_mul(g, x), tensor_add(tensor_square(x), tensor_square(y)))))
 TENSOR__DERIV_BINARY(fmod, tensor__alias("tensor_backward", g), tensor_neg(tensor_mul(g, tensor_trunc(tensor_div(x, y)))))
