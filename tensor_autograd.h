@@ -629,16 +629,17 @@ static double tensor__reduced_count(tensor__node *n) {
     for (int i = 0; i < n->n_dims; i++) c *= (double)TENSOR__X->shape[n->dims[i]];
     return c;
 }
-/* The reduction re-run with keepdim, for derivatives that need its value. */
+/* The reduction re-run with keepdim, for derivatives that need its value (a 0-dim input has no
+   reduced dim: dim 0 then reduces its one element, so norm gives |x| and std 0, not x). */
 static tensor *tensor__keep_stat(tensor__node *n, tensor_op op) {
     tensor *x = TENSOR__X;
-    if (x->ndim == 0) return tensor__alias("tensor_backward", x);
+    int d = n->n_dims ? n->dims[0] : 0;
     switch (op) {
     case TENSOR_OP_mean: return tensor_mean_dims(x, n->n_dims, n->dims, true);
-    case TENSOR_OP_logsumexp: return tensor_logsumexp(x, n->dims[0], true);
-    case TENSOR_OP_std: return tensor_std(x, n->dims[0], n->ip[1], true);
-    case TENSOR_OP_norm: return tensor_norm(x, n->p[0], n->dims[0], true);
-    case TENSOR_OP_prod: return tensor_prod(x, n->dims[0], true);
+    case TENSOR_OP_logsumexp: return tensor_logsumexp(x, d, true);
+    case TENSOR_OP_std: return tensor_std(x, d, n->ip[1], true);
+    case TENSOR_OP_norm: return tensor_norm(x, n->p[0], d, true);
+    case TENSOR_OP_prod: return tensor_prod(x, d, true);
     default: return tensor__fail("tensor_backward", "no statistic for %s", tensor__ops[op].fn);
     }
 }
@@ -688,7 +689,8 @@ static int tensor__derivative_extreme_all(tensor__node *n, tensor *g, tensor **g
 static int tensor__derivative_max_all(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_extreme_all(n, g, grads, true); }
 static int tensor__derivative_min_all(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_extreme_all(n, g, grads, false); }
 
-/* var: 2 (x - mean) / (N - correction); std: (x - mean) / ((N - correction) std). */
+/* var: 2 (x - mean) / (N - correction); std: (x - mean) / ((N - correction) std), taken as 0 where
+   std is 0 (PyTorch's choice at that kink). */
 static int tensor__derivative_var(tensor__node *n, tensor *g, tensor **grads) {
     tensor *x = TENSOR__X;
     double denom = tensor__reduced_count(n) - (double)n->ip[1];
@@ -699,8 +701,9 @@ static int tensor__derivative_std(tensor__node *n, tensor *g, tensor **grads) {
     tensor *x = TENSOR__X;
     double denom = tensor__reduced_count(n) - (double)n->ip[1];
     tensor *centered = tensor_sub(x, tensor__keep_stat(n, TENSOR_OP_mean));
-    tensor *scaled = tensor_div(centered, tensor_mul_scalar(tensor__keep_stat(n, TENSOR_OP_std), denom));
-    return TENSOR__OK(grads[0] = tensor_mul(tensor__unreduce(n, g), scaled));
+    tensor *sd = tensor__keep_stat(n, TENSOR_OP_std), *sd_zero = tensor__cmp_scalar(TENSOR_OP_eq, sd, 0);
+    tensor *scaled = tensor_div(centered, tensor_mul_scalar(tensor_masked_fill(sd, sd_zero, 1), denom));
+    return TENSOR__OK(grads[0] = tensor_mul(tensor__unreduce(n, g), tensor_masked_fill(scaled, sd_zero, 0)));
 }
 /* logsumexp: softmax of x along the dim. */
 static int tensor__derivative_logsumexp(tensor__node *n, tensor *g, tensor **grads) {
@@ -761,7 +764,8 @@ static int tensor__derivative_transpose(tensor__node *n, tensor *g, tensor **gra
 static tensor *tensor__scatter_back(tensor__node *n, tensor *g, int dim, int64_t start, int64_t step) {
     tensor *x = TENSOR__X;
     int64_t len = g->shape[dim];
-    tensor *pos = tensor_arange((double)start, (double)start + (double)step * (double)len - (step > 0 ? 0.5 : -0.5), (double)step, TENSOR_I64);
+    /* len positions (the arange's end falls between the last and the next); none for an empty slice */
+    tensor *pos = tensor_arange((double)start, (double)start + (len ? (double)step * (double)len - 0.5 : 0), (double)step, TENSOR_I64);
     int64_t shape[TENSOR_MAX_DIMS];
     for (int d = 0; d < g->ndim; d++) shape[d] = d == dim ? len : 1;
     tensor *idx = tensor_expand(tensor_reshape(pos, g->ndim, shape), g->ndim, g->shape);
@@ -830,11 +834,25 @@ static int tensor__derivative_gather(tensor__node *n, tensor *g, tensor **grads)
     tensor *x = TENSOR__X;
     return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), (int)n->ip[0], n->saved[1], g));
 }
-/* scatter_add(t, dim, index, src): t gets g, src gets g gathered at index. */
+/* scatter_add(t, dim, index, src): t gets g, src gets g gathered at index; where src is larger
+   than index its part outside index was not used (zeros padded after). */
 static int tensor__derivative_scatter_add(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *index = n->saved[1], *src = n->saved[2];
     if (n->next[0] && !(grads[0] = tensor__alias("tensor_backward", g))) return 1;
-    if (n->next[2] && !(grads[2] = tensor_gather(g, (int)n->ip[0], n->saved[1]))) return 1;
-    return 0;
+    if (!n->next[2]) return 0;
+    if (tensor__numel_of(index->ndim, index->shape) == 0) return TENSOR__OK(grads[2] = tensor_zeros(src->ndim, src->shape, g->dtype));
+    tensor *gs = tensor_gather(g, (int)n->ip[0], index);
+    int64_t pads[2 * TENSOR_MAX_DIMS], ishape[TENSOR_MAX_DIMS];
+    bool same = true;
+    for (int d = 0; d < src->ndim; d++) ishape[d] = index->ndim ? index->shape[d] : 1; /* a 0-dim index counts as [1] */
+    if (index->ndim != src->ndim) gs = tensor_reshape(gs, src->ndim, ishape);
+    for (int k = 0; k < src->ndim; k++) {
+        int d = src->ndim - 1 - k;
+        pads[2 * k] = 0;
+        pads[2 * k + 1] = src->shape[d] - ishape[d];
+        same &= pads[2 * k + 1] == 0;
+    }
+    return TENSOR__OK(grads[2] = same ? gs : tensor_pad(gs, 2 * src->ndim, pads, 0));
 }
 /* index_select(t, dim, index): g added back at index along dim. */
 static int tensor__derivative_index_select(tensor__node *n, tensor *g, tensor **grads) {
