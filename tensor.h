@@ -5287,7 +5287,9 @@ TENSOR_API tensor *tensor_mse_loss(tensor *input, tensor *target) {
     return r;
 }
 
-/* mean(max(x, 0) - x * y + log(1 + exp(-|x|))): the stable form, without overflow for large |x|. */
+/* mean((1 - y) x - logsigmoid(x)): the same value as max(x, 0) - x y + log(1 + exp(-|x|)), stable
+   for large |x|, and written without relu/abs so its gradient is sigmoid(x) - y everywhere, x = 0
+   included (PyTorch's; the kinks of relu and abs would give -y there). */
 TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tensor *targets) {
     const char *fn = "tensor_binary_cross_entropy_with_logits";
     TENSOR__CHECK_ARG(fn, logits);
@@ -5298,20 +5300,14 @@ TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tenso
         return tensor__fail(fn, "target shape %s must be the same as input shape %s", tensor__shape_of(targets), tensor__shape_of(logits));
     if (!tensor__is_float(logits->dtype) || !tensor__is_float(targets->dtype))
         return tensor__fail(fn, "expected floating input and target, got %s and %s", tensor__dtype_names[logits->dtype], tensor__dtype_names[targets->dtype]);
-    tensor *pos = tensor_relu(logits);
     tensor *xy = tensor_mul(logits, targets);
-    tensor *ax = tensor_abs(logits);
-    tensor *nax = ax ? tensor_neg(ax) : NULL;
-    tensor *sp = nax ? tensor_softplus(nax) : NULL; /* log1p(exp(-|x|)): the argument is <= 0, below softplus's threshold */
-    tensor *t1 = pos && xy ? tensor_sub(pos, xy) : NULL;
-    tensor *t2 = t1 && sp ? tensor_add(t1, sp) : NULL;
+    tensor *t1 = xy ? tensor_sub(logits, xy) : NULL;
+    tensor *ls = tensor_logsigmoid(logits);
+    tensor *t2 = t1 && ls ? tensor_sub(t1, ls) : NULL;
     tensor *r = t2 ? tensor_mean_all(t2) : NULL;
-    tensor_free(pos);
     tensor_free(xy);
-    tensor_free(ax);
-    tensor_free(nax);
-    tensor_free(sp);
     tensor_free(t1);
+    tensor_free(ls);
     tensor_free(t2);
     return r;
 }
@@ -6522,14 +6518,20 @@ static int tensor__derivative_rms_norm(tensor__node *n, tensor *g, tensor **grad
     return 0;
 }
 
-/* nll_loss (mean): -g / count at each target's position along the class dim. */
+/* nll_loss (mean over the targets that are not ignore_index): -g / count at each kept target's
+   position along the class dim; ignored targets get nothing (all ignored: zeros, as PyTorch). */
 static int tensor__derivative_nll_loss(tensor__node *n, tensor *g, tensor **grads) {
     tensor *lp = n->saved[0], *target = n->saved[1];
     int class_dim = lp->ndim == 1 ? 0 : 1;
-    double count = (double)tensor__numel_of(target->ndim, target->shape);
-    tensor *idx = tensor_unsqueeze(target, class_dim);
-    if (!idx) return 1;
-    tensor *src = tensor_expand(tensor_div_scalar(tensor_neg(g), count > 0 ? count : 1), idx->ndim, idx->shape);
+    tensor *ignored = tensor__cmp_scalar(TENSOR_OP_eq, target, TENSOR__IGNORE_INDEX);
+    tensor *kept = ignored ? tensor_logical_not(ignored) : NULL;
+    tensor *count = kept ? tensor_sum_all(kept) : NULL;
+    if (!count) return 1;
+    double k = tensor_item(count);
+    tensor *idx = tensor_unsqueeze(tensor_masked_fill(target, ignored, 0), class_dim); /* ignored: any valid index, weight 0 */
+    tensor *keep_w = tensor_unsqueeze(tensor__mask_float(kept, g), class_dim);
+    tensor *src = tensor_mul(tensor_div_scalar(tensor_neg(g), k > 0 ? k : 1), keep_w);
+    if (!idx || !src) return 1;
     return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(lp->ndim, lp->shape, g->dtype), class_dim, idx, src));
 }
 
