@@ -335,6 +335,15 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
         }
         if (n->op < 0) {                                      /* a leaf's accumulator */
             if (accumulate && g) {
+                /* a first .grad gets storage of its own, as PyTorch's AccumulateGrad: g may be an
+                   expanded view or share its storage with another leaf's gradient (add passes g
+                   to both inputs), and .grad is written in place (tensor_clip_grad_norm, users) */
+                if (!n->grad && (g->storage->refcount != 1 || !tensor__contiguous(g))) {
+                    tensor *own = tensor_clone(g);
+                    tensor_free(g);
+                    if (!own) { rc = -1; goto done; }
+                    g = own;
+                }
                 tensor *add = create_graph ? g : tensor_detach(g);
                 if (add != g) tensor_free(g);
                 g = NULL;
