@@ -87,6 +87,11 @@ void gradcheck_linear(void) {
         tensor *in1[3] = {test_leaf(TENSOR_SHAPE(4), -1, 1), in[1], in[2]};
         CHECK(GRADCHECK(f_linear, &with, 3, in1) > 0);
     }
+    {   /* a 1-D weight [in]: the output drops the feature dim; bias 0-dim */
+        tensor *in[3] = {test_leaf(TENSOR_SHAPE(2, 3, 4), -1, 1), test_leaf(TENSOR_SHAPE(4), -1, 1), test_leaf(0, NULL, -1, 1)};
+        CHECK(GRADCHECK(f_linear, &with, 3, in) == 24 + 4 + 1);
+        CHECK(GRADCHECK(f_linear, &without, 2, in) == 24 + 4);
+    }
     {   /* a transposed (non-contiguous) x: the leaf is [in, batch] */
         tensor *in[3] = {test_leaf(TENSOR_SHAPE(4, 3), -1, 1), test_leaf(TENSOR_SHAPE(2, 4), -1, 1), test_leaf(TENSOR_SHAPE(2), -1, 1)};
         CHECK(GRADCHECK(f_linear, &tr, 3, in) > 0);
