@@ -5287,7 +5287,9 @@ TENSOR_API tensor *tensor_mse_loss(tensor *input, tensor *target) {
     return r;
 }
 
-/* mean(max(x, 0) - x * y + log(1 + exp(-|x|))): the stable form, without overflow for large |x|. */
+/* mean((1 - y) x - logsigmoid(x)): the same value as max(x, 0) - x y + log(1 + exp(-|x|)), stable
+   for large |x|, and written without relu/abs so its gradient is sigmoid(x) - y everywhere, x = 0
+   included (PyTorch's; the kinks of relu and abs would give -y there). */
 TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tensor *targets) {
     const char *fn = "tensor_binary_cross_entropy_with_logits";
     TENSOR__CHECK_ARG(fn, logits);
@@ -5298,20 +5300,14 @@ TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tenso
         return tensor__fail(fn, "target shape %s must be the same as input shape %s", tensor__shape_of(targets), tensor__shape_of(logits));
     if (!tensor__is_float(logits->dtype) || !tensor__is_float(targets->dtype))
         return tensor__fail(fn, "expected floating input and target, got %s and %s", tensor__dtype_names[logits->dtype], tensor__dtype_names[targets->dtype]);
-    tensor *pos = tensor_relu(logits);
     tensor *xy = tensor_mul(logits, targets);
-    tensor *ax = tensor_abs(logits);
-    tensor *nax = ax ? tensor_neg(ax) : NULL;
-    tensor *sp = nax ? tensor_softplus(nax) : NULL; /* log1p(exp(-|x|)): the argument is <= 0, below softplus's threshold */
-    tensor *t1 = pos && xy ? tensor_sub(pos, xy) : NULL;
-    tensor *t2 = t1 && sp ? tensor_add(t1, sp) : NULL;
+    tensor *t1 = xy ? tensor_sub(logits, xy) : NULL;
+    tensor *ls = tensor_logsigmoid(logits);
+    tensor *t2 = t1 && ls ? tensor_sub(t1, ls) : NULL;
     tensor *r = t2 ? tensor_mean_all(t2) : NULL;
-    tensor_free(pos);
     tensor_free(xy);
-    tensor_free(ax);
-    tensor_free(nax);
-    tensor_free(sp);
     tensor_free(t1);
+    tensor_free(ls);
     tensor_free(t2);
     return r;
 }
@@ -5939,6 +5935,15 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
         }
         if (n->op < 0) {                                      /* a leaf's accumulator */
             if (accumulate && g) {
+                /* a first .grad gets storage of its own, as PyTorch's AccumulateGrad: g may be an
+                   expanded view or share its storage with another leaf's gradient (add passes g
+                   to both inputs), and .grad is written in place (tensor_clip_grad_norm, users) */
+                if (!n->grad && (g->storage->refcount != 1 || !tensor__contiguous(g))) {
+                    tensor *own = tensor_clone(g);
+                    tensor_free(g);
+                    if (!own) { rc = -1; goto done; }
+                    g = own;
+                }
                 tensor *add = create_graph ? g : tensor_detach(g);
                 if (add != g) tensor_free(g);
                 g = NULL;
@@ -6546,14 +6551,20 @@ static int tensor__derivative_rms_norm(tensor__node *n, tensor *g, tensor **grad
     return 0;
 }
 
-/* nll_loss (mean): -g / count at each target's position along the class dim. */
+/* nll_loss (mean over the targets that are not ignore_index): -g / count at each kept target's
+   position along the class dim; ignored targets get nothing (all ignored: zeros, as PyTorch). */
 static int tensor__derivative_nll_loss(tensor__node *n, tensor *g, tensor **grads) {
     tensor *lp = n->saved[0], *target = n->saved[1];
     int class_dim = lp->ndim == 1 ? 0 : 1;
-    double count = (double)tensor__numel_of(target->ndim, target->shape);
-    tensor *idx = tensor_unsqueeze(target, class_dim);
-    if (!idx) return 1;
-    tensor *src = tensor_expand(tensor_div_scalar(tensor_neg(g), count > 0 ? count : 1), idx->ndim, idx->shape);
+    tensor *ignored = tensor__cmp_scalar(TENSOR_OP_eq, target, TENSOR__IGNORE_INDEX);
+    tensor *kept = ignored ? tensor_logical_not(ignored) : NULL;
+    tensor *count = kept ? tensor_sum_all(kept) : NULL;
+    if (!count) return 1;
+    double k = tensor_item(count);
+    tensor *idx = tensor_unsqueeze(tensor_masked_fill(target, ignored, 0), class_dim); /* ignored: any valid index, weight 0 */
+    tensor *keep_w = tensor_unsqueeze(tensor__mask_float(kept, g), class_dim);
+    tensor *src = tensor_mul(tensor_div_scalar(tensor_neg(g), k > 0 ? k : 1), keep_w);
+    if (!idx || !src) return 1;
     return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(lp->ndim, lp->shape, g->dtype), class_dim, idx, src));
 }
 
@@ -6669,7 +6680,7 @@ struct tensor_optim {
     tensor **params, **state1, **state2; /* momentum buffer / exp_avg, exp_avg_sq */
     double lr, momentum, beta1, beta2, eps, weight_decay;
     bool nesterov;
-    int64_t steps;
+    int64_t *steps; /* [n] per parameter: counted from its first gradient, as torch.optim's state['step'] */
 };
 
 static tensor_optim *tensor__optim_new(const char *fn, int kind, int n, tensor *const *params) {
@@ -6682,13 +6693,17 @@ static tensor_optim *tensor__optim_new(const char *fn, int kind, int n, tensor *
     }
     tensor_optim *o = (tensor_optim *)TENSOR_MALLOC(sizeof *o);
     tensor **arrays = (tensor **)TENSOR_MALLOC(sizeof(tensor *) * 3 * (size_t)n);
-    if (!o || !arrays) {
+    int64_t *steps = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)n);
+    if (!o || !arrays || !steps) {
         if (o) TENSOR_FREE(o);
         if (arrays) TENSOR_FREE(arrays);
+        if (steps) TENSOR_FREE(steps);
         return (tensor_optim *)tensor__fail(fn, "out of memory");
     }
     memset(o, 0, sizeof *o);
     memset(arrays, 0, sizeof(tensor *) * 3 * (size_t)n);
+    memset(steps, 0, sizeof(int64_t) * (size_t)n);
+    o->steps = steps;
     o->kind = kind;
     o->n = n;
     o->params = arrays;
@@ -6766,14 +6781,14 @@ static void tensor__step_loop(char **ptr, const int64_t *st, int64_t count, void
 TENSOR_API int tensor_optim_step(tensor_optim *o) {
     const char *fn = "tensor_optim_step";
     if (!o) { tensor__null_arg(fn, "o"); return -1; }
-    o->steps++;
     tensor__step_ctx c;
     c.o = o;
-    c.bias1 = 1 - pow(o->beta1, (double)o->steps);
-    c.bias2 = 1 - pow(o->beta2, (double)o->steps);
     for (int i = 0; i < o->n; i++) {
         tensor *p = o->params[i], *g = tensor_grad(p);
         if (!g) continue; /* a parameter that got no gradient is left alone, as in PyTorch */
+        o->steps[i]++;
+        c.bias1 = 1 - pow(o->beta1, (double)o->steps[i]);
+        c.bias2 = 1 - pow(o->beta2, (double)o->steps[i]);
         c.first = o->state1[i] == NULL;
         for (int k = 0; k < 2; k++) {
             tensor **s = k ? &o->state2[i] : &o->state1[i];
@@ -6803,6 +6818,7 @@ TENSOR_API void tensor_optim_free(tensor_optim *o) {
     if (!o) return;
     for (int i = 0; i < 3 * o->n; i++) tensor_free(o->params[i]);
     TENSOR_FREE(o->params);
+    TENSOR_FREE(o->steps);
     TENSOR_FREE(o);
 }
 
@@ -6829,7 +6845,11 @@ TENSOR_API double tensor_clip_grad_norm(int n, tensor *const *params, double max
     if (coef < 1)
         for (int i = 0; i < n; i++) {
             tensor *g = tensor_grad(params[i]);
-            if (g) { bool was = tensor_set_grad_enabled(false); tensor_mul_scalar_(g, coef); tensor_set_grad_enabled(was); }
+            if (!g) continue;
+            bool was = tensor_set_grad_enabled(false);
+            bool ok = tensor_mul_scalar_(g, coef) != NULL; /* returns g itself */
+            tensor_set_grad_enabled(was);
+            if (!ok) return -1;
         }
     return total;
 }

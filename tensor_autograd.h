@@ -335,6 +335,15 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
         }
         if (n->op < 0) {                                      /* a leaf's accumulator */
             if (accumulate && g) {
+                /* a first .grad gets storage of its own, as PyTorch's AccumulateGrad: g may be an
+                   expanded view or share its storage with another leaf's gradient (add passes g
+                   to both inputs), and .grad is written in place (tensor_clip_grad_norm, users) */
+                if (!n->grad && (g->storage->refcount != 1 || !tensor__contiguous(g))) {
+                    tensor *own = tensor_clone(g);
+                    tensor_free(g);
+                    if (!own) { rc = -1; goto done; }
+                    g = own;
+                }
                 tensor *add = create_graph ? g : tensor_detach(g);
                 if (add != g) tensor_free(g);
                 g = NULL;
@@ -942,14 +951,20 @@ static int tensor__derivative_rms_norm(tensor__node *n, tensor *g, tensor **grad
     return 0;
 }
 
-/* nll_loss (mean): -g / count at each target's position along the class dim. */
+/* nll_loss (mean over the targets that are not ignore_index): -g / count at each kept target's
+   position along the class dim; ignored targets get nothing (all ignored: zeros, as PyTorch). */
 static int tensor__derivative_nll_loss(tensor__node *n, tensor *g, tensor **grads) {
     tensor *lp = n->saved[0], *target = n->saved[1];
     int class_dim = lp->ndim == 1 ? 0 : 1;
-    double count = (double)tensor__numel_of(target->ndim, target->shape);
-    tensor *idx = tensor_unsqueeze(target, class_dim);
-    if (!idx) return 1;
-    tensor *src = tensor_expand(tensor_div_scalar(tensor_neg(g), count > 0 ? count : 1), idx->ndim, idx->shape);
+    tensor *ignored = tensor__cmp_scalar(TENSOR_OP_eq, target, TENSOR__IGNORE_INDEX);
+    tensor *kept = ignored ? tensor_logical_not(ignored) : NULL;
+    tensor *count = kept ? tensor_sum_all(kept) : NULL;
+    if (!count) return 1;
+    double k = tensor_item(count);
+    tensor *idx = tensor_unsqueeze(tensor_masked_fill(target, ignored, 0), class_dim); /* ignored: any valid index, weight 0 */
+    tensor *keep_w = tensor_unsqueeze(tensor__mask_float(kept, g), class_dim);
+    tensor *src = tensor_mul(tensor_div_scalar(tensor_neg(g), k > 0 ? k : 1), keep_w);
+    if (!idx || !src) return 1;
     return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(lp->ndim, lp->shape, g->dtype), class_dim, idx, src));
 }
 

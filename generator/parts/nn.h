@@ -1087,7 +1087,9 @@ TENSOR_API tensor *tensor_mse_loss(tensor *input, tensor *target) {
     return r;
 }
 
-/* mean(max(x, 0) - x * y + log(1 + exp(-|x|))): the stable form, without overflow for large |x|. */
+/* mean((1 - y) x - logsigmoid(x)): the same value as max(x, 0) - x y + log(1 + exp(-|x|)), stable
+   for large |x|, and written without relu/abs so its gradient is sigmoid(x) - y everywhere, x = 0
+   included (PyTorch's; the kinks of relu and abs would give -y there). */
 TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tensor *targets) {
     const char *fn = "tensor_binary_cross_entropy_with_logits";
     TENSOR__CHECK_ARG(fn, logits);
@@ -1098,20 +1100,14 @@ TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tenso
         return tensor__fail(fn, "target shape %s must be the same as input shape %s", tensor__shape_of(targets), tensor__shape_of(logits));
     if (!tensor__is_float(logits->dtype) || !tensor__is_float(targets->dtype))
         return tensor__fail(fn, "expected floating input and target, got %s and %s", tensor__dtype_names[logits->dtype], tensor__dtype_names[targets->dtype]);
-    tensor *pos = tensor_relu(logits);
     tensor *xy = tensor_mul(logits, targets);
-    tensor *ax = tensor_abs(logits);
-    tensor *nax = ax ? tensor_neg(ax) : NULL;
-    tensor *sp = nax ? tensor_softplus(nax) : NULL; /* log1p(exp(-|x|)): the argument is <= 0, below softplus's threshold */
-    tensor *t1 = pos && xy ? tensor_sub(pos, xy) : NULL;
-    tensor *t2 = t1 && sp ? tensor_add(t1, sp) : NULL;
+    tensor *t1 = xy ? tensor_sub(logits, xy) : NULL;
+    tensor *ls = tensor_logsigmoid(logits);
+    tensor *t2 = t1 && ls ? tensor_sub(t1, ls) : NULL;
     tensor *r = t2 ? tensor_mean_all(t2) : NULL;
-    tensor_free(pos);
     tensor_free(xy);
-    tensor_free(ax);
-    tensor_free(nax);
-    tensor_free(sp);
     tensor_free(t1);
+    tensor_free(ls);
     tensor_free(t2);
     return r;
 }

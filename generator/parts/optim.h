@@ -77,7 +77,7 @@ struct tensor_optim {
     tensor **params, **state1, **state2; /* momentum buffer / exp_avg, exp_avg_sq */
     double lr, momentum, beta1, beta2, eps, weight_decay;
     bool nesterov;
-    int64_t steps;
+    int64_t *steps; /* [n] per parameter: counted from its first gradient, as torch.optim's state['step'] */
 };
 
 static tensor_optim *tensor__optim_new(const char *fn, int kind, int n, tensor *const *params) {
@@ -90,13 +90,17 @@ static tensor_optim *tensor__optim_new(const char *fn, int kind, int n, tensor *
     }
     tensor_optim *o = (tensor_optim *)TENSOR_MALLOC(sizeof *o);
     tensor **arrays = (tensor **)TENSOR_MALLOC(sizeof(tensor *) * 3 * (size_t)n);
-    if (!o || !arrays) {
+    int64_t *steps = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)n);
+    if (!o || !arrays || !steps) {
         if (o) TENSOR_FREE(o);
         if (arrays) TENSOR_FREE(arrays);
+        if (steps) TENSOR_FREE(steps);
         return (tensor_optim *)tensor__fail(fn, "out of memory");
     }
     memset(o, 0, sizeof *o);
     memset(arrays, 0, sizeof(tensor *) * 3 * (size_t)n);
+    memset(steps, 0, sizeof(int64_t) * (size_t)n);
+    o->steps = steps;
     o->kind = kind;
     o->n = n;
     o->params = arrays;
@@ -174,14 +178,14 @@ static void tensor__step_loop(char **ptr, const int64_t *st, int64_t count, void
 TENSOR_API int tensor_optim_step(tensor_optim *o) {
     const char *fn = "tensor_optim_step";
     if (!o) { tensor__null_arg(fn, "o"); return -1; }
-    o->steps++;
     tensor__step_ctx c;
     c.o = o;
-    c.bias1 = 1 - pow(o->beta1, (double)o->steps);
-    c.bias2 = 1 - pow(o->beta2, (double)o->steps);
     for (int i = 0; i < o->n; i++) {
         tensor *p = o->params[i], *g = tensor_grad(p);
         if (!g) continue; /* a parameter that got no gradient is left alone, as in PyTorch */
+        o->steps[i]++;
+        c.bias1 = 1 - pow(o->beta1, (double)o->steps[i]);
+        c.bias2 = 1 - pow(o->beta2, (double)o->steps[i]);
         c.first = o->state1[i] == NULL;
         for (int k = 0; k < 2; k++) {
             tensor **s = k ? &o->state2[i] : &o->state1[i];
@@ -211,6 +215,7 @@ TENSOR_API void tensor_optim_free(tensor_optim *o) {
     if (!o) return;
     for (int i = 0; i < 3 * o->n; i++) tensor_free(o->params[i]);
     TENSOR_FREE(o->params);
+    TENSOR_FREE(o->steps);
     TENSOR_FREE(o);
 }
 
@@ -237,7 +242,11 @@ TENSOR_API double tensor_clip_grad_norm(int n, tensor *const *params, double max
     if (coef < 1)
         for (int i = 0; i < n; i++) {
             tensor *g = tensor_grad(params[i]);
-            if (g) { bool was = tensor_set_grad_enabled(false); tensor_mul_scalar_(g, coef); tensor_set_grad_enabled(was); }
+            if (!g) continue;
+            bool was = tensor_set_grad_enabled(false);
+            bool ok = tensor_mul_scalar_(g, coef) != NULL; /* returns g itself */
+            tensor_set_grad_enabled(was);
+            if (!ok) return -1;
         }
     return total;
 }

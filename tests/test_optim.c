@@ -1,0 +1,452 @@
+/* Optimizers and initializers. Each optimizer runs several steps on small f64 parameters with the
+   loss sum(w^2 * c) (gradient 2 c w) and is compared with torch.optim's published update rules,
+   written out below in plain double arithmetic; the initializers are checked against
+   torch.nn.init's bounds and against the statistics of their distributions. */
+#include "test.h"
+
+#define NP 5
+static const double w0[NP] = {0.8, -1.5, 0.3, 2.0, -0.05};
+static const double cw[NP] = {1.0, 0.5, 3.0, 0.25, 2.0};
+
+static tensor *param(int n, const double *v) {
+    return tensor_set_requires_grad(test_tensor(TENSOR_F64, 1, (const int64_t[]){n}, v), true);
+}
+
+/* One training step: zero_grad, loss = sum(w^2 * c), backward, step. */
+static void train_step(tensor_optim *o, tensor *w, tensor *c) {
+    tensor_optim_zero_grad(o);
+    tensor_scope_begin();
+    CHECK(tensor_backward(tensor_sum_all(tensor_mul(tensor_square(w), c))) == 0);
+    tensor_scope_end();
+    CHECK(tensor_optim_step(o) == 0);
+}
+
+/* ---- reference update rules (torch.optim, dampening 0, maximize false, amsgrad false) ----
+   SGD:   g = grad + wd p
+          if momentum: buf = g (first step) else momentum buf + g
+                       g = g + momentum buf (nesterov) else buf
+          p = p - lr g
+   Adam:  g = grad + wd p                              (AdamW instead: p = p (1 - lr wd), g = grad)
+          m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2
+          p = p - lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps) */
+typedef struct { int kind; double lr, momentum, wd, b1, b2, eps; bool nesterov; } ref_opt; /* kind 0 SGD, 1 Adam, 2 AdamW */
+
+static void ref_run(const ref_opt *o, int steps, double *p) {
+    double buf[NP] = {0}, m[NP] = {0}, v[NP] = {0};
+    for (int t = 1; t <= steps; t++) {
+        for (int i = 0; i < NP; i++) {
+            double g = 2 * cw[i] * p[i];
+            if (o->kind == 0) {
+                g += o->wd * p[i];
+                if (o->momentum != 0) {
+                    buf[i] = t == 1 ? g : o->momentum * buf[i] + g;
+                    g = o->nesterov ? g + o->momentum * buf[i] : buf[i];
+                }
+                p[i] -= o->lr * g;
+            } else {
+                if (o->kind == 2) p[i] *= 1 - o->lr * o->wd;
+                else g += o->wd * p[i];
+                m[i] = o->b1 * m[i] + (1 - o->b1) * g;
+                v[i] = o->b2 * v[i] + (1 - o->b2) * g * g;
+                double bc1 = 1 - pow(o->b1, t), bc2 = 1 - pow(o->b2, t);
+                p[i] -= o->lr / bc1 * m[i] / (sqrt(v[i]) / sqrt(bc2) + o->eps);
+            }
+        }
+    }
+}
+
+static tensor_optim *make_opt(const ref_opt *r, int n, tensor *const *params) {
+    if (r->kind == 0) return tensor_optim_sgd(n, params, r->lr, r->momentum, r->wd, r->nesterov);
+    if (r->kind == 1) return tensor_optim_adam(n, params, r->lr, r->b1, r->b2, r->eps, r->wd);
+    return tensor_optim_adamw(n, params, r->lr, r->b1, r->b2, r->eps, r->wd);
+}
+
+/* Runs `steps` steps and compares with the reference after each one. A second parameter that
+   takes no part in the loss gets no gradient and must be left alone (as in PyTorch). */
+static void check_against_reference(const ref_opt *r, int steps) {
+    tensor *w = param(NP, w0), *c = test_tensor(TENSOR_F64, TENSOR_SHAPE(NP), cw);
+    tensor *idle = param(2, w0);
+    tensor *params[2] = {w, idle};
+    tensor_optim *o = make_opt(r, 2, params);
+    CHECK(o != NULL);
+    if (!o) return;
+    for (int s = 1; s <= steps; s++) {
+        train_step(o, w, c);
+        double expect[NP];
+        memcpy(expect, w0, sizeof expect);
+        ref_run(r, s, expect);
+        CHECK_VALUES(w, expect, NP, 1e-15, 1e-13);
+    }
+    CHECK_VALUES(idle, w0, 2, 0, 0);
+    /* the parameters moved: the reference is not the starting point */
+    double *now = test_values(w);
+    CHECK(fabs(now[0] - w0[0]) > 1e-3);
+    free(now);
+    tensor_optim_free(o);
+}
+
+TEST(optim_sgd_plain) { ref_opt r = {0, 0.1, 0, 0, 0, 0, 0, false}; check_against_reference(&r, 4); }
+TEST(optim_sgd_momentum) { ref_opt r = {0, 0.05, 0.9, 0, 0, 0, 0, false}; check_against_reference(&r, 5); }
+TEST(optim_sgd_nesterov) { ref_opt r = {0, 0.05, 0.9, 0, 0, 0, 0, true}; check_against_reference(&r, 5); }
+TEST(optim_sgd_weight_decay) {
+    ref_opt r = {0, 0.1, 0, 0.01, 0, 0, 0, false};
+    check_against_reference(&r, 4);
+    ref_opt rm = {0, 0.05, 0.8, 0.1, 0, 0, 0, true};
+    check_against_reference(&rm, 4);
+}
+TEST(optim_adam) { ref_opt r = {1, 0.01, 0, 0, 0.9, 0.999, 1e-8, false}; check_against_reference(&r, 5); }
+TEST(optim_adam_weight_decay) { ref_opt r = {1, 0.05, 0, 0.1, 0.8, 0.99, 1e-6, false}; check_against_reference(&r, 5); }
+TEST(optim_adamw) {
+    ref_opt r = {2, 0.01, 0, 0.01, 0.9, 0.999, 1e-8, false};
+    check_against_reference(&r, 5);
+    ref_opt big = {2, 0.05, 0, 0.5, 0.5, 0.9, 1e-3, false}; /* a large decay, so AdamW != Adam shows */
+    check_against_reference(&big, 4);
+}
+
+/* Adam and AdamW with the same weight decay differ (coupled vs decoupled decay). */
+TEST(optim_adam_and_adamw_differ) {
+    ref_opt a = {1, 0.05, 0, 0.5, 0.9, 0.999, 1e-8, false}, aw = a;
+    aw.kind = 2;
+    double pa[NP], pw[NP];
+    memcpy(pa, w0, sizeof pa);
+    memcpy(pw, w0, sizeof pw);
+    ref_run(&a, 3, pa);
+    ref_run(&aw, 3, pw);
+    CHECK(fabs(pa[1] - pw[1]) > 1e-4);
+    check_against_reference(&a, 3);
+    check_against_reference(&aw, 3);
+}
+
+/* torch.optim counts steps per parameter (state['step']) from the first step that gave it a
+   gradient: a parameter that joins late gets the bias corrections of its own first steps. */
+TEST(optim_adam_steps_count_per_parameter) {
+    for (int kind = 1; kind <= 2; kind++) {
+        ref_opt r = {kind, 0.05, 0, 0.1, 0.9, 0.999, 1e-8, false};
+        tensor *a = param(NP, w0), *b = param(NP, w0), *c = test_tensor(TENSOR_F64, TENSOR_SHAPE(NP), cw);
+        tensor *ps[2] = {a, b};
+        tensor_optim *o = make_opt(&r, 2, ps);
+        for (int s = 0; s < 4; s++) {
+            tensor_optim_zero_grad(o);
+            tensor_scope_begin();
+            tensor *l = tensor_sum_all(tensor_mul(tensor_square(a), c));
+            if (s > 0) l = tensor_add(l, tensor_sum_all(tensor_mul(tensor_square(b), c)));
+            CHECK(tensor_backward(l) == 0);
+            tensor_scope_end();
+            CHECK(tensor_optim_step(o) == 0);
+        }
+        double ea[NP], eb[NP];
+        memcpy(ea, w0, sizeof ea);
+        memcpy(eb, w0, sizeof eb);
+        ref_run(&r, 4, ea);
+        ref_run(&r, 3, eb);
+        CHECK_VALUES(a, ea, NP, 1e-15, 1e-13);
+        CHECK_VALUES(b, eb, NP, 1e-15, 1e-13);
+        tensor_optim_free(o);
+    }
+}
+
+/* An f32 parameter (and a non-contiguous leaf): same rule, f32 rounding. */
+TEST(optim_f32_and_strided_parameters) {
+    tensor *w = tensor_set_requires_grad(tensor_to_dtype(test_tensor(TENSOR_F64, TENSOR_SHAPE(NP), w0), TENSOR_F32), true);
+    tensor *c = test_tensor(TENSOR_F32, TENSOR_SHAPE(NP), cw);
+    ref_opt r = {1, 0.01, 0, 0.01, 0.9, 0.999, 1e-8, false};
+    tensor_optim *o = make_opt(&r, 1, &w);
+    for (int s = 0; s < 3; s++) train_step(o, w, c);
+    double expect[NP];
+    memcpy(expect, w0, sizeof expect);
+    ref_run(&r, 3, expect);
+    CHECK_VALUES(w, expect, NP, 1e-6, 1e-5);
+    CHECK(tensor_get_dtype(w) == TENSOR_F32);
+    tensor_optim_free(o);
+    /* a leaf whose storage is transposed: m [3, 2] viewed as [2, 3] */
+    static const double mv[6] = {1, 2, 3, 4, 5, 6};
+    tensor *m = tensor_set_requires_grad(tensor_transpose(test_tensor(TENSOR_F64, TENSOR_SHAPE(3, 2), mv), 0, 1), true);
+    CHECK(!tensor_is_contiguous(m));
+    tensor_optim *os = tensor_optim_sgd(1, &m, 0.1, 0.9, 0, false);
+    static const double coef[6] = {1, 2, 3, 4, 5, 6}; /* row-major over m's [2, 3] view */
+    tensor *cm = test_tensor(TENSOR_F64, TENSOR_SHAPE(2, 3), coef);
+    double p[6] = {1, 3, 5, 2, 4, 6}, buf[6];
+    for (int s = 0; s < 3; s++) {
+        tensor_optim_zero_grad(os);
+        CHECK(tensor_backward(tensor_sum_all(tensor_mul(m, cm))) == 0); /* grad = c */
+        CHECK(tensor_optim_step(os) == 0);
+        for (int i = 0; i < 6; i++) {
+            buf[i] = s == 0 ? coef[i] : 0.9 * buf[i] + coef[i];
+            p[i] -= 0.1 * buf[i];
+        }
+    }
+    CHECK_VALUES(m, p, 6, 1e-14, 1e-14);
+    tensor_optim_free(os);
+}
+
+TEST(optim_set_lr_takes_effect) {
+    tensor *w = param(NP, w0), *c = test_tensor(TENSOR_F64, TENSOR_SHAPE(NP), cw);
+    tensor_optim *o = tensor_optim_sgd(1, &w, 0.1, 0, 0, false);
+    train_step(o, w, c);
+    tensor_optim_set_lr(o, 0.01);
+    train_step(o, w, c);
+    double p[NP];
+    for (int i = 0; i < NP; i++) {
+        p[i] = w0[i] - 0.1 * 2 * cw[i] * w0[i];
+        p[i] -= 0.01 * 2 * cw[i] * p[i];
+    }
+    CHECK_VALUES(w, p, NP, 1e-15, 1e-14);
+    tensor_clear_error();
+    tensor_optim_set_lr(o, -1);
+    CHECK(tensor_last_error() && strstr(tensor_last_error(), "tensor_optim_set_lr"));
+    tensor_clear_error();
+    tensor_optim_set_lr(NULL, 0.1);
+    CHECK(tensor_last_error() && strstr(tensor_last_error(), "tensor_optim_set_lr"));
+    tensor_clear_error();
+    train_step(o, w, c); /* the bad lr was not taken */
+    for (int i = 0; i < NP; i++) p[i] -= 0.01 * 2 * cw[i] * p[i];
+    CHECK_VALUES(w, p, NP, 1e-15, 1e-14);
+    tensor_optim_free(o);
+}
+
+TEST(optim_zero_grad_drops_the_grads) {
+    tensor *a = param(NP, w0), *b = param(2, w0);
+    tensor *ps[2] = {a, b};
+    tensor_optim *o = tensor_optim_adam(2, ps, 0.1, 0.9, 0.999, 1e-8, 0);
+    CHECK(tensor_backward(tensor_sum_all(tensor_add(tensor_sum_all(a), tensor_sum_all(b)))) == 0);
+    CHECK(tensor_grad(a) != NULL && tensor_grad(b) != NULL);
+    tensor_optim_zero_grad(o);
+    CHECK(tensor_grad(a) == NULL && tensor_grad(b) == NULL);
+    CHECK(tensor_optim_step(o) == 0); /* no gradients: nothing moves */
+    CHECK_VALUES(a, w0, NP, 0, 0);
+    tensor_optim_zero_grad(NULL);     /* harmless */
+    tensor_optim_free(o);
+    tensor_optim_free(NULL);
+}
+
+static bool optim_failed(tensor_optim *o) {
+    if (!o) return true;
+    tensor_optim_free(o);
+    return false;
+}
+
+TEST(optim_errors) {
+    tensor *w = param(3, w0), *plain = test_tensor(TENSOR_F64, TENSOR_SHAPE(3), w0);
+    tensor *nonleaf = tensor_mul_scalar(w, 2), *ints = tensor_zeros(TENSOR_SHAPE(3), TENSOR_I64);
+    tensor *null1[1] = {NULL}, *plain1[1] = {plain}, *nonleaf1[1] = {nonleaf}, *ints1[1] = {ints}, *ok[1] = {w};
+    CHECK_BAD_INT(optim_failed(tensor_optim_sgd(1, NULL, 0.1, 0, 0, false)), "tensor_optim_sgd");
+    CHECK_BAD_INT(optim_failed(tensor_optim_sgd(0, ok, 0.1, 0, 0, false)), "tensor_optim_sgd");
+    CHECK_BAD_INT(optim_failed(tensor_optim_sgd(1, null1, 0.1, 0, 0, false)), "tensor_optim_sgd");
+    CHECK_BAD_INT(optim_failed(tensor_optim_sgd(1, plain1, 0.1, 0, 0, false)), "tensor_optim_sgd");   /* no requires_grad */
+    CHECK_BAD_INT(optim_failed(tensor_optim_sgd(1, nonleaf1, 0.1, 0, 0, false)), "tensor_optim_sgd"); /* not a leaf */
+    CHECK_BAD_INT(optim_failed(tensor_optim_sgd(1, ints1, 0.1, 0, 0, false)), "tensor_optim_sgd");
+    CHECK_BAD_INT(optim_failed(tensor_optim_sgd(1, ok, -0.1, 0, 0, false)), "tensor_optim_sgd");
+    CHECK_BAD_INT(optim_failed(tensor_optim_sgd(1, ok, 0.1, -0.5, 0, false)), "tensor_optim_sgd");
+    CHECK_BAD_INT(optim_failed(tensor_optim_sgd(1, ok, 0.1, 0, -1, false)), "tensor_optim_sgd");
+    CHECK_BAD_INT(optim_failed(tensor_optim_sgd(1, ok, 0.1, 0, 0, true)), "tensor_optim_sgd"); /* nesterov without momentum */
+    CHECK_BAD_INT(optim_failed(tensor_optim_sgd(1, ok, NAN, 0, 0, false)), "tensor_optim_sgd");
+    CHECK_BAD_INT(optim_failed(tensor_optim_adam(1, NULL, 0.1, 0.9, 0.999, 1e-8, 0)), "tensor_optim_adam");
+    CHECK_BAD_INT(optim_failed(tensor_optim_adam(1, null1, 0.1, 0.9, 0.999, 1e-8, 0)), "tensor_optim_adam");
+    CHECK_BAD_INT(optim_failed(tensor_optim_adam(1, plain1, 0.1, 0.9, 0.999, 1e-8, 0)), "tensor_optim_adam");
+    CHECK_BAD_INT(optim_failed(tensor_optim_adam(1, ok, 0.1, 1.0, 0.999, 1e-8, 0)), "tensor_optim_adam"); /* bad betas */
+    CHECK_BAD_INT(optim_failed(tensor_optim_adam(1, ok, 0.1, 0.9, 1.5, 1e-8, 0)), "tensor_optim_adam");
+    CHECK_BAD_INT(optim_failed(tensor_optim_adam(1, ok, 0.1, -0.1, 0.999, 1e-8, 0)), "tensor_optim_adam");
+    CHECK_BAD_INT(optim_failed(tensor_optim_adam(1, ok, 0.1, 0.9, NAN, 1e-8, 0)), "tensor_optim_adam");
+    CHECK_BAD_INT(optim_failed(tensor_optim_adam(1, ok, 0.1, 0.9, 0.999, -1e-8, 0)), "tensor_optim_adam");
+    CHECK_BAD_INT(optim_failed(tensor_optim_adam(1, ok, -1, 0.9, 0.999, 1e-8, 0)), "tensor_optim_adam");
+    CHECK_BAD_INT(optim_failed(tensor_optim_adamw(1, ok, 0.1, 0.9, 1.0, 1e-8, 0.01)), "tensor_optim_adamw");
+    CHECK_BAD_INT(optim_failed(tensor_optim_adamw(1, nonleaf1, 0.1, 0.9, 0.999, 1e-8, 0.01)), "tensor_optim_adamw");
+    CHECK_BAD_INT(optim_failed(tensor_optim_adamw(1, ok, 0.1, 0.9, 0.999, 1e-8, -0.01)), "tensor_optim_adamw");
+    CHECK_BAD_INT(tensor_optim_step(NULL) != 0, "tensor_optim_step");
+    /* the good ones are accepted */
+    CHECK(!optim_failed(tensor_optim_sgd(1, ok, 0.1, 0.9, 0.01, true)));
+    CHECK(!optim_failed(tensor_optim_adam(1, ok, 0.1, 0, 0, 0, 0)));
+}
+
+/* ---- clip_grad_norm ---- */
+
+TEST(optim_clip_grad_norm) {
+    static const double ca[3] = {3, -4, 12}, cb[4] = {1, 2, -2, 4}, zeros4[4] = {0, 0, 0, 0};
+    tensor *a = param(3, zeros4), *b = tensor_set_requires_grad(tensor_zeros(TENSOR_SHAPE(2, 2), TENSOR_F64), true);
+    tensor *none = param(2, zeros4); /* gets no gradient: skipped */
+    tensor *ps[3] = {a, b, none};
+    tensor *ta = test_tensor(TENSOR_F64, TENSOR_SHAPE(3), ca), *tb = test_tensor(TENSOR_F64, TENSOR_SHAPE(2, 2), cb);
+    double total = sqrt(9 + 16 + 144 + 1 + 4 + 4 + 16); /* sqrt(194) */
+    /* grads: a -> ca, b -> cb */
+    #define SET_GRADS() do { tensor_zero_grad(a); tensor_zero_grad(b); \
+        CHECK(tensor_backward(tensor_add(tensor_sum_all(tensor_mul(a, ta)), tensor_sum_all(tensor_mul(b, tb)))) == 0); } while (0)
+    SET_GRADS();
+    CHECK_NEAR(tensor_clip_grad_norm(3, ps, 100), total, 1e-13, 1e-14); /* below max_norm: unchanged */
+    CHECK_VALUES(tensor_grad(a), ca, 3, 0, 0);
+    CHECK_VALUES(tensor_grad(b), cb, 4, 0, 0);
+    CHECK_NEAR(tensor_clip_grad_norm(3, ps, total + 1e-3), total, 1e-13, 1e-14); /* just above the norm: unchanged */
+    CHECK_VALUES(tensor_grad(a), ca, 3, 0, 0);
+    double max_norm = 2.5, coef = max_norm / (total + 1e-6), ea[3], eb[4];
+    for (int i = 0; i < 3; i++) ea[i] = ca[i] * coef;
+    for (int i = 0; i < 4; i++) eb[i] = cb[i] * coef;
+    CHECK_NEAR(tensor_clip_grad_norm(3, ps, max_norm), total, 1e-13, 1e-14); /* returns the norm before clipping */
+    CHECK_VALUES(tensor_grad(a), ea, 3, 1e-15, 1e-14);
+    CHECK_VALUES(tensor_grad(b), eb, 4, 1e-15, 1e-14);
+    CHECK(tensor_grad(none) == NULL);
+    CHECK_NEAR(tensor_clip_grad_norm(3, ps, 100), max_norm * total / (total + 1e-6), 1e-13, 1e-13); /* now the clipped norm */
+    /* f32 gradients, one parameter */
+    tensor *f = tensor_set_requires_grad(tensor_zeros(TENSOR_SHAPE(3), TENSOR_F32), true);
+    CHECK(tensor_backward(tensor_sum_all(tensor_mul(f, tensor_to_dtype(ta, TENSOR_F32)))) == 0);
+    CHECK_NEAR(tensor_clip_grad_norm(1, &f, 1), 13, 1e-6, 1e-6);
+    double ef[3] = {3 / (13 + 1e-6), -4 / (13 + 1e-6), 12 / (13 + 1e-6)};
+    CHECK_VALUES(tensor_grad(f), ef, 3, 1e-7, 1e-6);
+    /* gradients that come out of backward as views: sum_all's is an expanded view of one
+       number, and add passes the same gradient to both of its inputs. Each is clipped once. */
+    tensor *x = param(3, zeros4), *y = param(3, zeros4), *xy[2] = {x, y};
+    CHECK(tensor_backward(tensor_sum_all(x)) == 0);
+    CHECK_NEAR(tensor_clip_grad_norm(1, &x, 0.5), sqrt(3.0), 1e-15, 1e-15);
+    double ex[3] = {0.5 / (sqrt(3.0) + 1e-6), 0.5 / (sqrt(3.0) + 1e-6), 0.5 / (sqrt(3.0) + 1e-6)};
+    CHECK_VALUES(tensor_grad(x), ex, 3, 1e-15, 1e-14);
+    tensor_zero_grad(x);
+    CHECK(tensor_backward(tensor_sum_all(tensor_mul(tensor_add(x, y), ta))) == 0);
+    CHECK_NEAR(tensor_clip_grad_norm(2, xy, 1), sqrt(2.0) * 13, 1e-13, 1e-14);
+    double exy[3];
+    for (int i = 0; i < 3; i++) exy[i] = ca[i] / (sqrt(2.0) * 13 + 1e-6);
+    CHECK_VALUES(tensor_grad(x), exy, 3, 1e-15, 1e-14);
+    CHECK_VALUES(tensor_grad(y), exy, 3, 1e-15, 1e-14);
+    /* no parameters, or none with a gradient: norm 0 */
+    CHECK(tensor_clip_grad_norm(0, NULL, 1) == 0);
+    CHECK(tensor_clip_grad_norm(1, &none, 1) == 0);
+    /* errors: -1 and a message */
+    tensor *nulls[1] = {NULL};
+    CHECK_BAD_INT(tensor_clip_grad_norm(3, ps, -1) < 0, "tensor_clip_grad_norm");
+    CHECK_BAD_INT(tensor_clip_grad_norm(-1, ps, 1) < 0, "tensor_clip_grad_norm");
+    CHECK_BAD_INT(tensor_clip_grad_norm(2, NULL, 1) < 0, "tensor_clip_grad_norm");
+    CHECK_BAD_INT(tensor_clip_grad_norm(1, nulls, 1) < 0, "tensor_clip_grad_norm");
+    #undef SET_GRADS
+}
+
+/* ---- initializers ---- */
+
+static void stats(tensor *t, double *mean, double *var, double *lo, double *hi) {
+    int64_t n = tensor_numel(t);
+    double *v = test_values(t), s = 0, q = 0;
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (int64_t i = 0; i < n; i++) { s += v[i]; *lo = fmin(*lo, v[i]); *hi = fmax(*hi, v[i]); }
+    *mean = s / (double)n;
+    for (int64_t i = 0; i < n; i++) q += (v[i] - *mean) * (v[i] - *mean);
+    *var = q / (double)n;
+    free(v);
+}
+
+TEST(init_uniform_statistics) {
+    const int64_t n = 40000;
+    tensor_dtype dts[2] = {TENSOR_F64, TENSOR_F32};
+    for (int k = 0; k < 2; k++) {
+        tensor *t = tensor_zeros(1, &n, dts[k]);
+        CHECK(tensor_uniform_(t, -2, 3) == t);
+        double mean, var, lo, hi;
+        stats(t, &mean, &var, &lo, &hi);
+        /* U[-2, 3): mean 0.5, var 25/12; 6 standard errors of margin */
+        CHECK(lo >= -2 && hi < 3 + 1e-6);
+        CHECK(lo < -1.99 && hi > 2.99);
+        CHECK_NEAR(mean, 0.5, 6 * sqrt(25.0 / 12 / (double)n), 0);
+        CHECK_NEAR(var, 25.0 / 12, 6 * sqrt((625.0 / 80 - 625.0 / 144) / (double)n), 0);
+    }
+    /* on a leaf that requires grad (initialization is not recorded), and on a strided view */
+    tensor *w = tensor_set_requires_grad(tensor_zeros(TENSOR_SHAPE(4, 6), TENSOR_F64), true);
+    CHECK(tensor_uniform_(w, 1, 2) == w);
+    CHECK(!tensor_grad(w));
+    double mean, var, lo, hi;
+    stats(w, &mean, &var, &lo, &hi);
+    CHECK(lo >= 1 && hi < 2);
+    tensor *z = tensor_zeros(TENSOR_SHAPE(4, 6), TENSOR_F64);
+    CHECK(tensor_uniform_(tensor_slice(z, 1, 0, 6, 2), 5, 6) != NULL);
+    double *zv = test_values(z);
+    for (int i = 0; i < 24; i++) CHECK(i % 2 ? zv[i] == 0 : (zv[i] >= 5 && zv[i] < 6));
+    free(zv);
+    /* the same seed gives the same values */
+    tensor *a = tensor_zeros(TENSOR_SHAPE(8), TENSOR_F64), *b = tensor_zeros(TENSOR_SHAPE(8), TENSOR_F64);
+    tensor_manual_seed(5);
+    tensor_uniform_(a, 0, 1);
+    tensor_manual_seed(5);
+    tensor_uniform_(b, 0, 1);
+    double *av = test_values(a);
+    CHECK_VALUES(b, av, 8, 0, 0);
+    free(av);
+}
+
+TEST(init_normal_statistics) {
+    const int64_t n = 40000;
+    tensor *t = tensor_zeros(1, &n, TENSOR_F64);
+    CHECK(tensor_normal_(t, 1, 2) == t);
+    double mean, var, lo, hi;
+    stats(t, &mean, &var, &lo, &hi);
+    CHECK_NEAR(mean, 1, 6 * 2 / sqrt((double)n), 0);
+    CHECK_NEAR(sqrt(var), 2, 6 * 2 / sqrt(2.0 * (double)n), 0);
+    /* the shape: about 68.27% within one std, 95.45% within two */
+    double *v = test_values(t);
+    int64_t in1 = 0, in2 = 0;
+    for (int64_t i = 0; i < n; i++) { in1 += fabs(v[i] - 1) < 2; in2 += fabs(v[i] - 1) < 4; }
+    free(v);
+    CHECK_NEAR((double)in1 / (double)n, 0.6827, 0.015, 0);
+    CHECK_NEAR((double)in2 / (double)n, 0.9545, 0.01, 0);
+    tensor *z = tensor_zeros(TENSOR_SHAPE(10), TENSOR_F32);
+    CHECK(tensor_normal_(z, 3, 0) == z); /* std 0: the mean */
+    double threes[10] = {3, 3, 3, 3, 3, 3, 3, 3, 3, 3};
+    CHECK_VALUES(z, threes, 10, 0, 0);
+}
+
+/* Checks t against U(-bound, bound): inside it, reaching near both ends, variance bound^2 / 3. */
+static void check_uniform_bound(tensor *t, double bound) {
+    double mean, var, lo, hi;
+    int64_t n = tensor_numel(t);
+    stats(t, &mean, &var, &lo, &hi);
+    CHECK_MSG(lo >= -bound && hi <= bound, "values [%g, %g] outside +-%g", lo, hi, bound);
+    CHECK_MSG(lo < -0.97 * bound && hi > 0.97 * bound, "values [%g, %g] do not reach +-%g", lo, hi, bound);
+    CHECK_NEAR(mean, 0, 6 * bound / sqrt(3.0 * (double)n), 0);
+    CHECK_NEAR(var, bound * bound / 3, 6 * bound * bound * sqrt(4.0 / 45 / (double)n), 0);
+}
+
+TEST(init_kaiming_uniform_bounds) {
+    /* torch.nn.init.kaiming_uniform_(w, a, mode='fan_in', nonlinearity='leaky_relu'):
+       gain = sqrt(2 / (1 + a^2)), bound = gain * sqrt(3 / fan_in) */
+    tensor *lin = tensor_zeros(TENSOR_SHAPE(128, 50), TENSOR_F64); /* [out, in]: fan_in 50 */
+    CHECK(tensor_kaiming_uniform_(lin, sqrt(5.0)) == lin);        /* nn.Linear's default: bound 1/sqrt(fan_in) */
+    check_uniform_bound(lin, sqrt(2.0 / 6) * sqrt(3.0 / 50));
+    CHECK_NEAR(sqrt(2.0 / 6) * sqrt(3.0 / 50), 1 / sqrt(50.0), 1e-15, 1e-15);
+    tensor *relu = tensor_zeros(TENSOR_SHAPE(64, 80), TENSOR_F32);
+    CHECK(tensor_kaiming_uniform_(relu, 0) == relu);
+    check_uniform_bound(relu, sqrt(6.0 / 80) * (1 + 1e-7));
+    /* a conv weight [out, in, kH, kW]: fan_in = in * kH * kW */
+    tensor *conv = tensor_zeros(TENSOR_SHAPE(16, 8, 3, 3), TENSOR_F64);
+    CHECK(tensor_kaiming_uniform_(conv, 1) == conv);
+    check_uniform_bound(conv, sqrt(2.0 / 2) * sqrt(3.0 / 72));
+    tensor *conv1 = tensor_zeros(TENSOR_SHAPE(40, 6, 5), TENSOR_F64); /* conv1d [out, in, k]: fan_in 30 */
+    CHECK(tensor_kaiming_uniform_(conv1, 0) == conv1);
+    check_uniform_bound(conv1, sqrt(2.0) * sqrt(3.0 / 30));
+}
+
+TEST(init_xavier_uniform_bounds) {
+    /* torch.nn.init.xavier_uniform_(w, gain): bound = gain * sqrt(6 / (fan_in + fan_out)) */
+    tensor *lin = tensor_zeros(TENSOR_SHAPE(60, 40), TENSOR_F64);
+    CHECK(tensor_xavier_uniform_(lin, 1) == lin);
+    check_uniform_bound(lin, sqrt(6.0 / 100));
+    tensor *g2 = tensor_zeros(TENSOR_SHAPE(30, 70), TENSOR_F64);
+    CHECK(tensor_xavier_uniform_(g2, 2) == g2);
+    check_uniform_bound(g2, 2 * sqrt(6.0 / 100));
+    /* conv [16, 8, 3, 3]: fan_in 72, fan_out 144 */
+    tensor *conv = tensor_zeros(TENSOR_SHAPE(16, 8, 3, 3), TENSOR_F64);
+    CHECK(tensor_xavier_uniform_(conv, 1) == conv);
+    check_uniform_bound(conv, sqrt(6.0 / (72 + 144)));
+}
+
+TEST(init_errors) {
+    CHECK_BAD(tensor_kaiming_uniform_(tensor_zeros(TENSOR_SHAPE(5), TENSOR_F64), 0), "tensor_kaiming_uniform_"); /* 1-D: no fan in */
+    CHECK_BAD(tensor_kaiming_uniform_(tensor_scalar(0, TENSOR_F64), 0), "tensor_kaiming_uniform_");
+    CHECK_BAD(tensor_kaiming_uniform_(NULL, 0), "tensor_kaiming_uniform_");
+    CHECK_BAD(tensor_kaiming_uniform_(tensor_zeros(TENSOR_SHAPE(3, 0), TENSOR_F64), 0), "tensor_kaiming_uniform_");
+    CHECK_BAD(tensor_kaiming_uniform_(tensor_zeros(TENSOR_SHAPE(3, 4), TENSOR_I32), 0), "tensor_kaiming_uniform_");
+    CHECK_BAD(tensor_xavier_uniform_(tensor_zeros(TENSOR_SHAPE(5), TENSOR_F64), 1), "tensor_xavier_uniform_");
+    CHECK_BAD(tensor_xavier_uniform_(tensor_scalar(0, TENSOR_F32), 1), "tensor_xavier_uniform_");
+    CHECK_BAD(tensor_xavier_uniform_(NULL, 1), "tensor_xavier_uniform_");
+    CHECK_BAD(tensor_xavier_uniform_(tensor_zeros(TENSOR_SHAPE(3, 4), TENSOR_BOOL), 1), "tensor_xavier_uniform_");
+    CHECK_BAD(tensor_uniform_(NULL, 0, 1), "tensor_uniform_");
+    CHECK_BAD(tensor_uniform_(tensor_zeros(TENSOR_SHAPE(3), TENSOR_I64), 0, 1), "tensor_uniform_");
+    CHECK_BAD(tensor_uniform_(tensor_zeros(TENSOR_SHAPE(3), TENSOR_F32), 2, 1), "tensor_uniform_");
+    CHECK_BAD(tensor_normal_(NULL, 0, 1), "tensor_normal_");
+    CHECK_BAD(tensor_normal_(tensor_zeros(TENSOR_SHAPE(3), TENSOR_U8), 0, 1), "tensor_normal_");
+    CHECK_BAD(tensor_normal_(tensor_zeros(TENSOR_SHAPE(3), TENSOR_F32), 0, -1), "tensor_normal_");
+    CHECK_BAD(tensor_normal_(tensor_zeros(TENSOR_SHAPE(3), TENSOR_F32), 0, NAN), "tensor_normal_");
+}
