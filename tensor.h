@@ -4728,11 +4728,12 @@ typedef struct {
     int64_t xs[4], ws[4]; /* element strides of x [n, c, h, w] and w [o, c, h, w]; 0 on absent dims */
 } tensor__conv_geom;
 
-static void tensor__conv_geometry(const tensor__call *c, int sd, tensor__conv_geom *g) {
-    const tensor *x = c->in[0], *w = c->in[1], *out = c->out;
+/* From x, w, the output (or its gradient: only its shape is read) and ip = {stride, padding,
+   dilation, groups}. */
+static void tensor__conv_geometry_of(const tensor *x, const tensor *w, const tensor *out, int sd, const int64_t *ip, tensor__conv_geom *g) {
     bool batched = x->ndim == sd + 2;
     int xd = x->ndim;
-    int64_t s = c->ip[0], p = c->ip[1], d = c->ip[2];
+    int64_t s = ip[0], p = ip[1], d = ip[2];
     g->N = batched ? x->shape[0] : 1;
     g->xs[0] = batched ? x->strides[0] : 0;
     g->C = x->shape[xd - sd - 1];
@@ -4755,7 +4756,11 @@ static void tensor__conv_geometry(const tensor__call *c, int sd, tensor__conv_ge
         g->H = 1; g->xs[2] = 0; g->kH = 1; g->ws[2] = 0; g->oH = 1;
         g->sh = 1; g->ph = 0; g->dh = 1;
     }
-    g->groups = c->ip[3];
+    g->groups = ip[3];
+}
+
+static void tensor__conv_geometry(const tensor__call *c, int sd, tensor__conv_geom *g) {
+    tensor__conv_geometry_of(c->in[0], c->in[1], c->out, sd, c->ip, g);
 }
 
 /* The reference: the convolution sum written out, in double, straight from the strided inputs. */
@@ -4808,6 +4813,30 @@ static void tensor__conv_reference(tensor__call *c, const tensor__conv_geom *g) 
     }
 TENSOR__DEFINE_IM2COL(f32, float)
 TENSOR__DEFINE_IM2COL(f64, double)
+
+/* The adjoint of im2col: x: [Cg, H, W] (contiguous) += every patch entry of cols [Cg * kH * kW,
+   oH * oW] at the input position it was read from (entries that fell in the padding are dropped). */
+#define TENSOR__DEFINE_COL2IM(sfx, T)                                                                    \
+    static void tensor__col2im_##sfx(T *x, const T *cols, const tensor__conv_geom *g, int64_t Cg) {   \
+        int64_t P = g->oH * g->oW;                                                                      \
+        for (int64_t ch = 0; ch < Cg; ch++)                                                             \
+            for (int64_t ki = 0; ki < g->kH; ki++)                                                      \
+                for (int64_t kj = 0; kj < g->kW; kj++) {                                                \
+                    const T *row = cols + ((ch * g->kH + ki) * g->kW + kj) * P;                         \
+                    for (int64_t oh = 0; oh < g->oH; oh++) {                                            \
+                        int64_t ih = oh * g->sh - g->ph + ki * g->dh;                                   \
+                        if (ih < 0 || ih >= g->H) continue;                                             \
+                        const T *r = row + oh * g->oW;                                                  \
+                        T *xr = x + (ch * g->H + ih) * g->W;                                            \
+                        for (int64_t ow = 0; ow < g->oW; ow++) {                                        \
+                            int64_t iw = ow * g->sw - g->pw + kj * g->dw;                               \
+                            if (iw >= 0 && iw < g->W) xr[iw] += r[ow];                                  \
+                        }                                                                               \
+                    }                                                                                   \
+                }                                                                                       \
+    }
+TENSOR__DEFINE_COL2IM(f32, float)
+TENSOR__DEFINE_COL2IM(f64, double)
 
 /* The fast path: x and w as contiguous compute-dtype tensors (f32, or f64 for f64), then per
    image and group out[Og, oH*oW] = w_g[Og, Cg*kH*kW] @ cols[Cg*kH*kW, oH*oW]. A 1x1 kernel with
@@ -5318,19 +5347,261 @@ TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tenso
 
 /* ---- backward kernels (used by the derivatives in >>autograd) ---- */
 
-/* Gradients of a convolution with the call layout of conv2d/conv1d (ip = {stride, padding,
-   dilation, groups}, sd spatial dims): gx of x's shape, gw of w's shape, gb [O], each computed only
-   where its pointer is non-NULL. Returns 0, or 1 after recording an error. */
-static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, tensor *g, const int64_t *ip, tensor **gx, tensor **gw, tensor **gb) {
-    (void)sd; (void)x; (void)w; (void)g; (void)ip; (void)gx; (void)gw; (void)gb;
-    tensor__fail(fn, "the convolution backward kernel is not written yet");
-    return 1;
+/* The element strides of a convolution output's gradient as [n, o, h, w] (0 on absent dims). */
+static void tensor__conv_out_strides(const tensor *gr, int sd, bool batched, int64_t *gs) {
+    int nd = gr->ndim;
+    gs[0] = batched ? gr->strides[0] : 0;
+    gs[1] = gr->strides[nd - sd - 1];
+    gs[2] = sd == 2 ? gr->strides[nd - 2] : 0;
+    gs[3] = gr->strides[nd - 1];
 }
 
-/* Gradient of max or average pooling (ip = {kernel, stride, padding}) for x: a tensor of x's shape. */
+/* The reference: the adjoint of the convolution sum, written out in double straight from the
+   strided x, w and gradient gr. gx: [N, C, H, W], gw: [O, Cg, kH, kW], gb: [O] (row-major doubles,
+   zeroed by the caller; NULL where not wanted) accumulate. */
+static void tensor__conv_backward_reference(const tensor *x, const tensor *w, const tensor *gr, const int64_t *gs, const tensor__conv_geom *g,
+                                            double *gx, double *gw, double *gb) {
+    int64_t ex = (int64_t)tensor__dtype_sizes[x->dtype], ew = (int64_t)tensor__dtype_sizes[w->dtype], eg = (int64_t)tensor__dtype_sizes[gr->dtype];
+    const char *xb = (const char *)x->storage->data, *wb = (const char *)w->storage->data, *gbase = (const char *)gr->storage->data;
+    int64_t Cg = g->C / g->groups, Og = g->O / g->groups;
+    for (int64_t n = 0; n < g->N; n++)
+        for (int64_t oc = 0; oc < g->O; oc++)
+            for (int64_t oh = 0; oh < g->oH; oh++)
+                for (int64_t ow = 0; ow < g->oW; ow++) {
+                    double gv = tensor__load_f64(gbase + (gr->offset + n * gs[0] + oc * gs[1] + oh * gs[2] + ow * gs[3]) * eg, gr->dtype);
+                    if (gb) gb[oc] += gv;
+                    int64_t grp = oc / Og;
+                    for (int64_t ic = 0; ic < Cg; ic++)
+                        for (int64_t ki = 0; ki < g->kH; ki++)
+                            for (int64_t kj = 0; kj < g->kW; kj++) {
+                                int64_t ih = oh * g->sh - g->ph + ki * g->dh, iw = ow * g->sw - g->pw + kj * g->dw;
+                                if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W) continue;
+                                int64_t c = grp * Cg + ic;
+                                if (gx) {
+                                    int64_t wo = w->offset + oc * g->ws[0] + ic * g->ws[1] + ki * g->ws[2] + kj * g->ws[3];
+                                    gx[((n * g->C + c) * g->H + ih) * g->W + iw] += gv * tensor__load_f64(wb + wo * ew, w->dtype);
+                                }
+                                if (gw) {
+                                    int64_t xo = x->offset + n * g->xs[0] + c * g->xs[1] + ih * g->xs[2] + iw * g->xs[3];
+                                    gw[((oc * Cg + ic) * g->kH + ki) * g->kW + kj] += gv * tensor__load_f64(xb + xo * ex, x->dtype);
+                                }
+                            }
+                }
+}
+
+/* The fast path, in the compute dtype ct (f32, or f64 for f64) with the forward's machinery. gc:
+   the gradient [N, O, P] (P = oH * oW), contiguous ct. Per image n and group:
+     gx: cols[K, P] = w_g^T[K, Og] @ gc_ng[Og, P], then col2im adds cols into gx_ng [Cg, H, W]
+         (a 1x1 kernel with stride 1 and no padding writes gx_ng itself);
+     gw: gw_g[Og, K] += gc_ng[Og, P] @ cols^T[P, K] with cols = im2col(x_ng); when K < Og the
+         transposed product cols[K, P] @ gc_ng^T[P, Og] is taken instead, so the GEMM's inner loop
+         runs over the longer of the two (conv1 of a CNN has K = 9, Og = 32);
+     gb: the sum of gc over n and p, in double.
+   gx, gw, gb are contiguous ct buffers of x's, w's and [O]'s size, or NULL. Returns 0, or 1 after
+   recording an error. */
+static int tensor__conv_backward_fast(const char *fn, const tensor *x, const tensor *w, const char *gc, const tensor__conv_geom *g, tensor_dtype ct,
+                                      void *gx, void *gw, void *gb) {
+    size_t cs = tensor__dtype_sizes[ct];
+    int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW;
+    int64_t X = Cg * g->H * g->W; /* elements of one image's group of x */
+    bool direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+    bool f32 = ct == TENSOR_F32;
+    if (gb)
+        for (int64_t o = 0; o < g->O; o++) {
+            double acc = 0;
+            for (int64_t n = 0; n < g->N; n++) {
+                size_t base = (size_t)((n * g->O + o) * P);
+                if (f32) { const float *r = (const float *)gc + base; for (int64_t p = 0; p < P; p++) acc += r[p]; }
+                else { const double *r = (const double *)gc + base; for (int64_t p = 0; p < P; p++) acc += r[p]; }
+            }
+            if (f32) ((float *)gb)[o] = (float)acc;
+            else ((double *)gb)[o] = acc;
+        }
+    if (!gx && !gw) return 0;
+    bool transposed = K < Og; /* gw by cols @ gc^T */
+    tensor *xc = NULL, *wc = NULL;
+    void *cols = NULL, *tr = NULL, *tmp = NULL, *wt = NULL;
+    int rc = 0;
+    if (gw) {
+        if (!(x->dtype == ct && tensor__contiguous(x))) rc |= !(xc = tensor__contiguous_copy(fn, x, ct));
+        rc |= !(tr = tensor__scratch(fn, (size_t)(P * (transposed ? Og : K)) * cs));
+        rc |= !(tmp = tensor__scratch(fn, (size_t)(Og * K) * cs));
+    }
+    if (gx) {
+        if (!(w->dtype == ct && tensor__contiguous(w))) rc |= !(wc = tensor__contiguous_copy(fn, w, ct));
+        rc |= !(wt = tensor__scratch(fn, (size_t)(g->O * K) * cs));
+    }
+    if (!direct) rc |= !(cols = tensor__scratch(fn, (size_t)(K * P) * cs));
+    if (!rc && gx) {
+        /* w_g^T [K, Og] of every group, side by side */
+        const char *wd = tensor__data(wc ? wc : w);
+        for (int64_t grp = 0; grp < g->groups; grp++)
+            tensor__pack((char *)wt + (size_t)(grp * K * Og) * cs, ct, wd + (size_t)(grp * Og * K) * cs, ct, K, Og, 1, K);
+        memset(gx, 0, (size_t)(g->N * g->C * g->H * g->W) * cs);
+        for (int64_t n = 0; n < g->N; n++)
+            for (int64_t grp = 0; grp < g->groups; grp++) {
+                const char *gng = gc + (size_t)((n * g->O + grp * Og) * P) * cs;
+                char *xg = (char *)gx + (size_t)((n * g->groups + grp) * X) * cs;
+                tensor__gemm(ct, K, P, Og, (const char *)wt + (size_t)(grp * K * Og) * cs, Og, gng, P, direct ? (void *)xg : cols, P);
+                if (direct) continue;
+                if (f32) tensor__col2im_f32((float *)xg, (const float *)cols, g, Cg);
+                else tensor__col2im_f64((double *)xg, (const double *)cols, g, Cg);
+            }
+    }
+    if (!rc && gw) {
+        const char *xd = tensor__data(xc ? xc : x);
+        memset(gw, 0, (size_t)(g->O * K) * cs);
+        for (int64_t n = 0; n < g->N; n++)
+            for (int64_t grp = 0; grp < g->groups; grp++) {
+                const char *gng = gc + (size_t)((n * g->O + grp * Og) * P) * cs;
+                const char *xg = xd + (size_t)((n * g->groups + grp) * X) * cs;
+                const char *B = xg; /* cols [K, P] */
+                if (!direct) {
+                    if (f32) tensor__im2col_f32((float *)cols, (const float *)xg, g, Cg);
+                    else tensor__im2col_f64((double *)cols, (const double *)xg, g, Cg);
+                    B = (const char *)cols;
+                }
+                int64_t wo = grp * Og * K;
+                if (!transposed) {
+                    tensor__pack(tr, ct, B, ct, P, K, 1, P); /* cols^T [P, K] */
+                    tensor__gemm(ct, Og, K, P, gng, P, tr, K, tmp, K);
+                    if (f32) { float *d = (float *)gw + wo; const float *t = (const float *)tmp; for (int64_t i = 0; i < Og * K; i++) d[i] += t[i]; }
+                    else { double *d = (double *)gw + wo; const double *t = (const double *)tmp; for (int64_t i = 0; i < Og * K; i++) d[i] += t[i]; }
+                } else {
+                    tensor__pack(tr, ct, gng, ct, P, Og, 1, P); /* gc_ng^T [P, Og] */
+                    tensor__gemm(ct, K, Og, P, B, P, tr, Og, tmp, Og); /* tmp: gw_g^T [K, Og] */
+                    for (int64_t o = 0; o < Og; o++)
+                        for (int64_t q = 0; q < K; q++) {
+                            if (f32) ((float *)gw)[wo + o * K + q] += ((const float *)tmp)[q * Og + o];
+                            else ((double *)gw)[wo + o * K + q] += ((const double *)tmp)[q * Og + o];
+                        }
+                }
+            }
+    }
+    tensor_free(xc);
+    tensor_free(wc);
+    tensor__free_aligned(cols);
+    tensor__free_aligned(tr);
+    tensor__free_aligned(tmp);
+    tensor__free_aligned(wt);
+    return rc;
+}
+
+/* Gradients of a convolution with the call layout of conv2d/conv1d (ip = {stride, padding,
+   dilation, groups}, sd spatial dims): gx of x's shape, gw of w's shape, gb [O], each computed only
+   where its pointer is non-NULL, each a new contiguous tensor of x's dtype (f16/bf16 compute in
+   f32). g: the output's gradient, any layout and floating dtype. Returns 0, or 1 after recording an
+   error. */
+static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, tensor *g, const int64_t *ip, tensor **gx, tensor **gw, tensor **gb) {
+    tensor__conv_geom geo;
+    bool batched = x->ndim == sd + 2;
+    int od = batched ? sd + 2 : sd + 1;
+    if (g->ndim != od || (batched && g->shape[0] != x->shape[0]) || g->shape[od - sd - 1] != w->shape[0]) {
+        tensor__fail(fn, "the gradient of shape %s does not fit a convolution of input %s and weight %s", tensor__shape_of(g), tensor__shape_of(x), tensor__shape_of(w));
+        return 1;
+    }
+    tensor__conv_geometry_of(x, w, g, sd, ip, &geo);
+    int64_t O = geo.O;
+    tensor *rx = gx ? tensor__new_like(fn, x, x->dtype) : NULL;
+    tensor *rw = gw ? tensor__new_like(fn, w, x->dtype) : NULL;
+    tensor *rb = gb ? tensor__new(fn, 1, &O, x->dtype, x->storage->device) : NULL;
+    int rc = (gx && !rx) || (gw && !rw) || (gb && !rb);
+    tensor *outs[3] = {rx, rw, rb};
+    int64_t counts[3] = {rx ? tensor__numel_of(rx->ndim, rx->shape) : 0, rw ? tensor__numel_of(rw->ndim, rw->shape) : 0, rb ? O : 0};
+    /* the compute buffers: doubles for the reference; ct for the fast path, the results themselves
+       where they are of ct */
+    bool ref = tensor__reference_kernels;
+    tensor_dtype ct = ref ? TENSOR_F64 : tensor__gemm_dtype(x->dtype);
+    void *buf[3] = {NULL, NULL, NULL};
+    bool own[3] = {false, false, false};
+    for (int i = 0; i < 3 && !rc; i++) {
+        if (!outs[i]) continue;
+        own[i] = ref || outs[i]->dtype != ct;
+        buf[i] = own[i] ? tensor__scratch(fn, (size_t)counts[i] * tensor__dtype_sizes[ct]) : (void *)tensor__data(outs[i]);
+        rc |= !buf[i];
+    }
+    if (!rc) {
+        if (ref) {
+            for (int i = 0; i < 3; i++) if (buf[i]) memset(buf[i], 0, (size_t)counts[i] * sizeof(double));
+            int64_t gs[4];
+            tensor__conv_out_strides(g, sd, batched, gs);
+            tensor__conv_backward_reference(x, w, g, gs, &geo, (double *)buf[0], (double *)buf[1], (double *)buf[2]);
+        } else {
+            bool g_ok = g->dtype == ct && tensor__contiguous(g);
+            tensor *gcopy = g_ok ? NULL : tensor__contiguous_copy(fn, g, ct);
+            rc = (!g_ok && !gcopy) || tensor__conv_backward_fast(fn, x, w, tensor__data(gcopy ? gcopy : g), &geo, ct, buf[0], buf[1], buf[2]);
+            tensor_free(gcopy);
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        if (!rc && own[i]) tensor__unpack(tensor__data(outs[i]), outs[i]->dtype, buf[i], ct, counts[i]);
+        if (own[i]) tensor__free_aligned(buf[i]);
+    }
+    if (rc) {
+        tensor_free(rx);
+        tensor_free(rw);
+        tensor_free(rb);
+        return 1;
+    }
+    if (gx) *gx = rx;
+    if (gw) *gw = rw;
+    if (gb) *gb = rb;
+    return 0;
+}
+
+/* Gradient of max or average pooling (ip = {kernel, stride, padding}, stride already resolved) for
+   x: a new contiguous tensor of x's shape and dtype. Plane by plane in double: max sends each
+   window's gradient to the position the forward picked (the first maximum, or the first NaN;
+   an all -inf window picks its first element, as PyTorch does); avg spreads g / k^2 over the
+   window's in-bounds elements (padding counts in the divisor, as in the forward). */
 static tensor *tensor__pool_backward(const char *fn, bool is_max, tensor *x, tensor *g, const int64_t *ip) {
-    (void)is_max; (void)x; (void)g; (void)ip;
-    return tensor__fail(fn, "the pooling backward kernel is not written yet");
+    int64_t k = ip[0], s = ip[1], pad = ip[2];
+    int xd = x->ndim;
+    if (g->ndim != xd || (xd == 4 && g->shape[0] != x->shape[0]) || g->shape[xd - 3] != x->shape[xd - 3])
+        return tensor__fail(fn, "the gradient of shape %s does not fit a pooling of input %s", tensor__shape_of(g), tensor__shape_of(x));
+    int64_t N = xd == 4 ? x->shape[0] : 1, C = x->shape[xd - 3], H = x->shape[xd - 2], W = x->shape[xd - 1];
+    int64_t oH = g->shape[xd - 2], oW = g->shape[xd - 1];
+    int64_t xsn = xd == 4 ? x->strides[0] : 0, xsc = x->strides[xd - 3], xsh = x->strides[xd - 2], xsw = x->strides[xd - 1];
+    int64_t gsn = xd == 4 ? g->strides[0] : 0, gsc = g->strides[xd - 3], gsh = g->strides[xd - 2], gsw = g->strides[xd - 1];
+    tensor *r = tensor__new_like(fn, x, x->dtype);
+    if (!r || tensor__numel_of(xd, x->shape) == 0) return r;
+    /* plane: x [H, W] (max only), acc: the gradient [H, W], gp: g [oH, oW] */
+    double *acc = (double *)tensor__scratch(fn, (size_t)((is_max ? 2 : 1) * H * W + oH * oW) * sizeof(double));
+    if (!acc) { tensor_free(r); return NULL; }
+    double *gp = acc + H * W, *plane = gp + oH * oW;
+    double scale = 1.0 / (double)(k * k);
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t ch = 0; ch < C; ch++) {
+            for (int64_t oh = 0; oh < oH; oh++) tensor__load_row(gp + oh * oW, g, g->offset + n * gsn + ch * gsc + oh * gsh, gsw, oW);
+            if (is_max)
+                for (int64_t ih = 0; ih < H; ih++) tensor__load_row(plane + ih * W, x, x->offset + n * xsn + ch * xsc + ih * xsh, xsw, W);
+            memset(acc, 0, (size_t)(H * W) * sizeof(double));
+            for (int64_t oh = 0; oh < oH; oh++) {
+                int64_t h0 = oh * s - pad, h1 = h0 + k < H ? h0 + k : H;
+                if (h0 < 0) h0 = 0;
+                for (int64_t ow = 0; ow < oW; ow++) {
+                    int64_t w0 = ow * s - pad, w1 = w0 + k < W ? w0 + k : W;
+                    if (w0 < 0) w0 = 0;
+                    double gv = gp[oh * oW + ow];
+                    if (is_max) {
+                        int64_t at = h0 * W + w0;
+                        double best = -INFINITY;
+                        for (int64_t ih = h0; ih < h1; ih++)
+                            for (int64_t iw = w0; iw < w1; iw++) {
+                                double v = plane[ih * W + iw];
+                                if (v > best || (v != v && best == best)) { best = v; at = ih * W + iw; }
+                            }
+                        acc[at] += gv;
+                    } else {
+                        for (int64_t ih = h0; ih < h1; ih++)
+                            for (int64_t iw = w0; iw < w1; iw++) acc[ih * W + iw] += gv * scale;
+                    }
+                }
+            }
+            for (int64_t ih = 0; ih < H; ih++) tensor__store_row(r, ((n * C + ch) * H + ih) * W, 1, acc + ih * W, W);
+        }
+    tensor__free_aligned(acc);
+    return r;
 }
 /* ==== end generator/parts/nn.h ==== */
 /* ==== begin generator/parts/print.h ==== */
