@@ -1,5 +1,5 @@
-/* fashion_mnist_cnn.c: two conv + max-pool blocks and a linear head on Fashion-MNIST, AdamW with
-   cosine learning-rate decay.
+/* fashion_mnist_cnn.c: two conv + max-pool blocks and a linear head (a 128-unit hidden layer with
+   dropout) on Fashion-MNIST, AdamW with cosine learning-rate decay.
    Needs Debian's dataset-fashion-mnist (apt-get install dataset-fashion-mnist). From the project root:
        cc -O2 examples/fashion_mnist_cnn.c -o fashion_mnist_cnn -lm -lpthread -lz && ./fashion_mnist_cnn [epochs]
    Prints a progress line while training and the test accuracy after each epoch. */
@@ -9,7 +9,7 @@
 
 #define BATCH 64
 
-typedef struct { tensor *c1w, *c1b, *c2w, *c2b, *fw, *fb; } cnn;
+typedef struct { tensor *c1w, *c1b, *c2w, *c2b, *fw, *fb, *ow, *ob; } cnn;
 
 static tensor *param(int ndim, const int64_t *shape) { return tensor_set_requires_grad(tensor_zeros(ndim, shape, TENSOR_F32), true); }
 /* PyTorch's default init of Conv2d and Linear: kaiming_uniform_(a = sqrt(5)), bias U(+-1/sqrt(fan_in)). */
@@ -19,11 +19,13 @@ static void layer_init(tensor *w, tensor *b) {
     tensor_uniform_(b, -1 / sqrt(fan_in), 1 / sqrt(fan_in));
 }
 
-/* x: [B, 1, 28, 28] -> conv 32 -> relu -> pool -> conv 64 -> relu -> pool -> [B, 64*7*7] -> 10 */
-static tensor *forward(cnn *m, tensor *x) {
+/* x: [B, 1, 28, 28] -> conv 32 -> relu -> pool -> conv 64 -> relu -> pool -> [B, 64*7*7]
+   -> 128 -> relu -> dropout -> 10 */
+static tensor *forward(cnn *m, tensor *x, bool training) {
     tensor *h = tensor_max_pool2d(tensor_relu(tensor_conv2d(x, m->c1w, m->c1b, 1, 1, 1, 1)), 2, 2, 0);
     h = tensor_max_pool2d(tensor_relu(tensor_conv2d(h, m->c2w, m->c2b, 1, 1, 1, 1)), 2, 2, 0);
-    return tensor_linear(tensor_flatten(h, 1, -1), m->fw, m->fb);
+    h = tensor_dropout(tensor_relu(tensor_linear(tensor_flatten(h, 1, -1), m->fw, m->fb)), 0.25, training);
+    return tensor_linear(h, m->ow, m->ob);
 }
 
 static double accuracy(cnn *m, const float *x, const int64_t *y, int64_t n) {
@@ -32,7 +34,7 @@ static double accuracy(cnn *m, const float *x, const int64_t *y, int64_t n) {
     for (int64_t i = 0; i < n; i += 500) {
         int64_t b = n - i < 500 ? n - i : 500;
         tensor_scope_begin();
-        tensor *pred = tensor_argmax(forward(m, tensor_from_data(x + i * 784, TENSOR_SHAPE(b, 1, 28, 28), TENSOR_F32)), 1, false);
+        tensor *pred = tensor_argmax(forward(m, tensor_from_data(x + i * 784, TENSOR_SHAPE(b, 1, 28, 28), TENSOR_F32), false), 1, false);
         int64_t p[500];
         tensor_copy_to(pred, p, sizeof p);
         for (int64_t j = 0; j < b; j++) correct += p[j] == y[i + j];
@@ -43,18 +45,19 @@ static double accuracy(cnn *m, const float *x, const int64_t *y, int64_t n) {
 }
 
 int main(int argc, char **argv) {
-    int epochs = argc > 1 ? atoi(argv[1]) : 4;
+    int epochs = argc > 1 ? atoi(argv[1]) : 8;
     fashion_mnist d;
     if (fashion_mnist_load(&d)) return 1;
     printf("Fashion-MNIST: %lld train, %lld test images; %s\n", (long long)d.n_train, (long long)d.n_test, tensor_build_info());
     tensor_manual_seed(1);
     cnn m = {param(TENSOR_SHAPE(32, 1, 3, 3)), param(TENSOR_SHAPE(32)), param(TENSOR_SHAPE(64, 32, 3, 3)), param(TENSOR_SHAPE(64)),
-             param(TENSOR_SHAPE(10, 64 * 7 * 7)), param(TENSOR_SHAPE(10))};
+             param(TENSOR_SHAPE(128, 64 * 7 * 7)), param(TENSOR_SHAPE(128)), param(TENSOR_SHAPE(10, 128)), param(TENSOR_SHAPE(10))};
     layer_init(m.c1w, m.c1b);
     layer_init(m.c2w, m.c2b);
     layer_init(m.fw, m.fb);
-    tensor *params[6] = {m.c1w, m.c1b, m.c2w, m.c2b, m.fw, m.fb};
-    tensor_optim *opt = tensor_optim_adamw(6, params, 1e-3, 0.9, 0.999, 1e-8, 1e-2);
+    layer_init(m.ow, m.ob);
+    tensor *params[8] = {m.c1w, m.c1b, m.c2w, m.c2b, m.fw, m.fb, m.ow, m.ob};
+    tensor_optim *opt = tensor_optim_adamw(8, params, 1e-3, 0.9, 0.999, 1e-8, 1e-2);
     if (!opt) { fprintf(stderr, "%s\n", tensor_last_error()); return 1; }
 
     int64_t steps = d.n_train / BATCH;
@@ -80,7 +83,7 @@ int main(int argc, char **argv) {
             tensor_scope_begin();
             tensor *x = tensor_from_data(bx, TENSOR_SHAPE(BATCH, 1, 28, 28), TENSOR_F32);
             tensor *y = tensor_from_data(by, TENSOR_SHAPE(BATCH), TENSOR_I64);
-            tensor *loss = tensor_cross_entropy(forward(&m, x), y);
+            tensor *loss = tensor_cross_entropy(forward(&m, x, true), y);
             tensor_optim_zero_grad(opt);
             if (tensor_backward(loss) || tensor_optim_step(opt)) { fprintf(stderr, "%s\n", tensor_last_error()); return 1; }
             progress_step(&p, epoch, s + 1, steps, tensor_item(loss), BATCH, 2.0);
