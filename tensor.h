@@ -1411,6 +1411,171 @@ TENSOR_API void *tensor_data_ptr(tensor *t) {
     return tensor__data(t);
 }
 /* ==== end generator/parts/core.h ==== */
+/* ==== begin generator/parts/threads.h ==== */
+// >>threads ------------------------------------------------------------------------------------
+/* A persistent thread pool (pthreads; no OpenMP). tensor__parallel_for(n, grain, fn, ctx) splits
+   [0, n) into at most one chunk per thread, each of at least `grain` items, runs chunk after chunk
+   on the workers and on the calling thread, and returns when all are done. Work of n <= grain runs
+   on the calling thread without touching the pool, so small tensors never pay for threads. A call
+   made from inside a parallel region, or while another thread holds the pool, also runs inline.
+   Without pthreads (Windows, or TENSOR_NO_THREADS defined) everything runs inline. */
+typedef void (*tensor__range_fn)(int64_t begin, int64_t end, void *ctx);
+
+static int tensor__num_threads; /* 0 until set: then every core */
+
+#if defined(_WIN32) || defined(TENSOR_NO_THREADS)
+#define TENSOR__HAVE_THREADS 0
+static int tensor__cores(void) { return 1; }
+static void tensor__parallel_for(int64_t n, int64_t grain, tensor__range_fn fn, void *ctx) { (void)grain; if (n > 0) fn(0, n, ctx); }
+static void tensor__pool_stop(void) {}
+#define TENSOR__ATOMIC_SET(p, v) (*(p) = (v))
+#else
+#define TENSOR__HAVE_THREADS 1
+#include <pthread.h>
+#include <unistd.h>
+
+/* A flag several kernel threads may raise. */
+#define TENSOR__ATOMIC_SET(p, v) __atomic_store_n(p, v, __ATOMIC_RELAXED)
+
+static int tensor__cores(void) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+}
+
+typedef struct {
+    tensor__range_fn fn;
+    void *ctx;
+    int64_t n, chunk, n_chunks;
+    int64_t next;     /* the next chunk to claim (atomic) */
+} tensor__job;
+
+typedef struct {
+    pthread_t threads[256];
+    int n_workers, workers_done;
+    bool started, stop;
+    int64_t generation, spawn_generation; /* workers start waiting for the generation after spawn_generation */
+    tensor__job *job;
+    pthread_mutex_t mu, busy;
+    pthread_cond_t wake, done;
+} tensor__pool_state;
+
+static tensor__pool_state tensor__pool = {{0}, 0, 0, false, false, 0, 0, NULL, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+                                          PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER};
+static TENSOR__THREAD_LOCAL bool tensor__in_parallel;
+
+static void tensor__run_chunks(tensor__job *job) {
+    for (;;) {
+        int64_t c = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
+        if (c >= job->n_chunks) return;
+        int64_t begin = c * job->chunk, end = begin + job->chunk < job->n ? begin + job->chunk : job->n;
+        job->fn(begin, end, job->ctx);
+    }
+}
+
+static void *tensor__worker(void *arg) {
+    (void)arg;
+    tensor__in_parallel = true;
+    pthread_mutex_lock(&tensor__pool.mu);
+    int64_t seen = tensor__pool.spawn_generation; /* not .generation: a job may already be posted */
+    for (;;) {
+        while (!tensor__pool.stop && tensor__pool.generation == seen) pthread_cond_wait(&tensor__pool.wake, &tensor__pool.mu);
+        if (tensor__pool.stop) break;
+        seen = tensor__pool.generation;
+        tensor__job *job = tensor__pool.job;
+        pthread_mutex_unlock(&tensor__pool.mu);
+        tensor__run_chunks(job);
+        pthread_mutex_lock(&tensor__pool.mu);
+        /* the caller's job lives on its stack: it returns only after every worker checked out */
+        if (++tensor__pool.workers_done == tensor__pool.n_workers) pthread_cond_signal(&tensor__pool.done);
+    }
+    pthread_mutex_unlock(&tensor__pool.mu);
+    return NULL;
+}
+
+/* Joins the workers (tensor_shutdown, or a change of the thread count). Holds `busy`. */
+static void tensor__pool_stop_locked(void) {
+    if (!tensor__pool.started) return;
+    pthread_mutex_lock(&tensor__pool.mu);
+    tensor__pool.stop = true;
+    pthread_cond_broadcast(&tensor__pool.wake);
+    pthread_mutex_unlock(&tensor__pool.mu);
+    for (int i = 0; i < tensor__pool.n_workers; i++) pthread_join(tensor__pool.threads[i], NULL);
+    tensor__pool.started = false;
+    tensor__pool.stop = false;
+    tensor__pool.n_workers = 0;
+}
+static void tensor__pool_stop(void) {
+    pthread_mutex_lock(&tensor__pool.busy);
+    tensor__pool_stop_locked();
+    pthread_mutex_unlock(&tensor__pool.busy);
+}
+
+/* Starts workers-many threads; false (and no pool) if the system refuses. Holds `busy`. */
+static bool tensor__pool_start_locked(int workers) {
+    if (tensor__pool.started && tensor__pool.n_workers == workers) return true;
+    tensor__pool_stop_locked();
+    pthread_mutex_lock(&tensor__pool.mu);
+    tensor__pool.spawn_generation = tensor__pool.generation;
+    pthread_mutex_unlock(&tensor__pool.mu);
+    for (int i = 0; i < workers; i++) {
+        if (pthread_create(&tensor__pool.threads[i], NULL, tensor__worker, NULL) != 0) {
+            tensor__pool.n_workers = i;
+            tensor__pool.started = true;
+            tensor__pool_stop_locked();
+            return false;
+        }
+        tensor__pool.n_workers = i + 1;
+    }
+    tensor__pool.started = true;
+    return true;
+}
+
+static void tensor__parallel_for(int64_t n, int64_t grain, tensor__range_fn fn, void *ctx) {
+    if (n <= 0) return;
+    int threads = tensor__num_threads ? tensor__num_threads : tensor__cores();
+    if (grain < 1) grain = 1;
+    if (threads <= 1 || n <= grain || tensor__in_parallel || pthread_mutex_trylock(&tensor__pool.busy) != 0) {
+        fn(0, n, ctx);
+        return;
+    }
+    int64_t chunks = (n + grain - 1) / grain;
+    if (chunks > threads) chunks = threads;
+    if (!tensor__pool_start_locked(threads - 1)) {
+        pthread_mutex_unlock(&tensor__pool.busy);
+        fn(0, n, ctx);
+        return;
+    }
+    tensor__job job;
+    job.fn = fn;
+    job.ctx = ctx;
+    job.n = n;
+    job.n_chunks = chunks;
+    job.chunk = (n + chunks - 1) / chunks;
+    job.next = 0;
+    pthread_mutex_lock(&tensor__pool.mu);
+    tensor__pool.job = &job;
+    tensor__pool.workers_done = 0;
+    tensor__pool.generation++;
+    pthread_cond_broadcast(&tensor__pool.wake);
+    pthread_mutex_unlock(&tensor__pool.mu);
+    tensor__in_parallel = true;
+    tensor__run_chunks(&job);
+    tensor__in_parallel = false;
+    pthread_mutex_lock(&tensor__pool.mu);
+    while (tensor__pool.workers_done < tensor__pool.n_workers) pthread_cond_wait(&tensor__pool.done, &tensor__pool.mu);
+    tensor__pool.job = NULL;
+    pthread_mutex_unlock(&tensor__pool.mu);
+    pthread_mutex_unlock(&tensor__pool.busy);
+}
+#endif
+
+TENSOR_API void tensor_set_num_threads(int n) {
+    if (n < 0) { tensor__fail("tensor_set_num_threads", "thread count must be >= 0, got %d", n); return; }
+    if (n > 256) n = 256;
+    tensor__num_threads = n; /* the pool restarts with the new size at its next use */
+}
+TENSOR_API int tensor_get_num_threads(void) { return tensor__num_threads ? tensor__num_threads : tensor__cores(); }
+/* ==== end generator/parts/threads.h ==== */
 /* ==== begin generator/parts/dispatch.h ==== */
 // >>dispatch -----------------------------------------------------------------------------------
 /* One call of an op, as its front-end prepared it: validated inputs, the allocated output and the
@@ -1581,15 +1746,30 @@ static void tensor__iter_init(tensor__iter *it, int n, tensor *const *ops, int n
     it->ndim = out;
 }
 
-static void tensor__iter_run(const tensor__iter *it, tensor__loop_fn fn, void *ctx) {
-    if (it->numel == 0) return;
+/* Runs fn over the elements [begin, end) of the iteration, in row-major order: partial rows at
+   the ends, whole rows between. */
+static void tensor__iter_run_range(const tensor__iter *it, tensor__loop_fn fn, void *ctx, int64_t begin, int64_t end) {
     int nd = it->ndim, n = it->n;
-    int64_t idx[TENSOR_MAX_DIMS] = {0}, inner[TENSOR__MAX_OPERANDS];
+    int64_t inner_n = it->shape[nd - 1], idx[TENSOR_MAX_DIMS], inner[TENSOR__MAX_OPERANDS];
     char *ptr[TENSOR__MAX_OPERANDS];
-    for (int k = 0; k < n; k++) { ptr[k] = it->base[k]; inner[k] = it->stride[k][nd - 1]; }
-    int64_t rows = it->numel / it->shape[nd - 1];
-    for (int64_t r = 0; r < rows; r++) {
-        fn(ptr, inner, it->shape[nd - 1], ctx);
+    /* unravel begin into an index over the dims */
+    int64_t rem = begin;
+    for (int d = nd - 1; d >= 0; d--) { idx[d] = rem % it->shape[d]; rem /= it->shape[d]; }
+    for (int k = 0; k < n; k++) {
+        ptr[k] = it->base[k];
+        for (int d = 0; d < nd; d++) ptr[k] += idx[d] * it->stride[k][d];
+        inner[k] = it->stride[k][nd - 1];
+    }
+    int64_t at = begin;
+    while (at < end) {
+        int64_t count = inner_n - idx[nd - 1];
+        if (count > end - at) count = end - at;
+        fn(ptr, inner, count, ctx);
+        at += count;
+        if (at >= end) break;
+        /* to the start of the next row */
+        for (int k = 0; k < n; k++) ptr[k] -= idx[nd - 1] * inner[k];
+        idx[nd - 1] = 0;
         for (int d = nd - 2; d >= 0; d--) { /* odometer step over the outer dims */
             for (int k = 0; k < n; k++) ptr[k] += it->stride[k][d];
             if (++idx[d] < it->shape[d]) break;
@@ -1597,6 +1777,32 @@ static void tensor__iter_run(const tensor__iter *it, tensor__loop_fn fn, void *c
             idx[d] = 0;
         }
     }
+}
+
+/* On the calling thread, in order: for loops that draw random numbers. */
+static void tensor__iter_run_serial(const tensor__iter *it, tensor__loop_fn fn, void *ctx) {
+    if (it->numel > 0) tensor__iter_run_range(it, fn, ctx, 0, it->numel);
+}
+
+typedef struct { const tensor__iter *it; tensor__loop_fn fn; void *ctx; } tensor__iter_task;
+static void tensor__iter_chunk(int64_t begin, int64_t end, void *task) {
+    const tensor__iter_task *t = (const tensor__iter_task *)task;
+    tensor__iter_run_range(t->it, t->fn, t->ctx, begin, end);
+}
+
+/* Elements per thread below which an elementwise op stays on one thread: about the work of a
+   thread wake-up. */
+#define TENSOR__GRAIN_ELEMENTWISE 32768
+
+/* Runs fn over every element; large iterations are split across the thread pool (fn must only
+   write its own elements; its ctx is shared). */
+static void tensor__iter_run(const tensor__iter *it, tensor__loop_fn fn, void *ctx) {
+    if (it->numel == 0) return;
+    tensor__iter_task t;
+    t.it = it;
+    t.fn = fn;
+    t.ctx = ctx;
+    tensor__parallel_for(it->numel, TENSOR__GRAIN_ELEMENTWISE, tensor__iter_chunk, &t);
 }
 
 /* Visits every element index of a shape in row-major order: a helper for kernels that are not
@@ -1675,7 +1881,7 @@ static int64_t tensor__ipow(int64_t x, int64_t y) {
     return r;
 }
 static int64_t tensor__ifmod(int64_t x, int64_t y, tensor__ew_ctx *k) {
-    if (y == 0) { k->error = 1; return 0; }
+    if (y == 0) { TENSOR__ATOMIC_SET(&k->error, 1); return 0; } /* loops may run on several threads */
     if (y == -1) return 0; /* INT64_MIN % -1 would trap */
     return x % y;
 }
@@ -6630,7 +6836,7 @@ static tensor *tensor__init_fill(const char *fn, tensor *t, double lo, double sc
     c.dtype = t->dtype;
     tensor__iter it;
     tensor__iter_init(&it, 1, &t, t->ndim, t->shape);
-    tensor__iter_run(&it, tensor__init_loop, &c);
+    tensor__iter_run_serial(&it, tensor__init_loop, &c); /* random draws in a fixed order */
     t->storage->version++;
     return t;
 }
@@ -6856,27 +7062,20 @@ TENSOR_API double tensor_clip_grad_norm(int n, tensor *const *params, double max
 /* ==== end generator/parts/optim.h ==== */
 /* ==== begin generator/parts/runtime.h ==== */
 // >>runtime ------------------------------------------------------------------------------------
-/* Kernels run on the calling thread for now: the thread pool arrives with the CPU speed work, and
-   tensor_build_info says so. tensor_set_num_threads records the request. */
-static int tensor__num_threads = 1;
-
-TENSOR_API void tensor_set_num_threads(int n) {
-    if (n < 0) { tensor__fail("tensor_set_num_threads", "thread count must be >= 0, got %d", n); return; }
-    tensor__num_threads = n == 0 ? 1 : n;
-}
-TENSOR_API int tensor_get_num_threads(void) { return tensor__num_threads; }
 TENSOR_API bool tensor_cuda_available(void) { return false; }
 TENSOR_API const char *tensor_version(void) { return "0.1.0"; }
 TENSOR_API const char *tensor_build_info(void) {
     static char info[256];
     snprintf(info, sizeof info,
-             "tensor.h %s; simd: scalar (reference kernels only); sleef: no; cuda: no; "
-             "threads: 1 (kernels run on the calling thread; %d requested)",
-             tensor_version(), tensor__num_threads);
+             "tensor.h %s; simd: scalar (reference kernels only); sleef: no; cuda: no; threads: %d (%s)",
+             tensor_version(), tensor_get_num_threads(), TENSOR__HAVE_THREADS ? "pthread pool" : "no thread support: 1 used");
     return info;
 }
 
-static void tensor__runtime_shutdown(void) { tensor__rng_reset(); }
+static void tensor__runtime_shutdown(void) {
+    tensor__rng_reset();
+    tensor__pool_stop();
+}
 /* ==== end generator/parts/runtime.h ==== */
 /* ==== begin generator/parts/end.h ==== */
 #ifdef __cplusplus

@@ -25,7 +25,7 @@ static int64_t tensor__ipow(int64_t x, int64_t y) {
     return r;
 }
 static int64_t tensor__ifmod(int64_t x, int64_t y, tensor__ew_ctx *k) {
-    if (y == 0) { k->error = 1; return 0; }
+    if (y == 0) { TENSOR__ATOMIC_SET(&k->error, 1); return 0; } /* loops may run on several threads */
     if (y == -1) return 0; /* INT64_MIN % -1 would trap */
     return x % y;
 }
