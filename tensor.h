@@ -4934,11 +4934,12 @@ typedef struct {
     int64_t xs[4], ws[4]; /* element strides of x [n, c, h, w] and w [o, c, h, w]; 0 on absent dims */
 } tensor__conv_geom;
 
-static void tensor__conv_geometry(const tensor__call *c, int sd, tensor__conv_geom *g) {
-    const tensor *x = c->in[0], *w = c->in[1], *out = c->out;
+/* From x, w, the output (or its gradient: only its shape is read) and ip = {stride, padding,
+   dilation, groups}. */
+static void tensor__conv_geometry_of(const tensor *x, const tensor *w, const tensor *out, int sd, const int64_t *ip, tensor__conv_geom *g) {
     bool batched = x->ndim == sd + 2;
     int xd = x->ndim;
-    int64_t s = c->ip[0], p = c->ip[1], d = c->ip[2];
+    int64_t s = ip[0], p = ip[1], d = ip[2];
     g->N = batched ? x->shape[0] : 1;
     g->xs[0] = batched ? x->strides[0] : 0;
     g->C = x->shape[xd - sd - 1];
@@ -4961,7 +4962,11 @@ static void tensor__conv_geometry(const tensor__call *c, int sd, tensor__conv_ge
         g->H = 1; g->xs[2] = 0; g->kH = 1; g->ws[2] = 0; g->oH = 1;
         g->sh = 1; g->ph = 0; g->dh = 1;
     }
-    g->groups = c->ip[3];
+    g->groups = ip[3];
+}
+
+static void tensor__conv_geometry(const tensor__call *c, int sd, tensor__conv_geom *g) {
+    tensor__conv_geometry_of(c->in[0], c->in[1], c->out, sd, c->ip, g);
 }
 
 /* The reference: the convolution sum written out, in double, straight from the strided inputs. */
@@ -4992,7 +4997,32 @@ static void tensor__conv_reference(tensor__call *c, const tensor__conv_geom *g) 
                 }
 }
 
-/* cols: [Cg * kH * kW, oH * oW] = the input patches of x: [Cg, H, W] (contiguous), zero outside. */
+/* d[i] += t[i], i < n, for rows that never overlap. As in the GEMM, the vector part runs to a
+   multiple of 16 so gcc's -O2 cost model vectorizes it. */
+#define TENSOR__DEFINE_ADD_ROW(sfx, T)                                                                   \
+    static void tensor__add_row_##sfx(T *d, const T *t, int64_t n) {                                    \
+        int64_t nv = n & ~(int64_t)15;                                                                  \
+        TENSOR__IVDEP                                                                                   \
+        for (int64_t i = 0; i < nv; i++) d[i] += t[i];                                                  \
+        for (int64_t i = nv; i < n; i++) d[i] += t[i];                                                  \
+    }
+TENSOR__DEFINE_ADD_ROW(f32, float)
+TENSOR__DEFINE_ADD_ROW(f64, double)
+
+/* The output columns [*lo, *hi) whose input column ow * stride + off lies in [0, W); the
+   others read padding. */
+static void tensor__conv_span(int64_t off, int64_t stride, int64_t W, int64_t oW, int64_t *lo, int64_t *hi) {
+    int64_t l = off >= 0 ? 0 : (-off + stride - 1) / stride;
+    int64_t h = W - off <= 0 ? 0 : (W - off + stride - 1) / stride;
+    if (h > oW) h = oW;
+    if (l > h) l = h;
+    *lo = l;
+    *hi = h;
+}
+
+/* cols: [Cg * kH * kW, oH * oW] = the input patches of x: [Cg, H, W] (contiguous), zero outside.
+   Each (channel, ki, kj) row is a strided copy of input rows: only the span of output columns
+   that lands inside the input is read (a plain copy at stride 1); the rest is zero-filled. */
 #define TENSOR__DEFINE_IM2COL(sfx, T)                                                                    \
     static void tensor__im2col_##sfx(T *cols, const T *x, const tensor__conv_geom *g, int64_t Cg) {   \
         int64_t P = g->oH * g->oW;                                                                      \
@@ -5000,20 +5030,49 @@ static void tensor__conv_reference(tensor__call *c, const tensor__conv_geom *g) 
             for (int64_t ki = 0; ki < g->kH; ki++)                                                      \
                 for (int64_t kj = 0; kj < g->kW; kj++) {                                                \
                     T *row = cols + ((ch * g->kH + ki) * g->kW + kj) * P;                               \
+                    int64_t off = kj * g->dw - g->pw, lo, hi;                                           \
+                    tensor__conv_span(off, g->sw, g->W, g->oW, &lo, &hi);                               \
                     for (int64_t oh = 0; oh < g->oH; oh++) {                                            \
                         T *r = row + oh * g->oW;                                                        \
                         int64_t ih = oh * g->sh - g->ph + ki * g->dh;                                   \
                         if (ih < 0 || ih >= g->H) { for (int64_t ow = 0; ow < g->oW; ow++) r[ow] = 0; continue; } \
                         const T *xr = x + (ch * g->H + ih) * g->W;                                      \
-                        for (int64_t ow = 0; ow < g->oW; ow++) {                                        \
-                            int64_t iw = ow * g->sw - g->pw + kj * g->dw;                               \
-                            r[ow] = (iw >= 0 && iw < g->W) ? xr[iw] : (T)0;                             \
-                        }                                                                               \
+                        for (int64_t ow = 0; ow < lo; ow++) r[ow] = 0;                                  \
+                        if (g->sw == 1) { if (hi > lo) memcpy(r + lo, xr + lo + off, (size_t)(hi - lo) * sizeof(T)); } \
+                        else for (int64_t ow = lo; ow < hi; ow++) r[ow] = xr[ow * g->sw + off];         \
+                        for (int64_t ow = hi; ow < g->oW; ow++) r[ow] = 0;                              \
                     }                                                                                   \
                 }                                                                                       \
     }
 TENSOR__DEFINE_IM2COL(f32, float)
 TENSOR__DEFINE_IM2COL(f64, double)
+
+/* The adjoint of im2col: x: [Cg, H, W] (contiguous) += every patch entry of cols [Cg * kH * kW,
+   oH * oW] at the input position it was read from (entries that fell in the padding are dropped). */
+#define TENSOR__DEFINE_COL2IM(sfx, T)                                                                    \
+    static void tensor__col2im_##sfx(T *x, const T *cols, const tensor__conv_geom *g, int64_t Cg) {   \
+        int64_t P = g->oH * g->oW;                                                                      \
+        for (int64_t ch = 0; ch < Cg; ch++)                                                             \
+            for (int64_t ki = 0; ki < g->kH; ki++)                                                      \
+                for (int64_t kj = 0; kj < g->kW; kj++) {                                                \
+                    const T *row = cols + ((ch * g->kH + ki) * g->kW + kj) * P;                         \
+                    int64_t off = kj * g->dw - g->pw, lo, hi;                                           \
+                    tensor__conv_span(off, g->sw, g->W, g->oW, &lo, &hi);                               \
+                    for (int64_t oh = 0; oh < g->oH; oh++) {                                            \
+                        int64_t ih = oh * g->sh - g->ph + ki * g->dh;                                   \
+                        if (ih < 0 || ih >= g->H) continue;                                             \
+                        const T *r = row + oh * g->oW;                                                  \
+                        T *xr = x + (ch * g->H + ih) * g->W;                                            \
+                        if (g->sw == 1 && hi > lo) {                                                    \
+                            tensor__add_row_##sfx(xr + lo + off, r + lo, hi - lo);                      \
+                        } else {                                                                        \
+                            for (int64_t ow = lo; ow < hi; ow++) xr[ow * g->sw + off] += r[ow];         \
+                        }                                                                               \
+                    }                                                                                   \
+                }                                                                                       \
+    }
+TENSOR__DEFINE_COL2IM(f32, float)
+TENSOR__DEFINE_COL2IM(f64, double)
 
 /* The fast path: x and w as contiguous compute-dtype tensors (f32, or f64 for f64), then per
    image and group out[Og, oH*oW] = w_g[Og, Cg*kH*kW] @ cols[Cg*kH*kW, oH*oW]. A 1x1 kernel with
@@ -5136,44 +5195,122 @@ TENSOR_API tensor *tensor_conv1d(tensor *x, tensor *w, tensor *bias, int stride,
 
 /* ---- pooling ---- */
 
-/* out: [N, C, oH, oW] or [C, oH, oW]. Each input plane is loaded as doubles, then every window
-   reduces over its in-bounds elements: max (padding acts as -inf; NaN propagates), or the sum
-   divided by kernel^2 (padding counts as zeros: count_include_pad, floor mode). */
-static int tensor__pool_kernel(tensor__call *c, bool is_max) {
-    tensor *x = c->in[0], *out = c->out;
-    int64_t k = c->ip[0], s = c->ip[1], pad = c->ip[2];
+/* One plane of pooling in the compute type T (f32, or f64 for f64). Window (oh, ow) covers input
+   rows [oh * s - pad, + k) and columns [ow * s - pad, + k) clipped to the input: max treats the
+   padding as -inf, avg as zeros (count_include_pad: the divisor is always k^2, floor mode).
+   argmax: the position the max picks: the first maximum in row-major order, or the first NaN
+   (NaN propagates); a window of -inf picks its first element, as PyTorch does.
+   pool: y [oH, oW] from x [H, W]; pool_bwd: gx [H, W] = the adjoint, from gy [oH, oW]. */
+#define TENSOR__DEFINE_POOL(sfx, T)                                                                      \
+    static int64_t tensor__pool_argmax_##sfx(const T *x, int64_t W, int64_t h0, int64_t h1, int64_t w0, int64_t w1) { \
+        int64_t at = h0 * W + w0;                                                                       \
+        T best = (T)-INFINITY;                                                                          \
+        for (int64_t ih = h0; ih < h1; ih++)                                                            \
+            for (int64_t iw = w0; iw < w1; iw++) {                                                      \
+                int64_t i = ih * W + iw;                                                                \
+                T v = x[i];                                                                             \
+                if (v != v) return i;                                                                   \
+                int64_t gt = v > best; /* branch-free: random data makes this branch unpredictable */  \
+                best = gt ? v : best;                                                                   \
+                at += (i - at) & -gt;                                                                   \
+            }                                                                                           \
+        return at;                                                                                      \
+    }                                                                                                   \
+    static void tensor__pool_plane_##sfx(T *y, const T *x, const tensor__pool_geom *p, bool is_max) {   \
+        T div = (T)(p->k * p->k);                                                                       \
+        for (int64_t oh = 0; oh < p->oH; oh++) {                                                        \
+            int64_t h0 = oh * p->s - p->pad, h1 = h0 + p->k < p->H ? h0 + p->k : p->H;                  \
+            if (h0 < 0) h0 = 0;                                                                         \
+            for (int64_t ow = 0; ow < p->oW; ow++) {                                                    \
+                int64_t w0 = ow * p->s - p->pad, w1 = w0 + p->k < p->W ? w0 + p->k : p->W;              \
+                if (w0 < 0) w0 = 0;                                                                     \
+                if (is_max) { y[oh * p->oW + ow] = x[tensor__pool_argmax_##sfx(x, p->W, h0, h1, w0, w1)]; continue; } \
+                T acc = 0;                                                                              \
+                for (int64_t ih = h0; ih < h1; ih++)                                                    \
+                    for (int64_t iw = w0; iw < w1; iw++) acc += x[ih * p->W + iw];                      \
+                y[oh * p->oW + ow] = acc / div;                                                         \
+            }                                                                                           \
+        }                                                                                               \
+    }                                                                                                   \
+    static void tensor__pool_plane_bwd_##sfx(T *gx, const T *x, const T *gy, const tensor__pool_geom *p, bool is_max) { \
+        T div = (T)(p->k * p->k);                                                                       \
+        memset(gx, 0, (size_t)(p->H * p->W) * sizeof(T));                                               \
+        for (int64_t oh = 0; oh < p->oH; oh++) {                                                        \
+            int64_t h0 = oh * p->s - p->pad, h1 = h0 + p->k < p->H ? h0 + p->k : p->H;                  \
+            if (h0 < 0) h0 = 0;                                                                         \
+            for (int64_t ow = 0; ow < p->oW; ow++) {                                                    \
+                int64_t w0 = ow * p->s - p->pad, w1 = w0 + p->k < p->W ? w0 + p->k : p->W;              \
+                if (w0 < 0) w0 = 0;                                                                     \
+                T g = gy[oh * p->oW + ow];                                                              \
+                if (is_max) { gx[tensor__pool_argmax_##sfx(x, p->W, h0, h1, w0, w1)] += g; continue; }  \
+                g = g / div;                                                                            \
+                for (int64_t ih = h0; ih < h1; ih++)                                                    \
+                    for (int64_t iw = w0; iw < w1; iw++) gx[ih * p->W + iw] += g;                       \
+            }                                                                                           \
+        }                                                                                               \
+    }
+
+typedef struct { int64_t H, W, oH, oW, k, s, pad; } tensor__pool_geom;
+TENSOR__DEFINE_POOL(f32, float)
+TENSOR__DEFINE_POOL(f64, double)
+
+/* The planes of a pooling's operand t ([N, C, h, w] or [C, h, w]) in the compute dtype ct: plane
+   i of a contiguous t of dtype ct is used in place, else it is packed into buf. */
+static const char *tensor__pool_plane_of(const tensor *t, int64_t i, int64_t C, tensor_dtype ct, void *buf) {
+    int nd = t->ndim;
+    int64_t h = t->shape[nd - 2], w = t->shape[nd - 1];
+    size_t cs = tensor__dtype_sizes[ct];
+    if (t->dtype == ct && tensor__contiguous(t)) return tensor__data(t) + (size_t)(i * h * w) * cs;
+    int64_t n = i / C, ch = i % C;
+    int64_t off = t->offset + (nd == 4 ? n * t->strides[0] : 0) + ch * t->strides[nd - 3];
+    tensor__pack(buf, ct, (const char *)t->storage->data + off * (int64_t)tensor__dtype_sizes[t->dtype], t->dtype, h, w, t->strides[nd - 2], t->strides[nd - 1]);
+    return (const char *)buf;
+}
+
+/* Forward (out from c->in[0]) or backward (gx from x and gy) of max/avg pooling, plane by plane
+   in f32 (f64 for f64): operands are read in place when contiguous of that dtype, else packed; the
+   result (a new contiguous tensor) is written in place when of that dtype, else converted. */
+static int tensor__pool_run(const char *fn, bool is_max, bool backward, const tensor *x, const tensor *gy, tensor *out, const int64_t *ip) {
     int xd = x->ndim;
-    int64_t N = xd == 4 ? x->shape[0] : 1, C = x->shape[xd - 3], H = x->shape[xd - 2], W = x->shape[xd - 1];
-    int64_t oH = out->shape[xd - 2], oW = out->shape[xd - 1];
-    int64_t sn = xd == 4 ? x->strides[0] : 0, sc = x->strides[xd - 3], shh = x->strides[xd - 2], sw = x->strides[xd - 1];
-    if (tensor__numel_of(out->ndim, out->shape) == 0) return 0;
-    double *plane = (double *)tensor__scratch(c->fn, (size_t)(H * W + oW) * sizeof(double));
-    if (!plane) return 1;
-    double *orow = plane + H * W;
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t ch = 0; ch < C; ch++) {
-            int64_t base = x->offset + n * sn + ch * sc;
-            for (int64_t ih = 0; ih < H; ih++) tensor__load_row(plane + ih * W, x, base + ih * shh, sw, W);
-            for (int64_t oh = 0; oh < oH; oh++) {
-                int64_t h0 = oh * s - pad, h1 = h0 + k < H ? h0 + k : H;
-                if (h0 < 0) h0 = 0;
-                for (int64_t ow = 0; ow < oW; ow++) {
-                    int64_t w0 = ow * s - pad, w1 = w0 + k < W ? w0 + k : W;
-                    if (w0 < 0) w0 = 0;
-                    double acc = is_max ? -INFINITY : 0;
-                    for (int64_t ih = h0; ih < h1; ih++)
-                        for (int64_t iw = w0; iw < w1; iw++) {
-                            double v = plane[ih * W + iw];
-                            if (!is_max) acc += v;
-                            else if (v > acc || (v != v && acc == acc)) acc = v; /* the first NaN wins */
-                        }
-                    orow[ow] = is_max ? acc : acc / (double)(k * k);
-                }
-                tensor__store_row(out, ((n * C + ch) * oH + oh) * oW, 1, orow, oW);
-            }
+    const tensor *pooled = backward ? gy : out; /* the [.., oH, oW] operand */
+    tensor__pool_geom p;
+    p.H = x->shape[xd - 2]; p.W = x->shape[xd - 1];
+    p.oH = pooled->shape[xd - 2]; p.oW = pooled->shape[xd - 1];
+    p.k = ip[0]; p.s = ip[1]; p.pad = ip[2];
+    int64_t C = x->shape[xd - 3], planes = (xd == 4 ? x->shape[0] : 1) * C;
+    if (planes == 0 || p.H * p.W == 0 || p.oH * p.oW == 0) return 0;
+    tensor_dtype ct = tensor__gemm_dtype(x->dtype);
+    size_t cs = tensor__dtype_sizes[ct];
+    bool f32 = ct == TENSOR_F32, out_direct = out->dtype == ct;
+    int64_t in_n = p.H * p.W, pooled_n = p.oH * p.oW, out_n = backward ? in_n : pooled_n;
+    void *xb = tensor__scratch(fn, (size_t)in_n * cs), *gb = backward ? tensor__scratch(fn, (size_t)pooled_n * cs) : NULL;
+    void *ob = out_direct ? NULL : tensor__scratch(fn, (size_t)out_n * cs);
+    if (!xb || (backward && !gb) || (!out_direct && !ob)) {
+        tensor__free_aligned(xb); tensor__free_aligned(gb); tensor__free_aligned(ob);
+        return 1;
+    }
+    for (int64_t i = 0; i < planes; i++) {
+        const char *xp = (!backward || is_max) ? tensor__pool_plane_of(x, i, C, ct, xb) : NULL;
+        char *op = out_direct ? tensor__data(out) + (size_t)(i * out_n) * cs : (char *)ob;
+        if (backward) {
+            const char *gp = tensor__pool_plane_of(gy, i, C, ct, gb);
+            if (f32) tensor__pool_plane_bwd_f32((float *)op, (const float *)xp, (const float *)gp, &p, is_max);
+            else tensor__pool_plane_bwd_f64((double *)op, (const double *)xp, (const double *)gp, &p, is_max);
+        } else {
+            if (f32) tensor__pool_plane_f32((float *)op, (const float *)xp, &p, is_max);
+            else tensor__pool_plane_f64((double *)op, (const double *)xp, &p, is_max);
         }
-    tensor__free_aligned(plane);
+        if (!out_direct) tensor__unpack(tensor__data(out) + (size_t)(i * out_n) * tensor__dtype_sizes[out->dtype], out->dtype, ob, ct, out_n);
+    }
+    tensor__free_aligned(xb);
+    tensor__free_aligned(gb);
+    tensor__free_aligned(ob);
     return 0;
+}
+
+/* out: [N, C, oH, oW] or [C, oH, oW]; ip = {kernel, stride, padding}. */
+static int tensor__pool_kernel(tensor__call *c, bool is_max) {
+    return tensor__pool_run(c->fn, is_max, false, c->in[0], NULL, c->out, c->ip);
 }
 static int tensor__cpu_max_pool2d(tensor__call *c) { return tensor__pool_kernel(c, true); }
 static int tensor__cpu_avg_pool2d(tensor__call *c) { return tensor__pool_kernel(c, false); }
@@ -5520,19 +5657,237 @@ TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tenso
 
 /* ---- backward kernels (used by the derivatives in >>autograd) ---- */
 
-/* Gradients of a convolution with the call layout of conv2d/conv1d (ip = {stride, padding,
-   dilation, groups}, sd spatial dims): gx of x's shape, gw of w's shape, gb [O], each computed only
-   where its pointer is non-NULL. Returns 0, or 1 after recording an error. */
-static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, tensor *g, const int64_t *ip, tensor **gx, tensor **gw, tensor **gb) {
-    (void)sd; (void)x; (void)w; (void)g; (void)ip; (void)gx; (void)gw; (void)gb;
-    tensor__fail(fn, "the convolution backward kernel is not written yet");
-    return 1;
+/* The element strides of a convolution output's gradient as [n, o, h, w] (0 on absent dims). */
+static void tensor__conv_out_strides(const tensor *gr, int sd, bool batched, int64_t *gs) {
+    int nd = gr->ndim;
+    gs[0] = batched ? gr->strides[0] : 0;
+    gs[1] = gr->strides[nd - sd - 1];
+    gs[2] = sd == 2 ? gr->strides[nd - 2] : 0;
+    gs[3] = gr->strides[nd - 1];
 }
 
-/* Gradient of max or average pooling (ip = {kernel, stride, padding}) for x: a tensor of x's shape. */
+/* The reference: the adjoint of the convolution sum, written out in double straight from the
+   strided x, w and gradient gr. gx: [N, C, H, W], gw: [O, Cg, kH, kW], gb: [O] (row-major doubles,
+   zeroed by the caller; NULL where not wanted) accumulate. */
+static void tensor__conv_backward_reference(const tensor *x, const tensor *w, const tensor *gr, const int64_t *gs, const tensor__conv_geom *g,
+                                            double *gx, double *gw, double *gb) {
+    int64_t ex = (int64_t)tensor__dtype_sizes[x->dtype], ew = (int64_t)tensor__dtype_sizes[w->dtype], eg = (int64_t)tensor__dtype_sizes[gr->dtype];
+    const char *xb = (const char *)x->storage->data, *wb = (const char *)w->storage->data, *gbase = (const char *)gr->storage->data;
+    int64_t Cg = g->C / g->groups, Og = g->O / g->groups;
+    for (int64_t n = 0; n < g->N; n++)
+        for (int64_t oc = 0; oc < g->O; oc++)
+            for (int64_t oh = 0; oh < g->oH; oh++)
+                for (int64_t ow = 0; ow < g->oW; ow++) {
+                    double gv = tensor__load_f64(gbase + (gr->offset + n * gs[0] + oc * gs[1] + oh * gs[2] + ow * gs[3]) * eg, gr->dtype);
+                    if (gb) gb[oc] += gv;
+                    int64_t grp = oc / Og;
+                    for (int64_t ic = 0; ic < Cg; ic++)
+                        for (int64_t ki = 0; ki < g->kH; ki++)
+                            for (int64_t kj = 0; kj < g->kW; kj++) {
+                                int64_t ih = oh * g->sh - g->ph + ki * g->dh, iw = ow * g->sw - g->pw + kj * g->dw;
+                                if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W) continue;
+                                int64_t c = grp * Cg + ic;
+                                if (gx) {
+                                    int64_t wo = w->offset + oc * g->ws[0] + ic * g->ws[1] + ki * g->ws[2] + kj * g->ws[3];
+                                    gx[((n * g->C + c) * g->H + ih) * g->W + iw] += gv * tensor__load_f64(wb + wo * ew, w->dtype);
+                                }
+                                if (gw) {
+                                    int64_t xo = x->offset + n * g->xs[0] + c * g->xs[1] + ih * g->xs[2] + iw * g->xs[3];
+                                    gw[((oc * Cg + ic) * g->kH + ki) * g->kW + kj] += gv * tensor__load_f64(xb + xo * ex, x->dtype);
+                                }
+                            }
+                }
+}
+
+/* sum of r[0..n) in double, four chains so the adds overlap. */
+#define TENSOR__DEFINE_SUM_ROW(sfx, T)                                                                   \
+    static double tensor__sum_row_##sfx(const T *r, int64_t n) {                                        \
+        double a0 = 0, a1 = 0, a2 = 0, a3 = 0;                                                          \
+        int64_t i = 0;                                                                                  \
+        for (; i + 4 <= n; i += 4) { a0 += r[i]; a1 += r[i + 1]; a2 += r[i + 2]; a3 += r[i + 3]; }      \
+        for (; i < n; i++) a0 += r[i];                                                                  \
+        return (a0 + a1) + (a2 + a3);                                                                   \
+    }
+TENSOR__DEFINE_SUM_ROW(f32, float)
+TENSOR__DEFINE_SUM_ROW(f64, double)
+
+/* d[i] += t[i], i < n (compute dtype ct). */
+static void tensor__add_to(void *d, const void *t, int64_t n, tensor_dtype ct) {
+    if (ct == TENSOR_F32) tensor__add_row_f32((float *)d, (const float *)t, n);
+    else tensor__add_row_f64((double *)d, (const double *)t, n);
+}
+
+/* The fast path, in the compute dtype ct (f32, or f64 for f64) with the forward's machinery. gc:
+   the gradient [N, O, P] (P = oH * oW), contiguous ct. Per image n and group:
+     gx: cols[K, P] = w_g^T[K, Og] @ gc_ng[Og, P], then col2im adds cols into gx_ng [Cg, H, W]
+         (a 1x1 kernel with stride 1 and no padding writes gx_ng itself);
+     gw: with cols = im2col(x_ng) [K, P], gw_g^T[K, Og] += cols @ gc_ng^T[P, Og], transposed into
+         gw at the end; when Og is small (under 16 and under K) gw_g[Og, K] += gc_ng @ cols^T[P, K]
+         instead, so the GEMM's inner loop runs over the longer dim (conv1 of a CNN: K = 9, Og = 32);
+     gb: the sum of gc over n and p, in double.
+   gx, gw, gb are contiguous ct buffers of x's, w's and [O]'s size, or NULL. Returns 0, or 1 after
+   recording an error. */
+static int tensor__conv_backward_fast(const char *fn, const tensor *x, const tensor *w, const char *gc, const tensor__conv_geom *g, tensor_dtype ct,
+                                      void *gx, void *gw, void *gb) {
+    size_t cs = tensor__dtype_sizes[ct];
+    int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW;
+    int64_t X = Cg * g->H * g->W; /* elements of one image's group of x */
+    bool direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+    bool f32 = ct == TENSOR_F32;
+    if (gb)
+        for (int64_t o = 0; o < g->O; o++) {
+            double acc = 0;
+            for (int64_t n = 0; n < g->N; n++) {
+                const char *r = gc + (size_t)((n * g->O + o) * P) * cs;
+                acc += f32 ? tensor__sum_row_f32((const float *)r, P) : tensor__sum_row_f64((const double *)r, P);
+            }
+            if (f32) ((float *)gb)[o] = (float)acc;
+            else ((double *)gb)[o] = acc;
+        }
+    if (!gx && !gw) return 0;
+    bool transposed = Og >= 16 || Og >= K;
+    tensor *xc = NULL, *wc = NULL;
+    void *cols = NULL, *tr = NULL, *tmp = NULL, *acc = NULL, *wt = NULL;
+    int rc = 0;
+    if (gw) {
+        if (!(x->dtype == ct && tensor__contiguous(x))) rc |= !(xc = tensor__contiguous_copy(fn, x, ct));
+        rc |= !(tr = tensor__scratch(fn, (size_t)(P * (transposed ? Og : K)) * cs));
+        rc |= !(tmp = tensor__scratch(fn, (size_t)(Og * K) * cs));
+        if (transposed) rc |= !(acc = tensor__scratch(fn, (size_t)(g->O * K) * cs));
+    }
+    if (gx) {
+        if (!(w->dtype == ct && tensor__contiguous(w))) rc |= !(wc = tensor__contiguous_copy(fn, w, ct));
+        rc |= !(wt = tensor__scratch(fn, (size_t)(g->O * K) * cs));
+    }
+    if (!direct) rc |= !(cols = tensor__scratch(fn, (size_t)(K * P) * cs));
+    if (!rc && gx) {
+        /* w_g^T [K, Og] of every group, side by side */
+        const char *wd = tensor__data(wc ? wc : w);
+        for (int64_t grp = 0; grp < g->groups; grp++)
+            tensor__pack((char *)wt + (size_t)(grp * K * Og) * cs, ct, wd + (size_t)(grp * Og * K) * cs, ct, K, Og, 1, K);
+        if (!direct) memset(gx, 0, (size_t)(g->N * g->C * g->H * g->W) * cs);
+        for (int64_t n = 0; n < g->N; n++)
+            for (int64_t grp = 0; grp < g->groups; grp++) {
+                const char *gng = gc + (size_t)((n * g->O + grp * Og) * P) * cs;
+                char *xg = (char *)gx + (size_t)((n * g->groups + grp) * X) * cs;
+                tensor__gemm(ct, K, P, Og, (const char *)wt + (size_t)(grp * K * Og) * cs, Og, gng, P, direct ? (void *)xg : cols, P);
+                if (direct) continue;
+                if (f32) tensor__col2im_f32((float *)xg, (const float *)cols, g, Cg);
+                else tensor__col2im_f64((double *)xg, (const double *)cols, g, Cg);
+            }
+    }
+    if (!rc && gw) {
+        const char *xd = tensor__data(xc ? xc : x);
+        void *dst = transposed ? acc : gw; /* gw^T [groups][K, Og], or gw [O, K] */
+        memset(dst, 0, (size_t)(g->O * K) * cs);
+        for (int64_t n = 0; n < g->N; n++)
+            for (int64_t grp = 0; grp < g->groups; grp++) {
+                const char *gng = gc + (size_t)((n * g->O + grp * Og) * P) * cs;
+                const char *xg = xd + (size_t)((n * g->groups + grp) * X) * cs;
+                const char *B = xg; /* cols [K, P] */
+                if (!direct) {
+                    if (f32) tensor__im2col_f32((float *)cols, (const float *)xg, g, Cg);
+                    else tensor__im2col_f64((double *)cols, (const double *)xg, g, Cg);
+                    B = (const char *)cols;
+                }
+                if (transposed) {
+                    tensor__pack(tr, ct, gng, ct, P, Og, 1, P); /* gc_ng^T [P, Og] */
+                    tensor__gemm(ct, K, Og, P, B, P, tr, Og, tmp, Og);
+                } else {
+                    tensor__pack(tr, ct, B, ct, P, K, 1, P); /* cols^T [P, K] */
+                    tensor__gemm(ct, Og, K, P, gng, P, tr, K, tmp, K);
+                }
+                tensor__add_to((char *)dst + (size_t)(grp * Og * K) * cs, tmp, Og * K, ct);
+            }
+        if (transposed) /* gw_g [Og, K] = (gw_g^T)^T per group */
+            for (int64_t grp = 0; grp < g->groups; grp++)
+                tensor__pack((char *)gw + (size_t)(grp * Og * K) * cs, ct, (const char *)acc + (size_t)(grp * Og * K) * cs, ct, Og, K, 1, Og);
+    }
+    tensor_free(xc);
+    tensor_free(wc);
+    tensor__free_aligned(cols);
+    tensor__free_aligned(tr);
+    tensor__free_aligned(tmp);
+    tensor__free_aligned(acc);
+    tensor__free_aligned(wt);
+    return rc;
+}
+
+/* Gradients of a convolution with the call layout of conv2d/conv1d (ip = {stride, padding,
+   dilation, groups}, sd spatial dims): gx of x's shape, gw of w's shape, gb [O], each computed only
+   where its pointer is non-NULL, each a new contiguous tensor of x's dtype (f16/bf16 compute in
+   f32). g: the output's gradient, any layout and floating dtype. Returns 0, or 1 after recording an
+   error. */
+static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, tensor *g, const int64_t *ip, tensor **gx, tensor **gw, tensor **gb) {
+    tensor__conv_geom geo;
+    bool batched = x->ndim == sd + 2;
+    int od = batched ? sd + 2 : sd + 1;
+    if (g->ndim != od || (batched && g->shape[0] != x->shape[0]) || g->shape[od - sd - 1] != w->shape[0]) {
+        tensor__fail(fn, "the gradient of shape %s does not fit a convolution of input %s and weight %s", tensor__shape_of(g), tensor__shape_of(x), tensor__shape_of(w));
+        return 1;
+    }
+    tensor__conv_geometry_of(x, w, g, sd, ip, &geo);
+    int64_t O = geo.O;
+    tensor *rx = gx ? tensor__new_like(fn, x, x->dtype) : NULL;
+    tensor *rw = gw ? tensor__new_like(fn, w, x->dtype) : NULL;
+    tensor *rb = gb ? tensor__new(fn, 1, &O, x->dtype, x->storage->device) : NULL;
+    int rc = (gx && !rx) || (gw && !rw) || (gb && !rb);
+    tensor *outs[3] = {rx, rw, rb};
+    int64_t counts[3] = {rx ? tensor__numel_of(rx->ndim, rx->shape) : 0, rw ? tensor__numel_of(rw->ndim, rw->shape) : 0, rb ? O : 0};
+    /* the compute buffers: doubles for the reference; ct for the fast path, the results themselves
+       where they are of ct */
+    bool ref = tensor__reference_kernels;
+    tensor_dtype ct = ref ? TENSOR_F64 : tensor__gemm_dtype(x->dtype);
+    void *buf[3] = {NULL, NULL, NULL};
+    bool own[3] = {false, false, false};
+    for (int i = 0; i < 3 && !rc; i++) {
+        if (!outs[i]) continue;
+        own[i] = ref || outs[i]->dtype != ct;
+        buf[i] = own[i] ? tensor__scratch(fn, (size_t)counts[i] * tensor__dtype_sizes[ct]) : (void *)tensor__data(outs[i]);
+        rc |= !buf[i];
+    }
+    if (!rc) {
+        if (ref) {
+            for (int i = 0; i < 3; i++) if (buf[i]) memset(buf[i], 0, (size_t)counts[i] * sizeof(double));
+            int64_t gs[4];
+            tensor__conv_out_strides(g, sd, batched, gs);
+            tensor__conv_backward_reference(x, w, g, gs, &geo, (double *)buf[0], (double *)buf[1], (double *)buf[2]);
+        } else {
+            bool g_ok = g->dtype == ct && tensor__contiguous(g);
+            tensor *gcopy = g_ok ? NULL : tensor__contiguous_copy(fn, g, ct);
+            rc = (!g_ok && !gcopy) || tensor__conv_backward_fast(fn, x, w, tensor__data(gcopy ? gcopy : g), &geo, ct, buf[0], buf[1], buf[2]);
+            tensor_free(gcopy);
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        if (!rc && own[i]) tensor__unpack(tensor__data(outs[i]), outs[i]->dtype, buf[i], ct, counts[i]);
+        if (own[i]) tensor__free_aligned(buf[i]);
+    }
+    if (rc) {
+        tensor_free(rx);
+        tensor_free(rw);
+        tensor_free(rb);
+        return 1;
+    }
+    if (gx) *gx = rx;
+    if (gw) *gw = rw;
+    if (gb) *gb = rb;
+    return 0;
+}
+
+/* Gradient of max or average pooling (ip = {kernel, stride, padding}, stride already resolved) for
+   x: a new contiguous tensor of x's shape and dtype (f16/bf16 compute in f32). g: the output's
+   gradient, any layout and floating dtype. Max sends each window's gradient to the position the
+   forward picked (tensor__pool_argmax); avg spreads g / k^2 over the window's in-bounds elements. */
 static tensor *tensor__pool_backward(const char *fn, bool is_max, tensor *x, tensor *g, const int64_t *ip) {
-    (void)is_max; (void)x; (void)g; (void)ip;
-    return tensor__fail(fn, "the pooling backward kernel is not written yet");
+    int xd = x->ndim;
+    if (g->ndim != xd || (xd == 4 && g->shape[0] != x->shape[0]) || g->shape[xd - 3] != x->shape[xd - 3])
+        return tensor__fail(fn, "the gradient of shape %s does not fit a pooling of input %s", tensor__shape_of(g), tensor__shape_of(x));
+    tensor *r = tensor__new_like(fn, x, x->dtype);
+    if (!r) return NULL;
+    if (tensor__numel_of(g->ndim, g->shape) == 0) { tensor__fill(r, 0); return r; }
+    if (tensor__pool_run(fn, is_max, true, x, g, r, ip)) { tensor_free(r); return NULL; }
+    return r;
 }
 /* ==== end generator/parts/nn.h ==== */
 /* ==== begin generator/parts/print.h ==== */
@@ -6348,7 +6703,8 @@ TENSOR__DERIV_UNARY(acosh, tensor_mul(g, tensor_rsqrt(tensor_sub_scalar(tensor_s
 TENSOR__DERIV_UNARY(atanh, tensor_div(g, tensor__one_minus(tensor_square(x))))
 TENSOR__DERIV_UNARY(sigmoid, tensor__sigmoid_grad(g, tensor_sigmoid(x)))
 TENSOR__DERIV_UNARY(logsigmoid, tensor_mul(g, tensor_sigmoid(tensor_neg(x))))
-TENSOR__DERIV_UNARY(relu, tensor_mul(g, tensor__mask_float(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), g)))
+/* relu: g where x > 0; sign(relu(x)) is that mask in x's dtype, through the typed fast paths */
+TENSOR__DERIV_UNARY(relu, tensor_mul(g, tensor_sign(tensor_relu(x))))
 TENSOR__DERIV_UNARY(relu6, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), tensor__cmp_scalar(TENSOR_OP_lt, x, 6)), g)))
 TENSOR__DERIV_UNARY(gelu, tensor_mul(g, tensor__gelu_grad(x)))
 TENSOR__DERIV_UNARY(gelu_tanh, tensor_mul(g, tensor__gelu_tanh_grad(x)))

@@ -542,7 +542,8 @@ TENSOR__DERIV_UNARY(acosh, tensor_mul(g, tensor_rsqrt(tensor_sub_scalar(tensor_s
 TENSOR__DERIV_UNARY(atanh, tensor_div(g, tensor__one_minus(tensor_square(x))))
 TENSOR__DERIV_UNARY(sigmoid, tensor__sigmoid_grad(g, tensor_sigmoid(x)))
 TENSOR__DERIV_UNARY(logsigmoid, tensor_mul(g, tensor_sigmoid(tensor_neg(x))))
-TENSOR__DERIV_UNARY(relu, tensor_mul(g, tensor__mask_float(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), g)))
+/* relu: g where x > 0; sign(relu(x)) is that mask in x's dtype, through the typed fast paths */
+TENSOR__DERIV_UNARY(relu, tensor_mul(g, tensor_sign(tensor_relu(x))))
 TENSOR__DERIV_UNARY(relu6, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), tensor__cmp_scalar(TENSOR_OP_lt, x, 6)), g)))
 TENSOR__DERIV_UNARY(gelu, tensor_mul(g, tensor__gelu_grad(x)))
 TENSOR__DERIV_UNARY(gelu_tanh, tensor_mul(g, tensor__gelu_tanh_grad(x)))

@@ -1,4 +1,5 @@
-/* fashion_mnist_cnn.c: two conv + max-pool blocks and a linear head on Fashion-MNIST, AdamW.
+/* fashion_mnist_cnn.c: two conv + max-pool blocks and a linear head on Fashion-MNIST, AdamW with
+   cosine learning-rate decay.
    Needs Debian's dataset-fashion-mnist (apt-get install dataset-fashion-mnist). From the project root:
        cc -O2 examples/fashion_mnist_cnn.c -o fashion_mnist_cnn -lm -lpthread -lz && ./fashion_mnist_cnn [epochs]
    Prints a progress line while training and the test accuracy after each epoch. */
@@ -69,6 +70,8 @@ int main(int argc, char **argv) {
         tensor_copy_to(tensor_randperm(d.n_train, TENSOR_I64), order, sizeof(int64_t) * (size_t)d.n_train);
         tensor_scope_end();
         for (int64_t s = 0; s < steps; s++) {
+            double done = (double)((epoch - 1) * steps + s) / (double)(epochs * steps);
+            tensor_optim_set_lr(opt, 1e-3 * 0.5 * (1 + cos(M_PI * done))); /* cosine decay to 0 */
             for (int j = 0; j < BATCH; j++) {
                 int64_t k = order[s * BATCH + j];
                 memcpy(bx + j * 784, d.train_x + k * 784, sizeof(float) * 784);

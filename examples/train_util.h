@@ -1,0 +1,123 @@
+/* train_util.h: what the training examples share: reading Fashion-MNIST's IDX files through zlib,
+   batching, and a progress line (redrawn in place on a terminal, one line per interval otherwise).
+   Include it after tensor.h. */
+#ifndef TRAIN_UTIL_H
+#define TRAIN_UTIL_H
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* ---- IDX files (yann.lecun.com/exdb/mnist format), gzip-compressed ---- */
+static int read_be32(gzFile f, uint32_t *v) {
+    unsigned char b[4];
+    if (gzread(f, b, 4) != 4) return -1;
+    *v = (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3];
+    return 0;
+}
+
+/* Images as floats in [0, 1], shape [n, rows * cols]; NULL and a message on failure. */
+static float *load_idx_images(const char *path, int64_t *n, int64_t *rows, int64_t *cols) {
+    gzFile f = gzopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "cannot open %s\nFashion-MNIST comes with Debian's package: apt-get install dataset-fashion-mnist\n", path);
+        return NULL;
+    }
+    uint32_t magic, cnt, r, c;
+    if (read_be32(f, &magic) || magic != 0x803 || read_be32(f, &cnt) || read_be32(f, &r) || read_be32(f, &c) || r > 4096 || c > 4096) {
+        fprintf(stderr, "%s: not an IDX image file\n", path);
+        gzclose(f);
+        return NULL;
+    }
+    size_t total = (size_t)cnt * r * c;
+    unsigned char *raw = (unsigned char *)malloc(total ? total : 1);
+    float *out = (float *)malloc(sizeof(float) * (total ? total : 1));
+    if (!raw || !out || gzread(f, raw, (unsigned)total) != (int)total) {
+        fprintf(stderr, "%s: truncated or out of memory\n", path);
+        free(raw); free(out); gzclose(f);
+        return NULL;
+    }
+    for (size_t i = 0; i < total; i++) out[i] = raw[i] / 255.0f;
+    free(raw);
+    gzclose(f);
+    *n = cnt; *rows = r; *cols = c;
+    return out;
+}
+
+/* Labels as int64, shape [n]. */
+static int64_t *load_idx_labels(const char *path, int64_t *n) {
+    gzFile f = gzopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "cannot open %s\nFashion-MNIST comes with Debian's package: apt-get install dataset-fashion-mnist\n", path);
+        return NULL;
+    }
+    uint32_t magic, cnt;
+    if (read_be32(f, &magic) || magic != 0x801 || read_be32(f, &cnt)) {
+        fprintf(stderr, "%s: not an IDX label file\n", path);
+        gzclose(f);
+        return NULL;
+    }
+    unsigned char *raw = (unsigned char *)malloc(cnt ? cnt : 1);
+    int64_t *out = (int64_t *)malloc(sizeof(int64_t) * (cnt ? cnt : 1));
+    if (!raw || !out || gzread(f, raw, cnt) != (int)cnt) {
+        fprintf(stderr, "%s: truncated or out of memory\n", path);
+        free(raw); free(out); gzclose(f);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < cnt; i++) out[i] = raw[i];
+    free(raw);
+    gzclose(f);
+    *n = cnt;
+    return out;
+}
+
+#define FASHION_DIR "/usr/share/datasets/fashion-mnist/"
+
+typedef struct { float *train_x, *test_x; int64_t *train_y, *test_y; int64_t n_train, n_test, pixels; } fashion_mnist;
+
+static int fashion_mnist_load(fashion_mnist *d) {
+    int64_t r, c, nl;
+    memset(d, 0, sizeof *d);
+    d->train_x = load_idx_images(FASHION_DIR "train-images-idx3-ubyte.gz", &d->n_train, &r, &c);
+    d->train_y = d->train_x ? load_idx_labels(FASHION_DIR "train-labels-idx1-ubyte.gz", &nl) : NULL;
+    d->test_x = d->train_y ? load_idx_images(FASHION_DIR "t10k-images-idx3-ubyte.gz", &d->n_test, &r, &c) : NULL;
+    d->test_y = d->test_x ? load_idx_labels(FASHION_DIR "t10k-labels-idx1-ubyte.gz", &nl) : NULL;
+    d->pixels = r * c;
+    return d->test_y ? 0 : -1;
+}
+static void fashion_mnist_free(fashion_mnist *d) { free(d->train_x); free(d->train_y); free(d->test_x); free(d->test_y); }
+
+/* ---- progress line ---- */
+typedef struct { double start, last_print; int64_t total_steps, done_steps, examples; bool tty; } progress;
+
+static void progress_begin(progress *p, int64_t total_steps) {
+    memset(p, 0, sizeof *p);
+    p->start = p->last_print = now_seconds();
+    p->total_steps = total_steps;
+    p->tty = isatty(fileno(stdout));
+}
+
+/* Prints "epoch E step S/T loss L  N ex/s  ETA Ms" at most every `interval` seconds (and at the end). */
+static void progress_step(progress *p, int epoch, int64_t step_in_epoch, int64_t steps_per_epoch, double loss, int64_t batch, double interval) {
+    p->done_steps++;
+    p->examples += batch;
+    double t = now_seconds();
+    bool last = p->done_steps == p->total_steps;
+    if (!last && t - p->last_print < interval) return;
+    p->last_print = t;
+    double el = t - p->start, rate = p->examples / (el > 0 ? el : 1e-9);
+    double eta = (double)(p->total_steps - p->done_steps) * (el / (double)p->done_steps);
+    printf("%sepoch %d  step %lld/%lld  loss %.4f  %.0f ex/s  ETA %.0fs%s", p->tty ? "\r" : "", epoch,
+           (long long)step_in_epoch, (long long)steps_per_epoch, loss, rate, eta, p->tty ? "   " : "\n");
+    if (p->tty && last) printf("\n");
+    fflush(stdout);
+}
+#endif
