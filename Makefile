@@ -10,7 +10,7 @@ PARTS    = $(shell grep -v '^\#' generator/manifest.txt)
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 EXAMPLES = $(patsubst %.c,%,$(wildcard examples/*.c))
 
-.PHONY: all test test-asan check-amalgamation examples bench clean
+.PHONY: all test test-asan test-tsan check-amalgamation examples bench clean
 all: tensor.h examples
 
 generator/gen: generator/gen.c
@@ -42,12 +42,22 @@ build/asan/%.o: tests/%.c tests/test.h tensor.h
 build/asan/test_all: build/asan/main.o $(patsubst tests/%.c,build/asan/%.o,$(TEST_SRC))
 	$(CC) -O1 -g $(SAN) $^ -o $@ $(LDLIBS)
 
+build/tsan/%.o: tests/%.c tests/test.h tensor.h
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fsanitize=thread $(WARN) -I. -c $< -o $@
+build/tsan/test_all: build/tsan/main.o $(patsubst tests/%.c,build/tsan/%.o,$(TEST_SRC))
+	$(CC) -O1 -g -fsanitize=thread $^ -o $@ $(LDLIBS)
+
 test: check-amalgamation build/tests/test_all
 	@CC="$(CC)" CXX="$(CXX)" tests/run.sh build/tests/test_all
 
 test-asan: check-amalgamation build/asan/test_all
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	 CC="$(CC)" CXX="$(CXX)" tests/run.sh build/asan/test_all --no-compile-matrix
+
+# The suite under ThreadSanitizer (the pool runs on every core, so large ops use it).
+test-tsan: check-amalgamation build/tsan/test_all
+	@TSAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1 CC="$(CC)" CXX="$(CXX)" tests/run.sh build/tsan/test_all --no-compile-matrix
 
 bench:
 	@echo "bench/: no benchmarks yet (they arrive with the CPU speed work)"
