@@ -49,8 +49,14 @@ test-asan: check-amalgamation build/asan/test_all
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	 CC="$(CC)" CXX="$(CXX)" tests/run.sh build/asan/test_all --no-compile-matrix
 
-bench:
-	@echo "bench/: no benchmarks yet (they arrive with the CPU speed work)"
+# The benchmark: plain -O2 (no -march: the run-time ISA choice is what is measured), linked with
+# the references (OpenBLAS, glibc's libmvec, SLEEF when -lsleef links). See bench/README.md.
+BENCH_SLEEF = $(shell printf 'int main(void){return 0;}' | $(CC) -x c - -lsleef -o /dev/null 2>/dev/null && echo yes)
+build/bench: bench/bench.c tensor.h
+	@mkdir -p build
+	$(CC) -O2 $(WARN) -I. $(if $(BENCH_SLEEF),-DBENCH_SLEEF) bench/bench.c -o $@ -lopenblas -lmvec $(if $(BENCH_SLEEF),-lsleef) $(LDLIBS)
+bench: build/bench
+	build/bench
 
 clean:
 	rm -rf build generator/gen $(EXAMPLES)
