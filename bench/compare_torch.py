@@ -136,6 +136,14 @@ def tensor_h_items(threads, quick):
     return res
 
 
+def loadavg():
+    try:
+        with open("/proc/loadavg") as f:
+            return float(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def fmt_time(s):
     if s < 1e-6:
         return "%.1f ns" % (s * 1e9)
@@ -197,6 +205,10 @@ def main():
     print("Times: median of repeated runs after a warm-up run. Ratio = PyTorch time / tensor.h time (> 1: tensor.h is faster).")
     print("PyTorch: torch.no_grad() for the elementwise ops, opt.zero_grad(set_to_none=True); Python loop overhead is "
           "part of PyTorch's per-op times.\n")
+    load = loadavg()
+    if load is not None:
+        print("Load average (1 min) at start: %.2f. PyTorch's OpenMP threads spin while they wait, so with other "
+              "processes running its multi-thread times can be many times slower than on an idle machine." % load)
     print("%-35s %2s %12s %12s  %s" % ("item", "th", "tensor.h", "PyTorch", "ratio"))
     for threads in thread_counts:
         theirs = torch_items(torch, threads)
@@ -209,6 +221,9 @@ def main():
             print("%-35s %2d %12s %12s  tensor.h is %5.2fx PyTorch's speed" %
                   (label, threads, fmt_time(ours[key]), fmt_time(theirs[key]), theirs[key] / ours[key]))
         sys.stdout.flush()
+    load = loadavg()
+    if load is not None:
+        print("Load average (1 min) at the end: %.2f" % load)
     return 0
 
 
