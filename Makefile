@@ -59,8 +59,15 @@ test-asan: check-amalgamation build/asan/test_all
 test-tsan: check-amalgamation build/tsan/test_all
 	@TSAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1 CC="$(CC)" CXX="$(CXX)" tests/run.sh build/tsan/test_all --no-compile-matrix
 
-bench:
-	@echo "bench/: no benchmarks yet (they arrive with the CPU speed work)"
+
+# The benchmark: plain -O2 (no -march: the run-time ISA choice is what is measured), linked with
+# the references (OpenBLAS, glibc's libmvec, SLEEF when -lsleef links). See bench/README.md.
+BENCH_SLEEF = $(shell printf 'int main(void){return 0;}' | $(CC) -x c - -lsleef -o /dev/null 2>/dev/null && echo yes)
+build/bench: bench/bench.c tensor.h
+	@mkdir -p build
+	$(CC) -O2 $(WARN) -I. $(if $(BENCH_SLEEF),-DBENCH_SLEEF) bench/bench.c -o $@ -lopenblas -lmvec $(if $(BENCH_SLEEF),-lsleef) $(LDLIBS)
+bench: build/bench
+	build/bench
 
 clean:
 	rm -rf build generator/gen $(EXAMPLES)
