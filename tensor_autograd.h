@@ -38,6 +38,7 @@ typedef struct tensor__node {
     /* engine scratch */
     tensor *acc;                                /* gradient of the output accumulated so far */
     int64_t deps, epoch;
+    struct tensor__node *free_next;             /* in the node cache, the next free node */
 } tensor__node;
 
 typedef int (*tensor__derivative_fn)(tensor__node *n, tensor *g, tensor **grads);
@@ -56,6 +57,31 @@ static void tensor__node_free_saved(tensor__node *n) {
 }
 
 static void tensor__node_destroy(tensor__node *n);
+
+/* Freed nodes of up to TENSOR__MAX_INPUTS inputs wait here, one list per input count, for the
+   next op that records one (a training step records and frees the same nodes every step). */
+#define TENSOR__NODE_CACHE_MAX 4096
+static tensor__node *tensor__node_cache[TENSOR__MAX_INPUTS + 1];
+static int64_t tensor__node_cache_n;
+
+static void tensor__node_recycle(tensor__node *n) {
+    if (n->n_in > TENSOR__MAX_INPUTS || tensor__node_cache_n >= TENSOR__NODE_CACHE_MAX) { TENSOR_FREE(n); return; }
+    n->free_next = tensor__node_cache[n->n_in];
+    tensor__node_cache[n->n_in] = n;
+    tensor__node_cache_n++;
+    TENSOR__POISON(n, sizeof *n); /* ASan still sees a use after free: all but the link */
+    TENSOR__UNPOISON(&n->free_next, sizeof n->free_next);
+}
+static void tensor__node_cache_clear(void) {
+    for (int k = 0; k <= TENSOR__MAX_INPUTS; k++)
+        while (tensor__node_cache[k]) {
+            tensor__node *n = tensor__node_cache[k];
+            tensor__node_cache[k] = n->free_next;
+            TENSOR__UNPOISON(n, sizeof *n);
+            TENSOR_FREE(n);
+        }
+    tensor__node_cache_n = 0;
+}
 
 static void tensor__node_unref(tensor__node *n) {
     if (!n || --n->refcount > 0) return;
@@ -80,14 +106,15 @@ static void tensor__node_destroy(tensor__node *n) {
     for (int i = 0; i < n->n_in; i++) tensor__node_unref(n->next[i]);
     tensor_free(n->grad);
     tensor_free(n->acc);
-    TENSOR_FREE(n);
+    tensor__node_recycle(n);
 }
 
 /* One block: the node, then its n_in edges, saved inputs and versions. */
 static tensor__node *tensor__node_new(int op, int n_in) {
     size_t bytes = sizeof(tensor__node) + (size_t)n_in * (sizeof(tensor__node *) + sizeof(tensor *) + sizeof(int64_t));
-    tensor__node *n = (tensor__node *)TENSOR_MALLOC(bytes);
-    if (!n) return NULL;
+    tensor__node *n = n_in <= TENSOR__MAX_INPUTS ? tensor__node_cache[n_in] : NULL;
+    if (n) { tensor__node_cache[n_in] = n->free_next; tensor__node_cache_n--; TENSOR__UNPOISON(n, sizeof *n); }
+    else if (!(n = (tensor__node *)TENSOR_MALLOC(bytes))) return NULL;
     memset(n, 0, bytes);
     n->refcount = 1;
     n->op = op;
