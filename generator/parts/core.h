@@ -430,8 +430,8 @@ TENSOR_API void tensor_empty_cache(void) {
     tensor__cache.cached_bytes = 0;
 }
 
-static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tensor_device device) {
-    if (device != TENSOR_CPU) return (tensor__storage *)tensor__fail(fn, "device %d storage is not available in this build", (int)device);
+/* A block for nbytes of data: a cached one of its size class, or a new one; NULL when out of memory. */
+static tensor__storage *tensor__block_get(size_t nbytes) {
     size_t cap;
     int cls = tensor__size_class(nbytes, &cap);
     tensor__storage *s = cls >= 0 ? tensor__cache.free[cls] : NULL;
@@ -439,11 +439,40 @@ static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tenso
         tensor__cache.free[cls] = s->next_free;
         tensor__cache.cached_bytes -= s->cap;
         TENSOR__UNPOISON(s->data, s->cap);
-    } else {
-        s = tensor__block_new(cap, cls);
-        if (!s && tensor__cache.cached_bytes) { tensor_empty_cache(); s = tensor__block_new(cap, cls); } /* cached blocks of other sizes may be what is missing */
-        if (!s) return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes", nbytes);
+        return s;
     }
+    s = tensor__block_new(cap, cls);
+    if (!s && tensor__cache.cached_bytes) { tensor_empty_cache(); s = tensor__block_new(cap, cls); } /* cached blocks of other sizes may be what is missing */
+    return s;
+}
+
+/* Back to the cache, or to the system when it does not fit under TENSOR_CACHE_LIMIT. */
+static void tensor__block_put(tensor__storage *s) {
+    if (s->cls >= 0 && s->cap <= TENSOR_CACHE_LIMIT - tensor__cache.cached_bytes) {
+        s->next_free = tensor__cache.free[s->cls];
+        tensor__cache.free[s->cls] = s;
+        tensor__cache.cached_bytes += s->cap;
+        TENSOR__POISON(s->data, s->cap);
+        return;
+    }
+    tensor__block_free(s);
+}
+
+/* Scratch memory of kernels from the same cache (64-byte aligned; NULL when out of memory): large
+   temporary buffers then cost no page faults either. Only on the user's thread, like storage:
+   code running on pool workers uses tensor__alloc_aligned. */
+static TENSOR__UNUSED void *tensor__cache_alloc(size_t n) {
+    tensor__storage *s = tensor__block_get(n);
+    return s ? s->data : NULL;
+}
+static TENSOR__UNUSED void tensor__cache_free(void *p) {
+    if (p) tensor__block_put((tensor__storage *)((char *)p - TENSOR__BLOCK_HEADER));
+}
+
+static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tensor_device device) {
+    if (device != TENSOR_CPU) return (tensor__storage *)tensor__fail(fn, "device %d storage is not available in this build", (int)device);
+    tensor__storage *s = tensor__block_get(nbytes);
+    if (!s) return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes", nbytes);
     s->nbytes = nbytes;
     s->refcount = 1;
     s->device = device;
@@ -457,14 +486,7 @@ static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tenso
 static void tensor__storage_release(tensor__storage *s) {
     if (!s || --s->refcount > 0) return;
     tensor__live_bytes -= (int64_t)s->nbytes;
-    if (s->cls >= 0 && s->cap <= TENSOR_CACHE_LIMIT - tensor__cache.cached_bytes) {
-        s->next_free = tensor__cache.free[s->cls];
-        tensor__cache.free[s->cls] = s;
-        tensor__cache.cached_bytes += s->cap;
-        TENSOR__POISON(s->data, s->cap);
-        return;
-    }
-    tensor__block_free(s);
+    tensor__block_put(s);
 }
 
 // >>scopes -------------------------------------------------------------------------------------

@@ -732,7 +732,8 @@ static int tensor__norm_backward(const char *fn, bool center, tensor *x, tensor 
     tensor *rx = tensor__new_like(fn, x, dt);
     tensor *rw = gw ? tensor__new(fn, 1, &n, dt, TENSOR_CPU) : NULL, *rb = gb ? tensor__new(fn, 1, &n, dt, TENSOR_CPU) : NULL;
     size_t part_bytes = (size_t)(groups * n) * sizeof(double);
-    double *pw = gw ? (double *)tensor__scratch(fn, part_bytes) : NULL, *pb = gb ? (double *)tensor__scratch(fn, part_bytes) : NULL;
+    double *pw = gw ? (double *)tensor__cache_alloc(part_bytes) : NULL, *pb = gb ? (double *)tensor__cache_alloc(part_bytes) : NULL;
+    if ((gw && !pw) || (gb && !pb)) tensor__fail(fn, "out of memory allocating %zu bytes", part_bytes);
     if (!xc || !gc || failed || !rx || (gw && (!rw || !pw)) || (gb && (!rb || !pb))) failed = true;
     else if (rows > 0 && n > 0) {
         tensor__norm_bwd_task t;
@@ -767,8 +768,8 @@ static int tensor__norm_backward(const char *fn, bool center, tensor *x, tensor 
     if (xc != x) tensor_free(xc);
     if (gc != g) tensor_free(gc);
     tensor_free(own_w);
-    tensor__free_aligned(pw);
-    tensor__free_aligned(pb);
+    tensor__cache_free(pw);
+    tensor__cache_free(pb);
     if (failed) { tensor_free(rx); tensor_free(rw); tensor_free(rb); return -1; }
     if (gx) *gx = rx; else tensor_free(rx);
     if (gw) *gw = rw;
@@ -1523,13 +1524,13 @@ static void tensor__ce_groups(int64_t begin, int64_t end, void *vt) {
    that count. NULL after an error. */
 static int64_t *tensor__ce_classes(const char *fn, const tensor *targets, int64_t C, int64_t *count) {
     int64_t n = tensor__numel_of(targets->ndim, targets->shape), idx[TENSOR_MAX_DIMS] = {0}, used = 0;
-    int64_t *cls = (int64_t *)tensor__scratch(fn, (size_t)n * sizeof(int64_t));
-    if (!cls) return NULL;
+    int64_t *cls = (int64_t *)tensor__cache_alloc((size_t)n * sizeof(int64_t));
+    if (!cls) { tensor__fail(fn, "out of memory allocating %zu bytes", (size_t)n * sizeof(int64_t)); return NULL; }
     int64_t et = (int64_t)tensor__dtype_sizes[targets->dtype];
     for (int64_t q = 0; q < n; q++, tensor__next_index(targets->ndim, targets->shape, idx)) {
         int64_t k = tensor__load_i64((const char *)targets->storage->data + tensor__offset_of(targets, idx) * et, targets->dtype);
         if (k != TENSOR__IGNORE_INDEX && (k < 0 || k >= C)) {
-            tensor__free_aligned(cls);
+            tensor__cache_free(cls);
             tensor__fail(fn, "target %lld is out of bounds for %lld classes", (long long)k, (long long)C);
             return NULL;
         }
@@ -1558,8 +1559,8 @@ static int tensor__cpu_cross_entropy(tensor__call *c) {
     if (!prob && !(cls = tensor__ce_classes(c->fn, t, k.C, &count))) return 1;
     k.cls = cls;
     int64_t groups = (k.rows + TENSOR__CE_GROUP - 1) / TENSOR__CE_GROUP;
-    k.partial = (double *)tensor__scratch(c->fn, (size_t)groups * sizeof(double));
-    if (!k.partial) { tensor__free_aligned(cls); return 1; }
+    k.partial = (double *)tensor__cache_alloc((size_t)groups * sizeof(double));
+    if (!k.partial) { tensor__cache_free(cls); tensor__fail(c->fn, "out of memory allocating %zu bytes", (size_t)groups * sizeof(double)); return 1; }
     if (k.C > 0) {
         if (k.fast) tensor__parallel_for(groups, TENSOR__GRAIN_ELEMENTWISE / (TENSOR__CE_GROUP * k.C) + 1, tensor__ce_groups, &k);
         else tensor__ce_groups(0, groups, &k);
@@ -1567,8 +1568,8 @@ static int tensor__cpu_cross_entropy(tensor__call *c) {
     double sum = 0;
     for (int64_t g = 0; g < groups; g++) sum += k.partial[g];
     tensor__store_f64(tensor__data(c->out), c->out->dtype, sum / (double)count);
-    tensor__free_aligned(cls);
-    tensor__free_aligned(k.partial);
+    tensor__cache_free(cls);
+    tensor__cache_free(k.partial);
     return 0;
 }
 
@@ -1681,9 +1682,9 @@ static int tensor__cross_entropy_backward(const char *fn, tensor *x, tensor *tar
     k.gp = prob && gp ? tensor__new_like(fn, targets, targets->dtype) : NULL;
     k.scale = tensor__load_f64(tensor__data(g), g->dtype) / (double)(count > 0 ? count : 1);
     k.fast = !tensor__reference_kernels;
-    if (!k.gx || (prob && gp && !k.gp)) { tensor_free(k.gx); tensor_free(k.gp); tensor__free_aligned(cls); return -1; }
+    if (!k.gx || (prob && gp && !k.gp)) { tensor_free(k.gx); tensor_free(k.gp); tensor__cache_free(cls); return -1; }
     if (k.C > 0 && rows > 0) tensor__parallel_for(rows, tensor__row_grain(k.C), tensor__ce_bwd_rows, &k);
-    tensor__free_aligned(cls);
+    tensor__cache_free(cls);
     *gx = k.gx;
     if (gp) *gp = k.gp;
     return 0;
