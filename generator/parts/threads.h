@@ -23,9 +23,15 @@ static void tensor__pool_stop(void) {}
 /* A flag several kernel threads may raise. */
 #define TENSOR__ATOMIC_SET(p, v) __atomic_store_n(p, v, __ATOMIC_RELAXED)
 
+/* Asked once: sysconf reads /sys on every call, microseconds that every op would pay. */
 static int tensor__cores(void) {
+    static int cached;
+    int c = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (c) return c;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n < 1 ? 1 : n > 256 ? 256 : (int)n;
+    c = n < 1 ? 1 : n > 256 ? 256 : (int)n;
+    __atomic_store_n(&cached, c, __ATOMIC_RELAXED);
+    return c;
 }
 
 typedef struct {
@@ -118,9 +124,10 @@ static bool tensor__pool_start_locked(int workers) {
 
 static void tensor__parallel_for(int64_t n, int64_t grain, tensor__range_fn fn, void *ctx) {
     if (n <= 0) return;
-    int threads = tensor__num_threads ? tensor__num_threads : tensor__cores();
     if (grain < 1) grain = 1;
-    if (threads <= 1 || n <= grain || tensor__in_parallel || pthread_mutex_trylock(&tensor__pool.busy) != 0) {
+    if (n <= grain) { fn(0, n, ctx); return; } /* small work: no pool, no thread count lookup */
+    int threads = tensor__num_threads ? tensor__num_threads : tensor__cores();
+    if (threads <= 1 || tensor__in_parallel || pthread_mutex_trylock(&tensor__pool.busy) != 0) {
         fn(0, n, ctx);
         return;
     }
