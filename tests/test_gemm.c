@@ -19,6 +19,16 @@ static double *gemm_values(tensor_dtype dt, int64_t n) {
     return v;
 }
 
+/* A tensor of such values. */
+static tensor *gemm_tensor(tensor_dtype dt, int nd, const int64_t *shape) {
+    int64_t n = 1;
+    for (int i = 0; i < nd; i++) n *= shape[i];
+    double *v = gemm_values(dt, n);
+    tensor *t = test_tensor(dt, nd, shape, v);
+    free(v);
+    return t;
+}
+
 /* The layouts an operand of logical shape [r, c] comes in (vals row-major):
    0: contiguous; 1: the transpose of a contiguous [c, r] (unit stride down the columns);
    2: rows 2 apart and columns 3 apart inside a larger tensor (no unit stride at all). */
@@ -266,16 +276,16 @@ TEST(gemm_matches_reference_kernels) {
             tensor_scope_begin();
             tensor *ref, *fast;
             /* batched with broadcasting, 3-D linear input, matrix-vector and vector-matrix */
-            tensor *x = test_tensor(dt, TENSOR_SHAPE(2, 3, 9, 50), gemm_values(dt, 2 * 3 * 9 * 50));
-            tensor *y = test_tensor(dt, TENSOR_SHAPE(3, 50, 20), gemm_values(dt, 3 * 50 * 20));
+            tensor *x = gemm_tensor(dt, TENSOR_SHAPE(2, 3, 9, 50));
+            tensor *y = gemm_tensor(dt, TENSOR_SHAPE(3, 50, 20));
             fast = gemm_both_paths(tensor_matmul, x, y, &ref);
             GEMM_AGREE(fast, ref, 50, dt);
             fast = gemm_both_paths(tensor_matmul, tensor_transpose(y, 1, 2), tensor_transpose(x, 2, 3), &ref);
             GEMM_AGREE(fast, ref, 20, dt);
-            tensor *w = test_tensor(dt, TENSOR_SHAPE(31, 50), gemm_values(dt, 31 * 50));
+            tensor *w = gemm_tensor(dt, TENSOR_SHAPE(31, 50));
             fast = gemm_both_paths(gemm_linear_nobias, x, w, &ref);
             GEMM_AGREE(fast, ref, 50, dt);
-            tensor *v = test_tensor(dt, TENSOR_SHAPE(50), gemm_values(dt, 50));
+            tensor *v = gemm_tensor(dt, TENSOR_SHAPE(50));
             fast = gemm_both_paths(tensor_matmul, x, v, &ref);
             GEMM_AGREE(fast, ref, 50, dt);
             fast = gemm_both_paths(tensor_matmul, v, y, &ref);
@@ -313,11 +323,9 @@ TEST(gemm_conv_matches_reference_kernels) {
                 tensor_dtype dt = dts[d];
                 bool one_d = q[9] != 0;
                 int64_t xs[4] = {q[0], q[1], q[2], q[3]}, ws[4] = {q[4], q[1] / q[8], q[5], q[5]};
-                tensor *x = one_d ? test_tensor(dt, TENSOR_SHAPE(q[0], q[1], q[3]), gemm_values(dt, (int64_t)q[0] * q[1] * q[3]))
-                                  : test_tensor(dt, 4, xs, gemm_values(dt, xs[0] * xs[1] * xs[2] * xs[3]));
-                tensor *w = one_d ? test_tensor(dt, TENSOR_SHAPE(q[4], q[1] / q[8], q[5]), gemm_values(dt, (int64_t)q[4] * (q[1] / q[8]) * q[5]))
-                                  : test_tensor(dt, 4, ws, gemm_values(dt, ws[0] * ws[1] * ws[2] * ws[3]));
-                tensor *b = test_tensor(dt, TENSOR_SHAPE(q[4]), gemm_values(dt, q[4]));
+                tensor *x = one_d ? gemm_tensor(dt, TENSOR_SHAPE(q[0], q[1], q[3])) : gemm_tensor(dt, 4, xs);
+                tensor *w = one_d ? gemm_tensor(dt, TENSOR_SHAPE(q[4], q[1] / q[8], q[5])) : gemm_tensor(dt, 4, ws);
+                tensor *b = gemm_tensor(dt, TENSOR_SHAPE(q[4]));
                 tensor *grads[2][3], *outs[2];
                 for (int path = 0; path < 2; path++) {
                     bool was = tensor_set_reference_kernels(path == 0);
