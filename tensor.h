@@ -4561,17 +4561,35 @@ TENSOR__DEFINE_GEMM_PACK(f64, double, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR)
 #if TENSOR__GEMM_AVX2
 #define TENSOR__AVX2 __attribute__((target("avx2,fma")))
 
+#ifndef TENSOR__GEMM_PF
+#define TENSOR__GEMM_PF 16 /* rows of B ahead that the packing kernel prefetches */
+#endif
 /* 6 x 16 f32: c<row><half>; per k step two aligned loads of B, six broadcasts of A, 12 FMAs.
    The k loop is unrolled by four (the panels are read at fixed offsets from one pointer). */
-#define TENSOR__SK_STEP(q)                                                                               \
+#define TENSOR__SK_FMAS(q, b0, b1)                                                                       \
     do {                                                                                                \
-        __m256 b0 = _mm256_load_ps(b + 16 * (q)), b1 = _mm256_load_ps(b + 16 * (q) + 8), av;            \
+        __m256 av;                                                                                      \
         av = _mm256_broadcast_ss(a + 6 * (q) + 0); c00 = _mm256_fmadd_ps(av, b0, c00); c01 = _mm256_fmadd_ps(av, b1, c01); \
         av = _mm256_broadcast_ss(a + 6 * (q) + 1); c10 = _mm256_fmadd_ps(av, b0, c10); c11 = _mm256_fmadd_ps(av, b1, c11); \
         av = _mm256_broadcast_ss(a + 6 * (q) + 2); c20 = _mm256_fmadd_ps(av, b0, c20); c21 = _mm256_fmadd_ps(av, b1, c21); \
         av = _mm256_broadcast_ss(a + 6 * (q) + 3); c30 = _mm256_fmadd_ps(av, b0, c30); c31 = _mm256_fmadd_ps(av, b1, c31); \
         av = _mm256_broadcast_ss(a + 6 * (q) + 4); c40 = _mm256_fmadd_ps(av, b0, c40); c41 = _mm256_fmadd_ps(av, b1, c41); \
         av = _mm256_broadcast_ss(a + 6 * (q) + 5); c50 = _mm256_fmadd_ps(av, b0, c50); c51 = _mm256_fmadd_ps(av, b1, c51); \
+    } while (0)
+#define TENSOR__SK_STEP(q)                                                                               \
+    do {                                                                                                \
+        __m256 b0 = _mm256_load_ps(b + 16 * (q)), b1 = _mm256_load_ps(b + 16 * (q) + 8);                \
+        TENSOR__SK_FMAS(q, b0, b1);                                                                     \
+    } while (0)
+/* The same step reading B in place (16 contiguous floats per k step, bs rows apart) and writing
+   the packed panel on the way, for the later A panels. */
+#define TENSOR__SK_STEP_PACK(q)                                                                          \
+    do {                                                                                                \
+        _mm_prefetch((const char *)(bsrc + ((q) + TENSOR__GEMM_PF) * bs), _MM_HINT_T0);                \
+        __m256 b0 = _mm256_loadu_ps(bsrc + (q) * bs), b1 = _mm256_loadu_ps(bsrc + (q) * bs + 8);        \
+        _mm256_store_ps(b + 16 * (q), b0);                                                              \
+        _mm256_store_ps(b + 16 * (q) + 8, b1);                                                          \
+        TENSOR__SK_FMAS(q, b0, b1);                                                                     \
     } while (0)
 #define TENSOR__SK_ROW(r, x0, x1)                                                                        \
     do {                                                                                                \
@@ -4580,13 +4598,33 @@ TENSOR__DEFINE_GEMM_PACK(f64, double, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR)
         _mm256_storeu_ps(c_, x0);                                                                       \
         _mm256_storeu_ps(c_ + 8, x1);                                                                   \
     } while (0)
+#define TENSOR__SK_BEGIN                                                                                 \
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;            \
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;                            \
+    bool full = mr == 6 && nr == 16 && cs == 1;                                                         \
+    if (full)                                                                                           \
+        for (int r = 0; r < 6; r++) { _mm_prefetch((const char *)(C + r * rs), _MM_HINT_T0); _mm_prefetch((const char *)(C + r * rs + 15), _MM_HINT_T0); } \
+    int64_t p = 0
+#define TENSOR__SK_END                                                                                   \
+    if (full) {                                                                                         \
+        TENSOR__SK_ROW(0, c00, c01);                                                                    \
+        TENSOR__SK_ROW(1, c10, c11);                                                                    \
+        TENSOR__SK_ROW(2, c20, c21);                                                                    \
+        TENSOR__SK_ROW(3, c30, c31);                                                                    \
+        TENSOR__SK_ROW(4, c40, c41);                                                                    \
+        TENSOR__SK_ROW(5, c50, c51);                                                                    \
+        return;                                                                                         \
+    }                                                                                                   \
+    float acc[6 * 16];                                                                                  \
+    _mm256_storeu_ps(acc + 0, c00); _mm256_storeu_ps(acc + 8, c01);                                     \
+    _mm256_storeu_ps(acc + 16, c10); _mm256_storeu_ps(acc + 24, c11);                                   \
+    _mm256_storeu_ps(acc + 32, c20); _mm256_storeu_ps(acc + 40, c21);                                   \
+    _mm256_storeu_ps(acc + 48, c30); _mm256_storeu_ps(acc + 56, c31);                                   \
+    _mm256_storeu_ps(acc + 64, c40); _mm256_storeu_ps(acc + 72, c41);                                   \
+    _mm256_storeu_ps(acc + 80, c50); _mm256_storeu_ps(acc + 88, c51);                                   \
+    tensor__gemm_store_f32(acc, C, rs, cs, mr, nr, add)
 TENSOR__AVX2 static void tensor__gemm_kernel_avx2_f32(int64_t kc, const float *a, const float *b, float *C, int64_t rs, int64_t cs, int mr, int nr, int add) {
-    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-    bool full = mr == 6 && nr == 16 && cs == 1;
-    if (full)
-        for (int r = 0; r < 6; r++) { _mm_prefetch((const char *)(C + r * rs), _MM_HINT_T0); _mm_prefetch((const char *)(C + r * rs + 15), _MM_HINT_T0); }
-    int64_t p = 0;
+    TENSOR__SK_BEGIN;
     for (; p + 4 <= kc; p += 4, a += 24, b += 64) {
         TENSOR__SK_STEP(0);
         TENSOR__SK_STEP(1);
@@ -4594,23 +4632,22 @@ TENSOR__AVX2 static void tensor__gemm_kernel_avx2_f32(int64_t kc, const float *a
         TENSOR__SK_STEP(3);
     }
     for (; p < kc; p++, a += 6, b += 16) TENSOR__SK_STEP(0);
-    if (full) {
-        TENSOR__SK_ROW(0, c00, c01);
-        TENSOR__SK_ROW(1, c10, c11);
-        TENSOR__SK_ROW(2, c20, c21);
-        TENSOR__SK_ROW(3, c30, c31);
-        TENSOR__SK_ROW(4, c40, c41);
-        TENSOR__SK_ROW(5, c50, c51);
-        return;
+    TENSOR__SK_END;
+}
+/* The kernel for the first A panel against a B panel of 16 columns with unit column stride: it
+   reads B in place (rows bs apart) and packs the panel into b as it goes, which saves the
+   separate packing pass over B where few A panels share each B panel. */
+TENSOR__AVX2 static void tensor__gemm_kernel_pack_avx2_f32(int64_t kc, const float *a, float *b, const float *bsrc, int64_t bs, float *C,
+                                                          int64_t rs, int64_t cs, int mr, int nr, int add) {
+    TENSOR__SK_BEGIN;
+    for (; p + 4 <= kc; p += 4, a += 24, b += 64, bsrc += 4 * bs) {
+        TENSOR__SK_STEP_PACK(0);
+        TENSOR__SK_STEP_PACK(1);
+        TENSOR__SK_STEP_PACK(2);
+        TENSOR__SK_STEP_PACK(3);
     }
-    float acc[6 * 16];
-    _mm256_storeu_ps(acc + 0, c00); _mm256_storeu_ps(acc + 8, c01);
-    _mm256_storeu_ps(acc + 16, c10); _mm256_storeu_ps(acc + 24, c11);
-    _mm256_storeu_ps(acc + 32, c20); _mm256_storeu_ps(acc + 40, c21);
-    _mm256_storeu_ps(acc + 48, c30); _mm256_storeu_ps(acc + 56, c31);
-    _mm256_storeu_ps(acc + 64, c40); _mm256_storeu_ps(acc + 72, c41);
-    _mm256_storeu_ps(acc + 80, c50); _mm256_storeu_ps(acc + 88, c51);
-    tensor__gemm_store_f32(acc, C, rs, cs, mr, nr, add);
+    for (; p < kc; p++, a += 6, b += 16, bsrc += bs) TENSOR__SK_STEP_PACK(0);
+    TENSOR__SK_END;
 }
 
 /* 6 x 8 f64: the same schedule with 4 doubles per register. */
@@ -4684,7 +4721,7 @@ TENSOR__AVX2 static inline void tensor__transpose8_f32(__m256 *r) {
    portable loops gather one element per row per k step; these transpose 8 x 8 blocks in
    registers. An A panel takes 6 rows (two zero rows complete the block) and writes each k step's
    8 lanes where the next step's 6 start: in order, every store overwrites the previous one's 2
-   spare lanes (the last one's land in the slack after the buffer). */
+   spare lanes; the panel's last step stores 6. */
 TENSOR__AVX2 static void tensor__gemm_pack_a_avx2_f32(float *dst, const float *A, int64_t mc, int64_t kc, int64_t rs, int64_t cs) {
     if (cs != 1) { tensor__gemm_pack_a_f32(dst, A, mc, kc, rs, cs); return; }
     for (int64_t i0 = 0; i0 < mc; i0 += 6, dst += 6 * kc) {
@@ -4696,7 +4733,13 @@ TENSOR__AVX2 static void tensor__gemm_pack_a_avx2_f32(float *dst, const float *A
             for (int i = 0; i < 6; i++) r[i] = _mm256_loadu_ps(s + i * rs + p);
             r[6] = r[7] = _mm256_setzero_ps();
             tensor__transpose8_f32(r);
-            for (int q = 0; q < 8; q++) _mm256_storeu_ps(dst + (p + q) * 6, r[q]);
+            for (int q = 0; q < 7; q++) _mm256_storeu_ps(dst + (p + q) * 6, r[q]);
+            if (p + 8 < kc) {
+                _mm256_storeu_ps(dst + (p + 7) * 6, r[7]);
+            } else { /* the panel's last step: 6 lanes exactly, as another thread may be packing the next panel */
+                _mm_storeu_ps(dst + (p + 7) * 6, _mm256_castps256_ps128(r[7]));
+                _mm_storel_pi((__m64 *)(void *)(dst + (p + 7) * 6 + 4), _mm256_extractf128_ps(r[7], 1));
+            }
         }
         for (; p < kc; p++)
             for (int i = 0; i < 6; i++) dst[p * 6 + i] = s[i * rs + p];
@@ -4728,6 +4771,75 @@ TENSOR__AVX2 static void tensor__gemm_pack_b_avx2_f32(float *dst, const float *B
             for (int c = 0; c < 16; c++) dst[p * 16 + c] = s[c * cs + p];
     }
 }
+
+/* The unpacked path for A row-major and B column-major (unit stride along k in both: x @ w^T of a
+   linear layer). The vectors run along k: a 3 x 4 tile of C keeps 12 accumulators of partial dot
+   products (3 rows of A and 4 columns of B loaded per vector of k, 12 FMAs: as many FMAs per load
+   as the outer-product kernel), reduced across lanes at the end, four results at a time. Nothing
+   is packed: the rows and columns are read in place as 7 sequential streams. An edge tile repeats
+   its first row or column in the missing ones and drops their results; the end of k is read with
+   a masked load. */
+TENSOR__AVX2 static inline __m128 tensor__hsum4_f32(__m256 a, __m256 b, __m256 c, __m256 d) {
+    __m256 t = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
+    return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1)); /* sums of a, b, c, d */
+}
+TENSOR__AVX2 static inline __m256d tensor__hsum4_f64(__m256d a, __m256d b, __m256d c, __m256d d) {
+    __m256d ab = _mm256_hadd_pd(a, b), cd = _mm256_hadd_pd(c, d); /* a01 b01 a23 b23, c01 d01 c23 d23 */
+    return _mm256_add_pd(_mm256_permute2f128_pd(ab, cd, 0x20), _mm256_permute2f128_pd(ab, cd, 0x31));
+}
+TENSOR__AVX2 static inline void tensor__nt_out_f32(__m128 v, float *C, int64_t cs, int nr, int add) {
+    float r[4];
+    if (nr == 4 && cs == 1) {
+        if (add) v = _mm_add_ps(v, _mm_loadu_ps(C));
+        _mm_storeu_ps(C, v);
+        return;
+    }
+    _mm_storeu_ps(r, v);
+    for (int j = 0; j < nr; j++) C[j * cs] = add ? C[j * cs] + r[j] : r[j];
+}
+TENSOR__AVX2 static inline void tensor__nt_out_f64(__m256d v, double *C, int64_t cs, int nr, int add) {
+    double r[4];
+    if (nr == 4 && cs == 1) {
+        if (add) v = _mm256_add_pd(v, _mm256_loadu_pd(C));
+        _mm256_storeu_pd(C, v);
+        return;
+    }
+    _mm256_storeu_pd(r, v);
+    for (int j = 0; j < nr; j++) C[j * cs] = add ? C[j * cs] + r[j] : r[j];
+}
+/* C[i, j] (+)= sum_p A[i * lda + p] B[j * ldb + p] for i < mr <= 3, j < nr <= 4; C's (i, j) at
+   C[i * rs + j * cs]. */
+#define TENSOR__DEFINE_GEMM_NT(sfx, T, V, W, SET0, LOADU, MASKLOAD, MI, FMADD)                           \
+    TENSOR__AVX2 static void tensor__gemm_ntk_##sfx(int64_t kc, const T *A, int64_t lda, const T *B, int64_t ldb, T *C, \
+                                                   int64_t rs, int64_t cs, int mr, int nr, int add) {  \
+        V c00 = SET0(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;    \
+        V c20 = c00, c21 = c00, c22 = c00, c23 = c00;                                                   \
+        const T *a0 = A, *a1 = mr > 1 ? A + lda : A, *a2 = mr > 2 ? A + 2 * lda : A;                   \
+        const T *b0 = B, *b1 = nr > 1 ? B + ldb : B, *b2 = nr > 2 ? B + 2 * ldb : B, *b3 = nr > 3 ? B + 3 * ldb : B; \
+        int64_t p = 0;                                                                                  \
+        for (; p + W <= kc; p += W) {                                                                   \
+            V x0 = LOADU(a0 + p), x1 = LOADU(a1 + p), x2 = LOADU(a2 + p), y;                            \
+            y = LOADU(b0 + p); c00 = FMADD(x0, y, c00); c10 = FMADD(x1, y, c10); c20 = FMADD(x2, y, c20); \
+            y = LOADU(b1 + p); c01 = FMADD(x0, y, c01); c11 = FMADD(x1, y, c11); c21 = FMADD(x2, y, c21); \
+            y = LOADU(b2 + p); c02 = FMADD(x0, y, c02); c12 = FMADD(x1, y, c12); c22 = FMADD(x2, y, c22); \
+            y = LOADU(b3 + p); c03 = FMADD(x0, y, c03); c13 = FMADD(x1, y, c13); c23 = FMADD(x2, y, c23); \
+        }                                                                                               \
+        if (p < kc) { /* lanes past the end load as zeros */                                            \
+            MI mask = TENSOR__NT_MASK_##sfx(kc - p);                                                    \
+            V x0 = MASKLOAD(a0 + p, mask), x1 = MASKLOAD(a1 + p, mask), x2 = MASKLOAD(a2 + p, mask), y;  \
+            y = MASKLOAD(b0 + p, mask); c00 = FMADD(x0, y, c00); c10 = FMADD(x1, y, c10); c20 = FMADD(x2, y, c20); \
+            y = MASKLOAD(b1 + p, mask); c01 = FMADD(x0, y, c01); c11 = FMADD(x1, y, c11); c21 = FMADD(x2, y, c21); \
+            y = MASKLOAD(b2 + p, mask); c02 = FMADD(x0, y, c02); c12 = FMADD(x1, y, c12); c22 = FMADD(x2, y, c22); \
+            y = MASKLOAD(b3 + p, mask); c03 = FMADD(x0, y, c03); c13 = FMADD(x1, y, c13); c23 = FMADD(x2, y, c23); \
+        }                                                                                               \
+        tensor__nt_out_##sfx(tensor__hsum4_##sfx(c00, c01, c02, c03), C, cs, nr, add);                  \
+        if (mr > 1) tensor__nt_out_##sfx(tensor__hsum4_##sfx(c10, c11, c12, c13), C + rs, cs, nr, add); \
+        if (mr > 2) tensor__nt_out_##sfx(tensor__hsum4_##sfx(c20, c21, c22, c23), C + 2 * rs, cs, nr, add); \
+    }
+#define TENSOR__NT_MASK_f32(rem) _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(rem)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
+#define TENSOR__NT_MASK_f64(rem) _mm256_cmpgt_epi64(_mm256_set1_epi64x((long long)(rem)), _mm256_setr_epi64x(0, 1, 2, 3))
+TENSOR__DEFINE_GEMM_NT(f32, float, __m256, 8, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_maskload_ps, __m256i, _mm256_fmadd_ps)
+TENSOR__DEFINE_GEMM_NT(f64, double, __m256d, 4, _mm256_setzero_pd, _mm256_loadu_pd, _mm256_maskload_pd, __m256i, _mm256_fmadd_pd)
 #endif
 
 /* Whether this CPU runs the AVX2+FMA kernels (CPUID, with the OS saving the YMM state). */
@@ -4740,65 +4852,201 @@ static TENSOR__UNUSED bool tensor__gemm_has_avx2(void) {
 #endif
 }
 
+/* Flags and counts the threads of one GEMM wait on by spinning: whoever they wait for is
+   running (it claimed the work it finishes), and waits are short. */
+#if TENSOR__HAVE_THREADS
+#if defined(__x86_64__) || defined(__i386__)
+#define TENSOR__GEMM_PAUSE() __builtin_ia32_pause()
+#else
+#define TENSOR__GEMM_PAUSE() ((void)0)
+#endif
+static void tensor__gemm_set(int *flag) { __atomic_store_n(flag, 1, __ATOMIC_RELEASE); }
+static void tensor__gemm_wait(int *flag) {
+    while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) TENSOR__GEMM_PAUSE();
+}
+static void tensor__gemm_wait_count(int *count, int n) {
+    while (__atomic_load_n(count, __ATOMIC_ACQUIRE) < n) TENSOR__GEMM_PAUSE();
+}
+#else
+static void tensor__gemm_set(int *flag) { *flag = 1; }
+static void tensor__gemm_wait(int *flag) { (void)flag; }
+static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
+#endif
+
+#if TENSOR__GEMM_AVX2
+#define TENSOR__GEMM_NT_DRIVER(sfx, T)                                                                   \
+    /* The unpacked A row-major x B column-major path (AVX2): column slices of 4-column tiles are    \
+       claimed like the packed path's; per slice the loops run over MB-row blocks of A (kept in L2), \
+       KD-blocks of k and the slice's tiles, whose KD x 4 columns of B stay in L1 while the 3-row   \
+       tiles of the block pass. */                                                                       \
+    typedef struct {                                                                                    \
+        const tensor__gemm_prob_##sfx *q;                                                               \
+        int64_t tasks;                                                                                  \
+        int next_task, done;                                                                            \
+    } tensor__gemm_ntjob_##sfx;                                                                         \
+    static void tensor__gemm_nt_task_##sfx(int64_t begin, int64_t end, void *ctx) {                     \
+        (void)begin; (void)end;                                                                         \
+        tensor__gemm_ntjob_##sfx *j = (tensor__gemm_ntjob_##sfx *)ctx;                                  \
+        const tensor__gemm_prob_##sfx *q = j->q;                                                        \
+        int64_t tiles = (q->n + 3) / 4;                                                                 \
+        for (;;) {                                                                                      \
+            int64_t t = TENSOR__GEMM_CLAIM(&j->next_task);                                              \
+            if (t >= j->tasks) break;                                                                   \
+            int64_t n0 = tiles * t / j->tasks * 4, n1 = tiles * (t + 1) / j->tasks * 4;                 \
+            if (n1 > q->n) n1 = q->n;                                                                   \
+            for (int64_t i0 = 0; i0 < q->m; i0 += TENSOR__GEMM_NT_MB)                                   \
+                for (int64_t pc = 0; pc < q->k; pc += q->kb) {                                          \
+                    int64_t kc = q->k - pc < q->kb ? q->k - pc : q->kb, i1 = q->m - i0 < TENSOR__GEMM_NT_MB ? q->m : i0 + TENSOR__GEMM_NT_MB; \
+                    int addk = q->add || pc > 0;                                                        \
+                    for (int64_t jt = n0; jt < n1; jt += 4)                                             \
+                        for (int64_t it = i0; it < i1; it += 3) {                                       \
+                            const T *a = q->A + it * q->a_rs + pc, *b = q->B + jt * q->b_cs + pc;       \
+                            T *c = q->C + it * q->c_rs + jt * q->c_cs;                                  \
+                            tensor__gemm_ntk_##sfx(kc, a, q->a_rs, b, q->b_cs, c, q->c_rs, q->c_cs, (int)(i1 - it < 3 ? i1 - it : 3), \
+                                                  (int)(n1 - jt < 4 ? n1 - jt : 4), addk);              \
+                        }                                                                               \
+                }                                                                                       \
+            TENSOR__GEMM_CLAIM(&j->done);                                                               \
+        }                                                                                               \
+        tensor__gemm_wait_count(&j->done, (int)j->tasks);                                               \
+    }                                                                                                   \
+    static void tensor__gemm_nt_##sfx(tensor__gemm_prob_##sfx *q) {                                     \
+        tensor__gemm_ntjob_##sfx j;                                                                     \
+        memset(&j, 0, sizeof j);                                                                        \
+        j.q = q;                                                                                        \
+        q->kb = (q->k + (q->k + TENSOR__GEMM_NT_KD / (int64_t)sizeof(T) - 1) / (TENSOR__GEMM_NT_KD / (int64_t)sizeof(T)) - 1) / \
+                ((q->k + TENSOR__GEMM_NT_KD / (int64_t)sizeof(T) - 1) / (TENSOR__GEMM_NT_KD / (int64_t)sizeof(T))); \
+        int64_t tiles = (q->n + 3) / 4, work = q->m * q->n * q->k, threads = tensor_get_num_threads();   \
+        if (threads > work / TENSOR__GEMM_PAR_MIN) threads = work / TENSOR__GEMM_PAR_MIN;               \
+        if (threads > tiles) threads = tiles;                                                           \
+        if (threads < 1) threads = 1;                                                                   \
+        j.tasks = threads;                                                                              \
+        if (threads > 1) {                                                                              \
+            int64_t t = work / (TENSOR__GEMM_PAR_MIN / 2);                                              \
+            t = t < 4 * threads ? t : 4 * threads;                                                      \
+            j.tasks = t < threads ? threads : t > tiles ? tiles : t;                                    \
+            tensor__parallel_for(threads, 1, tensor__gemm_nt_task_##sfx, &j);                           \
+        } else {                                                                                        \
+            tensor__gemm_nt_task_##sfx(0, 1, &j);                                                       \
+        }                                                                                               \
+    }
+#else
+#define TENSOR__GEMM_NT_DRIVER(sfx, T)
+#endif
+
 /* The problem of one GEMM call: C[m, n] (+)= A[m, k] B[k, n], element (i, j) of C at
    C[i * c_rs + j * c_cs], and the kernel and packing routines chosen for this CPU. */
 #define TENSOR__DEFINE_GEMM_DRIVER(sfx, T, MR, NR, MC, KC, NC)                                           \
     typedef struct {                                                                                    \
         tensor__##sfx##_kernel_fn kern;                                                                 \
+        tensor__##sfx##_kpack_fn kern_pack; /* or NULL */                                               \
         tensor__##sfx##_pack_fn pack_a, pack_b;                                                         \
-        int64_t m, n, k, a_rs, a_cs, b_rs, b_cs, c_rs, c_cs;                                            \
+        int64_t m, n, k, kb, a_rs, a_cs, b_rs, b_cs, c_rs, c_cs;                                        \
         const T *A, *B;                                                                                 \
         T *C;                                                                                           \
         int add;                                                                                        \
     } tensor__gemm_prob_##sfx;                                                                          \
+    static int64_t tensor__gemm_round_##sfx(int64_t x, int64_t unit) { return (x + unit - 1) / unit * unit; } \
+    /* The shared operand (A when a, else B) packed whole, by several threads at once: unit u is   \
+       panels [g * G, g * G + G) of k block b (u = b * groups + g, G = TENSOR__GEMM_UNIT panels),      \
+       written at buf + b * round(m or n) * kb, where the loops below read it. */                     \
+    static void tensor__gemm_pack_unit_##sfx(const tensor__gemm_prob_##sfx *q, bool a, T *buf, int64_t u, int64_t groups) { \
+        int64_t unit = a ? MR : NR, len = a ? q->m : q->n, b = u / groups, g = u % groups;              \
+        int64_t pc = b * q->kb, kc = q->k - pc < q->kb ? q->k - pc : q->kb;                             \
+        int64_t lo = g * TENSOR__GEMM_UNIT * unit, cnt = len - lo < TENSOR__GEMM_UNIT * unit ? len - lo : TENSOR__GEMM_UNIT * unit; \
+        T *dst = buf + b * tensor__gemm_round_##sfx(len, unit) * q->kb + lo * kc;                       \
+        if (a) q->pack_a(dst, q->A + lo * q->a_rs + pc * q->a_cs, cnt, kc, q->a_rs, q->a_cs);           \
+        else q->pack_b(dst, q->B + pc * q->b_rs + lo * q->b_cs, kc, cnt, q->b_rs, q->b_cs);             \
+    }                                                                                                   \
     /* The blocked loops over rows [m0, m1) and columns [n0, n1) of C; pa and pb hold one packed A    \
-       block and one packed B block. */                                                                 \
+       block and one packed B block, or all of A (a_ready: then m0 = 0, m1 = m <= MC) or all of B     \
+       (b_ready: n0 = 0, n1 = n <= NC) from tensor__gemm_pack_unit; then before k block b is used,   \
+       its units ready[b * groups ..] are waited for. */                                                 \
     static void tensor__gemm_serial_##sfx(const tensor__gemm_prob_##sfx *q, int64_t m0, int64_t m1, int64_t n0, int64_t n1, \
-                                          T *pa, T *pb) {                                               \
-        int64_t k = q->k;                                                                               \
+                                          T *pa, T *pb, bool a_ready, bool b_ready, int *ready, int64_t groups) { \
+        int64_t k = q->k, kb = q->kb;                                                                   \
         for (int64_t jc = n0; jc < n1; jc += NC) {                                                      \
             int64_t nc = n1 - jc < NC ? n1 - jc : NC;                                                   \
-            for (int64_t pc = 0; pc < k; pc += KC) {                                                    \
-                int64_t kc = k - pc < KC ? k - pc : KC;                                                 \
+            for (int64_t pc = 0, b = 0; pc < k; pc += kb, b++) {                                        \
+                int64_t kc = k - pc < kb ? k - pc : kb;                                                 \
                 int addk = q->add || pc > 0;                                                            \
-                q->pack_b(pb, q->B + pc * q->b_rs + jc * q->b_cs, kc, nc, q->b_rs, q->b_cs);            \
+                if (ready)                                                                              \
+                    for (int64_t g = 0; g < groups; g++) tensor__gemm_wait(ready + b * groups + g);     \
+                const T *bblk = pb + (b_ready ? b * tensor__gemm_round_##sfx(q->n, NR) * kb : 0);        \
+                /* with a packing kernel, the full panels of a unit-column-stride B are packed by     \
+                   their first use; the edge panel here */                                              \
+                bool fuse = !b_ready && q->kern_pack && q->b_cs == 1;                                   \
+                int64_t nfull = nc - nc % NR;                                                           \
+                if (!b_ready && !fuse) q->pack_b(pb, q->B + pc * q->b_rs + jc * q->b_cs, kc, nc, q->b_rs, q->b_cs); \
+                if (fuse && nfull < nc) q->pack_b(pb + nfull * kc, q->B + pc * q->b_rs + jc + nfull, kc, nc - nfull, q->b_rs, 1); \
                 for (int64_t ic = m0; ic < m1; ic += MC) {                                              \
                     int64_t mc = m1 - ic < MC ? m1 - ic : MC;                                           \
-                    q->pack_a(pa, q->A + ic * q->a_rs + pc * q->a_cs, mc, kc, q->a_rs, q->a_cs);        \
+                    const T *ablk = pa + (a_ready ? b * tensor__gemm_round_##sfx(q->m, MR) * kb : 0);    \
+                    if (!a_ready) q->pack_a(pa, q->A + ic * q->a_rs + pc * q->a_cs, mc, kc, q->a_rs, q->a_cs); \
                     for (int64_t jr = 0; jr < nc; jr += NR) {                                           \
                         int nr = (int)(nc - jr < NR ? nc - jr : NR);                                    \
-                        const T *bp = pb + jr * kc;                                                     \
+                        const T *bp = bblk + jr * kc;                                                   \
                         T *cc = q->C + ic * q->c_rs + (jc + jr) * q->c_cs;                              \
-                        for (int64_t ir = 0; ir < mc; ir += MR)                                         \
-                            q->kern(kc, pa + ir * kc, bp, cc + ir * q->c_rs, q->c_rs, q->c_cs, (int)(mc - ir < MR ? mc - ir : MR), nr, addk); \
+                        int64_t ir = 0;                                                                 \
+                        if (fuse && ic == m0 && jr < nfull) {                                           \
+                            q->kern_pack(kc, ablk, pb + jr * kc, q->B + pc * q->b_rs + jc + jr, q->b_rs, cc, q->c_rs, q->c_cs, \
+                                         (int)(mc < MR ? mc : MR), nr, addk);                           \
+                            ir = MR;                                                                    \
+                        }                                                                               \
+                        for (; ir < mc; ir += MR)                                                       \
+                            q->kern(kc, ablk + ir * kc, bp, cc + ir * q->c_rs, q->c_rs, q->c_cs, (int)(mc - ir < MR ? mc - ir : MR), nr, addk); \
                     }                                                                                   \
                 }                                                                                       \
             }                                                                                           \
         }                                                                                               \
     }                                                                                                   \
-    /* Task t of `tasks` computes the slice t of the split dim (n when split_n, else m), cut at     \
-       panel boundaries, with its own packing buffers in scratch. */                                    \
+    /* The split dim (n when split_n, else m) is cut at panel boundaries into `tasks` slices. Each  \
+       call of the task function is one thread taking part: it takes the next scratch slot, then    \
+       claims slices until none are left, so a thread that starts late takes fewer, and then waits  \
+       (spinning: at most one slice) until every slice is done, so the caller rarely sleeps on the \
+       pool. With `shared`, the operand every slice needs in full (A when split_n) is small: it is  \
+       packed once into `shared`, unit by unit by whichever threads are there, before any slice    \
+       starts, and slices can be many and short. */                                                  \
     typedef struct {                                                                                    \
         const tensor__gemm_prob_##sfx *q;                                                               \
-        T *scratch;                                                                                     \
-        int64_t pa_size, per_task, tasks;                                                               \
-        int split_n;                                                                                    \
+        T *scratch, *shared;                                                                            \
+        int *ready;                                                                                     \
+        int64_t pa_size, per_slot, tasks, units, groups;                                                \
+        int split_n, next_slot, next_unit, next_task, done;                                             \
     } tensor__gemm_job_##sfx;                                                                           \
     static void tensor__gemm_task_##sfx(int64_t begin, int64_t end, void *ctx) {                        \
-        const tensor__gemm_job_##sfx *j = (const tensor__gemm_job_##sfx *)ctx;                          \
+        (void)begin; (void)end;                                                                         \
+        tensor__gemm_job_##sfx *j = (tensor__gemm_job_##sfx *)ctx;                                      \
         const tensor__gemm_prob_##sfx *q = j->q;                                                        \
         int64_t unit = j->split_n ? NR : MR, len = j->split_n ? q->n : q->m;                            \
         int64_t panels = (len + unit - 1) / unit;                                                       \
-        for (int64_t t = begin; t < end; t++) {                                                         \
+        int slot = TENSOR__GEMM_CLAIM(&j->next_slot);                                                   \
+        T *pa = j->scratch + slot * j->per_slot, *pb = pa + j->pa_size;                                 \
+        if (j->shared) {                                                                                \
+            if (j->split_n) pa = j->shared;                                                             \
+            else pb = j->shared;                                                                        \
+            for (;;) {                                                                                  \
+                int64_t u = TENSOR__GEMM_CLAIM(&j->next_unit);                                          \
+                if (u >= j->units) break;                                                               \
+                tensor__gemm_pack_unit_##sfx(q, j->split_n != 0, j->shared, u, j->groups);            \
+                tensor__gemm_set(j->ready + u);                                                         \
+            }                                                                                           \
+        }                                                                                               \
+        for (;;) {                                                                                      \
+            int64_t t = TENSOR__GEMM_CLAIM(&j->next_task);                                              \
+            if (t >= j->tasks) break;                                                                   \
             int64_t lo = panels * t / j->tasks * unit, hi = panels * (t + 1) / j->tasks * unit;         \
             if (hi > len) hi = len;                                                                     \
-            if (lo >= hi) continue;                                                                     \
-            T *pa = j->scratch + t * j->per_task, *pb = pa + j->pa_size;                                \
-            if (j->split_n) tensor__gemm_serial_##sfx(q, 0, q->m, lo, hi, pa, pb);                      \
-            else tensor__gemm_serial_##sfx(q, lo, hi, 0, q->n, pa, pb);                                 \
+            bool sh = j->shared != NULL;                                                                \
+            if (lo < hi) {                                                                              \
+                if (j->split_n) tensor__gemm_serial_##sfx(q, 0, q->m, lo, hi, pa, pb, sh, false, j->ready, j->groups); \
+                else tensor__gemm_serial_##sfx(q, lo, hi, 0, q->n, pa, pb, false, sh, j->ready, j->groups); \
+            }                                                                                           \
+            TENSOR__GEMM_CLAIM(&j->done);                                                               \
         }                                                                                               \
+        tensor__gemm_wait_count(&j->done, (int)j->tasks);                                               \
     }                                                                                                   \
-    static int64_t tensor__gemm_round_##sfx(int64_t x, int64_t unit) { return (x + unit - 1) / unit * unit; } \
+    TENSOR__GEMM_NT_DRIVER(sfx, T)                                                                      \
     /* The fraction of a tile grid's work that lands inside an m x n result. */                        \
     static double tensor__gemm_fill_##sfx(int64_t m, int64_t n) {                                       \
         return (double)(m * n) / (double)(tensor__gemm_round_##sfx(m, MR) * tensor__gemm_round_##sfx(n, NR)); \
@@ -4823,29 +5071,51 @@ static TENSOR__UNUSED bool tensor__gemm_has_avx2(void) {
             x = c_rs; c_rs = c_cs; c_cs = x;                                                            \
         }                                                                                               \
         q.kern = tensor__gemm_kernel_scalar_##sfx;                                                      \
+        q.kern_pack = NULL;                                                                             \
         q.pack_a = tensor__gemm_pack_a_##sfx;                                                           \
         q.pack_b = tensor__gemm_pack_b_##sfx;                                                           \
         TENSOR__GEMM_PICK_##sfx(q);                                                                     \
         q.m = m; q.n = n; q.k = k; q.A = A; q.B = B; q.C = C; q.add = add;                              \
         q.a_rs = a_rs; q.a_cs = a_cs; q.b_rs = b_rs; q.b_cs = b_cs; q.c_rs = c_rs; q.c_cs = c_cs;       \
+        TENSOR__GEMM_TRY_NT(sfx);                                                                       \
+        /* k in equal blocks of at most KC (784 = 4 x 196, not 3 x 256 + 16: a thin last block      \
+           would pay C's loads and stores for few multiply-adds) */                                    \
+        q.kb = (k + (k + KC - 1) / KC - 1) / ((k + KC - 1) / KC);                                       \
         tensor__gemm_job_##sfx j;                                                                       \
+        memset(&j, 0, sizeof j);                                                                        \
         j.q = &q;                                                                                       \
         int64_t mp = (m + MR - 1) / MR, np = (n + NR - 1) / NR, work = m * n * k;                        \
         int64_t threads = tensor_get_num_threads();                                                     \
         if (threads > work / TENSOR__GEMM_PAR_MIN) threads = work / TENSOR__GEMM_PAR_MIN;               \
+        if (threads < 1) threads = 1;                                                                   \
         /* split the dim whose operand is cheaper to pack twice (n: each thread packs all of A) */      \
         j.split_n = np >= 2 && (n >= m || mp < 2);                                                      \
-        int64_t cap = j.split_n ? np : mp;                                                              \
-        j.tasks = threads < 1 ? 1 : threads > cap ? cap : threads;                                      \
-        /* the largest slice a task gets, and the blocks it packs */                                    \
+        int64_t cap = j.split_n ? np : mp, rows = tensor__gemm_round_##sfx(m, MR), cols = tensor__gemm_round_##sfx(n, NR); \
+        int64_t nkb = (k + q.kb - 1) / q.kb;                                                            \
+        if (threads > cap) threads = cap;                                                               \
+        bool shared = threads > 1 && (j.split_n ? m <= MC && rows * q.kb * nkb <= TENSOR__GEMM_SHARED_MAX \
+                                                : n <= NC && cols * q.kb * nkb <= TENSOR__GEMM_SHARED_MAX); \
+        /* slices: one per thread, or with a shared operand several, of at least PAR_MIN / 2 */       \
+        j.tasks = threads;                                                                              \
+        if (shared) {                                                                                   \
+            int64_t t = work / (TENSOR__GEMM_PAR_MIN / 2);                                              \
+            t = t < 4 * threads ? t : 4 * threads;                                                      \
+            j.tasks = t < threads ? threads : t > cap ? cap : t;                                        \
+            j.groups = ((j.split_n ? mp : np) + TENSOR__GEMM_UNIT - 1) / TENSOR__GEMM_UNIT;             \
+            j.units = nkb * j.groups;                                                                   \
+        }                                                                                               \
+        /* each slot: an A block, then a B block (on a cache line, with some slack); then the shared  \
+           operand and its ready flags */                                                               \
+        int64_t line = 64 / (int64_t)sizeof(T), kc = k < KC ? k : KC;                                  \
         int64_t ms = j.split_n ? m : (mp + j.tasks - 1) / j.tasks * MR;                                 \
         int64_t ns = j.split_n ? (np + j.tasks - 1) / j.tasks * NR : n;                                 \
-        int64_t kc = k < KC ? k : KC, line = 64 / (int64_t)sizeof(T);                                   \
-        int64_t mc = tensor__gemm_round_##sfx(ms < MC ? ms : MC, MR), nc = tensor__gemm_round_##sfx(ns < NC ? ns : NC, NR); \
-        /* + slack for the overlapping stores of the packing; B starts on a cache line */              \
-        j.pa_size = tensor__gemm_round_##sfx(mc * kc + 16, line);                                       \
-        j.per_task = j.pa_size + tensor__gemm_round_##sfx(nc * kc + 16, line);                          \
-        j.scratch = (T *)tensor__alloc_aligned((size_t)(j.per_task * j.tasks) * sizeof(T));             \
+        int64_t asz = shared && j.split_n ? 0 : tensor__gemm_round_##sfx(ms < MC ? ms : MC, MR) * kc;  \
+        int64_t bsz = shared && !j.split_n ? 0 : tensor__gemm_round_##sfx(ns < NC ? ns : NC, NR) * kc; \
+        int64_t ssz = shared ? tensor__gemm_round_##sfx((j.split_n ? rows : cols) * q.kb * nkb + 16, line) : 0; \
+        j.pa_size = tensor__gemm_round_##sfx(asz + 16, line);                                           \
+        j.per_slot = j.pa_size + tensor__gemm_round_##sfx(bsz + 16, line);                              \
+        size_t bytes = (size_t)(j.per_slot * threads + ssz) * sizeof(T) + (size_t)j.units * sizeof(int); \
+        j.scratch = (T *)tensor__alloc_aligned(bytes);                                                  \
         if (!j.scratch) { /* no memory for panels: the plain loop needs none */                         \
             for (int64_t i = 0; i < m; i++)                                                             \
                 for (int64_t c = 0; c < n; c++) {                                                       \
@@ -4856,19 +5126,66 @@ static TENSOR__UNUSED bool tensor__gemm_has_avx2(void) {
                 }                                                                                       \
             return;                                                                                     \
         }                                                                                               \
-        if (j.tasks > 1) tensor__parallel_for(j.tasks, 1, tensor__gemm_task_##sfx, &j);                 \
+        if (shared) {                                                                                   \
+            j.shared = j.scratch + j.per_slot * threads;                                                \
+            j.ready = (int *)(void *)(j.shared + ssz);                                                  \
+            memset(j.ready, 0, (size_t)j.units * sizeof(int));                                          \
+        }                                                                                               \
+        if (threads > 1) tensor__parallel_for(threads, 1, tensor__gemm_task_##sfx, &j);                 \
         else tensor__gemm_task_##sfx(0, 1, &j);                                                         \
         tensor__free_aligned(j.scratch);                                                                \
     }
 
+/* A row-major A and column-major B take the unpacked path where packing would cost the most
+   against the multiply-adds: few rows of A (every packed B panel would serve few A panels: a
+   linear layer's batch), few columns of B (up to a moderate m, whose rows stay in L2 while B's
+   columns pass), or a matrix-vector product; k must be long enough to pay the lane sums. Measured
+   here against the packed path: 64 x 256 x 784 106 vs 93 GFLOP/s, 1 x 512 x 512 30 vs 8; the
+   packed path keeps 96 x 96 x 96 (95 vs 84) and 2048 x 64 x 1024 (97 vs 86). */
+#if TENSOR__GEMM_AVX2
+#define TENSOR__GEMM_TRY_NT(sfx)                                                                         \
+    if (a_cs == 1 && b_rs == 1 && tensor__gemm_has_avx2() &&                                            \
+        ((k >= 16 && (m <= 4 || n <= 4)) || (k >= 128 && (m <= 64 || (n <= 64 && m <= 512))))) {        \
+        tensor__gemm_nt_##sfx(&q);                                                                      \
+        return;                                                                                         \
+    }
+#else
+#define TENSOR__GEMM_TRY_NT(sfx)
+#endif
+#ifndef TENSOR__GEMM_NT_MB
+#define TENSOR__GEMM_NT_MB 128 /* rows of A per block: 128 x KD bytes in L2 */
+#endif
+#ifndef TENSOR__GEMM_NT_KD
+#define TENSOR__GEMM_NT_KD 4096 /* bytes of k per block: 4 columns of B in 16 KiB of L1 */
+#endif
+
+/* Claims the next index of a counter shared by the threads of one GEMM (the count of finished
+   slices too: acq_rel, so whoever sees the count sees the slices' results). */
+#if TENSOR__HAVE_THREADS
+#define TENSOR__GEMM_CLAIM(p) __atomic_fetch_add(p, 1, __ATOMIC_ACQ_REL)
+#else
+#define TENSOR__GEMM_CLAIM(p) ((*(p))++)
+#endif
+#ifndef TENSOR__GEMM_UNIT
+#define TENSOR__GEMM_UNIT 8 /* panels per unit of shared packing */
+#endif
+/* A shared operand (see tensor__gemm_task) of at most this many elements is packed whole by
+   every thread: it stays in the thread's L2 next to the B panels passing through. */
+#ifndef TENSOR__GEMM_SHARED_MAX
+#define TENSOR__GEMM_SHARED_MAX ((int64_t)1 << 17)
+#endif
+
 typedef tensor__sgemm_kernel_fn tensor__f32_kernel_fn;
 typedef tensor__dgemm_kernel_fn tensor__f64_kernel_fn;
 typedef tensor__spack_fn tensor__f32_pack_fn;
+typedef void (*tensor__f32_kpack_fn)(int64_t kc, const float *a, float *b, const float *bsrc, int64_t bs, float *C, int64_t rs, int64_t cs, int mr, int nr, int add);
+typedef void (*tensor__f64_kpack_fn)(int64_t kc, const double *a, double *b, const double *bsrc, int64_t bs, double *C, int64_t rs, int64_t cs, int mr, int nr, int add);
 typedef tensor__dpack_fn tensor__f64_pack_fn;
 #if TENSOR__GEMM_AVX2
 #define TENSOR__GEMM_PICK_f32(q)                                                                         \
     if (tensor__gemm_has_avx2()) {                                                                      \
         q.kern = tensor__gemm_kernel_avx2_f32;                                                          \
+        q.kern_pack = tensor__gemm_kernel_pack_avx2_f32;                                                \
         q.pack_a = tensor__gemm_pack_a_avx2_f32;                                                        \
         q.pack_b = tensor__gemm_pack_b_avx2_f32;                                                        \
     }
