@@ -24,14 +24,12 @@ static void *tensor__scratch(const char *fn, size_t n) {
     return p;
 }
 
-/* out[n, m] = A[n, k] @ B[k, m]. Rows of A, B and out are contiguous, ld* elements apart. The
+/* out[n, m] = A[n, k] @ B[k, m] for the integer dtypes (as uint64_t: unsigned arithmetic wraps
+   like PyTorch's integer matmul). Rows of A, B and out are contiguous, ld* elements apart. The
    loops run i-k-j so the innermost loop streams a row of B into a row of out (the compiler
    vectorizes it); B is walked in KB x NB blocks that stay in cache while every row of A passes
-   over them, and four rows of B are folded per pass over the out row. The vector part of a row
-   runs to a multiple of 16 and a scalar loop does the rest: with the trip count a known multiple
-   of the vector width (and TENSOR__IVDEP), gcc's -O2 cost model vectorizes it too. The uint64_t
-   instance serves the integer dtypes: unsigned arithmetic wraps like PyTorch's integer matmul.
-   (A packed, register-tiled, threaded GEMM replaces this with the CPU speed work.) */
+   over them, and four rows of B are folded per pass over the out row. f32 and f64 go through the
+   packed GEMM of >>gemm instead. */
 #define TENSOR__GEMM_NB 256
 #define TENSOR__GEMM_KB 128
 #define TENSOR__DEFINE_GEMM(sfx, T)                                                                      \
@@ -64,8 +62,6 @@ static void *tensor__scratch(const char *fn, size_t n) {
             }                                                                                           \
         }                                                                                               \
     }
-TENSOR__DEFINE_GEMM(f32, float)
-TENSOR__DEFINE_GEMM(f64, double)
 TENSOR__DEFINE_GEMM(u64, uint64_t)
 
 /* The compute dtype of the packed kernels for an output dtype: f32 for f32/f16/bf16, f64 for
@@ -74,11 +70,20 @@ static tensor_dtype tensor__gemm_dtype(tensor_dtype d) {
     return d == TENSOR_F64 ? TENSOR_F64 : tensor__is_float(d) ? TENSOR_F32 : TENSOR_I64;
 }
 
+/* out[n, m] (+)= A[n, k] @ B[k, m] in compute dtype ct, element (i, p) of A at A[i * a_rs + p * a_cs],
+   (p, j) of B at B[p * b_rs + j * b_cs], (i, j) of out at out[i * o_rs + j * o_cs]. add: accumulate
+   into out. The integer dtypes need a_cs = b_cs = o_cs = 1 and add = false. */
+static void tensor__gemm_strided(tensor_dtype ct, int64_t n, int64_t m, int64_t k, const void *A, int64_t a_rs, int64_t a_cs,
+                                 const void *B, int64_t b_rs, int64_t b_cs, void *out, int64_t o_rs, int64_t o_cs, bool add) {
+    if (ct == TENSOR_F32) tensor__gemm_f32s(n, m, k, (const float *)A, a_rs, a_cs, (const float *)B, b_rs, b_cs, (float *)out, o_rs, o_cs, add);
+    else if (ct == TENSOR_F64) tensor__gemm_f64s(n, m, k, (const double *)A, a_rs, a_cs, (const double *)B, b_rs, b_cs, (double *)out, o_rs, o_cs, add);
+    else tensor__gemm_u64(n, m, k, (const uint64_t *)A, a_rs, (const uint64_t *)B, b_rs, (uint64_t *)out, o_rs);
+}
+
+/* out[n, m] = A[n, k] @ B[k, m] with contiguous rows, ld* elements apart. */
 static void tensor__gemm(tensor_dtype ct, int64_t n, int64_t m, int64_t k, const void *A, int64_t lda,
                          const void *B, int64_t ldb, void *out, int64_t ldo) {
-    if (ct == TENSOR_F32) tensor__gemm_f32(n, m, k, (const float *)A, lda, (const float *)B, ldb, (float *)out, ldo);
-    else if (ct == TENSOR_F64) tensor__gemm_f64(n, m, k, (const double *)A, lda, (const double *)B, ldb, (double *)out, ldo);
-    else tensor__gemm_u64(n, m, k, (const uint64_t *)A, lda, (const uint64_t *)B, ldb, (uint64_t *)out, ldo);
+    tensor__gemm_strided(ct, n, m, k, A, lda, 1, B, ldb, 1, out, ldo, 1, false);
 }
 
 /* dst[r * cols + q] = src[r * rs + q * cs] (strides in elements of sd) converted to ct. */
@@ -174,10 +179,48 @@ static void tensor__matmul_reference(tensor__call *c, const tensor__mm_geom *g) 
     }
 }
 
-/* The fast path: per batch, each operand is used in place when it already has contiguous rows of
-   the compute dtype, else packed (once per distinct batch offset, so an operand broadcast over the
-   batch is packed once); then one GEMM into the output (or a compute-dtype buffer for f16/bf16
-   and the narrow integer dtypes). */
+/* The element offsets of batch bi's matrices of a and b. */
+static void tensor__mm_batch_offsets(const tensor__mm_geom *g, int64_t bi, int64_t *ao, int64_t *bo) {
+    int64_t ra = 0, rb = 0;
+    for (int d = g->nb - 1; d >= 0; d--) {
+        int64_t i = bi % g->bshape[d];
+        bi /= g->bshape[d];
+        ra += i * g->a_bs[d];
+        rb += i * g->b_bs[d];
+    }
+    *ao = ra;
+    *bo = rb;
+}
+
+/* A range of batches of an f32/f64 matmul whose operands and output all have the compute dtype:
+   one strided GEMM per batch, straight from the operands' storage into the output. */
+typedef struct {
+    const tensor__mm_geom *g;
+    tensor_dtype ct;
+    const char *a, *b; /* element 0 of a and b */
+    char *o;
+} tensor__mm_job;
+
+static void tensor__mm_batches(int64_t begin, int64_t end, void *ctx) {
+    const tensor__mm_job *j = (const tensor__mm_job *)ctx;
+    const tensor__mm_geom *g = j->g;
+    size_t cs = tensor__dtype_sizes[j->ct];
+    for (int64_t bi = begin; bi < end; bi++) {
+        int64_t ao, bo;
+        tensor__mm_batch_offsets(g, bi, &ao, &bo);
+        tensor__gemm_strided(j->ct, g->n, g->m, g->k, j->a + (size_t)ao * cs, g->a_rs, g->a_cs, j->b + (size_t)bo * cs, g->b_rs, g->b_cs,
+                             j->o + (size_t)(bi * g->n * g->m) * cs, g->m, 1, false);
+    }
+}
+
+/* The fast path. f32/f64: every transposition and batch broadcast is a stride pattern of the
+   GEMM, so operands are read in place. When b is shared by every batch and a's batches are
+   evenly spaced rows (x [B, T, C] @ w [C, O]) the batches fold into one tall GEMM; otherwise
+   there is one GEMM per batch, and batches too small for the GEMM to thread itself are spread
+   over the threads instead. Other dtypes (f16/bf16 compute in f32, integers in i64): each operand
+   is converted (or, for an integer operand with strided rows, packed) into a contiguous
+   compute-dtype buffer once per distinct batch offset, then one GEMM per batch into the output
+   (or a compute-dtype buffer converted back). */
 static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
     const tensor *a = c->in[0], *b = c->in[1];
     tensor *out = c->out;
@@ -185,6 +228,36 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
     int64_t n = g->n, m = g->m, k = g->k;
     size_t cs = tensor__dtype_sizes[ct], eo = tensor__dtype_sizes[dt];
     int64_t ea = (int64_t)tensor__dtype_sizes[a->dtype], eb = (int64_t)tensor__dtype_sizes[b->dtype];
+    if (ct != TENSOR_I64 && a->dtype == ct && b->dtype == ct && dt == ct) {
+        tensor__mm_geom fg = *g;
+        /* rs: the stride of the folded rows; next: where the next batch dim must step */
+        bool fold = fg.batches > 1, have = n > 1;
+        int64_t rs = fg.a_rs, next = n * fg.a_rs;
+        for (int d = fg.nb - 1; d >= 0 && fold; d--) {
+            if (fg.bshape[d] == 1) continue;
+            if (!have) { rs = fg.a_bs[d]; next = rs; have = true; } /* one row per batch: its batch stride */
+            fold = fg.b_bs[d] == 0 && fg.a_bs[d] == next;
+            next *= fg.bshape[d];
+        }
+        if (fold) { /* n * batches rows of a, rs apart, against one b */
+            fg.n = n * fg.batches;
+            fg.a_rs = rs;
+            fg.nb = 0;
+            fg.batches = 1;
+        }
+        tensor__mm_job j;
+        j.g = &fg;
+        j.ct = ct;
+        j.a = (const char *)a->storage->data + a->offset * ea;
+        j.b = (const char *)b->storage->data + b->offset * eb;
+        j.o = tensor__data(out);
+        int64_t per = fg.n * m * k;
+        if (fg.batches > 1 && !tensor__gemm_threads_itself(fg.n, m, k))
+            tensor__parallel_for(fg.batches, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, tensor__mm_batches, &j);
+        else
+            tensor__mm_batches(0, fg.batches, &j);
+        return 0;
+    }
     bool a_direct = a->dtype == ct && (g->a_cs == 1 || k == 1);
     bool b_direct = b->dtype == ct && (g->b_cs == 1 || m == 1);
     bool o_direct = dt == ct;
@@ -195,11 +268,13 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
         tensor__free_aligned(pa); tensor__free_aligned(pb); tensor__free_aligned(po);
         return 1;
     }
-    int64_t idx[TENSOR_MAX_DIMS] = {0}, last_a = -1, last_b = -1;
+    int64_t last_a = -1, last_b = -1;
     char *o = tensor__data(out);
     for (int64_t bi = 0; bi < g->batches; bi++) {
-        int64_t ao = a->offset, bo = b->offset;
-        for (int d = 0; d < g->nb; d++) { ao += idx[d] * g->a_bs[d]; bo += idx[d] * g->b_bs[d]; }
+        int64_t ao, bo;
+        tensor__mm_batch_offsets(g, bi, &ao, &bo);
+        ao += a->offset;
+        bo += b->offset;
         const char *sa = (const char *)a->storage->data + ao * ea, *sb = (const char *)b->storage->data + bo * eb;
         if (!a_direct && ao != last_a) tensor__pack(pa, ct, sa, a->dtype, n, k, g->a_rs, g->a_cs);
         if (!b_direct && bo != last_b) tensor__pack(pb, ct, sb, b->dtype, k, m, g->b_rs, g->b_cs);
@@ -209,7 +284,6 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
         tensor__gemm(ct, n, m, k, a_direct ? (const void *)sa : pa, a_direct ? g->a_rs : k,
                      b_direct ? (const void *)sb : pb, b_direct ? g->b_rs : m, o_direct ? (void *)dst : po, m);
         if (!o_direct) tensor__unpack(dst, dt, po, ct, n * m);
-        tensor__next_index(g->nb, g->bshape, idx);
     }
     tensor__free_aligned(pa);
     tensor__free_aligned(pb);
@@ -958,36 +1032,83 @@ TENSOR__DEFINE_IM2COL(f64, double)
 TENSOR__DEFINE_COL2IM(f32, float)
 TENSOR__DEFINE_COL2IM(f64, double)
 
-/* The fast path: x and w as contiguous compute-dtype tensors (f32, or f64 for f64), then per
-   image and group out[Og, oH*oW] = w_g[Og, Cg*kH*kW] @ cols[Cg*kH*kW, oH*oW]. A 1x1 kernel with
-   stride 1 and no padding multiplies x itself. */
+/* A range of images of a convolution's fast path, in the compute dtype ct (f32, or f64 for f64)
+   on contiguous buffers. Each chunk im2cols into a buffer of its own, so the images spread over
+   the threads when their GEMMs are too small to thread themselves (tensor__conv_images). */
+typedef struct {
+    const tensor__conv_geom *g;
+    tensor_dtype ct;
+    bool direct;               /* 1x1 kernel, stride 1, no padding: cols is x itself */
+    const char *x, *w, *gc;    /* x [N, C, H, W], w [O, Cg, kH, kW], backward: gc [N, O, oH * oW] */
+    char *out;                 /* forward: out [N, O, oH * oW]; backward: gx [N, C, H, W] or NULL */
+    char *gw;                  /* backward: gw [O, Cg * kH * kW] sums, one per chunk, or NULL */
+    int slot, failed;          /* the next chunk's gw sum; set when a chunk had no memory */
+} tensor__conv_job;
+
+static void *tensor__conv_cols(tensor__conv_job *j) {
+    const tensor__conv_geom *g = j->g;
+    if (j->direct) return NULL;
+    void *cols = tensor__alloc_aligned((size_t)(g->C / g->groups * g->kH * g->kW * g->oH * g->oW) * tensor__dtype_sizes[j->ct]);
+    if (!cols) TENSOR__ATOMIC_SET(&j->failed, 1);
+    return cols;
+}
+
+static const char *tensor__conv_im2col(const tensor__conv_job *j, void *cols, const char *xg) {
+    if (j->direct) return xg;
+    if (j->ct == TENSOR_F32) tensor__im2col_f32((float *)cols, (const float *)xg, j->g, j->g->C / j->g->groups);
+    else tensor__im2col_f64((double *)cols, (const double *)xg, j->g, j->g->C / j->g->groups);
+    return (const char *)cols;
+}
+
+/* Per image and group: out[Og, P] = w_g[Og, K] @ cols[K, P] (P = oH * oW, K = Cg * kH * kW). */
+static void tensor__conv_fwd_images(int64_t begin, int64_t end, void *ctx) {
+    tensor__conv_job *j = (tensor__conv_job *)ctx;
+    const tensor__conv_geom *g = j->g;
+    size_t cs = tensor__dtype_sizes[j->ct];
+    int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW;
+    void *cols = tensor__conv_cols(j);
+    if (!j->direct && !cols) return;
+    for (int64_t n = begin; n < end; n++)
+        for (int64_t grp = 0; grp < g->groups; grp++) {
+            const char *B = tensor__conv_im2col(j, cols, j->x + (size_t)((n * g->C + grp * Cg) * g->H * g->W) * cs);
+            tensor__gemm(j->ct, Og, P, K, j->w + (size_t)(grp * Og * K) * cs, K, B, P, j->out + (size_t)((n * g->O + grp * Og) * P) * cs, P);
+        }
+    tensor__free_aligned(cols);
+}
+
+/* Runs fn over the N images: spread over the threads unless one image's GEMM (Og x P x K)
+   threads itself. */
+static void tensor__conv_images(tensor__range_fn fn, tensor__conv_job *j) {
+    const tensor__conv_geom *g = j->g;
+    int64_t Og = g->O / g->groups, K = g->C / g->groups * g->kH * g->kW, P = g->oH * g->oW;
+    int64_t per = g->O * K * P; /* multiply-adds per image */
+    if (g->N > 1 && !tensor__gemm_threads_itself(Og, P, K)) tensor__parallel_for(g->N, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, fn, j);
+    else fn(0, g->N, j);
+}
+
+/* The fast path: x and w as contiguous compute-dtype tensors, then tensor__conv_fwd_images. */
 static int tensor__conv_fast(tensor__call *c, const tensor__conv_geom *g) {
     tensor *x = c->in[0], *w = c->in[1], *bias = c->in[2], *out = c->out;
     tensor_dtype ct = tensor__gemm_dtype(x->dtype);
-    size_t cs = tensor__dtype_sizes[ct];
-    int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW;
-    bool direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+    int64_t P = g->oH * g->oW;
     bool x_ok = x->dtype == ct && tensor__contiguous(x), w_ok = w->dtype == ct && tensor__contiguous(w);
     tensor *xc = x_ok ? NULL : tensor__contiguous_copy(c->fn, x, ct);
     tensor *wc = w_ok ? NULL : tensor__contiguous_copy(c->fn, w, ct);
     tensor *oc = out->dtype == ct ? NULL : tensor__new_like(c->fn, out, ct);
-    void *cols = direct ? NULL : tensor__scratch(c->fn, (size_t)(K * P) * cs);
-    int rc = (!x_ok && !xc) || (!w_ok && !wc) || (out->dtype != ct && !oc) || (!direct && !cols);
+    int rc = (!x_ok && !xc) || (!w_ok && !wc) || (out->dtype != ct && !oc);
     if (!rc) {
-        const char *xd = tensor__data(xc ? xc : x), *wd = tensor__data(wc ? wc : w);
-        char *od = tensor__data(oc ? oc : out);
-        for (int64_t n = 0; n < g->N; n++)
-            for (int64_t grp = 0; grp < g->groups; grp++) {
-                const char *xg = xd + (size_t)((n * g->C + grp * Cg) * g->H * g->W) * cs;
-                const void *B = xg;
-                if (!direct) {
-                    if (ct == TENSOR_F32) tensor__im2col_f32((float *)cols, (const float *)xg, g, Cg);
-                    else tensor__im2col_f64((double *)cols, (const double *)xg, g, Cg);
-                    B = cols;
-                }
-                tensor__gemm(ct, Og, P, K, wd + (size_t)(grp * Og * K) * cs, K, B, P, od + (size_t)((n * g->O + grp * Og) * P) * cs, P);
-            }
-        if (bias) {
+        tensor__conv_job j;
+        memset(&j, 0, sizeof j);
+        j.g = g;
+        j.ct = ct;
+        j.direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+        j.x = tensor__data(xc ? xc : x);
+        j.w = tensor__data(wc ? wc : w);
+        j.out = tensor__data(oc ? oc : out);
+        char *od = j.out;
+        tensor__conv_images(tensor__conv_fwd_images, &j);
+        if (j.failed) rc = (tensor__fail(c->fn, "out of memory allocating im2col scratch"), 1);
+        if (!rc && bias) {
             int64_t eb = (int64_t)tensor__dtype_sizes[bias->dtype];
             for (int64_t o = 0; o < g->O; o++) {
                 double bv = tensor__load_f64((const char *)bias->storage->data + (bias->offset + o * bias->strides[0]) * eb, bias->dtype);
@@ -998,12 +1119,11 @@ static int tensor__conv_fast(tensor__call *c, const tensor__conv_geom *g) {
                 }
             }
         }
-        if (oc) tensor__copy_into(out, oc);
+        if (!rc && oc) tensor__copy_into(out, oc);
     }
     tensor_free(xc);
     tensor_free(wc);
     tensor_free(oc);
-    tensor__free_aligned(cols);
     return rc;
 }
 
@@ -1797,22 +1917,55 @@ static void tensor__add_to(void *d, const void *t, int64_t n, tensor_dtype ct) {
     else tensor__add_row_f64((double *)d, (const double *)t, n);
 }
 
-/* The fast path, in the compute dtype ct (f32, or f64 for f64) with the forward's machinery. gc:
-   the gradient [N, O, P] (P = oH * oW), contiguous ct. Per image n and group:
-     gx: cols[K, P] = w_g^T[K, Og] @ gc_ng[Og, P], then col2im adds cols into gx_ng [Cg, H, W]
-         (a 1x1 kernel with stride 1 and no padding writes gx_ng itself);
-     gw: with cols = im2col(x_ng) [K, P], gw_g^T[K, Og] += cols @ gc_ng^T[P, Og], transposed into
-         gw at the end; when Og is small (under 16 and under K) gw_g[Og, K] += gc_ng @ cols^T[P, K]
-         instead, so the GEMM's inner loop runs over the longer dim (conv1 of a CNN: K = 9, Og = 32);
-     gb: the sum of gc over n and p, in double.
-   gx, gw, gb are contiguous ct buffers of x's, w's and [O]'s size, or NULL. Returns 0, or 1 after
-   recording an error. */
+/* Per image and group (gc_ng = gc[n, grp * Og.., :] [Og, P]):
+     gx: cols[K, P] = w_g^T[K, Og] @ gc_ng (w_g read transposed through strides), then col2im adds
+         cols into gx_ng [Cg, H, W] (a 1x1 kernel with stride 1 and no padding writes gx_ng itself);
+     gw: cols = im2col(x_ng) [K, P]; sum_g[Og, K] += gc_ng @ cols^T (cols read transposed), into
+         this chunk's own sum (the first chunk's is gw itself). */
+static void tensor__conv_bwd_images(int64_t begin, int64_t end, void *ctx) {
+    tensor__conv_job *j = (tensor__conv_job *)ctx;
+    const tensor__conv_geom *g = j->g;
+    size_t cs = tensor__dtype_sizes[j->ct];
+    int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW, X = Cg * g->H * g->W;
+#if TENSOR__HAVE_THREADS
+    int slot = __atomic_fetch_add(&j->slot, 1, __ATOMIC_RELAXED);
+#else
+    int slot = j->slot++;
+#endif
+    char *gw = j->gw ? j->gw + (size_t)(slot * g->O * K) * cs : NULL;
+    void *cols = tensor__conv_cols(j);
+    if (!j->direct && !cols) return;
+    for (int64_t n = begin; n < end; n++) {
+        if (j->out && !j->direct) memset(j->out + (size_t)(n * g->C * g->H * g->W) * cs, 0, (size_t)(g->C * g->H * g->W) * cs);
+        for (int64_t grp = 0; grp < g->groups; grp++) {
+            const char *gng = j->gc + (size_t)((n * g->O + grp * Og) * P) * cs;
+            size_t xoff = (size_t)((n * g->groups + grp) * X) * cs;
+            if (j->out) {
+                char *xg = j->out + xoff;
+                tensor__gemm_strided(j->ct, K, P, Og, j->w + (size_t)(grp * Og * K) * cs, 1, K, gng, P, 1, j->direct ? (void *)xg : cols, P, 1, false);
+                if (!j->direct) {
+                    if (j->ct == TENSOR_F32) tensor__col2im_f32((float *)xg, (const float *)cols, g, Cg);
+                    else tensor__col2im_f64((double *)xg, (const double *)cols, g, Cg);
+                }
+            }
+            if (gw) {
+                const char *B = tensor__conv_im2col(j, cols, j->x + xoff);
+                tensor__gemm_strided(j->ct, Og, K, P, gng, P, 1, B, 1, P, gw + (size_t)(grp * Og * K) * cs, K, 1, true);
+            }
+        }
+    }
+    tensor__free_aligned(cols);
+}
+
+/* The fast path, in the compute dtype ct (f32, or f64 for f64) with the forward's machinery: gc is
+   the gradient [N, O, P] (P = oH * oW), contiguous ct; gx and gw come from
+   tensor__conv_bwd_images, spread over the images like the forward; gb is the sum of gc over n
+   and p, in double. gx, gw, gb are contiguous ct buffers of x's, w's and [O]'s size, or NULL.
+   Returns 0, or 1 after recording an error. */
 static int tensor__conv_backward_fast(const char *fn, const tensor *x, const tensor *w, const char *gc, const tensor__conv_geom *g, tensor_dtype ct,
                                       void *gx, void *gw, void *gb) {
     size_t cs = tensor__dtype_sizes[ct];
-    int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW;
-    int64_t X = Cg * g->H * g->W; /* elements of one image's group of x */
-    bool direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+    int64_t K = g->C / g->groups * g->kH * g->kW, P = g->oH * g->oW;
     bool f32 = ct == TENSOR_F32;
     if (gb)
         for (int64_t o = 0; o < g->O; o++) {
@@ -1825,71 +1978,41 @@ static int tensor__conv_backward_fast(const char *fn, const tensor *x, const ten
             else ((double *)gb)[o] = acc;
         }
     if (!gx && !gw) return 0;
-    bool transposed = Og >= 16 || Og >= K;
     tensor *xc = NULL, *wc = NULL;
-    void *cols = NULL, *tr = NULL, *tmp = NULL, *acc = NULL, *wt = NULL;
+    int64_t slots = tensor_get_num_threads(), wn = g->O * K;
     int rc = 0;
-    if (gw) {
-        if (!(x->dtype == ct && tensor__contiguous(x))) rc |= !(xc = tensor__contiguous_copy(fn, x, ct));
-        rc |= !(tr = tensor__scratch(fn, (size_t)(P * (transposed ? Og : K)) * cs));
-        rc |= !(tmp = tensor__scratch(fn, (size_t)(Og * K) * cs));
-        if (transposed) rc |= !(acc = tensor__scratch(fn, (size_t)(g->O * K) * cs));
-    }
-    if (gx) {
-        if (!(w->dtype == ct && tensor__contiguous(w))) rc |= !(wc = tensor__contiguous_copy(fn, w, ct));
-        rc |= !(wt = tensor__scratch(fn, (size_t)(g->O * K) * cs));
-    }
-    if (!direct) rc |= !(cols = tensor__scratch(fn, (size_t)(K * P) * cs));
-    if (!rc && gx) {
-        /* w_g^T [K, Og] of every group, side by side */
-        const char *wd = tensor__data(wc ? wc : w);
-        for (int64_t grp = 0; grp < g->groups; grp++)
-            tensor__pack((char *)wt + (size_t)(grp * K * Og) * cs, ct, wd + (size_t)(grp * Og * K) * cs, ct, K, Og, 1, K);
-        if (!direct) memset(gx, 0, (size_t)(g->N * g->C * g->H * g->W) * cs);
-        for (int64_t n = 0; n < g->N; n++)
-            for (int64_t grp = 0; grp < g->groups; grp++) {
-                const char *gng = gc + (size_t)((n * g->O + grp * Og) * P) * cs;
-                char *xg = (char *)gx + (size_t)((n * g->groups + grp) * X) * cs;
-                tensor__gemm(ct, K, P, Og, (const char *)wt + (size_t)(grp * K * Og) * cs, Og, gng, P, direct ? (void *)xg : cols, P);
-                if (direct) continue;
-                if (f32) tensor__col2im_f32((float *)xg, (const float *)cols, g, Cg);
-                else tensor__col2im_f64((double *)xg, (const double *)cols, g, Cg);
+    if (gw && !(x->dtype == ct && tensor__contiguous(x))) rc |= !(xc = tensor__contiguous_copy(fn, x, ct));
+    if (gx && !(w->dtype == ct && tensor__contiguous(w))) rc |= !(wc = tensor__contiguous_copy(fn, w, ct));
+    if (!rc) {
+        tensor__conv_job j;
+        memset(&j, 0, sizeof j);
+        j.g = g;
+        j.ct = ct;
+        j.direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+        j.x = gw ? (const char *)tensor__data(xc ? xc : x) : NULL;
+        j.w = gx ? (const char *)tensor__data(wc ? wc : w) : NULL;
+        j.gc = gc;
+        j.out = (char *)gx;
+        /* the chunks' gw sums side by side: gw, then the scratch ones */
+        char *all = NULL;
+        if (gw) {
+            all = slots > 1 ? (char *)tensor__scratch(fn, (size_t)(slots * wn) * cs) : (char *)gw;
+            if (!all) rc = 1;
+            else memset(all, 0, (size_t)(slots * wn) * cs);
+        }
+        if (!rc) {
+            j.gw = all;
+            tensor__conv_images(tensor__conv_bwd_images, &j);
+            if (j.failed) rc = (tensor__fail(fn, "out of memory allocating im2col scratch"), 1);
+            if (!rc && gw && all != (char *)gw) {
+                memcpy(gw, all, (size_t)wn * cs);
+                for (int s = 1; s < j.slot && s < slots; s++) tensor__add_to(gw, all + (size_t)(s * wn) * cs, wn, ct);
             }
-    }
-    if (!rc && gw) {
-        const char *xd = tensor__data(xc ? xc : x);
-        void *dst = transposed ? acc : gw; /* gw^T [groups][K, Og], or gw [O, K] */
-        memset(dst, 0, (size_t)(g->O * K) * cs);
-        for (int64_t n = 0; n < g->N; n++)
-            for (int64_t grp = 0; grp < g->groups; grp++) {
-                const char *gng = gc + (size_t)((n * g->O + grp * Og) * P) * cs;
-                const char *xg = xd + (size_t)((n * g->groups + grp) * X) * cs;
-                const char *B = xg; /* cols [K, P] */
-                if (!direct) {
-                    if (f32) tensor__im2col_f32((float *)cols, (const float *)xg, g, Cg);
-                    else tensor__im2col_f64((double *)cols, (const double *)xg, g, Cg);
-                    B = (const char *)cols;
-                }
-                if (transposed) {
-                    tensor__pack(tr, ct, gng, ct, P, Og, 1, P); /* gc_ng^T [P, Og] */
-                    tensor__gemm(ct, K, Og, P, B, P, tr, Og, tmp, Og);
-                } else {
-                    tensor__pack(tr, ct, B, ct, P, K, 1, P); /* cols^T [P, K] */
-                    tensor__gemm(ct, Og, K, P, gng, P, tr, K, tmp, K);
-                }
-                tensor__add_to((char *)dst + (size_t)(grp * Og * K) * cs, tmp, Og * K, ct);
-            }
-        if (transposed) /* gw_g [Og, K] = (gw_g^T)^T per group */
-            for (int64_t grp = 0; grp < g->groups; grp++)
-                tensor__pack((char *)gw + (size_t)(grp * Og * K) * cs, ct, (const char *)acc + (size_t)(grp * Og * K) * cs, ct, Og, K, 1, Og);
+        }
+        if (all != (char *)gw) tensor__free_aligned(all);
     }
     tensor_free(xc);
     tensor_free(wc);
-    tensor__free_aligned(cols);
-    tensor__free_aligned(tr);
-    tensor__free_aligned(tmp);
-    tensor__free_aligned(acc);
-    tensor__free_aligned(wt);
     return rc;
 }
 
