@@ -46,18 +46,19 @@ typedef struct {
     double (*ref)(double);
     float lo, hi;     /* the swept range (beyond it the results are constant or inf/0) */
     double bound;     /* ulp, as simd.h states it */
-    double sleef;     /* the bound with TENSOR_USE_SLEEF (SLEEF's u10 functions: 1 ulp) */
+    double sleef;     /* with TENSOR_USE_SLEEF: SLEEF's u10 functions claim 1 ulp; measured up to 1.07
+                         (1.64 for erf of subnormals), so 1.5 (erf: 2) where the brief allows 2 */
 } math_fn;
 
 static const math_fn MATH[] = {
     {"exp", tensor_exp, r_exp, -105, 90, 1.0, 1.0},
     {"log", tensor_log, r_log, 0, FLT_MAX, 1.0, 1.0},
-    {"expm1", tensor_expm1, r_expm1, -40, 90, 1.0, 1.0},
-    {"log1p", tensor_log1p, r_log1p, -1, FLT_MAX, 1.0, 1.0},
-    {"sin", tensor_sin, r_sin, -4e6f, 4e6f, 0.501, 1.0},
-    {"cos", tensor_cos, r_cos, -4e6f, 4e6f, 0.501, 1.0},
-    {"tanh", tensor_tanh, r_tanh, -12, 12, 1.5, 1.0},
-    {"erf", tensor_erf, r_erf, -5, 5, 0.501, 1.0},
+    {"expm1", tensor_expm1, r_expm1, -40, 90, 1.0, 1.5},
+    {"log1p", tensor_log1p, r_log1p, -1, FLT_MAX, 1.0, 1.5},
+    {"sin", tensor_sin, r_sin, -4e6f, 4e6f, 0.501, 1.5},
+    {"cos", tensor_cos, r_cos, -4e6f, 4e6f, 0.501, 1.5},
+    {"tanh", tensor_tanh, r_tanh, -12, 12, 1.5, 1.5},
+    {"erf", tensor_erf, r_erf, -5, 5, 0.501, 2.0}, /* SLEEF sse2/scalar erff: 1.64 ulp for subnormal x */
     {"sigmoid", tensor_sigmoid, r_sigmoid, -120, 120, 0.501, 0.501},
     {"silu", tensor_silu, r_silu, -120, 120, 0.501, 0.501},
     {"softplus", tensor_softplus, r_softplus, -120, 120, 2.0, 2.0},
@@ -339,13 +340,15 @@ TEST(simd_matches_reference_binary) {
             tensor *s0 = tensor_from_data(&sv, 0, NULL, TENSOR_F32);
             int64_t one = 1;
             tensor *s1 = tensor_expand(tensor_from_data(&sv, 1, &one, TENSOR_F32), 1, &n);
-            float nanv = NAN;
-            tensor *snan = tensor_from_data(&nanv, 0, NULL, TENSOR_F32);
+            float nanv = NAN, nzv = -0.0f;
+            tensor *snan = tensor_from_data(&nanv, 0, NULL, TENSOR_F32), *snz = tensor_from_data(&nzv, 0, NULL, TENSOR_F32);
             compare_binary(&BINARY[k], "arrays", n, a, b_ties);
             compare_binary(&BINARY[k], "0-dim b", n, a, s0);
             compare_binary(&BINARY[k], "0-dim a", n, s0, a);
             compare_binary(&BINARY[k], "expanded b", n, a, s1);
             compare_binary(&BINARY[k], "NaN 0-dim b", n, a, snan);
+            compare_binary(&BINARY[k], "-0 0-dim a", n, snz, b);
+            compare_binary(&BINARY[k], "-0 0-dim b", n, b, snz);
             tensor_scope_end();
         }
 }

@@ -6,6 +6,7 @@
    GCC/Clang vector extensions (operators, comparisons, casts between same-size vectors) and a few
    names each instance defines before expanding them:
      TENSOR__VF  TENSOR__W floats         TENSOR__VI  TENSOR__W int32 (what a float comparison gives)
+     TENSOR__VU  TENSOR__W uint32 (arithmetic that may wrap: signed overflow is undefined)
      TENSOR__VD  TENSOR__DW doubles       TENSOR__VL  TENSOR__DW int64 (double comparisons)
      TENSOR__VB  TENSOR__W int8           TENSOR__F(name)  the instance's name for a function
      TENSOR__FMA / TENSOR__FMAD (fused where the ISA has it), TENSOR__SQRT, TENSOR__SEL / TENSOR__SELD
@@ -78,6 +79,10 @@ typedef int8_t tensor__i8x4 __attribute__((vector_size(4)));
 typedef int8_t tensor__i8x8 __attribute__((vector_size(8)));
 typedef int8_t tensor__i8x16 __attribute__((vector_size(16)));
 typedef int32_t tensor__i32x1 __attribute__((vector_size(4)));
+typedef uint32_t tensor__u32x1 __attribute__((vector_size(4)));
+typedef uint32_t tensor__u32x4 __attribute__((vector_size(16)));
+typedef uint32_t tensor__u32x8 __attribute__((vector_size(32)));
+typedef uint32_t tensor__u32x16 __attribute__((vector_size(64)));
 typedef int32_t tensor__i32x4 __attribute__((vector_size(16)));
 typedef int32_t tensor__i32x8 __attribute__((vector_size(32)));
 typedef int32_t tensor__i32x16 __attribute__((vector_size(64)));
@@ -119,8 +124,17 @@ static const double tensor__cosd_c[4] = {4.16666666643014036e-02, -1.38888876638
 
 /* ---- f32 math, written once for every instance ---- */
 #define TENSOR__SIMD_MATH                                                                                             \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(splat)(float c) { TENSOR__VF z = {0}; return z + c; } \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VD TENSOR__F(splatd)(double c) { TENSOR__VD z = {0}; return z + c; } \
+/* c in every lane (-0 included, which 0 + c would lose) */                                                           \
+static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(splat)(float c) {                                    \
+    TENSOR__VF v = {0};                                                                                               \
+    for (int j = 0; j < TENSOR__W; j++) v[j] = c;                                                                     \
+    return v;                                                                                                         \
+}                                                                                                                     \
+static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VD TENSOR__F(splatd)(double c) {                                  \
+    TENSOR__VD v = {0};                                                                                               \
+    for (int j = 0; j < TENSOR__DW; j++) v[j] = c;                                                                    \
+    return v;                                                                                                         \
+}                                                                                                                     \
 static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(load)(const float *p) { TENSOR__VF v; memcpy(&v, p, sizeof v); return v; } \
 static TENSOR__UNUSED inline TENSOR__TARGET void TENSOR__F(store)(float *p, TENSOR__VF v) { memcpy(p, &v, sizeof v); } \
 static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(abs)(TENSOR__VF x) { return (TENSOR__VF)((TENSOR__VI)x & 0x7fffffff); } \
@@ -187,7 +201,7 @@ static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(log_tail)(TENSO
 static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(log)(TENSOR__VF x) {                                 \
     TENSOR__VI sub = x < 1.17549435e-38f;                                                                             \
     TENSOR__VF xs = TENSOR__SEL(sub, x * 8388608.0f, x);                                                              \
-    TENSOR__VI b = (TENSOR__VI)xs - 0x3f3504f3;                                                                       \
+    TENSOR__VI b = (TENSOR__VI)((TENSOR__VU)xs - 0x3f3504f3u); /* unsigned: wraps for negative x */                   \
     TENSOR__VF m = (TENSOR__VF)((b & 0x007fffff) + 0x3f3504f3);                                                       \
     TENSOR__VF r = TENSOR__F(log_tail)((b >> 23) - (sub & 23), m - 1.0f, TENSOR__F(splat)(0.0f));                     \
     r = TENSOR__SEL(x < INFINITY, r, x); /* +inf and NaN */                                                           \
@@ -201,7 +215,7 @@ static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(log1p)(TENSOR__
     TENSOR__VF one = TENSOR__F(splat)(1.0f), u = x + 1.0f;                                                            \
     TENSOR__VI big = TENSOR__F(abs)(x) > 1.0f;                                                                        \
     TENSOR__VF c = (TENSOR__SEL(big, x, one) - u) + TENSOR__SEL(big, one, x);                                         \
-    TENSOR__VI b = (TENSOR__VI)u - 0x3f3504f3, e = b >> 23;                                                           \
+    TENSOR__VI b = (TENSOR__VI)((TENSOR__VU)u - 0x3f3504f3u), e = b >> 23;                                            \
     TENSOR__VF m = (TENSOR__VF)((b & 0x007fffff) + 0x3f3504f3);                                                       \
     TENSOR__VI e0 = e == 0;                                                                                           \
     TENSOR__VF f = TENSOR__SEL(e0, x, m - 1.0f);                                                                      \
@@ -485,12 +499,13 @@ static TENSOR__TARGET void TENSOR__F(c_##name)(uint8_t *o, const float *a, const
     }                                                                                                                 \
 }
 
+/* SLEEF 3.5's log1pf overflows to inf from about 1e38 on: log x is log1p x in f32 long before. */
 #ifdef TENSOR_USE_SLEEF
 #define TENSOR__SIMD_OWN_OR_SLEEF                                                                          \
     TENSOR__SIMD_UNARY_F32(exp, TENSOR__SLEEF(exp, x))                                                     \
     TENSOR__SIMD_UNARY_F32(log, TENSOR__SLEEF(log, x))                                                     \
     TENSOR__SIMD_UNARY_F32(expm1, TENSOR__SLEEF(expm1, x))                                                 \
-    TENSOR__SIMD_UNARY_F32(log1p, TENSOR__SLEEF(log1p, x))                                                 \
+    TENSOR__SIMD_UNARY_F32(log1p, TENSOR__SEL(x < 1e30f, TENSOR__SLEEF(log1p, x), TENSOR__SLEEF(log, x)))         \
     TENSOR__SIMD_UNARY_F32(tanh, TENSOR__SLEEF(tanh, x))                                                   \
     TENSOR__SIMD_UNARY_F32(sin, TENSOR__SLEEF(sin, x))                                                     \
     TENSOR__SIMD_UNARY_F32(cos, TENSOR__SLEEF(cos, x))                                                     \
@@ -597,6 +612,7 @@ static inline tensor__f32x1 tensor__scalar_sleef(float (*f)(float), tensor__f32x
 #define TENSOR__DW 1
 #define TENSOR__VF tensor__f32x1
 #define TENSOR__VI tensor__i32x1
+#define TENSOR__VU tensor__u32x1
 #define TENSOR__VD tensor__f64x1
 #define TENSOR__VL tensor__i64x1
 #define TENSOR__VB tensor__i8x1
@@ -615,6 +631,7 @@ TENSOR__SIMD_KERNELS
 #undef TENSOR__DW
 #undef TENSOR__VF
 #undef TENSOR__VI
+#undef TENSOR__VU
 #undef TENSOR__VD
 #undef TENSOR__VL
 #undef TENSOR__VB
@@ -645,12 +662,22 @@ TENSOR__SLEEF_DECLARE(erf)
 #endif
 
 /* SSE2: 4 lanes (baseline on x86-64; the attribute matters on i386) */
+static TENSOR__UNUSED inline __attribute__((target("sse2"))) __m128d tensor__sse2_loadh(const float *p) {
+    double d;
+    memcpy(&d, p, sizeof d); /* two floats, 4-byte aligned */
+    return _mm_cvtps_pd(_mm_castpd_ps(_mm_set_sd(d)));
+}
+static TENSOR__UNUSED inline __attribute__((target("sse2"))) void tensor__sse2_storeh(float *p, __m128d v) {
+    double d = _mm_cvtsd_f64(_mm_castps_pd(_mm_cvtpd_ps(v)));
+    memcpy(p, &d, sizeof d);
+}
 #define TENSOR__ISA tensor__sse2
 #define TENSOR__TARGET __attribute__((target("sse2")))
 #define TENSOR__W 4
 #define TENSOR__DW 2
 #define TENSOR__VF __m128
 #define TENSOR__VI tensor__i32x4
+#define TENSOR__VU tensor__u32x4
 #define TENSOR__VD __m128d
 #define TENSOR__VL tensor__i64x2
 #define TENSOR__VB tensor__i8x4
@@ -659,8 +686,8 @@ TENSOR__SLEEF_DECLARE(erf)
 #define TENSOR__SQRT(a) _mm_sqrt_ps(a)
 #define TENSOR__SEL(m, a, b) TENSOR__SEL_BITS(m, a, b)
 #define TENSOR__SELD(m, a, b) TENSOR__SELD_BITS(m, a, b)
-#define TENSOR__LOADH(p) _mm_cvtps_pd(_mm_castpd_ps(_mm_load_sd((const double *)(const void *)(p))))
-#define TENSOR__STOREH(p, v) _mm_store_sd((double *)(void *)(p), _mm_castps_pd(_mm_cvtpd_ps(v)))
+#define TENSOR__LOADH(p) tensor__sse2_loadh(p)
+#define TENSOR__STOREH(p, v) tensor__sse2_storeh(p, v)
 #define TENSOR__ANYD(m) (_mm_movemask_pd((__m128d)(m)) != 0)
 #define TENSOR__SLEEF(fn, x) Sleef_##fn##f4_u10sse2(x)
 TENSOR__SIMD_KERNELS
@@ -670,6 +697,7 @@ TENSOR__SIMD_KERNELS
 #undef TENSOR__DW
 #undef TENSOR__VF
 #undef TENSOR__VI
+#undef TENSOR__VU
 #undef TENSOR__VD
 #undef TENSOR__VL
 #undef TENSOR__VB
@@ -690,6 +718,7 @@ TENSOR__SIMD_KERNELS
 #define TENSOR__DW 4
 #define TENSOR__VF __m256
 #define TENSOR__VI tensor__i32x8
+#define TENSOR__VU tensor__u32x8
 #define TENSOR__VD __m256d
 #define TENSOR__VL tensor__i64x4
 #define TENSOR__VB tensor__i8x8
@@ -709,6 +738,7 @@ TENSOR__SIMD_KERNELS
 #undef TENSOR__DW
 #undef TENSOR__VF
 #undef TENSOR__VI
+#undef TENSOR__VU
 #undef TENSOR__VD
 #undef TENSOR__VL
 #undef TENSOR__VB
@@ -729,6 +759,7 @@ TENSOR__SIMD_KERNELS
 #define TENSOR__DW 8
 #define TENSOR__VF __m512
 #define TENSOR__VI tensor__i32x16
+#define TENSOR__VU tensor__u32x16
 #define TENSOR__VD __m512d
 #define TENSOR__VL tensor__i64x8
 #define TENSOR__VB tensor__i8x16
@@ -748,6 +779,7 @@ TENSOR__SIMD_KERNELS
 #undef TENSOR__DW
 #undef TENSOR__VF
 #undef TENSOR__VI
+#undef TENSOR__VU
 #undef TENSOR__VD
 #undef TENSOR__VL
 #undef TENSOR__VB
@@ -770,6 +802,7 @@ TENSOR__SIMD_KERNELS
 #define TENSOR__DW 2
 #define TENSOR__VF float32x4_t
 #define TENSOR__VI tensor__i32x4
+#define TENSOR__VU tensor__u32x4
 #define TENSOR__VD float64x2_t
 #define TENSOR__VL tensor__i64x2
 #define TENSOR__VB tensor__i8x4
@@ -789,6 +822,7 @@ TENSOR__SIMD_KERNELS
 #undef TENSOR__DW
 #undef TENSOR__VF
 #undef TENSOR__VI
+#undef TENSOR__VU
 #undef TENSOR__VD
 #undef TENSOR__VL
 #undef TENSOR__VB
