@@ -10,7 +10,8 @@
      TENSOR__VD  TENSOR__DW doubles       TENSOR__VL  TENSOR__DW int64 (double comparisons)
      TENSOR__VB  TENSOR__W int8           TENSOR__F(name)  the instance's name for a function
      TENSOR__FMA / TENSOR__FMAD (fused where the ISA has it), TENSOR__SQRT, TENSOR__SEL / TENSOR__SELD
-     (lane select by mask), TENSOR__ANYD (any lane of a double mask set), TENSOR__LOADH /
+     (lane select by mask), TENSOR__MIN / TENSOR__MAX (a NaN first operand gives the second),
+     TENSOR__ANY / TENSOR__ANYD (any lane of a float / double mask set), TENSOR__LOADH /
      TENSOR__STOREH (TENSOR__DW floats <-> doubles),
      TENSOR__TARGET (the instance's __attribute__((target(...))), empty where none is needed).
    Instances: avx512 (16 lanes, "avx512f"), avx2 (8, "avx2,fma"), sse2 (4) on x86; neon (4) on
@@ -91,6 +92,8 @@ typedef int64_t tensor__i64x2 __attribute__((vector_size(16)));
 typedef int64_t tensor__i64x4 __attribute__((vector_size(32)));
 typedef int64_t tensor__i64x8 __attribute__((vector_size(64)));
 
+/* the math helpers are inlined into the row loops, whose constants then stay in registers */
+#define TENSOR__INLINE inline __attribute__((always_inline))
 #define TENSOR__F(name) TENSOR__F2(TENSOR__ISA, name)
 #define TENSOR__F2(isa, name) TENSOR__F3(isa, name)
 #define TENSOR__F3(isa, name) isa##_##name
@@ -125,34 +128,34 @@ static const double tensor__cosd_c[4] = {4.16666666643014036e-02, -1.38888876638
 /* ---- f32 math, written once for every instance ---- */
 #define TENSOR__SIMD_MATH                                                                                             \
 /* c in every lane (-0 included, which 0 + c would lose) */                                                           \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(splat)(float c) {                                    \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(splat)(float c) {                            \
     TENSOR__VF v = {0};                                                                                               \
     for (int j = 0; j < TENSOR__W; j++) v[j] = c;                                                                     \
     return v;                                                                                                         \
 }                                                                                                                     \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VD TENSOR__F(splatd)(double c) {                                  \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(splatd)(double c) {                          \
     TENSOR__VD v = {0};                                                                                               \
     for (int j = 0; j < TENSOR__DW; j++) v[j] = c;                                                                    \
     return v;                                                                                                         \
 }                                                                                                                     \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(load)(const float *p) { TENSOR__VF v; memcpy(&v, p, sizeof v); return v; } \
-static TENSOR__UNUSED inline TENSOR__TARGET void TENSOR__F(store)(float *p, TENSOR__VF v) { memcpy(p, &v, sizeof v); } \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(abs)(TENSOR__VF x) { return (TENSOR__VF)((TENSOR__VI)x & 0x7fffffff); } \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VD TENSOR__F(absd)(TENSOR__VD x) { return (TENSOR__VD)((TENSOR__VL)x & 0x7fffffffffffffffLL); } \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(load)(const float *p) { TENSOR__VF v; memcpy(&v, p, sizeof v); return v; } \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET void TENSOR__F(store)(float *p, TENSOR__VF v) { memcpy(p, &v, sizeof v); } \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(abs)(TENSOR__VF x) { return (TENSOR__VF)((TENSOR__VI)x & 0x7fffffff); } \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(absd)(TENSOR__VD x) { return (TENSOR__VD)((TENSOR__VL)x & 0x7fffffffffffffffLL); } \
 /* |m| with the sign of s */                                                                                          \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(copysign)(TENSOR__VF m, TENSOR__VF s) {              \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(copysign)(TENSOR__VF m, TENSOR__VF s) {      \
     return (TENSOR__VF)(((TENSOR__VI)m & 0x7fffffff) | ((TENSOR__VI)s & ~0x7fffffff));                                \
 }                                                                                                                     \
 /* PyTorch's clamp: NaN stays NaN, a NaN bound clamps nothing */                                                      \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(clamp)(TENSOR__VF x, float lo, float hi) {           \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(clamp)(TENSOR__VF x, float lo, float hi) {   \
     TENSOR__VF t = TENSOR__SEL(x < lo, TENSOR__F(splat)(lo), x);                                                      \
     return TENSOR__SEL(t > hi, TENSOR__F(splat)(hi), t);                                                              \
 }                                                                                                                     \
 /* round to nearest integer, for |x| < 2^22 */                                                                        \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(rint)(TENSOR__VF x) { return (x + 12582912.0f) - 12582912.0f; } \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(rint)(TENSOR__VF x) { return (x + 12582912.0f) - 12582912.0f; } \
 /* p * 2^n for an integral n in [-252, 252] held in a float: two exact power-of-two factors, so a                     \
    result that underflows is rounded once */                                                                          \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(scale)(TENSOR__VF p, TENSOR__VF nf) {                \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(scale)(TENSOR__VF p, TENSOR__VF nf) {        \
     TENSOR__VI n = (TENSOR__VI)(nf + 12582912.0f) - 0x4b400000;                                                       \
     TENSOR__VI n1 = n >> 1, n2 = n - n1;                                                                              \
     return p * (TENSOR__VF)((n1 + 127) << 23) * (TENSOR__VF)((n2 + 127) << 23);                                       \
@@ -160,7 +163,7 @@ static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(scale)(TENSOR__
 /* e^x = p 2^n: n = rint(x / ln2), p = e^r with r = x - n ln2 in [-0.347, 0.347]. ln2 is split in                     \
    16 bits + the rest, so n * LN2_HI is exact for |n| < 256 with or without FMA and r carries one                     \
    rounding; p = 1 + r + r^2 (1/2 + r Q(r)). x must be finite with |x| < 160. */                                      \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(exp_core)(TENSOR__VF x, TENSOR__VF *n) {             \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(exp_core)(TENSOR__VF x, TENSOR__VF *n) {     \
     TENSOR__VF nf = TENSOR__F(rint)(x * 1.44269504f);                                                                 \
     TENSOR__VF r = TENSOR__FMA(nf, TENSOR__F(splat)(-0.693145751953125f), x);                                         \
     r = TENSOR__FMA(nf, TENSOR__F(splat)(-1.428606765e-06f), r);                                                      \
@@ -174,17 +177,18 @@ static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(exp_core)(TENSO
 }                                                                                                                     \
 /* e^x: <= 1 ulp (the reduction leaves r within 0.5 ulp(r), the polynomial within 2^-31.5, the                        \
    final 1 + ... rounds once); overflow to inf above 88.72, gradual underflow below -87.3. */                         \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(exp)(TENSOR__VF x) {                                 \
-    TENSOR__VF xc = TENSOR__SEL(x < 100.0f, x, TENSOR__F(splat)(100.0f)); /* NaN -> 100, restored below */            \
-    xc = TENSOR__SEL(xc > -110.0f, xc, TENSOR__F(splat)(-110.0f));                                                    \
-    TENSOR__VF nf, p = TENSOR__F(exp_core)(xc, &nf);                                                                  \
-    return TENSOR__SEL(x == x, TENSOR__F(scale)(p, nf), x);                                                           \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(exp)(TENSOR__VF x) {                         \
+    TENSOR__VF xc = TENSOR__MAX(TENSOR__MIN(x, TENSOR__F(splat)(100.0f)), TENSOR__F(splat)(-110.0f)); /* NaN -> 100, restored below */ \
+    TENSOR__VF nf, p = TENSOR__F(exp_core)(xc, &nf), r;                                                               \
+    if (TENSOR__ANY(TENSOR__F(abs)(x) > 86.0f)) r = TENSOR__F(scale)(p, nf);                                          \
+    else r = (TENSOR__VF)((TENSOR__VU)p + ((TENSOR__VU)(nf + 12582912.0f) << 23)); /* normal: add n to the exponent */ \
+    return TENSOR__SEL(x == x, r, x);                                                                                 \
 }                                                                                                                     \
 /* log(x): <= 1 ulp. x = 2^e m, m in [sqrt(1/2), sqrt(2)), f = m - 1 exactly; log x = e ln2 + f +                     \
    f^2 P(f). e LN2_HI + f is summed exactly (Fast2Sum: |e LN2_HI| > |f| unless e = 0) and the small                   \
    terms, which are below 0.21 of the result, are added last: one rounding of the result, plus                        \
    the polynomial's 2^-28. Subnormal x are scaled by 2^23 first. */                                                   \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(log_tail)(TENSOR__VI e, TENSOR__VF f, TENSOR__VF extra) { \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(log_tail)(TENSOR__VI e, TENSOR__VF f, TENSOR__VF extra) { \
     TENSOR__VF ef = __builtin_convertvector(e, TENSOR__VF);                                                           \
     TENSOR__VF hi = ef * 0.693145751953125f, s = hi + f, err = (hi - s) + f;                                          \
     TENSOR__VF p = TENSOR__F(splat)(tensor__logf_p[8]);                                                               \
@@ -198,7 +202,7 @@ static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(log_tail)(TENSO
     p = TENSOR__H(p, f, tensor__logf_p[0]);                                                                           \
     return s + TENSOR__FMA(f * f, p, TENSOR__FMA(ef, TENSOR__F(splat)(1.428606765e-06f), err + extra));               \
 }                                                                                                                     \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(log)(TENSOR__VF x) {                                 \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(log)(TENSOR__VF x) {                         \
     TENSOR__VI sub = x < 1.17549435e-38f;                                                                             \
     TENSOR__VF xs = TENSOR__SEL(sub, x * 8388608.0f, x);                                                              \
     TENSOR__VI b = (TENSOR__VI)((TENSOR__VU)xs - 0x3f3504f3u); /* unsigned: wraps for negative x */                   \
@@ -211,7 +215,7 @@ static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(log)(TENSOR__VF
 /* log1p(x): <= 1 ulp by the same argument as log. u = 1 + x rounded, with its rounding error c                       \
    recovered exactly (Fast2Sum on 1 and x by magnitude); log1p x = log u + c / u. When u falls in                     \
    the first binade (e = 0), f = x itself, exactly, and no correction is needed. */                                   \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(log1p)(TENSOR__VF x) {                               \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(log1p)(TENSOR__VF x) {                       \
     TENSOR__VF one = TENSOR__F(splat)(1.0f), u = x + 1.0f;                                                            \
     TENSOR__VI big = TENSOR__F(abs)(x) > 1.0f;                                                                        \
     TENSOR__VF c = (TENSOR__SEL(big, x, one) - u) + TENSOR__SEL(big, one, x);                                         \
@@ -230,9 +234,8 @@ static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(log1p)(TENSOR__
    is exact for n <= 24; above, the -1/2 joins the small terms). So the cancellation near                             \
    x = +-ln2/2 costs nothing and one rounding of the result remains, plus r's and the polynomial's                    \
    small errors. Clamped to [-30, 89]: -1 below, inf above. */                                                        \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(expm1)(TENSOR__VF x) {                               \
-    TENSOR__VF xc = TENSOR__SEL(x < 89.0f, x, TENSOR__F(splat)(89.0f));                                               \
-    xc = TENSOR__SEL(xc > -30.0f, xc, TENSOR__F(splat)(-30.0f));                                                      \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(expm1)(TENSOR__VF x) {                       \
+    TENSOR__VF xc = TENSOR__MAX(TENSOR__MIN(x, TENSOR__F(splat)(89.0f)), TENSOR__F(splat)(-30.0f)); /* NaN -> 89, restored below */ \
     TENSOR__VF nf = TENSOR__F(rint)(xc * 1.44269504f);                                                                \
     TENSOR__VF r = TENSOR__FMA(nf, TENSOR__F(splat)(-0.693145751953125f), xc);                                        \
     r = TENSOR__FMA(nf, TENSOR__F(splat)(-1.428606765e-06f), r);                                                      \
@@ -253,7 +256,7 @@ static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(expm1)(TENSOR__
    E = e^(2|x|) >= 6.05: the subtracted term is below 0.29 and carries E's ulp, the sum's and the                     \
    quotient's roundings (< 1.75 2^-23 relative), so at most 0.29 * 1.75 2^-23 < 1 ulp of the                          \
    result, plus its own rounding. |x| is clamped to 10 (tanh is 1 in f32 from 9.01 on). */                            \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(tanh)(TENSOR__VF x) {                                \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(tanh)(TENSOR__VF x) {                        \
     TENSOR__VF a = TENSOR__F(abs)(x), z = a * a;                                                                      \
     TENSOR__VF p = TENSOR__F(splat)(tensor__tanhf_p[6]);                                                              \
     p = TENSOR__H(p, z, tensor__tanhf_p[5]);                                                                          \
@@ -263,15 +266,15 @@ static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(tanh)(TENSOR__V
     p = TENSOR__H(p, z, tensor__tanhf_p[1]);                                                                          \
     p = TENSOR__H(p, z, tensor__tanhf_p[0]);                                                                          \
     TENSOR__VF small = TENSOR__FMA(a * z, p, a);                                                                      \
-    TENSOR__VF nf, e = TENSOR__F(exp_core)(TENSOR__SEL(a < 10.0f, a, TENSOR__F(splat)(10.0f)) * 2.0f, &nf); /* NaN -> 10 */ \
+    TENSOR__VF nf, e = TENSOR__F(exp_core)(TENSOR__MIN(a, TENSOR__F(splat)(10.0f)) * 2.0f, &nf); /* NaN -> 10 */      \
     e = (TENSOR__VF)((TENSOR__VI)e + (((TENSOR__VI)(nf + 12582912.0f) - 0x4b400000) << 23)); /* * 2^n, n in [0, 29] */ \
     TENSOR__VF big = 1.0f - 2.0f / (e + 1.0f);                                                                        \
-    TENSOR__VF r = TENSOR__F(copysign)(TENSOR__SEL(a < 0.9f, small, big), x);                                         \
-    return TENSOR__SEL(x == x, r, x);                                                                                 \
+    TENSOR__VF r = TENSOR__SEL(a >= 0.9f, big, small); /* NaN: small, which is NaN */                                 \
+    return (TENSOR__VF)((TENSOR__VI)r | ((TENSOR__VI)x & ~0x7fffffff)); /* r >= 0: x's sign */                        \
 }                                                                                                                     \
 /* softplus(x) = max(x, 0) + log1p(e^-|x|), and x above 20 (PyTorch's threshold, as the reference                     \
    loop): <= 2 ulp (log1p's argument is within 1 ulp and log1p damps relative errors). */                             \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(softplus)(TENSOR__VF x) {                            \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(softplus)(TENSOR__VF x) {                    \
     TENSOR__VF l = TENSOR__F(log1p)(TENSOR__F(exp)(-TENSOR__F(abs)(x)));                                              \
     TENSOR__VF r = TENSOR__SEL(x > 0.0f, x, TENSOR__F(splat)(0.0f)) + l;                                              \
     return TENSOR__SEL(x > 20.0f, x, r);                                                                              \
@@ -280,7 +283,7 @@ static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VF TENSOR__F(softplus)(TENSO
 /* ---- f64 helpers: the functions below are computed in double and rounded once to f32, so their                     \
    f32 results are within 0.5 ulp + 2^-10 ulp of exact (the f64 polynomials are good to 2^-34) ---- */                \
 /* e^x for finite x in [-708, 708] */                                                                                 \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VD TENSOR__F(expd)(TENSOR__VD x) {                                \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(expd)(TENSOR__VD x) {                        \
     TENSOR__VD nf = (x * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0;                               \
     TENSOR__VD r = TENSOR__FMAD(nf, TENSOR__F(splatd)(-6.93147180559890330e-01), x);                                  \
     r = TENSOR__FMAD(nf, TENSOR__F(splatd)(-5.49792301870837116e-14), r);                                             \
@@ -295,7 +298,7 @@ static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VD TENSOR__F(expd)(TENSOR__V
     return p * (TENSOR__VD)((n + 1023) << 52);                                                                        \
 }                                                                                                                     \
 /* erf(x) / x for |x| <= 1, as a polynomial in x^2 */                                                                 \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VD TENSOR__F(erfd_small)(TENSOR__VD x) {                          \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(erfd_small)(TENSOR__VD x) {                  \
     TENSOR__VD z = x * x, p = TENSOR__F(splatd)(tensor__erfd_p[7]);                                                   \
     p = TENSOR__HD(p, z, tensor__erfd_p[6]);                                                                          \
     p = TENSOR__HD(p, z, tensor__erfd_p[5]);                                                                          \
@@ -307,7 +310,7 @@ static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VD TENSOR__F(erfd_small)(TEN
 }                                                                                                                     \
 /* erfc(z) for z >= 1 (relative error 2^-34): e^(-z^2) t G(t), t = 1 / (z + 2); 0 from z = 12                         \
    on (erfc(12) < 2^-210: every f32 result the callers form from it is 0 or 1 there). */                              \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VD TENSOR__F(erfcd_tail)(TENSOR__VD z) {                          \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(erfcd_tail)(TENSOR__VD z) {                  \
     TENSOR__VL in = (TENSOR__VL)(z < 12.0);                                                                           \
     z = TENSOR__SELD(in, z, TENSOR__F(splatd)(12.0));                                                                 \
     TENSOR__VD t = 1.0 / (z + 2.0), g = TENSOR__F(splatd)(tensor__erfcd_g[10]);                                       \
@@ -323,7 +326,7 @@ static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VD TENSOR__F(erfcd_tail)(TEN
     g = TENSOR__HD(g, t, tensor__erfcd_g[0]);                                                                         \
     return TENSOR__SELD(in, TENSOR__F(expd)(-(z * z)) * t * g, TENSOR__F(splatd)(0.0));                               \
 }                                                                                                                     \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VD TENSOR__F(erfd)(TENSOR__VD x) {                                \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(erfd)(TENSOR__VD x) {                        \
     TENSOR__VD ax = TENSOR__F(absd)(x), r = x * TENSOR__F(erfd_small)(x);                                             \
     TENSOR__VL tail = ~(TENSOR__VL)(ax < 1.0);                                                                        \
     if (TENSOR__ANYD(tail)) {                                                                                         \
@@ -336,7 +339,7 @@ static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VD TENSOR__F(erfd)(TENSOR__V
    erfc(-z) / 2 below: no cancellation anywhere, so the far negative tail (down to the last f32                       \
    subnormal near x = -14) is accurate too; the reference formula cancels there. -inf gives NaN,                      \
    as the reference formula does. */                                                                                  \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VD TENSOR__F(gelud)(TENSOR__VD x) {                               \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(gelud)(TENSOR__VD x) {                       \
     TENSOR__VD z = x * 0.70710678118654752, az = TENSOR__F(absd)(z);                                                  \
     TENSOR__VD phi = 0.5 + 0.5 * (z * TENSOR__F(erfd_small)(z));                                                      \
     TENSOR__VL tail = ~(TENSOR__VL)(az < 1.0);                                                                        \
@@ -348,25 +351,25 @@ static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VD TENSOR__F(gelud)(TENSOR__
 }                                                                                                                     \
 /* sigmoid(x) = 1 / (1 + e) for x >= 0 and e / (1 + e) below, e = e^-|x|; silu(x) = x sigmoid(x) (-inf                \
    gives NaN, as the reference formula x / (1 + e^-x) does) */                                                        \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VD TENSOR__F(sigmoidd)(TENSOR__VD x) {                            \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(sigmoidd)(TENSOR__VD x) {                    \
     TENSOR__VD ax = TENSOR__F(absd)(x);                                                                               \
     TENSOR__VD e = TENSOR__F(expd)(-TENSOR__SELD(ax < 700.0, ax, TENSOR__F(splatd)(700.0))); /* NaN -> 700, restored below */ \
     TENSOR__VD s = TENSOR__SELD(x >= 0.0, TENSOR__F(splatd)(1.0), e) / (1.0 + e);                                     \
     return TENSOR__SELD(x == x, s, x);                                                                                \
 }                                                                                                                     \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VD TENSOR__F(silud)(TENSOR__VD x) {                               \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(silud)(TENSOR__VD x) {                       \
     return TENSOR__SELD(x > -INFINITY, x * TENSOR__F(sigmoidd)(x), x * 0.0);                                          \
 }                                                                                                                     \
 /* gelu_tanh(x) = x (1 + tanh u) / 2 = x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3); in double,                   \
    with the sigmoid split by sign so the negative tail does not cancel. */                                            \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VD TENSOR__F(gelu_tanhd)(TENSOR__VD x) {                          \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(gelu_tanhd)(TENSOR__VD x) {                  \
     TENSOR__VD y = 2.0 * (0.7978845608028654 * (x + 0.044715 * (x * x * x)));                                         \
     return TENSOR__SELD(x > -INFINITY, x * TENSOR__F(sigmoidd)(y), x * 0.0);                                          \
 }                                                                                                                     \
 /* sin x (cos when q0 = 1) for |x| <= 2^20: k = rint(2x / pi), r = x - k pi/2 with pi/2 in three                      \
    parts (33 + 32 + 53 bits: k * part is exact, r keeps ~2^-53 relative), then the quadrant's sin                     \
    or cos polynomial. Larger arguments, inf and NaN are left to the caller. */                                        \
-static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VD TENSOR__F(sincosd)(TENSOR__VD x, int q0) {                     \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(sincosd)(TENSOR__VD x, int q0) {             \
     TENSOR__VD kf = (x * 0.63661977236758134 + 6755399441055744.0) - 6755399441055744.0;                              \
     TENSOR__VD r = TENSOR__FMAD(kf, TENSOR__F(splatd)(-1.57079632673412561e+00), x);                                  \
     r = TENSOR__FMAD(kf, TENSOR__F(splatd)(-6.07710050630396598e-11), r);                                             \
@@ -392,34 +395,36 @@ static TENSOR__UNUSED inline TENSOR__TARGET TENSOR__VD TENSOR__F(sincosd)(TENSOR
 #define TENSOR__SIMD_UNARY_F32(name, EXPR)                                                                            \
 static TENSOR__TARGET void TENSOR__F(u_##name)(float *o, const float *a, int64_t n, const double *prm) {              \
     (void)prm;                                                                                                        \
-    int64_t i = 0;                                                                                                    \
-    for (; i + TENSOR__W <= n; i += TENSOR__W) {                                                                      \
-        TENSOR__VF x = TENSOR__F(load)(a + i);                                                                        \
-        TENSOR__F(store)(o + i, EXPR);                                                                                \
-    }                                                                                                                 \
-    if (i < n) {                                                                                                      \
-        float buf[TENSOR__W] = {0};                                                                                   \
-        memcpy(buf, a + i, (size_t)(n - i) * sizeof(float));                                                          \
-        TENSOR__VF x = TENSOR__F(load)(buf);                                                                          \
-        TENSOR__F(store)(buf, EXPR);                                                                                  \
-        memcpy(o + i, buf, (size_t)(n - i) * sizeof(float));                                                          \
+    for (int64_t i = 0; i < n; i += TENSOR__W) {                                                                      \
+        float buf[TENSOR__W];                                                                                         \
+        const float *src = a + i;                                                                                     \
+        float *dst = o + i;                                                                                           \
+        if (n - i < TENSOR__W) { /* the tail, through a zero-padded buffer */                                         \
+            memset(buf, 0, sizeof buf);                                                                               \
+            memcpy(buf, src, (size_t)(n - i) * sizeof(float));                                                        \
+            src = dst = buf;                                                                                          \
+        }                                                                                                             \
+        TENSOR__VF x = TENSOR__F(load)(src);                                                                          \
+        TENSOR__F(store)(dst, EXPR);                                                                                  \
+        if (dst == buf) memcpy(o + i, buf, (size_t)(n - i) * sizeof(float));                                          \
     }                                                                                                                 \
 }
 /* computed in double: TENSOR__DW lanes at a time */
 #define TENSOR__SIMD_UNARY_F64(name, EXPR)                                                                            \
 static TENSOR__TARGET void TENSOR__F(u_##name)(float *o, const float *a, int64_t n, const double *prm) {              \
     (void)prm;                                                                                                        \
-    int64_t i = 0;                                                                                                    \
-    for (; i + TENSOR__DW <= n; i += TENSOR__DW) {                                                                    \
-        TENSOR__VD x = TENSOR__LOADH(a + i);                                                                          \
-        TENSOR__STOREH(o + i, EXPR);                                                                                  \
-    }                                                                                                                 \
-    if (i < n) {                                                                                                      \
-        float buf[TENSOR__DW] = {0};                                                                                  \
-        memcpy(buf, a + i, (size_t)(n - i) * sizeof(float));                                                          \
-        TENSOR__VD x = TENSOR__LOADH(buf);                                                                            \
-        TENSOR__STOREH(buf, EXPR);                                                                                    \
-        memcpy(o + i, buf, (size_t)(n - i) * sizeof(float));                                                          \
+    for (int64_t i = 0; i < n; i += TENSOR__DW) {                                                                     \
+        float buf[TENSOR__DW];                                                                                        \
+        const float *src = a + i;                                                                                     \
+        float *dst = o + i;                                                                                           \
+        if (n - i < TENSOR__DW) {                                                                                     \
+            memset(buf, 0, sizeof buf);                                                                               \
+            memcpy(buf, src, (size_t)(n - i) * sizeof(float));                                                        \
+            src = dst = buf;                                                                                          \
+        }                                                                                                             \
+        TENSOR__VD x = TENSOR__LOADH(src);                                                                            \
+        TENSOR__STOREH(dst, EXPR);                                                                                    \
+        if (dst == buf) memcpy(o + i, buf, (size_t)(n - i) * sizeof(float));                                          \
     }                                                                                                                 \
 }
 /* sin and cos: the vector path for |x| <= 2^20, libm in double for the rare larger, inf or NaN */
@@ -603,8 +608,8 @@ static void TENSOR__F(install)(tensor__simd_isa *t) {                           
 static TENSOR__UNUSED inline tensor__f32x1 tensor__scalar_sqrt1(tensor__f32x1 a) { tensor__f32x1 r = {sqrtf(a[0])}; return r; }
 static TENSOR__UNUSED inline tensor__f64x1 tensor__scalar_loadh(const float *p) { tensor__f64x1 r = {(double)p[0]}; return r; }
 #ifdef TENSOR_USE_SLEEF
-static inline tensor__f32x1 tensor__scalar_sleef(float (*f)(float), tensor__f32x1 x) { tensor__f32x1 r = {f(x[0])}; return r; }
-#define TENSOR__SLEEF(fn, x) tensor__scalar_sleef(Sleef_##fn##f_u10, x)
+static inline tensor__f32x1 tensor__scalar_f1(float f) { tensor__f32x1 r = {f}; return r; }
+#define TENSOR__SLEEF(fn, x) tensor__scalar_f1(Sleef_##fn##f_u10((x)[0]))
 #endif
 #define TENSOR__ISA tensor__scalar
 #define TENSOR__TARGET
@@ -621,6 +626,9 @@ static inline tensor__f32x1 tensor__scalar_sleef(float (*f)(float), tensor__f32x
 #define TENSOR__SQRT(a) tensor__scalar_sqrt1(a)
 #define TENSOR__SEL(m, a, b) TENSOR__SEL_BITS(m, a, b)
 #define TENSOR__SELD(m, a, b) TENSOR__SELD_BITS(m, a, b)
+#define TENSOR__MIN(a, b) TENSOR__SEL_BITS((a) < (b), a, b)
+#define TENSOR__MAX(a, b) TENSOR__SEL_BITS((a) > (b), a, b)
+#define TENSOR__ANY(m) ((m)[0] != 0)
 #define TENSOR__LOADH(p) tensor__scalar_loadh(p)
 #define TENSOR__STOREH(p, v) ((p)[0] = (float)(v)[0])
 #define TENSOR__ANYD(m) ((m)[0] != 0)
@@ -640,17 +648,26 @@ TENSOR__SIMD_KERNELS
 #undef TENSOR__SQRT
 #undef TENSOR__SEL
 #undef TENSOR__SELD
+#undef TENSOR__MIN
+#undef TENSOR__MAX
+#undef TENSOR__ANY
 #undef TENSOR__LOADH
 #undef TENSOR__STOREH
 #undef TENSOR__ANYD
 #undef TENSOR__SLEEF
 
 #if TENSOR__SIMD_X86
-#ifdef TENSOR_USE_SLEEF /* sleef.h declares these only when the translation unit is compiled for the ISA */
+#ifdef TENSOR_USE_SLEEF
+/* sleef.h declares the AVX2 and AVX-512 functions only when the translation unit is compiled for
+   them: declared here under names of our own bound to SLEEF's symbols, so they cannot clash with
+   sleef.h's declarations where it has them. */
+#define TENSOR__SLEEF_STR2(s) #s
+#define TENSOR__SLEEF_STR(s) TENSOR__SLEEF_STR2(s)
+#define TENSOR__SLEEF_SYM(name) __asm__(TENSOR__SLEEF_STR(__USER_LABEL_PREFIX__) name)
 #define TENSOR__SLEEF_DECLARE(fn)                                                                          \
-    extern __m512 Sleef_##fn##f16_u10avx512f(__m512);                                                      \
-    extern __m256 Sleef_##fn##f8_u10avx2(__m256);                                                          \
-    extern __m128 Sleef_##fn##f4_u10sse2(__m128);
+    extern __attribute__((target("avx512f"))) __m512 tensor__sleef_##fn##16(__m512) TENSOR__SLEEF_SYM("Sleef_" #fn "f16_u10avx512f"); \
+    extern __attribute__((target("avx2,fma"))) __m256 tensor__sleef_##fn##8(__m256) TENSOR__SLEEF_SYM("Sleef_" #fn "f8_u10avx2"); \
+    extern __m128 tensor__sleef_##fn##4(__m128) TENSOR__SLEEF_SYM("Sleef_" #fn "f4_u10sse2");
 TENSOR__SLEEF_DECLARE(exp)
 TENSOR__SLEEF_DECLARE(log)
 TENSOR__SLEEF_DECLARE(expm1)
@@ -686,10 +703,13 @@ static TENSOR__UNUSED inline __attribute__((target("sse2"))) void tensor__sse2_s
 #define TENSOR__SQRT(a) _mm_sqrt_ps(a)
 #define TENSOR__SEL(m, a, b) TENSOR__SEL_BITS(m, a, b)
 #define TENSOR__SELD(m, a, b) TENSOR__SELD_BITS(m, a, b)
+#define TENSOR__MIN(a, b) _mm_min_ps(a, b)
+#define TENSOR__MAX(a, b) _mm_max_ps(a, b)
+#define TENSOR__ANY(m) (_mm_movemask_ps((__m128)(m)) != 0)
 #define TENSOR__LOADH(p) tensor__sse2_loadh(p)
 #define TENSOR__STOREH(p, v) tensor__sse2_storeh(p, v)
 #define TENSOR__ANYD(m) (_mm_movemask_pd((__m128d)(m)) != 0)
-#define TENSOR__SLEEF(fn, x) Sleef_##fn##f4_u10sse2(x)
+#define TENSOR__SLEEF(fn, x) tensor__sleef_##fn##4(x)
 TENSOR__SIMD_KERNELS
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
@@ -706,6 +726,9 @@ TENSOR__SIMD_KERNELS
 #undef TENSOR__SQRT
 #undef TENSOR__SEL
 #undef TENSOR__SELD
+#undef TENSOR__MIN
+#undef TENSOR__MAX
+#undef TENSOR__ANY
 #undef TENSOR__LOADH
 #undef TENSOR__STOREH
 #undef TENSOR__ANYD
@@ -727,10 +750,13 @@ TENSOR__SIMD_KERNELS
 #define TENSOR__SQRT(a) _mm256_sqrt_ps(a)
 #define TENSOR__SEL(m, a, b) _mm256_blendv_ps(b, a, (__m256)(m))
 #define TENSOR__SELD(m, a, b) _mm256_blendv_pd(b, a, (__m256d)(m))
+#define TENSOR__MIN(a, b) _mm256_min_ps(a, b)
+#define TENSOR__MAX(a, b) _mm256_max_ps(a, b)
+#define TENSOR__ANY(m) (_mm256_movemask_ps((__m256)(m)) != 0)
 #define TENSOR__LOADH(p) _mm256_cvtps_pd(_mm_loadu_ps(p))
 #define TENSOR__STOREH(p, v) _mm_storeu_ps(p, _mm256_cvtpd_ps(v))
 #define TENSOR__ANYD(m) (_mm256_movemask_pd((__m256d)(m)) != 0)
-#define TENSOR__SLEEF(fn, x) Sleef_##fn##f8_u10avx2(x)
+#define TENSOR__SLEEF(fn, x) tensor__sleef_##fn##8(x)
 TENSOR__SIMD_KERNELS
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
@@ -747,12 +773,26 @@ TENSOR__SIMD_KERNELS
 #undef TENSOR__SQRT
 #undef TENSOR__SEL
 #undef TENSOR__SELD
+#undef TENSOR__MIN
+#undef TENSOR__MAX
+#undef TENSOR__ANY
 #undef TENSOR__LOADH
 #undef TENSOR__STOREH
 #undef TENSOR__ANYD
 #undef TENSOR__SLEEF
 
-/* AVX-512F: 16 lanes */
+/* AVX-512F: 16 lanes. (Generic conversions instead of _mm512_cvtps_pd and the masked forms of min,
+   max and sqrt: at -O2, GCC 12's C++ front end warns about the undefined vector inside the plain
+   intrinsics, -Wmaybe-uninitialized.) */
+static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) __m512d tensor__avx512_loadh(const float *p) {
+    __m256 v;
+    memcpy(&v, p, sizeof v);
+    return __builtin_convertvector(v, __m512d);
+}
+static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) void tensor__avx512_storeh(float *p, __m512d v) {
+    __m256 f = __builtin_convertvector(v, __m256);
+    memcpy(p, &f, sizeof f);
+}
 #define TENSOR__ISA tensor__avx512
 #define TENSOR__TARGET __attribute__((target("avx512f,avx2,fma")))
 #define TENSOR__W 16
@@ -765,13 +805,16 @@ TENSOR__SIMD_KERNELS
 #define TENSOR__VB tensor__i8x16
 #define TENSOR__FMA(a, b, c) _mm512_fmadd_ps(a, b, c)
 #define TENSOR__FMAD(a, b, c) _mm512_fmadd_pd(a, b, c)
-#define TENSOR__SQRT(a) _mm512_sqrt_ps(a)
+#define TENSOR__SQRT(a) _mm512_mask_sqrt_ps(a, (__mmask16)-1, a)
 #define TENSOR__SEL(m, a, b) TENSOR__SEL_BITS(m, a, b)
 #define TENSOR__SELD(m, a, b) TENSOR__SELD_BITS(m, a, b)
-#define TENSOR__LOADH(p) _mm512_cvtps_pd(_mm256_loadu_ps(p))
-#define TENSOR__STOREH(p, v) _mm256_storeu_ps(p, _mm512_cvtpd_ps(v))
+#define TENSOR__MIN(a, b) _mm512_mask_min_ps(b, (__mmask16)-1, a, b)
+#define TENSOR__MAX(a, b) _mm512_mask_max_ps(b, (__mmask16)-1, a, b)
+#define TENSOR__ANY(m) (_mm512_test_epi32_mask((__m512i)(m), (__m512i)(m)) != 0)
+#define TENSOR__LOADH(p) tensor__avx512_loadh(p)
+#define TENSOR__STOREH(p, v) tensor__avx512_storeh(p, v)
 #define TENSOR__ANYD(m) (_mm512_test_epi64_mask((__m512i)(m), (__m512i)(m)) != 0)
-#define TENSOR__SLEEF(fn, x) Sleef_##fn##f16_u10avx512f(x)
+#define TENSOR__SLEEF(fn, x) tensor__sleef_##fn##16(x)
 TENSOR__SIMD_KERNELS
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
@@ -788,6 +831,9 @@ TENSOR__SIMD_KERNELS
 #undef TENSOR__SQRT
 #undef TENSOR__SEL
 #undef TENSOR__SELD
+#undef TENSOR__MIN
+#undef TENSOR__MAX
+#undef TENSOR__ANY
 #undef TENSOR__LOADH
 #undef TENSOR__STOREH
 #undef TENSOR__ANYD
@@ -811,6 +857,9 @@ TENSOR__SIMD_KERNELS
 #define TENSOR__SQRT(a) vsqrtq_f32(a)
 #define TENSOR__SEL(m, a, b) vbslq_f32((uint32x4_t)(m), a, b)
 #define TENSOR__SELD(m, a, b) vbslq_f64((uint64x2_t)(m), a, b)
+#define TENSOR__MIN(a, b) vminnmq_f32(a, b)
+#define TENSOR__MAX(a, b) vmaxnmq_f32(a, b)
+#define TENSOR__ANY(m) (vmaxvq_u32((uint32x4_t)(m)) != 0)
 #define TENSOR__LOADH(p) vcvt_f64_f32(vld1_f32(p))
 #define TENSOR__STOREH(p, v) vst1_f32(p, vcvt_f32_f64(v))
 #define TENSOR__ANYD(m) (vmaxvq_u32((uint32x4_t)(m)) != 0)
@@ -831,6 +880,9 @@ TENSOR__SIMD_KERNELS
 #undef TENSOR__SQRT
 #undef TENSOR__SEL
 #undef TENSOR__SELD
+#undef TENSOR__MIN
+#undef TENSOR__MAX
+#undef TENSOR__ANY
 #undef TENSOR__LOADH
 #undef TENSOR__STOREH
 #undef TENSOR__ANYD
