@@ -3,9 +3,17 @@ TENSOR_API bool tensor_cuda_available(void) { return false; }
 TENSOR_API const char *tensor_version(void) { return "0.1.0"; }
 TENSOR_API const char *tensor_build_info(void) {
     static char info[256];
-    snprintf(info, sizeof info,
-             "tensor.h %s; simd: scalar (reference kernels only); sleef: no; cuda: no; threads: %d (%s)",
-             tensor_version(), tensor_get_num_threads(), TENSOR__HAVE_THREADS ? "pthread pool" : "no thread support: 1 used");
+    const tensor__simd_isa *v = tensor__simd();
+    char simd[64];
+    if (v) snprintf(simd, sizeof simd, "%s (%d x f32)%s", v->name, v->width, tensor__reference_kernels ? ", reference kernels on" : "");
+    else snprintf(simd, sizeof simd, "none (reference loops)");
+#if TENSOR__SIMD && defined(TENSOR_USE_SLEEF)
+    const char *sleef = "yes (exp log expm1 log1p sin cos tanh erf)";
+#else
+    const char *sleef = "no";
+#endif
+    snprintf(info, sizeof info, "tensor.h %s; simd: %s; sleef: %s; cuda: no; threads: %d (%s)", tensor_version(), simd, sleef,
+             tensor_get_num_threads(), TENSOR__HAVE_THREADS ? "pthread pool" : "no thread support: 1 used");
     return info;
 }
 
