@@ -1755,7 +1755,8 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(exp_cor
     return TENSOR__FMA(r * r, TENSOR__H(q, r, 0.5f), r) + 1.0f;                                                       \
 }                                                                                                                     \
 /* e^x: <= 1 ulp (the reduction leaves r within 0.5 ulp(r), the polynomial within 2^-31.5, the                        \
-   final 1 + ... rounds once); overflow to inf above 88.72, gradual underflow below -87.3. */                         \
+   final 1 + ... rounds once); overflow to inf above 88.72, gradual underflow below -87.3.                            \
+   Measured over every f32 in [-104, 89]: 0.978 ulp with FMA, 0.951 without (SSE2). */                                \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(exp)(TENSOR__VF x) {                         \
     TENSOR__VF xc = TENSOR__MAX(TENSOR__MIN(x, TENSOR__F(splat)(100.0f)), TENSOR__F(splat)(-110.0f)); /* NaN -> 100, restored below */ \
     TENSOR__VF nf, p = TENSOR__F(exp_core)(xc, &nf), r;                                                               \
@@ -1766,7 +1767,8 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(exp)(TE
 /* log(x): <= 1 ulp. x = 2^e m, m in [sqrt(1/2), sqrt(2)), f = m - 1 exactly; log x = e ln2 + f +                     \
    f^2 P(f). e LN2_HI + f is summed exactly (Fast2Sum: |e LN2_HI| > |f| unless e = 0) and the small                   \
    terms, which are below 0.21 of the result, are added last: one rounding of the result, plus                        \
-   the polynomial's 2^-28. Subnormal x are scaled by 2^23 first. */                                                   \
+   the polynomial's 2^-28. Subnormal x are scaled by 2^23 first. Measured over every positive                         \
+   f32: 0.876 ulp with FMA, 0.897 without. */                                                                         \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(log_tail)(TENSOR__VI e, TENSOR__VF f, TENSOR__VF extra) { \
     TENSOR__VF ef = __builtin_convertvector(e, TENSOR__VF);                                                           \
     TENSOR__VF hi = ef * 0.693145751953125f, s = hi + f, err = (hi - s) + f;                                          \
@@ -1793,7 +1795,8 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(log)(TE
 }                                                                                                                     \
 /* log1p(x): <= 1 ulp by the same argument as log. u = 1 + x rounded, with its rounding error c                       \
    recovered exactly (Fast2Sum on 1 and x by magnitude); log1p x = log u + c / u. When u falls in                     \
-   the first binade (e = 0), f = x itself, exactly, and no correction is needed. */                                   \
+   the first binade (e = 0), f = x itself, exactly, and no correction is needed. Measured over                        \
+   every f32 >= -1: 0.876 ulp with FMA, 0.974 without. */                                                             \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(log1p)(TENSOR__VF x) {                       \
     TENSOR__VF one = TENSOR__F(splat)(1.0f), u = x + 1.0f;                                                            \
     TENSOR__VI big = TENSOR__F(abs)(x) > 1.0f;                                                                        \
@@ -1812,7 +1815,8 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(log1p)(
    where s + err = (h - 1/2) + h r exactly (Fast2Sum: |h - 1/2| >= |h r| unless n = 0, and h - 1/2                    \
    is exact for n <= 24; above, the -1/2 joins the small terms). So the cancellation near                             \
    x = +-ln2/2 costs nothing and one rounding of the result remains, plus r's and the polynomial's                    \
-   small errors. Clamped to [-30, 89]: -1 below, inf above. */                                                        \
+   small errors. Clamped to [-30, 89]: -1 below, inf above. Measured over every f32 in [-18, 89]:                     \
+   0.988 ulp with FMA, 0.991 without. */                                                                              \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(expm1)(TENSOR__VF x) {                       \
     TENSOR__VF xc = TENSOR__MAX(TENSOR__MIN(x, TENSOR__F(splat)(89.0f)), TENSOR__F(splat)(-30.0f)); /* NaN -> 89, restored below */ \
     TENSOR__VF nf = TENSOR__F(rint)(xc * 1.44269504f);                                                                \
@@ -1834,7 +1838,8 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(expm1)(
 /* tanh(x): <= 1.5 ulp. |x| < 0.9: x + x^3 P(x^2) (polynomial 2^-29.7). Above: 1 - 2 / (E + 1) with                   \
    E = e^(2|x|) >= 6.05: the subtracted term is below 0.29 and carries E's ulp, the sum's and the                     \
    quotient's roundings (< 1.75 2^-23 relative), so at most 0.29 * 1.75 2^-23 < 1 ulp of the                          \
-   result, plus its own rounding. |x| is clamped to 10 (tanh is 1 in f32 from 9.01 on). */                            \
+   result, plus its own rounding. |x| is clamped to 10 (tanh is 1 in f32 from 9.01 on). Measured                      \
+   over every f32 in [-9.1, 9.1]: 0.996 ulp with FMA, 1.037 without. */                                               \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(tanh)(TENSOR__VF x) {                        \
     TENSOR__VF a = TENSOR__F(abs)(x), z = a * a;                                                                      \
     TENSOR__VF p = TENSOR__F(splat)(tensor__tanhf_p[6]);                                                              \
@@ -1852,7 +1857,8 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(tanh)(T
     return (TENSOR__VF)((TENSOR__VI)r | ((TENSOR__VI)x & ~0x7fffffff)); /* r >= 0: x's sign */                        \
 }                                                                                                                     \
 /* softplus(x) = max(x, 0) + log1p(e^-|x|), and x above 20 (PyTorch's threshold, as the reference                     \
-   loop): <= 2 ulp (log1p's argument is within 1 ulp and log1p damps relative errors). */                             \
+   loop): <= 2 ulp (log1p's argument is within 1 ulp and log1p damps relative errors, then one                        \
+   more rounding for the sum). Measured over every f32 in [-104, 21]: 1.711 ulp. */                                   \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(softplus)(TENSOR__VF x) {                    \
     TENSOR__VF l = TENSOR__F(log1p)(TENSOR__F(exp)(-TENSOR__F(abs)(x)));                                              \
     TENSOR__VF r = TENSOR__SEL(x > 0.0f, x, TENSOR__F(splat)(0.0f)) + l;                                              \
@@ -1860,7 +1866,9 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(softplu
 }                                                                                                                     \
                                                                                                                       \
 /* ---- f64 helpers: the functions below are computed in double and rounded once to f32, so their                     \
-   f32 results are within 0.5 ulp + 2^-10 ulp of exact (the f64 polynomials are good to 2^-34) ---- */                \
+   f32 results are within 0.5 ulp + 2^-10 ulp of exact (the f64 polynomials are good to 2^-34; the                    \
+   sweeps measure 0.501). They cost about 2-4x the f32 functions: gelu runs at ~2 ns per element                      \
+   on one core here (AVX-512), where a float formula through erff cancels in the negative tail. ---- */               \
 /* e^x for finite x in [-708, 708] */                                                                                 \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(expd)(TENSOR__VD x) {                        \
     TENSOR__VD nf = (x * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0;                               \
