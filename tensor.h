@@ -1870,8 +1870,9 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(softplu
                                                                                                                       \
 /* ---- f64 helpers: the functions below are computed in double and rounded once to f32, so their                     \
    f32 results are within 0.5 ulp + 2^-10 ulp of exact (the f64 polynomials are good to 2^-34; the                    \
-   sweeps measure 0.501). They cost about 2-4x the f32 functions: gelu runs at ~2 ns per element                      \
-   on one core here (AVX-512), where a float formula through erff cancels in the negative tail. ---- */               \
+   sweeps measure 0.501). They cost about 2-3x the f32 functions (gelu: ~1 ns per element on one                      \
+   core of the AVX-512 machine this was written on, for data of unit scale), the price of                             \
+   accuracy where a float formula through erff cancels (gelu's negative tail). ---- */                                \
 /* e^x for finite x in [-708, 708] */                                                                                 \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(expd)(TENSOR__VD x) {                        \
     TENSOR__VD nf = (x * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0;                               \
