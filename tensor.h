@@ -1919,9 +1919,12 @@ static const float tensor__tanhf_p[7] = {-3.333332241e-01f, 1.333297640e-01f, -5
 /* (e^r - 1 - r - r^2/2) / r^3 on |r| <= ln2/2: error 2^-37 of e^r */
 static const double tensor__expd_q[6] = {1.66666666816701142e-01, 4.16666667566754495e-02, 8.33331087990160820e-03,
                                          1.38888414909583632e-03, 1.98910407082777404e-04, 2.48679465296688266e-05};
-/* erf(x) / x as a polynomial in x^2, |x| <= 1: error 2^-34.8 */
-static const double tensor__erfd_p[8] = {1.12837916705799879e+00, -3.76126384343543341e-01, 1.12837819687581012e-01, -2.68653996886579483e-02,
-                                         5.22094433259740181e-03, -8.48281140293028488e-04, 1.12568116213326868e-04, -9.64109983133811504e-06};
+/* erf(x) / x as a polynomial in x^2, |x| <= 2: error 2^-42 (2^-34 of 1 + erf(x) at x = -2, where
+   gelu cancels most) */
+static const double tensor__erfd_p[14] = {1.12837916709528363e+00, -3.76126389010594364e-01, 1.12837916378376549e-01, -2.68661685900906111e-02,
+                                          5.22397091098407949e-03, -8.54819450515384915e-04, 1.20536241329603368e-04, -1.49105504317090634e-05,
+                                          1.63680346969746760e-06, -1.59462676052313462e-07, 1.34620787171949495e-08, -9.20705734256231601e-10,
+                                          4.43390075302266444e-11, -1.09254395060707299e-12};
 /* erfc(z) e^(z^2) (z + 2) as a polynomial in t = 1 / (z + 2), z in [1, 12]: error 2^-34 */
 static const double tensor__erfcd_g[11] = {5.64191142236527443e-01, 1.12826526557746587e+00, 1.97832734523613718e+00, 2.75256400573056403e+00,
                                            3.50092182385075823e+00, -6.90983916484099314e+00, 2.90965209189257159e+01, -1.46348592369453144e+02,
@@ -1981,7 +1984,8 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(exp_cor
     return TENSOR__FMA(r * r, TENSOR__H(q, r, 0.5f), r) + 1.0f;                                                       \
 }                                                                                                                     \
 /* e^x: <= 1 ulp (the reduction leaves r within 0.5 ulp(r), the polynomial within 2^-31.5, the                        \
-   final 1 + ... rounds once); overflow to inf above 88.72, gradual underflow below -87.3. */                         \
+   final 1 + ... rounds once); overflow to inf above 88.72, gradual underflow below -87.3.                            \
+   Measured over every f32 in [-104, 89]: 0.978 ulp with FMA, 0.951 without (SSE2). */                                \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(exp)(TENSOR__VF x) {                         \
     TENSOR__VF xc = TENSOR__MAX(TENSOR__MIN(x, TENSOR__F(splat)(100.0f)), TENSOR__F(splat)(-110.0f)); /* NaN -> 100, restored below */ \
     TENSOR__VF nf, p = TENSOR__F(exp_core)(xc, &nf), r;                                                               \
@@ -1992,7 +1996,8 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(exp)(TE
 /* log(x): <= 1 ulp. x = 2^e m, m in [sqrt(1/2), sqrt(2)), f = m - 1 exactly; log x = e ln2 + f +                     \
    f^2 P(f). e LN2_HI + f is summed exactly (Fast2Sum: |e LN2_HI| > |f| unless e = 0) and the small                   \
    terms, which are below 0.21 of the result, are added last: one rounding of the result, plus                        \
-   the polynomial's 2^-28. Subnormal x are scaled by 2^23 first. */                                                   \
+   the polynomial's 2^-28. Subnormal x are scaled by 2^23 first. Measured over every positive                         \
+   f32: 0.876 ulp with FMA, 0.897 without. */                                                                         \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(log_tail)(TENSOR__VI e, TENSOR__VF f, TENSOR__VF extra) { \
     TENSOR__VF ef = __builtin_convertvector(e, TENSOR__VF);                                                           \
     TENSOR__VF hi = ef * 0.693145751953125f, s = hi + f, err = (hi - s) + f;                                          \
@@ -2019,7 +2024,8 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(log)(TE
 }                                                                                                                     \
 /* log1p(x): <= 1 ulp by the same argument as log. u = 1 + x rounded, with its rounding error c                       \
    recovered exactly (Fast2Sum on 1 and x by magnitude); log1p x = log u + c / u. When u falls in                     \
-   the first binade (e = 0), f = x itself, exactly, and no correction is needed. */                                   \
+   the first binade (e = 0), f = x itself, exactly, and no correction is needed. Measured over                        \
+   every f32 >= -1: 0.876 ulp with FMA, 0.974 without. */                                                             \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(log1p)(TENSOR__VF x) {                       \
     TENSOR__VF one = TENSOR__F(splat)(1.0f), u = x + 1.0f;                                                            \
     TENSOR__VI big = TENSOR__F(abs)(x) > 1.0f;                                                                        \
@@ -2038,7 +2044,8 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(log1p)(
    where s + err = (h - 1/2) + h r exactly (Fast2Sum: |h - 1/2| >= |h r| unless n = 0, and h - 1/2                    \
    is exact for n <= 24; above, the -1/2 joins the small terms). So the cancellation near                             \
    x = +-ln2/2 costs nothing and one rounding of the result remains, plus r's and the polynomial's                    \
-   small errors. Clamped to [-30, 89]: -1 below, inf above. */                                                        \
+   small errors. Clamped to [-30, 89]: -1 below, inf above. Measured over every f32 in [-18, 89]:                     \
+   0.988 ulp with FMA, 0.991 without. */                                                                              \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(expm1)(TENSOR__VF x) {                       \
     TENSOR__VF xc = TENSOR__MAX(TENSOR__MIN(x, TENSOR__F(splat)(89.0f)), TENSOR__F(splat)(-30.0f)); /* NaN -> 89, restored below */ \
     TENSOR__VF nf = TENSOR__F(rint)(xc * 1.44269504f);                                                                \
@@ -2060,7 +2067,8 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(expm1)(
 /* tanh(x): <= 1.5 ulp. |x| < 0.9: x + x^3 P(x^2) (polynomial 2^-29.7). Above: 1 - 2 / (E + 1) with                   \
    E = e^(2|x|) >= 6.05: the subtracted term is below 0.29 and carries E's ulp, the sum's and the                     \
    quotient's roundings (< 1.75 2^-23 relative), so at most 0.29 * 1.75 2^-23 < 1 ulp of the                          \
-   result, plus its own rounding. |x| is clamped to 10 (tanh is 1 in f32 from 9.01 on). */                            \
+   result, plus its own rounding. |x| is clamped to 10 (tanh is 1 in f32 from 9.01 on). Measured                      \
+   over every f32 in [-9.1, 9.1]: 0.996 ulp with FMA, 1.037 without. */                                               \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(tanh)(TENSOR__VF x) {                        \
     TENSOR__VF a = TENSOR__F(abs)(x), z = a * a;                                                                      \
     TENSOR__VF p = TENSOR__F(splat)(tensor__tanhf_p[6]);                                                              \
@@ -2078,7 +2086,8 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(tanh)(T
     return (TENSOR__VF)((TENSOR__VI)r | ((TENSOR__VI)x & ~0x7fffffff)); /* r >= 0: x's sign */                        \
 }                                                                                                                     \
 /* softplus(x) = max(x, 0) + log1p(e^-|x|), and x above 20 (PyTorch's threshold, as the reference                     \
-   loop): <= 2 ulp (log1p's argument is within 1 ulp and log1p damps relative errors). */                             \
+   loop): <= 2 ulp (log1p's argument is within 1 ulp and log1p damps relative errors, then one                        \
+   more rounding for the sum). Measured over every f32 in [-104, 21]: 1.711 ulp. */                                   \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(softplus)(TENSOR__VF x) {                    \
     TENSOR__VF l = TENSOR__F(log1p)(TENSOR__F(exp)(-TENSOR__F(abs)(x)));                                              \
     TENSOR__VF r = TENSOR__SEL(x > 0.0f, x, TENSOR__F(splat)(0.0f)) + l;                                              \
@@ -2086,7 +2095,10 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(softplu
 }                                                                                                                     \
                                                                                                                       \
 /* ---- f64 helpers: the functions below are computed in double and rounded once to f32, so their                     \
-   f32 results are within 0.5 ulp + 2^-10 ulp of exact (the f64 polynomials are good to 2^-34) ---- */                \
+   f32 results are within 0.5 ulp + 2^-10 ulp of exact (the f64 polynomials are good to 2^-34; the                    \
+   sweeps measure 0.501). They cost about 2-3x the f32 functions (gelu: ~1 ns per element on one                      \
+   core of the AVX-512 machine this was written on, for data of unit scale), the price of                             \
+   accuracy where a float formula through erff cancels (gelu's negative tail). ---- */                                \
 /* e^x for finite x in [-708, 708] */                                                                                 \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(expd)(TENSOR__VD x) {                        \
     TENSOR__VD nf = (x * 1.4426950408889634 + 6755399441055744.0) - 6755399441055744.0;                               \
@@ -2102,9 +2114,16 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(expd)(T
     TENSOR__VL n = (TENSOR__VL)(nf + 6755399441055744.0) - 0x4338000000000000LL;                                      \
     return p * (TENSOR__VD)((n + 1023) << 52);                                                                        \
 }                                                                                                                     \
-/* erf(x) / x for |x| <= 1, as a polynomial in x^2 */                                                                 \
+/* erf(x) / x for |x| <= 2, as a polynomial in x^2 (wide enough that the tail below is rarely                         \
+   needed for data of unit scale) */                                                                                  \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(erfd_small)(TENSOR__VD x) {                  \
-    TENSOR__VD z = x * x, p = TENSOR__F(splatd)(tensor__erfd_p[7]);                                                   \
+    TENSOR__VD z = x * x, p = TENSOR__F(splatd)(tensor__erfd_p[13]);                                                  \
+    p = TENSOR__HD(p, z, tensor__erfd_p[12]);                                                                         \
+    p = TENSOR__HD(p, z, tensor__erfd_p[11]);                                                                         \
+    p = TENSOR__HD(p, z, tensor__erfd_p[10]);                                                                         \
+    p = TENSOR__HD(p, z, tensor__erfd_p[9]);                                                                          \
+    p = TENSOR__HD(p, z, tensor__erfd_p[8]);                                                                          \
+    p = TENSOR__HD(p, z, tensor__erfd_p[7]);                                                                          \
     p = TENSOR__HD(p, z, tensor__erfd_p[6]);                                                                          \
     p = TENSOR__HD(p, z, tensor__erfd_p[5]);                                                                          \
     p = TENSOR__HD(p, z, tensor__erfd_p[4]);                                                                          \
@@ -2133,21 +2152,21 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(erfcd_t
 }                                                                                                                     \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(erfd)(TENSOR__VD x) {                        \
     TENSOR__VD ax = TENSOR__F(absd)(x), r = x * TENSOR__F(erfd_small)(x);                                             \
-    TENSOR__VL tail = ~(TENSOR__VL)(ax < 1.0);                                                                        \
+    TENSOR__VL tail = ~(TENSOR__VL)(ax < 2.0);                                                                        \
     if (TENSOR__ANYD(tail)) {                                                                                         \
         TENSOR__VD big = (TENSOR__VD)((TENSOR__VL)(1.0 - TENSOR__F(erfcd_tail)(ax)) | ((TENSOR__VL)x & (-0x7fffffffffffffffLL - 1))); \
         r = TENSOR__SELD(tail, big, r);                                                                               \
     }                                                                                                                 \
     return TENSOR__SELD(x == x, r, x);                                                                                \
 }                                                                                                                     \
-/* gelu(x) = x Phi(x), Phi(x) = (1 + erf(x / sqrt2)) / 2 near 0, 1 - erfc(z) / 2 above and                            \
-   erfc(-z) / 2 below: no cancellation anywhere, so the far negative tail (down to the last f32                       \
-   subnormal near x = -14) is accurate too; the reference formula cancels there. -inf gives NaN,                      \
-   as the reference formula does. */                                                                                  \
+/* gelu(x) = x Phi(x), Phi(x) = (1 + erf(x / sqrt2)) / 2 for |z| = |x / sqrt2| < 2 (in double the                     \
+   cancellation costs at most 2^-8 of the precision), 1 - erfc(z) / 2 above and erfc(-z) / 2                          \
+   below: so the far negative tail (down to the last f32 subnormal near x = -14) is accurate too;                     \
+   the reference formula cancels there. -inf gives NaN, as the reference formula does. */                             \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(gelud)(TENSOR__VD x) {                       \
     TENSOR__VD z = x * 0.70710678118654752, az = TENSOR__F(absd)(z);                                                  \
     TENSOR__VD phi = 0.5 + 0.5 * (z * TENSOR__F(erfd_small)(z));                                                      \
-    TENSOR__VL tail = ~(TENSOR__VL)(az < 1.0);                                                                        \
+    TENSOR__VL tail = ~(TENSOR__VL)(az < 2.0);                                                                        \
     if (TENSOR__ANYD(tail)) {                                                                                         \
         TENSOR__VD half_tail = 0.5 * TENSOR__F(erfcd_tail)(az);                                                       \
         phi = TENSOR__SELD(tail, TENSOR__SELD(z > 0.0, 1.0 - half_tail, half_tail), phi);                             \
