@@ -838,7 +838,7 @@ static int tensor__derivative_repeat(tensor__node *n, tensor *g, tensor **grads)
         /* too many dims to interleave: sum the repeats one dim at a time */
         tensor *r = tensor__alias("tensor_backward", g);
         for (int d = nd - 1; d >= 0 && r; d--) {
-            int64_t s = d < lead ? 1 : x->shape[d - lead], shape[TENSOR_MAX_DIMS + 1];
+            int64_t s = d < lead ? 1 : x->shape[d - lead], shape[TENSOR_MAX_DIMS + 1] = {0};
             int k = 0;
             for (int e = 0; e < r->ndim; e++) {
                 if (e == d) { shape[k++] = n->ip[d]; shape[k++] = s; } else shape[k++] = r->shape[e];
@@ -848,7 +848,7 @@ static int tensor__derivative_repeat(tensor__node *n, tensor *g, tensor **grads)
         }
         return TENSOR__OK(grads[0] = tensor_reshape(r, x->ndim, x->shape));
     }
-    int64_t shape[TENSOR_MAX_DIMS];
+    int64_t shape[TENSOR_MAX_DIMS] = {0};
     for (int d = 0; d < nd; d++) {
         shape[2 * d] = n->ip[d];
         shape[2 * d + 1] = d < lead ? 1 : x->shape[d - lead];
