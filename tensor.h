@@ -4852,6 +4852,14 @@ static TENSOR__UNUSED bool tensor__gemm_has_avx2(void) {
 #endif
 }
 
+/* The threads a GEMM may use: one inside a parallel region (a nested split would run inline). */
+static int64_t tensor__gemm_threads(void) {
+#if TENSOR__HAVE_THREADS
+    if (tensor__in_parallel) return 1;
+#endif
+    return tensor_get_num_threads();
+}
+
 /* Flags and counts the threads of one GEMM wait on by spinning: whoever they wait for is
    running (it claimed the work it finishes), and waits are short. */
 #if TENSOR__HAVE_THREADS
@@ -4916,7 +4924,7 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
         j.q = q;                                                                                        \
         q->kb = (q->k + (q->k + TENSOR__GEMM_NT_KD / (int64_t)sizeof(T) - 1) / (TENSOR__GEMM_NT_KD / (int64_t)sizeof(T)) - 1) / \
                 ((q->k + TENSOR__GEMM_NT_KD / (int64_t)sizeof(T) - 1) / (TENSOR__GEMM_NT_KD / (int64_t)sizeof(T))); \
-        int64_t tiles = (q->n + 3) / 4, work = q->m * q->n * q->k, threads = tensor_get_num_threads();   \
+        int64_t tiles = (q->n + 3) / 4, work = q->m * q->n * q->k, threads = tensor__gemm_threads();   \
         if (threads > work / TENSOR__GEMM_PAR_MIN) threads = work / TENSOR__GEMM_PAR_MIN;               \
         if (threads > tiles) threads = tiles;                                                           \
         if (threads < 1) threads = 1;                                                                   \
@@ -5085,7 +5093,7 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
         memset(&j, 0, sizeof j);                                                                        \
         j.q = &q;                                                                                       \
         int64_t mp = (m + MR - 1) / MR, np = (n + NR - 1) / NR, work = m * n * k;                        \
-        int64_t threads = tensor_get_num_threads();                                                     \
+        int64_t threads = tensor__gemm_threads();                                                     \
         if (threads > work / TENSOR__GEMM_PAR_MIN) threads = work / TENSOR__GEMM_PAR_MIN;               \
         if (threads < 1) threads = 1;                                                                   \
         /* split the dim whose operand is cheaper to pack twice (n: each thread packs all of A) */      \
@@ -5197,10 +5205,15 @@ typedef tensor__dpack_fn tensor__f64_pack_fn;
 TENSOR__DEFINE_GEMM_DRIVER(f32, float, TENSOR__SGEMM_MR, TENSOR__SGEMM_NR, TENSOR__SGEMM_MC, TENSOR__SGEMM_KC, TENSOR__SGEMM_NC)
 TENSOR__DEFINE_GEMM_DRIVER(f64, double, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR, TENSOR__DGEMM_MC, TENSOR__DGEMM_KC, TENSOR__DGEMM_NC)
 
-/* Whether a GEMM of this size splits itself across threads (callers with many small GEMMs
-   split over those instead). */
-static bool tensor__gemm_threads_itself(int64_t m, int64_t n, int64_t k) {
-    return tensor_get_num_threads() > 1 && m * n * k >= 2 * TENSOR__GEMM_PAR_MIN;
+/* Whether `count` independent GEMMs of m x n x k (a batch, or the images of a convolution) should
+   run side by side, each on one thread, rather than one after another, each split across the
+   threads: yes when they are too small to split, or when they share out evenly (or nearly: at
+   least 4 per thread), which needs no synchronization inside the GEMMs. */
+static bool tensor__gemm_spread(int64_t count, int64_t m, int64_t n, int64_t k) {
+    int64_t threads = tensor__gemm_threads();
+    if (count < 2 || threads < 2) return false;
+    if (m * n * k < 2 * TENSOR__GEMM_PAR_MIN) return true;
+    return count >= threads && (count % threads == 0 || count >= 4 * threads);
 }
 /* ==== end generator/parts/gemm.h ==== */
 /* ==== begin generator/parts/nn.h ==== */
@@ -5458,7 +5471,7 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
         j.b = (const char *)b->storage->data + b->offset * eb;
         j.o = tensor__data(out);
         int64_t per = fg.n * m * k;
-        if (fg.batches > 1 && !tensor__gemm_threads_itself(fg.n, m, k))
+        if (tensor__gemm_spread(fg.batches, fg.n, m, k))
             tensor__parallel_for(fg.batches, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, tensor__mm_batches, &j);
         else
             tensor__mm_batches(0, fg.batches, &j);
@@ -5992,13 +6005,13 @@ static void tensor__conv_fwd_images(int64_t begin, int64_t end, void *ctx) {
     tensor__free_aligned(cols);
 }
 
-/* Runs fn over the N images: spread over the threads unless one image's GEMM (Og x P x K)
-   threads itself. */
+/* Runs fn over the N images: spread over the threads (tensor__gemm_spread), or one after
+   another with each GEMM (Og x P x K) split across the threads. */
 static void tensor__conv_images(tensor__range_fn fn, tensor__conv_job *j) {
     const tensor__conv_geom *g = j->g;
     int64_t Og = g->O / g->groups, K = g->C / g->groups * g->kH * g->kW, P = g->oH * g->oW;
     int64_t per = g->O * K * P; /* multiply-adds per image */
-    if (g->N > 1 && !tensor__gemm_threads_itself(Og, P, K)) tensor__parallel_for(g->N, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, fn, j);
+    if (tensor__gemm_spread(g->N, Og, P, K)) tensor__parallel_for(g->N, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, fn, j);
     else fn(0, g->N, j);
 }
 

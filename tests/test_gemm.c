@@ -177,7 +177,7 @@ TEST(gemm_batched) {
         tensor_set_num_threads(threads);
         for (int d = 0; d < 2; d++) {
             tensor_dtype dt = dts[d];
-            static const int64_t shapes[][4] = {{3, 5, 7, 9}, {4, 33, 70, 20}, {2, 150, 60, 170}, {6, 1, 40, 30}};
+            static const int64_t shapes[][4] = {{3, 5, 7, 9}, {4, 33, 70, 20}, {3, 150, 60, 170}, {2, 150, 60, 170}, {6, 1, 40, 30}};
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
                 tensor_scope_begin();
                 int64_t B = shapes[s][0], M = shapes[s][1], K = shapes[s][2], N = shapes[s][3];
