@@ -6198,27 +6198,32 @@ TENSOR_API tensor *tensor_one_hot(tensor *indices, int64_t num_classes) {
 
        C[m, n] = (add ? C : 0) + A[m, k] @ B[k, n]
 
-   A and B are read through element strides (element (i, p) of A at A[i * a_rs + p * a_cs]), so
-   every transposition case is a stride pattern and nothing is copied except into the packed
-   panels; C is written through strides too (c_rs, c_cs). The loops, outermost first:
+   A, B and C are addressed through element strides (element (i, p) of A at A[i * a_rs + p * a_cs]),
+   so every transposition case is a stride pattern and nothing is copied except into the packed
+   panels. The loops, outermost first:
      jc: NC columns of B at a time;
-     pc: KC of the k dim at a time; B[pc.., jc..] is packed into NR-column panels (KC x NR each,
-         p-major), a KC x NC block that stays in L2/L3;
+     pc: the k dim in equal blocks of at most KC; B[pc.., jc..] is packed into NR-column panels
+         (KC x NR each, p-major), a KC x NC block that stays in L2/L3;
      ic: MC rows of A at a time; A[ic.., pc..] is packed into MR-row panels (MR x KC each), an
          MC x KC block that stays in L2;
      jr: one B panel (KC x NR) at a time, which stays in L1 while
      ir: every A panel of the block streams past it through the micro-kernel, which keeps one
          MR x NR tile of C in registers for the whole KC loop and then adds it to C.
    Packing pads the last panels with zeros, so the micro-kernel always computes a full tile; a
-   partial tile at the edge of C goes through a small buffer. Micro-kernels: 6 x 16 f32 and 6 x 8
-   f64 for AVX2+FMA (12 accumulators of 8 floats / 4 doubles, two loads of B and six broadcasts of
-   A per k step), compiled with __attribute__((target)) and chosen at run time from CPUID; a
-   portable scalar kernel of the same tile shape otherwise (or when TENSOR_NO_SIMD is defined).
-   Threads: the N (or M) range is cut into one slice per thread, in whole panels, and each
-   thread runs the loops above on its slice with its own packing buffers, so the threads never
-   wait on each other; the operand that is not split is packed by each thread (a cost of order
-   k * (m or n) against m * n * k / threads multiply-adds). Problems below TENSOR__GEMM_PAR_MIN
-   multiply-adds stay on the calling thread. */
+   partial tile at the edge of C (or a C with a column stride) goes through a small buffer.
+   Micro-kernels: 6 x 16 f32 and 6 x 8 f64 for AVX2+FMA (12 accumulators of 8 floats / 4 doubles,
+   two loads of B and six broadcasts of A per k step), compiled with __attribute__((target)) and
+   chosen at run time from CPUID; a portable scalar kernel of the same tile shape otherwise (or
+   when TENSOR_NO_SIMD is defined). Packing: AVX2 8 x 8 transposes where the unit stride runs
+   along k; a row-major B is packed by the kernel's first pass over it (no separate copy).
+   Two cases skip the blocked loops: a narrow n whose transposed problem (C^T = B^T A^T) fills
+   the tiles much better runs transposed, and a row-major A times a column-major B (x @ w^T of a
+   linear layer) with few rows or columns runs unpacked dot-product tiles (tensor__gemm_ntk).
+   Threads (tensor__gemm_task): the N (or M) range is cut into slices of whole panels that the
+   threads claim one by one, so a thread woken late takes fewer; the operand every slice needs in
+   full is packed once, unit by unit by whichever threads are there, when it is small (else each
+   thread packs its own blocks). Problems below TENSOR__GEMM_PAR_MIN multiply-adds stay on the
+   calling thread. */
 
 #if !defined(TENSOR_NO_SIMD) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 #define TENSOR__GEMM_AVX2 1
@@ -6234,9 +6239,10 @@ extern "C" {
 #endif
 
 /* Tile and block sizes for this machine's caches (L1d 32 KiB, L2 1 MiB per core, L3 32 MiB):
-   a B panel (KC x NR: 16 KiB in f32, 16 KiB in f64) fills half of L1 with the A panel streaming
-   past it; the packed A block (MC x KC: 264 KiB f32, 264 KiB f64) sits in L2 next to the B
-   panels passing through; the packed B block (KC x NC: 4 MiB) sits in L3. */
+   a B panel (KC x NR: 16 KiB in f32 and f64) fills half of L1 with the A panel streaming past it;
+   the packed A block (MC x KC: 264 KiB f32, 384 KiB f64) sits in L2 next to the B panels passing
+   through; the packed B block (KC x NC: 4 MiB f32, 8 MiB f64) sits in L3. Measured here (one
+   thread, against the alternatives MC 72..384, KC 192..384): within 2% of the best everywhere. */
 #define TENSOR__SGEMM_MR 6
 #define TENSOR__SGEMM_NR 16
 #define TENSOR__DGEMM_MR 6
@@ -6251,10 +6257,10 @@ extern "C" {
 #define TENSOR__SGEMM_NC 4096
 #endif
 #ifndef TENSOR__DGEMM_MC
-#define TENSOR__DGEMM_MC 264
+#define TENSOR__DGEMM_MC 192
 #endif
 #ifndef TENSOR__DGEMM_KC
-#define TENSOR__DGEMM_KC 128
+#define TENSOR__DGEMM_KC 256
 #endif
 #ifndef TENSOR__DGEMM_NC
 #define TENSOR__DGEMM_NC 4096
@@ -6641,6 +6647,14 @@ static TENSOR__UNUSED bool tensor__gemm_has_avx2(void) {
 #endif
 }
 
+/* The threads a GEMM may use: one inside a parallel region (a nested split would run inline). */
+static int64_t tensor__gemm_threads(void) {
+#if TENSOR__HAVE_THREADS
+    if (tensor__in_parallel) return 1;
+#endif
+    return tensor_get_num_threads();
+}
+
 /* Flags and counts the threads of one GEMM wait on by spinning: whoever they wait for is
    running (it claimed the work it finishes), and waits are short. */
 #if TENSOR__HAVE_THREADS
@@ -6705,7 +6719,7 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
         j.q = q;                                                                                        \
         q->kb = (q->k + (q->k + TENSOR__GEMM_NT_KD / (int64_t)sizeof(T) - 1) / (TENSOR__GEMM_NT_KD / (int64_t)sizeof(T)) - 1) / \
                 ((q->k + TENSOR__GEMM_NT_KD / (int64_t)sizeof(T) - 1) / (TENSOR__GEMM_NT_KD / (int64_t)sizeof(T))); \
-        int64_t tiles = (q->n + 3) / 4, work = q->m * q->n * q->k, threads = tensor_get_num_threads();   \
+        int64_t tiles = (q->n + 3) / 4, work = q->m * q->n * q->k, threads = tensor__gemm_threads();   \
         if (threads > work / TENSOR__GEMM_PAR_MIN) threads = work / TENSOR__GEMM_PAR_MIN;               \
         if (threads > tiles) threads = tiles;                                                           \
         if (threads < 1) threads = 1;                                                                   \
@@ -6874,7 +6888,7 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
         memset(&j, 0, sizeof j);                                                                        \
         j.q = &q;                                                                                       \
         int64_t mp = (m + MR - 1) / MR, np = (n + NR - 1) / NR, work = m * n * k;                        \
-        int64_t threads = tensor_get_num_threads();                                                     \
+        int64_t threads = tensor__gemm_threads();                                                     \
         if (threads > work / TENSOR__GEMM_PAR_MIN) threads = work / TENSOR__GEMM_PAR_MIN;               \
         if (threads < 1) threads = 1;                                                                   \
         /* split the dim whose operand is cheaper to pack twice (n: each thread packs all of A) */      \
@@ -6986,10 +7000,15 @@ typedef tensor__dpack_fn tensor__f64_pack_fn;
 TENSOR__DEFINE_GEMM_DRIVER(f32, float, TENSOR__SGEMM_MR, TENSOR__SGEMM_NR, TENSOR__SGEMM_MC, TENSOR__SGEMM_KC, TENSOR__SGEMM_NC)
 TENSOR__DEFINE_GEMM_DRIVER(f64, double, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR, TENSOR__DGEMM_MC, TENSOR__DGEMM_KC, TENSOR__DGEMM_NC)
 
-/* Whether a GEMM of this size splits itself across threads (callers with many small GEMMs
-   split over those instead). */
-static bool tensor__gemm_threads_itself(int64_t m, int64_t n, int64_t k) {
-    return tensor_get_num_threads() > 1 && m * n * k >= 2 * TENSOR__GEMM_PAR_MIN;
+/* Whether `count` independent GEMMs of m x n x k (a batch, or the images of a convolution) should
+   run side by side, each on one thread, rather than one after another, each split across the
+   threads: yes when they are too small to split, or when they share out evenly (or nearly: at
+   least 4 per thread), which needs no synchronization inside the GEMMs. */
+static bool tensor__gemm_spread(int64_t count, int64_t m, int64_t n, int64_t k) {
+    int64_t threads = tensor__gemm_threads();
+    if (count < 2 || threads < 2) return false;
+    if (m * n * k < 2 * TENSOR__GEMM_PAR_MIN) return true;
+    return count >= threads && (count % threads == 0 || count >= 4 * threads);
 }
 /* ==== end generator/parts/gemm.h ==== */
 /* ==== begin generator/parts/nn.h ==== */
@@ -7247,7 +7266,7 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
         j.b = (const char *)b->storage->data + b->offset * eb;
         j.o = tensor__data(out);
         int64_t per = fg.n * m * k;
-        if (fg.batches > 1 && !tensor__gemm_threads_itself(fg.n, m, k))
+        if (tensor__gemm_spread(fg.batches, fg.n, m, k))
             tensor__parallel_for(fg.batches, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, tensor__mm_batches, &j);
         else
             tensor__mm_batches(0, fg.batches, &j);
@@ -8071,13 +8090,13 @@ static void tensor__conv_fwd_images(int64_t begin, int64_t end, void *ctx) {
     tensor__free_aligned(cols);
 }
 
-/* Runs fn over the N images: spread over the threads unless one image's GEMM (Og x P x K)
-   threads itself. */
+/* Runs fn over the N images: spread over the threads (tensor__gemm_spread), or one after
+   another with each GEMM (Og x P x K) split across the threads. */
 static void tensor__conv_images(tensor__range_fn fn, tensor__conv_job *j) {
     const tensor__conv_geom *g = j->g;
     int64_t Og = g->O / g->groups, K = g->C / g->groups * g->kH * g->kW, P = g->oH * g->oW;
     int64_t per = g->O * K * P; /* multiply-adds per image */
-    if (g->N > 1 && !tensor__gemm_threads_itself(Og, P, K)) tensor__parallel_for(g->N, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, fn, j);
+    if (tensor__gemm_spread(g->N, Og, P, K)) tensor__parallel_for(g->N, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, fn, j);
     else fn(0, g->N, j);
 }
 

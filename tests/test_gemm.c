@@ -1,7 +1,7 @@
 /* Tests of the packed GEMM (generator/parts/gemm.h) through the ops that use it: matmul on every
    transposition case and on strided views, at sizes on both sides of every micro-tile edge (6 x 16
-   f32, 6 x 8 f64) and cache-block boundary (MC 264, KC 256 f32 / 128 f64, NC 4096), on 1 and 2
-   threads, f32 and f64; batched matmul (folded, per batch, over threads), linear and the
+   f32, 6 x 8 f64, 3 x 4 of the unpacked path) and cache-block boundary (MC 264 f32 / 192 f64,
+   KC 256, NC 4096), on 1 and 2 threads, f32 and f64; batched matmul (folded, per batch, over threads), linear and the
    convolutions against the reference kernels. Expected values are plain double loops. */
 #include "test.h"
 
@@ -104,15 +104,18 @@ static void gemm_case(tensor_dtype dt, int64_t m, int64_t n, int64_t k, int la, 
     free(bv);
 }
 
-/* Sizes on both sides of the micro-tile edges (6 rows; 16 f32 / 8 f64 columns) and of the cache
-   blocks (MC = 264 rows, KC = 256 / 128, NC = 4096 columns), small and large enough to thread
-   (split over n when n >= m, else over m). */
+/* Sizes on both sides of the micro-tile edges (6 rows; 16 f32 / 8 f64 columns; 3 x 4 and the
+   vector length along k for the unpacked path) and of the cache blocks (MC = 264 / 192 rows,
+   KC = 256, NC = 4096 columns), small and large enough to thread (split over n when n >= m, else
+   over m; a small shared operand packed by both threads, or not). */
 static const int64_t gemm_sizes[][3] = {
-    {1, 1, 1},     {1, 17, 5},    {5, 1, 7},      {5, 7, 3},      {6, 16, 1},    {7, 17, 2},     {6, 8, 9},     {12, 32, 4},
-    {15, 15, 15},  {16, 6, 17},   {17, 33, 63},   {63, 64, 65},   {64, 65, 64},  {65, 63, 33},   {6, 16, 255},  {7, 15, 256},
-    {13, 9, 257},  {5, 24, 513},  {9, 40, 127},   {11, 23, 128},  {10, 7, 129},  {257, 17, 30},  {263, 20, 12}, {264, 31, 5},
-    {265, 9, 11},  {530, 40, 40}, {40, 530, 40},  {7, 4097, 3},   {40, 8200, 3}, {120, 200, 300}, {300, 45, 100}, {1, 600, 900},
-    {600, 1, 900}, {2, 2, 100000}, {270, 280, 20}, {300, 290, 460}, {64, 256, 784}, {40, 300, 1100}, {200, 50, 300},
+    {1, 1, 1}, {1, 17, 5}, {5, 1, 7}, {5, 7, 3}, {6, 16, 1}, {7, 17, 2}, {6, 8, 9}, {12, 32, 4},
+    {15, 15, 15}, {16, 6, 17}, {17, 33, 63}, {63, 64, 65}, {64, 65, 64}, {65, 63, 33}, {6, 16, 255},
+    {7, 15, 256}, {13, 9, 257}, {5, 24, 513}, {9, 40, 127}, {11, 23, 128}, {10, 7, 129}, {257, 17, 30},
+    {263, 20, 12}, {264, 31, 5}, {191, 20, 10}, {192, 17, 9}, {193, 33, 5}, {265, 9, 11}, {530, 40, 40},
+    {40, 530, 40}, {7, 4097, 3}, {40, 8200, 3}, {120, 200, 300}, {300, 45, 100}, {1, 600, 900},
+    {600, 1, 900}, {2, 2, 100000}, {270, 280, 20}, {300, 290, 460}, {64, 256, 784}, {40, 300, 1100},
+    {200, 50, 300},
 };
 
 static void gemm_sweep(tensor_dtype dt) {
@@ -177,7 +180,7 @@ TEST(gemm_batched) {
         tensor_set_num_threads(threads);
         for (int d = 0; d < 2; d++) {
             tensor_dtype dt = dts[d];
-            static const int64_t shapes[][4] = {{3, 5, 7, 9}, {4, 33, 70, 20}, {2, 150, 60, 170}, {6, 1, 40, 30}};
+            static const int64_t shapes[][4] = {{3, 5, 7, 9}, {4, 33, 70, 20}, {3, 150, 60, 170}, {2, 150, 60, 170}, {6, 1, 40, 30}};
             for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
                 tensor_scope_begin();
                 int64_t B = shapes[s][0], M = shapes[s][1], K = shapes[s][2], N = shapes[s][3];

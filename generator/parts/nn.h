@@ -252,7 +252,7 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
         j.b = (const char *)b->storage->data + b->offset * eb;
         j.o = tensor__data(out);
         int64_t per = fg.n * m * k;
-        if (fg.batches > 1 && !tensor__gemm_threads_itself(fg.n, m, k))
+        if (tensor__gemm_spread(fg.batches, fg.n, m, k))
             tensor__parallel_for(fg.batches, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, tensor__mm_batches, &j);
         else
             tensor__mm_batches(0, fg.batches, &j);
@@ -1076,13 +1076,13 @@ static void tensor__conv_fwd_images(int64_t begin, int64_t end, void *ctx) {
     tensor__free_aligned(cols);
 }
 
-/* Runs fn over the N images: spread over the threads unless one image's GEMM (Og x P x K)
-   threads itself. */
+/* Runs fn over the N images: spread over the threads (tensor__gemm_spread), or one after
+   another with each GEMM (Og x P x K) split across the threads. */
 static void tensor__conv_images(tensor__range_fn fn, tensor__conv_job *j) {
     const tensor__conv_geom *g = j->g;
     int64_t Og = g->O / g->groups, K = g->C / g->groups * g->kH * g->kW, P = g->oH * g->oW;
     int64_t per = g->O * K * P; /* multiply-adds per image */
-    if (g->N > 1 && !tensor__gemm_threads_itself(Og, P, K)) tensor__parallel_for(g->N, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, fn, j);
+    if (tensor__gemm_spread(g->N, Og, P, K)) tensor__parallel_for(g->N, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, fn, j);
     else fn(0, g->N, j);
 }
 
