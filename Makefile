@@ -10,7 +10,7 @@ PARTS    = $(shell grep -v '^\#' generator/manifest.txt)
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 EXAMPLES = $(patsubst %.c,%,$(wildcard examples/*.c))
 
-.PHONY: all test test-asan check-amalgamation examples bench clean
+.PHONY: all test test-asan test-tsan test-neon test-sleef check-amalgamation examples bench clean
 all: tensor.h examples
 
 generator/gen: generator/gen.c
@@ -42,15 +42,57 @@ build/asan/%.o: tests/%.c tests/test.h tensor.h
 build/asan/test_all: build/asan/main.o $(patsubst tests/%.c,build/asan/%.o,$(TEST_SRC))
 	$(CC) -O1 -g $(SAN) $^ -o $@ $(LDLIBS)
 
-test: check-amalgamation build/tests/test_all
+build/tsan/%.o: tests/%.c tests/test.h tensor.h
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g -fsanitize=thread $(WARN) -I. -c $< -o $@
+build/tsan/test_all: build/tsan/main.o $(patsubst tests/%.c,build/tsan/%.o,$(TEST_SRC))
+	$(CC) -O1 -g -fsanitize=thread $^ -o $@ $(LDLIBS)
+
+# The NEON instance: the suite cross-compiled for aarch64 and run under qemu-user, once as built
+# (neon) and once more for the vector tests with the scalar instance. `make test` runs it when the
+# cross compiler and qemu are installed (Debian: gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+# qemu-user). The ULP sweeps use fewer points there: qemu is slow.
+AARCH64_CC ?= aarch64-linux-gnu-gcc
+QEMU_AARCH64 ?= qemu-aarch64
+HAVE_NEON_TOOLS := $(shell command -v $(AARCH64_CC) > /dev/null 2>&1 && command -v $(QEMU_AARCH64) > /dev/null 2>&1 && echo yes)
+build/neon/test_all: tests/main.c $(TEST_SRC) tests/test.h tensor.h
+	@mkdir -p $(dir $@)
+	$(AARCH64_CC) -O2 $(WARN) -I. -static tests/main.c $(TEST_SRC) -o $@ -lm -lpthread
+test-neon: check-amalgamation build/neon/test_all
+	@for simd in neon scalar; do \
+	  filter=$$([ $$simd = neon ] || echo test_simd); \
+	  if TENSOR_SIMD=$$simd TENSOR_TEST_ULP_POINTS=100000 $(QEMU_AARCH64) -L /usr/aarch64-linux-gnu build/neon/test_all $$filter > build/neon/log 2>&1; \
+	  then grep -E '^ *FAIL|^  simd ' build/neon/log; echo "neon-$$simd: $$(tail -n 1 build/neon/log)"; \
+	  else cat build/neon/log; echo "neon-$$simd: FAILED"; exit 1; fi; \
+	done
+
+# The suite with -DTENSOR_USE_SLEEF: SLEEF's vector functions instead of ours (Debian: libsleef-dev).
+build/sleef/test_all: tests/main.c $(TEST_SRC) tests/test.h tensor.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) -DTENSOR_USE_SLEEF -I. tests/main.c $(TEST_SRC) -o $@ -lsleef $(LDLIBS)
+test-sleef: check-amalgamation build/sleef/test_all
+	@tests/run.sh build/sleef/test_all --no-compile-matrix
+
+test: check-amalgamation build/tests/test_all $(if $(HAVE_NEON_TOOLS),test-neon)
 	@CC="$(CC)" CXX="$(CXX)" tests/run.sh build/tests/test_all
 
 test-asan: check-amalgamation build/asan/test_all
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	 CC="$(CC)" CXX="$(CXX)" tests/run.sh build/asan/test_all --no-compile-matrix
 
-bench:
-	@echo "bench/: no benchmarks yet (they arrive with the CPU speed work)"
+# The suite under ThreadSanitizer (the pool runs on every core, so large ops use it).
+test-tsan: check-amalgamation build/tsan/test_all
+	@TSAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1 CC="$(CC)" CXX="$(CXX)" tests/run.sh build/tsan/test_all --no-compile-matrix
+
+
+# The benchmark: plain -O2 (no -march: the run-time ISA choice is what is measured), linked with
+# the references (OpenBLAS, glibc's libmvec, SLEEF when -lsleef links). See bench/README.md.
+BENCH_SLEEF = $(shell printf 'int main(void){return 0;}' | $(CC) -x c - -lsleef -o /dev/null 2>/dev/null && echo yes)
+build/bench: bench/bench.c tensor.h
+	@mkdir -p build
+	$(CC) -O2 $(WARN) -I. $(if $(BENCH_SLEEF),-DBENCH_SLEEF) bench/bench.c -o $@ -lopenblas -lmvec $(if $(BENCH_SLEEF),-lsleef) $(LDLIBS)
+bench: build/bench
+	build/bench
 
 clean:
 	rm -rf build generator/gen $(EXAMPLES)

@@ -38,6 +38,7 @@ typedef struct tensor__node {
     /* engine scratch */
     tensor *acc;                                /* gradient of the output accumulated so far */
     int64_t deps, epoch;
+    struct tensor__node *free_next;             /* in the node cache, the next free node */
 } tensor__node;
 
 typedef int (*tensor__derivative_fn)(tensor__node *n, tensor *g, tensor **grads);
@@ -56,6 +57,31 @@ static void tensor__node_free_saved(tensor__node *n) {
 }
 
 static void tensor__node_destroy(tensor__node *n);
+
+/* Freed nodes of up to TENSOR__MAX_INPUTS inputs wait here, one list per input count, for the
+   next op that records one (a training step records and frees the same nodes every step). */
+#define TENSOR__NODE_CACHE_MAX 4096
+static tensor__node *tensor__node_cache[TENSOR__MAX_INPUTS + 1];
+static int64_t tensor__node_cache_n;
+
+static void tensor__node_recycle(tensor__node *n) {
+    if (n->n_in > TENSOR__MAX_INPUTS || tensor__node_cache_n >= TENSOR__NODE_CACHE_MAX) { TENSOR_FREE(n); return; }
+    n->free_next = tensor__node_cache[n->n_in];
+    tensor__node_cache[n->n_in] = n;
+    tensor__node_cache_n++;
+    TENSOR__POISON(n, sizeof *n); /* ASan still sees a use after free: all but the link */
+    TENSOR__UNPOISON(&n->free_next, sizeof n->free_next);
+}
+static void tensor__node_cache_clear(void) {
+    for (int k = 0; k <= TENSOR__MAX_INPUTS; k++)
+        while (tensor__node_cache[k]) {
+            tensor__node *n = tensor__node_cache[k];
+            tensor__node_cache[k] = n->free_next;
+            TENSOR__UNPOISON(n, sizeof *n);
+            TENSOR_FREE(n);
+        }
+    tensor__node_cache_n = 0;
+}
 
 static void tensor__node_unref(tensor__node *n) {
     if (!n || --n->refcount > 0) return;
@@ -80,14 +106,15 @@ static void tensor__node_destroy(tensor__node *n) {
     for (int i = 0; i < n->n_in; i++) tensor__node_unref(n->next[i]);
     tensor_free(n->grad);
     tensor_free(n->acc);
-    TENSOR_FREE(n);
+    tensor__node_recycle(n);
 }
 
 /* One block: the node, then its n_in edges, saved inputs and versions. */
 static tensor__node *tensor__node_new(int op, int n_in) {
     size_t bytes = sizeof(tensor__node) + (size_t)n_in * (sizeof(tensor__node *) + sizeof(tensor *) + sizeof(int64_t));
-    tensor__node *n = (tensor__node *)TENSOR_MALLOC(bytes);
-    if (!n) return NULL;
+    tensor__node *n = n_in <= TENSOR__MAX_INPUTS ? tensor__node_cache[n_in] : NULL;
+    if (n) { tensor__node_cache[n_in] = n->free_next; tensor__node_cache_n--; TENSOR__UNPOISON(n, sizeof *n); }
+    else if (!(n = (tensor__node *)TENSOR_MALLOC(bytes))) return NULL;
     memset(n, 0, bytes);
     n->refcount = 1;
     n->op = op;
@@ -811,7 +838,7 @@ static int tensor__derivative_repeat(tensor__node *n, tensor *g, tensor **grads)
         /* too many dims to interleave: sum the repeats one dim at a time */
         tensor *r = tensor__alias("tensor_backward", g);
         for (int d = nd - 1; d >= 0 && r; d--) {
-            int64_t s = d < lead ? 1 : x->shape[d - lead], shape[TENSOR_MAX_DIMS + 1];
+            int64_t s = d < lead ? 1 : x->shape[d - lead], shape[TENSOR_MAX_DIMS + 1] = {0};
             int k = 0;
             for (int e = 0; e < r->ndim; e++) {
                 if (e == d) { shape[k++] = n->ip[d]; shape[k++] = s; } else shape[k++] = r->shape[e];
@@ -821,7 +848,7 @@ static int tensor__derivative_repeat(tensor__node *n, tensor *g, tensor **grads)
         }
         return TENSOR__OK(grads[0] = tensor_reshape(r, x->ndim, x->shape));
     }
-    int64_t shape[TENSOR_MAX_DIMS];
+    int64_t shape[TENSOR_MAX_DIMS] = {0};
     for (int d = 0; d < nd; d++) {
         shape[2 * d] = n->ip[d];
         shape[2 * d + 1] = d < lead ? 1 : x->shape[d - lead];
@@ -909,24 +936,32 @@ static int tensor__derivative_matmul(tensor__node *n, tensor *g, tensor **grads)
 }
 
 /* softmax: s (g - sum(g s)); log_softmax: g - softmax sum(g). ip[0] is the dim, -1 for a 0-dim
-   input (whose softmax is the constant 1). */
+   input (whose softmax is the constant 1). Without create_graph (grad mode off here) a fused kernel of >>nn does it in one pass. */
 static int tensor__derivative_softmax(tensor__node *n, tensor *g, tensor **grads) {
     int d = (int)n->ip[0];
     if (d < 0) return TENSOR__OK(grads[0] = tensor_mul_scalar(g, 0));
+    int fused = tensor__no_grad ? tensor__softmax_backward("tensor_backward", TENSOR__X, g, d, false, &grads[0]) : 0;
+    if (fused) return fused < 0;
     tensor *s = tensor_softmax(TENSOR__X, d);
     return TENSOR__OK(grads[0] = tensor_mul(s, tensor_sub(g, tensor_sum(tensor_mul(g, s), d, true))));
 }
 static int tensor__derivative_log_softmax(tensor__node *n, tensor *g, tensor **grads) {
     int d = (int)n->ip[0];
     if (d < 0) return TENSOR__OK(grads[0] = tensor_mul_scalar(g, 0));
+    int fused = tensor__no_grad ? tensor__softmax_backward("tensor_backward", TENSOR__X, g, d, true, &grads[0]) : 0;
+    if (fused) return fused < 0;
     tensor *s = tensor_softmax(TENSOR__X, d);
     return TENSOR__OK(grads[0] = tensor_sub(g, tensor_mul(s, tensor_sum(g, d, true))));
 }
 
 /* layer_norm over the last dim: with xhat = (x - mean) rstd and gh = g w,
-   gx = rstd (gh - mean(gh) - xhat mean(gh xhat)), gw = g xhat, gb = g (summed to [C]). */
+   gx = rstd (gh - mean(gh) - xhat mean(gh xhat)), gw = g xhat, gb = g (summed to [C]). Without
+   create_graph, the fused kernel of >>nn (tensor__norm_backward) computes all three in one pass. */
 static int tensor__derivative_layer_norm(tensor__node *n, tensor *g, tensor **grads) {
     tensor *x = n->saved[0], *w = n->saved[1];
+    int fused = tensor__no_grad ? tensor__norm_backward("tensor_backward", true, x, w, g, n->p[0], n->next[0] ? &grads[0] : NULL,
+                                                        n->next[1] ? &grads[1] : NULL, n->next[2] ? &grads[2] : NULL) : 0;
+    if (fused) return fused < 0;
     tensor *mu = tensor_mean(x, -1, true);
     tensor *rstd = tensor_rsqrt(tensor_add_scalar(tensor_var(x, -1, 0, true), n->p[0]));
     tensor *xhat = tensor_mul(tensor_sub(x, mu), rstd);
@@ -939,9 +974,13 @@ static int tensor__derivative_layer_norm(tensor__node *n, tensor *g, tensor **gr
     if (n->next[2] && !(grads[2] = tensor__alias("tensor_backward", g))) return 1;
     return 0;
 }
-/* rms_norm: with r = 1 / sqrt(mean(x^2) + eps) and gh = g w, gx = r (gh - x r^2 mean(gh x)), gw = g x r. */
+/* rms_norm: with r = 1 / sqrt(mean(x^2) + eps) and gh = g w, gx = r (gh - x r^2 mean(gh x)), gw = g x r
+   (fused without create_graph, as layer_norm). */
 static int tensor__derivative_rms_norm(tensor__node *n, tensor *g, tensor **grads) {
     tensor *x = n->saved[0], *w = n->saved[1];
+    int fused = tensor__no_grad ? tensor__norm_backward("tensor_backward", false, x, w, g, n->p[0], n->next[0] ? &grads[0] : NULL,
+                                                        n->next[1] ? &grads[1] : NULL, NULL) : 0;
+    if (fused) return fused < 0;
     tensor *r = tensor_rsqrt(tensor_add_scalar(tensor_mean(tensor_square(x), -1, true), n->p[0]));
     tensor *gh = w ? tensor_mul(g, w) : tensor__alias("tensor_backward", g);
     if (n->next[0]) {
@@ -967,6 +1006,36 @@ static int tensor__derivative_nll_loss(tensor__node *n, tensor *g, tensor **grad
     tensor *src = tensor_mul(tensor_div_scalar(tensor_neg(g), k > 0 ? k : 1), keep_w);
     if (!idx || !src) return 1;
     return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(lp->ndim, lp->shape, g->dtype), class_dim, idx, src));
+}
+
+/* cross_entropy (in = {logits, targets}, ip[0] 1 for probability targets): without create_graph
+   the fused kernel of >>nn writes (softmax - onehot) g / count directly. With create_graph the same
+   gradient is composed of differentiable ops: for class targets (softmax(x) keep - onehot) g / count,
+   keep 0 on ignore_index rows; for probabilities p, gx = (softmax(x) sum(p) - p) g / rows and
+   gp = -log_softmax(x) g / rows. */
+static int tensor__derivative_cross_entropy(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = n->saved[0], *t = n->saved[1];
+    bool prob = n->ip[0] != 0;
+    int cdim = x->ndim == 1 ? 0 : 1;
+    if (tensor__no_grad)
+        return tensor__cross_entropy_backward("tensor_backward", x, t, prob, g, &grads[0], prob && n->next[1] ? &grads[1] : NULL) != 0;
+    if (prob) {
+        int64_t C = x->shape[cdim], rows = C ? tensor__numel_of(x->ndim, x->shape) / C : 0;
+        tensor *scale = tensor_div_scalar(g, (double)rows);
+        if (n->next[0] && !(grads[0] = tensor_mul(tensor_sub(tensor_mul(tensor_softmax(x, cdim), tensor_sum(t, cdim, true)), t), scale))) return 1;
+        if (n->next[1] && !(grads[1] = tensor_mul(tensor_neg(tensor_log_softmax(x, cdim)), scale))) return 1;
+        return 0;
+    }
+    tensor *ignored = tensor__cmp_scalar(TENSOR_OP_eq, t, TENSOR__IGNORE_INDEX);
+    tensor *kept = ignored ? tensor_logical_not(ignored) : NULL;
+    tensor *count = kept ? tensor_sum_all(kept) : NULL;
+    if (!count) return 1;
+    double k = tensor_item(count);
+    tensor *idx = tensor_unsqueeze(tensor_masked_fill(t, ignored, 0), cdim); /* ignored: any valid index, weight 0 */
+    tensor *keep_w = tensor_unsqueeze(tensor__mask_float(kept, g), cdim);
+    tensor *onehot = idx && keep_w ? tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), cdim, idx, keep_w) : NULL;
+    tensor *diff = onehot ? tensor_sub(tensor_mul(tensor_softmax(x, cdim), keep_w), onehot) : NULL;
+    return TENSOR__OK(grads[0] = tensor_mul(diff, tensor_div_scalar(g, k > 0 ? k : 1)));
 }
 
 /* dropout: the kernel's mask (0 or 1 / (1 - p)), kept in n->extra. */

@@ -65,6 +65,7 @@ for cc in gcc clang; do
   cxx=$([ $cc = gcc ] && echo g++ || echo clang++)
   run "$cc c99 declarations only" $cc -std=c99 $W -c "$dir/decl.c" -o "$dir/decl.o"
   run "$cc c99 implementation" sh -c "$cc -std=c99 $W '$dir/impl.c' -o '$dir/impl' -lm -lpthread && '$dir/impl'"
+  run "$cc c99 implementation at -O3" $cc -std=c99 -O3 $W -c "$dir/impl.c" -o "$dir/impl3.o"
   run "$cc c++11 declarations only" $cxx -std=c++11 $W -c "$dir/decl.cpp" -o "$dir/declpp.o"
   run "$cc c++11 implementation" sh -c "$cxx -std=c++11 $W '$dir/impl.cpp' -o '$dir/implpp' -lm -lpthread && '$dir/implpp'"
   run "$cc TENSOR_STATIC in two translation units" sh -c "$cc -std=c99 $W '$dir/static1.c' '$dir/static2.c' -o '$dir/static' -lm -lpthread && '$dir/static'"

@@ -448,8 +448,8 @@ TEST(grad_binary_cross_entropy_with_logits_closed_form) {
 }
 
 /* ---- cross_entropy against its composed forms ----
-   cross_entropy has no fused backward kernel (its derivative comes from log_softmax's and
-   nll_loss's); if one is added, it must keep giving the gradient of the composed forms below. */
+   cross_entropy has a fused backward kernel ((softmax - onehot) / N, used when backward runs
+   without create_graph); it must keep giving the gradient of the composed forms below. */
 
 static tensor *onehot_ce(tensor *x, tensor *t) {
     /* -mean over rows of sum(onehot(t) * log_softmax(x)) */

@@ -61,6 +61,8 @@ TENSOR_API tensor *tensor_keep(tensor *t);          /* moves t out of the innerm
 TENSOR_API void    tensor_shutdown(void);           /* frees everything the library still holds */
 TENSOR_API int64_t tensor_live_handles(void);       /* handles not yet freed (leak checks) */
 TENSOR_API int64_t tensor_live_bytes(void);         /* bytes of storage not yet freed (leak checks) */
+TENSOR_API void    tensor_empty_cache(void);        /* gives the allocator's cached free blocks back (it keeps
+                                                       at most TENSOR_CACHE_LIMIT bytes, default 1 GiB) */
 
 /* ---- Errors ---- */
 TENSOR_API const char *tensor_last_error(void);     /* NULL when no error since the last clear; per thread */

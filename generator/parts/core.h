@@ -12,11 +12,47 @@
 #include <string.h>
 
 #if defined(TENSOR_MALLOC) && defined(TENSOR_FREE)
+#define TENSOR__USER_ALLOCATOR 1 /* storage then comes only from TENSOR_MALLOC (no mmap) */
 #elif !defined(TENSOR_MALLOC) && !defined(TENSOR_FREE)
 #define TENSOR_MALLOC(n) malloc(n)
 #define TENSOR_FREE(p) free(p)
 #else
 #error "tensor.h: define both TENSOR_MALLOC and TENSOR_FREE, or neither"
+#endif
+
+/* Storage blocks of 2 MiB and more are mapped with mmap and marked for transparent huge pages
+   (Linux, unless the user supplies the allocator; a strict -std=c99 build without _GNU_SOURCE or
+   _DEFAULT_SOURCE does not see MAP_ANONYMOUS and madvise, and uses malloc instead). */
+#if defined(__linux__) && !defined(TENSOR__USER_ALLOCATOR)
+#include <sys/mman.h>
+#endif
+#if defined(__linux__) && !defined(TENSOR__USER_ALLOCATOR) && defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
+#define TENSOR__MMAP 1
+#else
+#define TENSOR__MMAP 0
+#endif
+
+/* Under AddressSanitizer the data of cached blocks is poisoned, so a use after tensor_free is still
+   reported although the block is not given back. */
+#if defined(__SANITIZE_ADDRESS__)
+#define TENSOR__ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TENSOR__ASAN 1
+#endif
+#endif
+#ifdef TENSOR__ASAN
+#include <sanitizer/asan_interface.h>
+#define TENSOR__POISON(p, n) ASAN_POISON_MEMORY_REGION(p, n)
+#define TENSOR__UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION(p, n)
+#else
+#define TENSOR__POISON(p, n) ((void)0)
+#define TENSOR__UNPOISON(p, n) ((void)0)
+#endif
+
+/* Bytes of freed storage the caching allocator keeps for reuse (tensor_empty_cache frees them). */
+#ifndef TENSOR_CACHE_LIMIT
+#define TENSOR_CACHE_LIMIT ((size_t)1 << 30)
 #endif
 
 #ifndef TENSOR_ASSERT
@@ -61,6 +97,12 @@ typedef struct tensor__storage {
     tensor_device device;
     int64_t version;        /* bumped by every in-place write; autograd checks saved tensors against it */
     int64_t saved_by_graph; /* views of this storage saved by live autograd nodes */
+    /* the block that holds this struct and its data (>>memory) */
+    struct tensor__storage *next_free; /* the next cached block of the same size class */
+    void *raw;                         /* what TENSOR_MALLOC or mmap returned */
+    size_t cap;                        /* data bytes the block holds */
+    size_t map_len;                    /* mmap'd blocks: the mapping's length; 0 otherwise */
+    int cls;                           /* size class; -1: too large to cache */
 } tensor__storage;
 
 struct tensor__node; /* an autograd graph node (>>autograd) */
@@ -268,7 +310,8 @@ static void tensor__store_f64(char *p, tensor_dtype d, double v) {
 }
 
 // >>memory -------------------------------------------------------------------------------------
-/* Every buffer is 64-byte aligned: the real block start is kept just before the returned pointer. */
+/* Buffers for kernels' scratch: 64-byte aligned, the real block start kept just before the
+   returned pointer. Plain TENSOR_MALLOC/TENSOR_FREE: kernels may call these from pool workers. */
 static int64_t tensor__live_bytes;
 static int64_t tensor__live_handle_count;
 
@@ -282,20 +325,160 @@ static void *tensor__alloc_aligned(size_t n) {
 }
 static void tensor__free_aligned(void *p) { if (p) TENSOR_FREE(((void **)p)[-1]); }
 
+/* The caching storage allocator. A storage is one block: its tensor__storage struct, then (64-byte
+   aligned) its data. A released block goes to the free list of its size class and the next storage
+   of that class takes it back, so an op that allocates its output in a training loop reuses last
+   step's block: no malloc, no fresh pages to fault in, no zeroing by the kernel. Size classes:
+   powers of two up to 4 KiB, then four per octave (at most 25% slack). Blocks of 2 MiB and more are
+   mmap'd and marked MADV_HUGEPAGE on Linux (one fault per 2 MiB instead of 512). At most
+   TENSOR_CACHE_LIMIT bytes wait in the cache; beyond that a released block is freed.
+   tensor_live_bytes counts storage in use, not cached blocks.
+   Threads: storage is made and released only on the user's thread (tensor__new, tensor_free and
+   the scope and autograd code that call them); kernels that run on pool workers through
+   tensor__parallel_for only read and write their operands and allocate scratch with
+   tensor__alloc_aligned. So the free lists need no lock. */
+#define TENSOR__BLOCK_HEADER 128 /* sizeof(tensor__storage) rounded up to the data alignment */
+#define TENSOR__N_CLASSES 160
+#define TENSOR__HUGE ((size_t)2 << 20)
+
+typedef struct {
+    tensor__storage *free[TENSOR__N_CLASSES];
+    size_t cached_bytes;
+} tensor__cache_state;
+static tensor__cache_state tensor__cache;
+
+static int tensor__log2_floor(uint64_t v) { /* v > 0 */
+#if defined(__GNUC__) || defined(__clang__)
+    return 63 - __builtin_clzll(v);
+#else
+    int r = 0;
+    while (v >>= 1) r++;
+    return r;
+#endif
+}
+
+/* The size class of a block of n data bytes and its capacity; -1 (cap n) beyond the classes. */
+static int tensor__size_class(size_t n, size_t *cap) {
+    if (n <= 64) { *cap = 64; return 0; }
+    if (n <= 4096) {
+        int k = tensor__log2_floor((uint64_t)(n - 1)) + 1; /* 2^(k-1) < n <= 2^k */
+        *cap = (size_t)1 << k;
+        return k - 6;
+    }
+    int k = tensor__log2_floor((uint64_t)(n - 1)); /* 2^k < n <= 2^(k+1) */
+    size_t step = (size_t)1 << (k - 2), base = (size_t)1 << k;
+    size_t j = (n - base + step - 1) / step;          /* 1..4 quarter steps above 2^k */
+    int cls = 7 + (k - 12) * 4 + (int)j - 1;
+    if (cls >= TENSOR__N_CLASSES) { *cap = n; return -1; }
+    *cap = base + j * step;
+    return cls;
+}
+
+/* A new block for cap data bytes; NULL when the system has no memory. */
+static tensor__storage *tensor__block_new(size_t cap, int cls) {
+    if (cap > SIZE_MAX / 2) return NULL;
+    tensor__storage *s;
+#if TENSOR__MMAP
+    if (cap >= TENSOR__HUGE) {
+        /* over-map by 2 MiB so the block can start on a huge-page boundary */
+        size_t len = (TENSOR__BLOCK_HEADER + cap + TENSOR__HUGE + 4095) & ~(size_t)4095;
+        void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) return NULL;
+        uintptr_t a = ((uintptr_t)m + TENSOR__HUGE - 1) & ~(uintptr_t)(TENSOR__HUGE - 1);
+        madvise((void *)a, (len - (a - (uintptr_t)m)) & ~(size_t)4095, MADV_HUGEPAGE); /* advice only: failure is fine */
+        s = (tensor__storage *)a;
+        s->raw = m;
+        s->map_len = len;
+        s->cap = cap;
+        s->cls = cls;
+        s->data = (char *)a + TENSOR__BLOCK_HEADER;
+        return s;
+    }
+#endif
+    char *raw = (char *)TENSOR_MALLOC(TENSOR__BLOCK_HEADER + cap + 63);
+    if (!raw) return NULL;
+    s = (tensor__storage *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+    s->raw = raw;
+    s->map_len = 0;
+    s->cap = cap;
+    s->cls = cls;
+    s->data = (char *)s + TENSOR__BLOCK_HEADER;
+    return s;
+}
+
+static void tensor__block_free(tensor__storage *s) {
+#if TENSOR__MMAP
+    if (s->map_len) { munmap(s->raw, s->map_len); return; }
+#endif
+    TENSOR_FREE(s->raw);
+}
+
+static void tensor__free_handles_clear(void); /* >>scopes: the cached handle structs */
+static void tensor__node_cache_clear(void);   /* >>autograd: the cached graph nodes */
+
+/* Gives every cached block (and cached handle and graph-node struct) back to the system. */
+TENSOR_API void tensor_empty_cache(void) {
+    tensor__free_handles_clear();
+    tensor__node_cache_clear();
+    for (int c = 0; c < TENSOR__N_CLASSES; c++)
+        while (tensor__cache.free[c]) {
+            tensor__storage *s = tensor__cache.free[c];
+            tensor__cache.free[c] = s->next_free;
+            TENSOR__UNPOISON(s->data, s->cap);
+            tensor__block_free(s);
+        }
+    tensor__cache.cached_bytes = 0;
+}
+
+/* A block for nbytes of data: a cached one of its size class, or a new one; NULL when out of memory. */
+static tensor__storage *tensor__block_get(size_t nbytes) {
+    size_t cap;
+    int cls = tensor__size_class(nbytes, &cap);
+    tensor__storage *s = cls >= 0 ? tensor__cache.free[cls] : NULL;
+    if (s) {
+        tensor__cache.free[cls] = s->next_free;
+        tensor__cache.cached_bytes -= s->cap;
+        TENSOR__UNPOISON(s->data, s->cap);
+        return s;
+    }
+    s = tensor__block_new(cap, cls);
+    if (!s && tensor__cache.cached_bytes) { tensor_empty_cache(); s = tensor__block_new(cap, cls); } /* cached blocks of other sizes may be what is missing */
+    return s;
+}
+
+/* Back to the cache, or to the system when it does not fit under TENSOR_CACHE_LIMIT. */
+static void tensor__block_put(tensor__storage *s) {
+    if (s->cls >= 0 && s->cap <= TENSOR_CACHE_LIMIT - tensor__cache.cached_bytes) {
+        s->next_free = tensor__cache.free[s->cls];
+        tensor__cache.free[s->cls] = s;
+        tensor__cache.cached_bytes += s->cap;
+        TENSOR__POISON(s->data, s->cap);
+        return;
+    }
+    tensor__block_free(s);
+}
+
+/* Scratch memory of kernels from the same cache (64-byte aligned; NULL when out of memory): large
+   temporary buffers then cost no page faults either. Only on the user's thread, like storage:
+   code running on pool workers uses tensor__alloc_aligned. */
+static TENSOR__UNUSED void *tensor__cache_alloc(size_t n) {
+    tensor__storage *s = tensor__block_get(n);
+    return s ? s->data : NULL;
+}
+static TENSOR__UNUSED void tensor__cache_free(void *p) {
+    if (p) tensor__block_put((tensor__storage *)((char *)p - TENSOR__BLOCK_HEADER));
+}
+
 static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tensor_device device) {
     if (device != TENSOR_CPU) return (tensor__storage *)tensor__fail(fn, "device %d storage is not available in this build", (int)device);
-    tensor__storage *s = (tensor__storage *)TENSOR_MALLOC(sizeof *s);
-    void *data = s ? tensor__alloc_aligned(nbytes ? nbytes : 1) : NULL;
-    if (!s || !data) {
-        if (s) TENSOR_FREE(s);
-        return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes", nbytes);
-    }
-    s->data = data;
+    tensor__storage *s = tensor__block_get(nbytes);
+    if (!s) return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes", nbytes);
     s->nbytes = nbytes;
     s->refcount = 1;
     s->device = device;
     s->version = 0;
     s->saved_by_graph = 0;
+    s->next_free = NULL;
     tensor__live_bytes += (int64_t)nbytes;
     return s;
 }
@@ -303,8 +486,7 @@ static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tenso
 static void tensor__storage_release(tensor__storage *s) {
     if (!s || --s->refcount > 0) return;
     tensor__live_bytes -= (int64_t)s->nbytes;
-    tensor__free_aligned(s->data);
-    TENSOR_FREE(s);
+    tensor__block_put(s);
 }
 
 // >>scopes -------------------------------------------------------------------------------------
@@ -347,12 +529,37 @@ static void tensor__unlink(tensor *t) {
     t->list_prev = t->list_next = NULL;
 }
 
+/* Freed handle structs wait here (linked through list_next) for the next tensor__handle_new:
+   most ops make one handle and free one, and a list pop is cheaper than malloc + free. Like the
+   storage cache, used from the user's thread only. */
+static tensor *tensor__free_handles;
+static int64_t tensor__n_free_handles;
+#define TENSOR__MAX_FREE_HANDLES 4096
+
+static void tensor__free_handles_clear(void) {
+    while (tensor__free_handles) {
+        tensor *t = tensor__free_handles;
+        tensor__free_handles = t->list_next;
+        TENSOR__UNPOISON(t, sizeof *t);
+        TENSOR_FREE(t);
+    }
+    tensor__n_free_handles = 0;
+}
+
 /* A new handle, in the innermost scope, with no storage yet. */
 static tensor *tensor__handle_new(const char *fn) {
     if (!tensor__levels_reserve(1)) return tensor__fail(fn, "out of memory");
-    tensor *t = (tensor *)TENSOR_MALLOC(sizeof *t);
-    if (!t) return tensor__fail(fn, "out of memory allocating a tensor handle");
-    memset(t, 0, sizeof *t);
+    tensor *t = tensor__free_handles;
+    if (t) { tensor__free_handles = t->list_next; tensor__n_free_handles--; TENSOR__UNPOISON(t, sizeof *t); }
+    else if (!(t = (tensor *)TENSOR_MALLOC(sizeof *t))) return tensor__fail(fn, "out of memory allocating a tensor handle");
+    /* field by field: a memset of the whole struct compiles to `rep stos`, slow to start */
+    t->storage = NULL;
+    t->offset = 0;
+    for (int i = 0; i < TENSOR_MAX_DIMS; i++) t->shape[i] = t->strides[i] = 0;
+    t->ndim = 0;
+    t->dtype = TENSOR_F32;
+    t->requires_grad = false;
+    t->grad_fn = NULL;
     tensor__link(t, tensor__depth);
     tensor__live_handle_count++;
     return t;
@@ -367,7 +574,13 @@ TENSOR_API void tensor_free(tensor *t) {
     tensor__autograd_release(t);
     tensor__storage_release(t->storage);
     tensor__live_handle_count--;
-    TENSOR_FREE(t);
+    if (tensor__n_free_handles < TENSOR__MAX_FREE_HANDLES) {
+        t->list_next = tensor__free_handles;
+        tensor__free_handles = t;
+        tensor__n_free_handles++;
+        TENSOR__POISON(t, sizeof *t); /* a use after free stays visible to ASan: all but the link */
+        TENSOR__UNPOISON(&t->list_next, sizeof t->list_next);
+    } else TENSOR_FREE(t);
 }
 
 /* Moves t to the internal list: the library owns it now (saved for backward, a .grad). */
@@ -410,6 +623,7 @@ TENSOR_API void tensor_shutdown(void) {
     tensor__levels_cap = 0;
     tensor__depth = 0;
     tensor__runtime_shutdown();
+    tensor_empty_cache();
     tensor_clear_error();
 }
 

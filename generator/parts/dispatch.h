@@ -167,15 +167,30 @@ static void tensor__iter_init(tensor__iter *it, int n, tensor *const *ops, int n
     it->ndim = out;
 }
 
-static void tensor__iter_run(const tensor__iter *it, tensor__loop_fn fn, void *ctx) {
-    if (it->numel == 0) return;
+/* Runs fn over the elements [begin, end) of the iteration, in row-major order: partial rows at
+   the ends, whole rows between. */
+static void tensor__iter_run_range(const tensor__iter *it, tensor__loop_fn fn, void *ctx, int64_t begin, int64_t end) {
     int nd = it->ndim, n = it->n;
-    int64_t idx[TENSOR_MAX_DIMS] = {0}, inner[TENSOR__MAX_OPERANDS];
+    int64_t inner_n = it->shape[nd - 1], idx[TENSOR_MAX_DIMS], inner[TENSOR__MAX_OPERANDS];
     char *ptr[TENSOR__MAX_OPERANDS];
-    for (int k = 0; k < n; k++) { ptr[k] = it->base[k]; inner[k] = it->stride[k][nd - 1]; }
-    int64_t rows = it->numel / it->shape[nd - 1];
-    for (int64_t r = 0; r < rows; r++) {
-        fn(ptr, inner, it->shape[nd - 1], ctx);
+    /* unravel begin into an index over the dims */
+    int64_t rem = begin;
+    for (int d = nd - 1; d >= 0; d--) { idx[d] = rem % it->shape[d]; rem /= it->shape[d]; }
+    for (int k = 0; k < n; k++) {
+        ptr[k] = it->base[k];
+        for (int d = 0; d < nd; d++) ptr[k] += idx[d] * it->stride[k][d];
+        inner[k] = it->stride[k][nd - 1];
+    }
+    int64_t at = begin;
+    while (at < end) {
+        int64_t count = inner_n - idx[nd - 1];
+        if (count > end - at) count = end - at;
+        fn(ptr, inner, count, ctx);
+        at += count;
+        if (at >= end) break;
+        /* to the start of the next row */
+        for (int k = 0; k < n; k++) ptr[k] -= idx[nd - 1] * inner[k];
+        idx[nd - 1] = 0;
         for (int d = nd - 2; d >= 0; d--) { /* odometer step over the outer dims */
             for (int k = 0; k < n; k++) ptr[k] += it->stride[k][d];
             if (++idx[d] < it->shape[d]) break;
@@ -183,6 +198,32 @@ static void tensor__iter_run(const tensor__iter *it, tensor__loop_fn fn, void *c
             idx[d] = 0;
         }
     }
+}
+
+/* On the calling thread, in order: for loops that draw random numbers. */
+static void tensor__iter_run_serial(const tensor__iter *it, tensor__loop_fn fn, void *ctx) {
+    if (it->numel > 0) tensor__iter_run_range(it, fn, ctx, 0, it->numel);
+}
+
+typedef struct { const tensor__iter *it; tensor__loop_fn fn; void *ctx; } tensor__iter_task;
+static void tensor__iter_chunk(int64_t begin, int64_t end, void *task) {
+    const tensor__iter_task *t = (const tensor__iter_task *)task;
+    tensor__iter_run_range(t->it, t->fn, t->ctx, begin, end);
+}
+
+/* Elements per thread below which an elementwise op stays on one thread: about the work of a
+   thread wake-up. */
+#define TENSOR__GRAIN_ELEMENTWISE 32768
+
+/* Runs fn over every element; large iterations are split across the thread pool (fn must only
+   write its own elements; its ctx is shared). */
+static void tensor__iter_run(const tensor__iter *it, tensor__loop_fn fn, void *ctx) {
+    if (it->numel == 0) return;
+    tensor__iter_task t;
+    t.it = it;
+    t.fn = fn;
+    t.ctx = ctx;
+    tensor__parallel_for(it->numel, TENSOR__GRAIN_ELEMENTWISE, tensor__iter_chunk, &t);
 }
 
 /* Visits every element index of a shape in row-major order: a helper for kernels that are not

@@ -10,7 +10,21 @@ typedef struct {
     bool int_compute;
     double p0, p1;
     int error;
+    /* >>simd row kernels of this op for f32 operands (NULL: none, or reference kernels asked for) */
+    tensor__vec_unary_fn vu;
+    tensor__vec_binary_fn vb;
+    tensor__vec_compare_fn vc;
+    double prm[2];
 } tensor__ew_ctx;
+
+/* Which operands of a binary row are f32 arrays (stride 4) and which a broadcast scalar (stride
+   0), as the vector kernels' `mode` names it; -1 for any other layout. */
+static int tensor__vec_mode(const int64_t *st) {
+    if (st[1] == 4 && st[2] == 4) return 0;
+    if (st[1] == 4 && st[2] == 0) return 1;
+    if (st[1] == 0 && st[2] == 4) return 2;
+    return -1;
+}
 
 /* Integer helpers: wrap on overflow like two's-complement hardware, with no undefined behaviour. */
 static int64_t tensor__iadd(int64_t x, int64_t y) { return (int64_t)((uint64_t)x + (uint64_t)y); }
@@ -25,7 +39,7 @@ static int64_t tensor__ipow(int64_t x, int64_t y) {
     return r;
 }
 static int64_t tensor__ifmod(int64_t x, int64_t y, tensor__ew_ctx *k) {
-    if (y == 0) { k->error = 1; return 0; }
+    if (y == 0) { TENSOR__ATOMIC_SET(&k->error, 1); return 0; } /* loops may run on several threads */
     if (y == -1) return 0; /* INT64_MIN % -1 would trap */
     return x % y;
 }
@@ -55,6 +69,7 @@ static double tensor__sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
                 tensor__store_i64(o + i * st[0], k->out, (int64_t)(IEXPR));                              \
             }                                                                                            \
         } else if (k->out == TENSOR_F32 && k->in[0] == TENSOR_F32) {                                     \
+            if (k->vu && st[0] == 4 && st[1] == 4) { k->vu((float *)o, (const float *)a, n, k->prm); return; } \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 double x = *(const float *)(a + i * st[1]);                                              \
                 *(float *)(o + i * st[0]) = (float)(FEXPR);                                              \
@@ -71,7 +86,7 @@ static double tensor__sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
             }                                                                                            \
         }                                                                                                \
     }                                                                                                    \
-    static int tensor__cpu_##name(tensor__call *c) { return tensor__run_elementwise(c, tensor__loop_##name); }
+    static int tensor__cpu_##name(tensor__call *c) { return tensor__run_elementwise(c, tensor__loop_##name, TENSOR_OP_##name); }
 
 /* One row of a binary op: ptr[0] the output, ptr[1] and ptr[2] the inputs. */
 #define TENSOR__BINARY(name, FEXPR, IEXPR)                                                                 \
@@ -86,6 +101,8 @@ static double tensor__sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
                 tensor__store_i64(o + i * st[0], k->out, (int64_t)(IEXPR));                              \
             }                                                                                            \
         } else if (k->out == TENSOR_F32 && k->in[0] == TENSOR_F32 && k->in[1] == TENSOR_F32) {          \
+            int mode = k->vb && st[0] == 4 ? tensor__vec_mode(st) : -1;                                  \
+            if (mode >= 0) { k->vb((float *)o, (const float *)a, (const float *)b, n, mode); return; }   \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 double x = *(const float *)(a + i * st[1]), y = *(const float *)(b + i * st[2]);         \
                 *(float *)(o + i * st[0]) = (float)(FEXPR);                                              \
@@ -96,6 +113,9 @@ static double tensor__sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
                 *(double *)(o + i * st[0]) = (FEXPR);                                                    \
             }                                                                                            \
         } else {                                                                                         \
+            int mode = k->vc && st[0] == 1 && k->out == TENSOR_BOOL && k->in[0] == TENSOR_F32 &&         \
+                       k->in[1] == TENSOR_F32 ? tensor__vec_mode(st) : -1;                               \
+            if (mode >= 0) { k->vc((uint8_t *)o, (const float *)a, (const float *)b, n, mode); return; } \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 double x = tensor__load_f64(a + i * st[1], k->in[0]);                                    \
                 double y = tensor__load_f64(b + i * st[2], k->in[1]);                                    \
@@ -103,10 +123,11 @@ static double tensor__sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
             }                                                                                            \
         }                                                                                                \
     }                                                                                                    \
-    static int tensor__cpu_##name(tensor__call *c) { return tensor__run_elementwise(c, tensor__loop_##name); }
+    static int tensor__cpu_##name(tensor__call *c) { return tensor__run_elementwise(c, tensor__loop_##name, TENSOR_OP_##name); }
 
-/* Runs an elementwise loop over out = f(in...): operands broadcast to out's shape. */
-static int tensor__run_elementwise(tensor__call *c, tensor__loop_fn loop) {
+/* Runs an elementwise loop over out = f(in...): operands broadcast to out's shape. `kernel` is the
+   op whose loop this is (its vector kernels, if any, serve the f32 rows). */
+static int tensor__run_elementwise(tensor__call *c, tensor__loop_fn loop, tensor_op kernel) {
     tensor *ops[TENSOR__MAX_OPERANDS];
     tensor__ew_ctx k;
     memset(&k, 0, sizeof k);
@@ -116,6 +137,14 @@ static int tensor__run_elementwise(tensor__call *c, tensor__loop_fn loop) {
     k.p0 = c->p[0];
     k.p1 = c->p[1];
     for (int i = 0; i < c->n_in; i++) { ops[i + 1] = c->in[i]; k.in[i] = c->in[i]->dtype; }
+    const tensor__simd_isa *v = tensor__reference_kernels || k.int_compute ? NULL : tensor__simd();
+    if (v) {
+        k.vu = v->unary[kernel];
+        k.vb = v->binary[kernel];
+        k.vc = v->compare[kernel];
+        k.prm[0] = k.p0;
+        k.prm[1] = k.p1;
+    }
     tensor__iter it;
     tensor__iter_init(&it, c->n_in + 1, ops, c->out->ndim, c->out->shape);
     tensor__iter_run(&it, loop, &k);
@@ -202,7 +231,7 @@ static void tensor__loop_where(char **ptr, const int64_t *st, int64_t n, void *v
         else tensor__store_f64(ptr[0] + i * st[0], k->out, tensor__load_f64(p, d));
     }
 }
-static int tensor__cpu_where(tensor__call *c) { return tensor__run_elementwise(c, tensor__loop_where); }
+static int tensor__cpu_where(tensor__call *c) { return tensor__run_elementwise(c, tensor__loop_where, TENSOR_OP_where); }
 
 /* ---- front-ends ---- */
 

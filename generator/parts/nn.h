@@ -24,14 +24,12 @@ static void *tensor__scratch(const char *fn, size_t n) {
     return p;
 }
 
-/* out[n, m] = A[n, k] @ B[k, m]. Rows of A, B and out are contiguous, ld* elements apart. The
+/* out[n, m] = A[n, k] @ B[k, m] for the integer dtypes (as uint64_t: unsigned arithmetic wraps
+   like PyTorch's integer matmul). Rows of A, B and out are contiguous, ld* elements apart. The
    loops run i-k-j so the innermost loop streams a row of B into a row of out (the compiler
    vectorizes it); B is walked in KB x NB blocks that stay in cache while every row of A passes
-   over them, and four rows of B are folded per pass over the out row. The vector part of a row
-   runs to a multiple of 16 and a scalar loop does the rest: with the trip count a known multiple
-   of the vector width (and TENSOR__IVDEP), gcc's -O2 cost model vectorizes it too. The uint64_t
-   instance serves the integer dtypes: unsigned arithmetic wraps like PyTorch's integer matmul.
-   (A packed, register-tiled, threaded GEMM replaces this with the CPU speed work.) */
+   over them, and four rows of B are folded per pass over the out row. f32 and f64 go through the
+   packed GEMM of >>gemm instead. */
 #define TENSOR__GEMM_NB 256
 #define TENSOR__GEMM_KB 128
 #define TENSOR__DEFINE_GEMM(sfx, T)                                                                      \
@@ -64,8 +62,6 @@ static void *tensor__scratch(const char *fn, size_t n) {
             }                                                                                           \
         }                                                                                               \
     }
-TENSOR__DEFINE_GEMM(f32, float)
-TENSOR__DEFINE_GEMM(f64, double)
 TENSOR__DEFINE_GEMM(u64, uint64_t)
 
 /* The compute dtype of the packed kernels for an output dtype: f32 for f32/f16/bf16, f64 for
@@ -74,11 +70,20 @@ static tensor_dtype tensor__gemm_dtype(tensor_dtype d) {
     return d == TENSOR_F64 ? TENSOR_F64 : tensor__is_float(d) ? TENSOR_F32 : TENSOR_I64;
 }
 
+/* out[n, m] (+)= A[n, k] @ B[k, m] in compute dtype ct, element (i, p) of A at A[i * a_rs + p * a_cs],
+   (p, j) of B at B[p * b_rs + j * b_cs], (i, j) of out at out[i * o_rs + j * o_cs]. add: accumulate
+   into out. The integer dtypes need a_cs = b_cs = o_cs = 1 and add = false. */
+static void tensor__gemm_strided(tensor_dtype ct, int64_t n, int64_t m, int64_t k, const void *A, int64_t a_rs, int64_t a_cs,
+                                 const void *B, int64_t b_rs, int64_t b_cs, void *out, int64_t o_rs, int64_t o_cs, bool add) {
+    if (ct == TENSOR_F32) tensor__gemm_f32s(n, m, k, (const float *)A, a_rs, a_cs, (const float *)B, b_rs, b_cs, (float *)out, o_rs, o_cs, add);
+    else if (ct == TENSOR_F64) tensor__gemm_f64s(n, m, k, (const double *)A, a_rs, a_cs, (const double *)B, b_rs, b_cs, (double *)out, o_rs, o_cs, add);
+    else tensor__gemm_u64(n, m, k, (const uint64_t *)A, a_rs, (const uint64_t *)B, b_rs, (uint64_t *)out, o_rs);
+}
+
+/* out[n, m] = A[n, k] @ B[k, m] with contiguous rows, ld* elements apart. */
 static void tensor__gemm(tensor_dtype ct, int64_t n, int64_t m, int64_t k, const void *A, int64_t lda,
                          const void *B, int64_t ldb, void *out, int64_t ldo) {
-    if (ct == TENSOR_F32) tensor__gemm_f32(n, m, k, (const float *)A, lda, (const float *)B, ldb, (float *)out, ldo);
-    else if (ct == TENSOR_F64) tensor__gemm_f64(n, m, k, (const double *)A, lda, (const double *)B, ldb, (double *)out, ldo);
-    else tensor__gemm_u64(n, m, k, (const uint64_t *)A, lda, (const uint64_t *)B, ldb, (uint64_t *)out, ldo);
+    tensor__gemm_strided(ct, n, m, k, A, lda, 1, B, ldb, 1, out, ldo, 1, false);
 }
 
 /* dst[r * cols + q] = src[r * rs + q * cs] (strides in elements of sd) converted to ct. */
@@ -174,10 +179,48 @@ static void tensor__matmul_reference(tensor__call *c, const tensor__mm_geom *g) 
     }
 }
 
-/* The fast path: per batch, each operand is used in place when it already has contiguous rows of
-   the compute dtype, else packed (once per distinct batch offset, so an operand broadcast over the
-   batch is packed once); then one GEMM into the output (or a compute-dtype buffer for f16/bf16
-   and the narrow integer dtypes). */
+/* The element offsets of batch bi's matrices of a and b. */
+static void tensor__mm_batch_offsets(const tensor__mm_geom *g, int64_t bi, int64_t *ao, int64_t *bo) {
+    int64_t ra = 0, rb = 0;
+    for (int d = g->nb - 1; d >= 0; d--) {
+        int64_t i = bi % g->bshape[d];
+        bi /= g->bshape[d];
+        ra += i * g->a_bs[d];
+        rb += i * g->b_bs[d];
+    }
+    *ao = ra;
+    *bo = rb;
+}
+
+/* A range of batches of an f32/f64 matmul whose operands and output all have the compute dtype:
+   one strided GEMM per batch, straight from the operands' storage into the output. */
+typedef struct {
+    const tensor__mm_geom *g;
+    tensor_dtype ct;
+    const char *a, *b; /* element 0 of a and b */
+    char *o;
+} tensor__mm_job;
+
+static void tensor__mm_batches(int64_t begin, int64_t end, void *ctx) {
+    const tensor__mm_job *j = (const tensor__mm_job *)ctx;
+    const tensor__mm_geom *g = j->g;
+    size_t cs = tensor__dtype_sizes[j->ct];
+    for (int64_t bi = begin; bi < end; bi++) {
+        int64_t ao, bo;
+        tensor__mm_batch_offsets(g, bi, &ao, &bo);
+        tensor__gemm_strided(j->ct, g->n, g->m, g->k, j->a + (size_t)ao * cs, g->a_rs, g->a_cs, j->b + (size_t)bo * cs, g->b_rs, g->b_cs,
+                             j->o + (size_t)(bi * g->n * g->m) * cs, g->m, 1, false);
+    }
+}
+
+/* The fast path. f32/f64: every transposition and batch broadcast is a stride pattern of the
+   GEMM, so operands are read in place. When b is shared by every batch and a's batches are
+   evenly spaced rows (x [B, T, C] @ w [C, O]) the batches fold into one tall GEMM; otherwise
+   there is one GEMM per batch, and batches too small for the GEMM to thread itself are spread
+   over the threads instead. Other dtypes (f16/bf16 compute in f32, integers in i64): each operand
+   is converted (or, for an integer operand with strided rows, packed) into a contiguous
+   compute-dtype buffer once per distinct batch offset, then one GEMM per batch into the output
+   (or a compute-dtype buffer converted back). */
 static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
     const tensor *a = c->in[0], *b = c->in[1];
     tensor *out = c->out;
@@ -185,6 +228,36 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
     int64_t n = g->n, m = g->m, k = g->k;
     size_t cs = tensor__dtype_sizes[ct], eo = tensor__dtype_sizes[dt];
     int64_t ea = (int64_t)tensor__dtype_sizes[a->dtype], eb = (int64_t)tensor__dtype_sizes[b->dtype];
+    if (ct != TENSOR_I64 && a->dtype == ct && b->dtype == ct && dt == ct) {
+        tensor__mm_geom fg = *g;
+        /* rs: the stride of the folded rows; next: where the next batch dim must step */
+        bool fold = fg.batches > 1, have = n > 1;
+        int64_t rs = fg.a_rs, next = n * fg.a_rs;
+        for (int d = fg.nb - 1; d >= 0 && fold; d--) {
+            if (fg.bshape[d] == 1) continue;
+            if (!have) { rs = fg.a_bs[d]; next = rs; have = true; } /* one row per batch: its batch stride */
+            fold = fg.b_bs[d] == 0 && fg.a_bs[d] == next;
+            next *= fg.bshape[d];
+        }
+        if (fold) { /* n * batches rows of a, rs apart, against one b */
+            fg.n = n * fg.batches;
+            fg.a_rs = rs;
+            fg.nb = 0;
+            fg.batches = 1;
+        }
+        tensor__mm_job j;
+        j.g = &fg;
+        j.ct = ct;
+        j.a = (const char *)a->storage->data + a->offset * ea;
+        j.b = (const char *)b->storage->data + b->offset * eb;
+        j.o = tensor__data(out);
+        int64_t per = fg.n * m * k;
+        if (tensor__gemm_spread(fg.batches, fg.n, m, k))
+            tensor__parallel_for(fg.batches, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, tensor__mm_batches, &j);
+        else
+            tensor__mm_batches(0, fg.batches, &j);
+        return 0;
+    }
     bool a_direct = a->dtype == ct && (g->a_cs == 1 || k == 1);
     bool b_direct = b->dtype == ct && (g->b_cs == 1 || m == 1);
     bool o_direct = dt == ct;
@@ -195,11 +268,13 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
         tensor__free_aligned(pa); tensor__free_aligned(pb); tensor__free_aligned(po);
         return 1;
     }
-    int64_t idx[TENSOR_MAX_DIMS] = {0}, last_a = -1, last_b = -1;
+    int64_t last_a = -1, last_b = -1;
     char *o = tensor__data(out);
     for (int64_t bi = 0; bi < g->batches; bi++) {
-        int64_t ao = a->offset, bo = b->offset;
-        for (int d = 0; d < g->nb; d++) { ao += idx[d] * g->a_bs[d]; bo += idx[d] * g->b_bs[d]; }
+        int64_t ao, bo;
+        tensor__mm_batch_offsets(g, bi, &ao, &bo);
+        ao += a->offset;
+        bo += b->offset;
         const char *sa = (const char *)a->storage->data + ao * ea, *sb = (const char *)b->storage->data + bo * eb;
         if (!a_direct && ao != last_a) tensor__pack(pa, ct, sa, a->dtype, n, k, g->a_rs, g->a_cs);
         if (!b_direct && bo != last_b) tensor__pack(pb, ct, sb, b->dtype, k, m, g->b_rs, g->b_cs);
@@ -209,7 +284,6 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
         tensor__gemm(ct, n, m, k, a_direct ? (const void *)sa : pa, a_direct ? g->a_rs : k,
                      b_direct ? (const void *)sb : pb, b_direct ? g->b_rs : m, o_direct ? (void *)dst : po, m);
         if (!o_direct) tensor__unpack(dst, dt, po, ct, n * m);
-        tensor__next_index(g->nb, g->bshape, idx);
     }
     tensor__free_aligned(pa);
     tensor__free_aligned(pb);
@@ -385,13 +459,74 @@ static double *tensor__param_row(const char *fn, const tensor *t, int64_t n, dou
 
 /* ---- softmax, log_softmax ---- */
 
+/* Moves r (just initialized) to row q. */
+static void tensor__rows_seek(tensor__rows *r, int64_t q) {
+    for (int d = r->nd - 1; d >= 0; d--) {
+        int64_t i = q % r->shape[d];
+        q /= r->shape[d];
+        r->idx[d] = i;
+        r->off[0] += i * r->stride[0][d];
+        r->off[1] += i * r->stride[1][d];
+    }
+}
+
+/* Rows per thread chunk: about TENSOR__GRAIN_ELEMENTWISE elements. */
+static int64_t tensor__row_grain(int64_t len) { return TENSOR__GRAIN_ELEMENTWISE / (len > 0 ? len : 1) + 1; }
+
+/* One contiguous row of softmax (or log_softmax) in double: the reference formula, for the rows
+   with a NaN or an infinity that the fast path hands back. */
+static void tensor__softmax_row_f32(float *y, const float *x, int64_t n, bool log_form) {
+    double mx = -INFINITY, sum = 0;
+    for (int64_t i = 0; i < n; i++) if (x[i] > mx) mx = x[i];
+    for (int64_t i = 0; i < n; i++) sum += exp((double)x[i] - mx);
+    if (log_form) {
+        double lse = mx + log(sum);
+        for (int64_t i = 0; i < n; i++) y[i] = (float)((double)x[i] - lse);
+    } else {
+        for (int64_t i = 0; i < n; i++) y[i] = (float)(exp((double)x[i] - mx) / sum);
+    }
+}
+
+typedef struct { const tensor *x; tensor *y; int dim; int64_t len; bool log_form; } tensor__softmax_task;
+
+/* Rows [begin, end) of an f32 softmax whose rows are contiguous in x and y: max and e^(x - max)
+   in one pass (the exponentials land in y), then one scaling pass. */
+static void tensor__softmax_rows_f32(int64_t begin, int64_t end, void *vt) {
+    const tensor__softmax_task *t = (const tensor__softmax_task *)vt;
+    tensor__rows r;
+    tensor__rows_init(&r, t->x, t->y, t->dim);
+    tensor__rows_seek(&r, begin);
+    const float *xb = (const float *)t->x->storage->data;
+    float *yb = (float *)t->y->storage->data;
+    int64_t n = t->len;
+    for (int64_t q = begin; q < end; q++, tensor__rows_next(&r)) {
+        const float *x = xb + r.off[0];
+        float *y = yb + r.off[1], m;
+        double s = tensor__row_maxsumexp_f32(t->log_form ? NULL : y, x, n, &m);
+        if (s != s) tensor__softmax_row_f32(y, x, n, t->log_form);
+        else if (t->log_form) tensor__row_sub2_f32(y, x, n, m, (float)log(s));
+        else tensor__row_affine_f32(y, y, n, (float)(1.0 / s), 0.0f);
+    }
+}
+
 /* out: same shape as x; each row along dim (ip[0]) becomes exp(x - max) / sum, or its log,
-   computed in double. A row of -inf (fully masked) gives NaN, as in PyTorch. */
+   computed in double. A row of -inf (fully masked) gives NaN, as in PyTorch. The fast path: f32
+   rows contiguous along dim, split over the pool. */
 static int tensor__softmax_kernel(tensor__call *c, bool log_form) {
     tensor *x = c->in[0], *y = c->out;
     int dim = (int)c->ip[0];
     if (tensor__numel_of(x->ndim, x->shape) == 0) return 0;
     int64_t len = dim >= 0 ? x->shape[dim] : 1, xs = dim >= 0 ? x->strides[dim] : 0, ys = dim >= 0 ? y->strides[dim] : 0;
+    if (!tensor__reference_kernels && x->dtype == TENSOR_F32 && dim >= 0 && (len == 1 || (xs == 1 && ys == 1))) {
+        tensor__softmax_task t;
+        t.x = x;
+        t.y = y;
+        t.dim = dim;
+        t.len = len;
+        t.log_form = log_form;
+        tensor__parallel_for(tensor__numel_of(x->ndim, x->shape) / len, tensor__row_grain(len), tensor__softmax_rows_f32, &t);
+        return 0;
+    }
     double *row = (double *)tensor__scratch(c->fn, (size_t)len * sizeof(double));
     if (!row) return 1;
     tensor__rows r;
@@ -415,6 +550,65 @@ static int tensor__softmax_kernel(tensor__call *c, bool log_form) {
 static int tensor__cpu_softmax(tensor__call *c) { return tensor__softmax_kernel(c, false); }
 static int tensor__cpu_log_softmax(tensor__call *c) { return tensor__softmax_kernel(c, true); }
 
+/* Fused backward of softmax (s (g - sum(g s))) and log_softmax (g - s sum(g)) along dim, with s
+   recomputed from x row by row: one kernel instead of five ops and their temporaries. Used by the
+   derivatives when the backward pass is not itself recorded (no create_graph). */
+#define TENSOR__DEFINE_SOFTMAX_BWD_ROW(sfx, T)                                                            \
+    static void tensor__softmax_bwd_row_##sfx(T *gx, const T *x, const T *g, int64_t n, bool log_form) { \
+        double mx = -INFINITY, sum = 0, dot = 0;                                                         \
+        for (int64_t i = 0; i < n; i++) if (x[i] > mx) mx = x[i];                                        \
+        for (int64_t i = 0; i < n; i++) sum += exp((double)x[i] - mx);                                   \
+        for (int64_t i = 0; i < n; i++) dot += log_form ? (double)g[i] : (double)g[i] * (exp((double)x[i] - mx) / sum); \
+        for (int64_t i = 0; i < n; i++) {                                                                \
+            double s = exp((double)x[i] - mx) / sum;                                                     \
+            gx[i] = (T)(log_form ? (double)g[i] - s * dot : s * ((double)g[i] - dot));                   \
+        }                                                                                                \
+    }
+TENSOR__DEFINE_SOFTMAX_BWD_ROW(f32, float)
+TENSOR__DEFINE_SOFTMAX_BWD_ROW(f64, double)
+
+typedef struct { const char *x, *g; char *gx; int64_t len; bool log_form, f32; } tensor__softmax_bwd_task;
+static void tensor__softmax_bwd_rows(int64_t begin, int64_t end, void *vt) {
+    const tensor__softmax_bwd_task *t = (const tensor__softmax_bwd_task *)vt;
+    int64_t n = t->len;
+    for (int64_t q = begin; q < end; q++) {
+        if (!t->f32) {
+            tensor__softmax_bwd_row_f64((double *)t->gx + q * n, (const double *)t->x + q * n, (const double *)t->g + q * n, n, t->log_form);
+            continue;
+        }
+        float *gx = (float *)t->gx + q * n, m;
+        const float *x = (const float *)t->x + q * n, *g = (const float *)t->g + q * n;
+        double s = tensor__row_maxsumexp_f32(gx, x, n, &m); /* gx = e^(x - max) */
+        if (s != s) tensor__softmax_bwd_row_f32(gx, x, g, n, t->log_form);
+        else if (t->log_form) tensor__row_fms_f32(gx, g, n, (float)(tensor__row_sum_f32(g, n) / s));
+        else tensor__row_smbwd_f32(gx, g, n, (float)(1.0 / s), (float)(tensor__row_dot_f32(g, gx, n) / s));
+    }
+}
+
+/* 1 with *gx set, 0 when this path does not take the case (not f32/f64, or dim is not the
+   innermost dim), -1 on error. */
+static int tensor__softmax_backward(const char *fn, tensor *x, tensor *g, int dim, bool log_form, tensor **gx) {
+    if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64)) return 0;
+    for (int d = dim + 1; d < x->ndim; d++) if (x->shape[d] != 1) return 0;
+    tensor *xc = tensor__contiguous(x) ? x : tensor__contiguous_copy(fn, x, x->dtype);
+    tensor *gc = tensor__contiguous(g) && g->dtype == x->dtype ? g : tensor__contiguous_copy(fn, g, x->dtype);
+    tensor *r = xc && gc ? tensor__new_like(fn, x, x->dtype) : NULL;
+    if (r && tensor__numel_of(x->ndim, x->shape) > 0) {
+        tensor__softmax_bwd_task t;
+        t.x = tensor__data(xc);
+        t.g = tensor__data(gc);
+        t.gx = tensor__data(r);
+        t.len = x->shape[dim];
+        t.log_form = log_form;
+        t.f32 = x->dtype == TENSOR_F32;
+        tensor__parallel_for(tensor__numel_of(x->ndim, x->shape) / t.len, tensor__row_grain(t.len), tensor__softmax_bwd_rows, &t);
+    }
+    if (xc != x) tensor_free(xc);
+    if (gc != g) tensor_free(gc);
+    *gx = r;
+    return r ? 1 : -1;
+}
+
 static tensor *tensor__softmax_front(tensor_op op, tensor *t, int dim) {
     const char *fn = tensor__ops[op].fn;
     TENSOR__CHECK_ARG(fn, t);
@@ -435,12 +629,71 @@ TENSOR_API tensor *tensor_log_softmax(tensor *t, int dim) { return tensor__softm
 
 /* ---- layer_norm, rms_norm (over the last dim) ---- */
 
+/* An optional norm parameter (weight, bias) as a contiguous array of dtype dt: the tensor's own
+   data when it already is one, else a converted copy in *own (the caller frees it). NULL for an
+   absent parameter; *failed on out-of-memory. */
+static const void *tensor__param_data(const char *fn, const tensor *p, tensor_dtype dt, tensor **own, bool *failed) {
+    *own = NULL;
+    if (!p) return NULL;
+    if (p->dtype == dt && (p->strides[0] == 1 || p->shape[0] <= 1)) return tensor__data(p);
+    *own = tensor__contiguous_copy(fn, p, dt);
+    if (!*own) { *failed = true; return NULL; }
+    return tensor__data(*own);
+}
+
+typedef struct { const tensor *x; tensor *y; const float *w, *b; double eps; int64_t n; bool center; } tensor__norm_task;
+
+/* Rows [begin, end) of an f32 layer_norm (center) or rms_norm with contiguous rows: the mean (of x
+   or of x^2) and the variance accumulate in f32 lanes per block and in double across blocks. */
+static void tensor__norm_rows_f32(int64_t begin, int64_t end, void *vt) {
+    const tensor__norm_task *t = (const tensor__norm_task *)vt;
+    int last = t->x->ndim - 1;
+    tensor__rows r;
+    tensor__rows_init(&r, t->x, t->y, last);
+    tensor__rows_seek(&r, begin);
+    int64_t n = t->n;
+    for (int64_t q = begin; q < end; q++, tensor__rows_next(&r)) {
+        const float *x = (const float *)t->x->storage->data + r.off[0];
+        float *y = (float *)t->y->storage->data + r.off[1];
+        double mean = t->center ? tensor__row_sum_f32(x, n) / (double)n : 0;
+        double var = tensor__row_sqdev_f32(x, n, (float)mean) / (double)n;
+        tensor__row_norm_f32(y, x, n, mean, (float)(1.0 / sqrt(var + t->eps)), t->w, t->b);
+    }
+}
+
+/* The f32 fast path of both norms; 0, or 1 after an error. */
+static int tensor__norm_fast_f32(tensor__call *c, bool center) {
+    tensor *x = c->in[0], *own_w, *own_b;
+    bool failed = false;
+    tensor__norm_task t;
+    t.w = (const float *)tensor__param_data(c->fn, c->in[1], TENSOR_F32, &own_w, &failed);
+    t.b = center ? (const float *)tensor__param_data(c->fn, c->in[2], TENSOR_F32, &own_b, &failed) : NULL;
+    if (!center) own_b = NULL;
+    if (!failed) {
+        t.x = x;
+        t.y = c->out;
+        t.eps = c->p[0];
+        t.n = x->shape[x->ndim - 1];
+        t.center = center;
+        tensor__parallel_for(tensor__numel_of(x->ndim, x->shape) / t.n, tensor__row_grain(t.n), tensor__norm_rows_f32, &t);
+    }
+    tensor_free(own_w);
+    tensor_free(own_b);
+    return failed;
+}
+
+static bool tensor__norm_fast_ok(const tensor__call *c) {
+    const tensor *x = c->in[0];
+    return !tensor__reference_kernels && x->dtype == TENSOR_F32 && (x->strides[x->ndim - 1] == 1 || x->shape[x->ndim - 1] == 1);
+}
+
 /* out: [..., C] = (x - mean) / sqrt(var + eps) * weight + bias, biased variance, in double. */
 static int tensor__cpu_layer_norm(tensor__call *c) {
     tensor *x = c->in[0], *y = c->out;
     int last = x->ndim - 1;
     int64_t n = x->shape[last];
     if (tensor__numel_of(x->ndim, x->shape) == 0) return 0;
+    if (tensor__norm_fast_ok(c)) return tensor__norm_fast_f32(c, true);
     double *row = (double *)tensor__scratch(c->fn, (size_t)n * sizeof(double));
     double *w = tensor__param_row(c->fn, c->in[1], n, 1.0), *b = tensor__param_row(c->fn, c->in[2], n, 0.0);
     if (!row || !w || !b) { tensor__free_aligned(row); tensor__free_aligned(w); tensor__free_aligned(b); return 1; }
@@ -469,6 +722,7 @@ static int tensor__cpu_rms_norm(tensor__call *c) {
     int last = x->ndim - 1;
     int64_t n = x->shape[last];
     if (tensor__numel_of(x->ndim, x->shape) == 0) return 0;
+    if (tensor__norm_fast_ok(c)) return tensor__norm_fast_f32(c, false);
     double *row = (double *)tensor__scratch(c->fn, (size_t)n * sizeof(double));
     double *w = tensor__param_row(c->fn, c->in[1], n, 1.0);
     if (!row || !w) { tensor__free_aligned(row); tensor__free_aligned(w); return 1; }
@@ -485,6 +739,116 @@ static int tensor__cpu_rms_norm(tensor__call *c) {
     tensor__free_aligned(row);
     tensor__free_aligned(w);
     return 0;
+}
+
+/* Fused backward of layer_norm (center) and rms_norm over the last dim, for f32 and f64 when the
+   backward pass is not recorded: per row, with xhat = (x - mean) rstd and gh = g w,
+   gx = rstd (gh - mean(gh) - xhat mean(gh xhat)) (rms_norm: mean 0, no mean(gh) term), and
+   gw = sum over rows of g xhat, gb = sum over rows of g. Rows are dealt out in fixed groups whose
+   gw/gb partial sums (double) add up in group order, so the result does not depend on the thread
+   count. */
+#define TENSOR__NORM_GROUP 64 /* rows per group of gw/gb partial sums */
+static void tensor__norm_bwd_row_f64(double *gx, const double *x, const double *g, const double *w, int64_t n, double eps, bool center, double *gw, double *gb) {
+    double mean = 0, var = 0, s1 = 0, s2 = 0;
+    if (center) { for (int64_t i = 0; i < n; i++) mean += x[i]; mean /= (double)n; }
+    for (int64_t i = 0; i < n; i++) var += (x[i] - mean) * (x[i] - mean);
+    double rstd = 1.0 / sqrt(var / (double)n + eps);
+    for (int64_t i = 0; i < n; i++) {
+        double xh = (x[i] - mean) * rstd, gh = w ? g[i] * w[i] : g[i];
+        s1 += gh;
+        s2 += gh * xh;
+        if (gw) gw[i] += g[i] * xh;
+        if (gb) gb[i] += g[i];
+    }
+    double m1 = center ? s1 / (double)n : 0, m2 = s2 / (double)n;
+    for (int64_t i = 0; i < n; i++) {
+        double xh = (x[i] - mean) * rstd, gh = w ? g[i] * w[i] : g[i];
+        gx[i] = rstd * (gh - m1 - xh * m2);
+    }
+}
+
+typedef struct { const char *x, *g, *w; char *gx; double *gw, *gb; int64_t n, rows; double eps; bool center, f32; } tensor__norm_bwd_task;
+static void tensor__norm_bwd_groups(int64_t begin, int64_t end, void *vt) {
+    const tensor__norm_bwd_task *t = (const tensor__norm_bwd_task *)vt;
+    int64_t n = t->n;
+    for (int64_t grp = begin; grp < end; grp++) {
+        double *gw = t->gw ? t->gw + grp * n : NULL, *gb = t->gb ? t->gb + grp * n : NULL;
+        for (int64_t j = 0; j < n; j++) { if (gw) gw[j] = 0; if (gb) gb[j] = 0; }
+        int64_t q1 = (grp + 1) * TENSOR__NORM_GROUP < t->rows ? (grp + 1) * TENSOR__NORM_GROUP : t->rows;
+        for (int64_t q = grp * TENSOR__NORM_GROUP; q < q1; q++) {
+            if (!t->f32) {
+                tensor__norm_bwd_row_f64((double *)t->gx + q * n, (const double *)t->x + q * n, (const double *)t->g + q * n,
+                                         (const double *)t->w, n, t->eps, t->center, gw, gb);
+                continue;
+            }
+            const float *x = (const float *)t->x + q * n;
+            double mean = t->center ? tensor__row_sum_f32(x, n) / (double)n : 0;
+            double var = tensor__row_sqdev_f32(x, n, (float)mean) / (double)n;
+            tensor__row_norm_bwd_f32((float *)t->gx + q * n, x, (const float *)t->g + q * n, (const float *)t->w, n, mean,
+                                     (float)(1.0 / sqrt(var + t->eps)), t->center, gw, gb);
+        }
+    }
+}
+
+/* Sets *gx, *gw, *gb (each only where its pointer is not NULL; gb only for layer_norm). Returns 1
+   when done, 0 when this path does not take the case (reference kernels, or a dtype other than
+   f32/f64), -1 on error. */
+static int tensor__norm_backward(const char *fn, bool center, tensor *x, tensor *w, tensor *g, double eps, tensor **gx, tensor **gw, tensor **gb) {
+    if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64)) return 0;
+    tensor_dtype dt = x->dtype;
+    int64_t n = x->shape[x->ndim - 1], rows = n ? tensor__numel_of(x->ndim, x->shape) / n : 0;
+    int64_t groups = (rows + TENSOR__NORM_GROUP - 1) / TENSOR__NORM_GROUP;
+    bool failed = false;
+    tensor *own_w = NULL;
+    tensor *xc = tensor__contiguous(x) ? x : tensor__contiguous_copy(fn, x, dt);
+    tensor *gc = tensor__contiguous(g) && g->dtype == dt ? g : tensor__contiguous_copy(fn, g, dt);
+    const void *wd = tensor__param_data(fn, w, dt, &own_w, &failed);
+    tensor *rx = tensor__new_like(fn, x, dt);
+    tensor *rw = gw ? tensor__new(fn, 1, &n, dt, TENSOR_CPU) : NULL, *rb = gb ? tensor__new(fn, 1, &n, dt, TENSOR_CPU) : NULL;
+    size_t part_bytes = (size_t)(groups * n) * sizeof(double);
+    double *pw = gw ? (double *)tensor__cache_alloc(part_bytes) : NULL, *pb = gb ? (double *)tensor__cache_alloc(part_bytes) : NULL;
+    if ((gw && !pw) || (gb && !pb)) tensor__fail(fn, "out of memory allocating %zu bytes", part_bytes);
+    if (!xc || !gc || failed || !rx || (gw && (!rw || !pw)) || (gb && (!rb || !pb))) failed = true;
+    else if (rows > 0 && n > 0) {
+        tensor__norm_bwd_task t;
+        t.x = tensor__data(xc);
+        t.g = tensor__data(gc);
+        t.w = (const char *)wd;
+        t.gx = tensor__data(rx);
+        t.gw = pw;
+        t.gb = pb;
+        t.n = n;
+        t.rows = rows;
+        t.eps = eps;
+        t.center = center;
+        t.f32 = dt == TENSOR_F32;
+        int64_t grain = TENSOR__GRAIN_ELEMENTWISE / (TENSOR__NORM_GROUP * n) + 1;
+        tensor__parallel_for(groups, grain, tensor__norm_bwd_groups, &t);
+    }
+    if (!failed) { /* the groups' partial sums, in group order */
+        for (int k = 0; k < 2; k++) {
+            tensor *dst = k ? rb : rw;
+            double *part = k ? pb : pw;
+            if (!dst) continue;
+            for (int64_t grp = 1; grp < groups; grp++)
+                for (int64_t j = 0; j < n; j++) part[j] += part[grp * n + j];
+            for (int64_t j = 0; j < n; j++) {
+                double s = groups ? part[j] : 0;
+                if (dt == TENSOR_F32) ((float *)tensor__data(dst))[j] = (float)s;
+                else ((double *)tensor__data(dst))[j] = s;
+            }
+        }
+    }
+    if (xc != x) tensor_free(xc);
+    if (gc != g) tensor_free(gc);
+    tensor_free(own_w);
+    tensor__cache_free(pw);
+    tensor__cache_free(pb);
+    if (failed) { tensor_free(rx); tensor_free(rw); tensor_free(rb); return -1; }
+    if (gx) *gx = rx; else tensor_free(rx);
+    if (gw) *gw = rw;
+    if (gb) *gb = rb;
+    return 1;
 }
 
 /* Checks an optional norm parameter: 1-D of the normalized size, floating. */
@@ -668,36 +1032,83 @@ TENSOR__DEFINE_IM2COL(f64, double)
 TENSOR__DEFINE_COL2IM(f32, float)
 TENSOR__DEFINE_COL2IM(f64, double)
 
-/* The fast path: x and w as contiguous compute-dtype tensors (f32, or f64 for f64), then per
-   image and group out[Og, oH*oW] = w_g[Og, Cg*kH*kW] @ cols[Cg*kH*kW, oH*oW]. A 1x1 kernel with
-   stride 1 and no padding multiplies x itself. */
+/* A range of images of a convolution's fast path, in the compute dtype ct (f32, or f64 for f64)
+   on contiguous buffers. Each chunk im2cols into a buffer of its own, so the images spread over
+   the threads when their GEMMs are too small to thread themselves (tensor__conv_images). */
+typedef struct {
+    const tensor__conv_geom *g;
+    tensor_dtype ct;
+    bool direct;               /* 1x1 kernel, stride 1, no padding: cols is x itself */
+    const char *x, *w, *gc;    /* x [N, C, H, W], w [O, Cg, kH, kW], backward: gc [N, O, oH * oW] */
+    char *out;                 /* forward: out [N, O, oH * oW]; backward: gx [N, C, H, W] or NULL */
+    char *gw;                  /* backward: gw [O, Cg * kH * kW] sums, one per chunk, or NULL */
+    int slot, failed;          /* the next chunk's gw sum; set when a chunk had no memory */
+} tensor__conv_job;
+
+static void *tensor__conv_cols(tensor__conv_job *j) {
+    const tensor__conv_geom *g = j->g;
+    if (j->direct) return NULL;
+    void *cols = tensor__alloc_aligned((size_t)(g->C / g->groups * g->kH * g->kW * g->oH * g->oW) * tensor__dtype_sizes[j->ct]);
+    if (!cols) TENSOR__ATOMIC_SET(&j->failed, 1);
+    return cols;
+}
+
+static const char *tensor__conv_im2col(const tensor__conv_job *j, void *cols, const char *xg) {
+    if (j->direct) return xg;
+    if (j->ct == TENSOR_F32) tensor__im2col_f32((float *)cols, (const float *)xg, j->g, j->g->C / j->g->groups);
+    else tensor__im2col_f64((double *)cols, (const double *)xg, j->g, j->g->C / j->g->groups);
+    return (const char *)cols;
+}
+
+/* Per image and group: out[Og, P] = w_g[Og, K] @ cols[K, P] (P = oH * oW, K = Cg * kH * kW). */
+static void tensor__conv_fwd_images(int64_t begin, int64_t end, void *ctx) {
+    tensor__conv_job *j = (tensor__conv_job *)ctx;
+    const tensor__conv_geom *g = j->g;
+    size_t cs = tensor__dtype_sizes[j->ct];
+    int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW;
+    void *cols = tensor__conv_cols(j);
+    if (!j->direct && !cols) return;
+    for (int64_t n = begin; n < end; n++)
+        for (int64_t grp = 0; grp < g->groups; grp++) {
+            const char *B = tensor__conv_im2col(j, cols, j->x + (size_t)((n * g->C + grp * Cg) * g->H * g->W) * cs);
+            tensor__gemm(j->ct, Og, P, K, j->w + (size_t)(grp * Og * K) * cs, K, B, P, j->out + (size_t)((n * g->O + grp * Og) * P) * cs, P);
+        }
+    tensor__free_aligned(cols);
+}
+
+/* Runs fn over the N images: spread over the threads (tensor__gemm_spread), or one after
+   another with each GEMM (Og x P x K) split across the threads. */
+static void tensor__conv_images(tensor__range_fn fn, tensor__conv_job *j) {
+    const tensor__conv_geom *g = j->g;
+    int64_t Og = g->O / g->groups, K = g->C / g->groups * g->kH * g->kW, P = g->oH * g->oW;
+    int64_t per = g->O * K * P; /* multiply-adds per image */
+    if (tensor__gemm_spread(g->N, Og, P, K)) tensor__parallel_for(g->N, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, fn, j);
+    else fn(0, g->N, j);
+}
+
+/* The fast path: x and w as contiguous compute-dtype tensors, then tensor__conv_fwd_images. */
 static int tensor__conv_fast(tensor__call *c, const tensor__conv_geom *g) {
     tensor *x = c->in[0], *w = c->in[1], *bias = c->in[2], *out = c->out;
     tensor_dtype ct = tensor__gemm_dtype(x->dtype);
-    size_t cs = tensor__dtype_sizes[ct];
-    int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW;
-    bool direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+    int64_t P = g->oH * g->oW;
     bool x_ok = x->dtype == ct && tensor__contiguous(x), w_ok = w->dtype == ct && tensor__contiguous(w);
     tensor *xc = x_ok ? NULL : tensor__contiguous_copy(c->fn, x, ct);
     tensor *wc = w_ok ? NULL : tensor__contiguous_copy(c->fn, w, ct);
     tensor *oc = out->dtype == ct ? NULL : tensor__new_like(c->fn, out, ct);
-    void *cols = direct ? NULL : tensor__scratch(c->fn, (size_t)(K * P) * cs);
-    int rc = (!x_ok && !xc) || (!w_ok && !wc) || (out->dtype != ct && !oc) || (!direct && !cols);
+    int rc = (!x_ok && !xc) || (!w_ok && !wc) || (out->dtype != ct && !oc);
     if (!rc) {
-        const char *xd = tensor__data(xc ? xc : x), *wd = tensor__data(wc ? wc : w);
-        char *od = tensor__data(oc ? oc : out);
-        for (int64_t n = 0; n < g->N; n++)
-            for (int64_t grp = 0; grp < g->groups; grp++) {
-                const char *xg = xd + (size_t)((n * g->C + grp * Cg) * g->H * g->W) * cs;
-                const void *B = xg;
-                if (!direct) {
-                    if (ct == TENSOR_F32) tensor__im2col_f32((float *)cols, (const float *)xg, g, Cg);
-                    else tensor__im2col_f64((double *)cols, (const double *)xg, g, Cg);
-                    B = cols;
-                }
-                tensor__gemm(ct, Og, P, K, wd + (size_t)(grp * Og * K) * cs, K, B, P, od + (size_t)((n * g->O + grp * Og) * P) * cs, P);
-            }
-        if (bias) {
+        tensor__conv_job j;
+        memset(&j, 0, sizeof j);
+        j.g = g;
+        j.ct = ct;
+        j.direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+        j.x = tensor__data(xc ? xc : x);
+        j.w = tensor__data(wc ? wc : w);
+        j.out = tensor__data(oc ? oc : out);
+        char *od = j.out;
+        tensor__conv_images(tensor__conv_fwd_images, &j);
+        if (j.failed) rc = (tensor__fail(c->fn, "out of memory allocating im2col scratch"), 1);
+        if (!rc && bias) {
             int64_t eb = (int64_t)tensor__dtype_sizes[bias->dtype];
             for (int64_t o = 0; o < g->O; o++) {
                 double bv = tensor__load_f64((const char *)bias->storage->data + (bias->offset + o * bias->strides[0]) * eb, bias->dtype);
@@ -708,12 +1119,11 @@ static int tensor__conv_fast(tensor__call *c, const tensor__conv_geom *g) {
                 }
             }
         }
-        if (oc) tensor__copy_into(out, oc);
+        if (!rc && oc) tensor__copy_into(out, oc);
     }
     tensor_free(xc);
     tensor_free(wc);
     tensor_free(oc);
-    tensor__free_aligned(cols);
     return rc;
 }
 
@@ -1173,6 +1583,116 @@ TENSOR_API tensor *tensor_nll_loss(tensor *log_probs, tensor *targets) {
     return c.out ? tensor__dispatch(&c) : NULL;
 }
 
+/* cross_entropy as one kernel: per row of logits along the class dim, lse = max + log(sum(e^(x -
+   max))) and the row's loss lse - x[target] (class indices; ignore_index -100 rows count for
+   nothing) or sum_c p_c (lse - x_c) (class probabilities p of the logits' shape); the mean over
+   the counted rows (all ignored, or no rows: NaN, as PyTorch). Computed in double; f32 rows that
+   are contiguous take the vector path. The backward kernel below writes (softmax - onehot) / N
+   directly.
+   Call layout: in[0] logits, in[1] targets, ip[0] 1 for probability targets. */
+#define TENSOR__CE_GROUP 32 /* rows per partial sum of the loss */
+
+/* max and sum(e^(x - max)) of n elements s bytes apart, in double (the reference row). */
+static double tensor__ce_lse(const char *x, int64_t s, tensor_dtype dt, int64_t n) {
+    double mx = -INFINITY, sum = 0;
+    for (int64_t i = 0; i < n; i++) { double v = tensor__load_f64(x + i * s, dt); if (v > mx) mx = v; }
+    for (int64_t i = 0; i < n; i++) sum += exp(tensor__load_f64(x + i * s, dt) - mx);
+    return mx + log(sum);
+}
+
+typedef struct {
+    const tensor *x, *p;      /* logits; probability targets (or NULL) */
+    const int64_t *cls;       /* class targets, one per row in row order (or NULL) */
+    int cdim;
+    int64_t C, rows;
+    double *partial;          /* one per group of TENSOR__CE_GROUP rows */
+    bool fast;
+} tensor__ce_task;
+
+static void tensor__ce_groups(int64_t begin, int64_t end, void *vt) {
+    const tensor__ce_task *t = (const tensor__ce_task *)vt;
+    const tensor *x = t->x, *p = t->p ? t->p : t->x;
+    int64_t ex = (int64_t)tensor__dtype_sizes[x->dtype], ep = (int64_t)tensor__dtype_sizes[p->dtype];
+    int64_t xs = x->strides[t->cdim] * ex, ps = p->strides[t->cdim] * ep, C = t->C;
+    bool fast_rows = t->fast && x->dtype == TENSOR_F32 && (xs == 4 || C == 1);
+    tensor__rows r;
+    tensor__rows_init(&r, x, p, t->cdim);
+    tensor__rows_seek(&r, begin * TENSOR__CE_GROUP);
+    for (int64_t grp = begin; grp < end; grp++) {
+        double sum = 0;
+        int64_t q1 = (grp + 1) * TENSOR__CE_GROUP < t->rows ? (grp + 1) * TENSOR__CE_GROUP : t->rows;
+        for (int64_t q = grp * TENSOR__CE_GROUP; q < q1; q++, tensor__rows_next(&r)) {
+            int64_t k = t->cls ? t->cls[q] : 0;
+            if (t->cls && k == TENSOR__IGNORE_INDEX) continue;
+            const char *xr = (const char *)x->storage->data + r.off[0] * ex;
+            double lse = NAN;
+            if (fast_rows) {
+                float m;
+                double s = tensor__row_maxsumexp_f32(NULL, (const float *)xr, C, &m);
+                if (s == s) lse = (double)m + log(s);
+            }
+            if (lse != lse) lse = tensor__ce_lse(xr, xs, x->dtype, C);
+            if (t->cls) { sum += lse - tensor__load_f64(xr + k * xs, x->dtype); continue; }
+            const char *pr = (const char *)p->storage->data + r.off[1] * ep;
+            for (int64_t c = 0; c < C; c++) sum += tensor__load_f64(pr + c * ps, p->dtype) * (lse - tensor__load_f64(xr + c * xs, x->dtype));
+        }
+        t->partial[grp] = sum;
+    }
+}
+
+/* Class targets as int64 in row order, checked (0 <= t < C or ignore_index); *count gets the rows
+   that count. NULL after an error. */
+static int64_t *tensor__ce_classes(const char *fn, const tensor *targets, int64_t C, int64_t *count) {
+    int64_t n = tensor__numel_of(targets->ndim, targets->shape), idx[TENSOR_MAX_DIMS] = {0}, used = 0;
+    int64_t *cls = (int64_t *)tensor__cache_alloc((size_t)n * sizeof(int64_t));
+    if (!cls) { tensor__fail(fn, "out of memory allocating %zu bytes", (size_t)n * sizeof(int64_t)); return NULL; }
+    int64_t et = (int64_t)tensor__dtype_sizes[targets->dtype];
+    for (int64_t q = 0; q < n; q++, tensor__next_index(targets->ndim, targets->shape, idx)) {
+        int64_t k = tensor__load_i64((const char *)targets->storage->data + tensor__offset_of(targets, idx) * et, targets->dtype);
+        if (k != TENSOR__IGNORE_INDEX && (k < 0 || k >= C)) {
+            tensor__cache_free(cls);
+            tensor__fail(fn, "target %lld is out of bounds for %lld classes", (long long)k, (long long)C);
+            return NULL;
+        }
+        used += k != TENSOR__IGNORE_INDEX;
+        cls[q] = k;
+    }
+    *count = used;
+    return cls;
+}
+
+/* out: [] = the mean cross-entropy */
+static int tensor__cpu_cross_entropy(tensor__call *c) {
+    tensor *x = c->in[0], *t = c->in[1];
+    bool prob = c->ip[0] != 0;
+    tensor__ce_task k;
+    k.x = x;
+    k.cdim = x->ndim == 1 ? 0 : 1;
+    k.C = x->shape[k.cdim];
+    k.rows = 1;
+    for (int d = 0; d < x->ndim; d++) if (d != k.cdim) k.rows *= x->shape[d];
+    k.p = prob ? t : NULL;
+    k.cls = NULL;
+    k.fast = !tensor__reference_kernels;
+    int64_t count = k.C ? k.rows : 0; /* probabilities over no classes: 0 / 0 */
+    int64_t *cls = NULL;
+    if (!prob && !(cls = tensor__ce_classes(c->fn, t, k.C, &count))) return 1;
+    k.cls = cls;
+    int64_t groups = (k.rows + TENSOR__CE_GROUP - 1) / TENSOR__CE_GROUP;
+    k.partial = (double *)tensor__cache_alloc((size_t)groups * sizeof(double));
+    if (!k.partial) { tensor__cache_free(cls); tensor__fail(c->fn, "out of memory allocating %zu bytes", (size_t)groups * sizeof(double)); return 1; }
+    if (k.C > 0) {
+        if (k.fast) tensor__parallel_for(groups, TENSOR__GRAIN_ELEMENTWISE / (TENSOR__CE_GROUP * k.C) + 1, tensor__ce_groups, &k);
+        else tensor__ce_groups(0, groups, &k);
+    } else for (int64_t g = 0; g < groups; g++) k.partial[g] = 0; /* no classes: only ignored rows got past the check */
+    double sum = 0;
+    for (int64_t g = 0; g < groups; g++) sum += k.partial[g];
+    tensor__store_f64(tensor__data(c->out), c->out->dtype, sum / (double)count);
+    tensor__cache_free(cls);
+    tensor__cache_free(k.partial);
+    return 0;
+}
+
 /* nll_loss(log_softmax(logits, class dim), targets); with floating targets of the logits' shape
    (class probabilities), -sum(targets * log_softmax) / (numel / C), as PyTorch. */
 TENSOR_API tensor *tensor_cross_entropy(tensor *logits, tensor *targets) {
@@ -1181,27 +1701,113 @@ TENSOR_API tensor *tensor_cross_entropy(tensor *logits, tensor *targets) {
     TENSOR__CHECK_ARG(fn, targets);
     tensor *ins[2] = {logits, targets};
     if (!tensor__same_device(fn, 2, ins)) return NULL;
-    int cdim = logits->ndim == 1 ? 0 : 1;
-    if (tensor__is_float(targets->dtype)) {
+    bool prob = tensor__is_float(targets->dtype);
+    if (prob) {
         if (logits->ndim == 0) return tensor__fail(fn, "input must have at least 1 dim [C] or [N, C, ...], got a 0-dim tensor");
         if (!tensor__is_float(logits->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[logits->dtype]);
         if (!tensor__same_shape(logits, targets))
             return tensor__fail(fn, "probability targets of shape %s must have the input's shape %s", tensor__shape_of(targets), tensor__shape_of(logits));
-        int64_t C = logits->shape[cdim], rows = C ? tensor__numel_of(logits->ndim, logits->shape) / C : 0;
-        tensor *ls = tensor_log_softmax(logits, cdim);
-        tensor *prod = ls ? tensor_mul(targets, ls) : NULL;
-        tensor *sum = prod ? tensor_sum_all(prod) : NULL;
-        tensor *r = sum ? tensor_mul_scalar(sum, -1.0 / (double)rows) : NULL;
-        tensor_free(ls);
-        tensor_free(prod);
-        tensor_free(sum);
-        return r;
+    } else if (!tensor__check_class_targets(fn, logits, targets)) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_cross_entropy);
+    c.n_in = 2;
+    c.in[0] = logits;
+    c.in[1] = targets;
+    c.ip[0] = prob;
+    c.out = tensor__new(fn, 0, NULL, prob ? (tensor_dtype)tensor__promotion[logits->dtype][targets->dtype] : logits->dtype, logits->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* The fused backward of cross_entropy (the derivative uses it when the backward pass is not
+   recorded): with scale = g / count, gx = (softmax(x) - onehot(target)) scale per counted row
+   (ignored rows: 0), or for probabilities p, gx = (softmax(x) sum(p) - p) scale and
+   gp = (lse - x) scale. */
+typedef struct {
+    const tensor *x, *p;
+    tensor *gx, *gp;
+    const int64_t *cls;
+    int cdim;
+    int64_t C;
+    double scale;
+    bool fast;
+} tensor__ce_bwd_task;
+
+static void tensor__ce_bwd_rows(int64_t begin, int64_t end, void *vt) {
+    const tensor__ce_bwd_task *t = (const tensor__ce_bwd_task *)vt;
+    const tensor *x = t->x;
+    tensor *gx = t->gx;
+    int64_t ex = (int64_t)tensor__dtype_sizes[x->dtype], eg = (int64_t)tensor__dtype_sizes[gx->dtype], C = t->C;
+    int64_t xs = x->strides[t->cdim] * ex, gs = gx->strides[t->cdim] * eg;
+    bool fast_rows = t->fast && t->cls && x->dtype == TENSOR_F32 && gx->dtype == TENSOR_F32 && ((xs == 4 && gs == 4) || C == 1);
+    tensor__rows r, rp; /* rp: the rows of p and gp */
+    tensor__rows_init(&r, x, gx, t->cdim);
+    tensor__rows_seek(&r, begin);
+    tensor__rows_init(&rp, t->p ? t->p : x, t->gp ? t->gp : t->p ? t->p : x, t->cdim);
+    tensor__rows_seek(&rp, begin);
+    for (int64_t q = begin; q < end; q++, tensor__rows_next(&r), tensor__rows_next(&rp)) {
+        const char *xr = (const char *)x->storage->data + r.off[0] * ex;
+        char *gr = (char *)gx->storage->data + r.off[1] * eg;
+        int64_t k = t->cls ? t->cls[q] : -1;
+        if (t->cls && k == TENSOR__IGNORE_INDEX) {
+            for (int64_t c = 0; c < C; c++) tensor__store_f64(gr + c * gs, gx->dtype, 0);
+            continue;
+        }
+        if (fast_rows) {
+            float m, *g = (float *)gr;
+            double s = tensor__row_maxsumexp_f32(g, (const float *)xr, C, &m); /* g = e^(x - max) */
+            if (s == s) {
+                tensor__row_affine_f32(g, g, C, (float)(t->scale / s), 0.0f);
+                g[k] -= (float)t->scale;
+                continue;
+            }
+        }
+        double lse = tensor__ce_lse(xr, xs, x->dtype, C);
+        if (t->cls) {
+            for (int64_t c = 0; c < C; c++)
+                tensor__store_f64(gr + c * gs, gx->dtype, (exp(tensor__load_f64(xr + c * xs, x->dtype) - lse) - (c == k)) * t->scale);
+            continue;
+        }
+        const tensor *p = t->p;
+        int64_t ep = (int64_t)tensor__dtype_sizes[p->dtype], ps = p->strides[t->cdim] * ep;
+        const char *pr = (const char *)p->storage->data + rp.off[0] * ep;
+        double psum = 0;
+        for (int64_t c = 0; c < C; c++) psum += tensor__load_f64(pr + c * ps, p->dtype);
+        for (int64_t c = 0; c < C; c++) {
+            double xv = tensor__load_f64(xr + c * xs, x->dtype), pv = tensor__load_f64(pr + c * ps, p->dtype);
+            tensor__store_f64(gr + c * gs, gx->dtype, (exp(xv - lse) * psum - pv) * t->scale);
+        }
+        if (t->gp) {
+            int64_t eq = (int64_t)tensor__dtype_sizes[t->gp->dtype], qs = t->gp->strides[t->cdim] * eq;
+            char *qr = (char *)t->gp->storage->data + rp.off[1] * eq;
+            for (int64_t c = 0; c < C; c++) tensor__store_f64(qr + c * qs, t->gp->dtype, (lse - tensor__load_f64(xr + c * xs, x->dtype)) * t->scale);
+        }
     }
-    if (!tensor__check_class_targets(fn, logits, targets)) return NULL;
-    tensor *ls = tensor_log_softmax(logits, cdim);
-    tensor *r = ls ? tensor_nll_loss(ls, targets) : NULL;
-    tensor_free(ls);
-    return r;
+}
+
+/* Sets *gx (logits' shape and dtype) and, for probability targets, *gp (when gp is not NULL) for
+   the loss gradient g (0-dim). 0, or -1 after an error. */
+static int tensor__cross_entropy_backward(const char *fn, tensor *x, tensor *targets, bool prob, tensor *g, tensor **gx, tensor **gp) {
+    tensor__ce_bwd_task k;
+    k.x = x;
+    k.cdim = x->ndim == 1 ? 0 : 1;
+    k.C = x->shape[k.cdim];
+    int64_t rows = 1, count;
+    for (int d = 0; d < x->ndim; d++) if (d != k.cdim) rows *= x->shape[d];
+    count = k.C ? rows : 0;
+    int64_t *cls = NULL;
+    if (!prob && !(cls = tensor__ce_classes(fn, targets, k.C, &count))) return -1;
+    k.cls = cls;
+    k.p = prob ? targets : NULL;
+    k.gx = tensor__new_like(fn, x, x->dtype);
+    k.gp = prob && gp ? tensor__new_like(fn, targets, targets->dtype) : NULL;
+    k.scale = tensor__load_f64(tensor__data(g), g->dtype) / (double)(count > 0 ? count : 1);
+    k.fast = !tensor__reference_kernels;
+    if (!k.gx || (prob && gp && !k.gp)) { tensor_free(k.gx); tensor_free(k.gp); tensor__cache_free(cls); return -1; }
+    if (k.C > 0 && rows > 0) tensor__parallel_for(rows, tensor__row_grain(k.C), tensor__ce_bwd_rows, &k);
+    tensor__cache_free(cls);
+    *gx = k.gx;
+    if (gp) *gp = k.gp;
+    return 0;
 }
 
 /* mean((input - target)^2). Shapes that differ are broadcast (PyTorch warns and does the same). */
@@ -1311,22 +1917,55 @@ static void tensor__add_to(void *d, const void *t, int64_t n, tensor_dtype ct) {
     else tensor__add_row_f64((double *)d, (const double *)t, n);
 }
 
-/* The fast path, in the compute dtype ct (f32, or f64 for f64) with the forward's machinery. gc:
-   the gradient [N, O, P] (P = oH * oW), contiguous ct. Per image n and group:
-     gx: cols[K, P] = w_g^T[K, Og] @ gc_ng[Og, P], then col2im adds cols into gx_ng [Cg, H, W]
-         (a 1x1 kernel with stride 1 and no padding writes gx_ng itself);
-     gw: with cols = im2col(x_ng) [K, P], gw_g^T[K, Og] += cols @ gc_ng^T[P, Og], transposed into
-         gw at the end; when Og is small (under 16 and under K) gw_g[Og, K] += gc_ng @ cols^T[P, K]
-         instead, so the GEMM's inner loop runs over the longer dim (conv1 of a CNN: K = 9, Og = 32);
-     gb: the sum of gc over n and p, in double.
-   gx, gw, gb are contiguous ct buffers of x's, w's and [O]'s size, or NULL. Returns 0, or 1 after
-   recording an error. */
+/* Per image and group (gc_ng = gc[n, grp * Og.., :] [Og, P]):
+     gx: cols[K, P] = w_g^T[K, Og] @ gc_ng (w_g read transposed through strides), then col2im adds
+         cols into gx_ng [Cg, H, W] (a 1x1 kernel with stride 1 and no padding writes gx_ng itself);
+     gw: cols = im2col(x_ng) [K, P]; sum_g[Og, K] += gc_ng @ cols^T (cols read transposed), into
+         this chunk's own sum (the first chunk's is gw itself). */
+static void tensor__conv_bwd_images(int64_t begin, int64_t end, void *ctx) {
+    tensor__conv_job *j = (tensor__conv_job *)ctx;
+    const tensor__conv_geom *g = j->g;
+    size_t cs = tensor__dtype_sizes[j->ct];
+    int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW, X = Cg * g->H * g->W;
+#if TENSOR__HAVE_THREADS
+    int slot = __atomic_fetch_add(&j->slot, 1, __ATOMIC_RELAXED);
+#else
+    int slot = j->slot++;
+#endif
+    char *gw = j->gw ? j->gw + (size_t)(slot * g->O * K) * cs : NULL;
+    void *cols = tensor__conv_cols(j);
+    if (!j->direct && !cols) return;
+    for (int64_t n = begin; n < end; n++) {
+        if (j->out && !j->direct) memset(j->out + (size_t)(n * g->C * g->H * g->W) * cs, 0, (size_t)(g->C * g->H * g->W) * cs);
+        for (int64_t grp = 0; grp < g->groups; grp++) {
+            const char *gng = j->gc + (size_t)((n * g->O + grp * Og) * P) * cs;
+            size_t xoff = (size_t)((n * g->groups + grp) * X) * cs;
+            if (j->out) {
+                char *xg = j->out + xoff;
+                tensor__gemm_strided(j->ct, K, P, Og, j->w + (size_t)(grp * Og * K) * cs, 1, K, gng, P, 1, j->direct ? (void *)xg : cols, P, 1, false);
+                if (!j->direct) {
+                    if (j->ct == TENSOR_F32) tensor__col2im_f32((float *)xg, (const float *)cols, g, Cg);
+                    else tensor__col2im_f64((double *)xg, (const double *)cols, g, Cg);
+                }
+            }
+            if (gw) {
+                const char *B = tensor__conv_im2col(j, cols, j->x + xoff);
+                tensor__gemm_strided(j->ct, Og, K, P, gng, P, 1, B, 1, P, gw + (size_t)(grp * Og * K) * cs, K, 1, true);
+            }
+        }
+    }
+    tensor__free_aligned(cols);
+}
+
+/* The fast path, in the compute dtype ct (f32, or f64 for f64) with the forward's machinery: gc is
+   the gradient [N, O, P] (P = oH * oW), contiguous ct; gx and gw come from
+   tensor__conv_bwd_images, spread over the images like the forward; gb is the sum of gc over n
+   and p, in double. gx, gw, gb are contiguous ct buffers of x's, w's and [O]'s size, or NULL.
+   Returns 0, or 1 after recording an error. */
 static int tensor__conv_backward_fast(const char *fn, const tensor *x, const tensor *w, const char *gc, const tensor__conv_geom *g, tensor_dtype ct,
                                       void *gx, void *gw, void *gb) {
     size_t cs = tensor__dtype_sizes[ct];
-    int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW;
-    int64_t X = Cg * g->H * g->W; /* elements of one image's group of x */
-    bool direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+    int64_t K = g->C / g->groups * g->kH * g->kW, P = g->oH * g->oW;
     bool f32 = ct == TENSOR_F32;
     if (gb)
         for (int64_t o = 0; o < g->O; o++) {
@@ -1339,71 +1978,41 @@ static int tensor__conv_backward_fast(const char *fn, const tensor *x, const ten
             else ((double *)gb)[o] = acc;
         }
     if (!gx && !gw) return 0;
-    bool transposed = Og >= 16 || Og >= K;
     tensor *xc = NULL, *wc = NULL;
-    void *cols = NULL, *tr = NULL, *tmp = NULL, *acc = NULL, *wt = NULL;
+    int64_t slots = tensor_get_num_threads(), wn = g->O * K;
     int rc = 0;
-    if (gw) {
-        if (!(x->dtype == ct && tensor__contiguous(x))) rc |= !(xc = tensor__contiguous_copy(fn, x, ct));
-        rc |= !(tr = tensor__scratch(fn, (size_t)(P * (transposed ? Og : K)) * cs));
-        rc |= !(tmp = tensor__scratch(fn, (size_t)(Og * K) * cs));
-        if (transposed) rc |= !(acc = tensor__scratch(fn, (size_t)(g->O * K) * cs));
-    }
-    if (gx) {
-        if (!(w->dtype == ct && tensor__contiguous(w))) rc |= !(wc = tensor__contiguous_copy(fn, w, ct));
-        rc |= !(wt = tensor__scratch(fn, (size_t)(g->O * K) * cs));
-    }
-    if (!direct) rc |= !(cols = tensor__scratch(fn, (size_t)(K * P) * cs));
-    if (!rc && gx) {
-        /* w_g^T [K, Og] of every group, side by side */
-        const char *wd = tensor__data(wc ? wc : w);
-        for (int64_t grp = 0; grp < g->groups; grp++)
-            tensor__pack((char *)wt + (size_t)(grp * K * Og) * cs, ct, wd + (size_t)(grp * Og * K) * cs, ct, K, Og, 1, K);
-        if (!direct) memset(gx, 0, (size_t)(g->N * g->C * g->H * g->W) * cs);
-        for (int64_t n = 0; n < g->N; n++)
-            for (int64_t grp = 0; grp < g->groups; grp++) {
-                const char *gng = gc + (size_t)((n * g->O + grp * Og) * P) * cs;
-                char *xg = (char *)gx + (size_t)((n * g->groups + grp) * X) * cs;
-                tensor__gemm(ct, K, P, Og, (const char *)wt + (size_t)(grp * K * Og) * cs, Og, gng, P, direct ? (void *)xg : cols, P);
-                if (direct) continue;
-                if (f32) tensor__col2im_f32((float *)xg, (const float *)cols, g, Cg);
-                else tensor__col2im_f64((double *)xg, (const double *)cols, g, Cg);
+    if (gw && !(x->dtype == ct && tensor__contiguous(x))) rc |= !(xc = tensor__contiguous_copy(fn, x, ct));
+    if (gx && !(w->dtype == ct && tensor__contiguous(w))) rc |= !(wc = tensor__contiguous_copy(fn, w, ct));
+    if (!rc) {
+        tensor__conv_job j;
+        memset(&j, 0, sizeof j);
+        j.g = g;
+        j.ct = ct;
+        j.direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+        j.x = gw ? (const char *)tensor__data(xc ? xc : x) : NULL;
+        j.w = gx ? (const char *)tensor__data(wc ? wc : w) : NULL;
+        j.gc = gc;
+        j.out = (char *)gx;
+        /* the chunks' gw sums side by side: gw, then the scratch ones */
+        char *all = NULL;
+        if (gw) {
+            all = slots > 1 ? (char *)tensor__scratch(fn, (size_t)(slots * wn) * cs) : (char *)gw;
+            if (!all) rc = 1;
+            else memset(all, 0, (size_t)(slots * wn) * cs);
+        }
+        if (!rc) {
+            j.gw = all;
+            tensor__conv_images(tensor__conv_bwd_images, &j);
+            if (j.failed) rc = (tensor__fail(fn, "out of memory allocating im2col scratch"), 1);
+            if (!rc && gw && all != (char *)gw) {
+                memcpy(gw, all, (size_t)wn * cs);
+                for (int s = 1; s < j.slot && s < slots; s++) tensor__add_to(gw, all + (size_t)(s * wn) * cs, wn, ct);
             }
-    }
-    if (!rc && gw) {
-        const char *xd = tensor__data(xc ? xc : x);
-        void *dst = transposed ? acc : gw; /* gw^T [groups][K, Og], or gw [O, K] */
-        memset(dst, 0, (size_t)(g->O * K) * cs);
-        for (int64_t n = 0; n < g->N; n++)
-            for (int64_t grp = 0; grp < g->groups; grp++) {
-                const char *gng = gc + (size_t)((n * g->O + grp * Og) * P) * cs;
-                const char *xg = xd + (size_t)((n * g->groups + grp) * X) * cs;
-                const char *B = xg; /* cols [K, P] */
-                if (!direct) {
-                    if (f32) tensor__im2col_f32((float *)cols, (const float *)xg, g, Cg);
-                    else tensor__im2col_f64((double *)cols, (const double *)xg, g, Cg);
-                    B = (const char *)cols;
-                }
-                if (transposed) {
-                    tensor__pack(tr, ct, gng, ct, P, Og, 1, P); /* gc_ng^T [P, Og] */
-                    tensor__gemm(ct, K, Og, P, B, P, tr, Og, tmp, Og);
-                } else {
-                    tensor__pack(tr, ct, B, ct, P, K, 1, P); /* cols^T [P, K] */
-                    tensor__gemm(ct, Og, K, P, gng, P, tr, K, tmp, K);
-                }
-                tensor__add_to((char *)dst + (size_t)(grp * Og * K) * cs, tmp, Og * K, ct);
-            }
-        if (transposed) /* gw_g [Og, K] = (gw_g^T)^T per group */
-            for (int64_t grp = 0; grp < g->groups; grp++)
-                tensor__pack((char *)gw + (size_t)(grp * Og * K) * cs, ct, (const char *)acc + (size_t)(grp * Og * K) * cs, ct, Og, K, 1, Og);
+        }
+        if (all != (char *)gw) tensor__free_aligned(all);
     }
     tensor_free(xc);
     tensor_free(wc);
-    tensor__free_aligned(cols);
-    tensor__free_aligned(tr);
-    tensor__free_aligned(tmp);
-    tensor__free_aligned(acc);
-    tensor__free_aligned(wt);
     return rc;
 }
 

@@ -27,7 +27,7 @@ static tensor *tensor__init_fill(const char *fn, tensor *t, double lo, double sc
     c.dtype = t->dtype;
     tensor__iter it;
     tensor__iter_init(&it, 1, &t, t->ndim, t->shape);
-    tensor__iter_run(&it, tensor__init_loop, &c);
+    tensor__iter_run_serial(&it, tensor__init_loop, &c); /* random draws in a fixed order */
     t->storage->version++;
     return t;
 }

@@ -1,22 +1,23 @@
 // >>runtime ------------------------------------------------------------------------------------
-/* Kernels run on the calling thread for now: the thread pool arrives with the CPU speed work, and
-   tensor_build_info says so. tensor_set_num_threads records the request. */
-static int tensor__num_threads = 1;
-
-TENSOR_API void tensor_set_num_threads(int n) {
-    if (n < 0) { tensor__fail("tensor_set_num_threads", "thread count must be >= 0, got %d", n); return; }
-    tensor__num_threads = n == 0 ? 1 : n;
-}
-TENSOR_API int tensor_get_num_threads(void) { return tensor__num_threads; }
 TENSOR_API bool tensor_cuda_available(void) { return false; }
 TENSOR_API const char *tensor_version(void) { return "0.1.0"; }
 TENSOR_API const char *tensor_build_info(void) {
     static char info[256];
-    snprintf(info, sizeof info,
-             "tensor.h %s; simd: scalar (reference kernels only); sleef: no; cuda: no; "
-             "threads: 1 (kernels run on the calling thread; %d requested)",
-             tensor_version(), tensor__num_threads);
+    const tensor__simd_isa *v = tensor__simd();
+    char simd[64];
+    if (v) snprintf(simd, sizeof simd, "%s (%d x f32)%s", v->name, v->width, tensor__reference_kernels ? ", reference kernels on" : "");
+    else snprintf(simd, sizeof simd, "none (reference loops)");
+#if TENSOR__SIMD && defined(TENSOR_USE_SLEEF)
+    const char *sleef = "yes (exp log expm1 log1p sin cos tanh erf)";
+#else
+    const char *sleef = "no";
+#endif
+    snprintf(info, sizeof info, "tensor.h %s; simd: %s; sleef: %s; cuda: no; threads: %d (%s)", tensor_version(), simd, sleef,
+             tensor_get_num_threads(), TENSOR__HAVE_THREADS ? "pthread pool" : "no thread support: 1 used");
     return info;
 }
 
-static void tensor__runtime_shutdown(void) { tensor__rng_reset(); }
+static void tensor__runtime_shutdown(void) {
+    tensor__rng_reset();
+    tensor__pool_stop();
+}

@@ -99,7 +99,7 @@ TENSOR_API tensor *tensor_view(tensor *t, int ndim, const int64_t *shape) {
     tensor__call c;
     tensor__call_init(&c, TENSOR_OP_view);
     TENSOR__CHECK_ARG(c.fn, t);
-    int64_t sh[TENSOR_MAX_DIMS], st[TENSOR_MAX_DIMS];
+    int64_t sh[TENSOR_MAX_DIMS] = {0}, st[TENSOR_MAX_DIMS] = {0}; /* = {0}: quiets -O3 maybe-uninitialized */
     if (!tensor__infer_shape(c.fn, t, ndim, shape, sh)) return NULL;
     if (!tensor__view_strides(t, ndim, sh, st)) {
         char b[160];
@@ -112,7 +112,7 @@ TENSOR_API tensor *tensor_view(tensor *t, int ndim, const int64_t *shape) {
 /* reshape, and flatten through it: a view when the strides allow, else a view of a contiguous
    copy (PyTorch's reshape is exactly this composite: view, or clone then view). Messages name fn. */
 static tensor *tensor__reshape(const char *fn, tensor *t, int ndim, const int64_t *shape) {
-    int64_t sh[TENSOR_MAX_DIMS], st[TENSOR_MAX_DIMS];
+    int64_t sh[TENSOR_MAX_DIMS] = {0}, st[TENSOR_MAX_DIMS] = {0}; /* = {0}: quiets -O3 maybe-uninitialized */
     if (!tensor__infer_shape(fn, t, ndim, shape, sh)) return NULL;
     tensor__call c;
     tensor__call_init(&c, TENSOR_OP_view);
@@ -158,7 +158,7 @@ TENSOR_API tensor *tensor_permute(tensor *t, int ndim, const int *dims) {
     TENSOR__CHECK_ARG(c.fn, t);
     if (ndim != t->ndim) return tensor__fail(c.fn, "number of dims %d does not match the %d dims of the input (shape %s)", ndim, t->ndim, tensor__shape_of(t));
     if (ndim > 0 && !dims) return tensor__fail(c.fn, "dims is NULL with ndim %d", ndim);
-    int64_t sh[TENSOR_MAX_DIMS], st[TENSOR_MAX_DIMS];
+    int64_t sh[TENSOR_MAX_DIMS] = {0}, st[TENSOR_MAX_DIMS] = {0}; /* = {0}: quiets -O3 maybe-uninitialized */
     bool seen[TENSOR_MAX_DIMS] = {false};
     for (int i = 0; i < ndim; i++) {
         int d = tensor__wrap_dim(c.fn, dims[i], ndim);
@@ -182,7 +182,7 @@ TENSOR_API tensor *tensor_transpose(tensor *t, int dim0, int dim1) {
     if (d0 < 0) return NULL;
     int d1 = tensor__wrap_dim(c.fn, dim1, nd);
     if (d1 < 0) return NULL;
-    int64_t sh[TENSOR_MAX_DIMS], st[TENSOR_MAX_DIMS];
+    int64_t sh[TENSOR_MAX_DIMS] = {0}, st[TENSOR_MAX_DIMS] = {0}; /* = {0}: quiets -O3 maybe-uninitialized */
     for (int i = 0; i < t->ndim; i++) { sh[i] = t->shape[i]; st[i] = t->strides[i]; }
     if (t->ndim) {
         sh[d0] = t->shape[d1]; st[d0] = t->strides[d1];
@@ -202,7 +202,7 @@ TENSOR_API tensor *tensor_expand(tensor *t, int ndim, const int64_t *shape) {
     char b[160];
     if (ndim < t->ndim)
         return tensor__fail(c.fn, "the number of sizes provided (%d) must be greater or equal to the number of dims of the tensor (shape %s)", ndim, tensor__shape_of(t));
-    int64_t sh[TENSOR_MAX_DIMS], st[TENSOR_MAX_DIMS];
+    int64_t sh[TENSOR_MAX_DIMS] = {0}, st[TENSOR_MAX_DIMS] = {0}; /* = {0}: quiets -O3 maybe-uninitialized */
     int lead = ndim - t->ndim;
     for (int i = 0; i < ndim; i++) {
         int64_t want = shape[i];
@@ -231,7 +231,7 @@ TENSOR_API tensor *tensor_squeeze(tensor *t, int dim) {
     int d = tensor__wrap_dim(c.fn, dim, t->ndim ? t->ndim : 1);
     if (d < 0) return NULL;
     c.ip[0] = d;
-    int64_t sh[TENSOR_MAX_DIMS], st[TENSOR_MAX_DIMS];
+    int64_t sh[TENSOR_MAX_DIMS] = {0}, st[TENSOR_MAX_DIMS] = {0}; /* = {0}: quiets -O3 maybe-uninitialized */
     int n = 0;
     for (int i = 0; i < t->ndim; i++) {
         if (i == d && t->shape[i] == 1) continue; /* only a size-1 dim goes; otherwise a plain view */
@@ -249,7 +249,7 @@ TENSOR_API tensor *tensor_unsqueeze(tensor *t, int dim) {
     if (d < 0) return NULL;
     if (t->ndim == TENSOR_MAX_DIMS) return tensor__fail(c.fn, "tensor of shape %s already has the maximum of %d dims", tensor__shape_of(t), TENSOR_MAX_DIMS);
     c.ip[0] = d;
-    int64_t sh[TENSOR_MAX_DIMS], st[TENSOR_MAX_DIMS];
+    int64_t sh[TENSOR_MAX_DIMS] = {0}, st[TENSOR_MAX_DIMS] = {0}; /* = {0}: quiets -O3 maybe-uninitialized */
     for (int i = 0, j = 0; i <= t->ndim; i++) {
         if (i == d) {
             sh[i] = 1;
@@ -279,7 +279,7 @@ TENSOR_API tensor *tensor_slice(tensor *t, int dim, int64_t start, int64_t end, 
     if (end < start) end = start;
     if (end > size) end = size;
     int64_t len = end - start, n = len == 0 ? 0 : 1 + (len - 1) / step;
-    int64_t sh[TENSOR_MAX_DIMS], st[TENSOR_MAX_DIMS];
+    int64_t sh[TENSOR_MAX_DIMS] = {0}, st[TENSOR_MAX_DIMS] = {0}; /* = {0}: quiets -O3 maybe-uninitialized */
     for (int i = 0; i < t->ndim; i++) { sh[i] = t->shape[i]; st[i] = t->strides[i]; }
     sh[d] = n;
     /* step < size whenever n > 1, so the product fits then; for a size-0/1 dim it may not (the
@@ -304,7 +304,7 @@ TENSOR_API tensor *tensor_select(tensor *t, int dim, int64_t index) {
     if (index < -size || index >= size)
         return tensor__fail(c.fn, "index %lld is out of range for dim %d of size %lld (shape %s)", (long long)index, d, (long long)size, tensor__shape_of(t));
     if (index < 0) index += size;
-    int64_t sh[TENSOR_MAX_DIMS], st[TENSOR_MAX_DIMS];
+    int64_t sh[TENSOR_MAX_DIMS] = {0}, st[TENSOR_MAX_DIMS] = {0}; /* = {0}: quiets -O3 maybe-uninitialized */
     int n = 0;
     for (int i = 0; i < t->ndim; i++) {
         if (i == d) continue;

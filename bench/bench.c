@@ -1,0 +1,899 @@
+/* bench.c: tensor.h against reference implementations, measured in the same run on the same data.
+   Build and run with `make bench` (cc -O2, no -march; links OpenBLAS, glibc's libmvec and SLEEF
+   when installed). Every number printed is measured in this run; each time is the median of repeated
+   runs after one warm-up run. A ratio is reference time / tensor.h time, printed as
+   "tensor.h is X.XXx the reference's speed" (> 1: tensor.h is faster).
+
+   Usage: build/bench [--quick] [--only SUBSTRING] [--threads N]
+          build/bench --torch-subset [--threads N]   (machine-readable lines for bench/compare_torch.py)
+   --quick shortens every measurement (for checking that it runs; the numbers are noisier). */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#define TENSOR_IMPLEMENTATION
+#include "../tensor.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cblas.h>
+
+/* OpenBLAS extensions (declared here too: a netlib cblas.h chosen by update-alternatives lacks them). */
+void openblas_set_num_threads(int num_threads);
+char *openblas_get_config(void);
+char *openblas_get_corename(void);
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define BENCH_X86 1
+#include <immintrin.h>
+#define BENCH_AVX2 __attribute__((target("avx2,fma")))
+/* glibc's libmvec, AVX2 variants (x86_64 vector function ABI names). */
+BENCH_AVX2 __m256 _ZGVdN8v_expf(__m256 x);
+BENCH_AVX2 __m256 _ZGVdN8v_tanhf(__m256 x);
+/* SLEEF: the Makefile defines BENCH_SLEEF when -lsleef links; the header must be there too. The
+   header declares the 8-wide functions only under __AVX__, which a plain -O2 build lacks, so the
+   dispatching entry point is declared here with the target it needs. */
+#if defined(BENCH_SLEEF) && defined(__has_include)
+#if __has_include(<sleef.h>)
+#include <sleef.h>
+#define BENCH_HAVE_SLEEF 1
+#ifndef __AVX__
+BENCH_AVX2 __m256 Sleef_expf8_u10(__m256 x);
+#endif
+#endif
+#endif
+#endif
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Timing */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static double g_budget = 1.0; /* seconds of timed runs per measurement (after the warm-up run) */
+static int g_max_reps = 101;
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef void (*bench_fn)(void *ctx);
+
+/* Median seconds of one call of fn: one warm-up call, then as many as fit the budget (at least 3,
+   at most g_max_reps, an odd count). */
+static double measure(bench_fn fn, void *ctx, int *reps_out) {
+    double t0 = now_s();
+    fn(ctx);
+    double first = now_s() - t0;
+    int reps = first > 0 ? (int)(g_budget / first) : g_max_reps;
+    if (reps < 3) reps = 3;
+    if (reps > g_max_reps) reps = g_max_reps;
+    if (reps % 2 == 0) reps++;
+    double *t = (double *)malloc(sizeof(double) * (size_t)reps);
+    for (int i = 0; i < reps; i++) {
+        double s = now_s();
+        fn(ctx);
+        t[i] = now_s() - s;
+    }
+    qsort(t, (size_t)reps, sizeof(double), cmp_double);
+    double med = t[reps / 2];
+    free(t);
+    if (reps_out) *reps_out = reps;
+    return med;
+}
+
+/* Medians of fa and fb, run alternately (a, b, a, b, ...) so that a change in the machine's load
+   during the measurement hits both sides alike; one warm-up call of each first. */
+static void measure_pair(bench_fn fa, void *ca, bench_fn fb, void *cb, double *ta_out, double *tb_out) {
+    double t0 = now_s();
+    fa(ca);
+    fb(cb);
+    double first = now_s() - t0;
+    int reps = first > 0 ? (int)(2 * g_budget / first) : g_max_reps;
+    if (reps < 3) reps = 3;
+    if (reps > g_max_reps) reps = g_max_reps;
+    if (reps % 2 == 0) reps++;
+    double *ta = (double *)malloc(sizeof(double) * 2 * (size_t)reps), *tb = ta + reps;
+    for (int i = 0; i < reps; i++) {
+        double s = now_s();
+        fa(ca);
+        double m = now_s();
+        fb(cb);
+        tb[i] = now_s() - m;
+        ta[i] = m - s;
+    }
+    qsort(ta, (size_t)reps, sizeof(double), cmp_double);
+    qsort(tb, (size_t)reps, sizeof(double), cmp_double);
+    *ta_out = ta[reps / 2];
+    *tb_out = tb[reps / 2];
+    free(ta);
+}
+
+static const char *fmt_time(double s, char *buf) {
+    if (s < 1e-6) sprintf(buf, "%.1f ns", s * 1e9);
+    else if (s < 1e-3) sprintf(buf, "%.2f us", s * 1e6);
+    else if (s < 1) sprintf(buf, "%.2f ms", s * 1e3);
+    else sprintf(buf, "%.3f s", s);
+    return buf;
+}
+
+static const char *g_only; /* --only: run the items whose name contains this */
+static bool wanted(const char *name) { return !g_only || strstr(name, g_only); }
+
+/* A section's title is printed before its first row (none when --only leaves it empty). */
+static const char *g_section;
+static void section(const char *title) { g_section = title; }
+static void section_flush(void) {
+    if (g_section) printf("\n-- %s\n", g_section);
+    g_section = NULL;
+}
+
+/* One table row: an item of tensor.h against one reference. flops > 0 adds GFLOP/s to both times. */
+static void row(const char *item, int threads, double ours, const char *ref, double theirs, double flops, const char *note) {
+    char a[32], b[32], ga[24] = "", gb[24] = "";
+    section_flush();
+    if (flops > 0) {
+        sprintf(ga, " %6.1f GF/s", flops / ours * 1e-9);
+        if (theirs > 0) sprintf(gb, " %6.1f GF/s", flops / theirs * 1e-9);
+    }
+    printf("%-32s %2d %10s%-12s ", item, threads, fmt_time(ours, a), ga);
+    if (ref && theirs > 0)
+        printf("%-24s %10s%-12s tensor.h is %5.2fx the reference's speed", ref, fmt_time(theirs, b), gb, theirs / ours);
+    else
+        printf("%-24s %10s%-12s %-40s", "-", "", "", "(no reference)");
+    if (note && *note) printf("  %s", note);
+    printf("\n");
+    fflush(stdout);
+}
+
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Reference loops split over plain pthreads (the references get the same thread count as tensor.h). */
+
+typedef void (*range_fn)(int64_t begin, int64_t end, void *ctx);
+typedef struct { range_fn fn; void *ctx; int64_t b, e; } par_part;
+static void *par_thread(void *p) {
+    par_part *pp = (par_part *)p;
+    pp->fn(pp->b, pp->e, pp->ctx);
+    return NULL;
+}
+static void par_run(int threads, int64_t n, range_fn fn, void *ctx) {
+    if (threads <= 1) { fn(0, n, ctx); return; }
+    pthread_t th[16];
+    par_part part[16];
+    if (threads > 16) threads = 16;
+    int64_t chunk = (n + threads - 1) / threads;
+    for (int i = 0; i < threads; i++) {
+        part[i].fn = fn;
+        part[i].ctx = ctx;
+        part[i].b = i * chunk < n ? i * chunk : n;
+        part[i].e = (i + 1) * chunk < n ? (i + 1) * chunk : n;
+    }
+    for (int i = 1; i < threads; i++) pthread_create(&th[i], NULL, par_thread, &part[i]);
+    fn(part[0].b, part[0].e, ctx);
+    for (int i = 1; i < threads; i++) pthread_join(th[i], NULL);
+}
+
+static void die_on_error(const char *what) {
+    const char *e = tensor_last_error();
+    if (e) { fprintf(stderr, "bench: %s: %s\n", what, e); exit(1); }
+}
+
+/* Fills p[0..n) with uniform values in [lo, hi) (fixed seed: every run sees the same data). */
+static void fill_uniform(float *p, int64_t n, double lo, double hi, uint64_t seed) {
+    uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+    for (int64_t i = 0; i < n; i++) {
+        s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+        p[i] = (float)(lo + (hi - lo) * (double)(s >> 11) * (1.0 / 9007199254740992.0));
+    }
+}
+static tensor *uniform_tensor(int ndim, const int64_t *shape, double lo, double hi, uint64_t seed) {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= shape[i];
+    float *p = (float *)malloc(sizeof(float) * (size_t)(n ? n : 1));
+    fill_uniform(p, n, lo, hi, seed);
+    tensor *t = tensor_from_data(p, ndim, shape, TENSOR_F32);
+    free(p);
+    die_on_error("creating inputs");
+    return t;
+}
+static float *fdata(tensor *t) { return (float *)tensor_data_ptr(t); }
+
+/* max |a - b| / (1 + |b|) over n floats */
+static double max_rel_diff(const float *a, const float *b, int64_t n) {
+    double m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - (double)b[i]) / (1 + fabs((double)b[i]));
+        if (d > m || d != d) m = d != d ? INFINITY : d;
+    }
+    return m;
+}
+static void check_note(char *note, double diff, double tol) {
+    if (diff <= tol) sprintf(note, "max rel diff %.1e", diff);
+    else sprintf(note, "MISMATCH: max rel diff %.1e > %.1e", diff, tol);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* sgemm against OpenBLAS */
+
+typedef struct {
+    tensor *a, *b;              /* operands as tensor.h sees them (views for the transposed cases) */
+    float *A, *B, *C;           /* the same data for cblas (row-major storage of a and b's bases) */
+    int M, N, K, lda, ldb;
+    CBLAS_TRANSPOSE ta, tb;
+} gemm_case;
+
+static void gemm_ours(void *p) {
+    gemm_case *g = (gemm_case *)p;
+    tensor_free(tensor_matmul(g->a, g->b));
+}
+static void gemm_blas(void *p) {
+    gemm_case *g = (gemm_case *)p;
+    cblas_sgemm(CblasRowMajor, g->ta, g->tb, g->M, g->N, g->K, 1.0f, g->A, g->lda, g->B, g->ldb, 0.0f, g->C, g->N);
+}
+
+/* C[M, N] = op(A) @ op(B); ta: A is stored [K, M] and used transposed; tb: B is stored [N, K]. */
+static void bench_gemm(const char *name, int M, int N, int K, bool ta, bool tb) {
+    if (!wanted(name)) return;
+    gemm_case g;
+    tensor *as = ta ? uniform_tensor(TENSOR_SHAPE(K, M), -1, 1, 1) : uniform_tensor(TENSOR_SHAPE(M, K), -1, 1, 1);
+    tensor *bs = tb ? uniform_tensor(TENSOR_SHAPE(N, K), -1, 1, 2) : uniform_tensor(TENSOR_SHAPE(K, N), -1, 1, 2);
+    g.a = ta ? tensor_transpose(as, 0, 1) : as;
+    g.b = tb ? tensor_transpose(bs, 0, 1) : bs;
+    g.A = fdata(as);
+    g.B = fdata(bs);
+    g.C = (float *)malloc(sizeof(float) * (size_t)M * (size_t)N);
+    g.M = M, g.N = N, g.K = K;
+    g.lda = ta ? M : K;
+    g.ldb = tb ? K : N;
+    g.ta = ta ? CblasTrans : CblasNoTrans;
+    g.tb = tb ? CblasTrans : CblasNoTrans;
+    double flops = 2.0 * M * N * K;
+    for (int threads = 1; threads <= 2; threads++) {
+        tensor_set_num_threads(threads);
+        openblas_set_num_threads(threads);
+        double ours, theirs;
+        measure_pair(gemm_ours, &g, gemm_blas, &g, &ours, &theirs);
+        char note[64];
+        tensor *c = tensor_matmul(g.a, g.b);
+        die_on_error(name);
+        check_note(note, max_rel_diff(fdata(c), g.C, (int64_t)M * N), 1e-5 * K + 1e-4);
+        tensor_free(c);
+        row(name, threads, ours, "OpenBLAS cblas_sgemm", theirs, flops, note);
+    }
+    free(g.C);
+    if (ta) tensor_free(g.a);
+    if (tb) tensor_free(g.b);
+    tensor_free(as);
+    tensor_free(bs);
+}
+
+static void bench_gemms(void) {
+    section("sgemm (f32): tensor_matmul allocating its result vs cblas_sgemm into an existing buffer");
+    static const int sizes[] = {64, 128, 256, 512, 1024, 2048};
+    char name[64];
+    for (int i = 0; i < 6; i++) {
+        sprintf(name, "sgemm %d", sizes[i]);
+        bench_gemm(name, sizes[i], sizes[i], sizes[i], false, false);
+    }
+    /* The 784-256-10 MLP's first layer at batch 64: Y = X W^T, dX = dY W, dW = dY^T X. */
+    bench_gemm("mlp fwd X@W^T 64x256x784", 64, 256, 784, false, true);
+    bench_gemm("mlp dX dY@W 64x784x256", 64, 784, 256, false, false);
+    bench_gemm("mlp dW dY^T@X 256x784x64", 256, 784, 64, true, false);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Elementwise ops on 16M floats */
+
+#define EW_N (16 * 1024 * 1024)
+
+typedef struct {
+    tensor *a, *b;              /* inputs */
+    const float *x, *y;         /* their data */
+    float *out;                 /* the references' existing output buffer */
+    tensor *(*unary)(tensor *);
+    tensor *(*binary)(tensor *, tensor *);
+    range_fn ref;
+    int threads;
+} ew_case;
+
+static void ew_ours(void *p) {
+    ew_case *e = (ew_case *)p;
+    tensor_free(e->binary ? e->binary(e->a, e->b) : e->unary(e->a));
+}
+static void ew_ref(void *p) {
+    ew_case *e = (ew_case *)p;
+    par_run(e->threads, EW_N, e->ref, e);
+}
+
+static void ref_add(int64_t b, int64_t n, void *p) {
+    ew_case *e = (ew_case *)p;
+    const float *x = e->x, *y = e->y;
+    float *o = e->out;
+    for (int64_t i = b; i < n; i++) o[i] = x[i] + y[i];
+}
+static void ref_mul(int64_t b, int64_t n, void *p) {
+    ew_case *e = (ew_case *)p;
+    const float *x = e->x, *y = e->y;
+    float *o = e->out;
+    for (int64_t i = b; i < n; i++) o[i] = x[i] * y[i];
+}
+static void ref_expf(int64_t b, int64_t n, void *p) {
+    ew_case *e = (ew_case *)p;
+    for (int64_t i = b; i < n; i++) e->out[i] = expf(e->x[i]);
+}
+static void ref_tanhf(int64_t b, int64_t n, void *p) {
+    ew_case *e = (ew_case *)p;
+    for (int64_t i = b; i < n; i++) e->out[i] = tanhf(e->x[i]);
+}
+static void ref_gelu_erff(int64_t b, int64_t n, void *p) {
+    ew_case *e = (ew_case *)p;
+    for (int64_t i = b; i < n; i++) e->out[i] = 0.5f * e->x[i] * (1.0f + erff(e->x[i] * 0.70710678118654752f));
+}
+#ifdef BENCH_X86
+/* Whole vectors of 8 (the ranges split by par_run are multiples of 8 for EW_N and 2 threads); a
+   scalar tail covers the rest. */
+BENCH_AVX2 static void ref_mvec_expf(int64_t b, int64_t n, void *p) {
+    ew_case *e = (ew_case *)p;
+    int64_t i = b;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(e->out + i, _ZGVdN8v_expf(_mm256_loadu_ps(e->x + i)));
+    for (; i < n; i++) e->out[i] = expf(e->x[i]);
+}
+BENCH_AVX2 static void ref_mvec_tanhf(int64_t b, int64_t n, void *p) {
+    ew_case *e = (ew_case *)p;
+    int64_t i = b;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(e->out + i, _ZGVdN8v_tanhf(_mm256_loadu_ps(e->x + i)));
+    for (; i < n; i++) e->out[i] = tanhf(e->x[i]);
+}
+#ifdef BENCH_HAVE_SLEEF
+BENCH_AVX2 static void ref_sleef_expf(int64_t b, int64_t n, void *p) {
+    ew_case *e = (ew_case *)p;
+    int64_t i = b;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(e->out + i, Sleef_expf8_u10(_mm256_loadu_ps(e->x + i)));
+    for (; i < n; i++) e->out[i] = expf(e->x[i]);
+}
+#endif
+static bool have_avx2(void) { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+#endif
+
+typedef struct { const char *ref_name; range_fn ref; double tol; } ew_ref_def;
+
+/* One op against its references at 1 and 2 threads; the result of tensor.h is checked against
+   the first reference. */
+static void bench_ew(const char *name, tensor *a, tensor *b, tensor *(*unary)(tensor *),
+                     tensor *(*binary)(tensor *, tensor *), int n_refs, const ew_ref_def *refs, float *out) {
+    if (!wanted(name)) return;
+    ew_case e;
+    memset(&e, 0, sizeof e);
+    e.a = a, e.b = b, e.x = fdata(a), e.y = b ? fdata(b) : NULL, e.out = out;
+    e.unary = unary, e.binary = binary;
+    for (int threads = 1; threads <= 2; threads++) {
+        tensor_set_num_threads(threads);
+        e.threads = threads;
+        for (int r = 0; r < n_refs; r++) {
+            if (!refs[r].ref) {
+                section_flush();
+                printf("%-32s %2d (%s not measured: needs AVX2+FMA%s)\n", name, threads, refs[r].ref_name,
+                       strstr(refs[r].ref_name, "SLEEF") ? " and SLEEF (libsleef-dev)" : "");
+                continue;
+            }
+            e.ref = refs[r].ref;
+            double ours, theirs;
+            measure_pair(ew_ours, &e, ew_ref, &e, &ours, &theirs);
+            char note[64] = "";
+            tensor *c = binary ? binary(a, b) : unary(a);
+            die_on_error(name);
+            check_note(note, max_rel_diff(fdata(c), out, EW_N), refs[r].tol);
+            tensor_free(c);
+            row(name, threads, ours, refs[r].ref_name, theirs, 0, note);
+        }
+    }
+}
+
+static void bench_elementwise(void) {
+    section("elementwise on 16M f32 (64 MiB per tensor): tensor.h allocates its result each call; "
+            "references write into an existing buffer, split over the same number of threads");
+    float *out = (float *)malloc(sizeof(float) * EW_N);
+    tensor *a = uniform_tensor(TENSOR_SHAPE(EW_N), -1, 1, 11);
+    tensor *b = uniform_tensor(TENSOR_SHAPE(EW_N), -1, 1, 12);
+    ew_ref_def add_refs[] = {{"C loop (STREAM add)", ref_add, 0}};
+    ew_ref_def mul_refs[] = {{"C loop", ref_mul, 0}};
+    bench_ew("add 16M", a, b, NULL, tensor_add, 1, add_refs, out);
+    bench_ew("mul 16M", a, b, NULL, tensor_mul, 1, mul_refs, out);
+    tensor_free(a);
+    tensor_free(b);
+
+    tensor *xe = uniform_tensor(TENSOR_SHAPE(EW_N), -10, 10, 13);
+    ew_ref_def exp_refs[3] = {{"libm expf loop", ref_expf, 1e-6}, {"libmvec _ZGVdN8v_expf", NULL, 1e-6},
+                              {"SLEEF Sleef_expf8_u10", NULL, 1e-6}};
+#ifdef BENCH_X86
+    if (have_avx2()) {
+        exp_refs[1].ref = ref_mvec_expf;
+#ifdef BENCH_HAVE_SLEEF
+        exp_refs[2].ref = ref_sleef_expf;
+#endif
+    }
+#endif
+    bench_ew("exp 16M [-10,10]", xe, NULL, tensor_exp, NULL, 3, exp_refs, out);
+    tensor_free(xe);
+
+    tensor *xt = uniform_tensor(TENSOR_SHAPE(EW_N), -5, 5, 14);
+    ew_ref_def tanh_refs[2] = {{"libm tanhf loop", ref_tanhf, 1e-6}, {"libmvec _ZGVdN8v_tanhf", NULL, 1e-6}};
+#ifdef BENCH_X86
+    if (have_avx2()) tanh_refs[1].ref = ref_mvec_tanhf;
+#endif
+    bench_ew("tanh 16M [-5,5]", xt, NULL, tensor_tanh, NULL, 2, tanh_refs, out);
+    ew_ref_def gelu_refs[] = {{"libm erff loop", ref_gelu_erff, 1e-6}};
+    bench_ew("gelu 16M [-5,5]", xt, NULL, tensor_gelu, NULL, 1, gelu_refs, out);
+    tensor_free(xt);
+    free(out);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Row reductions: sum and softmax over the last dim of [4096, 4096] */
+
+#define RR 4096
+typedef struct { tensor *x; const float *xd; float *out; int threads; bool softmax; } rows_case;
+
+static void rows_ours(void *p) {
+    rows_case *r = (rows_case *)p;
+    tensor_free(r->softmax ? tensor_softmax(r->x, 1) : tensor_sum(r->x, 1, false));
+}
+static void ref_rowsum(int64_t b, int64_t e, void *p) {
+    rows_case *r = (rows_case *)p;
+    for (int64_t i = b; i < e; i++) {
+        const float *x = r->xd + i * RR;
+        float s = 0;
+        for (int64_t j = 0; j < RR; j++) s += x[j];
+        r->out[i] = s;
+    }
+}
+static void ref_softmax(int64_t b, int64_t e, void *p) {
+    rows_case *r = (rows_case *)p;
+    for (int64_t i = b; i < e; i++) {
+        const float *x = r->xd + i * RR;
+        float *o = r->out + i * RR;
+        float m = x[0], s = 0;
+        for (int64_t j = 1; j < RR; j++) m = x[j] > m ? x[j] : m;
+        for (int64_t j = 0; j < RR; j++) s += (o[j] = expf(x[j] - m));
+        float inv = 1 / s;
+        for (int64_t j = 0; j < RR; j++) o[j] *= inv;
+    }
+}
+static void rows_ref(void *p) {
+    rows_case *r = (rows_case *)p;
+    par_run(r->threads, RR, r->softmax ? ref_softmax : ref_rowsum, r);
+}
+
+static void bench_rows(void) {
+    section("reductions over rows of [4096, 4096] f32 (plain loops: float accumulator, libm expf)");
+    rows_case r;
+    r.x = uniform_tensor(TENSOR_SHAPE(RR, RR), -4, 4, 21);
+    r.xd = fdata(r.x);
+    r.out = (float *)malloc(sizeof(float) * RR * RR);
+    for (int which = 0; which < 2; which++) {
+        const char *name = which ? "softmax(x, 1) 4096x4096" : "sum(x, 1) 4096x4096";
+        if (!wanted(name)) continue;
+        r.softmax = which == 1;
+        for (int threads = 1; threads <= 2; threads++) {
+            tensor_set_num_threads(threads);
+            r.threads = threads;
+            double ours, theirs;
+            measure_pair(rows_ours, &r, rows_ref, &r, &ours, &theirs);
+            tensor *c = r.softmax ? tensor_softmax(r.x, 1) : tensor_sum(r.x, 1, false);
+            die_on_error(name);
+            char note[64];
+            /* the float-accumulator reference sum itself carries ~1e-4 relative error over 4096 terms */
+            check_note(note, max_rel_diff(fdata(c), r.out, r.softmax ? (int64_t)RR * RR : RR), r.softmax ? 1e-5 : 1e-3);
+            tensor_free(c);
+            row(name, threads, ours, "plain C loop", theirs, 0, note);
+        }
+    }
+    tensor_free(r.x);
+    free(r.out);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* conv2d forward and forward+backward against im2col + OpenBLAS sgemm per image */
+
+enum { CN = 64, CI = 32, CH = 14, CW = 14, CO = 64, CK = 3, CHW = CH * CW, CCOL = CI * CK * CK };
+
+typedef struct {
+    tensor *x, *w, *b, *gy;         /* tensor.h: leaves (requires grad for the backward case) */
+    const float *xd, *wd, *bd, *gyd;
+    float *y, *cols, *dx, *dw_part, *db_part, *dcols; /* reference buffers */
+    int threads;
+} conv_case;
+
+static void ref_im2col(const float *x, float *cols) { /* x: [CI, CH, CW] -> cols: [CI*9, CH*CW], pad 1 */
+    for (int c = 0; c < CI; c++)
+        for (int ky = 0; ky < CK; ky++)
+            for (int kx = 0; kx < CK; kx++) {
+                float *o = cols + ((c * CK + ky) * CK + kx) * CHW;
+                for (int y = 0; y < CH; y++) {
+                    int iy = y + ky - 1;
+                    for (int xx = 0; xx < CW; xx++) {
+                        int ix = xx + kx - 1;
+                        o[y * CW + xx] = iy >= 0 && iy < CH && ix >= 0 && ix < CW ? x[(c * CH + iy) * CW + ix] : 0.0f;
+                    }
+                }
+            }
+}
+static void ref_col2im(const float *cols, float *x) { /* adds cols back into x: [CI, CH, CW] */
+    memset(x, 0, sizeof(float) * CI * CHW);
+    for (int c = 0; c < CI; c++)
+        for (int ky = 0; ky < CK; ky++)
+            for (int kx = 0; kx < CK; kx++) {
+                const float *o = cols + ((c * CK + ky) * CK + kx) * CHW;
+                for (int y = 0; y < CH; y++) {
+                    int iy = y + ky - 1;
+                    if (iy < 0 || iy >= CH) continue;
+                    for (int xx = 0; xx < CW; xx++) {
+                        int ix = xx + kx - 1;
+                        if (ix >= 0 && ix < CW) x[(c * CH + iy) * CW + ix] += o[y * CW + xx];
+                    }
+                }
+            }
+}
+static void ref_conv_fwd_range(int64_t b, int64_t e, void *p) {
+    conv_case *cc = (conv_case *)p;
+    for (int64_t n = b; n < e; n++) {
+        float *cols = cc->cols + n * CCOL * CHW, *y = cc->y + n * CO * CHW;
+        ref_im2col(cc->xd + n * CI * CHW, cols);
+        for (int o = 0; o < CO; o++)
+            for (int i = 0; i < CHW; i++) y[o * CHW + i] = cc->bd[o];
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, CO, CHW, CCOL, 1.0f, cc->wd, CCOL, cols, CHW, 1.0f, y, CHW);
+    }
+}
+/* Backward over a range of images; each thread accumulates dW and db into its own slot. */
+static void ref_conv_bwd_range(int64_t b, int64_t e, void *p) {
+    conv_case *cc = (conv_case *)p;
+    int slot = (int)(b * cc->threads / CN);
+    float *dw = cc->dw_part + (size_t)slot * CO * CCOL, *db = cc->db_part + (size_t)slot * CO;
+    float *dcols = cc->dcols + (size_t)slot * CCOL * CHW;
+    memset(dw, 0, sizeof(float) * CO * CCOL);
+    memset(db, 0, sizeof(float) * CO);
+    for (int64_t n = b; n < e; n++) {
+        const float *gy = cc->gyd + n * CO * CHW, *cols = cc->cols + n * CCOL * CHW;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, CO, CCOL, CHW, 1.0f, gy, CHW, cols, CHW, 1.0f, dw, CCOL);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, CCOL, CHW, CO, 1.0f, cc->wd, CCOL, gy, CHW, 0.0f, dcols, CHW);
+        ref_col2im(dcols, cc->dx + n * CI * CHW);
+        for (int o = 0; o < CO; o++) {
+            float s = 0;
+            for (int i = 0; i < CHW; i++) s += gy[o * CHW + i];
+            db[o] += s;
+        }
+    }
+}
+static void conv_ref_fwd(void *p) {
+    conv_case *cc = (conv_case *)p;
+    openblas_set_num_threads(1); /* the images are split over threads, as PyTorch's CPU conv does */
+    par_run(cc->threads, CN, ref_conv_fwd_range, cc);
+}
+static void conv_ref_fwdbwd(void *p) {
+    conv_case *cc = (conv_case *)p;
+    openblas_set_num_threads(1);
+    par_run(cc->threads, CN, ref_conv_fwd_range, cc);
+    par_run(cc->threads, CN, ref_conv_bwd_range, cc);
+    for (int s = 1; s < cc->threads; s++) { /* sum the threads' dW, db */
+        for (int i = 0; i < CO * CCOL; i++) cc->dw_part[i] += cc->dw_part[(size_t)s * CO * CCOL + i];
+        for (int i = 0; i < CO; i++) cc->db_part[i] += cc->db_part[(size_t)s * CO + i];
+    }
+}
+static void conv_ours_fwd(void *p) {
+    conv_case *cc = (conv_case *)p;
+    bool was = tensor_set_grad_enabled(false);
+    tensor_free(tensor_conv2d(cc->x, cc->w, cc->b, 1, 1, 1, 1));
+    tensor_set_grad_enabled(was);
+}
+static void conv_ours_fwdbwd(void *p) {
+    conv_case *cc = (conv_case *)p;
+    tensor_zero_grad(cc->x);
+    tensor_zero_grad(cc->w);
+    tensor_zero_grad(cc->b);
+    tensor_scope_begin();
+    tensor_backward_with(tensor_conv2d(cc->x, cc->w, cc->b, 1, 1, 1, 1), cc->gy);
+    tensor_scope_end();
+}
+
+static void bench_conv(void) {
+    const char *fname = "conv2d fwd 64x32x14x14 k3", *bname = "conv2d fwd+bwd 64x32x14x14 k3";
+    if (!wanted(fname) && !wanted(bname)) return;
+    section("conv2d: x [64, 32, 14, 14], w [64, 32, 3, 3], bias, stride 1, pad 1 (reference: im2col + "
+            "cblas_sgemm per image, images split over the threads)");
+    conv_case cc;
+    cc.x = tensor_set_requires_grad(uniform_tensor(TENSOR_SHAPE(CN, CI, CH, CW), -1, 1, 31), true);
+    cc.w = tensor_set_requires_grad(uniform_tensor(TENSOR_SHAPE(CO, CI, CK, CK), -0.1, 0.1, 32), true);
+    cc.b = tensor_set_requires_grad(uniform_tensor(TENSOR_SHAPE(CO), -0.1, 0.1, 33), true);
+    cc.gy = uniform_tensor(TENSOR_SHAPE(CN, CO, CH, CW), -1, 1, 34);
+    cc.xd = fdata(cc.x), cc.wd = fdata(cc.w), cc.bd = fdata(cc.b), cc.gyd = fdata(cc.gy);
+    cc.y = (float *)malloc(sizeof(float) * CN * CO * CHW);
+    cc.cols = (float *)malloc(sizeof(float) * CN * CCOL * CHW);
+    cc.dx = (float *)malloc(sizeof(float) * CN * CI * CHW);
+    cc.dw_part = (float *)malloc(sizeof(float) * 2 * CO * CCOL);
+    cc.db_part = (float *)malloc(sizeof(float) * 2 * CO);
+    cc.dcols = (float *)malloc(sizeof(float) * 2 * CCOL * CHW);
+    double fwd_flops = 2.0 * CN * CO * CHW * CCOL;
+    for (int threads = 1; threads <= 2; threads++) {
+        tensor_set_num_threads(threads);
+        cc.threads = threads;
+        if (wanted(fname)) {
+            double ours, theirs;
+            measure_pair(conv_ours_fwd, &cc, conv_ref_fwd, &cc, &ours, &theirs);
+            bool was = tensor_set_grad_enabled(false);
+            tensor *y = tensor_conv2d(cc.x, cc.w, cc.b, 1, 1, 1, 1);
+            tensor_set_grad_enabled(was);
+            die_on_error(fname);
+            char note[64];
+            check_note(note, max_rel_diff(fdata(y), cc.y, (int64_t)CN * CO * CHW), 1e-4);
+            tensor_free(y);
+            row(fname, threads, ours, "im2col+OpenBLAS", theirs, fwd_flops, note);
+        }
+        if (wanted(bname)) {
+            double ours, theirs;
+            measure_pair(conv_ours_fwdbwd, &cc, conv_ref_fwdbwd, &cc, &ours, &theirs);
+            conv_ours_fwdbwd(&cc);
+            die_on_error(bname);
+            char note[96];
+            double d = max_rel_diff(fdata(tensor_grad(cc.x)), cc.dx, (int64_t)CN * CI * CHW);
+            double dw = max_rel_diff(fdata(tensor_grad(cc.w)), cc.dw_part, CO * CCOL); /* sums of 12544 terms */
+            if (d <= 1e-4 && dw <= 1e-3) sprintf(note, "max rel diff dx %.1e, dw %.1e", d, dw);
+            else sprintf(note, "MISMATCH: max rel diff dx %.1e (tol 1e-4), dw %.1e (tol 1e-3)", d, dw);
+            row(bname, threads, ours, "im2col+OpenBLAS", theirs, 3 * fwd_flops, note);
+        }
+    }
+    free(cc.y), free(cc.cols), free(cc.dx), free(cc.dw_part), free(cc.db_part), free(cc.dcols);
+    tensor_free(cc.x), tensor_free(cc.w), tensor_free(cc.b), tensor_free(cc.gy);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Per-op overhead on 1-element tensors: a chain of OVH_OPS ops (alternating add and mul) */
+
+#define OVH_OPS 100
+typedef struct { tensor *x, *w; int mode; } ovh_case; /* mode 0: no autograd; 1: recording; 2: + backward */
+
+static void ovh_run(void *p) {
+    ovh_case *o = (ovh_case *)p;
+    tensor_scope_begin();
+    tensor *y = o->x;
+    for (int i = 0; i < OVH_OPS; i++) y = i & 1 ? tensor_mul(y, o->w) : tensor_add(y, o->w);
+    if (o->mode == 2) tensor_backward(y);
+    tensor_scope_end();
+    if (o->mode == 2) {
+        tensor_zero_grad(o->x);
+        tensor_zero_grad(o->w);
+    }
+}
+
+static const char *ovh_names[3] = {"op overhead, no autograd", "op overhead, autograd fwd", "op overhead, autograd fwd+bwd"};
+static double ovh_measure(int mode) {
+    ovh_case o;
+    o.mode = mode;
+    o.x = tensor_full(TENSOR_SHAPE(1), 0.25, TENSOR_F32);
+    o.w = tensor_full(TENSOR_SHAPE(1), 0.5, TENSOR_F32);
+    if (mode) tensor_set_requires_grad(o.x, true), tensor_set_requires_grad(o.w, true);
+    double t = measure(ovh_run, &o, NULL) / OVH_OPS;
+    die_on_error(ovh_names[mode]);
+    tensor_free(o.x);
+    tensor_free(o.w);
+    return t;
+}
+
+static void bench_overhead(void) {
+    section("op overhead on 1-element f32 tensors: chains of 100 ops (alternating add and mul) in a scope; "
+            "time per op");
+    tensor_set_num_threads(1);
+    for (int mode = 0; mode < 3; mode++) {
+        if (!wanted(ovh_names[mode])) continue;
+        row(ovh_names[mode], 1, ovh_measure(mode), NULL, 0, 0,
+            mode == 0 ? "y = op(y, w); freed at scope end" : mode == 1 ? "w requires grad: graph recorded" : "then backward through the chain");
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Training steps */
+
+#define BATCH 64
+typedef struct {
+    tensor *p[6];
+    int n_params;
+    tensor *x, *y;
+    tensor_optim *opt;
+    bool cnn;
+} train_case;
+
+static tensor *param(int ndim, const int64_t *shape, double bound, uint64_t seed) {
+    return tensor_set_requires_grad(uniform_tensor(ndim, shape, -bound, bound, seed), true);
+}
+
+static void train_step(void *p) {
+    train_case *t = (train_case *)p;
+    tensor_scope_begin();
+    tensor *logits;
+    if (t->cnn) { /* examples/fashion_mnist_cnn.c: conv 32 relu pool, conv 64 relu pool, linear */
+        tensor *h = tensor_max_pool2d(tensor_relu(tensor_conv2d(t->x, t->p[0], t->p[1], 1, 1, 1, 1)), 2, 2, 0);
+        h = tensor_max_pool2d(tensor_relu(tensor_conv2d(h, t->p[2], t->p[3], 1, 1, 1, 1)), 2, 2, 0);
+        logits = tensor_linear(tensor_flatten(h, 1, -1), t->p[4], t->p[5]);
+    } else { /* 784-256-10 MLP */
+        logits = tensor_linear(tensor_relu(tensor_linear(t->x, t->p[0], t->p[1])), t->p[2], t->p[3]);
+    }
+    tensor *loss = tensor_cross_entropy(logits, t->y);
+    tensor_optim_zero_grad(t->opt);
+    if (tensor_backward(loss) || tensor_optim_step(t->opt)) die_on_error("training step");
+    tensor_scope_end();
+}
+
+static void train_setup(train_case *t, bool cnn) {
+    memset(t, 0, sizeof *t);
+    t->cnn = cnn;
+    if (cnn) {
+        t->n_params = 6;
+        t->p[0] = param(TENSOR_SHAPE(32, 1, 3, 3), 1 / 3.0, 41), t->p[1] = param(TENSOR_SHAPE(32), 1 / 3.0, 42);
+        t->p[2] = param(TENSOR_SHAPE(64, 32, 3, 3), 1 / sqrt(288.0), 43), t->p[3] = param(TENSOR_SHAPE(64), 1 / sqrt(288.0), 44);
+        t->p[4] = param(TENSOR_SHAPE(10, 64 * 7 * 7), 1 / sqrt(3136.0), 45), t->p[5] = param(TENSOR_SHAPE(10), 1 / sqrt(3136.0), 46);
+        t->x = uniform_tensor(TENSOR_SHAPE(BATCH, 1, 28, 28), 0, 1, 47);
+    } else {
+        t->n_params = 4;
+        t->p[0] = param(TENSOR_SHAPE(256, 784), 1 / 28.0, 41), t->p[1] = param(TENSOR_SHAPE(256), 1 / 28.0, 42);
+        t->p[2] = param(TENSOR_SHAPE(10, 256), 1 / 16.0, 43), t->p[3] = param(TENSOR_SHAPE(10), 1 / 16.0, 44);
+        t->x = uniform_tensor(TENSOR_SHAPE(BATCH, 784), 0, 1, 47);
+    }
+    int64_t labels[BATCH];
+    for (int i = 0; i < BATCH; i++) labels[i] = (i * 7) % 10;
+    t->y = tensor_from_data(labels, TENSOR_SHAPE(BATCH), TENSOR_I64);
+    t->opt = tensor_optim_adamw(t->n_params, t->p, 1e-3, 0.9, 0.999, 1e-8, 1e-2);
+    die_on_error("training setup");
+}
+static void train_free(train_case *t) {
+    tensor_optim_free(t->opt);
+    for (int i = 0; i < t->n_params; i++) tensor_free(t->p[i]);
+    tensor_free(t->x);
+    tensor_free(t->y);
+}
+
+static const char *train_names[2] = {"MLP 784-256-10 step, batch 64", "CNN step, batch 64"};
+static double train_measure(bool cnn) {
+    train_case t;
+    train_setup(&t, cnn);
+    double s = measure(train_step, &t, NULL);
+    train_free(&t);
+    return s;
+}
+
+static void bench_training(void) {
+    section("training steps (forward, cross_entropy, backward, AdamW step; compare with PyTorch: "
+            "python3 bench/compare_torch.py)");
+    for (int cnn = 0; cnn < 2; cnn++) {
+        if (!wanted(train_names[cnn])) continue;
+        for (int threads = 1; threads <= 2; threads++) {
+            tensor_set_num_threads(threads);
+            double s = train_measure(cnn != 0);
+            char note[64];
+            sprintf(note, "%.0f steps/s%s", 1 / s, cnn ? "; the model of examples/fashion_mnist_cnn.c" : "");
+            row(train_names[cnn], threads, s, NULL, 0, 0, note);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* --torch-subset: the items bench/compare_torch.py measures in PyTorch, one line each:
+   "TORCH_SUBSET <item> <threads> <seconds per op/call/step>" */
+
+static void torch_subset(int only_threads) {
+    tensor *a = uniform_tensor(TENSOR_SHAPE(EW_N), -1, 1, 11);
+    tensor *b = uniform_tensor(TENSOR_SHAPE(EW_N), -1, 1, 12);
+    tensor *xe = uniform_tensor(TENSOR_SHAPE(EW_N), -10, 10, 13);
+    tensor *xt = uniform_tensor(TENSOR_SHAPE(EW_N), -5, 5, 14);
+    struct { const char *name; tensor *a, *b; tensor *(*unary)(tensor *); tensor *(*binary)(tensor *, tensor *); } ew[5] = {
+        {"add_16M", a, b, NULL, tensor_add}, {"mul_16M", a, b, NULL, tensor_mul}, {"exp_16M", xe, NULL, tensor_exp, NULL},
+        {"tanh_16M", xt, NULL, tensor_tanh, NULL}, {"gelu_16M", xt, NULL, tensor_gelu, NULL}};
+    for (int threads = 1; threads <= 2; threads++) {
+        if (only_threads && threads != only_threads) continue;
+        tensor_set_num_threads(threads);
+        for (int i = 0; i < 5; i++) {
+            ew_case e;
+            memset(&e, 0, sizeof e);
+            e.a = ew[i].a, e.b = ew[i].b, e.unary = ew[i].unary, e.binary = ew[i].binary;
+            printf("TORCH_SUBSET %s %d %.6e\n", ew[i].name, threads, measure(ew_ours, &e, NULL));
+            fflush(stdout);
+        }
+        static const char *ovh_items[3] = {"op_nograd", "op_grad_fwd", "op_grad_fwdbwd"};
+        for (int mode = 0; mode < 3; mode++) printf("TORCH_SUBSET %s %d %.6e\n", ovh_items[mode], threads, ovh_measure(mode));
+        printf("TORCH_SUBSET mlp_step %d %.6e\n", threads, train_measure(false));
+        fflush(stdout);
+        printf("TORCH_SUBSET cnn_step %d %.6e\n", threads, train_measure(true));
+        fflush(stdout);
+    }
+    tensor_free(a), tensor_free(b), tensor_free(xe), tensor_free(xt);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+
+/* The 1-minute load average: other work on the machine during the run makes the numbers noisy. */
+static double loadavg(void) {
+    double l = -1;
+    FILE *f = fopen("/proc/loadavg", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &l) != 1) l = -1;
+        fclose(f);
+    }
+    return l;
+}
+
+static void print_header(void) {
+    char cpu[128] = "unknown CPU";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (f) {
+        char line[256];
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "model name", 10)) {
+                char *c = strchr(line, ':');
+                if (c) {
+                    snprintf(cpu, sizeof cpu, "%s", c + 2);
+                    cpu[strcspn(cpu, "\n")] = 0;
+                }
+                break;
+            }
+        fclose(f);
+    }
+    printf("tensor.h benchmark. CPU: %s, %d cores. %s\n", cpu, tensor_get_num_threads(), tensor_build_info());
+    printf("OpenBLAS: %s (core %s). libmvec: %s. SLEEF: %s.\n", openblas_get_config(), openblas_get_corename(),
+#ifdef BENCH_X86
+           have_avx2() ? "AVX2 variants" : "not measured (no AVX2)",
+#else
+           "not measured (not x86)",
+#endif
+#ifdef BENCH_HAVE_SLEEF
+           "Sleef_expf8_u10"
+#else
+           "not built in"
+#endif
+    );
+    if (loadavg() >= 0) printf("Load average (1 min) at start: %.2f (other processes running make the numbers noisy).\n", loadavg());
+    printf("Times: median of repeated runs after a warm-up run (%.2f s of runs per side, 3 to %d runs); tensor.h and its\n"
+           "reference run alternately, so a change in load hits both.\n"
+           "Ratio = reference time / tensor.h time: \"tensor.h is X.XXx the reference's speed\", > 1 means tensor.h is faster.\n",
+           g_budget, g_max_reps);
+    printf("\n%-32s %2s %10s%-12s %-24s %10s%-12s %s\n", "item", "th", "tensor.h", "", "reference", "ref. time", "", "ratio");
+}
+
+int main(int argc, char **argv) {
+    bool subset = false;
+    int only_threads = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--quick")) g_budget = 0.1, g_max_reps = 11;
+        else if (!strcmp(argv[i], "--torch-subset")) subset = true;
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) g_only = argv[++i];
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) only_threads = atoi(argv[++i]);
+        else {
+            fprintf(stderr, "usage: %s [--quick] [--only SUBSTRING] | --torch-subset [--threads N]\n", argv[0]);
+            return 2;
+        }
+    }
+    double t0 = now_s();
+    if (subset) {
+        torch_subset(only_threads);
+        tensor_shutdown();
+        return 0;
+    }
+    print_header();
+    bench_gemms();
+    bench_elementwise();
+    bench_rows();
+    bench_conv();
+    bench_overhead();
+    bench_training();
+    tensor_set_num_threads(0);
+    printf("\nbench: done in %.0f s", now_s() - t0);
+    if (loadavg() >= 0) printf("; load average (1 min) at the end: %.2f", loadavg());
+    printf("\n");
+    tensor_shutdown();
+    return 0;
+}

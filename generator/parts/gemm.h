@@ -1,0 +1,817 @@
+// >>gemm ---------------------------------------------------------------------------------------
+/* Dense f32 and f64 GEMM with the BLIS/OpenBLAS structure:
+
+       C[m, n] = (add ? C : 0) + A[m, k] @ B[k, n]
+
+   A, B and C are addressed through element strides (element (i, p) of A at A[i * a_rs + p * a_cs]),
+   so every transposition case is a stride pattern and nothing is copied except into the packed
+   panels. The loops, outermost first:
+     jc: NC columns of B at a time;
+     pc: the k dim in equal blocks of at most KC; B[pc.., jc..] is packed into NR-column panels
+         (KC x NR each, p-major), a KC x NC block that stays in L2/L3;
+     ic: MC rows of A at a time; A[ic.., pc..] is packed into MR-row panels (MR x KC each), an
+         MC x KC block that stays in L2;
+     jr: one B panel (KC x NR) at a time, which stays in L1 while
+     ir: every A panel of the block streams past it through the micro-kernel, which keeps one
+         MR x NR tile of C in registers for the whole KC loop and then adds it to C.
+   Packing pads the last panels with zeros, so the micro-kernel always computes a full tile; a
+   partial tile at the edge of C (or a C with a column stride) goes through a small buffer.
+   Micro-kernels: 6 x 16 f32 and 6 x 8 f64 for AVX2+FMA (12 accumulators of 8 floats / 4 doubles,
+   two loads of B and six broadcasts of A per k step), compiled with __attribute__((target)) and
+   chosen at run time from CPUID; a portable scalar kernel of the same tile shape otherwise (or
+   when TENSOR_NO_SIMD is defined). Packing: AVX2 8 x 8 transposes where the unit stride runs
+   along k; a row-major B is packed by the kernel's first pass over it (no separate copy).
+   Two cases skip the blocked loops: a narrow n whose transposed problem (C^T = B^T A^T) fills
+   the tiles much better runs transposed, and a row-major A times a column-major B (x @ w^T of a
+   linear layer) with few rows or columns runs unpacked dot-product tiles (tensor__gemm_ntk).
+   Threads (tensor__gemm_task): the N (or M) range is cut into slices of whole panels that the
+   threads claim one by one, so a thread woken late takes fewer; the operand every slice needs in
+   full is packed once, unit by unit by whichever threads are there, when it is small (else each
+   thread packs its own blocks). Problems below TENSOR__GEMM_PAR_MIN multiply-adds stay on the
+   calling thread. */
+
+#if !defined(TENSOR_NO_SIMD) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#define TENSOR__GEMM_AVX2 1
+#ifdef __cplusplus
+}
+#endif
+#include <immintrin.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+#else
+#define TENSOR__GEMM_AVX2 0
+#endif
+
+/* Tile and block sizes for this machine's caches (L1d 32 KiB, L2 1 MiB per core, L3 32 MiB):
+   a B panel (KC x NR: 16 KiB in f32 and f64) fills half of L1 with the A panel streaming past it;
+   the packed A block (MC x KC: 264 KiB f32, 384 KiB f64) sits in L2 next to the B panels passing
+   through; the packed B block (KC x NC: 4 MiB f32, 8 MiB f64) sits in L3. Measured here (one
+   thread, against the alternatives MC 72..384, KC 192..384): within 2% of the best everywhere. */
+#define TENSOR__SGEMM_MR 6
+#define TENSOR__SGEMM_NR 16
+#define TENSOR__DGEMM_MR 6
+#define TENSOR__DGEMM_NR 8
+#ifndef TENSOR__SGEMM_MC
+#define TENSOR__SGEMM_MC 264
+#endif
+#ifndef TENSOR__SGEMM_KC
+#define TENSOR__SGEMM_KC 256
+#endif
+#ifndef TENSOR__SGEMM_NC
+#define TENSOR__SGEMM_NC 4096
+#endif
+#ifndef TENSOR__DGEMM_MC
+#define TENSOR__DGEMM_MC 192
+#endif
+#ifndef TENSOR__DGEMM_KC
+#define TENSOR__DGEMM_KC 256
+#endif
+#ifndef TENSOR__DGEMM_NC
+#define TENSOR__DGEMM_NC 4096
+#endif
+/* Fewer multiply-adds than this run on the calling thread (waking the pool costs microseconds). */
+#ifndef TENSOR__GEMM_PAR_MIN
+#define TENSOR__GEMM_PAR_MIN ((int64_t)1 << 18)
+#endif
+
+/* One micro-kernel call: acc[MR][NR] = sum over p < kc of a[p * MR + i] * b[p * NR + j] (packed
+   panels), then C[i * rs + j * cs] = acc (+ C when add) for i < mr, j < nr. */
+typedef void (*tensor__sgemm_kernel_fn)(int64_t kc, const float *a, const float *b, float *C, int64_t rs, int64_t cs, int mr, int nr, int add);
+typedef void (*tensor__dgemm_kernel_fn)(int64_t kc, const double *a, const double *b, double *C, int64_t rs, int64_t cs, int mr, int nr, int add);
+/* Packing of an mc x kc block of A into MR-row panels, or a kc x nc block of B into NR-column
+   panels (rows/cols past the end are zero). */
+typedef void (*tensor__spack_fn)(float *dst, const float *src, int64_t rows, int64_t cols, int64_t rs, int64_t cs);
+typedef void (*tensor__dpack_fn)(double *dst, const double *src, int64_t rows, int64_t cols, int64_t rs, int64_t cs);
+
+/* Writes a finished tile: C = acc (+ C) for the mr x nr corner (C's element (i, j) at
+   C[i * rs + j * cs]); acc rows are NR apart. */
+#define TENSOR__DEFINE_GEMM_STORE(sfx, T, NR)                                                            \
+    static void tensor__gemm_store_##sfx(const T *acc, T *C, int64_t rs, int64_t cs, int mr, int nr, int add) { \
+        for (int i = 0; i < mr; i++) {                                                                  \
+            T *c = C + i * rs;                                                                          \
+            const T *r = acc + i * NR;                                                                  \
+            if (add) for (int j = 0; j < nr; j++) c[j * cs] += r[j];                                    \
+            else for (int j = 0; j < nr; j++) c[j * cs] = r[j];                                         \
+        }                                                                                               \
+    }
+TENSOR__DEFINE_GEMM_STORE(f32, float, TENSOR__SGEMM_NR)
+TENSOR__DEFINE_GEMM_STORE(f64, double, TENSOR__DGEMM_NR)
+
+/* The portable micro-kernel: the same tile in a local array; the j loop has a fixed trip count,
+   so the compiler keeps rows of acc in vector registers where it can. */
+#define TENSOR__DEFINE_GEMM_KERNEL_SCALAR(sfx, T, MR, NR)                                                \
+    static void tensor__gemm_kernel_scalar_##sfx(int64_t kc, const T *a, const T *b, T *C, int64_t rs, int64_t cs, int mr, int nr, int add) { \
+        T acc[MR * NR];                                                                                 \
+        for (int i = 0; i < MR * NR; i++) acc[i] = 0;                                                   \
+        for (int64_t p = 0; p < kc; p++, a += MR, b += NR)                                              \
+            for (int i = 0; i < MR; i++) {                                                              \
+                T ai = a[i];                                                                            \
+                T *r = acc + i * NR;                                                                    \
+                for (int j = 0; j < NR; j++) r[j] += ai * b[j];                                         \
+            }                                                                                           \
+        tensor__gemm_store_##sfx(acc, C, rs, cs, mr, nr, add);                                          \
+    }
+TENSOR__DEFINE_GEMM_KERNEL_SCALAR(f32, float, TENSOR__SGEMM_MR, TENSOR__SGEMM_NR)
+TENSOR__DEFINE_GEMM_KERNEL_SCALAR(f64, double, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR)
+
+/* Portable packing. A: panel after panel of MR rows, dst[p * MR + r] = A[(i0 + r) * rs + p * cs].
+   B: panel after panel of NR columns, dst[p * NR + c] = B[p * rs + (j0 + c) * cs]. The common
+   layouts (unit stride along the panel's short side, or along k) get loops of fixed trip count. */
+#define TENSOR__DEFINE_GEMM_PACK(sfx, T, MR, NR)                                                         \
+    static void tensor__gemm_pack_a_##sfx(T *dst, const T *A, int64_t mc, int64_t kc, int64_t rs, int64_t cs) { \
+        for (int64_t i0 = 0; i0 < mc; i0 += MR, dst += MR * kc) {                                       \
+            int64_t rows = mc - i0 < MR ? mc - i0 : MR;                                                 \
+            const T *s = A + i0 * rs;                                                                   \
+            if (rows == MR && rs == 1) {                                                                \
+                for (int64_t p = 0; p < kc; p++) memcpy(dst + p * MR, s + p * cs, MR * sizeof(T));      \
+            } else if (rows == MR && cs == 1) {                                                         \
+                for (int r = 0; r < MR; r++)                                                            \
+                    for (int64_t p = 0; p < kc; p++) dst[p * MR + r] = s[r * rs + p];                   \
+            } else {                                                                                    \
+                for (int64_t p = 0; p < kc; p++) {                                                      \
+                    int r = 0;                                                                          \
+                    for (; r < rows; r++) dst[p * MR + r] = s[r * rs + p * cs];                         \
+                    for (; r < MR; r++) dst[p * MR + r] = 0;                                            \
+                }                                                                                       \
+            }                                                                                           \
+        }                                                                                               \
+    }                                                                                                   \
+    static void tensor__gemm_pack_b_##sfx(T *dst, const T *B, int64_t kc, int64_t nc, int64_t rs, int64_t cs) { \
+        for (int64_t j0 = 0; j0 < nc; j0 += NR, dst += NR * kc) {                                       \
+            int64_t cols = nc - j0 < NR ? nc - j0 : NR;                                                 \
+            const T *s = B + j0 * cs;                                                                   \
+            if (cols == NR && cs == 1) {                                                                \
+                for (int64_t p = 0; p < kc; p++) memcpy(dst + p * NR, s + p * rs, NR * sizeof(T));      \
+            } else if (cols == NR && rs == 1) {                                                         \
+                for (int c = 0; c < NR; c++)                                                            \
+                    for (int64_t p = 0; p < kc; p++) dst[p * NR + c] = s[c * cs + p];                   \
+            } else {                                                                                    \
+                for (int64_t p = 0; p < kc; p++) {                                                      \
+                    int c = 0;                                                                          \
+                    for (; c < cols; c++) dst[p * NR + c] = s[p * rs + c * cs];                         \
+                    for (; c < NR; c++) dst[p * NR + c] = 0;                                            \
+                }                                                                                       \
+            }                                                                                           \
+        }                                                                                               \
+    }
+TENSOR__DEFINE_GEMM_PACK(f32, float, TENSOR__SGEMM_MR, TENSOR__SGEMM_NR)
+TENSOR__DEFINE_GEMM_PACK(f64, double, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR)
+
+#if TENSOR__GEMM_AVX2
+#define TENSOR__AVX2 __attribute__((target("avx2,fma")))
+
+#ifndef TENSOR__GEMM_PF
+#define TENSOR__GEMM_PF 16 /* rows of B ahead that the packing kernel prefetches */
+#endif
+/* 6 x 16 f32: c<row><half>; per k step two aligned loads of B, six broadcasts of A, 12 FMAs.
+   The k loop is unrolled by four (the panels are read at fixed offsets from one pointer). */
+#define TENSOR__SK_FMAS(q, b0, b1)                                                                       \
+    do {                                                                                                \
+        __m256 av;                                                                                      \
+        av = _mm256_broadcast_ss(a + 6 * (q) + 0); c00 = _mm256_fmadd_ps(av, b0, c00); c01 = _mm256_fmadd_ps(av, b1, c01); \
+        av = _mm256_broadcast_ss(a + 6 * (q) + 1); c10 = _mm256_fmadd_ps(av, b0, c10); c11 = _mm256_fmadd_ps(av, b1, c11); \
+        av = _mm256_broadcast_ss(a + 6 * (q) + 2); c20 = _mm256_fmadd_ps(av, b0, c20); c21 = _mm256_fmadd_ps(av, b1, c21); \
+        av = _mm256_broadcast_ss(a + 6 * (q) + 3); c30 = _mm256_fmadd_ps(av, b0, c30); c31 = _mm256_fmadd_ps(av, b1, c31); \
+        av = _mm256_broadcast_ss(a + 6 * (q) + 4); c40 = _mm256_fmadd_ps(av, b0, c40); c41 = _mm256_fmadd_ps(av, b1, c41); \
+        av = _mm256_broadcast_ss(a + 6 * (q) + 5); c50 = _mm256_fmadd_ps(av, b0, c50); c51 = _mm256_fmadd_ps(av, b1, c51); \
+    } while (0)
+#define TENSOR__SK_STEP(q)                                                                               \
+    do {                                                                                                \
+        __m256 b0 = _mm256_load_ps(b + 16 * (q)), b1 = _mm256_load_ps(b + 16 * (q) + 8);                \
+        TENSOR__SK_FMAS(q, b0, b1);                                                                     \
+    } while (0)
+/* The same step reading B in place (16 contiguous floats per k step, bs rows apart) and writing
+   the packed panel on the way, for the later A panels. */
+#define TENSOR__SK_STEP_PACK(q)                                                                          \
+    do {                                                                                                \
+        _mm_prefetch((const char *)(bsrc + ((q) + TENSOR__GEMM_PF) * bs), _MM_HINT_T0);                \
+        __m256 b0 = _mm256_loadu_ps(bsrc + (q) * bs), b1 = _mm256_loadu_ps(bsrc + (q) * bs + 8);        \
+        _mm256_store_ps(b + 16 * (q), b0);                                                              \
+        _mm256_store_ps(b + 16 * (q) + 8, b1);                                                          \
+        TENSOR__SK_FMAS(q, b0, b1);                                                                     \
+    } while (0)
+#define TENSOR__SK_ROW(r, x0, x1)                                                                        \
+    do {                                                                                                \
+        float *c_ = C + (r) * rs;                                                                       \
+        if (add) { x0 = _mm256_add_ps(x0, _mm256_loadu_ps(c_)); x1 = _mm256_add_ps(x1, _mm256_loadu_ps(c_ + 8)); } \
+        _mm256_storeu_ps(c_, x0);                                                                       \
+        _mm256_storeu_ps(c_ + 8, x1);                                                                   \
+    } while (0)
+#define TENSOR__SK_BEGIN                                                                                 \
+    __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;            \
+    __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;                            \
+    bool full = mr == 6 && nr == 16 && cs == 1;                                                         \
+    if (full)                                                                                           \
+        for (int r = 0; r < 6; r++) { _mm_prefetch((const char *)(C + r * rs), _MM_HINT_T0); _mm_prefetch((const char *)(C + r * rs + 15), _MM_HINT_T0); } \
+    int64_t p = 0
+#define TENSOR__SK_END                                                                                   \
+    if (full) {                                                                                         \
+        TENSOR__SK_ROW(0, c00, c01);                                                                    \
+        TENSOR__SK_ROW(1, c10, c11);                                                                    \
+        TENSOR__SK_ROW(2, c20, c21);                                                                    \
+        TENSOR__SK_ROW(3, c30, c31);                                                                    \
+        TENSOR__SK_ROW(4, c40, c41);                                                                    \
+        TENSOR__SK_ROW(5, c50, c51);                                                                    \
+        return;                                                                                         \
+    }                                                                                                   \
+    float acc[6 * 16];                                                                                  \
+    _mm256_storeu_ps(acc + 0, c00); _mm256_storeu_ps(acc + 8, c01);                                     \
+    _mm256_storeu_ps(acc + 16, c10); _mm256_storeu_ps(acc + 24, c11);                                   \
+    _mm256_storeu_ps(acc + 32, c20); _mm256_storeu_ps(acc + 40, c21);                                   \
+    _mm256_storeu_ps(acc + 48, c30); _mm256_storeu_ps(acc + 56, c31);                                   \
+    _mm256_storeu_ps(acc + 64, c40); _mm256_storeu_ps(acc + 72, c41);                                   \
+    _mm256_storeu_ps(acc + 80, c50); _mm256_storeu_ps(acc + 88, c51);                                   \
+    tensor__gemm_store_f32(acc, C, rs, cs, mr, nr, add)
+TENSOR__AVX2 static void tensor__gemm_kernel_avx2_f32(int64_t kc, const float *a, const float *b, float *C, int64_t rs, int64_t cs, int mr, int nr, int add) {
+    TENSOR__SK_BEGIN;
+    for (; p + 4 <= kc; p += 4, a += 24, b += 64) {
+        TENSOR__SK_STEP(0);
+        TENSOR__SK_STEP(1);
+        TENSOR__SK_STEP(2);
+        TENSOR__SK_STEP(3);
+    }
+    for (; p < kc; p++, a += 6, b += 16) TENSOR__SK_STEP(0);
+    TENSOR__SK_END;
+}
+/* The kernel for the first A panel against a B panel of 16 columns with unit column stride: it
+   reads B in place (rows bs apart) and packs the panel into b as it goes, which saves the
+   separate packing pass over B where few A panels share each B panel. */
+TENSOR__AVX2 static void tensor__gemm_kernel_pack_avx2_f32(int64_t kc, const float *a, float *b, const float *bsrc, int64_t bs, float *C,
+                                                          int64_t rs, int64_t cs, int mr, int nr, int add) {
+    TENSOR__SK_BEGIN;
+    for (; p + 4 <= kc; p += 4, a += 24, b += 64, bsrc += 4 * bs) {
+        TENSOR__SK_STEP_PACK(0);
+        TENSOR__SK_STEP_PACK(1);
+        TENSOR__SK_STEP_PACK(2);
+        TENSOR__SK_STEP_PACK(3);
+    }
+    for (; p < kc; p++, a += 6, b += 16, bsrc += bs) TENSOR__SK_STEP_PACK(0);
+    TENSOR__SK_END;
+}
+
+/* 6 x 8 f64: the same schedule with 4 doubles per register. */
+#define TENSOR__DK_STEP(q)                                                                               \
+    do {                                                                                                \
+        __m256d b0 = _mm256_load_pd(b + 8 * (q)), b1 = _mm256_load_pd(b + 8 * (q) + 4), av;             \
+        av = _mm256_broadcast_sd(a + 6 * (q) + 0); c00 = _mm256_fmadd_pd(av, b0, c00); c01 = _mm256_fmadd_pd(av, b1, c01); \
+        av = _mm256_broadcast_sd(a + 6 * (q) + 1); c10 = _mm256_fmadd_pd(av, b0, c10); c11 = _mm256_fmadd_pd(av, b1, c11); \
+        av = _mm256_broadcast_sd(a + 6 * (q) + 2); c20 = _mm256_fmadd_pd(av, b0, c20); c21 = _mm256_fmadd_pd(av, b1, c21); \
+        av = _mm256_broadcast_sd(a + 6 * (q) + 3); c30 = _mm256_fmadd_pd(av, b0, c30); c31 = _mm256_fmadd_pd(av, b1, c31); \
+        av = _mm256_broadcast_sd(a + 6 * (q) + 4); c40 = _mm256_fmadd_pd(av, b0, c40); c41 = _mm256_fmadd_pd(av, b1, c41); \
+        av = _mm256_broadcast_sd(a + 6 * (q) + 5); c50 = _mm256_fmadd_pd(av, b0, c50); c51 = _mm256_fmadd_pd(av, b1, c51); \
+    } while (0)
+#define TENSOR__DK_ROW(r, x0, x1)                                                                        \
+    do {                                                                                                \
+        double *c_ = C + (r) * rs;                                                                      \
+        if (add) { x0 = _mm256_add_pd(x0, _mm256_loadu_pd(c_)); x1 = _mm256_add_pd(x1, _mm256_loadu_pd(c_ + 4)); } \
+        _mm256_storeu_pd(c_, x0);                                                                       \
+        _mm256_storeu_pd(c_ + 4, x1);                                                                   \
+    } while (0)
+TENSOR__AVX2 static void tensor__gemm_kernel_avx2_f64(int64_t kc, const double *a, const double *b, double *C, int64_t rs, int64_t cs, int mr, int nr, int add) {
+    __m256d c00 = _mm256_setzero_pd(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+    __m256d c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+    bool full = mr == 6 && nr == 8 && cs == 1;
+    if (full)
+        for (int r = 0; r < 6; r++) { _mm_prefetch((const char *)(C + r * rs), _MM_HINT_T0); _mm_prefetch((const char *)(C + r * rs + 7), _MM_HINT_T0); }
+    int64_t p = 0;
+    for (; p + 4 <= kc; p += 4, a += 24, b += 32) {
+        TENSOR__DK_STEP(0);
+        TENSOR__DK_STEP(1);
+        TENSOR__DK_STEP(2);
+        TENSOR__DK_STEP(3);
+    }
+    for (; p < kc; p++, a += 6, b += 8) TENSOR__DK_STEP(0);
+    if (full) {
+        TENSOR__DK_ROW(0, c00, c01);
+        TENSOR__DK_ROW(1, c10, c11);
+        TENSOR__DK_ROW(2, c20, c21);
+        TENSOR__DK_ROW(3, c30, c31);
+        TENSOR__DK_ROW(4, c40, c41);
+        TENSOR__DK_ROW(5, c50, c51);
+        return;
+    }
+    double acc[6 * 8];
+    _mm256_storeu_pd(acc + 0, c00); _mm256_storeu_pd(acc + 4, c01);
+    _mm256_storeu_pd(acc + 8, c10); _mm256_storeu_pd(acc + 12, c11);
+    _mm256_storeu_pd(acc + 16, c20); _mm256_storeu_pd(acc + 20, c21);
+    _mm256_storeu_pd(acc + 24, c30); _mm256_storeu_pd(acc + 28, c31);
+    _mm256_storeu_pd(acc + 32, c40); _mm256_storeu_pd(acc + 36, c41);
+    _mm256_storeu_pd(acc + 40, c50); _mm256_storeu_pd(acc + 44, c51);
+    tensor__gemm_store_f64(acc, C, rs, cs, mr, nr, add);
+}
+
+/* In-register transpose of an 8 x 8 f32 block (r[i] row i in, column i out). */
+TENSOR__AVX2 static inline void tensor__transpose8_f32(__m256 *r) {
+    __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+    __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+    __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xEE);
+    __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+    __m256 s4 = _mm256_shuffle_ps(t4, t6, 0x44), s5 = _mm256_shuffle_ps(t4, t6, 0xEE);
+    __m256 s6 = _mm256_shuffle_ps(t5, t7, 0x44), s7 = _mm256_shuffle_ps(t5, t7, 0xEE);
+    r[0] = _mm256_permute2f128_ps(s0, s4, 0x20); r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+    r[2] = _mm256_permute2f128_ps(s2, s6, 0x20); r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+    r[4] = _mm256_permute2f128_ps(s0, s4, 0x31); r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+    r[6] = _mm256_permute2f128_ps(s2, s6, 0x31); r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+
+/* Packing of f32 operands whose unit stride runs along k (A row-major, B column-major): the
+   portable loops gather one element per row per k step; these transpose 8 x 8 blocks in
+   registers. An A panel takes 6 rows (two zero rows complete the block) and writes each k step's
+   8 lanes where the next step's 6 start: in order, every store overwrites the previous one's 2
+   spare lanes; the panel's last step stores 6. */
+TENSOR__AVX2 static void tensor__gemm_pack_a_avx2_f32(float *dst, const float *A, int64_t mc, int64_t kc, int64_t rs, int64_t cs) {
+    if (cs != 1) { tensor__gemm_pack_a_f32(dst, A, mc, kc, rs, cs); return; }
+    for (int64_t i0 = 0; i0 < mc; i0 += 6, dst += 6 * kc) {
+        if (mc - i0 < 6) { tensor__gemm_pack_a_f32(dst, A + i0 * rs, mc - i0, kc, rs, cs); break; }
+        const float *s = A + i0 * rs;
+        int64_t p = 0;
+        for (; p + 8 <= kc; p += 8) {
+            __m256 r[8];
+            for (int i = 0; i < 6; i++) r[i] = _mm256_loadu_ps(s + i * rs + p);
+            r[6] = r[7] = _mm256_setzero_ps();
+            tensor__transpose8_f32(r);
+            for (int q = 0; q < 7; q++) _mm256_storeu_ps(dst + (p + q) * 6, r[q]);
+            if (p + 8 < kc) {
+                _mm256_storeu_ps(dst + (p + 7) * 6, r[7]);
+            } else { /* the panel's last step: 6 lanes exactly, as another thread may be packing the next panel */
+                _mm_storeu_ps(dst + (p + 7) * 6, _mm256_castps256_ps128(r[7]));
+                _mm_storel_pi((__m64 *)(void *)(dst + (p + 7) * 6 + 4), _mm256_extractf128_ps(r[7], 1));
+            }
+        }
+        for (; p < kc; p++)
+            for (int i = 0; i < 6; i++) dst[p * 6 + i] = s[i * rs + p];
+    }
+}
+TENSOR__AVX2 static void tensor__gemm_pack_b_avx2_f32(float *dst, const float *B, int64_t kc, int64_t nc, int64_t rs, int64_t cs) {
+    if (cs == 1) { /* row-major: each k step copies 16 contiguous floats */
+        for (int64_t j0 = 0; j0 + 16 <= nc; j0 += 16, dst += 16 * kc)
+            for (int64_t p = 0; p < kc; p++) {
+                _mm256_store_ps(dst + p * 16, _mm256_loadu_ps(B + p * rs + j0));
+                _mm256_store_ps(dst + p * 16 + 8, _mm256_loadu_ps(B + p * rs + j0 + 8));
+            }
+        if (nc % 16) tensor__gemm_pack_b_f32(dst, B + (nc - nc % 16), kc, nc % 16, rs, cs);
+        return;
+    }
+    if (rs != 1) { tensor__gemm_pack_b_f32(dst, B, kc, nc, rs, cs); return; }
+    for (int64_t j0 = 0; j0 < nc; j0 += 16, dst += 16 * kc) {
+        if (nc - j0 < 16) { tensor__gemm_pack_b_f32(dst, B + j0 * cs, kc, nc - j0, rs, cs); break; }
+        const float *s = B + j0 * cs;
+        int64_t p = 0;
+        for (; p + 8 <= kc; p += 8)
+            for (int h = 0; h < 2; h++) {
+                __m256 r[8];
+                for (int c = 0; c < 8; c++) r[c] = _mm256_loadu_ps(s + (h * 8 + c) * cs + p);
+                tensor__transpose8_f32(r);
+                for (int q = 0; q < 8; q++) _mm256_store_ps(dst + (p + q) * 16 + h * 8, r[q]);
+            }
+        for (; p < kc; p++)
+            for (int c = 0; c < 16; c++) dst[p * 16 + c] = s[c * cs + p];
+    }
+}
+
+/* The unpacked path for A row-major and B column-major (unit stride along k in both: x @ w^T of a
+   linear layer). The vectors run along k: a 3 x 4 tile of C keeps 12 accumulators of partial dot
+   products (3 rows of A and 4 columns of B loaded per vector of k, 12 FMAs: as many FMAs per load
+   as the outer-product kernel), reduced across lanes at the end, four results at a time. Nothing
+   is packed: the rows and columns are read in place as 7 sequential streams. An edge tile repeats
+   its first row or column in the missing ones and drops their results; the end of k is read with
+   a masked load. */
+TENSOR__AVX2 static inline __m128 tensor__hsum4_f32(__m256 a, __m256 b, __m256 c, __m256 d) {
+    __m256 t = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
+    return _mm_add_ps(_mm256_castps256_ps128(t), _mm256_extractf128_ps(t, 1)); /* sums of a, b, c, d */
+}
+TENSOR__AVX2 static inline __m256d tensor__hsum4_f64(__m256d a, __m256d b, __m256d c, __m256d d) {
+    __m256d ab = _mm256_hadd_pd(a, b), cd = _mm256_hadd_pd(c, d); /* a01 b01 a23 b23, c01 d01 c23 d23 */
+    return _mm256_add_pd(_mm256_permute2f128_pd(ab, cd, 0x20), _mm256_permute2f128_pd(ab, cd, 0x31));
+}
+TENSOR__AVX2 static inline void tensor__nt_out_f32(__m128 v, float *C, int64_t cs, int nr, int add) {
+    float r[4];
+    if (nr == 4 && cs == 1) {
+        if (add) v = _mm_add_ps(v, _mm_loadu_ps(C));
+        _mm_storeu_ps(C, v);
+        return;
+    }
+    _mm_storeu_ps(r, v);
+    for (int j = 0; j < nr; j++) C[j * cs] = add ? C[j * cs] + r[j] : r[j];
+}
+TENSOR__AVX2 static inline void tensor__nt_out_f64(__m256d v, double *C, int64_t cs, int nr, int add) {
+    double r[4];
+    if (nr == 4 && cs == 1) {
+        if (add) v = _mm256_add_pd(v, _mm256_loadu_pd(C));
+        _mm256_storeu_pd(C, v);
+        return;
+    }
+    _mm256_storeu_pd(r, v);
+    for (int j = 0; j < nr; j++) C[j * cs] = add ? C[j * cs] + r[j] : r[j];
+}
+/* C[i, j] (+)= sum_p A[i * lda + p] B[j * ldb + p] for i < mr <= 3, j < nr <= 4; C's (i, j) at
+   C[i * rs + j * cs]. */
+#define TENSOR__DEFINE_GEMM_NT(sfx, T, V, W, SET0, LOADU, MASKLOAD, MI, FMADD)                           \
+    TENSOR__AVX2 static void tensor__gemm_ntk_##sfx(int64_t kc, const T *A, int64_t lda, const T *B, int64_t ldb, T *C, \
+                                                   int64_t rs, int64_t cs, int mr, int nr, int add) {  \
+        V c00 = SET0(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;    \
+        V c20 = c00, c21 = c00, c22 = c00, c23 = c00;                                                   \
+        const T *a0 = A, *a1 = mr > 1 ? A + lda : A, *a2 = mr > 2 ? A + 2 * lda : A;                   \
+        const T *b0 = B, *b1 = nr > 1 ? B + ldb : B, *b2 = nr > 2 ? B + 2 * ldb : B, *b3 = nr > 3 ? B + 3 * ldb : B; \
+        int64_t p = 0;                                                                                  \
+        for (; p + W <= kc; p += W) {                                                                   \
+            V x0 = LOADU(a0 + p), x1 = LOADU(a1 + p), x2 = LOADU(a2 + p), y;                            \
+            y = LOADU(b0 + p); c00 = FMADD(x0, y, c00); c10 = FMADD(x1, y, c10); c20 = FMADD(x2, y, c20); \
+            y = LOADU(b1 + p); c01 = FMADD(x0, y, c01); c11 = FMADD(x1, y, c11); c21 = FMADD(x2, y, c21); \
+            y = LOADU(b2 + p); c02 = FMADD(x0, y, c02); c12 = FMADD(x1, y, c12); c22 = FMADD(x2, y, c22); \
+            y = LOADU(b3 + p); c03 = FMADD(x0, y, c03); c13 = FMADD(x1, y, c13); c23 = FMADD(x2, y, c23); \
+        }                                                                                               \
+        if (p < kc) { /* lanes past the end load as zeros */                                            \
+            MI mask = TENSOR__NT_MASK_##sfx(kc - p);                                                    \
+            V x0 = MASKLOAD(a0 + p, mask), x1 = MASKLOAD(a1 + p, mask), x2 = MASKLOAD(a2 + p, mask), y;  \
+            y = MASKLOAD(b0 + p, mask); c00 = FMADD(x0, y, c00); c10 = FMADD(x1, y, c10); c20 = FMADD(x2, y, c20); \
+            y = MASKLOAD(b1 + p, mask); c01 = FMADD(x0, y, c01); c11 = FMADD(x1, y, c11); c21 = FMADD(x2, y, c21); \
+            y = MASKLOAD(b2 + p, mask); c02 = FMADD(x0, y, c02); c12 = FMADD(x1, y, c12); c22 = FMADD(x2, y, c22); \
+            y = MASKLOAD(b3 + p, mask); c03 = FMADD(x0, y, c03); c13 = FMADD(x1, y, c13); c23 = FMADD(x2, y, c23); \
+        }                                                                                               \
+        tensor__nt_out_##sfx(tensor__hsum4_##sfx(c00, c01, c02, c03), C, cs, nr, add);                  \
+        if (mr > 1) tensor__nt_out_##sfx(tensor__hsum4_##sfx(c10, c11, c12, c13), C + rs, cs, nr, add); \
+        if (mr > 2) tensor__nt_out_##sfx(tensor__hsum4_##sfx(c20, c21, c22, c23), C + 2 * rs, cs, nr, add); \
+    }
+#define TENSOR__NT_MASK_f32(rem) _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(rem)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
+#define TENSOR__NT_MASK_f64(rem) _mm256_cmpgt_epi64(_mm256_set1_epi64x((long long)(rem)), _mm256_setr_epi64x(0, 1, 2, 3))
+TENSOR__DEFINE_GEMM_NT(f32, float, __m256, 8, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_maskload_ps, __m256i, _mm256_fmadd_ps)
+TENSOR__DEFINE_GEMM_NT(f64, double, __m256d, 4, _mm256_setzero_pd, _mm256_loadu_pd, _mm256_maskload_pd, __m256i, _mm256_fmadd_pd)
+#endif
+
+/* Whether this CPU runs the AVX2+FMA kernels (CPUID, with the OS saving the YMM state). */
+static TENSOR__UNUSED bool tensor__gemm_has_avx2(void) {
+#if TENSOR__GEMM_AVX2
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#else
+    return false;
+#endif
+}
+
+/* The threads a GEMM may use: one inside a parallel region (a nested split would run inline). */
+static int64_t tensor__gemm_threads(void) {
+#if TENSOR__HAVE_THREADS
+    if (tensor__in_parallel) return 1;
+#endif
+    return tensor_get_num_threads();
+}
+
+/* Flags and counts the threads of one GEMM wait on by spinning: whoever they wait for is
+   running (it claimed the work it finishes), and waits are short. */
+#if TENSOR__HAVE_THREADS
+#if defined(__x86_64__) || defined(__i386__)
+#define TENSOR__GEMM_PAUSE() __builtin_ia32_pause()
+#else
+#define TENSOR__GEMM_PAUSE() ((void)0)
+#endif
+static void tensor__gemm_set(int *flag) { __atomic_store_n(flag, 1, __ATOMIC_RELEASE); }
+static void tensor__gemm_wait(int *flag) {
+    while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) TENSOR__GEMM_PAUSE();
+}
+static void tensor__gemm_wait_count(int *count, int n) {
+    while (__atomic_load_n(count, __ATOMIC_ACQUIRE) < n) TENSOR__GEMM_PAUSE();
+}
+#else
+static void tensor__gemm_set(int *flag) { *flag = 1; }
+static void tensor__gemm_wait(int *flag) { (void)flag; }
+static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
+#endif
+
+#if TENSOR__GEMM_AVX2
+#define TENSOR__GEMM_NT_DRIVER(sfx, T)                                                                   \
+    /* The unpacked A row-major x B column-major path (AVX2): column slices of 4-column tiles are    \
+       claimed like the packed path's; per slice the loops run over MB-row blocks of A (kept in L2), \
+       KD-blocks of k and the slice's tiles, whose KD x 4 columns of B stay in L1 while the 3-row   \
+       tiles of the block pass. */                                                                       \
+    typedef struct {                                                                                    \
+        const tensor__gemm_prob_##sfx *q;                                                               \
+        int64_t tasks;                                                                                  \
+        int next_task, done;                                                                            \
+    } tensor__gemm_ntjob_##sfx;                                                                         \
+    static void tensor__gemm_nt_task_##sfx(int64_t begin, int64_t end, void *ctx) {                     \
+        (void)begin; (void)end;                                                                         \
+        tensor__gemm_ntjob_##sfx *j = (tensor__gemm_ntjob_##sfx *)ctx;                                  \
+        const tensor__gemm_prob_##sfx *q = j->q;                                                        \
+        int64_t tiles = (q->n + 3) / 4;                                                                 \
+        for (;;) {                                                                                      \
+            int64_t t = TENSOR__GEMM_CLAIM(&j->next_task);                                              \
+            if (t >= j->tasks) break;                                                                   \
+            int64_t n0 = tiles * t / j->tasks * 4, n1 = tiles * (t + 1) / j->tasks * 4;                 \
+            if (n1 > q->n) n1 = q->n;                                                                   \
+            for (int64_t i0 = 0; i0 < q->m; i0 += TENSOR__GEMM_NT_MB)                                   \
+                for (int64_t pc = 0; pc < q->k; pc += q->kb) {                                          \
+                    int64_t kc = q->k - pc < q->kb ? q->k - pc : q->kb, i1 = q->m - i0 < TENSOR__GEMM_NT_MB ? q->m : i0 + TENSOR__GEMM_NT_MB; \
+                    int addk = q->add || pc > 0;                                                        \
+                    for (int64_t jt = n0; jt < n1; jt += 4)                                             \
+                        for (int64_t it = i0; it < i1; it += 3) {                                       \
+                            const T *a = q->A + it * q->a_rs + pc, *b = q->B + jt * q->b_cs + pc;       \
+                            T *c = q->C + it * q->c_rs + jt * q->c_cs;                                  \
+                            tensor__gemm_ntk_##sfx(kc, a, q->a_rs, b, q->b_cs, c, q->c_rs, q->c_cs, (int)(i1 - it < 3 ? i1 - it : 3), \
+                                                  (int)(n1 - jt < 4 ? n1 - jt : 4), addk);              \
+                        }                                                                               \
+                }                                                                                       \
+            TENSOR__GEMM_CLAIM(&j->done);                                                               \
+        }                                                                                               \
+        tensor__gemm_wait_count(&j->done, (int)j->tasks);                                               \
+    }                                                                                                   \
+    static void tensor__gemm_nt_##sfx(tensor__gemm_prob_##sfx *q) {                                     \
+        tensor__gemm_ntjob_##sfx j;                                                                     \
+        memset(&j, 0, sizeof j);                                                                        \
+        j.q = q;                                                                                        \
+        q->kb = (q->k + (q->k + TENSOR__GEMM_NT_KD / (int64_t)sizeof(T) - 1) / (TENSOR__GEMM_NT_KD / (int64_t)sizeof(T)) - 1) / \
+                ((q->k + TENSOR__GEMM_NT_KD / (int64_t)sizeof(T) - 1) / (TENSOR__GEMM_NT_KD / (int64_t)sizeof(T))); \
+        int64_t tiles = (q->n + 3) / 4, work = q->m * q->n * q->k, threads = tensor__gemm_threads();   \
+        if (threads > work / TENSOR__GEMM_PAR_MIN) threads = work / TENSOR__GEMM_PAR_MIN;               \
+        if (threads > tiles) threads = tiles;                                                           \
+        if (threads < 1) threads = 1;                                                                   \
+        j.tasks = threads;                                                                              \
+        if (threads > 1) {                                                                              \
+            int64_t t = work / (TENSOR__GEMM_PAR_MIN / 2);                                              \
+            t = t < 4 * threads ? t : 4 * threads;                                                      \
+            j.tasks = t < threads ? threads : t > tiles ? tiles : t;                                    \
+            tensor__parallel_for(threads, 1, tensor__gemm_nt_task_##sfx, &j);                           \
+        } else {                                                                                        \
+            tensor__gemm_nt_task_##sfx(0, 1, &j);                                                       \
+        }                                                                                               \
+    }
+#else
+#define TENSOR__GEMM_NT_DRIVER(sfx, T)
+#endif
+
+/* The problem of one GEMM call: C[m, n] (+)= A[m, k] B[k, n], element (i, j) of C at
+   C[i * c_rs + j * c_cs], and the kernel and packing routines chosen for this CPU. */
+#define TENSOR__DEFINE_GEMM_DRIVER(sfx, T, MR, NR, MC, KC, NC)                                           \
+    typedef struct {                                                                                    \
+        tensor__##sfx##_kernel_fn kern;                                                                 \
+        tensor__##sfx##_kpack_fn kern_pack; /* or NULL */                                               \
+        tensor__##sfx##_pack_fn pack_a, pack_b;                                                         \
+        int64_t m, n, k, kb, a_rs, a_cs, b_rs, b_cs, c_rs, c_cs;                                        \
+        const T *A, *B;                                                                                 \
+        T *C;                                                                                           \
+        int add;                                                                                        \
+    } tensor__gemm_prob_##sfx;                                                                          \
+    static int64_t tensor__gemm_round_##sfx(int64_t x, int64_t unit) { return (x + unit - 1) / unit * unit; } \
+    /* The shared operand (A when a, else B) packed whole, by several threads at once: unit u is   \
+       panels [g * G, g * G + G) of k block b (u = b * groups + g, G = TENSOR__GEMM_UNIT panels),      \
+       written at buf + b * round(m or n) * kb, where the loops below read it. */                     \
+    static void tensor__gemm_pack_unit_##sfx(const tensor__gemm_prob_##sfx *q, bool a, T *buf, int64_t u, int64_t groups) { \
+        int64_t unit = a ? MR : NR, len = a ? q->m : q->n, b = u / groups, g = u % groups;              \
+        int64_t pc = b * q->kb, kc = q->k - pc < q->kb ? q->k - pc : q->kb;                             \
+        int64_t lo = g * TENSOR__GEMM_UNIT * unit, cnt = len - lo < TENSOR__GEMM_UNIT * unit ? len - lo : TENSOR__GEMM_UNIT * unit; \
+        T *dst = buf + b * tensor__gemm_round_##sfx(len, unit) * q->kb + lo * kc;                       \
+        if (a) q->pack_a(dst, q->A + lo * q->a_rs + pc * q->a_cs, cnt, kc, q->a_rs, q->a_cs);           \
+        else q->pack_b(dst, q->B + pc * q->b_rs + lo * q->b_cs, kc, cnt, q->b_rs, q->b_cs);             \
+    }                                                                                                   \
+    /* The blocked loops over rows [m0, m1) and columns [n0, n1) of C; pa and pb hold one packed A    \
+       block and one packed B block, or all of A (a_ready: then m0 = 0, m1 = m <= MC) or all of B     \
+       (b_ready: n0 = 0, n1 = n <= NC) from tensor__gemm_pack_unit; then before k block b is used,   \
+       its units ready[b * groups ..] are waited for. */                                                 \
+    static void tensor__gemm_serial_##sfx(const tensor__gemm_prob_##sfx *q, int64_t m0, int64_t m1, int64_t n0, int64_t n1, \
+                                          T *pa, T *pb, bool a_ready, bool b_ready, int *ready, int64_t groups) { \
+        int64_t k = q->k, kb = q->kb;                                                                   \
+        for (int64_t jc = n0; jc < n1; jc += NC) {                                                      \
+            int64_t nc = n1 - jc < NC ? n1 - jc : NC;                                                   \
+            for (int64_t pc = 0, b = 0; pc < k; pc += kb, b++) {                                        \
+                int64_t kc = k - pc < kb ? k - pc : kb;                                                 \
+                int addk = q->add || pc > 0;                                                            \
+                if (ready)                                                                              \
+                    for (int64_t g = 0; g < groups; g++) tensor__gemm_wait(ready + b * groups + g);     \
+                const T *bblk = pb + (b_ready ? b * tensor__gemm_round_##sfx(q->n, NR) * kb : 0);        \
+                /* with a packing kernel, the full panels of a unit-column-stride B are packed by     \
+                   their first use; the edge panel here */                                              \
+                bool fuse = !b_ready && q->kern_pack && q->b_cs == 1;                                   \
+                int64_t nfull = nc - nc % NR;                                                           \
+                if (!b_ready && !fuse) q->pack_b(pb, q->B + pc * q->b_rs + jc * q->b_cs, kc, nc, q->b_rs, q->b_cs); \
+                if (fuse && nfull < nc) q->pack_b(pb + nfull * kc, q->B + pc * q->b_rs + jc + nfull, kc, nc - nfull, q->b_rs, 1); \
+                for (int64_t ic = m0; ic < m1; ic += MC) {                                              \
+                    int64_t mc = m1 - ic < MC ? m1 - ic : MC;                                           \
+                    const T *ablk = pa + (a_ready ? b * tensor__gemm_round_##sfx(q->m, MR) * kb : 0);    \
+                    if (!a_ready) q->pack_a(pa, q->A + ic * q->a_rs + pc * q->a_cs, mc, kc, q->a_rs, q->a_cs); \
+                    for (int64_t jr = 0; jr < nc; jr += NR) {                                           \
+                        int nr = (int)(nc - jr < NR ? nc - jr : NR);                                    \
+                        const T *bp = bblk + jr * kc;                                                   \
+                        T *cc = q->C + ic * q->c_rs + (jc + jr) * q->c_cs;                              \
+                        int64_t ir = 0;                                                                 \
+                        if (fuse && ic == m0 && jr < nfull) {                                           \
+                            q->kern_pack(kc, ablk, pb + jr * kc, q->B + pc * q->b_rs + jc + jr, q->b_rs, cc, q->c_rs, q->c_cs, \
+                                         (int)(mc < MR ? mc : MR), nr, addk);                           \
+                            ir = MR;                                                                    \
+                        }                                                                               \
+                        for (; ir < mc; ir += MR)                                                       \
+                            q->kern(kc, ablk + ir * kc, bp, cc + ir * q->c_rs, q->c_rs, q->c_cs, (int)(mc - ir < MR ? mc - ir : MR), nr, addk); \
+                    }                                                                                   \
+                }                                                                                       \
+            }                                                                                           \
+        }                                                                                               \
+    }                                                                                                   \
+    /* The split dim (n when split_n, else m) is cut at panel boundaries into `tasks` slices. Each  \
+       call of the task function is one thread taking part: it takes the next scratch slot, then    \
+       claims slices until none are left, so a thread that starts late takes fewer, and then waits  \
+       (spinning: at most one slice) until every slice is done, so the caller rarely sleeps on the \
+       pool. With `shared`, the operand every slice needs in full (A when split_n) is small: it is  \
+       packed once into `shared`, unit by unit by whichever threads are there, before any slice    \
+       starts, and slices can be many and short. */                                                  \
+    typedef struct {                                                                                    \
+        const tensor__gemm_prob_##sfx *q;                                                               \
+        T *scratch, *shared;                                                                            \
+        int *ready;                                                                                     \
+        int64_t pa_size, per_slot, tasks, units, groups;                                                \
+        int split_n, next_slot, next_unit, next_task, done;                                             \
+    } tensor__gemm_job_##sfx;                                                                           \
+    static void tensor__gemm_task_##sfx(int64_t begin, int64_t end, void *ctx) {                        \
+        (void)begin; (void)end;                                                                         \
+        tensor__gemm_job_##sfx *j = (tensor__gemm_job_##sfx *)ctx;                                      \
+        const tensor__gemm_prob_##sfx *q = j->q;                                                        \
+        int64_t unit = j->split_n ? NR : MR, len = j->split_n ? q->n : q->m;                            \
+        int64_t panels = (len + unit - 1) / unit;                                                       \
+        int slot = TENSOR__GEMM_CLAIM(&j->next_slot);                                                   \
+        T *pa = j->scratch + slot * j->per_slot, *pb = pa + j->pa_size;                                 \
+        if (j->shared) {                                                                                \
+            if (j->split_n) pa = j->shared;                                                             \
+            else pb = j->shared;                                                                        \
+            for (;;) {                                                                                  \
+                int64_t u = TENSOR__GEMM_CLAIM(&j->next_unit);                                          \
+                if (u >= j->units) break;                                                               \
+                tensor__gemm_pack_unit_##sfx(q, j->split_n != 0, j->shared, u, j->groups);            \
+                tensor__gemm_set(j->ready + u);                                                         \
+            }                                                                                           \
+        }                                                                                               \
+        for (;;) {                                                                                      \
+            int64_t t = TENSOR__GEMM_CLAIM(&j->next_task);                                              \
+            if (t >= j->tasks) break;                                                                   \
+            int64_t lo = panels * t / j->tasks * unit, hi = panels * (t + 1) / j->tasks * unit;         \
+            if (hi > len) hi = len;                                                                     \
+            bool sh = j->shared != NULL;                                                                \
+            if (lo < hi) {                                                                              \
+                if (j->split_n) tensor__gemm_serial_##sfx(q, 0, q->m, lo, hi, pa, pb, sh, false, j->ready, j->groups); \
+                else tensor__gemm_serial_##sfx(q, lo, hi, 0, q->n, pa, pb, false, sh, j->ready, j->groups); \
+            }                                                                                           \
+            TENSOR__GEMM_CLAIM(&j->done);                                                               \
+        }                                                                                               \
+        tensor__gemm_wait_count(&j->done, (int)j->tasks);                                               \
+    }                                                                                                   \
+    TENSOR__GEMM_NT_DRIVER(sfx, T)                                                                      \
+    /* The fraction of a tile grid's work that lands inside an m x n result. */                        \
+    static double tensor__gemm_fill_##sfx(int64_t m, int64_t n) {                                       \
+        return (double)(m * n) / (double)(tensor__gemm_round_##sfx(m, MR) * tensor__gemm_round_##sfx(n, NR)); \
+    }                                                                                                   \
+    static void tensor__gemm_##sfx##s(int64_t m, int64_t n, int64_t k, const T *A, int64_t a_rs, int64_t a_cs, \
+                                      const T *B, int64_t b_rs, int64_t b_cs, T *C, int64_t c_rs, int64_t c_cs, bool add) { \
+        if (m <= 0 || n <= 0) return;                                                                   \
+        if (k <= 0) {                                                                                   \
+            if (!add)                                                                                   \
+                for (int64_t i = 0; i < m; i++)                                                         \
+                    for (int64_t q = 0; q < n; q++) C[i * c_rs + q * c_cs] = 0;                         \
+            return;                                                                                     \
+        }                                                                                               \
+        tensor__gemm_prob_##sfx q;                                                                      \
+        /* C^T = B^T A^T: the transposed problem when its tiles fill much better (a narrow n, such    \
+           as a matrix-vector product), its tiles then written with C's strides swapped */            \
+        if (n < NR && tensor__gemm_fill_##sfx(n, m) > 1.25 * tensor__gemm_fill_##sfx(m, n)) {           \
+            const T *t = A; A = B; B = t;                                                               \
+            int64_t x = m; m = n; n = x;                                                                \
+            x = a_rs; a_rs = b_cs; b_cs = x;                                                            \
+            x = a_cs; a_cs = b_rs; b_rs = x;                                                            \
+            x = c_rs; c_rs = c_cs; c_cs = x;                                                            \
+        }                                                                                               \
+        q.kern = tensor__gemm_kernel_scalar_##sfx;                                                      \
+        q.kern_pack = NULL;                                                                             \
+        q.pack_a = tensor__gemm_pack_a_##sfx;                                                           \
+        q.pack_b = tensor__gemm_pack_b_##sfx;                                                           \
+        TENSOR__GEMM_PICK_##sfx(q);                                                                     \
+        q.m = m; q.n = n; q.k = k; q.A = A; q.B = B; q.C = C; q.add = add;                              \
+        q.a_rs = a_rs; q.a_cs = a_cs; q.b_rs = b_rs; q.b_cs = b_cs; q.c_rs = c_rs; q.c_cs = c_cs;       \
+        TENSOR__GEMM_TRY_NT(sfx);                                                                       \
+        /* k in equal blocks of at most KC (784 = 4 x 196, not 3 x 256 + 16: a thin last block      \
+           would pay C's loads and stores for few multiply-adds) */                                    \
+        q.kb = (k + (k + KC - 1) / KC - 1) / ((k + KC - 1) / KC);                                       \
+        tensor__gemm_job_##sfx j;                                                                       \
+        memset(&j, 0, sizeof j);                                                                        \
+        j.q = &q;                                                                                       \
+        int64_t mp = (m + MR - 1) / MR, np = (n + NR - 1) / NR, work = m * n * k;                        \
+        int64_t threads = tensor__gemm_threads();                                                     \
+        if (threads > work / TENSOR__GEMM_PAR_MIN) threads = work / TENSOR__GEMM_PAR_MIN;               \
+        if (threads < 1) threads = 1;                                                                   \
+        /* split the dim whose operand is cheaper to pack twice (n: each thread packs all of A) */      \
+        j.split_n = np >= 2 && (n >= m || mp < 2);                                                      \
+        int64_t cap = j.split_n ? np : mp, rows = tensor__gemm_round_##sfx(m, MR), cols = tensor__gemm_round_##sfx(n, NR); \
+        int64_t nkb = (k + q.kb - 1) / q.kb;                                                            \
+        if (threads > cap) threads = cap;                                                               \
+        bool shared = threads > 1 && (j.split_n ? m <= MC && rows * q.kb * nkb <= TENSOR__GEMM_SHARED_MAX \
+                                                : n <= NC && cols * q.kb * nkb <= TENSOR__GEMM_SHARED_MAX); \
+        /* slices: one per thread, or with a shared operand several, of at least PAR_MIN / 2 */       \
+        j.tasks = threads;                                                                              \
+        if (shared) {                                                                                   \
+            int64_t t = work / (TENSOR__GEMM_PAR_MIN / 2);                                              \
+            t = t < 4 * threads ? t : 4 * threads;                                                      \
+            j.tasks = t < threads ? threads : t > cap ? cap : t;                                        \
+            j.groups = ((j.split_n ? mp : np) + TENSOR__GEMM_UNIT - 1) / TENSOR__GEMM_UNIT;             \
+            j.units = nkb * j.groups;                                                                   \
+        }                                                                                               \
+        /* each slot: an A block, then a B block (on a cache line, with some slack); then the shared  \
+           operand and its ready flags */                                                               \
+        int64_t line = 64 / (int64_t)sizeof(T), kc = k < KC ? k : KC;                                  \
+        int64_t ms = j.split_n ? m : (mp + j.tasks - 1) / j.tasks * MR;                                 \
+        int64_t ns = j.split_n ? (np + j.tasks - 1) / j.tasks * NR : n;                                 \
+        int64_t asz = shared && j.split_n ? 0 : tensor__gemm_round_##sfx(ms < MC ? ms : MC, MR) * kc;  \
+        int64_t bsz = shared && !j.split_n ? 0 : tensor__gemm_round_##sfx(ns < NC ? ns : NC, NR) * kc; \
+        int64_t ssz = shared ? tensor__gemm_round_##sfx((j.split_n ? rows : cols) * q.kb * nkb + 16, line) : 0; \
+        j.pa_size = tensor__gemm_round_##sfx(asz + 16, line);                                           \
+        j.per_slot = j.pa_size + tensor__gemm_round_##sfx(bsz + 16, line);                              \
+        size_t bytes = (size_t)(j.per_slot * threads + ssz) * sizeof(T) + (size_t)j.units * sizeof(int); \
+        j.scratch = (T *)tensor__alloc_aligned(bytes);                                                  \
+        if (!j.scratch) { /* no memory for panels: the plain loop needs none */                         \
+            for (int64_t i = 0; i < m; i++)                                                             \
+                for (int64_t c = 0; c < n; c++) {                                                       \
+                    T acc = 0;                                                                          \
+                    for (int64_t p = 0; p < k; p++) acc += A[i * a_rs + p * a_cs] * B[p * b_rs + c * b_cs]; \
+                    T *dst = C + i * c_rs + c * c_cs;                                                   \
+                    *dst = add ? *dst + acc : acc;                                                      \
+                }                                                                                       \
+            return;                                                                                     \
+        }                                                                                               \
+        if (shared) {                                                                                   \
+            j.shared = j.scratch + j.per_slot * threads;                                                \
+            j.ready = (int *)(void *)(j.shared + ssz);                                                  \
+            memset(j.ready, 0, (size_t)j.units * sizeof(int));                                          \
+        }                                                                                               \
+        if (threads > 1) tensor__parallel_for(threads, 1, tensor__gemm_task_##sfx, &j);                 \
+        else tensor__gemm_task_##sfx(0, 1, &j);                                                         \
+        tensor__free_aligned(j.scratch);                                                                \
+    }
+
+/* A row-major A and column-major B take the unpacked path where packing would cost the most
+   against the multiply-adds: few rows of A (every packed B panel would serve few A panels: a
+   linear layer's batch), few columns of B (up to a moderate m, whose rows stay in L2 while B's
+   columns pass), or a matrix-vector product; k must be long enough to pay the lane sums. Measured
+   here against the packed path: 64 x 256 x 784 106 vs 93 GFLOP/s, 1 x 512 x 512 30 vs 8; the
+   packed path keeps 96 x 96 x 96 (95 vs 84) and 2048 x 64 x 1024 (97 vs 86). */
+#if TENSOR__GEMM_AVX2
+#define TENSOR__GEMM_TRY_NT(sfx)                                                                         \
+    if (a_cs == 1 && b_rs == 1 && tensor__gemm_has_avx2() &&                                            \
+        ((k >= 16 && (m <= 4 || n <= 4)) || (k >= 128 && (m <= 64 || (n <= 64 && m <= 512))))) {        \
+        tensor__gemm_nt_##sfx(&q);                                                                      \
+        return;                                                                                         \
+    }
+#else
+#define TENSOR__GEMM_TRY_NT(sfx)
+#endif
+#ifndef TENSOR__GEMM_NT_MB
+#define TENSOR__GEMM_NT_MB 128 /* rows of A per block: 128 x KD bytes in L2 */
+#endif
+#ifndef TENSOR__GEMM_NT_KD
+#define TENSOR__GEMM_NT_KD 4096 /* bytes of k per block: 4 columns of B in 16 KiB of L1 */
+#endif
+
+/* Claims the next index of a counter shared by the threads of one GEMM (the count of finished
+   slices too: acq_rel, so whoever sees the count sees the slices' results). */
+#if TENSOR__HAVE_THREADS
+#define TENSOR__GEMM_CLAIM(p) __atomic_fetch_add(p, 1, __ATOMIC_ACQ_REL)
+#else
+#define TENSOR__GEMM_CLAIM(p) ((*(p))++)
+#endif
+#ifndef TENSOR__GEMM_UNIT
+#define TENSOR__GEMM_UNIT 8 /* panels per unit of shared packing */
+#endif
+/* A shared operand (see tensor__gemm_task) of at most this many elements is packed whole by
+   every thread: it stays in the thread's L2 next to the B panels passing through. */
+#ifndef TENSOR__GEMM_SHARED_MAX
+#define TENSOR__GEMM_SHARED_MAX ((int64_t)1 << 17)
+#endif
+
+typedef tensor__sgemm_kernel_fn tensor__f32_kernel_fn;
+typedef tensor__dgemm_kernel_fn tensor__f64_kernel_fn;
+typedef tensor__spack_fn tensor__f32_pack_fn;
+typedef void (*tensor__f32_kpack_fn)(int64_t kc, const float *a, float *b, const float *bsrc, int64_t bs, float *C, int64_t rs, int64_t cs, int mr, int nr, int add);
+typedef void (*tensor__f64_kpack_fn)(int64_t kc, const double *a, double *b, const double *bsrc, int64_t bs, double *C, int64_t rs, int64_t cs, int mr, int nr, int add);
+typedef tensor__dpack_fn tensor__f64_pack_fn;
+#if TENSOR__GEMM_AVX2
+#define TENSOR__GEMM_PICK_f32(q)                                                                         \
+    if (tensor__gemm_has_avx2()) {                                                                      \
+        q.kern = tensor__gemm_kernel_avx2_f32;                                                          \
+        q.kern_pack = tensor__gemm_kernel_pack_avx2_f32;                                                \
+        q.pack_a = tensor__gemm_pack_a_avx2_f32;                                                        \
+        q.pack_b = tensor__gemm_pack_b_avx2_f32;                                                        \
+    }
+#define TENSOR__GEMM_PICK_f64(q) if (tensor__gemm_has_avx2()) q.kern = tensor__gemm_kernel_avx2_f64;
+#else
+#define TENSOR__GEMM_PICK_f32(q)
+#define TENSOR__GEMM_PICK_f64(q)
+#endif
+TENSOR__DEFINE_GEMM_DRIVER(f32, float, TENSOR__SGEMM_MR, TENSOR__SGEMM_NR, TENSOR__SGEMM_MC, TENSOR__SGEMM_KC, TENSOR__SGEMM_NC)
+TENSOR__DEFINE_GEMM_DRIVER(f64, double, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR, TENSOR__DGEMM_MC, TENSOR__DGEMM_KC, TENSOR__DGEMM_NC)
+
+/* Whether `count` independent GEMMs of m x n x k (a batch, or the images of a convolution) should
+   run side by side, each on one thread, rather than one after another, each split across the
+   threads: yes when they are too small to split, or when they share out evenly (or nearly: at
+   least 4 per thread), which needs no synchronization inside the GEMMs. */
+static bool tensor__gemm_spread(int64_t count, int64_t m, int64_t n, int64_t k) {
+    int64_t threads = tensor__gemm_threads();
+    if (count < 2 || threads < 2) return false;
+    if (m * n * k < 2 * TENSOR__GEMM_PAR_MIN) return true;
+    return count >= threads && (count % threads == 0 || count >= 4 * threads);
+}

@@ -1,0 +1,170 @@
+// >>threads ------------------------------------------------------------------------------------
+/* A persistent thread pool (pthreads; no OpenMP). tensor__parallel_for(n, grain, fn, ctx) splits
+   [0, n) into at most one chunk per thread, each of at least `grain` items, runs chunk after chunk
+   on the workers and on the calling thread, and returns when all are done. Work of n <= grain runs
+   on the calling thread without touching the pool, so small tensors never pay for threads. A call
+   made from inside a parallel region, or while another thread holds the pool, also runs inline.
+   Without pthreads (Windows, or TENSOR_NO_THREADS defined) everything runs inline. */
+typedef void (*tensor__range_fn)(int64_t begin, int64_t end, void *ctx);
+
+static int tensor__num_threads; /* 0 until set: then every core */
+
+#if defined(_WIN32) || defined(TENSOR_NO_THREADS)
+#define TENSOR__HAVE_THREADS 0
+static int tensor__cores(void) { return 1; }
+static void tensor__parallel_for(int64_t n, int64_t grain, tensor__range_fn fn, void *ctx) { (void)grain; if (n > 0) fn(0, n, ctx); }
+static void tensor__pool_stop(void) {}
+#define TENSOR__ATOMIC_SET(p, v) (*(p) = (v))
+#else
+#define TENSOR__HAVE_THREADS 1
+#include <pthread.h>
+#include <unistd.h>
+
+/* A flag several kernel threads may raise. */
+#define TENSOR__ATOMIC_SET(p, v) __atomic_store_n(p, v, __ATOMIC_RELAXED)
+
+/* Asked once: sysconf reads /sys on every call, microseconds that every op would pay. */
+static int tensor__cores(void) {
+    static int cached;
+    int c = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (c) return c;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    c = n < 1 ? 1 : n > 256 ? 256 : (int)n;
+    __atomic_store_n(&cached, c, __ATOMIC_RELAXED);
+    return c;
+}
+
+typedef struct {
+    tensor__range_fn fn;
+    void *ctx;
+    int64_t n, chunk, n_chunks;
+    int64_t next;     /* the next chunk to claim (atomic) */
+} tensor__job;
+
+typedef struct {
+    pthread_t threads[256];
+    int n_workers, workers_done;
+    bool started, stop;
+    int64_t generation, spawn_generation; /* workers start waiting for the generation after spawn_generation */
+    tensor__job *job;
+    pthread_mutex_t mu, busy;
+    pthread_cond_t wake, done;
+} tensor__pool_state;
+
+static tensor__pool_state tensor__pool = {{0}, 0, 0, false, false, 0, 0, NULL, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+                                          PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER};
+static TENSOR__THREAD_LOCAL bool tensor__in_parallel;
+
+static void tensor__run_chunks(tensor__job *job) {
+    for (;;) {
+        int64_t c = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
+        if (c >= job->n_chunks) return;
+        int64_t begin = c * job->chunk, end = begin + job->chunk < job->n ? begin + job->chunk : job->n;
+        job->fn(begin, end, job->ctx);
+    }
+}
+
+static void *tensor__worker(void *arg) {
+    (void)arg;
+    tensor__in_parallel = true;
+    pthread_mutex_lock(&tensor__pool.mu);
+    int64_t seen = tensor__pool.spawn_generation; /* not .generation: a job may already be posted */
+    for (;;) {
+        while (!tensor__pool.stop && tensor__pool.generation == seen) pthread_cond_wait(&tensor__pool.wake, &tensor__pool.mu);
+        if (tensor__pool.stop) break;
+        seen = tensor__pool.generation;
+        tensor__job *job = tensor__pool.job;
+        pthread_mutex_unlock(&tensor__pool.mu);
+        tensor__run_chunks(job);
+        pthread_mutex_lock(&tensor__pool.mu);
+        /* the caller's job lives on its stack: it returns only after every worker checked out */
+        if (++tensor__pool.workers_done == tensor__pool.n_workers) pthread_cond_signal(&tensor__pool.done);
+    }
+    pthread_mutex_unlock(&tensor__pool.mu);
+    return NULL;
+}
+
+/* Joins the workers (tensor_shutdown, or a change of the thread count). Holds `busy`. */
+static void tensor__pool_stop_locked(void) {
+    if (!tensor__pool.started) return;
+    pthread_mutex_lock(&tensor__pool.mu);
+    tensor__pool.stop = true;
+    pthread_cond_broadcast(&tensor__pool.wake);
+    pthread_mutex_unlock(&tensor__pool.mu);
+    for (int i = 0; i < tensor__pool.n_workers; i++) pthread_join(tensor__pool.threads[i], NULL);
+    tensor__pool.started = false;
+    tensor__pool.stop = false;
+    tensor__pool.n_workers = 0;
+}
+static void tensor__pool_stop(void) {
+    pthread_mutex_lock(&tensor__pool.busy);
+    tensor__pool_stop_locked();
+    pthread_mutex_unlock(&tensor__pool.busy);
+}
+
+/* Starts workers-many threads; false (and no pool) if the system refuses. Holds `busy`. */
+static bool tensor__pool_start_locked(int workers) {
+    if (tensor__pool.started && tensor__pool.n_workers == workers) return true;
+    tensor__pool_stop_locked();
+    pthread_mutex_lock(&tensor__pool.mu);
+    tensor__pool.spawn_generation = tensor__pool.generation;
+    pthread_mutex_unlock(&tensor__pool.mu);
+    for (int i = 0; i < workers; i++) {
+        if (pthread_create(&tensor__pool.threads[i], NULL, tensor__worker, NULL) != 0) {
+            tensor__pool.n_workers = i;
+            tensor__pool.started = true;
+            tensor__pool_stop_locked();
+            return false;
+        }
+        tensor__pool.n_workers = i + 1;
+    }
+    tensor__pool.started = true;
+    return true;
+}
+
+static void tensor__parallel_for(int64_t n, int64_t grain, tensor__range_fn fn, void *ctx) {
+    if (n <= 0) return;
+    if (grain < 1) grain = 1;
+    if (n <= grain) { fn(0, n, ctx); return; } /* small work: no pool, no thread count lookup */
+    int threads = tensor__num_threads ? tensor__num_threads : tensor__cores();
+    if (threads <= 1 || tensor__in_parallel || pthread_mutex_trylock(&tensor__pool.busy) != 0) {
+        fn(0, n, ctx);
+        return;
+    }
+    int64_t chunks = (n + grain - 1) / grain;
+    if (chunks > threads) chunks = threads;
+    if (!tensor__pool_start_locked(threads - 1)) {
+        pthread_mutex_unlock(&tensor__pool.busy);
+        fn(0, n, ctx);
+        return;
+    }
+    tensor__job job;
+    job.fn = fn;
+    job.ctx = ctx;
+    job.n = n;
+    job.n_chunks = chunks;
+    job.chunk = (n + chunks - 1) / chunks;
+    job.next = 0;
+    pthread_mutex_lock(&tensor__pool.mu);
+    tensor__pool.job = &job;
+    tensor__pool.workers_done = 0;
+    tensor__pool.generation++;
+    pthread_cond_broadcast(&tensor__pool.wake);
+    pthread_mutex_unlock(&tensor__pool.mu);
+    tensor__in_parallel = true;
+    tensor__run_chunks(&job);
+    tensor__in_parallel = false;
+    pthread_mutex_lock(&tensor__pool.mu);
+    while (tensor__pool.workers_done < tensor__pool.n_workers) pthread_cond_wait(&tensor__pool.done, &tensor__pool.mu);
+    tensor__pool.job = NULL;
+    pthread_mutex_unlock(&tensor__pool.mu);
+    pthread_mutex_unlock(&tensor__pool.busy);
+}
+#endif
+
+TENSOR_API void tensor_set_num_threads(int n) {
+    if (n < 0) { tensor__fail("tensor_set_num_threads", "thread count must be >= 0, got %d", n); return; }
+    if (n > 256) n = 256;
+    tensor__num_threads = n; /* the pool restarts with the new size at its next use */
+}
+TENSOR_API int tensor_get_num_threads(void) { return tensor__num_threads ? tensor__num_threads : tensor__cores(); }

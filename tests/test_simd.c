@@ -1,0 +1,467 @@
+/* Tests of the vector layer (generator/parts/simd.h) and the elementwise fast paths that use it.
+
+   - simd_ulp_*: the f32 math (exp, log, expm1, log1p, sin, cos, tanh, erf, sigmoid, silu,
+     softplus, gelu, gelu_tanh) over a dense sweep of the f32 range (every bit pattern of the
+     relevant range with a stride, plus special values), through the public ops, against libm in
+     double (accurate to ~2^-29 ulp of f32). The error is |got - exact| / ulp(exact): the largest
+     error must stay within the bound written next to each function in simd.h. Points per
+     function: 1000000, or TENSOR_TEST_ULP_POINTS.
+   - simd_matches_reference: every fast path against the reference loops
+     (tensor_set_reference_kernels): odd sizes (vector tails), sizes split across threads,
+     unaligned starts (a slice from element 1), broadcast scalars, in-place ops, special values.
+     The ops that are exact in f32 must match bit for bit.
+   - simd_each_isa (x86 Linux): runs this file's tests again in a child process for every other
+     instance the CPU has, chosen with TENSOR_SIMD, so the AVX-512, AVX2, SSE2 and scalar builds of
+     the kernels are all tested here (`make test-neon` does the same for NEON under qemu). */
+#include "test.h"
+#include <float.h>
+#include <stdint.h>
+#if defined(__linux__)
+#include <unistd.h>
+#endif
+
+/* ---- references, in double ---- */
+static double r_exp(double x) { return exp(x); }
+static double r_log(double x) { return log(x); }
+static double r_expm1(double x) { return expm1(x); }
+static double r_log1p(double x) { return log1p(x); }
+static double r_sin(double x) { return sin(x); }
+static double r_cos(double x) { return cos(x); }
+static double r_tanh(double x) { return tanh(x); }
+static double r_erf(double x) { return erf(x); }
+static double r_sigmoid(double x) { return x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x)); }
+static double r_silu(double x) { return isinf(x) && x < 0 ? NAN : x * r_sigmoid(x); } /* -inf: NaN, as x / (1 + e^-x) */
+static double r_softplus(double x) { return x > 20 ? x : log1p(exp(x)); }
+/* gelu through erfc: no cancellation in the negative tail (the reference loop's formula has it) */
+static double r_gelu(double x) { return isinf(x) && x < 0 ? NAN : 0.5 * x * erfc(-x * 0.70710678118654752); }
+static double r_gelu_tanh(double x) {
+    if (isinf(x) && x < 0) return NAN;
+    double y = 2 * 0.7978845608028654 * (x + 0.044715 * x * x * x); /* 0.5 (1 + tanh(y/2)) = sigmoid(y) */
+    return x * r_sigmoid(y);
+}
+
+typedef struct {
+    const char *name;
+    tensor *(*op)(tensor *);
+    double (*ref)(double);
+    float lo, hi;     /* the swept range (beyond it the results are constant or inf/0) */
+    double bound;     /* ulp, as simd.h states it */
+    double sleef;     /* with TENSOR_USE_SLEEF: SLEEF's u10 functions claim 1 ulp; measured up to 1.07
+                         (1.64 for erf of subnormals), so 1.5 (erf: 2) where the brief allows 2 */
+} math_fn;
+
+static const math_fn MATH[] = {
+    {"exp", tensor_exp, r_exp, -105, 90, 1.0, 1.0},
+    {"log", tensor_log, r_log, 0, FLT_MAX, 1.0, 1.0},
+    {"expm1", tensor_expm1, r_expm1, -40, 90, 1.0, 1.5},
+    {"log1p", tensor_log1p, r_log1p, -1, FLT_MAX, 1.0, 1.5},
+    {"sin", tensor_sin, r_sin, -4e6f, 4e6f, 0.501, 1.5},
+    {"cos", tensor_cos, r_cos, -4e6f, 4e6f, 0.501, 1.5},
+    {"tanh", tensor_tanh, r_tanh, -12, 12, 1.5, 1.5},
+    {"erf", tensor_erf, r_erf, -5, 5, 0.501, 2.0}, /* SLEEF sse2/scalar erff: 1.64 ulp for subnormal x */
+    {"sigmoid", tensor_sigmoid, r_sigmoid, -120, 120, 0.501, 0.501},
+    {"silu", tensor_silu, r_silu, -120, 120, 0.501, 0.501},
+    {"softplus", tensor_softplus, r_softplus, -120, 120, 2.0, 2.0},
+    {"gelu", tensor_gelu, r_gelu, -20, 20, 0.501, 0.501},
+    {"gelu_tanh", tensor_gelu_tanh, r_gelu_tanh, -25, 25, 0.501, 0.501},
+};
+enum { N_MATH = sizeof MATH / sizeof MATH[0] };
+
+static float f_of(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
+static uint32_t bits_of(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
+
+/* |got - exact| in ulp of exact (of the f32 binade exact falls in; 2^-149 below the normals).
+   NaN must give NaN, an exact value that rounds to +-inf must give it exactly, and a zero result
+   must have exact's sign. */
+static double ulp_error(float got, double exact) {
+    if (exact != exact) return got != got ? 0 : INFINITY;
+    if (got != got) return INFINITY;
+    if (isinf((float)exact)) return got == (float)exact ? 0 : INFINITY;
+    if (isinf(got)) return INFINITY;
+    if (exact == 0 && got == 0) return !signbit(exact) == !signbit(got) ? 0 : INFINITY;
+    double a = fabs(exact), ulp;
+    if (a < FLT_MIN) ulp = ldexp(1, -149);
+    else {
+        int e;
+        frexp(a, &e); /* a in [2^(e-1), 2^e) */
+        ulp = ldexp(1, e - 24);
+    }
+    return fabs((double)got - exact) / ulp;
+}
+
+static long ulp_points(void) {
+    const char *s = getenv("TENSOR_TEST_ULP_POINTS");
+    long n = s ? atol(s) : 1000000;
+    return n < 1000 ? 1000 : n;
+}
+
+/* Every bit pattern of [lo, hi] with a stride so that about `want` points result, both signs,
+   plus the special values and boundaries. Returns the count; xs holds want + 64 floats. */
+static long sweep_points(float lo, float hi, long want, float *xs) {
+    long n = 0;
+    float pos_lo = lo > 0 ? lo : 0, pos_hi = hi, neg_lo = hi < 0 ? -hi : 0, neg_hi = lo < 0 ? -lo : 0;
+    double span_p = pos_hi > pos_lo ? (double)(bits_of(pos_hi) - bits_of(pos_lo)) : 0;
+    double span_n = neg_hi > neg_lo ? (double)(bits_of(neg_hi) - bits_of(neg_lo)) : 0;
+    for (int sign = 0; sign < 2; sign++) {
+        double span = sign ? span_n : span_p;
+        if (span <= 0) continue;
+        long k = (long)(want * (span / (span_p + span_n)));
+        uint32_t from = bits_of(sign ? neg_lo : pos_lo), to = bits_of(sign ? neg_hi : pos_hi);
+        uint64_t stride = (uint64_t)(span / (k > 1 ? k - 1 : 1));
+        if (stride < 1) stride = 1;
+        stride |= 1; /* odd: every residue of the low mantissa bits gets visited */
+        for (uint64_t u = from; u <= to && n < want; u += stride) xs[n++] = f_of((uint32_t)u | (sign ? 0x80000000u : 0));
+    }
+    static const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-45f, -1e-45f, FLT_MIN, -FLT_MIN,
+                                    FLT_MAX, -FLT_MAX, 1, -1, 0.5f, -0.5f, 88.72283f, 88.72284f, -87.33655f, -103.28f,
+                                    -103.98f, 20, 20.000002f, 19.999998f, 0.9f, 0.89999998f, 1048576, 1048576.1f,
+                                    -1048576.1f, 3e-8f, -3e-8f, 12.0f, -14.5f, 0.34657359f, -0.34657359f};
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++) xs[n++] = special[i];
+    return n;
+}
+
+static bool sleef_on(void) { return strstr(tensor_build_info(), "sleef: yes") != NULL; }
+static const char *simd_level(void) {
+    static char name[64];
+    const char *s = strstr(tensor_build_info(), "simd: ");
+    size_t k = 0;
+    if (s) for (s += 6; *s && *s != ';' && k + 1 < sizeof name; s++) name[k++] = *s;
+    name[k] = 0;
+    return name;
+}
+
+/* Sweeps one function; returns the largest error and records failures. */
+static double check_math(const math_fn *f, long want) {
+    float *xs = (float *)malloc(sizeof(float) * (size_t)(want + 64));
+    long n = sweep_points(f->lo, f->hi, want, xs);
+    int64_t shape[1] = {n};
+    tensor *x = tensor_from_data(xs, 1, shape, TENSOR_F32);
+    tensor *y = f->op(x);
+    const float *ys = (const float *)tensor_data_ptr(y);
+    double bound = sleef_on() ? f->sleef : f->bound, worst = 0;
+    long bad = 0, at = -1;
+    CHECK_MSG(ys != NULL, "%s: no result", f->name);
+    for (long i = 0; ys && i < n; i++) {
+        double e = ulp_error(ys[i], f->ref((double)xs[i]));
+        if (e > worst || e != e) { worst = e; at = i; }
+        if (!(e <= bound) && bad++ < 3)
+            test_fail(__FILE__, __LINE__, "%s(%.9g = %a) = %.9g, exact %.17g: %.3f ulp > %.3f (%s)", f->name, xs[i], xs[i], ys[i],
+                      f->ref((double)xs[i]), e, bound, simd_level());
+    }
+    (void)at;
+    free(xs);
+    return worst;
+}
+
+static double MEASURED[N_MATH];
+static void ulp_test(int i) { MEASURED[i] = check_math(&MATH[i], ulp_points()); }
+TEST(simd_ulp_exp) { ulp_test(0); }
+TEST(simd_ulp_log) { ulp_test(1); }
+TEST(simd_ulp_expm1) { ulp_test(2); }
+TEST(simd_ulp_log1p) { ulp_test(3); }
+TEST(simd_ulp_sin) { ulp_test(4); }
+TEST(simd_ulp_cos) { ulp_test(5); }
+TEST(simd_ulp_erf) { ulp_test(7); }
+TEST(simd_ulp_sigmoid) { ulp_test(8); }
+TEST(simd_ulp_silu) { ulp_test(9); }
+TEST(simd_ulp_softplus) { ulp_test(10); }
+TEST(simd_ulp_gelu) { ulp_test(11); }
+TEST(simd_ulp_gelu_tanh) { ulp_test(12); }
+/* The last of the sweeps in name order: also prints what they all measured. */
+TEST(simd_ulp_tanh) {
+    ulp_test(6);
+    char line[512];
+    int k = snprintf(line, sizeof line, "  simd %s%s: max ulp over %ld points:", simd_level(), sleef_on() ? " + sleef" : "", ulp_points());
+    for (int i = 0; i < N_MATH && k < (int)sizeof line; i++) k += snprintf(line + k, sizeof line - (size_t)k, " %s %.3f", MATH[i].name, MEASURED[i]);
+    printf("%s\n", line);
+}
+
+/* Exact results at the edges, sign of zero included (the sweeps cover them too; these say which). */
+TEST(simd_special_values) {
+    struct { tensor *(*op)(tensor *); float x, want; } cases[] = {
+        {tensor_exp, -INFINITY, 0}, {tensor_exp, INFINITY, INFINITY}, {tensor_exp, 88.8f, INFINITY}, {tensor_exp, -104, 0},
+        {tensor_exp, 0, 1}, {tensor_log, 0, -INFINITY}, {tensor_log, -0.0f, -INFINITY}, {tensor_log, -1, NAN},
+        {tensor_log, INFINITY, INFINITY}, {tensor_log, 1, 0}, {tensor_expm1, -INFINITY, -1}, {tensor_expm1, -0.0f, -0.0f},
+        {tensor_expm1, 89, INFINITY}, {tensor_expm1, 1e-40f, 1e-40f}, {tensor_log1p, -1, -INFINITY}, {tensor_log1p, -2, NAN},
+        {tensor_log1p, -0.0f, -0.0f}, {tensor_log1p, INFINITY, INFINITY}, {tensor_sin, -0.0f, -0.0f}, {tensor_sin, INFINITY, NAN},
+        {tensor_cos, -INFINITY, NAN}, {tensor_cos, 0, 1}, {tensor_tanh, INFINITY, 1}, {tensor_tanh, -INFINITY, -1},
+        {tensor_tanh, -0.0f, -0.0f}, {tensor_tanh, -9.5f, -1}, {tensor_erf, -INFINITY, -1}, {tensor_erf, -0.0f, -0.0f},
+        {tensor_erf, 4, 1}, {tensor_sigmoid, -INFINITY, 0}, {tensor_sigmoid, INFINITY, 1}, {tensor_sigmoid, 0, 0.5f},
+        {tensor_silu, -INFINITY, NAN}, {tensor_silu, INFINITY, INFINITY}, {tensor_silu, -0.0f, -0.0f}, {tensor_silu, -200, -0.0f},
+        {tensor_softplus, INFINITY, INFINITY}, {tensor_softplus, -INFINITY, 0}, {tensor_softplus, 30, 30},
+        {tensor_gelu, -INFINITY, NAN}, {tensor_gelu, INFINITY, INFINITY}, {tensor_gelu, -0.0f, -0.0f}, {tensor_gelu, -30, -0.0f},
+        {tensor_gelu_tanh, -INFINITY, NAN}, {tensor_gelu_tanh, INFINITY, INFINITY}, {tensor_gelu_tanh, -0.0f, -0.0f},
+    };
+    tensor *(*nan_ops[])(tensor *) = {tensor_exp, tensor_log, tensor_expm1, tensor_log1p, tensor_sin, tensor_cos, tensor_tanh, tensor_erf,
+                                      tensor_sigmoid, tensor_silu, tensor_softplus, tensor_gelu, tensor_gelu_tanh};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        /* at index 5 of a 19-element row: inside a vector on every instance, and in a tail */
+        for (int at = 5; at < 19; at += 13) {
+            float in[19];
+            for (int j = 0; j < 19; j++) in[j] = 0.25f * (float)j;
+            in[at] = cases[i].x;
+            tensor *y = cases[i].op(tensor_from_data(in, TENSOR_SHAPE(19), TENSOR_F32));
+            const float *ys = (const float *)tensor_data_ptr(y);
+            if (!ys) { CHECK(ys != NULL); continue; }
+            float got = ys[at], want = cases[i].want;
+            bool ok = (want != want) ? got != got : got == want && !signbit(got) == !signbit(want);
+            CHECK_MSG(ok, "case %d: f(%g) = %g, expected %g (%s)", (int)i, (double)cases[i].x, (double)got, (double)want, simd_level());
+        }
+    }
+    for (size_t i = 0; i < sizeof nan_ops / sizeof nan_ops[0]; i++) {
+        float in[3] = {1, NAN, -NAN};
+        const float *ys = (const float *)tensor_data_ptr(nan_ops[i](tensor_from_data(in, TENSOR_SHAPE(3), TENSOR_F32)));
+        CHECK_MSG(ys && ys[1] != ys[1] && ys[2] != ys[2], "op %d: NaN does not give NaN", (int)i);
+    }
+}
+
+/* ---- fast paths against the reference loops ---- */
+typedef enum { EXACT, ULPS } agreement;
+typedef struct { const char *name; tensor *(*op)(tensor *); agreement how; float lo, hi; } unary_case;
+static tensor *relu6_(tensor *a) { return tensor_relu6(a); }
+static tensor *hardtanh_(tensor *a) { return tensor_hardtanh(a, -0.7, 0.30000001192092896); }
+static tensor *clamp_(tensor *a) { return tensor_clamp(a, -0.1, 1e300); }
+static tensor *clamp_nan_(tensor *a) { return tensor_clamp(a, NAN, 2.5); }
+static tensor *leaky_(tensor *a) { return tensor_leaky_relu(a, 0.01); }
+static const unary_case UNARY[] = {
+    {"neg", tensor_neg, EXACT, -10, 10}, {"abs", tensor_abs, EXACT, -10, 10}, {"sqrt", tensor_sqrt, EXACT, -1, 100},
+    {"square", tensor_square, EXACT, -1e20f, 1e20f}, {"reciprocal", tensor_reciprocal, EXACT, -3, 3}, {"relu", tensor_relu, EXACT, -3, 3},
+    {"relu6", relu6_, EXACT, -3, 9}, {"hardtanh", hardtanh_, EXACT, -2, 2}, {"clamp", clamp_, EXACT, -2, 2},
+    {"clamp NaN bound", clamp_nan_, EXACT, -4, 4}, {"leaky_relu", leaky_, EXACT, -5, 5},
+    {"exp", tensor_exp, ULPS, -90, 90}, {"log", tensor_log, ULPS, -1, 1e6f}, {"expm1", tensor_expm1, ULPS, -20, 20},
+    {"log1p", tensor_log1p, ULPS, -1.5f, 100}, {"sin", tensor_sin, ULPS, -100, 100}, {"cos", tensor_cos, ULPS, -100, 100},
+    {"tanh", tensor_tanh, ULPS, -10, 10}, {"erf", tensor_erf, ULPS, -4, 4}, {"sigmoid", tensor_sigmoid, ULPS, -30, 30},
+    {"silu", tensor_silu, ULPS, -30, 30}, {"softplus", tensor_softplus, ULPS, -30, 30},
+    /* the reference formulas of gelu and gelu_tanh cancel below -5: compared where they do not */
+    {"gelu", tensor_gelu, ULPS, -5, 5}, {"gelu_tanh", tensor_gelu_tanh, ULPS, -5, 5},
+};
+static const float SPECIAL[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-45f, -3e-39f, FLT_MAX, -FLT_MAX, 1, -1};
+
+/* n values in [lo, hi] with every 7th a special value */
+static void fill_values(float *v, int64_t n, float lo, float hi) {
+    for (int64_t i = 0; i < n; i++)
+        v[i] = i % 7 == 3 ? SPECIAL[(i / 7) % (int64_t)(sizeof SPECIAL / sizeof SPECIAL[0])] : (float)test_uniform(lo, hi);
+}
+
+/* integer ulp distance of two floats (NaN == NaN) */
+static int64_t ulp_distance(float a, float b) {
+    if (a != a || b != b) return (a != a && b != b) ? 0 : INT64_MAX;
+    if (a == b) return !signbit(a) == !signbit(b) ? 0 : INT64_MAX;
+    int64_t ia = (int32_t)bits_of(a), ib = (int32_t)bits_of(b);
+    if (ia < 0) ia = INT32_MIN - ia;
+    if (ib < 0) ib = INT32_MIN - ib;
+    return ia > ib ? ia - ib : ib - ia;
+}
+
+/* Compares `fast` with `ref` elementwise: bit-exact (NaN == NaN) or within 2 ulp. */
+static void check_agreement(const char *what, int64_t n, tensor *fast, tensor *ref, bool exact, bool as_bool) {
+    if (!fast || !ref) { test_fail(__FILE__, __LINE__, "%s: NULL result (%s)", what, tensor_last_error() ? tensor_last_error() : "?"); return; }
+    size_t esz = as_bool ? 1 : 4;
+    char *a = (char *)malloc(esz * (size_t)(n ? n : 1)), *b = (char *)malloc(esz * (size_t)(n ? n : 1));
+    CHECK(tensor_copy_to(fast, a, esz * (size_t)n) == 0 && tensor_copy_to(ref, b, esz * (size_t)n) == 0);
+    int bad = 0;
+    for (int64_t i = 0; i < n && bad < 3; i++) {
+        float x = 0, y = 0;
+        if (as_bool) {
+            x = a[i];
+            y = b[i];
+        } else {
+            memcpy(&x, a + 4 * i, 4);
+            memcpy(&y, b + 4 * i, 4);
+        }
+        int64_t d = ulp_distance(x, y);
+        if (exact ? d == 0 : d <= 2) continue;
+        test_fail(__FILE__, __LINE__, "%s, n=%lld, element %lld: fast %.9g, reference %.9g (%s)", what, (long long)n, (long long)i, (double)x, (double)y, simd_level());
+        bad++;
+    }
+    free(a);
+    free(b);
+}
+
+/* Sizes: empty, one, vector tails of every instance (1, 4, 8, 16 lanes), and large enough to be
+   split across threads at chunk boundaries that are not multiples of a vector. */
+static const int64_t SIZES[] = {0, 1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 31, 33, 63, 65, 100, 1000, 70001};
+
+/* t's values, optionally starting at element 1 of a larger tensor (an unaligned start) */
+static tensor *values_tensor(int64_t n, float lo, float hi, bool offset) {
+    float *v = (float *)malloc(sizeof(float) * (size_t)(n + 1));
+    fill_values(v, n + 1, lo, hi);
+    int64_t full = n + 1;
+    tensor *t = tensor_from_data(v, 1, &full, TENSOR_F32);
+    free(v);
+    return tensor_slice(t, 0, offset ? 1 : 0, offset ? n + 1 : n, 1);
+}
+
+TEST(simd_matches_reference_unary) {
+    for (size_t k = 0; k < sizeof UNARY / sizeof UNARY[0]; k++)
+        for (size_t s = 0; s < sizeof SIZES / sizeof SIZES[0]; s++)
+            for (int off = 0; off < 2; off++) {
+                tensor_scope_begin();
+                tensor *x = values_tensor(SIZES[s], UNARY[k].lo, UNARY[k].hi, off);
+                tensor *fast = UNARY[k].op(x);
+                bool was = tensor_set_reference_kernels(true);
+                tensor *ref = UNARY[k].op(x);
+                tensor_set_reference_kernels(was);
+                char what[64];
+                snprintf(what, sizeof what, "%s%s", UNARY[k].name, off ? " from element 1" : "");
+                check_agreement(what, SIZES[s], fast, ref, UNARY[k].how == EXACT, false);
+                tensor_scope_end();
+            }
+}
+
+/* Binary ops in every operand layout the fast path serves (two arrays, a broadcast 0-dim scalar on
+   either side, a size-1 dim expanded, a wrapped Python scalar) and in place. */
+typedef struct { const char *name; tensor *(*op)(tensor *, tensor *); bool as_bool; } binary_case;
+static const binary_case BINARY[] = {
+    {"add", tensor_add, false}, {"sub", tensor_sub, false}, {"mul", tensor_mul, false}, {"div", tensor_div, false},
+    {"maximum", tensor_maximum, false}, {"minimum", tensor_minimum, false}, {"eq", tensor_eq, true}, {"ne", tensor_ne, true},
+    {"lt", tensor_lt, true}, {"le", tensor_le, true}, {"gt", tensor_gt, true}, {"ge", tensor_ge, true},
+};
+
+static void compare_binary(const binary_case *c, const char *layout, int64_t n, tensor *a, tensor *b) {
+    tensor *fast = c->op(a, b);
+    bool was = tensor_set_reference_kernels(true);
+    tensor *ref = c->op(a, b);
+    tensor_set_reference_kernels(was);
+    char what[96];
+    snprintf(what, sizeof what, "%s (%s)", c->name, layout);
+    check_agreement(what, n, fast, ref, true, c->as_bool);
+}
+
+TEST(simd_matches_reference_binary) {
+    for (size_t k = 0; k < sizeof BINARY / sizeof BINARY[0]; k++)
+        for (size_t s = 0; s < sizeof SIZES / sizeof SIZES[0]; s++) {
+            int64_t n = SIZES[s];
+            tensor_scope_begin();
+            tensor *a = values_tensor(n, -4, 4, true), *b = values_tensor(n, -4, 4, false);
+            /* equal values now and then, so == and <= see ties */
+            tensor *b_ties = tensor_where(tensor_gt(b, tensor_scalar(2, TENSOR_F32)), a, b);
+            float sv = 0.5f;
+            tensor *s0 = tensor_from_data(&sv, 0, NULL, TENSOR_F32);
+            int64_t one = 1;
+            tensor *s1 = tensor_expand(tensor_from_data(&sv, 1, &one, TENSOR_F32), 1, &n);
+            float nanv = NAN, nzv = -0.0f;
+            tensor *snan = tensor_from_data(&nanv, 0, NULL, TENSOR_F32), *snz = tensor_from_data(&nzv, 0, NULL, TENSOR_F32);
+            compare_binary(&BINARY[k], "arrays", n, a, b_ties);
+            compare_binary(&BINARY[k], "0-dim b", n, a, s0);
+            compare_binary(&BINARY[k], "0-dim a", n, s0, a);
+            compare_binary(&BINARY[k], "expanded b", n, a, s1);
+            compare_binary(&BINARY[k], "NaN 0-dim b", n, a, snan);
+            compare_binary(&BINARY[k], "-0 0-dim a", n, snz, b);
+            compare_binary(&BINARY[k], "-0 0-dim b", n, b, snz);
+            tensor_scope_end();
+        }
+}
+
+TEST(simd_matches_reference_scalar_and_inplace) {
+    for (size_t s = 0; s < sizeof SIZES / sizeof SIZES[0]; s++) {
+        int64_t n = SIZES[s];
+        tensor_scope_begin();
+        tensor *a = values_tensor(n, -4, 4, true), *b = values_tensor(n, -4, 4, false);
+        tensor *(*scalar_ops[])(tensor *, double) = {tensor_add_scalar, tensor_sub_scalar, tensor_mul_scalar, tensor_div_scalar};
+        for (int k = 0; k < 4; k++) {
+            tensor *fast = scalar_ops[k](a, 0.1);
+            bool was = tensor_set_reference_kernels(true);
+            tensor *ref = scalar_ops[k](a, 0.1);
+            tensor_set_reference_kernels(was);
+            check_agreement("tensor op scalar", n, fast, ref, true, false);
+        }
+        /* in place, into an unaligned view */
+        tensor *x1 = tensor_clone(a), *x2 = tensor_clone(a);
+        tensor *big1 = tensor_zeros(TENSOR_SHAPE(n + 1), TENSOR_F32), *big2 = tensor_zeros(TENSOR_SHAPE(n + 1), TENSOR_F32);
+        tensor *v1 = tensor_slice(big1, 0, 1, n + 1, 1), *v2 = tensor_slice(big2, 0, 1, n + 1, 1);
+        tensor_copy_(v1, a);
+        tensor_copy_(v2, a);
+        tensor_add_(x1, b);
+        tensor_mul_scalar_(v1, 1.7);
+        bool was = tensor_set_reference_kernels(true);
+        tensor_add_(x2, b);
+        tensor_mul_scalar_(v2, 1.7);
+        tensor_set_reference_kernels(was);
+        check_agreement("add_", n, x1, x2, true, false);
+        check_agreement("mul_scalar_ into a view from element 1", n, v1, v2, true, false);
+        tensor_scope_end();
+    }
+}
+
+/* Layouts the fast path does not serve still agree (they take the reference loop). */
+TEST(simd_other_layouts) {
+    tensor *a = values_tensor(6 * 7, -3, 3, false);
+    tensor *m = tensor_reshape(a, TENSOR_SHAPE(6, 7));
+    tensor *t = tensor_transpose(m, 0, 1), *stepped = tensor_slice(m, 1, 0, 7, 2);
+    tensor *pairs[][2] = {{tensor_exp(t), NULL}, {tensor_exp(stepped), NULL}, {tensor_add(t, t), NULL}};
+    bool was = tensor_set_reference_kernels(true);
+    pairs[0][1] = tensor_exp(t);
+    pairs[1][1] = tensor_exp(stepped);
+    pairs[2][1] = tensor_add(t, t);
+    tensor_set_reference_kernels(was);
+    check_agreement("exp of a transposed view", 42, tensor_contiguous(pairs[0][0]), tensor_contiguous(pairs[0][1]), true, false);
+    check_agreement("exp of a stepped slice", 24, tensor_contiguous(pairs[1][0]), tensor_contiguous(pairs[1][1]), true, false);
+    check_agreement("add of transposed views", 42, tensor_contiguous(pairs[2][0]), tensor_contiguous(pairs[2][1]), true, false);
+}
+
+/* The fast path is really taken: our exp is not correctly rounded everywhere, the reference loop
+   (libm in double, rounded once) is, so over many points they must differ somewhere. */
+TEST(simd_fast_path_is_used) {
+    if (strstr(tensor_build_info(), "simd: none")) return; /* no vector layer in this build */
+    int64_t n = 200000;
+    tensor *x = values_tensor(n, -80, 80, false);
+    tensor *fast = tensor_exp(x);
+    bool was = tensor_set_reference_kernels(true);
+    CHECK(strstr(tensor_build_info(), "reference kernels on") != NULL);
+    tensor *ref = tensor_exp(x);
+    tensor_set_reference_kernels(was);
+    float *a = (float *)malloc(sizeof(float) * (size_t)n), *b = (float *)malloc(sizeof(float) * (size_t)n);
+    CHECK(tensor_copy_to(fast, a, sizeof(float) * (size_t)n) == 0 && tensor_copy_to(ref, b, sizeof(float) * (size_t)n) == 0);
+    int64_t differ = 0;
+    for (int64_t i = 0; i < n; i++) differ += ulp_distance(a[i], b[i]) != 0;
+    CHECK_MSG(differ > 0, "tensor_exp gave the reference loop's results everywhere: is the %s fast path used?", simd_level());
+    free(a);
+    free(b);
+}
+
+TEST(simd_build_info) {
+    const char *info = tensor_build_info(), *want = getenv("TENSOR_SIMD");
+    CHECK(strstr(info, "simd: ") != NULL);
+    CHECK(strstr(info, "reference kernels on") == NULL);
+    static const char *const levels[] = {"avx512f", "avx2+fma", "sse2", "neon", "scalar", "none"};
+    bool known = false;
+    for (int i = 0; i < 6; i++) known |= strncmp(simd_level(), levels[i], strlen(levels[i])) == 0;
+    CHECK_MSG(known, "unknown simd level '%s'", simd_level());
+    if (want) CHECK_MSG(strstr(simd_level(), want) != NULL, "TENSOR_SIMD=%s but build info says %s", want, info);
+}
+
+#if defined(__linux__) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+/* Every x86 instance the CPU runs, each in a child process of this binary (TENSOR_SIMD picks it at
+   start-up): the child runs this file's tests. */
+TEST(simd_each_isa) {
+    if (getenv("TENSOR_SIMD")) return; /* a child */
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) { test_fail(__FILE__, __LINE__, "cannot find this test binary (/proc/self/exe)"); return; }
+    self[len] = 0;
+    __builtin_cpu_init();
+    struct { const char *key; bool ok; } isa[] = {
+        {"avx512", __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")},
+        {"avx2", __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")},
+        {"sse2", __builtin_cpu_supports("sse2")},
+        {"scalar", true},
+    };
+    for (size_t i = 0; i < sizeof isa / sizeof isa[0]; i++) {
+        if (!isa[i].ok || strstr(simd_level(), isa[i].key)) continue; /* the parent ran that one */
+        char cmd[4300], line[1024], last[1024] = "";
+        snprintf(cmd, sizeof cmd, "TENSOR_SIMD=%s TENSOR_TEST_ULP_POINTS=%ld '%s' test_simd 2>&1", isa[i].key, ulp_points() / 2, self);
+        fflush(stdout);
+        FILE *p = popen(cmd, "r");
+        if (!p) { test_fail(__FILE__, __LINE__, "cannot run %s", cmd); continue; }
+        while (fgets(line, sizeof line, p)) {
+            if (strstr(line, "FAIL") || strstr(line, "simd ")) printf("  [TENSOR_SIMD=%s] %s", isa[i].key, line);
+            snprintf(last, sizeof last, "%s", line);
+        }
+        int status = pclose(p);
+        int passed = 0, failed = -1;
+        CHECK_MSG(sscanf(last, "%d passed, %d failed", &passed, &failed) == 2 && failed == 0 && passed > 0 && status == 0,
+                  "TENSOR_SIMD=%s: the child run ended with '%s' (status %d)", isa[i].key, last, status);
+    }
+}
+#endif
