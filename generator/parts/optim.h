@@ -149,9 +149,33 @@ TENSOR_API tensor_optim *tensor_optim_adamw(int n, tensor *const *params, double
 typedef struct { const tensor_optim *o; double bias1, bias2; bool first; tensor_dtype pd, gd; } tensor__step_ctx;
 
 /* One row of an update: ptr[0] the parameter, ptr[1] its gradient, ptr[2], ptr[3] the f64 state. */
+/* Adam/AdamW on f32 parameters and gradients: the same arithmetic as the generic loop below (so the
+   same results), with typed loads and the per-step constants hoisted. */
+static void tensor__adam_f32(const tensor__step_ctx *c, char **ptr, const int64_t *st, int64_t count) {
+    const tensor_optim *o = c->o;
+    const double b1 = o->beta1, b2 = o->beta2, eps = o->eps, sqrt_bias2 = sqrt(c->bias2), step = o->lr / c->bias1;
+    const double decay = 1 - o->lr * o->weight_decay, l2 = o->weight_decay;
+    const bool adamw = o->kind == TENSOR__ADAMW;
+    for (int64_t i = 0; i < count; i++) {
+        float *pp = (float *)(ptr[0] + i * st[0]);
+        double p = *pp, g = *(const float *)(ptr[1] + i * st[1]);
+        double *s1 = (double *)(ptr[2] + i * st[2]), *s2 = (double *)(ptr[3] + i * st[3]);
+        if (adamw) p *= decay;
+        else g += l2 * p;
+        *s1 = b1 * *s1 + (1 - b1) * g;
+        *s2 = b2 * *s2 + (1 - b2) * g * g;
+        double denom = sqrt(*s2) / sqrt_bias2 + eps;
+        *pp = (float)(p - step * *s1 / denom);
+    }
+}
+
 static void tensor__step_loop(char **ptr, const int64_t *st, int64_t count, void *vctx) {
     const tensor__step_ctx *c = (const tensor__step_ctx *)vctx;
     const tensor_optim *o = c->o;
+    if (o->kind != TENSOR__SGD && c->pd == TENSOR_F32 && c->gd == TENSOR_F32 && !tensor__reference_kernels) {
+        tensor__adam_f32(c, ptr, st, count);
+        return;
+    }
     for (int64_t i = 0; i < count; i++) {
         char *pp = ptr[0] + i * st[0];
         double p = tensor__load_f64(pp, c->pd), g = tensor__load_f64(ptr[1] + i * st[1], c->gd);
