@@ -180,6 +180,21 @@ int test_gradgradcheck(const char *file, int line, test_fn_of f, const void *ctx
     return check_order(file, line, &s, atol, rtol);
 }
 
+int64_t test_numel(int ndim, const int64_t *shape) {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= shape[i];
+    return n;
+}
+
+tensor *test_random(tensor_dtype dtype, int ndim, const int64_t *shape, double lo, double hi) {
+    int64_t n = test_numel(ndim, shape);
+    double *v = (double *)malloc(sizeof(double) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) v[i] = test_uniform(lo, hi);
+    tensor *t = test_tensor(dtype, ndim, shape, v);
+    free(v);
+    return t;
+}
+
 static int case_order(const void *a, const void *b) {
     const test_case *x = (const test_case *)a, *y = (const test_case *)b;
     int c = strcmp(x->file, y->file);

@@ -55,6 +55,10 @@ void test_check_values(const char *file, int line, tensor *t, const double *expe
 /* t has exactly this shape. */
 void test_check_shape(const char *file, int line, tensor *t, int ndim, const int64_t *shape);
 #define CHECK_SHAPE(t, ...) test_check_shape(__FILE__, __LINE__, t, __VA_ARGS__)
+/* Elements of a shape. */
+int64_t test_numel(int ndim, const int64_t *shape);
+/* A tensor of uniform values in [lo, hi) from test_uniform, rounded to dtype. */
+tensor *test_random(tensor_dtype dtype, int ndim, const int64_t *shape, double lo, double hi);
 /* Tolerance suited to a dtype's precision (relative). */
 double test_tol(tensor_dtype d);
 /* Random doubles in [lo, hi) from a small local generator (independent of the library's RNG). */

@@ -7,21 +7,6 @@
 
 /* ---- helpers ---- */
 
-static int64_t numel_of(int nd, const int64_t *s) {
-    int64_t n = 1;
-    for (int i = 0; i < nd; i++) n *= s[i];
-    return n;
-}
-
-/* Uniform values in [lo, hi), rounded to dtype. */
-static tensor *rnd(tensor_dtype dt, int nd, const int64_t *shape, double lo, double hi) {
-    int64_t n = numel_of(nd, shape);
-    double *v = (double *)malloc(sizeof(double) * (size_t)(n ? n : 1));
-    for (int64_t i = 0; i < n; i++) v[i] = test_uniform(lo, hi);
-    tensor *t = test_tensor(dt, nd, shape, v);
-    free(v);
-    return t;
-}
 
 /* a and b hold the same values within atol + rtol |b| (NaNs equal), and the same shape. */
 static void check_same(int line, tensor *a, tensor *b, double atol, double rtol) {
@@ -99,7 +84,7 @@ TEST(alloc_size_classes_do_not_overlap) {
    graphs and later allocations keep working. */
 TEST(alloc_empty_cache_keeps_live_tensors) {
     int64_t b0 = tensor_live_bytes(), h0 = tensor_live_handles();
-    tensor *x = tensor_set_requires_grad(rnd(TENSOR_F32, TENSOR_SHAPE(8, 5), -1, 1), true);
+    tensor *x = tensor_set_requires_grad(test_random(TENSOR_F32, TENSOR_SHAPE(8, 5), -1, 1), true);
     tensor *keep = tensor_full(TENSOR_SHAPE(3 << 20), 2.5, TENSOR_F32);
     for (int i = 0; i < 10; i++) tensor_free(tensor_exp(tensor_ones(TENSOR_SHAPE(1000 * (i + 1)), TENSOR_F32)));
     tensor *y = tensor_sum_all(tensor_square(tensor_tanh(x)));
@@ -125,8 +110,8 @@ TEST(alloc_empty_cache_keeps_live_tensors) {
 /* A training-style loop: the same shapes every step, so after the first step storage, handles and
    nodes all come from the caches; values stay right and nothing leaks. */
 TEST(alloc_training_loop_reuses_everything) {
-    tensor *w = tensor_set_requires_grad(rnd(TENSOR_F32, TENSOR_SHAPE(16, 8), -0.5, 0.5), true);
-    tensor *xb = rnd(TENSOR_F32, TENSOR_SHAPE(32, 16), -1, 1);
+    tensor *w = tensor_set_requires_grad(test_random(TENSOR_F32, TENSOR_SHAPE(16, 8), -0.5, 0.5), true);
+    tensor *xb = test_random(TENSOR_F32, TENSOR_SHAPE(32, 16), -1, 1);
     tensor *t = tensor_randint(0, 8, TENSOR_SHAPE(32), TENSOR_I64);
     double first = 0, last = 0;
     int64_t h1 = 0, b1 = 0;
@@ -187,20 +172,20 @@ static void check_sum_dim(int line, tensor *t, int dim) {
 TEST(fused_sum_mean_fast_paths) {
     tensor_dtype dts[2] = {TENSOR_F32, TENSOR_F64};
     for (int k = 0; k < 2; k++) {
-        tensor *a = rnd(dts[k], TENSOR_SHAPE(37, 1003), -2, 2);        /* rows, tails of every length */
+        tensor *a = test_random(dts[k], TENSOR_SHAPE(37, 1003), -2, 2);        /* rows, tails of every length */
         check_sum_dim(__LINE__, a, 1);
         check_sum_dim(__LINE__, a, 0);                                 /* columns */
-        tensor *b = rnd(dts[k], TENSOR_SHAPE(6000, 130), -1, 1);       /* columns split over threads */
+        tensor *b = test_random(dts[k], TENSOR_SHAPE(6000, 130), -1, 1);       /* columns split over threads */
         check_sum_dim(__LINE__, b, 0);
         check_sum_dim(__LINE__, b, -1);                                /* many short rows */
-        tensor *c = rnd(dts[k], TENSOR_SHAPE(3, 300001), -1, 1);       /* few long rows: split sums */
+        tensor *c = test_random(dts[k], TENSOR_SHAPE(3, 300001), -1, 1);       /* few long rows: split sums */
         check_sum_dim(__LINE__, c, 1);
-        tensor *d = rnd(dts[k], TENSOR_SHAPE(4, 50, 67), -3, 3);
+        tensor *d = test_random(dts[k], TENSOR_SHAPE(4, 50, 67), -3, 3);
         for (int dim = 0; dim < 3; dim++) check_sum_dim(__LINE__, d, dim);
         check_sum_dim(__LINE__, tensor_transpose(d, 0, 2), 1);         /* non-contiguous */
         check_sum_dim(__LINE__, tensor_slice(a, 1, 1, 1003, 2), 1);    /* stepped */
         /* cancelling sums keep double accuracy on the fast path */
-        tensor *e = rnd(dts[k], TENSOR_SHAPE(2, 3, 4, 5), -2, 2);
+        tensor *e = test_random(dts[k], TENSOR_SHAPE(2, 3, 4, 5), -2, 2);
         for (int dim = 0; dim < 4; dim++) check_sum_dim(__LINE__, e, dim);
     }
     /* integer columns through the threaded column path */
@@ -212,7 +197,7 @@ TEST(fused_sum_mean_fast_paths) {
    not depend on the thread count. */
 TEST(fused_sum_all_split_and_thread_independent) {
     int64_t n = 3 * 65536 + 12345;
-    tensor *t = rnd(TENSOR_F32, TENSOR_SHAPE(n), -1, 3);
+    tensor *t = test_random(TENSOR_F32, TENSOR_SHAPE(n), -1, 3);
     const float *x = (const float *)tensor_data_ptr(t);
     double want = 0;
     for (int64_t i = 0; i < n; i++) want += x[i];
@@ -226,7 +211,7 @@ TEST(fused_sum_all_split_and_thread_independent) {
     tensor *c2 = tensor_sum(tensor_reshape(t, TENSOR_SHAPE(12345 + 65536 * 3, 1)), 0, false);
     CHECK(identical(s, s1));
     CHECK(identical(c1, c2));
-    tensor *b = rnd(TENSOR_F32, TENSOR_SHAPE(4000, 300), -1, 1);
+    tensor *b = test_random(TENSOR_F32, TENSOR_SHAPE(4000, 300), -1, 1);
     tensor_set_num_threads(1);
     tensor *b1 = tensor_sum(b, 0, false);
     tensor_set_num_threads(2);
@@ -238,7 +223,7 @@ TEST(fused_sum_all_split_and_thread_independent) {
 /* logsumexp's f32 fast path against double loops, including rows with -inf, +inf and NaN (which
    go back to the reference path) and very negative differences. */
 TEST(fused_logsumexp_fast_path) {
-    tensor *a = rnd(TENSOR_F32, TENSOR_SHAPE(19, 301), -30, 30);
+    tensor *a = test_random(TENSOR_F32, TENSOR_SHAPE(19, 301), -30, 30);
     double *x = test_values(a), want[19];
     for (int r = 0; r < 19; r++) {
         double mx = -INFINITY, s = 0;
@@ -290,15 +275,15 @@ static void check_softmax_rows(int line, tensor *t) {
 }
 
 TEST(fused_softmax_fast_path) {
-    check_softmax_rows(__LINE__, rnd(TENSOR_F32, TENSOR_SHAPE(1, 1), -1, 1));
-    for (int64_t c = 1; c <= 41; c += 4) check_softmax_rows(__LINE__, rnd(TENSOR_F32, TENSOR_SHAPE(5, c), -5, 5)); /* every tail */
-    check_softmax_rows(__LINE__, rnd(TENSOR_F32, TENSOR_SHAPE(300, 1000), -10, 10));   /* threads over rows */
-    check_softmax_rows(__LINE__, rnd(TENSOR_F32, TENSOR_SHAPE(2, 3, 77), -4, 4));
-    check_softmax_rows(__LINE__, rnd(TENSOR_F32, TENSOR_SHAPE(3, 5000), -80, 80));      /* wide range: tiny probabilities */
-    tensor *big = rnd(TENSOR_F32, TENSOR_SHAPE(4, 100), 1e4, 1e4 + 50);                /* large logits */
+    check_softmax_rows(__LINE__, test_random(TENSOR_F32, TENSOR_SHAPE(1, 1), -1, 1));
+    for (int64_t c = 1; c <= 41; c += 4) check_softmax_rows(__LINE__, test_random(TENSOR_F32, TENSOR_SHAPE(5, c), -5, 5)); /* every tail */
+    check_softmax_rows(__LINE__, test_random(TENSOR_F32, TENSOR_SHAPE(300, 1000), -10, 10));   /* threads over rows */
+    check_softmax_rows(__LINE__, test_random(TENSOR_F32, TENSOR_SHAPE(2, 3, 77), -4, 4));
+    check_softmax_rows(__LINE__, test_random(TENSOR_F32, TENSOR_SHAPE(3, 5000), -80, 80));      /* wide range: tiny probabilities */
+    tensor *big = test_random(TENSOR_F32, TENSOR_SHAPE(4, 100), 1e4, 1e4 + 50);                /* large logits */
     check_softmax_rows(__LINE__, big);
-    check_softmax_rows(__LINE__, tensor_slice(rnd(TENSOR_F32, TENSOR_SHAPE(9, 40), -3, 3), 0, 1, 9, 3)); /* strided rows */
-    check_softmax_rows(__LINE__, tensor_transpose(rnd(TENSOR_F32, TENSOR_SHAPE(40, 9), -3, 3), 0, 1));   /* reference path */
+    check_softmax_rows(__LINE__, tensor_slice(test_random(TENSOR_F32, TENSOR_SHAPE(9, 40), -3, 3), 0, 1, 9, 3)); /* strided rows */
+    check_softmax_rows(__LINE__, tensor_transpose(test_random(TENSOR_F32, TENSOR_SHAPE(40, 9), -3, 3), 0, 1));   /* reference path */
     check_softmax_rows(__LINE__, tensor_zeros(TENSOR_SHAPE(0, 5), TENSOR_F32));
     /* rows with -inf (masked), all -inf, +inf, NaN, and exponents that underflow */
     static const double sp[6][9] = {{0, -INFINITY, 1, 2, -INFINITY, 3, 4, 5, 6},
@@ -359,9 +344,9 @@ static void check_softmax_backward(int line, tensor_dtype dt, int nd, const int6
             c.transpose_in = transpose_in;
             c.dim = dim;
             c.kind = kind;
-            tensor *leaf = tensor_set_requires_grad(rnd(dt, nd, shape, -3, 3), true);
+            tensor *leaf = tensor_set_requires_grad(test_random(dt, nd, shape, -3, 3), true);
             tensor *x = transpose_in ? tensor_transpose(leaf, 0, nd - 1) : leaf;
-            c.w = rnd(dt, tensor_ndim(x), tensor_shape(x), -1, 1);
+            c.w = test_random(dt, tensor_ndim(x), tensor_shape(x), -1, 1);
             tensor *gf = NULL, *gc = NULL, *gr = NULL;
             grads_three_ways(sm_loss_of, &c, 1, &leaf, &gf, &gc, &gr);
             double tol = dt == TENSOR_F64 ? 1e-13 : 2e-6;
@@ -381,8 +366,8 @@ TEST(fused_softmax_backward_matches_composed) {
         check_softmax_backward(__LINE__, dts[k], TENSOR_SHAPE(4, 1), 1, false);
     }
     /* against the closed form in double: d sum(w softmax(x)) / dx = s (w - sum(w s)) */
-    tensor *x = tensor_set_requires_grad(rnd(TENSOR_F32, TENSOR_SHAPE(5, 21), -2, 2), true);
-    tensor *w = rnd(TENSOR_F32, TENSOR_SHAPE(5, 21), -1, 1);
+    tensor *x = tensor_set_requires_grad(test_random(TENSOR_F32, TENSOR_SHAPE(5, 21), -2, 2), true);
+    tensor *w = test_random(TENSOR_F32, TENSOR_SHAPE(5, 21), -1, 1);
     CHECK(tensor_backward(tensor_sum_all(tensor_mul(tensor_softmax(x, 1), w))) == 0);
     double *xv = test_values(x), *wv = test_values(w), *s = ref_softmax_rows(xv, 5, 21, false), g[105];
     for (int r = 0; r < 5; r++) {
@@ -438,18 +423,18 @@ static void check_norm_forward(int line, tensor *x, tensor *w, tensor *b, double
 
 TEST(fused_norm_forward_fast_path) {
     for (int64_t c = 1; c <= 35; c += 2) {
-        tensor *x = rnd(TENSOR_F32, TENSOR_SHAPE(6, c), -3, 3);
-        check_norm_forward(__LINE__, x, rnd(TENSOR_F32, TENSOR_SHAPE(c), 0.5, 1.5), rnd(TENSOR_F32, TENSOR_SHAPE(c), -1, 1), 1e-5);
+        tensor *x = test_random(TENSOR_F32, TENSOR_SHAPE(6, c), -3, 3);
+        check_norm_forward(__LINE__, x, test_random(TENSOR_F32, TENSOR_SHAPE(c), 0.5, 1.5), test_random(TENSOR_F32, TENSOR_SHAPE(c), -1, 1), 1e-5);
         check_norm_forward(__LINE__, x, NULL, NULL, 1e-5);
     }
-    tensor *x = rnd(TENSOR_F32, TENSOR_SHAPE(300, 512), -2, 4);                       /* threads over rows */
-    check_norm_forward(__LINE__, x, rnd(TENSOR_F32, TENSOR_SHAPE(512), 0.5, 1.5), rnd(TENSOR_F32, TENSOR_SHAPE(512), -1, 1), 1e-5);
-    tensor *x3 = rnd(TENSOR_F32, TENSOR_SHAPE(2, 5, 40), 100, 101);                  /* a large mean */
-    check_norm_forward(__LINE__, x3, rnd(TENSOR_F64, TENSOR_SHAPE(40), 0.5, 1.5), NULL, 1e-5); /* f64 weight */
-    tensor *xs = tensor_slice(rnd(TENSOR_F32, TENSOR_SHAPE(9, 24), -1, 1), 0, 0, 9, 2);       /* strided rows */
-    tensor *wt = tensor_slice(rnd(TENSOR_F32, TENSOR_SHAPE(48), 0.5, 1.5), 0, 0, 48, 2);      /* strided weight */
-    check_norm_forward(__LINE__, xs, wt, rnd(TENSOR_BF16, TENSOR_SHAPE(24), -1, 1), 0.5);
-    check_norm_forward(__LINE__, tensor_transpose(rnd(TENSOR_F32, TENSOR_SHAPE(24, 5), -1, 1), 0, 1), NULL, NULL, 1e-5); /* reference path */
+    tensor *x = test_random(TENSOR_F32, TENSOR_SHAPE(300, 512), -2, 4);                       /* threads over rows */
+    check_norm_forward(__LINE__, x, test_random(TENSOR_F32, TENSOR_SHAPE(512), 0.5, 1.5), test_random(TENSOR_F32, TENSOR_SHAPE(512), -1, 1), 1e-5);
+    tensor *x3 = test_random(TENSOR_F32, TENSOR_SHAPE(2, 5, 40), 100, 101);                  /* a large mean */
+    check_norm_forward(__LINE__, x3, test_random(TENSOR_F64, TENSOR_SHAPE(40), 0.5, 1.5), NULL, 1e-5); /* f64 weight */
+    tensor *xs = tensor_slice(test_random(TENSOR_F32, TENSOR_SHAPE(9, 24), -1, 1), 0, 0, 9, 2);       /* strided rows */
+    tensor *wt = tensor_slice(test_random(TENSOR_F32, TENSOR_SHAPE(48), 0.5, 1.5), 0, 0, 48, 2);      /* strided weight */
+    check_norm_forward(__LINE__, xs, wt, test_random(TENSOR_BF16, TENSOR_SHAPE(24), -1, 1), 0.5);
+    check_norm_forward(__LINE__, tensor_transpose(test_random(TENSOR_F32, TENSOR_SHAPE(24, 5), -1, 1), 0, 1), NULL, NULL, 1e-5); /* reference path */
     check_norm_forward(__LINE__, tensor_zeros(TENSOR_SHAPE(0, 8), TENSOR_F32), NULL, NULL, 1e-5);
     check_norm_forward(__LINE__, tensor_full(TENSOR_SHAPE(3, 16), 2, TENSOR_F32), NULL, NULL, 1e-5);  /* zero variance */
 }
@@ -472,11 +457,11 @@ static void check_norm_backward(int line, tensor_dtype dt, int64_t R, int64_t C,
     c.rms = rms;
     c.eps = eps;
     c.which = rms ? which & 1 : which;
-    c.u = rnd(dt, TENSOR_SHAPE(R, C), -1, 1);
-    tensor *ins[3] = {tensor_set_requires_grad(rnd(dt, TENSOR_SHAPE(R, C), -2, 2), true), NULL, NULL};
+    c.u = test_random(dt, TENSOR_SHAPE(R, C), -1, 1);
+    tensor *ins[3] = {tensor_set_requires_grad(test_random(dt, TENSOR_SHAPE(R, C), -2, 2), true), NULL, NULL};
     int n = 1;
-    if (c.which & 1) ins[n++] = tensor_set_requires_grad(rnd(dt, TENSOR_SHAPE(C), 0.5, 1.5), true);
-    if (c.which & 2) ins[n++] = tensor_set_requires_grad(rnd(dt, TENSOR_SHAPE(C), -1, 1), true);
+    if (c.which & 1) ins[n++] = tensor_set_requires_grad(test_random(dt, TENSOR_SHAPE(C), 0.5, 1.5), true);
+    if (c.which & 2) ins[n++] = tensor_set_requires_grad(test_random(dt, TENSOR_SHAPE(C), -1, 1), true);
     tensor *gf[3] = {0}, *gc[3] = {0}, *gr[3] = {0}, *g1[3] = {0};
     grads_three_ways(norm_loss_of, &c, n, ins, gf, gc, gr);
     int threads = tensor_get_num_threads();
@@ -505,8 +490,8 @@ TEST(fused_norm_backward_matches_composed) {
     check_norm_backward(__LINE__, TENSOR_F32, 700, 256, 3, false, 1e-5);         /* threads */
     check_norm_backward(__LINE__, TENSOR_F32, 3, 1, 3, false, 1e-5);
     /* a non-contiguous x and an f64 weight for f32 x: the fused path copies and converts */
-    tensor *leaf = tensor_set_requires_grad(rnd(TENSOR_F32, TENSOR_SHAPE(6, 12), -2, 2), true);
-    tensor *w = tensor_set_requires_grad(rnd(TENSOR_F64, TENSOR_SHAPE(6), 0.5, 1.5), true);
+    tensor *leaf = tensor_set_requires_grad(test_random(TENSOR_F32, TENSOR_SHAPE(6, 12), -2, 2), true);
+    tensor *w = tensor_set_requires_grad(test_random(TENSOR_F64, TENSOR_SHAPE(6), 0.5, 1.5), true);
     tensor *ins[2] = {leaf, w}, *gf[2] = {0}, *gc[2] = {0};
     tensor *loss = tensor_sum_all(tensor_square(tensor_layer_norm(tensor_transpose(leaf, 0, 1), w, NULL, 1e-5)));
     CHECK(tensor_autograd_grad(1, &loss, NULL, 2, ins, gc, true) == 0);
@@ -570,7 +555,7 @@ TEST(fused_cross_entropy_forward) {
     for (int k = 0; k < 3; k++) {
         double tol = dts[k] == TENSOR_F64 ? 1e-13 : dts[k] == TENSOR_F32 ? 1e-6 : test_tol(TENSOR_F16);
         int64_t N = 67, C = 29; /* rows and classes that fill no vector exactly */
-        tensor *x = rnd(dts[k], TENSOR_SHAPE(N, C), -4, 4);
+        tensor *x = test_random(dts[k], TENSOR_SHAPE(N, C), -4, 4);
         double *xv = test_values(x), cls[67];
         for (int i = 0; i < N; i++) cls[i] = i % 11 == 3 ? -100 : (double)((i * 7) % C);
         tensor *t = test_tensor(TENSOR_I64, TENSOR_SHAPE(N), cls);
@@ -579,7 +564,7 @@ TEST(fused_cross_entropy_forward) {
         CHECK_NEAR(tensor_item(with_reference(tensor_cross_entropy, x, t)), want, tol, tol);
         CHECK_NEAR(tensor_item(tensor_cross_entropy(x, tensor_to_dtype(t, TENSOR_I32))), want, tol, tol);
         /* probabilities, in the logits' dtype and in f64 (the loss then is f64) */
-        tensor *p = tensor_softmax(rnd(dts[k], TENSOR_SHAPE(N, C), -2, 2), 1);
+        tensor *p = tensor_softmax(test_random(dts[k], TENSOR_SHAPE(N, C), -2, 2), 1);
         double *pv = test_values(p);
         double wp = ref_ce(xv, N, C, 1, NULL, pv);
         tensor *lp = tensor_cross_entropy(x, p);
@@ -591,11 +576,11 @@ TEST(fused_cross_entropy_forward) {
         CHECK_NEAR(tensor_item(l64), wp, 1e-12, dts[k] == TENSOR_F64 ? 1e-12 : 1e-6); /* f32 logits: their exp in f32 */
         free(pv);
         /* non-contiguous logits (the leaf is [C, N]) and [N, C, S] */
-        tensor *xt = tensor_transpose(rnd(dts[k], TENSOR_SHAPE(C, N), -4, 4), 0, 1);
+        tensor *xt = tensor_transpose(test_random(dts[k], TENSOR_SHAPE(C, N), -4, 4), 0, 1);
         double *xtv = test_values(xt);
         CHECK_NEAR(tensor_item(tensor_cross_entropy(xt, t)), ref_ce(xtv, N, C, 1, cls, NULL), tol, tol);
         free(xtv);
-        tensor *x3 = rnd(dts[k], TENSOR_SHAPE(3, 5, 4), -3, 3);
+        tensor *x3 = test_random(dts[k], TENSOR_SHAPE(3, 5, 4), -3, 3);
         double *x3v = test_values(x3);
         static const double t3[12] = {0, 4, -100, 2, 1, 1, 3, 0, 4, 4, 2, -100};
         CHECK_NEAR(tensor_item(tensor_cross_entropy(x3, test_tensor(TENSOR_I64, TENSOR_SHAPE(3, 4), t3))), ref_ce(x3v, 3, 5, 4, t3, NULL), tol, tol);
@@ -603,7 +588,7 @@ TEST(fused_cross_entropy_forward) {
         free(xv);
     }
     /* many rows: the partial sums over groups of rows split over the pool */
-    tensor *xb = rnd(TENSOR_F32, TENSOR_SHAPE(5000, 100), -5, 5);
+    tensor *xb = test_random(TENSOR_F32, TENSOR_SHAPE(5000, 100), -5, 5);
     tensor *tb = tensor_randint(0, 100, TENSOR_SHAPE(5000), TENSOR_I64);
     double *xbv = test_values(xb), *tbv = test_values(tb);
     CHECK_NEAR(tensor_item(tensor_cross_entropy(xb, tb)), ref_ce(xbv, 5000, 100, 1, tbv, NULL), 1e-6, 1e-6);
@@ -618,11 +603,11 @@ TEST(fused_cross_entropy_forward) {
     CHECK(isnan(tensor_item(tensor_cross_entropy(x, test_tensor(TENSOR_I64, TENSOR_SHAPE(3), st2)))));
     /* nothing counted: NaN; a bad class is refused by the kernel with the public name */
     static const double all_ign[2] = {-100, -100};
-    CHECK(isnan(tensor_item(tensor_cross_entropy(rnd(TENSOR_F32, TENSOR_SHAPE(2, 4), -1, 1), test_tensor(TENSOR_I64, TENSOR_SHAPE(2), all_ign)))));
+    CHECK(isnan(tensor_item(tensor_cross_entropy(test_random(TENSOR_F32, TENSOR_SHAPE(2, 4), -1, 1), test_tensor(TENSOR_I64, TENSOR_SHAPE(2), all_ign)))));
     CHECK(isnan(tensor_item(tensor_cross_entropy(tensor_zeros(TENSOR_SHAPE(3, 0), TENSOR_F32), tensor_zeros(TENSOR_SHAPE(3, 0), TENSOR_F32)))));
     static const double bad[2] = {1, 4};
-    CHECK_BAD(tensor_cross_entropy(rnd(TENSOR_F32, TENSOR_SHAPE(2, 4), -1, 1), test_tensor(TENSOR_I64, TENSOR_SHAPE(2), bad)), "tensor_cross_entropy");
-    CHECK_BAD(tensor_cross_entropy(rnd(TENSOR_F32, TENSOR_SHAPE(2, 4), -1, 1), tensor_full(TENSOR_SHAPE(2), -1, TENSOR_I64)), "tensor_cross_entropy");
+    CHECK_BAD(tensor_cross_entropy(test_random(TENSOR_F32, TENSOR_SHAPE(2, 4), -1, 1), test_tensor(TENSOR_I64, TENSOR_SHAPE(2), bad)), "tensor_cross_entropy");
+    CHECK_BAD(tensor_cross_entropy(test_random(TENSOR_F32, TENSOR_SHAPE(2, 4), -1, 1), tensor_full(TENSOR_SHAPE(2), -1, TENSOR_I64)), "tensor_cross_entropy");
 }
 
 static tensor *ce3_loss_of(const void *ctx, int n, tensor *const *ins) {
@@ -642,7 +627,7 @@ TEST(fused_cross_entropy_backward) {
     for (int k = 0; k < 2; k++) {
         double tol = dts[k] == TENSOR_F64 ? 1e-14 : 1e-7;
         int64_t N = 45, C = 19;
-        tensor *x = tensor_set_requires_grad(rnd(dts[k], TENSOR_SHAPE(N, C), -4, 4), true);
+        tensor *x = tensor_set_requires_grad(test_random(dts[k], TENSOR_SHAPE(N, C), -4, 4), true);
         double *xv = test_values(x), cls[45];
         for (int i = 0; i < N; i++) cls[i] = i % 7 == 5 ? -100 : (double)((i * 5) % C);
         tensor *t = test_tensor(TENSOR_I64, TENSOR_SHAPE(N), cls);
@@ -655,21 +640,21 @@ TEST(fused_cross_entropy_backward) {
         CHECK_VALUES(gr, want, N * C, tol, 1e-5);
         free(want);
         /* [N, C, S] with ignored positions (generic rows) and [C] with a 0-dim target */
-        tensor *x3 = tensor_set_requires_grad(rnd(dts[k], TENSOR_SHAPE(3, 5, 4), -3, 3), true);
+        tensor *x3 = tensor_set_requires_grad(test_random(dts[k], TENSOR_SHAPE(3, 5, 4), -3, 3), true);
         static const double t3[12] = {0, 4, -100, 2, 1, 1, 3, 0, 4, 4, 2, -100};
         CHECK(tensor_backward(tensor_cross_entropy(x3, test_tensor(TENSOR_I64, TENSOR_SHAPE(3, 4), t3))) == 0);
         double *x3v = test_values(x3), *w3 = ref_ce_grad(x3v, 3, 5, 4, t3, NULL);
         CHECK_VALUES(tensor_grad(x3), w3, 60, tol, 1e-5);
         free(x3v);
         free(w3);
-        tensor *x1 = tensor_set_requires_grad(rnd(dts[k], TENSOR_SHAPE(7), -3, 3), true);
+        tensor *x1 = tensor_set_requires_grad(test_random(dts[k], TENSOR_SHAPE(7), -3, 3), true);
         CHECK(tensor_backward(tensor_cross_entropy(x1, tensor_scalar(6, TENSOR_I64))) == 0);
         double *x1v = test_values(x1), c6 = 6, *w1 = ref_ce_grad(x1v, 1, 7, 1, &c6, NULL);
         CHECK_VALUES(tensor_grad(x1), w1, 7, tol, 1e-5);
         free(x1v);
         free(w1);
         /* probabilities: both arguments get gradients */
-        tensor *p = tensor_set_requires_grad(tensor_softmax(rnd(dts[k], TENSOR_SHAPE(N, C), -2, 2), 1), true);
+        tensor *p = tensor_set_requires_grad(tensor_softmax(test_random(dts[k], TENSOR_SHAPE(N, C), -2, 2), 1), true);
         tensor *ins[2] = {x, p}, *pf[2] = {0}, *pc[2] = {0}, *pr[2] = {0};
         grads_three_ways(cep_loss_of, NULL, 2, ins, pf, pc, pr);
         double *pv = test_values(p), *wx = ref_ce_grad(xv, N, C, 1, NULL, pv), *wpg = (double *)malloc(sizeof(double) * (size_t)(N * C));
@@ -692,12 +677,12 @@ TEST(fused_cross_entropy_backward) {
     }
     /* every target ignored: zero gradient */
     static const double ign[3] = {-100, -100, -100};
-    tensor *x = tensor_set_requires_grad(rnd(TENSOR_F32, TENSOR_SHAPE(3, 10), -1, 1), true);
+    tensor *x = tensor_set_requires_grad(test_random(TENSOR_F32, TENSOR_SHAPE(3, 10), -1, 1), true);
     CHECK(tensor_backward(tensor_cross_entropy(x, test_tensor(TENSOR_I64, TENSOR_SHAPE(3), ign))) == 0);
     static const double z[30] = {0};
     CHECK_VALUES(tensor_grad(x), z, 30, 0, 0);
     /* a big batch through the threaded rows, and an MLP-sized f32 step against the closed form */
-    tensor *xb = tensor_set_requires_grad(rnd(TENSOR_F32, TENSOR_SHAPE(3000, 10), -6, 6), true);
+    tensor *xb = tensor_set_requires_grad(test_random(TENSOR_F32, TENSOR_SHAPE(3000, 10), -6, 6), true);
     tensor *tb = tensor_randint(0, 10, TENSOR_SHAPE(3000), TENSOR_I64);
     CHECK(tensor_backward(tensor_cross_entropy(xb, tb)) == 0);
     double *xbv = test_values(xb), *tbv = test_values(tb), *wb = ref_ce_grad(xbv, 3000, 10, 1, tbv, NULL);

@@ -7,25 +7,10 @@
 
 /* ---- helpers ---- */
 
-static int64_t numel_of(int nd, const int64_t *s) {
-    int64_t n = 1;
-    for (int i = 0; i < nd; i++) n *= s[i];
-    return n;
-}
-
-/* A tensor of uniform values in [lo, hi) (rounded to dtype). */
-static tensor *rnd(tensor_dtype dt, int nd, const int64_t *shape, double lo, double hi) {
-    int64_t n = numel_of(nd, shape);
-    double *v = (double *)malloc(sizeof(double) * (size_t)(n ? n : 1));
-    for (int64_t i = 0; i < n; i++) v[i] = test_uniform(lo, hi);
-    tensor *t = test_tensor(dt, nd, shape, v);
-    free(v);
-    return t;
-}
 
 /* Integer-valued tensor of values in [lo, hi]. */
 static tensor *rnd_int(tensor_dtype dt, int nd, const int64_t *shape, int64_t lo, int64_t hi) {
-    int64_t n = numel_of(nd, shape);
+    int64_t n = test_numel(nd, shape);
     double *v = (double *)malloc(sizeof(double) * (size_t)(n ? n : 1));
     for (int64_t i = 0; i < n; i++) v[i] = (double)(lo + (int64_t)floor(test_uniform(0, (double)(hi - lo + 1))));
     tensor *t = test_tensor(dt, nd, shape, v);
@@ -50,7 +35,7 @@ static double *ref_matmul(const double *av, int and_, const int64_t *as_, const 
         int64_t da = ai >= 0 ? as[ai] : 1, db = bi >= 0 ? bs[bi] : 1;
         batch[i] = da == 1 ? db : da;
     }
-    int64_t nbatch = numel_of(nb, batch);
+    int64_t nbatch = test_numel(nb, batch);
     double *out = (double *)malloc(sizeof(double) * (size_t)(nbatch * n * m + 1));
     int64_t idx[8] = {0};
     for (int64_t q = 0; q < nbatch; q++) {
@@ -87,7 +72,7 @@ static void check_matmul(tensor *a, tensor *b, double atol, double rtol) {
     double *e = ref_matmul(av, tensor_ndim(a), tensor_shape(a), bv, tensor_ndim(b), tensor_shape(b), &ond, os);
     CHECK_SHAPE(r, ond, os);
     CHECK(tensor_get_dtype(r) == tensor_get_dtype(a));
-    CHECK_VALUES(r, e, numel_of(ond, os), atol, rtol);
+    CHECK_VALUES(r, e, test_numel(ond, os), atol, rtol);
     free(av);
     free(bv);
     free(e);
@@ -101,7 +86,7 @@ TEST(matmul_2d_f32_f64) {
     for (int d = 0; d < 2; d++)
         for (size_t i = 0; i < sizeof dims / sizeof dims[0]; i++) {
             int64_t n = dims[i][0], k = dims[i][1], m = dims[i][2];
-            tensor *a = rnd(dts[d], 2, (const int64_t[]){n, k}, -1, 1), *b = rnd(dts[d], 2, (const int64_t[]){k, m}, -1, 1);
+            tensor *a = test_random(dts[d], 2, (const int64_t[]){n, k}, -1, 1), *b = test_random(dts[d], 2, (const int64_t[]){k, m}, -1, 1);
             double tol = dts[d] == TENSOR_F32 ? 2e-6 * (double)k : 1e-13 * (double)k;
             check_matmul(a, b, tol, tol);
         }
@@ -111,33 +96,33 @@ TEST(matmul_vector_cases) {
     tensor_dtype dts[] = {TENSOR_F32, TENSOR_F64};
     for (int d = 0; d < 2; d++) {
         double tol = d ? 1e-12 : 1e-5;
-        tensor *v3 = rnd(dts[d], TENSOR_SHAPE(3), -1, 1), *w3 = rnd(dts[d], TENSOR_SHAPE(3), -1, 1);
+        tensor *v3 = test_random(dts[d], TENSOR_SHAPE(3), -1, 1), *w3 = test_random(dts[d], TENSOR_SHAPE(3), -1, 1);
         tensor *dot = tensor_matmul(v3, w3);
         CHECK(dot && tensor_ndim(dot) == 0); /* 1-D x 1-D: a 0-dim dot product */
         check_matmul(v3, w3, tol, tol);
-        check_matmul(v3, rnd(dts[d], TENSOR_SHAPE(3, 4), -1, 1), tol, tol);        /* -> [4] */
-        check_matmul(rnd(dts[d], TENSOR_SHAPE(2, 3), -1, 1), w3, tol, tol);        /* -> [2] */
-        check_matmul(v3, rnd(dts[d], TENSOR_SHAPE(2, 3, 4), -1, 1), tol, tol);     /* -> [2, 4] */
-        check_matmul(rnd(dts[d], TENSOR_SHAPE(2, 5, 3), -1, 1), w3, tol, tol);     /* -> [2, 5] */
-        check_matmul(rnd(dts[d], TENSOR_SHAPE(2, 2, 5, 3), -1, 1), w3, tol, tol);  /* -> [2, 2, 5] */
-        tensor *r = tensor_matmul(v3, rnd(dts[d], TENSOR_SHAPE(2, 3, 4), -1, 1));
+        check_matmul(v3, test_random(dts[d], TENSOR_SHAPE(3, 4), -1, 1), tol, tol);        /* -> [4] */
+        check_matmul(test_random(dts[d], TENSOR_SHAPE(2, 3), -1, 1), w3, tol, tol);        /* -> [2] */
+        check_matmul(v3, test_random(dts[d], TENSOR_SHAPE(2, 3, 4), -1, 1), tol, tol);     /* -> [2, 4] */
+        check_matmul(test_random(dts[d], TENSOR_SHAPE(2, 5, 3), -1, 1), w3, tol, tol);     /* -> [2, 5] */
+        check_matmul(test_random(dts[d], TENSOR_SHAPE(2, 2, 5, 3), -1, 1), w3, tol, tol);  /* -> [2, 2, 5] */
+        tensor *r = tensor_matmul(v3, test_random(dts[d], TENSOR_SHAPE(2, 3, 4), -1, 1));
         CHECK_SHAPE(r, 2, (const int64_t[]){2, 4});
-        r = tensor_matmul(rnd(dts[d], TENSOR_SHAPE(2, 3), -1, 1), w3);
+        r = tensor_matmul(test_random(dts[d], TENSOR_SHAPE(2, 3), -1, 1), w3);
         CHECK_SHAPE(r, 1, (const int64_t[]){2});
     }
 }
 
 TEST(matmul_batch_broadcast) {
-    tensor *r = tensor_matmul(rnd(TENSOR_F32, TENSOR_SHAPE(2, 1, 3, 4), -1, 1), rnd(TENSOR_F32, TENSOR_SHAPE(5, 4, 6), -1, 1));
+    tensor *r = tensor_matmul(test_random(TENSOR_F32, TENSOR_SHAPE(2, 1, 3, 4), -1, 1), test_random(TENSOR_F32, TENSOR_SHAPE(5, 4, 6), -1, 1));
     CHECK_SHAPE(r, 4, (const int64_t[]){2, 5, 3, 6});
     tensor_dtype dts[] = {TENSOR_F32, TENSOR_F64};
     for (int d = 0; d < 2; d++) {
         double tol = d ? 1e-12 : 1e-5;
-        check_matmul(rnd(dts[d], TENSOR_SHAPE(2, 1, 3, 4), -1, 1), rnd(dts[d], TENSOR_SHAPE(5, 4, 6), -1, 1), tol, tol);
-        check_matmul(rnd(dts[d], TENSOR_SHAPE(3, 4), -1, 1), rnd(dts[d], TENSOR_SHAPE(2, 4, 5), -1, 1), tol, tol);
-        check_matmul(rnd(dts[d], TENSOR_SHAPE(2, 3, 4), -1, 1), rnd(dts[d], TENSOR_SHAPE(4, 5), -1, 1), tol, tol);
-        check_matmul(rnd(dts[d], TENSOR_SHAPE(1, 3, 4), -1, 1), rnd(dts[d], TENSOR_SHAPE(2, 4, 2), -1, 1), tol, tol);
-        check_matmul(rnd(dts[d], TENSOR_SHAPE(3, 1, 2, 3, 4), -1, 1), rnd(dts[d], TENSOR_SHAPE(2, 1, 4, 3), -1, 1), tol, tol);
+        check_matmul(test_random(dts[d], TENSOR_SHAPE(2, 1, 3, 4), -1, 1), test_random(dts[d], TENSOR_SHAPE(5, 4, 6), -1, 1), tol, tol);
+        check_matmul(test_random(dts[d], TENSOR_SHAPE(3, 4), -1, 1), test_random(dts[d], TENSOR_SHAPE(2, 4, 5), -1, 1), tol, tol);
+        check_matmul(test_random(dts[d], TENSOR_SHAPE(2, 3, 4), -1, 1), test_random(dts[d], TENSOR_SHAPE(4, 5), -1, 1), tol, tol);
+        check_matmul(test_random(dts[d], TENSOR_SHAPE(1, 3, 4), -1, 1), test_random(dts[d], TENSOR_SHAPE(2, 4, 2), -1, 1), tol, tol);
+        check_matmul(test_random(dts[d], TENSOR_SHAPE(3, 1, 2, 3, 4), -1, 1), test_random(dts[d], TENSOR_SHAPE(2, 1, 4, 3), -1, 1), tol, tol);
     }
 }
 
@@ -146,12 +131,12 @@ TEST(matmul_noncontiguous) {
     for (int d = 0; d < 3; d++) {
         double tol = dts[d] == TENSOR_F32 ? 1e-5 : dts[d] == TENSOR_F64 ? 1e-12 : 0;
         bool ints = dts[d] == TENSOR_I64;
-        tensor *at = ints ? rnd_int(dts[d], TENSOR_SHAPE(6, 5), -9, 9) : rnd(dts[d], TENSOR_SHAPE(6, 5), -1, 1);
-        tensor *bt = ints ? rnd_int(dts[d], TENSOR_SHAPE(7, 6), -9, 9) : rnd(dts[d], TENSOR_SHAPE(7, 6), -1, 1);
+        tensor *at = ints ? rnd_int(dts[d], TENSOR_SHAPE(6, 5), -9, 9) : test_random(dts[d], TENSOR_SHAPE(6, 5), -1, 1);
+        tensor *bt = ints ? rnd_int(dts[d], TENSOR_SHAPE(7, 6), -9, 9) : test_random(dts[d], TENSOR_SHAPE(7, 6), -1, 1);
         tensor *a = tensor_transpose(at, 0, 1), *b = tensor_transpose(bt, 0, 1); /* [5, 6] and [6, 7], column-major */
         CHECK(!tensor_is_contiguous(a) && !tensor_is_contiguous(b));
         check_matmul(a, b, tol, tol);
-        tensor *big = ints ? rnd_int(dts[d], TENSOR_SHAPE(10, 12), -9, 9) : rnd(dts[d], TENSOR_SHAPE(10, 12), -1, 1);
+        tensor *big = ints ? rnd_int(dts[d], TENSOR_SHAPE(10, 12), -9, 9) : test_random(dts[d], TENSOR_SHAPE(10, 12), -1, 1);
         tensor *sl = tensor_slice(tensor_slice(big, 0, 1, 10, 2), 1, 0, 12, 2); /* [5, 6], steps of 2 */
         check_matmul(sl, b, tol, tol);
         check_matmul(a, tensor_slice(big, 0, 0, 6, 1), tol, tol);             /* [6, 12] rows of a wider tensor */
@@ -174,8 +159,8 @@ TEST(matmul_fast_matches_reference) {
             tensor_dtype dt = dts[di];
             int64_t B = sizes[si][0], n = sizes[si][1], k = sizes[si][2], m = sizes[si][3];
             bool ints = dt == TENSOR_I32 || dt == TENSOR_I64 || dt == TENSOR_U8;
-            tensor *a = ints ? rnd_int(dt, 3, (const int64_t[]){B, n, k}, 0, 7) : rnd(dt, 3, (const int64_t[]){B, n, k}, -1, 1);
-            tensor *bt = ints ? rnd_int(dt, 3, (const int64_t[]){B, m, k}, 0, 7) : rnd(dt, 3, (const int64_t[]){B, m, k}, -1, 1);
+            tensor *a = ints ? rnd_int(dt, 3, (const int64_t[]){B, n, k}, 0, 7) : test_random(dt, 3, (const int64_t[]){B, n, k}, -1, 1);
+            tensor *bt = ints ? rnd_int(dt, 3, (const int64_t[]){B, m, k}, 0, 7) : test_random(dt, 3, (const int64_t[]){B, m, k}, -1, 1);
             tensor *b = sizes[si][4] ? tensor_transpose(bt, 1, 2) : tensor_contiguous(tensor_transpose(bt, 1, 2));
             tensor *fast = tensor_matmul(a, b);
             bool was = tensor_set_reference_kernels(true);
@@ -193,8 +178,8 @@ TEST(matmul_fast_matches_reference) {
 
 TEST(matmul_dtypes) {
     /* f16 and bf16 compute in f32 and round once */
-    check_matmul(rnd(TENSOR_F16, TENSOR_SHAPE(4, 20), -1, 1), rnd(TENSOR_F16, TENSOR_SHAPE(20, 3), -1, 1), 2e-2, test_tol(TENSOR_F16));
-    check_matmul(rnd(TENSOR_BF16, TENSOR_SHAPE(2, 4, 20), -1, 1), rnd(TENSOR_BF16, TENSOR_SHAPE(20, 3), -1, 1), 1e-1, test_tol(TENSOR_BF16));
+    check_matmul(test_random(TENSOR_F16, TENSOR_SHAPE(4, 20), -1, 1), test_random(TENSOR_F16, TENSOR_SHAPE(20, 3), -1, 1), 2e-2, test_tol(TENSOR_F16));
+    check_matmul(test_random(TENSOR_BF16, TENSOR_SHAPE(2, 4, 20), -1, 1), test_random(TENSOR_BF16, TENSOR_SHAPE(20, 3), -1, 1), 1e-1, test_tol(TENSOR_BF16));
     /* integers: exact */
     check_matmul(rnd_int(TENSOR_I64, TENSOR_SHAPE(3, 5), -100, 100), rnd_int(TENSOR_I64, TENSOR_SHAPE(5, 4), -100, 100), 0, 0);
     check_matmul(rnd_int(TENSOR_I32, TENSOR_SHAPE(2, 3, 5), -100, 100), rnd_int(TENSOR_I32, TENSOR_SHAPE(5, 4), -100, 100), 0, 0);
@@ -265,7 +250,7 @@ TEST(linear_forward) {
     tensor_dtype dts[] = {TENSOR_F32, TENSOR_F64};
     for (int d = 0; d < 2; d++) {
         double tol = d ? 1e-12 : 1e-5;
-        tensor *x = rnd(dts[d], TENSOR_SHAPE(2, 3, 4), -1, 1), *w = rnd(dts[d], TENSOR_SHAPE(5, 4), -1, 1), *b = rnd(dts[d], TENSOR_SHAPE(5), -1, 1);
+        tensor *x = test_random(dts[d], TENSOR_SHAPE(2, 3, 4), -1, 1), *w = test_random(dts[d], TENSOR_SHAPE(5, 4), -1, 1), *b = test_random(dts[d], TENSOR_SHAPE(5), -1, 1);
         double *xv = test_values(x), *wv = test_values(w), *bv = test_values(b);
         double *e = ref_linear(xv, 6, 4, wv, 5, bv), *e0 = ref_linear(xv, 6, 4, wv, 5, NULL);
         tensor *y = tensor_linear(x, w, b);
@@ -315,7 +300,7 @@ void bad_input_linear(void) {
 
 /* Softmax by hand along dim of row-major values of shape s. */
 static double *ref_softmax(const double *v, int nd, const int64_t *s, int dim, bool log_form) {
-    int64_t n = numel_of(nd, s), L = nd ? s[dim] : 1, inner = 1;
+    int64_t n = test_numel(nd, s), L = nd ? s[dim] : 1, inner = 1;
     for (int i = dim + 1; i < nd; i++) inner *= s[i];
     double *o = (double *)malloc(sizeof(double) * (size_t)(n + 1));
     for (int64_t base = 0; base < n; base++) {
@@ -351,11 +336,11 @@ TEST(softmax_forward) {
     tensor_dtype dts[] = {TENSOR_F32, TENSOR_F64, TENSOR_F16, TENSOR_BF16};
     for (int d = 0; d < 4; d++) {
         double tol = dts[d] == TENSOR_F64 ? 1e-12 : 2 * test_tol(dts[d]);
-        tensor *a = rnd(dts[d], TENSOR_SHAPE(3, 5), -3, 3);
+        tensor *a = test_random(dts[d], TENSOR_SHAPE(3, 5), -3, 3);
         check_softmax(a, 1, tol);
         check_softmax(a, 0, tol);
         check_softmax(a, -1, tol);
-        tensor *b = rnd(dts[d], TENSOR_SHAPE(2, 3, 4), -3, 3);
+        tensor *b = test_random(dts[d], TENSOR_SHAPE(2, 3, 4), -3, 3);
         check_softmax(b, 1, tol);
         check_softmax(b, -3, tol);
         check_softmax(tensor_transpose(b, 0, 2), 1, tol);                    /* non-contiguous */
@@ -411,7 +396,7 @@ TEST(layer_norm_and_rms_norm_forward) {
     tensor_dtype dts[] = {TENSOR_F32, TENSOR_F64, TENSOR_BF16};
     for (int d = 0; d < 3; d++) {
         double tol = dts[d] == TENSOR_F64 ? 1e-12 : dts[d] == TENSOR_F32 ? 1e-5 : 4 * test_tol(dts[d]);
-        tensor *x = rnd(dts[d], TENSOR_SHAPE(2, 3, 8), -2, 3), *w = rnd(dts[d], TENSOR_SHAPE(8), 0.5, 1.5), *b = rnd(dts[d], TENSOR_SHAPE(8), -1, 1);
+        tensor *x = test_random(dts[d], TENSOR_SHAPE(2, 3, 8), -2, 3), *w = test_random(dts[d], TENSOR_SHAPE(8), 0.5, 1.5), *b = test_random(dts[d], TENSOR_SHAPE(8), -1, 1);
         double *xv = test_values(x), *wv = test_values(w), *bv = test_values(b);
         for (int rms = 0; rms < 2; rms++)
             for (int opt = 0; opt < 3; opt++) { /* weight and bias, weight only, neither */
@@ -424,7 +409,7 @@ TEST(layer_norm_and_rms_norm_forward) {
                 free(e);
             }
         /* non-contiguous input: the normalized dim is strided */
-        tensor *xt = tensor_transpose(rnd(dts[d], TENSOR_SHAPE(8, 5), -2, 3), 0, 1); /* [5, 8] */
+        tensor *xt = tensor_transpose(test_random(dts[d], TENSOR_SHAPE(8, 5), -2, 3), 0, 1); /* [5, 8] */
         double *xtv = test_values(xt);
         double *e = ref_norm(xtv, 5, 8, wv, bv, 1e-3, false);
         CHECK_VALUES(tensor_layer_norm(xt, w, b, 1e-3), e, 40, tol, tol);
@@ -519,9 +504,9 @@ TEST(conv2d_forward_combos) {
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             const int *q = cases[i];
             double tol = dts[di] == TENSOR_F64 ? 1e-12 : 2e-5;
-            tensor *x = rnd(dts[di], TENSOR_SHAPE(q[0], q[1], q[2], q[3]), -1, 1);
-            tensor *w = rnd(dts[di], TENSOR_SHAPE(q[4], q[1] / q[10], q[5], q[6]), -1, 1);
-            tensor *b = rnd(dts[di], TENSOR_SHAPE(q[4]), -1, 1);
+            tensor *x = test_random(dts[di], TENSOR_SHAPE(q[0], q[1], q[2], q[3]), -1, 1);
+            tensor *w = test_random(dts[di], TENSOR_SHAPE(q[4], q[1] / q[10], q[5], q[6]), -1, 1);
+            tensor *b = test_random(dts[di], TENSOR_SHAPE(q[4]), -1, 1);
             check_conv2d(x, w, b, q[7], q[8], q[9], q[10], tol);
             check_conv2d(x, w, NULL, q[7], q[8], q[9], q[10], tol);
         }
@@ -529,24 +514,24 @@ TEST(conv2d_forward_combos) {
 
 TEST(conv2d_layouts_dtypes_and_sizes) {
     /* unbatched input [C, H, W] */
-    tensor *w = rnd(TENSOR_F32, TENSOR_SHAPE(4, 3, 3, 3), -1, 1), *b = rnd(TENSOR_F32, TENSOR_SHAPE(4), -1, 1);
-    check_conv2d(rnd(TENSOR_F32, TENSOR_SHAPE(3, 6, 5), -1, 1), w, b, 1, 1, 1, 1, 2e-5);
+    tensor *w = test_random(TENSOR_F32, TENSOR_SHAPE(4, 3, 3, 3), -1, 1), *b = test_random(TENSOR_F32, TENSOR_SHAPE(4), -1, 1);
+    check_conv2d(test_random(TENSOR_F32, TENSOR_SHAPE(3, 6, 5), -1, 1), w, b, 1, 1, 1, 1, 2e-5);
     /* non-contiguous input (H and W swapped) and weight */
-    tensor *xt = tensor_transpose(rnd(TENSOR_F32, TENSOR_SHAPE(2, 3, 5, 7), -1, 1), 2, 3);
-    tensor *wt = tensor_transpose(rnd(TENSOR_F32, TENSOR_SHAPE(4, 3, 3, 3), -1, 1), 2, 3);
+    tensor *xt = tensor_transpose(test_random(TENSOR_F32, TENSOR_SHAPE(2, 3, 5, 7), -1, 1), 2, 3);
+    tensor *wt = tensor_transpose(test_random(TENSOR_F32, TENSOR_SHAPE(4, 3, 3, 3), -1, 1), 2, 3);
     CHECK(!tensor_is_contiguous(xt) && !tensor_is_contiguous(wt));
     check_conv2d(xt, wt, b, 2, 1, 1, 1, 2e-5);
-    check_conv2d(tensor_slice(rnd(TENSOR_F64, TENSOR_SHAPE(2, 3, 9, 9), -1, 1), 3, 0, 9, 2), rnd(TENSOR_F64, TENSOR_SHAPE(2, 3, 2, 2), -1, 1), NULL, 1, 0, 1, 1, 1e-12);
+    check_conv2d(tensor_slice(test_random(TENSOR_F64, TENSOR_SHAPE(2, 3, 9, 9), -1, 1), 3, 0, 9, 2), test_random(TENSOR_F64, TENSOR_SHAPE(2, 3, 2, 2), -1, 1), NULL, 1, 0, 1, 1, 1e-12);
     /* f16 and bf16 compute in f32 */
-    check_conv2d(rnd(TENSOR_F16, TENSOR_SHAPE(1, 2, 5, 5), -1, 1), rnd(TENSOR_F16, TENSOR_SHAPE(2, 2, 3, 3), -1, 1), rnd(TENSOR_F16, TENSOR_SHAPE(2), -1, 1), 1, 1, 1, 1, 1e-2);
-    check_conv2d(rnd(TENSOR_BF16, TENSOR_SHAPE(2, 2, 5, 5), -1, 1), rnd(TENSOR_BF16, TENSOR_SHAPE(4, 1, 3, 3), -1, 1), NULL, 2, 1, 1, 2, 6e-2);
+    check_conv2d(test_random(TENSOR_F16, TENSOR_SHAPE(1, 2, 5, 5), -1, 1), test_random(TENSOR_F16, TENSOR_SHAPE(2, 2, 3, 3), -1, 1), test_random(TENSOR_F16, TENSOR_SHAPE(2), -1, 1), 1, 1, 1, 1, 1e-2);
+    check_conv2d(test_random(TENSOR_BF16, TENSOR_SHAPE(2, 2, 5, 5), -1, 1), test_random(TENSOR_BF16, TENSOR_SHAPE(4, 1, 3, 3), -1, 1), NULL, 2, 1, 1, 2, 6e-2);
     /* zero-size batch and zero out_channels */
     tensor *y = tensor_conv2d(tensor_zeros(TENSOR_SHAPE(0, 3, 5, 5), TENSOR_F32), w, b, 1, 0, 1, 1);
     CHECK_SHAPE(y, 4, (const int64_t[]){0, 4, 3, 3});
     y = tensor_conv2d(tensor_zeros(TENSOR_SHAPE(1, 3, 5, 5), TENSOR_F32), tensor_zeros(TENSOR_SHAPE(0, 3, 3, 3), TENSOR_F32), NULL, 1, 0, 1, 1);
     CHECK_SHAPE(y, 4, (const int64_t[]){1, 0, 3, 3});
     /* a larger one that crosses the GEMM's blocks */
-    check_conv2d(rnd(TENSOR_F32, TENSOR_SHAPE(1, 16, 20, 20), -1, 1), rnd(TENSOR_F32, TENSOR_SHAPE(8, 16, 3, 3), -1, 1), NULL, 1, 1, 1, 1, 1e-4);
+    check_conv2d(test_random(TENSOR_F32, TENSOR_SHAPE(1, 16, 20, 20), -1, 1), test_random(TENSOR_F32, TENSOR_SHAPE(8, 16, 3, 3), -1, 1), NULL, 1, 1, 1, 1, 1e-4);
 }
 
 void bad_input_conv2d(void) {
@@ -618,16 +603,16 @@ TEST(conv1d_forward) {
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
             const int *q = cases[i];
             double tol = dts[di] == TENSOR_F64 ? 1e-12 : 2e-5;
-            tensor *x = rnd(dts[di], TENSOR_SHAPE(q[0], q[1], q[2]), -1, 1);
-            tensor *w = rnd(dts[di], TENSOR_SHAPE(q[3], q[1] / q[8], q[4]), -1, 1);
-            check_conv1d(x, w, rnd(dts[di], TENSOR_SHAPE(q[3]), -1, 1), q[5], q[6], q[7], q[8], tol);
+            tensor *x = test_random(dts[di], TENSOR_SHAPE(q[0], q[1], q[2]), -1, 1);
+            tensor *w = test_random(dts[di], TENSOR_SHAPE(q[3], q[1] / q[8], q[4]), -1, 1);
+            check_conv1d(x, w, test_random(dts[di], TENSOR_SHAPE(q[3]), -1, 1), q[5], q[6], q[7], q[8], tol);
             check_conv1d(x, w, NULL, q[5], q[6], q[7], q[8], tol);
         }
     /* unbatched, non-contiguous, f16, zero batch */
-    tensor *w = rnd(TENSOR_F32, TENSOR_SHAPE(3, 2, 3), -1, 1);
-    check_conv1d(rnd(TENSOR_F32, TENSOR_SHAPE(2, 8), -1, 1), w, NULL, 1, 1, 1, 1, 2e-5);
-    check_conv1d(tensor_transpose(rnd(TENSOR_F32, TENSOR_SHAPE(2, 8, 2), -1, 1), 1, 2), w, NULL, 2, 0, 1, 1, 2e-5);
-    check_conv1d(rnd(TENSOR_F16, TENSOR_SHAPE(1, 2, 8), -1, 1), rnd(TENSOR_F16, TENSOR_SHAPE(3, 2, 3), -1, 1), NULL, 1, 1, 1, 1, 1e-2);
+    tensor *w = test_random(TENSOR_F32, TENSOR_SHAPE(3, 2, 3), -1, 1);
+    check_conv1d(test_random(TENSOR_F32, TENSOR_SHAPE(2, 8), -1, 1), w, NULL, 1, 1, 1, 1, 2e-5);
+    check_conv1d(tensor_transpose(test_random(TENSOR_F32, TENSOR_SHAPE(2, 8, 2), -1, 1), 1, 2), w, NULL, 2, 0, 1, 1, 2e-5);
+    check_conv1d(test_random(TENSOR_F16, TENSOR_SHAPE(1, 2, 8), -1, 1), test_random(TENSOR_F16, TENSOR_SHAPE(3, 2, 3), -1, 1), NULL, 1, 1, 1, 1, 1e-2);
     CHECK_SHAPE(tensor_conv1d(tensor_zeros(TENSOR_SHAPE(0, 2, 8), TENSOR_F32), w, NULL, 1, 0, 1, 1), 3, (const int64_t[]){0, 3, 6});
 }
 
@@ -696,12 +681,12 @@ TEST(pool2d_forward) {
     tensor_dtype dts[] = {TENSOR_F32, TENSOR_F64, TENSOR_BF16};
     for (int d = 0; d < 3; d++) {
         double tol = dts[d] == TENSOR_F64 ? 1e-14 : 2 * test_tol(dts[d]);
-        tensor *x = rnd(dts[d], TENSOR_SHAPE(2, 3, 7, 6), -2, 1); /* mostly negative: padding must not win the max */
+        tensor *x = test_random(dts[d], TENSOR_SHAPE(2, 3, 7, 6), -2, 1); /* mostly negative: padding must not win the max */
         const int combos[][3] = {{1, 0, 0}, {2, 0, 0}, {2, 1, 1}, {3, 2, 1}, {3, 1, 0}, {2, 2, 1}, {4, 3, 2}, {3, 3, 0}};
         for (size_t i = 0; i < sizeof combos / sizeof combos[0]; i++) check_pool(x, combos[i][0], combos[i][1], combos[i][2], tol);
-        check_pool(rnd(dts[d], TENSOR_SHAPE(3, 5, 5), -1, 1), 3, 2, 1, tol);                               /* unbatched */
-        check_pool(tensor_transpose(rnd(dts[d], TENSOR_SHAPE(2, 3, 6, 7), -1, 1), 2, 3), 2, 1, 1, tol);    /* non-contiguous */
-        check_pool(tensor_slice(rnd(dts[d], TENSOR_SHAPE(1, 2, 8, 8), -1, 1), 2, 0, 8, 2), 2, 0, 0, tol);
+        check_pool(test_random(dts[d], TENSOR_SHAPE(3, 5, 5), -1, 1), 3, 2, 1, tol);                               /* unbatched */
+        check_pool(tensor_transpose(test_random(dts[d], TENSOR_SHAPE(2, 3, 6, 7), -1, 1), 2, 3), 2, 1, 1, tol);    /* non-contiguous */
+        check_pool(tensor_slice(test_random(dts[d], TENSOR_SHAPE(1, 2, 8, 8), -1, 1), 2, 0, 8, 2), 2, 0, 0, tol);
     }
     /* NaN propagates through max pooling */
     tensor *n = test_tensor(TENSOR_F32, TENSOR_SHAPE(1, 1, 2, 2), (const double[]){1, NAN, 3, 2});
@@ -730,7 +715,7 @@ void bad_input_avg_pool2d(void) { bad_pool(tensor_avg_pool2d, "tensor_avg_pool2d
 /* ---- embedding ---- */
 
 TEST(embedding_forward) {
-    tensor *w = rnd(TENSOR_F32, TENSOR_SHAPE(10, 4), -1, 1);
+    tensor *w = test_random(TENSOR_F32, TENSOR_SHAPE(10, 4), -1, 1);
     double *wv = test_values(w);
     const double ids[] = {3, 0, 9, 3, 7, 1};
     tensor_dtype its[] = {TENSOR_I64, TENSOR_I32};
@@ -777,7 +762,7 @@ void bad_input_embedding(void) {
 
 TEST(dropout_forward) {
     int64_t n = 100000;
-    tensor *x = rnd(TENSOR_F32, 1, &n, 0.5, 1.5);
+    tensor *x = test_random(TENSOR_F32, 1, &n, 0.5, 1.5);
     double *xv = test_values(x);
     tensor_manual_seed(7);
     tensor *y = tensor_dropout(x, 0.3, true);
@@ -811,7 +796,7 @@ TEST(dropout_forward) {
     free(zv);
     free(xv);
     /* f64, non-contiguous, integers when not training */
-    tensor *xt = tensor_transpose(rnd(TENSOR_F64, TENSOR_SHAPE(30, 40), 1, 2), 0, 1);
+    tensor *xt = tensor_transpose(test_random(TENSOR_F64, TENSOR_SHAPE(30, 40), 1, 2), 0, 1);
     double *tv = test_values(xt), *dv = test_values(tensor_dropout(xt, 0.5, true));
     int64_t kept = 0;
     for (int i = 0; i < 1200; i++) {
@@ -867,7 +852,7 @@ TEST(attention_forward) {
     int64_t B = 2, L = 3, S = 5, E = 4, Ev = 6;
     for (int d = 0; d < 2; d++) {
         double tol = dts[d] == TENSOR_F64 ? 1e-12 : 1e-5;
-        tensor *q = rnd(dts[d], TENSOR_SHAPE(2, 3, 4), -1, 1), *k = rnd(dts[d], TENSOR_SHAPE(2, 5, 4), -1, 1), *v = rnd(dts[d], TENSOR_SHAPE(2, 5, 6), -1, 1);
+        tensor *q = test_random(dts[d], TENSOR_SHAPE(2, 3, 4), -1, 1), *k = test_random(dts[d], TENSOR_SHAPE(2, 5, 4), -1, 1), *v = test_random(dts[d], TENSOR_SHAPE(2, 5, 6), -1, 1);
         double bmask[15], fmask[15];
         for (int i = 0; i < 15; i++) { bmask[i] = (i % 4) != 1; fmask[i] = test_uniform(-2, 2); }
         tensor *bm = test_tensor(TENSOR_BOOL, TENSOR_SHAPE(3, 5), bmask), *fm = test_tensor(dts[d], TENSOR_SHAPE(3, 5), fmask);
@@ -895,7 +880,7 @@ TEST(attention_forward) {
                                                      tensor_zeros(TENSOR_SHAPE(0, 5, 6), TENSOR_F32), NULL, true);
     CHECK_SHAPE(y0, 3, (const int64_t[]){0, 3, 6});
     /* a fully masked row gives NaN, as in PyTorch */
-    tensor *q = rnd(TENSOR_F32, TENSOR_SHAPE(2, 3), -1, 1), *k = rnd(TENSOR_F32, TENSOR_SHAPE(2, 3), -1, 1), *v = rnd(TENSOR_F32, TENSOR_SHAPE(2, 2), -1, 1);
+    tensor *q = test_random(TENSOR_F32, TENSOR_SHAPE(2, 3), -1, 1), *k = test_random(TENSOR_F32, TENSOR_SHAPE(2, 3), -1, 1), *v = test_random(TENSOR_F32, TENSOR_SHAPE(2, 2), -1, 1);
     tensor *m = test_tensor(TENSOR_BOOL, TENSOR_SHAPE(2, 2), (const double[]){0, 0, 1, 1});
     double *yv = test_values(tensor_scaled_dot_product_attention(q, k, v, m, false));
     CHECK(isnan(yv[0]) && isnan(yv[1]) && !isnan(yv[2]) && !isnan(yv[3]));
@@ -951,7 +936,7 @@ TEST(nll_loss_forward) {
     tensor_dtype dts[] = {TENSOR_F32, TENSOR_F64, TENSOR_BF16};
     for (int d = 0; d < 3; d++) {
         double tol = dts[d] == TENSOR_F64 ? 1e-13 : 2 * test_tol(dts[d]);
-        tensor *x = rnd(dts[d], TENSOR_SHAPE(4, 5), -3, 0);
+        tensor *x = test_random(dts[d], TENSOR_SHAPE(4, 5), -3, 0);
         double *xv = test_values(x);
         const double t[] = {1, 4, 0, 2};
         tensor *y = tensor_nll_loss(x, test_tensor(TENSOR_I64, TENSOR_SHAPE(4), t));
@@ -968,14 +953,14 @@ TEST(nll_loss_forward) {
         CHECK_NEAR(tensor_item(tensor_nll_loss(xt, test_tensor(TENSOR_I64, TENSOR_SHAPE(4), t))), ref_nll(xv, 4, 5, 1, t), tol, tol);
         free(xv);
         /* [N, C, d1] with targets [N, d1] */
-        tensor *x3 = rnd(dts[d], TENSOR_SHAPE(2, 3, 4), -3, 0);
+        tensor *x3 = test_random(dts[d], TENSOR_SHAPE(2, 3, 4), -3, 0);
         double *x3v = test_values(x3);
         const double t3[] = {0, 2, 1, 1, 2, 2, 0, -100};
         CHECK_NEAR(tensor_item(tensor_nll_loss(x3, test_tensor(TENSOR_I64, TENSOR_SHAPE(2, 4), t3))), ref_nll(x3v, 2, 3, 4, t3), tol, tol);
         free(x3v);
     }
     /* every target ignored, or none at all: NaN, as in PyTorch */
-    tensor *x = rnd(TENSOR_F32, TENSOR_SHAPE(2, 3), -1, 0);
+    tensor *x = test_random(TENSOR_F32, TENSOR_SHAPE(2, 3), -1, 0);
     CHECK(isnan(tensor_item(tensor_nll_loss(x, tensor_full(TENSOR_SHAPE(2), -100, TENSOR_I64)))));
     CHECK(isnan(tensor_item(tensor_nll_loss(tensor_zeros(TENSOR_SHAPE(0, 3), TENSOR_F32), tensor_zeros(TENSOR_SHAPE(0), TENSOR_I64)))));
 }
@@ -998,7 +983,7 @@ TEST(cross_entropy_forward) {
     tensor_dtype dts[] = {TENSOR_F32, TENSOR_F64};
     for (int d = 0; d < 2; d++) {
         double tol = dts[d] == TENSOR_F64 ? 1e-13 : 1e-6;
-        tensor *x = rnd(dts[d], TENSOR_SHAPE(4, 5), -3, 3);
+        tensor *x = test_random(dts[d], TENSOR_SHAPE(4, 5), -3, 3);
         double *xv = test_values(x);
         double *ls = ref_log_softmax_c(xv, 4, 5, 1);
         const double t[] = {1, 4, 0, 2}, ti[] = {1, -100, 0, 2};
@@ -1007,13 +992,13 @@ TEST(cross_entropy_forward) {
         /* unbatched [C] with a 0-dim target */
         CHECK_NEAR(tensor_item(tensor_cross_entropy(tensor_select(x, 0, 1), tensor_scalar(4, TENSOR_I64))), -ls[1 * 5 + 4], tol, tol);
         /* class probabilities as targets: -sum(p * log_softmax) / N */
-        tensor *p = tensor_softmax(rnd(dts[d], TENSOR_SHAPE(4, 5), -1, 1), 1);
+        tensor *p = tensor_softmax(test_random(dts[d], TENSOR_SHAPE(4, 5), -1, 1), 1);
         double *pv = test_values(p), s = 0;
         for (int i = 0; i < 20; i++) s += pv[i] * ls[i];
         CHECK_NEAR(tensor_item(tensor_cross_entropy(x, p)), -s / 4, tol, tol);
         free(pv); free(ls); free(xv);
         /* [N, C, d1] */
-        tensor *x3 = rnd(dts[d], TENSOR_SHAPE(2, 3, 4), -3, 3);
+        tensor *x3 = test_random(dts[d], TENSOR_SHAPE(2, 3, 4), -3, 3);
         double *x3v = test_values(x3), *ls3 = ref_log_softmax_c(x3v, 2, 3, 4);
         const double t3[] = {0, 2, 1, 1, 2, 2, 0, 1};
         CHECK_NEAR(tensor_item(tensor_cross_entropy(x3, test_tensor(TENSOR_I64, TENSOR_SHAPE(2, 4), t3))), ref_nll(ls3, 2, 3, 4, t3), tol, tol);
@@ -1043,7 +1028,7 @@ TEST(mse_loss_forward) {
     tensor_dtype dts[] = {TENSOR_F32, TENSOR_F64, TENSOR_F16};
     for (int d = 0; d < 3; d++) {
         double tol = dts[d] == TENSOR_F64 ? 1e-13 : 2 * test_tol(dts[d]);
-        tensor *a = rnd(dts[d], TENSOR_SHAPE(3, 4), -2, 2), *b = rnd(dts[d], TENSOR_SHAPE(3, 4), -2, 2);
+        tensor *a = test_random(dts[d], TENSOR_SHAPE(3, 4), -2, 2), *b = test_random(dts[d], TENSOR_SHAPE(3, 4), -2, 2);
         double *av = test_values(a), *bv = test_values(b), s = 0;
         for (int i = 0; i < 12; i++) s += (av[i] - bv[i]) * (av[i] - bv[i]);
         tensor *y = tensor_mse_loss(a, b);

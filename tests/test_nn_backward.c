@@ -5,28 +5,13 @@
 
 /* ---- helpers ---- */
 
-static int64_t numel_of(int nd, const int64_t *s) {
-    int64_t n = 1;
-    for (int i = 0; i < nd; i++) n *= s[i];
-    return n;
-}
-
-/* A tensor of uniform values in [lo, hi) (rounded to dtype). */
-static tensor *rnd(tensor_dtype dt, int nd, const int64_t *shape, double lo, double hi) {
-    int64_t n = numel_of(nd, shape);
-    double *v = (double *)malloc(sizeof(double) * (size_t)(n ? n : 1));
-    for (int64_t i = 0; i < n; i++) v[i] = test_uniform(lo, hi);
-    tensor *t = test_tensor(dt, nd, shape, v);
-    free(v);
-    return t;
-}
 
 /* An f64 leaf whose values are distinct and at least 2 / numel apart (a shuffled ramp in
    [-1, 1)), so no max-pool window has a tie, or a near-tie a finite difference could flip. */
 static tensor *distinct_leaf(int nd, const int64_t *shape) {
     tensor *t = tensor_empty(nd, shape, TENSOR_F64);
     double *d = (double *)tensor_data_ptr(t);
-    int64_t n = numel_of(nd, shape);
+    int64_t n = test_numel(nd, shape);
     for (int64_t i = 0; i < n; i++) d[i] = -1 + 2 * ((double)i + 0.5) / (double)n;
     for (int64_t i = n - 1; i > 0; i--) {
         int64_t j = (int64_t)test_uniform(0, (double)(i + 1));
@@ -235,19 +220,19 @@ static void naive_conv2d_grads(const double *x, int64_t N, int64_t C, int64_t H,
 /* Backward through conv2d with a given gradient gy, on the fast path or the reference; the
    gradients of x, w, b must match naive_conv2d_grads. */
 static void check_conv2d_grads(tensor_dtype dt, bool reference, const int64_t *xs, const int64_t *ws, int s, int p, int d, int groups, double tol) {
-    tensor *x = leaf_of(rnd(dt, 4, xs, -1, 1)), *w = leaf_of(rnd(dt, 4, ws, -1, 1)), *b = leaf_of(rnd(dt, 1, ws, -1, 1));
+    tensor *x = leaf_of(test_random(dt, 4, xs, -1, 1)), *w = leaf_of(test_random(dt, 4, ws, -1, 1)), *b = leaf_of(test_random(dt, 1, ws, -1, 1));
     bool was = tensor_set_reference_kernels(reference);
     tensor *y = tensor_conv2d(x, w, b, s, p, d, groups);
     CHECK_MSG(y != NULL, "conv2d failed: %s", tensor_last_error() ? tensor_last_error() : "?");
     if (!y) { tensor_set_reference_kernels(was); return; }
     const int64_t *ys = tensor_shape(y);
-    tensor *gy = rnd(dt, 4, ys, -1, 1);
+    tensor *gy = test_random(dt, 4, ys, -1, 1);
     int rc = tensor_backward_with(y, gy);
     tensor_set_reference_kernels(was);
     CHECK_MSG(rc == 0, "backward failed: %s", tensor_last_error() ? tensor_last_error() : "?");
     if (rc) return;
     double *xv = test_values(x), *wv = test_values(w), *gyv = test_values(gy);
-    int64_t nx = numel_of(4, xs), nw = numel_of(4, ws);
+    int64_t nx = test_numel(4, xs), nw = test_numel(4, ws);
     double *gx = (double *)malloc(sizeof(double) * (size_t)nx), *gw = (double *)malloc(sizeof(double) * (size_t)nw);
     double *gb = (double *)malloc(sizeof(double) * (size_t)ws[0]);
     naive_conv2d_grads(xv, xs[0], xs[1], xs[2], xs[3], wv, ws[0], ws[2], ws[3], gyv, ys[2], ys[3], s, p, d, groups, gx, gw, gb);
@@ -305,7 +290,7 @@ static void check_fast_vs_reference(int sd, tensor *x, tensor *w, tensor *b, int
     tensor *y = sd == 2 ? tensor_conv2d(x, w, b, s, p, d, groups) : tensor_conv1d(x, w, b, s, p, d, groups);
     CHECK(y != NULL);
     if (!y) return;
-    tensor *gy = rnd(tensor_get_dtype(x), tensor_ndim(y), tensor_shape(y), -1, 1);
+    tensor *gy = test_random(tensor_get_dtype(x), tensor_ndim(y), tensor_shape(y), -1, 1);
     tensor *fast[3], *ref[3];
     conv_grads(sd, x, w, b, gy, s, p, d, groups, false, fast);
     conv_grads(sd, x, w, b, gy, s, p, d, groups, true, ref);
@@ -322,28 +307,28 @@ static void check_fast_vs_reference(int sd, tensor *x, tensor *w, tensor *b, int
 
 TEST(conv_backward_fast_matches_reference) {
     /* the Fashion-MNIST CNN's convolutions (batch 4): 1 -> 32 and 32 -> 64, 3x3, padding 1 */
-    check_fast_vs_reference(2, rnd(TENSOR_F32, TENSOR_SHAPE(4, 1, 28, 28), 0, 1), rnd(TENSOR_F32, TENSOR_SHAPE(32, 1, 3, 3), -0.3, 0.3),
-                            rnd(TENSOR_F32, TENSOR_SHAPE(32), -0.3, 0.3), 1, 1, 1, 1, 1e-4);
-    check_fast_vs_reference(2, rnd(TENSOR_F32, TENSOR_SHAPE(4, 32, 14, 14), 0, 1), rnd(TENSOR_F32, TENSOR_SHAPE(64, 32, 3, 3), -0.06, 0.06),
-                            rnd(TENSOR_F32, TENSOR_SHAPE(64), -0.06, 0.06), 1, 1, 1, 1, 1e-4);
+    check_fast_vs_reference(2, test_random(TENSOR_F32, TENSOR_SHAPE(4, 1, 28, 28), 0, 1), test_random(TENSOR_F32, TENSOR_SHAPE(32, 1, 3, 3), -0.3, 0.3),
+                            test_random(TENSOR_F32, TENSOR_SHAPE(32), -0.3, 0.3), 1, 1, 1, 1, 1e-4);
+    check_fast_vs_reference(2, test_random(TENSOR_F32, TENSOR_SHAPE(4, 32, 14, 14), 0, 1), test_random(TENSOR_F32, TENSOR_SHAPE(64, 32, 3, 3), -0.06, 0.06),
+                            test_random(TENSOR_F32, TENSOR_SHAPE(64), -0.06, 0.06), 1, 1, 1, 1, 1e-4);
     /* strides, dilation, groups, unbatched, non-contiguous, f64 */
-    check_fast_vs_reference(2, rnd(TENSOR_F64, TENSOR_SHAPE(2, 6, 9, 8), -1, 1), rnd(TENSOR_F64, TENSOR_SHAPE(9, 2, 3, 2), -1, 1),
-                            rnd(TENSOR_F64, TENSOR_SHAPE(9), -1, 1), 2, 2, 2, 3, 1e-12);
-    check_fast_vs_reference(2, rnd(TENSOR_F32, TENSOR_SHAPE(3, 6, 6), -1, 1), rnd(TENSOR_F32, TENSOR_SHAPE(4, 3, 3, 3), -1, 1), NULL, 1, 0, 1, 1, 1e-5);
-    check_fast_vs_reference(2, tensor_transpose(rnd(TENSOR_F32, TENSOR_SHAPE(2, 3, 7, 5), -1, 1), 2, 3), tensor_transpose(rnd(TENSOR_F32, TENSOR_SHAPE(4, 3, 2, 3), -1, 1), 2, 3),
-                            rnd(TENSOR_F32, TENSOR_SHAPE(4), -1, 1), 1, 1, 1, 1, 1e-5);
-    check_fast_vs_reference(2, rnd(TENSOR_F32, TENSOR_SHAPE(2, 8, 5, 5), -1, 1), rnd(TENSOR_F32, TENSOR_SHAPE(16, 2, 1, 1), -1, 1), NULL, 1, 0, 1, 4, 1e-5);
-    check_fast_vs_reference(1, rnd(TENSOR_F32, TENSOR_SHAPE(3, 4, 17), -1, 1), rnd(TENSOR_F32, TENSOR_SHAPE(6, 2, 5), -1, 1), rnd(TENSOR_F32, TENSOR_SHAPE(6), -1, 1), 2, 2, 2, 2, 1e-5);
-    check_fast_vs_reference(1, rnd(TENSOR_F64, TENSOR_SHAPE(4, 9), -1, 1), rnd(TENSOR_F64, TENSOR_SHAPE(3, 4, 3), -1, 1), NULL, 1, 1, 1, 1, 1e-12);
-    check_fast_vs_reference(2, rnd(TENSOR_BF16, TENSOR_SHAPE(2, 2, 5, 5), -1, 1), rnd(TENSOR_BF16, TENSOR_SHAPE(4, 2, 3, 3), -1, 1), rnd(TENSOR_BF16, TENSOR_SHAPE(4), -1, 1), 1, 1, 1, 1, 3e-2);
+    check_fast_vs_reference(2, test_random(TENSOR_F64, TENSOR_SHAPE(2, 6, 9, 8), -1, 1), test_random(TENSOR_F64, TENSOR_SHAPE(9, 2, 3, 2), -1, 1),
+                            test_random(TENSOR_F64, TENSOR_SHAPE(9), -1, 1), 2, 2, 2, 3, 1e-12);
+    check_fast_vs_reference(2, test_random(TENSOR_F32, TENSOR_SHAPE(3, 6, 6), -1, 1), test_random(TENSOR_F32, TENSOR_SHAPE(4, 3, 3, 3), -1, 1), NULL, 1, 0, 1, 1, 1e-5);
+    check_fast_vs_reference(2, tensor_transpose(test_random(TENSOR_F32, TENSOR_SHAPE(2, 3, 7, 5), -1, 1), 2, 3), tensor_transpose(test_random(TENSOR_F32, TENSOR_SHAPE(4, 3, 2, 3), -1, 1), 2, 3),
+                            test_random(TENSOR_F32, TENSOR_SHAPE(4), -1, 1), 1, 1, 1, 1, 1e-5);
+    check_fast_vs_reference(2, test_random(TENSOR_F32, TENSOR_SHAPE(2, 8, 5, 5), -1, 1), test_random(TENSOR_F32, TENSOR_SHAPE(16, 2, 1, 1), -1, 1), NULL, 1, 0, 1, 4, 1e-5);
+    check_fast_vs_reference(1, test_random(TENSOR_F32, TENSOR_SHAPE(3, 4, 17), -1, 1), test_random(TENSOR_F32, TENSOR_SHAPE(6, 2, 5), -1, 1), test_random(TENSOR_F32, TENSOR_SHAPE(6), -1, 1), 2, 2, 2, 2, 1e-5);
+    check_fast_vs_reference(1, test_random(TENSOR_F64, TENSOR_SHAPE(4, 9), -1, 1), test_random(TENSOR_F64, TENSOR_SHAPE(3, 4, 3), -1, 1), NULL, 1, 1, 1, 1, 1e-12);
+    check_fast_vs_reference(2, test_random(TENSOR_BF16, TENSOR_SHAPE(2, 2, 5, 5), -1, 1), test_random(TENSOR_BF16, TENSOR_SHAPE(4, 2, 3, 3), -1, 1), test_random(TENSOR_BF16, TENSOR_SHAPE(4), -1, 1), 1, 1, 1, 1, 3e-2);
     /* a GEMM large enough to cross its blocks: K = 288, P = 400 */
-    check_fast_vs_reference(2, rnd(TENSOR_F32, TENSOR_SHAPE(1, 32, 20, 20), -1, 1), rnd(TENSOR_F32, TENSOR_SHAPE(40, 32, 3, 3), -0.1, 0.1), NULL, 1, 1, 1, 1, 1e-4);
+    check_fast_vs_reference(2, test_random(TENSOR_F32, TENSOR_SHAPE(1, 32, 20, 20), -1, 1), test_random(TENSOR_F32, TENSOR_SHAPE(40, 32, 3, 3), -0.1, 0.1), NULL, 1, 1, 1, 1, 1e-4);
 }
 
 TEST(conv_backward_edge_cases) {
     /* a zero-size batch: empty grad of x, zero grads of w and b */
     tensor *x = leaf_of(tensor_zeros(TENSOR_SHAPE(0, 3, 5, 5), TENSOR_F32));
-    tensor *w = leaf_of(rnd(TENSOR_F32, TENSOR_SHAPE(2, 3, 3, 3), -1, 1)), *b = leaf_of(rnd(TENSOR_F32, TENSOR_SHAPE(2), -1, 1));
+    tensor *w = leaf_of(test_random(TENSOR_F32, TENSOR_SHAPE(2, 3, 3, 3), -1, 1)), *b = leaf_of(test_random(TENSOR_F32, TENSOR_SHAPE(2), -1, 1));
     tensor *y = tensor_conv2d(x, w, b, 1, 0, 1, 1);
     CHECK(tensor_backward_with(y, tensor_ones(tensor_ndim(y), tensor_shape(y), TENSOR_F32)) == 0);
     CHECK_SHAPE(tensor_grad(x), 4, (const int64_t[]){0, 3, 5, 5});
@@ -351,7 +336,7 @@ TEST(conv_backward_edge_cases) {
     double zeros[54] = {0};
     CHECK_VALUES(tensor_grad(w), zeros, 54, 0, 0);
     /* a non-contiguous, expanded gradient (from sum) and a gradient of another dtype */
-    tensor *x2 = leaf_of(rnd(TENSOR_F32, TENSOR_SHAPE(1, 2, 4, 4), -1, 1)), *w2 = leaf_of(rnd(TENSOR_F32, TENSOR_SHAPE(3, 2, 3, 3), -1, 1));
+    tensor *x2 = leaf_of(test_random(TENSOR_F32, TENSOR_SHAPE(1, 2, 4, 4), -1, 1)), *w2 = leaf_of(test_random(TENSOR_F32, TENSOR_SHAPE(3, 2, 3, 3), -1, 1));
     CHECK(tensor_backward(tensor_sum_all(tensor_conv2d(x2, w2, NULL, 1, 1, 1, 1))) == 0);
     double *xv = test_values(x2), *wv = test_values(w2), ones[48], gx[32], gw[54], gb[3];
     for (int i = 0; i < 48; i++) ones[i] = 1;
@@ -380,7 +365,7 @@ static void check_pool_grad(bool is_max, tensor_dtype dt, int nd, const int64_t 
     CHECK(tensor_backward_with(y, gy) == 0);
     tensor *g = tensor_grad(x);
     CHECK(g && tensor_get_dtype(g) == dt && tensor_is_contiguous(g));
-    CHECK_VALUES(g, expect, numel_of(nd, shape), 1e-6, 1e-6);
+    CHECK_VALUES(g, expect, test_numel(nd, shape), 1e-6, 1e-6);
 }
 
 TEST(max_pool2d_backward_picks_the_forwards_position) {
@@ -420,7 +405,7 @@ TEST(pool2d_backward_matches_naive_loops) {
             tensor *xs = tensor_transpose(x, 2, 3); /* pool the [N, C, W, H] view */
             tensor *y = mx ? tensor_max_pool2d(xs, k, s, p) : tensor_avg_pool2d(xs, k, s, p);
             const int64_t *ys = tensor_shape(y);
-            tensor *gy = rnd(TENSOR_F64, 4, ys, -1, 1);
+            tensor *gy = test_random(TENSOR_F64, 4, ys, -1, 1);
             CHECK(tensor_backward_with(y, gy) == 0);
             double *xv = test_values(xs), *gv = test_values(gy);
             double *e = (double *)calloc((size_t)(N * C * H * W), sizeof(double)); /* in the [N, C, W, H] layout */
