@@ -44,6 +44,11 @@ void test_expect_error(const char *file, int line, bool failed, const char *fn, 
         tensor_clear_error();                                                                          \
     } while (0)
 
+/* 1 when the upper halves of the ymm/zmm registers are left in use (a kernel returned without
+   vzeroupper, which slows every later SSE instruction), 0 when clean, -1 where the CPU cannot tell.
+   main.c checks it after every test. */
+int test_upper_vector_state_dirty(void);
+
 /* ---- helpers for writing expected values ---- */
 /* A tensor from a list of doubles, converted to dtype. */
 tensor *test_tensor(tensor_dtype dtype, int ndim, const int64_t *shape, const double *values);

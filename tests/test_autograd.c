@@ -25,6 +25,7 @@ TEST(autograd_every_differentiable_op_has_a_gradcheck) {
         tensor_scope_begin();
         gradchecks[op].fn();
         tensor_scope_end();
+        CHECK_MSG(test_upper_vector_state_dirty() != 1, "op '%s' left the upper vector state dirty (missing vzeroupper)", gradchecks[op].name);
         covered++;
     }
     printf("  gradcheck sweep: %d of %d differentiable ops checked by finite differences\n", covered, diff);

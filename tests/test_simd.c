@@ -465,3 +465,57 @@ TEST(simd_each_isa) {
     }
 }
 #endif
+
+/* Every vector kernel must hand back the registers clean (vzeroupper at each exit, including calls
+   out to scalar helpers): otherwise every later SSE instruction of a plain -O2 build, in the
+   library or the user's program, pays a transition penalty. This runs the f32 paths of a training
+   step one op at a time, on 1 and 2 threads, and checks after each. */
+#define CHECK_CLEAN_AFTER(expr) do {                                                                   \
+        tensor *clean_r_ = (expr);                                                                     \
+        CHECK_MSG(clean_r_ != NULL, "%s failed: %s", #expr, tensor_last_error());                      \
+        CHECK_MSG(test_upper_vector_state_dirty() != 1, "%s left the upper vector state dirty", #expr); \
+    } while (0)
+TEST(simd_kernels_leave_vector_state_clean) {
+    if (test_upper_vector_state_dirty() == -1) return; /* not x86, or the CPU cannot tell */
+    int threads = tensor_get_num_threads();
+    for (int nt = 1; nt <= 2; nt++) {
+        tensor_set_num_threads(nt);
+        tensor *x = tensor_set_requires_grad(test_random(TENSOR_F32, TENSOR_SHAPE(8, 1, 12, 12), -1, 1), true);
+        tensor *w = tensor_set_requires_grad(test_random(TENSOR_F32, TENSOR_SHAPE(6, 1, 3, 3), -1, 1), true);
+        tensor *a = tensor_set_requires_grad(test_random(TENSOR_F32, TENSOR_SHAPE(37, 53), -1, 1), true);
+        tensor *b = tensor_set_requires_grad(test_random(TENSOR_F32, TENSOR_SHAPE(29, 53), -1, 1), true);
+        tensor *d = test_random(TENSOR_F64, TENSOR_SHAPE(37, 53), -1, 1);
+        int64_t labels[37];
+        for (int i = 0; i < 37; i++) labels[i] = i % 29;
+        tensor *y = tensor_from_data(labels, TENSOR_SHAPE(37), TENSOR_I64);
+        CHECK_CLEAN_AFTER(tensor_add(a, a));
+        CHECK_CLEAN_AFTER(tensor_mul(a, a));
+        CHECK_CLEAN_AFTER(tensor_exp(a));
+        CHECK_CLEAN_AFTER(tensor_tanh(a));
+        CHECK_CLEAN_AFTER(tensor_gelu(a));
+        CHECK_CLEAN_AFTER(tensor_relu(a));
+        CHECK_CLEAN_AFTER(tensor_sum_all(a));
+        CHECK_CLEAN_AFTER(tensor_sum(a, 0, false));
+        CHECK_CLEAN_AFTER(tensor_max(a, 1, false));
+        CHECK_CLEAN_AFTER(tensor_softmax(a, 1));
+        CHECK_CLEAN_AFTER(tensor_log_softmax(a, 1));
+        CHECK_CLEAN_AFTER(tensor_layer_norm(a, NULL, NULL, 1e-5));
+        CHECK_CLEAN_AFTER(tensor_rms_norm(a, NULL, 1e-5));
+        CHECK_CLEAN_AFTER(tensor_matmul(a, tensor_transpose(b, 0, 1)));
+        CHECK_CLEAN_AFTER(tensor_matmul(tensor_transpose(a, 0, 1), a));
+        CHECK_CLEAN_AFTER(tensor_matmul(d, tensor_transpose(d, 0, 1)));
+        CHECK_CLEAN_AFTER(tensor_linear(a, b, NULL));
+        tensor *h = tensor_max_pool2d(tensor_relu(tensor_conv2d(x, w, NULL, 1, 1, 1, 1)), 2, 2, 0);
+        CHECK_CLEAN_AFTER(h);
+        tensor *loss = tensor_add(tensor_cross_entropy(tensor_linear(a, b, NULL), y), tensor_mean_all(h));
+        CHECK_CLEAN_AFTER(loss);
+        CHECK(tensor_backward(loss) == 0);
+        CHECK_MSG(test_upper_vector_state_dirty() != 1, "backward left the upper vector state dirty");
+        tensor *params[4] = {x, w, a, b};
+        tensor_optim *opt = tensor_optim_adamw(4, params, 1e-3, 0.9, 0.999, 1e-8, 1e-2);
+        CHECK(opt && tensor_optim_step(opt) == 0);
+        CHECK_MSG(test_upper_vector_state_dirty() != 1, "tensor_optim_step left the upper vector state dirty");
+        tensor_optim_free(opt);
+    }
+    tensor_set_num_threads(threads);
+}

@@ -222,6 +222,7 @@ TENSOR__DEFINE_GEMM_PACK(f64, double, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR)
     _mm256_storeu_ps(acc + 48, c30); _mm256_storeu_ps(acc + 56, c31);                                   \
     _mm256_storeu_ps(acc + 64, c40); _mm256_storeu_ps(acc + 72, c41);                                   \
     _mm256_storeu_ps(acc + 80, c50); _mm256_storeu_ps(acc + 88, c51);                                   \
+    _mm256_zeroupper(); /* gcc adds none before this call: the SSE store would run dirty */             \
     tensor__gemm_store_f32(acc, C, rs, cs, mr, nr, add)
 TENSOR__AVX2 static void tensor__gemm_kernel_avx2_f32(int64_t kc, const float *a, const float *b, float *C, int64_t rs, int64_t cs, int mr, int nr, int add) {
     TENSOR__SK_BEGIN;
@@ -298,6 +299,7 @@ TENSOR__AVX2 static void tensor__gemm_kernel_avx2_f64(int64_t kc, const double *
     _mm256_storeu_pd(acc + 24, c30); _mm256_storeu_pd(acc + 28, c31);
     _mm256_storeu_pd(acc + 32, c40); _mm256_storeu_pd(acc + 36, c41);
     _mm256_storeu_pd(acc + 40, c50); _mm256_storeu_pd(acc + 44, c51);
+    _mm256_zeroupper(); /* as in the f32 kernel */
     tensor__gemm_store_f64(acc, C, rs, cs, mr, nr, add);
 }
 
