@@ -1654,6 +1654,7 @@ static void tensor__pool_stop(void) {}
 #else
 #define TENSOR__HAVE_THREADS 1
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 /* A flag several kernel threads may raise. */
@@ -1670,6 +1671,22 @@ static int tensor__cores(void) {
     return c;
 }
 
+/* How long a worker polls for the next job before it sleeps, and the caller polls for the workers
+   to finish before it sleeps. Waking a sleeping thread costs 15-40 us here and, after an idle gap,
+   a VM may queue the woken worker behind the caller: a GEMM of 256^3 on 2 threads then ran no faster
+   than on one. Polling a little while (as OpenBLAS's workers do) keeps back-to-back ops (a
+   training step) on warm workers; the limit keeps idle programs from burning a core. */
+#ifndef TENSOR_SPIN_US
+#define TENSOR_SPIN_US 200
+#endif
+#if defined(__x86_64__) || defined(__i386__)
+#define TENSOR__CPU_RELAX() __builtin_ia32_pause()
+#elif defined(__aarch64__)
+#define TENSOR__CPU_RELAX() __asm__ __volatile__("yield")
+#else
+#define TENSOR__CPU_RELAX() ((void)0)
+#endif
+
 typedef struct {
     tensor__range_fn fn;
     void *ctx;
@@ -1677,19 +1694,55 @@ typedef struct {
     int64_t next;     /* the next chunk to claim (atomic) */
 } tensor__job;
 
+/* Posting a job: the caller (holding `busy`) stores job, zeroes workers_done and bumps generation
+   (release); workers see the new generation (acquire) by polling or after a wake-up. Sleepers wait on
+   `wake` under `mu` and re-check the generation under it, and the caller bumps the generation before
+   it takes `mu` to broadcast, so no wake-up is lost. Each worker checks out of every generation once
+   (workers_done); the caller returns only when all have, because the job lives on its stack. */
 typedef struct {
     pthread_t threads[256];
-    int n_workers, workers_done;
-    bool started, stop;
-    int64_t generation, spawn_generation; /* workers start waiting for the generation after spawn_generation */
-    tensor__job *job;
+    int n_workers;
+    int workers_done;   /* atomic */
+    bool started;
+    int stop;           /* atomic */
+    int64_t generation; /* atomic */
+    int64_t spawn_generation; /* workers start waiting for the generation after this one */
+    tensor__job *job;   /* atomic */
     pthread_mutex_t mu, busy;
     pthread_cond_t wake, done;
 } tensor__pool_state;
 
-static tensor__pool_state tensor__pool = {{0}, 0, 0, false, false, 0, 0, NULL, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+static tensor__pool_state tensor__pool = {{0}, 0, 0, false, 0, 0, 0, NULL, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
                                           PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER};
 static TENSOR__THREAD_LOCAL bool tensor__in_parallel;
+
+static int64_t tensor__now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Polls until pred(arg) holds or TENSOR_SPIN_US pass; returns whether it holds. */
+static bool tensor__spin_until(bool (*pred)(const void *), const void *arg) {
+    if (pred(arg)) return true;
+    if (TENSOR_SPIN_US <= 0) return false;
+    int64_t deadline = tensor__now_us() + TENSOR_SPIN_US;
+    for (;;) {
+        for (int i = 0; i < 64; i++) {
+            TENSOR__CPU_RELAX();
+            if (pred(arg)) return true;
+        }
+        if (tensor__now_us() >= deadline) return false;
+    }
+}
+static bool tensor__pool_posted(const void *seen) {
+    return __atomic_load_n(&tensor__pool.generation, __ATOMIC_ACQUIRE) != *(const int64_t *)seen ||
+           __atomic_load_n(&tensor__pool.stop, __ATOMIC_ACQUIRE);
+}
+static bool tensor__pool_finished(const void *unused) {
+    (void)unused;
+    return __atomic_load_n(&tensor__pool.workers_done, __ATOMIC_ACQUIRE) == tensor__pool.n_workers;
+}
 
 static void tensor__run_chunks(tensor__job *job) {
     for (;;) {
@@ -1703,20 +1756,23 @@ static void tensor__run_chunks(tensor__job *job) {
 static void *tensor__worker(void *arg) {
     (void)arg;
     tensor__in_parallel = true;
-    pthread_mutex_lock(&tensor__pool.mu);
     int64_t seen = tensor__pool.spawn_generation; /* not .generation: a job may already be posted */
     for (;;) {
-        while (!tensor__pool.stop && tensor__pool.generation == seen) pthread_cond_wait(&tensor__pool.wake, &tensor__pool.mu);
-        if (tensor__pool.stop) break;
-        seen = tensor__pool.generation;
-        tensor__job *job = tensor__pool.job;
-        pthread_mutex_unlock(&tensor__pool.mu);
-        tensor__run_chunks(job);
-        pthread_mutex_lock(&tensor__pool.mu);
-        /* the caller's job lives on its stack: it returns only after every worker checked out */
-        if (++tensor__pool.workers_done == tensor__pool.n_workers) pthread_cond_signal(&tensor__pool.done);
+        if (!tensor__spin_until(tensor__pool_posted, &seen)) {
+            pthread_mutex_lock(&tensor__pool.mu);
+            while (!tensor__pool_posted(&seen)) pthread_cond_wait(&tensor__pool.wake, &tensor__pool.mu);
+            pthread_mutex_unlock(&tensor__pool.mu);
+        }
+        if (__atomic_load_n(&tensor__pool.stop, __ATOMIC_ACQUIRE)) break;
+        seen = __atomic_load_n(&tensor__pool.generation, __ATOMIC_ACQUIRE);
+        tensor__run_chunks(__atomic_load_n(&tensor__pool.job, __ATOMIC_ACQUIRE));
+        /* checked out: the job may be gone from here on */
+        if (__atomic_add_fetch(&tensor__pool.workers_done, 1, __ATOMIC_ACQ_REL) == tensor__pool.n_workers) {
+            pthread_mutex_lock(&tensor__pool.mu); /* the caller may be asleep on `done` */
+            pthread_cond_signal(&tensor__pool.done);
+            pthread_mutex_unlock(&tensor__pool.mu);
+        }
     }
-    pthread_mutex_unlock(&tensor__pool.mu);
     return NULL;
 }
 
@@ -1724,12 +1780,12 @@ static void *tensor__worker(void *arg) {
 static void tensor__pool_stop_locked(void) {
     if (!tensor__pool.started) return;
     pthread_mutex_lock(&tensor__pool.mu);
-    tensor__pool.stop = true;
+    __atomic_store_n(&tensor__pool.stop, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&tensor__pool.wake);
     pthread_mutex_unlock(&tensor__pool.mu);
     for (int i = 0; i < tensor__pool.n_workers; i++) pthread_join(tensor__pool.threads[i], NULL);
     tensor__pool.started = false;
-    tensor__pool.stop = false;
+    __atomic_store_n(&tensor__pool.stop, 0, __ATOMIC_RELEASE);
     tensor__pool.n_workers = 0;
 }
 static void tensor__pool_stop(void) {
@@ -1742,9 +1798,7 @@ static void tensor__pool_stop(void) {
 static bool tensor__pool_start_locked(int workers) {
     if (tensor__pool.started && tensor__pool.n_workers == workers) return true;
     tensor__pool_stop_locked();
-    pthread_mutex_lock(&tensor__pool.mu);
-    tensor__pool.spawn_generation = tensor__pool.generation;
-    pthread_mutex_unlock(&tensor__pool.mu);
+    tensor__pool.spawn_generation = __atomic_load_n(&tensor__pool.generation, __ATOMIC_RELAXED);
     for (int i = 0; i < workers; i++) {
         if (pthread_create(&tensor__pool.threads[i], NULL, tensor__worker, NULL) != 0) {
             tensor__pool.n_workers = i;
@@ -1781,19 +1835,21 @@ static void tensor__parallel_for(int64_t n, int64_t grain, tensor__range_fn fn, 
     job.n_chunks = chunks;
     job.chunk = (n + chunks - 1) / chunks;
     job.next = 0;
-    pthread_mutex_lock(&tensor__pool.mu);
-    tensor__pool.job = &job;
-    tensor__pool.workers_done = 0;
-    tensor__pool.generation++;
+    __atomic_store_n(&tensor__pool.job, &job, __ATOMIC_RELAXED);
+    __atomic_store_n(&tensor__pool.workers_done, 0, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&tensor__pool.generation, 1, __ATOMIC_RELEASE);
+    pthread_mutex_lock(&tensor__pool.mu); /* wakes the workers that stopped polling */
     pthread_cond_broadcast(&tensor__pool.wake);
     pthread_mutex_unlock(&tensor__pool.mu);
     tensor__in_parallel = true;
     tensor__run_chunks(&job);
     tensor__in_parallel = false;
-    pthread_mutex_lock(&tensor__pool.mu);
-    while (tensor__pool.workers_done < tensor__pool.n_workers) pthread_cond_wait(&tensor__pool.done, &tensor__pool.mu);
-    tensor__pool.job = NULL;
-    pthread_mutex_unlock(&tensor__pool.mu);
+    if (!tensor__spin_until(tensor__pool_finished, NULL)) {
+        pthread_mutex_lock(&tensor__pool.mu);
+        while (!tensor__pool_finished(NULL)) pthread_cond_wait(&tensor__pool.done, &tensor__pool.mu);
+        pthread_mutex_unlock(&tensor__pool.mu);
+    }
+    __atomic_store_n(&tensor__pool.job, (tensor__job *)NULL, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&tensor__pool.busy);
 }
 #endif
@@ -3016,8 +3072,15 @@ static void tensor__copy_loop(char **p, const int64_t *s, int64_t n, void *ctx) 
     if (dd == sd) {
         size_t esz = tensor__dtype_sizes[dd];
         if (s[0] == (int64_t)esz && s[1] == (int64_t)esz) { memmove(p[0], p[1], (size_t)n * esz); return; }
-        for (int64_t i = 0; i < n; i++) memcpy(p[0] + i * s[0], p[1] + i * s[1], esz);
-        return;
+        /* strided: typed moves (a memcpy call per element cost 3 ns) */
+        char *d = p[0];
+        const char *q = p[1];
+        switch (esz) {
+        case 8: for (int64_t i = 0; i < n; i++) *(uint64_t *)(void *)(d + i * s[0]) = *(const uint64_t *)(const void *)(q + i * s[1]); return;
+        case 4: for (int64_t i = 0; i < n; i++) *(uint32_t *)(void *)(d + i * s[0]) = *(const uint32_t *)(const void *)(q + i * s[1]); return;
+        case 2: for (int64_t i = 0; i < n; i++) *(uint16_t *)(void *)(d + i * s[0]) = *(const uint16_t *)(const void *)(q + i * s[1]); return;
+        default: for (int64_t i = 0; i < n; i++) memcpy(d + i * s[0], q + i * s[1], esz); return;
+        }
     }
     if (tensor__is_float(dd) || tensor__is_float(sd))
         for (int64_t i = 0; i < n; i++) tensor__store_f64(p[0] + i * s[0], dd, tensor__load_f64(p[1] + i * s[1], sd));
@@ -10296,6 +10359,10 @@ static int tensor__derivative_embedding(tensor__node *n, tensor *g, tensor **gra
 /* ---- linear algebra and neural-network functions ---- */
 
 /* matmul: ga = g b^T, gb = a^T g, with 1-D operands made 2-D first and batch dims summed away. */
+/* [r, c] stored column by column (a transposed view of a contiguous [c, r]). */
+static bool tensor__transposed_2d(const tensor *t) {
+    return t->ndim == 2 && t->shape[0] > 1 && t->shape[1] > 1 && t->strides[0] == 1 && t->strides[1] == t->shape[0];
+}
 static int tensor__derivative_matmul(tensor__node *n, tensor *g, tensor **grads) {
     tensor *a = n->saved[0], *b = n->saved[1];
     tensor *a2 = a->ndim == 1 ? tensor_unsqueeze(a, 0) : tensor__alias("tensor_backward", a);
@@ -10304,11 +10371,18 @@ static int tensor__derivative_matmul(tensor__node *n, tensor *g, tensor **grads)
     if (a->ndim == 1) g2 = tensor_unsqueeze(g2, g2 ? (b->ndim == 1 ? 0 : g2->ndim - 1) : 0);
     if (b->ndim == 1) g2 = tensor_unsqueeze(g2, g2 ? g2->ndim : 0);
     if (!a2 || !b2 || !g2) return 1;
-    if (n->next[0]) {
+    /* A 2-D operand stored transposed (weight^T in linear) gets its gradient in the same layout, as
+       PyTorch's mm backward does: the transpose's backward then hands a contiguous gradient to the
+       leaf instead of one that must be copied element by element. */
+    if (n->next[0] && tensor__transposed_2d(a2) && g2->ndim == 2 && b2->ndim == 2) {
+        if (!(grads[0] = tensor_transpose(tensor_matmul(b2, tensor_transpose(g2, 0, 1)), 0, 1))) return 1;
+    } else if (n->next[0]) {
         tensor *ga = tensor__sum_to(tensor_matmul(g2, tensor_transpose(b2, -1, -2)), a2->ndim, a2->shape);
         if (!(grads[0] = tensor_reshape(ga, a->ndim, a->shape))) return 1;
     }
-    if (n->next[1]) {
+    if (n->next[1] && tensor__transposed_2d(b2) && g2->ndim == 2 && a2->ndim == 2) {
+        if (!(grads[1] = tensor_transpose(tensor_matmul(tensor_transpose(g2, 0, 1), a2), 0, 1))) return 1;
+    } else if (n->next[1]) {
         tensor *gb = tensor__sum_to(tensor_matmul(tensor_transpose(a2, -1, -2), g2), b2->ndim, b2->shape);
         if (!(grads[1] = tensor_reshape(gb, b->ndim, b->shape))) return 1;
     }

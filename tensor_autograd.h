@@ -916,6 +916,10 @@ static int tensor__derivative_embedding(tensor__node *n, tensor *g, tensor **gra
 /* ---- linear algebra and neural-network functions ---- */
 
 /* matmul: ga = g b^T, gb = a^T g, with 1-D operands made 2-D first and batch dims summed away. */
+/* [r, c] stored column by column (a transposed view of a contiguous [c, r]). */
+static bool tensor__transposed_2d(const tensor *t) {
+    return t->ndim == 2 && t->shape[0] > 1 && t->shape[1] > 1 && t->strides[0] == 1 && t->strides[1] == t->shape[0];
+}
 static int tensor__derivative_matmul(tensor__node *n, tensor *g, tensor **grads) {
     tensor *a = n->saved[0], *b = n->saved[1];
     tensor *a2 = a->ndim == 1 ? tensor_unsqueeze(a, 0) : tensor__alias("tensor_backward", a);
@@ -924,11 +928,18 @@ static int tensor__derivative_matmul(tensor__node *n, tensor *g, tensor **grads)
     if (a->ndim == 1) g2 = tensor_unsqueeze(g2, g2 ? (b->ndim == 1 ? 0 : g2->ndim - 1) : 0);
     if (b->ndim == 1) g2 = tensor_unsqueeze(g2, g2 ? g2->ndim : 0);
     if (!a2 || !b2 || !g2) return 1;
-    if (n->next[0]) {
+    /* A 2-D operand stored transposed (weight^T in linear) gets its gradient in the same layout, as
+       PyTorch's mm backward does: the transpose's backward then hands a contiguous gradient to the
+       leaf instead of one that must be copied element by element. */
+    if (n->next[0] && tensor__transposed_2d(a2) && g2->ndim == 2 && b2->ndim == 2) {
+        if (!(grads[0] = tensor_transpose(tensor_matmul(b2, tensor_transpose(g2, 0, 1)), 0, 1))) return 1;
+    } else if (n->next[0]) {
         tensor *ga = tensor__sum_to(tensor_matmul(g2, tensor_transpose(b2, -1, -2)), a2->ndim, a2->shape);
         if (!(grads[0] = tensor_reshape(ga, a->ndim, a->shape))) return 1;
     }
-    if (n->next[1]) {
+    if (n->next[1] && tensor__transposed_2d(b2) && g2->ndim == 2 && a2->ndim == 2) {
+        if (!(grads[1] = tensor_transpose(tensor_matmul(tensor_transpose(g2, 0, 1), a2), 0, 1))) return 1;
+    } else if (n->next[1]) {
         tensor *gb = tensor__sum_to(tensor_matmul(tensor_transpose(a2, -1, -2), g2), b2->ndim, b2->shape);
         if (!(grads[1] = tensor_reshape(gb, b->ndim, b->shape))) return 1;
     }

@@ -62,6 +62,40 @@ TEST(grad_matmul_closed_form) {
     free(bv);
 }
 
+/* An operand stored transposed gets its gradient in the same layout (PyTorch's mm backward), so
+   linear's weight, used as weight^T, receives a contiguous .grad without a strided copy; the values
+   are the closed forms in both operand positions. */
+TEST(grad_matmul_transposed_operands) {
+    for (int which = 0; which < 2; which++) {
+        /* which 0: y = a @ b^T with a [3, 5]; which 1: y = a^T @ b^T with a [5, 3] (both transposed) */
+        tensor *a = which == 0 ? test_leaf(TENSOR_SHAPE(3, 5), -1, 1) : test_leaf(TENSOR_SHAPE(5, 3), -1, 1);
+        tensor *b = test_leaf(TENSOR_SHAPE(4, 5), -1, 1);
+        tensor *w = test_random(TENSOR_F64, TENSOR_SHAPE(3, 4), -1, 1);
+        tensor *y = tensor_matmul(which == 0 ? a : tensor_transpose(a, 0, 1), tensor_transpose(b, 0, 1));
+        CHECK(tensor_backward(tensor_sum_all(tensor_mul(y, w))) == 0);
+        double *av = test_values(a), *bv = test_values(b), *wv = test_values(w), ga[15], gb[20];
+        /* y[i][j] = sum_k A[i][k] b[j][k], A = a (which 0) or a^T (which 1) */
+        for (int i = 0; i < 3; i++)
+            for (int k = 0; k < 5; k++) {
+                double s = 0;
+                for (int j = 0; j < 4; j++) s += wv[i * 4 + j] * bv[j * 5 + k];
+                if (which == 0) ga[i * 5 + k] = s; else ga[k * 3 + i] = s;
+            }
+        for (int j = 0; j < 4; j++)
+            for (int k = 0; k < 5; k++) {
+                gb[j * 5 + k] = 0;
+                for (int i = 0; i < 3; i++) gb[j * 5 + k] += wv[i * 4 + j] * (which == 0 ? av[i * 5 + k] : av[k * 3 + i]);
+            }
+        CHECK_VALUES(tensor_grad(a), ga, 15, 1e-12, 1e-12);
+        CHECK_VALUES(tensor_grad(b), gb, 20, 1e-12, 1e-12);
+        CHECK(tensor_is_contiguous(tensor_grad(a)));
+        CHECK(tensor_is_contiguous(tensor_grad(b)));
+        free(av);
+        free(bv);
+        free(wv);
+    }
+}
+
 /* ---- linear ---- */
 
 typedef struct { bool bias; bool tx; } lin_ctx;

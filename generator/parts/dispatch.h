@@ -251,8 +251,15 @@ static void tensor__copy_loop(char **p, const int64_t *s, int64_t n, void *ctx) 
     if (dd == sd) {
         size_t esz = tensor__dtype_sizes[dd];
         if (s[0] == (int64_t)esz && s[1] == (int64_t)esz) { memmove(p[0], p[1], (size_t)n * esz); return; }
-        for (int64_t i = 0; i < n; i++) memcpy(p[0] + i * s[0], p[1] + i * s[1], esz);
-        return;
+        /* strided: typed moves (a memcpy call per element cost 3 ns) */
+        char *d = p[0];
+        const char *q = p[1];
+        switch (esz) {
+        case 8: for (int64_t i = 0; i < n; i++) *(uint64_t *)(void *)(d + i * s[0]) = *(const uint64_t *)(const void *)(q + i * s[1]); return;
+        case 4: for (int64_t i = 0; i < n; i++) *(uint32_t *)(void *)(d + i * s[0]) = *(const uint32_t *)(const void *)(q + i * s[1]); return;
+        case 2: for (int64_t i = 0; i < n; i++) *(uint16_t *)(void *)(d + i * s[0]) = *(const uint16_t *)(const void *)(q + i * s[1]); return;
+        default: for (int64_t i = 0; i < n; i++) memcpy(d + i * s[0], q + i * s[1], esz); return;
+        }
     }
     if (tensor__is_float(dd) || tensor__is_float(sd))
         for (int64_t i = 0; i < n; i++) tensor__store_f64(p[0] + i * s[0], dd, tensor__load_f64(p[1] + i * s[1], sd));
