@@ -6702,11 +6702,12 @@ TENSOR__DEFINE_GEMM_NT(f32, float, __m256, 8, _mm256_setzero_ps, _mm256_loadu_ps
 TENSOR__DEFINE_GEMM_NT(f64, double, __m256d, 4, _mm256_setzero_pd, _mm256_loadu_pd, _mm256_maskload_pd, __m256i, _mm256_fmadd_pd)
 #endif
 
-/* Whether this CPU runs the AVX2+FMA kernels (CPUID, with the OS saving the YMM state). */
+/* Whether the AVX2+FMA kernels run: when the SIMD layer chose avx2 or avx512 (which needs avx2 and
+   fma too), so TENSOR_SIMD=sse2 or scalar, and TENSOR_NO_SIMD, also choose the portable kernels. */
 static TENSOR__UNUSED bool tensor__gemm_has_avx2(void) {
-#if TENSOR__GEMM_AVX2
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#if TENSOR__GEMM_AVX2 && TENSOR__SIMD_X86
+    const tensor__simd_isa *v = tensor__simd();
+    return v && v->width >= 8;
 #else
     return false;
 #endif
@@ -10817,8 +10818,9 @@ TENSOR_API const char *tensor_build_info(void) {
 #else
     const char *sleef = "no";
 #endif
-    snprintf(info, sizeof info, "tensor.h %s; simd: %s; sleef: %s; cuda: no; threads: %d (%s)", tensor_version(), simd, sleef,
-             tensor_get_num_threads(), TENSOR__HAVE_THREADS ? "pthread pool" : "no thread support: 1 used");
+    const char *gemm = tensor__gemm_has_avx2() ? "avx2+fma 6x16 f32, 6x8 f64" : "portable 6x16 f32, 6x8 f64";
+    snprintf(info, sizeof info, "tensor.h %s; simd: %s; gemm: %s; sleef: %s; cuda: no; threads: %d (%s)", tensor_version(), simd,
+             gemm, sleef, tensor_get_num_threads(), TENSOR__HAVE_THREADS ? "pthread pool" : "no thread support: 1 used");
     return info;
 }
 

@@ -216,6 +216,15 @@ int test_upper_vector_state_dirty(void) {
 #endif
 }
 
+/* The filter: comma-separated substrings, any of which may match a test's name or file. */
+static bool filter_matches(const char *filter, const test_case *c) {
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", filter);
+    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
+        if (strstr(c->name, tok) || strstr(c->file, tok)) return true;
+    return false;
+}
+
 static int case_order(const void *a, const void *b) {
     const test_case *x = (const test_case *)a, *y = (const test_case *)b;
     int c = strcmp(x->file, y->file);
@@ -227,7 +236,7 @@ int main(int argc, char **argv) {
     qsort(cases, (size_t)n_cases, sizeof *cases, case_order);
     int passed = 0, failed = 0;
     for (int i = 0; i < n_cases; i++) {
-        if (filter && !strstr(cases[i].name, filter) && !strstr(cases[i].file, filter)) continue;
+        if (filter && !filter_matches(filter, &cases[i])) continue;
         current_test = cases[i].name;
         current_failures = 0;
         int64_t handles = tensor_live_handles(), bytes = tensor_live_bytes();

@@ -429,11 +429,15 @@ TEST(simd_build_info) {
     for (int i = 0; i < 6; i++) known |= strncmp(simd_level(), levels[i], strlen(levels[i])) == 0;
     CHECK_MSG(known, "unknown simd level '%s'", simd_level());
     if (want) CHECK_MSG(strstr(simd_level(), want) != NULL, "TENSOR_SIMD=%s but build info says %s", want, info);
+    /* the GEMM follows the SIMD layer's choice: AVX2+FMA kernels only under avx2 or avx512 */
+    bool wide = strncmp(simd_level(), "avx2", 4) == 0 || strncmp(simd_level(), "avx512", 6) == 0;
+    CHECK_MSG(strstr(info, wide ? "gemm: avx2+fma" : "gemm: portable") != NULL, "build info: %s", info);
 }
 
 #if defined(__linux__) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 /* Every x86 instance the CPU runs, each in a child process of this binary (TENSOR_SIMD picks it at
-   start-up): the child runs this file's tests. */
+   start-up): the child runs this file's tests, and the scalar child the GEMM tests too (the portable
+   micro-kernels, which the SIMD layer's choice also selects). */
 TEST(simd_each_isa) {
     if (getenv("TENSOR_SIMD")) return; /* a child */
     char self[4096];
@@ -450,7 +454,8 @@ TEST(simd_each_isa) {
     for (size_t i = 0; i < sizeof isa / sizeof isa[0]; i++) {
         if (!isa[i].ok || strstr(simd_level(), isa[i].key)) continue; /* the parent ran that one */
         char cmd[4300], line[1024], last[1024] = "";
-        snprintf(cmd, sizeof cmd, "TENSOR_SIMD=%s TENSOR_TEST_ULP_POINTS=%ld '%s' test_simd 2>&1", isa[i].key, ulp_points() / 2, self);
+        snprintf(cmd, sizeof cmd, "TENSOR_SIMD=%s TENSOR_TEST_ULP_POINTS=%ld '%s' %s 2>&1", isa[i].key, ulp_points() / 2, self,
+                 strcmp(isa[i].key, "scalar") == 0 ? "test_simd,test_gemm" : "test_simd");
         fflush(stdout);
         FILE *p = popen(cmd, "r");
         if (!p) { test_fail(__FILE__, __LINE__, "cannot run %s", cmd); continue; }

@@ -444,11 +444,12 @@ TENSOR__DEFINE_GEMM_NT(f32, float, __m256, 8, _mm256_setzero_ps, _mm256_loadu_ps
 TENSOR__DEFINE_GEMM_NT(f64, double, __m256d, 4, _mm256_setzero_pd, _mm256_loadu_pd, _mm256_maskload_pd, __m256i, _mm256_fmadd_pd)
 #endif
 
-/* Whether this CPU runs the AVX2+FMA kernels (CPUID, with the OS saving the YMM state). */
+/* Whether the AVX2+FMA kernels run: when the SIMD layer chose avx2 or avx512 (which needs avx2 and
+   fma too), so TENSOR_SIMD=sse2 or scalar, and TENSOR_NO_SIMD, also choose the portable kernels. */
 static TENSOR__UNUSED bool tensor__gemm_has_avx2(void) {
-#if TENSOR__GEMM_AVX2
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+#if TENSOR__GEMM_AVX2 && TENSOR__SIMD_X86
+    const tensor__simd_isa *v = tensor__simd();
+    return v && v->width >= 8;
 #else
     return false;
 #endif

@@ -12,8 +12,9 @@ TENSOR_API const char *tensor_build_info(void) {
 #else
     const char *sleef = "no";
 #endif
-    snprintf(info, sizeof info, "tensor.h %s; simd: %s; sleef: %s; cuda: no; threads: %d (%s)", tensor_version(), simd, sleef,
-             tensor_get_num_threads(), TENSOR__HAVE_THREADS ? "pthread pool" : "no thread support: 1 used");
+    const char *gemm = tensor__gemm_has_avx2() ? "avx2+fma 6x16 f32, 6x8 f64" : "portable 6x16 f32, 6x8 f64";
+    snprintf(info, sizeof info, "tensor.h %s; simd: %s; gemm: %s; sleef: %s; cuda: no; threads: %d (%s)", tensor_version(), simd,
+             gemm, sleef, tensor_get_num_threads(), TENSOR__HAVE_THREADS ? "pthread pool" : "no thread support: 1 used");
     return info;
 }
 
