@@ -36,9 +36,11 @@
        TENSOR_CACHE_LIMIT      bytes of freed storage kept for reuse (tensor_empty_cache) (1 GiB)
        TENSOR_NO_SIMD          use the portable scalar kernels even where SIMD exists   (undefined)
        TENSOR_USE_SLEEF        SLEEF's vector math instead of ours (link -lsleef)       (undefined)
-   The SIMD instance (avx512, avx2, sse2, neon, scalar) is chosen at run time from the CPU; the
-   environment variable TENSOR_SIMD=avx2 (etc.) picks a lower one. tensor_build_info() names it.
        TENSOR_NO_THREADS       run every kernel on the calling thread                   (undefined)
+       TENSOR_SPIN_US          how long an idle pool worker polls before it sleeps, us  (200)
+   The SIMD instance (avx512, avx2, sse2, neon, scalar) is chosen at run time from the CPU; the
+   environment variable TENSOR_SIMD=avx2 (etc.) picks a lower one, and the GEMM kernel follows.
+   tensor_build_info() names both.
 
    SECTIONS (search for the anchor)
        >>api >>impl >>core >>errors >>scopes >>dtypes >>dispatch >>iter >>create >>rng
