@@ -504,6 +504,16 @@ TENSOR_API int tensor_autograd_grad(int n_out, tensor *const *outputs, tensor *c
         return TENSOR__OK(grads[0]);                                                                     \
     }
 
+/* The same, trying the fused one-pass kernel of >>elementwise first when no graph is being built. */
+#define TENSOR__DERIV_UNARY_FUSED(name, LOCAL_DERIVATIVE)                                                  \
+    static int tensor__derivative_##name(tensor__node *n, tensor *g, tensor **grads) {                   \
+        tensor *x = TENSOR__X;                                                                           \
+        int fused = tensor__no_grad ? tensor__unary_backward(TENSOR_OP_##name, x, g, n->p[0], n->p[1], &grads[0]) : 0; \
+        if (fused) return fused < 0;                                                                     \
+        grads[0] = (LOCAL_DERIVATIVE);                                                                   \
+        return TENSOR__OK(grads[0]);                                                                     \
+    }
+
 static tensor *tensor__mask_float(tensor *mask, tensor *like) { return tensor_to_dtype(mask, like->dtype); }
 /* 1 - t */
 static tensor *tensor__one_minus(tensor *t) { return tensor_add_scalar(tensor_neg(t), 1); }
@@ -549,7 +559,7 @@ TENSOR__DERIV_UNARY(sqrt, tensor_div(tensor_mul_scalar(g, 0.5), tensor_sqrt(x)))
 TENSOR__DERIV_UNARY(rsqrt, tensor_mul(tensor_mul_scalar(g, -0.5), tensor_div(tensor_rsqrt(x), x)))
 TENSOR__DERIV_UNARY(square, tensor_mul(g, tensor_mul_scalar(x, 2)))
 TENSOR__DERIV_UNARY(reciprocal, tensor_neg(tensor_div(g, tensor_square(x))))
-TENSOR__DERIV_UNARY(exp, tensor_mul(g, tensor_exp(x)))
+TENSOR__DERIV_UNARY_FUSED(exp, tensor_mul(g, tensor_exp(x)))
 TENSOR__DERIV_UNARY(exp2, tensor_mul(g, tensor_mul_scalar(tensor_exp2(x), 0.69314718055994530942)))
 TENSOR__DERIV_UNARY(expm1, tensor_mul(g, tensor_exp(x)))
 TENSOR__DERIV_UNARY(log, tensor_div(g, x))
@@ -563,26 +573,26 @@ TENSOR__DERIV_UNARY(acos, tensor_neg(tensor_mul(g, tensor_rsqrt(tensor__one_minu
 TENSOR__DERIV_UNARY(atan, tensor_div(g, tensor_add_scalar(tensor_square(x), 1)))
 TENSOR__DERIV_UNARY(sinh, tensor_mul(g, tensor_cosh(x)))
 TENSOR__DERIV_UNARY(cosh, tensor_mul(g, tensor_sinh(x)))
-TENSOR__DERIV_UNARY(tanh, tensor_mul(g, tensor__one_minus(tensor_square(tensor_tanh(x)))))
+TENSOR__DERIV_UNARY_FUSED(tanh, tensor_mul(g, tensor__one_minus(tensor_square(tensor_tanh(x)))))
 TENSOR__DERIV_UNARY(asinh, tensor_mul(g, tensor_rsqrt(tensor_add_scalar(tensor_square(x), 1))))
 TENSOR__DERIV_UNARY(acosh, tensor_mul(g, tensor_rsqrt(tensor_sub_scalar(tensor_square(x), 1))))
 TENSOR__DERIV_UNARY(atanh, tensor_div(g, tensor__one_minus(tensor_square(x))))
-TENSOR__DERIV_UNARY(sigmoid, tensor__sigmoid_grad(g, tensor_sigmoid(x)))
+TENSOR__DERIV_UNARY_FUSED(sigmoid, tensor__sigmoid_grad(g, tensor_sigmoid(x)))
 TENSOR__DERIV_UNARY(logsigmoid, tensor_mul(g, tensor_sigmoid(tensor_neg(x))))
 /* relu: g where x > 0; sign(relu(x)) is that mask in x's dtype, through the typed fast paths */
-TENSOR__DERIV_UNARY(relu, tensor_mul(g, tensor_sign(tensor_relu(x))))
-TENSOR__DERIV_UNARY(relu6, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), tensor__cmp_scalar(TENSOR_OP_lt, x, 6)), g)))
-TENSOR__DERIV_UNARY(gelu, tensor_mul(g, tensor__gelu_grad(x)))
+TENSOR__DERIV_UNARY_FUSED(relu, tensor_mul(g, tensor_sign(tensor_relu(x))))
+TENSOR__DERIV_UNARY_FUSED(relu6, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), tensor__cmp_scalar(TENSOR_OP_lt, x, 6)), g)))
+TENSOR__DERIV_UNARY_FUSED(gelu, tensor_mul(g, tensor__gelu_grad(x)))
 TENSOR__DERIV_UNARY(gelu_tanh, tensor_mul(g, tensor__gelu_tanh_grad(x)))
-TENSOR__DERIV_UNARY(silu, tensor_mul(g, tensor__silu_grad(x)))
+TENSOR__DERIV_UNARY_FUSED(silu, tensor_mul(g, tensor__silu_grad(x)))
 TENSOR__DERIV_UNARY(mish, tensor_mul(g, tensor__mish_grad(x)))
 TENSOR__DERIV_UNARY(softplus, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 20), g, tensor_mul(g, tensor_sigmoid(x))))
 TENSOR__DERIV_UNARY(erf, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_neg(tensor_square(x))), 1.12837916709551257390)))
-TENSOR__DERIV_UNARY(leaky_relu, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul_scalar(g, n->p[0])))
+TENSOR__DERIV_UNARY_FUSED(leaky_relu, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul_scalar(g, n->p[0])))
 TENSOR__DERIV_UNARY(elu, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul(g, tensor_mul_scalar(tensor_exp(x), n->p[0]))))
 /* hardtanh passes the gradient strictly inside (lo, hi), clamp on [lo, hi] (PyTorch's choice). */
-TENSOR__DERIV_UNARY(hardtanh, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, n->p[0]), tensor__cmp_scalar(TENSOR_OP_lt, x, n->p[1])), g)))
-TENSOR__DERIV_UNARY(clamp, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_ge, x, n->p[0] == n->p[0] ? n->p[0] : -INFINITY),
+TENSOR__DERIV_UNARY_FUSED(hardtanh, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, n->p[0]), tensor__cmp_scalar(TENSOR_OP_lt, x, n->p[1])), g)))
+TENSOR__DERIV_UNARY_FUSED(clamp, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_ge, x, n->p[0] == n->p[0] ? n->p[0] : -INFINITY),
                                                                               tensor__cmp_scalar(TENSOR_OP_le, x, n->p[1] == n->p[1] ? n->p[1] : INFINITY)), g)))
 
 /* Binary ops: grads[0] for a, grads[1] for b (the engine sums broadcast dims away). */

@@ -8,6 +8,7 @@ typedef struct { const char *name, *file; test_fn fn; } test_case;
 static test_case *cases;
 static int n_cases, cap_cases;
 static int current_failures;
+int test_failures_in_current_test(void) { return current_failures; }
 static const char *current_test;
 
 void test_register(const char *name, const char *file, test_fn fn) {

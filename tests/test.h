@@ -48,6 +48,8 @@ void test_expect_error(const char *file, int line, bool failed, const char *fn, 
    vzeroupper, which slows every later SSE instruction), 0 when clean, -1 where the CPU cannot tell.
    main.c checks it after every test. */
 int test_upper_vector_state_dirty(void);
+/* Failures recorded so far in the running test. */
+int test_failures_in_current_test(void);
 
 /* ---- helpers for writing expected values ---- */
 /* A tensor from a list of doubles, converted to dtype. */

@@ -691,3 +691,69 @@ TEST(fused_cross_entropy_backward) {
     free(tbv);
     free(wb);
 }
+
+/* ---- fused backward of unary ops ---- */
+
+/* d sum(f(x) w) / dx on the fused one-pass kernel against the composed formula on the reference
+   kernels, and against f'(x) w written here in double (central to each op's choice at the kinks). */
+static double ref_dunary(const char *name, double x, double p0, double p1) {
+    double s = 1 / (1 + exp(-x));
+    if (!strcmp(name, "relu")) return x > 0 ? 1 : x != x ? NAN : 0;
+    if (!strcmp(name, "leaky_relu")) return x > 0 ? 1 : p0;
+    if (!strcmp(name, "relu6")) return x > 0 && x < 6 ? 1 : 0;
+    if (!strcmp(name, "hardtanh")) return x > p0 && x < p1 ? 1 : 0;
+    if (!strcmp(name, "clamp")) return x >= p0 && x <= p1 ? 1 : 0;
+    if (!strcmp(name, "tanh")) return 1 - tanh(x) * tanh(x);
+    if (!strcmp(name, "sigmoid")) return s * (1 - s);
+    if (!strcmp(name, "exp")) return exp(x);
+    if (!strcmp(name, "silu")) return s * (1 + x * (1 - s));
+    return 0.5 * (1 + erf(x / sqrt(2.0))) + x * exp(-x * x / 2) / sqrt(2 * M_PI); /* gelu */
+}
+static tensor *apply_unary(const char *name, tensor *x, double p0, double p1) {
+    if (!strcmp(name, "relu")) return tensor_relu(x);
+    if (!strcmp(name, "leaky_relu")) return tensor_leaky_relu(x, p0);
+    if (!strcmp(name, "relu6")) return tensor_relu6(x);
+    if (!strcmp(name, "hardtanh")) return tensor_hardtanh(x, p0, p1);
+    if (!strcmp(name, "clamp")) return tensor_clamp(x, p0, p1);
+    if (!strcmp(name, "tanh")) return tensor_tanh(x);
+    if (!strcmp(name, "sigmoid")) return tensor_sigmoid(x);
+    if (!strcmp(name, "exp")) return tensor_exp(x);
+    if (!strcmp(name, "silu")) return tensor_silu(x);
+    return tensor_gelu(x);
+}
+TEST(fused_unary_backward_matches_composed) {
+    static const char *const names[] = {"relu", "leaky_relu", "relu6", "hardtanh", "clamp", "tanh", "sigmoid", "exp", "silu", "gelu"};
+    tensor_dtype dts[2] = {TENSOR_F32, TENSOR_F64};
+    for (int k = 0; k < 2; k++)
+        for (size_t o = 0; o < sizeof names / sizeof names[0]; o++)
+            for (int layout = 0; layout < 3; layout++) { /* contiguous, transposed, large (threads) */
+                const char *name = names[o];
+                double p0 = !strcmp(name, "leaky_relu") ? 0.1 : -1.5, p1 = 2.0;
+                int64_t r = layout == 2 ? 300 : 9, c = layout == 2 ? 700 : 37;
+                tensor *x0 = test_random(dts[k], TENSOR_SHAPE(r, c), -8, 8);
+                double *xs = test_values(x0);
+                /* the kinks and edges exactly: 0, the clamp bounds, 6, and the chunk boundary */
+                double edges[6] = {0, -0.0, p0, p1, 6, -1e-30};
+                for (int e = 0; e < 6; e++) xs[e * 5] = edges[e];
+                tensor *x = tensor_set_requires_grad(test_tensor(dts[k], TENSOR_SHAPE(r, c), xs), true);
+                tensor *w = test_random(dts[k], TENSOR_SHAPE(layout == 1 ? c : r, layout == 1 ? r : c), -1, 1);
+                tensor *wv_t = layout == 1 ? tensor_transpose(w, 0, 1) : w;
+                CHECK(tensor_backward(tensor_sum_all(tensor_mul(apply_unary(name, x, p0, p1), wv_t))) == 0);
+                tensor *fast = tensor_clone(tensor_grad(x));
+                tensor_zero_grad(x);
+                bool was = tensor_set_reference_kernels(true);
+                CHECK(tensor_backward(tensor_sum_all(tensor_mul(apply_unary(name, x, p0, p1), wv_t))) == 0);
+                tensor_set_reference_kernels(was);
+                double tol = dts[k] == TENSOR_F32 ? 2e-6 : 1e-13;
+                CHECK_SAME(fast, tensor_grad(x), tol, tol);
+                double *wv = test_values(wv_t), *want = (double *)malloc(sizeof(double) * (size_t)(r * c));
+                double *xv = test_values(x);
+                for (int64_t i = 0; i < r * c; i++) want[i] = ref_dunary(name, xv[i], p0, p1) * wv[i];
+                test_check_values(__FILE__, __LINE__, fast, want, r * c, dts[k] == TENSOR_F32 ? 1e-5 : 1e-12, dts[k] == TENSOR_F32 ? 1e-5 : 1e-12);
+                free(xs);
+                free(xv);
+                free(wv);
+                free(want);
+                if (test_failures_in_current_test()) { printf("  (op %s, %s, layout %d)\n", name, k ? "f64" : "f32", layout); return; }
+            }
+}

@@ -233,6 +233,129 @@ static void tensor__loop_where(char **ptr, const int64_t *st, int64_t n, void *v
 }
 static int tensor__cpu_where(tensor__call *c) { return tensor__run_elementwise(c, tensor__loop_where, TENSOR_OP_where); }
 
+/* ---- fused backward of unary ops ----
+   gx = g * f'(x) in one pass over x and g, for a backward without create_graph (the derivatives in
+   tensor_autograd.h fall back to their op-composed formulas otherwise, and for the ops and dtypes
+   this does not take). The formulas are the composed ones, evaluated in the same order, so f64
+   gives the same values; f32 works in f32, with the SIMD layer's f(x) where the derivative needs
+   it (tanh, sigmoid, exp, silu, gelu). Returns 1 done, 0 not taken, -1 error (recorded). */
+#define TENSOR__DUNARY_CHUNK 256
+typedef struct { tensor_op op; double p0, p1; const tensor__simd_isa *v; bool f32; } tensor__dunary_ctx;
+
+/* y = f(x) for the functions the derivatives need, n <= TENSOR__DUNARY_CHUNK floats */
+static void tensor__dunary_f32_of(const tensor__dunary_ctx *k, tensor_op f, float *y, const float *x, int64_t n) {
+    tensor__vec_unary_fn vf = k->v ? k->v->unary[f] : NULL;
+    if (vf) { vf(y, x, n, NULL); return; }
+    for (int64_t i = 0; i < n; i++) {
+        double t = x[i];
+        y[i] = (float)(f == TENSOR_OP_tanh ? tanh(t) : f == TENSOR_OP_sigmoid ? 1.0 / (1.0 + exp(-t)) : f == TENSOR_OP_exp ? exp(t) : erf(t));
+    }
+}
+#define TENSOR__DUNARY_MASKS(T, x, g, out, n, op, p0, p1)                                                    \
+    switch (op) {                                                                                        \
+    case TENSOR_OP_relu: /* sign(relu(x)) */                                                             \
+        for (int64_t i = 0; i < n; i++) { T r = x[i] < 0 ? (T)0 : x[i]; out[i] = g[i] * (r > 0 ? (T)1 : r); } return; \
+    case TENSOR_OP_leaky_relu:                                                                           \
+        for (int64_t i = 0; i < n; i++) { out[i] = x[i] > 0 ? g[i] : (T)(g[i] * p0); } return;           \
+    case TENSOR_OP_relu6:                                                                                \
+        for (int64_t i = 0; i < n; i++) { out[i] = g[i] * (x[i] > 0 && x[i] < 6 ? (T)1 : (T)0); } return; \
+    case TENSOR_OP_hardtanh:                                                                             \
+        for (int64_t i = 0; i < n; i++) { out[i] = g[i] * (x[i] > p0 && x[i] < p1 ? (T)1 : (T)0); } return; \
+    case TENSOR_OP_clamp: {                                                                              \
+        double lo = p0 == p0 ? p0 : -INFINITY, hi = p1 == p1 ? p1 : INFINITY;                            \
+        for (int64_t i = 0; i < n; i++) out[i] = g[i] * (x[i] >= lo && x[i] <= hi ? (T)1 : (T)0);        \
+        return;                                                                                          \
+    }                                                                                                    \
+    default: break;                                                                                      \
+    }
+static void tensor__dunary_f32(const tensor__dunary_ctx *k, float *out, const float *x, const float *g, int64_t n) {
+    TENSOR__DUNARY_MASKS(float, x, g, out, n, k->op, k->p0, k->p1)
+    float y[TENSOR__DUNARY_CHUNK], z[TENSOR__DUNARY_CHUNK];
+    switch (k->op) {
+    case TENSOR_OP_tanh: /* 1 - tanh^2 */
+        tensor__dunary_f32_of(k, TENSOR_OP_tanh, y, x, n);
+        for (int64_t i = 0; i < n; i++) { float t = y[i] * y[i]; out[i] = g[i] * (-t + 1.0f); }
+        return;
+    case TENSOR_OP_sigmoid: /* s (1 - s) */
+        tensor__dunary_f32_of(k, TENSOR_OP_sigmoid, y, x, n);
+        for (int64_t i = 0; i < n; i++) { float t = -y[i] + 1.0f; out[i] = g[i] * (y[i] * t); }
+        return;
+    case TENSOR_OP_exp:
+        tensor__dunary_f32_of(k, TENSOR_OP_exp, y, x, n);
+        for (int64_t i = 0; i < n; i++) out[i] = g[i] * y[i];
+        return;
+    case TENSOR_OP_silu: /* s (x (1 - s) + 1) */
+        tensor__dunary_f32_of(k, TENSOR_OP_sigmoid, y, x, n);
+        for (int64_t i = 0; i < n; i++) { float t = -y[i] + 1.0f, u = x[i] * t; out[i] = g[i] * (y[i] * (u + 1.0f)); }
+        return;
+    case TENSOR_OP_gelu: /* Phi(x) + x phi(x) */
+        for (int64_t i = 0; i < n; i++) z[i] = (float)(x[i] * 0.70710678118654752440);
+        tensor__dunary_f32_of(k, TENSOR_OP_erf, y, z, n);
+        for (int64_t i = 0; i < n; i++) { float t = x[i] * x[i]; z[i] = (float)(t * -0.5); }
+        tensor__dunary_f32_of(k, TENSOR_OP_exp, z, z, n);
+        for (int64_t i = 0; i < n; i++) {
+            float cdf = (float)((double)(y[i] + 1.0f) * 0.5), pdf = (float)(z[i] * 0.39894228040143267794);
+            out[i] = g[i] * (cdf + x[i] * pdf);
+        }
+        return;
+    default: return;
+    }
+}
+static void tensor__dunary_f64(const tensor__dunary_ctx *k, double *out, const double *x, const double *g, int64_t n) {
+    TENSOR__DUNARY_MASKS(double, x, g, out, n, k->op, k->p0, k->p1)
+    for (int64_t i = 0; i < n; i++) {
+        double v = x[i], d;
+        switch (k->op) {
+        case TENSOR_OP_tanh: { double t = tanh(v); d = -(t * t) + 1; break; }
+        case TENSOR_OP_sigmoid: { double s = 1.0 / (1.0 + exp(-v)); d = s * (-s + 1); break; }
+        case TENSOR_OP_exp: d = exp(v); break;
+        case TENSOR_OP_silu: { double s = 1.0 / (1.0 + exp(-v)); d = s * (v * (-s + 1) + 1); break; }
+        case TENSOR_OP_gelu: d = (erf(v * 0.70710678118654752440) + 1) * 0.5 + v * (exp(v * v * -0.5) * 0.39894228040143267794); break;
+        default: d = 0; break;
+        }
+        out[i] = g[i] * d;
+    }
+}
+/* ptr[0] out, ptr[1] x, ptr[2] g, all of one float dtype; strided rows go through chunk buffers */
+static void tensor__loop_dunary(char **ptr, const int64_t *st, int64_t n, void *vk) {
+    const tensor__dunary_ctx *k = (const tensor__dunary_ctx *)vk;
+    int64_t es = k->f32 ? 4 : 8;
+    double xb[TENSOR__DUNARY_CHUNK], gb[TENSOR__DUNARY_CHUNK], ob[TENSOR__DUNARY_CHUNK]; /* room for either dtype */
+    for (int64_t i0 = 0; i0 < n; i0 += TENSOR__DUNARY_CHUNK) {
+        int64_t m = n - i0 < TENSOR__DUNARY_CHUNK ? n - i0 : TENSOR__DUNARY_CHUNK;
+        char *o = ptr[0] + i0 * st[0];
+        const char *x = ptr[1] + i0 * st[1], *g = ptr[2] + i0 * st[2];
+        bool xd = st[1] == es, gd = st[2] == es, od = st[0] == es; /* dense rows are used in place */
+        if (!xd) for (int64_t i = 0; i < m; i++) memcpy((char *)xb + i * es, x + i * st[1], (size_t)es);
+        if (!gd) for (int64_t i = 0; i < m; i++) memcpy((char *)gb + i * es, g + i * st[2], (size_t)es);
+        const void *xp = xd ? (const void *)x : (const void *)xb, *gp = gd ? (const void *)g : (const void *)gb;
+        void *op = od ? (void *)o : (void *)ob;
+        if (k->f32) tensor__dunary_f32(k, (float *)op, (const float *)xp, (const float *)gp, m);
+        else tensor__dunary_f64(k, (double *)op, (const double *)xp, (const double *)gp, m);
+        if (!od) for (int64_t i = 0; i < m; i++) memcpy(o + i * st[0], (char *)ob + i * es, (size_t)es);
+    }
+}
+static int tensor__unary_backward(tensor_op op, tensor *x, tensor *g, double p0, double p1, tensor **out) {
+    const char *fn = "tensor_backward";
+    if (tensor__reference_kernels || !x || !g || x->dtype != g->dtype || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64)) return 0;
+    if (x->storage->device != TENSOR_CPU || g->storage->device != TENSOR_CPU || x->ndim != g->ndim) return 0;
+    for (int d = 0; d < x->ndim; d++) if (x->shape[d] != g->shape[d]) return 0;
+    tensor *r = tensor__new(fn, x->ndim, x->shape, x->dtype, TENSOR_CPU);
+    if (!r) return -1;
+    tensor__dunary_ctx k;
+    k.op = op;
+    k.p0 = p0;
+    k.p1 = p1;
+    k.v = tensor__simd();
+    k.f32 = x->dtype == TENSOR_F32;
+    tensor *ops[3] = {r, x, g};
+    tensor__iter it;
+    tensor__iter_init(&it, 3, ops, r->ndim, r->shape);
+    tensor__iter_run(&it, tensor__loop_dunary, &k);
+    *out = r;
+    return 1;
+}
+
 /* ---- front-ends ---- */
 
 /* The dtype an elementwise op gives for inputs of common dtype `common`; false + error if refused. */
