@@ -450,3 +450,273 @@ TEST(init_errors) {
     CHECK_BAD(tensor_normal_(tensor_zeros(TENSOR_SHAPE(3), TENSOR_F32), 0, -1), "tensor_normal_");
     CHECK_BAD(tensor_normal_(tensor_zeros(TENSOR_SHAPE(3), TENSOR_F32), 0, NAN), "tensor_normal_");
 }
+
+/* ---- the f32 fast path (simd.h's vector kernel over the thread pool) against the reference loop ----
+   Two copies of an f32 parameter get the same gradients (loss sum(w * c_t) with a fresh c_t each
+   step: the gradient is c_t exactly); one steps on the fast path, the other under
+   tensor_set_reference_kernels(true) (the loop in double, rounding once into each stored f32). The
+   fast path computes in f32 with the constants rounded to f32, as torch.optim does: about eight
+   roundings per step, and the two trajectories may round a parameter differently at every step.
+   So after t steps they must agree within 6 t ulp of the element's scale: the largest of |p|, lr
+   and the step's change |p_t - p_t-1| seen so far (an update larger than the parameter it moves
+   is exact to the update's ulp, not the parameter's). Measured: at most 2/3 of that, over 40 x 7
+   runs of 20000 elements and 10 steps, every instance. A wrong formula, a missing bias correction
+   or an approximate square root or reciprocal shows as hundreds of ulp or more. A third copy steps
+   on the fast path with one thread: it must match the two-thread one bit for bit.
+   The gradients are at least 0.25 in size, so g = grad + wd p (Adam) never cancels to near 0:
+   there Adam's first update, about lr g / (|g| + eps), turns the last bits of g into large
+   relative changes, and rounding wd to f32 alone (as torch does) moves it by hundreds of ulp. */
+#include <float.h>
+#include <stdint.h>
+#if defined(__linux__)
+#include <unistd.h>
+#endif
+
+#define FAST_ULPS_PER_STEP 6
+static const ref_opt FAST_CASES[] = {
+    {0, 0.1, 0, 0, 0, 0, 0, false},              /* SGD */
+    {0, 0.05, 0.9, 0.01, 0, 0, 0, false},        /* momentum, weight decay */
+    {0, 0.05, 0.8, 0.1, 0, 0, 0, true},          /* nesterov */
+    {1, 1e-3, 0, 0, 0.9, 0.999, 1e-8, false},    /* Adam */
+    {1, 1e-2, 0, 0.1, 0.8, 0.99, 1e-6, false},   /* Adam, L2 decay */
+    {2, 1e-3, 0, 1e-2, 0.9, 0.999, 1e-8, false}, /* AdamW */
+    {2, 0.05, 0, 0.5, 0.5, 0.9, 1e-3, false},
+};
+static const char *const FAST_NAMES[] = {"sgd", "sgd momentum", "sgd nesterov", "adam", "adam decay", "adamw", "adamw big decay"};
+enum { N_FAST = sizeof FAST_CASES / sizeof FAST_CASES[0] };
+/* empty, one, the vector tails of every instance, a few blocks, and enough to split over 2 threads */
+static const int64_t FAST_SIZES[] = {0, 1, 3, 15, 16, 17, 33, 100, 257, 1000, 70001};
+
+static const char *simd_name(void) {
+    static char name[64];
+    const char *s = strstr(tensor_build_info(), "simd: ");
+    size_t k = 0;
+    if (s) for (s += 6; *s && *s != ';' && k + 1 < sizeof name; s++) name[k++] = *s;
+    name[k] = 0;
+    return name;
+}
+
+/* |a - b| in ulp of the f32 binade of `scale` (NaN == NaN; infinities must match) */
+static double f32_ulps(float a, float b, double scale) {
+    if (a != a || b != b) return (a != a && b != b) ? 0 : INFINITY;
+    if (isinf(a) || isinf(b)) return a == b ? 0 : INFINITY;
+    int e;
+    frexp(scale < FLT_MIN ? FLT_MIN : scale, &e);
+    return fabs((double)a - (double)b) / ldexp(1, e - 24);
+}
+
+/* An f32 leaf with values v, at element `off` of its storage (off 1: not vector aligned). */
+static tensor *f32_param(const float *v, int64_t n, int64_t off) {
+    int64_t full = n + off;
+    float *buf = (float *)calloc((size_t)(full ? full : 1), sizeof(float));
+    memcpy(buf + off, v, sizeof(float) * (size_t)n);
+    tensor *t = tensor_from_data(buf, 1, &full, TENSOR_F32);
+    free(buf);
+    if (off) t = tensor_slice(t, 0, off, full, 1);
+    return tensor_set_requires_grad(t, true);
+}
+
+/* zero_grad, loss = sum(w * c) (gradient c), step */
+static void grad_step(tensor_optim *o, tensor *w, tensor *c) {
+    tensor_optim_zero_grad(o);
+    tensor_scope_begin();
+    CHECK(tensor_backward(tensor_sum_all(tensor_mul(w, c))) == 0);
+    tensor_scope_end();
+    CHECK(tensor_optim_step(o) == 0);
+}
+
+static double FAST_WORST[N_FAST]; /* the largest difference seen, in ulp of the scale */
+
+/* Runs `steps` steps of case `which` on n elements. specials: a NaN, an infinite and zero
+   gradients. Returns how many elements of the last step differ from the reference at all. */
+static int64_t fast_vs_reference(int which, int64_t n, int64_t off, int steps, bool specials) {
+    const ref_opt *r = &FAST_CASES[which];
+    size_t nn = (size_t)(n ? n : 1);
+    float *v = (float *)malloc(sizeof(float) * nn), *a = (float *)malloc(sizeof(float) * nn);
+    float *b = (float *)malloc(sizeof(float) * nn), *s = (float *)malloc(sizeof(float) * nn);
+    double *scale = (double *)malloc(sizeof(double) * nn), *prev = (double *)malloc(sizeof(double) * nn);
+    for (int64_t i = 0; i < n; i++) {
+        v[i] = i % 11 == 4 ? 0.0f : i % 13 == 6 ? (float)test_uniform(-1e-6, 1e-6) : (float)test_uniform(-1, 1);
+        prev[i] = v[i];
+        scale[i] = fmax(fabs(prev[i]), r->lr);
+    }
+    tensor_scope_begin();
+    tensor *wf = f32_param(v, n, off), *wr = f32_param(v, n, off), *w1 = f32_param(v, n, 0);
+    tensor_optim *of = make_opt(r, 1, &wf), *orf = make_opt(r, 1, &wr), *o1 = make_opt(r, 1, &w1);
+    int threads = tensor_get_num_threads();
+    int64_t differ = 0;
+    for (int t = 1; t <= steps; t++) {
+        for (int64_t i = 0; i < n; i++) { /* |c| in [0.25, 2]: see above */
+            double m = test_uniform(0.25, 2);
+            a[i] = (float)(test_uniform(0, 1) < 0.5 ? -m : m);
+        }
+        if (specials && n > 20) {
+            a[3] = NAN;
+            a[n - 2] = t == 2 ? INFINITY : 0.0f;
+            a[n / 2] = 0.0f;
+        }
+        tensor *c = tensor_from_data(a, 1, &n, TENSOR_F32);
+        tensor_set_num_threads(2);
+        grad_step(of, wf, c);
+        tensor_set_num_threads(1);
+        grad_step(o1, w1, c);
+        tensor_set_num_threads(threads);
+        bool was = tensor_set_reference_kernels(true);
+        grad_step(orf, wr, c);
+        tensor_set_reference_kernels(was);
+        CHECK(tensor_copy_to(wf, a, sizeof(float) * (size_t)n) == 0 && tensor_copy_to(wr, b, sizeof(float) * (size_t)n) == 0);
+        CHECK(tensor_copy_to(w1, s, sizeof(float) * (size_t)n) == 0);
+        int bad = 0;
+        differ = 0;
+        for (int64_t i = 0; i < n && bad < 3; i++) {
+            if (isfinite(b[i])) scale[i] = fmax(scale[i], fmax(fabs((double)b[i]), fabs((double)b[i] - prev[i])));
+            prev[i] = b[i];
+            double e = f32_ulps(a[i], b[i], scale[i]);
+            if (e > FAST_WORST[which]) FAST_WORST[which] = e;
+            differ += memcmp(&a[i], &b[i], sizeof(float)) != 0;
+            if (!(e <= FAST_ULPS_PER_STEP * t)) {
+                test_fail(__FILE__, __LINE__, "%s, n=%lld from element %lld, step %d, element %lld: fast %.9g, reference %.9g: %.1f ulp of %g (%s)",
+                          FAST_NAMES[which], (long long)n, (long long)off, t, (long long)i, (double)a[i], (double)b[i], e, scale[i], simd_name());
+                bad++;
+            }
+            if (memcmp(&a[i], &s[i], sizeof(float)) != 0 && bad++ < 3)
+                test_fail(__FILE__, __LINE__, "%s, n=%lld, step %d, element %lld: 2 threads %.9g, 1 thread %.9g", FAST_NAMES[which], (long long)n, t,
+                          (long long)i, (double)a[i], (double)s[i]);
+        }
+    }
+    tensor_optim_free(of);
+    tensor_optim_free(orf);
+    tensor_optim_free(o1);
+    tensor_scope_end();
+    free(v);
+    free(a);
+    free(b);
+    free(s);
+    free(scale);
+    free(prev);
+    return differ;
+}
+
+TEST(optim_fast_matches_reference) {
+    for (int k = 0; k < N_FAST; k++)
+        for (size_t s = 0; s < sizeof FAST_SIZES / sizeof FAST_SIZES[0]; s++) fast_vs_reference(k, FAST_SIZES[s], 0, 6, false);
+    char line[512];
+    int len = snprintf(line, sizeof line, "  optim %s: max difference from the reference over 6 steps, ulp:", simd_name());
+    for (int k = 0; k < N_FAST && len < (int)sizeof line; k++) len += snprintf(line + len, sizeof line - (size_t)len, " %s %.2f", FAST_NAMES[k], FAST_WORST[k]);
+    printf("%s\n", line);
+}
+
+/* NaN, infinite and zero gradients; parameters that start at element 1 of their storage. */
+TEST(optim_fast_special_values_and_offsets) {
+    for (int k = 0; k < N_FAST; k++) {
+        fast_vs_reference(k, 41, 1, 4, true);
+        fast_vs_reference(k, 70001, 1, 3, true);
+    }
+}
+
+/* The fast path is really taken: f32 arithmetic differs from the loop in double somewhere. */
+TEST(optim_fast_path_is_used) {
+    if (strstr(tensor_build_info(), "simd: none")) return; /* no vector layer in this build */
+    for (int k = 0; k < N_FAST; k++) CHECK_MSG(fast_vs_reference(k, 20000, 0, 3, false) > 0, "%s: the fast path gave the reference's results everywhere (%s)", FAST_NAMES[k], simd_name());
+}
+
+/* Layouts and dtypes the vector kernel does not serve take the reference loop (bit for bit the
+   same as under tensor_set_reference_kernels(true)): a transposed leaf, a leaf sliced with a step,
+   and f64, f16 and bf16 parameters in any layout (f16 and bf16 keep f32 state). Gradients come out
+   of backward contiguous (a leaf's first .grad is a fresh tensor), so a strided gradient cannot be
+   made here; the kernel checks it all the same. */
+TEST(optim_fast_other_layouts) {
+    static const tensor_dtype dts[4] = {TENSOR_F32, TENSOR_F64, TENSOR_F16, TENSOR_BF16};
+    for (int k = 0; k < N_FAST; k++)
+        for (int d = 0; d < 4; d++)
+            for (int layout = 0; layout < (dts[d] == TENSOR_F32 ? 2 : 3); layout++) {
+                tensor_scope_begin();
+                tensor *base = test_random(dts[d], TENSOR_SHAPE(19, 74), -1, 1), *w[2];
+                for (int j = 0; j < 2; j++) {
+                    tensor *c = tensor_clone(base);
+                    /* [37, 19]: the first 37 columns of c transposed, every other column of c
+                       transposed, or the first a contiguous copy */
+                    tensor *v = tensor_transpose(tensor_slice(c, 1, 0, layout == 1 ? 74 : 37, layout == 1 ? 2 : 1), 0, 1);
+                    w[j] = tensor_set_requires_grad(layout == 2 ? tensor_contiguous(v) : v, true);
+                }
+                double *start = test_values(w[0]);
+                CHECK(tensor_shape(w[0])[0] == 37 && tensor_shape(w[0])[1] == 19);
+                CHECK(layout == 2 || !tensor_is_contiguous(w[0]));
+                tensor *coef = test_random(dts[d], TENSOR_SHAPE(37, 19), -2, 2);
+                tensor_optim *o[2] = {make_opt(&FAST_CASES[k], 1, &w[0]), make_opt(&FAST_CASES[k], 1, &w[1])};
+                for (int t = 0; t < 3; t++)
+                    for (int j = 0; j < 2; j++) {
+                        bool was = tensor_set_reference_kernels(j == 1);
+                        grad_step(o[j], w[j], coef);
+                        tensor_set_reference_kernels(was);
+                    }
+                double *ref = test_values(w[1]);
+                CHECK_VALUES(w[0], ref, 37 * 19, 0, 0);
+                free(ref);
+                double *now = test_values(w[0]);
+                int moved = 0;
+                for (int i = 0; i < 37 * 19; i++) moved += now[i] != start[i];
+                CHECK(moved > 37 * 19 / 4);
+                free(start);
+                free(now);
+                tensor_optim_free(o[0]);
+                tensor_optim_free(o[1]);
+                tensor_scope_end();
+            }
+}
+
+/* f16 and bf16 parameters (f32 state) against the update rules in double, within the dtype's
+   rounding of p at each step. */
+TEST(optim_half_parameters) {
+    static const tensor_dtype dts[2] = {TENSOR_F16, TENSOR_BF16};
+    for (int d = 0; d < 2; d++) {
+        ref_opt rs[3] = {{0, 0.05, 0.9, 0.01, 0, 0, 0, true}, {1, 0.01, 0, 0.01, 0.9, 0.999, 1e-8, false}, {2, 0.01, 0, 0.1, 0.9, 0.999, 1e-8, false}};
+        for (int k = 0; k < 3; k++) {
+            tensor *w = tensor_set_requires_grad(tensor_to_dtype(test_tensor(TENSOR_F64, TENSOR_SHAPE(NP), w0), dts[d]), true);
+            tensor *c = test_tensor(dts[d], TENSOR_SHAPE(NP), cw);
+            tensor_optim *o = make_opt(&rs[k], 1, &w);
+            for (int s = 0; s < 3; s++) train_step(o, w, c);
+            double expect[NP];
+            memcpy(expect, w0, sizeof expect);
+            ref_run(&rs[k], 3, expect);
+            CHECK_VALUES(w, expect, NP, test_tol(dts[d]), 2 * test_tol(dts[d]));
+            CHECK(tensor_get_dtype(w) == dts[d]);
+            tensor_optim_free(o);
+        }
+    }
+}
+
+#if defined(__linux__) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+/* The fast-path tests once more for every other x86 instance the CPU runs (avx512, avx2, sse2,
+   scalar), each in a child process of this binary with TENSOR_SIMD set, as test_simd.c does. */
+TEST(optim_fast_each_isa) {
+    if (getenv("TENSOR_SIMD")) return; /* a child, or an instance chosen from outside */
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) { test_fail(__FILE__, __LINE__, "cannot find this test binary (/proc/self/exe)"); return; }
+    self[len] = 0;
+    __builtin_cpu_init();
+    struct { const char *key; bool ok; } isa[] = {
+        {"avx512", __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")},
+        {"avx2", __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")},
+        {"sse2", __builtin_cpu_supports("sse2")},
+        {"scalar", true},
+    };
+    for (size_t i = 0; i < sizeof isa / sizeof isa[0]; i++) {
+        if (!isa[i].ok || strstr(simd_name(), isa[i].key)) continue; /* this process ran that one */
+        char cmd[4300], line[1024], last[1024] = "";
+        snprintf(cmd, sizeof cmd, "TENSOR_SIMD=%s '%s' optim_fast 2>&1", isa[i].key, self);
+        fflush(stdout);
+        FILE *p = popen(cmd, "r");
+        if (!p) { test_fail(__FILE__, __LINE__, "cannot run %s", cmd); continue; }
+        while (fgets(line, sizeof line, p)) {
+            if (strstr(line, "FAIL") || strstr(line, "optim ")) printf("  [TENSOR_SIMD=%s] %s", isa[i].key, line);
+            snprintf(last, sizeof last, "%s", line);
+        }
+        int status = pclose(p);
+        int passed = 0, failed = -1;
+        CHECK_MSG(sscanf(last, "%d passed, %d failed", &passed, &failed) == 2 && failed == 0 && passed > 0 && status == 0,
+                  "TENSOR_SIMD=%s: the child run ended with '%s' (status %d)", isa[i].key, last, status);
+    }
+}
+#endif

@@ -64,12 +64,33 @@ extern "C" {
 typedef void (*tensor__vec_unary_fn)(float *out, const float *a, int64_t n, const double *param);
 typedef void (*tensor__vec_binary_fn)(float *out, const float *a, const float *b, int64_t n, int mode);
 typedef void (*tensor__vec_compare_fn)(uint8_t *out, const float *a, const float *b, int64_t n, int mode);
+/* The optimizer update (optim.h): kinds, and the per-step constants of one parameter, already
+   rounded to f32 the way torch.optim's f32 kernels see its Python scalars. */
+enum { TENSOR__SGD, TENSOR__ADAM, TENSOR__ADAMW };
+typedef struct {
+    int kind;
+    bool first;      /* SGD: the momentum buffer starts as the gradient */
+    bool nesterov;   /* SGD */
+    bool decay;      /* weight_decay != 0 (SGD, Adam: g += wd p only then, as torch) */
+    float neg_lr;    /* SGD: -lr */
+    float momentum;  /* SGD */
+    float weight_decay;
+    float keep;      /* AdamW: 1 - lr wd */
+    float beta1, one_minus_beta1, beta2, one_minus_beta2;
+    float sqrt_bias2; /* sqrt(1 - beta2^t) */
+    float eps;
+    float step_size; /* lr / (1 - beta1^t) */
+} tensor__optim_consts;
+/* n elements of a parameter p, its gradient g and its state s1 (momentum buffer / exp_avg; NULL for
+   SGD without momentum) and s2 (exp_avg_sq; Adam/AdamW only), all f32 and contiguous. */
+typedef void (*tensor__vec_optim_fn)(float *p, const float *g, float *s1, float *s2, int64_t n, const tensor__optim_consts *k);
 typedef struct {
     const char *name; /* as tensor_build_info reports it */
     int width;        /* f32 lanes */
     tensor__vec_unary_fn unary[TENSOR_OP_COUNT];
     tensor__vec_binary_fn binary[TENSOR_OP_COUNT];
     tensor__vec_compare_fn compare[TENSOR_OP_COUNT];
+    tensor__vec_optim_fn optim;
 } tensor__simd_isa;
 
 #if TENSOR__SIMD
@@ -546,6 +567,66 @@ static TENSOR__TARGET void TENSOR__F(c_##name)(uint8_t *o, const float *a, const
     TENSOR__SIMD_UNARY_F64(erf, TENSOR__F(erfd)(x))
 #endif
 
+/* The optimizer update with torch.optim's formulas (optim.h has the reference loop, in double), in
+   f32 lanes. The tail goes through zero-padded buffers, so every element takes the same vector
+   arithmetic wherever a thread's range starts: the result does not depend on the thread count. */
+#define TENSOR__SIMD_OPTIM                                                                                            \
+static TENSOR__TARGET void TENSOR__F(optim)(float *p, const float *g, float *s1, float *s2, int64_t n, const tensor__optim_consts *k) { \
+    const int kind = k->kind;                                                                                         \
+    const bool first = k->first, nesterov = k->nesterov, decay = k->decay;                                            \
+    const TENSOR__VF neg_lr = TENSOR__F(splat)(k->neg_lr), mom = TENSOR__F(splat)(k->momentum);                       \
+    const TENSOR__VF wd = TENSOR__F(splat)(k->weight_decay), keep = TENSOR__F(splat)(k->keep);                        \
+    const TENSOR__VF b1 = TENSOR__F(splat)(k->beta1), c1 = TENSOR__F(splat)(k->one_minus_beta1);                      \
+    const TENSOR__VF b2 = TENSOR__F(splat)(k->beta2), c2 = TENSOR__F(splat)(k->one_minus_beta2);                      \
+    const TENSOR__VF sb2 = TENSOR__F(splat)(k->sqrt_bias2), eps = TENSOR__F(splat)(k->eps);                           \
+    const TENSOR__VF step = TENSOR__F(splat)(k->step_size);                                                           \
+    for (int64_t i = 0; i < n; i += TENSOR__W) {                                                                      \
+        int64_t len = n - i < TENSOR__W ? n - i : TENSOR__W;                                                          \
+        float *pp = p + i, *pm = s1 ? s1 + i : NULL, *pv = s2 ? s2 + i : NULL;                                        \
+        const float *pg = g + i;                                                                                      \
+        float bp[TENSOR__W], bg[TENSOR__W], bm[TENSOR__W], bv[TENSOR__W];                                             \
+        if (len < TENSOR__W) { /* the tail, through zero-padded buffers */                                            \
+            memset(bp, 0, sizeof bp);                                                                                 \
+            memset(bg, 0, sizeof bg);                                                                                 \
+            memset(bm, 0, sizeof bm);                                                                                 \
+            memset(bv, 0, sizeof bv);                                                                                 \
+            memcpy(bp, pp, (size_t)len * sizeof(float));                                                              \
+            memcpy(bg, pg, (size_t)len * sizeof(float));                                                              \
+            if (pm) { memcpy(bm, pm, (size_t)len * sizeof(float)); pm = bm; }                                         \
+            if (pv) { memcpy(bv, pv, (size_t)len * sizeof(float)); pv = bv; }                                         \
+            pp = bp;                                                                                                  \
+            pg = bg;                                                                                                  \
+        }                                                                                                             \
+        TENSOR__VF P = TENSOR__F(load)(pp), G = TENSOR__F(load)(pg);                                                  \
+        if (kind == TENSOR__SGD) {                                                                                    \
+            if (decay) G = TENSOR__FMA(wd, P, G);                                                                     \
+            if (pm) {                                                                                                 \
+                TENSOR__VF M = G; /* dampening 0 */                                                                   \
+                if (!first) M = TENSOR__FMA(mom, TENSOR__F(load)(pm), G);                                             \
+                TENSOR__F(store)(pm, M);                                                                              \
+                if (nesterov) G = TENSOR__FMA(mom, M, G);                                                             \
+                else G = M;                                                                                           \
+            }                                                                                                         \
+            P = TENSOR__FMA(neg_lr, G, P);                                                                            \
+        } else {                                                                                                      \
+            if (kind == TENSOR__ADAMW) P = P * keep;                                                                  \
+            else if (decay) G = TENSOR__FMA(wd, P, G);                                                                \
+            TENSOR__VF M = TENSOR__FMA(c1, G, b1 * TENSOR__F(load)(pm));                                              \
+            TENSOR__VF V = TENSOR__FMA(c2 * G, G, b2 * TENSOR__F(load)(pv));                                          \
+            TENSOR__F(store)(pm, M);                                                                                  \
+            TENSOR__F(store)(pv, V);                                                                                  \
+            TENSOR__VF denom = TENSOR__SQRT(V) / sb2 + eps; /* correctly rounded sqrt and divide */                   \
+            P = P - step * M / denom;                                                                                 \
+        }                                                                                                             \
+        TENSOR__F(store)(pp, P);                                                                                      \
+        if (len < TENSOR__W) {                                                                                        \
+            memcpy(p + i, bp, (size_t)len * sizeof(float));                                                           \
+            if (s1) memcpy(s1 + i, bm, (size_t)len * sizeof(float));                                                  \
+            if (s2) memcpy(s2 + i, bv, (size_t)len * sizeof(float));                                                  \
+        }                                                                                                             \
+    }                                                                                                                 \
+}
+
 /* The kernels of one instance and the function that installs them. The float-valued ops that are
    exact in f32 (neg, abs, sqrt, square, reciprocal, relu, clamps, + - * /, max, min, comparisons)
    give bit-identical results to the reference loops, which compute in double and round once;
@@ -580,6 +661,7 @@ TENSOR__SIMD_COMPARE(lt, <)                                                     
 TENSOR__SIMD_COMPARE(le, <=)                                                                                          \
 TENSOR__SIMD_COMPARE(gt, >)                                                                                           \
 TENSOR__SIMD_COMPARE(ge, >=)                                                                                          \
+TENSOR__SIMD_OPTIM                                                                                                    \
 static void TENSOR__F(install)(tensor__simd_isa *t) {                                                                 \
     t->width = TENSOR__W;                                                                                             \
     t->unary[TENSOR_OP_exp] = TENSOR__F(u_exp);                                                                       \
@@ -617,6 +699,7 @@ static void TENSOR__F(install)(tensor__simd_isa *t) {                           
     t->compare[TENSOR_OP_le] = TENSOR__F(c_le);                                                                       \
     t->compare[TENSOR_OP_gt] = TENSOR__F(c_gt);                                                                       \
     t->compare[TENSOR_OP_ge] = TENSOR__F(c_ge);                                                                       \
+    t->optim = TENSOR__F(optim);                                                                                      \
 }
 
 /* ---- the instances ---- */
