@@ -1718,23 +1718,30 @@ static tensor__pool_state tensor__pool = {{0}, 0, 0, false, 0, 0, 0, NULL, PTHRE
                                           PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER};
 static TENSOR__THREAD_LOCAL bool tensor__in_parallel;
 
-static int64_t tensor__now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-}
-
-/* Polls until pred(arg) holds or TENSOR_SPIN_US pass; returns whether it holds. */
+/* Polls until pred(arg) holds or about TENSOR_SPIN_US pass; returns whether it holds. The clock
+   is CLOCK_MONOTONIC where <time.h> declares it (POSIX); a strict -std=c99 build has none and
+   counts rounds of 64 pauses instead (1-3 us each on current x86). */
 static bool tensor__spin_until(bool (*pred)(const void *), const void *arg) {
     if (pred(arg)) return true;
     if (TENSOR_SPIN_US <= 0) return false;
-    int64_t deadline = tensor__now_us() + TENSOR_SPIN_US;
+#ifdef CLOCK_MONOTONIC
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t deadline = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 + TENSOR_SPIN_US;
+#else
+    int64_t rounds = TENSOR_SPIN_US / 2 + 1;
+#endif
     for (;;) {
         for (int i = 0; i < 64; i++) {
             TENSOR__CPU_RELAX();
             if (pred(arg)) return true;
         }
-        if (tensor__now_us() >= deadline) return false;
+#ifdef CLOCK_MONOTONIC
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        if ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 >= deadline) return false;
+#else
+        if (--rounds <= 0) return false;
+#endif
     }
 }
 static bool tensor__pool_posted(const void *seen) {
