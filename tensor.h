@@ -2441,8 +2441,10 @@ static TENSOR__TARGET void TENSOR__F(c_##name)(uint8_t *o, const float *a, const
 #endif
 
 /* The optimizer update with torch.optim's formulas (optim.h has the reference loop, in double), in
-   f32 lanes. The tail goes through zero-padded buffers, so every element takes the same vector
-   arithmetic wherever a thread's range starts: the result does not depend on the thread count. */
+   f32 lanes. TENSOR__FMA fuses where the ISA has it (avx2, avx512, neon), so instances may differ
+   in the last bits; sqrt and the divides are IEEE (correctly rounded), no approximations. The tail
+   goes through zero-padded buffers, so every element takes the same vector arithmetic wherever a
+   thread's range starts: the result does not depend on the thread count. */
 #define TENSOR__SIMD_OPTIM                                                                                            \
 static TENSOR__TARGET void TENSOR__F(optim)(float *p, const float *g, float *s1, float *s2, int64_t n, const tensor__optim_consts *k) { \
     const int kind = k->kind;                                                                                         \
@@ -2488,7 +2490,7 @@ static TENSOR__TARGET void TENSOR__F(optim)(float *p, const float *g, float *s1,
             TENSOR__VF V = TENSOR__FMA(c2 * G, G, b2 * TENSOR__F(load)(pv));                                          \
             TENSOR__F(store)(pm, M);                                                                                  \
             TENSOR__F(store)(pv, V);                                                                                  \
-            TENSOR__VF denom = TENSOR__SQRT(V) / sb2 + eps; /* correctly rounded sqrt and divide */                   \
+            TENSOR__VF denom = TENSOR__SQRT(V) / sb2 + eps;                                                           \
             P = P - step * M / denom;                                                                                 \
         }                                                                                                             \
         TENSOR__F(store)(pp, P);                                                                                      \
