@@ -70,6 +70,22 @@ typedef struct {
     tensor__vec_unary_fn unary[TENSOR_OP_COUNT];
     tensor__vec_binary_fn binary[TENSOR_OP_COUNT];
     tensor__vec_compare_fn compare[TENSOR_OP_COUNT];
+    /* the row primitives of the reductions, softmax, cross_entropy and the norms (TENSOR__SIMD_ROWS
+       below; reduce.h's tensor__row_*_f32 say what each computes) */
+    double (*row_sum)(const float *x, int64_t n);
+    double (*row_sum_f64)(const double *x, int64_t n);
+    void (*row_cols_add)(double *acc, const float *x, int64_t n);
+    double (*row_sqdev)(const float *x, int64_t n, float m);
+    double (*row_dot)(const float *a, const float *b, int64_t n);
+    float (*row_max)(const float *x, int64_t n);
+    double (*row_sumexp)(float *y, const float *x, int64_t n, float m);
+    void (*row_affine)(float *y, const float *x, int64_t n, float s, float t);
+    void (*row_sub2)(float *y, const float *x, int64_t n, float a, float b);
+    void (*row_smbwd)(float *y, const float *g, int64_t n, float s, float d);
+    void (*row_fms)(float *y, const float *g, int64_t n, float c);
+    void (*row_norm)(float *y, const float *x, int64_t n, float mh, float ml, float rstd, const float *w, const float *b);
+    void (*row_norm_bwd)(float *gx, const float *x, const float *g, const float *w, int64_t n, float mh, float ml, float rstd, bool center,
+                         double *gw, double *gb);
 } tensor__simd_isa;
 
 #if TENSOR__SIMD
@@ -619,6 +635,274 @@ static void TENSOR__F(install)(tensor__simd_isa *t) {                           
     t->compare[TENSOR_OP_ge] = TENSOR__F(c_ge);                                                                       \
 }
 
+/* ---- row primitives: the contiguous f32 loops of the reductions, softmax, cross_entropy and the
+   norms (reduce.h's tensor__row_*_f32 call them through the table) ----
+   The public sum and mean (row_sum) convert each element to double and add there, in four vector
+   accumulators: as exact as the reference for sums that cancel, and still faster than memory
+   delivers a long row. The sums inside softmax, cross_entropy and the norms (of e^x, squares,
+   products) accumulate in f32 lanes over blocks of TENSOR__ROW_BLOCK elements and then in double:
+   a block adds at most ~10 roundings of 2^-24 relative to its own magnitude. Tails shorter than a
+   vector go through zero-padded buffers or plain loops. */
+#define TENSOR__ROW_BLOCK 256 /* a multiple of 2 vectors of every instance */
+#define TENSOR__SIMD_ROWS                                                                                             \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(rw_loadd)(const double *p) { TENSOR__VD v; memcpy(&v, p, sizeof v); return v; } \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET void TENSOR__F(rw_stored)(double *p, TENSOR__VD v) { memcpy(p, &v, sizeof v); } \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET double TENSOR__F(rw_hsumd)(TENSOR__VD v) {                        \
+    double d[TENSOR__DW], s = 0;                                                                                      \
+    memcpy(d, &v, sizeof d);                                                                                          \
+    for (int j = 0; j < TENSOR__DW; j++) s += d[j];                                                                   \
+    return s;                                                                                                         \
+}                                                                                                                     \
+/* acc (doubles) += the lanes of v, whose floats are in f (v stored) */                                             \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(rw_widen)(TENSOR__VD acc, TENSOR__VF v) {   \
+    float f[TENSOR__W];                                                                                               \
+    TENSOR__F(store)(f, v);                                                                                           \
+    for (int k = 0; k < TENSOR__W; k += TENSOR__DW) acc = acc + TENSOR__LOADH(f + k);                                 \
+    return acc;                                                                                                       \
+}                                                                                                                     \
+/* d[0 .. W) += the lanes of v, in double */                                                                         \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET void TENSOR__F(rw_addh)(double *d, TENSOR__VF v) {              \
+    float f[TENSOR__W];                                                                                               \
+    TENSOR__F(store)(f, v);                                                                                           \
+    for (int k = 0; k < TENSOR__W; k += TENSOR__DW)                                                                   \
+        TENSOR__F(rw_stored)(d + k, TENSOR__F(rw_loadd)(d + k) + TENSOR__LOADH(f + k));                              \
+}                                                                                                                     \
+/* the first k < W elements of p, the rest of the lanes `fill` */                                                     \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(rw_part)(const float *p, int64_t k, float fill) { \
+    float f[TENSOR__W];                                                                                               \
+    for (int j = 0; j < TENSOR__W; j++) f[j] = j < k ? p[j] : fill;                                                   \
+    return TENSOR__F(load)(f);                                                                                        \
+}                                                                                                                     \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET void TENSOR__F(rw_store_part)(float *p, TENSOR__VF v, int64_t k) { \
+    float f[TENSOR__W];                                                                                               \
+    TENSOR__F(store)(f, v);                                                                                           \
+    memcpy(p, f, (size_t)k * sizeof(float));                                                                          \
+}                                                                                                                     \
+/* sum of a row, each element in double (the public sum and mean) */                                                \
+static TENSOR__TARGET double TENSOR__F(row_sum)(const float *x, int64_t n) {                                          \
+    TENSOR__VD a0 = TENSOR__F(splatd)(0.0), a1 = a0, a2 = a0, a3 = a0;                                                \
+    int64_t i = 0;                                                                                                    \
+    for (; i + 4 * TENSOR__DW <= n; i += 4 * TENSOR__DW) {                                                            \
+        a0 = a0 + TENSOR__LOADH(x + i);                                                                               \
+        a1 = a1 + TENSOR__LOADH(x + i + TENSOR__DW);                                                                  \
+        a2 = a2 + TENSOR__LOADH(x + i + 2 * TENSOR__DW);                                                              \
+        a3 = a3 + TENSOR__LOADH(x + i + 3 * TENSOR__DW);                                                              \
+    }                                                                                                                 \
+    double tail = 0;                                                                                                  \
+    for (; i < n; i++) tail += (double)x[i];                                                                          \
+    return TENSOR__F(rw_hsumd)((a0 + a1) + (a2 + a3)) + tail;                                                         \
+}                                                                                                                     \
+static TENSOR__TARGET double TENSOR__F(row_sum_f64)(const double *x, int64_t n) {                                     \
+    TENSOR__VD a0 = TENSOR__F(splatd)(0.0), a1 = a0, a2 = a0, a3 = a0;                                                \
+    int64_t i = 0;                                                                                                    \
+    for (; i + 4 * TENSOR__DW <= n; i += 4 * TENSOR__DW) {                                                            \
+        a0 = a0 + TENSOR__F(rw_loadd)(x + i);                                                                         \
+        a1 = a1 + TENSOR__F(rw_loadd)(x + i + TENSOR__DW);                                                            \
+        a2 = a2 + TENSOR__F(rw_loadd)(x + i + 2 * TENSOR__DW);                                                        \
+        a3 = a3 + TENSOR__F(rw_loadd)(x + i + 3 * TENSOR__DW);                                                        \
+    }                                                                                                                 \
+    double tail = 0;                                                                                                  \
+    for (; i < n; i++) tail += x[i];                                                                                  \
+    return TENSOR__F(rw_hsumd)((a0 + a1) + (a2 + a3)) + tail;                                                         \
+}                                                                                                                     \
+/* acc[j] += x[j] in double (the column sums of reductions over outer dims) */                                       \
+static TENSOR__TARGET void TENSOR__F(row_cols_add)(double *acc, const float *x, int64_t n) {                          \
+    int64_t j = 0;                                                                                                    \
+    for (; j + TENSOR__DW <= n; j += TENSOR__DW)                                                                      \
+        TENSOR__F(rw_stored)(acc + j, TENSOR__F(rw_loadd)(acc + j) + TENSOR__LOADH(x + j));                           \
+    for (; j < n; j++) acc[j] += (double)x[j];                                                                        \
+}                                                                                                                     \
+/* sum of (x - m)^2: padding lanes hold m */                                                                          \
+static TENSOR__TARGET double TENSOR__F(row_sqdev)(const float *x, int64_t n, float m) {                               \
+    TENSOR__VD d = TENSOR__F(splatd)(0.0);                                                                            \
+    TENSOR__VF vm = TENSOR__F(splat)(m);                                                                              \
+    int64_t i = 0, full = n - n % TENSOR__W;                                                                          \
+    while (i < full) {                                                                                                \
+        int64_t end = full - i > TENSOR__ROW_BLOCK ? i + TENSOR__ROW_BLOCK : full;                                    \
+        TENSOR__VF a0 = TENSOR__F(splat)(0.0f), a1 = a0;                                                              \
+        for (; i + 2 * TENSOR__W <= end; i += 2 * TENSOR__W) {                                                        \
+            TENSOR__VF d0 = TENSOR__F(load)(x + i) - vm, d1 = TENSOR__F(load)(x + i + TENSOR__W) - vm;                \
+            a0 = TENSOR__FMA(d0, d0, a0);                                                                             \
+            a1 = TENSOR__FMA(d1, d1, a1);                                                                             \
+        }                                                                                                             \
+        if (i < end) { TENSOR__VF d0 = TENSOR__F(load)(x + i) - vm; a0 = TENSOR__FMA(d0, d0, a0); i += TENSOR__W; }   \
+        d = TENSOR__F(rw_widen)(d, a0 + a1);                                                                          \
+    }                                                                                                                 \
+    if (i < n) { TENSOR__VF d0 = TENSOR__F(rw_part)(x + i, n - i, m) - vm; d = TENSOR__F(rw_widen)(d, d0 * d0); }     \
+    return TENSOR__F(rw_hsumd)(d);                                                                                    \
+}                                                                                                                     \
+/* sum of a * b */                                                                                                    \
+static TENSOR__TARGET double TENSOR__F(row_dot)(const float *a, const float *b, int64_t n) {                          \
+    TENSOR__VD d = TENSOR__F(splatd)(0.0);                                                                            \
+    int64_t i = 0, full = n - n % TENSOR__W;                                                                          \
+    while (i < full) {                                                                                                \
+        int64_t end = full - i > TENSOR__ROW_BLOCK ? i + TENSOR__ROW_BLOCK : full;                                    \
+        TENSOR__VF a0 = TENSOR__F(splat)(0.0f), a1 = a0;                                                              \
+        for (; i + 2 * TENSOR__W <= end; i += 2 * TENSOR__W) {                                                        \
+            a0 = TENSOR__FMA(TENSOR__F(load)(a + i), TENSOR__F(load)(b + i), a0);                                     \
+            a1 = TENSOR__FMA(TENSOR__F(load)(a + i + TENSOR__W), TENSOR__F(load)(b + i + TENSOR__W), a1);             \
+        }                                                                                                             \
+        if (i < end) { a0 = TENSOR__FMA(TENSOR__F(load)(a + i), TENSOR__F(load)(b + i), a0); i += TENSOR__W; }        \
+        d = TENSOR__F(rw_widen)(d, a0 + a1);                                                                          \
+    }                                                                                                                 \
+    if (i < n) d = TENSOR__F(rw_widen)(d, TENSOR__F(rw_part)(a + i, n - i, 0.0f) * TENSOR__F(rw_part)(b + i, n - i, 0.0f)); \
+    return TENSOR__F(rw_hsumd)(d);                                                                                    \
+}                                                                                                                     \
+/* the largest element, -inf for none (a NaN may or may not win: the callers find NaN rows from                       \
+   row_sumexp, whose e^(NaN - m) is NaN) */                                                                           \
+static TENSOR__TARGET float TENSOR__F(row_max)(const float *x, int64_t n) {                                           \
+    TENSOR__VF m0 = TENSOR__F(splat)(-INFINITY), m1 = m0;                                                             \
+    int64_t i = 0;                                                                                                    \
+    for (; i + 2 * TENSOR__W <= n; i += 2 * TENSOR__W) {                                                              \
+        m0 = TENSOR__MAX(m0, TENSOR__F(load)(x + i));                                                                 \
+        m1 = TENSOR__MAX(m1, TENSOR__F(load)(x + i + TENSOR__W));                                                     \
+    }                                                                                                                 \
+    float f[TENSOR__W], m = -INFINITY;                                                                                \
+    TENSOR__F(store)(f, TENSOR__MAX(m0, m1));                                                                         \
+    for (int j = 0; j < TENSOR__W; j++) m = f[j] > m ? f[j] : m;                                                      \
+    for (; i < n; i++) m = x[i] > m ? x[i] : m;                                                                       \
+    return m;                                                                                                         \
+}                                                                                                                     \
+/* sum of e^(x - m) (the layer's exp); e^(x - m) also stored to y when y is not NULL. Padding lanes                  \
+   hold -inf, whose e^ is 0. */                                                                                       \
+static TENSOR__TARGET double TENSOR__F(row_sumexp)(float *y, const float *x, int64_t n, float m) {                    \
+    TENSOR__VD d = TENSOR__F(splatd)(0.0);                                                                            \
+    TENSOR__VF vm = TENSOR__F(splat)(m);                                                                              \
+    int64_t i = 0, full = n - n % TENSOR__W;                                                                          \
+    while (i < full) {                                                                                                \
+        int64_t end = full - i > TENSOR__ROW_BLOCK ? i + TENSOR__ROW_BLOCK : full;                                    \
+        TENSOR__VF a0 = TENSOR__F(splat)(0.0f), a1 = a0;                                                              \
+        for (; i + 2 * TENSOR__W <= end; i += 2 * TENSOR__W) { /* two independent exponentials per step */            \
+            TENSOR__VF e0 = TENSOR__F(exp)(TENSOR__F(load)(x + i) - vm);                                              \
+            TENSOR__VF e1 = TENSOR__F(exp)(TENSOR__F(load)(x + i + TENSOR__W) - vm);                                  \
+            if (y) { TENSOR__F(store)(y + i, e0); TENSOR__F(store)(y + i + TENSOR__W, e1); }                          \
+            a0 = a0 + e0;                                                                                             \
+            a1 = a1 + e1;                                                                                             \
+        }                                                                                                             \
+        if (i < end) {                                                                                                \
+            TENSOR__VF e0 = TENSOR__F(exp)(TENSOR__F(load)(x + i) - vm);                                              \
+            if (y) TENSOR__F(store)(y + i, e0);                                                                       \
+            a0 = a0 + e0;                                                                                             \
+            i += TENSOR__W;                                                                                           \
+        }                                                                                                             \
+        d = TENSOR__F(rw_widen)(d, a0 + a1);                                                                          \
+    }                                                                                                                 \
+    if (i < n) {                                                                                                      \
+        TENSOR__VF e0 = TENSOR__F(exp)(TENSOR__F(rw_part)(x + i, n - i, -INFINITY) - vm);                             \
+        if (y) TENSOR__F(rw_store_part)(y + i, e0, n - i);                                                            \
+        d = TENSOR__F(rw_widen)(d, e0);                                                                               \
+    }                                                                                                                 \
+    return TENSOR__F(rw_hsumd)(d);                                                                                    \
+}                                                                                                                     \
+/* y = x * s + t */                                                                                                   \
+static TENSOR__TARGET void TENSOR__F(row_affine)(float *y, const float *x, int64_t n, float s, float t) {             \
+    TENSOR__VF vs = TENSOR__F(splat)(s), vt = TENSOR__F(splat)(t);                                                    \
+    int64_t i = 0;                                                                                                    \
+    for (; i + TENSOR__W <= n; i += TENSOR__W) TENSOR__F(store)(y + i, TENSOR__FMA(TENSOR__F(load)(x + i), vs, vt));  \
+    if (i < n) TENSOR__F(rw_store_part)(y + i, TENSOR__FMA(TENSOR__F(rw_part)(x + i, n - i, 0.0f), vs, vt), n - i);   \
+}                                                                                                                     \
+/* y = (x - a) - b (log_softmax: x - max - log(sum)) */                                                               \
+static TENSOR__TARGET void TENSOR__F(row_sub2)(float *y, const float *x, int64_t n, float a, float b) {               \
+    TENSOR__VF va = TENSOR__F(splat)(a), vb = TENSOR__F(splat)(b);                                                    \
+    int64_t i = 0;                                                                                                    \
+    for (; i + TENSOR__W <= n; i += TENSOR__W) TENSOR__F(store)(y + i, (TENSOR__F(load)(x + i) - va) - vb);           \
+    if (i < n) TENSOR__F(rw_store_part)(y + i, (TENSOR__F(rw_part)(x + i, n - i, 0.0f) - va) - vb, n - i);            \
+}                                                                                                                     \
+/* y = (y * s) * (g - d) (softmax backward, y holding e^(x - max) and s = 1 / sum) */                                 \
+static TENSOR__TARGET void TENSOR__F(row_smbwd)(float *y, const float *g, int64_t n, float s, float d) {              \
+    TENSOR__VF vs = TENSOR__F(splat)(s), vd = TENSOR__F(splat)(d);                                                    \
+    int64_t i = 0;                                                                                                    \
+    for (; i + TENSOR__W <= n; i += TENSOR__W)                                                                        \
+        TENSOR__F(store)(y + i, (TENSOR__F(load)(y + i) * vs) * (TENSOR__F(load)(g + i) - vd));                       \
+    if (i < n)                                                                                                        \
+        TENSOR__F(rw_store_part)(y + i, (TENSOR__F(rw_part)(y + i, n - i, 0.0f) * vs) * (TENSOR__F(rw_part)(g + i, n - i, 0.0f) - vd), n - i); \
+}                                                                                                                     \
+/* y = g - y * c (log_softmax backward) */                                                                            \
+static TENSOR__TARGET void TENSOR__F(row_fms)(float *y, const float *g, int64_t n, float c) {                         \
+    TENSOR__VF vc = TENSOR__F(splat)(-c);                                                                             \
+    int64_t i = 0;                                                                                                    \
+    for (; i + TENSOR__W <= n; i += TENSOR__W) TENSOR__F(store)(y + i, TENSOR__FMA(TENSOR__F(load)(y + i), vc, TENSOR__F(load)(g + i))); \
+    if (i < n)                                                                                                        \
+        TENSOR__F(rw_store_part)(y + i, TENSOR__FMA(TENSOR__F(rw_part)(y + i, n - i, 0.0f), vc, TENSOR__F(rw_part)(g + i, n - i, 0.0f)), n - i); \
+}                                                                                                                     \
+/* y = ((x - mh) - ml) * rstd * w + b, w and b optional (the norms' forward; the mean comes as mh + ml,              \
+   its f32 rounding and the rest: x - mh is exact for x near the mean) */                                             \
+static TENSOR__TARGET void TENSOR__F(row_norm)(float *y, const float *x, int64_t n, float mh, float ml, float rstd, const float *w, const float *b) { \
+    TENSOR__VF vm = TENSOR__F(splat)(mh), vl = TENSOR__F(splat)(ml), vr = TENSOR__F(splat)(rstd);                     \
+    int64_t i = 0;                                                                                                    \
+    for (; i + TENSOR__W <= n; i += TENSOR__W) {                                                                      \
+        TENSOR__VF v = ((TENSOR__F(load)(x + i) - vm) - vl) * vr;                                                     \
+        if (w) v = v * TENSOR__F(load)(w + i);                                                                        \
+        if (b) v = v + TENSOR__F(load)(b + i);                                                                        \
+        TENSOR__F(store)(y + i, v);                                                                                   \
+    }                                                                                                                 \
+    for (; i < n; i++) {                                                                                              \
+        float v = ((x[i] - mh) - ml) * rstd;                                                                          \
+        if (w) v *= w[i];                                                                                             \
+        if (b) v += b[i];                                                                                             \
+        y[i] = v;                                                                                                     \
+    }                                                                                                                 \
+}                                                                                                                     \
+/* The norms' backward for one row: xhat = (x - mean) rstd, gh = g w;                                                 \
+   gx = rstd (gh - [center] mean(gh) - xhat mean(gh xhat)); gw += g xhat and gb += g (in double,                      \
+   when not NULL). rms_norm is the case center = false, mean = 0. */                                                  \
+static TENSOR__TARGET void TENSOR__F(row_norm_bwd)(float *gx, const float *x, const float *g, const float *w, int64_t n, float mh, float ml, \
+                                                   float rstd, bool center, double *gw, double *gb) {                 \
+    TENSOR__VF vm = TENSOR__F(splat)(mh), vl = TENSOR__F(splat)(ml), vr = TENSOR__F(splat)(rstd);                     \
+    TENSOR__VD s1v = TENSOR__F(splatd)(0.0), s2v = s1v;                                                               \
+    int64_t i = 0, full = n - n % TENSOR__W;                                                                          \
+    while (i < full) {                                                                                                \
+        int64_t end = full - i > TENSOR__ROW_BLOCK ? i + TENSOR__ROW_BLOCK : full;                                    \
+        TENSOR__VF a1 = TENSOR__F(splat)(0.0f), a2 = a1;                                                              \
+        for (; i < end; i += TENSOR__W) {                                                                             \
+            TENSOR__VF gv = TENSOR__F(load)(g + i), xh = ((TENSOR__F(load)(x + i) - vm) - vl) * vr;                   \
+            TENSOR__VF gh = gv;                                                                                       \
+            if (w) gh = gv * TENSOR__F(load)(w + i);                                                                  \
+            a1 = a1 + gh;                                                                                             \
+            a2 = TENSOR__FMA(gh, xh, a2);                                                                             \
+            if (gw) TENSOR__F(rw_addh)(gw + i, gv * xh);                                                              \
+            if (gb) TENSOR__F(rw_addh)(gb + i, gv);                                                                   \
+        }                                                                                                             \
+        s1v = TENSOR__F(rw_widen)(s1v, a1);                                                                           \
+        s2v = TENSOR__F(rw_widen)(s2v, a2);                                                                           \
+    }                                                                                                                 \
+    double s1 = TENSOR__F(rw_hsumd)(s1v), s2 = TENSOR__F(rw_hsumd)(s2v);                                              \
+    for (int64_t j = i; j < n; j++) {                                                                                 \
+        float xh = ((x[j] - mh) - ml) * rstd, gh = w ? g[j] * w[j] : g[j];                                            \
+        s1 += gh;                                                                                                     \
+        s2 += (double)gh * xh;                                                                                        \
+        if (gw) gw[j] += (double)(g[j] * xh);                                                                         \
+        if (gb) gb[j] += g[j];                                                                                        \
+    }                                                                                                                 \
+    float f1 = center ? (float)(s1 / (double)n) : 0.0f, f2 = (float)(s2 / (double)n);                                 \
+    TENSOR__VF m1 = TENSOR__F(splat)(f1), m2 = TENSOR__F(splat)(-f2);                                                 \
+    for (i = 0; i + TENSOR__W <= n; i += TENSOR__W) {                                                                 \
+        TENSOR__VF gv = TENSOR__F(load)(g + i), xh = ((TENSOR__F(load)(x + i) - vm) - vl) * vr;                       \
+        TENSOR__VF gh = gv;                                                                                           \
+        if (w) gh = gv * TENSOR__F(load)(w + i);                                                                      \
+        TENSOR__F(store)(gx + i, vr * TENSOR__FMA(xh, m2, gh - m1));                                                  \
+    }                                                                                                                 \
+    for (; i < n; i++) {                                                                                              \
+        float xh = ((x[i] - mh) - ml) * rstd, gh = w ? g[i] * w[i] : g[i];                                            \
+        gx[i] = rstd * ((gh - f1) - xh * f2);                                                                         \
+    }                                                                                                                 \
+}                                                                                                                     \
+static void TENSOR__F(install_rows)(tensor__simd_isa *t) {                                                            \
+    t->row_sum = TENSOR__F(row_sum);                                                                                  \
+    t->row_sum_f64 = TENSOR__F(row_sum_f64);                                                                          \
+    t->row_cols_add = TENSOR__F(row_cols_add);                                                                        \
+    t->row_sqdev = TENSOR__F(row_sqdev);                                                                              \
+    t->row_dot = TENSOR__F(row_dot);                                                                                  \
+    t->row_max = TENSOR__F(row_max);                                                                                  \
+    t->row_sumexp = TENSOR__F(row_sumexp);                                                                            \
+    t->row_affine = TENSOR__F(row_affine);                                                                            \
+    t->row_sub2 = TENSOR__F(row_sub2);                                                                                \
+    t->row_smbwd = TENSOR__F(row_smbwd);                                                                              \
+    t->row_fms = TENSOR__F(row_fms);                                                                                  \
+    t->row_norm = TENSOR__F(row_norm);                                                                                \
+    t->row_norm_bwd = TENSOR__F(row_norm_bwd);                                                                        \
+}
+
 /* ---- the instances ---- */
 #define TENSOR__SEL_BITS(m, a, b) ((TENSOR__VF)(((TENSOR__VI)(m) & (TENSOR__VI)(a)) | (~(TENSOR__VI)(m) & (TENSOR__VI)(b))))
 #define TENSOR__SELD_BITS(m, a, b) ((TENSOR__VD)(((TENSOR__VL)(m) & (TENSOR__VL)(a)) | (~(TENSOR__VL)(m) & (TENSOR__VL)(b))))
@@ -652,6 +936,7 @@ static inline tensor__f32x1 tensor__scalar_f1(float f) { tensor__f32x1 r = {f}; 
 #define TENSOR__STOREH(p, v) ((p)[0] = (float)(v)[0])
 #define TENSOR__ANYD(m) ((m)[0] != 0)
 TENSOR__SIMD_KERNELS
+TENSOR__SIMD_ROWS
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -730,6 +1015,7 @@ static TENSOR__UNUSED inline __attribute__((target("sse2"))) void tensor__sse2_s
 #define TENSOR__ANYD(m) (_mm_movemask_pd((__m128d)(m)) != 0)
 #define TENSOR__SLEEF(fn, x) tensor__sleef_##fn##4(x)
 TENSOR__SIMD_KERNELS
+TENSOR__SIMD_ROWS
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -777,6 +1063,7 @@ TENSOR__SIMD_KERNELS
 #define TENSOR__ANYD(m) (_mm256_movemask_pd((__m256d)(m)) != 0)
 #define TENSOR__SLEEF(fn, x) tensor__sleef_##fn##8(x)
 TENSOR__SIMD_KERNELS
+TENSOR__SIMD_ROWS
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -835,6 +1122,7 @@ static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) void te
 #define TENSOR__ANYD(m) (_mm512_test_epi64_mask((__m512i)(m), (__m512i)(m)) != 0)
 #define TENSOR__SLEEF(fn, x) tensor__sleef_##fn##16(x)
 TENSOR__SIMD_KERNELS
+TENSOR__SIMD_ROWS
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -884,6 +1172,7 @@ TENSOR__SIMD_KERNELS
 #define TENSOR__ANYD(m) (vmaxvq_u32((uint32x4_t)(m)) != 0)
 #define TENSOR__SLEEF(fn, x) Sleef_##fn##f4_u10(x)
 TENSOR__SIMD_KERNELS
+TENSOR__SIMD_ROWS
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -910,27 +1199,28 @@ TENSOR__SIMD_KERNELS
 
 /* Picks the instance: the first the CPU runs, best first, unless TENSOR_SIMD names another it
    runs. */
-typedef struct { const char *key, *name; bool ok; void (*install)(tensor__simd_isa *); } tensor__simd_candidate;
+typedef struct { const char *key, *name; bool ok; void (*install)(tensor__simd_isa *), (*install_rows)(tensor__simd_isa *); } tensor__simd_candidate;
 static void tensor__simd_choose(tensor__simd_isa *t) {
     tensor__simd_candidate c[4];
     int n = 0;
 #if TENSOR__SIMD_X86
     __builtin_cpu_init();
     bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    c[n].key = "avx512"; c[n].name = "avx512f"; c[n].ok = avx2 && __builtin_cpu_supports("avx512f"); c[n].install = tensor__avx512_install; n++;
-    c[n].key = "avx2"; c[n].name = "avx2+fma"; c[n].ok = avx2; c[n].install = tensor__avx2_install; n++;
-    c[n].key = "sse2"; c[n].name = "sse2"; c[n].ok = __builtin_cpu_supports("sse2"); c[n].install = tensor__sse2_install; n++;
+    c[n].key = "avx512"; c[n].name = "avx512f"; c[n].ok = avx2 && __builtin_cpu_supports("avx512f"); c[n].install = tensor__avx512_install; c[n].install_rows = tensor__avx512_install_rows; n++;
+    c[n].key = "avx2"; c[n].name = "avx2+fma"; c[n].ok = avx2; c[n].install = tensor__avx2_install; c[n].install_rows = tensor__avx2_install_rows; n++;
+    c[n].key = "sse2"; c[n].name = "sse2"; c[n].ok = __builtin_cpu_supports("sse2"); c[n].install = tensor__sse2_install; c[n].install_rows = tensor__sse2_install_rows; n++;
 #endif
 #if TENSOR__SIMD_NEON
-    c[n].key = "neon"; c[n].name = "neon"; c[n].ok = true; c[n].install = tensor__neon_install; n++;
+    c[n].key = "neon"; c[n].name = "neon"; c[n].ok = true; c[n].install = tensor__neon_install; c[n].install_rows = tensor__neon_install_rows; n++;
 #endif
-    c[n].key = "scalar"; c[n].name = "scalar"; c[n].ok = true; c[n].install = tensor__scalar_install; n++;
+    c[n].key = "scalar"; c[n].name = "scalar"; c[n].ok = true; c[n].install = tensor__scalar_install; c[n].install_rows = tensor__scalar_install_rows; n++;
     const char *want = getenv("TENSOR_SIMD");
     int pick = -1;
     for (int i = 0; i < n && want; i++) if (c[i].ok && strcmp(want, c[i].key) == 0) pick = i;
     for (int i = 0; i < n && pick < 0; i++) if (c[i].ok) pick = i;
     t->name = c[pick].name;
     c[pick].install(t);
+    c[pick].install_rows(t);
 }
 #endif /* TENSOR__SIMD */
 
