@@ -2512,37 +2512,48 @@ static void TENSOR__F(install)(tensor__simd_isa *t) {                           
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(rw_loadd)(const double *p) { TENSOR__VD v; memcpy(&v, p, sizeof v); return v; } \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET void TENSOR__F(rw_stored)(double *p, TENSOR__VD v) { memcpy(p, &v, sizeof v); } \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET double TENSOR__F(rw_hsumd)(TENSOR__VD v) {                        \
-    double d[TENSOR__DW], s = 0;                                                                                      \
-    memcpy(d, &v, sizeof d);                                                                                          \
-    for (int j = 0; j < TENSOR__DW; j++) s += d[j];                                                                   \
-    return s;                                                                                                         \
+    double d[8] = {0, 0, 0, 0, 0, 0, 0, 0}; /* pairwise, written out: the compiler keeps it in registers */           \
+    memcpy(d, &v, sizeof v);                                                                                          \
+    if (TENSOR__DW > 4) { d[0] += d[4]; d[1] += d[5]; d[2] += d[6]; d[3] += d[7]; }                                   \
+    if (TENSOR__DW > 2) { d[0] += d[2]; d[1] += d[3]; }                                                               \
+    if (TENSOR__DW > 1) d[0] += d[1];                                                                                 \
+    return d[0];                                                                                                      \
 }                                                                                                                     \
-/* acc (doubles) += the lanes of v, whose floats are in f (v stored) */                                             \
-static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(rw_widen)(TENSOR__VD acc, TENSOR__VF v) {   \
+/* acc (doubles) += the lanes of v, whose floats are in f (v stored) */                                               \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(rw_widen)(TENSOR__VD acc, TENSOR__VF v) {    \
     float f[TENSOR__W];                                                                                               \
     TENSOR__F(store)(f, v);                                                                                           \
     for (int k = 0; k < TENSOR__W; k += TENSOR__DW) acc = acc + TENSOR__LOADH(f + k);                                 \
     return acc;                                                                                                       \
 }                                                                                                                     \
-/* d[0 .. W) += the lanes of v, in double */                                                                         \
-static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET void TENSOR__F(rw_addh)(double *d, TENSOR__VF v) {              \
+/* d[0 .. W) += the lanes of v, in double */                                                                          \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET void TENSOR__F(rw_addh)(double *d, TENSOR__VF v) {                \
     float f[TENSOR__W];                                                                                               \
     TENSOR__F(store)(f, v);                                                                                           \
     for (int k = 0; k < TENSOR__W; k += TENSOR__DW)                                                                   \
-        TENSOR__F(rw_stored)(d + k, TENSOR__F(rw_loadd)(d + k) + TENSOR__LOADH(f + k));                              \
+        TENSOR__F(rw_stored)(d + k, TENSOR__F(rw_loadd)(d + k) + TENSOR__LOADH(f + k));                               \
 }                                                                                                                     \
-/* the first k < W elements of p, the rest of the lanes `fill` */                                                     \
+/* The first k < W elements of p, the other lanes `fill`; and the store of the first k lanes. These                   \
+   are the plain versions: an instance with masked loads and stores defines TENSOR__ROW_LOADN /                       \
+   TENSOR__ROW_STOREN with them, the others as these. */                                                              \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(rw_part)(const float *p, int64_t k, float fill) { \
     float f[TENSOR__W];                                                                                               \
-    for (int j = 0; j < TENSOR__W; j++) f[j] = j < k ? p[j] : fill;                                                   \
+    for (int j = 0; j < TENSOR__W; j++) f[j] = fill;                                                                  \
+    for (int64_t j = 0; j < k; j++) f[j] = p[j];                                                                      \
     return TENSOR__F(load)(f);                                                                                        \
 }                                                                                                                     \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET void TENSOR__F(rw_store_part)(float *p, TENSOR__VF v, int64_t k) { \
     float f[TENSOR__W];                                                                                               \
     TENSOR__F(store)(f, v);                                                                                           \
-    memcpy(p, f, (size_t)k * sizeof(float));                                                                          \
+    for (int64_t j = 0; j < k; j++) p[j] = f[j];                                                                      \
 }                                                                                                                     \
-/* sum of a row, each element in double (the public sum and mean) */                                                \
+/* lanes below k set */                                                                                               \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VI TENSOR__F(rw_first)(int64_t k) {                       \
+    TENSOR__VI io;                                                                                                    \
+    for (int j = 0; j < TENSOR__W; j++) io[j] = j;                                                                    \
+    return io < (int32_t)k;                                                                                           \
+}                                                                                                                     \
+/* sum of a row, each element in double (the public sum and mean) */                                                  \
 static TENSOR__TARGET double TENSOR__F(row_sum)(const float *x, int64_t n) {                                          \
     TENSOR__VD a0 = TENSOR__F(splatd)(0.0), a1 = a0, a2 = a0, a3 = a0;                                                \
     int64_t i = 0;                                                                                                    \
@@ -2552,9 +2563,10 @@ static TENSOR__TARGET double TENSOR__F(row_sum)(const float *x, int64_t n) {    
         a2 = a2 + TENSOR__LOADH(x + i + 2 * TENSOR__DW);                                                              \
         a3 = a3 + TENSOR__LOADH(x + i + 3 * TENSOR__DW);                                                              \
     }                                                                                                                 \
-    double tail = 0;                                                                                                  \
-    for (; i < n; i++) tail += (double)x[i];                                                                          \
-    return TENSOR__F(rw_hsumd)((a0 + a1) + (a2 + a3)) + tail;                                                         \
+    a0 = (a0 + a1) + (a2 + a3);                                                                                       \
+    for (; i + TENSOR__W <= n; i += TENSOR__W) a0 = TENSOR__F(rw_widen)(a0, TENSOR__F(load)(x + i)); /* exact: f32 in f64 */ \
+    if (i < n) a0 = TENSOR__F(rw_widen)(a0, TENSOR__ROW_LOADN(x + i, n - i, 0.0f));                                   \
+    return TENSOR__F(rw_hsumd)(a0);                                                                                   \
 }                                                                                                                     \
 static TENSOR__TARGET double TENSOR__F(row_sum_f64)(const double *x, int64_t n) {                                     \
     TENSOR__VD a0 = TENSOR__F(splatd)(0.0), a1 = a0, a2 = a0, a3 = a0;                                                \
@@ -2569,7 +2581,7 @@ static TENSOR__TARGET double TENSOR__F(row_sum_f64)(const double *x, int64_t n) 
     for (; i < n; i++) tail += x[i];                                                                                  \
     return TENSOR__F(rw_hsumd)((a0 + a1) + (a2 + a3)) + tail;                                                         \
 }                                                                                                                     \
-/* acc[j] += x[j] in double (the column sums of reductions over outer dims) */                                       \
+/* acc[j] += x[j] in double (the column sums of reductions over outer dims) */                                        \
 static TENSOR__TARGET void TENSOR__F(row_cols_add)(double *acc, const float *x, int64_t n) {                          \
     int64_t j = 0;                                                                                                    \
     for (; j + TENSOR__DW <= n; j += TENSOR__DW)                                                                      \
@@ -2592,7 +2604,7 @@ static TENSOR__TARGET double TENSOR__F(row_sqdev)(const float *x, int64_t n, flo
         if (i < end) { TENSOR__VF d0 = TENSOR__F(load)(x + i) - vm; a0 = TENSOR__FMA(d0, d0, a0); i += TENSOR__W; }   \
         d = TENSOR__F(rw_widen)(d, a0 + a1);                                                                          \
     }                                                                                                                 \
-    if (i < n) { TENSOR__VF d0 = TENSOR__F(rw_part)(x + i, n - i, m) - vm; d = TENSOR__F(rw_widen)(d, d0 * d0); }     \
+    if (i < n) { TENSOR__VF d0 = TENSOR__ROW_LOADN(x + i, n - i, m) - vm; d = TENSOR__F(rw_widen)(d, d0 * d0); }      \
     return TENSOR__F(rw_hsumd)(d);                                                                                    \
 }                                                                                                                     \
 /* sum of a * b */                                                                                                    \
@@ -2609,7 +2621,7 @@ static TENSOR__TARGET double TENSOR__F(row_dot)(const float *a, const float *b, 
         if (i < end) { a0 = TENSOR__FMA(TENSOR__F(load)(a + i), TENSOR__F(load)(b + i), a0); i += TENSOR__W; }        \
         d = TENSOR__F(rw_widen)(d, a0 + a1);                                                                          \
     }                                                                                                                 \
-    if (i < n) d = TENSOR__F(rw_widen)(d, TENSOR__F(rw_part)(a + i, n - i, 0.0f) * TENSOR__F(rw_part)(b + i, n - i, 0.0f)); \
+    if (i < n) d = TENSOR__F(rw_widen)(d, TENSOR__ROW_LOADN(a + i, n - i, 0.0f) * TENSOR__ROW_LOADN(b + i, n - i, 0.0f)); \
     return TENSOR__F(rw_hsumd)(d);                                                                                    \
 }                                                                                                                     \
 /* the largest element, -inf for none (a NaN may or may not win: the callers find NaN rows from                       \
@@ -2621,14 +2633,19 @@ static TENSOR__TARGET float TENSOR__F(row_max)(const float *x, int64_t n) {     
         m0 = TENSOR__MAX(m0, TENSOR__F(load)(x + i));                                                                 \
         m1 = TENSOR__MAX(m1, TENSOR__F(load)(x + i + TENSOR__W));                                                     \
     }                                                                                                                 \
-    float f[TENSOR__W], m = -INFINITY;                                                                                \
+    if (i + TENSOR__W <= n) { m0 = TENSOR__MAX(m0, TENSOR__F(load)(x + i)); i += TENSOR__W; }                         \
+    if (i < n) m1 = TENSOR__MAX(m1, TENSOR__ROW_LOADN(x + i, n - i, -INFINITY));                                      \
+    float f[16];                                                                                                      \
     TENSOR__F(store)(f, TENSOR__MAX(m0, m1));                                                                         \
-    for (int j = 0; j < TENSOR__W; j++) m = f[j] > m ? f[j] : m;                                                      \
-    for (; i < n; i++) m = x[i] > m ? x[i] : m;                                                                       \
-    return m;                                                                                                         \
+    int w = TENSOR__W;                                                                                                \
+    if (w > 8) { for (int j = 0; j < 8; j++) f[j] = f[j + 8] > f[j] ? f[j + 8] : f[j]; w = 8; }                       \
+    if (w > 4) { for (int j = 0; j < 4; j++) f[j] = f[j + 4] > f[j] ? f[j + 4] : f[j]; w = 4; }                       \
+    if (w > 2) { f[0] = f[2] > f[0] ? f[2] : f[0]; f[1] = f[3] > f[1] ? f[3] : f[1]; }                                \
+    if (w > 1) f[0] = f[1] > f[0] ? f[1] : f[0];                                                                      \
+    return f[0];                                                                                                      \
 }                                                                                                                     \
-/* sum of e^(x - m) (the layer's exp); e^(x - m) also stored to y when y is not NULL. Padding lanes                  \
-   hold -inf, whose e^ is 0. */                                                                                       \
+/* sum of e^(x - m) (the layer's exp); e^(x - m) also stored to y when y is not NULL. Padding lanes                   \
+   hold m and are zeroed after the exp. */                                                                            \
 static TENSOR__TARGET double TENSOR__F(row_sumexp)(float *y, const float *x, int64_t n, float m) {                    \
     TENSOR__VD d = TENSOR__F(splatd)(0.0);                                                                            \
     TENSOR__VF vm = TENSOR__F(splat)(m);                                                                              \
@@ -2652,8 +2669,9 @@ static TENSOR__TARGET double TENSOR__F(row_sumexp)(float *y, const float *x, int
         d = TENSOR__F(rw_widen)(d, a0 + a1);                                                                          \
     }                                                                                                                 \
     if (i < n) {                                                                                                      \
-        TENSOR__VF e0 = TENSOR__F(exp)(TENSOR__F(rw_part)(x + i, n - i, -INFINITY) - vm);                             \
-        if (y) TENSOR__F(rw_store_part)(y + i, e0, n - i);                                                            \
+        TENSOR__VF e0 = TENSOR__F(exp)(TENSOR__ROW_LOADN(x + i, n - i, m) - vm);                                      \
+        e0 = TENSOR__SEL(TENSOR__F(rw_first)(n - i), e0, TENSOR__F(splat)(0.0f));                                     \
+        if (y) TENSOR__ROW_STOREN(y + i, e0, n - i);                                                                  \
         d = TENSOR__F(rw_widen)(d, e0);                                                                               \
     }                                                                                                                 \
     return TENSOR__F(rw_hsumd)(d);                                                                                    \
@@ -2663,14 +2681,14 @@ static TENSOR__TARGET void TENSOR__F(row_affine)(float *y, const float *x, int64
     TENSOR__VF vs = TENSOR__F(splat)(s), vt = TENSOR__F(splat)(t);                                                    \
     int64_t i = 0;                                                                                                    \
     for (; i + TENSOR__W <= n; i += TENSOR__W) TENSOR__F(store)(y + i, TENSOR__FMA(TENSOR__F(load)(x + i), vs, vt));  \
-    if (i < n) TENSOR__F(rw_store_part)(y + i, TENSOR__FMA(TENSOR__F(rw_part)(x + i, n - i, 0.0f), vs, vt), n - i);   \
+    if (i < n) TENSOR__ROW_STOREN(y + i, TENSOR__FMA(TENSOR__ROW_LOADN(x + i, n - i, 0.0f), vs, vt), n - i);          \
 }                                                                                                                     \
 /* y = (x - a) - b (log_softmax: x - max - log(sum)) */                                                               \
 static TENSOR__TARGET void TENSOR__F(row_sub2)(float *y, const float *x, int64_t n, float a, float b) {               \
     TENSOR__VF va = TENSOR__F(splat)(a), vb = TENSOR__F(splat)(b);                                                    \
     int64_t i = 0;                                                                                                    \
     for (; i + TENSOR__W <= n; i += TENSOR__W) TENSOR__F(store)(y + i, (TENSOR__F(load)(x + i) - va) - vb);           \
-    if (i < n) TENSOR__F(rw_store_part)(y + i, (TENSOR__F(rw_part)(x + i, n - i, 0.0f) - va) - vb, n - i);            \
+    if (i < n) TENSOR__ROW_STOREN(y + i, (TENSOR__ROW_LOADN(x + i, n - i, 0.0f) - va) - vb, n - i);                   \
 }                                                                                                                     \
 /* y = (y * s) * (g - d) (softmax backward, y holding e^(x - max) and s = 1 / sum) */                                 \
 static TENSOR__TARGET void TENSOR__F(row_smbwd)(float *y, const float *g, int64_t n, float s, float d) {              \
@@ -2679,7 +2697,7 @@ static TENSOR__TARGET void TENSOR__F(row_smbwd)(float *y, const float *g, int64_
     for (; i + TENSOR__W <= n; i += TENSOR__W)                                                                        \
         TENSOR__F(store)(y + i, (TENSOR__F(load)(y + i) * vs) * (TENSOR__F(load)(g + i) - vd));                       \
     if (i < n)                                                                                                        \
-        TENSOR__F(rw_store_part)(y + i, (TENSOR__F(rw_part)(y + i, n - i, 0.0f) * vs) * (TENSOR__F(rw_part)(g + i, n - i, 0.0f) - vd), n - i); \
+        TENSOR__ROW_STOREN(y + i, (TENSOR__ROW_LOADN(y + i, n - i, 0.0f) * vs) * (TENSOR__ROW_LOADN(g + i, n - i, 0.0f) - vd), n - i); \
 }                                                                                                                     \
 /* y = g - y * c (log_softmax backward) */                                                                            \
 static TENSOR__TARGET void TENSOR__F(row_fms)(float *y, const float *g, int64_t n, float c) {                         \
@@ -2687,9 +2705,9 @@ static TENSOR__TARGET void TENSOR__F(row_fms)(float *y, const float *g, int64_t 
     int64_t i = 0;                                                                                                    \
     for (; i + TENSOR__W <= n; i += TENSOR__W) TENSOR__F(store)(y + i, TENSOR__FMA(TENSOR__F(load)(y + i), vc, TENSOR__F(load)(g + i))); \
     if (i < n)                                                                                                        \
-        TENSOR__F(rw_store_part)(y + i, TENSOR__FMA(TENSOR__F(rw_part)(y + i, n - i, 0.0f), vc, TENSOR__F(rw_part)(g + i, n - i, 0.0f)), n - i); \
+        TENSOR__ROW_STOREN(y + i, TENSOR__FMA(TENSOR__ROW_LOADN(y + i, n - i, 0.0f), vc, TENSOR__ROW_LOADN(g + i, n - i, 0.0f)), n - i); \
 }                                                                                                                     \
-/* y = ((x - mh) - ml) * rstd * w + b, w and b optional (the norms' forward; the mean comes as mh + ml,              \
+/* y = ((x - mh) - ml) * rstd * w + b, w and b optional (the norms' forward; the mean comes as mh + ml,               \
    its f32 rounding and the rest: x - mh is exact for x near the mean) */                                             \
 static TENSOR__TARGET void TENSOR__F(row_norm)(float *y, const float *x, int64_t n, float mh, float ml, float rstd, const float *w, const float *b) { \
     TENSOR__VF vm = TENSOR__F(splat)(mh), vl = TENSOR__F(splat)(ml), vr = TENSOR__F(splat)(rstd);                     \
@@ -2700,11 +2718,11 @@ static TENSOR__TARGET void TENSOR__F(row_norm)(float *y, const float *x, int64_t
         if (b) v = v + TENSOR__F(load)(b + i);                                                                        \
         TENSOR__F(store)(y + i, v);                                                                                   \
     }                                                                                                                 \
-    for (; i < n; i++) {                                                                                              \
-        float v = ((x[i] - mh) - ml) * rstd;                                                                          \
-        if (w) v *= w[i];                                                                                             \
-        if (b) v += b[i];                                                                                             \
-        y[i] = v;                                                                                                     \
+    if (i < n) {                                                                                                      \
+        TENSOR__VF v = ((TENSOR__ROW_LOADN(x + i, n - i, mh) - vm) - vl) * vr;                                        \
+        if (w) v = v * TENSOR__ROW_LOADN(w + i, n - i, 0.0f);                                                         \
+        if (b) v = v + TENSOR__ROW_LOADN(b + i, n - i, 0.0f);                                                         \
+        TENSOR__ROW_STOREN(y + i, v, n - i);                                                                          \
     }                                                                                                                 \
 }                                                                                                                     \
 /* The norms' backward for one row: xhat = (x - mean) rstd, gh = g w;                                                 \
@@ -2730,14 +2748,24 @@ static TENSOR__TARGET void TENSOR__F(row_norm_bwd)(float *gx, const float *x, co
         s1v = TENSOR__F(rw_widen)(s1v, a1);                                                                           \
         s2v = TENSOR__F(rw_widen)(s2v, a2);                                                                           \
     }                                                                                                                 \
-    double s1 = TENSOR__F(rw_hsumd)(s1v), s2 = TENSOR__F(rw_hsumd)(s2v);                                              \
-    for (int64_t j = i; j < n; j++) {                                                                                 \
-        float xh = ((x[j] - mh) - ml) * rstd, gh = w ? g[j] * w[j] : g[j];                                            \
-        s1 += gh;                                                                                                     \
-        s2 += (double)gh * xh;                                                                                        \
-        if (gw) gw[j] += (double)(g[j] * xh);                                                                         \
-        if (gb) gb[j] += g[j];                                                                                        \
+    if (i < n) { /* the last n % W: padding lanes masked off */                                                       \
+        int64_t k = n - i;                                                                                            \
+        TENSOR__VI first = TENSOR__F(rw_first)(k);                                                                    \
+        TENSOR__VF zero = TENSOR__F(splat)(0.0f), gv = TENSOR__ROW_LOADN(g + i, k, 0.0f);                             \
+        TENSOR__VF xh = ((TENSOR__ROW_LOADN(x + i, k, mh) - vm) - vl) * vr;                                           \
+        TENSOR__VF gh = gv;                                                                                           \
+        if (w) gh = gv * TENSOR__ROW_LOADN(w + i, k, 0.0f);                                                           \
+        s1v = TENSOR__F(rw_widen)(s1v, gh);                                                                           \
+        s2v = TENSOR__F(rw_widen)(s2v, TENSOR__SEL(first, gh * xh, zero));                                            \
+        float f[TENSOR__W];                                                                                           \
+        if (gw) {                                                                                                     \
+            TENSOR__F(store)(f, gv * xh);                                                                             \
+            for (int64_t j = 0; j < k; j++) gw[i + j] += (double)f[j];                                                \
+        }                                                                                                             \
+        if (gb)                                                                                                       \
+            for (int64_t j = 0; j < k; j++) gb[i + j] += (double)g[i + j];                                            \
     }                                                                                                                 \
+    double s1 = TENSOR__F(rw_hsumd)(s1v), s2 = TENSOR__F(rw_hsumd)(s2v);                                              \
     float f1 = center ? (float)(s1 / (double)n) : 0.0f, f2 = (float)(s2 / (double)n);                                 \
     TENSOR__VF m1 = TENSOR__F(splat)(f1), m2 = TENSOR__F(splat)(-f2);                                                 \
     for (i = 0; i + TENSOR__W <= n; i += TENSOR__W) {                                                                 \
@@ -2746,9 +2774,11 @@ static TENSOR__TARGET void TENSOR__F(row_norm_bwd)(float *gx, const float *x, co
         if (w) gh = gv * TENSOR__F(load)(w + i);                                                                      \
         TENSOR__F(store)(gx + i, vr * TENSOR__FMA(xh, m2, gh - m1));                                                  \
     }                                                                                                                 \
-    for (; i < n; i++) {                                                                                              \
-        float xh = ((x[i] - mh) - ml) * rstd, gh = w ? g[i] * w[i] : g[i];                                            \
-        gx[i] = rstd * ((gh - f1) - xh * f2);                                                                         \
+    if (i < n) {                                                                                                      \
+        TENSOR__VF gv = TENSOR__ROW_LOADN(g + i, n - i, 0.0f), xh = ((TENSOR__ROW_LOADN(x + i, n - i, mh) - vm) - vl) * vr; \
+        TENSOR__VF gh = gv;                                                                                           \
+        if (w) gh = gv * TENSOR__ROW_LOADN(w + i, n - i, 0.0f);                                                       \
+        TENSOR__ROW_STOREN(gx + i, vr * TENSOR__FMA(xh, m2, gh - m1), n - i);                                         \
     }                                                                                                                 \
 }                                                                                                                     \
 static void TENSOR__F(install_rows)(tensor__simd_isa *t) {                                                            \
@@ -2800,7 +2830,11 @@ static inline tensor__f32x1 tensor__scalar_f1(float f) { tensor__f32x1 r = {f}; 
 #define TENSOR__STOREH(p, v) ((p)[0] = (float)(v)[0])
 #define TENSOR__ANYD(m) ((m)[0] != 0)
 TENSOR__SIMD_KERNELS
+#define TENSOR__ROW_LOADN(p, k, fill) TENSOR__F(rw_part)(p, k, fill)
+#define TENSOR__ROW_STOREN(p, v, k) TENSOR__F(rw_store_part)(p, v, k)
 TENSOR__SIMD_ROWS
+#undef TENSOR__ROW_LOADN
+#undef TENSOR__ROW_STOREN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -2879,7 +2913,11 @@ static TENSOR__UNUSED inline __attribute__((target("sse2"))) void tensor__sse2_s
 #define TENSOR__ANYD(m) (_mm_movemask_pd((__m128d)(m)) != 0)
 #define TENSOR__SLEEF(fn, x) tensor__sleef_##fn##4(x)
 TENSOR__SIMD_KERNELS
+#define TENSOR__ROW_LOADN(p, k, fill) TENSOR__F(rw_part)(p, k, fill)
+#define TENSOR__ROW_STOREN(p, v, k) TENSOR__F(rw_store_part)(p, v, k)
 TENSOR__SIMD_ROWS
+#undef TENSOR__ROW_LOADN
+#undef TENSOR__ROW_STOREN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -2904,6 +2942,17 @@ TENSOR__SIMD_ROWS
 #undef TENSOR__SLEEF
 
 /* AVX2 + FMA: 8 lanes */
+/* the first k < 8 floats, the other lanes `fill` / the store of the first k lanes (masked: no access past k) */
+static TENSOR__UNUSED inline __attribute__((target("avx2,fma"))) __m256i tensor__avx2_first(int64_t k) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+static TENSOR__UNUSED inline __attribute__((target("avx2,fma"))) __m256 tensor__avx2_loadn(const float *p, int64_t k, float fill) {
+    __m256i m = tensor__avx2_first(k);
+    return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
+}
+static TENSOR__UNUSED inline __attribute__((target("avx2,fma"))) void tensor__avx2_storen(float *p, __m256 v, int64_t k) {
+    _mm256_maskstore_ps(p, tensor__avx2_first(k), v);
+}
 #define TENSOR__ISA tensor__avx2
 #define TENSOR__TARGET __attribute__((target("avx2,fma")))
 #define TENSOR__W 8
@@ -2927,7 +2976,11 @@ TENSOR__SIMD_ROWS
 #define TENSOR__ANYD(m) (_mm256_movemask_pd((__m256d)(m)) != 0)
 #define TENSOR__SLEEF(fn, x) tensor__sleef_##fn##8(x)
 TENSOR__SIMD_KERNELS
+#define TENSOR__ROW_LOADN(p, k, fill) tensor__avx2_loadn(p, k, fill)
+#define TENSOR__ROW_STOREN(p, v, k) tensor__avx2_storen(p, v, k)
 TENSOR__SIMD_ROWS
+#undef TENSOR__ROW_LOADN
+#undef TENSOR__ROW_STOREN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -2955,13 +3008,19 @@ TENSOR__SIMD_ROWS
    max and sqrt: at -O2, GCC 12's C++ front end warns about the undefined vector inside the plain
    intrinsics, -Wmaybe-uninitialized.) */
 static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) __m512d tensor__avx512_loadh(const float *p) {
-    __m256 v;
-    memcpy(&v, p, sizeof v);
-    return __builtin_convertvector(v, __m512d);
+    /* the zero-masked form: one vcvtps2pd zmm (GCC splits __builtin_convertvector to 256 bits) */
+    return _mm512_maskz_cvtps_pd((__mmask8)-1, _mm256_loadu_ps(p));
 }
 static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) void tensor__avx512_storeh(float *p, __m512d v) {
     __m256 f = __builtin_convertvector(v, __m256);
     memcpy(p, &f, sizeof f);
+}
+/* the first k < 16 floats, the other lanes `fill` / the store of the first k lanes (masked: no access past k) */
+static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) __m512 tensor__avx512_loadn(const float *p, int64_t k, float fill) {
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), (__mmask16)((1u << k) - 1), p);
+}
+static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) void tensor__avx512_storen(float *p, __m512 v, int64_t k) {
+    _mm512_mask_storeu_ps(p, (__mmask16)((1u << k) - 1), v);
 }
 #define TENSOR__ISA tensor__avx512
 #define TENSOR__TARGET __attribute__((target("avx512f,avx2,fma")))
@@ -2986,7 +3045,11 @@ static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) void te
 #define TENSOR__ANYD(m) (_mm512_test_epi64_mask((__m512i)(m), (__m512i)(m)) != 0)
 #define TENSOR__SLEEF(fn, x) tensor__sleef_##fn##16(x)
 TENSOR__SIMD_KERNELS
+#define TENSOR__ROW_LOADN(p, k, fill) tensor__avx512_loadn(p, k, fill)
+#define TENSOR__ROW_STOREN(p, v, k) tensor__avx512_storen(p, v, k)
 TENSOR__SIMD_ROWS
+#undef TENSOR__ROW_LOADN
+#undef TENSOR__ROW_STOREN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -3036,7 +3099,11 @@ TENSOR__SIMD_ROWS
 #define TENSOR__ANYD(m) (vmaxvq_u32((uint32x4_t)(m)) != 0)
 #define TENSOR__SLEEF(fn, x) Sleef_##fn##f4_u10(x)
 TENSOR__SIMD_KERNELS
+#define TENSOR__ROW_LOADN(p, k, fill) TENSOR__F(rw_part)(p, k, fill)
+#define TENSOR__ROW_STOREN(p, v, k) TENSOR__F(rw_store_part)(p, v, k)
 TENSOR__SIMD_ROWS
+#undef TENSOR__ROW_LOADN
+#undef TENSOR__ROW_STOREN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -4448,10 +4515,11 @@ static void tensor__row_norm_bwd_f32(float *gx, const float *x, const float *g, 
    cannot take (a NaN, or an infinite max), which callers then compute on their reference path.
    When y is not NULL it receives e^(x - max). */
 static double tensor__row_maxsumexp_f32(float *y, const float *x, int64_t n, float *mx) {
-    float m = tensor__row_max_f32(x, n);
+    const tensor__simd_isa *v = tensor__simd(); /* looked up once: rows may be short */
+    float m = v ? v->row_max(x, n) : tensor__row_max_f32(x, n);
     *mx = m;
     if (isinf(m) || m != m) return NAN;
-    double s = tensor__row_sumexp_f32(y, x, n, m);
+    double s = v ? v->row_sumexp(y, x, n, m) : tensor__row_sumexp_f32(y, x, n, m);
     return s == s ? s : NAN;
 }
 

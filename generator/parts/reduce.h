@@ -118,10 +118,11 @@ static void tensor__row_norm_bwd_f32(float *gx, const float *x, const float *g, 
    cannot take (a NaN, or an infinite max), which callers then compute on their reference path.
    When y is not NULL it receives e^(x - max). */
 static double tensor__row_maxsumexp_f32(float *y, const float *x, int64_t n, float *mx) {
-    float m = tensor__row_max_f32(x, n);
+    const tensor__simd_isa *v = tensor__simd(); /* looked up once: rows may be short */
+    float m = v ? v->row_max(x, n) : tensor__row_max_f32(x, n);
     *mx = m;
     if (isinf(m) || m != m) return NAN;
-    double s = tensor__row_sumexp_f32(y, x, n, m);
+    double s = v ? v->row_sumexp(y, x, n, m) : tensor__row_sumexp_f32(y, x, n, m);
     return s == s ? s : NAN;
 }
 
