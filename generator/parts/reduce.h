@@ -20,34 +20,49 @@
    inside softmax, cross_entropy and the norms in f32 lanes over blocks of 256 elements and then
    in double (simd.h says more). tensor_set_reference_kernels(true) skips all of it: the callers
    take their reference paths. */
+/* tensor__simd(), with its answer kept where the compiler inlines the check: rows can be short
+   (softmax over 10 classes), and an out-of-line call per primitive showed in their time. */
+#if TENSOR__SIMD
+static const tensor__simd_isa *tensor__row_isa_chosen;
+static inline const tensor__simd_isa *tensor__row_isa(void) {
+    const tensor__simd_isa *v = __atomic_load_n(&tensor__row_isa_chosen, __ATOMIC_ACQUIRE);
+    if (!v) {
+        v = tensor__simd();
+        __atomic_store_n(&tensor__row_isa_chosen, v, __ATOMIC_RELEASE);
+    }
+    return v;
+}
+#else
+static inline const tensor__simd_isa *tensor__row_isa(void) { return tensor__simd(); }
+#endif
 static double tensor__sum_f32(const float *x, int64_t n);
 static double tensor__row_sum_f32(const float *x, int64_t n) {
-    const tensor__simd_isa *v = tensor__simd();
+    const tensor__simd_isa *v = tensor__row_isa();
     return v ? v->row_sum(x, n) : tensor__sum_f32(x, n);
 }
 static double tensor__row_sqdev_f32(const float *x, int64_t n, float m) {
-    const tensor__simd_isa *v = tensor__simd();
+    const tensor__simd_isa *v = tensor__row_isa();
     if (v) return v->row_sqdev(x, n, m);
     double acc = 0;
     for (int64_t i = 0; i < n; i++) { float d = x[i] - m; acc += (double)(d * d); }
     return acc;
 }
 static double tensor__row_dot_f32(const float *a, const float *b, int64_t n) {
-    const tensor__simd_isa *v = tensor__simd();
+    const tensor__simd_isa *v = tensor__row_isa();
     if (v) return v->row_dot(a, b, n);
     double acc = 0;
     for (int64_t i = 0; i < n; i++) acc += (double)(a[i] * b[i]);
     return acc;
 }
 static float tensor__row_max_f32(const float *x, int64_t n) {
-    const tensor__simd_isa *v = tensor__simd();
+    const tensor__simd_isa *v = tensor__row_isa();
     if (v) return v->row_max(x, n);
     float m = -INFINITY;
     for (int64_t i = 0; i < n; i++) m = x[i] > m ? x[i] : m;
     return m;
 }
 static double tensor__row_sumexp_f32(float *y, const float *x, int64_t n, float m) {
-    const tensor__simd_isa *v = tensor__simd();
+    const tensor__simd_isa *v = tensor__row_isa();
     if (v) return v->row_sumexp(y, x, n, m);
     double acc = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -58,22 +73,22 @@ static double tensor__row_sumexp_f32(float *y, const float *x, int64_t n, float 
     return acc;
 }
 static void tensor__row_affine_f32(float *y, const float *x, int64_t n, float s, float t) {
-    const tensor__simd_isa *v = tensor__simd();
+    const tensor__simd_isa *v = tensor__row_isa();
     if (v) { v->row_affine(y, x, n, s, t); return; }
     for (int64_t i = 0; i < n; i++) y[i] = x[i] * s + t;
 }
 static void tensor__row_sub2_f32(float *y, const float *x, int64_t n, float a, float b) {
-    const tensor__simd_isa *v = tensor__simd();
+    const tensor__simd_isa *v = tensor__row_isa();
     if (v) { v->row_sub2(y, x, n, a, b); return; }
     for (int64_t i = 0; i < n; i++) y[i] = (x[i] - a) - b;
 }
 static void tensor__row_smbwd_f32(float *y, const float *g, int64_t n, float s, float d) {
-    const tensor__simd_isa *v = tensor__simd();
+    const tensor__simd_isa *v = tensor__row_isa();
     if (v) { v->row_smbwd(y, g, n, s, d); return; }
     for (int64_t i = 0; i < n; i++) y[i] = (y[i] * s) * (g[i] - d);
 }
 static void tensor__row_fms_f32(float *y, const float *g, int64_t n, float c) {
-    const tensor__simd_isa *v = tensor__simd();
+    const tensor__simd_isa *v = tensor__row_isa();
     if (v) { v->row_fms(y, g, n, c); return; }
     for (int64_t i = 0; i < n; i++) y[i] = g[i] - y[i] * c;
 }
@@ -82,7 +97,7 @@ static void tensor__row_fms_f32(float *y, const float *g, int64_t n, float c) {
    large mean and a small spread keep their accuracy. */
 static void tensor__row_norm_f32(float *y, const float *x, int64_t n, double mean, float rstd, const float *w, const float *b) {
     float mh = (float)mean, ml = (float)(mean - mh);
-    const tensor__simd_isa *v = tensor__simd();
+    const tensor__simd_isa *v = tensor__row_isa();
     if (v) { v->row_norm(y, x, n, mh, ml, rstd, w, b); return; }
     for (int64_t i = 0; i < n; i++) {
         float r = ((x[i] - mh) - ml) * rstd;
@@ -97,7 +112,7 @@ static void tensor__row_norm_f32(float *y, const float *x, int64_t n, double mea
 static void tensor__row_norm_bwd_f32(float *gx, const float *x, const float *g, const float *w, int64_t n, double mean, float rstd,
                                      bool center, double *gw, double *gb) {
     float mh = (float)mean, ml = (float)(mean - mh);
-    const tensor__simd_isa *v = tensor__simd();
+    const tensor__simd_isa *v = tensor__row_isa();
     if (v) { v->row_norm_bwd(gx, x, g, w, n, mh, ml, rstd, center, gw, gb); return; }
     double s1 = 0, s2 = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -118,7 +133,7 @@ static void tensor__row_norm_bwd_f32(float *gx, const float *x, const float *g, 
    cannot take (a NaN, or an infinite max), which callers then compute on their reference path.
    When y is not NULL it receives e^(x - max). */
 static double tensor__row_maxsumexp_f32(float *y, const float *x, int64_t n, float *mx) {
-    const tensor__simd_isa *v = tensor__simd(); /* looked up once: rows may be short */
+    const tensor__simd_isa *v = tensor__row_isa(); /* looked up once: rows may be short */
     float m = v ? v->row_max(x, n) : tensor__row_max_f32(x, n);
     *mx = m;
     if (isinf(m) || m != m) return NAN;
@@ -322,7 +337,7 @@ static void tensor__row_sum(void *st, const char *p, int64_t s, int64_t n) {
     } else if (a->dt == TENSOR_F32 && s == 4) {
         a->d += tensor__reference_kernels ? tensor__sum_f32((const float *)p, n) : tensor__row_sum_f32((const float *)p, n);
     } else if (a->dt == TENSOR_F64 && s == 8) {
-        const tensor__simd_isa *v = tensor__reference_kernels ? NULL : tensor__simd();
+        const tensor__simd_isa *v = tensor__reference_kernels ? NULL : tensor__row_isa();
         a->d += v ? v->row_sum_f64((const double *)p, n) : tensor__sum_f64((const double *)p, n);
     } else {
         double acc = a->d;
@@ -451,7 +466,7 @@ static void tensor__row_cols(void *st, const char *p, int64_t s, int64_t n) {
     tensor__cols_acc *a = (tensor__cols_acc *)st;
     int64_t nb = a->nb;
     double *TENSOR__RESTRICT acc = a->acc;
-    const tensor__simd_isa *v = a->fast && a->dt == TENSOR_F32 ? tensor__simd() : NULL;
+    const tensor__simd_isa *v = a->fast && a->dt == TENSOR_F32 ? tensor__row_isa() : NULL;
     if (v) {
         for (int64_t k = 0; k < n; k++, p += s) v->row_cols_add(acc, (const float *)p, nb);
         return;
