@@ -691,18 +691,16 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VI TENSOR__F(rw_firs
 }                                                                                                                     \
 /* sum of a row, each element in double (the public sum and mean) */                                                  \
 static TENSOR__TARGET double TENSOR__F(row_sum)(const float *x, int64_t n) {                                          \
-    TENSOR__VD a0 = TENSOR__F(splatd)(0.0), a1 = a0, a2 = a0, a3 = a0;                                                \
+    TENSOR__VD a0 = TENSOR__F(splatd)(0.0), a1 = a0;                                                                  \
     int64_t i = 0;                                                                                                    \
-    for (; i + 4 * TENSOR__DW <= n; i += 4 * TENSOR__DW) {                                                            \
+    for (; i + 2 * TENSOR__DW <= n; i += 2 * TENSOR__DW) {                                                            \
         a0 = a0 + TENSOR__LOADH(x + i);                                                                               \
         a1 = a1 + TENSOR__LOADH(x + i + TENSOR__DW);                                                                  \
-        a2 = a2 + TENSOR__LOADH(x + i + 2 * TENSOR__DW);                                                              \
-        a3 = a3 + TENSOR__LOADH(x + i + 3 * TENSOR__DW);                                                              \
     }                                                                                                                 \
-    a0 = (a0 + a1) + (a2 + a3);                                                                                       \
-    for (; i + TENSOR__W <= n; i += TENSOR__W) a0 = TENSOR__F(rw_widen)(a0, TENSOR__F(load)(x + i)); /* exact: f32 in f64 */ \
-    if (i < n) a0 = TENSOR__F(rw_widen)(a0, TENSOR__ROW_LOADN(x + i, n - i, 0.0f));                                   \
-    return TENSOR__F(rw_hsumd)(a0);                                                                                   \
+    if (i + TENSOR__DW <= n) { a0 = a0 + TENSOR__LOADH(x + i); i += TENSOR__DW; }                                     \
+    double tail = 0;                                                                                                  \
+    for (; i < n; i++) tail += (double)x[i];                                                                          \
+    return TENSOR__F(rw_hsumd)(a0 + a1) + tail;                                                                       \
 }                                                                                                                     \
 static TENSOR__TARGET double TENSOR__F(row_sum_f64)(const double *x, int64_t n) {                                     \
     TENSOR__VD a0 = TENSOR__F(splatd)(0.0), a1 = a0, a2 = a0, a3 = a0;                                                \
