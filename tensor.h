@@ -1963,7 +1963,23 @@ typedef struct {
     tensor__vec_unary_fn unary[TENSOR_OP_COUNT];
     tensor__vec_binary_fn binary[TENSOR_OP_COUNT];
     tensor__vec_compare_fn compare[TENSOR_OP_COUNT];
-    tensor__vec_optim_fn optim;
+    tensor__vec_optim_fn optim; /* the optimizer update (TENSOR__SIMD_OPTIM) */
+    /* the row primitives of the reductions, softmax, cross_entropy and the norms (TENSOR__SIMD_ROWS
+       below; reduce.h's tensor__row_*_f32 say what each computes) */
+    double (*row_sum)(const float *x, int64_t n);
+    double (*row_sum_f64)(const double *x, int64_t n);
+    void (*row_cols_add)(double *acc, const float *x, int64_t n);
+    double (*row_sqdev)(const float *x, int64_t n, float m);
+    double (*row_dot)(const float *a, const float *b, int64_t n);
+    float (*row_max)(const float *x, int64_t n);
+    double (*row_sumexp)(float *y, const float *x, int64_t n, float m);
+    void (*row_affine)(float *y, const float *x, int64_t n, float s, float t);
+    void (*row_sub2)(float *y, const float *x, int64_t n, float a, float b);
+    void (*row_smbwd)(float *y, const float *g, int64_t n, float s, float d);
+    void (*row_fms)(float *y, const float *g, int64_t n, float c);
+    void (*row_norm)(float *y, const float *x, int64_t n, float mh, float ml, float rstd, const float *w, const float *b);
+    void (*row_norm_bwd)(float *gx, const float *x, const float *g, const float *w, int64_t n, float mh, float ml, float rstd, bool center,
+                         double *gw, double *gb);
 } tensor__simd_isa;
 
 #if TENSOR__SIMD
@@ -2577,6 +2593,302 @@ static void TENSOR__F(install)(tensor__simd_isa *t) {                           
     t->optim = TENSOR__F(optim);                                                                                      \
 }
 
+/* ---- row primitives: the contiguous f32 loops of the reductions, softmax, cross_entropy and the
+   norms (reduce.h's tensor__row_*_f32 call them through the table) ----
+   The public sum and mean (row_sum) convert each element to double and add there, in four vector
+   accumulators: as exact as the reference for sums that cancel, and still faster than memory
+   delivers a long row. The sums inside softmax, cross_entropy and the norms (of e^x, squares,
+   products) accumulate in f32 lanes over blocks of TENSOR__ROW_BLOCK elements and then in double:
+   a block adds at most ~10 roundings of 2^-24 relative to its own magnitude. Tails shorter than a
+   vector go through zero-padded buffers or plain loops. */
+#define TENSOR__ROW_BLOCK 256 /* a multiple of 2 vectors of every instance */
+#define TENSOR__SIMD_ROWS                                                                                             \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(rw_loadd)(const double *p) { TENSOR__VD v; memcpy(&v, p, sizeof v); return v; } \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET void TENSOR__F(rw_stored)(double *p, TENSOR__VD v) { memcpy(p, &v, sizeof v); } \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET double TENSOR__F(rw_hsumd)(TENSOR__VD v) {                        \
+    double d[8] = {0, 0, 0, 0, 0, 0, 0, 0}; /* pairwise, written out: the compiler keeps it in registers */           \
+    memcpy(d, &v, sizeof v);                                                                                          \
+    if (TENSOR__DW > 4) { d[0] += d[4]; d[1] += d[5]; d[2] += d[6]; d[3] += d[7]; }                                   \
+    if (TENSOR__DW > 2) { d[0] += d[2]; d[1] += d[3]; }                                                               \
+    if (TENSOR__DW > 1) d[0] += d[1];                                                                                 \
+    return d[0];                                                                                                      \
+}                                                                                                                     \
+/* acc (doubles) += the lanes of v, whose floats are in f (v stored) */                                               \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(rw_widen)(TENSOR__VD acc, TENSOR__VF v) {    \
+    float f[TENSOR__W];                                                                                               \
+    TENSOR__F(store)(f, v);                                                                                           \
+    for (int k = 0; k < TENSOR__W; k += TENSOR__DW) acc = acc + TENSOR__LOADH(f + k);                                 \
+    return acc;                                                                                                       \
+}                                                                                                                     \
+/* d[0 .. W) += the lanes of v, in double */                                                                          \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET void TENSOR__F(rw_addh)(double *d, TENSOR__VF v) {                \
+    float f[TENSOR__W];                                                                                               \
+    TENSOR__F(store)(f, v);                                                                                           \
+    for (int k = 0; k < TENSOR__W; k += TENSOR__DW)                                                                   \
+        TENSOR__F(rw_stored)(d + k, TENSOR__F(rw_loadd)(d + k) + TENSOR__LOADH(f + k));                               \
+}                                                                                                                     \
+/* The first k < W elements of p, the other lanes `fill`; and the store of the first k lanes. These                   \
+   are the plain versions: an instance with masked loads and stores defines TENSOR__ROW_LOADN /                       \
+   TENSOR__ROW_STOREN with them, the others as these. */                                                              \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(rw_part)(const float *p, int64_t k, float fill) { \
+    float f[TENSOR__W];                                                                                               \
+    for (int j = 0; j < TENSOR__W; j++) f[j] = fill;                                                                  \
+    for (int64_t j = 0; j < k; j++) f[j] = p[j];                                                                      \
+    return TENSOR__F(load)(f);                                                                                        \
+}                                                                                                                     \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET void TENSOR__F(rw_store_part)(float *p, TENSOR__VF v, int64_t k) { \
+    float f[TENSOR__W];                                                                                               \
+    TENSOR__F(store)(f, v);                                                                                           \
+    for (int64_t j = 0; j < k; j++) p[j] = f[j];                                                                      \
+}                                                                                                                     \
+/* lanes below k set */                                                                                               \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VI TENSOR__F(rw_first)(int64_t k) {                       \
+    TENSOR__VI io;                                                                                                    \
+    for (int j = 0; j < TENSOR__W; j++) io[j] = j;                                                                    \
+    return io < (int32_t)k;                                                                                           \
+}                                                                                                                     \
+/* sum of a row, each element in double (the public sum and mean) */                                                  \
+static TENSOR__TARGET double TENSOR__F(row_sum)(const float *x, int64_t n) {                                          \
+    TENSOR__VD a0 = TENSOR__F(splatd)(0.0), a1 = a0;                                                                  \
+    int64_t i = 0;                                                                                                    \
+    for (; i + 2 * TENSOR__DW <= n; i += 2 * TENSOR__DW) {                                                            \
+        a0 = a0 + TENSOR__LOADH(x + i);                                                                               \
+        a1 = a1 + TENSOR__LOADH(x + i + TENSOR__DW);                                                                  \
+    }                                                                                                                 \
+    if (i + TENSOR__DW <= n) { a0 = a0 + TENSOR__LOADH(x + i); i += TENSOR__DW; }                                     \
+    double tail = 0;                                                                                                  \
+    for (; i < n; i++) tail += (double)x[i];                                                                          \
+    return TENSOR__F(rw_hsumd)(a0 + a1) + tail;                                                                       \
+}                                                                                                                     \
+static TENSOR__TARGET double TENSOR__F(row_sum_f64)(const double *x, int64_t n) {                                     \
+    TENSOR__VD a0 = TENSOR__F(splatd)(0.0), a1 = a0, a2 = a0, a3 = a0;                                                \
+    int64_t i = 0;                                                                                                    \
+    for (; i + 4 * TENSOR__DW <= n; i += 4 * TENSOR__DW) {                                                            \
+        a0 = a0 + TENSOR__F(rw_loadd)(x + i);                                                                         \
+        a1 = a1 + TENSOR__F(rw_loadd)(x + i + TENSOR__DW);                                                            \
+        a2 = a2 + TENSOR__F(rw_loadd)(x + i + 2 * TENSOR__DW);                                                        \
+        a3 = a3 + TENSOR__F(rw_loadd)(x + i + 3 * TENSOR__DW);                                                        \
+    }                                                                                                                 \
+    double tail = 0;                                                                                                  \
+    for (; i < n; i++) tail += x[i];                                                                                  \
+    return TENSOR__F(rw_hsumd)((a0 + a1) + (a2 + a3)) + tail;                                                         \
+}                                                                                                                     \
+/* acc[j] += x[j] in double (the column sums of reductions over outer dims) */                                        \
+static TENSOR__TARGET void TENSOR__F(row_cols_add)(double *acc, const float *x, int64_t n) {                          \
+    int64_t j = 0;                                                                                                    \
+    for (; j + TENSOR__DW <= n; j += TENSOR__DW)                                                                      \
+        TENSOR__F(rw_stored)(acc + j, TENSOR__F(rw_loadd)(acc + j) + TENSOR__LOADH(x + j));                           \
+    for (; j < n; j++) acc[j] += (double)x[j];                                                                        \
+}                                                                                                                     \
+/* sum of (x - m)^2: padding lanes hold m */                                                                          \
+static TENSOR__TARGET double TENSOR__F(row_sqdev)(const float *x, int64_t n, float m) {                               \
+    TENSOR__VD d = TENSOR__F(splatd)(0.0);                                                                            \
+    TENSOR__VF vm = TENSOR__F(splat)(m);                                                                              \
+    int64_t i = 0, full = n - n % TENSOR__W;                                                                          \
+    while (i < full) {                                                                                                \
+        int64_t end = full - i > TENSOR__ROW_BLOCK ? i + TENSOR__ROW_BLOCK : full;                                    \
+        TENSOR__VF a0 = TENSOR__F(splat)(0.0f), a1 = a0;                                                              \
+        for (; i + 2 * TENSOR__W <= end; i += 2 * TENSOR__W) {                                                        \
+            TENSOR__VF d0 = TENSOR__F(load)(x + i) - vm, d1 = TENSOR__F(load)(x + i + TENSOR__W) - vm;                \
+            a0 = TENSOR__FMA(d0, d0, a0);                                                                             \
+            a1 = TENSOR__FMA(d1, d1, a1);                                                                             \
+        }                                                                                                             \
+        if (i < end) { TENSOR__VF d0 = TENSOR__F(load)(x + i) - vm; a0 = TENSOR__FMA(d0, d0, a0); i += TENSOR__W; }   \
+        d = TENSOR__F(rw_widen)(d, a0 + a1);                                                                          \
+    }                                                                                                                 \
+    if (i < n) { TENSOR__VF d0 = TENSOR__ROW_LOADN(x + i, n - i, m) - vm; d = TENSOR__F(rw_widen)(d, d0 * d0); }      \
+    return TENSOR__F(rw_hsumd)(d);                                                                                    \
+}                                                                                                                     \
+/* sum of a * b */                                                                                                    \
+static TENSOR__TARGET double TENSOR__F(row_dot)(const float *a, const float *b, int64_t n) {                          \
+    TENSOR__VD d = TENSOR__F(splatd)(0.0);                                                                            \
+    int64_t i = 0, full = n - n % TENSOR__W;                                                                          \
+    while (i < full) {                                                                                                \
+        int64_t end = full - i > TENSOR__ROW_BLOCK ? i + TENSOR__ROW_BLOCK : full;                                    \
+        TENSOR__VF a0 = TENSOR__F(splat)(0.0f), a1 = a0;                                                              \
+        for (; i + 2 * TENSOR__W <= end; i += 2 * TENSOR__W) {                                                        \
+            a0 = TENSOR__FMA(TENSOR__F(load)(a + i), TENSOR__F(load)(b + i), a0);                                     \
+            a1 = TENSOR__FMA(TENSOR__F(load)(a + i + TENSOR__W), TENSOR__F(load)(b + i + TENSOR__W), a1);             \
+        }                                                                                                             \
+        if (i < end) { a0 = TENSOR__FMA(TENSOR__F(load)(a + i), TENSOR__F(load)(b + i), a0); i += TENSOR__W; }        \
+        d = TENSOR__F(rw_widen)(d, a0 + a1);                                                                          \
+    }                                                                                                                 \
+    if (i < n) d = TENSOR__F(rw_widen)(d, TENSOR__ROW_LOADN(a + i, n - i, 0.0f) * TENSOR__ROW_LOADN(b + i, n - i, 0.0f)); \
+    return TENSOR__F(rw_hsumd)(d);                                                                                    \
+}                                                                                                                     \
+/* the largest element, -inf for none (a NaN may or may not win: the callers find NaN rows from                       \
+   row_sumexp, whose e^(NaN - m) is NaN) */                                                                           \
+static TENSOR__TARGET float TENSOR__F(row_max)(const float *x, int64_t n) {                                           \
+    TENSOR__VF m0 = TENSOR__F(splat)(-INFINITY), m1 = m0;                                                             \
+    int64_t i = 0;                                                                                                    \
+    for (; i + 2 * TENSOR__W <= n; i += 2 * TENSOR__W) {                                                              \
+        m0 = TENSOR__MAX(m0, TENSOR__F(load)(x + i));                                                                 \
+        m1 = TENSOR__MAX(m1, TENSOR__F(load)(x + i + TENSOR__W));                                                     \
+    }                                                                                                                 \
+    if (i + TENSOR__W <= n) { m0 = TENSOR__MAX(m0, TENSOR__F(load)(x + i)); i += TENSOR__W; }                         \
+    if (i < n) m1 = TENSOR__MAX(m1, TENSOR__ROW_LOADN(x + i, n - i, -INFINITY));                                      \
+    float f[16];                                                                                                      \
+    TENSOR__F(store)(f, TENSOR__MAX(m0, m1));                                                                         \
+    int w = TENSOR__W;                                                                                                \
+    if (w > 8) { for (int j = 0; j < 8; j++) f[j] = f[j + 8] > f[j] ? f[j + 8] : f[j]; w = 8; }                       \
+    if (w > 4) { for (int j = 0; j < 4; j++) f[j] = f[j + 4] > f[j] ? f[j + 4] : f[j]; w = 4; }                       \
+    if (w > 2) { f[0] = f[2] > f[0] ? f[2] : f[0]; f[1] = f[3] > f[1] ? f[3] : f[1]; }                                \
+    if (w > 1) f[0] = f[1] > f[0] ? f[1] : f[0];                                                                      \
+    return f[0];                                                                                                      \
+}                                                                                                                     \
+/* sum of e^(x - m) (the layer's exp); e^(x - m) also stored to y when y is not NULL. Padding lanes                   \
+   hold m and are zeroed after the exp. */                                                                            \
+static TENSOR__TARGET double TENSOR__F(row_sumexp)(float *y, const float *x, int64_t n, float m) {                    \
+    TENSOR__VD d = TENSOR__F(splatd)(0.0);                                                                            \
+    TENSOR__VF vm = TENSOR__F(splat)(m);                                                                              \
+    int64_t i = 0, full = n - n % TENSOR__W;                                                                          \
+    while (i < full) {                                                                                                \
+        int64_t end = full - i > TENSOR__ROW_BLOCK ? i + TENSOR__ROW_BLOCK : full;                                    \
+        TENSOR__VF a0 = TENSOR__F(splat)(0.0f), a1 = a0;                                                              \
+        for (; i + 2 * TENSOR__W <= end; i += 2 * TENSOR__W) { /* two independent exponentials per step */            \
+            TENSOR__VF e0 = TENSOR__F(exp)(TENSOR__F(load)(x + i) - vm);                                              \
+            TENSOR__VF e1 = TENSOR__F(exp)(TENSOR__F(load)(x + i + TENSOR__W) - vm);                                  \
+            if (y) { TENSOR__F(store)(y + i, e0); TENSOR__F(store)(y + i + TENSOR__W, e1); }                          \
+            a0 = a0 + e0;                                                                                             \
+            a1 = a1 + e1;                                                                                             \
+        }                                                                                                             \
+        if (i < end) {                                                                                                \
+            TENSOR__VF e0 = TENSOR__F(exp)(TENSOR__F(load)(x + i) - vm);                                              \
+            if (y) TENSOR__F(store)(y + i, e0);                                                                       \
+            a0 = a0 + e0;                                                                                             \
+            i += TENSOR__W;                                                                                           \
+        }                                                                                                             \
+        d = TENSOR__F(rw_widen)(d, a0 + a1);                                                                          \
+    }                                                                                                                 \
+    if (i < n) {                                                                                                      \
+        TENSOR__VF e0 = TENSOR__F(exp)(TENSOR__ROW_LOADN(x + i, n - i, m) - vm);                                      \
+        e0 = TENSOR__SEL(TENSOR__F(rw_first)(n - i), e0, TENSOR__F(splat)(0.0f));                                     \
+        if (y) TENSOR__ROW_STOREN(y + i, e0, n - i);                                                                  \
+        d = TENSOR__F(rw_widen)(d, e0);                                                                               \
+    }                                                                                                                 \
+    return TENSOR__F(rw_hsumd)(d);                                                                                    \
+}                                                                                                                     \
+/* y = x * s + t */                                                                                                   \
+static TENSOR__TARGET void TENSOR__F(row_affine)(float *y, const float *x, int64_t n, float s, float t) {             \
+    TENSOR__VF vs = TENSOR__F(splat)(s), vt = TENSOR__F(splat)(t);                                                    \
+    int64_t i = 0;                                                                                                    \
+    for (; i + TENSOR__W <= n; i += TENSOR__W) TENSOR__F(store)(y + i, TENSOR__FMA(TENSOR__F(load)(x + i), vs, vt));  \
+    if (i < n) TENSOR__ROW_STOREN(y + i, TENSOR__FMA(TENSOR__ROW_LOADN(x + i, n - i, 0.0f), vs, vt), n - i);          \
+}                                                                                                                     \
+/* y = (x - a) - b (log_softmax: x - max - log(sum)) */                                                               \
+static TENSOR__TARGET void TENSOR__F(row_sub2)(float *y, const float *x, int64_t n, float a, float b) {               \
+    TENSOR__VF va = TENSOR__F(splat)(a), vb = TENSOR__F(splat)(b);                                                    \
+    int64_t i = 0;                                                                                                    \
+    for (; i + TENSOR__W <= n; i += TENSOR__W) TENSOR__F(store)(y + i, (TENSOR__F(load)(x + i) - va) - vb);           \
+    if (i < n) TENSOR__ROW_STOREN(y + i, (TENSOR__ROW_LOADN(x + i, n - i, 0.0f) - va) - vb, n - i);                   \
+}                                                                                                                     \
+/* y = (y * s) * (g - d) (softmax backward, y holding e^(x - max) and s = 1 / sum) */                                 \
+static TENSOR__TARGET void TENSOR__F(row_smbwd)(float *y, const float *g, int64_t n, float s, float d) {              \
+    TENSOR__VF vs = TENSOR__F(splat)(s), vd = TENSOR__F(splat)(d);                                                    \
+    int64_t i = 0;                                                                                                    \
+    for (; i + TENSOR__W <= n; i += TENSOR__W)                                                                        \
+        TENSOR__F(store)(y + i, (TENSOR__F(load)(y + i) * vs) * (TENSOR__F(load)(g + i) - vd));                       \
+    if (i < n)                                                                                                        \
+        TENSOR__ROW_STOREN(y + i, (TENSOR__ROW_LOADN(y + i, n - i, 0.0f) * vs) * (TENSOR__ROW_LOADN(g + i, n - i, 0.0f) - vd), n - i); \
+}                                                                                                                     \
+/* y = g - y * c (log_softmax backward) */                                                                            \
+static TENSOR__TARGET void TENSOR__F(row_fms)(float *y, const float *g, int64_t n, float c) {                         \
+    TENSOR__VF vc = TENSOR__F(splat)(-c);                                                                             \
+    int64_t i = 0;                                                                                                    \
+    for (; i + TENSOR__W <= n; i += TENSOR__W) TENSOR__F(store)(y + i, TENSOR__FMA(TENSOR__F(load)(y + i), vc, TENSOR__F(load)(g + i))); \
+    if (i < n)                                                                                                        \
+        TENSOR__ROW_STOREN(y + i, TENSOR__FMA(TENSOR__ROW_LOADN(y + i, n - i, 0.0f), vc, TENSOR__ROW_LOADN(g + i, n - i, 0.0f)), n - i); \
+}                                                                                                                     \
+/* y = ((x - mh) - ml) * rstd * w + b, w and b optional (the norms' forward; the mean comes as mh + ml,               \
+   its f32 rounding and the rest: x - mh is exact for x near the mean) */                                             \
+static TENSOR__TARGET void TENSOR__F(row_norm)(float *y, const float *x, int64_t n, float mh, float ml, float rstd, const float *w, const float *b) { \
+    TENSOR__VF vm = TENSOR__F(splat)(mh), vl = TENSOR__F(splat)(ml), vr = TENSOR__F(splat)(rstd);                     \
+    int64_t i = 0;                                                                                                    \
+    for (; i + TENSOR__W <= n; i += TENSOR__W) {                                                                      \
+        TENSOR__VF v = ((TENSOR__F(load)(x + i) - vm) - vl) * vr;                                                     \
+        if (w) v = v * TENSOR__F(load)(w + i);                                                                        \
+        if (b) v = v + TENSOR__F(load)(b + i);                                                                        \
+        TENSOR__F(store)(y + i, v);                                                                                   \
+    }                                                                                                                 \
+    if (i < n) {                                                                                                      \
+        TENSOR__VF v = ((TENSOR__ROW_LOADN(x + i, n - i, mh) - vm) - vl) * vr;                                        \
+        if (w) v = v * TENSOR__ROW_LOADN(w + i, n - i, 0.0f);                                                         \
+        if (b) v = v + TENSOR__ROW_LOADN(b + i, n - i, 0.0f);                                                         \
+        TENSOR__ROW_STOREN(y + i, v, n - i);                                                                          \
+    }                                                                                                                 \
+}                                                                                                                     \
+/* The norms' backward for one row: xhat = (x - mean) rstd, gh = g w;                                                 \
+   gx = rstd (gh - [center] mean(gh) - xhat mean(gh xhat)); gw += g xhat and gb += g (in double,                      \
+   when not NULL). rms_norm is the case center = false, mean = 0. */                                                  \
+static TENSOR__TARGET void TENSOR__F(row_norm_bwd)(float *gx, const float *x, const float *g, const float *w, int64_t n, float mh, float ml, \
+                                                   float rstd, bool center, double *gw, double *gb) {                 \
+    TENSOR__VF vm = TENSOR__F(splat)(mh), vl = TENSOR__F(splat)(ml), vr = TENSOR__F(splat)(rstd);                     \
+    TENSOR__VD s1v = TENSOR__F(splatd)(0.0), s2v = s1v;                                                               \
+    int64_t i = 0, full = n - n % TENSOR__W;                                                                          \
+    while (i < full) {                                                                                                \
+        int64_t end = full - i > TENSOR__ROW_BLOCK ? i + TENSOR__ROW_BLOCK : full;                                    \
+        TENSOR__VF a1 = TENSOR__F(splat)(0.0f), a2 = a1;                                                              \
+        for (; i < end; i += TENSOR__W) {                                                                             \
+            TENSOR__VF gv = TENSOR__F(load)(g + i), xh = ((TENSOR__F(load)(x + i) - vm) - vl) * vr;                   \
+            TENSOR__VF gh = gv;                                                                                       \
+            if (w) gh = gv * TENSOR__F(load)(w + i);                                                                  \
+            a1 = a1 + gh;                                                                                             \
+            a2 = TENSOR__FMA(gh, xh, a2);                                                                             \
+            if (gw) TENSOR__F(rw_addh)(gw + i, gv * xh);                                                              \
+            if (gb) TENSOR__F(rw_addh)(gb + i, gv);                                                                   \
+        }                                                                                                             \
+        s1v = TENSOR__F(rw_widen)(s1v, a1);                                                                           \
+        s2v = TENSOR__F(rw_widen)(s2v, a2);                                                                           \
+    }                                                                                                                 \
+    if (i < n) { /* the last n % W: padding lanes masked off */                                                       \
+        int64_t k = n - i;                                                                                            \
+        TENSOR__VI first = TENSOR__F(rw_first)(k);                                                                    \
+        TENSOR__VF zero = TENSOR__F(splat)(0.0f), gv = TENSOR__ROW_LOADN(g + i, k, 0.0f);                             \
+        TENSOR__VF xh = ((TENSOR__ROW_LOADN(x + i, k, mh) - vm) - vl) * vr;                                           \
+        TENSOR__VF gh = gv;                                                                                           \
+        if (w) gh = gv * TENSOR__ROW_LOADN(w + i, k, 0.0f);                                                           \
+        s1v = TENSOR__F(rw_widen)(s1v, gh);                                                                           \
+        s2v = TENSOR__F(rw_widen)(s2v, TENSOR__SEL(first, gh * xh, zero));                                            \
+        float f[TENSOR__W];                                                                                           \
+        if (gw) {                                                                                                     \
+            TENSOR__F(store)(f, gv * xh);                                                                             \
+            for (int64_t j = 0; j < k; j++) gw[i + j] += (double)f[j];                                                \
+        }                                                                                                             \
+        if (gb)                                                                                                       \
+            for (int64_t j = 0; j < k; j++) gb[i + j] += (double)g[i + j];                                            \
+    }                                                                                                                 \
+    double s1 = TENSOR__F(rw_hsumd)(s1v), s2 = TENSOR__F(rw_hsumd)(s2v);                                              \
+    float f1 = center ? (float)(s1 / (double)n) : 0.0f, f2 = (float)(s2 / (double)n);                                 \
+    TENSOR__VF m1 = TENSOR__F(splat)(f1), m2 = TENSOR__F(splat)(-f2);                                                 \
+    for (i = 0; i + TENSOR__W <= n; i += TENSOR__W) {                                                                 \
+        TENSOR__VF gv = TENSOR__F(load)(g + i), xh = ((TENSOR__F(load)(x + i) - vm) - vl) * vr;                       \
+        TENSOR__VF gh = gv;                                                                                           \
+        if (w) gh = gv * TENSOR__F(load)(w + i);                                                                      \
+        TENSOR__F(store)(gx + i, vr * TENSOR__FMA(xh, m2, gh - m1));                                                  \
+    }                                                                                                                 \
+    if (i < n) {                                                                                                      \
+        TENSOR__VF gv = TENSOR__ROW_LOADN(g + i, n - i, 0.0f), xh = ((TENSOR__ROW_LOADN(x + i, n - i, mh) - vm) - vl) * vr; \
+        TENSOR__VF gh = gv;                                                                                           \
+        if (w) gh = gv * TENSOR__ROW_LOADN(w + i, n - i, 0.0f);                                                       \
+        TENSOR__ROW_STOREN(gx + i, vr * TENSOR__FMA(xh, m2, gh - m1), n - i);                                         \
+    }                                                                                                                 \
+}                                                                                                                     \
+static void TENSOR__F(install_rows)(tensor__simd_isa *t) {                                                            \
+    t->row_sum = TENSOR__F(row_sum);                                                                                  \
+    t->row_sum_f64 = TENSOR__F(row_sum_f64);                                                                          \
+    t->row_cols_add = TENSOR__F(row_cols_add);                                                                        \
+    t->row_sqdev = TENSOR__F(row_sqdev);                                                                              \
+    t->row_dot = TENSOR__F(row_dot);                                                                                  \
+    t->row_max = TENSOR__F(row_max);                                                                                  \
+    t->row_sumexp = TENSOR__F(row_sumexp);                                                                            \
+    t->row_affine = TENSOR__F(row_affine);                                                                            \
+    t->row_sub2 = TENSOR__F(row_sub2);                                                                                \
+    t->row_smbwd = TENSOR__F(row_smbwd);                                                                              \
+    t->row_fms = TENSOR__F(row_fms);                                                                                  \
+    t->row_norm = TENSOR__F(row_norm);                                                                                \
+    t->row_norm_bwd = TENSOR__F(row_norm_bwd);                                                                        \
+}
+
 /* ---- the instances ---- */
 #define TENSOR__SEL_BITS(m, a, b) ((TENSOR__VF)(((TENSOR__VI)(m) & (TENSOR__VI)(a)) | (~(TENSOR__VI)(m) & (TENSOR__VI)(b))))
 #define TENSOR__SELD_BITS(m, a, b) ((TENSOR__VD)(((TENSOR__VL)(m) & (TENSOR__VL)(a)) | (~(TENSOR__VL)(m) & (TENSOR__VL)(b))))
@@ -2610,6 +2922,11 @@ static inline tensor__f32x1 tensor__scalar_f1(float f) { tensor__f32x1 r = {f}; 
 #define TENSOR__STOREH(p, v) ((p)[0] = (float)(v)[0])
 #define TENSOR__ANYD(m) ((m)[0] != 0)
 TENSOR__SIMD_KERNELS
+#define TENSOR__ROW_LOADN(p, k, fill) TENSOR__F(rw_part)(p, k, fill)
+#define TENSOR__ROW_STOREN(p, v, k) TENSOR__F(rw_store_part)(p, v, k)
+TENSOR__SIMD_ROWS
+#undef TENSOR__ROW_LOADN
+#undef TENSOR__ROW_STOREN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -2688,6 +3005,11 @@ static TENSOR__UNUSED inline __attribute__((target("sse2"))) void tensor__sse2_s
 #define TENSOR__ANYD(m) (_mm_movemask_pd((__m128d)(m)) != 0)
 #define TENSOR__SLEEF(fn, x) tensor__sleef_##fn##4(x)
 TENSOR__SIMD_KERNELS
+#define TENSOR__ROW_LOADN(p, k, fill) TENSOR__F(rw_part)(p, k, fill)
+#define TENSOR__ROW_STOREN(p, v, k) TENSOR__F(rw_store_part)(p, v, k)
+TENSOR__SIMD_ROWS
+#undef TENSOR__ROW_LOADN
+#undef TENSOR__ROW_STOREN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -2712,6 +3034,17 @@ TENSOR__SIMD_KERNELS
 #undef TENSOR__SLEEF
 
 /* AVX2 + FMA: 8 lanes */
+/* the first k < 8 floats, the other lanes `fill` / the store of the first k lanes (masked: no access past k) */
+static TENSOR__UNUSED inline __attribute__((target("avx2,fma"))) __m256i tensor__avx2_first(int64_t k) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+static TENSOR__UNUSED inline __attribute__((target("avx2,fma"))) __m256 tensor__avx2_loadn(const float *p, int64_t k, float fill) {
+    __m256i m = tensor__avx2_first(k);
+    return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
+}
+static TENSOR__UNUSED inline __attribute__((target("avx2,fma"))) void tensor__avx2_storen(float *p, __m256 v, int64_t k) {
+    _mm256_maskstore_ps(p, tensor__avx2_first(k), v);
+}
 #define TENSOR__ISA tensor__avx2
 #define TENSOR__TARGET __attribute__((target("avx2,fma")))
 #define TENSOR__W 8
@@ -2735,6 +3068,11 @@ TENSOR__SIMD_KERNELS
 #define TENSOR__ANYD(m) (_mm256_movemask_pd((__m256d)(m)) != 0)
 #define TENSOR__SLEEF(fn, x) tensor__sleef_##fn##8(x)
 TENSOR__SIMD_KERNELS
+#define TENSOR__ROW_LOADN(p, k, fill) tensor__avx2_loadn(p, k, fill)
+#define TENSOR__ROW_STOREN(p, v, k) tensor__avx2_storen(p, v, k)
+TENSOR__SIMD_ROWS
+#undef TENSOR__ROW_LOADN
+#undef TENSOR__ROW_STOREN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -2762,13 +3100,19 @@ TENSOR__SIMD_KERNELS
    max and sqrt: at -O2, GCC 12's C++ front end warns about the undefined vector inside the plain
    intrinsics, -Wmaybe-uninitialized.) */
 static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) __m512d tensor__avx512_loadh(const float *p) {
-    __m256 v;
-    memcpy(&v, p, sizeof v);
-    return __builtin_convertvector(v, __m512d);
+    /* the zero-masked form: one vcvtps2pd zmm (GCC splits __builtin_convertvector to 256 bits) */
+    return _mm512_maskz_cvtps_pd((__mmask8)-1, _mm256_loadu_ps(p));
 }
 static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) void tensor__avx512_storeh(float *p, __m512d v) {
     __m256 f = __builtin_convertvector(v, __m256);
     memcpy(p, &f, sizeof f);
+}
+/* the first k < 16 floats, the other lanes `fill` / the store of the first k lanes (masked: no access past k) */
+static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) __m512 tensor__avx512_loadn(const float *p, int64_t k, float fill) {
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), (__mmask16)((1u << k) - 1), p);
+}
+static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) void tensor__avx512_storen(float *p, __m512 v, int64_t k) {
+    _mm512_mask_storeu_ps(p, (__mmask16)((1u << k) - 1), v);
 }
 #define TENSOR__ISA tensor__avx512
 #define TENSOR__TARGET __attribute__((target("avx512f,avx2,fma")))
@@ -2793,6 +3137,11 @@ static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) void te
 #define TENSOR__ANYD(m) (_mm512_test_epi64_mask((__m512i)(m), (__m512i)(m)) != 0)
 #define TENSOR__SLEEF(fn, x) tensor__sleef_##fn##16(x)
 TENSOR__SIMD_KERNELS
+#define TENSOR__ROW_LOADN(p, k, fill) tensor__avx512_loadn(p, k, fill)
+#define TENSOR__ROW_STOREN(p, v, k) tensor__avx512_storen(p, v, k)
+TENSOR__SIMD_ROWS
+#undef TENSOR__ROW_LOADN
+#undef TENSOR__ROW_STOREN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -2842,6 +3191,11 @@ TENSOR__SIMD_KERNELS
 #define TENSOR__ANYD(m) (vmaxvq_u32((uint32x4_t)(m)) != 0)
 #define TENSOR__SLEEF(fn, x) Sleef_##fn##f4_u10(x)
 TENSOR__SIMD_KERNELS
+#define TENSOR__ROW_LOADN(p, k, fill) TENSOR__F(rw_part)(p, k, fill)
+#define TENSOR__ROW_STOREN(p, v, k) TENSOR__F(rw_store_part)(p, v, k)
+TENSOR__SIMD_ROWS
+#undef TENSOR__ROW_LOADN
+#undef TENSOR__ROW_STOREN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -2868,27 +3222,28 @@ TENSOR__SIMD_KERNELS
 
 /* Picks the instance: the first the CPU runs, best first, unless TENSOR_SIMD names another it
    runs. */
-typedef struct { const char *key, *name; bool ok; void (*install)(tensor__simd_isa *); } tensor__simd_candidate;
+typedef struct { const char *key, *name; bool ok; void (*install)(tensor__simd_isa *), (*install_rows)(tensor__simd_isa *); } tensor__simd_candidate;
 static void tensor__simd_choose(tensor__simd_isa *t) {
     tensor__simd_candidate c[4];
     int n = 0;
 #if TENSOR__SIMD_X86
     __builtin_cpu_init();
     bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    c[n].key = "avx512"; c[n].name = "avx512f"; c[n].ok = avx2 && __builtin_cpu_supports("avx512f"); c[n].install = tensor__avx512_install; n++;
-    c[n].key = "avx2"; c[n].name = "avx2+fma"; c[n].ok = avx2; c[n].install = tensor__avx2_install; n++;
-    c[n].key = "sse2"; c[n].name = "sse2"; c[n].ok = __builtin_cpu_supports("sse2"); c[n].install = tensor__sse2_install; n++;
+    c[n].key = "avx512"; c[n].name = "avx512f"; c[n].ok = avx2 && __builtin_cpu_supports("avx512f"); c[n].install = tensor__avx512_install; c[n].install_rows = tensor__avx512_install_rows; n++;
+    c[n].key = "avx2"; c[n].name = "avx2+fma"; c[n].ok = avx2; c[n].install = tensor__avx2_install; c[n].install_rows = tensor__avx2_install_rows; n++;
+    c[n].key = "sse2"; c[n].name = "sse2"; c[n].ok = __builtin_cpu_supports("sse2"); c[n].install = tensor__sse2_install; c[n].install_rows = tensor__sse2_install_rows; n++;
 #endif
 #if TENSOR__SIMD_NEON
-    c[n].key = "neon"; c[n].name = "neon"; c[n].ok = true; c[n].install = tensor__neon_install; n++;
+    c[n].key = "neon"; c[n].name = "neon"; c[n].ok = true; c[n].install = tensor__neon_install; c[n].install_rows = tensor__neon_install_rows; n++;
 #endif
-    c[n].key = "scalar"; c[n].name = "scalar"; c[n].ok = true; c[n].install = tensor__scalar_install; n++;
+    c[n].key = "scalar"; c[n].name = "scalar"; c[n].ok = true; c[n].install = tensor__scalar_install; c[n].install_rows = tensor__scalar_install_rows; n++;
     const char *want = getenv("TENSOR_SIMD");
     int pick = -1;
     for (int i = 0; i < n && want; i++) if (c[i].ok && strcmp(want, c[i].key) == 0) pick = i;
     for (int i = 0; i < n && pick < 0; i++) if (c[i].ok) pick = i;
     t->name = c[pick].name;
     c[pick].install(t);
+    c[pick].install_rows(t);
 }
 #endif /* TENSOR__SIMD */
 
@@ -4270,364 +4625,57 @@ TENSOR_API tensor *tensor_to_device(tensor *t, tensor_device device) {
    ip[0] keepdim; ip[1] the correction of var and std; p[0] the order p of norm. */
 /* ---- f32 row primitives (>>rowsimd) ----
    The contiguous f32 loops that the fast paths of the reductions, softmax, cross_entropy and the
-   norms share: an AVX2+FMA version (compiled with a target attribute, so a plain `cc -O2` build
-   has it, and chosen once from CPUID) and a portable version for other CPUs and TENSOR_NO_SIMD.
-   The public sum and mean convert each element to double and add there, in four vector
-   accumulators: as exact as the reference for sums that cancel, and at about 4 elements per cycle
-   (measured 27-56 GB/s on one core for in-cache rows) still faster than memory delivers a long
-   row. The sums inside softmax, cross_entropy and the norms (of e^x, squares, products) accumulate
-   in f32 lanes over blocks of 256 elements and then in double: a block adds at most ~10 roundings
-   of 2^-24 relative to its own magnitude. tensor_set_reference_kernels(true) skips all of it. */
-#if !defined(TENSOR_NO_SIMD) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#define TENSOR__ROW_AVX2 1
-#ifdef __cplusplus
-} /* extern "C": the intrinsics header is C++-aware */
-#endif
-#include <immintrin.h>
-#ifdef __cplusplus
-extern "C" {
-#endif
-#define TENSOR__AVX2_FN __attribute__((target("avx2,fma")))
-#define TENSOR__AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) inline /* small helpers: no call in the loops */
+   norms share. They are written once in the vector layer (simd.h, TENSOR__SIMD_ROWS), compiled
+   for each instruction set and chosen with the rest of the layer (tensor__simd()); these entry
+   points call the chosen instance, or the plain loops below where there is none (compilers
+   without vector extensions). The public sum and mean accumulate each element in double; the sums
+   inside softmax, cross_entropy and the norms in f32 lanes over blocks of 256 elements and then
+   in double (simd.h says more). tensor_set_reference_kernels(true) skips all of it: the callers
+   take their reference paths. */
+/* tensor__simd(), with its answer kept where the compiler inlines the check: rows can be short
+   (softmax over 10 classes), and an out-of-line call per primitive showed in their time. */
+#if TENSOR__SIMD
+static const tensor__simd_isa *tensor__row_isa_chosen;
+static inline const tensor__simd_isa *tensor__row_isa(void) {
+    const tensor__simd_isa *v = __atomic_load_n(&tensor__row_isa_chosen, __ATOMIC_ACQUIRE);
+    if (!v) {
+        v = tensor__simd();
+        __atomic_store_n(&tensor__row_isa_chosen, v, __ATOMIC_RELEASE);
+    }
+    return v;
+}
 #else
-#define TENSOR__ROW_AVX2 0
+static inline const tensor__simd_isa *tensor__row_isa(void) { return tensor__simd(); }
 #endif
-
-/* true when the AVX2+FMA row functions may run (asked once; any thread may call this) */
-static TENSOR__UNUSED bool tensor__row_avx2(void) {
-#if TENSOR__ROW_AVX2
-    static int isa = -1;
-    int v = __atomic_load_n(&isa, __ATOMIC_RELAXED);
-    if (v < 0) {
-        __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-        __atomic_store_n(&isa, v, __ATOMIC_RELAXED);
-    }
-    return v == 1;
-#else
-    return false;
-#endif
-}
-
-#define TENSOR__SUM_BLOCK 256
-
-#if TENSOR__ROW_AVX2
-static TENSOR__AVX2_INLINE double tensor__hsum_pd(__m256d v) {
-    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
-}
-/* acc (4 doubles x 2) += the 8 lanes of v */
-static TENSOR__AVX2_INLINE void tensor__acc_ps(__m256d *lo, __m256d *hi, __m256 v) {
-    *lo = _mm256_add_pd(*lo, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
-    *hi = _mm256_add_pd(*hi, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
-}
-static TENSOR__AVX2_INLINE float tensor__hmax_ps(__m256 v) {
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
-    return _mm_cvtss_f32(m);
-}
-
-/* e^x on 8 lanes for x <= 0 (the x - max of softmax and logsumexp) or NaN: x = n ln2 + r,
-   |r| <= ln2/2, e^r by Cephes' degree-6 polynomial, 2^n added to the exponent bits (two scalings
-   when the result is subnormal). Below -103.97 (and -inf): 0; NaN stays NaN. Measured over a dense
-   sweep of [-110, 0] against double exp: at most 0.97 ulp, subnormal results included. */
-static TENSOR__AVX2_INLINE __m256 tensor__exp8_nonpos(__m256 x) {
-    const __m256 lo = _mm256_set1_ps(-103.972084f);
-    __m256 xc = _mm256_max_ps(lo, x); /* operand order keeps NaN */
-    __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-    __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
-    __m256i ni = _mm256_cvtps_epi32(n);
-    if (_mm256_movemask_ps(_mm256_cmp_ps(n, _mm256_set1_ps(-125.0f), _CMP_LT_OQ)) == 0) {
-        y = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(y), _mm256_slli_epi32(ni, 23)));
-    } else { /* 2^n is subnormal: scale by 2^(n/2) twice */
-        __m256i h = _mm256_srai_epi32(ni, 1);
-        __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, _mm256_set1_epi32(127)), 23));
-        __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, h), _mm256_set1_epi32(127)), 23));
-        y = _mm256_mul_ps(_mm256_mul_ps(y, s1), s2);
-    }
-    return _mm256_and_ps(y, _mm256_cmp_ps(x, lo, _CMP_NLT_UQ)); /* below lo: 0 */
-}
-
-/* The first n % 8 lanes set: masks for the tail of a row. */
-static TENSOR__AVX2_INLINE __m256i tensor__tail_mask(int64_t k) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-/* sum of a row: every element converted to double and added there (the public sum and mean: a
-   cancelling sum keeps its double accuracy, and the conversion costs little next to the loads) */
-TENSOR__AVX2_FN static double tensor__sum_f32_avx2(const float *x, int64_t n) {
-    __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
-        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)));
-        a2 = _mm256_add_pd(a2, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 8)));
-        a3 = _mm256_add_pd(a3, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 12)));
-    }
-    double tail = 0;
-    for (; i < n; i++) tail += x[i];
-    return tensor__hsum_pd(_mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3))) + tail;
-}
-
-TENSOR__AVX2_FN static double tensor__sum_f64_avx2(const double *x, int64_t n) {
-    __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        a0 = _mm256_add_pd(a0, _mm256_loadu_pd(x + i));
-        a1 = _mm256_add_pd(a1, _mm256_loadu_pd(x + i + 4));
-        a2 = _mm256_add_pd(a2, _mm256_loadu_pd(x + i + 8));
-        a3 = _mm256_add_pd(a3, _mm256_loadu_pd(x + i + 12));
-    }
-    double tail = 0;
-    for (; i < n; i++) tail += x[i];
-    return tensor__hsum_pd(_mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3))) + tail;
-}
-
-/* acc[j] += x[j] in double (the column sums of the reductions over outer dims) */
-TENSOR__AVX2_FN static void tensor__cols_add_f32_avx2(double *acc, const float *x, int64_t n) {
-    int64_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-        __m256 v = _mm256_loadu_ps(x + j);
-        _mm256_storeu_pd(acc + j, _mm256_add_pd(_mm256_loadu_pd(acc + j), _mm256_cvtps_pd(_mm256_castps256_ps128(v))));
-        _mm256_storeu_pd(acc + j + 4, _mm256_add_pd(_mm256_loadu_pd(acc + j + 4), _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))));
-    }
-    for (; j < n; j++) acc[j] += (double)x[j];
-}
-
-/* sum of (x - m)^2 */
-TENSOR__AVX2_FN static double tensor__sqdev_f32_avx2(const float *x, int64_t n, float m) {
-    __m256d dlo = _mm256_setzero_pd(), dhi = _mm256_setzero_pd();
-    __m256 vm = _mm256_set1_ps(m);
-    int64_t i = 0;
-    while (i + 16 <= n) {
-        int64_t end = n - i > TENSOR__SUM_BLOCK ? i + TENSOR__SUM_BLOCK : n - (n - i) % 16;
-        __m256 a0 = _mm256_setzero_ps(), a1 = a0;
-        for (; i < end; i += 16) {
-            __m256 d0 = _mm256_sub_ps(_mm256_loadu_ps(x + i), vm), d1 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm);
-            a0 = _mm256_fmadd_ps(d0, d0, a0);
-            a1 = _mm256_fmadd_ps(d1, d1, a1);
-        }
-        tensor__acc_ps(&dlo, &dhi, _mm256_add_ps(a0, a1));
-    }
-    double tail = 0;
-    for (; i < n; i++) tail += ((double)x[i] - m) * ((double)x[i] - m);
-    return tensor__hsum_pd(_mm256_add_pd(dlo, dhi)) + tail;
-}
-
-/* sum of a * b */
-TENSOR__AVX2_FN static double tensor__dot_f32_avx2(const float *a, const float *b, int64_t n) {
-    __m256d dlo = _mm256_setzero_pd(), dhi = _mm256_setzero_pd();
-    int64_t i = 0;
-    while (i + 16 <= n) {
-        int64_t end = n - i > TENSOR__SUM_BLOCK ? i + TENSOR__SUM_BLOCK : n - (n - i) % 16;
-        __m256 a0 = _mm256_setzero_ps(), a1 = a0;
-        for (; i < end; i += 16) {
-            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), a0);
-            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), a1);
-        }
-        tensor__acc_ps(&dlo, &dhi, _mm256_add_ps(a0, a1));
-    }
-    double tail = 0;
-    for (; i < n; i++) tail += (double)a[i] * b[i];
-    return tensor__hsum_pd(_mm256_add_pd(dlo, dhi)) + tail;
-}
-
-/* the largest element (NaN handling is the caller's: see tensor__row_lse_f32) */
-TENSOR__AVX2_FN static float tensor__max_f32_avx2(const float *x, int64_t n) {
-    __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0;
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        m0 = _mm256_max_ps(m0, _mm256_loadu_ps(x + i));
-        m1 = _mm256_max_ps(m1, _mm256_loadu_ps(x + i + 8));
-    }
-    float m = tensor__hmax_ps(_mm256_max_ps(m0, m1));
-    for (; i < n; i++) m = x[i] > m ? x[i] : m;
-    return m;
-}
-
-/* sum of e^(x - m); e^(x - m) also stored to y when y is not NULL */
-TENSOR__AVX2_FN static double tensor__sumexp_f32_avx2(float *y, const float *x, int64_t n, float m) {
-    __m256d dlo = _mm256_setzero_pd(), dhi = _mm256_setzero_pd();
-    __m256 vm = _mm256_set1_ps(m);
-    int64_t i = 0;
-    while (i < n) {
-        int64_t end = n - i > TENSOR__SUM_BLOCK ? i + TENSOR__SUM_BLOCK : n;
-        __m256 a = _mm256_setzero_ps(), b = a;
-        for (; i + 16 <= end; i += 16) { /* two independent exponentials per step */
-            __m256 e0 = tensor__exp8_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
-            __m256 e1 = tensor__exp8_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm));
-            if (y) { _mm256_storeu_ps(y + i, e0); _mm256_storeu_ps(y + i + 8, e1); }
-            a = _mm256_add_ps(a, e0);
-            b = _mm256_add_ps(b, e1);
-        }
-        for (; i + 8 <= end; i += 8) {
-            __m256 e = tensor__exp8_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
-            if (y) _mm256_storeu_ps(y + i, e);
-            a = _mm256_add_ps(a, e);
-        }
-        a = _mm256_add_ps(a, b);
-        if (i < end) { /* the row's last n % 8 */
-            __m256i k = tensor__tail_mask(end - i);
-            __m256 e = tensor__exp8_nonpos(_mm256_sub_ps(_mm256_maskload_ps(x + i, k), vm));
-            e = _mm256_and_ps(e, _mm256_castsi256_ps(k));
-            if (y) _mm256_maskstore_ps(y + i, k, e);
-            a = _mm256_add_ps(a, e);
-            i = end;
-        }
-        tensor__acc_ps(&dlo, &dhi, a);
-    }
-    return tensor__hsum_pd(_mm256_add_pd(dlo, dhi));
-}
-
-/* y = x * s + t */
-TENSOR__AVX2_FN static void tensor__affine_f32_avx2(float *y, const float *x, int64_t n, float s, float t) {
-    __m256 vs = _mm256_set1_ps(s), vt = _mm256_set1_ps(t);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(_mm256_loadu_ps(x + i), vs, vt));
-    for (; i < n; i++) y[i] = x[i] * s + t;
-}
-
-/* y = (x - a) - b (log_softmax: x - max - log(sum)) */
-TENSOR__AVX2_FN static void tensor__sub2_f32_avx2(float *y, const float *x, int64_t n, float a, float b) {
-    __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), va), vb));
-    for (; i < n; i++) y[i] = (x[i] - a) - b;
-}
-
-/* y = (y * s) * (g - d) (softmax backward, y holding e^(x - max) and s = 1 / sum) */
-TENSOR__AVX2_FN static void tensor__smbwd_f32_avx2(float *y, const float *g, int64_t n, float s, float d) {
-    __m256 vs = _mm256_set1_ps(s), vd = _mm256_set1_ps(d);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(y + i), vs), _mm256_sub_ps(_mm256_loadu_ps(g + i), vd)));
-    for (; i < n; i++) y[i] = (y[i] * s) * (g[i] - d);
-}
-
-/* y = g - y * c (log_softmax backward) */
-TENSOR__AVX2_FN static void tensor__fms_f32_avx2(float *y, const float *g, int64_t n, float c) {
-    __m256 vc = _mm256_set1_ps(c);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fnmadd_ps(_mm256_loadu_ps(y + i), vc, _mm256_loadu_ps(g + i)));
-    for (; i < n; i++) y[i] = g[i] - y[i] * c;
-}
-
-/* y = (x - mean) * rstd * w + b, w and b optional (the norms' forward). The mean comes as
-   mh + ml (its f32 rounding and the rest): x - mh is exact for x near the mean, so rows with a
-   large mean and a small spread keep their accuracy. */
-TENSOR__AVX2_FN static void tensor__norm_f32_avx2(float *y, const float *x, int64_t n, float mh, float ml, float rstd, const float *w, const float *b) {
-    __m256 vm = _mm256_set1_ps(mh), vl = _mm256_set1_ps(ml), vr = _mm256_set1_ps(rstd);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), vl), vr);
-        if (w) v = _mm256_mul_ps(v, _mm256_loadu_ps(w + i));
-        if (b) v = _mm256_add_ps(v, _mm256_loadu_ps(b + i));
-        _mm256_storeu_ps(y + i, v);
-    }
-    for (; i < n; i++) {
-        float v = ((x[i] - mh) - ml) * rstd;
-        if (w) v *= w[i];
-        if (b) v += b[i];
-        y[i] = v;
-    }
-}
-
-/* The norms' backward for one row: xhat = (x - mean) rstd, gh = g w;
-   gx = rstd (gh - [center] mean(gh) - xhat mean(gh xhat)); gw += g xhat and gb += g (in double,
-   when not NULL). rms_norm is the case center = false, mean = 0. */
-TENSOR__AVX2_FN static void tensor__norm_bwd_f32_avx2(float *gx, const float *x, const float *g, const float *w, int64_t n, float mh, float ml, float rstd,
-                                                     bool center, double *gw, double *gb) {
-    __m256 vm = _mm256_set1_ps(mh), vl = _mm256_set1_ps(ml), vr = _mm256_set1_ps(rstd);
-    __m256d s1lo = _mm256_setzero_pd(), s1hi = s1lo, s2lo = s1lo, s2hi = s1lo;
-    int64_t i = 0;
-    while (i + 8 <= n) {
-        int64_t end = n - i > TENSOR__SUM_BLOCK ? i + TENSOR__SUM_BLOCK : n - (n - i) % 8;
-        __m256 a1 = _mm256_setzero_ps(), a2 = a1;
-        for (; i < end; i += 8) {
-            __m256 gv = _mm256_loadu_ps(g + i), xh = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), vl), vr);
-            __m256 gh = w ? _mm256_mul_ps(gv, _mm256_loadu_ps(w + i)) : gv;
-            a1 = _mm256_add_ps(a1, gh);
-            a2 = _mm256_fmadd_ps(gh, xh, a2);
-            if (gw) {
-                __m256 p = _mm256_mul_ps(gv, xh);
-                _mm256_storeu_pd(gw + i, _mm256_add_pd(_mm256_loadu_pd(gw + i), _mm256_cvtps_pd(_mm256_castps256_ps128(p))));
-                _mm256_storeu_pd(gw + i + 4, _mm256_add_pd(_mm256_loadu_pd(gw + i + 4), _mm256_cvtps_pd(_mm256_extractf128_ps(p, 1))));
-            }
-            if (gb) {
-                _mm256_storeu_pd(gb + i, _mm256_add_pd(_mm256_loadu_pd(gb + i), _mm256_cvtps_pd(_mm256_castps256_ps128(gv))));
-                _mm256_storeu_pd(gb + i + 4, _mm256_add_pd(_mm256_loadu_pd(gb + i + 4), _mm256_cvtps_pd(_mm256_extractf128_ps(gv, 1))));
-            }
-        }
-        tensor__acc_ps(&s1lo, &s1hi, a1);
-        tensor__acc_ps(&s2lo, &s2hi, a2);
-    }
-    double s1 = tensor__hsum_pd(_mm256_add_pd(s1lo, s1hi)), s2 = tensor__hsum_pd(_mm256_add_pd(s2lo, s2hi));
-    for (int64_t j = i; j < n; j++) {
-        float xh = ((x[j] - mh) - ml) * rstd, gh = w ? g[j] * w[j] : g[j];
-        s1 += gh;
-        s2 += (double)gh * xh;
-        if (gw) gw[j] += (double)(g[j] * xh);
-        if (gb) gb[j] += g[j];
-    }
-    __m256 m1 = _mm256_set1_ps(center ? (float)(s1 / (double)n) : 0.0f), m2 = _mm256_set1_ps((float)(s2 / (double)n));
-    for (i = 0; i + 8 <= n; i += 8) {
-        __m256 gv = _mm256_loadu_ps(g + i), xh = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), vl), vr);
-        __m256 gh = w ? _mm256_mul_ps(gv, _mm256_loadu_ps(w + i)) : gv;
-        _mm256_storeu_ps(gx + i, _mm256_mul_ps(vr, _mm256_fnmadd_ps(xh, m2, _mm256_sub_ps(gh, m1))));
-    }
-    float f1 = center ? (float)(s1 / (double)n) : 0.0f, f2 = (float)(s2 / (double)n);
-    for (; i < n; i++) {
-        float xh = ((x[i] - mh) - ml) * rstd, gh = w ? g[i] * w[i] : g[i];
-        gx[i] = rstd * ((gh - f1) - xh * f2);
-    }
-}
-#endif
-
-/* The portable versions. */
 static double tensor__sum_f32(const float *x, int64_t n);
 static double tensor__row_sum_f32(const float *x, int64_t n) {
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) return tensor__sum_f32_avx2(x, n);
-#endif
-    return tensor__sum_f32(x, n);
+    const tensor__simd_isa *v = tensor__row_isa();
+    return v ? v->row_sum(x, n) : tensor__sum_f32(x, n);
 }
 static double tensor__row_sqdev_f32(const float *x, int64_t n, float m) {
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) return tensor__sqdev_f32_avx2(x, n, m);
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) return v->row_sqdev(x, n, m);
     double acc = 0;
     for (int64_t i = 0; i < n; i++) { float d = x[i] - m; acc += (double)(d * d); }
     return acc;
 }
 static double tensor__row_dot_f32(const float *a, const float *b, int64_t n) {
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) return tensor__dot_f32_avx2(a, b, n);
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) return v->row_dot(a, b, n);
     double acc = 0;
     for (int64_t i = 0; i < n; i++) acc += (double)(a[i] * b[i]);
     return acc;
 }
 static float tensor__row_max_f32(const float *x, int64_t n) {
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) return tensor__max_f32_avx2(x, n);
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) return v->row_max(x, n);
     float m = -INFINITY;
     for (int64_t i = 0; i < n; i++) m = x[i] > m ? x[i] : m;
     return m;
 }
 static double tensor__row_sumexp_f32(float *y, const float *x, int64_t n, float m) {
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) return tensor__sumexp_f32_avx2(y, x, n, m);
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) return v->row_sumexp(y, x, n, m);
     double acc = 0;
     for (int64_t i = 0; i < n; i++) {
         float e = expf(x[i] - m);
@@ -4637,48 +4685,47 @@ static double tensor__row_sumexp_f32(float *y, const float *x, int64_t n, float 
     return acc;
 }
 static void tensor__row_affine_f32(float *y, const float *x, int64_t n, float s, float t) {
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) { tensor__affine_f32_avx2(y, x, n, s, t); return; }
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) { v->row_affine(y, x, n, s, t); return; }
     for (int64_t i = 0; i < n; i++) y[i] = x[i] * s + t;
 }
-
 static void tensor__row_sub2_f32(float *y, const float *x, int64_t n, float a, float b) {
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) { tensor__sub2_f32_avx2(y, x, n, a, b); return; }
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) { v->row_sub2(y, x, n, a, b); return; }
     for (int64_t i = 0; i < n; i++) y[i] = (x[i] - a) - b;
 }
 static void tensor__row_smbwd_f32(float *y, const float *g, int64_t n, float s, float d) {
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) { tensor__smbwd_f32_avx2(y, g, n, s, d); return; }
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) { v->row_smbwd(y, g, n, s, d); return; }
     for (int64_t i = 0; i < n; i++) y[i] = (y[i] * s) * (g[i] - d);
 }
 static void tensor__row_fms_f32(float *y, const float *g, int64_t n, float c) {
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) { tensor__fms_f32_avx2(y, g, n, c); return; }
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) { v->row_fms(y, g, n, c); return; }
     for (int64_t i = 0; i < n; i++) y[i] = g[i] - y[i] * c;
 }
+/* y = (x - mean) * rstd * w + b, w and b optional (the norms' forward). The mean goes in as
+   mh + ml (its f32 rounding and the rest): x - mh is exact for x near the mean, so rows with a
+   large mean and a small spread keep their accuracy. */
 static void tensor__row_norm_f32(float *y, const float *x, int64_t n, double mean, float rstd, const float *w, const float *b) {
     float mh = (float)mean, ml = (float)(mean - mh);
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) { tensor__norm_f32_avx2(y, x, n, mh, ml, rstd, w, b); return; }
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) { v->row_norm(y, x, n, mh, ml, rstd, w, b); return; }
     for (int64_t i = 0; i < n; i++) {
-        float v = ((x[i] - mh) - ml) * rstd;
-        if (w) v *= w[i];
-        if (b) v += b[i];
-        y[i] = v;
+        float r = ((x[i] - mh) - ml) * rstd;
+        if (w) r *= w[i];
+        if (b) r += b[i];
+        y[i] = r;
     }
 }
+/* The norms' backward for one row: xhat = (x - mean) rstd, gh = g w;
+   gx = rstd (gh - [center] mean(gh) - xhat mean(gh xhat)); gw += g xhat and gb += g (in double,
+   when not NULL). rms_norm is the case center = false, mean = 0. */
 static void tensor__row_norm_bwd_f32(float *gx, const float *x, const float *g, const float *w, int64_t n, double mean, float rstd,
                                      bool center, double *gw, double *gb) {
     float mh = (float)mean, ml = (float)(mean - mh);
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) { tensor__norm_bwd_f32_avx2(gx, x, g, w, n, mh, ml, rstd, center, gw, gb); return; }
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) { v->row_norm_bwd(gx, x, g, w, n, mh, ml, rstd, center, gw, gb); return; }
     double s1 = 0, s2 = 0;
     for (int64_t i = 0; i < n; i++) {
         float xh = ((x[i] - mh) - ml) * rstd, gh = w ? g[i] * w[i] : g[i];
@@ -4698,10 +4745,11 @@ static void tensor__row_norm_bwd_f32(float *gx, const float *x, const float *g, 
    cannot take (a NaN, or an infinite max), which callers then compute on their reference path.
    When y is not NULL it receives e^(x - max). */
 static double tensor__row_maxsumexp_f32(float *y, const float *x, int64_t n, float *mx) {
-    float m = tensor__row_max_f32(x, n);
+    const tensor__simd_isa *v = tensor__row_isa(); /* looked up once: rows may be short */
+    float m = v ? v->row_max(x, n) : tensor__row_max_f32(x, n);
     *mx = m;
     if (isinf(m) || m != m) return NAN;
-    double s = tensor__row_sumexp_f32(y, x, n, m);
+    double s = v ? v->row_sumexp(y, x, n, m) : tensor__row_sumexp_f32(y, x, n, m);
     return s == s ? s : NAN;
 }
 
@@ -4901,10 +4949,8 @@ static void tensor__row_sum(void *st, const char *p, int64_t s, int64_t n) {
     } else if (a->dt == TENSOR_F32 && s == 4) {
         a->d += tensor__reference_kernels ? tensor__sum_f32((const float *)p, n) : tensor__row_sum_f32((const float *)p, n);
     } else if (a->dt == TENSOR_F64 && s == 8) {
-#if TENSOR__ROW_AVX2
-        if (!tensor__reference_kernels && tensor__row_avx2()) { a->d += tensor__sum_f64_avx2((const double *)p, n); return; }
-#endif
-        a->d += tensor__sum_f64((const double *)p, n);
+        const tensor__simd_isa *v = tensor__reference_kernels ? NULL : tensor__row_isa();
+        a->d += v ? v->row_sum_f64((const double *)p, n) : tensor__sum_f64((const double *)p, n);
     } else {
         double acc = a->d;
         TENSOR__RED_LOOP(a->dt, p, s, n, acc += x;);
@@ -5032,12 +5078,11 @@ static void tensor__row_cols(void *st, const char *p, int64_t s, int64_t n) {
     tensor__cols_acc *a = (tensor__cols_acc *)st;
     int64_t nb = a->nb;
     double *TENSOR__RESTRICT acc = a->acc;
-#if TENSOR__ROW_AVX2
-    if (a->fast && a->dt == TENSOR_F32) {
-        for (int64_t k = 0; k < n; k++, p += s) tensor__cols_add_f32_avx2(acc, (const float *)p, nb);
+    const tensor__simd_isa *v = a->fast && a->dt == TENSOR_F32 ? tensor__row_isa() : NULL;
+    if (v) {
+        for (int64_t k = 0; k < n; k++, p += s) v->row_cols_add(acc, (const float *)p, nb);
         return;
     }
-#endif
     for (int64_t k = 0; k < n; k++, p += s) {
         switch (a->dt) {
         case TENSOR_F32: { const float *TENSOR__RESTRICT x = (const float *)p; for (int64_t j = 0; j < nb; j++) acc[j] += (double)x[j]; break; }

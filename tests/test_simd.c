@@ -434,6 +434,140 @@ TEST(simd_build_info) {
     CHECK_MSG(strstr(info, wide ? "gemm: avx2+fma" : "gemm: portable") != NULL, "build info: %s", info);
 }
 
+/* ---- the row primitives (simd.h, TENSOR__SIMD_ROWS) through the ops that use them: every length
+   0..70 (each tail of each instance) and long rows (past the 256-element blocks), against plain
+   double loops and against the reference kernels; simd_each_isa repeats them for every instance. */
+static void rows_want(int line, const char *what, int64_t n, tensor *got, const double *want, int64_t cnt, double atol, double rtol) {
+    if (!got) { test_fail(__FILE__, line, "%s, row length %lld: NULL (%s)", what, (long long)n, tensor_last_error()); return; }
+    if (tensor_numel(got) != cnt) { test_fail(__FILE__, line, "%s, row length %lld: numel %lld", what, (long long)n, (long long)tensor_numel(got)); return; }
+    double *v = test_values(got);
+    for (int64_t i = 0, bad = 0; i < cnt && bad < 3; i++) {
+        double a = v[i], b = want[i];
+        if ((a != a && b != b) || a == b || fabs(a - b) <= atol + rtol * fabs(b)) continue;
+        test_fail(__FILE__, line, "%s, row length %lld (simd %s): element %lld is %.9g, expected %.9g", what, (long long)n, simd_level(),
+                  (long long)i, a, b);
+        bad++;
+    }
+    free(v);
+}
+static void rows_same(int line, const char *what, int64_t n, tensor *fast, tensor *ref, double atol, double rtol) {
+    if (!ref) { test_fail(__FILE__, line, "%s, row length %lld: reference NULL (%s)", what, (long long)n, tensor_last_error()); return; }
+    double *e = test_values(ref);
+    rows_want(line, what, n, fast, e, tensor_numel(ref), atol, rtol);
+    free(e);
+}
+/* the op on x, and d sum(op(x) * wt) / d x (and d / d w, d / d b for the norms) */
+typedef struct { tensor *y, *gx, *gw, *gb; } rows_out;
+static rows_out rows_run(int op, tensor *x0, tensor *w0, tensor *b0, tensor *wt) {
+    rows_out o;
+    tensor *x = tensor_set_requires_grad(tensor_clone(x0), true);
+    tensor *w = tensor_set_requires_grad(tensor_clone(w0), true), *b = tensor_set_requires_grad(tensor_clone(b0), true);
+    o.y = op == 0 ? tensor_softmax(x, 1) : op == 1 ? tensor_log_softmax(x, 1) : op == 2 ? tensor_layer_norm(x, w, b, 1e-5) : tensor_rms_norm(x, w, 1e-5);
+    CHECK(o.y && tensor_backward(tensor_sum_all(tensor_mul(o.y, wt))) == 0);
+    o.gx = tensor_grad(x);
+    o.gw = op >= 2 ? tensor_grad(w) : NULL;
+    o.gb = op == 2 ? tensor_grad(b) : NULL;
+    return o;
+}
+static void rows_check_length(int64_t n) {
+    const int64_t R = 3;
+    tensor *x = test_random(TENSOR_F32, 2, (const int64_t[]){R, n}, -3, 3); /* finite: specials have their own test */
+    if (n > 0) x = tensor_add(x, tensor_reshape(tensor_from_data((const float[]){0.0f, 40.0f, -7.5f}, 1, (const int64_t[]){3}, TENSOR_F32), 2, (const int64_t[]){3, 1}));
+    double *xv = test_values(x);
+    /* plain double loops */
+    double *sum = (double *)calloc((size_t)(2 * R + n + 1), sizeof(double)), *lse = sum + R, *col = sum + 2 * R;
+    double *sm = (double *)calloc((size_t)(R * n + 1), sizeof(double)), *ls = (double *)calloc((size_t)(R * n + 1), sizeof(double));
+    for (int64_t r = 0; r < R; r++) {
+        double m = -INFINITY, se = 0;
+        for (int64_t i = 0; i < n; i++) { sum[r] += xv[r * n + i]; col[i] += xv[r * n + i]; m = xv[r * n + i] > m ? xv[r * n + i] : m; }
+        for (int64_t i = 0; i < n; i++) se += exp(xv[r * n + i] - m);
+        lse[r] = n ? m + log(se) : -INFINITY;
+        for (int64_t i = 0; i < n; i++) { sm[r * n + i] = exp(xv[r * n + i] - m) / se; ls[r * n + i] = xv[r * n + i] - lse[r]; }
+    }
+    /* the sums are exact in double: only the f32 result's rounding */
+    rows_want(__LINE__, "sum", n, tensor_sum(x, 1, false), sum, R, 1e-6, 1.2e-7);
+    rows_want(__LINE__, "sum over dim 0", n, tensor_sum(x, 0, false), col, n, 1e-6, 1.2e-7);
+    rows_want(__LINE__, "logsumexp", n, tensor_logsumexp(x, 1, false), lse, R, 1e-5, 1e-6);
+    rows_want(__LINE__, "softmax", n, tensor_softmax(x, 1), sm, R * n, 1e-7, 1e-5);
+    rows_want(__LINE__, "log_softmax", n, tensor_log_softmax(x, 1), ls, R * n, 2e-5, 1e-6);
+    tensor *w = test_random(TENSOR_F32, 1, &n, -2, 2), *b = tensor_slice(test_random(TENSOR_F32, 1, (const int64_t[]){n + 1}, -1, 1), 0, 1, n + 1, 1);
+    tensor *wt = test_random(TENSOR_F32, 2, (const int64_t[]){R, n}, -1, 1);
+    tensor *fast[8], *ref[8];
+    for (int pass = 0; pass < 2; pass++) {
+        bool was = tensor_set_reference_kernels(pass == 1);
+        tensor **o = pass ? ref : fast;
+        o[0] = tensor_sum(x, 1, false);
+        o[1] = tensor_mean(x, 1, false);
+        o[2] = tensor_sum(x, 0, false);
+        o[3] = tensor_var(x, 1, 0, false);
+        o[4] = tensor_logsumexp(x, 1, false);
+        o[5] = tensor_std(x, 1, 1, true);
+        o[6] = tensor_sum(tensor_slice(x, 1, n > 1 ? 1 : 0, n, 1), 1, false); /* unaligned rows */
+        o[7] = tensor_softmax(tensor_slice(x, 1, n > 1 ? 1 : 0, n, 1), 1);
+        tensor_set_reference_kernels(was);
+    }
+    static const char *const red_names[8] = {"sum", "mean", "sum over dim 0", "var", "logsumexp", "std", "sum of a slice", "softmax of a slice"};
+    for (int k = 0; k < 8; k++) rows_same(__LINE__, red_names[k], n, fast[k], ref[k], k == 4 ? 1e-5 : 1e-6, 1e-6);
+    if (n > 0) {
+        static const char *const names[4] = {"softmax", "log_softmax", "layer_norm", "rms_norm"};
+        for (int op = 0; op < 4; op++) {
+            rows_out f = rows_run(op, x, w, b, wt);
+            bool was = tensor_set_reference_kernels(true);
+            rows_out r = rows_run(op, x, w, b, wt);
+            tensor_set_reference_kernels(was);
+            rows_same(__LINE__, names[op], n, f.y, r.y, 2e-5, 2e-5);
+            rows_same(__LINE__, names[op], n, f.gx, r.gx, 2e-5, 2e-4);
+            if (f.gw || r.gw) rows_same(__LINE__, "norm weight grad", n, f.gw, r.gw, 2e-5, 2e-5);
+            if (f.gb || r.gb) rows_same(__LINE__, "norm bias grad", n, f.gb, r.gb, 2e-5, 2e-5);
+        }
+    }
+    free(xv);
+    free(sum);
+    free(sm);
+    free(ls);
+}
+TEST(simd_rows_match_reference) {
+    for (int64_t n = 0; n <= 70; n++) rows_check_length(n);
+    static const int64_t LONG[] = {255, 256, 257, 511, 1000, 4099};
+    for (size_t k = 0; k < sizeof LONG / sizeof LONG[0]; k++) rows_check_length(LONG[k]);
+}
+/* Rows with NaN and infinities (the max and sum-of-exp primitives leave them to the reference
+   path): logsumexp, softmax and log_softmax must give the reference's values, NaN where it has NaN. */
+TEST(simd_rows_special_values) {
+    static const int64_t LENS[] = {1, 2, 5, 16, 17, 33, 70, 300};
+    static const float SPECIALS[] = {NAN, INFINITY, -INFINITY};
+    for (size_t li = 0; li < sizeof LENS / sizeof LENS[0]; li++) {
+        int64_t n = LENS[li], R = 8;
+        float *v = (float *)malloc(sizeof(float) * (size_t)(R * n));
+        for (int64_t i = 0; i < R * n; i++) v[i] = (float)(((i * 37) % 23) - 11) * 0.25f;
+        /* row 0: plain; 1: a NaN last; 2: +inf in the middle; 3: -inf first; 4: all -inf; 5: +inf and -inf;
+           6: a NaN first and +inf; 7: all +inf */
+        v[1 * n + n - 1] = SPECIALS[0];
+        v[2 * n + n / 2] = SPECIALS[1];
+        v[3 * n] = SPECIALS[2];
+        for (int64_t i = 0; i < n; i++) v[4 * n + i] = -INFINITY;
+        v[5 * n] = INFINITY;
+        v[5 * n + n - 1] = -INFINITY;
+        v[6 * n] = NAN;
+        v[6 * n + n - 1] = INFINITY;
+        for (int64_t i = 0; i < n; i++) v[7 * n + i] = INFINITY;
+        tensor *x = tensor_from_data(v, 2, (const int64_t[]){R, n}, TENSOR_F32);
+        tensor *f[3], *r[3];
+        for (int pass = 0; pass < 2; pass++) {
+            bool was = tensor_set_reference_kernels(pass == 1);
+            tensor **o = pass ? r : f;
+            o[0] = tensor_logsumexp(x, 1, false);
+            o[1] = tensor_softmax(x, 1);
+            o[2] = tensor_log_softmax(x, 1);
+            tensor_set_reference_kernels(was);
+        }
+        rows_same(__LINE__, "logsumexp with specials", n, f[0], r[0], 1e-6, 1e-6);
+        rows_same(__LINE__, "softmax with specials", n, f[1], r[1], 1e-7, 1e-5);
+        rows_same(__LINE__, "log_softmax with specials", n, f[2], r[2], 1e-5, 1e-6);
+        free(v);
+    }
+}
+
 #if defined(__linux__) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 /* Every x86 instance the CPU runs, each in a child process of this binary (TENSOR_SIMD picks it at
    start-up): the child runs this file's tests, and the scalar child the GEMM tests too (the portable

@@ -13,364 +13,57 @@
    ip[0] keepdim; ip[1] the correction of var and std; p[0] the order p of norm. */
 /* ---- f32 row primitives (>>rowsimd) ----
    The contiguous f32 loops that the fast paths of the reductions, softmax, cross_entropy and the
-   norms share: an AVX2+FMA version (compiled with a target attribute, so a plain `cc -O2` build
-   has it, and chosen once from CPUID) and a portable version for other CPUs and TENSOR_NO_SIMD.
-   The public sum and mean convert each element to double and add there, in four vector
-   accumulators: as exact as the reference for sums that cancel, and at about 4 elements per cycle
-   (measured 27-56 GB/s on one core for in-cache rows) still faster than memory delivers a long
-   row. The sums inside softmax, cross_entropy and the norms (of e^x, squares, products) accumulate
-   in f32 lanes over blocks of 256 elements and then in double: a block adds at most ~10 roundings
-   of 2^-24 relative to its own magnitude. tensor_set_reference_kernels(true) skips all of it. */
-#if !defined(TENSOR_NO_SIMD) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#define TENSOR__ROW_AVX2 1
-#ifdef __cplusplus
-} /* extern "C": the intrinsics header is C++-aware */
-#endif
-#include <immintrin.h>
-#ifdef __cplusplus
-extern "C" {
-#endif
-#define TENSOR__AVX2_FN __attribute__((target("avx2,fma")))
-#define TENSOR__AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) inline /* small helpers: no call in the loops */
+   norms share. They are written once in the vector layer (simd.h, TENSOR__SIMD_ROWS), compiled
+   for each instruction set and chosen with the rest of the layer (tensor__simd()); these entry
+   points call the chosen instance, or the plain loops below where there is none (compilers
+   without vector extensions). The public sum and mean accumulate each element in double; the sums
+   inside softmax, cross_entropy and the norms in f32 lanes over blocks of 256 elements and then
+   in double (simd.h says more). tensor_set_reference_kernels(true) skips all of it: the callers
+   take their reference paths. */
+/* tensor__simd(), with its answer kept where the compiler inlines the check: rows can be short
+   (softmax over 10 classes), and an out-of-line call per primitive showed in their time. */
+#if TENSOR__SIMD
+static const tensor__simd_isa *tensor__row_isa_chosen;
+static inline const tensor__simd_isa *tensor__row_isa(void) {
+    const tensor__simd_isa *v = __atomic_load_n(&tensor__row_isa_chosen, __ATOMIC_ACQUIRE);
+    if (!v) {
+        v = tensor__simd();
+        __atomic_store_n(&tensor__row_isa_chosen, v, __ATOMIC_RELEASE);
+    }
+    return v;
+}
 #else
-#define TENSOR__ROW_AVX2 0
+static inline const tensor__simd_isa *tensor__row_isa(void) { return tensor__simd(); }
 #endif
-
-/* true when the AVX2+FMA row functions may run (asked once; any thread may call this) */
-static TENSOR__UNUSED bool tensor__row_avx2(void) {
-#if TENSOR__ROW_AVX2
-    static int isa = -1;
-    int v = __atomic_load_n(&isa, __ATOMIC_RELAXED);
-    if (v < 0) {
-        __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-        __atomic_store_n(&isa, v, __ATOMIC_RELAXED);
-    }
-    return v == 1;
-#else
-    return false;
-#endif
-}
-
-#define TENSOR__SUM_BLOCK 256
-
-#if TENSOR__ROW_AVX2
-static TENSOR__AVX2_INLINE double tensor__hsum_pd(__m256d v) {
-    __m128d s = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-    return _mm_cvtsd_f64(_mm_add_sd(s, _mm_unpackhi_pd(s, s)));
-}
-/* acc (4 doubles x 2) += the 8 lanes of v */
-static TENSOR__AVX2_INLINE void tensor__acc_ps(__m256d *lo, __m256d *hi, __m256 v) {
-    *lo = _mm256_add_pd(*lo, _mm256_cvtps_pd(_mm256_castps256_ps128(v)));
-    *hi = _mm256_add_pd(*hi, _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)));
-}
-static TENSOR__AVX2_INLINE float tensor__hmax_ps(__m256 v) {
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
-    return _mm_cvtss_f32(m);
-}
-
-/* e^x on 8 lanes for x <= 0 (the x - max of softmax and logsumexp) or NaN: x = n ln2 + r,
-   |r| <= ln2/2, e^r by Cephes' degree-6 polynomial, 2^n added to the exponent bits (two scalings
-   when the result is subnormal). Below -103.97 (and -inf): 0; NaN stays NaN. Measured over a dense
-   sweep of [-110, 0] against double exp: at most 0.97 ulp, subnormal results included. */
-static TENSOR__AVX2_INLINE __m256 tensor__exp8_nonpos(__m256 x) {
-    const __m256 lo = _mm256_set1_ps(-103.972084f);
-    __m256 xc = _mm256_max_ps(lo, x); /* operand order keeps NaN */
-    __m256 n = _mm256_round_ps(_mm256_mul_ps(xc, _mm256_set1_ps(1.44269504088896341f)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), xc);
-    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-    __m256 y = _mm256_add_ps(_mm256_fmadd_ps(p, _mm256_mul_ps(r, r), r), _mm256_set1_ps(1.0f));
-    __m256i ni = _mm256_cvtps_epi32(n);
-    if (_mm256_movemask_ps(_mm256_cmp_ps(n, _mm256_set1_ps(-125.0f), _CMP_LT_OQ)) == 0) {
-        y = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(y), _mm256_slli_epi32(ni, 23)));
-    } else { /* 2^n is subnormal: scale by 2^(n/2) twice */
-        __m256i h = _mm256_srai_epi32(ni, 1);
-        __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(h, _mm256_set1_epi32(127)), 23));
-        __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, h), _mm256_set1_epi32(127)), 23));
-        y = _mm256_mul_ps(_mm256_mul_ps(y, s1), s2);
-    }
-    return _mm256_and_ps(y, _mm256_cmp_ps(x, lo, _CMP_NLT_UQ)); /* below lo: 0 */
-}
-
-/* The first n % 8 lanes set: masks for the tail of a row. */
-static TENSOR__AVX2_INLINE __m256i tensor__tail_mask(int64_t k) {
-    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-/* sum of a row: every element converted to double and added there (the public sum and mean: a
-   cancelling sum keeps its double accuracy, and the conversion costs little next to the loads) */
-TENSOR__AVX2_FN static double tensor__sum_f32_avx2(const float *x, int64_t n) {
-    __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        a0 = _mm256_add_pd(a0, _mm256_cvtps_pd(_mm_loadu_ps(x + i)));
-        a1 = _mm256_add_pd(a1, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 4)));
-        a2 = _mm256_add_pd(a2, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 8)));
-        a3 = _mm256_add_pd(a3, _mm256_cvtps_pd(_mm_loadu_ps(x + i + 12)));
-    }
-    double tail = 0;
-    for (; i < n; i++) tail += x[i];
-    return tensor__hsum_pd(_mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3))) + tail;
-}
-
-TENSOR__AVX2_FN static double tensor__sum_f64_avx2(const double *x, int64_t n) {
-    __m256d a0 = _mm256_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        a0 = _mm256_add_pd(a0, _mm256_loadu_pd(x + i));
-        a1 = _mm256_add_pd(a1, _mm256_loadu_pd(x + i + 4));
-        a2 = _mm256_add_pd(a2, _mm256_loadu_pd(x + i + 8));
-        a3 = _mm256_add_pd(a3, _mm256_loadu_pd(x + i + 12));
-    }
-    double tail = 0;
-    for (; i < n; i++) tail += x[i];
-    return tensor__hsum_pd(_mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3))) + tail;
-}
-
-/* acc[j] += x[j] in double (the column sums of the reductions over outer dims) */
-TENSOR__AVX2_FN static void tensor__cols_add_f32_avx2(double *acc, const float *x, int64_t n) {
-    int64_t j = 0;
-    for (; j + 8 <= n; j += 8) {
-        __m256 v = _mm256_loadu_ps(x + j);
-        _mm256_storeu_pd(acc + j, _mm256_add_pd(_mm256_loadu_pd(acc + j), _mm256_cvtps_pd(_mm256_castps256_ps128(v))));
-        _mm256_storeu_pd(acc + j + 4, _mm256_add_pd(_mm256_loadu_pd(acc + j + 4), _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1))));
-    }
-    for (; j < n; j++) acc[j] += (double)x[j];
-}
-
-/* sum of (x - m)^2 */
-TENSOR__AVX2_FN static double tensor__sqdev_f32_avx2(const float *x, int64_t n, float m) {
-    __m256d dlo = _mm256_setzero_pd(), dhi = _mm256_setzero_pd();
-    __m256 vm = _mm256_set1_ps(m);
-    int64_t i = 0;
-    while (i + 16 <= n) {
-        int64_t end = n - i > TENSOR__SUM_BLOCK ? i + TENSOR__SUM_BLOCK : n - (n - i) % 16;
-        __m256 a0 = _mm256_setzero_ps(), a1 = a0;
-        for (; i < end; i += 16) {
-            __m256 d0 = _mm256_sub_ps(_mm256_loadu_ps(x + i), vm), d1 = _mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm);
-            a0 = _mm256_fmadd_ps(d0, d0, a0);
-            a1 = _mm256_fmadd_ps(d1, d1, a1);
-        }
-        tensor__acc_ps(&dlo, &dhi, _mm256_add_ps(a0, a1));
-    }
-    double tail = 0;
-    for (; i < n; i++) tail += ((double)x[i] - m) * ((double)x[i] - m);
-    return tensor__hsum_pd(_mm256_add_pd(dlo, dhi)) + tail;
-}
-
-/* sum of a * b */
-TENSOR__AVX2_FN static double tensor__dot_f32_avx2(const float *a, const float *b, int64_t n) {
-    __m256d dlo = _mm256_setzero_pd(), dhi = _mm256_setzero_pd();
-    int64_t i = 0;
-    while (i + 16 <= n) {
-        int64_t end = n - i > TENSOR__SUM_BLOCK ? i + TENSOR__SUM_BLOCK : n - (n - i) % 16;
-        __m256 a0 = _mm256_setzero_ps(), a1 = a0;
-        for (; i < end; i += 16) {
-            a0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), a0);
-            a1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), a1);
-        }
-        tensor__acc_ps(&dlo, &dhi, _mm256_add_ps(a0, a1));
-    }
-    double tail = 0;
-    for (; i < n; i++) tail += (double)a[i] * b[i];
-    return tensor__hsum_pd(_mm256_add_pd(dlo, dhi)) + tail;
-}
-
-/* the largest element (NaN handling is the caller's: see tensor__row_lse_f32) */
-TENSOR__AVX2_FN static float tensor__max_f32_avx2(const float *x, int64_t n) {
-    __m256 m0 = _mm256_set1_ps(-INFINITY), m1 = m0;
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        m0 = _mm256_max_ps(m0, _mm256_loadu_ps(x + i));
-        m1 = _mm256_max_ps(m1, _mm256_loadu_ps(x + i + 8));
-    }
-    float m = tensor__hmax_ps(_mm256_max_ps(m0, m1));
-    for (; i < n; i++) m = x[i] > m ? x[i] : m;
-    return m;
-}
-
-/* sum of e^(x - m); e^(x - m) also stored to y when y is not NULL */
-TENSOR__AVX2_FN static double tensor__sumexp_f32_avx2(float *y, const float *x, int64_t n, float m) {
-    __m256d dlo = _mm256_setzero_pd(), dhi = _mm256_setzero_pd();
-    __m256 vm = _mm256_set1_ps(m);
-    int64_t i = 0;
-    while (i < n) {
-        int64_t end = n - i > TENSOR__SUM_BLOCK ? i + TENSOR__SUM_BLOCK : n;
-        __m256 a = _mm256_setzero_ps(), b = a;
-        for (; i + 16 <= end; i += 16) { /* two independent exponentials per step */
-            __m256 e0 = tensor__exp8_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
-            __m256 e1 = tensor__exp8_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm));
-            if (y) { _mm256_storeu_ps(y + i, e0); _mm256_storeu_ps(y + i + 8, e1); }
-            a = _mm256_add_ps(a, e0);
-            b = _mm256_add_ps(b, e1);
-        }
-        for (; i + 8 <= end; i += 8) {
-            __m256 e = tensor__exp8_nonpos(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
-            if (y) _mm256_storeu_ps(y + i, e);
-            a = _mm256_add_ps(a, e);
-        }
-        a = _mm256_add_ps(a, b);
-        if (i < end) { /* the row's last n % 8 */
-            __m256i k = tensor__tail_mask(end - i);
-            __m256 e = tensor__exp8_nonpos(_mm256_sub_ps(_mm256_maskload_ps(x + i, k), vm));
-            e = _mm256_and_ps(e, _mm256_castsi256_ps(k));
-            if (y) _mm256_maskstore_ps(y + i, k, e);
-            a = _mm256_add_ps(a, e);
-            i = end;
-        }
-        tensor__acc_ps(&dlo, &dhi, a);
-    }
-    return tensor__hsum_pd(_mm256_add_pd(dlo, dhi));
-}
-
-/* y = x * s + t */
-TENSOR__AVX2_FN static void tensor__affine_f32_avx2(float *y, const float *x, int64_t n, float s, float t) {
-    __m256 vs = _mm256_set1_ps(s), vt = _mm256_set1_ps(t);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(_mm256_loadu_ps(x + i), vs, vt));
-    for (; i < n; i++) y[i] = x[i] * s + t;
-}
-
-/* y = (x - a) - b (log_softmax: x - max - log(sum)) */
-TENSOR__AVX2_FN static void tensor__sub2_f32_avx2(float *y, const float *x, int64_t n, float a, float b) {
-    __m256 va = _mm256_set1_ps(a), vb = _mm256_set1_ps(b);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), va), vb));
-    for (; i < n; i++) y[i] = (x[i] - a) - b;
-}
-
-/* y = (y * s) * (g - d) (softmax backward, y holding e^(x - max) and s = 1 / sum) */
-TENSOR__AVX2_FN static void tensor__smbwd_f32_avx2(float *y, const float *g, int64_t n, float s, float d) {
-    __m256 vs = _mm256_set1_ps(s), vd = _mm256_set1_ps(d);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8)
-        _mm256_storeu_ps(y + i, _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(y + i), vs), _mm256_sub_ps(_mm256_loadu_ps(g + i), vd)));
-    for (; i < n; i++) y[i] = (y[i] * s) * (g[i] - d);
-}
-
-/* y = g - y * c (log_softmax backward) */
-TENSOR__AVX2_FN static void tensor__fms_f32_avx2(float *y, const float *g, int64_t n, float c) {
-    __m256 vc = _mm256_set1_ps(c);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fnmadd_ps(_mm256_loadu_ps(y + i), vc, _mm256_loadu_ps(g + i)));
-    for (; i < n; i++) y[i] = g[i] - y[i] * c;
-}
-
-/* y = (x - mean) * rstd * w + b, w and b optional (the norms' forward). The mean comes as
-   mh + ml (its f32 rounding and the rest): x - mh is exact for x near the mean, so rows with a
-   large mean and a small spread keep their accuracy. */
-TENSOR__AVX2_FN static void tensor__norm_f32_avx2(float *y, const float *x, int64_t n, float mh, float ml, float rstd, const float *w, const float *b) {
-    __m256 vm = _mm256_set1_ps(mh), vl = _mm256_set1_ps(ml), vr = _mm256_set1_ps(rstd);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 v = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), vl), vr);
-        if (w) v = _mm256_mul_ps(v, _mm256_loadu_ps(w + i));
-        if (b) v = _mm256_add_ps(v, _mm256_loadu_ps(b + i));
-        _mm256_storeu_ps(y + i, v);
-    }
-    for (; i < n; i++) {
-        float v = ((x[i] - mh) - ml) * rstd;
-        if (w) v *= w[i];
-        if (b) v += b[i];
-        y[i] = v;
-    }
-}
-
-/* The norms' backward for one row: xhat = (x - mean) rstd, gh = g w;
-   gx = rstd (gh - [center] mean(gh) - xhat mean(gh xhat)); gw += g xhat and gb += g (in double,
-   when not NULL). rms_norm is the case center = false, mean = 0. */
-TENSOR__AVX2_FN static void tensor__norm_bwd_f32_avx2(float *gx, const float *x, const float *g, const float *w, int64_t n, float mh, float ml, float rstd,
-                                                     bool center, double *gw, double *gb) {
-    __m256 vm = _mm256_set1_ps(mh), vl = _mm256_set1_ps(ml), vr = _mm256_set1_ps(rstd);
-    __m256d s1lo = _mm256_setzero_pd(), s1hi = s1lo, s2lo = s1lo, s2hi = s1lo;
-    int64_t i = 0;
-    while (i + 8 <= n) {
-        int64_t end = n - i > TENSOR__SUM_BLOCK ? i + TENSOR__SUM_BLOCK : n - (n - i) % 8;
-        __m256 a1 = _mm256_setzero_ps(), a2 = a1;
-        for (; i < end; i += 8) {
-            __m256 gv = _mm256_loadu_ps(g + i), xh = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), vl), vr);
-            __m256 gh = w ? _mm256_mul_ps(gv, _mm256_loadu_ps(w + i)) : gv;
-            a1 = _mm256_add_ps(a1, gh);
-            a2 = _mm256_fmadd_ps(gh, xh, a2);
-            if (gw) {
-                __m256 p = _mm256_mul_ps(gv, xh);
-                _mm256_storeu_pd(gw + i, _mm256_add_pd(_mm256_loadu_pd(gw + i), _mm256_cvtps_pd(_mm256_castps256_ps128(p))));
-                _mm256_storeu_pd(gw + i + 4, _mm256_add_pd(_mm256_loadu_pd(gw + i + 4), _mm256_cvtps_pd(_mm256_extractf128_ps(p, 1))));
-            }
-            if (gb) {
-                _mm256_storeu_pd(gb + i, _mm256_add_pd(_mm256_loadu_pd(gb + i), _mm256_cvtps_pd(_mm256_castps256_ps128(gv))));
-                _mm256_storeu_pd(gb + i + 4, _mm256_add_pd(_mm256_loadu_pd(gb + i + 4), _mm256_cvtps_pd(_mm256_extractf128_ps(gv, 1))));
-            }
-        }
-        tensor__acc_ps(&s1lo, &s1hi, a1);
-        tensor__acc_ps(&s2lo, &s2hi, a2);
-    }
-    double s1 = tensor__hsum_pd(_mm256_add_pd(s1lo, s1hi)), s2 = tensor__hsum_pd(_mm256_add_pd(s2lo, s2hi));
-    for (int64_t j = i; j < n; j++) {
-        float xh = ((x[j] - mh) - ml) * rstd, gh = w ? g[j] * w[j] : g[j];
-        s1 += gh;
-        s2 += (double)gh * xh;
-        if (gw) gw[j] += (double)(g[j] * xh);
-        if (gb) gb[j] += g[j];
-    }
-    __m256 m1 = _mm256_set1_ps(center ? (float)(s1 / (double)n) : 0.0f), m2 = _mm256_set1_ps((float)(s2 / (double)n));
-    for (i = 0; i + 8 <= n; i += 8) {
-        __m256 gv = _mm256_loadu_ps(g + i), xh = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm), vl), vr);
-        __m256 gh = w ? _mm256_mul_ps(gv, _mm256_loadu_ps(w + i)) : gv;
-        _mm256_storeu_ps(gx + i, _mm256_mul_ps(vr, _mm256_fnmadd_ps(xh, m2, _mm256_sub_ps(gh, m1))));
-    }
-    float f1 = center ? (float)(s1 / (double)n) : 0.0f, f2 = (float)(s2 / (double)n);
-    for (; i < n; i++) {
-        float xh = ((x[i] - mh) - ml) * rstd, gh = w ? g[i] * w[i] : g[i];
-        gx[i] = rstd * ((gh - f1) - xh * f2);
-    }
-}
-#endif
-
-/* The portable versions. */
 static double tensor__sum_f32(const float *x, int64_t n);
 static double tensor__row_sum_f32(const float *x, int64_t n) {
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) return tensor__sum_f32_avx2(x, n);
-#endif
-    return tensor__sum_f32(x, n);
+    const tensor__simd_isa *v = tensor__row_isa();
+    return v ? v->row_sum(x, n) : tensor__sum_f32(x, n);
 }
 static double tensor__row_sqdev_f32(const float *x, int64_t n, float m) {
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) return tensor__sqdev_f32_avx2(x, n, m);
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) return v->row_sqdev(x, n, m);
     double acc = 0;
     for (int64_t i = 0; i < n; i++) { float d = x[i] - m; acc += (double)(d * d); }
     return acc;
 }
 static double tensor__row_dot_f32(const float *a, const float *b, int64_t n) {
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) return tensor__dot_f32_avx2(a, b, n);
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) return v->row_dot(a, b, n);
     double acc = 0;
     for (int64_t i = 0; i < n; i++) acc += (double)(a[i] * b[i]);
     return acc;
 }
 static float tensor__row_max_f32(const float *x, int64_t n) {
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) return tensor__max_f32_avx2(x, n);
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) return v->row_max(x, n);
     float m = -INFINITY;
     for (int64_t i = 0; i < n; i++) m = x[i] > m ? x[i] : m;
     return m;
 }
 static double tensor__row_sumexp_f32(float *y, const float *x, int64_t n, float m) {
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) return tensor__sumexp_f32_avx2(y, x, n, m);
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) return v->row_sumexp(y, x, n, m);
     double acc = 0;
     for (int64_t i = 0; i < n; i++) {
         float e = expf(x[i] - m);
@@ -380,48 +73,47 @@ static double tensor__row_sumexp_f32(float *y, const float *x, int64_t n, float 
     return acc;
 }
 static void tensor__row_affine_f32(float *y, const float *x, int64_t n, float s, float t) {
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) { tensor__affine_f32_avx2(y, x, n, s, t); return; }
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) { v->row_affine(y, x, n, s, t); return; }
     for (int64_t i = 0; i < n; i++) y[i] = x[i] * s + t;
 }
-
 static void tensor__row_sub2_f32(float *y, const float *x, int64_t n, float a, float b) {
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) { tensor__sub2_f32_avx2(y, x, n, a, b); return; }
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) { v->row_sub2(y, x, n, a, b); return; }
     for (int64_t i = 0; i < n; i++) y[i] = (x[i] - a) - b;
 }
 static void tensor__row_smbwd_f32(float *y, const float *g, int64_t n, float s, float d) {
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) { tensor__smbwd_f32_avx2(y, g, n, s, d); return; }
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) { v->row_smbwd(y, g, n, s, d); return; }
     for (int64_t i = 0; i < n; i++) y[i] = (y[i] * s) * (g[i] - d);
 }
 static void tensor__row_fms_f32(float *y, const float *g, int64_t n, float c) {
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) { tensor__fms_f32_avx2(y, g, n, c); return; }
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) { v->row_fms(y, g, n, c); return; }
     for (int64_t i = 0; i < n; i++) y[i] = g[i] - y[i] * c;
 }
+/* y = (x - mean) * rstd * w + b, w and b optional (the norms' forward). The mean goes in as
+   mh + ml (its f32 rounding and the rest): x - mh is exact for x near the mean, so rows with a
+   large mean and a small spread keep their accuracy. */
 static void tensor__row_norm_f32(float *y, const float *x, int64_t n, double mean, float rstd, const float *w, const float *b) {
     float mh = (float)mean, ml = (float)(mean - mh);
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) { tensor__norm_f32_avx2(y, x, n, mh, ml, rstd, w, b); return; }
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) { v->row_norm(y, x, n, mh, ml, rstd, w, b); return; }
     for (int64_t i = 0; i < n; i++) {
-        float v = ((x[i] - mh) - ml) * rstd;
-        if (w) v *= w[i];
-        if (b) v += b[i];
-        y[i] = v;
+        float r = ((x[i] - mh) - ml) * rstd;
+        if (w) r *= w[i];
+        if (b) r += b[i];
+        y[i] = r;
     }
 }
+/* The norms' backward for one row: xhat = (x - mean) rstd, gh = g w;
+   gx = rstd (gh - [center] mean(gh) - xhat mean(gh xhat)); gw += g xhat and gb += g (in double,
+   when not NULL). rms_norm is the case center = false, mean = 0. */
 static void tensor__row_norm_bwd_f32(float *gx, const float *x, const float *g, const float *w, int64_t n, double mean, float rstd,
                                      bool center, double *gw, double *gb) {
     float mh = (float)mean, ml = (float)(mean - mh);
-#if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) { tensor__norm_bwd_f32_avx2(gx, x, g, w, n, mh, ml, rstd, center, gw, gb); return; }
-#endif
+    const tensor__simd_isa *v = tensor__row_isa();
+    if (v) { v->row_norm_bwd(gx, x, g, w, n, mh, ml, rstd, center, gw, gb); return; }
     double s1 = 0, s2 = 0;
     for (int64_t i = 0; i < n; i++) {
         float xh = ((x[i] - mh) - ml) * rstd, gh = w ? g[i] * w[i] : g[i];
@@ -441,10 +133,11 @@ static void tensor__row_norm_bwd_f32(float *gx, const float *x, const float *g, 
    cannot take (a NaN, or an infinite max), which callers then compute on their reference path.
    When y is not NULL it receives e^(x - max). */
 static double tensor__row_maxsumexp_f32(float *y, const float *x, int64_t n, float *mx) {
-    float m = tensor__row_max_f32(x, n);
+    const tensor__simd_isa *v = tensor__row_isa(); /* looked up once: rows may be short */
+    float m = v ? v->row_max(x, n) : tensor__row_max_f32(x, n);
     *mx = m;
     if (isinf(m) || m != m) return NAN;
-    double s = tensor__row_sumexp_f32(y, x, n, m);
+    double s = v ? v->row_sumexp(y, x, n, m) : tensor__row_sumexp_f32(y, x, n, m);
     return s == s ? s : NAN;
 }
 
@@ -644,10 +337,8 @@ static void tensor__row_sum(void *st, const char *p, int64_t s, int64_t n) {
     } else if (a->dt == TENSOR_F32 && s == 4) {
         a->d += tensor__reference_kernels ? tensor__sum_f32((const float *)p, n) : tensor__row_sum_f32((const float *)p, n);
     } else if (a->dt == TENSOR_F64 && s == 8) {
-#if TENSOR__ROW_AVX2
-        if (!tensor__reference_kernels && tensor__row_avx2()) { a->d += tensor__sum_f64_avx2((const double *)p, n); return; }
-#endif
-        a->d += tensor__sum_f64((const double *)p, n);
+        const tensor__simd_isa *v = tensor__reference_kernels ? NULL : tensor__row_isa();
+        a->d += v ? v->row_sum_f64((const double *)p, n) : tensor__sum_f64((const double *)p, n);
     } else {
         double acc = a->d;
         TENSOR__RED_LOOP(a->dt, p, s, n, acc += x;);
@@ -775,12 +466,11 @@ static void tensor__row_cols(void *st, const char *p, int64_t s, int64_t n) {
     tensor__cols_acc *a = (tensor__cols_acc *)st;
     int64_t nb = a->nb;
     double *TENSOR__RESTRICT acc = a->acc;
-#if TENSOR__ROW_AVX2
-    if (a->fast && a->dt == TENSOR_F32) {
-        for (int64_t k = 0; k < n; k++, p += s) tensor__cols_add_f32_avx2(acc, (const float *)p, nb);
+    const tensor__simd_isa *v = a->fast && a->dt == TENSOR_F32 ? tensor__row_isa() : NULL;
+    if (v) {
+        for (int64_t k = 0; k < n; k++, p += s) v->row_cols_add(acc, (const float *)p, nb);
         return;
     }
-#endif
     for (int64_t k = 0; k < n; k++, p += s) {
         switch (a->dt) {
         case TENSOR_F32: { const float *TENSOR__RESTRICT x = (const float *)p; for (int64_t j = 0; j < nb; j++) acc[j] += (double)x[j]; break; }

@@ -90,7 +90,23 @@ typedef struct {
     tensor__vec_unary_fn unary[TENSOR_OP_COUNT];
     tensor__vec_binary_fn binary[TENSOR_OP_COUNT];
     tensor__vec_compare_fn compare[TENSOR_OP_COUNT];
-    tensor__vec_optim_fn optim;
+    tensor__vec_optim_fn optim; /* the optimizer update (TENSOR__SIMD_OPTIM) */
+    /* the row primitives of the reductions, softmax, cross_entropy and the norms (TENSOR__SIMD_ROWS
+       below; reduce.h's tensor__row_*_f32 say what each computes) */
+    double (*row_sum)(const float *x, int64_t n);
+    double (*row_sum_f64)(const double *x, int64_t n);
+    void (*row_cols_add)(double *acc, const float *x, int64_t n);
+    double (*row_sqdev)(const float *x, int64_t n, float m);
+    double (*row_dot)(const float *a, const float *b, int64_t n);
+    float (*row_max)(const float *x, int64_t n);
+    double (*row_sumexp)(float *y, const float *x, int64_t n, float m);
+    void (*row_affine)(float *y, const float *x, int64_t n, float s, float t);
+    void (*row_sub2)(float *y, const float *x, int64_t n, float a, float b);
+    void (*row_smbwd)(float *y, const float *g, int64_t n, float s, float d);
+    void (*row_fms)(float *y, const float *g, int64_t n, float c);
+    void (*row_norm)(float *y, const float *x, int64_t n, float mh, float ml, float rstd, const float *w, const float *b);
+    void (*row_norm_bwd)(float *gx, const float *x, const float *g, const float *w, int64_t n, float mh, float ml, float rstd, bool center,
+                         double *gw, double *gb);
 } tensor__simd_isa;
 
 #if TENSOR__SIMD
@@ -704,6 +720,302 @@ static void TENSOR__F(install)(tensor__simd_isa *t) {                           
     t->optim = TENSOR__F(optim);                                                                                      \
 }
 
+/* ---- row primitives: the contiguous f32 loops of the reductions, softmax, cross_entropy and the
+   norms (reduce.h's tensor__row_*_f32 call them through the table) ----
+   The public sum and mean (row_sum) convert each element to double and add there, in four vector
+   accumulators: as exact as the reference for sums that cancel, and still faster than memory
+   delivers a long row. The sums inside softmax, cross_entropy and the norms (of e^x, squares,
+   products) accumulate in f32 lanes over blocks of TENSOR__ROW_BLOCK elements and then in double:
+   a block adds at most ~10 roundings of 2^-24 relative to its own magnitude. Tails shorter than a
+   vector go through zero-padded buffers or plain loops. */
+#define TENSOR__ROW_BLOCK 256 /* a multiple of 2 vectors of every instance */
+#define TENSOR__SIMD_ROWS                                                                                             \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(rw_loadd)(const double *p) { TENSOR__VD v; memcpy(&v, p, sizeof v); return v; } \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET void TENSOR__F(rw_stored)(double *p, TENSOR__VD v) { memcpy(p, &v, sizeof v); } \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET double TENSOR__F(rw_hsumd)(TENSOR__VD v) {                        \
+    double d[8] = {0, 0, 0, 0, 0, 0, 0, 0}; /* pairwise, written out: the compiler keeps it in registers */           \
+    memcpy(d, &v, sizeof v);                                                                                          \
+    if (TENSOR__DW > 4) { d[0] += d[4]; d[1] += d[5]; d[2] += d[6]; d[3] += d[7]; }                                   \
+    if (TENSOR__DW > 2) { d[0] += d[2]; d[1] += d[3]; }                                                               \
+    if (TENSOR__DW > 1) d[0] += d[1];                                                                                 \
+    return d[0];                                                                                                      \
+}                                                                                                                     \
+/* acc (doubles) += the lanes of v, whose floats are in f (v stored) */                                               \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VD TENSOR__F(rw_widen)(TENSOR__VD acc, TENSOR__VF v) {    \
+    float f[TENSOR__W];                                                                                               \
+    TENSOR__F(store)(f, v);                                                                                           \
+    for (int k = 0; k < TENSOR__W; k += TENSOR__DW) acc = acc + TENSOR__LOADH(f + k);                                 \
+    return acc;                                                                                                       \
+}                                                                                                                     \
+/* d[0 .. W) += the lanes of v, in double */                                                                          \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET void TENSOR__F(rw_addh)(double *d, TENSOR__VF v) {                \
+    float f[TENSOR__W];                                                                                               \
+    TENSOR__F(store)(f, v);                                                                                           \
+    for (int k = 0; k < TENSOR__W; k += TENSOR__DW)                                                                   \
+        TENSOR__F(rw_stored)(d + k, TENSOR__F(rw_loadd)(d + k) + TENSOR__LOADH(f + k));                               \
+}                                                                                                                     \
+/* The first k < W elements of p, the other lanes `fill`; and the store of the first k lanes. These                   \
+   are the plain versions: an instance with masked loads and stores defines TENSOR__ROW_LOADN /                       \
+   TENSOR__ROW_STOREN with them, the others as these. */                                                              \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(rw_part)(const float *p, int64_t k, float fill) { \
+    float f[TENSOR__W];                                                                                               \
+    for (int j = 0; j < TENSOR__W; j++) f[j] = fill;                                                                  \
+    for (int64_t j = 0; j < k; j++) f[j] = p[j];                                                                      \
+    return TENSOR__F(load)(f);                                                                                        \
+}                                                                                                                     \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET void TENSOR__F(rw_store_part)(float *p, TENSOR__VF v, int64_t k) { \
+    float f[TENSOR__W];                                                                                               \
+    TENSOR__F(store)(f, v);                                                                                           \
+    for (int64_t j = 0; j < k; j++) p[j] = f[j];                                                                      \
+}                                                                                                                     \
+/* lanes below k set */                                                                                               \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VI TENSOR__F(rw_first)(int64_t k) {                       \
+    TENSOR__VI io;                                                                                                    \
+    for (int j = 0; j < TENSOR__W; j++) io[j] = j;                                                                    \
+    return io < (int32_t)k;                                                                                           \
+}                                                                                                                     \
+/* sum of a row, each element in double (the public sum and mean) */                                                  \
+static TENSOR__TARGET double TENSOR__F(row_sum)(const float *x, int64_t n) {                                          \
+    TENSOR__VD a0 = TENSOR__F(splatd)(0.0), a1 = a0;                                                                  \
+    int64_t i = 0;                                                                                                    \
+    for (; i + 2 * TENSOR__DW <= n; i += 2 * TENSOR__DW) {                                                            \
+        a0 = a0 + TENSOR__LOADH(x + i);                                                                               \
+        a1 = a1 + TENSOR__LOADH(x + i + TENSOR__DW);                                                                  \
+    }                                                                                                                 \
+    if (i + TENSOR__DW <= n) { a0 = a0 + TENSOR__LOADH(x + i); i += TENSOR__DW; }                                     \
+    double tail = 0;                                                                                                  \
+    for (; i < n; i++) tail += (double)x[i];                                                                          \
+    return TENSOR__F(rw_hsumd)(a0 + a1) + tail;                                                                       \
+}                                                                                                                     \
+static TENSOR__TARGET double TENSOR__F(row_sum_f64)(const double *x, int64_t n) {                                     \
+    TENSOR__VD a0 = TENSOR__F(splatd)(0.0), a1 = a0, a2 = a0, a3 = a0;                                                \
+    int64_t i = 0;                                                                                                    \
+    for (; i + 4 * TENSOR__DW <= n; i += 4 * TENSOR__DW) {                                                            \
+        a0 = a0 + TENSOR__F(rw_loadd)(x + i);                                                                         \
+        a1 = a1 + TENSOR__F(rw_loadd)(x + i + TENSOR__DW);                                                            \
+        a2 = a2 + TENSOR__F(rw_loadd)(x + i + 2 * TENSOR__DW);                                                        \
+        a3 = a3 + TENSOR__F(rw_loadd)(x + i + 3 * TENSOR__DW);                                                        \
+    }                                                                                                                 \
+    double tail = 0;                                                                                                  \
+    for (; i < n; i++) tail += x[i];                                                                                  \
+    return TENSOR__F(rw_hsumd)((a0 + a1) + (a2 + a3)) + tail;                                                         \
+}                                                                                                                     \
+/* acc[j] += x[j] in double (the column sums of reductions over outer dims) */                                        \
+static TENSOR__TARGET void TENSOR__F(row_cols_add)(double *acc, const float *x, int64_t n) {                          \
+    int64_t j = 0;                                                                                                    \
+    for (; j + TENSOR__DW <= n; j += TENSOR__DW)                                                                      \
+        TENSOR__F(rw_stored)(acc + j, TENSOR__F(rw_loadd)(acc + j) + TENSOR__LOADH(x + j));                           \
+    for (; j < n; j++) acc[j] += (double)x[j];                                                                        \
+}                                                                                                                     \
+/* sum of (x - m)^2: padding lanes hold m */                                                                          \
+static TENSOR__TARGET double TENSOR__F(row_sqdev)(const float *x, int64_t n, float m) {                               \
+    TENSOR__VD d = TENSOR__F(splatd)(0.0);                                                                            \
+    TENSOR__VF vm = TENSOR__F(splat)(m);                                                                              \
+    int64_t i = 0, full = n - n % TENSOR__W;                                                                          \
+    while (i < full) {                                                                                                \
+        int64_t end = full - i > TENSOR__ROW_BLOCK ? i + TENSOR__ROW_BLOCK : full;                                    \
+        TENSOR__VF a0 = TENSOR__F(splat)(0.0f), a1 = a0;                                                              \
+        for (; i + 2 * TENSOR__W <= end; i += 2 * TENSOR__W) {                                                        \
+            TENSOR__VF d0 = TENSOR__F(load)(x + i) - vm, d1 = TENSOR__F(load)(x + i + TENSOR__W) - vm;                \
+            a0 = TENSOR__FMA(d0, d0, a0);                                                                             \
+            a1 = TENSOR__FMA(d1, d1, a1);                                                                             \
+        }                                                                                                             \
+        if (i < end) { TENSOR__VF d0 = TENSOR__F(load)(x + i) - vm; a0 = TENSOR__FMA(d0, d0, a0); i += TENSOR__W; }   \
+        d = TENSOR__F(rw_widen)(d, a0 + a1);                                                                          \
+    }                                                                                                                 \
+    if (i < n) { TENSOR__VF d0 = TENSOR__ROW_LOADN(x + i, n - i, m) - vm; d = TENSOR__F(rw_widen)(d, d0 * d0); }      \
+    return TENSOR__F(rw_hsumd)(d);                                                                                    \
+}                                                                                                                     \
+/* sum of a * b */                                                                                                    \
+static TENSOR__TARGET double TENSOR__F(row_dot)(const float *a, const float *b, int64_t n) {                          \
+    TENSOR__VD d = TENSOR__F(splatd)(0.0);                                                                            \
+    int64_t i = 0, full = n - n % TENSOR__W;                                                                          \
+    while (i < full) {                                                                                                \
+        int64_t end = full - i > TENSOR__ROW_BLOCK ? i + TENSOR__ROW_BLOCK : full;                                    \
+        TENSOR__VF a0 = TENSOR__F(splat)(0.0f), a1 = a0;                                                              \
+        for (; i + 2 * TENSOR__W <= end; i += 2 * TENSOR__W) {                                                        \
+            a0 = TENSOR__FMA(TENSOR__F(load)(a + i), TENSOR__F(load)(b + i), a0);                                     \
+            a1 = TENSOR__FMA(TENSOR__F(load)(a + i + TENSOR__W), TENSOR__F(load)(b + i + TENSOR__W), a1);             \
+        }                                                                                                             \
+        if (i < end) { a0 = TENSOR__FMA(TENSOR__F(load)(a + i), TENSOR__F(load)(b + i), a0); i += TENSOR__W; }        \
+        d = TENSOR__F(rw_widen)(d, a0 + a1);                                                                          \
+    }                                                                                                                 \
+    if (i < n) d = TENSOR__F(rw_widen)(d, TENSOR__ROW_LOADN(a + i, n - i, 0.0f) * TENSOR__ROW_LOADN(b + i, n - i, 0.0f)); \
+    return TENSOR__F(rw_hsumd)(d);                                                                                    \
+}                                                                                                                     \
+/* the largest element, -inf for none (a NaN may or may not win: the callers find NaN rows from                       \
+   row_sumexp, whose e^(NaN - m) is NaN) */                                                                           \
+static TENSOR__TARGET float TENSOR__F(row_max)(const float *x, int64_t n) {                                           \
+    TENSOR__VF m0 = TENSOR__F(splat)(-INFINITY), m1 = m0;                                                             \
+    int64_t i = 0;                                                                                                    \
+    for (; i + 2 * TENSOR__W <= n; i += 2 * TENSOR__W) {                                                              \
+        m0 = TENSOR__MAX(m0, TENSOR__F(load)(x + i));                                                                 \
+        m1 = TENSOR__MAX(m1, TENSOR__F(load)(x + i + TENSOR__W));                                                     \
+    }                                                                                                                 \
+    if (i + TENSOR__W <= n) { m0 = TENSOR__MAX(m0, TENSOR__F(load)(x + i)); i += TENSOR__W; }                         \
+    if (i < n) m1 = TENSOR__MAX(m1, TENSOR__ROW_LOADN(x + i, n - i, -INFINITY));                                      \
+    float f[16];                                                                                                      \
+    TENSOR__F(store)(f, TENSOR__MAX(m0, m1));                                                                         \
+    int w = TENSOR__W;                                                                                                \
+    if (w > 8) { for (int j = 0; j < 8; j++) f[j] = f[j + 8] > f[j] ? f[j + 8] : f[j]; w = 8; }                       \
+    if (w > 4) { for (int j = 0; j < 4; j++) f[j] = f[j + 4] > f[j] ? f[j + 4] : f[j]; w = 4; }                       \
+    if (w > 2) { f[0] = f[2] > f[0] ? f[2] : f[0]; f[1] = f[3] > f[1] ? f[3] : f[1]; }                                \
+    if (w > 1) f[0] = f[1] > f[0] ? f[1] : f[0];                                                                      \
+    return f[0];                                                                                                      \
+}                                                                                                                     \
+/* sum of e^(x - m) (the layer's exp); e^(x - m) also stored to y when y is not NULL. Padding lanes                   \
+   hold m and are zeroed after the exp. */                                                                            \
+static TENSOR__TARGET double TENSOR__F(row_sumexp)(float *y, const float *x, int64_t n, float m) {                    \
+    TENSOR__VD d = TENSOR__F(splatd)(0.0);                                                                            \
+    TENSOR__VF vm = TENSOR__F(splat)(m);                                                                              \
+    int64_t i = 0, full = n - n % TENSOR__W;                                                                          \
+    while (i < full) {                                                                                                \
+        int64_t end = full - i > TENSOR__ROW_BLOCK ? i + TENSOR__ROW_BLOCK : full;                                    \
+        TENSOR__VF a0 = TENSOR__F(splat)(0.0f), a1 = a0;                                                              \
+        for (; i + 2 * TENSOR__W <= end; i += 2 * TENSOR__W) { /* two independent exponentials per step */            \
+            TENSOR__VF e0 = TENSOR__F(exp)(TENSOR__F(load)(x + i) - vm);                                              \
+            TENSOR__VF e1 = TENSOR__F(exp)(TENSOR__F(load)(x + i + TENSOR__W) - vm);                                  \
+            if (y) { TENSOR__F(store)(y + i, e0); TENSOR__F(store)(y + i + TENSOR__W, e1); }                          \
+            a0 = a0 + e0;                                                                                             \
+            a1 = a1 + e1;                                                                                             \
+        }                                                                                                             \
+        if (i < end) {                                                                                                \
+            TENSOR__VF e0 = TENSOR__F(exp)(TENSOR__F(load)(x + i) - vm);                                              \
+            if (y) TENSOR__F(store)(y + i, e0);                                                                       \
+            a0 = a0 + e0;                                                                                             \
+            i += TENSOR__W;                                                                                           \
+        }                                                                                                             \
+        d = TENSOR__F(rw_widen)(d, a0 + a1);                                                                          \
+    }                                                                                                                 \
+    if (i < n) {                                                                                                      \
+        TENSOR__VF e0 = TENSOR__F(exp)(TENSOR__ROW_LOADN(x + i, n - i, m) - vm);                                      \
+        e0 = TENSOR__SEL(TENSOR__F(rw_first)(n - i), e0, TENSOR__F(splat)(0.0f));                                     \
+        if (y) TENSOR__ROW_STOREN(y + i, e0, n - i);                                                                  \
+        d = TENSOR__F(rw_widen)(d, e0);                                                                               \
+    }                                                                                                                 \
+    return TENSOR__F(rw_hsumd)(d);                                                                                    \
+}                                                                                                                     \
+/* y = x * s + t */                                                                                                   \
+static TENSOR__TARGET void TENSOR__F(row_affine)(float *y, const float *x, int64_t n, float s, float t) {             \
+    TENSOR__VF vs = TENSOR__F(splat)(s), vt = TENSOR__F(splat)(t);                                                    \
+    int64_t i = 0;                                                                                                    \
+    for (; i + TENSOR__W <= n; i += TENSOR__W) TENSOR__F(store)(y + i, TENSOR__FMA(TENSOR__F(load)(x + i), vs, vt));  \
+    if (i < n) TENSOR__ROW_STOREN(y + i, TENSOR__FMA(TENSOR__ROW_LOADN(x + i, n - i, 0.0f), vs, vt), n - i);          \
+}                                                                                                                     \
+/* y = (x - a) - b (log_softmax: x - max - log(sum)) */                                                               \
+static TENSOR__TARGET void TENSOR__F(row_sub2)(float *y, const float *x, int64_t n, float a, float b) {               \
+    TENSOR__VF va = TENSOR__F(splat)(a), vb = TENSOR__F(splat)(b);                                                    \
+    int64_t i = 0;                                                                                                    \
+    for (; i + TENSOR__W <= n; i += TENSOR__W) TENSOR__F(store)(y + i, (TENSOR__F(load)(x + i) - va) - vb);           \
+    if (i < n) TENSOR__ROW_STOREN(y + i, (TENSOR__ROW_LOADN(x + i, n - i, 0.0f) - va) - vb, n - i);                   \
+}                                                                                                                     \
+/* y = (y * s) * (g - d) (softmax backward, y holding e^(x - max) and s = 1 / sum) */                                 \
+static TENSOR__TARGET void TENSOR__F(row_smbwd)(float *y, const float *g, int64_t n, float s, float d) {              \
+    TENSOR__VF vs = TENSOR__F(splat)(s), vd = TENSOR__F(splat)(d);                                                    \
+    int64_t i = 0;                                                                                                    \
+    for (; i + TENSOR__W <= n; i += TENSOR__W)                                                                        \
+        TENSOR__F(store)(y + i, (TENSOR__F(load)(y + i) * vs) * (TENSOR__F(load)(g + i) - vd));                       \
+    if (i < n)                                                                                                        \
+        TENSOR__ROW_STOREN(y + i, (TENSOR__ROW_LOADN(y + i, n - i, 0.0f) * vs) * (TENSOR__ROW_LOADN(g + i, n - i, 0.0f) - vd), n - i); \
+}                                                                                                                     \
+/* y = g - y * c (log_softmax backward) */                                                                            \
+static TENSOR__TARGET void TENSOR__F(row_fms)(float *y, const float *g, int64_t n, float c) {                         \
+    TENSOR__VF vc = TENSOR__F(splat)(-c);                                                                             \
+    int64_t i = 0;                                                                                                    \
+    for (; i + TENSOR__W <= n; i += TENSOR__W) TENSOR__F(store)(y + i, TENSOR__FMA(TENSOR__F(load)(y + i), vc, TENSOR__F(load)(g + i))); \
+    if (i < n)                                                                                                        \
+        TENSOR__ROW_STOREN(y + i, TENSOR__FMA(TENSOR__ROW_LOADN(y + i, n - i, 0.0f), vc, TENSOR__ROW_LOADN(g + i, n - i, 0.0f)), n - i); \
+}                                                                                                                     \
+/* y = ((x - mh) - ml) * rstd * w + b, w and b optional (the norms' forward; the mean comes as mh + ml,               \
+   its f32 rounding and the rest: x - mh is exact for x near the mean) */                                             \
+static TENSOR__TARGET void TENSOR__F(row_norm)(float *y, const float *x, int64_t n, float mh, float ml, float rstd, const float *w, const float *b) { \
+    TENSOR__VF vm = TENSOR__F(splat)(mh), vl = TENSOR__F(splat)(ml), vr = TENSOR__F(splat)(rstd);                     \
+    int64_t i = 0;                                                                                                    \
+    for (; i + TENSOR__W <= n; i += TENSOR__W) {                                                                      \
+        TENSOR__VF v = ((TENSOR__F(load)(x + i) - vm) - vl) * vr;                                                     \
+        if (w) v = v * TENSOR__F(load)(w + i);                                                                        \
+        if (b) v = v + TENSOR__F(load)(b + i);                                                                        \
+        TENSOR__F(store)(y + i, v);                                                                                   \
+    }                                                                                                                 \
+    if (i < n) {                                                                                                      \
+        TENSOR__VF v = ((TENSOR__ROW_LOADN(x + i, n - i, mh) - vm) - vl) * vr;                                        \
+        if (w) v = v * TENSOR__ROW_LOADN(w + i, n - i, 0.0f);                                                         \
+        if (b) v = v + TENSOR__ROW_LOADN(b + i, n - i, 0.0f);                                                         \
+        TENSOR__ROW_STOREN(y + i, v, n - i);                                                                          \
+    }                                                                                                                 \
+}                                                                                                                     \
+/* The norms' backward for one row: xhat = (x - mean) rstd, gh = g w;                                                 \
+   gx = rstd (gh - [center] mean(gh) - xhat mean(gh xhat)); gw += g xhat and gb += g (in double,                      \
+   when not NULL). rms_norm is the case center = false, mean = 0. */                                                  \
+static TENSOR__TARGET void TENSOR__F(row_norm_bwd)(float *gx, const float *x, const float *g, const float *w, int64_t n, float mh, float ml, \
+                                                   float rstd, bool center, double *gw, double *gb) {                 \
+    TENSOR__VF vm = TENSOR__F(splat)(mh), vl = TENSOR__F(splat)(ml), vr = TENSOR__F(splat)(rstd);                     \
+    TENSOR__VD s1v = TENSOR__F(splatd)(0.0), s2v = s1v;                                                               \
+    int64_t i = 0, full = n - n % TENSOR__W;                                                                          \
+    while (i < full) {                                                                                                \
+        int64_t end = full - i > TENSOR__ROW_BLOCK ? i + TENSOR__ROW_BLOCK : full;                                    \
+        TENSOR__VF a1 = TENSOR__F(splat)(0.0f), a2 = a1;                                                              \
+        for (; i < end; i += TENSOR__W) {                                                                             \
+            TENSOR__VF gv = TENSOR__F(load)(g + i), xh = ((TENSOR__F(load)(x + i) - vm) - vl) * vr;                   \
+            TENSOR__VF gh = gv;                                                                                       \
+            if (w) gh = gv * TENSOR__F(load)(w + i);                                                                  \
+            a1 = a1 + gh;                                                                                             \
+            a2 = TENSOR__FMA(gh, xh, a2);                                                                             \
+            if (gw) TENSOR__F(rw_addh)(gw + i, gv * xh);                                                              \
+            if (gb) TENSOR__F(rw_addh)(gb + i, gv);                                                                   \
+        }                                                                                                             \
+        s1v = TENSOR__F(rw_widen)(s1v, a1);                                                                           \
+        s2v = TENSOR__F(rw_widen)(s2v, a2);                                                                           \
+    }                                                                                                                 \
+    if (i < n) { /* the last n % W: padding lanes masked off */                                                       \
+        int64_t k = n - i;                                                                                            \
+        TENSOR__VI first = TENSOR__F(rw_first)(k);                                                                    \
+        TENSOR__VF zero = TENSOR__F(splat)(0.0f), gv = TENSOR__ROW_LOADN(g + i, k, 0.0f);                             \
+        TENSOR__VF xh = ((TENSOR__ROW_LOADN(x + i, k, mh) - vm) - vl) * vr;                                           \
+        TENSOR__VF gh = gv;                                                                                           \
+        if (w) gh = gv * TENSOR__ROW_LOADN(w + i, k, 0.0f);                                                           \
+        s1v = TENSOR__F(rw_widen)(s1v, gh);                                                                           \
+        s2v = TENSOR__F(rw_widen)(s2v, TENSOR__SEL(first, gh * xh, zero));                                            \
+        float f[TENSOR__W];                                                                                           \
+        if (gw) {                                                                                                     \
+            TENSOR__F(store)(f, gv * xh);                                                                             \
+            for (int64_t j = 0; j < k; j++) gw[i + j] += (double)f[j];                                                \
+        }                                                                                                             \
+        if (gb)                                                                                                       \
+            for (int64_t j = 0; j < k; j++) gb[i + j] += (double)g[i + j];                                            \
+    }                                                                                                                 \
+    double s1 = TENSOR__F(rw_hsumd)(s1v), s2 = TENSOR__F(rw_hsumd)(s2v);                                              \
+    float f1 = center ? (float)(s1 / (double)n) : 0.0f, f2 = (float)(s2 / (double)n);                                 \
+    TENSOR__VF m1 = TENSOR__F(splat)(f1), m2 = TENSOR__F(splat)(-f2);                                                 \
+    for (i = 0; i + TENSOR__W <= n; i += TENSOR__W) {                                                                 \
+        TENSOR__VF gv = TENSOR__F(load)(g + i), xh = ((TENSOR__F(load)(x + i) - vm) - vl) * vr;                       \
+        TENSOR__VF gh = gv;                                                                                           \
+        if (w) gh = gv * TENSOR__F(load)(w + i);                                                                      \
+        TENSOR__F(store)(gx + i, vr * TENSOR__FMA(xh, m2, gh - m1));                                                  \
+    }                                                                                                                 \
+    if (i < n) {                                                                                                      \
+        TENSOR__VF gv = TENSOR__ROW_LOADN(g + i, n - i, 0.0f), xh = ((TENSOR__ROW_LOADN(x + i, n - i, mh) - vm) - vl) * vr; \
+        TENSOR__VF gh = gv;                                                                                           \
+        if (w) gh = gv * TENSOR__ROW_LOADN(w + i, n - i, 0.0f);                                                       \
+        TENSOR__ROW_STOREN(gx + i, vr * TENSOR__FMA(xh, m2, gh - m1), n - i);                                         \
+    }                                                                                                                 \
+}                                                                                                                     \
+static void TENSOR__F(install_rows)(tensor__simd_isa *t) {                                                            \
+    t->row_sum = TENSOR__F(row_sum);                                                                                  \
+    t->row_sum_f64 = TENSOR__F(row_sum_f64);                                                                          \
+    t->row_cols_add = TENSOR__F(row_cols_add);                                                                        \
+    t->row_sqdev = TENSOR__F(row_sqdev);                                                                              \
+    t->row_dot = TENSOR__F(row_dot);                                                                                  \
+    t->row_max = TENSOR__F(row_max);                                                                                  \
+    t->row_sumexp = TENSOR__F(row_sumexp);                                                                            \
+    t->row_affine = TENSOR__F(row_affine);                                                                            \
+    t->row_sub2 = TENSOR__F(row_sub2);                                                                                \
+    t->row_smbwd = TENSOR__F(row_smbwd);                                                                              \
+    t->row_fms = TENSOR__F(row_fms);                                                                                  \
+    t->row_norm = TENSOR__F(row_norm);                                                                                \
+    t->row_norm_bwd = TENSOR__F(row_norm_bwd);                                                                        \
+}
+
 /* ---- the instances ---- */
 #define TENSOR__SEL_BITS(m, a, b) ((TENSOR__VF)(((TENSOR__VI)(m) & (TENSOR__VI)(a)) | (~(TENSOR__VI)(m) & (TENSOR__VI)(b))))
 #define TENSOR__SELD_BITS(m, a, b) ((TENSOR__VD)(((TENSOR__VL)(m) & (TENSOR__VL)(a)) | (~(TENSOR__VL)(m) & (TENSOR__VL)(b))))
@@ -737,6 +1049,11 @@ static inline tensor__f32x1 tensor__scalar_f1(float f) { tensor__f32x1 r = {f}; 
 #define TENSOR__STOREH(p, v) ((p)[0] = (float)(v)[0])
 #define TENSOR__ANYD(m) ((m)[0] != 0)
 TENSOR__SIMD_KERNELS
+#define TENSOR__ROW_LOADN(p, k, fill) TENSOR__F(rw_part)(p, k, fill)
+#define TENSOR__ROW_STOREN(p, v, k) TENSOR__F(rw_store_part)(p, v, k)
+TENSOR__SIMD_ROWS
+#undef TENSOR__ROW_LOADN
+#undef TENSOR__ROW_STOREN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -815,6 +1132,11 @@ static TENSOR__UNUSED inline __attribute__((target("sse2"))) void tensor__sse2_s
 #define TENSOR__ANYD(m) (_mm_movemask_pd((__m128d)(m)) != 0)
 #define TENSOR__SLEEF(fn, x) tensor__sleef_##fn##4(x)
 TENSOR__SIMD_KERNELS
+#define TENSOR__ROW_LOADN(p, k, fill) TENSOR__F(rw_part)(p, k, fill)
+#define TENSOR__ROW_STOREN(p, v, k) TENSOR__F(rw_store_part)(p, v, k)
+TENSOR__SIMD_ROWS
+#undef TENSOR__ROW_LOADN
+#undef TENSOR__ROW_STOREN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -839,6 +1161,17 @@ TENSOR__SIMD_KERNELS
 #undef TENSOR__SLEEF
 
 /* AVX2 + FMA: 8 lanes */
+/* the first k < 8 floats, the other lanes `fill` / the store of the first k lanes (masked: no access past k) */
+static TENSOR__UNUSED inline __attribute__((target("avx2,fma"))) __m256i tensor__avx2_first(int64_t k) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)k), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+static TENSOR__UNUSED inline __attribute__((target("avx2,fma"))) __m256 tensor__avx2_loadn(const float *p, int64_t k, float fill) {
+    __m256i m = tensor__avx2_first(k);
+    return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m), _mm256_castsi256_ps(m));
+}
+static TENSOR__UNUSED inline __attribute__((target("avx2,fma"))) void tensor__avx2_storen(float *p, __m256 v, int64_t k) {
+    _mm256_maskstore_ps(p, tensor__avx2_first(k), v);
+}
 #define TENSOR__ISA tensor__avx2
 #define TENSOR__TARGET __attribute__((target("avx2,fma")))
 #define TENSOR__W 8
@@ -862,6 +1195,11 @@ TENSOR__SIMD_KERNELS
 #define TENSOR__ANYD(m) (_mm256_movemask_pd((__m256d)(m)) != 0)
 #define TENSOR__SLEEF(fn, x) tensor__sleef_##fn##8(x)
 TENSOR__SIMD_KERNELS
+#define TENSOR__ROW_LOADN(p, k, fill) tensor__avx2_loadn(p, k, fill)
+#define TENSOR__ROW_STOREN(p, v, k) tensor__avx2_storen(p, v, k)
+TENSOR__SIMD_ROWS
+#undef TENSOR__ROW_LOADN
+#undef TENSOR__ROW_STOREN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -889,13 +1227,19 @@ TENSOR__SIMD_KERNELS
    max and sqrt: at -O2, GCC 12's C++ front end warns about the undefined vector inside the plain
    intrinsics, -Wmaybe-uninitialized.) */
 static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) __m512d tensor__avx512_loadh(const float *p) {
-    __m256 v;
-    memcpy(&v, p, sizeof v);
-    return __builtin_convertvector(v, __m512d);
+    /* the zero-masked form: one vcvtps2pd zmm (GCC splits __builtin_convertvector to 256 bits) */
+    return _mm512_maskz_cvtps_pd((__mmask8)-1, _mm256_loadu_ps(p));
 }
 static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) void tensor__avx512_storeh(float *p, __m512d v) {
     __m256 f = __builtin_convertvector(v, __m256);
     memcpy(p, &f, sizeof f);
+}
+/* the first k < 16 floats, the other lanes `fill` / the store of the first k lanes (masked: no access past k) */
+static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) __m512 tensor__avx512_loadn(const float *p, int64_t k, float fill) {
+    return _mm512_mask_loadu_ps(_mm512_set1_ps(fill), (__mmask16)((1u << k) - 1), p);
+}
+static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) void tensor__avx512_storen(float *p, __m512 v, int64_t k) {
+    _mm512_mask_storeu_ps(p, (__mmask16)((1u << k) - 1), v);
 }
 #define TENSOR__ISA tensor__avx512
 #define TENSOR__TARGET __attribute__((target("avx512f,avx2,fma")))
@@ -920,6 +1264,11 @@ static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) void te
 #define TENSOR__ANYD(m) (_mm512_test_epi64_mask((__m512i)(m), (__m512i)(m)) != 0)
 #define TENSOR__SLEEF(fn, x) tensor__sleef_##fn##16(x)
 TENSOR__SIMD_KERNELS
+#define TENSOR__ROW_LOADN(p, k, fill) tensor__avx512_loadn(p, k, fill)
+#define TENSOR__ROW_STOREN(p, v, k) tensor__avx512_storen(p, v, k)
+TENSOR__SIMD_ROWS
+#undef TENSOR__ROW_LOADN
+#undef TENSOR__ROW_STOREN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -969,6 +1318,11 @@ TENSOR__SIMD_KERNELS
 #define TENSOR__ANYD(m) (vmaxvq_u32((uint32x4_t)(m)) != 0)
 #define TENSOR__SLEEF(fn, x) Sleef_##fn##f4_u10(x)
 TENSOR__SIMD_KERNELS
+#define TENSOR__ROW_LOADN(p, k, fill) TENSOR__F(rw_part)(p, k, fill)
+#define TENSOR__ROW_STOREN(p, v, k) TENSOR__F(rw_store_part)(p, v, k)
+TENSOR__SIMD_ROWS
+#undef TENSOR__ROW_LOADN
+#undef TENSOR__ROW_STOREN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -995,27 +1349,28 @@ TENSOR__SIMD_KERNELS
 
 /* Picks the instance: the first the CPU runs, best first, unless TENSOR_SIMD names another it
    runs. */
-typedef struct { const char *key, *name; bool ok; void (*install)(tensor__simd_isa *); } tensor__simd_candidate;
+typedef struct { const char *key, *name; bool ok; void (*install)(tensor__simd_isa *), (*install_rows)(tensor__simd_isa *); } tensor__simd_candidate;
 static void tensor__simd_choose(tensor__simd_isa *t) {
     tensor__simd_candidate c[4];
     int n = 0;
 #if TENSOR__SIMD_X86
     __builtin_cpu_init();
     bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    c[n].key = "avx512"; c[n].name = "avx512f"; c[n].ok = avx2 && __builtin_cpu_supports("avx512f"); c[n].install = tensor__avx512_install; n++;
-    c[n].key = "avx2"; c[n].name = "avx2+fma"; c[n].ok = avx2; c[n].install = tensor__avx2_install; n++;
-    c[n].key = "sse2"; c[n].name = "sse2"; c[n].ok = __builtin_cpu_supports("sse2"); c[n].install = tensor__sse2_install; n++;
+    c[n].key = "avx512"; c[n].name = "avx512f"; c[n].ok = avx2 && __builtin_cpu_supports("avx512f"); c[n].install = tensor__avx512_install; c[n].install_rows = tensor__avx512_install_rows; n++;
+    c[n].key = "avx2"; c[n].name = "avx2+fma"; c[n].ok = avx2; c[n].install = tensor__avx2_install; c[n].install_rows = tensor__avx2_install_rows; n++;
+    c[n].key = "sse2"; c[n].name = "sse2"; c[n].ok = __builtin_cpu_supports("sse2"); c[n].install = tensor__sse2_install; c[n].install_rows = tensor__sse2_install_rows; n++;
 #endif
 #if TENSOR__SIMD_NEON
-    c[n].key = "neon"; c[n].name = "neon"; c[n].ok = true; c[n].install = tensor__neon_install; n++;
+    c[n].key = "neon"; c[n].name = "neon"; c[n].ok = true; c[n].install = tensor__neon_install; c[n].install_rows = tensor__neon_install_rows; n++;
 #endif
-    c[n].key = "scalar"; c[n].name = "scalar"; c[n].ok = true; c[n].install = tensor__scalar_install; n++;
+    c[n].key = "scalar"; c[n].name = "scalar"; c[n].ok = true; c[n].install = tensor__scalar_install; c[n].install_rows = tensor__scalar_install_rows; n++;
     const char *want = getenv("TENSOR_SIMD");
     int pick = -1;
     for (int i = 0; i < n && want; i++) if (c[i].ok && strcmp(want, c[i].key) == 0) pick = i;
     for (int i = 0; i < n && pick < 0; i++) if (c[i].ok) pick = i;
     t->name = c[pick].name;
     c[pick].install(t);
+    c[pick].install_rows(t);
 }
 #endif /* TENSOR__SIMD */
 
