@@ -8274,22 +8274,246 @@ typedef struct { int64_t H, W, oH, oW, k, s, pad; } tensor__pool_geom;
 TENSOR__DEFINE_POOL(f32, float)
 TENSOR__DEFINE_POOL(f64, double)
 
+/* The fast path of max pooling with non-overlapping windows (kernel == stride, no padding: every
+   window lies inside the input; floor mode leaves the last H % k rows and W % k columns out), such
+   as a CNN's 2x2. It gives what tensor__pool_argmax picks: a running maximum m over the window in
+   row-major order takes v when v > m or v is NaN, unless m already is NaN (so the first NaN stays,
+   and of equal values the earlier one, which tells -0 from +0). Backward writes each element of gx
+   once: gy at the window's pick (as 0 + gy, the reference's sum into zeros), 0 elsewhere. */
+#define TENSOR__POOL_TAKES(m, v) (((m) == (m)) & (((v) > (m)) | ((v) != (v)))) /* no branches: random data */
+#define TENSOR__DEFINE_POOL_NOV(sfx, T)                                                                  \
+    static void tensor__maxpool_nov_##sfx(T *y, const T *x, const tensor__pool_geom *p) {               \
+        int64_t k = p->k, W = p->W;                                                                     \
+        for (int64_t oh = 0; oh < p->oH; oh++) {                                                        \
+            const T *r = x + oh * k * W;                                                                \
+            T *yr = y + oh * p->oW;                                                                     \
+            int64_t ow = tensor__maxpool2_row_##sfx(yr, r, r + W, k == 2 ? p->oW : 0);                  \
+            for (; k == 2 && ow < p->oW; ow++) {                                                        \
+                const T *q = r + 2 * ow;                                                                \
+                T m = q[0], v = q[1];                                                                   \
+                m = TENSOR__POOL_TAKES(m, v) ? v : m;                                                   \
+                v = q[W]; m = TENSOR__POOL_TAKES(m, v) ? v : m;                                         \
+                v = q[W + 1]; m = TENSOR__POOL_TAKES(m, v) ? v : m;                                     \
+                yr[ow] = m;                                                                             \
+            }                                                                                           \
+            for (; ow < p->oW; ow++) {                                                                  \
+                const T *q = r + ow * k;                                                                \
+                T m = q[0];                                                                             \
+                for (int64_t i = 0; i < k; i++)                                                         \
+                    for (int64_t j = 0; j < k; j++) {                                                   \
+                        T v = q[i * W + j];                                                             \
+                        m = TENSOR__POOL_TAKES(m, v) ? v : m;                                           \
+                    }                                                                                   \
+                yr[ow] = m;                                                                             \
+            }                                                                                           \
+        }                                                                                               \
+    }                                                                                                   \
+    static void tensor__maxpool_nov_bwd_##sfx(T *gx, const T *x, const T *gy, const tensor__pool_geom *p) { \
+        int64_t k = p->k, W = p->W, cw = p->oW * k;                                                     \
+        for (int64_t oh = 0; oh < p->oH; oh++) {                                                        \
+            const T *r = x + oh * k * W, *gr = gy + oh * p->oW;                                         \
+            T *o = gx + oh * k * W;                                                                     \
+            int64_t ow = tensor__maxpool2_bwd_row_##sfx(o, o + W, r, r + W, gr, k == 2 ? p->oW : 0);    \
+            for (; k == 2 && ow < p->oW; ow++) {                                                        \
+                const T *q = r + 2 * ow;                                                                \
+                T m = q[0], v = q[1], g = (T)0 + gr[ow];                                                \
+                int at = 0, t = TENSOR__POOL_TAKES(m, v);                                               \
+                m = t ? v : m; at = t ? 1 : at;                                                         \
+                v = q[W]; t = TENSOR__POOL_TAKES(m, v); m = t ? v : m; at = t ? 2 : at;                 \
+                v = q[W + 1]; t = TENSOR__POOL_TAKES(m, v); at = t ? 3 : at;                            \
+                T *d = o + 2 * ow;                                                                      \
+                d[0] = at == 0 ? g : 0;                                                                 \
+                d[1] = at == 1 ? g : 0;                                                                 \
+                d[W] = at == 2 ? g : 0;                                                                 \
+                d[W + 1] = at == 3 ? g : 0;                                                             \
+            }                                                                                           \
+            for (; ow < p->oW; ow++) {                                                                  \
+                const T *q = r + ow * k;                                                                \
+                T *d = o + ow * k;                                                                      \
+                T m = q[0];                                                                             \
+                int64_t at = 0;                                                                         \
+                for (int64_t i = 0; i < k; i++)                                                         \
+                    for (int64_t j = 0; j < k; j++) {                                                   \
+                        T v = q[i * W + j];                                                             \
+                        bool t = TENSOR__POOL_TAKES(m, v);                                              \
+                        m = t ? v : m;                                                                  \
+                        at = t ? i * W + j : at;                                                        \
+                        d[i * W + j] = 0;                                                               \
+                    }                                                                                   \
+                d[at] = (T)0 + gr[ow];                                                                  \
+            }                                                                                           \
+            for (int64_t i = 0; i < k && cw < W; i++) memset(o + i * W + cw, 0, (size_t)(W - cw) * sizeof(T)); \
+        }                                                                                               \
+        if (p->oH * k < p->H) memset(gx + p->oH * k * W, 0, (size_t)((p->H - p->oH * k) * W) * sizeof(T)); \
+    }
+
+/* 2x2 windows of f32 rows r0, r1 eight at a time (AVX2); returns how many outputs of a row of oW
+   it did (0 where the CPU has no AVX2, or for f64: the scalar loops do them). The columns of the windows are split into even and odd ones (a, b of r0; c, d of r1),
+   then the running maximum goes a, b, c, d as above. */
+#if TENSOR__ROW_AVX2
+static TENSOR__AVX2_INLINE __m256 tensor__pool_even(__m256 lo, __m256 hi) { /* lo[0, 2, 4, 6], hi[0, 2, 4, 6] */
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xD8));
+}
+static TENSOR__AVX2_INLINE __m256 tensor__pool_odd(__m256 lo, __m256 hi) {
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xDD)), 0xD8));
+}
+/* lanes where the running maximum m takes v: v > m or v NaN (NLE_UQ), and m is not NaN */
+static TENSOR__AVX2_INLINE __m256 tensor__pool_takes(__m256 m, __m256 v) {
+    return _mm256_and_ps(_mm256_cmp_ps(v, m, _CMP_NLE_UQ), _mm256_cmp_ps(m, m, _CMP_ORD_Q));
+}
+/* The four corners of windows ow.. of rows r0, r1: a full block of 8, or (rem < 8) the last rem
+   windows of the row, loaded under a mask (lanes past the row read as 0 and are never stored). */
+static TENSOR__AVX2_INLINE __m256i tensor__pool_mask(int64_t n) { return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); }
+static TENSOR__AVX2_INLINE void tensor__pool_corners(const float *r0, const float *r1, int64_t rem, __m256 *a, __m256 *b, __m256 *c, __m256 *d) {
+    __m256 l0, h0, l1, h1;
+    if (rem >= 8) {
+        l0 = _mm256_loadu_ps(r0); h0 = _mm256_loadu_ps(r0 + 8);
+        l1 = _mm256_loadu_ps(r1); h1 = _mm256_loadu_ps(r1 + 8);
+    } else {
+        __m256i ml = tensor__pool_mask(2 * rem), mh = tensor__pool_mask(2 * rem - 8);
+        l0 = _mm256_maskload_ps(r0, ml); h0 = _mm256_maskload_ps(r0 + 8, mh);
+        l1 = _mm256_maskload_ps(r1, ml); h1 = _mm256_maskload_ps(r1 + 8, mh);
+    }
+    *a = tensor__pool_even(l0, h0); *b = tensor__pool_odd(l0, h0);
+    *c = tensor__pool_even(l1, h1); *d = tensor__pool_odd(l1, h1);
+}
+static TENSOR__AVX2_FN int64_t tensor__maxpool2_row_avx2(float *y, const float *r0, const float *r1, int64_t oW) {
+    for (int64_t ow = 0; ow < oW; ow += 8) {
+        __m256 m, b, c, d;
+        tensor__pool_corners(r0 + 2 * ow, r1 + 2 * ow, oW - ow, &m, &b, &c, &d);
+        m = _mm256_blendv_ps(m, b, tensor__pool_takes(m, b));
+        m = _mm256_blendv_ps(m, c, tensor__pool_takes(m, c));
+        m = _mm256_blendv_ps(m, d, tensor__pool_takes(m, d));
+        if (oW - ow >= 8) _mm256_storeu_ps(y + ow, m);
+        else _mm256_maskstore_ps(y + ow, tensor__pool_mask(oW - ow), m);
+    }
+    return oW;
+}
+static TENSOR__AVX2_FN int64_t tensor__maxpool2_bwd_row_avx2(float *g0, float *g1, const float *r0, const float *r1, const float *gy, int64_t oW) {
+    for (int64_t ow = 0; ow < oW; ow += 8) {
+        int64_t rem = oW - ow;
+        __m256 m, b, c, d;
+        tensor__pool_corners(r0 + 2 * ow, r1 + 2 * ow, rem, &m, &b, &c, &d);
+        __m256 tb = tensor__pool_takes(m, b);
+        m = _mm256_blendv_ps(m, b, tb);
+        __m256 tc = tensor__pool_takes(m, c);
+        m = _mm256_blendv_ps(m, c, tc);
+        __m256 td = tensor__pool_takes(m, d);
+        /* the last take wins: d, else c, else b, else a */
+        __m256 g = rem >= 8 ? _mm256_loadu_ps(gy + ow) : _mm256_maskload_ps(gy + ow, tensor__pool_mask(rem));
+        g = _mm256_add_ps(_mm256_setzero_ps(), g);
+        __m256 later = _mm256_or_ps(tc, td);
+        __m256 ga = _mm256_andnot_ps(_mm256_or_ps(tb, later), g), gb = _mm256_andnot_ps(later, _mm256_and_ps(tb, g));
+        __m256 gc = _mm256_andnot_ps(td, _mm256_and_ps(tc, g)), gd = _mm256_and_ps(td, g);
+        /* interleaved back: [a0 b0 a1 b1 | a4 b4 a5 b5] and [a2 b2 a3 b3 | a6 b6 a7 b7], then their halves */
+        __m256 lo0 = _mm256_unpacklo_ps(ga, gb), hi0 = _mm256_unpackhi_ps(ga, gb), lo1 = _mm256_unpacklo_ps(gc, gd), hi1 = _mm256_unpackhi_ps(gc, gd);
+        __m256 x0 = _mm256_permute2f128_ps(lo0, hi0, 0x20), y0 = _mm256_permute2f128_ps(lo0, hi0, 0x31);
+        __m256 x1 = _mm256_permute2f128_ps(lo1, hi1, 0x20), y1 = _mm256_permute2f128_ps(lo1, hi1, 0x31);
+        float *o0 = g0 + 2 * ow, *o1 = g1 + 2 * ow;
+        if (rem >= 8) {
+            _mm256_storeu_ps(o0, x0); _mm256_storeu_ps(o0 + 8, y0);
+            _mm256_storeu_ps(o1, x1); _mm256_storeu_ps(o1 + 8, y1);
+        } else {
+            __m256i ml = tensor__pool_mask(2 * rem), mh = tensor__pool_mask(2 * rem - 8);
+            _mm256_maskstore_ps(o0, ml, x0); _mm256_maskstore_ps(o0 + 8, mh, y0);
+            _mm256_maskstore_ps(o1, ml, x1); _mm256_maskstore_ps(o1 + 8, mh, y1);
+        }
+    }
+    return oW;
+}
+#endif
+static int64_t tensor__maxpool2_row_f32(float *y, const float *r0, const float *r1, int64_t oW) {
+#if TENSOR__ROW_AVX2
+    if (tensor__row_avx2()) return tensor__maxpool2_row_avx2(y, r0, r1, oW);
+#endif
+    (void)y; (void)r0; (void)r1; (void)oW;
+    return 0;
+}
+static int64_t tensor__maxpool2_bwd_row_f32(float *g0, float *g1, const float *r0, const float *r1, const float *gy, int64_t oW) {
+#if TENSOR__ROW_AVX2
+    if (tensor__row_avx2()) return tensor__maxpool2_bwd_row_avx2(g0, g1, r0, r1, gy, oW);
+#endif
+    (void)g0; (void)g1; (void)r0; (void)r1; (void)gy; (void)oW;
+    return 0;
+}
+static int64_t tensor__maxpool2_row_f64(double *y, const double *r0, const double *r1, int64_t oW) { (void)y; (void)r0; (void)r1; (void)oW; return 0; }
+static int64_t tensor__maxpool2_bwd_row_f64(double *g0, double *g1, const double *r0, const double *r1, const double *gy, int64_t oW) {
+    (void)g0; (void)g1; (void)r0; (void)r1; (void)gy; (void)oW;
+    return 0;
+}
+TENSOR__DEFINE_POOL_NOV(f32, float)
+TENSOR__DEFINE_POOL_NOV(f64, double)
+
 /* The planes of a pooling's operand t ([N, C, h, w] or [C, h, w]) in the compute dtype ct: plane
    i of a contiguous t of dtype ct is used in place, else it is packed into buf. */
+static bool tensor__pool_direct(const tensor *t, tensor_dtype ct) { return t->dtype == ct && tensor__contiguous(t); }
 static const char *tensor__pool_plane_of(const tensor *t, int64_t i, int64_t C, tensor_dtype ct, void *buf) {
     int nd = t->ndim;
     int64_t h = t->shape[nd - 2], w = t->shape[nd - 1];
     size_t cs = tensor__dtype_sizes[ct];
-    if (t->dtype == ct && tensor__contiguous(t)) return tensor__data(t) + (size_t)(i * h * w) * cs;
+    if (tensor__pool_direct(t, ct)) return tensor__data(t) + (size_t)(i * h * w) * cs;
     int64_t n = i / C, ch = i % C;
     int64_t off = t->offset + (nd == 4 ? n * t->strides[0] : 0) + ch * t->strides[nd - 3];
     tensor__pack(buf, ct, (const char *)t->storage->data + off * (int64_t)tensor__dtype_sizes[t->dtype], t->dtype, h, w, t->strides[nd - 2], t->strides[nd - 1]);
     return (const char *)buf;
 }
 
-/* Forward (out from c->in[0]) or backward (gx from x and gy) of max/avg pooling, plane by plane
-   in f32 (f64 for f64): operands are read in place when contiguous of that dtype, else packed; the
-   result (a new contiguous tensor) is written in place when of that dtype, else converted. */
+/* A range of planes of a pooling, forward (out from x) or backward (out = gx from x and gy), in
+   f32 (f64 for f64): operands are read in place when contiguous of that dtype, else packed into
+   this range's own buffers; the result (a new contiguous tensor) is written in place when of that
+   dtype, else converted. fast: the non-overlapping max pooling kernels above, else the per-window
+   loops of TENSOR__DEFINE_POOL (the reference). */
+typedef struct {
+    const tensor *x, *gy;
+    tensor *out;
+    const tensor__pool_geom *p;
+    int64_t C;
+    tensor_dtype ct;
+    bool is_max, backward, fast;
+    int failed;
+} tensor__pool_job;
+
+static void tensor__pool_planes(int64_t begin, int64_t end, void *ctx) {
+    tensor__pool_job *j = (tensor__pool_job *)ctx;
+    const tensor__pool_geom *p = j->p;
+    tensor_dtype ct = j->ct;
+    size_t cs = tensor__dtype_sizes[ct], eo = tensor__dtype_sizes[j->out->dtype];
+    bool f32 = ct == TENSOR_F32, need_x = !j->backward || j->is_max, out_direct = j->out->dtype == ct;
+    int64_t in_n = p->H * p->W, pooled_n = p->oH * p->oW, out_n = j->backward ? in_n : pooled_n;
+    void *xb = need_x && !tensor__pool_direct(j->x, ct) ? tensor__alloc_aligned((size_t)in_n * cs) : NULL;
+    void *gb = j->backward && !tensor__pool_direct(j->gy, ct) ? tensor__alloc_aligned((size_t)pooled_n * cs) : NULL;
+    void *ob = out_direct ? NULL : tensor__alloc_aligned((size_t)out_n * cs);
+    if ((need_x && !xb && !tensor__pool_direct(j->x, ct)) || (j->backward && !gb && !tensor__pool_direct(j->gy, ct)) || (!out_direct && !ob)) {
+        TENSOR__ATOMIC_SET(&j->failed, 1);
+    } else {
+        for (int64_t i = begin; i < end; i++) {
+            const char *xp = need_x ? tensor__pool_plane_of(j->x, i, j->C, ct, xb) : NULL;
+            const char *gp = j->backward ? tensor__pool_plane_of(j->gy, i, j->C, ct, gb) : NULL;
+            char *op = out_direct ? tensor__data(j->out) + (size_t)(i * out_n) * cs : (char *)ob;
+            if (j->fast && j->backward) {
+                if (f32) tensor__maxpool_nov_bwd_f32((float *)op, (const float *)xp, (const float *)gp, p);
+                else tensor__maxpool_nov_bwd_f64((double *)op, (const double *)xp, (const double *)gp, p);
+            } else if (j->fast) {
+                if (f32) tensor__maxpool_nov_f32((float *)op, (const float *)xp, p);
+                else tensor__maxpool_nov_f64((double *)op, (const double *)xp, p);
+            } else if (j->backward) {
+                if (f32) tensor__pool_plane_bwd_f32((float *)op, (const float *)xp, (const float *)gp, p, j->is_max);
+                else tensor__pool_plane_bwd_f64((double *)op, (const double *)xp, (const double *)gp, p, j->is_max);
+            } else {
+                if (f32) tensor__pool_plane_f32((float *)op, (const float *)xp, p, j->is_max);
+                else tensor__pool_plane_f64((double *)op, (const double *)xp, p, j->is_max);
+            }
+            if (!out_direct) tensor__unpack(tensor__data(j->out) + (size_t)(i * out_n) * eo, j->out->dtype, ob, ct, out_n);
+        }
+    }
+    tensor__free_aligned(xb);
+    tensor__free_aligned(gb);
+    tensor__free_aligned(ob);
+}
+
+/* Forward (out from x) or backward (gx from x and gy) of max/avg pooling, plane by plane: the
+   planes split over the threads, with the non-overlapping max pooling kernels where they apply;
+   under tensor_set_reference_kernels, the per-window loops on the calling thread. */
 static int tensor__pool_run(const char *fn, bool is_max, bool backward, const tensor *x, const tensor *gy, tensor *out, const int64_t *ip) {
     int xd = x->ndim;
     const tensor *pooled = backward ? gy : out; /* the [.., oH, oW] operand */
@@ -8299,32 +8523,20 @@ static int tensor__pool_run(const char *fn, bool is_max, bool backward, const te
     p.k = ip[0]; p.s = ip[1]; p.pad = ip[2];
     int64_t C = x->shape[xd - 3], planes = (xd == 4 ? x->shape[0] : 1) * C;
     if (planes == 0 || p.H * p.W == 0 || p.oH * p.oW == 0) return 0;
-    tensor_dtype ct = tensor__gemm_dtype(x->dtype);
-    size_t cs = tensor__dtype_sizes[ct];
-    bool f32 = ct == TENSOR_F32, out_direct = out->dtype == ct;
-    int64_t in_n = p.H * p.W, pooled_n = p.oH * p.oW, out_n = backward ? in_n : pooled_n;
-    void *xb = tensor__scratch(fn, (size_t)in_n * cs), *gb = backward ? tensor__scratch(fn, (size_t)pooled_n * cs) : NULL;
-    void *ob = out_direct ? NULL : tensor__scratch(fn, (size_t)out_n * cs);
-    if (!xb || (backward && !gb) || (!out_direct && !ob)) {
-        tensor__free_aligned(xb); tensor__free_aligned(gb); tensor__free_aligned(ob);
-        return 1;
-    }
-    for (int64_t i = 0; i < planes; i++) {
-        const char *xp = (!backward || is_max) ? tensor__pool_plane_of(x, i, C, ct, xb) : NULL;
-        char *op = out_direct ? tensor__data(out) + (size_t)(i * out_n) * cs : (char *)ob;
-        if (backward) {
-            const char *gp = tensor__pool_plane_of(gy, i, C, ct, gb);
-            if (f32) tensor__pool_plane_bwd_f32((float *)op, (const float *)xp, (const float *)gp, &p, is_max);
-            else tensor__pool_plane_bwd_f64((double *)op, (const double *)xp, (const double *)gp, &p, is_max);
-        } else {
-            if (f32) tensor__pool_plane_f32((float *)op, (const float *)xp, &p, is_max);
-            else tensor__pool_plane_f64((double *)op, (const double *)xp, &p, is_max);
-        }
-        if (!out_direct) tensor__unpack(tensor__data(out) + (size_t)(i * out_n) * tensor__dtype_sizes[out->dtype], out->dtype, ob, ct, out_n);
-    }
-    tensor__free_aligned(xb);
-    tensor__free_aligned(gb);
-    tensor__free_aligned(ob);
+    tensor__pool_job j;
+    memset(&j, 0, sizeof j);
+    j.x = x;
+    j.gy = gy;
+    j.out = out;
+    j.p = &p;
+    j.C = C;
+    j.ct = tensor__gemm_dtype(x->dtype);
+    j.is_max = is_max;
+    j.backward = backward;
+    j.fast = !tensor__reference_kernels && is_max && p.k == p.s && p.pad == 0;
+    if (tensor__reference_kernels) tensor__pool_planes(0, planes, &j);
+    else tensor__parallel_for(planes, 16384 / (p.H * p.W) + 1, tensor__pool_planes, &j);
+    if (j.failed) { tensor__fail(fn, "out of memory allocating pooling scratch"); return 1; }
     return 0;
 }
 

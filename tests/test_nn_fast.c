@@ -1,0 +1,160 @@
+/* The fast paths of the CNN training step (generator/parts/nn.h): max pooling with
+   non-overlapping windows (forward and backward), the fused relu backward and the convolution's
+   fast path, each against the reference path (tensor_set_reference_kernels) bit for bit where the
+   arithmetic is the same, and against loops written out here in double. */
+#include "test.h"
+
+/* ---- helpers ---- */
+
+/* Bitwise-equal values (through double: -0 and NaN payloads survive the conversion). */
+static bool same_bits(tensor *a, tensor *b) {
+    if (!a || !b || tensor_numel(a) != tensor_numel(b)) return false;
+    double *x = test_values(a), *y = test_values(b);
+    bool same = true;
+    for (int64_t i = 0; i < tensor_numel(a); i++) same &= memcmp(&x[i], &y[i], sizeof(double)) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+/* Values with many ties (-0 against +0 among them), infinities and, when nan_every > 0, a NaN
+   every nan_every elements on average. */
+static tensor *tie_tensor(tensor_dtype dt, int nd, const int64_t *shape, int nan_every) {
+    static const double pool[] = {-1, -0.0, 0.0, 1, 2, 0.5, -INFINITY, INFINITY, -2};
+    int64_t n = test_numel(nd, shape);
+    double *v = (double *)malloc(sizeof(double) * (size_t)(n + 1));
+    for (int64_t i = 0; i < n; i++) {
+        int r = (int)test_uniform(0, 9);
+        v[i] = pool[r < 9 ? r : 8];
+        if (nan_every > 0 && test_uniform(0, nan_every) < 1) v[i] = NAN;
+    }
+    tensor *t = test_tensor(dt, nd, shape, v);
+    free(v);
+    return t;
+}
+
+/* The window (i, j) of a [H, W] plane: its pick as tensor_max_pool2d defines it (the first NaN,
+   else the first maximum in row-major order; padding never), as an index into the plane. */
+static int64_t naive_pick(const double *x, int64_t H, int64_t W, int k, int s, int p, int64_t i, int64_t j) {
+    int64_t at = -1;
+    for (int u = 0; u < k; u++)
+        for (int v = 0; v < k; v++) {
+            int64_t h = i * s - p + u, w = j * s - p + v;
+            if (h < 0 || h >= H || w < 0 || w >= W) continue;
+            int64_t q = h * W + w;
+            if (at < 0) { at = q; continue; }
+            double m = x[at], c = x[q];
+            if (m == m && (c != c || c > m)) at = q;
+        }
+    return at;
+}
+
+/* max_pool2d forward and backward of x with gradient gy in the current mode: y and gx. */
+static void pool_run(tensor *x0, int k, int s, int p, tensor *gy, bool reference, tensor **y, tensor **gx) {
+    tensor *x = tensor_set_requires_grad(tensor_clone(x0), true);
+    bool was = tensor_set_reference_kernels(reference);
+    *y = tensor_max_pool2d(x, k, s, p);
+    int rc = *y && gy ? tensor_backward_with(*y, gy) : -1;
+    tensor_set_reference_kernels(was);
+    CHECK_MSG(*y != NULL, "max_pool2d failed: %s", tensor_last_error() ? tensor_last_error() : "?");
+    CHECK_MSG(!gy || rc == 0, "backward failed: %s", tensor_last_error() ? tensor_last_error() : "?");
+    *gx = rc == 0 ? tensor_grad(x) : NULL;
+}
+
+/* The fast path against the reference (bit for bit: same comparisons, same picks) and against
+   naive loops, forward and backward, for x [N, C, H, W] (or a view of one). */
+static void check_max_pool(tensor *x, int k, int s, int p) {
+    tensor_dtype dt = tensor_get_dtype(x);
+    tensor *yf, *gxf, *yr, *gxr;
+    tensor *probe = tensor_max_pool2d(x, k, s, p);
+    CHECK(probe != NULL);
+    if (!probe) return;
+    tensor *gy = test_random(dt, tensor_ndim(probe), tensor_shape(probe), -1, 1);
+    pool_run(x, k, s, p, gy, false, &yf, &gxf);
+    pool_run(x, k, s, p, gy, true, &yr, &gxr);
+    CHECK_MSG(same_bits(yf, yr), "forward k %d s %d p %d of %s: fast and reference differ", k, s, p, tensor_get_dtype(x) == TENSOR_F32 ? "f32" : "f64");
+    CHECK_MSG(same_bits(gxf, gxr), "backward k %d s %d p %d: fast and reference differ", k, s, p);
+    if (!yf || !gxf) return;
+    if (s == 0) s = k; /* stride 0: the kernel size */
+    /* naive loops on the planes */
+    int nd = tensor_ndim(x);
+    const int64_t *xs = tensor_shape(x), *ys = tensor_shape(yf);
+    int64_t planes = test_numel(nd - 2, xs), H = xs[nd - 2], W = xs[nd - 1], oH = ys[nd - 2], oW = ys[nd - 1];
+    double *xv = test_values(x), *gv = test_values(gy);
+    double *ey = (double *)malloc(sizeof(double) * (size_t)(planes * oH * oW + 1));
+    double *eg = (double *)calloc((size_t)(planes * H * W + 1), sizeof(double));
+    for (int64_t pl = 0; pl < planes; pl++)
+        for (int64_t i = 0; i < oH; i++)
+            for (int64_t j = 0; j < oW; j++) {
+                int64_t at = naive_pick(xv + pl * H * W, H, W, k, s, p, i, j);
+                ey[(pl * oH + i) * oW + j] = xv[pl * H * W + at];
+                eg[pl * H * W + at] += gv[(pl * oH + i) * oW + j];
+            }
+    double *yv = test_values(yf), *gxv = test_values(gxf);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < planes * oH * oW; i++) bad += memcmp(&yv[i], &ey[i], sizeof(double)) != 0 && !(yv[i] != yv[i] && ey[i] != ey[i]);
+    CHECK_MSG(bad == 0, "forward k %d s %d p %d: %lld values differ from the naive loop", k, s, p, (long long)bad);
+    bad = 0;
+    for (int64_t i = 0; i < planes * H * W; i++) bad += fabs(gxv[i] - eg[i]) > 1e-6 * (1 + fabs(eg[i])) || (gxv[i] == 0 && signbit(gxv[i]));
+    CHECK_MSG(bad == 0, "backward k %d s %d p %d: %lld values differ from the naive loop", k, s, p, (long long)bad);
+    free(xv); free(gv); free(ey); free(eg); free(yv); free(gxv);
+}
+
+/* ---- max pooling with non-overlapping windows ---- */
+
+TEST(max_pool2d_fast_matches_reference_and_naive) {
+    tensor_dtype dts[] = {TENSOR_F32, TENSOR_F64};
+    for (int d = 0; d < 2; d++) {
+        /* every width around the 8-window blocks of the vector path, even and odd, and odd heights */
+        for (int64_t W = 2; W <= 37; W++) {
+            int64_t H = 2 + W % 5;
+            check_max_pool(test_random(dts[d], TENSOR_SHAPE(2, 3, H, W), -1, 1), 2, 2, 0);
+            check_max_pool(tie_tensor(dts[d], TENSOR_SHAPE(1, 2, H, W), W % 3 ? 0 : 5), 2, 0, 0);
+        }
+        /* the CNN's two poolings (batch 2), and larger non-overlapping windows */
+        check_max_pool(test_random(dts[d], TENSOR_SHAPE(2, 32, 28, 28), -1, 1), 2, 2, 0);
+        check_max_pool(test_random(dts[d], TENSOR_SHAPE(2, 64, 14, 14), -1, 1), 2, 2, 0);
+        check_max_pool(tie_tensor(dts[d], TENSOR_SHAPE(2, 3, 11, 10), 7), 3, 3, 0);
+        check_max_pool(tie_tensor(dts[d], TENSOR_SHAPE(1, 2, 9, 13), 0), 4, 4, 0);
+        check_max_pool(test_random(dts[d], TENSOR_SHAPE(2, 2, 7, 7), -1, 1), 1, 1, 0);
+        /* unbatched; views: transposed, sliced with a step, expanded */
+        check_max_pool(tie_tensor(dts[d], TENSOR_SHAPE(3, 9, 18), 4), 2, 2, 0);
+        check_max_pool(tensor_transpose(tie_tensor(dts[d], TENSOR_SHAPE(2, 2, 17, 12), 6), 2, 3), 2, 2, 0);
+        check_max_pool(tensor_slice(test_random(dts[d], TENSOR_SHAPE(1, 2, 9, 40), -1, 1), 3, 1, 40, 2), 2, 2, 0);
+        check_max_pool(tensor_expand(test_random(dts[d], TENSOR_SHAPE(1, 1, 6, 20), -1, 1), TENSOR_SHAPE(2, 3, 6, 20)), 2, 2, 0);
+        /* the other poolings keep the per-window loops (threaded): still equal to the reference */
+        check_max_pool(tie_tensor(dts[d], TENSOR_SHAPE(2, 3, 9, 11), 9), 3, 2, 1);
+        check_max_pool(tie_tensor(dts[d], TENSOR_SHAPE(2, 3, 9, 11), 9), 2, 1, 0);
+    }
+    /* f16 and bf16 compute in f32 through the same kernels */
+    check_max_pool(tie_tensor(TENSOR_F16, TENSOR_SHAPE(2, 3, 10, 19), 6), 2, 2, 0);
+    check_max_pool(test_random(TENSOR_BF16, TENSOR_SHAPE(2, 3, 10, 19), -1, 1), 2, 2, 0);
+}
+
+/* Windows written out: ties between -0 and +0 keep the first, the first NaN wins (and takes the
+   gradient), a window of -inf picks its first element, the last odd row and column get 0. */
+TEST(max_pool2d_fast_ties_nan_and_edges) {
+    tensor_dtype dts[] = {TENSOR_F32, TENSOR_F64};
+    for (int d = 0; d < 2; d++) {
+        /* 3 x 5 input, 2x2 windows: rows 0-1, columns 0-1 and 2-3 (row 2 and column 4 are left out) */
+        const double xv[15] = {-0.0, 0.0, 1, NAN, 9, 0.0, -0.0, NAN, 1, 9, 9, 9, 9, 9, 9};
+        tensor *x = tensor_set_requires_grad(test_tensor(dts[d], TENSOR_SHAPE(1, 1, 3, 5), xv), true);
+        tensor *y = tensor_max_pool2d(x, 2, 2, 0);
+        CHECK_SHAPE(y, 4, (const int64_t[]){1, 1, 1, 2});
+        double *yv = test_values(y);
+        CHECK(yv[0] == 0 && signbit(yv[0])); /* -0 first, +0 does not replace it */
+        CHECK(yv[1] != yv[1]);
+        free(yv);
+        CHECK(tensor_backward_with(y, test_tensor(dts[d], TENSOR_SHAPE(1, 1, 1, 2), (const double[]){-0.0, 4})) == 0);
+        double *g = test_values(tensor_grad(x));
+        const double eg[15] = {0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        for (int i = 0; i < 15; i++) CHECK_MSG(g[i] == eg[i] && !signbit(g[i]), "gx[%d] = %g", i, g[i]); /* 0 + -0 is +0 */
+        free(g);
+        /* -inf windows: the first element; a 2x2 window with the max last */
+        tensor *z = tensor_set_requires_grad(test_tensor(dts[d], TENSOR_SHAPE(2, 2, 2), (const double[]){-INFINITY, -INFINITY, -INFINITY, -INFINITY, 1, 2, 3, 4}), true);
+        tensor *yz = tensor_max_pool2d(z, 2, 0, 0);
+        CHECK_VALUES(yz, ((const double[]){-INFINITY, 4}), 2, 0, 0);
+        CHECK(tensor_backward_with(yz, test_tensor(dts[d], TENSOR_SHAPE(2, 1, 1), (const double[]){5, 6})) == 0);
+        CHECK_VALUES(tensor_grad(z), ((const double[]){5, 0, 0, 0, 0, 0, 0, 6}), 8, 0, 0);
+    }
+}
