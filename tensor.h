@@ -9085,6 +9085,62 @@ TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tenso
 
 /* ---- backward kernels (used by the derivatives in >>autograd) ---- */
 
+/* relu's gradient in one pass, PyTorch's threshold_backward: gx = x <= 0 ? 0 : g (so a NaN x
+   passes g, and an infinite or NaN g at x <= 0 gives 0, not inf * 0). The op-composed formula of
+   >>autograd (create_graph, and the reference kernels) computes the same values. */
+#if TENSOR__ROW_AVX2
+static TENSOR__AVX2_FN int64_t tensor__relu_bwd_avx2_f32(float *o, const float *x, const float *g, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) /* NLE_UQ: x > 0 or NaN */
+        _mm256_storeu_ps(o + i, _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), _mm256_setzero_ps(), _CMP_NLE_UQ), _mm256_loadu_ps(g + i)));
+    return i;
+}
+static TENSOR__AVX2_FN int64_t tensor__relu_bwd_avx2_f64(double *o, const double *x, const double *g, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        _mm256_storeu_pd(o + i, _mm256_and_pd(_mm256_cmp_pd(_mm256_loadu_pd(x + i), _mm256_setzero_pd(), _CMP_NLE_UQ), _mm256_loadu_pd(g + i)));
+    return i;
+}
+#endif
+typedef struct { const char *x, *g; char *gx; bool f32; } tensor__relu_bwd_task;
+static void tensor__relu_bwd_range(int64_t begin, int64_t end, void *vt) {
+    const tensor__relu_bwd_task *t = (const tensor__relu_bwd_task *)vt;
+    int64_t n = end - begin, i = 0;
+    if (t->f32) {
+        float *o = (float *)t->gx + begin;
+        const float *x = (const float *)t->x + begin, *g = (const float *)t->g + begin;
+#if TENSOR__ROW_AVX2
+        if (tensor__row_avx2()) i = tensor__relu_bwd_avx2_f32(o, x, g, n);
+#endif
+        for (; i < n; i++) o[i] = x[i] <= 0 ? 0.0f : g[i];
+    } else {
+        double *o = (double *)t->gx + begin;
+        const double *x = (const double *)t->x + begin, *g = (const double *)t->g + begin;
+#if TENSOR__ROW_AVX2
+        if (tensor__row_avx2()) i = tensor__relu_bwd_avx2_f64(o, x, g, n);
+#endif
+        for (; i < n; i++) o[i] = x[i] <= 0 ? 0.0 : g[i];
+    }
+}
+
+/* 1 with *gx set, 0 when this path does not take the case (the reference kernels; not f32/f64;
+   g of another dtype or shape; an operand not contiguous), -1 on error. */
+static int tensor__relu_backward(const char *fn, tensor *x, tensor *g, tensor **gx) {
+    if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) || g->dtype != x->dtype || !tensor__same_shape(x, g) ||
+        !tensor__contiguous(x) || !tensor__contiguous(g))
+        return 0;
+    tensor *r = tensor__new_like(fn, x, x->dtype);
+    if (!r) return -1;
+    tensor__relu_bwd_task t;
+    t.x = tensor__data(x);
+    t.g = tensor__data(g);
+    t.gx = tensor__data(r);
+    t.f32 = x->dtype == TENSOR_F32;
+    tensor__parallel_for(tensor__numel_of(x->ndim, x->shape), TENSOR__GRAIN_ELEMENTWISE, tensor__relu_bwd_range, &t);
+    *gx = r;
+    return 1;
+}
+
 /* The element strides of a convolution output's gradient as [n, o, h, w] (0 on absent dims). */
 static void tensor__conv_out_strides(const tensor *gr, int sd, bool batched, int64_t *gs) {
     int nd = gr->ndim;
@@ -10161,8 +10217,14 @@ TENSOR__DERIV_UNARY(acosh, tensor_mul(g, tensor_rsqrt(tensor_sub_scalar(tensor_s
 TENSOR__DERIV_UNARY(atanh, tensor_div(g, tensor__one_minus(tensor_square(x))))
 TENSOR__DERIV_UNARY(sigmoid, tensor__sigmoid_grad(g, tensor_sigmoid(x)))
 TENSOR__DERIV_UNARY(logsigmoid, tensor_mul(g, tensor_sigmoid(tensor_neg(x))))
-/* relu: g where x > 0; sign(relu(x)) is that mask in x's dtype, through the typed fast paths */
-TENSOR__DERIV_UNARY(relu, tensor_mul(g, tensor_sign(tensor_relu(x))))
+/* relu: PyTorch's threshold_backward, x <= 0 ? 0 : g (a NaN x passes g; an infinite g at x <= 0
+   gives 0). Without create_graph (grad mode off here) the fused kernel of >>nn does it in one pass;
+   with create_graph, and under the reference kernels, masked_fill computes the same values. */
+static int tensor__derivative_relu(tensor__node *n, tensor *g, tensor **grads) {
+    int fused = tensor__no_grad ? tensor__relu_backward("tensor_backward", TENSOR__X, g, &grads[0]) : 0;
+    if (fused) return fused < 0;
+    return TENSOR__OK(grads[0] = tensor_masked_fill(g, tensor__cmp_scalar(TENSOR_OP_le, TENSOR__X, 0), 0));
+}
 TENSOR__DERIV_UNARY(relu6, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), tensor__cmp_scalar(TENSOR_OP_lt, x, 6)), g)))
 TENSOR__DERIV_UNARY(gelu, tensor_mul(g, tensor__gelu_grad(x)))
 TENSOR__DERIV_UNARY(gelu_tanh, tensor_mul(g, tensor__gelu_tanh_grad(x)))

@@ -158,3 +158,59 @@ TEST(max_pool2d_fast_ties_nan_and_edges) {
         CHECK_VALUES(tensor_grad(z), ((const double[]){5, 0, 0, 0, 0, 0, 0, 6}), 8, 0, 0);
     }
 }
+
+/* ---- relu backward ---- */
+
+/* The gradient of relu(x) for the output gradient gy: by tensor_backward_with (the fused kernel,
+   or under reference kernels the op-composed formula), or with create_graph (always composed). */
+static tensor *relu_grad(tensor *x0, tensor *gy, int mode) {
+    tensor *x = tensor_set_requires_grad(tensor_clone(x0), true);
+    bool was = tensor_set_reference_kernels(mode == 1);
+    tensor *y = tensor_relu(x), *g = NULL;
+    int rc;
+    if (mode == 2) rc = tensor_autograd_grad(1, &y, &gy, 1, &x, &g, true);
+    else if ((rc = tensor_backward_with(y, gy)) == 0) g = tensor_grad(x);
+    tensor_set_reference_kernels(was);
+    CHECK_MSG(rc == 0 && g != NULL, "relu backward (mode %d) failed: %s", mode, tensor_last_error() ? tensor_last_error() : "?");
+    return g;
+}
+
+/* fused, reference and create_graph gradients are the same bits, and x <= 0 ? 0 : gy elementwise */
+static void check_relu_grad(tensor *x, tensor *gy) {
+    tensor *g[3];
+    for (int m = 0; m < 3; m++) g[m] = relu_grad(x, gy, m);
+    CHECK_MSG(same_bits(g[0], g[1]), "relu backward: fused and reference differ (%lld elements)", (long long)tensor_numel(x));
+    CHECK_MSG(same_bits(g[0], g[2]), "relu backward: fused and create_graph differ (%lld elements)", (long long)tensor_numel(x));
+    if (!g[0]) return;
+    CHECK(tensor_get_dtype(g[0]) == tensor_get_dtype(x));
+    tensor *gye = tensor_contiguous(tensor_expand(gy, tensor_ndim(x), tensor_shape(x)));
+    double *xv = test_values(x), *gv = test_values(gye), *r = test_values(g[0]);
+    int64_t n = tensor_numel(x), bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double e = xv[i] <= 0 ? 0.0 : gv[i];
+        bad += memcmp(&e, &r[i], sizeof e) != 0 && !(e != e && r[i] != r[i]);
+    }
+    CHECK_MSG(bad == 0, "relu backward: %lld of %lld values differ from x <= 0 ? 0 : g", (long long)bad, (long long)n);
+    free(xv); free(gv); free(r);
+}
+
+TEST(relu_backward_fused_matches_formula) {
+    tensor_dtype dts[] = {TENSOR_F32, TENSOR_F64};
+    for (int d = 0; d < 2; d++) {
+        /* special values on both sides: NaN x passes g, inf / NaN g at x <= 0 gives +0, -0 g stays -0 */
+        const double xv[12] = {NAN, -0.0, 0.0, -1, 2, INFINITY, -INFINITY, 1e-30, -1e-30, NAN, 3, -3};
+        const double gv[12] = {5, INFINITY, NAN, -INFINITY, -0.0, 7, NAN, -2, 1, NAN, INFINITY, -0.0};
+        check_relu_grad(test_tensor(dts[d], TENSOR_SHAPE(12), xv), test_tensor(dts[d], TENSOR_SHAPE(12), gv));
+        /* lengths around the vector width, and large enough to split over the threads */
+        const int64_t lens[] = {1, 3, 4, 7, 8, 9, 15, 16, 17, 33, 100003};
+        for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++)
+            check_relu_grad(tie_tensor(dts[d], 1, &lens[i], 9), test_random(dts[d], 1, &lens[i], -2, 2));
+        /* the CNN's shape; a non-contiguous x; a broadcast gradient (from a sum) */
+        check_relu_grad(test_random(dts[d], TENSOR_SHAPE(2, 32, 28, 28), -1, 1), test_random(dts[d], TENSOR_SHAPE(2, 32, 28, 28), -1, 1));
+        check_relu_grad(tensor_transpose(test_random(dts[d], TENSOR_SHAPE(5, 6, 7), -1, 1), 0, 2), test_random(dts[d], TENSOR_SHAPE(7, 6, 5), -1, 1));
+        check_relu_grad(test_random(dts[d], TENSOR_SHAPE(4, 9), -1, 1), tensor_expand(test_random(dts[d], TENSOR_SHAPE(1, 9), -1, 1), TENSOR_SHAPE(4, 9)));
+    }
+    /* f16 and bf16 take the composed formula */
+    check_relu_grad(tie_tensor(TENSOR_F16, TENSOR_SHAPE(3, 11), 5), test_random(TENSOR_F16, TENSOR_SHAPE(3, 11), -2, 2));
+    check_relu_grad(tie_tensor(TENSOR_BF16, TENSOR_SHAPE(3, 11), 5), test_random(TENSOR_BF16, TENSOR_SHAPE(3, 11), -2, 2));
+}
