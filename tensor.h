@@ -8048,57 +8048,164 @@ TENSOR__DEFINE_IM2COL(f64, double)
 TENSOR__DEFINE_COL2IM(f32, float)
 TENSOR__DEFINE_COL2IM(f64, double)
 
+/* f32 im2col and col2im with AVX2 where the stride along W is 1 (any padding and dilation): each
+   8-column chunk of a row is one load under the mask of the columns inside the input (the masked
+   lanes read as 0, the padding). im2col writes each output row of cols; col2im runs the other way
+   round, as a gather: each 8-column chunk of an input row sums, in registers, every cols entry that
+   was read from it, and is stored once, so gx needs no zeroing and no read-modify-write. A row's
+   last chunk overlaps the one before it when the row is not a multiple of 8 long (the lanes stored
+   twice hold the same values). Rows shorter than 8 take the loops above. */
+#if TENSOR__ROW_AVX2
+static TENSOR__AVX2_INLINE __m256i tensor__conv_lanes(int64_t c0, int64_t lo, int64_t hi) { /* lo <= c0 + lane < hi */
+    __m256i c = _mm256_add_epi32(_mm256_set1_epi32((int)c0), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    return _mm256_and_si256(_mm256_cmpgt_epi32(c, _mm256_set1_epi32((int)lo - 1)), _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), c));
+}
+static TENSOR__AVX2_FN void tensor__im2col_avx2(float *cols, const float *x, const tensor__conv_geom *g, int64_t Cg) {
+    int64_t oW = g->oW, P = g->oH * oW;
+    for (int64_t ch = 0; ch < Cg; ch++)
+        for (int64_t ki = 0; ki < g->kH; ki++)
+            for (int64_t kj = 0; kj < g->kW; kj++) {
+                float *row = cols + ((ch * g->kH + ki) * g->kW + kj) * P;
+                int64_t off = kj * g->dw - g->pw, lo, hi; /* row entry ow reads input column ow + off */
+                tensor__conv_span(off, 1, g->W, oW, &lo, &hi);
+                for (int64_t oh = 0; oh < g->oH; oh++) {
+                    float *r = row + oh * oW;
+                    int64_t ih = oh * g->sh - g->ph + ki * g->dh;
+                    bool in = ih >= 0 && ih < g->H;
+                    const float *xr = in ? x + (ch * g->H + ih) * g->W + off : x;
+                    for (int64_t c0 = 0; c0 < oW; c0 += 8) {
+                        if (c0 + 8 > oW) c0 = oW - 8;
+                        __m256 v = in ? _mm256_maskload_ps(xr + c0, tensor__conv_lanes(c0, lo, hi)) : _mm256_setzero_ps();
+                        _mm256_storeu_ps(r + c0, v);
+                    }
+                }
+            }
+}
+static TENSOR__AVX2_FN void tensor__col2im_avx2(float *x, const float *cols, const tensor__conv_geom *g, int64_t Cg) {
+    int64_t W = g->W, oW = g->oW, P = g->oH * oW;
+    for (int64_t ch = 0; ch < Cg; ch++)
+        for (int64_t ih = 0; ih < g->H; ih++) {
+            float *xr = x + (ch * g->H + ih) * W;
+            for (int64_t c0 = 0; c0 < W; c0 += 8) {
+                if (c0 + 8 > W) c0 = W - 8;
+                __m256 acc = _mm256_setzero_ps();
+                for (int64_t ki = 0; ki < g->kH; ki++) {
+                    int64_t t = ih + g->ph - ki * g->dh, oh = t / g->sh; /* the output row that read input row ih */
+                    if (t < 0 || t % g->sh != 0 || oh >= g->oH) continue;
+                    for (int64_t kj = 0; kj < g->kW; kj++) {
+                        int64_t off = kj * g->dw - g->pw; /* input column iw was entry iw - off of the row */
+                        int64_t lo = off > 0 ? off : 0, hi = oW + off < W ? oW + off : W;
+                        const float *r = cols + ((ch * g->kH + ki) * g->kW + kj) * P + oh * oW - off;
+                        acc = _mm256_add_ps(acc, _mm256_maskload_ps(r + c0, tensor__conv_lanes(c0, lo, hi)));
+                    }
+                }
+                _mm256_storeu_ps(xr + c0, acc);
+            }
+        }
+}
+/* r[i] += b, i < n */
+static TENSOR__AVX2_FN void tensor__add_scalar_avx2(float *r, float b, int64_t n) {
+    __m256 v = _mm256_set1_ps(b);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(r + i, _mm256_add_ps(_mm256_loadu_ps(r + i), v));
+    for (; i < n; i++) r[i] += b;
+}
+#endif
+/* The AVX2 paths apply: f32, stride 1 along W, rows of at least 8 and sizes that fit the int32
+   lanes of the masks. */
+static bool tensor__conv_avx2(const tensor__conv_geom *g, tensor_dtype ct) {
+#if TENSOR__ROW_AVX2
+    return ct == TENSOR_F32 && g->sw == 1 && g->oW >= 8 && g->W >= 8 && g->W + g->oW + g->kW * g->dw + g->pw < ((int64_t)1 << 30) && tensor__row_avx2();
+#else
+    (void)g; (void)ct;
+    return false;
+#endif
+}
+
 /* A range of images of a convolution's fast path, in the compute dtype ct (f32, or f64 for f64)
-   on contiguous buffers. Each chunk im2cols into a buffer of its own, so the images spread over
-   the threads when their GEMMs are too small to thread themselves (tensor__conv_images). */
+   on contiguous buffers. Each chunk claims a slot: its own im2col buffer (and in the backward its
+   own gw sum), so the images spread over the threads when their GEMMs are too small to thread
+   themselves (tensor__conv_images). The slots' buffers come from the caching allocator, made on the
+   calling thread before the chunks run: no allocation, no page faults inside the loop. */
 typedef struct {
     const tensor__conv_geom *g;
     tensor_dtype ct;
     bool direct;               /* 1x1 kernel, stride 1, no padding: cols is x itself */
+    bool avx2;                 /* tensor__conv_avx2 */
     const char *x, *w, *gc;    /* x [N, C, H, W], w [O, Cg, kH, kW], backward: gc [N, O, oH * oW] */
+    const char *bias;          /* forward: bias [O] in ct, or NULL */
     char *out;                 /* forward: out [N, O, oH * oW]; backward: gx [N, C, H, W] or NULL */
-    char *gw;                  /* backward: gw [O, Cg * kH * kW] sums, one per chunk, or NULL */
-    int slot, failed;          /* the next chunk's gw sum; set when a chunk had no memory */
+    char *gw;                  /* backward: gw [O, Cg * kH * kW] sums, one per slot, or NULL */
+    double *gbn;               /* backward: [N, O] sums of gc over p, or NULL */
+    char *cols;                /* im2col buffers, one per slot (NULL when direct) */
+    int slot;                  /* the next chunk's slot */
 } tensor__conv_job;
 
-static void *tensor__conv_cols(tensor__conv_job *j) {
-    const tensor__conv_geom *g = j->g;
-    if (j->direct) return NULL;
-    void *cols = tensor__alloc_aligned((size_t)(g->C / g->groups * g->kH * g->kW * g->oH * g->oW) * tensor__dtype_sizes[j->ct]);
-    if (!cols) TENSOR__ATOMIC_SET(&j->failed, 1);
-    return cols;
+static size_t tensor__conv_cols_bytes(const tensor__conv_geom *g, tensor_dtype ct) {
+    return (size_t)(g->C / g->groups * g->kH * g->kW * g->oH * g->oW) * tensor__dtype_sizes[ct];
+}
+static int tensor__conv_claim(tensor__conv_job *j) {
+#if TENSOR__HAVE_THREADS
+    return __atomic_fetch_add(&j->slot, 1, __ATOMIC_RELAXED);
+#else
+    return j->slot++;
+#endif
 }
 
 static const char *tensor__conv_im2col(const tensor__conv_job *j, void *cols, const char *xg) {
     if (j->direct) return xg;
-    if (j->ct == TENSOR_F32) tensor__im2col_f32((float *)cols, (const float *)xg, j->g, j->g->C / j->g->groups);
-    else tensor__im2col_f64((double *)cols, (const double *)xg, j->g, j->g->C / j->g->groups);
+    int64_t Cg = j->g->C / j->g->groups;
+#if TENSOR__ROW_AVX2
+    if (j->avx2) { tensor__im2col_avx2((float *)cols, (const float *)xg, j->g, Cg); return (const char *)cols; }
+#endif
+    if (j->ct == TENSOR_F32) tensor__im2col_f32((float *)cols, (const float *)xg, j->g, Cg);
+    else tensor__im2col_f64((double *)cols, (const double *)xg, j->g, Cg);
     return (const char *)cols;
 }
 
-/* Per image and group: out[Og, P] = w_g[Og, K] @ cols[K, P] (P = oH * oW, K = Cg * kH * kW). */
+/* Per image and group: out[Og, P] = w_g[Og, K] @ cols[K, P] (P = oH * oW, K = Cg * kH * kW), then
+   the bias added to each row while it is in cache. */
 static void tensor__conv_fwd_images(int64_t begin, int64_t end, void *ctx) {
     tensor__conv_job *j = (tensor__conv_job *)ctx;
     const tensor__conv_geom *g = j->g;
     size_t cs = tensor__dtype_sizes[j->ct];
     int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW;
-    void *cols = tensor__conv_cols(j);
-    if (!j->direct && !cols) return;
+    int slot = tensor__conv_claim(j);
+    void *cols = j->direct ? NULL : j->cols + (size_t)slot * tensor__conv_cols_bytes(g, j->ct);
     for (int64_t n = begin; n < end; n++)
         for (int64_t grp = 0; grp < g->groups; grp++) {
             const char *B = tensor__conv_im2col(j, cols, j->x + (size_t)((n * g->C + grp * Cg) * g->H * g->W) * cs);
-            tensor__gemm(j->ct, Og, P, K, j->w + (size_t)(grp * Og * K) * cs, K, B, P, j->out + (size_t)((n * g->O + grp * Og) * P) * cs, P);
+            char *o = j->out + (size_t)((n * g->O + grp * Og) * P) * cs;
+            tensor__gemm(j->ct, Og, P, K, j->w + (size_t)(grp * Og * K) * cs, K, B, P, o, P);
+            for (int64_t q = 0; j->bias && q < Og; q++) {
+                if (j->ct == TENSOR_F64) {
+                    double b = ((const double *)j->bias)[grp * Og + q], *r = (double *)o + q * P;
+                    for (int64_t i = 0; i < P; i++) r[i] += b;
+                    continue;
+                }
+                float b = ((const float *)j->bias)[grp * Og + q], *r = (float *)o + q * P;
+#if TENSOR__ROW_AVX2
+                if (tensor__row_avx2()) { tensor__add_scalar_avx2(r, b, P); continue; }
+#endif
+                for (int64_t i = 0; i < P; i++) r[i] += b;
+            }
         }
-    tensor__free_aligned(cols);
 }
 
-/* Runs fn over the N images: spread over the threads (tensor__gemm_spread), or one after
-   another with each GEMM (Og x P x K) split across the threads. */
+/* Whether the N images spread over the threads (tensor__gemm_spread), each GEMM on one thread,
+   rather than run one after another with each GEMM (Og x P x K) split across the threads. */
+static bool tensor__conv_spread(const tensor__conv_geom *g) {
+    return tensor__gemm_spread(g->N, g->O / g->groups, g->oH * g->oW, g->C / g->groups * g->kH * g->kW);
+}
+/* The slots a run of tensor__conv_images needs: one per chunk (tensor__parallel_for makes at most
+   one per thread). */
+static int64_t tensor__conv_slots(const tensor__conv_geom *g) {
+    return tensor__conv_spread(g) ? tensor_get_num_threads() : 1;
+}
 static void tensor__conv_images(tensor__range_fn fn, tensor__conv_job *j) {
     const tensor__conv_geom *g = j->g;
-    int64_t Og = g->O / g->groups, K = g->C / g->groups * g->kH * g->kW, P = g->oH * g->oW;
-    int64_t per = g->O * K * P; /* multiply-adds per image */
-    if (tensor__gemm_spread(g->N, Og, P, K)) tensor__parallel_for(g->N, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, fn, j);
+    int64_t per = g->O * (g->C / g->groups * g->kH * g->kW) * g->oH * g->oW; /* multiply-adds per image */
+    if (tensor__conv_spread(g)) tensor__parallel_for(g->N, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, fn, j);
     else fn(0, g->N, j);
 }
 
@@ -8106,37 +8213,39 @@ static void tensor__conv_images(tensor__range_fn fn, tensor__conv_job *j) {
 static int tensor__conv_fast(tensor__call *c, const tensor__conv_geom *g) {
     tensor *x = c->in[0], *w = c->in[1], *bias = c->in[2], *out = c->out;
     tensor_dtype ct = tensor__gemm_dtype(x->dtype);
-    int64_t P = g->oH * g->oW;
+    size_t cs = tensor__dtype_sizes[ct];
     bool x_ok = x->dtype == ct && tensor__contiguous(x), w_ok = w->dtype == ct && tensor__contiguous(w);
     tensor *xc = x_ok ? NULL : tensor__contiguous_copy(c->fn, x, ct);
     tensor *wc = w_ok ? NULL : tensor__contiguous_copy(c->fn, w, ct);
     tensor *oc = out->dtype == ct ? NULL : tensor__new_like(c->fn, out, ct);
+    tensor__conv_job j;
+    memset(&j, 0, sizeof j);
+    j.g = g;
+    j.ct = ct;
+    j.direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+    j.avx2 = tensor__conv_avx2(g, ct);
+    char *bb = bias ? (char *)tensor__cache_alloc((size_t)g->O * cs) : NULL;
+    j.cols = j.direct ? NULL : (char *)tensor__cache_alloc((size_t)tensor__conv_slots(g) * tensor__conv_cols_bytes(g, ct));
     int rc = (!x_ok && !xc) || (!w_ok && !wc) || (out->dtype != ct && !oc);
+    if (!rc && ((bias && !bb) || (!j.direct && !j.cols))) rc = (tensor__fail(c->fn, "out of memory allocating convolution scratch"), 1);
     if (!rc) {
-        tensor__conv_job j;
-        memset(&j, 0, sizeof j);
-        j.g = g;
-        j.ct = ct;
-        j.direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
-        j.x = tensor__data(xc ? xc : x);
-        j.w = tensor__data(wc ? wc : w);
-        j.out = tensor__data(oc ? oc : out);
-        char *od = j.out;
-        tensor__conv_images(tensor__conv_fwd_images, &j);
-        if (j.failed) rc = (tensor__fail(c->fn, "out of memory allocating im2col scratch"), 1);
-        if (!rc && bias) {
+        if (bias) { /* the bias in ct */
             int64_t eb = (int64_t)tensor__dtype_sizes[bias->dtype];
             for (int64_t o = 0; o < g->O; o++) {
                 double bv = tensor__load_f64((const char *)bias->storage->data + (bias->offset + o * bias->strides[0]) * eb, bias->dtype);
-                for (int64_t n = 0; n < g->N; n++) {
-                    int64_t base = (n * g->O + o) * P;
-                    if (ct == TENSOR_F32) { float *r = (float *)od + base; float f = (float)bv; for (int64_t i = 0; i < P; i++) r[i] += f; }
-                    else { double *r = (double *)od + base; for (int64_t i = 0; i < P; i++) r[i] += bv; }
-                }
+                if (ct == TENSOR_F32) ((float *)bb)[o] = (float)bv;
+                else ((double *)bb)[o] = bv;
             }
         }
-        if (!rc && oc) tensor__copy_into(out, oc);
+        j.bias = bb;
+        j.x = tensor__data(xc ? xc : x);
+        j.w = tensor__data(wc ? wc : w);
+        j.out = tensor__data(oc ? oc : out);
+        tensor__conv_images(tensor__conv_fwd_images, &j);
+        if (oc) tensor__copy_into(out, oc);
     }
+    tensor__cache_free(bb);
+    tensor__cache_free(j.cols);
     tensor_free(xc);
     tensor_free(wc);
     tensor_free(oc);
@@ -9183,17 +9292,14 @@ static void tensor__conv_backward_reference(const tensor *x, const tensor *w, co
                 }
 }
 
-/* sum of r[0..n) in double, four chains so the adds overlap. */
-#define TENSOR__DEFINE_SUM_ROW(sfx, T)                                                                   \
-    static double tensor__sum_row_##sfx(const T *r, int64_t n) {                                        \
-        double a0 = 0, a1 = 0, a2 = 0, a3 = 0;                                                          \
-        int64_t i = 0;                                                                                  \
-        for (; i + 4 <= n; i += 4) { a0 += r[i]; a1 += r[i + 1]; a2 += r[i + 2]; a3 += r[i + 3]; }      \
-        for (; i < n; i++) a0 += r[i];                                                                  \
-        return (a0 + a1) + (a2 + a3);                                                                   \
-    }
-TENSOR__DEFINE_SUM_ROW(f32, float)
-TENSOR__DEFINE_SUM_ROW(f64, double)
+/* sum of r[0..n) in double, four chains so the adds overlap (f32 rows: tensor__row_sum_f32). */
+static double tensor__sum_row_f64(const double *r, int64_t n) {
+    double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) { a0 += r[i]; a1 += r[i + 1]; a2 += r[i + 2]; a3 += r[i + 3]; }
+    for (; i < n; i++) a0 += r[i];
+    return (a0 + a1) + (a2 + a3);
+}
 
 /* d[i] += t[i], i < n (compute dtype ct). */
 static void tensor__add_to(void *d, const void *t, int64_t n, tensor_dtype ct) {
@@ -9202,32 +9308,37 @@ static void tensor__add_to(void *d, const void *t, int64_t n, tensor_dtype ct) {
 }
 
 /* Per image and group (gc_ng = gc[n, grp * Og.., :] [Og, P]):
-     gx: cols[K, P] = w_g^T[K, Og] @ gc_ng (w_g read transposed through strides), then col2im adds
-         cols into gx_ng [Cg, H, W] (a 1x1 kernel with stride 1 and no padding writes gx_ng itself);
+     gx: cols[K, P] = w_g^T[K, Og] @ gc_ng (w_g read transposed through strides), then col2im
+         sums cols into gx_ng [Cg, H, W] (a 1x1 kernel with stride 1 and no padding writes gx_ng
+         itself);
      gw: cols = im2col(x_ng) [K, P]; sum_g[Og, K] += gc_ng @ cols^T (cols read transposed), into
-         this chunk's own sum (the first chunk's is gw itself). */
+         this chunk's own sum (slot 0's is gw itself);
+     gb: the rows of gc_ng summed (in double) into gbn[n, grp * Og..], while they are in cache. */
 static void tensor__conv_bwd_images(int64_t begin, int64_t end, void *ctx) {
     tensor__conv_job *j = (tensor__conv_job *)ctx;
     const tensor__conv_geom *g = j->g;
     size_t cs = tensor__dtype_sizes[j->ct];
     int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW, X = Cg * g->H * g->W;
-#if TENSOR__HAVE_THREADS
-    int slot = __atomic_fetch_add(&j->slot, 1, __ATOMIC_RELAXED);
-#else
-    int slot = j->slot++;
-#endif
+    int slot = tensor__conv_claim(j);
     char *gw = j->gw ? j->gw + (size_t)(slot * g->O * K) * cs : NULL;
-    void *cols = tensor__conv_cols(j);
-    if (!j->direct && !cols) return;
+    void *cols = j->direct || !j->cols ? NULL : j->cols + (size_t)slot * tensor__conv_cols_bytes(g, j->ct);
     for (int64_t n = begin; n < end; n++) {
-        if (j->out && !j->direct) memset(j->out + (size_t)(n * g->C * g->H * g->W) * cs, 0, (size_t)(g->C * g->H * g->W) * cs);
+        /* the scatter col2im adds into gx: zeroed first (the AVX2 gather writes every element) */
+        if (j->out && !j->direct && !j->avx2) memset(j->out + (size_t)(n * g->C * g->H * g->W) * cs, 0, (size_t)(g->C * g->H * g->W) * cs);
         for (int64_t grp = 0; grp < g->groups; grp++) {
             const char *gng = j->gc + (size_t)((n * g->O + grp * Og) * P) * cs;
             size_t xoff = (size_t)((n * g->groups + grp) * X) * cs;
+            for (int64_t q = 0; j->gbn && q < Og; q++) {
+                const char *r = gng + (size_t)(q * P) * cs;
+                j->gbn[n * g->O + grp * Og + q] = j->ct == TENSOR_F32 ? tensor__row_sum_f32((const float *)r, P) : tensor__sum_row_f64((const double *)r, P);
+            }
             if (j->out) {
                 char *xg = j->out + xoff;
                 tensor__gemm_strided(j->ct, K, P, Og, j->w + (size_t)(grp * Og * K) * cs, 1, K, gng, P, 1, j->direct ? (void *)xg : cols, P, 1, false);
-                if (!j->direct) {
+#if TENSOR__ROW_AVX2
+                if (!j->direct && j->avx2) tensor__col2im_avx2((float *)xg, (const float *)cols, g, Cg);
+#endif
+                if (!j->direct && !j->avx2) {
                     if (j->ct == TENSOR_F32) tensor__col2im_f32((float *)xg, (const float *)cols, g, Cg);
                     else tensor__col2im_f64((double *)xg, (const double *)cols, g, Cg);
                 }
@@ -9238,63 +9349,57 @@ static void tensor__conv_bwd_images(int64_t begin, int64_t end, void *ctx) {
             }
         }
     }
-    tensor__free_aligned(cols);
 }
 
 /* The fast path, in the compute dtype ct (f32, or f64 for f64) with the forward's machinery: gc is
-   the gradient [N, O, P] (P = oH * oW), contiguous ct; gx and gw come from
-   tensor__conv_bwd_images, spread over the images like the forward; gb is the sum of gc over n
-   and p, in double. gx, gw, gb are contiguous ct buffers of x's, w's and [O]'s size, or NULL.
+   the gradient [N, O, P] (P = oH * oW), contiguous ct; gx, gw and the per-image sums of gb come
+   from tensor__conv_bwd_images, spread over the images like the forward; gb adds the images' sums
+   in order, in double. gx, gw, gb are contiguous ct buffers of x's, w's and [O]'s size, or NULL.
    Returns 0, or 1 after recording an error. */
 static int tensor__conv_backward_fast(const char *fn, const tensor *x, const tensor *w, const char *gc, const tensor__conv_geom *g, tensor_dtype ct,
                                       void *gx, void *gw, void *gb) {
     size_t cs = tensor__dtype_sizes[ct];
-    int64_t K = g->C / g->groups * g->kH * g->kW, P = g->oH * g->oW;
-    bool f32 = ct == TENSOR_F32;
-    if (gb)
-        for (int64_t o = 0; o < g->O; o++) {
-            double acc = 0;
-            for (int64_t n = 0; n < g->N; n++) {
-                const char *r = gc + (size_t)((n * g->O + o) * P) * cs;
-                acc += f32 ? tensor__sum_row_f32((const float *)r, P) : tensor__sum_row_f64((const double *)r, P);
-            }
-            if (f32) ((float *)gb)[o] = (float)acc;
-            else ((double *)gb)[o] = acc;
-        }
-    if (!gx && !gw) return 0;
+    int64_t K = g->C / g->groups * g->kH * g->kW;
+    int64_t slots = tensor__conv_slots(g), wn = g->O * K;
     tensor *xc = NULL, *wc = NULL;
-    int64_t slots = tensor_get_num_threads(), wn = g->O * K;
     int rc = 0;
     if (gw && !(x->dtype == ct && tensor__contiguous(x))) rc |= !(xc = tensor__contiguous_copy(fn, x, ct));
     if (gx && !(w->dtype == ct && tensor__contiguous(w))) rc |= !(wc = tensor__contiguous_copy(fn, w, ct));
+    tensor__conv_job j;
+    memset(&j, 0, sizeof j);
+    j.g = g;
+    j.ct = ct;
+    j.direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+    j.avx2 = tensor__conv_avx2(g, ct);
+    /* scratch: im2col buffers; the slots' gw sums side by side (gw itself when there is one slot);
+       the images' gb sums */
+    bool need_cols = (gx || gw) && !j.direct;
+    j.cols = need_cols ? (char *)tensor__cache_alloc((size_t)slots * tensor__conv_cols_bytes(g, ct)) : NULL;
+    char *sums = !gw ? NULL : slots > 1 ? (char *)tensor__cache_alloc((size_t)(slots * wn) * cs) : (char *)gw;
+    j.gbn = gb ? (double *)tensor__cache_alloc((size_t)(g->N * g->O) * sizeof(double)) : NULL;
+    if (!rc && ((need_cols && !j.cols) || (gw && !sums) || (gb && !j.gbn))) rc = (tensor__fail(fn, "out of memory allocating convolution scratch"), 1);
     if (!rc) {
-        tensor__conv_job j;
-        memset(&j, 0, sizeof j);
-        j.g = g;
-        j.ct = ct;
-        j.direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
         j.x = gw ? (const char *)tensor__data(xc ? xc : x) : NULL;
         j.w = gx ? (const char *)tensor__data(wc ? wc : w) : NULL;
         j.gc = gc;
         j.out = (char *)gx;
-        /* the chunks' gw sums side by side: gw, then the scratch ones */
-        char *all = NULL;
-        if (gw) {
-            all = slots > 1 ? (char *)tensor__scratch(fn, (size_t)(slots * wn) * cs) : (char *)gw;
-            if (!all) rc = 1;
-            else memset(all, 0, (size_t)(slots * wn) * cs);
+        j.gw = sums;
+        if (sums) memset(sums, 0, (size_t)((sums == (char *)gw ? 1 : slots) * wn) * cs);
+        tensor__conv_images(tensor__conv_bwd_images, &j);
+        if (sums && sums != (char *)gw) {
+            memcpy(gw, sums, (size_t)wn * cs);
+            for (int s = 1; s < j.slot && s < slots; s++) tensor__add_to(gw, sums + (size_t)(s * wn) * cs, wn, ct);
         }
-        if (!rc) {
-            j.gw = all;
-            tensor__conv_images(tensor__conv_bwd_images, &j);
-            if (j.failed) rc = (tensor__fail(fn, "out of memory allocating im2col scratch"), 1);
-            if (!rc && gw && all != (char *)gw) {
-                memcpy(gw, all, (size_t)wn * cs);
-                for (int s = 1; s < j.slot && s < slots; s++) tensor__add_to(gw, all + (size_t)(s * wn) * cs, wn, ct);
-            }
+        for (int64_t o = 0; gb && o < g->O; o++) {
+            double acc = 0;
+            for (int64_t n = 0; n < g->N; n++) acc += j.gbn[n * g->O + o];
+            if (ct == TENSOR_F32) ((float *)gb)[o] = (float)acc;
+            else ((double *)gb)[o] = acc;
         }
-        if (all != (char *)gw) tensor__free_aligned(all);
     }
+    if (sums != (char *)gw) tensor__cache_free(sums);
+    tensor__cache_free(j.cols);
+    tensor__cache_free(j.gbn);
     tensor_free(xc);
     tensor_free(wc);
     return rc;

@@ -214,3 +214,87 @@ TEST(relu_backward_fused_matches_formula) {
     check_relu_grad(tie_tensor(TENSOR_F16, TENSOR_SHAPE(3, 11), 5), test_random(TENSOR_F16, TENSOR_SHAPE(3, 11), -2, 2));
     check_relu_grad(tie_tensor(TENSOR_BF16, TENSOR_SHAPE(3, 11), 5), test_random(TENSOR_BF16, TENSOR_SHAPE(3, 11), -2, 2));
 }
+
+/* ---- convolution: the fast path (AVX2 im2col / col2im for stride 1, per-image bias, per-image
+   bias-gradient sums, scratch slots per thread) against the reference loops ---- */
+
+/* Forward and all three gradients of conv (2 or 1 spatial dims) in the current mode. */
+static void conv_all(int sd, tensor *x0, tensor *w0, tensor *b0, tensor *gy, int s, int p, int d, int groups, bool reference, tensor **out) {
+    tensor *x = tensor_set_requires_grad(tensor_clone(x0), true), *w = tensor_set_requires_grad(tensor_clone(w0), true);
+    tensor *b = b0 ? tensor_set_requires_grad(tensor_clone(b0), true) : NULL;
+    bool was = tensor_set_reference_kernels(reference);
+    tensor *y = sd == 2 ? tensor_conv2d(x, w, b, s, p, d, groups) : tensor_conv1d(x, w, b, s, p, d, groups);
+    int rc = y ? tensor_backward_with(y, gy) : -1;
+    tensor_set_reference_kernels(was);
+    CHECK_MSG(rc == 0, "conv failed: %s", tensor_last_error() ? tensor_last_error() : "?");
+    out[0] = y;
+    out[1] = rc ? NULL : tensor_grad(x);
+    out[2] = rc ? NULL : tensor_grad(w);
+    out[3] = rc || !b ? NULL : tensor_grad(b);
+}
+
+static void check_conv(int sd, tensor *x, tensor *w, tensor *b, int s, int p, int d, int groups, double tol) {
+    tensor *probe = sd == 2 ? tensor_conv2d(x, w, b, s, p, d, groups) : tensor_conv1d(x, w, b, s, p, d, groups);
+    CHECK_MSG(probe != NULL, "conv failed: %s", tensor_last_error() ? tensor_last_error() : "?");
+    if (!probe) return;
+    tensor *gy = test_random(tensor_get_dtype(x), tensor_ndim(probe), tensor_shape(probe), -1, 1);
+    tensor *fast[4], *ref[4];
+    conv_all(sd, x, w, b, gy, s, p, d, groups, false, fast);
+    conv_all(sd, x, w, b, gy, s, p, d, groups, true, ref);
+    const char *names[4] = {"y", "gx", "gw", "gb"};
+    for (int i = 0; i < 4; i++) {
+        if (i == 3 && !b) continue;
+        CHECK(fast[i] != NULL && ref[i] != NULL);
+        if (!fast[i] || !ref[i]) continue;
+        CHECK_SHAPE(fast[i], tensor_ndim(ref[i]), tensor_shape(ref[i]));
+        double *e = test_values(ref[i]), *v = test_values(fast[i]), scale = 0;
+        int64_t n = tensor_numel(ref[i]), bad = 0;
+        for (int64_t k = 0; k < n; k++) scale = fmax(scale, fabs(e[k]));
+        for (int64_t k = 0; k < n; k++) bad += !(fabs(v[k] - e[k]) <= tol * (1 + scale));
+        CHECK_MSG(bad == 0, "%dd conv %s (stride %d, padding %d, dilation %d, groups %d): %lld of %lld differ from the reference", sd, names[i], s, p, d,
+                  groups, (long long)bad, (long long)n);
+        free(e);
+        free(v);
+    }
+}
+
+TEST(conv_fast_matches_reference) {
+    /* 3x3 stride 1 (the AVX2 im2col / col2im) at widths around the 8-column chunks, paddings 0-2 */
+    for (int64_t W = 8; W <= 19; W++)
+        for (int p = 0; p <= 2; p++) {
+            if (W + 2 * p - 2 < 8) continue;
+            check_conv(2, test_random(TENSOR_F32, TENSOR_SHAPE(2, 3, 5 + W % 4, W), -1, 1), test_random(TENSOR_F32, TENSOR_SHAPE(4, 3, 3, 3), -1, 1),
+                       test_random(TENSOR_F32, TENSOR_SHAPE(4), -1, 1), 1, p, 1, 1, 1e-5);
+        }
+    /* dilation, kernels wider than tall and the reverse, padding larger than the kernel reach,
+       1x1 with padding (not the direct path), groups, no bias */
+    check_conv(2, test_random(TENSOR_F32, TENSOR_SHAPE(3, 4, 9, 13), -1, 1), test_random(TENSOR_F32, TENSOR_SHAPE(6, 2, 3, 2), -1, 1), NULL, 1, 2, 2, 2, 1e-5);
+    check_conv(2, test_random(TENSOR_F32, TENSOR_SHAPE(2, 2, 7, 16), -1, 1), test_random(TENSOR_F32, TENSOR_SHAPE(3, 2, 2, 5), -1, 1),
+               test_random(TENSOR_F32, TENSOR_SHAPE(3), -1, 1), 1, 3, 3, 1, 1e-5);
+    check_conv(2, test_random(TENSOR_F32, TENSOR_SHAPE(2, 3, 6, 9), -1, 1), test_random(TENSOR_F32, TENSOR_SHAPE(5, 3, 1, 1), -1, 1),
+               test_random(TENSOR_F32, TENSOR_SHAPE(5), -1, 1), 1, 1, 1, 1, 1e-5);
+    check_conv(2, test_random(TENSOR_F32, TENSOR_SHAPE(1, 4, 10, 12), -1, 1), test_random(TENSOR_F32, TENSOR_SHAPE(8, 1, 5, 3), -1, 1),
+               test_random(TENSOR_F32, TENSOR_SHAPE(8), -1, 1), 1, 2, 1, 4, 1e-5);
+    /* the CNN's two convolutions, with more images than threads (spread) and one image (threaded GEMMs) */
+    check_conv(2, test_random(TENSOR_F32, TENSOR_SHAPE(6, 1, 28, 28), 0, 1), test_random(TENSOR_F32, TENSOR_SHAPE(32, 1, 3, 3), -0.3, 0.3),
+               test_random(TENSOR_F32, TENSOR_SHAPE(32), -0.3, 0.3), 1, 1, 1, 1, 1e-5);
+    check_conv(2, test_random(TENSOR_F32, TENSOR_SHAPE(5, 32, 14, 14), 0, 1), test_random(TENSOR_F32, TENSOR_SHAPE(64, 32, 3, 3), -0.06, 0.06),
+               test_random(TENSOR_F32, TENSOR_SHAPE(64), -0.06, 0.06), 1, 1, 1, 1, 1e-5);
+    check_conv(2, test_random(TENSOR_F32, TENSOR_SHAPE(1, 32, 14, 14), 0, 1), test_random(TENSOR_F32, TENSOR_SHAPE(64, 32, 3, 3), -0.06, 0.06),
+               test_random(TENSOR_F32, TENSOR_SHAPE(64), -0.06, 0.06), 1, 1, 1, 1, 1e-5);
+    /* unbatched, and a non-contiguous input */
+    check_conv(2, test_random(TENSOR_F32, TENSOR_SHAPE(3, 11, 10), -1, 1), test_random(TENSOR_F32, TENSOR_SHAPE(2, 3, 3, 3), -1, 1),
+               test_random(TENSOR_F32, TENSOR_SHAPE(2), -1, 1), 1, 1, 1, 1, 1e-5);
+    check_conv(2, tensor_transpose(test_random(TENSOR_F32, TENSOR_SHAPE(2, 3, 12, 9), -1, 1), 2, 3), test_random(TENSOR_F32, TENSOR_SHAPE(4, 3, 3, 3), -1, 1),
+               test_random(TENSOR_F32, TENSOR_SHAPE(4), -1, 1), 1, 1, 1, 1, 1e-5);
+    /* conv1d (H = 1) with stride 1 takes the same rows; stride 2 and f64 the loops */
+    check_conv(1, test_random(TENSOR_F32, TENSOR_SHAPE(3, 4, 21), -1, 1), test_random(TENSOR_F32, TENSOR_SHAPE(6, 2, 4), -1, 1),
+               test_random(TENSOR_F32, TENSOR_SHAPE(6), -1, 1), 1, 2, 2, 2, 1e-5);
+    check_conv(1, test_random(TENSOR_F32, TENSOR_SHAPE(3, 4, 21), -1, 1), test_random(TENSOR_F32, TENSOR_SHAPE(6, 4, 3), -1, 1),
+               test_random(TENSOR_F32, TENSOR_SHAPE(6), -1, 1), 2, 1, 1, 1, 1e-5);
+    check_conv(2, test_random(TENSOR_F64, TENSOR_SHAPE(3, 3, 9, 10), -1, 1), test_random(TENSOR_F64, TENSOR_SHAPE(4, 3, 3, 3), -1, 1),
+               test_random(TENSOR_F64, TENSOR_SHAPE(4), -1, 1), 1, 1, 1, 1, 1e-12);
+    /* f16 computes in f32 */
+    check_conv(2, test_random(TENSOR_F16, TENSOR_SHAPE(2, 2, 8, 10), -1, 1), test_random(TENSOR_F16, TENSOR_SHAPE(3, 2, 3, 3), -1, 1),
+               test_random(TENSOR_F16, TENSOR_SHAPE(3), -1, 1), 1, 1, 1, 1, 3e-3);
+}
