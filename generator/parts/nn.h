@@ -1039,53 +1039,58 @@ TENSOR__DEFINE_COL2IM(f64, double)
    was read from it, and is stored once, so gx needs no zeroing and no read-modify-write. A row's
    last chunk overlaps the one before it when the row is not a multiple of 8 long (the lanes stored
    twice hold the same values). Rows shorter than 8 take the loops above. */
+#define TENSOR__COL2IM_KW 16 /* the widest kernel of the AVX2 col2im (its masks sit in an array) */
 #if TENSOR__ROW_AVX2
 static TENSOR__AVX2_INLINE __m256i tensor__conv_lanes(int64_t c0, int64_t lo, int64_t hi) { /* lo <= c0 + lane < hi */
     __m256i c = _mm256_add_epi32(_mm256_set1_epi32((int)c0), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     return _mm256_and_si256(_mm256_cmpgt_epi32(c, _mm256_set1_epi32((int)lo - 1)), _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), c));
 }
 static TENSOR__AVX2_FN void tensor__im2col_avx2(float *cols, const float *x, const tensor__conv_geom *g, int64_t Cg) {
-    int64_t oW = g->oW, P = g->oH * oW;
+    const int64_t H = g->H, W = g->W, oH = g->oH, oW = g->oW, P = oH * oW, sh = g->sh;
     for (int64_t ch = 0; ch < Cg; ch++)
-        for (int64_t ki = 0; ki < g->kH; ki++)
+        for (int64_t ki = 0; ki < g->kH; ki++) {
+            int64_t ih0 = ki * g->dh - g->ph, oh_lo, oh_hi; /* output row oh reads input row oh * sh + ih0 */
+            tensor__conv_span(ih0, sh, H, oH, &oh_lo, &oh_hi);
             for (int64_t kj = 0; kj < g->kW; kj++) {
                 float *row = cols + ((ch * g->kH + ki) * g->kW + kj) * P;
                 int64_t off = kj * g->dw - g->pw, lo, hi; /* row entry ow reads input column ow + off */
-                tensor__conv_span(off, 1, g->W, oW, &lo, &hi);
-                for (int64_t oh = 0; oh < g->oH; oh++) {
-                    float *r = row + oh * oW;
-                    int64_t ih = oh * g->sh - g->ph + ki * g->dh;
-                    bool in = ih >= 0 && ih < g->H;
-                    const float *xr = in ? x + (ch * g->H + ih) * g->W + off : x;
-                    for (int64_t c0 = 0; c0 < oW; c0 += 8) {
-                        if (c0 + 8 > oW) c0 = oW - 8;
-                        __m256 v = in ? _mm256_maskload_ps(xr + c0, tensor__conv_lanes(c0, lo, hi)) : _mm256_setzero_ps();
-                        _mm256_storeu_ps(r + c0, v);
-                    }
+                tensor__conv_span(off, 1, W, oW, &lo, &hi);
+                for (int64_t c0 = 0; c0 < oW; c0 += 8) {
+                    int64_t c = c0 + 8 > oW ? oW - 8 : c0, oh = 0;
+                    __m256i m = tensor__conv_lanes(c, lo, hi);
+                    const float *src = x + (ch * H + ih0) * W + off + c; /* + oh * sh * W */
+                    float *dst = row + c;                                /* + oh * oW */
+                    for (; oh < oh_lo; oh++) _mm256_storeu_ps(dst + oh * oW, _mm256_setzero_ps());
+                    if (c >= lo && c + 8 <= hi)
+                        for (; oh < oh_hi; oh++) _mm256_storeu_ps(dst + oh * oW, _mm256_loadu_ps(src + oh * sh * W));
+                    else
+                        for (; oh < oh_hi; oh++) _mm256_storeu_ps(dst + oh * oW, _mm256_maskload_ps(src + oh * sh * W, m));
+                    for (; oh < oH; oh++) _mm256_storeu_ps(dst + oh * oW, _mm256_setzero_ps());
                 }
             }
+        }
 }
 static TENSOR__AVX2_FN void tensor__col2im_avx2(float *x, const float *cols, const tensor__conv_geom *g, int64_t Cg) {
-    int64_t W = g->W, oW = g->oW, P = g->oH * oW;
-    for (int64_t ch = 0; ch < Cg; ch++)
-        for (int64_t ih = 0; ih < g->H; ih++) {
-            float *xr = x + (ch * g->H + ih) * W;
-            for (int64_t c0 = 0; c0 < W; c0 += 8) {
-                if (c0 + 8 > W) c0 = W - 8;
+    int64_t W = g->W, oW = g->oW, P = g->oH * oW, kW = g->kW;
+    __m256i masks[TENSOR__COL2IM_KW];
+    for (int64_t c0 = 0; c0 < W; c0 += 8) {
+        int64_t c = c0 + 8 > W ? W - 8 : c0;
+        for (int64_t kj = 0; kj < kW; kj++) {
+            int64_t off = kj * g->dw - g->pw; /* input column iw was entry iw - off of the row */
+            masks[kj] = tensor__conv_lanes(c, off > 0 ? off : 0, oW + off < W ? oW + off : W);
+        }
+        for (int64_t ch = 0; ch < Cg; ch++)
+            for (int64_t ih = 0; ih < g->H; ih++) {
                 __m256 acc = _mm256_setzero_ps();
                 for (int64_t ki = 0; ki < g->kH; ki++) {
                     int64_t t = ih + g->ph - ki * g->dh, oh = t / g->sh; /* the output row that read input row ih */
                     if (t < 0 || t % g->sh != 0 || oh >= g->oH) continue;
-                    for (int64_t kj = 0; kj < g->kW; kj++) {
-                        int64_t off = kj * g->dw - g->pw; /* input column iw was entry iw - off of the row */
-                        int64_t lo = off > 0 ? off : 0, hi = oW + off < W ? oW + off : W;
-                        const float *r = cols + ((ch * g->kH + ki) * g->kW + kj) * P + oh * oW - off;
-                        acc = _mm256_add_ps(acc, _mm256_maskload_ps(r + c0, tensor__conv_lanes(c0, lo, hi)));
-                    }
+                    const float *r = cols + (ch * g->kH + ki) * kW * P + oh * oW + g->pw + c;
+                    for (int64_t kj = 0; kj < kW; kj++) acc = _mm256_add_ps(acc, _mm256_maskload_ps(r + kj * (P - g->dw), masks[kj]));
                 }
-                _mm256_storeu_ps(xr + c0, acc);
+                _mm256_storeu_ps(x + (ch * g->H + ih) * W + c, acc);
             }
-        }
+    }
 }
 /* r[i] += b, i < n */
 static TENSOR__AVX2_FN void tensor__add_scalar_avx2(float *r, float b, int64_t n) {
@@ -1099,7 +1104,7 @@ static TENSOR__AVX2_FN void tensor__add_scalar_avx2(float *r, float b, int64_t n
    lanes of the masks. */
 static bool tensor__conv_avx2(const tensor__conv_geom *g, tensor_dtype ct) {
 #if TENSOR__ROW_AVX2
-    return ct == TENSOR_F32 && g->sw == 1 && g->oW >= 8 && g->W >= 8 && g->W + g->oW + g->kW * g->dw + g->pw < ((int64_t)1 << 30) && tensor__row_avx2();
+    return ct == TENSOR_F32 && g->sw == 1 && g->kW <= TENSOR__COL2IM_KW && g->oW >= 8 && g->W >= 8 && g->W + g->oW + g->kW * g->dw + g->pw < ((int64_t)1 << 30) && tensor__row_avx2();
 #else
     (void)g; (void)ct;
     return false;
