@@ -8085,6 +8085,7 @@ static TENSOR__AVX2_FN void tensor__im2col_avx2(float *cols, const float *x, con
                 }
             }
         }
+    _mm256_zeroupper();
 }
 static TENSOR__AVX2_FN void tensor__col2im_avx2(float *x, const float *cols, const tensor__conv_geom *g, int64_t Cg) {
     int64_t W = g->W, oW = g->oW, P = g->oH * oW, kW = g->kW;
@@ -8107,12 +8108,14 @@ static TENSOR__AVX2_FN void tensor__col2im_avx2(float *x, const float *cols, con
                 _mm256_storeu_ps(x + (ch * g->H + ih) * W + c, acc);
             }
     }
+    _mm256_zeroupper();
 }
 /* r[i] += b, i < n */
 static TENSOR__AVX2_FN void tensor__add_scalar_avx2(float *r, float b, int64_t n) {
     __m256 v = _mm256_set1_ps(b);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(r + i, _mm256_add_ps(_mm256_loadu_ps(r + i), v));
+    _mm256_zeroupper();
     for (; i < n; i++) r[i] += b;
 }
 #endif
@@ -8398,10 +8401,11 @@ TENSOR__DEFINE_POOL(f64, double)
 #define TENSOR__DEFINE_POOL_NOV(sfx, T)                                                                  \
     static void tensor__maxpool_nov_##sfx(T *y, const T *x, const tensor__pool_geom *p) {               \
         int64_t k = p->k, W = p->W;                                                                     \
+        if (k == 2 && tensor__maxpool2_plane_##sfx(y, x, p)) return;                                    \
         for (int64_t oh = 0; oh < p->oH; oh++) {                                                        \
             const T *r = x + oh * k * W;                                                                \
             T *yr = y + oh * p->oW;                                                                     \
-            int64_t ow = tensor__maxpool2_row_##sfx(yr, r, r + W, k == 2 ? p->oW : 0);                  \
+            int64_t ow = 0;                                                                             \
             for (; k == 2 && ow < p->oW; ow++) {                                                        \
                 const T *q = r + 2 * ow;                                                                \
                 T m = q[0], v = q[1];                                                                   \
@@ -8424,10 +8428,11 @@ TENSOR__DEFINE_POOL(f64, double)
     }                                                                                                   \
     static void tensor__maxpool_nov_bwd_##sfx(T *gx, const T *x, const T *gy, const tensor__pool_geom *p) { \
         int64_t k = p->k, W = p->W, cw = p->oW * k;                                                     \
+        if (k == 2 && tensor__maxpool2_bwd_plane_##sfx(gx, x, gy, p)) return;                          \
         for (int64_t oh = 0; oh < p->oH; oh++) {                                                        \
             const T *r = x + oh * k * W, *gr = gy + oh * p->oW;                                         \
             T *o = gx + oh * k * W;                                                                     \
-            int64_t ow = tensor__maxpool2_bwd_row_##sfx(o, o + W, r, r + W, gr, k == 2 ? p->oW : 0);    \
+            int64_t ow = 0;                                                                             \
             for (; k == 2 && ow < p->oW; ow++) {                                                        \
                 const T *q = r + 2 * ow;                                                                \
                 T m = q[0], v = q[1], g = (T)0 + gr[ow];                                                \
@@ -8461,9 +8466,13 @@ TENSOR__DEFINE_POOL(f64, double)
         if (p->oH * k < p->H) memset(gx + p->oH * k * W, 0, (size_t)((p->H - p->oH * k) * W) * sizeof(T)); \
     }
 
-/* 2x2 windows of f32 rows r0, r1 eight at a time (AVX2); returns how many outputs of a row of oW
-   it did (0 where the CPU has no AVX2, or for f64: the scalar loops do them). The columns of the windows are split into even and odd ones (a, b of r0; c, d of r1),
-   then the running maximum goes a, b, c, d as above. */
+/* 2x2 windows of f32 planes, eight at a time along a row (AVX2). The columns of the
+   windows are split into even and odd ones (a, b of r0; c, d of r1), then the running maximum
+   goes a, b, c, d as above. A row of at least 8 windows ends with a block that overlaps the one
+   before it (no masks; the overlap is computed twice, the same). A shorter row is one block whose
+   loads and stores run past the row, over data the plane's later rows overwrite; masked stores are
+   slow on some CPUs, so only where the block would run past the plane (xa: elements from r1 to the
+   end of the plane, ya: from y / gy) do the loads take a mask and the stores go through a buffer. */
 #if TENSOR__ROW_AVX2
 static TENSOR__AVX2_INLINE __m256 tensor__pool_even(__m256 lo, __m256 hi) { /* lo[0, 2, 4, 6], hi[0, 2, 4, 6] */
     return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xD8));
@@ -8475,85 +8484,125 @@ static TENSOR__AVX2_INLINE __m256 tensor__pool_odd(__m256 lo, __m256 hi) {
 static TENSOR__AVX2_INLINE __m256 tensor__pool_takes(__m256 m, __m256 v) {
     return _mm256_and_ps(_mm256_cmp_ps(v, m, _CMP_NLE_UQ), _mm256_cmp_ps(m, m, _CMP_ORD_Q));
 }
-/* The four corners of windows ow.. of rows r0, r1: a full block of 8, or (rem < 8) the last rem
-   windows of the row, loaded under a mask (lanes past the row read as 0 and are never stored). */
 static TENSOR__AVX2_INLINE __m256i tensor__pool_mask(int64_t n) { return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); }
-static TENSOR__AVX2_INLINE void tensor__pool_corners(const float *r0, const float *r1, int64_t rem, __m256 *a, __m256 *b, __m256 *c, __m256 *d) {
+static TENSOR__AVX2_INLINE void tensor__pool_corners(const float *r0, const float *r1, int64_t n, __m256 *a, __m256 *b, __m256 *c, __m256 *d) {
     __m256 l0, h0, l1, h1;
-    if (rem >= 8) {
+    if (n >= 16) { /* 16 columns of each row readable */
         l0 = _mm256_loadu_ps(r0); h0 = _mm256_loadu_ps(r0 + 8);
         l1 = _mm256_loadu_ps(r1); h1 = _mm256_loadu_ps(r1 + 8);
-    } else {
-        __m256i ml = tensor__pool_mask(2 * rem), mh = tensor__pool_mask(2 * rem - 8);
+    } else { /* the first n only */
+        __m256i ml = tensor__pool_mask(n), mh = tensor__pool_mask(n - 8);
         l0 = _mm256_maskload_ps(r0, ml); h0 = _mm256_maskload_ps(r0 + 8, mh);
         l1 = _mm256_maskload_ps(r1, ml); h1 = _mm256_maskload_ps(r1 + 8, mh);
     }
     *a = tensor__pool_even(l0, h0); *b = tensor__pool_odd(l0, h0);
     *c = tensor__pool_even(l1, h1); *d = tensor__pool_odd(l1, h1);
 }
-static TENSOR__AVX2_FN int64_t tensor__maxpool2_row_avx2(float *y, const float *r0, const float *r1, int64_t oW) {
-    for (int64_t ow = 0; ow < oW; ow += 8) {
-        __m256 m, b, c, d;
-        tensor__pool_corners(r0 + 2 * ow, r1 + 2 * ow, oW - ow, &m, &b, &c, &d);
-        m = _mm256_blendv_ps(m, b, tensor__pool_takes(m, b));
-        m = _mm256_blendv_ps(m, c, tensor__pool_takes(m, c));
-        m = _mm256_blendv_ps(m, d, tensor__pool_takes(m, d));
-        if (oW - ow >= 8) _mm256_storeu_ps(y + ow, m);
-        else _mm256_maskstore_ps(y + ow, tensor__pool_mask(oW - ow), m);
-    }
-    return oW;
+static TENSOR__AVX2_INLINE __m256 tensor__pool_max4(__m256 m, __m256 b, __m256 c, __m256 d) {
+    m = _mm256_blendv_ps(m, b, tensor__pool_takes(m, b));
+    m = _mm256_blendv_ps(m, c, tensor__pool_takes(m, c));
+    return _mm256_blendv_ps(m, d, tensor__pool_takes(m, d));
 }
-static TENSOR__AVX2_FN int64_t tensor__maxpool2_bwd_row_avx2(float *g0, float *g1, const float *r0, const float *r1, const float *gy, int64_t oW) {
-    for (int64_t ow = 0; ow < oW; ow += 8) {
-        int64_t rem = oW - ow;
-        __m256 m, b, c, d;
-        tensor__pool_corners(r0 + 2 * ow, r1 + 2 * ow, rem, &m, &b, &c, &d);
-        __m256 tb = tensor__pool_takes(m, b);
-        m = _mm256_blendv_ps(m, b, tb);
-        __m256 tc = tensor__pool_takes(m, c);
-        m = _mm256_blendv_ps(m, c, tc);
-        __m256 td = tensor__pool_takes(m, d);
-        /* the last take wins: d, else c, else b, else a */
-        __m256 g = rem >= 8 ? _mm256_loadu_ps(gy + ow) : _mm256_maskload_ps(gy + ow, tensor__pool_mask(rem));
-        g = _mm256_add_ps(_mm256_setzero_ps(), g);
-        __m256 later = _mm256_or_ps(tc, td);
-        __m256 ga = _mm256_andnot_ps(_mm256_or_ps(tb, later), g), gb = _mm256_andnot_ps(later, _mm256_and_ps(tb, g));
-        __m256 gc = _mm256_andnot_ps(td, _mm256_and_ps(tc, g)), gd = _mm256_and_ps(td, g);
-        /* interleaved back: [a0 b0 a1 b1 | a4 b4 a5 b5] and [a2 b2 a3 b3 | a6 b6 a7 b7], then their halves */
-        __m256 lo0 = _mm256_unpacklo_ps(ga, gb), hi0 = _mm256_unpackhi_ps(ga, gb), lo1 = _mm256_unpacklo_ps(gc, gd), hi1 = _mm256_unpackhi_ps(gc, gd);
-        __m256 x0 = _mm256_permute2f128_ps(lo0, hi0, 0x20), y0 = _mm256_permute2f128_ps(lo0, hi0, 0x31);
-        __m256 x1 = _mm256_permute2f128_ps(lo1, hi1, 0x20), y1 = _mm256_permute2f128_ps(lo1, hi1, 0x31);
-        float *o0 = g0 + 2 * ow, *o1 = g1 + 2 * ow;
-        if (rem >= 8) {
-            _mm256_storeu_ps(o0, x0); _mm256_storeu_ps(o0 + 8, y0);
-            _mm256_storeu_ps(o1, x1); _mm256_storeu_ps(o1 + 8, y1);
+/* y [oH, oW] from x [H, W] */
+static TENSOR__AVX2_FN void tensor__maxpool2_plane_avx2(float *y, const float *x, const tensor__pool_geom *p) {
+    const int64_t H = p->H, W = p->W, oH = p->oH, oW = p->oW;
+    __m256 m, b, c, d;
+    for (int64_t oh = 0; oh < oH; oh++) {
+        const float *r0 = x + 2 * oh * W, *r1 = r0 + W;
+        float *yr = y + oh * oW;
+        if (oW >= 8) {
+            for (int64_t o0 = 0; o0 < oW; o0 += 8) {
+                int64_t ow = o0 + 8 > oW ? oW - 8 : o0;
+                tensor__pool_corners(r0 + 2 * ow, r1 + 2 * ow, 16, &m, &b, &c, &d);
+                _mm256_storeu_ps(yr + ow, tensor__pool_max4(m, b, c, d));
+            }
+            continue;
+        }
+        int64_t xa = (H - 2 * oh - 1) * W, ya = (oH - oh) * oW; /* elements from r1, yr to the plane's end */
+        tensor__pool_corners(r0, r1, xa >= 16 ? 16 : 2 * oW, &m, &b, &c, &d);
+        m = tensor__pool_max4(m, b, c, d);
+        if (ya >= 8) {
+            _mm256_storeu_ps(yr, m);
         } else {
-            __m256i ml = tensor__pool_mask(2 * rem), mh = tensor__pool_mask(2 * rem - 8);
-            _mm256_maskstore_ps(o0, ml, x0); _mm256_maskstore_ps(o0 + 8, mh, y0);
-            _mm256_maskstore_ps(o1, ml, x1); _mm256_maskstore_ps(o1 + 8, mh, y1);
+            float t[8];
+            _mm256_storeu_ps(t, m);
+            for (int64_t i = 0; i < oW; i++) yr[i] = t[i];
         }
     }
-    return oW;
+    _mm256_zeroupper(); /* gcc leaves it out in some builds (-O1 with ASan); the tests check */
+}
+/* gx of one 2x2 block: the last take wins (d, else c, else b, else a), as 0 + g; the two rows'
+   16 columns each, interleaved back. */
+static TENSOR__AVX2_INLINE void tensor__pool_bwd_block(const float *r0, const float *r1, int64_t n, __m256 g, __m256 *o) {
+    __m256 m, b, c, d;
+    tensor__pool_corners(r0, r1, n, &m, &b, &c, &d);
+    __m256 tb = tensor__pool_takes(m, b);
+    m = _mm256_blendv_ps(m, b, tb);
+    __m256 tc = tensor__pool_takes(m, c);
+    m = _mm256_blendv_ps(m, c, tc);
+    __m256 td = tensor__pool_takes(m, d);
+    g = _mm256_add_ps(_mm256_setzero_ps(), g);
+    __m256 later = _mm256_or_ps(tc, td);
+    __m256 ga = _mm256_andnot_ps(_mm256_or_ps(tb, later), g), gb = _mm256_andnot_ps(later, _mm256_and_ps(tb, g));
+    __m256 gc = _mm256_andnot_ps(td, _mm256_and_ps(tc, g)), gd = _mm256_and_ps(td, g);
+    /* [a0 b0 a1 b1 | a4 b4 a5 b5] and [a2 b2 a3 b3 | a6 b6 a7 b7], then their halves */
+    __m256 lo0 = _mm256_unpacklo_ps(ga, gb), hi0 = _mm256_unpackhi_ps(ga, gb), lo1 = _mm256_unpacklo_ps(gc, gd), hi1 = _mm256_unpackhi_ps(gc, gd);
+    o[0] = _mm256_permute2f128_ps(lo0, hi0, 0x20); o[1] = _mm256_permute2f128_ps(lo0, hi0, 0x31);
+    o[2] = _mm256_permute2f128_ps(lo1, hi1, 0x20); o[3] = _mm256_permute2f128_ps(lo1, hi1, 0x31);
+}
+/* gx [H, W] from x [H, W] and gy [oH, oW], every element written (the column and row that no
+   window covers when W or H is odd get 0, after the blocks that spill over them) */
+static TENSOR__AVX2_FN void tensor__maxpool2_bwd_plane_avx2(float *gx, const float *x, const float *gy, const tensor__pool_geom *p) {
+    const int64_t H = p->H, W = p->W, oH = p->oH, oW = p->oW;
+    __m256 o[4];
+    for (int64_t oh = 0; oh < oH; oh++) {
+        const float *r0 = x + 2 * oh * W, *r1 = r0 + W, *gr = gy + oh * oW;
+        float *g0 = gx + 2 * oh * W, *g1 = g0 + W;
+        if (oW >= 8) {
+            for (int64_t o0 = 0; o0 < oW; o0 += 8) {
+                int64_t ow = o0 + 8 > oW ? oW - 8 : o0;
+                tensor__pool_bwd_block(r0 + 2 * ow, r1 + 2 * ow, 16, _mm256_loadu_ps(gr + ow), o);
+                _mm256_storeu_ps(g0 + 2 * ow, o[0]); _mm256_storeu_ps(g0 + 2 * ow + 8, o[1]);
+                _mm256_storeu_ps(g1 + 2 * ow, o[2]); _mm256_storeu_ps(g1 + 2 * ow + 8, o[3]);
+            }
+        } else {
+            int64_t xa = (H - 2 * oh - 1) * W, ya = (oH - oh) * oW;
+            __m256 g = ya >= 8 ? _mm256_loadu_ps(gr) : _mm256_maskload_ps(gr, tensor__pool_mask(oW));
+            tensor__pool_bwd_block(r0, r1, xa >= 16 ? 16 : 2 * oW, g, o);
+            if (xa >= 16) { /* g0's spill lands in g1, stored after it; g1's in the next rows */
+                _mm256_storeu_ps(g0, o[0]); _mm256_storeu_ps(g0 + 8, o[1]);
+                _mm256_storeu_ps(g1, o[2]); _mm256_storeu_ps(g1 + 8, o[3]);
+            } else {
+                float t[32];
+                for (int i = 0; i < 4; i++) _mm256_storeu_ps(t + 8 * i, o[i]);
+                for (int64_t i = 0; i < 2 * oW; i++) { g0[i] = t[i]; g1[i] = t[16 + i]; }
+            }
+        }
+        if (W & 1) g0[W - 1] = g1[W - 1] = 0;
+    }
+    _mm256_zeroupper();
+    if (H & 1) memset(gx + (H - 1) * W, 0, (size_t)W * sizeof(float));
 }
 #endif
-static int64_t tensor__maxpool2_row_f32(float *y, const float *r0, const float *r1, int64_t oW) {
+/* The 2x2 plane kernels where the CPU has AVX2 (f32); false: the scalar loops do the plane. */
+static bool tensor__maxpool2_plane_f32(float *y, const float *x, const tensor__pool_geom *p) {
 #if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) return tensor__maxpool2_row_avx2(y, r0, r1, oW);
+    if (tensor__row_avx2()) { tensor__maxpool2_plane_avx2(y, x, p); return true; }
 #endif
-    (void)y; (void)r0; (void)r1; (void)oW;
-    return 0;
+    (void)y; (void)x; (void)p;
+    return false;
 }
-static int64_t tensor__maxpool2_bwd_row_f32(float *g0, float *g1, const float *r0, const float *r1, const float *gy, int64_t oW) {
+static bool tensor__maxpool2_bwd_plane_f32(float *gx, const float *x, const float *gy, const tensor__pool_geom *p) {
 #if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) return tensor__maxpool2_bwd_row_avx2(g0, g1, r0, r1, gy, oW);
+    if (tensor__row_avx2()) { tensor__maxpool2_bwd_plane_avx2(gx, x, gy, p); return true; }
 #endif
-    (void)g0; (void)g1; (void)r0; (void)r1; (void)gy; (void)oW;
-    return 0;
+    (void)gx; (void)x; (void)gy; (void)p;
+    return false;
 }
-static int64_t tensor__maxpool2_row_f64(double *y, const double *r0, const double *r1, int64_t oW) { (void)y; (void)r0; (void)r1; (void)oW; return 0; }
-static int64_t tensor__maxpool2_bwd_row_f64(double *g0, double *g1, const double *r0, const double *r1, const double *gy, int64_t oW) {
-    (void)g0; (void)g1; (void)r0; (void)r1; (void)gy; (void)oW;
-    return 0;
+static bool tensor__maxpool2_plane_f64(double *y, const double *x, const tensor__pool_geom *p) { (void)y; (void)x; (void)p; return false; }
+static bool tensor__maxpool2_bwd_plane_f64(double *gx, const double *x, const double *gy, const tensor__pool_geom *p) {
+    (void)gx; (void)x; (void)gy; (void)p;
+    return false;
 }
 TENSOR__DEFINE_POOL_NOV(f32, float)
 TENSOR__DEFINE_POOL_NOV(f64, double)
@@ -9207,12 +9256,14 @@ static TENSOR__AVX2_FN int64_t tensor__relu_bwd_avx2_f32(float *o, const float *
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) /* NLE_UQ: x > 0 or NaN */
         _mm256_storeu_ps(o + i, _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), _mm256_setzero_ps(), _CMP_NLE_UQ), _mm256_loadu_ps(g + i)));
+    _mm256_zeroupper();
     return i;
 }
 static TENSOR__AVX2_FN int64_t tensor__relu_bwd_avx2_f64(double *o, const double *x, const double *g, int64_t n) {
     int64_t i = 0;
     for (; i + 4 <= n; i += 4)
         _mm256_storeu_pd(o + i, _mm256_and_pd(_mm256_cmp_pd(_mm256_loadu_pd(x + i), _mm256_setzero_pd(), _CMP_NLE_UQ), _mm256_loadu_pd(g + i)));
+    _mm256_zeroupper();
     return i;
 }
 #endif
