@@ -1139,11 +1139,14 @@ typedef struct {
     int slot;                  /* the next chunk's slot */
 } tensor__conv_job;
 
-/* Images per block: 1, or the power of two that brings bn * P closest below 1024 columns. */
+/* Images per block: 1, or the largest power of two with bn * P at most TENSOR__CONV_BLOCK_COLS. */
+#ifndef TENSOR__CONV_BLOCK_COLS
+#define TENSOR__CONV_BLOCK_COLS 1024
+#endif
 static int64_t tensor__conv_block_images(const tensor__conv_geom *g, bool direct) {
     int64_t P = g->oH * g->oW, bn = 1;
     if (direct || P <= 0) return 1;
-    while (bn * 2 * P <= 1024 && bn * 2 <= g->N) bn *= 2;
+    while (bn * 2 * P <= TENSOR__CONV_BLOCK_COLS && bn * 2 <= g->N) bn *= 2;
     return bn;
 }
 static size_t tensor__conv_slot_bytes(const tensor__conv_geom *g, tensor_dtype ct, bool direct, int64_t bn) {
