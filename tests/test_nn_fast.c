@@ -298,3 +298,40 @@ TEST(conv_fast_matches_reference) {
     check_conv(2, test_random(TENSOR_F16, TENSOR_SHAPE(2, 2, 8, 10), -1, 1), test_random(TENSOR_F16, TENSOR_SHAPE(3, 2, 3, 3), -1, 1),
                test_random(TENSOR_F16, TENSOR_SHAPE(3), -1, 1), 1, 1, 1, 1, 3e-3);
 }
+
+/* ---- every vector level ---- */
+
+#if defined(__linux__) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#include <unistd.h>
+/* The kernels above pick AVX-512, AVX2 or plain loops like the elementwise kernels (TENSOR_SIMD
+   names a lower level): the tests of this file run again in a child process for each level below
+   the CPU's best, so each path is checked against the reference on this machine. */
+TEST(nn_fast_paths_at_each_simd_level) {
+    if (getenv("TENSOR_SIMD")) return; /* a child */
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) { test_fail(__FILE__, __LINE__, "cannot find this test binary (/proc/self/exe)"); return; }
+    self[len] = 0;
+    __builtin_cpu_init();
+    struct { const char *key; bool ok; } isa[] = {
+        {"avx2", __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx512f")},
+        {"scalar", __builtin_cpu_supports("avx2") != 0},
+    };
+    for (size_t i = 0; i < sizeof isa / sizeof isa[0]; i++) {
+        if (!isa[i].ok) continue;
+        char cmd[4300], line[1024], last[1024] = "";
+        snprintf(cmd, sizeof cmd, "TENSOR_SIMD=%s '%s' test_nn_fast 2>&1", isa[i].key, self);
+        fflush(stdout);
+        FILE *p = popen(cmd, "r");
+        if (!p) { test_fail(__FILE__, __LINE__, "cannot run %s", cmd); continue; }
+        while (fgets(line, sizeof line, p)) {
+            if (strstr(line, "FAIL")) printf("  [TENSOR_SIMD=%s] %s", isa[i].key, line);
+            snprintf(last, sizeof last, "%s", line);
+        }
+        int status = pclose(p);
+        int passed = 0, failed = -1;
+        CHECK_MSG(sscanf(last, "%d passed, %d failed", &passed, &failed) == 2 && failed == 0 && passed > 0 && status == 0,
+                  "TENSOR_SIMD=%s: the child run ended with '%s' (status %d)", isa[i].key, last, status);
+    }
+}
+#endif

@@ -884,6 +884,24 @@ static tensor *tensor__norm_front(tensor_op op, tensor *x, tensor *weight, tenso
 TENSOR_API tensor *tensor_layer_norm(tensor *x, tensor *weight, tensor *bias, double eps) { return tensor__norm_front(TENSOR_OP_layer_norm, x, weight, bias, eps); }
 TENSOR_API tensor *tensor_rms_norm(tensor *x, tensor *weight, double eps) { return tensor__norm_front(TENSOR_OP_rms_norm, x, weight, NULL, eps); }
 
+/* The vector level the kernels of this part may use: 2 for AVX2+FMA, 3 for AVX-512F as well (x86
+   with gcc/clang), 0 for the plain loops. Chosen like the elementwise kernels (>>simd): the CPU's
+   best, or a lower one named by TENSOR_SIMD, so the tests can run every path on one machine. */
+#if TENSOR__ROW_AVX2 && TENSOR__SIMD_X86
+#define TENSOR__NN_AVX512 1
+#define TENSOR__AVX512_FN __attribute__((target("avx512f,avx2,fma")))
+#else
+#define TENSOR__NN_AVX512 0
+#endif
+static int tensor__nn_isa(void) {
+#if TENSOR__NN_AVX512
+    const tensor__simd_isa *v = tensor__simd();
+    return !v ? 0 : v->width >= 16 ? 3 : v->width >= 8 ? 2 : 0;
+#else
+    return 0;
+#endif
+}
+
 /* ---- convolutions: im2col + GEMM ---- */
 
 /* One convolution as 2-D: conv1d is the case H = kH = 1 (stride, padding and dilation act on W). */
@@ -1094,6 +1112,62 @@ static TENSOR__AVX2_FN void tensor__col2im_avx2(float *x, const float *cols, int
     }
     _mm256_zeroupper();
 }
+#endif
+/* The same with AVX-512F: a row of up to 16 columns is one load and one store under k-masks (fast,
+   unlike AVX2's masked stores on AMD), so the 14 x 14 images take one vector per row, not two. */
+#if TENSOR__NN_AVX512
+static inline __mmask16 tensor__conv_kmask(int64_t c0, int64_t lo, int64_t hi) { /* lo <= c0 + lane < hi */
+    int64_t l = lo - c0 < 0 ? 0 : lo - c0 > 16 ? 16 : lo - c0, h = hi - c0 < 0 ? 0 : hi - c0 > 16 ? 16 : hi - c0;
+    return (__mmask16)(h > l ? ((1u << h) - 1u) & ~((1u << l) - 1u) : 0u);
+}
+static TENSOR__AVX512_FN void tensor__im2col_avx512(float *cols, int64_t ld, const float *x, const tensor__conv_geom *g, int64_t Cg) {
+    const int64_t H = g->H, W = g->W, oH = g->oH, oW = g->oW, sh = g->sh;
+    for (int64_t ch = 0; ch < Cg; ch++)
+        for (int64_t ki = 0; ki < g->kH; ki++) {
+            int64_t ih0 = ki * g->dh - g->ph, oh_lo, oh_hi; /* output row oh reads input row oh * sh + ih0 */
+            tensor__conv_span(ih0, sh, H, oH, &oh_lo, &oh_hi);
+            for (int64_t kj = 0; kj < g->kW; kj++) {
+                float *row = cols + ((ch * g->kH + ki) * g->kW + kj) * ld;
+                int64_t off = kj * g->dw - g->pw, lo, hi; /* row entry ow reads input column ow + off */
+                tensor__conv_span(off, 1, W, oW, &lo, &hi);
+                for (int64_t c = 0; c < oW; c += 16) {
+                    __mmask16 m = tensor__conv_kmask(c, lo, hi), st = tensor__conv_kmask(c, 0, oW);
+                    const float *src = x + (ch * H + ih0) * W + off + c; /* + oh * sh * W */
+                    float *dst = row + c;                                /* + oh * oW */
+                    int64_t oh = 0;
+                    for (; oh < oh_lo; oh++) _mm512_mask_storeu_ps(dst + oh * oW, st, _mm512_setzero_ps());
+                    for (; oh < oh_hi; oh++) _mm512_mask_storeu_ps(dst + oh * oW, st, _mm512_maskz_loadu_ps(m, src + oh * sh * W));
+                    for (; oh < oH; oh++) _mm512_mask_storeu_ps(dst + oh * oW, st, _mm512_setzero_ps());
+                }
+            }
+        }
+    _mm256_zeroupper();
+}
+static TENSOR__AVX512_FN void tensor__col2im_avx512(float *x, const float *cols, int64_t ld, const tensor__conv_geom *g, int64_t Cg) {
+    int64_t W = g->W, oW = g->oW, kW = g->kW;
+    __mmask16 masks[TENSOR__COL2IM_KW];
+    for (int64_t c = 0; c < W; c += 16) {
+        __mmask16 st = tensor__conv_kmask(c, 0, W);
+        for (int64_t kj = 0; kj < kW; kj++) {
+            int64_t off = kj * g->dw - g->pw; /* input column iw was entry iw - off of the row */
+            masks[kj] = tensor__conv_kmask(c, off > 0 ? off : 0, oW + off < W ? oW + off : W);
+        }
+        for (int64_t ch = 0; ch < Cg; ch++)
+            for (int64_t ih = 0; ih < g->H; ih++) {
+                __m512 acc = _mm512_setzero_ps();
+                for (int64_t ki = 0; ki < g->kH; ki++) {
+                    int64_t t = ih + g->ph - ki * g->dh, oh = t / g->sh; /* the output row that read input row ih */
+                    if (t < 0 || t % g->sh != 0 || oh >= g->oH) continue;
+                    const float *r = cols + (ch * g->kH + ki) * kW * ld + oh * oW + g->pw + c;
+                    for (int64_t kj = 0; kj < kW; kj++) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(masks[kj], r + kj * (ld - g->dw)));
+                }
+                _mm512_mask_storeu_ps(x + (ch * g->H + ih) * W + c, st, acc);
+            }
+    }
+    _mm256_zeroupper();
+}
+#endif
+#if TENSOR__ROW_AVX2
 /* r[i] = q[i] + b, i < n (q may be r) */
 static TENSOR__AVX2_FN void tensor__add_scalar_avx2(float *r, const float *q, float b, int64_t n) {
     __m256 v = _mm256_set1_ps(b);
@@ -1103,15 +1177,13 @@ static TENSOR__AVX2_FN void tensor__add_scalar_avx2(float *r, const float *q, fl
     for (; i < n; i++) r[i] = q[i] + b;
 }
 #endif
-/* The AVX2 paths apply: f32, stride 1 along W, rows of at least 8 and sizes that fit the int32
-   lanes of the masks. */
-static bool tensor__conv_avx2(const tensor__conv_geom *g, tensor_dtype ct) {
-#if TENSOR__ROW_AVX2
-    return ct == TENSOR_F32 && g->sw == 1 && g->kW <= TENSOR__COL2IM_KW && g->oW >= 8 && g->W >= 8 && g->W + g->oW + g->kW * g->dw + g->pw < ((int64_t)1 << 30) && tensor__row_avx2();
-#else
-    (void)g; (void)ct;
-    return false;
-#endif
+/* Which vector im2col / col2im apply: 3 (AVX-512) or 2 (AVX2, rows of at least 8) for f32 with
+   stride 1 along W, kernels up to TENSOR__COL2IM_KW wide and sizes that fit the int32 lanes of the
+   AVX2 masks; else 0 (the loops above). */
+static int tensor__conv_vec(const tensor__conv_geom *g, tensor_dtype ct) {
+    if (ct != TENSOR_F32 || g->sw != 1 || g->kW > TENSOR__COL2IM_KW || g->W + g->oW + g->kW * g->dw + g->pw >= ((int64_t)1 << 30)) return 0;
+    int isa = tensor__nn_isa();
+    return isa >= 3 ? 3 : isa == 2 && g->oW >= 8 && g->W >= 8 ? 2 : 0;
 }
 
 /* The fast path's work: blocks of `bn` consecutive images, in the compute dtype ct (f32, or f64
@@ -1128,7 +1200,7 @@ typedef struct {
     const tensor__conv_geom *g;
     tensor_dtype ct;
     bool direct;               /* 1x1 kernel, stride 1, no padding: cols is x itself */
-    bool avx2;                 /* tensor__conv_avx2 */
+    int vec;                   /* tensor__conv_vec */
     int64_t bn;                /* images per block */
     const char *x, *w, *gc;    /* x [N, C, H, W], w [O, Cg, kH, kW], backward: gc [N, O, oH * oW] */
     const char *bias;          /* forward: bias [O] in ct, or NULL */
@@ -1168,7 +1240,10 @@ static const char *tensor__conv_im2col(const tensor__conv_job *j, char *cols, in
     int64_t Cg = j->g->C / j->g->groups;
     if (j->ct == TENSOR_F64) { tensor__im2col_f64((double *)cols + col0, ld, (const double *)xg, j->g, Cg); return cols; }
 #if TENSOR__ROW_AVX2
-    if (j->avx2) { tensor__im2col_avx2((float *)cols + col0, ld, (const float *)xg, j->g, Cg); return cols; }
+    if (j->vec == 2) { tensor__im2col_avx2((float *)cols + col0, ld, (const float *)xg, j->g, Cg); return cols; }
+#endif
+#if TENSOR__NN_AVX512
+    if (j->vec == 3) { tensor__im2col_avx512((float *)cols + col0, ld, (const float *)xg, j->g, Cg); return cols; }
 #endif
     tensor__im2col_f32((float *)cols + col0, ld, (const float *)xg, j->g, Cg);
     return cols;
@@ -1185,7 +1260,7 @@ static void tensor__row_plus(tensor_dtype ct, char *row, const char *src, const 
     float b = bias ? ((const float *)bias)[o] : 0, *r = (float *)row;
     const float *q = (const float *)src;
 #if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) { tensor__add_scalar_avx2(r, q, b, n); return; }
+    if (tensor__nn_isa() >= 2) { tensor__add_scalar_avx2(r, q, b, n); return; }
 #endif
     for (int64_t i = 0; i < n; i++) r[i] = q[i] + b;
 }
@@ -1245,7 +1320,7 @@ static char *tensor__conv_job_init(const char *fn, tensor__conv_job *j, const te
     j->g = g;
     j->ct = ct;
     j->direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
-    j->avx2 = tensor__conv_avx2(g, ct);
+    j->vec = tensor__conv_vec(g, ct);
     j->bn = tensor__conv_block_images(g, j->direct);
     size_t bytes = (size_t)tensor__conv_slots(j) * tensor__conv_slot_bytes(g, ct, j->direct, j->bn);
     j->scratch = (char *)tensor__cache_alloc(bytes ? bytes : 1);
@@ -1618,14 +1693,14 @@ static TENSOR__AVX2_FN void tensor__maxpool2_bwd_plane_avx2(float *gx, const flo
 /* The 2x2 plane kernels where the CPU has AVX2 (f32); false: the scalar loops do the plane. */
 static bool tensor__maxpool2_plane_f32(float *y, const float *x, const tensor__pool_geom *p) {
 #if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) { tensor__maxpool2_plane_avx2(y, x, p); return true; }
+    if (tensor__nn_isa() >= 2) { tensor__maxpool2_plane_avx2(y, x, p); return true; }
 #endif
     (void)y; (void)x; (void)p;
     return false;
 }
 static bool tensor__maxpool2_bwd_plane_f32(float *gx, const float *x, const float *gy, const tensor__pool_geom *p) {
 #if TENSOR__ROW_AVX2
-    if (tensor__row_avx2()) { tensor__maxpool2_bwd_plane_avx2(gx, x, gy, p); return true; }
+    if (tensor__nn_isa() >= 2) { tensor__maxpool2_bwd_plane_avx2(gx, x, gy, p); return true; }
 #endif
     (void)gx; (void)x; (void)gy; (void)p;
     return false;
@@ -2306,14 +2381,14 @@ static void tensor__relu_bwd_range(int64_t begin, int64_t end, void *vt) {
         float *o = (float *)t->gx + begin;
         const float *x = (const float *)t->x + begin, *g = (const float *)t->g + begin;
 #if TENSOR__ROW_AVX2
-        if (tensor__row_avx2()) i = tensor__relu_bwd_avx2_f32(o, x, g, n);
+        if (tensor__nn_isa() >= 2) i = tensor__relu_bwd_avx2_f32(o, x, g, n);
 #endif
         for (; i < n; i++) o[i] = x[i] <= 0 ? 0.0f : g[i];
     } else {
         double *o = (double *)t->gx + begin;
         const double *x = (const double *)t->x + begin, *g = (const double *)t->g + begin;
 #if TENSOR__ROW_AVX2
-        if (tensor__row_avx2()) i = tensor__relu_bwd_avx2_f64(o, x, g, n);
+        if (tensor__nn_isa() >= 2) i = tensor__relu_bwd_avx2_f64(o, x, g, n);
 #endif
         for (; i < n; i++) o[i] = x[i] <= 0 ? 0.0 : g[i];
     }
@@ -2413,8 +2488,8 @@ static void tensor__conv_bwd_blocks(int64_t begin, int64_t end, void *ctx) {
     char *blk = j->direct ? cols : cols + (size_t)(K * j->bn * P) * cs;
     for (int64_t bi = begin; bi < end; bi++) {
         int64_t n0 = bi * j->bn, bn = g->N - n0 < j->bn ? g->N - n0 : j->bn, ld = bn * P;
-        /* the scatter col2im adds into gx: zeroed first (the AVX2 gather writes every element) */
-        if (j->out && !j->direct && !j->avx2) memset(j->out + (size_t)(n0 * g->C * g->H * g->W) * cs, 0, (size_t)(bn * g->C * g->H * g->W) * cs);
+        /* the scatter col2im adds into gx: zeroed first (the vector gathers write every element) */
+        if (j->out && !j->direct && !j->vec) memset(j->out + (size_t)(n0 * g->C * g->H * g->W) * cs, 0, (size_t)(bn * g->C * g->H * g->W) * cs);
         for (int64_t grp = 0; grp < g->groups; grp++) {
             const char *gcg = j->gc + (size_t)((n0 * g->O + grp * Og) * P) * cs;
             for (int64_t i = 0; i < bn; i++)
@@ -2430,7 +2505,10 @@ static void tensor__conv_bwd_blocks(int64_t begin, int64_t end, void *ctx) {
                 for (int64_t i = 0; i < bn && !j->direct; i++) {
                     char *xi = j->out + (size_t)(((n0 + i) * g->groups + grp) * X) * cs;
 #if TENSOR__ROW_AVX2
-                    if (j->avx2) { tensor__col2im_avx2((float *)xi, (const float *)cols + i * P, ld, g, Cg); continue; }
+                    if (j->vec == 2) { tensor__col2im_avx2((float *)xi, (const float *)cols + i * P, ld, g, Cg); continue; }
+#endif
+#if TENSOR__NN_AVX512
+                    if (j->vec == 3) { tensor__col2im_avx512((float *)xi, (const float *)cols + i * P, ld, g, Cg); continue; }
 #endif
                     if (j->ct == TENSOR_F32) tensor__col2im_f32((float *)xi, (const float *)cols + i * P, ld, g, Cg);
                     else tensor__col2im_f64((double *)xi, (const double *)cols + i * P, ld, g, Cg);
