@@ -3788,7 +3788,8 @@ static void tensor__loop_where(char **ptr, const int64_t *st, int64_t n, void *v
 static int tensor__cpu_where(tensor__call *c) { return tensor__run_elementwise(c, tensor__loop_where, TENSOR_OP_where); }
 
 /* ---- fused backward of unary ops ----
-   gx = g * f'(x) in one pass over x and g, for a backward without create_graph (the derivatives in
+   gx = g * f'(x) in one pass over x and g (relu has its own, tensor__relu_backward in >>nn), for a
+   backward without create_graph (the derivatives in
    tensor_autograd.h fall back to their op-composed formulas otherwise, and for the ops and dtypes
    this does not take). The formulas are the composed ones, evaluated in the same order, so f64
    gives the same values; f32 works in f32, with the SIMD layer's f(x) where the derivative needs
@@ -3807,8 +3808,6 @@ static void tensor__dunary_f32_of(const tensor__dunary_ctx *k, tensor_op f, floa
 }
 #define TENSOR__DUNARY_MASKS(T, x, g, out, n, op, p0, p1)                                                    \
     switch (op) {                                                                                        \
-    case TENSOR_OP_relu: /* sign(relu(x)) */                                                             \
-        for (int64_t i = 0; i < n; i++) { T r = x[i] < 0 ? (T)0 : x[i]; out[i] = g[i] * (r > 0 ? (T)1 : r); } return; \
     case TENSOR_OP_leaky_relu:                                                                           \
         for (int64_t i = 0; i < n; i++) { out[i] = x[i] > 0 ? g[i] : (T)(g[i] * p0); } return;           \
     case TENSOR_OP_relu6:                                                                                \
@@ -8226,6 +8225,24 @@ static tensor *tensor__norm_front(tensor_op op, tensor *x, tensor *weight, tenso
 TENSOR_API tensor *tensor_layer_norm(tensor *x, tensor *weight, tensor *bias, double eps) { return tensor__norm_front(TENSOR_OP_layer_norm, x, weight, bias, eps); }
 TENSOR_API tensor *tensor_rms_norm(tensor *x, tensor *weight, double eps) { return tensor__norm_front(TENSOR_OP_rms_norm, x, weight, NULL, eps); }
 
+/* The vector level the kernels of this part may use: 2 for AVX2+FMA, 3 for AVX-512F as well (x86
+   with gcc/clang), 0 for the plain loops. Chosen like the elementwise kernels (>>simd): the CPU's
+   best, or a lower one named by TENSOR_SIMD, so the tests can run every path on one machine. */
+#if TENSOR__ROW_AVX2 && TENSOR__SIMD_X86
+#define TENSOR__NN_AVX512 1
+#define TENSOR__AVX512_FN __attribute__((target("avx512f,avx2,fma")))
+#else
+#define TENSOR__NN_AVX512 0
+#endif
+static int tensor__nn_isa(void) {
+#if TENSOR__NN_AVX512
+    const tensor__simd_isa *v = tensor__simd();
+    return !v ? 0 : v->width >= 16 ? 3 : v->width >= 8 ? 2 : 0;
+#else
+    return 0;
+#endif
+}
+
 /* ---- convolutions: im2col + GEMM ---- */
 
 /* One convolution as 2-D: conv1d is the case H = kH = 1 (stride, padding and dilation act on W). */
@@ -8320,16 +8337,16 @@ static void tensor__conv_span(int64_t off, int64_t stride, int64_t W, int64_t oW
     *hi = h;
 }
 
-/* cols: [Cg * kH * kW, oH * oW] = the input patches of x: [Cg, H, W] (contiguous), zero outside.
+/* cols: [Cg * kH * kW, oH * oW] (rows ld elements apart) = the input patches of x: [Cg, H, W]
+   (contiguous), zero outside.
    Each (channel, ki, kj) row is a strided copy of input rows: only the span of output columns
    that lands inside the input is read (a plain copy at stride 1); the rest is zero-filled. */
 #define TENSOR__DEFINE_IM2COL(sfx, T)                                                                    \
-    static void tensor__im2col_##sfx(T *cols, const T *x, const tensor__conv_geom *g, int64_t Cg) {   \
-        int64_t P = g->oH * g->oW;                                                                      \
+    static void tensor__im2col_##sfx(T *cols, int64_t ld, const T *x, const tensor__conv_geom *g, int64_t Cg) { \
         for (int64_t ch = 0; ch < Cg; ch++)                                                             \
             for (int64_t ki = 0; ki < g->kH; ki++)                                                      \
                 for (int64_t kj = 0; kj < g->kW; kj++) {                                                \
-                    T *row = cols + ((ch * g->kH + ki) * g->kW + kj) * P;                               \
+                    T *row = cols + ((ch * g->kH + ki) * g->kW + kj) * ld;                              \
                     int64_t off = kj * g->dw - g->pw, lo, hi;                                           \
                     tensor__conv_span(off, g->sw, g->W, g->oW, &lo, &hi);                               \
                     for (int64_t oh = 0; oh < g->oH; oh++) {                                            \
@@ -8348,14 +8365,14 @@ TENSOR__DEFINE_IM2COL(f32, float)
 TENSOR__DEFINE_IM2COL(f64, double)
 
 /* The adjoint of im2col: x: [Cg, H, W] (contiguous) += every patch entry of cols [Cg * kH * kW,
-   oH * oW] at the input position it was read from (entries that fell in the padding are dropped). */
+   oH * oW] (rows ld apart) at the input position it was read from (entries that fell in the padding
+   are dropped). */
 #define TENSOR__DEFINE_COL2IM(sfx, T)                                                                    \
-    static void tensor__col2im_##sfx(T *x, const T *cols, const tensor__conv_geom *g, int64_t Cg) {   \
-        int64_t P = g->oH * g->oW;                                                                      \
+    static void tensor__col2im_##sfx(T *x, const T *cols, int64_t ld, const tensor__conv_geom *g, int64_t Cg) { \
         for (int64_t ch = 0; ch < Cg; ch++)                                                             \
             for (int64_t ki = 0; ki < g->kH; ki++)                                                      \
                 for (int64_t kj = 0; kj < g->kW; kj++) {                                                \
-                    const T *row = cols + ((ch * g->kH + ki) * g->kW + kj) * P;                         \
+                    const T *row = cols + ((ch * g->kH + ki) * g->kW + kj) * ld;                        \
                     int64_t off = kj * g->dw - g->pw, lo, hi;                                           \
                     tensor__conv_span(off, g->sw, g->W, g->oW, &lo, &hi);                               \
                     for (int64_t oh = 0; oh < g->oH; oh++) {                                            \
@@ -8374,95 +8391,383 @@ TENSOR__DEFINE_IM2COL(f64, double)
 TENSOR__DEFINE_COL2IM(f32, float)
 TENSOR__DEFINE_COL2IM(f64, double)
 
-/* A range of images of a convolution's fast path, in the compute dtype ct (f32, or f64 for f64)
-   on contiguous buffers. Each chunk im2cols into a buffer of its own, so the images spread over
-   the threads when their GEMMs are too small to thread themselves (tensor__conv_images). */
+/* f32 im2col and col2im with AVX2 where the stride along W is 1 (any padding and dilation): each
+   8-column chunk of a row is one load under the mask of the columns inside the input (the masked
+   lanes read as 0, the padding). im2col writes each output row of cols; col2im runs the other way
+   round, as a gather: each 8-column chunk of an input row sums, in registers, every cols entry that
+   was read from it, and is stored once, so gx needs no zeroing and no read-modify-write. A row's
+   last chunk overlaps the one before it when the row is not a multiple of 8 long (the lanes stored
+   twice hold the same values). Rows shorter than 8 take the loops above. */
+#define TENSOR__COL2IM_KW 16 /* the widest kernel of the AVX2 col2im (its masks sit in an array) */
+#if TENSOR__ROW_AVX2
+static TENSOR__AVX2_INLINE __m256i tensor__conv_lanes(int64_t c0, int64_t lo, int64_t hi) { /* lo <= c0 + lane < hi */
+    __m256i c = _mm256_add_epi32(_mm256_set1_epi32((int)c0), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    return _mm256_and_si256(_mm256_cmpgt_epi32(c, _mm256_set1_epi32((int)lo - 1)), _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), c));
+}
+static TENSOR__AVX2_FN void tensor__im2col_avx2(float *cols, int64_t ld, const float *x, const tensor__conv_geom *g, int64_t Cg) {
+    const int64_t H = g->H, W = g->W, oH = g->oH, oW = g->oW, sh = g->sh;
+    for (int64_t ch = 0; ch < Cg; ch++)
+        for (int64_t ki = 0; ki < g->kH; ki++) {
+            int64_t ih0 = ki * g->dh - g->ph, oh_lo, oh_hi; /* output row oh reads input row oh * sh + ih0 */
+            tensor__conv_span(ih0, sh, H, oH, &oh_lo, &oh_hi);
+            for (int64_t kj = 0; kj < g->kW; kj++) {
+                float *row = cols + ((ch * g->kH + ki) * g->kW + kj) * ld;
+                int64_t off = kj * g->dw - g->pw, lo, hi; /* row entry ow reads input column ow + off */
+                tensor__conv_span(off, 1, W, oW, &lo, &hi);
+                for (int64_t c0 = 0; c0 < oW; c0 += 8) {
+                    int64_t c = c0 + 8 > oW ? oW - 8 : c0, oh = 0;
+                    __m256i m = tensor__conv_lanes(c, lo, hi);
+                    const float *src = x + (ch * H + ih0) * W + off + c; /* + oh * sh * W */
+                    float *dst = row + c;                                /* + oh * oW */
+                    for (; oh < oh_lo; oh++) _mm256_storeu_ps(dst + oh * oW, _mm256_setzero_ps());
+                    if (c >= lo && c + 8 <= hi)
+                        for (; oh < oh_hi; oh++) _mm256_storeu_ps(dst + oh * oW, _mm256_loadu_ps(src + oh * sh * W));
+                    else
+                        for (; oh < oh_hi; oh++) _mm256_storeu_ps(dst + oh * oW, _mm256_maskload_ps(src + oh * sh * W, m));
+                    for (; oh < oH; oh++) _mm256_storeu_ps(dst + oh * oW, _mm256_setzero_ps());
+                }
+            }
+        }
+    _mm256_zeroupper();
+}
+static TENSOR__AVX2_FN void tensor__col2im_avx2(float *x, const float *cols, int64_t ld, const tensor__conv_geom *g, int64_t Cg) {
+    int64_t W = g->W, oW = g->oW, kW = g->kW;
+    __m256i masks[TENSOR__COL2IM_KW];
+    for (int64_t c0 = 0; c0 < W; c0 += 8) {
+        int64_t c = c0 + 8 > W ? W - 8 : c0;
+        for (int64_t kj = 0; kj < kW; kj++) {
+            int64_t off = kj * g->dw - g->pw; /* input column iw was entry iw - off of the row */
+            masks[kj] = tensor__conv_lanes(c, off > 0 ? off : 0, oW + off < W ? oW + off : W);
+        }
+        for (int64_t ch = 0; ch < Cg; ch++)
+            for (int64_t ih = 0; ih < g->H; ih++) {
+                __m256 acc = _mm256_setzero_ps();
+                for (int64_t ki = 0; ki < g->kH; ki++) {
+                    int64_t t = ih + g->ph - ki * g->dh, oh = t / g->sh; /* the output row that read input row ih */
+                    if (t < 0 || t % g->sh != 0 || oh >= g->oH) continue;
+                    const float *r = cols + (ch * g->kH + ki) * kW * ld + oh * oW + g->pw + c;
+                    for (int64_t kj = 0; kj < kW; kj++) acc = _mm256_add_ps(acc, _mm256_maskload_ps(r + kj * (ld - g->dw), masks[kj]));
+                }
+                _mm256_storeu_ps(x + (ch * g->H + ih) * W + c, acc);
+            }
+    }
+    _mm256_zeroupper();
+}
+#endif
+/* The same with AVX-512F: a row of up to 16 columns is one load and one store under k-masks (fast,
+   unlike AVX2's masked stores on AMD), so the 14 x 14 images take one vector per row, not two. */
+#if TENSOR__NN_AVX512
+static inline __mmask16 tensor__conv_kmask(int64_t c0, int64_t lo, int64_t hi) { /* lo <= c0 + lane < hi */
+    int64_t l = lo - c0 < 0 ? 0 : lo - c0 > 16 ? 16 : lo - c0, h = hi - c0 < 0 ? 0 : hi - c0 > 16 ? 16 : hi - c0;
+    return (__mmask16)(h > l ? ((1u << h) - 1u) & ~((1u << l) - 1u) : 0u);
+}
+static TENSOR__AVX512_FN void tensor__im2col_avx512(float *cols, int64_t ld, const float *x, const tensor__conv_geom *g, int64_t Cg) {
+    const int64_t H = g->H, W = g->W, oH = g->oH, oW = g->oW, sh = g->sh;
+    for (int64_t ch = 0; ch < Cg; ch++)
+        for (int64_t ki = 0; ki < g->kH; ki++) {
+            int64_t ih0 = ki * g->dh - g->ph, oh_lo, oh_hi; /* output row oh reads input row oh * sh + ih0 */
+            tensor__conv_span(ih0, sh, H, oH, &oh_lo, &oh_hi);
+            for (int64_t kj = 0; kj < g->kW; kj++) {
+                float *row = cols + ((ch * g->kH + ki) * g->kW + kj) * ld;
+                int64_t off = kj * g->dw - g->pw, lo, hi; /* row entry ow reads input column ow + off */
+                tensor__conv_span(off, 1, W, oW, &lo, &hi);
+                for (int64_t c = 0; c < oW; c += 16) {
+                    __mmask16 m = tensor__conv_kmask(c, lo, hi), st = tensor__conv_kmask(c, 0, oW);
+                    const float *src = x + (ch * H + ih0) * W + off + c; /* + oh * sh * W */
+                    float *dst = row + c;                                /* + oh * oW */
+                    int64_t oh = 0;
+                    for (; oh < oh_lo; oh++) _mm512_mask_storeu_ps(dst + oh * oW, st, _mm512_setzero_ps());
+                    for (; oh < oh_hi; oh++) _mm512_mask_storeu_ps(dst + oh * oW, st, _mm512_maskz_loadu_ps(m, src + oh * sh * W));
+                    for (; oh < oH; oh++) _mm512_mask_storeu_ps(dst + oh * oW, st, _mm512_setzero_ps());
+                }
+            }
+        }
+    _mm256_zeroupper();
+}
+static TENSOR__AVX512_FN void tensor__col2im_avx512(float *x, const float *cols, int64_t ld, const tensor__conv_geom *g, int64_t Cg) {
+    int64_t W = g->W, oW = g->oW, kW = g->kW;
+    __mmask16 masks[TENSOR__COL2IM_KW];
+    for (int64_t c = 0; c < W; c += 16) {
+        __mmask16 st = tensor__conv_kmask(c, 0, W);
+        for (int64_t kj = 0; kj < kW; kj++) {
+            int64_t off = kj * g->dw - g->pw; /* input column iw was entry iw - off of the row */
+            masks[kj] = tensor__conv_kmask(c, off > 0 ? off : 0, oW + off < W ? oW + off : W);
+        }
+        for (int64_t ch = 0; ch < Cg; ch++)
+            for (int64_t ih = 0; ih < g->H; ih++) {
+                __m512 acc = _mm512_setzero_ps();
+                for (int64_t ki = 0; ki < g->kH; ki++) {
+                    int64_t t = ih + g->ph - ki * g->dh, oh = t / g->sh; /* the output row that read input row ih */
+                    if (t < 0 || t % g->sh != 0 || oh >= g->oH) continue;
+                    const float *r = cols + (ch * g->kH + ki) * kW * ld + oh * oW + g->pw + c;
+                    for (int64_t kj = 0; kj < kW; kj++) acc = _mm512_add_ps(acc, _mm512_maskz_loadu_ps(masks[kj], r + kj * (ld - g->dw)));
+                }
+                _mm512_mask_storeu_ps(x + (ch * g->H + ih) * W + c, st, acc);
+            }
+    }
+    _mm256_zeroupper();
+}
+#endif
+#if TENSOR__ROW_AVX2
+/* out[Og, P] (rows ldo apart) = w[Og, K] @ cols[K, P] (rows ldc apart) + bias (when not NULL) for
+   a short K (a first layer's K = 9): the GEMM's tiles would load and store C for a few
+   multiply-adds each and pack cols first; here each 4 x 16 tile sums its K products in registers
+   straight from cols, in the GEMM's order (one fused multiply-add per k from 0), then adds the bias,
+   and is stored once. P >= 16: a row's last block overlaps the one before (the same values). */
+static TENSOR__AVX2_FN void tensor__conv_smallk_avx2(float *out, int64_t ldo, const float *w, int64_t K, const float *cols, int64_t ldc, int64_t Og, int64_t P,
+                                                     const float *bias) {
+    int64_t o = 0;
+    for (; o + 4 <= Og; o += 4) { /* 4 rows of out at a time, written front to back */
+        const float *wr = w + o * K;
+        float *r = out + o * ldo;
+        for (int64_t p0 = 0; p0 < P; p0 += 16) {
+            int64_t p = p0 + 16 > P ? P - 16 : p0;
+            const float *c = cols + p;
+            __m256 a0 = _mm256_setzero_ps(), a1 = a0, b0 = a0, b1 = a0, c0 = a0, c1 = a0, d0 = a0, d1 = a0;
+            for (int64_t t = 0; t < K; t++) {
+                __m256 x0 = _mm256_loadu_ps(c + t * ldc), x1 = _mm256_loadu_ps(c + t * ldc + 8), v;
+                v = _mm256_broadcast_ss(wr + t); a0 = _mm256_fmadd_ps(v, x0, a0); a1 = _mm256_fmadd_ps(v, x1, a1);
+                v = _mm256_broadcast_ss(wr + K + t); b0 = _mm256_fmadd_ps(v, x0, b0); b1 = _mm256_fmadd_ps(v, x1, b1);
+                v = _mm256_broadcast_ss(wr + 2 * K + t); c0 = _mm256_fmadd_ps(v, x0, c0); c1 = _mm256_fmadd_ps(v, x1, c1);
+                v = _mm256_broadcast_ss(wr + 3 * K + t); d0 = _mm256_fmadd_ps(v, x0, d0); d1 = _mm256_fmadd_ps(v, x1, d1);
+            }
+            if (bias) {
+                __m256 v = _mm256_broadcast_ss(bias + o); a0 = _mm256_add_ps(a0, v); a1 = _mm256_add_ps(a1, v);
+                v = _mm256_broadcast_ss(bias + o + 1); b0 = _mm256_add_ps(b0, v); b1 = _mm256_add_ps(b1, v);
+                v = _mm256_broadcast_ss(bias + o + 2); c0 = _mm256_add_ps(c0, v); c1 = _mm256_add_ps(c1, v);
+                v = _mm256_broadcast_ss(bias + o + 3); d0 = _mm256_add_ps(d0, v); d1 = _mm256_add_ps(d1, v);
+            }
+            _mm256_storeu_ps(r + p, a0); _mm256_storeu_ps(r + p + 8, a1);
+            _mm256_storeu_ps(r + ldo + p, b0); _mm256_storeu_ps(r + ldo + p + 8, b1);
+            _mm256_storeu_ps(r + 2 * ldo + p, c0); _mm256_storeu_ps(r + 2 * ldo + p + 8, c1);
+            _mm256_storeu_ps(r + 3 * ldo + p, d0); _mm256_storeu_ps(r + 3 * ldo + p + 8, d1);
+        }
+    }
+    for (; o < Og; o++)
+        for (int64_t p0 = 0; p0 < P; p0 += 16) {
+            int64_t p = p0 + 16 > P ? P - 16 : p0;
+            __m256 a0 = _mm256_setzero_ps(), a1 = a0;
+            for (int64_t t = 0; t < K; t++) {
+                __m256 v = _mm256_broadcast_ss(w + o * K + t);
+                a0 = _mm256_fmadd_ps(v, _mm256_loadu_ps(cols + t * ldc + p), a0);
+                a1 = _mm256_fmadd_ps(v, _mm256_loadu_ps(cols + t * ldc + p + 8), a1);
+            }
+            if (bias) { __m256 v = _mm256_broadcast_ss(bias + o); a0 = _mm256_add_ps(a0, v); a1 = _mm256_add_ps(a1, v); }
+            _mm256_storeu_ps(out + o * ldo + p, a0);
+            _mm256_storeu_ps(out + o * ldo + p + 8, a1);
+        }
+    _mm256_zeroupper();
+}
+/* r[i] = q[i] + b, i < n (q may be r) */
+static TENSOR__AVX2_FN void tensor__add_scalar_avx2(float *r, const float *q, float b, int64_t n) {
+    __m256 v = _mm256_set1_ps(b);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(r + i, _mm256_add_ps(_mm256_loadu_ps(q + i), v));
+    _mm256_zeroupper();
+    for (; i < n; i++) r[i] = q[i] + b;
+}
+#endif
+/* Which vector im2col / col2im apply: 3 (AVX-512) or 2 (AVX2, rows of at least 8) for f32 with
+   stride 1 along W, kernels up to TENSOR__COL2IM_KW wide and sizes that fit the int32 lanes of the
+   AVX2 masks; else 0 (the loops above). */
+static int tensor__conv_vec(const tensor__conv_geom *g, tensor_dtype ct) {
+    if (ct != TENSOR_F32 || g->sw != 1 || g->kW > TENSOR__COL2IM_KW || g->W + g->oW + g->kW * g->dw + g->pw >= ((int64_t)1 << 30)) return 0;
+    int isa = tensor__nn_isa();
+    return isa >= 3 ? 3 : isa == 2 && g->oW >= 8 && g->W >= 8 ? 2 : 0;
+}
+
+/* The fast path's work: blocks of `bn` consecutive images, in the compute dtype ct (f32, or f64
+   for f64) on contiguous buffers. The images of a block go through one GEMM per group, side by side
+   along the GEMM's n dim (cols [K, bn * P]): a P too short to fill the GEMM's tiles well (the 14 x 14
+   images of a CNN's second layer: P = 196) fills them in a block of 4 (measured here, one thread:
+   64 x 196 x 288 per image at 94 GFLOP/s alone, 105 in blocks of 4; the backward's GEMMs 100 -> 110
+   and 93 -> 107). Each chunk of blocks claims a slot: its own im2col buffer and block buffer (and in
+   the backward its own gw sum), so the blocks spread over the threads when their GEMMs are too
+   small to thread themselves (tensor__conv_blocks). The slots' buffers come from the caching
+   allocator, made on the calling thread before the chunks run: no allocation, no page faults
+   inside the loop. */
 typedef struct {
     const tensor__conv_geom *g;
     tensor_dtype ct;
     bool direct;               /* 1x1 kernel, stride 1, no padding: cols is x itself */
+    int vec;                   /* tensor__conv_vec */
+    bool smallk;               /* forward: tensor__conv_smallk_avx2 instead of the GEMM */
+    int64_t bn;                /* images per block */
     const char *x, *w, *gc;    /* x [N, C, H, W], w [O, Cg, kH, kW], backward: gc [N, O, oH * oW] */
+    const char *bias;          /* forward: bias [O] in ct, or NULL */
     char *out;                 /* forward: out [N, O, oH * oW]; backward: gx [N, C, H, W] or NULL */
-    char *gw;                  /* backward: gw [O, Cg * kH * kW] sums, one per chunk, or NULL */
-    int slot, failed;          /* the next chunk's gw sum; set when a chunk had no memory */
+    char *gw;                  /* backward: gw [O, Cg * kH * kW] sums, one per slot, or NULL */
+    double *gbn;               /* backward: [N, O] sums of gc over p, or NULL */
+    char *scratch;             /* per slot: cols [K, bn * P], then (bn > 1) a block [Og, bn * P] */
+    int slot;                  /* the next chunk's slot */
 } tensor__conv_job;
 
-static void *tensor__conv_cols(tensor__conv_job *j) {
-    const tensor__conv_geom *g = j->g;
-    if (j->direct) return NULL;
-    void *cols = tensor__alloc_aligned((size_t)(g->C / g->groups * g->kH * g->kW * g->oH * g->oW) * tensor__dtype_sizes[j->ct]);
-    if (!cols) TENSOR__ATOMIC_SET(&j->failed, 1);
+/* Forward GEMMs with K = Cg * kH * kW up to this take tensor__conv_smallk_avx2 (measured here, one
+   thread, batch 64, 3x3 kernels: K 9 0.56 -> 0.32 ms, K 27 1.20 -> 0.93, K 72 5.0 -> 4.8; K 144
+   2.5 -> 2.8 is the GEMM's). */
+#ifndef TENSOR__CONV_SMALLK
+#define TENSOR__CONV_SMALLK 64
+#endif
+/* Images per block: 1, or the largest power of two with bn * P at most TENSOR__CONV_BLOCK_COLS. */
+#ifndef TENSOR__CONV_BLOCK_COLS
+#define TENSOR__CONV_BLOCK_COLS 1024
+#endif
+static int64_t tensor__conv_block_images(const tensor__conv_geom *g, bool direct) {
+    int64_t P = g->oH * g->oW, bn = 1;
+    if (direct || P <= 0) return 1;
+    while (bn * 2 * P <= TENSOR__CONV_BLOCK_COLS && bn * 2 <= g->N) bn *= 2;
+    return bn;
+}
+static size_t tensor__conv_slot_bytes(const tensor__conv_geom *g, tensor_dtype ct, bool direct, int64_t bn) {
+    int64_t K = g->C / g->groups * g->kH * g->kW, Og = g->O / g->groups, P = g->oH * g->oW;
+    int64_t n = (direct ? 0 : K * bn * P) + (bn > 1 ? Og * bn * P : 0);
+    return ((size_t)n * tensor__dtype_sizes[ct] + 63) & ~(size_t)63;
+}
+static int tensor__conv_claim(tensor__conv_job *j) {
+#if TENSOR__HAVE_THREADS
+    return __atomic_fetch_add(&j->slot, 1, __ATOMIC_RELAXED);
+#else
+    return j->slot++;
+#endif
+}
+
+/* cols [K, ld] from columns col0.. = im2col of the image group at xg; x itself when direct. */
+static const char *tensor__conv_im2col(const tensor__conv_job *j, char *cols, int64_t ld, int64_t col0, const char *xg) {
+    if (j->direct) return xg;
+    int64_t Cg = j->g->C / j->g->groups;
+    if (j->ct == TENSOR_F64) { tensor__im2col_f64((double *)cols + col0, ld, (const double *)xg, j->g, Cg); return cols; }
+#if TENSOR__ROW_AVX2
+    if (j->vec == 2) { tensor__im2col_avx2((float *)cols + col0, ld, (const float *)xg, j->g, Cg); return cols; }
+#endif
+#if TENSOR__NN_AVX512
+    if (j->vec == 3) { tensor__im2col_avx512((float *)cols + col0, ld, (const float *)xg, j->g, Cg); return cols; }
+#endif
+    tensor__im2col_f32((float *)cols + col0, ld, (const float *)xg, j->g, Cg);
     return cols;
 }
 
-static const char *tensor__conv_im2col(const tensor__conv_job *j, void *cols, const char *xg) {
-    if (j->direct) return xg;
-    if (j->ct == TENSOR_F32) tensor__im2col_f32((float *)cols, (const float *)xg, j->g, j->g->C / j->g->groups);
-    else tensor__im2col_f64((double *)cols, (const double *)xg, j->g, j->g->C / j->g->groups);
-    return (const char *)cols;
+/* row[i] = src[i] + b, i < n (src may be row) */
+static void tensor__row_plus(tensor_dtype ct, char *row, const char *src, const char *bias, int64_t o, int64_t n) {
+    if (ct == TENSOR_F64) {
+        double b = bias ? ((const double *)bias)[o] : 0, *r = (double *)row;
+        const double *q = (const double *)src;
+        for (int64_t i = 0; i < n; i++) r[i] = q[i] + b;
+        return;
+    }
+    float b = bias ? ((const float *)bias)[o] : 0, *r = (float *)row;
+    const float *q = (const float *)src;
+#if TENSOR__ROW_AVX2
+    if (tensor__nn_isa() >= 2) { tensor__add_scalar_avx2(r, q, b, n); return; }
+#endif
+    for (int64_t i = 0; i < n; i++) r[i] = q[i] + b;
 }
 
-/* Per image and group: out[Og, P] = w_g[Og, K] @ cols[K, P] (P = oH * oW, K = Cg * kH * kW). */
-static void tensor__conv_fwd_images(int64_t begin, int64_t end, void *ctx) {
+/* Per block of images and group: cols [K, bn * P] = the images' patches side by side,
+   blk [Og, bn * P] = w_g[Og, K] @ cols (P = oH * oW, K = Cg * kH * kW), then each image's rows
+   (plus the bias) into out; a block of one image is written into out directly, the bias added
+   while its rows are in cache. */
+static void tensor__conv_fwd_blocks(int64_t begin, int64_t end, void *ctx) {
     tensor__conv_job *j = (tensor__conv_job *)ctx;
     const tensor__conv_geom *g = j->g;
     size_t cs = tensor__dtype_sizes[j->ct];
-    int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW;
-    void *cols = tensor__conv_cols(j);
-    if (!j->direct && !cols) return;
-    for (int64_t n = begin; n < end; n++)
+    int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW, X = Cg * g->H * g->W;
+    char *cols = j->scratch + (size_t)tensor__conv_claim(j) * tensor__conv_slot_bytes(g, j->ct, j->direct, j->bn);
+    char *blk = j->direct ? cols : cols + (size_t)(K * j->bn * P) * cs;
+    for (int64_t bi = begin; bi < end; bi++) {
+        int64_t n0 = bi * j->bn, bn = g->N - n0 < j->bn ? g->N - n0 : j->bn, ld = bn * P;
         for (int64_t grp = 0; grp < g->groups; grp++) {
-            const char *B = tensor__conv_im2col(j, cols, j->x + (size_t)((n * g->C + grp * Cg) * g->H * g->W) * cs);
-            tensor__gemm(j->ct, Og, P, K, j->w + (size_t)(grp * Og * K) * cs, K, B, P, j->out + (size_t)((n * g->O + grp * Og) * P) * cs, P);
+            const char *B = NULL;
+            for (int64_t i = 0; i < bn; i++) B = tensor__conv_im2col(j, cols, ld, i * P, j->x + (size_t)(((n0 + i) * g->groups + grp) * X) * cs);
+            const char *wg = j->w + (size_t)(grp * Og * K) * cs;
+#if TENSOR__ROW_AVX2
+            if (j->smallk) {
+                for (int64_t i = 0; i < bn; i++)
+                    tensor__conv_smallk_avx2((float *)j->out + ((n0 + i) * g->O + grp * Og) * P, P, (const float *)wg, K, (const float *)B + i * P, ld, Og, P,
+                                             j->bias ? (const float *)j->bias + grp * Og : NULL);
+                continue;
+            }
+#endif
+            if (bn == 1) {
+                char *o = j->out + (size_t)((n0 * g->O + grp * Og) * P) * cs;
+                tensor__gemm(j->ct, Og, P, K, wg, K, B, P, o, P);
+                for (int64_t q = 0; j->bias && q < Og; q++) tensor__row_plus(j->ct, o + (size_t)(q * P) * cs, o + (size_t)(q * P) * cs, j->bias, grp * Og + q, P);
+                continue;
+            }
+            tensor__gemm(j->ct, Og, ld, K, wg, K, B, ld, blk, ld);
+            for (int64_t i = 0; i < bn; i++)
+                for (int64_t q = 0; q < Og; q++)
+                    tensor__row_plus(j->ct, j->out + (size_t)(((n0 + i) * g->O + grp * Og + q) * P) * cs, blk + (size_t)(q * ld + i * P) * cs, j->bias,
+                                     grp * Og + q, P);
         }
-    tensor__free_aligned(cols);
+    }
 }
 
-/* Runs fn over the N images: spread over the threads (tensor__gemm_spread), or one after
-   another with each GEMM (Og x P x K) split across the threads. */
-static void tensor__conv_images(tensor__range_fn fn, tensor__conv_job *j) {
+/* Whether the blocks spread over the threads (tensor__gemm_spread), each GEMM on one thread,
+   rather than run one after another with each GEMM (Og x bn P x K) split across the threads. */
+static int64_t tensor__conv_nblocks(const tensor__conv_job *j) { return (j->g->N + j->bn - 1) / j->bn; }
+static bool tensor__conv_spread(const tensor__conv_job *j) {
     const tensor__conv_geom *g = j->g;
-    int64_t Og = g->O / g->groups, K = g->C / g->groups * g->kH * g->kW, P = g->oH * g->oW;
-    int64_t per = g->O * K * P; /* multiply-adds per image */
-    if (tensor__gemm_spread(g->N, Og, P, K)) tensor__parallel_for(g->N, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, fn, j);
-    else fn(0, g->N, j);
+    return tensor__gemm_spread(tensor__conv_nblocks(j), g->O / g->groups, j->bn * g->oH * g->oW, g->C / g->groups * g->kH * g->kW);
+}
+/* The slots a run of tensor__conv_blocks needs: one per chunk (tensor__parallel_for makes at most
+   one per thread). */
+static int64_t tensor__conv_slots(const tensor__conv_job *j) { return tensor__conv_spread(j) ? tensor_get_num_threads() : 1; }
+static void tensor__conv_blocks(tensor__range_fn fn, tensor__conv_job *j) {
+    const tensor__conv_geom *g = j->g;
+    int64_t per = g->O * (g->C / g->groups * g->kH * g->kW) * g->oH * g->oW * j->bn; /* multiply-adds per block */
+    if (tensor__conv_spread(j)) tensor__parallel_for(tensor__conv_nblocks(j), TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, fn, j);
+    else fn(0, tensor__conv_nblocks(j), j);
+}
+/* The job's common fields and its slots' scratch (NULL, after recording an error, when there is
+   no memory). */
+static char *tensor__conv_job_init(const char *fn, tensor__conv_job *j, const tensor__conv_geom *g, tensor_dtype ct) {
+    memset(j, 0, sizeof *j);
+    j->g = g;
+    j->ct = ct;
+    j->direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
+    j->vec = tensor__conv_vec(g, ct);
+    j->bn = tensor__conv_block_images(g, j->direct);
+    /* (rows of cols a multiple of 1 KiB apart would share the L1 sets: the GEMM then) */
+    j->smallk = ct == TENSOR_F32 && tensor__nn_isa() >= 2 && g->C / g->groups * g->kH * g->kW <= TENSOR__CONV_SMALLK && g->oH * g->oW >= 16 &&
+                (j->bn * g->oH * g->oW) % 256 != 0;
+    size_t bytes = (size_t)tensor__conv_slots(j) * tensor__conv_slot_bytes(g, ct, j->direct, j->bn);
+    j->scratch = (char *)tensor__cache_alloc(bytes ? bytes : 1);
+    if (!j->scratch) tensor__fail(fn, "out of memory allocating convolution scratch");
+    return j->scratch;
 }
 
-/* The fast path: x and w as contiguous compute-dtype tensors, then tensor__conv_fwd_images. */
+/* The fast path: x and w as contiguous compute-dtype tensors, then tensor__conv_fwd_blocks. */
 static int tensor__conv_fast(tensor__call *c, const tensor__conv_geom *g) {
     tensor *x = c->in[0], *w = c->in[1], *bias = c->in[2], *out = c->out;
     tensor_dtype ct = tensor__gemm_dtype(x->dtype);
-    int64_t P = g->oH * g->oW;
+    size_t cs = tensor__dtype_sizes[ct];
     bool x_ok = x->dtype == ct && tensor__contiguous(x), w_ok = w->dtype == ct && tensor__contiguous(w);
     tensor *xc = x_ok ? NULL : tensor__contiguous_copy(c->fn, x, ct);
     tensor *wc = w_ok ? NULL : tensor__contiguous_copy(c->fn, w, ct);
     tensor *oc = out->dtype == ct ? NULL : tensor__new_like(c->fn, out, ct);
+    char *bb = bias ? (char *)tensor__cache_alloc((size_t)g->O * cs) : NULL;
+    tensor__conv_job j;
     int rc = (!x_ok && !xc) || (!w_ok && !wc) || (out->dtype != ct && !oc);
+    if (!rc && bias && !bb) rc = (tensor__fail(c->fn, "out of memory allocating convolution scratch"), 1);
+    if (!tensor__conv_job_init(c->fn, &j, g, ct)) rc = 1;
     if (!rc) {
-        tensor__conv_job j;
-        memset(&j, 0, sizeof j);
-        j.g = g;
-        j.ct = ct;
-        j.direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
-        j.x = tensor__data(xc ? xc : x);
-        j.w = tensor__data(wc ? wc : w);
-        j.out = tensor__data(oc ? oc : out);
-        char *od = j.out;
-        tensor__conv_images(tensor__conv_fwd_images, &j);
-        if (j.failed) rc = (tensor__fail(c->fn, "out of memory allocating im2col scratch"), 1);
-        if (!rc && bias) {
+        if (bias) { /* the bias in ct */
             int64_t eb = (int64_t)tensor__dtype_sizes[bias->dtype];
             for (int64_t o = 0; o < g->O; o++) {
                 double bv = tensor__load_f64((const char *)bias->storage->data + (bias->offset + o * bias->strides[0]) * eb, bias->dtype);
-                for (int64_t n = 0; n < g->N; n++) {
-                    int64_t base = (n * g->O + o) * P;
-                    if (ct == TENSOR_F32) { float *r = (float *)od + base; float f = (float)bv; for (int64_t i = 0; i < P; i++) r[i] += f; }
-                    else { double *r = (double *)od + base; for (int64_t i = 0; i < P; i++) r[i] += bv; }
-                }
+                if (ct == TENSOR_F32) ((float *)bb)[o] = (float)bv;
+                else ((double *)bb)[o] = bv;
             }
         }
-        if (!rc && oc) tensor__copy_into(out, oc);
+        j.bias = bb;
+        j.x = tensor__data(xc ? xc : x);
+        j.w = tensor__data(wc ? wc : w);
+        j.out = tensor__data(oc ? oc : out);
+        tensor__conv_blocks(tensor__conv_fwd_blocks, &j);
+        if (oc) tensor__copy_into(out, oc);
     }
+    tensor__cache_free(bb);
+    tensor__cache_free(j.scratch);
     tensor_free(xc);
     tensor_free(wc);
     tensor_free(oc);
@@ -8600,22 +8905,292 @@ typedef struct { int64_t H, W, oH, oW, k, s, pad; } tensor__pool_geom;
 TENSOR__DEFINE_POOL(f32, float)
 TENSOR__DEFINE_POOL(f64, double)
 
+/* The fast path of max pooling with non-overlapping windows (kernel == stride, no padding: every
+   window lies inside the input; floor mode leaves the last H % k rows and W % k columns out), such
+   as a CNN's 2x2. It gives what tensor__pool_argmax picks: a running maximum m over the window in
+   row-major order takes v when v > m or v is NaN, unless m already is NaN (so the first NaN stays,
+   and of equal values the earlier one, which tells -0 from +0). Backward writes each element of gx
+   once: gy at the window's pick (as 0 + gy, the reference's sum into zeros), 0 elsewhere. */
+#define TENSOR__POOL_TAKES(m, v) (((m) == (m)) & (((v) > (m)) | ((v) != (v)))) /* no branches: random data */
+#define TENSOR__DEFINE_POOL_NOV(sfx, T)                                                                  \
+    static void tensor__maxpool_nov_##sfx(T *y, const T *x, const tensor__pool_geom *p) {               \
+        int64_t k = p->k, W = p->W;                                                                     \
+        if (k == 2 && tensor__maxpool2_plane_##sfx(y, x, p)) return;                                    \
+        for (int64_t oh = 0; oh < p->oH; oh++) {                                                        \
+            const T *r = x + oh * k * W;                                                                \
+            T *yr = y + oh * p->oW;                                                                     \
+            int64_t ow = 0;                                                                             \
+            for (; k == 2 && ow < p->oW; ow++) {                                                        \
+                const T *q = r + 2 * ow;                                                                \
+                T m = q[0], v = q[1];                                                                   \
+                m = TENSOR__POOL_TAKES(m, v) ? v : m;                                                   \
+                v = q[W]; m = TENSOR__POOL_TAKES(m, v) ? v : m;                                         \
+                v = q[W + 1]; m = TENSOR__POOL_TAKES(m, v) ? v : m;                                     \
+                yr[ow] = m;                                                                             \
+            }                                                                                           \
+            for (; ow < p->oW; ow++) {                                                                  \
+                const T *q = r + ow * k;                                                                \
+                T m = q[0];                                                                             \
+                for (int64_t i = 0; i < k; i++)                                                         \
+                    for (int64_t j = 0; j < k; j++) {                                                   \
+                        T v = q[i * W + j];                                                             \
+                        m = TENSOR__POOL_TAKES(m, v) ? v : m;                                           \
+                    }                                                                                   \
+                yr[ow] = m;                                                                             \
+            }                                                                                           \
+        }                                                                                               \
+    }                                                                                                   \
+    static void tensor__maxpool_nov_bwd_##sfx(T *gx, const T *x, const T *gy, const tensor__pool_geom *p) { \
+        int64_t k = p->k, W = p->W, cw = p->oW * k;                                                     \
+        if (k == 2 && tensor__maxpool2_bwd_plane_##sfx(gx, x, gy, p)) return;                          \
+        for (int64_t oh = 0; oh < p->oH; oh++) {                                                        \
+            const T *r = x + oh * k * W, *gr = gy + oh * p->oW;                                         \
+            T *o = gx + oh * k * W;                                                                     \
+            int64_t ow = 0;                                                                             \
+            for (; k == 2 && ow < p->oW; ow++) {                                                        \
+                const T *q = r + 2 * ow;                                                                \
+                T m = q[0], v = q[1], g = (T)0 + gr[ow];                                                \
+                int at = 0, t = TENSOR__POOL_TAKES(m, v);                                               \
+                m = t ? v : m; at = t ? 1 : at;                                                         \
+                v = q[W]; t = TENSOR__POOL_TAKES(m, v); m = t ? v : m; at = t ? 2 : at;                 \
+                v = q[W + 1]; t = TENSOR__POOL_TAKES(m, v); at = t ? 3 : at;                            \
+                T *d = o + 2 * ow;                                                                      \
+                d[0] = at == 0 ? g : 0;                                                                 \
+                d[1] = at == 1 ? g : 0;                                                                 \
+                d[W] = at == 2 ? g : 0;                                                                 \
+                d[W + 1] = at == 3 ? g : 0;                                                             \
+            }                                                                                           \
+            for (; ow < p->oW; ow++) {                                                                  \
+                const T *q = r + ow * k;                                                                \
+                T *d = o + ow * k;                                                                      \
+                T m = q[0];                                                                             \
+                int64_t at = 0;                                                                         \
+                for (int64_t i = 0; i < k; i++)                                                         \
+                    for (int64_t j = 0; j < k; j++) {                                                   \
+                        T v = q[i * W + j];                                                             \
+                        bool t = TENSOR__POOL_TAKES(m, v);                                              \
+                        m = t ? v : m;                                                                  \
+                        at = t ? i * W + j : at;                                                        \
+                        d[i * W + j] = 0;                                                               \
+                    }                                                                                   \
+                d[at] = (T)0 + gr[ow];                                                                  \
+            }                                                                                           \
+            for (int64_t i = 0; i < k && cw < W; i++) memset(o + i * W + cw, 0, (size_t)(W - cw) * sizeof(T)); \
+        }                                                                                               \
+        if (p->oH * k < p->H) memset(gx + p->oH * k * W, 0, (size_t)((p->H - p->oH * k) * W) * sizeof(T)); \
+    }
+
+/* 2x2 windows of f32 planes, eight at a time along a row (AVX2). The columns of the
+   windows are split into even and odd ones (a, b of r0; c, d of r1), then the running maximum
+   goes a, b, c, d as above. A row of at least 8 windows ends with a block that overlaps the one
+   before it (no masks; the overlap is computed twice, the same). A shorter row is one block whose
+   loads and stores run past the row, over data the plane's later rows overwrite; masked stores are
+   slow on some CPUs, so only where the block would run past the plane (xa: elements from r1 to the
+   end of the plane, ya: from y / gy) do the loads take a mask and the stores go through a buffer. */
+#if TENSOR__ROW_AVX2
+static TENSOR__AVX2_INLINE __m256 tensor__pool_even(__m256 lo, __m256 hi) { /* lo[0, 2, 4, 6], hi[0, 2, 4, 6] */
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xD8));
+}
+static TENSOR__AVX2_INLINE __m256 tensor__pool_odd(__m256 lo, __m256 hi) {
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xDD)), 0xD8));
+}
+/* lanes where the running maximum m takes v: v > m or v NaN (NLE_UQ), and m is not NaN */
+static TENSOR__AVX2_INLINE __m256 tensor__pool_takes(__m256 m, __m256 v) {
+    return _mm256_and_ps(_mm256_cmp_ps(v, m, _CMP_NLE_UQ), _mm256_cmp_ps(m, m, _CMP_ORD_Q));
+}
+static TENSOR__AVX2_INLINE __m256i tensor__pool_mask(int64_t n) { return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); }
+static TENSOR__AVX2_INLINE void tensor__pool_corners(const float *r0, const float *r1, int64_t n, __m256 *a, __m256 *b, __m256 *c, __m256 *d) {
+    __m256 l0, h0, l1, h1;
+    if (n >= 16) { /* 16 columns of each row readable */
+        l0 = _mm256_loadu_ps(r0); h0 = _mm256_loadu_ps(r0 + 8);
+        l1 = _mm256_loadu_ps(r1); h1 = _mm256_loadu_ps(r1 + 8);
+    } else { /* the first n only */
+        __m256i ml = tensor__pool_mask(n), mh = tensor__pool_mask(n - 8);
+        l0 = _mm256_maskload_ps(r0, ml); h0 = _mm256_maskload_ps(r0 + 8, mh);
+        l1 = _mm256_maskload_ps(r1, ml); h1 = _mm256_maskload_ps(r1 + 8, mh);
+    }
+    *a = tensor__pool_even(l0, h0); *b = tensor__pool_odd(l0, h0);
+    *c = tensor__pool_even(l1, h1); *d = tensor__pool_odd(l1, h1);
+}
+static TENSOR__AVX2_INLINE __m256 tensor__pool_max4(__m256 m, __m256 b, __m256 c, __m256 d) {
+    m = _mm256_blendv_ps(m, b, tensor__pool_takes(m, b));
+    m = _mm256_blendv_ps(m, c, tensor__pool_takes(m, c));
+    return _mm256_blendv_ps(m, d, tensor__pool_takes(m, d));
+}
+/* y [oH, oW] from x [H, W] */
+static TENSOR__AVX2_FN void tensor__maxpool2_plane_avx2(float *y, const float *x, const tensor__pool_geom *p) {
+    const int64_t H = p->H, W = p->W, oH = p->oH, oW = p->oW;
+    __m256 m, b, c, d;
+    for (int64_t oh = 0; oh < oH; oh++) {
+        const float *r0 = x + 2 * oh * W, *r1 = r0 + W;
+        float *yr = y + oh * oW;
+        if (oW >= 8) {
+            for (int64_t o0 = 0; o0 < oW; o0 += 8) {
+                int64_t ow = o0 + 8 > oW ? oW - 8 : o0;
+                tensor__pool_corners(r0 + 2 * ow, r1 + 2 * ow, 16, &m, &b, &c, &d);
+                _mm256_storeu_ps(yr + ow, tensor__pool_max4(m, b, c, d));
+            }
+            continue;
+        }
+        int64_t xa = (H - 2 * oh - 1) * W, ya = (oH - oh) * oW; /* elements from r1, yr to the plane's end */
+        tensor__pool_corners(r0, r1, xa >= 16 ? 16 : 2 * oW, &m, &b, &c, &d);
+        m = tensor__pool_max4(m, b, c, d);
+        if (ya >= 8) {
+            _mm256_storeu_ps(yr, m);
+        } else {
+            float t[8];
+            _mm256_storeu_ps(t, m);
+            for (int64_t i = 0; i < oW; i++) yr[i] = t[i];
+        }
+    }
+    _mm256_zeroupper(); /* gcc leaves it out in some builds (-O1 with ASan); the tests check */
+}
+/* gx of one 2x2 block: the last take wins (d, else c, else b, else a), as 0 + g; the two rows'
+   16 columns each, interleaved back. */
+static TENSOR__AVX2_INLINE void tensor__pool_bwd_block(const float *r0, const float *r1, int64_t n, __m256 g, __m256 *o) {
+    __m256 m, b, c, d;
+    tensor__pool_corners(r0, r1, n, &m, &b, &c, &d);
+    __m256 tb = tensor__pool_takes(m, b);
+    m = _mm256_blendv_ps(m, b, tb);
+    __m256 tc = tensor__pool_takes(m, c);
+    m = _mm256_blendv_ps(m, c, tc);
+    __m256 td = tensor__pool_takes(m, d);
+    g = _mm256_add_ps(_mm256_setzero_ps(), g);
+    __m256 later = _mm256_or_ps(tc, td);
+    __m256 ga = _mm256_andnot_ps(_mm256_or_ps(tb, later), g), gb = _mm256_andnot_ps(later, _mm256_and_ps(tb, g));
+    __m256 gc = _mm256_andnot_ps(td, _mm256_and_ps(tc, g)), gd = _mm256_and_ps(td, g);
+    /* [a0 b0 a1 b1 | a4 b4 a5 b5] and [a2 b2 a3 b3 | a6 b6 a7 b7], then their halves */
+    __m256 lo0 = _mm256_unpacklo_ps(ga, gb), hi0 = _mm256_unpackhi_ps(ga, gb), lo1 = _mm256_unpacklo_ps(gc, gd), hi1 = _mm256_unpackhi_ps(gc, gd);
+    o[0] = _mm256_permute2f128_ps(lo0, hi0, 0x20); o[1] = _mm256_permute2f128_ps(lo0, hi0, 0x31);
+    o[2] = _mm256_permute2f128_ps(lo1, hi1, 0x20); o[3] = _mm256_permute2f128_ps(lo1, hi1, 0x31);
+}
+/* gx [H, W] from x [H, W] and gy [oH, oW], every element written (the column and row that no
+   window covers when W or H is odd get 0, after the blocks that spill over them) */
+static TENSOR__AVX2_FN void tensor__maxpool2_bwd_plane_avx2(float *gx, const float *x, const float *gy, const tensor__pool_geom *p) {
+    const int64_t H = p->H, W = p->W, oH = p->oH, oW = p->oW;
+    __m256 o[4];
+    for (int64_t oh = 0; oh < oH; oh++) {
+        const float *r0 = x + 2 * oh * W, *r1 = r0 + W, *gr = gy + oh * oW;
+        float *g0 = gx + 2 * oh * W, *g1 = g0 + W;
+        if (oW >= 8) {
+            for (int64_t o0 = 0; o0 < oW; o0 += 8) {
+                int64_t ow = o0 + 8 > oW ? oW - 8 : o0;
+                tensor__pool_bwd_block(r0 + 2 * ow, r1 + 2 * ow, 16, _mm256_loadu_ps(gr + ow), o);
+                _mm256_storeu_ps(g0 + 2 * ow, o[0]); _mm256_storeu_ps(g0 + 2 * ow + 8, o[1]);
+                _mm256_storeu_ps(g1 + 2 * ow, o[2]); _mm256_storeu_ps(g1 + 2 * ow + 8, o[3]);
+            }
+        } else {
+            int64_t xa = (H - 2 * oh - 1) * W, ya = (oH - oh) * oW;
+            __m256 g = ya >= 8 ? _mm256_loadu_ps(gr) : _mm256_maskload_ps(gr, tensor__pool_mask(oW));
+            tensor__pool_bwd_block(r0, r1, xa >= 16 ? 16 : 2 * oW, g, o);
+            if (xa >= 16) { /* g0's spill lands in g1, stored after it; g1's in the next rows */
+                _mm256_storeu_ps(g0, o[0]); _mm256_storeu_ps(g0 + 8, o[1]);
+                _mm256_storeu_ps(g1, o[2]); _mm256_storeu_ps(g1 + 8, o[3]);
+            } else {
+                float t[32];
+                for (int i = 0; i < 4; i++) _mm256_storeu_ps(t + 8 * i, o[i]);
+                for (int64_t i = 0; i < 2 * oW; i++) { g0[i] = t[i]; g1[i] = t[16 + i]; }
+            }
+        }
+        if (W & 1) g0[W - 1] = g1[W - 1] = 0;
+    }
+    _mm256_zeroupper();
+    if (H & 1) memset(gx + (H - 1) * W, 0, (size_t)W * sizeof(float));
+}
+#endif
+/* The 2x2 plane kernels where the CPU has AVX2 (f32); false: the scalar loops do the plane. */
+static bool tensor__maxpool2_plane_f32(float *y, const float *x, const tensor__pool_geom *p) {
+#if TENSOR__ROW_AVX2
+    if (tensor__nn_isa() >= 2) { tensor__maxpool2_plane_avx2(y, x, p); return true; }
+#endif
+    (void)y; (void)x; (void)p;
+    return false;
+}
+static bool tensor__maxpool2_bwd_plane_f32(float *gx, const float *x, const float *gy, const tensor__pool_geom *p) {
+#if TENSOR__ROW_AVX2
+    if (tensor__nn_isa() >= 2) { tensor__maxpool2_bwd_plane_avx2(gx, x, gy, p); return true; }
+#endif
+    (void)gx; (void)x; (void)gy; (void)p;
+    return false;
+}
+static bool tensor__maxpool2_plane_f64(double *y, const double *x, const tensor__pool_geom *p) { (void)y; (void)x; (void)p; return false; }
+static bool tensor__maxpool2_bwd_plane_f64(double *gx, const double *x, const double *gy, const tensor__pool_geom *p) {
+    (void)gx; (void)x; (void)gy; (void)p;
+    return false;
+}
+TENSOR__DEFINE_POOL_NOV(f32, float)
+TENSOR__DEFINE_POOL_NOV(f64, double)
+
 /* The planes of a pooling's operand t ([N, C, h, w] or [C, h, w]) in the compute dtype ct: plane
    i of a contiguous t of dtype ct is used in place, else it is packed into buf. */
+static bool tensor__pool_direct(const tensor *t, tensor_dtype ct) { return t->dtype == ct && tensor__contiguous(t); }
 static const char *tensor__pool_plane_of(const tensor *t, int64_t i, int64_t C, tensor_dtype ct, void *buf) {
     int nd = t->ndim;
     int64_t h = t->shape[nd - 2], w = t->shape[nd - 1];
     size_t cs = tensor__dtype_sizes[ct];
-    if (t->dtype == ct && tensor__contiguous(t)) return tensor__data(t) + (size_t)(i * h * w) * cs;
+    if (tensor__pool_direct(t, ct)) return tensor__data(t) + (size_t)(i * h * w) * cs;
     int64_t n = i / C, ch = i % C;
     int64_t off = t->offset + (nd == 4 ? n * t->strides[0] : 0) + ch * t->strides[nd - 3];
     tensor__pack(buf, ct, (const char *)t->storage->data + off * (int64_t)tensor__dtype_sizes[t->dtype], t->dtype, h, w, t->strides[nd - 2], t->strides[nd - 1]);
     return (const char *)buf;
 }
 
-/* Forward (out from c->in[0]) or backward (gx from x and gy) of max/avg pooling, plane by plane
-   in f32 (f64 for f64): operands are read in place when contiguous of that dtype, else packed; the
-   result (a new contiguous tensor) is written in place when of that dtype, else converted. */
+/* A range of planes of a pooling, forward (out from x) or backward (out = gx from x and gy), in
+   f32 (f64 for f64): operands are read in place when contiguous of that dtype, else packed into
+   this range's own buffers; the result (a new contiguous tensor) is written in place when of that
+   dtype, else converted. fast: the non-overlapping max pooling kernels above, else the per-window
+   loops of TENSOR__DEFINE_POOL (the reference). */
+typedef struct {
+    const tensor *x, *gy;
+    tensor *out;
+    const tensor__pool_geom *p;
+    int64_t C;
+    tensor_dtype ct;
+    bool is_max, backward, fast;
+    int failed;
+} tensor__pool_job;
+
+static void tensor__pool_planes(int64_t begin, int64_t end, void *ctx) {
+    tensor__pool_job *j = (tensor__pool_job *)ctx;
+    const tensor__pool_geom *p = j->p;
+    tensor_dtype ct = j->ct;
+    size_t cs = tensor__dtype_sizes[ct], eo = tensor__dtype_sizes[j->out->dtype];
+    bool f32 = ct == TENSOR_F32, need_x = !j->backward || j->is_max, out_direct = j->out->dtype == ct;
+    int64_t in_n = p->H * p->W, pooled_n = p->oH * p->oW, out_n = j->backward ? in_n : pooled_n;
+    void *xb = need_x && !tensor__pool_direct(j->x, ct) ? tensor__alloc_aligned((size_t)in_n * cs) : NULL;
+    void *gb = j->backward && !tensor__pool_direct(j->gy, ct) ? tensor__alloc_aligned((size_t)pooled_n * cs) : NULL;
+    void *ob = out_direct ? NULL : tensor__alloc_aligned((size_t)out_n * cs);
+    if ((need_x && !xb && !tensor__pool_direct(j->x, ct)) || (j->backward && !gb && !tensor__pool_direct(j->gy, ct)) || (!out_direct && !ob)) {
+        TENSOR__ATOMIC_SET(&j->failed, 1);
+    } else {
+        for (int64_t i = begin; i < end; i++) {
+            const char *xp = need_x ? tensor__pool_plane_of(j->x, i, j->C, ct, xb) : NULL;
+            const char *gp = j->backward ? tensor__pool_plane_of(j->gy, i, j->C, ct, gb) : NULL;
+            char *op = out_direct ? tensor__data(j->out) + (size_t)(i * out_n) * cs : (char *)ob;
+            if (j->fast && j->backward) {
+                if (f32) tensor__maxpool_nov_bwd_f32((float *)op, (const float *)xp, (const float *)gp, p);
+                else tensor__maxpool_nov_bwd_f64((double *)op, (const double *)xp, (const double *)gp, p);
+            } else if (j->fast) {
+                if (f32) tensor__maxpool_nov_f32((float *)op, (const float *)xp, p);
+                else tensor__maxpool_nov_f64((double *)op, (const double *)xp, p);
+            } else if (j->backward) {
+                if (f32) tensor__pool_plane_bwd_f32((float *)op, (const float *)xp, (const float *)gp, p, j->is_max);
+                else tensor__pool_plane_bwd_f64((double *)op, (const double *)xp, (const double *)gp, p, j->is_max);
+            } else {
+                if (f32) tensor__pool_plane_f32((float *)op, (const float *)xp, p, j->is_max);
+                else tensor__pool_plane_f64((double *)op, (const double *)xp, p, j->is_max);
+            }
+            if (!out_direct) tensor__unpack(tensor__data(j->out) + (size_t)(i * out_n) * eo, j->out->dtype, ob, ct, out_n);
+        }
+    }
+    tensor__free_aligned(xb);
+    tensor__free_aligned(gb);
+    tensor__free_aligned(ob);
+}
+
+/* Forward (out from x) or backward (gx from x and gy) of max/avg pooling, plane by plane: the
+   planes split over the threads, with the non-overlapping max pooling kernels where they apply;
+   under tensor_set_reference_kernels, the per-window loops on the calling thread. */
 static int tensor__pool_run(const char *fn, bool is_max, bool backward, const tensor *x, const tensor *gy, tensor *out, const int64_t *ip) {
     int xd = x->ndim;
     const tensor *pooled = backward ? gy : out; /* the [.., oH, oW] operand */
@@ -8625,32 +9200,20 @@ static int tensor__pool_run(const char *fn, bool is_max, bool backward, const te
     p.k = ip[0]; p.s = ip[1]; p.pad = ip[2];
     int64_t C = x->shape[xd - 3], planes = (xd == 4 ? x->shape[0] : 1) * C;
     if (planes == 0 || p.H * p.W == 0 || p.oH * p.oW == 0) return 0;
-    tensor_dtype ct = tensor__gemm_dtype(x->dtype);
-    size_t cs = tensor__dtype_sizes[ct];
-    bool f32 = ct == TENSOR_F32, out_direct = out->dtype == ct;
-    int64_t in_n = p.H * p.W, pooled_n = p.oH * p.oW, out_n = backward ? in_n : pooled_n;
-    void *xb = tensor__scratch(fn, (size_t)in_n * cs), *gb = backward ? tensor__scratch(fn, (size_t)pooled_n * cs) : NULL;
-    void *ob = out_direct ? NULL : tensor__scratch(fn, (size_t)out_n * cs);
-    if (!xb || (backward && !gb) || (!out_direct && !ob)) {
-        tensor__free_aligned(xb); tensor__free_aligned(gb); tensor__free_aligned(ob);
-        return 1;
-    }
-    for (int64_t i = 0; i < planes; i++) {
-        const char *xp = (!backward || is_max) ? tensor__pool_plane_of(x, i, C, ct, xb) : NULL;
-        char *op = out_direct ? tensor__data(out) + (size_t)(i * out_n) * cs : (char *)ob;
-        if (backward) {
-            const char *gp = tensor__pool_plane_of(gy, i, C, ct, gb);
-            if (f32) tensor__pool_plane_bwd_f32((float *)op, (const float *)xp, (const float *)gp, &p, is_max);
-            else tensor__pool_plane_bwd_f64((double *)op, (const double *)xp, (const double *)gp, &p, is_max);
-        } else {
-            if (f32) tensor__pool_plane_f32((float *)op, (const float *)xp, &p, is_max);
-            else tensor__pool_plane_f64((double *)op, (const double *)xp, &p, is_max);
-        }
-        if (!out_direct) tensor__unpack(tensor__data(out) + (size_t)(i * out_n) * tensor__dtype_sizes[out->dtype], out->dtype, ob, ct, out_n);
-    }
-    tensor__free_aligned(xb);
-    tensor__free_aligned(gb);
-    tensor__free_aligned(ob);
+    tensor__pool_job j;
+    memset(&j, 0, sizeof j);
+    j.x = x;
+    j.gy = gy;
+    j.out = out;
+    j.p = &p;
+    j.C = C;
+    j.ct = tensor__gemm_dtype(x->dtype);
+    j.is_max = is_max;
+    j.backward = backward;
+    j.fast = !tensor__reference_kernels && is_max && p.k == p.s && p.pad == 0;
+    if (tensor__reference_kernels) tensor__pool_planes(0, planes, &j);
+    else tensor__parallel_for(planes, 16384 / (p.H * p.W) + 1, tensor__pool_planes, &j);
+    if (j.failed) { tensor__fail(fn, "out of memory allocating pooling scratch"); return 1; }
     return 0;
 }
 
@@ -9199,6 +9762,64 @@ TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tenso
 
 /* ---- backward kernels (used by the derivatives in >>autograd) ---- */
 
+/* relu's gradient in one pass, PyTorch's threshold_backward: gx = x <= 0 ? 0 : g (so a NaN x
+   passes g, and an infinite or NaN g at x <= 0 gives 0, not inf * 0). The op-composed formula of
+   >>autograd (create_graph, and the reference kernels) computes the same values. */
+#if TENSOR__ROW_AVX2
+static TENSOR__AVX2_FN int64_t tensor__relu_bwd_avx2_f32(float *o, const float *x, const float *g, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) /* NLE_UQ: x > 0 or NaN */
+        _mm256_storeu_ps(o + i, _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), _mm256_setzero_ps(), _CMP_NLE_UQ), _mm256_loadu_ps(g + i)));
+    _mm256_zeroupper();
+    return i;
+}
+static TENSOR__AVX2_FN int64_t tensor__relu_bwd_avx2_f64(double *o, const double *x, const double *g, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        _mm256_storeu_pd(o + i, _mm256_and_pd(_mm256_cmp_pd(_mm256_loadu_pd(x + i), _mm256_setzero_pd(), _CMP_NLE_UQ), _mm256_loadu_pd(g + i)));
+    _mm256_zeroupper();
+    return i;
+}
+#endif
+typedef struct { const char *x, *g; char *gx; bool f32; } tensor__relu_bwd_task;
+static void tensor__relu_bwd_range(int64_t begin, int64_t end, void *vt) {
+    const tensor__relu_bwd_task *t = (const tensor__relu_bwd_task *)vt;
+    int64_t n = end - begin, i = 0;
+    if (t->f32) {
+        float *o = (float *)t->gx + begin;
+        const float *x = (const float *)t->x + begin, *g = (const float *)t->g + begin;
+#if TENSOR__ROW_AVX2
+        if (tensor__nn_isa() >= 2) i = tensor__relu_bwd_avx2_f32(o, x, g, n);
+#endif
+        for (; i < n; i++) o[i] = x[i] <= 0 ? 0.0f : g[i];
+    } else {
+        double *o = (double *)t->gx + begin;
+        const double *x = (const double *)t->x + begin, *g = (const double *)t->g + begin;
+#if TENSOR__ROW_AVX2
+        if (tensor__nn_isa() >= 2) i = tensor__relu_bwd_avx2_f64(o, x, g, n);
+#endif
+        for (; i < n; i++) o[i] = x[i] <= 0 ? 0.0 : g[i];
+    }
+}
+
+/* 1 with *gx set, 0 when this path does not take the case (the reference kernels; not f32/f64;
+   g of another dtype or shape; an operand not contiguous), -1 on error. */
+static int tensor__relu_backward(const char *fn, tensor *x, tensor *g, tensor **gx) {
+    if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) || g->dtype != x->dtype || !tensor__same_shape(x, g) ||
+        !tensor__contiguous(x) || !tensor__contiguous(g))
+        return 0;
+    tensor *r = tensor__new_like(fn, x, x->dtype);
+    if (!r) return -1;
+    tensor__relu_bwd_task t;
+    t.x = tensor__data(x);
+    t.g = tensor__data(g);
+    t.gx = tensor__data(r);
+    t.f32 = x->dtype == TENSOR_F32;
+    tensor__parallel_for(tensor__numel_of(x->ndim, x->shape), TENSOR__GRAIN_ELEMENTWISE, tensor__relu_bwd_range, &t);
+    *gx = r;
+    return 1;
+}
+
 /* The element strides of a convolution output's gradient as [n, o, h, w] (0 on absent dims). */
 static void tensor__conv_out_strides(const tensor *gr, int sd, bool batched, int64_t *gs) {
     int nd = gr->ndim;
@@ -9241,17 +9862,14 @@ static void tensor__conv_backward_reference(const tensor *x, const tensor *w, co
                 }
 }
 
-/* sum of r[0..n) in double, four chains so the adds overlap. */
-#define TENSOR__DEFINE_SUM_ROW(sfx, T)                                                                   \
-    static double tensor__sum_row_##sfx(const T *r, int64_t n) {                                        \
-        double a0 = 0, a1 = 0, a2 = 0, a3 = 0;                                                          \
-        int64_t i = 0;                                                                                  \
-        for (; i + 4 <= n; i += 4) { a0 += r[i]; a1 += r[i + 1]; a2 += r[i + 2]; a3 += r[i + 3]; }      \
-        for (; i < n; i++) a0 += r[i];                                                                  \
-        return (a0 + a1) + (a2 + a3);                                                                   \
-    }
-TENSOR__DEFINE_SUM_ROW(f32, float)
-TENSOR__DEFINE_SUM_ROW(f64, double)
+/* sum of r[0..n) in double, four chains so the adds overlap (f32 rows: tensor__row_sum_f32). */
+static double tensor__sum_row_f64(const double *r, int64_t n) {
+    double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) { a0 += r[i]; a1 += r[i + 1]; a2 += r[i + 2]; a3 += r[i + 3]; }
+    for (; i < n; i++) a0 += r[i];
+    return (a0 + a1) + (a2 + a3);
+}
 
 /* d[i] += t[i], i < n (compute dtype ct). */
 static void tensor__add_to(void *d, const void *t, int64_t n, tensor_dtype ct) {
@@ -9259,100 +9877,102 @@ static void tensor__add_to(void *d, const void *t, int64_t n, tensor_dtype ct) {
     else tensor__add_row_f64((double *)d, (const double *)t, n);
 }
 
-/* Per image and group (gc_ng = gc[n, grp * Og.., :] [Og, P]):
-     gx: cols[K, P] = w_g^T[K, Og] @ gc_ng (w_g read transposed through strides), then col2im adds
-         cols into gx_ng [Cg, H, W] (a 1x1 kernel with stride 1 and no padding writes gx_ng itself);
-     gw: cols = im2col(x_ng) [K, P]; sum_g[Og, K] += gc_ng @ cols^T (cols read transposed), into
-         this chunk's own sum (the first chunk's is gw itself). */
-static void tensor__conv_bwd_images(int64_t begin, int64_t end, void *ctx) {
+/* Per block of images and group (gc_g: the images' gc[n, grp * Og.., :] side by side, [Og, bn P];
+   a block of one image reads gc in place, a larger one copies the rows into the block buffer):
+     gx: cols[K, bn P] = w_g^T[K, Og] @ gc_g (w_g read transposed through strides), then col2im
+         sums each image's columns into its gx [Cg, H, W] (a 1x1 kernel with stride 1 and no padding
+         writes gx itself);
+     gw: cols = the images' im2col [K, bn P]; sum_g[Og, K] += gc_g @ cols^T (cols read transposed),
+         into this chunk's own sum (slot 0's is gw itself);
+     gb: the rows of gc summed (in double) into gbn[n, grp * Og..], while they are in cache. */
+static void tensor__conv_bwd_blocks(int64_t begin, int64_t end, void *ctx) {
     tensor__conv_job *j = (tensor__conv_job *)ctx;
     const tensor__conv_geom *g = j->g;
     size_t cs = tensor__dtype_sizes[j->ct];
     int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW, X = Cg * g->H * g->W;
-#if TENSOR__HAVE_THREADS
-    int slot = __atomic_fetch_add(&j->slot, 1, __ATOMIC_RELAXED);
-#else
-    int slot = j->slot++;
-#endif
+    int slot = tensor__conv_claim(j);
     char *gw = j->gw ? j->gw + (size_t)(slot * g->O * K) * cs : NULL;
-    void *cols = tensor__conv_cols(j);
-    if (!j->direct && !cols) return;
-    for (int64_t n = begin; n < end; n++) {
-        if (j->out && !j->direct) memset(j->out + (size_t)(n * g->C * g->H * g->W) * cs, 0, (size_t)(g->C * g->H * g->W) * cs);
+    char *cols = j->scratch + (size_t)slot * tensor__conv_slot_bytes(g, j->ct, j->direct, j->bn);
+    char *blk = j->direct ? cols : cols + (size_t)(K * j->bn * P) * cs;
+    for (int64_t bi = begin; bi < end; bi++) {
+        int64_t n0 = bi * j->bn, bn = g->N - n0 < j->bn ? g->N - n0 : j->bn, ld = bn * P;
+        /* the scatter col2im adds into gx: zeroed first (the vector gathers write every element) */
+        if (j->out && !j->direct && !j->vec) memset(j->out + (size_t)(n0 * g->C * g->H * g->W) * cs, 0, (size_t)(bn * g->C * g->H * g->W) * cs);
         for (int64_t grp = 0; grp < g->groups; grp++) {
-            const char *gng = j->gc + (size_t)((n * g->O + grp * Og) * P) * cs;
-            size_t xoff = (size_t)((n * g->groups + grp) * X) * cs;
+            const char *gcg = j->gc + (size_t)((n0 * g->O + grp * Og) * P) * cs;
+            for (int64_t i = 0; i < bn; i++)
+                for (int64_t q = 0; q < Og; q++) {
+                    const char *r = j->gc + (size_t)(((n0 + i) * g->O + grp * Og + q) * P) * cs;
+                    if (j->gbn) j->gbn[(n0 + i) * g->O + grp * Og + q] = j->ct == TENSOR_F32 ? tensor__row_sum_f32((const float *)r, P) : tensor__sum_row_f64((const double *)r, P);
+                    if (bn > 1) memcpy(blk + (size_t)(q * ld + i * P) * cs, r, (size_t)P * cs);
+                }
+            if (bn > 1) gcg = blk;
             if (j->out) {
-                char *xg = j->out + xoff;
-                tensor__gemm_strided(j->ct, K, P, Og, j->w + (size_t)(grp * Og * K) * cs, 1, K, gng, P, 1, j->direct ? (void *)xg : cols, P, 1, false);
-                if (!j->direct) {
-                    if (j->ct == TENSOR_F32) tensor__col2im_f32((float *)xg, (const float *)cols, g, Cg);
-                    else tensor__col2im_f64((double *)xg, (const double *)cols, g, Cg);
+                char *xg = j->out + (size_t)((n0 * g->groups + grp) * X) * cs;
+                tensor__gemm_strided(j->ct, K, ld, Og, j->w + (size_t)(grp * Og * K) * cs, 1, K, gcg, ld, 1, j->direct ? (void *)xg : cols, ld, 1, false);
+                for (int64_t i = 0; i < bn && !j->direct; i++) {
+                    char *xi = j->out + (size_t)(((n0 + i) * g->groups + grp) * X) * cs;
+#if TENSOR__ROW_AVX2
+                    if (j->vec == 2) { tensor__col2im_avx2((float *)xi, (const float *)cols + i * P, ld, g, Cg); continue; }
+#endif
+#if TENSOR__NN_AVX512
+                    if (j->vec == 3) { tensor__col2im_avx512((float *)xi, (const float *)cols + i * P, ld, g, Cg); continue; }
+#endif
+                    if (j->ct == TENSOR_F32) tensor__col2im_f32((float *)xi, (const float *)cols + i * P, ld, g, Cg);
+                    else tensor__col2im_f64((double *)xi, (const double *)cols + i * P, ld, g, Cg);
                 }
             }
             if (gw) {
-                const char *B = tensor__conv_im2col(j, cols, j->x + xoff);
-                tensor__gemm_strided(j->ct, Og, K, P, gng, P, 1, B, 1, P, gw + (size_t)(grp * Og * K) * cs, K, 1, true);
+                const char *B = NULL;
+                for (int64_t i = 0; i < bn; i++) B = tensor__conv_im2col(j, cols, ld, i * P, j->x + (size_t)(((n0 + i) * g->groups + grp) * X) * cs);
+                tensor__gemm_strided(j->ct, Og, K, ld, gcg, ld, 1, B, 1, ld, gw + (size_t)(grp * Og * K) * cs, K, 1, true);
             }
         }
     }
-    tensor__free_aligned(cols);
 }
 
 /* The fast path, in the compute dtype ct (f32, or f64 for f64) with the forward's machinery: gc is
-   the gradient [N, O, P] (P = oH * oW), contiguous ct; gx and gw come from
-   tensor__conv_bwd_images, spread over the images like the forward; gb is the sum of gc over n
-   and p, in double. gx, gw, gb are contiguous ct buffers of x's, w's and [O]'s size, or NULL.
+   the gradient [N, O, P] (P = oH * oW), contiguous ct; gx, gw and the per-image sums of gb come
+   from tensor__conv_bwd_blocks, spread over the blocks like the forward; gb adds the images' sums
+   in order, in double. gx, gw, gb are contiguous ct buffers of x's, w's and [O]'s size, or NULL.
    Returns 0, or 1 after recording an error. */
 static int tensor__conv_backward_fast(const char *fn, const tensor *x, const tensor *w, const char *gc, const tensor__conv_geom *g, tensor_dtype ct,
                                       void *gx, void *gw, void *gb) {
     size_t cs = tensor__dtype_sizes[ct];
-    int64_t K = g->C / g->groups * g->kH * g->kW, P = g->oH * g->oW;
-    bool f32 = ct == TENSOR_F32;
-    if (gb)
-        for (int64_t o = 0; o < g->O; o++) {
-            double acc = 0;
-            for (int64_t n = 0; n < g->N; n++) {
-                const char *r = gc + (size_t)((n * g->O + o) * P) * cs;
-                acc += f32 ? tensor__sum_row_f32((const float *)r, P) : tensor__sum_row_f64((const double *)r, P);
-            }
-            if (f32) ((float *)gb)[o] = (float)acc;
-            else ((double *)gb)[o] = acc;
-        }
-    if (!gx && !gw) return 0;
+    int64_t K = g->C / g->groups * g->kH * g->kW, wn = g->O * K;
     tensor *xc = NULL, *wc = NULL;
-    int64_t slots = tensor_get_num_threads(), wn = g->O * K;
     int rc = 0;
     if (gw && !(x->dtype == ct && tensor__contiguous(x))) rc |= !(xc = tensor__contiguous_copy(fn, x, ct));
     if (gx && !(w->dtype == ct && tensor__contiguous(w))) rc |= !(wc = tensor__contiguous_copy(fn, w, ct));
+    tensor__conv_job j;
+    if (!tensor__conv_job_init(fn, &j, g, ct)) rc = 1;
+    /* the slots' gw sums side by side (gw itself when there is one slot); the images' gb sums */
+    int64_t slots = tensor__conv_slots(&j);
+    char *sums = !gw ? NULL : slots > 1 ? (char *)tensor__cache_alloc((size_t)(slots * wn) * cs) : (char *)gw;
+    j.gbn = gb ? (double *)tensor__cache_alloc((size_t)(g->N * g->O) * sizeof(double) + 1) : NULL;
+    if (!rc && ((gw && !sums) || (gb && !j.gbn))) rc = (tensor__fail(fn, "out of memory allocating convolution scratch"), 1);
     if (!rc) {
-        tensor__conv_job j;
-        memset(&j, 0, sizeof j);
-        j.g = g;
-        j.ct = ct;
-        j.direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
         j.x = gw ? (const char *)tensor__data(xc ? xc : x) : NULL;
         j.w = gx ? (const char *)tensor__data(wc ? wc : w) : NULL;
         j.gc = gc;
         j.out = (char *)gx;
-        /* the chunks' gw sums side by side: gw, then the scratch ones */
-        char *all = NULL;
-        if (gw) {
-            all = slots > 1 ? (char *)tensor__scratch(fn, (size_t)(slots * wn) * cs) : (char *)gw;
-            if (!all) rc = 1;
-            else memset(all, 0, (size_t)(slots * wn) * cs);
+        j.gw = sums;
+        if (sums) memset(sums, 0, (size_t)((sums == (char *)gw ? 1 : slots) * wn) * cs);
+        tensor__conv_blocks(tensor__conv_bwd_blocks, &j);
+        if (sums && sums != (char *)gw) {
+            memcpy(gw, sums, (size_t)wn * cs);
+            for (int s = 1; s < j.slot && s < slots; s++) tensor__add_to(gw, sums + (size_t)(s * wn) * cs, wn, ct);
         }
-        if (!rc) {
-            j.gw = all;
-            tensor__conv_images(tensor__conv_bwd_images, &j);
-            if (j.failed) rc = (tensor__fail(fn, "out of memory allocating im2col scratch"), 1);
-            if (!rc && gw && all != (char *)gw) {
-                memcpy(gw, all, (size_t)wn * cs);
-                for (int s = 1; s < j.slot && s < slots; s++) tensor__add_to(gw, all + (size_t)(s * wn) * cs, wn, ct);
-            }
+        for (int64_t o = 0; gb && o < g->O; o++) {
+            double acc = 0;
+            for (int64_t n = 0; n < g->N; n++) acc += j.gbn[n * g->O + o];
+            if (ct == TENSOR_F32) ((float *)gb)[o] = (float)acc;
+            else ((double *)gb)[o] = acc;
         }
-        if (all != (char *)gw) tensor__free_aligned(all);
     }
+    if (sums != (char *)gw) tensor__cache_free(sums);
+    tensor__cache_free(j.scratch);
+    tensor__cache_free(j.gbn);
     tensor_free(xc);
     tensor_free(wc);
     return rc;
@@ -10285,8 +10905,14 @@ TENSOR__DERIV_UNARY(acosh, tensor_mul(g, tensor_rsqrt(tensor_sub_scalar(tensor_s
 TENSOR__DERIV_UNARY(atanh, tensor_div(g, tensor__one_minus(tensor_square(x))))
 TENSOR__DERIV_UNARY_FUSED(sigmoid, tensor__sigmoid_grad(g, tensor_sigmoid(x)))
 TENSOR__DERIV_UNARY(logsigmoid, tensor_mul(g, tensor_sigmoid(tensor_neg(x))))
-/* relu: g where x > 0; sign(relu(x)) is that mask in x's dtype, through the typed fast paths */
-TENSOR__DERIV_UNARY_FUSED(relu, tensor_mul(g, tensor_sign(tensor_relu(x))))
+/* relu: PyTorch's threshold_backward, x <= 0 ? 0 : g (a NaN x passes g; an infinite g at x <= 0
+   gives 0). Without create_graph (grad mode off here) the fused kernel of >>nn does it in one pass;
+   with create_graph, and under the reference kernels, masked_fill computes the same values. */
+static int tensor__derivative_relu(tensor__node *n, tensor *g, tensor **grads) {
+    int fused = tensor__no_grad ? tensor__relu_backward("tensor_backward", TENSOR__X, g, &grads[0]) : 0;
+    if (fused) return fused < 0;
+    return TENSOR__OK(grads[0] = tensor_masked_fill(g, tensor__cmp_scalar(TENSOR_OP_le, TENSOR__X, 0), 0));
+}
 TENSOR__DERIV_UNARY_FUSED(relu6, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), tensor__cmp_scalar(TENSOR_OP_lt, x, 6)), g)))
 TENSOR__DERIV_UNARY_FUSED(gelu, tensor_mul(g, tensor__gelu_grad(x)))
 TENSOR__DERIV_UNARY(gelu_tanh, tensor_mul(g, tensor__gelu_tanh_grad(x)))

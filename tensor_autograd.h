@@ -579,8 +579,14 @@ TENSOR__DERIV_UNARY(acosh, tensor_mul(g, tensor_rsqrt(tensor_sub_scalar(tensor_s
 TENSOR__DERIV_UNARY(atanh, tensor_div(g, tensor__one_minus(tensor_square(x))))
 TENSOR__DERIV_UNARY_FUSED(sigmoid, tensor__sigmoid_grad(g, tensor_sigmoid(x)))
 TENSOR__DERIV_UNARY(logsigmoid, tensor_mul(g, tensor_sigmoid(tensor_neg(x))))
-/* relu: g where x > 0; sign(relu(x)) is that mask in x's dtype, through the typed fast paths */
-TENSOR__DERIV_UNARY_FUSED(relu, tensor_mul(g, tensor_sign(tensor_relu(x))))
+/* relu: PyTorch's threshold_backward, x <= 0 ? 0 : g (a NaN x passes g; an infinite g at x <= 0
+   gives 0). Without create_graph (grad mode off here) the fused kernel of >>nn does it in one pass;
+   with create_graph, and under the reference kernels, masked_fill computes the same values. */
+static int tensor__derivative_relu(tensor__node *n, tensor *g, tensor **grads) {
+    int fused = tensor__no_grad ? tensor__relu_backward("tensor_backward", TENSOR__X, g, &grads[0]) : 0;
+    if (fused) return fused < 0;
+    return TENSOR__OK(grads[0] = tensor_masked_fill(g, tensor__cmp_scalar(TENSOR_OP_le, TENSOR__X, 0), 0));
+}
 TENSOR__DERIV_UNARY_FUSED(relu6, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), tensor__cmp_scalar(TENSOR_OP_lt, x, 6)), g)))
 TENSOR__DERIV_UNARY_FUSED(gelu, tensor_mul(g, tensor__gelu_grad(x)))
 TENSOR__DERIV_UNARY(gelu_tanh, tensor_mul(g, tensor__gelu_tanh_grad(x)))

@@ -234,7 +234,8 @@ static void tensor__loop_where(char **ptr, const int64_t *st, int64_t n, void *v
 static int tensor__cpu_where(tensor__call *c) { return tensor__run_elementwise(c, tensor__loop_where, TENSOR_OP_where); }
 
 /* ---- fused backward of unary ops ----
-   gx = g * f'(x) in one pass over x and g, for a backward without create_graph (the derivatives in
+   gx = g * f'(x) in one pass over x and g (relu has its own, tensor__relu_backward in >>nn), for a
+   backward without create_graph (the derivatives in
    tensor_autograd.h fall back to their op-composed formulas otherwise, and for the ops and dtypes
    this does not take). The formulas are the composed ones, evaluated in the same order, so f64
    gives the same values; f32 works in f32, with the SIMD layer's f(x) where the derivative needs
@@ -253,8 +254,6 @@ static void tensor__dunary_f32_of(const tensor__dunary_ctx *k, tensor_op f, floa
 }
 #define TENSOR__DUNARY_MASKS(T, x, g, out, n, op, p0, p1)                                                    \
     switch (op) {                                                                                        \
-    case TENSOR_OP_relu: /* sign(relu(x)) */                                                             \
-        for (int64_t i = 0; i < n; i++) { T r = x[i] < 0 ? (T)0 : x[i]; out[i] = g[i] * (r > 0 ? (T)1 : r); } return; \
     case TENSOR_OP_leaky_relu:                                                                           \
         for (int64_t i = 0; i < n; i++) { out[i] = x[i] > 0 ? g[i] : (T)(g[i] * p0); } return;           \
     case TENSOR_OP_relu6:                                                                                \
