@@ -8228,10 +8228,14 @@ TENSOR_API tensor *tensor_rms_norm(tensor *x, tensor *weight, double eps) { retu
 /* The vector level the kernels of this part may use: 2 for AVX2+FMA, 3 for AVX-512F as well (x86
    with gcc/clang), 0 for the plain loops. Chosen like the elementwise kernels (>>simd): the CPU's
    best, or a lower one named by TENSOR_SIMD, so the tests can run every path on one machine. */
-#if TENSOR__ROW_AVX2 && TENSOR__SIMD_X86
+#if TENSOR__SIMD_X86 /* gcc/clang on x86 without TENSOR_NO_SIMD; >>simd included <immintrin.h> */
+#define TENSOR__NN_AVX2 1
 #define TENSOR__NN_AVX512 1
+#define TENSOR__AVX2_FN __attribute__((target("avx2,fma")))
+#define TENSOR__AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) inline /* no call in the loops */
 #define TENSOR__AVX512_FN __attribute__((target("avx512f,avx2,fma")))
 #else
+#define TENSOR__NN_AVX2 0
 #define TENSOR__NN_AVX512 0
 #endif
 static int tensor__nn_isa(void) {
@@ -8399,7 +8403,7 @@ TENSOR__DEFINE_COL2IM(f64, double)
    last chunk overlaps the one before it when the row is not a multiple of 8 long (the lanes stored
    twice hold the same values). Rows shorter than 8 take the loops above. */
 #define TENSOR__COL2IM_KW 16 /* the widest kernel of the AVX2 col2im (its masks sit in an array) */
-#if TENSOR__ROW_AVX2
+#if TENSOR__NN_AVX2
 static TENSOR__AVX2_INLINE __m256i tensor__conv_lanes(int64_t c0, int64_t lo, int64_t hi) { /* lo <= c0 + lane < hi */
     __m256i c = _mm256_add_epi32(_mm256_set1_epi32((int)c0), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     return _mm256_and_si256(_mm256_cmpgt_epi32(c, _mm256_set1_epi32((int)lo - 1)), _mm256_cmpgt_epi32(_mm256_set1_epi32((int)hi), c));
@@ -8508,7 +8512,7 @@ static TENSOR__AVX512_FN void tensor__col2im_avx512(float *x, const float *cols,
     _mm256_zeroupper();
 }
 #endif
-#if TENSOR__ROW_AVX2
+#if TENSOR__NN_AVX2
 /* out[Og, P] (rows ldo apart) = w[Og, K] @ cols[K, P] (rows ldc apart) + bias (when not NULL) for
    a short K (a first layer's K = 9): the GEMM's tiles would load and store C for a few
    multiply-adds each and pack cols first; here each 4 x 16 tile sums its K products in registers
@@ -8636,7 +8640,7 @@ static const char *tensor__conv_im2col(const tensor__conv_job *j, char *cols, in
     if (j->direct) return xg;
     int64_t Cg = j->g->C / j->g->groups;
     if (j->ct == TENSOR_F64) { tensor__im2col_f64((double *)cols + col0, ld, (const double *)xg, j->g, Cg); return cols; }
-#if TENSOR__ROW_AVX2
+#if TENSOR__NN_AVX2
     if (j->vec == 2) { tensor__im2col_avx2((float *)cols + col0, ld, (const float *)xg, j->g, Cg); return cols; }
 #endif
 #if TENSOR__NN_AVX512
@@ -8656,7 +8660,7 @@ static void tensor__row_plus(tensor_dtype ct, char *row, const char *src, const 
     }
     float b = bias ? ((const float *)bias)[o] : 0, *r = (float *)row;
     const float *q = (const float *)src;
-#if TENSOR__ROW_AVX2
+#if TENSOR__NN_AVX2
     if (tensor__nn_isa() >= 2) { tensor__add_scalar_avx2(r, q, b, n); return; }
 #endif
     for (int64_t i = 0; i < n; i++) r[i] = q[i] + b;
@@ -8679,7 +8683,7 @@ static void tensor__conv_fwd_blocks(int64_t begin, int64_t end, void *ctx) {
             const char *B = NULL;
             for (int64_t i = 0; i < bn; i++) B = tensor__conv_im2col(j, cols, ld, i * P, j->x + (size_t)(((n0 + i) * g->groups + grp) * X) * cs);
             const char *wg = j->w + (size_t)(grp * Og * K) * cs;
-#if TENSOR__ROW_AVX2
+#if TENSOR__NN_AVX2
             if (j->smallk) {
                 for (int64_t i = 0; i < bn; i++)
                     tensor__conv_smallk_avx2((float *)j->out + ((n0 + i) * g->O + grp * Og) * P, P, (const float *)wg, K, (const float *)B + i * P, ld, Og, P,
@@ -8987,7 +8991,7 @@ TENSOR__DEFINE_POOL(f64, double)
    loads and stores run past the row, over data the plane's later rows overwrite; masked stores are
    slow on some CPUs, so only where the block would run past the plane (xa: elements from r1 to the
    end of the plane, ya: from y / gy) do the loads take a mask and the stores go through a buffer. */
-#if TENSOR__ROW_AVX2
+#if TENSOR__NN_AVX2
 static TENSOR__AVX2_INLINE __m256 tensor__pool_even(__m256 lo, __m256 hi) { /* lo[0, 2, 4, 6], hi[0, 2, 4, 6] */
     return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xD8));
 }
@@ -9100,14 +9104,14 @@ static TENSOR__AVX2_FN void tensor__maxpool2_bwd_plane_avx2(float *gx, const flo
 #endif
 /* The 2x2 plane kernels where the CPU has AVX2 (f32); false: the scalar loops do the plane. */
 static bool tensor__maxpool2_plane_f32(float *y, const float *x, const tensor__pool_geom *p) {
-#if TENSOR__ROW_AVX2
+#if TENSOR__NN_AVX2
     if (tensor__nn_isa() >= 2) { tensor__maxpool2_plane_avx2(y, x, p); return true; }
 #endif
     (void)y; (void)x; (void)p;
     return false;
 }
 static bool tensor__maxpool2_bwd_plane_f32(float *gx, const float *x, const float *gy, const tensor__pool_geom *p) {
-#if TENSOR__ROW_AVX2
+#if TENSOR__NN_AVX2
     if (tensor__nn_isa() >= 2) { tensor__maxpool2_bwd_plane_avx2(gx, x, gy, p); return true; }
 #endif
     (void)gx; (void)x; (void)gy; (void)p;
@@ -9765,7 +9769,7 @@ TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tenso
 /* relu's gradient in one pass, PyTorch's threshold_backward: gx = x <= 0 ? 0 : g (so a NaN x
    passes g, and an infinite or NaN g at x <= 0 gives 0, not inf * 0). The op-composed formula of
    >>autograd (create_graph, and the reference kernels) computes the same values. */
-#if TENSOR__ROW_AVX2
+#if TENSOR__NN_AVX2
 static TENSOR__AVX2_FN int64_t tensor__relu_bwd_avx2_f32(float *o, const float *x, const float *g, int64_t n) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) /* NLE_UQ: x > 0 or NaN */
@@ -9788,14 +9792,14 @@ static void tensor__relu_bwd_range(int64_t begin, int64_t end, void *vt) {
     if (t->f32) {
         float *o = (float *)t->gx + begin;
         const float *x = (const float *)t->x + begin, *g = (const float *)t->g + begin;
-#if TENSOR__ROW_AVX2
+#if TENSOR__NN_AVX2
         if (tensor__nn_isa() >= 2) i = tensor__relu_bwd_avx2_f32(o, x, g, n);
 #endif
         for (; i < n; i++) o[i] = x[i] <= 0 ? 0.0f : g[i];
     } else {
         double *o = (double *)t->gx + begin;
         const double *x = (const double *)t->x + begin, *g = (const double *)t->g + begin;
-#if TENSOR__ROW_AVX2
+#if TENSOR__NN_AVX2
         if (tensor__nn_isa() >= 2) i = tensor__relu_bwd_avx2_f64(o, x, g, n);
 #endif
         for (; i < n; i++) o[i] = x[i] <= 0 ? 0.0 : g[i];
@@ -9912,7 +9916,7 @@ static void tensor__conv_bwd_blocks(int64_t begin, int64_t end, void *ctx) {
                 tensor__gemm_strided(j->ct, K, ld, Og, j->w + (size_t)(grp * Og * K) * cs, 1, K, gcg, ld, 1, j->direct ? (void *)xg : cols, ld, 1, false);
                 for (int64_t i = 0; i < bn && !j->direct; i++) {
                     char *xi = j->out + (size_t)(((n0 + i) * g->groups + grp) * X) * cs;
-#if TENSOR__ROW_AVX2
+#if TENSOR__NN_AVX2
                     if (j->vec == 2) { tensor__col2im_avx2((float *)xi, (const float *)cols + i * P, ld, g, Cg); continue; }
 #endif
 #if TENSOR__NN_AVX512
