@@ -210,6 +210,29 @@ TEST(relu_backward_fused_matches_formula) {
         check_relu_grad(tensor_transpose(test_random(dts[d], TENSOR_SHAPE(5, 6, 7), -1, 1), 0, 2), test_random(dts[d], TENSOR_SHAPE(7, 6, 5), -1, 1));
         check_relu_grad(test_random(dts[d], TENSOR_SHAPE(4, 9), -1, 1), tensor_expand(test_random(dts[d], TENSOR_SHAPE(1, 9), -1, 1), TENSOR_SHAPE(4, 9)));
     }
+    /* a gradient the engine made itself (of the mul after relu) is written over in place: the
+       same values, and the caller's tensors untouched */
+    for (int d = 0; d < 2; d++) {
+        tensor *x0 = tie_tensor(dts[d], TENSOR_SHAPE(3, 50), 7), *c = test_random(dts[d], TENSOR_SHAPE(3, 50), -2, 2), *gy = test_random(dts[d], TENSOR_SHAPE(3, 50), -1, 1);
+        tensor *cc = tensor_clone(c), *gyc = tensor_clone(gy), *g[2];
+        for (int m = 0; m < 2; m++) {
+            tensor *x = tensor_set_requires_grad(tensor_clone(x0), true);
+            bool was = tensor_set_reference_kernels(m == 1);
+            CHECK(tensor_backward_with(tensor_mul(tensor_relu(x), c), gy) == 0);
+            tensor_set_reference_kernels(was);
+            g[m] = tensor_grad(x);
+        }
+        CHECK_MSG(same_bits(g[0], g[1]), "relu backward in place: fused and reference differ");
+        CHECK(same_bits(c, cc) && same_bits(gy, gyc));
+        double *xv = test_values(x0), *cv = test_values(c), *gv = test_values(gy), *r = test_values(g[0]);
+        int64_t bad = 0;
+        for (int i = 0; i < 150; i++) {
+            double e = xv[i] <= 0 ? 0.0 : (double)(dts[d] == TENSOR_F32 ? (float)(gv[i] * cv[i]) : gv[i] * cv[i]);
+            bad += memcmp(&e, &r[i], sizeof e) != 0 && !(e != e && r[i] != r[i]);
+        }
+        CHECK_MSG(bad == 0, "relu backward in place: %lld values differ from x <= 0 ? 0 : g c", (long long)bad);
+        free(xv); free(cv); free(gv); free(r);
+    }
     /* f16 and bf16 take the composed formula */
     check_relu_grad(tie_tensor(TENSOR_F16, TENSOR_SHAPE(3, 11), 5), test_random(TENSOR_F16, TENSOR_SHAPE(3, 11), -2, 2));
     check_relu_grad(tie_tensor(TENSOR_BF16, TENSOR_SHAPE(3, 11), 5), test_random(TENSOR_BF16, TENSOR_SHAPE(3, 11), -2, 2));

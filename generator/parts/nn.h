@@ -2466,12 +2466,15 @@ static void tensor__relu_bwd_range(int64_t begin, int64_t end, void *vt) {
 }
 
 /* 1 with *gx set, 0 when this path does not take the case (the reference kernels; not f32/f64;
-   g of another dtype or shape; an operand not contiguous), -1 on error. */
+   g of another dtype or shape; an operand not contiguous), -1 on error. g is the engine's, dropped
+   after the derivative: when its storage has no other handle (a gradient made by the derivative
+   below, not the caller's grad_out), gx is written over it, which saves a buffer's worth of memory
+   traffic. */
 static int tensor__relu_backward(const char *fn, tensor *x, tensor *g, tensor **gx) {
     if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) || g->dtype != x->dtype || !tensor__same_shape(x, g) ||
         !tensor__contiguous(x) || !tensor__contiguous(g))
         return 0;
-    tensor *r = tensor__new_like(fn, x, x->dtype);
+    tensor *r = g->storage->refcount == 1 ? tensor__view_of(fn, g, g->ndim, g->shape, g->strides, g->offset) : tensor__new_like(fn, x, x->dtype);
     if (!r) return -1;
     tensor__relu_bwd_task t;
     t.x = tensor__data(x);
