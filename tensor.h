@@ -9910,8 +9910,8 @@ static void tensor__conv_bwd_blocks(int64_t begin, int64_t end, void *ctx) {
             for (int64_t i = 0; i < bn; i++)
                 for (int64_t q = 0; q < Og; q++) {
                     const char *r = j->gc + (size_t)(((n0 + i) * g->O + grp * Og + q) * P) * cs;
+                    if (bn > 1) r = (const char *)memcpy(blk + (size_t)(q * ld + i * P) * cs, r, (size_t)P * cs); /* then summed in L1 */
                     if (j->gbn) j->gbn[(n0 + i) * g->O + grp * Og + q] = j->ct == TENSOR_F32 ? tensor__row_sum_f32((const float *)r, P) : tensor__sum_row_f64((const double *)r, P);
-                    if (bn > 1) memcpy(blk + (size_t)(q * ld + i * P) * cs, r, (size_t)P * cs);
                 }
             if (bn > 1) gcg = blk;
             if (j->out) {
