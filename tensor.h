@@ -38,7 +38,7 @@
        TENSOR_NO_SIMD          use the portable scalar kernels even where SIMD exists   (undefined)
        TENSOR_USE_SLEEF        SLEEF's vector math instead of ours (link -lsleef)       (undefined)
        TENSOR_NO_THREADS       run every kernel on the calling thread                   (undefined)
-       TENSOR_SPIN_US          how long an idle pool worker polls before it sleeps, us  (200)
+       TENSOR_SPIN_US          how long an idle pool worker polls before it sleeps, us  (5000)
    The SIMD instance (avx512, avx2, sse2, neon, scalar) is chosen at run time from the CPU; the
    environment variable TENSOR_SIMD=avx2 (etc.) picks a lower one, and the GEMM kernel follows.
    tensor_build_info() names both.
@@ -1656,6 +1656,7 @@ static void tensor__pool_stop(void) {}
 #else
 #define TENSOR__HAVE_THREADS 1
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1674,12 +1675,14 @@ static int tensor__cores(void) {
 }
 
 /* How long a worker polls for the next job before it sleeps, and the caller polls for the workers
-   to finish before it sleeps. Waking a sleeping thread costs 15-40 us here and, after an idle gap,
-   a VM may queue the woken worker behind the caller: a GEMM of 256^3 on 2 threads then ran no faster
-   than on one. Polling a little while (as OpenBLAS's workers do) keeps back-to-back ops (a
-   training step) on warm workers; the limit keeps idle programs from burning a core. */
+   to finish before it sleeps. Waking a sleeping thread costs 15-40 us here and, worse, this VM's
+   scheduler wakes it on the caller's core and may leave it there: a GEMM of 256^3 on 2 threads then
+   runs no faster than on one, and with 200 us the 2-thread MLP step took 320-400 us from run to run
+   (gaps between threaded ops in a step let the worker sleep), 320 us every run with 5 ms. So
+   workers poll 5 ms (OpenBLAS's poll for about 100 ms, Intel OpenMP's 200 ms), yielding the core
+   between rounds so a thread that shares it (another process, or the other side of the pool) runs. */
 #ifndef TENSOR_SPIN_US
-#define TENSOR_SPIN_US 200
+#define TENSOR_SPIN_US 5000
 #endif
 #if defined(__x86_64__) || defined(__i386__)
 #define TENSOR__CPU_RELAX() __builtin_ia32_pause()
@@ -1736,6 +1739,7 @@ static bool tensor__spin_until(bool (*pred)(const void *), const void *arg) {
             TENSOR__CPU_RELAX();
             if (pred(arg)) return true;
         }
+        sched_yield();
 #ifdef CLOCK_MONOTONIC
         clock_gettime(CLOCK_MONOTONIC, &ts);
         if ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 >= deadline) return false;
@@ -6992,10 +6996,12 @@ static int64_t tensor__gemm_threads(void) {
 #endif
 static void tensor__gemm_set(int *flag) { __atomic_store_n(flag, 1, __ATOMIC_RELEASE); }
 static void tensor__gemm_wait(int *flag) {
-    while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) TENSOR__GEMM_PAUSE();
+    for (int spins = 0; !__atomic_load_n(flag, __ATOMIC_ACQUIRE); spins++)
+        if (spins < 256) TENSOR__GEMM_PAUSE(); else sched_yield();
 }
 static void tensor__gemm_wait_count(int *count, int n) {
-    while (__atomic_load_n(count, __ATOMIC_ACQUIRE) < n) TENSOR__GEMM_PAUSE();
+    for (int spins = 0; __atomic_load_n(count, __ATOMIC_ACQUIRE) < n; spins++)
+        if (spins < 256) TENSOR__GEMM_PAUSE(); else sched_yield();
 }
 #else
 static void tensor__gemm_set(int *flag) { *flag = 1; }

@@ -473,10 +473,12 @@ static int64_t tensor__gemm_threads(void) {
 #endif
 static void tensor__gemm_set(int *flag) { __atomic_store_n(flag, 1, __ATOMIC_RELEASE); }
 static void tensor__gemm_wait(int *flag) {
-    while (!__atomic_load_n(flag, __ATOMIC_ACQUIRE)) TENSOR__GEMM_PAUSE();
+    for (int spins = 0; !__atomic_load_n(flag, __ATOMIC_ACQUIRE); spins++)
+        if (spins < 256) TENSOR__GEMM_PAUSE(); else sched_yield();
 }
 static void tensor__gemm_wait_count(int *count, int n) {
-    while (__atomic_load_n(count, __ATOMIC_ACQUIRE) < n) TENSOR__GEMM_PAUSE();
+    for (int spins = 0; __atomic_load_n(count, __ATOMIC_ACQUIRE) < n; spins++)
+        if (spins < 256) TENSOR__GEMM_PAUSE(); else sched_yield();
 }
 #else
 static void tensor__gemm_set(int *flag) { *flag = 1; }

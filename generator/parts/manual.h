@@ -37,7 +37,7 @@
        TENSOR_NO_SIMD          use the portable scalar kernels even where SIMD exists   (undefined)
        TENSOR_USE_SLEEF        SLEEF's vector math instead of ours (link -lsleef)       (undefined)
        TENSOR_NO_THREADS       run every kernel on the calling thread                   (undefined)
-       TENSOR_SPIN_US          how long an idle pool worker polls before it sleeps, us  (200)
+       TENSOR_SPIN_US          how long an idle pool worker polls before it sleeps, us  (5000)
    The SIMD instance (avx512, avx2, sse2, neon, scalar) is chosen at run time from the CPU; the
    environment variable TENSOR_SIMD=avx2 (etc.) picks a lower one, and the GEMM kernel follows.
    tensor_build_info() names both.

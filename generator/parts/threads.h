@@ -18,6 +18,7 @@ static void tensor__pool_stop(void) {}
 #else
 #define TENSOR__HAVE_THREADS 1
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,12 +37,14 @@ static int tensor__cores(void) {
 }
 
 /* How long a worker polls for the next job before it sleeps, and the caller polls for the workers
-   to finish before it sleeps. Waking a sleeping thread costs 15-40 us here and, after an idle gap,
-   a VM may queue the woken worker behind the caller: a GEMM of 256^3 on 2 threads then ran no faster
-   than on one. Polling a little while (as OpenBLAS's workers do) keeps back-to-back ops (a
-   training step) on warm workers; the limit keeps idle programs from burning a core. */
+   to finish before it sleeps. Waking a sleeping thread costs 15-40 us here and, worse, this VM's
+   scheduler wakes it on the caller's core and may leave it there: a GEMM of 256^3 on 2 threads then
+   runs no faster than on one, and with 200 us the 2-thread MLP step took 320-400 us from run to run
+   (gaps between threaded ops in a step let the worker sleep), 320 us every run with 5 ms. So
+   workers poll 5 ms (OpenBLAS's poll for about 100 ms, Intel OpenMP's 200 ms), yielding the core
+   between rounds so a thread that shares it (another process, or the other side of the pool) runs. */
 #ifndef TENSOR_SPIN_US
-#define TENSOR_SPIN_US 200
+#define TENSOR_SPIN_US 5000
 #endif
 #if defined(__x86_64__) || defined(__i386__)
 #define TENSOR__CPU_RELAX() __builtin_ia32_pause()
@@ -98,6 +101,7 @@ static bool tensor__spin_until(bool (*pred)(const void *), const void *arg) {
             TENSOR__CPU_RELAX();
             if (pred(arg)) return true;
         }
+        sched_yield();
 #ifdef CLOCK_MONOTONIC
         clock_gettime(CLOCK_MONOTONIC, &ts);
         if ((int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 >= deadline) return false;
