@@ -322,6 +322,34 @@ TEST(conv_fast_matches_reference) {
                test_random(TENSOR_F16, TENSOR_SHAPE(3), -1, 1), 1, 1, 1, 1, 3e-3);
 }
 
+/* ---- convolution: Winograd F(2x2, 3x3) (3x3, stride 1, f32, both channel counts >= 16) ---- */
+TEST(conv_winograd_matches_reference) {
+    /* output sizes odd and even, narrower than a vector of tiles (Wo < 16), wider than one (Wo > 16,
+       several groups of 8 tiles), a single row or column of outputs; paddings 0, 1, 2 */
+    static const int64_t HW[][2] = {{14, 14}, {7, 9}, {5, 33}, {20, 3}, {3, 18}, {1, 4}, {4, 1}, {10, 17}};
+    for (size_t k = 0; k < sizeof HW / sizeof HW[0]; k++)
+        for (int p = 0; p <= 2; p++) {
+            int64_t H = HW[k][0] + 2 - 2 * p, W = HW[k][1] + 2 - 2 * p; /* output HW[k] */
+            if (H < 3 - 2 * p || W < 3 - 2 * p || H < 1 || W < 1) continue;
+            int64_t N = 1 + (int64_t)(k % 4) * 2, C = 16 + (int64_t)(k % 3) * 5, O = 16 + (int64_t)(k % 2) * 9;
+            check_conv(2, test_random(TENSOR_F32, TENSOR_SHAPE(N, C, H, W), -1, 1), test_random(TENSOR_F32, TENSOR_SHAPE(O, C, 3, 3), -0.2, 0.2),
+                       k % 2 ? NULL : test_random(TENSOR_F32, TENSOR_SHAPE(O), -1, 1), 1, p, 1, 1, 1e-5);
+        }
+    /* more images than one block (the blocks spread over the threads), unbatched, a strided input,
+       and one thread */
+    check_conv(2, test_random(TENSOR_F32, TENSOR_SHAPE(13, 16, 14, 14), 0, 1), test_random(TENSOR_F32, TENSOR_SHAPE(24, 16, 3, 3), -0.1, 0.1),
+               test_random(TENSOR_F32, TENSOR_SHAPE(24), -0.1, 0.1), 1, 1, 1, 1, 1e-5);
+    check_conv(2, test_random(TENSOR_F32, TENSOR_SHAPE(20, 9, 11), -1, 1), test_random(TENSOR_F32, TENSOR_SHAPE(17, 20, 3, 3), -0.2, 0.2),
+               test_random(TENSOR_F32, TENSOR_SHAPE(17), -1, 1), 1, 1, 1, 1, 1e-5);
+    check_conv(2, tensor_transpose(test_random(TENSOR_F32, TENSOR_SHAPE(3, 16, 12, 9), -1, 1), 2, 3), test_random(TENSOR_F32, TENSOR_SHAPE(16, 16, 3, 3), -0.2, 0.2),
+               test_random(TENSOR_F32, TENSOR_SHAPE(16), -1, 1), 1, 2, 1, 1, 1e-5);
+    int threads = tensor_get_num_threads();
+    tensor_set_num_threads(1);
+    check_conv(2, test_random(TENSOR_F32, TENSOR_SHAPE(9, 32, 14, 14), 0, 1), test_random(TENSOR_F32, TENSOR_SHAPE(64, 32, 3, 3), -0.06, 0.06),
+               test_random(TENSOR_F32, TENSOR_SHAPE(64), -0.06, 0.06), 1, 1, 1, 1, 1e-5);
+    tensor_set_num_threads(threads);
+}
+
 /* ---- every vector level ---- */
 
 #if defined(__linux__) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))

@@ -1399,6 +1399,316 @@ static char *tensor__conv_job_init(const char *fn, tensor__conv_job *j, const te
     return j->scratch;
 }
 
+/* ---- convolutions: Winograd F(2x2, 3x3) ---- */
+
+/* A 3x3 convolution with stride 1, as 2x2 output tiles: each tile is A^T [sum over c of
+   (G g G^T) . (B^T d B)] A for its 4x4 input patch d and 3x3 kernel g (Lavin and Gray, "Fast
+   Algorithms for Convolutional Neural Networks", 2015). The 36 multiply-adds per tile and channel
+   pair of the direct sum become 16: the work is 16 GEMMs [O, C] @ [C, tiles], one per point of the
+   4x4 transform domain, and the transforms are adds (2.25x fewer FLOPs for the CNN's 32 -> 64
+   layer). It serves the forward, the input gradient (a convolution of the output's gradient with
+   the kernel turned round and its channels swapped, padding 2 - p) and the weight gradient
+   (G^T [sum over tiles of (A gy A^T) . (B^T d B)] G). F(2x2, 3x3)'s transforms hold only 0, +-1
+   and +-1/2, so its rounding stays close to the direct sum's (larger tiles, F(4x4, 3x3), would save
+   more and lose digits). f32 with AVX2 (the transforms run 8 tiles at a time), when both channel
+   counts are at least TENSOR__WINO_MIN_CH: with fewer the transforms cost more than they save. */
+#ifndef TENSOR__WINO_MIN_CH
+#define TENSOR__WINO_MIN_CH 16
+#endif
+/* Tiles per block (a few images): the block's transformed input and GEMM results stay in L2. */
+#ifndef TENSOR__WINO_TILES
+#define TENSOR__WINO_TILES 256
+#endif
+
+static bool tensor__wino_ok(const tensor__conv_geom *g, tensor_dtype ct) {
+    return TENSOR__NN_AVX2 && ct == TENSOR_F32 && tensor__nn_isa() >= 2 && g->groups == 1 && g->kH == 3 && g->kW == 3 && g->sh == 1 && g->sw == 1 &&
+           g->dh == 1 && g->dw == 1 && g->ph == g->pw && g->ph <= 2 && g->C >= TENSOR__WINO_MIN_CH && g->O >= TENSOR__WINO_MIN_CH && g->oH >= 1 &&
+           g->oW >= 1 && g->H < ((int64_t)1 << 24) && g->W < ((int64_t)1 << 24);
+}
+
+/* U[xi][a][b] = (G k G^T)[xi] for the kernel k [3][3] from output channel a to input channel b:
+   w's [a][b] itself (w [O, C, 3, 3]), or with flip its [b][a] turned round 180 degrees (the input
+   gradient's convolution: O_ = C, C_ = O). */
+static void tensor__wino_weights(float *U, const float *w, int64_t O, int64_t C, bool flip) {
+    int64_t A = flip ? C : O, B = flip ? O : C;
+    for (int64_t a = 0; a < A; a++)
+        for (int64_t b = 0; b < B; b++) {
+            const float *k = flip ? w + (b * C + a) * 9 : w + (a * C + b) * 9;
+            float g[3][3], t[4][3];
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) g[i][j] = flip ? k[(2 - i) * 3 + 2 - j] : k[i * 3 + j];
+            for (int j = 0; j < 3; j++) {
+                t[0][j] = g[0][j];
+                t[1][j] = 0.5f * (g[0][j] + g[1][j] + g[2][j]);
+                t[2][j] = 0.5f * (g[0][j] - g[1][j] + g[2][j]);
+                t[3][j] = g[2][j];
+            }
+            for (int i = 0; i < 4; i++) {
+                float u[4] = {t[i][0], 0.5f * (t[i][0] + t[i][1] + t[i][2]), 0.5f * (t[i][0] - t[i][1] + t[i][2]), t[i][2]};
+                for (int k2 = 0; k2 < 4; k2++) U[((i * 4 + k2) * A + a) * B + b] = u[k2];
+            }
+        }
+}
+
+/* gw [O, C, 3, 3] = G^T gU[xi] G for each pair (o, c); gU [16][O][C]. */
+static void tensor__wino_weights_grad(float *gw, const float *gU, int64_t O, int64_t C) {
+    for (int64_t o = 0; o < O; o++)
+        for (int64_t c = 0; c < C; c++) {
+            float d[4][4], h[3][4];
+            for (int i = 0; i < 16; i++) d[i / 4][i % 4] = gU[(i * O + o) * C + c];
+            for (int k = 0; k < 4; k++) {
+                h[0][k] = d[0][k] + 0.5f * (d[1][k] + d[2][k]);
+                h[1][k] = 0.5f * (d[1][k] - d[2][k]);
+                h[2][k] = 0.5f * (d[1][k] + d[2][k]) + d[3][k];
+            }
+            float *r = gw + (o * C + c) * 9;
+            for (int i = 0; i < 3; i++) {
+                r[i * 3 + 0] = h[i][0] + 0.5f * (h[i][1] + h[i][2]);
+                r[i * 3 + 1] = 0.5f * (h[i][1] - h[i][2]);
+                r[i * 3 + 2] = 0.5f * (h[i][1] + h[i][2]) + h[i][3];
+            }
+        }
+}
+
+/* One run: out [N, Co, Ho, Wo] = the convolution of in [N, Ci, Hi, Wi] (zero-padded by p) with the
+   transformed kernels U [16][Co][Ci], plus bias; or (gy set) the weight-gradient sums
+   gU[slot] [16][Co][Ci] += the tiles' (A gy A^T) times their (B^T d B). Blocks of bn images are
+   spread over the threads, each chunk with its slot of scratch: the transformed input V
+   [16][Ci][T], the GEMMs' results (or gy's transform) M [16][Co][T], the zero-padded input plane
+   and (weight gradient) gy's plane, T the block's tiles. */
+typedef struct {
+    int64_t N, Ci, Hi, Wi, Co, Ho, Wo, p, tH, tW, bn;
+    int64_t ld, ldg;        /* row lengths of the padded planes */
+    const float *in, *U, *bias, *gy;
+    float *out, *gU;        /* gU: slots * 16 * Co * Ci sums (weight gradient) */
+    char *scratch;
+    size_t slot_bytes;
+    int slot;
+} tensor__wino_job;
+
+#if TENSOR__NN_AVX2
+/* 16 consecutive floats at p as their even and odd elements, 8 each */
+static TENSOR__AVX2_INLINE void tensor__wino_deal(const float *p, __m256 *even, __m256 *odd) {
+    __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
+    __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)), o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
+    *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
+    *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
+}
+
+/* B^T d B of the tiles of one tile row: d from rows 2 ty .. 2 ty + 3 of the padded plane pl (ld
+   apart), 8 tiles at a time, into V[xi * vs + t] for t < tW, and up to 7 past tW (a later
+   tile row's, or the row padding: plain stores, as masked ones are slow on AMD). */
+static TENSOR__AVX2_FN void tensor__wino_input_row(float *V, int64_t vs, const float *pl, int64_t ld, int64_t tW) {
+    for (int64_t tx = 0; tx < tW; tx += 8) {
+        __m256 c[4][4];
+        for (int r = 0; r < 4; r++) {
+            __m256 e, o, e2, o2;
+            tensor__wino_deal(pl + r * ld + 2 * tx, &e, &o);
+            tensor__wino_deal(pl + r * ld + 2 * tx + 2, &e2, &o2);
+            c[r][0] = _mm256_sub_ps(e, e2);
+            c[r][1] = _mm256_add_ps(o, e2);
+            c[r][2] = _mm256_sub_ps(e2, o);
+            c[r][3] = _mm256_sub_ps(o, o2);
+        }
+        for (int k = 0; k < 4; k++) {
+            _mm256_storeu_ps(V + (0 * 4 + k) * vs + tx, _mm256_sub_ps(c[0][k], c[2][k]));
+            _mm256_storeu_ps(V + (1 * 4 + k) * vs + tx, _mm256_add_ps(c[1][k], c[2][k]));
+            _mm256_storeu_ps(V + (2 * 4 + k) * vs + tx, _mm256_sub_ps(c[2][k], c[1][k]));
+            _mm256_storeu_ps(V + (3 * 4 + k) * vs + tx, _mm256_sub_ps(c[1][k], c[3][k]));
+        }
+    }
+}
+
+/* The first n (<= 8) lanes of v to y. */
+static TENSOR__AVX2_INLINE void tensor__wino_store(float *y, __m256 v, int64_t n) {
+    if (n >= 8) { _mm256_storeu_ps(y, v); return; }
+    __m128 h = _mm256_castps256_ps128(v);
+    if (n >= 4) { _mm_storeu_ps(y, h); y += 4; n -= 4; h = _mm256_extractf128_ps(v, 1); }
+    if (n >= 2) { _mm_storel_pi((__m64 *)(void *)y, h); y += 2; n -= 2; h = _mm_movehl_ps(h, h); }
+    if (n >= 1) _mm_store_ss(y, h);
+}
+
+/* A^T M A (+ bias) of one tile row: M[xi * ms + t], into output rows y0 and y1 (y1 NULL past the
+   last row), Wo columns. */
+static TENSOR__AVX2_FN void tensor__wino_output_row(float *y0, float *y1, int64_t Wo, const float *M, int64_t ms, int64_t tW, float bias) {
+    __m256 b = _mm256_set1_ps(bias);
+    for (int64_t tx = 0; tx < tW; tx += 8) {
+        __m256 t[2][4];
+        for (int k = 0; k < 4; k++) {
+            __m256 m0 = _mm256_loadu_ps(M + (0 * 4 + k) * ms + tx), m1 = _mm256_loadu_ps(M + (1 * 4 + k) * ms + tx);
+            __m256 m2 = _mm256_loadu_ps(M + (2 * 4 + k) * ms + tx), m3 = _mm256_loadu_ps(M + (3 * 4 + k) * ms + tx);
+            t[0][k] = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);
+            t[1][k] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);
+        }
+        int64_t cols = Wo - 2 * tx < 16 ? Wo - 2 * tx : 16;
+        for (int r = 0; r < 2; r++) {
+            float *y = r ? y1 : y0;
+            if (!y) break;
+            __m256 a = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(t[r][0], t[r][1]), t[r][2]), b);
+            __m256 c = _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(t[r][1], t[r][2]), t[r][3]), b);
+            __m256 lo = _mm256_unpacklo_ps(a, c), hi = _mm256_unpackhi_ps(a, c);
+            /* no store past the row's end: the next row may be another thread's */
+            tensor__wino_store(y + 2 * tx, _mm256_permute2f128_ps(lo, hi, 0x20), cols);
+            if (cols > 8) tensor__wino_store(y + 2 * tx + 8, _mm256_permute2f128_ps(lo, hi, 0x31), cols - 8);
+        }
+    }
+}
+
+/* A gy A^T of one tile row: gy from rows 2 ty and 2 ty + 1 of its padded plane (ld apart), into
+   M[xi * ms + t] (and up to 7 past tW, as tensor__wino_input_row). */
+static TENSOR__AVX2_FN void tensor__wino_grad_row(float *M, int64_t ms, const float *pl, int64_t ld, int64_t tW) {
+    for (int64_t tx = 0; tx < tW; tx += 8) {
+        __m256 a[2][4];
+        for (int r = 0; r < 2; r++) {
+            __m256 e, o;
+            tensor__wino_deal(pl + r * ld + 2 * tx, &e, &o);
+            a[r][0] = e;
+            a[r][1] = _mm256_add_ps(e, o);
+            a[r][2] = _mm256_sub_ps(e, o);
+            a[r][3] = _mm256_sub_ps(_mm256_setzero_ps(), o);
+        }
+        for (int k = 0; k < 4; k++) {
+            _mm256_storeu_ps(M + (0 * 4 + k) * ms + tx, a[0][k]);
+            _mm256_storeu_ps(M + (1 * 4 + k) * ms + tx, _mm256_add_ps(a[0][k], a[1][k]));
+            _mm256_storeu_ps(M + (2 * 4 + k) * ms + tx, _mm256_sub_ps(a[0][k], a[1][k]));
+            _mm256_storeu_ps(M + (3 * 4 + k) * ms + tx, _mm256_sub_ps(_mm256_setzero_ps(), a[1][k]));
+        }
+    }
+}
+
+/* n floats from src to dst: the planes' rows are short (14), where a memcpy call costs more than
+   the copy */
+static TENSOR__AVX2_FN void tensor__wino_copy(float *dst, const float *src, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_loadu_ps(src + i));
+    for (; i < n; i++) dst[i] = src[i];
+}
+
+static void tensor__wino_blocks(int64_t begin, int64_t end, void *ctx) {
+    tensor__wino_job *j = (tensor__wino_job *)ctx;
+    int64_t Ci = j->Ci, Co = j->Co, tH = j->tH, tW = j->tW, tiles = tH * tW, Tmax = j->bn * tiles + 8;
+    int64_t Hp = 2 * tH + 2, Hg = 2 * tH;
+#if TENSOR__HAVE_THREADS
+    int slot = __atomic_fetch_add(&j->slot, 1, __ATOMIC_RELAXED);
+#else
+    int slot = j->slot++;
+#endif
+    float *V = (float *)(void *)(j->scratch + (size_t)slot * j->slot_bytes), *M = V + 16 * Ci * Tmax;
+    float *pl = M + 16 * Co * Tmax, *pg = pl + Hp * j->ld;
+    float *gU = j->gU ? j->gU + (size_t)slot * 16 * Co * Ci : NULL;
+    memset(pl, 0, (size_t)(Hp * j->ld) * sizeof(float)); /* the border stays zero: only the interior is written */
+    if (j->gy) memset(pg, 0, (size_t)(Hg * j->ldg) * sizeof(float));
+    for (int64_t bi = begin; bi < end; bi++) {
+        int64_t n0 = bi * j->bn, nb = j->N - n0 < j->bn ? j->N - n0 : j->bn, T = nb * tiles + 8; /* rows padded: see _input_row */
+        for (int64_t i = 0; i < nb; i++)
+            for (int64_t c = 0; c < Ci; c++) {
+                const float *src = j->in + ((n0 + i) * Ci + c) * j->Hi * j->Wi;
+                for (int64_t y = 0; y < j->Hi; y++) tensor__wino_copy(pl + (y + j->p) * j->ld + j->p, src + y * j->Wi, j->Wi);
+                for (int64_t ty = 0; ty < tH; ty++) tensor__wino_input_row(V + c * T + i * tiles + ty * tW, Ci * T, pl + 2 * ty * j->ld, j->ld, tW);
+            }
+        if (!j->gy) {
+            for (int xi = 0; xi < 16; xi++)
+                tensor__gemm_strided(TENSOR_F32, Co, T - 8, Ci, j->U + xi * Co * Ci, Ci, 1, V + xi * Ci * T, T, 1, M + xi * Co * T, T, 1, false);
+            for (int64_t i = 0; i < nb; i++)
+                for (int64_t o = 0; o < Co; o++) {
+                    float *yo = j->out + ((n0 + i) * Co + o) * j->Ho * j->Wo;
+                    for (int64_t ty = 0; ty < tH; ty++)
+                        tensor__wino_output_row(yo + 2 * ty * j->Wo, 2 * ty + 1 < j->Ho ? yo + (2 * ty + 1) * j->Wo : NULL, j->Wo, M + o * T + i * tiles + ty * tW,
+                                                Co * T, tW, j->bias ? j->bias[o] : 0.0f);
+                }
+        } else {
+            for (int64_t i = 0; i < nb; i++)
+                for (int64_t o = 0; o < Co; o++) {
+                    const float *src = j->gy + ((n0 + i) * Co + o) * j->Ho * j->Wo;
+                    for (int64_t y = 0; y < j->Ho; y++) tensor__wino_copy(pg + y * j->ldg, src + y * j->Wo, j->Wo);
+                    for (int64_t ty = 0; ty < tH; ty++) tensor__wino_grad_row(M + o * T + i * tiles + ty * tW, Co * T, pg + 2 * ty * j->ldg, j->ldg, tW);
+                }
+            for (int xi = 0; xi < 16; xi++)
+                tensor__gemm_strided(TENSOR_F32, Co, Ci, T - 8, M + xi * Co * T, T, 1, V + xi * Ci * T, 1, T, gU + xi * Co * Ci, Ci, 1, true);
+        }
+    }
+}
+/* Runs a job whose geometry, operands and (gy) mode the caller set: blocks, scratch, slots; in the
+   weight-gradient mode j->gU holds the sums afterwards ([16][Co][Ci], the caller frees it with
+   tensor__cache_free). Returns 0, or 1 after recording an error. */
+static int tensor__wino_run(const char *fn, tensor__wino_job *j) {
+    j->tH = (j->Ho + 1) / 2;
+    j->tW = (j->Wo + 1) / 2;
+    int64_t tiles = j->tH * j->tW, G = (j->tW + 7) / 8;
+    j->bn = TENSOR__WINO_TILES / tiles;
+    j->bn = j->bn < 1 ? 1 : j->bn > j->N ? j->N : j->bn;
+    j->ld = 16 * G + 8;
+    j->ldg = 16 * G;
+    int64_t T = j->bn * tiles, nblocks = (j->N + j->bn - 1) / j->bn, threads = tensor_get_num_threads();
+    int64_t slots = nblocks < threads ? nblocks : threads, sums = 16 * j->Co * j->Ci;
+    size_t floats = (size_t)(16 * (j->Ci + j->Co) * (T + 8) + (2 * j->tH + 2) * j->ld + (j->gy ? 2 * j->tH * j->ldg : 0));
+    j->slot_bytes = (floats * sizeof(float) + 63) & ~(size_t)63;
+    j->slot = 0;
+    j->scratch = (char *)tensor__cache_alloc((size_t)slots * j->slot_bytes);
+    j->gU = j->gy ? (float *)tensor__cache_alloc((size_t)(slots * sums) * sizeof(float)) : NULL;
+    if (!j->scratch || (j->gy && !j->gU)) {
+        tensor__cache_free(j->scratch);
+        tensor__cache_free(j->gU);
+        j->gU = NULL;
+        tensor__fail(fn, "out of memory allocating convolution scratch");
+        return 1;
+    }
+    if (j->gU) memset(j->gU, 0, (size_t)(slots * sums) * sizeof(float));
+    tensor__parallel_for(nblocks, 1, tensor__wino_blocks, j);
+    for (int s = 1; j->gU && s < j->slot && s < slots; s++)
+        for (int64_t i = 0; i < sums; i++) j->gU[i] += j->gU[s * sums + i];
+    tensor__cache_free(j->scratch);
+    return 0;
+}
+
+/* out [N, O, oH, oW] of x [N, C, H, W] and w [O, C, 3, 3] (contiguous), bias [O] or NULL. */
+static int tensor__wino_forward(const char *fn, const tensor__conv_geom *g, const float *x, const float *w, const float *bias, float *out) {
+    float *U = (float *)tensor__cache_alloc((size_t)(16 * g->O * g->C) * sizeof(float));
+    if (!U) { tensor__fail(fn, "out of memory allocating convolution scratch"); return 1; }
+    tensor__wino_weights(U, w, g->O, g->C, false);
+    tensor__wino_job j;
+    memset(&j, 0, sizeof j);
+    j.N = g->N, j.Ci = g->C, j.Hi = g->H, j.Wi = g->W, j.Co = g->O, j.Ho = g->oH, j.Wo = g->oW, j.p = g->ph;
+    j.in = x, j.U = U, j.bias = bias, j.out = out;
+    int rc = tensor__wino_run(fn, &j);
+    tensor__cache_free(U);
+    return rc;
+}
+
+/* The gradients, each where its pointer is set: gx [N, C, H, W] (needs w), gw [O, C, 3, 3] (needs
+   x), gb [O]; gc: the output's gradient [N, O, oH, oW]; all contiguous f32. */
+static int tensor__wino_backward(const char *fn, const tensor__conv_geom *g, const float *x, const float *w, const float *gc, float *gx, float *gw, float *gb) {
+    int64_t P = g->oH * g->oW;
+    if (gx) {
+        float *U = (float *)tensor__cache_alloc((size_t)(16 * g->O * g->C) * sizeof(float));
+        if (!U) { tensor__fail(fn, "out of memory allocating convolution scratch"); return 1; }
+        tensor__wino_weights(U, w, g->O, g->C, true);
+        tensor__wino_job j;
+        memset(&j, 0, sizeof j);
+        j.N = g->N, j.Ci = g->O, j.Hi = g->oH, j.Wi = g->oW, j.Co = g->C, j.Ho = g->H, j.Wo = g->W, j.p = 2 - g->ph;
+        j.in = gc, j.U = U, j.out = gx;
+        int rc = tensor__wino_run(fn, &j);
+        tensor__cache_free(U);
+        if (rc) return 1;
+    }
+    if (gw) {
+        tensor__wino_job j;
+        memset(&j, 0, sizeof j);
+        j.N = g->N, j.Ci = g->C, j.Hi = g->H, j.Wi = g->W, j.Co = g->O, j.Ho = g->oH, j.Wo = g->oW, j.p = g->ph;
+        j.in = x, j.gy = gc;
+        if (tensor__wino_run(fn, &j)) return 1;
+        tensor__wino_weights_grad(gw, j.gU, g->O, g->C);
+        tensor__cache_free(j.gU);
+    }
+    for (int64_t o = 0; gb && o < g->O; o++) { /* per image in float, over the images in double, as the GEMM path */
+        double acc = 0;
+        for (int64_t n = 0; n < g->N; n++) acc += tensor__row_sum_f32(gc + (n * g->O + o) * P, P);
+        gb[o] = (float)acc;
+    }
+    return 0;
+}
+#endif
+
 /* The fast path: x and w as contiguous compute-dtype tensors, then tensor__conv_fwd_blocks. */
 static int tensor__conv_fast(tensor__call *c, const tensor__conv_geom *g) {
     tensor *x = c->in[0], *w = c->in[1], *bias = c->in[2], *out = c->out;
@@ -1412,7 +1722,9 @@ static int tensor__conv_fast(tensor__call *c, const tensor__conv_geom *g) {
     tensor__conv_job j;
     int rc = (!x_ok && !xc) || (!w_ok && !wc) || (out->dtype != ct && !oc);
     if (!rc && bias && !bb) rc = (tensor__fail(c->fn, "out of memory allocating convolution scratch"), 1);
-    if (!tensor__conv_job_init(c->fn, &j, g, ct)) rc = 1;
+    bool wino = tensor__wino_ok(g, ct);
+    if (wino) memset(&j, 0, sizeof j);
+    else if (!tensor__conv_job_init(c->fn, &j, g, ct)) rc = 1;
     if (!rc) {
         if (bias) { /* the bias in ct */
             int64_t eb = (int64_t)tensor__dtype_sizes[bias->dtype];
@@ -1426,7 +1738,11 @@ static int tensor__conv_fast(tensor__call *c, const tensor__conv_geom *g) {
         j.x = tensor__data(xc ? xc : x);
         j.w = tensor__data(wc ? wc : w);
         j.out = tensor__data(oc ? oc : out);
-        tensor__conv_blocks(tensor__conv_fwd_blocks, &j);
+#if TENSOR__NN_AVX2
+        if (wino) rc = tensor__wino_forward(c->fn, g, (const float *)j.x, (const float *)j.w, (const float *)bb, (float *)j.out);
+        else
+#endif
+            tensor__conv_blocks(tensor__conv_fwd_blocks, &j);
         if (oc) tensor__copy_into(out, oc);
     }
     tensor__cache_free(bb);
@@ -2610,6 +2926,15 @@ static int tensor__conv_backward_fast(const char *fn, const tensor *x, const ten
     int rc = 0;
     if (gw && !(x->dtype == ct && tensor__contiguous(x))) rc |= !(xc = tensor__contiguous_copy(fn, x, ct));
     if (gx && !(w->dtype == ct && tensor__contiguous(w))) rc |= !(wc = tensor__contiguous_copy(fn, w, ct));
+#if TENSOR__NN_AVX2
+    if (tensor__wino_ok(g, ct)) {
+        rc = rc || tensor__wino_backward(fn, g, gw ? (const float *)tensor__data(xc ? xc : x) : NULL, gx ? (const float *)tensor__data(wc ? wc : w) : NULL,
+                                         (const float *)gc, (float *)gx, (float *)gw, (float *)gb);
+        tensor_free(xc);
+        tensor_free(wc);
+        return rc;
+    }
+#endif
     tensor__conv_job j;
     if (!tensor__conv_job_init(fn, &j, g, ct)) rc = 1;
     /* the slots' gw sums side by side (gw itself when there is one slot); the images' gb sums */
