@@ -8776,9 +8776,15 @@ static bool tensor__wino_ok(const tensor__conv_geom *g, tensor_dtype ct) {
 /* U[xi][a][b] = (G k G^T)[xi] for the kernel k [3][3] from output channel a to input channel b:
    w's [a][b] itself (w [O, C, 3, 3]), or with flip its [b][a] turned round 180 degrees (the input
    gradient's convolution: O_ = C, C_ = O). */
-static void tensor__wino_weights(float *U, const float *w, int64_t O, int64_t C, bool flip) {
+typedef struct { float *U; const float *w; int64_t O, C; bool flip; } tensor__wino_wjob;
+static void tensor__wino_weights_range(int64_t a0, int64_t a1, void *ctx) {
+    const tensor__wino_wjob *q = (const tensor__wino_wjob *)ctx;
+    float *U = q->U;
+    const float *w = q->w;
+    int64_t O = q->O, C = q->C;
+    bool flip = q->flip;
     int64_t A = flip ? C : O, B = flip ? O : C;
-    for (int64_t a = 0; a < A; a++)
+    for (int64_t a = a0; a < a1; a++)
         for (int64_t b = 0; b < B; b++) {
             const float *k = flip ? w + (b * C + a) * 9 : w + (a * C + b) * 9;
             float g[3][3], t[4][3];
@@ -8795,6 +8801,10 @@ static void tensor__wino_weights(float *U, const float *w, int64_t O, int64_t C,
                 for (int k2 = 0; k2 < 4; k2++) U[((i * 4 + k2) * A + a) * B + b] = u[k2];
             }
         }
+}
+static void tensor__wino_weights(float *U, const float *w, int64_t O, int64_t C, bool flip) {
+    tensor__wino_wjob q = {U, w, O, C, flip};
+    tensor__parallel_for(flip ? C : O, 8, tensor__wino_weights_range, &q);
 }
 
 /* gw [O, C, 3, 3] = G^T gU[xi] G for each pair (o, c); gU [16][O][C]. */
@@ -8828,6 +8838,7 @@ typedef struct {
     int64_t ld, ldg;        /* row lengths of the padded planes */
     const float *in, *U, *bias, *gy;
     float *out, *gU;        /* gU: slots * 16 * Co * Ci sums (weight gradient) */
+    double *gbn;            /* weight-gradient mode: [N, Co] sums of gy over each plane, or NULL */
     char *scratch;
     size_t slot_bytes;
     int slot;
@@ -8968,6 +8979,7 @@ static void tensor__wino_blocks(int64_t begin, int64_t end, void *ctx) {
                 for (int64_t o = 0; o < Co; o++) {
                     const float *src = j->gy + ((n0 + i) * Co + o) * j->Ho * j->Wo;
                     for (int64_t y = 0; y < j->Ho; y++) tensor__wino_copy(pg + y * j->ldg, src + y * j->Wo, j->Wo);
+                    if (j->gbn) j->gbn[(n0 + i) * Co + o] = tensor__row_sum_f32(src, j->Ho * j->Wo);
                     for (int64_t ty = 0; ty < tH; ty++) tensor__wino_grad_row(M + o * T + i * tiles + ty * tW, Co * T, pg + 2 * ty * j->ldg, j->ldg, tW);
                 }
             for (int xi = 0; xi < 16; xi++)
@@ -8984,6 +8996,10 @@ static int tensor__wino_run(const char *fn, tensor__wino_job *j) {
     int64_t tiles = j->tH * j->tW, G = (j->tW + 7) / 8;
     j->bn = TENSOR__WINO_TILES / tiles;
     j->bn = j->bn < 1 ? 1 : j->bn > j->N ? j->N : j->bn;
+    /* a block count the threads share evenly (64 images: 16 blocks of 4 on 2 threads, not 13 of 5
+       where one thread waits for the other's 7th), if a block no smaller than half the size gives one */
+    for (int64_t b = j->bn, th = tensor_get_num_threads(); th > 1 && b > 1 && 2 * b >= j->bn; b--)
+        if (((j->N + b - 1) / b) % th == 0) { j->bn = b; break; }
     j->ld = 16 * G + 8;
     j->ldg = 16 * G;
     int64_t T = j->bn * tiles, nblocks = (j->N + j->bn - 1) / j->bn, threads = tensor_get_num_threads();
@@ -9043,11 +9059,23 @@ static int tensor__wino_backward(const char *fn, const tensor__conv_geom *g, con
         memset(&j, 0, sizeof j);
         j.N = g->N, j.Ci = g->C, j.Hi = g->H, j.Wi = g->W, j.Co = g->O, j.Ho = g->oH, j.Wo = g->oW, j.p = g->ph;
         j.in = x, j.gy = gc;
-        if (tensor__wino_run(fn, &j)) return 1;
+        j.gbn = gb ? (double *)tensor__cache_alloc((size_t)(g->N * g->O) * sizeof(double)) : NULL;
+        if ((gb && !j.gbn) || tensor__wino_run(fn, &j)) {
+            if (gb && !j.gbn) tensor__fail(fn, "out of memory allocating convolution scratch");
+            tensor__cache_free(j.gbn);
+            return 1;
+        }
         tensor__wino_weights_grad(gw, j.gU, g->O, g->C);
         tensor__cache_free(j.gU);
+        for (int64_t o = 0; gb && o < g->O; o++) { /* per image in float, over the images in double, as the GEMM path */
+            double acc = 0;
+            for (int64_t n = 0; n < g->N; n++) acc += j.gbn[n * g->O + o];
+            gb[o] = (float)acc;
+        }
+        tensor__cache_free(j.gbn);
+        return 0;
     }
-    for (int64_t o = 0; gb && o < g->O; o++) { /* per image in float, over the images in double, as the GEMM path */
+    for (int64_t o = 0; gb && o < g->O; o++) { /* no weight gradient: the sums here */
         double acc = 0;
         for (int64_t n = 0; n < g->N; n++) acc += tensor__row_sum_f32(gc + (n * g->O + o) * P, P);
         gb[o] = (float)acc;

@@ -343,6 +343,20 @@ TEST(conv_winograd_matches_reference) {
                test_random(TENSOR_F32, TENSOR_SHAPE(17), -1, 1), 1, 1, 1, 1, 1e-5);
     check_conv(2, tensor_transpose(test_random(TENSOR_F32, TENSOR_SHAPE(3, 16, 12, 9), -1, 1), 2, 3), test_random(TENSOR_F32, TENSOR_SHAPE(16, 16, 3, 3), -0.2, 0.2),
                test_random(TENSOR_F32, TENSOR_SHAPE(16), -1, 1), 1, 2, 1, 1, 1e-5);
+    /* the bias gradient alone (a weight that needs none): the sums of gy over images and pixels */
+    {
+        tensor *x = tensor_set_requires_grad(test_random(TENSOR_F32, TENSOR_SHAPE(3, 16, 9, 10), -1, 1), true);
+        tensor *w = test_random(TENSOR_F32, TENSOR_SHAPE(20, 16, 3, 3), -0.2, 0.2);
+        tensor *b = tensor_set_requires_grad(test_random(TENSOR_F32, TENSOR_SHAPE(20), -1, 1), true);
+        tensor *y = tensor_conv2d(x, w, b, 1, 1, 1, 1);
+        tensor *gy = test_random(TENSOR_F32, TENSOR_SHAPE(3, 20, 9, 10), -1, 1);
+        CHECK(y && tensor_backward_with(y, gy) == 0);
+        tensor *want = tensor_sum_dims(gy, 3, (const int[]){0, 2, 3}, false);
+        double *e = test_values(want), *v = test_values(tensor_grad(b));
+        for (int o = 0; o < 20; o++) CHECK_NEAR(v[o], e[o], 1e-4, 1e-5);
+        free(e);
+        free(v);
+    }
     int threads = tensor_get_num_threads();
     tensor_set_num_threads(1);
     check_conv(2, test_random(TENSOR_F32, TENSOR_SHAPE(9, 32, 14, 14), 0, 1), test_random(TENSOR_F32, TENSOR_SHAPE(64, 32, 3, 3), -0.06, 0.06),
