@@ -21,6 +21,16 @@ static void tensor__pool_stop(void) {}
 #include <sched.h>
 #include <time.h>
 #include <unistd.h>
+/* syscall() is declared where <unistd.h> has its BSD/GNU extensions (not a strict -std=c99 build) */
+#if defined(__linux__) && (defined(__USE_MISC) || defined(_BSD_SOURCE) || defined(_GNU_SOURCE))
+#include <sys/syscall.h>
+#endif
+#if defined(__linux__) && (defined(__USE_MISC) || defined(_BSD_SOURCE) || defined(_GNU_SOURCE)) && defined(SYS_getcpu) && \
+    defined(SYS_sched_getaffinity) && defined(SYS_sched_setaffinity)
+#define TENSOR__UNSHARE_CORE 1
+#else
+#define TENSOR__UNSHARE_CORE 0
+#endif
 
 /* A flag several kernel threads may raise. */
 #define TENSOR__ATOMIC_SET(p, v) __atomic_store_n(p, v, __ATOMIC_RELAXED)
@@ -61,11 +71,14 @@ typedef struct {
     int64_t next;     /* the next chunk to claim (atomic) */
 } tensor__job;
 
-/* Posting a job: the caller (holding `busy`) stores job, zeroes workers_done and bumps generation
-   (release); workers see the new generation (acquire) by polling or after a wake-up. Sleepers wait on
-   `wake` under `mu` and re-check the generation under it, and the caller bumps the generation before
-   it takes `mu` to broadcast, so no wake-up is lost. Each worker checks out of every generation once
-   (workers_done); the caller returns only when all have, because the job lives on its stack. */
+/* Posting a job: the caller (holding `busy`) stores job, zeroes workers_done and bumps generation;
+   workers see the new generation by polling or after a wake-up. A worker about to sleep counts
+   itself in `sleepers`, then re-checks the generation under `mu` and waits on `wake`; the caller
+   bumps the generation, then reads `sleepers` and only when some sleep takes `mu` to broadcast.
+   Both pairs are seq_cst, so one side sees the other's store and no wake-up is lost, and an op
+   whose workers are polling takes no lock. Each worker checks out of every generation once
+   (workers_done); the caller returns only when all have, because the job lives on its stack. The
+   caller's wait for them is the same pattern the other way (caller_waits, `done`). */
 typedef struct {
     pthread_t threads[256];
     int n_workers;
@@ -75,11 +88,14 @@ typedef struct {
     int64_t generation; /* atomic */
     int64_t spawn_generation; /* workers start waiting for the generation after this one */
     tensor__job *job;   /* atomic */
+    int sleepers;       /* atomic: workers waiting on `wake` */
+    int caller_waits;   /* atomic: the caller waits on `done` */
+    int caller_cpu;     /* atomic: the core the caller woke the sleepers from (-1: unknown) */
     pthread_mutex_t mu, busy;
     pthread_cond_t wake, done;
 } tensor__pool_state;
 
-static tensor__pool_state tensor__pool = {{0}, 0, 0, false, 0, 0, 0, NULL, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+static tensor__pool_state tensor__pool = {{0}, 0, 0, false, 0, 0, 0, NULL, 0, 0, -1, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
                                           PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER};
 static TENSOR__THREAD_LOCAL bool tensor__in_parallel;
 
@@ -119,6 +135,31 @@ static bool tensor__pool_finished(const void *unused) {
     return __atomic_load_n(&tensor__pool.workers_done, __ATOMIC_ACQUIRE) == tensor__pool.n_workers;
 }
 
+/* This VM's scheduler (Linux 6.x under Firecracker) wakes a sleeping worker on the core of the
+   thread that woke it, and with both threads busy it can leave the pair there for seconds: a
+   2-thread op then runs at 1-thread speed (measured: the 2-thread MLP step at 640 instead of 320
+   us in some runs). So a worker woken on its caller's core moves off it: it drops that core from
+   its affinity mask, which migrates it at once, and restores the mask, which leaves it where it is
+   now and free to move later. Raw syscalls: the glibc wrappers need _GNU_SOURCE before the first
+   include, which is the user's to define. */
+#if TENSOR__UNSHARE_CORE
+static int tensor__current_cpu(void) {
+    unsigned cpu = 0;
+    return syscall(SYS_getcpu, &cpu, NULL, NULL) == 0 ? (int)cpu : -1;
+}
+static void tensor__leave_cpu(int cpu) {
+    unsigned long mask[16], keep[16]; /* up to 1024 cores; more: the call fails and nothing moves */
+    const int bits = (int)(8 * sizeof(unsigned long));
+    long n = syscall(SYS_sched_getaffinity, 0, sizeof mask, mask); /* bytes written */
+    if (n <= 0 || cpu < 0 || cpu >= 8 * n) return;
+    memcpy(keep, mask, (size_t)n);
+    mask[cpu / bits] &= ~(1UL << (cpu % bits));
+    bool other = false;
+    for (long i = 0; i < n / (long)sizeof(unsigned long); i++) other = other || mask[i] != 0;
+    if (other && syscall(SYS_sched_setaffinity, 0, (size_t)n, mask) == 0) syscall(SYS_sched_setaffinity, 0, (size_t)n, keep);
+}
+#endif
+
 static void tensor__run_chunks(tensor__job *job) {
     for (;;) {
         int64_t c = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
@@ -132,18 +173,31 @@ static void *tensor__worker(void *arg) {
     (void)arg;
     tensor__in_parallel = true;
     int64_t seen = tensor__pool.spawn_generation; /* not .generation: a job may already be posted */
+#if TENSOR__UNSHARE_CORE
+    int creator = __atomic_load_n(&tensor__pool.caller_cpu, __ATOMIC_RELAXED);
+    if (creator >= 0 && tensor__current_cpu() == creator) tensor__leave_cpu(creator);
+#endif
     for (;;) {
         if (!tensor__spin_until(tensor__pool_posted, &seen)) {
             pthread_mutex_lock(&tensor__pool.mu);
+            __atomic_add_fetch(&tensor__pool.sleepers, 1, __ATOMIC_SEQ_CST);
             while (!tensor__pool_posted(&seen)) pthread_cond_wait(&tensor__pool.wake, &tensor__pool.mu);
+            __atomic_sub_fetch(&tensor__pool.sleepers, 1, __ATOMIC_SEQ_CST);
+            int caller = __atomic_load_n(&tensor__pool.caller_cpu, __ATOMIC_RELAXED);
             pthread_mutex_unlock(&tensor__pool.mu);
+#if TENSOR__UNSHARE_CORE
+            if (caller >= 0 && tensor__current_cpu() == caller) tensor__leave_cpu(caller);
+#else
+            (void)caller;
+#endif
         }
         if (__atomic_load_n(&tensor__pool.stop, __ATOMIC_ACQUIRE)) break;
         seen = __atomic_load_n(&tensor__pool.generation, __ATOMIC_ACQUIRE);
         tensor__run_chunks(__atomic_load_n(&tensor__pool.job, __ATOMIC_ACQUIRE));
         /* checked out: the job may be gone from here on */
-        if (__atomic_add_fetch(&tensor__pool.workers_done, 1, __ATOMIC_ACQ_REL) == tensor__pool.n_workers) {
-            pthread_mutex_lock(&tensor__pool.mu); /* the caller may be asleep on `done` */
+        if (__atomic_add_fetch(&tensor__pool.workers_done, 1, __ATOMIC_SEQ_CST) == tensor__pool.n_workers &&
+            __atomic_load_n(&tensor__pool.caller_waits, __ATOMIC_SEQ_CST)) {
+            pthread_mutex_lock(&tensor__pool.mu); /* the caller is asleep on `done`, or about to be */
             pthread_cond_signal(&tensor__pool.done);
             pthread_mutex_unlock(&tensor__pool.mu);
         }
@@ -173,6 +227,9 @@ static void tensor__pool_stop(void) {
 static bool tensor__pool_start_locked(int workers) {
     if (tensor__pool.started && tensor__pool.n_workers == workers) return true;
     tensor__pool_stop_locked();
+#if TENSOR__UNSHARE_CORE
+    __atomic_store_n(&tensor__pool.caller_cpu, tensor__current_cpu(), __ATOMIC_RELAXED); /* a new thread starts here too */
+#endif
     tensor__pool.spawn_generation = __atomic_load_n(&tensor__pool.generation, __ATOMIC_RELAXED);
     for (int i = 0; i < workers; i++) {
         if (pthread_create(&tensor__pool.threads[i], NULL, tensor__worker, NULL) != 0) {
@@ -212,16 +269,24 @@ static void tensor__parallel_for(int64_t n, int64_t grain, tensor__range_fn fn, 
     job.next = 0;
     __atomic_store_n(&tensor__pool.job, &job, __ATOMIC_RELAXED);
     __atomic_store_n(&tensor__pool.workers_done, 0, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&tensor__pool.generation, 1, __ATOMIC_RELEASE);
-    pthread_mutex_lock(&tensor__pool.mu); /* wakes the workers that stopped polling */
-    pthread_cond_broadcast(&tensor__pool.wake);
-    pthread_mutex_unlock(&tensor__pool.mu);
+    __atomic_add_fetch(&tensor__pool.generation, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&tensor__pool.sleepers, __ATOMIC_SEQ_CST)) { /* wakes the workers that stopped polling */
+        pthread_mutex_lock(&tensor__pool.mu);
+#if TENSOR__UNSHARE_CORE
+        __atomic_store_n(&tensor__pool.caller_cpu, tensor__current_cpu(), __ATOMIC_RELAXED);
+#endif
+        pthread_cond_broadcast(&tensor__pool.wake);
+        pthread_mutex_unlock(&tensor__pool.mu);
+    }
     tensor__in_parallel = true;
     tensor__run_chunks(&job);
     tensor__in_parallel = false;
     if (!tensor__spin_until(tensor__pool_finished, NULL)) {
         pthread_mutex_lock(&tensor__pool.mu);
-        while (!tensor__pool_finished(NULL)) pthread_cond_wait(&tensor__pool.done, &tensor__pool.mu);
+        __atomic_store_n(&tensor__pool.caller_waits, 1, __ATOMIC_SEQ_CST);
+        while (__atomic_load_n(&tensor__pool.workers_done, __ATOMIC_SEQ_CST) != tensor__pool.n_workers)
+            pthread_cond_wait(&tensor__pool.done, &tensor__pool.mu);
+        __atomic_store_n(&tensor__pool.caller_waits, 0, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&tensor__pool.mu);
     }
     __atomic_store_n(&tensor__pool.job, (tensor__job *)NULL, __ATOMIC_RELAXED);
