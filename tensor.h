@@ -7051,26 +7051,20 @@ static int64_t tensor__gemm_threads(void) {
     return tensor_get_num_threads();
 }
 
-/* Flags and counts the threads of one GEMM wait on by spinning: whoever they wait for is
-   running (it claimed the work it finishes), and waits are short. */
+/* The count of finished slices the threads of one GEMM wait on by spinning: whoever they wait
+   for claimed its slice and is running, so waits are short; after a while they yield the core, in
+   case the one they wait for shares it. */
 #if TENSOR__HAVE_THREADS
 #if defined(__x86_64__) || defined(__i386__)
 #define TENSOR__GEMM_PAUSE() __builtin_ia32_pause()
 #else
 #define TENSOR__GEMM_PAUSE() ((void)0)
 #endif
-static void tensor__gemm_set(int *flag) { __atomic_store_n(flag, 1, __ATOMIC_RELEASE); }
-static void tensor__gemm_wait(int *flag) {
-    for (int spins = 0; !__atomic_load_n(flag, __ATOMIC_ACQUIRE); spins++)
-        if (spins < 256) TENSOR__GEMM_PAUSE(); else sched_yield();
-}
 static void tensor__gemm_wait_count(int *count, int n) {
     for (int spins = 0; __atomic_load_n(count, __ATOMIC_ACQUIRE) < n; spins++)
         if (spins < 256) TENSOR__GEMM_PAUSE(); else sched_yield();
 }
 #else
-static void tensor__gemm_set(int *flag) { *flag = 1; }
-static void tensor__gemm_wait(int *flag) { (void)flag; }
 static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
 #endif
 
@@ -7148,45 +7142,29 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
         int add;                                                                                        \
     } tensor__gemm_prob_##sfx;                                                                          \
     static int64_t tensor__gemm_round_##sfx(int64_t x, int64_t unit) { return (x + unit - 1) / unit * unit; } \
-    /* The shared operand (A when a, else B) packed whole, by several threads at once: unit u is   \
-       panels [g * G, g * G + G) of k block b (u = b * groups + g, G = TENSOR__GEMM_UNIT panels),      \
-       written at buf + b * round(m or n) * kb, where the loops below read it. */                     \
-    static void tensor__gemm_pack_unit_##sfx(const tensor__gemm_prob_##sfx *q, bool a, T *buf, int64_t u, int64_t groups) { \
-        int64_t unit = a ? MR : NR, len = a ? q->m : q->n, b = u / groups, g = u % groups;              \
-        int64_t pc = b * q->kb, kc = q->k - pc < q->kb ? q->k - pc : q->kb;                             \
-        int64_t lo = g * TENSOR__GEMM_UNIT * unit, cnt = len - lo < TENSOR__GEMM_UNIT * unit ? len - lo : TENSOR__GEMM_UNIT * unit; \
-        T *dst = buf + b * tensor__gemm_round_##sfx(len, unit) * q->kb + lo * kc;                       \
-        if (a) q->pack_a(dst, q->A + lo * q->a_rs + pc * q->a_cs, cnt, kc, q->a_rs, q->a_cs);           \
-        else q->pack_b(dst, q->B + pc * q->b_rs + lo * q->b_cs, kc, cnt, q->b_rs, q->b_cs);             \
-    }                                                                                                   \
     /* The blocked loops over rows [m0, m1) and columns [n0, n1) of C; pa and pb hold one packed A    \
-       block and one packed B block, or all of A (a_ready: then m0 = 0, m1 = m <= MC) or all of B     \
-       (b_ready: n0 = 0, n1 = n <= NC) from tensor__gemm_pack_unit; then before k block b is used,   \
-       its units ready[b * groups ..] are waited for. */                                                 \
+       block and one packed B block. */                                                                 \
     static void tensor__gemm_serial_##sfx(const tensor__gemm_prob_##sfx *q, int64_t m0, int64_t m1, int64_t n0, int64_t n1, \
-                                          T *pa, T *pb, bool a_ready, bool b_ready, int *ready, int64_t groups) { \
+                                          T *pa, T *pb) {                                               \
         int64_t k = q->k, kb = q->kb;                                                                   \
         for (int64_t jc = n0; jc < n1; jc += NC) {                                                      \
             int64_t nc = n1 - jc < NC ? n1 - jc : NC;                                                   \
-            for (int64_t pc = 0, b = 0; pc < k; pc += kb, b++) {                                        \
+            for (int64_t pc = 0; pc < k; pc += kb) {                                                    \
                 int64_t kc = k - pc < kb ? k - pc : kb;                                                 \
                 int addk = q->add || pc > 0;                                                            \
-                if (ready)                                                                              \
-                    for (int64_t g = 0; g < groups; g++) tensor__gemm_wait(ready + b * groups + g);     \
-                const T *bblk = pb + (b_ready ? b * tensor__gemm_round_##sfx(q->n, NR) * kb : 0);        \
                 /* with a packing kernel, the full panels of a unit-column-stride B are packed by     \
                    their first use; the edge panel here */                                              \
-                bool fuse = !b_ready && q->kern_pack && q->b_cs == 1;                                   \
+                bool fuse = q->kern_pack && q->b_cs == 1;                                               \
                 int64_t nfull = nc - nc % NR;                                                           \
-                if (!b_ready && !fuse) q->pack_b(pb, q->B + pc * q->b_rs + jc * q->b_cs, kc, nc, q->b_rs, q->b_cs); \
+                if (!fuse) q->pack_b(pb, q->B + pc * q->b_rs + jc * q->b_cs, kc, nc, q->b_rs, q->b_cs); \
                 if (fuse && nfull < nc) q->pack_b(pb + nfull * kc, q->B + pc * q->b_rs + jc + nfull, kc, nc - nfull, q->b_rs, 1); \
                 for (int64_t ic = m0; ic < m1; ic += MC) {                                              \
                     int64_t mc = m1 - ic < MC ? m1 - ic : MC;                                           \
-                    const T *ablk = pa + (a_ready ? b * tensor__gemm_round_##sfx(q->m, MR) * kb : 0);    \
-                    if (!a_ready) q->pack_a(pa, q->A + ic * q->a_rs + pc * q->a_cs, mc, kc, q->a_rs, q->a_cs); \
+                    const T *ablk = pa;                                                                 \
+                    q->pack_a(pa, q->A + ic * q->a_rs + pc * q->a_cs, mc, kc, q->a_rs, q->a_cs); \
                     for (int64_t jr = 0; jr < nc; jr += NR) {                                           \
                         int nr = (int)(nc - jr < NR ? nc - jr : NR);                                    \
-                        const T *bp = bblk + jr * kc;                                                   \
+                        const T *bp = pb + jr * kc;                                                     \
                         T *cc = q->C + ic * q->c_rs + (jc + jr) * q->c_cs;                              \
                         int64_t ir = 0;                                                                 \
                         if (fuse && ic == m0 && jr < nfull) {                                           \
@@ -7205,15 +7183,14 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
        call of the task function is one thread taking part: it takes the next scratch slot, then    \
        claims slices until none are left, so a thread that starts late takes fewer, and then waits  \
        (spinning: at most one slice) until every slice is done, so the caller rarely sleeps on the \
-       pool. With `shared`, the operand every slice needs in full (A when split_n) is small: it is  \
-       packed once into `shared`, unit by unit by whichever threads are there, before any slice    \
-       starts, and slices can be many and short. */                                                  \
+       pool. Each thread packs the operand every slice needs in full (A when split_n) itself: an   \
+       earlier scheme packed a small one once, shared, with the slices waiting on flags for its    \
+       parts, and was slower at every shape measured here (256^3 on 2 threads 184 -> 167 us). */   \
     typedef struct {                                                                                    \
         const tensor__gemm_prob_##sfx *q;                                                               \
-        T *scratch, *shared;                                                                            \
-        int *ready;                                                                                     \
-        int64_t pa_size, per_slot, tasks, units, groups;                                                \
-        int split_n, next_slot, next_unit, next_task, done;                                             \
+        T *scratch;                                                                                     \
+        int64_t pa_size, per_slot, tasks;                                                               \
+        int split_n, next_slot, next_task, done;                                                        \
     } tensor__gemm_job_##sfx;                                                                           \
     static void tensor__gemm_task_##sfx(int64_t begin, int64_t end, void *ctx) {                        \
         (void)begin; (void)end;                                                                         \
@@ -7223,25 +7200,14 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
         int64_t panels = (len + unit - 1) / unit;                                                       \
         int slot = TENSOR__GEMM_CLAIM(&j->next_slot);                                                   \
         T *pa = j->scratch + slot * j->per_slot, *pb = pa + j->pa_size;                                 \
-        if (j->shared) {                                                                                \
-            if (j->split_n) pa = j->shared;                                                             \
-            else pb = j->shared;                                                                        \
-            for (;;) {                                                                                  \
-                int64_t u = TENSOR__GEMM_CLAIM(&j->next_unit);                                          \
-                if (u >= j->units) break;                                                               \
-                tensor__gemm_pack_unit_##sfx(q, j->split_n != 0, j->shared, u, j->groups);            \
-                tensor__gemm_set(j->ready + u);                                                         \
-            }                                                                                           \
-        }                                                                                               \
         for (;;) {                                                                                      \
             int64_t t = TENSOR__GEMM_CLAIM(&j->next_task);                                              \
             if (t >= j->tasks) break;                                                                   \
             int64_t lo = panels * t / j->tasks * unit, hi = panels * (t + 1) / j->tasks * unit;         \
             if (hi > len) hi = len;                                                                     \
-            bool sh = j->shared != NULL;                                                                \
             if (lo < hi) {                                                                              \
-                if (j->split_n) tensor__gemm_serial_##sfx(q, 0, q->m, lo, hi, pa, pb, sh, false, j->ready, j->groups); \
-                else tensor__gemm_serial_##sfx(q, lo, hi, 0, q->n, pa, pb, false, sh, j->ready, j->groups); \
+                if (j->split_n) tensor__gemm_serial_##sfx(q, 0, q->m, lo, hi, pa, pb);                   \
+                else tensor__gemm_serial_##sfx(q, lo, hi, 0, q->n, pa, pb);                              \
             }                                                                                           \
             TENSOR__GEMM_CLAIM(&j->done);                                                               \
         }                                                                                               \
@@ -7291,31 +7257,18 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
         if (threads < 1) threads = 1;                                                                   \
         /* split the dim whose operand is cheaper to pack twice (n: each thread packs all of A) */      \
         j.split_n = np >= 2 && (n >= m || mp < 2);                                                      \
-        int64_t cap = j.split_n ? np : mp, rows = tensor__gemm_round_##sfx(m, MR), cols = tensor__gemm_round_##sfx(n, NR); \
-        int64_t nkb = (k + q.kb - 1) / q.kb;                                                            \
+        int64_t cap = j.split_n ? np : mp;                                                              \
         if (threads > cap) threads = cap;                                                               \
-        bool shared = threads > 1 && (j.split_n ? m <= MC && rows * q.kb * nkb <= TENSOR__GEMM_SHARED_MAX \
-                                                : n <= NC && cols * q.kb * nkb <= TENSOR__GEMM_SHARED_MAX); \
-        /* slices: one per thread, or with a shared operand several, of at least PAR_MIN / 2 */       \
-        j.tasks = threads;                                                                              \
-        if (shared) {                                                                                   \
-            int64_t t = work / (TENSOR__GEMM_PAR_MIN / 2);                                              \
-            t = t < 4 * threads ? t : 4 * threads;                                                      \
-            j.tasks = t < threads ? threads : t > cap ? cap : t;                                        \
-            j.groups = ((j.split_n ? mp : np) + TENSOR__GEMM_UNIT - 1) / TENSOR__GEMM_UNIT;             \
-            j.units = nkb * j.groups;                                                                   \
-        }                                                                                               \
-        /* each slot: an A block, then a B block (on a cache line, with some slack); then the shared  \
-           operand and its ready flags */                                                               \
+        j.tasks = threads; /* one slice per thread */                                                   \
+        /* each slot: an A block, then a B block (on a cache line, with some slack) */                  \
         int64_t line = 64 / (int64_t)sizeof(T), kc = k < KC ? k : KC;                                  \
         int64_t ms = j.split_n ? m : (mp + j.tasks - 1) / j.tasks * MR;                                 \
         int64_t ns = j.split_n ? (np + j.tasks - 1) / j.tasks * NR : n;                                 \
-        int64_t asz = shared && j.split_n ? 0 : tensor__gemm_round_##sfx(ms < MC ? ms : MC, MR) * kc;  \
-        int64_t bsz = shared && !j.split_n ? 0 : tensor__gemm_round_##sfx(ns < NC ? ns : NC, NR) * kc; \
-        int64_t ssz = shared ? tensor__gemm_round_##sfx((j.split_n ? rows : cols) * q.kb * nkb + 16, line) : 0; \
+        int64_t asz = tensor__gemm_round_##sfx(ms < MC ? ms : MC, MR) * kc;                             \
+        int64_t bsz = tensor__gemm_round_##sfx(ns < NC ? ns : NC, NR) * kc;                             \
         j.pa_size = tensor__gemm_round_##sfx(asz + 16, line);                                           \
         j.per_slot = j.pa_size + tensor__gemm_round_##sfx(bsz + 16, line);                              \
-        size_t bytes = (size_t)(j.per_slot * threads + ssz) * sizeof(T) + (size_t)j.units * sizeof(int); \
+        size_t bytes = (size_t)(j.per_slot * threads) * sizeof(T);                                      \
         j.scratch = (T *)tensor__alloc_aligned(bytes);                                                  \
         if (!j.scratch) { /* no memory for panels: the plain loop needs none */                         \
             for (int64_t i = 0; i < m; i++)                                                             \
@@ -7326,11 +7279,6 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
                     *dst = add ? *dst + acc : acc;                                                      \
                 }                                                                                       \
             return;                                                                                     \
-        }                                                                                               \
-        if (shared) {                                                                                   \
-            j.shared = j.scratch + j.per_slot * threads;                                                \
-            j.ready = (int *)(void *)(j.shared + ssz);                                                  \
-            memset(j.ready, 0, (size_t)j.units * sizeof(int));                                          \
         }                                                                                               \
         if (threads > 1) tensor__parallel_for(threads, 1, tensor__gemm_task_##sfx, &j);                 \
         else tensor__gemm_task_##sfx(0, 1, &j);                                                         \
@@ -7366,14 +7314,6 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
 #define TENSOR__GEMM_CLAIM(p) __atomic_fetch_add(p, 1, __ATOMIC_ACQ_REL)
 #else
 #define TENSOR__GEMM_CLAIM(p) ((*(p))++)
-#endif
-#ifndef TENSOR__GEMM_UNIT
-#define TENSOR__GEMM_UNIT 8 /* panels per unit of shared packing */
-#endif
-/* A shared operand (see tensor__gemm_task) of at most this many elements is packed whole by
-   every thread: it stays in the thread's L2 next to the B panels passing through. */
-#ifndef TENSOR__GEMM_SHARED_MAX
-#define TENSOR__GEMM_SHARED_MAX ((int64_t)1 << 17)
 #endif
 
 typedef tensor__sgemm_kernel_fn tensor__f32_kernel_fn;
