@@ -496,6 +496,13 @@ TENSOR_API const char *tensor_version(void);            /* "MAJOR.MINOR.PATCH" *
 TENSOR_API const char *tensor_build_info(void);         /* SIMD level, SLEEF, CUDA, threads */
 TENSOR_API bool        tensor_set_reference_kernels(bool on); /* true: plain scalar reference kernels only
                                                                  (to check optimized paths); returns previous */
+#ifdef TENSOR_TEST_HOOKS
+/* Test builds only (the suite defines TENSOR_TEST_HOOKS): how many times a fast path ran, by name
+   (conv_winograd, conv_im2col_simd, conv_smallk, maxpool_fast, relu_backward_fused,
+   unary_backward_fused, optim_simd); -1 for another name. The tests compare each fast path with the
+   reference, and with these they also see that it is taken where it should be. */
+TENSOR_API int64_t     tensor_test_path_count(const char *path);
+#endif
 
 /* ---- Ops of the registry (ops.def), one prototype each ---- */
 
@@ -845,6 +852,18 @@ TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tenso
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The fast paths' counts for tensor_test_path_count (TENSOR_TEST_HOOKS builds; nothing otherwise):
+   kernels bump theirs with TENSOR__PATH_TAKEN(name), from any thread. */
+#define TENSOR__PATHS(X) X(conv_winograd) X(conv_im2col_simd) X(conv_smallk) X(maxpool_fast) X(relu_backward_fused) X(unary_backward_fused) X(optim_simd)
+#ifdef TENSOR_TEST_HOOKS
+#define TENSOR__PATH_ENUM(name) TENSOR__PATH_##name,
+enum { TENSOR__PATHS(TENSOR__PATH_ENUM) TENSOR__N_PATHS };
+static int64_t tensor__path_counts[TENSOR__N_PATHS];
+#define TENSOR__PATH_TAKEN(name) __atomic_fetch_add(&tensor__path_counts[TENSOR__PATH_##name], 1, __ATOMIC_RELAXED)
+#else
+#define TENSOR__PATH_TAKEN(name) ((void)0)
+#endif
 
 #if defined(TENSOR_MALLOC) && defined(TENSOR_FREE)
 #define TENSOR__USER_ALLOCATOR 1 /* storage then comes only from TENSOR_MALLOC (no mmap) */
@@ -3974,6 +3993,7 @@ static int tensor__unary_backward(tensor_op op, tensor *x, tensor *g, double p0,
     tensor__iter it;
     tensor__iter_init(&it, 3, ops, r->ndim, r->shape);
     tensor__iter_run(&it, tensor__loop_dunary, &k);
+    TENSOR__PATH_TAKEN(unary_backward_fused);
     *out = r;
     return 1;
 }
@@ -8652,10 +8672,10 @@ static const char *tensor__conv_im2col(const tensor__conv_job *j, char *cols, in
     int64_t Cg = j->g->C / j->g->groups;
     if (j->ct == TENSOR_F64) { tensor__im2col_f64((double *)cols + col0, ld, (const double *)xg, j->g, Cg); return cols; }
 #if TENSOR__NN_AVX2
-    if (j->vec == 2) { tensor__im2col_avx2((float *)cols + col0, ld, (const float *)xg, j->g, Cg); return cols; }
+    if (j->vec == 2) { TENSOR__PATH_TAKEN(conv_im2col_simd); tensor__im2col_avx2((float *)cols + col0, ld, (const float *)xg, j->g, Cg); return cols; }
 #endif
 #if TENSOR__NN_AVX512
-    if (j->vec == 3) { tensor__im2col_avx512((float *)cols + col0, ld, (const float *)xg, j->g, Cg); return cols; }
+    if (j->vec == 3) { TENSOR__PATH_TAKEN(conv_im2col_simd); tensor__im2col_avx512((float *)cols + col0, ld, (const float *)xg, j->g, Cg); return cols; }
 #endif
     tensor__im2col_f32((float *)cols + col0, ld, (const float *)xg, j->g, Cg);
     return cols;
@@ -8696,6 +8716,7 @@ static void tensor__conv_fwd_blocks(int64_t begin, int64_t end, void *ctx) {
             const char *wg = j->w + (size_t)(grp * Og * K) * cs;
 #if TENSOR__NN_AVX2
             if (j->smallk) {
+                TENSOR__PATH_TAKEN(conv_smallk);
                 for (int64_t i = 0; i < bn; i++)
                     tensor__conv_smallk_avx2((float *)j->out + ((n0 + i) * g->O + grp * Og) * P, P, (const float *)wg, K, (const float *)B + i * P, ld, Og, P,
                                              j->bias ? (const float *)j->bias + grp * Og : NULL);
@@ -9022,6 +9043,7 @@ static int tensor__wino_run(const char *fn, tensor__wino_job *j) {
         return 1;
     }
     if (j->gU) memset(j->gU, 0, (size_t)(slots * sums) * sizeof(float));
+    TENSOR__PATH_TAKEN(conv_winograd);
     tensor__parallel_for(nblocks, 1, tensor__wino_blocks, j);
     for (int s = 1; j->gU && s < j->slot && s < slots; s++)
         for (int64_t i = 0; i < sums; i++) j->gU[i] += j->gU[s * sums + i];
@@ -9460,14 +9482,14 @@ static TENSOR__AVX2_FN void tensor__maxpool2_bwd_plane_avx2(float *gx, const flo
 /* The 2x2 plane kernels where the CPU has AVX2 (f32); false: the scalar loops do the plane. */
 static bool tensor__maxpool2_plane_f32(float *y, const float *x, const tensor__pool_geom *p) {
 #if TENSOR__NN_AVX2
-    if (tensor__nn_isa() >= 2) { tensor__maxpool2_plane_avx2(y, x, p); return true; }
+    if (tensor__nn_isa() >= 2) { TENSOR__PATH_TAKEN(maxpool_fast); tensor__maxpool2_plane_avx2(y, x, p); return true; }
 #endif
     (void)y; (void)x; (void)p;
     return false;
 }
 static bool tensor__maxpool2_bwd_plane_f32(float *gx, const float *x, const float *gy, const tensor__pool_geom *p) {
 #if TENSOR__NN_AVX2
-    if (tensor__nn_isa() >= 2) { tensor__maxpool2_bwd_plane_avx2(gx, x, gy, p); return true; }
+    if (tensor__nn_isa() >= 2) { TENSOR__PATH_TAKEN(maxpool_fast); tensor__maxpool2_bwd_plane_avx2(gx, x, gy, p); return true; }
 #endif
     (void)gx; (void)x; (void)gy; (void)p;
     return false;
@@ -10148,7 +10170,7 @@ static void tensor__relu_bwd_range(int64_t begin, int64_t end, void *vt) {
         float *o = (float *)t->gx + begin;
         const float *x = (const float *)t->x + begin, *g = (const float *)t->g + begin;
 #if TENSOR__NN_AVX2
-        if (tensor__nn_isa() >= 2) i = tensor__relu_bwd_avx2_f32(o, x, g, n);
+        if (tensor__nn_isa() >= 2) { TENSOR__PATH_TAKEN(relu_backward_fused); i = tensor__relu_bwd_avx2_f32(o, x, g, n); }
 #endif
         for (; i < n; i++) o[i] = x[i] <= 0 ? 0.0f : g[i];
     } else {
@@ -12037,6 +12059,7 @@ TENSOR_API int tensor_optim_step(tensor_optim *o) {
         int64_t numel = tensor__numel_of(p->ndim, p->shape);
         tensor__vec_optim_fn kernel = tensor__optim_kernel(p, g, sd);
         if (kernel && numel > 0) {
+            TENSOR__PATH_TAKEN(optim_simd);
             tensor__optim_consts k;
             memset(&k, 0, sizeof k);
             k.kind = o->kind;
@@ -12143,6 +12166,16 @@ TENSOR_API const char *tensor_build_info(void) {
              gemm, sleef, tensor_get_num_threads(), TENSOR__HAVE_THREADS ? "pthread pool" : "no thread support: 1 used");
     return info;
 }
+
+#ifdef TENSOR_TEST_HOOKS
+TENSOR_API int64_t tensor_test_path_count(const char *path) {
+#define TENSOR__PATH_NAME(name) #name,
+    static const char *const names[TENSOR__N_PATHS] = {TENSOR__PATHS(TENSOR__PATH_NAME)};
+    for (int i = 0; path && i < TENSOR__N_PATHS; i++)
+        if (!strcmp(path, names[i])) return __atomic_load_n(&tensor__path_counts[i], __ATOMIC_RELAXED);
+    return -1;
+}
+#endif
 
 static void tensor__runtime_shutdown(void) {
     tensor__rng_reset();

@@ -2,6 +2,7 @@
    themselves at start-up and tests/main.c runs them all, then prints `N passed, N failed`. */
 #ifndef TEST_H
 #define TEST_H
+#define TENSOR_TEST_HOOKS /* tensor_test_path_count */
 #include "../tensor.h"
 #include <math.h>
 #include <stdio.h>

@@ -364,6 +364,43 @@ TEST(conv_winograd_matches_reference) {
     tensor_set_num_threads(threads);
 }
 
+/* ---- the fast paths are taken ---- */
+
+/* The comparisons above pass whether a fast path runs or the reference does in its place (an nn
+   kernel compiled out by a guard macro went unnoticed that way). Here one small CNN training step
+   must run each path the current vector level has: the AVX2 ones on x86 CPUs with AVX2 unless
+   TENSOR_SIMD names scalar or sse2 (then none of them), the fused activation backward and the
+   optimizer's vector kernel everywhere. */
+TEST(fast_paths_are_taken) {
+    static const char *const paths[] = {"conv_winograd", "conv_im2col_simd", "conv_smallk", "maxpool_fast", "relu_backward_fused",
+                                        "unary_backward_fused", "optim_simd"};
+    const char *level = getenv("TENSOR_SIMD");
+    bool avx2 = false;
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && !(level && (!strcmp(level, "scalar") || !strcmp(level, "sse2")));
+#endif
+    bool want[7] = {avx2, avx2, avx2, avx2, avx2, true, true};
+    int64_t before[7];
+    for (int i = 0; i < 7; i++) before[i] = tensor_test_path_count(paths[i]);
+    CHECK(tensor_test_path_count("no_such_path") == -1);
+    tensor_scope_begin();
+    tensor *w1 = tensor_set_requires_grad(test_random(TENSOR_F32, TENSOR_SHAPE(32, 1, 3, 3), -0.3, 0.3), true);
+    tensor *w2 = tensor_set_requires_grad(test_random(TENSOR_F32, TENSOR_SHAPE(32, 32, 3, 3), -0.06, 0.06), true);
+    tensor *x = test_random(TENSOR_F32, TENSOR_SHAPE(2, 1, 14, 14), 0, 1); /* 16 x 16 would miss conv_smallk: see j->smallk */
+    tensor *h = tensor_max_pool2d(tensor_relu(tensor_conv2d(x, w1, NULL, 1, 1, 1, 1)), 2, 2, 0);
+    tensor *y = tensor_tanh(tensor_conv2d(h, w2, NULL, 1, 1, 1, 1));
+    tensor_optim *opt = tensor_optim_adamw(2, (tensor *[]){w1, w2}, 1e-3, 0.9, 0.999, 1e-8, 0.01);
+    CHECK(y && opt && tensor_backward(tensor_sum_all(y)) == 0 && tensor_optim_step(opt) == 0);
+    tensor_optim_free(opt);
+    tensor_scope_end();
+    for (int i = 0; i < 7; i++) {
+        int64_t now = tensor_test_path_count(paths[i]);
+        CHECK_MSG(before[i] >= 0 && (now > before[i]) == want[i], "%s: taken %lld times in the step, expected %s (TENSOR_SIMD=%s)", paths[i],
+                  (long long)(now - before[i]), want[i] ? "some" : "none", level ? level : "unset");
+    }
+}
+
 /* ---- every vector level ---- */
 
 #if defined(__linux__) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))

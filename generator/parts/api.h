@@ -137,6 +137,13 @@ TENSOR_API const char *tensor_version(void);            /* "MAJOR.MINOR.PATCH" *
 TENSOR_API const char *tensor_build_info(void);         /* SIMD level, SLEEF, CUDA, threads */
 TENSOR_API bool        tensor_set_reference_kernels(bool on); /* true: plain scalar reference kernels only
                                                                  (to check optimized paths); returns previous */
+#ifdef TENSOR_TEST_HOOKS
+/* Test builds only (the suite defines TENSOR_TEST_HOOKS): how many times a fast path ran, by name
+   (conv_winograd, conv_im2col_simd, conv_smallk, maxpool_fast, relu_backward_fused,
+   unary_backward_fused, optim_simd); -1 for another name. The tests compare each fast path with the
+   reference, and with these they also see that it is taken where it should be. */
+TENSOR_API int64_t     tensor_test_path_count(const char *path);
+#endif
 
 /* ---- Ops of the registry (ops.def), one prototype each ---- */
 //@@ OPS_PROTOTYPES

@@ -11,6 +11,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The fast paths' counts for tensor_test_path_count (TENSOR_TEST_HOOKS builds; nothing otherwise):
+   kernels bump theirs with TENSOR__PATH_TAKEN(name), from any thread. */
+#define TENSOR__PATHS(X) X(conv_winograd) X(conv_im2col_simd) X(conv_smallk) X(maxpool_fast) X(relu_backward_fused) X(unary_backward_fused) X(optim_simd)
+#ifdef TENSOR_TEST_HOOKS
+#define TENSOR__PATH_ENUM(name) TENSOR__PATH_##name,
+enum { TENSOR__PATHS(TENSOR__PATH_ENUM) TENSOR__N_PATHS };
+static int64_t tensor__path_counts[TENSOR__N_PATHS];
+#define TENSOR__PATH_TAKEN(name) __atomic_fetch_add(&tensor__path_counts[TENSOR__PATH_##name], 1, __ATOMIC_RELAXED)
+#else
+#define TENSOR__PATH_TAKEN(name) ((void)0)
+#endif
+
 #if defined(TENSOR_MALLOC) && defined(TENSOR_FREE)
 #define TENSOR__USER_ALLOCATOR 1 /* storage then comes only from TENSOR_MALLOC (no mmap) */
 #elif !defined(TENSOR_MALLOC) && !defined(TENSOR_FREE)

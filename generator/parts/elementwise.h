@@ -351,6 +351,7 @@ static int tensor__unary_backward(tensor_op op, tensor *x, tensor *g, double p0,
     tensor__iter it;
     tensor__iter_init(&it, 3, ops, r->ndim, r->shape);
     tensor__iter_run(&it, tensor__loop_dunary, &k);
+    TENSOR__PATH_TAKEN(unary_backward_fused);
     *out = r;
     return 1;
 }

@@ -1300,10 +1300,10 @@ static const char *tensor__conv_im2col(const tensor__conv_job *j, char *cols, in
     int64_t Cg = j->g->C / j->g->groups;
     if (j->ct == TENSOR_F64) { tensor__im2col_f64((double *)cols + col0, ld, (const double *)xg, j->g, Cg); return cols; }
 #if TENSOR__NN_AVX2
-    if (j->vec == 2) { tensor__im2col_avx2((float *)cols + col0, ld, (const float *)xg, j->g, Cg); return cols; }
+    if (j->vec == 2) { TENSOR__PATH_TAKEN(conv_im2col_simd); tensor__im2col_avx2((float *)cols + col0, ld, (const float *)xg, j->g, Cg); return cols; }
 #endif
 #if TENSOR__NN_AVX512
-    if (j->vec == 3) { tensor__im2col_avx512((float *)cols + col0, ld, (const float *)xg, j->g, Cg); return cols; }
+    if (j->vec == 3) { TENSOR__PATH_TAKEN(conv_im2col_simd); tensor__im2col_avx512((float *)cols + col0, ld, (const float *)xg, j->g, Cg); return cols; }
 #endif
     tensor__im2col_f32((float *)cols + col0, ld, (const float *)xg, j->g, Cg);
     return cols;
@@ -1344,6 +1344,7 @@ static void tensor__conv_fwd_blocks(int64_t begin, int64_t end, void *ctx) {
             const char *wg = j->w + (size_t)(grp * Og * K) * cs;
 #if TENSOR__NN_AVX2
             if (j->smallk) {
+                TENSOR__PATH_TAKEN(conv_smallk);
                 for (int64_t i = 0; i < bn; i++)
                     tensor__conv_smallk_avx2((float *)j->out + ((n0 + i) * g->O + grp * Og) * P, P, (const float *)wg, K, (const float *)B + i * P, ld, Og, P,
                                              j->bias ? (const float *)j->bias + grp * Og : NULL);
@@ -1670,6 +1671,7 @@ static int tensor__wino_run(const char *fn, tensor__wino_job *j) {
         return 1;
     }
     if (j->gU) memset(j->gU, 0, (size_t)(slots * sums) * sizeof(float));
+    TENSOR__PATH_TAKEN(conv_winograd);
     tensor__parallel_for(nblocks, 1, tensor__wino_blocks, j);
     for (int s = 1; j->gU && s < j->slot && s < slots; s++)
         for (int64_t i = 0; i < sums; i++) j->gU[i] += j->gU[s * sums + i];
@@ -2108,14 +2110,14 @@ static TENSOR__AVX2_FN void tensor__maxpool2_bwd_plane_avx2(float *gx, const flo
 /* The 2x2 plane kernels where the CPU has AVX2 (f32); false: the scalar loops do the plane. */
 static bool tensor__maxpool2_plane_f32(float *y, const float *x, const tensor__pool_geom *p) {
 #if TENSOR__NN_AVX2
-    if (tensor__nn_isa() >= 2) { tensor__maxpool2_plane_avx2(y, x, p); return true; }
+    if (tensor__nn_isa() >= 2) { TENSOR__PATH_TAKEN(maxpool_fast); tensor__maxpool2_plane_avx2(y, x, p); return true; }
 #endif
     (void)y; (void)x; (void)p;
     return false;
 }
 static bool tensor__maxpool2_bwd_plane_f32(float *gx, const float *x, const float *gy, const tensor__pool_geom *p) {
 #if TENSOR__NN_AVX2
-    if (tensor__nn_isa() >= 2) { tensor__maxpool2_bwd_plane_avx2(gx, x, gy, p); return true; }
+    if (tensor__nn_isa() >= 2) { TENSOR__PATH_TAKEN(maxpool_fast); tensor__maxpool2_bwd_plane_avx2(gx, x, gy, p); return true; }
 #endif
     (void)gx; (void)x; (void)gy; (void)p;
     return false;
@@ -2796,7 +2798,7 @@ static void tensor__relu_bwd_range(int64_t begin, int64_t end, void *vt) {
         float *o = (float *)t->gx + begin;
         const float *x = (const float *)t->x + begin, *g = (const float *)t->g + begin;
 #if TENSOR__NN_AVX2
-        if (tensor__nn_isa() >= 2) i = tensor__relu_bwd_avx2_f32(o, x, g, n);
+        if (tensor__nn_isa() >= 2) { TENSOR__PATH_TAKEN(relu_backward_fused); i = tensor__relu_bwd_avx2_f32(o, x, g, n); }
 #endif
         for (; i < n; i++) o[i] = x[i] <= 0 ? 0.0f : g[i];
     } else {

@@ -240,6 +240,7 @@ TENSOR_API int tensor_optim_step(tensor_optim *o) {
         int64_t numel = tensor__numel_of(p->ndim, p->shape);
         tensor__vec_optim_fn kernel = tensor__optim_kernel(p, g, sd);
         if (kernel && numel > 0) {
+            TENSOR__PATH_TAKEN(optim_simd);
             tensor__optim_consts k;
             memset(&k, 0, sizeof k);
             k.kind = o->kind;

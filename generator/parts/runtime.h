@@ -18,6 +18,16 @@ TENSOR_API const char *tensor_build_info(void) {
     return info;
 }
 
+#ifdef TENSOR_TEST_HOOKS
+TENSOR_API int64_t tensor_test_path_count(const char *path) {
+#define TENSOR__PATH_NAME(name) #name,
+    static const char *const names[TENSOR__N_PATHS] = {TENSOR__PATHS(TENSOR__PATH_NAME)};
+    for (int i = 0; path && i < TENSOR__N_PATHS; i++)
+        if (!strcmp(path, names[i])) return __atomic_load_n(&tensor__path_counts[i], __ATOMIC_RELAXED);
+    return -1;
+}
+#endif
+
 static void tensor__runtime_shutdown(void) {
     tensor__rng_reset();
     tensor__pool_stop();
