@@ -343,6 +343,11 @@ TEST(conv_winograd_matches_reference) {
                test_random(TENSOR_F32, TENSOR_SHAPE(17), -1, 1), 1, 1, 1, 1, 1e-5);
     check_conv(2, tensor_transpose(test_random(TENSOR_F32, TENSOR_SHAPE(3, 16, 12, 9), -1, 1), 2, 3), test_random(TENSOR_F32, TENSOR_SHAPE(16, 16, 3, 3), -0.2, 0.2),
                test_random(TENSOR_F32, TENSOR_SHAPE(16), -1, 1), 1, 2, 1, 1, 1e-5);
+    /* empty: no images; no input rows, the output from padding alone (the im2col path takes both) */
+    check_conv(2, test_random(TENSOR_F32, TENSOR_SHAPE(0, 16, 8, 8), -1, 1), test_random(TENSOR_F32, TENSOR_SHAPE(16, 16, 3, 3), -0.2, 0.2),
+               test_random(TENSOR_F32, TENSOR_SHAPE(16), -1, 1), 1, 1, 1, 1, 1e-5);
+    check_conv(2, test_random(TENSOR_F32, TENSOR_SHAPE(2, 16, 0, 5), -1, 1), test_random(TENSOR_F32, TENSOR_SHAPE(16, 16, 3, 3), -0.2, 0.2),
+               test_random(TENSOR_F32, TENSOR_SHAPE(16), -1, 1), 1, 2, 1, 1, 1e-5);
     /* the bias gradient alone (a weight that needs none): the sums of gy over images and pixels */
     {
         tensor *x = tensor_set_requires_grad(test_random(TENSOR_F32, TENSOR_SHAPE(3, 16, 9, 10), -1, 1), true);

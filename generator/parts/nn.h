@@ -1423,7 +1423,7 @@ static char *tensor__conv_job_init(const char *fn, tensor__conv_job *j, const te
 
 static bool tensor__wino_ok(const tensor__conv_geom *g, tensor_dtype ct) {
     return TENSOR__NN_AVX2 && ct == TENSOR_F32 && tensor__nn_isa() >= 2 && g->groups == 1 && g->kH == 3 && g->kW == 3 && g->sh == 1 && g->sw == 1 &&
-           g->dh == 1 && g->dw == 1 && g->ph == g->pw && g->ph <= 2 && g->C >= TENSOR__WINO_MIN_CH && g->O >= TENSOR__WINO_MIN_CH && g->oH >= 1 &&
+           g->dh == 1 && g->dw == 1 && g->ph == g->pw && g->ph <= 2 && g->C >= TENSOR__WINO_MIN_CH && g->O >= TENSOR__WINO_MIN_CH && g->N >= 1 && g->H >= 1 && g->W >= 1 && g->oH >= 1 &&
            g->oW >= 1 && g->H < ((int64_t)1 << 24) && g->W < ((int64_t)1 << 24);
 }
 
