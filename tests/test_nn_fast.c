@@ -322,7 +322,7 @@ TEST(conv_fast_matches_reference) {
                test_random(TENSOR_F16, TENSOR_SHAPE(3), -1, 1), 1, 1, 1, 1, 3e-3);
 }
 
-/* ---- convolution: Winograd F(2x2, 3x3) (3x3, stride 1, f32, both channel counts >= 16) ---- */
+/* ---- convolution: Winograd F(2x2, 3x3) (3x3, stride 1, f32, both channel counts >= 12) ---- */
 TEST(conv_winograd_matches_reference) {
     /* output sizes odd and even, narrower than a vector of tiles (Wo < 16), wider than one (Wo > 16,
        several groups of 8 tiles), a single row or column of outputs; paddings 0, 1, 2 */
