@@ -1018,20 +1018,29 @@ static int tensor__derivative_rms_norm(tensor__node *n, tensor *g, tensor **grad
     return 0;
 }
 
+/* Class targets t with ignore_index entries, for a gradient g along class dim cdim: idx (t with
+   the ignored entries 0, any valid index, unsqueezed at cdim), keep_w (1 where kept, 0 where
+   ignored, in g's dtype, unsqueezed) and k, the number kept. false on error. */
+static bool tensor__class_targets(tensor *t, tensor *g, int cdim, tensor **idx, tensor **keep_w, double *k) {
+    tensor *ignored = tensor__cmp_scalar(TENSOR_OP_eq, t, TENSOR__IGNORE_INDEX);
+    tensor *kept = ignored ? tensor_logical_not(ignored) : NULL;
+    tensor *count = kept ? tensor_sum_all(kept) : NULL;
+    if (!count) return false;
+    *k = tensor_item(count);
+    *idx = tensor_unsqueeze(tensor_masked_fill(t, ignored, 0), cdim);
+    *keep_w = tensor_unsqueeze(tensor__mask_float(kept, g), cdim);
+    return *idx && *keep_w;
+}
+
 /* nll_loss (mean over the targets that are not ignore_index): -g / count at each kept target's
    position along the class dim; ignored targets get nothing (all ignored: zeros, as PyTorch). */
 static int tensor__derivative_nll_loss(tensor__node *n, tensor *g, tensor **grads) {
-    tensor *lp = n->saved[0], *target = n->saved[1];
+    tensor *lp = n->saved[0], *target = n->saved[1], *idx, *keep_w;
     int class_dim = lp->ndim == 1 ? 0 : 1;
-    tensor *ignored = tensor__cmp_scalar(TENSOR_OP_eq, target, TENSOR__IGNORE_INDEX);
-    tensor *kept = ignored ? tensor_logical_not(ignored) : NULL;
-    tensor *count = kept ? tensor_sum_all(kept) : NULL;
-    if (!count) return 1;
-    double k = tensor_item(count);
-    tensor *idx = tensor_unsqueeze(tensor_masked_fill(target, ignored, 0), class_dim); /* ignored: any valid index, weight 0 */
-    tensor *keep_w = tensor_unsqueeze(tensor__mask_float(kept, g), class_dim);
+    double k;
+    if (!tensor__class_targets(target, g, class_dim, &idx, &keep_w, &k)) return 1;
     tensor *src = tensor_mul(tensor_div_scalar(tensor_neg(g), k > 0 ? k : 1), keep_w);
-    if (!idx || !src) return 1;
+    if (!src) return 1;
     return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(lp->ndim, lp->shape, g->dtype), class_dim, idx, src));
 }
 
@@ -1053,14 +1062,10 @@ static int tensor__derivative_cross_entropy(tensor__node *n, tensor *g, tensor *
         if (n->next[1] && !(grads[1] = tensor_mul(tensor_neg(tensor_log_softmax(x, cdim)), scale))) return 1;
         return 0;
     }
-    tensor *ignored = tensor__cmp_scalar(TENSOR_OP_eq, t, TENSOR__IGNORE_INDEX);
-    tensor *kept = ignored ? tensor_logical_not(ignored) : NULL;
-    tensor *count = kept ? tensor_sum_all(kept) : NULL;
-    if (!count) return 1;
-    double k = tensor_item(count);
-    tensor *idx = tensor_unsqueeze(tensor_masked_fill(t, ignored, 0), cdim); /* ignored: any valid index, weight 0 */
-    tensor *keep_w = tensor_unsqueeze(tensor__mask_float(kept, g), cdim);
-    tensor *onehot = idx && keep_w ? tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), cdim, idx, keep_w) : NULL;
+    tensor *idx, *keep_w;
+    double k;
+    if (!tensor__class_targets(t, g, cdim, &idx, &keep_w, &k)) return 1;
+    tensor *onehot = tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), cdim, idx, keep_w);
     tensor *diff = onehot ? tensor_sub(tensor_mul(tensor_softmax(x, cdim), keep_w), onehot) : NULL;
     return TENSOR__OK(grads[0] = tensor_mul(diff, tensor_div_scalar(g, k > 0 ? k : 1)));
 }
