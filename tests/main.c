@@ -224,6 +224,68 @@ int test_upper_vector_state_dirty(void) {
 #endif
 }
 
+bool test_same_bits(tensor *a, tensor *b) {
+    if (!a || !b || tensor_numel(a) != tensor_numel(b)) return false;
+    double *x = test_values(a), *y = test_values(b);
+    bool same = true;
+    for (int64_t i = 0; i < tensor_numel(a); i++) same &= memcmp(&x[i], &y[i], sizeof(double)) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+double *test_ref_norm(const double *x, int64_t R, int64_t C, const double *w, const double *b, double eps, bool rms) {
+    double *y = (double *)malloc(sizeof(double) * (size_t)(R * C + 1));
+    for (int64_t r = 0; r < R; r++) {
+        const double *xr = x + r * C;
+        double mean = 0, var = 0, ms = 0;
+        for (int64_t i = 0; i < C; i++) { mean += xr[i]; ms += xr[i] * xr[i]; }
+        mean /= (double)C;
+        ms /= (double)C;
+        for (int64_t i = 0; i < C; i++) var += (xr[i] - mean) * (xr[i] - mean);
+        var /= (double)C;
+        for (int64_t i = 0; i < C; i++) {
+            double v = rms ? xr[i] / sqrt(ms + eps) : (xr[i] - mean) / sqrt(var + eps);
+            y[r * C + i] = v * (w ? w[i] : 1) + (b ? b[i] : 0);
+        }
+    }
+    return y;
+}
+
+bool test_cpu_runs(const char *level) {
+    if (!strcmp(level, "scalar")) return true;
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    if (!strcmp(level, "avx512")) return avx2 && __builtin_cpu_supports("avx512f");
+    if (!strcmp(level, "avx2")) return avx2;
+    if (!strcmp(level, "sse2")) return __builtin_cpu_supports("sse2");
+#endif
+    return false;
+}
+
+#if defined(__linux__)
+#include <unistd.h>
+void test_run_at_simd_level(const char *file, int line, const char *level, const char *env, const char *filter, const char *echo) {
+    char self[4096], cmd[4500], text[1024], last[1024] = "";
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (len <= 0) { test_fail(file, line, "cannot find this test binary (/proc/self/exe)"); return; }
+    self[len] = 0;
+    snprintf(cmd, sizeof cmd, "%sTENSOR_SIMD=%s '%s' %s 2>&1", env, level, self, filter);
+    fflush(stdout);
+    FILE *p = popen(cmd, "r");
+    if (!p) { test_fail(file, line, "cannot run %s", cmd); return; }
+    while (fgets(text, sizeof text, p)) {
+        if (strstr(text, "FAIL") || (echo && strstr(text, echo))) printf("  [TENSOR_SIMD=%s] %s", level, text);
+        snprintf(last, sizeof last, "%s", text);
+    }
+    int status = pclose(p);
+    int passed = 0, failed = -1;
+    if (!(sscanf(last, "%d passed, %d failed", &passed, &failed) == 2 && failed == 0 && passed > 0 && status == 0))
+        test_fail(file, line, "TENSOR_SIMD=%s: the child run ended with '%s' (status %d)", level, last, status);
+}
+#endif
+
 /* The filter: comma-separated substrings, any of which may match a test's name or file. */
 static bool filter_matches(const char *filter, const test_case *c) {
     char buf[256];

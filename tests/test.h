@@ -12,6 +12,17 @@
 typedef void (*test_fn)(void);
 void test_register(const char *name, const char *file, test_fn fn);
 void test_fail(const char *file, int line, const char *fmt, ...);
+/* layer_norm (rms: rms_norm) of R rows of C in double: malloc'd, w and b may be NULL. */
+double *test_ref_norm(const double *x, int64_t R, int64_t C, const double *w, const double *b, double eps, bool rms);
+/* Bitwise-equal values (through double: -0 and NaN payloads survive the conversion). */
+bool test_same_bits(tensor *a, tensor *b);
+/* Whether this CPU runs the SIMD instance `level` (avx512, avx2, sse2, scalar), and: this binary
+   run again in a child process with TENSOR_SIMD=level (after the environment assignments `env`,
+   "" for none) on the tests matching `filter`; the child's lines holding FAIL or `echo` are
+   printed, and a last line other than "N passed, 0 failed" with N > 0 fails the calling test.
+   Linux (the binary finds itself in /proc). */
+bool test_cpu_runs(const char *level);
+void test_run_at_simd_level(const char *file, int line, const char *level, const char *env, const char *filter, const char *echo);
 /* Asserts that `result` is NULL (or an int < 0) and that the recorded error names `fn`. */
 void test_expect_error(const char *file, int line, bool failed, const char *fn, const char *expr);
 

@@ -20,17 +20,6 @@ static void check_same(int line, tensor *a, tensor *b, double atol, double rtol)
 }
 #define CHECK_SAME(a, b, atol, rtol) check_same(__LINE__, a, b, atol, rtol)
 
-/* Bitwise-equal values (through double). */
-static bool identical(tensor *a, tensor *b) {
-    if (!a || !b || tensor_numel(a) != tensor_numel(b)) return false;
-    double *x = test_values(a), *y = test_values(b);
-    bool same = true;
-    for (int64_t i = 0; i < tensor_numel(a); i++) same &= memcmp(&x[i], &y[i], sizeof(double)) == 0;
-    free(x);
-    free(y);
-    return same;
-}
-
 /* ---- the caching allocator ---- */
 
 TEST(alloc_reuses_freed_blocks_and_counts_live_bytes) {
@@ -209,15 +198,15 @@ TEST(fused_sum_all_split_and_thread_independent) {
     tensor *s1 = tensor_sum_all(t), *c1 = tensor_sum(tensor_reshape(t, TENSOR_SHAPE(12345 + 65536 * 3, 1)), 0, false);
     tensor_set_num_threads(threads);
     tensor *c2 = tensor_sum(tensor_reshape(t, TENSOR_SHAPE(12345 + 65536 * 3, 1)), 0, false);
-    CHECK(identical(s, s1));
-    CHECK(identical(c1, c2));
+    CHECK(test_same_bits(s, s1));
+    CHECK(test_same_bits(c1, c2));
     tensor *b = test_random(TENSOR_F32, TENSOR_SHAPE(4000, 300), -1, 1);
     tensor_set_num_threads(1);
     tensor *b1 = tensor_sum(b, 0, false);
     tensor_set_num_threads(2);
     tensor *b2 = tensor_sum(b, 0, false);
     tensor_set_num_threads(threads);
-    CHECK(identical(b1, b2));
+    CHECK(test_same_bits(b1, b2));
 }
 
 /* logsumexp's f32 fast path against double loops, including rows with -inf, +inf and NaN (which
@@ -383,31 +372,13 @@ TEST(fused_softmax_backward_matches_composed) {
 
 /* ---- layer_norm and rms_norm ---- */
 
-static double *ref_norm_rows(const double *x, int64_t R, int64_t C, const double *w, const double *b, double eps, bool rms) {
-    double *y = (double *)malloc(sizeof(double) * (size_t)(R * C + 1));
-    for (int64_t r = 0; r < R; r++) {
-        const double *xr = x + r * C;
-        double mean = 0, var = 0, ms = 0;
-        for (int64_t i = 0; i < C; i++) { mean += xr[i]; ms += xr[i] * xr[i]; }
-        mean /= (double)C;
-        ms /= (double)C;
-        for (int64_t i = 0; i < C; i++) var += (xr[i] - mean) * (xr[i] - mean);
-        var /= (double)C;
-        for (int64_t i = 0; i < C; i++) {
-            double v = rms ? xr[i] / sqrt(ms + eps) : (xr[i] - mean) / sqrt(var + eps);
-            y[r * C + i] = v * (w ? w[i] : 1) + (b ? b[i] : 0);
-        }
-    }
-    return y;
-}
-
 /* x's rows are its last dim (x may be a strided view); w, b may be NULL. */
 static void check_norm_forward(int line, tensor *x, tensor *w, tensor *b, double eps) {
     int nd = tensor_ndim(x);
     int64_t C = tensor_shape(x)[nd - 1], R = C ? tensor_numel(x) / C : 0;
     double *xv = test_values(x), *wv = w ? test_values(w) : NULL, *bv = b ? test_values(b) : NULL;
     for (int rms = 0; rms < 2; rms++) {
-        double *want = ref_norm_rows(xv, R, C, wv, rms ? NULL : bv, eps, rms != 0);
+        double *want = test_ref_norm(xv, R, C, wv, rms ? NULL : bv, eps, rms != 0);
         tensor *f = rms ? tensor_rms_norm(x, w, eps) : tensor_layer_norm(x, w, b, eps);
         bool was = tensor_set_reference_kernels(true);
         tensor *r = rms ? tensor_rms_norm(x, w, eps) : tensor_layer_norm(x, w, b, eps);
@@ -474,7 +445,7 @@ static void check_norm_backward(int line, tensor_dtype dt, int64_t R, int64_t C,
         double t = tol * (i ? sqrt((double)R) : 1); /* gw, gb sum over R rows */
         check_same(line, gf[i], gc[i], t, t);
         check_same(line, gf[i], gr[i], t, t);
-        if (!identical(gf[i], g1[i])) test_fail(__FILE__, line, "gradient %d depends on the thread count", i);
+        if (!test_same_bits(gf[i], g1[i])) test_fail(__FILE__, line, "gradient %d depends on the thread count", i);
     }
 }
 

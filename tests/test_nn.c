@@ -374,24 +374,6 @@ void bad_input_log_softmax(void) { bad_softmax(tensor_log_softmax, "tensor_log_s
 
 /* ---- layer_norm, rms_norm ---- */
 
-static double *ref_norm(const double *x, int64_t R, int64_t C, const double *w, const double *b, double eps, bool rms) {
-    double *y = (double *)malloc(sizeof(double) * (size_t)(R * C + 1));
-    for (int64_t r = 0; r < R; r++) {
-        const double *xr = x + r * C;
-        double mean = 0, var = 0, ms = 0;
-        for (int64_t i = 0; i < C; i++) { mean += xr[i]; ms += xr[i] * xr[i]; }
-        mean /= (double)C;
-        ms /= (double)C;
-        for (int64_t i = 0; i < C; i++) var += (xr[i] - mean) * (xr[i] - mean);
-        var /= (double)C;
-        for (int64_t i = 0; i < C; i++) {
-            double v = rms ? xr[i] / sqrt(ms + eps) : (xr[i] - mean) / sqrt(var + eps);
-            y[r * C + i] = v * (w ? w[i] : 1) + (b ? b[i] : 0);
-        }
-    }
-    return y;
-}
-
 TEST(layer_norm_and_rms_norm_forward) {
     tensor_dtype dts[] = {TENSOR_F32, TENSOR_F64, TENSOR_BF16};
     for (int d = 0; d < 3; d++) {
@@ -401,7 +383,7 @@ TEST(layer_norm_and_rms_norm_forward) {
         for (int rms = 0; rms < 2; rms++)
             for (int opt = 0; opt < 3; opt++) { /* weight and bias, weight only, neither */
                 const double *wp = opt < 2 ? wv : NULL, *bp = opt == 0 && !rms ? bv : NULL;
-                double *e = ref_norm(xv, 6, 8, wp, bp, 1e-5, rms != 0);
+                double *e = test_ref_norm(xv, 6, 8, wp, bp, 1e-5, rms != 0);
                 tensor *y = rms ? tensor_rms_norm(x, opt < 2 ? w : NULL, 1e-5) : tensor_layer_norm(x, opt < 2 ? w : NULL, opt == 0 ? b : NULL, 1e-5);
                 CHECK_SHAPE(y, 3, (const int64_t[]){2, 3, 8});
                 CHECK(y && tensor_get_dtype(y) == dts[d]);
@@ -411,10 +393,10 @@ TEST(layer_norm_and_rms_norm_forward) {
         /* non-contiguous input: the normalized dim is strided */
         tensor *xt = tensor_transpose(test_random(dts[d], TENSOR_SHAPE(8, 5), -2, 3), 0, 1); /* [5, 8] */
         double *xtv = test_values(xt);
-        double *e = ref_norm(xtv, 5, 8, wv, bv, 1e-3, false);
+        double *e = test_ref_norm(xtv, 5, 8, wv, bv, 1e-3, false);
         CHECK_VALUES(tensor_layer_norm(xt, w, b, 1e-3), e, 40, tol, tol);
         free(e);
-        e = ref_norm(xtv, 5, 8, wv, NULL, 1e-3, true);
+        e = test_ref_norm(xtv, 5, 8, wv, NULL, 1e-3, true);
         CHECK_VALUES(tensor_rms_norm(xt, w, 1e-3), e, 40, tol, tol);
         free(e);
         free(xtv); free(xv); free(wv); free(bv);

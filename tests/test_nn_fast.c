@@ -6,17 +6,6 @@
 
 /* ---- helpers ---- */
 
-/* Bitwise-equal values (through double: -0 and NaN payloads survive the conversion). */
-static bool same_bits(tensor *a, tensor *b) {
-    if (!a || !b || tensor_numel(a) != tensor_numel(b)) return false;
-    double *x = test_values(a), *y = test_values(b);
-    bool same = true;
-    for (int64_t i = 0; i < tensor_numel(a); i++) same &= memcmp(&x[i], &y[i], sizeof(double)) == 0;
-    free(x);
-    free(y);
-    return same;
-}
-
 /* Values with many ties (-0 against +0 among them), infinities and, when nan_every > 0, a NaN
    every nan_every elements on average. */
 static tensor *tie_tensor(tensor_dtype dt, int nd, const int64_t *shape, int nan_every) {
@@ -72,8 +61,8 @@ static void check_max_pool(tensor *x, int k, int s, int p) {
     tensor *gy = test_random(dt, tensor_ndim(probe), tensor_shape(probe), -1, 1);
     pool_run(x, k, s, p, gy, false, &yf, &gxf);
     pool_run(x, k, s, p, gy, true, &yr, &gxr);
-    CHECK_MSG(same_bits(yf, yr), "forward k %d s %d p %d of %s: fast and reference differ", k, s, p, tensor_get_dtype(x) == TENSOR_F32 ? "f32" : "f64");
-    CHECK_MSG(same_bits(gxf, gxr), "backward k %d s %d p %d: fast and reference differ", k, s, p);
+    CHECK_MSG(test_same_bits(yf, yr), "forward k %d s %d p %d of %s: fast and reference differ", k, s, p, tensor_get_dtype(x) == TENSOR_F32 ? "f32" : "f64");
+    CHECK_MSG(test_same_bits(gxf, gxr), "backward k %d s %d p %d: fast and reference differ", k, s, p);
     if (!yf || !gxf) return;
     if (s == 0) s = k; /* stride 0: the kernel size */
     /* naive loops on the planes */
@@ -179,8 +168,8 @@ static tensor *relu_grad(tensor *x0, tensor *gy, int mode) {
 static void check_relu_grad(tensor *x, tensor *gy) {
     tensor *g[3];
     for (int m = 0; m < 3; m++) g[m] = relu_grad(x, gy, m);
-    CHECK_MSG(same_bits(g[0], g[1]), "relu backward: fused and reference differ (%lld elements)", (long long)tensor_numel(x));
-    CHECK_MSG(same_bits(g[0], g[2]), "relu backward: fused and create_graph differ (%lld elements)", (long long)tensor_numel(x));
+    CHECK_MSG(test_same_bits(g[0], g[1]), "relu backward: fused and reference differ (%lld elements)", (long long)tensor_numel(x));
+    CHECK_MSG(test_same_bits(g[0], g[2]), "relu backward: fused and create_graph differ (%lld elements)", (long long)tensor_numel(x));
     if (!g[0]) return;
     CHECK(tensor_get_dtype(g[0]) == tensor_get_dtype(x));
     tensor *gye = tensor_contiguous(tensor_expand(gy, tensor_ndim(x), tensor_shape(x)));
@@ -222,8 +211,8 @@ TEST(relu_backward_fused_matches_formula) {
             tensor_set_reference_kernels(was);
             g[m] = tensor_grad(x);
         }
-        CHECK_MSG(same_bits(g[0], g[1]), "relu backward in place: fused and reference differ");
-        CHECK(same_bits(c, cc) && same_bits(gy, gyc));
+        CHECK_MSG(test_same_bits(g[0], g[1]), "relu backward in place: fused and reference differ");
+        CHECK(test_same_bits(c, cc) && test_same_bits(gy, gyc));
         double *xv = test_values(x0), *cv = test_values(c), *gv = test_values(gy), *r = test_values(g[0]);
         int64_t bad = 0;
         for (int i = 0; i < 150; i++) {
@@ -409,36 +398,12 @@ TEST(fast_paths_are_taken) {
 /* ---- every vector level ---- */
 
 #if defined(__linux__) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-#include <unistd.h>
 /* The kernels above pick AVX-512, AVX2 or plain loops like the elementwise kernels (TENSOR_SIMD
    names a lower level): the tests of this file run again in a child process for each level below
    the CPU's best, so each path is checked against the reference on this machine. */
 TEST(nn_fast_paths_at_each_simd_level) {
     if (getenv("TENSOR_SIMD")) return; /* a child */
-    char self[4096];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0) { test_fail(__FILE__, __LINE__, "cannot find this test binary (/proc/self/exe)"); return; }
-    self[len] = 0;
-    __builtin_cpu_init();
-    struct { const char *key; bool ok; } isa[] = {
-        {"avx2", __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("avx512f")},
-        {"scalar", __builtin_cpu_supports("avx2") != 0},
-    };
-    for (size_t i = 0; i < sizeof isa / sizeof isa[0]; i++) {
-        if (!isa[i].ok) continue;
-        char cmd[4300], line[1024], last[1024] = "";
-        snprintf(cmd, sizeof cmd, "TENSOR_SIMD=%s '%s' test_nn_fast 2>&1", isa[i].key, self);
-        fflush(stdout);
-        FILE *p = popen(cmd, "r");
-        if (!p) { test_fail(__FILE__, __LINE__, "cannot run %s", cmd); continue; }
-        while (fgets(line, sizeof line, p)) {
-            if (strstr(line, "FAIL")) printf("  [TENSOR_SIMD=%s] %s", isa[i].key, line);
-            snprintf(last, sizeof last, "%s", line);
-        }
-        int status = pclose(p);
-        int passed = 0, failed = -1;
-        CHECK_MSG(sscanf(last, "%d passed, %d failed", &passed, &failed) == 2 && failed == 0 && passed > 0 && status == 0,
-                  "TENSOR_SIMD=%s: the child run ended with '%s' (status %d)", isa[i].key, last, status);
-    }
+    if (test_cpu_runs("avx512")) test_run_at_simd_level(__FILE__, __LINE__, "avx2", "", "test_nn_fast", NULL);
+    if (test_cpu_runs("avx2")) test_run_at_simd_level(__FILE__, __LINE__, "scalar", "", "test_nn_fast", NULL);
 }
 #endif

@@ -468,9 +468,6 @@ TEST(init_errors) {
    relative changes, and rounding wd to f32 alone (as torch does) moves it by hundreds of ulp. */
 #include <float.h>
 #include <stdint.h>
-#if defined(__linux__)
-#include <unistd.h>
-#endif
 
 #define FAST_ULPS_PER_STEP 6
 static const ref_opt FAST_CASES[] = {
@@ -691,32 +688,9 @@ TEST(optim_half_parameters) {
    scalar), each in a child process of this binary with TENSOR_SIMD set, as test_simd.c does. */
 TEST(optim_fast_each_isa) {
     if (getenv("TENSOR_SIMD")) return; /* a child, or an instance chosen from outside */
-    char self[4096];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0) { test_fail(__FILE__, __LINE__, "cannot find this test binary (/proc/self/exe)"); return; }
-    self[len] = 0;
-    __builtin_cpu_init();
-    struct { const char *key; bool ok; } isa[] = {
-        {"avx512", __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")},
-        {"avx2", __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")},
-        {"sse2", __builtin_cpu_supports("sse2")},
-        {"scalar", true},
-    };
-    for (size_t i = 0; i < sizeof isa / sizeof isa[0]; i++) {
-        if (!isa[i].ok || strstr(simd_name(), isa[i].key)) continue; /* this process ran that one */
-        char cmd[4300], line[1024], last[1024] = "";
-        snprintf(cmd, sizeof cmd, "TENSOR_SIMD=%s '%s' optim_fast 2>&1", isa[i].key, self);
-        fflush(stdout);
-        FILE *p = popen(cmd, "r");
-        if (!p) { test_fail(__FILE__, __LINE__, "cannot run %s", cmd); continue; }
-        while (fgets(line, sizeof line, p)) {
-            if (strstr(line, "FAIL") || strstr(line, "optim ")) printf("  [TENSOR_SIMD=%s] %s", isa[i].key, line);
-            snprintf(last, sizeof last, "%s", line);
-        }
-        int status = pclose(p);
-        int passed = 0, failed = -1;
-        CHECK_MSG(sscanf(last, "%d passed, %d failed", &passed, &failed) == 2 && failed == 0 && passed > 0 && status == 0,
-                  "TENSOR_SIMD=%s: the child run ended with '%s' (status %d)", isa[i].key, last, status);
-    }
+    static const char *const levels[] = {"avx512", "avx2", "sse2", "scalar"};
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+        if (test_cpu_runs(levels[i]) && !strstr(simd_name(), levels[i])) /* else this process ran that one */
+            test_run_at_simd_level(__FILE__, __LINE__, levels[i], "", "optim_fast", "optim ");
 }
 #endif

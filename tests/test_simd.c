@@ -16,9 +16,6 @@
 #include "test.h"
 #include <float.h>
 #include <stdint.h>
-#if defined(__linux__)
-#include <unistd.h>
-#endif
 
 /* ---- references, in double ---- */
 static double r_exp(double x) { return exp(x); }
@@ -589,34 +586,12 @@ TEST(simd_rows_special_values) {
    micro-kernels, which the SIMD layer's choice also selects). */
 TEST(simd_each_isa) {
     if (getenv("TENSOR_SIMD")) return; /* a child */
-    char self[4096];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (len <= 0) { test_fail(__FILE__, __LINE__, "cannot find this test binary (/proc/self/exe)"); return; }
-    self[len] = 0;
-    __builtin_cpu_init();
-    struct { const char *key; bool ok; } isa[] = {
-        {"avx512", __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")},
-        {"avx2", __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")},
-        {"sse2", __builtin_cpu_supports("sse2")},
-        {"scalar", true},
-    };
-    for (size_t i = 0; i < sizeof isa / sizeof isa[0]; i++) {
-        if (!isa[i].ok || strstr(simd_level(), isa[i].key)) continue; /* the parent ran that one */
-        char cmd[4300], line[1024], last[1024] = "";
-        snprintf(cmd, sizeof cmd, "TENSOR_SIMD=%s TENSOR_TEST_ULP_POINTS=%ld '%s' %s 2>&1", isa[i].key, ulp_points() / 2, self,
-                 strcmp(isa[i].key, "scalar") == 0 ? "test_simd,test_gemm" : "test_simd");
-        fflush(stdout);
-        FILE *p = popen(cmd, "r");
-        if (!p) { test_fail(__FILE__, __LINE__, "cannot run %s", cmd); continue; }
-        while (fgets(line, sizeof line, p)) {
-            if (strstr(line, "FAIL") || strstr(line, "simd ")) printf("  [TENSOR_SIMD=%s] %s", isa[i].key, line);
-            snprintf(last, sizeof last, "%s", line);
-        }
-        int status = pclose(p);
-        int passed = 0, failed = -1;
-        CHECK_MSG(sscanf(last, "%d passed, %d failed", &passed, &failed) == 2 && failed == 0 && passed > 0 && status == 0,
-                  "TENSOR_SIMD=%s: the child run ended with '%s' (status %d)", isa[i].key, last, status);
-    }
+    static const char *const levels[] = {"avx512", "avx2", "sse2", "scalar"};
+    char env[64];
+    snprintf(env, sizeof env, "TENSOR_TEST_ULP_POINTS=%ld ", ulp_points() / 2);
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+        if (test_cpu_runs(levels[i]) && !strstr(simd_level(), levels[i])) /* else the parent ran that one */
+            test_run_at_simd_level(__FILE__, __LINE__, levels[i], env, strcmp(levels[i], "scalar") == 0 ? "test_simd,test_gemm" : "test_simd", "simd ");
 }
 #endif
 
