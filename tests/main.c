@@ -252,6 +252,15 @@ double *test_ref_norm(const double *x, int64_t R, int64_t C, const double *w, co
     return y;
 }
 
+const char *test_simd_level(void) {
+    static char name[64];
+    const char *s = strstr(tensor_build_info(), "simd: ");
+    size_t k = 0;
+    if (s) for (s += 6; *s && *s != ';' && k + 1 < sizeof name; s++) name[k++] = *s;
+    name[k] = 0;
+    return name;
+}
+
 bool test_cpu_runs(const char *level) {
     if (!strcmp(level, "scalar")) return true;
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))

@@ -14,6 +14,8 @@ void test_register(const char *name, const char *file, test_fn fn);
 void test_fail(const char *file, int line, const char *fmt, ...);
 /* layer_norm (rms: rms_norm) of R rows of C in double: malloc'd, w and b may be NULL. */
 double *test_ref_norm(const double *x, int64_t R, int64_t C, const double *w, const double *b, double eps, bool rms);
+/* The SIMD level tensor_build_info() names, as "avx512f (16 x f32)" (a static buffer). */
+const char *test_simd_level(void);
 /* Bitwise-equal values (through double: -0 and NaN payloads survive the conversion). */
 bool test_same_bits(tensor *a, tensor *b);
 /* Whether this CPU runs the SIMD instance `level` (avx512, avx2, sse2, scalar), and: this binary

@@ -484,15 +484,6 @@ enum { N_FAST = sizeof FAST_CASES / sizeof FAST_CASES[0] };
 /* empty, one, the vector tails of every instance, a few blocks, and enough to split over 2 threads */
 static const int64_t FAST_SIZES[] = {0, 1, 3, 15, 16, 17, 33, 100, 257, 1000, 70001};
 
-static const char *simd_name(void) {
-    static char name[64];
-    const char *s = strstr(tensor_build_info(), "simd: ");
-    size_t k = 0;
-    if (s) for (s += 6; *s && *s != ';' && k + 1 < sizeof name; s++) name[k++] = *s;
-    name[k] = 0;
-    return name;
-}
-
 /* |a - b| in ulp of the f32 binade of `scale` (NaN == NaN; infinities must match) */
 static double f32_ulps(float a, float b, double scale) {
     if (a != a || b != b) return (a != a && b != b) ? 0 : INFINITY;
@@ -573,7 +564,7 @@ static int64_t fast_vs_reference(int which, int64_t n, int64_t off, int steps, b
             differ += memcmp(&a[i], &b[i], sizeof(float)) != 0;
             if (!(e <= FAST_ULPS_PER_STEP * t)) {
                 test_fail(__FILE__, __LINE__, "%s, n=%lld from element %lld, step %d, element %lld: fast %.9g, reference %.9g: %.1f ulp of %g (%s)",
-                          FAST_NAMES[which], (long long)n, (long long)off, t, (long long)i, (double)a[i], (double)b[i], e, scale[i], simd_name());
+                          FAST_NAMES[which], (long long)n, (long long)off, t, (long long)i, (double)a[i], (double)b[i], e, scale[i], test_simd_level());
                 bad++;
             }
             if (memcmp(&a[i], &s[i], sizeof(float)) != 0 && bad++ < 3)
@@ -598,7 +589,7 @@ TEST(optim_fast_matches_reference) {
     for (int k = 0; k < N_FAST; k++)
         for (size_t s = 0; s < sizeof FAST_SIZES / sizeof FAST_SIZES[0]; s++) fast_vs_reference(k, FAST_SIZES[s], 0, 6, false);
     char line[512];
-    int len = snprintf(line, sizeof line, "  optim %s: max difference from the reference over 6 steps, ulp:", simd_name());
+    int len = snprintf(line, sizeof line, "  optim %s: max difference from the reference over 6 steps, ulp:", test_simd_level());
     for (int k = 0; k < N_FAST && len < (int)sizeof line; k++) len += snprintf(line + len, sizeof line - (size_t)len, " %s %.2f", FAST_NAMES[k], FAST_WORST[k]);
     printf("%s\n", line);
 }
@@ -614,7 +605,7 @@ TEST(optim_fast_special_values_and_offsets) {
 /* The fast path is really taken: f32 arithmetic differs from the loop in double somewhere. */
 TEST(optim_fast_path_is_used) {
     if (strstr(tensor_build_info(), "simd: none")) return; /* no vector layer in this build */
-    for (int k = 0; k < N_FAST; k++) CHECK_MSG(fast_vs_reference(k, 20000, 0, 3, false) > 0, "%s: the fast path gave the reference's results everywhere (%s)", FAST_NAMES[k], simd_name());
+    for (int k = 0; k < N_FAST; k++) CHECK_MSG(fast_vs_reference(k, 20000, 0, 3, false) > 0, "%s: the fast path gave the reference's results everywhere (%s)", FAST_NAMES[k], test_simd_level());
 }
 
 /* Layouts and dtypes the vector kernel does not serve take the reference loop (bit for bit the
@@ -690,7 +681,7 @@ TEST(optim_fast_each_isa) {
     if (getenv("TENSOR_SIMD")) return; /* a child, or an instance chosen from outside */
     static const char *const levels[] = {"avx512", "avx2", "sse2", "scalar"};
     for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
-        if (test_cpu_runs(levels[i]) && !strstr(simd_name(), levels[i])) /* else this process ran that one */
+        if (test_cpu_runs(levels[i]) && !strstr(test_simd_level(), levels[i])) /* else this process ran that one */
             test_run_at_simd_level(__FILE__, __LINE__, levels[i], "", "optim_fast", "optim ");
 }
 #endif

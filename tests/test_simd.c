@@ -118,15 +118,6 @@ static long sweep_points(float lo, float hi, long want, float *xs) {
 }
 
 static bool sleef_on(void) { return strstr(tensor_build_info(), "sleef: yes") != NULL; }
-static const char *simd_level(void) {
-    static char name[64];
-    const char *s = strstr(tensor_build_info(), "simd: ");
-    size_t k = 0;
-    if (s) for (s += 6; *s && *s != ';' && k + 1 < sizeof name; s++) name[k++] = *s;
-    name[k] = 0;
-    return name;
-}
-
 /* Sweeps one function; returns the largest error and records failures. */
 static double check_math(const math_fn *f, long want) {
     float *xs = (float *)malloc(sizeof(float) * (size_t)(want + 64));
@@ -143,7 +134,7 @@ static double check_math(const math_fn *f, long want) {
         if (e > worst || e != e) { worst = e; at = i; }
         if (!(e <= bound) && bad++ < 3)
             test_fail(__FILE__, __LINE__, "%s(%.9g = %a) = %.9g, exact %.17g: %.3f ulp > %.3f (%s)", f->name, xs[i], xs[i], ys[i],
-                      f->ref((double)xs[i]), e, bound, simd_level());
+                      f->ref((double)xs[i]), e, bound, test_simd_level());
     }
     (void)at;
     free(xs);
@@ -168,7 +159,7 @@ TEST(simd_ulp_gelu_tanh) { ulp_test(12); }
 TEST(simd_ulp_tanh) {
     ulp_test(6);
     char line[512];
-    int k = snprintf(line, sizeof line, "  simd %s%s: max ulp over %ld points:", simd_level(), sleef_on() ? " + sleef" : "", ulp_points());
+    int k = snprintf(line, sizeof line, "  simd %s%s: max ulp over %ld points:", test_simd_level(), sleef_on() ? " + sleef" : "", ulp_points());
     for (int i = 0; i < N_MATH && k < (int)sizeof line; i++) k += snprintf(line + k, sizeof line - (size_t)k, " %s %.3f", MATH[i].name, MEASURED[i]);
     printf("%s\n", line);
 }
@@ -202,7 +193,7 @@ TEST(simd_special_values) {
             if (!ys) { CHECK(ys != NULL); continue; }
             float got = ys[at], want = cases[i].want;
             bool ok = (want != want) ? got != got : got == want && !signbit(got) == !signbit(want);
-            CHECK_MSG(ok, "case %d: f(%g) = %g, expected %g (%s)", (int)i, (double)cases[i].x, (double)got, (double)want, simd_level());
+            CHECK_MSG(ok, "case %d: f(%g) = %g, expected %g (%s)", (int)i, (double)cases[i].x, (double)got, (double)want, test_simd_level());
         }
     }
     for (size_t i = 0; i < sizeof nan_ops / sizeof nan_ops[0]; i++) {
@@ -268,7 +259,7 @@ static void check_agreement(const char *what, int64_t n, tensor *fast, tensor *r
         }
         int64_t d = ulp_distance(x, y);
         if (exact ? d == 0 : d <= 2) continue;
-        test_fail(__FILE__, __LINE__, "%s, n=%lld, element %lld: fast %.9g, reference %.9g (%s)", what, (long long)n, (long long)i, (double)x, (double)y, simd_level());
+        test_fail(__FILE__, __LINE__, "%s, n=%lld, element %lld: fast %.9g, reference %.9g (%s)", what, (long long)n, (long long)i, (double)x, (double)y, test_simd_level());
         bad++;
     }
     free(a);
@@ -412,7 +403,7 @@ TEST(simd_fast_path_is_used) {
     CHECK(tensor_copy_to(fast, a, sizeof(float) * (size_t)n) == 0 && tensor_copy_to(ref, b, sizeof(float) * (size_t)n) == 0);
     int64_t differ = 0;
     for (int64_t i = 0; i < n; i++) differ += ulp_distance(a[i], b[i]) != 0;
-    CHECK_MSG(differ > 0, "tensor_exp gave the reference loop's results everywhere: is the %s fast path used?", simd_level());
+    CHECK_MSG(differ > 0, "tensor_exp gave the reference loop's results everywhere: is the %s fast path used?", test_simd_level());
     free(a);
     free(b);
 }
@@ -423,11 +414,11 @@ TEST(simd_build_info) {
     CHECK(strstr(info, "reference kernels on") == NULL);
     static const char *const levels[] = {"avx512f", "avx2+fma", "sse2", "neon", "scalar", "none"};
     bool known = false;
-    for (int i = 0; i < 6; i++) known |= strncmp(simd_level(), levels[i], strlen(levels[i])) == 0;
-    CHECK_MSG(known, "unknown simd level '%s'", simd_level());
-    if (want) CHECK_MSG(strstr(simd_level(), want) != NULL, "TENSOR_SIMD=%s but build info says %s", want, info);
+    for (int i = 0; i < 6; i++) known |= strncmp(test_simd_level(), levels[i], strlen(levels[i])) == 0;
+    CHECK_MSG(known, "unknown simd level '%s'", test_simd_level());
+    if (want) CHECK_MSG(strstr(test_simd_level(), want) != NULL, "TENSOR_SIMD=%s but build info says %s", want, info);
     /* the GEMM follows the SIMD layer's choice: AVX2+FMA kernels only under avx2 or avx512 */
-    bool wide = strncmp(simd_level(), "avx2", 4) == 0 || strncmp(simd_level(), "avx512", 6) == 0;
+    bool wide = strncmp(test_simd_level(), "avx2", 4) == 0 || strncmp(test_simd_level(), "avx512", 6) == 0;
     CHECK_MSG(strstr(info, wide ? "gemm: avx2+fma" : "gemm: portable") != NULL, "build info: %s", info);
 }
 
@@ -441,7 +432,7 @@ static void rows_want(int line, const char *what, int64_t n, tensor *got, const 
     for (int64_t i = 0, bad = 0; i < cnt && bad < 3; i++) {
         double a = v[i], b = want[i];
         if ((a != a && b != b) || a == b || fabs(a - b) <= atol + rtol * fabs(b)) continue;
-        test_fail(__FILE__, line, "%s, row length %lld (simd %s): element %lld is %.9g, expected %.9g", what, (long long)n, simd_level(),
+        test_fail(__FILE__, line, "%s, row length %lld (simd %s): element %lld is %.9g, expected %.9g", what, (long long)n, test_simd_level(),
                   (long long)i, a, b);
         bad++;
     }
@@ -590,7 +581,7 @@ TEST(simd_each_isa) {
     char env[64];
     snprintf(env, sizeof env, "TENSOR_TEST_ULP_POINTS=%ld ", ulp_points() / 2);
     for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
-        if (test_cpu_runs(levels[i]) && !strstr(simd_level(), levels[i])) /* else the parent ran that one */
+        if (test_cpu_runs(levels[i]) && !strstr(test_simd_level(), levels[i])) /* else the parent ran that one */
             test_run_at_simd_level(__FILE__, __LINE__, levels[i], env, strcmp(levels[i], "scalar") == 0 ? "test_simd,test_gemm" : "test_simd", "simd ");
 }
 #endif
