@@ -47,12 +47,12 @@ static int tensor__cores(void) {
 }
 
 /* How long a worker polls for the next job before it sleeps, and the caller polls for the workers
-   to finish before it sleeps. Waking a sleeping thread costs 15-40 us here and, worse, this VM's
-   scheduler wakes it on the caller's core and may leave it there: a GEMM of 256^3 on 2 threads then
-   runs no faster than on one, and with 200 us the 2-thread MLP step took 320-400 us from run to run
-   (gaps between threaded ops in a step let the worker sleep), 320 us every run with 5 ms. So
-   workers poll 5 ms (OpenBLAS's poll for about 100 ms, Intel OpenMP's 200 ms), yielding the core
-   between rounds so a thread that shares it (another process, or the other side of the pool) runs. */
+   to finish before it sleeps. Waking a sleeping thread costs 15-40 us here, and the woken worker
+   lands on the caller's core (tensor__leave_cpu moves it, at a further cost). The MLP step has
+   gaps between its threaded ops longer than 200 us: with 200 us of polling its 2-thread time was
+   630-640 us in every run, with 5 ms 322 us (both measured with the move in place). So workers
+   poll 5 ms (OpenBLAS's poll for about 100 ms, Intel OpenMP's 200 ms), yielding the core between
+   rounds so a thread that shares it (another process, or the other side of the pool) runs. */
 #ifndef TENSOR_SPIN_US
 #define TENSOR_SPIN_US 5000
 #endif
