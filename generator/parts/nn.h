@@ -1590,12 +1590,18 @@ static TENSOR__AVX2_FN void tensor__wino_grad_row(float *M, int64_t ms, const fl
     }
 }
 
-/* n floats from src to dst: the planes' rows are short (14), where a memcpy call costs more than
-   the copy */
-static TENSOR__AVX2_FN void tensor__wino_copy(float *dst, const float *src, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(dst + i, _mm256_loadu_ps(src + i));
-    for (; i < n; i++) dst[i] = src[i];
+/* The plane src [H, W] into the rows of dst (ld apart), 8 floats at a time: a row's last piece
+   is loaded masked and stored whole, so up to 7 zeros land past the row's end. The planes' rows are
+   short (14 here), where a memcpy call or a scalar tail costs more than the copy. The zeros fall on
+   the padding (which is zero), on a later row's cells (written after), or on the 8 floats of slack
+   after the plane. */
+static TENSOR__AVX2_FN void tensor__wino_copy(float *dst, int64_t ld, const float *src, int64_t H, int64_t W) {
+    __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(W % 8)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    for (int64_t y = 0; y < H; y++, dst += ld, src += W) {
+        int64_t i = 0;
+        for (; i + 8 <= W; i += 8) _mm256_storeu_ps(dst + i, _mm256_loadu_ps(src + i));
+        if (i < W) _mm256_storeu_ps(dst + i, _mm256_maskload_ps(src + i, tail));
+    }
 }
 
 static void tensor__wino_blocks(int64_t begin, int64_t end, void *ctx) {
@@ -1608,7 +1614,7 @@ static void tensor__wino_blocks(int64_t begin, int64_t end, void *ctx) {
     int slot = j->slot++;
 #endif
     float *V = (float *)(void *)(j->scratch + (size_t)slot * j->slot_bytes), *M = V + 16 * Ci * Tmax;
-    float *pl = M + 16 * Co * Tmax, *pg = pl + Hp * j->ld;
+    float *pl = M + 16 * Co * Tmax, *pg = pl + Hp * j->ld + 8; /* 8: the slack of tensor__wino_copy */
     float *gU = j->gU ? j->gU + (size_t)slot * 16 * Co * Ci : NULL;
     memset(pl, 0, (size_t)(Hp * j->ld) * sizeof(float)); /* the border stays zero: only the interior is written */
     if (j->gy) memset(pg, 0, (size_t)(Hg * j->ldg) * sizeof(float));
@@ -1617,7 +1623,7 @@ static void tensor__wino_blocks(int64_t begin, int64_t end, void *ctx) {
         for (int64_t i = 0; i < nb; i++)
             for (int64_t c = 0; c < Ci; c++) {
                 const float *src = j->in + ((n0 + i) * Ci + c) * j->Hi * j->Wi;
-                for (int64_t y = 0; y < j->Hi; y++) tensor__wino_copy(pl + (y + j->p) * j->ld + j->p, src + y * j->Wi, j->Wi);
+                tensor__wino_copy(pl + j->p * j->ld + j->p, j->ld, src, j->Hi, j->Wi);
                 for (int64_t ty = 0; ty < tH; ty++) tensor__wino_input_row(V + c * T + i * tiles + ty * tW, Ci * T, pl + 2 * ty * j->ld, j->ld, tW);
             }
         if (!j->gy) {
@@ -1634,7 +1640,7 @@ static void tensor__wino_blocks(int64_t begin, int64_t end, void *ctx) {
             for (int64_t i = 0; i < nb; i++)
                 for (int64_t o = 0; o < Co; o++) {
                     const float *src = j->gy + ((n0 + i) * Co + o) * j->Ho * j->Wo;
-                    for (int64_t y = 0; y < j->Ho; y++) tensor__wino_copy(pg + y * j->ldg, src + y * j->Wo, j->Wo);
+                    tensor__wino_copy(pg, j->ldg, src, j->Ho, j->Wo);
                     if (j->gbn) j->gbn[(n0 + i) * Co + o] = tensor__row_sum_f32(src, j->Ho * j->Wo);
                     for (int64_t ty = 0; ty < tH; ty++) tensor__wino_grad_row(M + o * T + i * tiles + ty * tW, Co * T, pg + 2 * ty * j->ldg, j->ldg, tW);
                 }
@@ -1660,7 +1666,7 @@ static int tensor__wino_run(const char *fn, tensor__wino_job *j) {
     j->ldg = 16 * G;
     int64_t T = j->bn * tiles, nblocks = (j->N + j->bn - 1) / j->bn, threads = tensor_get_num_threads();
     int64_t slots = nblocks < threads ? nblocks : threads, sums = 16 * j->Co * j->Ci;
-    size_t floats = (size_t)(16 * (j->Ci + j->Co) * (T + 8) + (2 * j->tH + 2) * j->ld + (j->gy ? 2 * j->tH * j->ldg : 0));
+    size_t floats = (size_t)(16 * (j->Ci + j->Co) * (T + 8) + (2 * j->tH + 2) * j->ld + 8 + (j->gy ? 2 * j->tH * j->ldg + 8 : 0));
     j->slot_bytes = (floats * sizeof(float) + 63) & ~(size_t)63;
     j->slot = 0;
     j->scratch = (char *)tensor__cache_alloc((size_t)slots * j->slot_bytes);
