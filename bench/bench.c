@@ -653,7 +653,7 @@ static void bench_conv(void) {
     const char *fname = "conv2d fwd 64x32x14x14 k3", *bname = "conv2d fwd+bwd 64x32x14x14 k3";
     if (!wanted(fname) && !wanted(bname)) return;
     section("conv2d: x [64, 32, 14, 14], w [64, 32, 3, 3], bias, stride 1, pad 1 (reference: im2col + "
-            "cblas_sgemm per image, images split over the threads; tensor.h: Winograd F(2x2, 3x3), so its GF/s, "
+            "cblas_sgemm per image, images split over the threads; tensor.h: Winograd F(4x4, 3x3), so its GF/s, "
             "counted as the direct sum's multiply-adds, can pass the machine's peak)");
     conv_case cc;
     cc.x = tensor_set_requires_grad(uniform_tensor(TENSOR_SHAPE(CN, CI, CH, CW), -1, 1, 31), true);

@@ -54,6 +54,19 @@ int main(void) {
     return allocs > 0 && allocs == frees ? 0 : 1;
 }
 C
+cat > "$dir/nowino.c" <<'C'
+#define TENSOR_NO_WINOGRAD
+#define TENSOR_TEST_HOOKS
+#define TENSOR_IMPLEMENTATION
+#include "tensor.h"
+int main(void) { /* a convolution Winograd would take runs as im2col + GEMM */
+    tensor *x = tensor_randn(TENSOR_SHAPE(2, 16, 8, 8), TENSOR_F32), *w = tensor_randn(TENSOR_SHAPE(16, 16, 3, 3), TENSOR_F32);
+    tensor *y = tensor_conv2d(x, w, NULL, 1, 1, 1, 1);
+    int ok = y && tensor_test_path_count("conv_winograd") == 0;
+    tensor_shutdown();
+    return ok ? 0 : 1;
+}
+C
 cp "$dir/impl.c" "$dir/impl.cpp"; cp "$dir/decl.c" "$dir/decl.cpp"; cp "$dir/hooks.c" "$dir/hooks.cpp"
 
 run() { # name, command...
@@ -70,5 +83,6 @@ for cc in gcc clang; do
   run "$cc c++11 implementation" sh -c "$cxx -std=c++11 $W '$dir/impl.cpp' -o '$dir/implpp' -lm -lpthread && '$dir/implpp'"
   run "$cc TENSOR_STATIC in two translation units" sh -c "$cc -std=c99 $W '$dir/static1.c' '$dir/static2.c' -o '$dir/static' -lm -lpthread && '$dir/static'"
   run "$cc overridden TENSOR_MALLOC/TENSOR_FREE" sh -c "$cc -std=c99 $W '$dir/hooks.c' -o '$dir/hooks' -lm -lpthread && '$dir/hooks'"
+  run "$cc TENSOR_NO_WINOGRAD" sh -c "$cc -std=c99 $W '$dir/nowino.c' -o '$dir/nowino' -lm -lpthread && '$dir/nowino'"
   run "$cc c++11 overridden TENSOR_MALLOC/TENSOR_FREE" sh -c "$cxx -std=c++11 $W '$dir/hooks.cpp' -o '$dir/hookspp' -lm -lpthread && '$dir/hookspp'"
 done

@@ -893,6 +893,9 @@ TENSOR_API tensor *tensor_rms_norm(tensor *x, tensor *weight, double eps) { retu
 #define TENSOR__AVX2_FN __attribute__((target("avx2,fma")))
 #define TENSOR__AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) inline /* no call in the loops */
 #define TENSOR__AVX512_FN __attribute__((target("avx512f,avx2,fma")))
+/* Unrolls the next loop whole, so arrays of vectors indexed by its counter stay in registers (gcc
+   -O2 keeps a 6-trip loop and its arrays in memory: 5x slower Winograd transforms, measured) */
+#define TENSOR__UNROLL _Pragma("GCC unroll 8")
 #else
 #define TENSOR__NN_AVX2 0
 #define TENSOR__NN_AVX512 0
@@ -1400,34 +1403,49 @@ static char *tensor__conv_job_init(const char *fn, tensor__conv_job *j, const te
     return j->scratch;
 }
 
-/* ---- convolutions: Winograd F(2x2, 3x3) ---- */
+/* ---- convolutions: Winograd F(4x4, 3x3) ---- */
 
-/* A 3x3 convolution with stride 1, as 2x2 output tiles: each tile is A^T [sum over c of
-   (G g G^T) . (B^T d B)] A for its 4x4 input patch d and 3x3 kernel g (Lavin and Gray, "Fast
-   Algorithms for Convolutional Neural Networks", 2015). The 36 multiply-adds per tile and channel
-   pair of the direct sum become 16: the work is 16 GEMMs [O, C] @ [C, tiles], one per point of the
-   4x4 transform domain, and the transforms are adds (2.25x fewer FLOPs for the CNN's 32 -> 64
-   layer). It serves the forward, the input gradient (a convolution of the output's gradient with
-   the kernel turned round and its channels swapped, padding 2 - p) and the weight gradient
-   (G^T [sum over tiles of (A gy A^T) . (B^T d B)] G). F(2x2, 3x3)'s transforms hold only 0, +-1
-   and +-1/2, so its rounding stays close to the direct sum's (larger tiles, F(4x4, 3x3), would save
-   more and lose digits). f32 with AVX2 (the transforms run 8 tiles at a time), when both channel
-   counts are at least TENSOR__WINO_MIN_CH: with fewer the transforms cost more than they save
-   (measured here, forward + backward of 64 images of 14 x 14, C = O, 1 thread, Winograd vs
-   im2col: C 4 0.51 vs 0.33 ms, 8 0.96 vs 0.91, 12 1.40 vs 1.51, 16 2.14 vs 2.54, 32 5.9 vs 8.4). */
+/* A 3x3 convolution with stride 1, as 4x4 output tiles: each tile is A^T [sum over c of
+   (G g G^T) . (B^T d B)] A for its 6x6 input patch d and 3x3 kernel g (Lavin and Gray, "Fast
+   Algorithms for Convolutional Neural Networks", 2015, with the points 0, 1, -1, 2, -2). The 144
+   multiply-adds per tile and channel pair of the direct sum become 36: the work is 36 GEMMs
+   [O, C] @ [C, tiles], one per point of the 6x6 transform domain, and the transforms are a few
+   adds and multiplies per value. It serves the forward, the input gradient (a convolution of the
+   output's gradient with the kernel turned round and its channels swapped, padding 2 - p) and the
+   weight gradient (G^T [sum over tiles of (A gy A^T) . (B^T d B)] G). Against F(2x2, 3x3) (16
+   GEMMs per 2x2 tile: 4 multiply-adds per output against 2.25 here; 2.94 on 14 x 14 outputs, whose
+   4x4 tiles cover 16 x 16) it saves a quarter of the GEMM work and rounds more: the transforms'
+   4, 5, 8 and 1/6 spread the terms. Measured here (bench's conv rows, 64 x 32 x 14 x 14 -> 64
+   channels, max |a - b| / (1 + |b|) against im2col + OpenBLAS): forward 1.1e-5 (F(2x2): 9.9e-7),
+   input gradient 2.0e-5 (1.1e-6), weight gradient 1.7e-4 (2.9e-5; its entries are sums of 12544
+   products); CNN training step (examples/fashion_mnist_cnn.c's layers), 1 thread: 11.7-12.4 ms
+   (F(2x2): 14.0-14.3). TENSOR_NO_WINOGRAD leaves every convolution to im2col + GEMM. f32 with AVX2
+   (the transforms run two groups of 4 tiles at a time), when both channel counts are at least
+   TENSOR__WINO_MIN_CH: with fewer the transforms cost more than they save (measured here, forward
+   + backward of 64 images of 14 x 14, C = O, 1 thread, Winograd vs im2col: C 4 0.37 vs 0.32 ms,
+   6 0.41 vs 0.56, 8 0.69 vs 0.89, 12 0.92 vs 1.48, 16 1.54 vs 2.50, 32 4.5 vs 8.4). */
+#define TENSOR__WINO_PTS 36 /* points of the transform domain, 6 x 6: point (a, b) is a * 6 + b */
 #ifndef TENSOR__WINO_MIN_CH
-#define TENSOR__WINO_MIN_CH 12
+#define TENSOR__WINO_MIN_CH 8
 #endif
 /* Tiles per block (a few images): the block's transformed input and GEMM results stay in L2. */
 #ifndef TENSOR__WINO_TILES
-#define TENSOR__WINO_TILES 256
+#define TENSOR__WINO_TILES 128
 #endif
 
 static bool tensor__wino_ok(const tensor__conv_geom *g, tensor_dtype ct) {
+#ifdef TENSOR_NO_WINOGRAD
+    (void)g, (void)ct;
+    return false;
+#endif
     return TENSOR__NN_AVX2 && ct == TENSOR_F32 && tensor__nn_isa() >= 2 && g->groups == 1 && g->kH == 3 && g->kW == 3 && g->sh == 1 && g->sw == 1 &&
            g->dh == 1 && g->dw == 1 && g->ph == g->pw && g->ph <= 2 && g->C >= TENSOR__WINO_MIN_CH && g->O >= TENSOR__WINO_MIN_CH && g->N >= 1 && g->H >= 1 && g->W >= 1 && g->oH >= 1 &&
            g->oW >= 1 && g->H < ((int64_t)1 << 24) && g->W < ((int64_t)1 << 24);
 }
+
+/* G, the kernel transform (6 x 3); computed in double, so U and the weight gradient round once */
+static const double tensor__wino_G[6][3] = {{0.25, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                            {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
 
 /* U[xi][a][b] = (G k G^T)[xi] for the kernel k [3][3] from output channel a to input channel b:
    w's [a][b] itself (w [O, C, 3, 3]), or with flip its [b][a] turned round 180 degrees (the input
@@ -1435,27 +1453,23 @@ static bool tensor__wino_ok(const tensor__conv_geom *g, tensor_dtype ct) {
 typedef struct { float *U; const float *w; int64_t O, C; bool flip; } tensor__wino_wjob;
 static void tensor__wino_weights_range(int64_t a0, int64_t a1, void *ctx) {
     const tensor__wino_wjob *q = (const tensor__wino_wjob *)ctx;
-    float *U = q->U;
-    const float *w = q->w;
-    int64_t O = q->O, C = q->C;
-    bool flip = q->flip;
-    int64_t A = flip ? C : O, B = flip ? O : C;
+    int64_t O = q->O, C = q->C, A = q->flip ? C : O, B = q->flip ? O : C;
+    float u[TENSOR__WINO_PTS][16]; /* 16 kernels' points, then out as rows: U's 36 rows lie A * B apart, often a multiple of 4 KiB */
     for (int64_t a = a0; a < a1; a++)
-        for (int64_t b = 0; b < B; b++) {
-            const float *k = flip ? w + (b * C + a) * 9 : w + (a * C + b) * 9;
-            float g[3][3], t[4][3];
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++) g[i][j] = flip ? k[(2 - i) * 3 + 2 - j] : k[i * 3 + j];
-            for (int j = 0; j < 3; j++) {
-                t[0][j] = g[0][j];
-                t[1][j] = 0.5f * (g[0][j] + g[1][j] + g[2][j]);
-                t[2][j] = 0.5f * (g[0][j] - g[1][j] + g[2][j]);
-                t[3][j] = g[2][j];
+        for (int64_t b0 = 0; b0 < B; b0 += 16) {
+            int64_t nb = B - b0 < 16 ? B - b0 : 16;
+            for (int64_t b = b0; b < b0 + nb; b++) {
+                const float *k = q->flip ? q->w + (b * C + a) * 9 : q->w + (a * C + b) * 9;
+                double g[3][3], t[6][3];
+                for (int i = 0; i < 3; i++)
+                    for (int j = 0; j < 3; j++) g[i][j] = q->flip ? k[(2 - i) * 3 + 2 - j] : k[i * 3 + j];
+                for (int i = 0; i < 6; i++)
+                    for (int j = 0; j < 3; j++) t[i][j] = tensor__wino_G[i][0] * g[0][j] + tensor__wino_G[i][1] * g[1][j] + tensor__wino_G[i][2] * g[2][j];
+                for (int i = 0; i < 6; i++)
+                    for (int l = 0; l < 6; l++)
+                        u[i * 6 + l][b - b0] = (float)(t[i][0] * tensor__wino_G[l][0] + t[i][1] * tensor__wino_G[l][1] + t[i][2] * tensor__wino_G[l][2]);
             }
-            for (int i = 0; i < 4; i++) {
-                float u[4] = {t[i][0], 0.5f * (t[i][0] + t[i][1] + t[i][2]), 0.5f * (t[i][0] - t[i][1] + t[i][2]), t[i][2]};
-                for (int k2 = 0; k2 < 4; k2++) U[((i * 4 + k2) * A + a) * B + b] = u[k2];
-            }
+            for (int xi = 0; xi < TENSOR__WINO_PTS; xi++) memcpy(q->U + (xi * A + a) * B + b0, u[xi], (size_t)nb * sizeof(float));
         }
 }
 static void tensor__wino_weights(float *U, const float *w, int64_t O, int64_t C, bool flip) {
@@ -1463,37 +1477,44 @@ static void tensor__wino_weights(float *U, const float *w, int64_t O, int64_t C,
     tensor__parallel_for(flip ? C : O, 8, tensor__wino_weights_range, &q);
 }
 
-/* gw [O, C, 3, 3] = G^T gU[xi] G for each pair (o, c); gU [16][O][C]. */
+/* gw [O, C, 3, 3] = G^T gU[xi] G for each pair (o, c); gU [36][O][C]. */
 static void tensor__wino_weights_grad(float *gw, const float *gU, int64_t O, int64_t C) {
+    float d[TENSOR__WINO_PTS][16]; /* 16 pairs' points, read in as rows (as tensor__wino_weights_range) */
     for (int64_t o = 0; o < O; o++)
-        for (int64_t c = 0; c < C; c++) {
-            float d[4][4], h[3][4];
-            for (int i = 0; i < 16; i++) d[i / 4][i % 4] = gU[(i * O + o) * C + c];
-            for (int k = 0; k < 4; k++) {
-                h[0][k] = d[0][k] + 0.5f * (d[1][k] + d[2][k]);
-                h[1][k] = 0.5f * (d[1][k] - d[2][k]);
-                h[2][k] = 0.5f * (d[1][k] + d[2][k]) + d[3][k];
-            }
+        for (int64_t c0 = 0; c0 < C; c0 += 16) {
+            int64_t nc = C - c0 < 16 ? C - c0 : 16;
+            for (int xi = 0; xi < TENSOR__WINO_PTS; xi++) memcpy(d[xi], gU + (xi * O + o) * C + c0, (size_t)nc * sizeof(float));
+            for (int64_t c = c0; c < c0 + nc; c++) {
+            double h[3][6];
+            for (int i = 0; i < 3; i++)
+                for (int l = 0; l < 6; l++) {
+                    double s = 0;
+                    for (int a = 0; a < 6; a++) s += tensor__wino_G[a][i] * d[a * 6 + l][c - c0];
+                    h[i][l] = s;
+                }
             float *r = gw + (o * C + c) * 9;
-            for (int i = 0; i < 3; i++) {
-                r[i * 3 + 0] = h[i][0] + 0.5f * (h[i][1] + h[i][2]);
-                r[i * 3 + 1] = 0.5f * (h[i][1] - h[i][2]);
-                r[i * 3 + 2] = 0.5f * (h[i][1] + h[i][2]) + h[i][3];
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) {
+                    double s = 0;
+                    for (int l = 0; l < 6; l++) s += h[i][l] * tensor__wino_G[l][j];
+                    r[i * 3 + j] = (float)s;
+                }
             }
         }
 }
 
 /* One run: out [N, Co, Ho, Wo] = the convolution of in [N, Ci, Hi, Wi] (zero-padded by p) with the
-   transformed kernels U [16][Co][Ci], plus bias; or (gy set) the weight-gradient sums
-   gU[slot] [16][Co][Ci] += the tiles' (A gy A^T) times their (B^T d B). Blocks of bn images are
+   transformed kernels U [36][Co][Ci], plus bias; or (gy set) the weight-gradient sums
+   gU[slot] [36][Co][Ci] += the tiles' (A gy A^T) times their (B^T d B). Blocks of bn images are
    spread over the threads, each chunk with its slot of scratch: the transformed input V
-   [16][Ci][T], the GEMMs' results (or gy's transform) M [16][Co][T], the zero-padded input plane
-   and (weight gradient) gy's plane, T the block's tiles. */
+   [36][Ci][T], the GEMMs' results (or gy's transform) M [36][Co][T], the zero-padded input plane
+   and (weight gradient) gy's plane, T the block's tiles. A plane's tiles are transformed in groups
+   of 4 along a tile row (tQ groups to a row), two groups at a time. */
 typedef struct {
-    int64_t N, Ci, Hi, Wi, Co, Ho, Wo, p, tH, tW, bn;
+    int64_t N, Ci, Hi, Wi, Co, Ho, Wo, p, tH, tW, tQ, bn;
     int64_t ld, ldg;        /* row lengths of the padded planes */
     const float *in, *U, *bias, *gy;
-    float *out, *gU;        /* gU: slots * 16 * Co * Ci sums (weight gradient) */
+    float *out, *gU;        /* gU: slots * 36 * Co * Ci sums (weight gradient) */
     double *gbn;            /* weight-gradient mode: [N, Co] sums of gy over each plane, or NULL */
     char *scratch;
     size_t slot_bytes;
@@ -1501,35 +1522,75 @@ typedef struct {
 } tensor__wino_job;
 
 #if TENSOR__NN_AVX2
-/* 16 consecutive floats at p as their even and odd elements, 8 each */
-static TENSOR__AVX2_INLINE void tensor__wino_deal(const float *p, __m256 *even, __m256 *odd) {
-    __m256 a = _mm256_loadu_ps(p), b = _mm256_loadu_ps(p + 8);
-    __m256 e = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(2, 0, 2, 0)), o = _mm256_shuffle_ps(a, b, _MM_SHUFFLE(3, 1, 3, 1));
-    *even = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), _MM_SHUFFLE(3, 1, 2, 0)));
-    *odd = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(o), _MM_SHUFFLE(3, 1, 2, 0)));
+/* 4 floats at a in the low half, 4 at b in the high half */
+static TENSOR__AVX2_INLINE __m256 tensor__wino_load2(const float *a, const float *b) {
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(a)), _mm_loadu_ps(b), 1);
+}
+/* One row of two groups of 4 tiles (tile k's columns start 4 k floats after a, or after b): d[c]
+   holds column c (< n, n 4 or 6) of the 4 tiles of a in its low half, of b in its high half. */
+static TENSOR__AVX2_INLINE void tensor__wino_columns(const float *a, const float *b, int n, __m256 *d) {
+    __m256 r0 = tensor__wino_load2(a, b), r1 = tensor__wino_load2(a + 4, b + 4);
+    __m256 r2 = tensor__wino_load2(a + 8, b + 8), r3 = tensor__wino_load2(a + 12, b + 12);
+    __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+    d[0] = _mm256_shuffle_ps(t0, t2, 0x44), d[1] = _mm256_shuffle_ps(t0, t2, 0xEE);
+    d[2] = _mm256_shuffle_ps(t1, t3, 0x44), d[3] = _mm256_shuffle_ps(t1, t3, 0xEE);
+    if (n > 4) {
+        __m256 r4 = tensor__wino_load2(a + 16, b + 16), u0 = _mm256_unpacklo_ps(r1, r2), u1 = _mm256_unpacklo_ps(r3, r4);
+        d[4] = _mm256_shuffle_ps(u0, u1, 0x44), d[5] = _mm256_shuffle_ps(u0, u1, 0xEE);
+    }
+}
+/* v's halves to p + ta and p + tb (one store when they are adjacent; a before b, so b wins where a
+   group past its row's end spills over the next) */
+static TENSOR__AVX2_INLINE void tensor__wino_put2(float *p, int64_t ta, int64_t tb, __m256 v) {
+    if (tb == ta + 4) { _mm256_storeu_ps(p + ta, v); return; }
+    _mm_storeu_ps(p + ta, _mm256_castps256_ps128(v));
+    _mm_storeu_ps(p + tb, _mm256_extractf128_ps(v, 1));
+}
+static TENSOR__AVX2_INLINE __m256 tensor__wino_get2(const float *p, int64_t ta, int64_t tb) {
+    return tb == ta + 4 ? _mm256_loadu_ps(p + ta) : tensor__wino_load2(p + ta, p + tb);
+}
+/* o = B^T d: 4 d0 - 5 d2 + d4, -4 d1 - 4 d2 + d3 + d4, 4 d1 - 4 d2 - d3 + d4, -2 d1 - d2 + 2 d3 + d4,
+   2 d1 - d2 - 2 d3 + d4, 4 d1 - 5 d3 + d5 */
+static TENSOR__AVX2_INLINE void tensor__wino_bt(const __m256 *d, __m256 *o) {
+    __m256 four = _mm256_set1_ps(4.0f);
+    __m256 t0 = _mm256_fnmadd_ps(four, d[2], d[4]), t1 = _mm256_fnmadd_ps(four, d[1], d[3]);
+    __m256 t2 = _mm256_sub_ps(d[4], d[2]), t3 = _mm256_sub_ps(d[3], d[1]);
+    t3 = _mm256_add_ps(t3, t3);
+    o[0] = _mm256_fmadd_ps(four, _mm256_sub_ps(d[0], d[2]), t2);
+    o[1] = _mm256_add_ps(t0, t1), o[2] = _mm256_sub_ps(t0, t1);
+    o[3] = _mm256_add_ps(t2, t3), o[4] = _mm256_sub_ps(t2, t3);
+    o[5] = _mm256_fmadd_ps(four, _mm256_sub_ps(d[1], d[3]), _mm256_sub_ps(d[5], d[3]));
+}
+/* y = A^T m: m0 + m1 + m2 + m3 + m4, m1 - m2 + 2 (m3 - m4), m1 + m2 + 4 (m3 + m4), m1 - m2 + 8 (m3 - m4) + m5 */
+static TENSOR__AVX2_INLINE void tensor__wino_at(const __m256 *m, __m256 *y) {
+    __m256 a = _mm256_add_ps(m[1], m[2]), b = _mm256_sub_ps(m[1], m[2]), c = _mm256_add_ps(m[3], m[4]), d = _mm256_sub_ps(m[3], m[4]);
+    y[0] = _mm256_add_ps(_mm256_add_ps(m[0], a), c);
+    y[1] = _mm256_fmadd_ps(_mm256_set1_ps(2.0f), d, b);
+    y[2] = _mm256_fmadd_ps(_mm256_set1_ps(4.0f), c, a);
+    y[3] = _mm256_add_ps(_mm256_fmadd_ps(_mm256_set1_ps(8.0f), d, b), m[5]);
+}
+/* z = A g: g0, g0 + g1 + g2 + g3, g0 - g1 + g2 - g3, g0 + 2 g1 + 4 g2 + 8 g3, g0 - 2 g1 + 4 g2 - 8 g3, g3 */
+static TENSOR__AVX2_INLINE void tensor__wino_a(const __m256 *g, __m256 *z) {
+    __m256 four = _mm256_set1_ps(4.0f);
+    __m256 e = _mm256_add_ps(g[0], g[2]), f = _mm256_add_ps(g[1], g[3]), e2 = _mm256_fmadd_ps(four, g[2], g[0]), f2 = _mm256_fmadd_ps(four, g[3], g[1]);
+    f2 = _mm256_add_ps(f2, f2);
+    z[0] = g[0], z[1] = _mm256_add_ps(e, f), z[2] = _mm256_sub_ps(e, f);
+    z[3] = _mm256_add_ps(e2, f2), z[4] = _mm256_sub_ps(e2, f2), z[5] = g[3];
 }
 
-/* B^T d B of the tiles of one tile row: d from rows 2 ty .. 2 ty + 3 of the padded plane pl (ld
-   apart), 8 tiles at a time, into V[xi * vs + t] for t < tW, and up to 7 past tW (a later
-   tile row's, or the row padding: plain stores, as masked ones are slow on AMD). */
-static TENSOR__AVX2_FN void tensor__wino_input_row(float *V, int64_t vs, const float *pl, int64_t ld, int64_t tW) {
-    for (int64_t tx = 0; tx < tW; tx += 8) {
-        __m256 c[4][4];
-        for (int r = 0; r < 4; r++) {
-            __m256 e, o, e2, o2;
-            tensor__wino_deal(pl + r * ld + 2 * tx, &e, &o);
-            tensor__wino_deal(pl + r * ld + 2 * tx + 2, &e2, &o2);
-            c[r][0] = _mm256_sub_ps(e, e2);
-            c[r][1] = _mm256_add_ps(o, e2);
-            c[r][2] = _mm256_sub_ps(e2, o);
-            c[r][3] = _mm256_sub_ps(o, o2);
-        }
-        for (int k = 0; k < 4; k++) {
-            _mm256_storeu_ps(V + (0 * 4 + k) * vs + tx, _mm256_sub_ps(c[0][k], c[2][k]));
-            _mm256_storeu_ps(V + (1 * 4 + k) * vs + tx, _mm256_add_ps(c[1][k], c[2][k]));
-            _mm256_storeu_ps(V + (2 * 4 + k) * vs + tx, _mm256_sub_ps(c[2][k], c[1][k]));
-            _mm256_storeu_ps(V + (3 * 4 + k) * vs + tx, _mm256_sub_ps(c[1][k], c[3][k]));
-        }
+/* B^T d B of two groups of 4 tiles, their 6x6 patches from a and b (a padded plane's rows, ld
+   apart), into V[xi * vs + ta + k] and V[xi * vs + tb + k] for the groups' tiles k < 4. A group
+   past its tile row's end fills tiles of later rows or of the row padding: stored first. */
+static TENSOR__AVX2_FN void tensor__wino_input_pair(float *V, int64_t vs, int64_t ta, int64_t tb, const float *a, const float *b, int64_t ld) {
+    __m256 w[6][6], d[6], o[6];
+    TENSOR__UNROLL for (int r = 0; r < 6; r++) {
+        tensor__wino_columns(a + r * ld, b + r * ld, 6, d);
+        tensor__wino_bt(d, w[r]);
+    }
+    TENSOR__UNROLL for (int k = 0; k < 6; k++) {
+        TENSOR__UNROLL for (int r = 0; r < 6; r++) d[r] = w[r][k];
+        tensor__wino_bt(d, o);
+        TENSOR__UNROLL for (int i = 0; i < 6; i++) tensor__wino_put2(V + (i * 6 + k) * vs, ta, tb, o[i]);
     }
 }
 
@@ -1542,51 +1603,46 @@ static TENSOR__AVX2_INLINE void tensor__wino_store(float *y, __m256 v, int64_t n
     if (n >= 1) _mm_store_ss(y, h);
 }
 
-/* A^T M A (+ bias) of one tile row: M[xi * ms + t], into output rows y0 and y1 (y1 NULL past the
-   last row), Wo columns. */
-static TENSOR__AVX2_FN void tensor__wino_output_row(float *y0, float *y1, int64_t Wo, const float *M, int64_t ms, int64_t tW, float bias) {
-    __m256 b = _mm256_set1_ps(bias);
-    for (int64_t tx = 0; tx < tW; tx += 8) {
-        __m256 t[2][4];
-        for (int k = 0; k < 4; k++) {
-            __m256 m0 = _mm256_loadu_ps(M + (0 * 4 + k) * ms + tx), m1 = _mm256_loadu_ps(M + (1 * 4 + k) * ms + tx);
-            __m256 m2 = _mm256_loadu_ps(M + (2 * 4 + k) * ms + tx), m3 = _mm256_loadu_ps(M + (3 * 4 + k) * ms + tx);
-            t[0][k] = _mm256_add_ps(_mm256_add_ps(m0, m1), m2);
-            t[1][k] = _mm256_sub_ps(_mm256_sub_ps(m1, m2), m3);
+/* A^T M A (+ bias) of two groups of 4 tiles: M[xi * ms + ta + k] and M[xi * ms + tb + k], into the
+   output rows from ya and yb (Wo apart; ra and rb of them, <= 4) and their first ca and cb (<= 16)
+   columns. No store past a row's end: the next row may be another thread's. */
+static TENSOR__AVX2_FN void tensor__wino_output_pair(float *ya, float *yb, int64_t Wo, int64_t ra, int64_t rb, int64_t ca, int64_t cb, const float *M,
+                                                    int64_t ms, int64_t ta, int64_t tb, float bias) {
+    __m256 s[4][6], m[6], y[4], bv = _mm256_set1_ps(bias);
+    TENSOR__UNROLL for (int k = 0; k < 6; k++) {
+        TENSOR__UNROLL for (int i = 0; i < 6; i++) m[i] = tensor__wino_get2(M + (i * 6 + k) * ms, ta, tb);
+        tensor__wino_at(m, y);
+        TENSOR__UNROLL for (int r = 0; r < 4; r++) s[r][k] = y[r];
+    }
+    TENSOR__UNROLL for (int r = 0; r < 4; r++) {
+        tensor__wino_at(s[r], y);
+        TENSOR__UNROLL for (int c = 0; c < 4; c++) y[c] = _mm256_add_ps(y[c], bv);
+        /* lanes from (tile, column) to (column, tile): each half then holds its group's 16 pixels */
+        __m256 t0 = _mm256_unpacklo_ps(y[0], y[1]), t1 = _mm256_unpackhi_ps(y[0], y[1]), t2 = _mm256_unpacklo_ps(y[2], y[3]), t3 = _mm256_unpackhi_ps(y[2], y[3]);
+        __m256 p0 = _mm256_shuffle_ps(t0, t2, 0x44), p1 = _mm256_shuffle_ps(t0, t2, 0xEE), p2 = _mm256_shuffle_ps(t1, t3, 0x44), p3 = _mm256_shuffle_ps(t1, t3, 0xEE);
+        if (r < ra) {
+            tensor__wino_store(ya + r * Wo, _mm256_permute2f128_ps(p0, p1, 0x20), ca);
+            if (ca > 8) tensor__wino_store(ya + r * Wo + 8, _mm256_permute2f128_ps(p2, p3, 0x20), ca - 8);
         }
-        int64_t cols = Wo - 2 * tx < 16 ? Wo - 2 * tx : 16;
-        for (int r = 0; r < 2; r++) {
-            float *y = r ? y1 : y0;
-            if (!y) break;
-            __m256 a = _mm256_add_ps(_mm256_add_ps(_mm256_add_ps(t[r][0], t[r][1]), t[r][2]), b);
-            __m256 c = _mm256_add_ps(_mm256_sub_ps(_mm256_sub_ps(t[r][1], t[r][2]), t[r][3]), b);
-            __m256 lo = _mm256_unpacklo_ps(a, c), hi = _mm256_unpackhi_ps(a, c);
-            /* no store past the row's end: the next row may be another thread's */
-            tensor__wino_store(y + 2 * tx, _mm256_permute2f128_ps(lo, hi, 0x20), cols);
-            if (cols > 8) tensor__wino_store(y + 2 * tx + 8, _mm256_permute2f128_ps(lo, hi, 0x31), cols - 8);
+        if (r < rb) {
+            tensor__wino_store(yb + r * Wo, _mm256_permute2f128_ps(p0, p1, 0x31), cb);
+            if (cb > 8) tensor__wino_store(yb + r * Wo + 8, _mm256_permute2f128_ps(p2, p3, 0x31), cb - 8);
         }
     }
 }
 
-/* A gy A^T of one tile row: gy from rows 2 ty and 2 ty + 1 of its padded plane (ld apart), into
-   M[xi * ms + t] (and up to 7 past tW, as tensor__wino_input_row). */
-static TENSOR__AVX2_FN void tensor__wino_grad_row(float *M, int64_t ms, const float *pl, int64_t ld, int64_t tW) {
-    for (int64_t tx = 0; tx < tW; tx += 8) {
-        __m256 a[2][4];
-        for (int r = 0; r < 2; r++) {
-            __m256 e, o;
-            tensor__wino_deal(pl + r * ld + 2 * tx, &e, &o);
-            a[r][0] = e;
-            a[r][1] = _mm256_add_ps(e, o);
-            a[r][2] = _mm256_sub_ps(e, o);
-            a[r][3] = _mm256_sub_ps(_mm256_setzero_ps(), o);
-        }
-        for (int k = 0; k < 4; k++) {
-            _mm256_storeu_ps(M + (0 * 4 + k) * ms + tx, a[0][k]);
-            _mm256_storeu_ps(M + (1 * 4 + k) * ms + tx, _mm256_add_ps(a[0][k], a[1][k]));
-            _mm256_storeu_ps(M + (2 * 4 + k) * ms + tx, _mm256_sub_ps(a[0][k], a[1][k]));
-            _mm256_storeu_ps(M + (3 * 4 + k) * ms + tx, _mm256_sub_ps(_mm256_setzero_ps(), a[1][k]));
-        }
+/* A gy A^T of two groups of 4 tiles, their 4x4 pieces of gy from a and b (a padded plane's rows,
+   ld apart), into M[xi * ms + ta + k] and M[xi * ms + tb + k] (as tensor__wino_input_pair). */
+static TENSOR__AVX2_FN void tensor__wino_grad_pair(float *M, int64_t ms, int64_t ta, int64_t tb, const float *a, const float *b, int64_t ld) {
+    __m256 h[4][6], d[6], z[6];
+    TENSOR__UNROLL for (int r = 0; r < 4; r++) {
+        tensor__wino_columns(a + r * ld, b + r * ld, 4, d);
+        tensor__wino_a(d, h[r]);
+    }
+    TENSOR__UNROLL for (int k = 0; k < 6; k++) {
+        TENSOR__UNROLL for (int r = 0; r < 4; r++) d[r] = h[r][k];
+        tensor__wino_a(d, z);
+        TENSOR__UNROLL for (int i = 0; i < 6; i++) tensor__wino_put2(M + (i * 6 + k) * ms, ta, tb, z[i]);
     }
 }
 
@@ -1604,37 +1660,52 @@ static TENSOR__AVX2_FN void tensor__wino_copy(float *dst, int64_t ld, const floa
     }
 }
 
+/* group g of a plane: tile row g / tQ, its tiles from 4 (g % tQ); the offsets of its first tile in
+   the block's tile order and of its patch in a padded plane */
+#define TENSOR__WINO_TILE(g) ((g) / tQ * tW + (g) % tQ * 4)
+/* The distance of V's (or M's) rows of two points, n floats or a few more: an odd number of cache
+   lines, as the transforms touch all 36 rows at once (a multiple of 4 KiB would put them all in
+   the same few L1 sets; measured: 3x slower transforms with 32 channels of 136 tiles) */
+static int64_t tensor__wino_pitch(int64_t n) { return n + (48 - n % 32) % 32; }
+#define TENSOR__WINO_AT(g, ld) (4 * ((g) / tQ) * (ld) + 16 * ((g) % tQ))
 static void tensor__wino_blocks(int64_t begin, int64_t end, void *ctx) {
     tensor__wino_job *j = (tensor__wino_job *)ctx;
-    int64_t Ci = j->Ci, Co = j->Co, tH = j->tH, tW = j->tW, tiles = tH * tW, Tmax = j->bn * tiles + 8;
-    int64_t Hp = 2 * tH + 2, Hg = 2 * tH;
+    int64_t Ci = j->Ci, Co = j->Co, tH = j->tH, tW = j->tW, tQ = j->tQ, tiles = tH * tW, groups = tH * tQ, Tmax = j->bn * tiles + 8;
+    int64_t Hp = 4 * tH + 2, Hg = 4 * tH;
 #if TENSOR__HAVE_THREADS
     int slot = __atomic_fetch_add(&j->slot, 1, __ATOMIC_RELAXED);
 #else
     int slot = j->slot++;
 #endif
-    float *V = (float *)(void *)(j->scratch + (size_t)slot * j->slot_bytes), *M = V + 16 * Ci * Tmax;
-    float *pl = M + 16 * Co * Tmax, *pg = pl + Hp * j->ld + 8; /* 8: the slack of tensor__wino_copy */
-    float *gU = j->gU ? j->gU + (size_t)slot * 16 * Co * Ci : NULL;
+    float *V = (float *)(void *)(j->scratch + (size_t)slot * j->slot_bytes), *M = V + TENSOR__WINO_PTS * (Ci * Tmax + 32);
+    float *pl = M + TENSOR__WINO_PTS * (Co * Tmax + 32), *pg = pl + Hp * j->ld + 8; /* 8: the slack of tensor__wino_copy */
+    float *gU = j->gU ? j->gU + (size_t)slot * TENSOR__WINO_PTS * Co * Ci : NULL;
     memset(pl, 0, (size_t)(Hp * j->ld) * sizeof(float)); /* the border stays zero: only the interior is written */
     if (j->gy) memset(pg, 0, (size_t)(Hg * j->ldg) * sizeof(float));
     for (int64_t bi = begin; bi < end; bi++) {
-        int64_t n0 = bi * j->bn, nb = j->N - n0 < j->bn ? j->N - n0 : j->bn, T = nb * tiles + 8; /* rows padded: see _input_row */
+        /* each row of V and M padded by 8 tiles: the last group's spill */
+        int64_t n0 = bi * j->bn, nb = j->N - n0 < j->bn ? j->N - n0 : j->bn, T = nb * tiles + 8, vs = tensor__wino_pitch(Ci * T), ms = tensor__wino_pitch(Co * T);
         for (int64_t i = 0; i < nb; i++)
             for (int64_t c = 0; c < Ci; c++) {
-                const float *src = j->in + ((n0 + i) * Ci + c) * j->Hi * j->Wi;
-                tensor__wino_copy(pl + j->p * j->ld + j->p, j->ld, src, j->Hi, j->Wi);
-                for (int64_t ty = 0; ty < tH; ty++) tensor__wino_input_row(V + c * T + i * tiles + ty * tW, Ci * T, pl + 2 * ty * j->ld, j->ld, tW);
+                tensor__wino_copy(pl + j->p * j->ld + j->p, j->ld, j->in + ((n0 + i) * Ci + c) * j->Hi * j->Wi, j->Hi, j->Wi);
+                for (int64_t g = 0; g < groups; g += 2) {
+                    int64_t h = g + 1 < groups ? g + 1 : g; /* the partner: the next group, or itself at the end */
+                    tensor__wino_input_pair(V + c * T + i * tiles, vs, TENSOR__WINO_TILE(g), TENSOR__WINO_TILE(h), pl + TENSOR__WINO_AT(g, j->ld),
+                                            pl + TENSOR__WINO_AT(h, j->ld), j->ld);
+                }
             }
         if (!j->gy) {
-            for (int xi = 0; xi < 16; xi++)
-                tensor__gemm_strided(TENSOR_F32, Co, T - 8, Ci, j->U + xi * Co * Ci, Ci, 1, V + xi * Ci * T, T, 1, M + xi * Co * T, T, 1, false);
+            for (int xi = 0; xi < TENSOR__WINO_PTS; xi++)
+                tensor__gemm_strided(TENSOR_F32, Co, T - 8, Ci, j->U + xi * Co * Ci, Ci, 1, V + xi * vs, T, 1, M + xi * ms, T, 1, false);
             for (int64_t i = 0; i < nb; i++)
                 for (int64_t o = 0; o < Co; o++) {
                     float *yo = j->out + ((n0 + i) * Co + o) * j->Ho * j->Wo;
-                    for (int64_t ty = 0; ty < tH; ty++)
-                        tensor__wino_output_row(yo + 2 * ty * j->Wo, 2 * ty + 1 < j->Ho ? yo + (2 * ty + 1) * j->Wo : NULL, j->Wo, M + o * T + i * tiles + ty * tW,
-                                                Co * T, tW, j->bias ? j->bias[o] : 0.0f);
+                    for (int64_t g = 0; g < groups; g += 2) {
+                        int64_t h = g + 1 < groups ? g + 1 : g, ya = 4 * (g / tQ), yb = 4 * (h / tQ), xa = 16 * (g % tQ), xb = 16 * (h % tQ);
+                        tensor__wino_output_pair(yo + ya * j->Wo + xa, yo + yb * j->Wo + xb, j->Wo, j->Ho - ya < 4 ? j->Ho - ya : 4, j->Ho - yb < 4 ? j->Ho - yb : 4,
+                                                 j->Wo - xa < 16 ? j->Wo - xa : 16, j->Wo - xb < 16 ? j->Wo - xb : 16, M + o * T + i * tiles, ms,
+                                                 TENSOR__WINO_TILE(g), TENSOR__WINO_TILE(h), j->bias ? j->bias[o] : 0.0f);
+                    }
                 }
         } else {
             for (int64_t i = 0; i < nb; i++)
@@ -1642,31 +1713,38 @@ static void tensor__wino_blocks(int64_t begin, int64_t end, void *ctx) {
                     const float *src = j->gy + ((n0 + i) * Co + o) * j->Ho * j->Wo;
                     tensor__wino_copy(pg, j->ldg, src, j->Ho, j->Wo);
                     if (j->gbn) j->gbn[(n0 + i) * Co + o] = tensor__row_sum_f32(src, j->Ho * j->Wo);
-                    for (int64_t ty = 0; ty < tH; ty++) tensor__wino_grad_row(M + o * T + i * tiles + ty * tW, Co * T, pg + 2 * ty * j->ldg, j->ldg, tW);
+                    for (int64_t g = 0; g < groups; g += 2) {
+                        int64_t h = g + 1 < groups ? g + 1 : g;
+                        tensor__wino_grad_pair(M + o * T + i * tiles, ms, TENSOR__WINO_TILE(g), TENSOR__WINO_TILE(h), pg + TENSOR__WINO_AT(g, j->ldg),
+                                               pg + TENSOR__WINO_AT(h, j->ldg), j->ldg);
+                    }
                 }
-            for (int xi = 0; xi < 16; xi++)
-                tensor__gemm_strided(TENSOR_F32, Co, Ci, T - 8, M + xi * Co * T, T, 1, V + xi * Ci * T, 1, T, gU + xi * Co * Ci, Ci, 1, true);
+            for (int xi = 0; xi < TENSOR__WINO_PTS; xi++)
+                tensor__gemm_strided(TENSOR_F32, Co, Ci, T - 8, M + xi * ms, T, 1, V + xi * vs, 1, T, gU + xi * Co * Ci, Ci, 1, true);
         }
     }
 }
+#undef TENSOR__WINO_TILE
+#undef TENSOR__WINO_AT
 /* Runs a job whose geometry, operands and (gy) mode the caller set: blocks, scratch, slots; in the
-   weight-gradient mode j->gU holds the sums afterwards ([16][Co][Ci], the caller frees it with
+   weight-gradient mode j->gU holds the sums afterwards ([36][Co][Ci], the caller frees it with
    tensor__cache_free). Returns 0, or 1 after recording an error. */
 static int tensor__wino_run(const char *fn, tensor__wino_job *j) {
-    j->tH = (j->Ho + 1) / 2;
-    j->tW = (j->Wo + 1) / 2;
-    int64_t tiles = j->tH * j->tW, G = (j->tW + 7) / 8;
+    j->tH = (j->Ho + 3) / 4;
+    j->tW = (j->Wo + 3) / 4;
+    j->tQ = (j->tW + 3) / 4;
+    int64_t tiles = j->tH * j->tW;
     j->bn = TENSOR__WINO_TILES / tiles;
     j->bn = j->bn < 1 ? 1 : j->bn > j->N ? j->N : j->bn;
     /* a block count the threads share evenly (64 images: 16 blocks of 4 on 2 threads, not 13 of 5
        where one thread waits for the other's 7th), if a block no smaller than half the size gives one */
     for (int64_t b = j->bn, th = tensor_get_num_threads(); th > 1 && b > 1 && 2 * b >= j->bn; b--)
         if (((j->N + b - 1) / b) % th == 0) { j->bn = b; break; }
-    j->ld = 16 * G + 8;
-    j->ldg = 16 * G;
+    j->ld = 16 * j->tQ + 8; /* a group's patch reads 20 floats from 16 q */
+    j->ldg = 16 * j->tQ;
     int64_t T = j->bn * tiles, nblocks = (j->N + j->bn - 1) / j->bn, threads = tensor_get_num_threads();
-    int64_t slots = nblocks < threads ? nblocks : threads, sums = 16 * j->Co * j->Ci;
-    size_t floats = (size_t)(16 * (j->Ci + j->Co) * (T + 8) + (2 * j->tH + 2) * j->ld + 8 + (j->gy ? 2 * j->tH * j->ldg + 8 : 0));
+    int64_t slots = nblocks < threads ? nblocks : threads, sums = TENSOR__WINO_PTS * j->Co * j->Ci;
+    size_t floats = (size_t)(TENSOR__WINO_PTS * ((j->Ci + j->Co) * (T + 8) + 64) + (4 * j->tH + 2) * j->ld + 8 + (j->gy ? 4 * j->tH * j->ldg + 8 : 0));
     j->slot_bytes = (floats * sizeof(float) + 63) & ~(size_t)63;
     j->slot = 0;
     j->scratch = (char *)tensor__cache_alloc((size_t)slots * j->slot_bytes);
@@ -1689,7 +1767,7 @@ static int tensor__wino_run(const char *fn, tensor__wino_job *j) {
 
 /* out [N, O, oH, oW] of x [N, C, H, W] and w [O, C, 3, 3] (contiguous), bias [O] or NULL. */
 static int tensor__wino_forward(const char *fn, const tensor__conv_geom *g, const float *x, const float *w, const float *bias, float *out) {
-    float *U = (float *)tensor__cache_alloc((size_t)(16 * g->O * g->C) * sizeof(float));
+    float *U = (float *)tensor__cache_alloc((size_t)(TENSOR__WINO_PTS * g->O * g->C) * sizeof(float));
     if (!U) { tensor__fail(fn, "out of memory allocating convolution scratch"); return 1; }
     tensor__wino_weights(U, w, g->O, g->C, false);
     tensor__wino_job j;
@@ -1706,7 +1784,7 @@ static int tensor__wino_forward(const char *fn, const tensor__conv_geom *g, cons
 static int tensor__wino_backward(const char *fn, const tensor__conv_geom *g, const float *x, const float *w, const float *gc, float *gx, float *gw, float *gb) {
     int64_t P = g->oH * g->oW;
     if (gx) {
-        float *U = (float *)tensor__cache_alloc((size_t)(16 * g->O * g->C) * sizeof(float));
+        float *U = (float *)tensor__cache_alloc((size_t)(TENSOR__WINO_PTS * g->O * g->C) * sizeof(float));
         if (!U) { tensor__fail(fn, "out of memory allocating convolution scratch"); return 1; }
         tensor__wino_weights(U, w, g->O, g->C, true);
         tensor__wino_job j;
