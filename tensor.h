@@ -8812,12 +8812,60 @@ static bool tensor__wino_ok(const tensor__conv_geom *g, tensor_dtype ct) {
 #endif
     return TENSOR__NN_AVX2 && ct == TENSOR_F32 && tensor__nn_isa() >= 2 && g->groups == 1 && g->kH == 3 && g->kW == 3 && g->sh == 1 && g->sw == 1 &&
            g->dh == 1 && g->dw == 1 && g->ph == g->pw && g->ph <= 2 && g->C >= TENSOR__WINO_MIN_CH && g->O >= TENSOR__WINO_MIN_CH && g->N >= 1 && g->H >= 1 && g->W >= 1 && g->oH >= 1 &&
-           g->oW >= 1 && g->H < ((int64_t)1 << 24) && g->W < ((int64_t)1 << 24);
+           g->oW >= 1 && g->H < ((int64_t)1 << 24) && g->W < ((int64_t)1 << 24) && g->C < ((int64_t)1 << 24) && g->O < ((int64_t)1 << 24); /* (32-bit gather offsets) */
 }
 
 /* G, the kernel transform (6 x 3); computed in double, so U and the weight gradient round once */
 static const double tensor__wino_G[6][3] = {{0.25, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
                                             {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
+
+#if TENSOR__NN_AVX2
+/* U[(i * 6 + l) * us + lane] = (G k G^T)[i][l] for 8 kernels k at once, their element (i, j) at
+   w[lane * ws + i * 3 + j] (or, turned round, at (2 - i) * 3 + 2 - j); in float, which rounds U a
+   few times where the scalar loop rounds once */
+static TENSOR__AVX2_FN void tensor__wino_kernels8(float *U, int64_t us, const float *w, int ws, bool flip) {
+    __m256 g[3][3], t[6][3];
+    __m256i off = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(ws));
+    TENSOR__UNROLL for (int e = 0; e < 9; e++) g[e / 3][e % 3] = _mm256_i32gather_ps(w, _mm256_add_epi32(off, _mm256_set1_epi32(flip ? 8 - e : e)), 4);
+    TENSOR__UNROLL for (int i = 0; i < 6; i++) {
+        TENSOR__UNROLL for (int j = 0; j < 3; j++) {
+            __m256 acc = _mm256_mul_ps(_mm256_set1_ps((float)tensor__wino_G[i][0]), g[0][j]);
+            acc = _mm256_fmadd_ps(_mm256_set1_ps((float)tensor__wino_G[i][1]), g[1][j], acc);
+            t[i][j] = _mm256_fmadd_ps(_mm256_set1_ps((float)tensor__wino_G[i][2]), g[2][j], acc);
+        }
+    }
+    TENSOR__UNROLL for (int i = 0; i < 6; i++) {
+        TENSOR__UNROLL for (int l = 0; l < 6; l++) {
+            __m256 acc = _mm256_mul_ps(_mm256_set1_ps((float)tensor__wino_G[l][0]), t[i][0]);
+            acc = _mm256_fmadd_ps(_mm256_set1_ps((float)tensor__wino_G[l][1]), t[i][1], acc);
+            _mm256_storeu_ps(U + (i * 6 + l) * us, _mm256_fmadd_ps(_mm256_set1_ps((float)tensor__wino_G[l][2]), t[i][2], acc));
+        }
+    }
+}
+/* gw[lane * 9 + i * 3 + j] = (G^T d G)[i][j] for 8 pairs at once, their points d[xi] at
+   gU[xi * gs + lane] */
+static TENSOR__AVX2_FN void tensor__wino_grads8(float *gw, const float *gU, int64_t gs) {
+    __m256 h[3][6], d[TENSOR__WINO_PTS];
+    float r[9][8];
+    for (int xi = 0; xi < TENSOR__WINO_PTS; xi++) d[xi] = _mm256_loadu_ps(gU + xi * gs);
+    TENSOR__UNROLL for (int i = 0; i < 3; i++) {
+        TENSOR__UNROLL for (int l = 0; l < 6; l++) {
+            __m256 acc = _mm256_setzero_ps();
+            TENSOR__UNROLL for (int a = 0; a < 6; a++) if (tensor__wino_G[a][i] != 0) acc = _mm256_fmadd_ps(_mm256_set1_ps((float)tensor__wino_G[a][i]), d[a * 6 + l], acc);
+            h[i][l] = acc;
+        }
+    }
+    TENSOR__UNROLL for (int i = 0; i < 3; i++) {
+        TENSOR__UNROLL for (int j = 0; j < 3; j++) {
+            __m256 acc = _mm256_setzero_ps();
+            TENSOR__UNROLL for (int l = 0; l < 6; l++) if (tensor__wino_G[l][j] != 0) acc = _mm256_fmadd_ps(_mm256_set1_ps((float)tensor__wino_G[l][j]), h[i][l], acc);
+            _mm256_storeu_ps(r[i * 3 + j], acc);
+        }
+    }
+    for (int l = 0; l < 8; l++)
+        for (int e = 0; e < 9; e++) gw[l * 9 + e] = r[e][l];
+}
+#endif
 
 /* U[xi][a][b] = (G k G^T)[xi] for the kernel k [3][3] from output channel a to input channel b:
    w's [a][b] itself (w [O, C, 3, 3]), or with flip its [b][a] turned round 180 degrees (the input
@@ -8826,23 +8874,25 @@ typedef struct { float *U; const float *w; int64_t O, C; bool flip; } tensor__wi
 static void tensor__wino_weights_range(int64_t a0, int64_t a1, void *ctx) {
     const tensor__wino_wjob *q = (const tensor__wino_wjob *)ctx;
     int64_t O = q->O, C = q->C, A = q->flip ? C : O, B = q->flip ? O : C;
-    float u[TENSOR__WINO_PTS][16]; /* 16 kernels' points, then out as rows: U's 36 rows lie A * B apart, often a multiple of 4 KiB */
-    for (int64_t a = a0; a < a1; a++)
-        for (int64_t b0 = 0; b0 < B; b0 += 16) {
-            int64_t nb = B - b0 < 16 ? B - b0 : 16;
-            for (int64_t b = b0; b < b0 + nb; b++) {
-                const float *k = q->flip ? q->w + (b * C + a) * 9 : q->w + (a * C + b) * 9;
-                double g[3][3], t[6][3];
-                for (int i = 0; i < 3; i++)
-                    for (int j = 0; j < 3; j++) g[i][j] = q->flip ? k[(2 - i) * 3 + 2 - j] : k[i * 3 + j];
-                for (int i = 0; i < 6; i++)
-                    for (int j = 0; j < 3; j++) t[i][j] = tensor__wino_G[i][0] * g[0][j] + tensor__wino_G[i][1] * g[1][j] + tensor__wino_G[i][2] * g[2][j];
-                for (int i = 0; i < 6; i++)
-                    for (int l = 0; l < 6; l++)
-                        u[i * 6 + l][b - b0] = (float)(t[i][0] * tensor__wino_G[l][0] + t[i][1] * tensor__wino_G[l][1] + t[i][2] * tensor__wino_G[l][2]);
-            }
-            for (int xi = 0; xi < TENSOR__WINO_PTS; xi++) memcpy(q->U + (xi * A + a) * B + b0, u[xi], (size_t)nb * sizeof(float));
+    for (int64_t a = a0; a < a1; a++) {
+        int64_t b = 0;
+#if TENSOR__NN_AVX2 /* 8 kernels at a time (Winograd runs only with AVX2): (a, b + lane) is w's [a][b + lane], 9
+                       floats apart, or turned round its [b + lane][a], 9 C apart */
+        for (; b + 8 <= B; b += 8)
+            tensor__wino_kernels8(q->U + a * B + b, A * B, q->flip ? q->w + (b * C + a) * 9 : q->w + (a * C + b) * 9, q->flip ? (int)(9 * C) : 9, q->flip);
+#endif
+        for (; b < B; b++) {
+            const float *k = q->flip ? q->w + (b * C + a) * 9 : q->w + (a * C + b) * 9;
+            double g[3][3], t[6][3];
+            for (int i = 0; i < 3; i++)
+                for (int j = 0; j < 3; j++) g[i][j] = q->flip ? k[(2 - i) * 3 + 2 - j] : k[i * 3 + j];
+            for (int i = 0; i < 6; i++)
+                for (int j = 0; j < 3; j++) t[i][j] = tensor__wino_G[i][0] * g[0][j] + tensor__wino_G[i][1] * g[1][j] + tensor__wino_G[i][2] * g[2][j];
+            for (int i = 0; i < 6; i++)
+                for (int l = 0; l < 6; l++)
+                    q->U[((i * 6 + l) * A + a) * B + b] = (float)(t[i][0] * tensor__wino_G[l][0] + t[i][1] * tensor__wino_G[l][1] + t[i][2] * tensor__wino_G[l][2]);
         }
+    }
 }
 static void tensor__wino_weights(float *U, const float *w, int64_t O, int64_t C, bool flip) {
     tensor__wino_wjob q = {U, w, O, C, flip};
@@ -8851,17 +8901,17 @@ static void tensor__wino_weights(float *U, const float *w, int64_t O, int64_t C,
 
 /* gw [O, C, 3, 3] = G^T gU[xi] G for each pair (o, c); gU [36][O][C]. */
 static void tensor__wino_weights_grad(float *gw, const float *gU, int64_t O, int64_t C) {
-    float d[TENSOR__WINO_PTS][16]; /* 16 pairs' points, read in as rows (as tensor__wino_weights_range) */
-    for (int64_t o = 0; o < O; o++)
-        for (int64_t c0 = 0; c0 < C; c0 += 16) {
-            int64_t nc = C - c0 < 16 ? C - c0 : 16;
-            for (int xi = 0; xi < TENSOR__WINO_PTS; xi++) memcpy(d[xi], gU + (xi * O + o) * C + c0, (size_t)nc * sizeof(float));
-            for (int64_t c = c0; c < c0 + nc; c++) {
+    for (int64_t o = 0; o < O; o++) {
+        int64_t c = 0;
+#if TENSOR__NN_AVX2 /* 8 pairs at a time */
+        for (; c + 8 <= C; c += 8) tensor__wino_grads8(gw + (o * C + c) * 9, gU + o * C + c, O * C);
+#endif
+        for (; c < C; c++) {
             double h[3][6];
             for (int i = 0; i < 3; i++)
                 for (int l = 0; l < 6; l++) {
                     double s = 0;
-                    for (int a = 0; a < 6; a++) s += tensor__wino_G[a][i] * d[a * 6 + l][c - c0];
+                    for (int a = 0; a < 6; a++) s += tensor__wino_G[a][i] * gU[((a * 6 + l) * O + o) * C + c];
                     h[i][l] = s;
                 }
             float *r = gw + (o * C + c) * 9;
@@ -8871,8 +8921,8 @@ static void tensor__wino_weights_grad(float *gw, const float *gU, int64_t O, int
                     for (int l = 0; l < 6; l++) s += h[i][l] * tensor__wino_G[l][j];
                     r[i * 3 + j] = (float)s;
                 }
-            }
         }
+    }
 }
 
 /* One run: out [N, Co, Ho, Wo] = the convolution of in [N, Ci, Hi, Wi] (zero-padded by p) with the
