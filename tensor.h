@@ -9073,7 +9073,10 @@ static TENSOR__AVX2_FN void tensor__wino_grad_pair(float *M, int64_t ms, int64_t
    short (14 here), where a memcpy call or a scalar tail costs more than the copy. The zeros fall on
    the padding (which is zero), on a later row's cells (written after), or on the 8 floats of slack
    after the plane. */
+/* and asks for the next plane's cache lines, whose transform follows (the planes come from L3 or
+   memory; a prefetch past the tensor's end is harmless) */
 static TENSOR__AVX2_FN void tensor__wino_copy(float *dst, int64_t ld, const float *src, int64_t H, int64_t W) {
+    for (int64_t i = 0; i < H * W; i += 16) _mm_prefetch((const char *)(src + H * W + i), _MM_HINT_T0);
     __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(W % 8)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     for (int64_t y = 0; y < H; y++, dst += ld, src += W) {
         int64_t i = 0;
