@@ -8815,11 +8815,11 @@ static bool tensor__wino_ok(const tensor__conv_geom *g, tensor_dtype ct) {
            g->oW >= 1 && g->H < ((int64_t)1 << 24) && g->W < ((int64_t)1 << 24) && g->C < ((int64_t)1 << 24) && g->O < ((int64_t)1 << 24); /* (32-bit gather offsets) */
 }
 
-/* G, the kernel transform (6 x 3); computed in double, so U and the weight gradient round once */
+#if TENSOR__NN_AVX2 /* the rest of Winograd: it runs only with AVX2 */
+/* G, the kernel transform (6 x 3) */
 static const double tensor__wino_G[6][3] = {{0.25, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
                                             {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
 
-#if TENSOR__NN_AVX2
 /* U[(i * 6 + l) * us + lane] = (G k G^T)[i][l] for 8 kernels k at once, their element (i, j) at
    w[lane * ws + i * 3 + j] (or, turned round, at (2 - i) * 3 + 2 - j); in float, which rounds U a
    few times where the scalar loop rounds once */
@@ -8865,7 +8865,6 @@ static TENSOR__AVX2_FN void tensor__wino_grads8(float *gw, const float *gU, int6
     for (int l = 0; l < 8; l++)
         for (int e = 0; e < 9; e++) gw[l * 9 + e] = r[e][l];
 }
-#endif
 
 /* U[xi][a][b] = (G k G^T)[xi] for the kernel k [3][3] from output channel a to input channel b:
    w's [a][b] itself (w [O, C, 3, 3]), or with flip its [b][a] turned round 180 degrees (the input
@@ -8876,11 +8875,10 @@ static void tensor__wino_weights_range(int64_t a0, int64_t a1, void *ctx) {
     int64_t O = q->O, C = q->C, A = q->flip ? C : O, B = q->flip ? O : C;
     for (int64_t a = a0; a < a1; a++) {
         int64_t b = 0;
-#if TENSOR__NN_AVX2 /* 8 kernels at a time (Winograd runs only with AVX2): (a, b + lane) is w's [a][b + lane], 9
-                       floats apart, or turned round its [b + lane][a], 9 C apart */
+        /* 8 kernels at a time: (a, b + lane) is w's [a][b + lane], 9 floats apart, or turned round its
+           [b + lane][a], 9 C apart; the rest one by one, in double */
         for (; b + 8 <= B; b += 8)
             tensor__wino_kernels8(q->U + a * B + b, A * B, q->flip ? q->w + (b * C + a) * 9 : q->w + (a * C + b) * 9, q->flip ? (int)(9 * C) : 9, q->flip);
-#endif
         for (; b < B; b++) {
             const float *k = q->flip ? q->w + (b * C + a) * 9 : q->w + (a * C + b) * 9;
             double g[3][3], t[6][3];
@@ -8903,9 +8901,7 @@ static void tensor__wino_weights(float *U, const float *w, int64_t O, int64_t C,
 static void tensor__wino_weights_grad(float *gw, const float *gU, int64_t O, int64_t C) {
     for (int64_t o = 0; o < O; o++) {
         int64_t c = 0;
-#if TENSOR__NN_AVX2 /* 8 pairs at a time */
-        for (; c + 8 <= C; c += 8) tensor__wino_grads8(gw + (o * C + c) * 9, gU + o * C + c, O * C);
-#endif
+        for (; c + 8 <= C; c += 8) tensor__wino_grads8(gw + (o * C + c) * 9, gU + o * C + c, O * C); /* 8 pairs at a time */
         for (; c < C; c++) {
             double h[3][6];
             for (int i = 0; i < 3; i++)
@@ -8943,7 +8939,6 @@ typedef struct {
     int slot;
 } tensor__wino_job;
 
-#if TENSOR__NN_AVX2
 /* 4 floats at a in the low half, 4 at b in the high half */
 static TENSOR__AVX2_INLINE __m256 tensor__wino_load2(const float *a, const float *b) {
     return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_loadu_ps(a)), _mm_loadu_ps(b), 1);
