@@ -8820,13 +8820,14 @@ static bool tensor__wino_ok(const tensor__conv_geom *g, tensor_dtype ct) {
 static const double tensor__wino_G[6][3] = {{0.25, 0, 0},           {-1.0 / 6, -1.0 / 6, -1.0 / 6}, {-1.0 / 6, 1.0 / 6, -1.0 / 6},
                                             {1.0 / 24, 1.0 / 12, 1.0 / 6}, {1.0 / 24, -1.0 / 12, 1.0 / 6}, {0, 0, 1}};
 
-/* U[(i * 6 + l) * us + lane] = (G k G^T)[i][l] for 8 kernels k at once, their element (i, j) at
-   w[lane * ws + i * 3 + j] (or, turned round, at (2 - i) * 3 + 2 - j); in float, which rounds U a
-   few times where the scalar loop rounds once */
-static TENSOR__AVX2_FN void tensor__wino_kernels8(float *U, int64_t us, const float *w, int ws, bool flip) {
+/* U[(i * 6 + l) * us + lane] = (G k G^T)[i][l] for up to 8 kernels k at once (lanes < n), their
+   element (i, j) at w[lane * ws + i * 3 + j] (or, turned round, at (2 - i) * 3 + 2 - j) */
+static TENSOR__AVX2_FN void tensor__wino_kernels8(float *U, int64_t us, const float *w, int ws, bool flip, int n) {
     __m256 g[3][3], t[6][3];
-    __m256i off = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(ws));
-    TENSOR__UNROLL for (int e = 0; e < 9; e++) g[e / 3][e % 3] = _mm256_i32gather_ps(w, _mm256_add_epi32(off, _mm256_set1_epi32(flip ? 8 - e : e)), 4);
+    __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), off = _mm256_mullo_epi32(lane, _mm256_set1_epi32(ws));
+    __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lane);
+    TENSOR__UNROLL for (int e = 0; e < 9; e++)
+        g[e / 3][e % 3] = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), w, _mm256_add_epi32(off, _mm256_set1_epi32(flip ? 8 - e : e)), _mm256_castsi256_ps(live), 4);
     TENSOR__UNROLL for (int i = 0; i < 6; i++) {
         TENSOR__UNROLL for (int j = 0; j < 3; j++) {
             __m256 acc = _mm256_mul_ps(_mm256_set1_ps((float)tensor__wino_G[i][0]), g[0][j]);
@@ -8838,16 +8839,19 @@ static TENSOR__AVX2_FN void tensor__wino_kernels8(float *U, int64_t us, const fl
         TENSOR__UNROLL for (int l = 0; l < 6; l++) {
             __m256 acc = _mm256_mul_ps(_mm256_set1_ps((float)tensor__wino_G[l][0]), t[i][0]);
             acc = _mm256_fmadd_ps(_mm256_set1_ps((float)tensor__wino_G[l][1]), t[i][1], acc);
-            _mm256_storeu_ps(U + (i * 6 + l) * us, _mm256_fmadd_ps(_mm256_set1_ps((float)tensor__wino_G[l][2]), t[i][2], acc));
+            acc = _mm256_fmadd_ps(_mm256_set1_ps((float)tensor__wino_G[l][2]), t[i][2], acc);
+            if (n == 8) _mm256_storeu_ps(U + (i * 6 + l) * us, acc);
+            else _mm256_maskstore_ps(U + (i * 6 + l) * us, live, acc);
         }
     }
 }
-/* gw[lane * 9 + i * 3 + j] = (G^T d G)[i][j] for 8 pairs at once, their points d[xi] at
-   gU[xi * gs + lane] */
-static TENSOR__AVX2_FN void tensor__wino_grads8(float *gw, const float *gU, int64_t gs) {
+/* gw[lane * 9 + i * 3 + j] = (G^T d G)[i][j] for up to 8 pairs at once (lanes < n), their points
+   d[xi] at gU[xi * gs + lane] */
+static TENSOR__AVX2_FN void tensor__wino_grads8(float *gw, const float *gU, int64_t gs, int n) {
     __m256 h[3][6], d[TENSOR__WINO_PTS];
+    __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     float r[9][8];
-    for (int xi = 0; xi < TENSOR__WINO_PTS; xi++) d[xi] = _mm256_loadu_ps(gU + xi * gs);
+    for (int xi = 0; xi < TENSOR__WINO_PTS; xi++) d[xi] = _mm256_maskload_ps(gU + xi * gs, live);
     TENSOR__UNROLL for (int i = 0; i < 3; i++) {
         TENSOR__UNROLL for (int l = 0; l < 6; l++) {
             __m256 acc = _mm256_setzero_ps();
@@ -8862,7 +8866,7 @@ static TENSOR__AVX2_FN void tensor__wino_grads8(float *gw, const float *gU, int6
             _mm256_storeu_ps(r[i * 3 + j], acc);
         }
     }
-    for (int l = 0; l < 8; l++)
+    for (int l = 0; l < n; l++)
         for (int e = 0; e < 9; e++) gw[l * 9 + e] = r[e][l];
 }
 
@@ -8873,24 +8877,12 @@ typedef struct { float *U; const float *w; int64_t O, C; bool flip; } tensor__wi
 static void tensor__wino_weights_range(int64_t a0, int64_t a1, void *ctx) {
     const tensor__wino_wjob *q = (const tensor__wino_wjob *)ctx;
     int64_t O = q->O, C = q->C, A = q->flip ? C : O, B = q->flip ? O : C;
-    for (int64_t a = a0; a < a1; a++) {
-        int64_t b = 0;
-        /* 8 kernels at a time: (a, b + lane) is w's [a][b + lane], 9 floats apart, or turned round its
-           [b + lane][a], 9 C apart; the rest one by one, in double */
-        for (; b + 8 <= B; b += 8)
-            tensor__wino_kernels8(q->U + a * B + b, A * B, q->flip ? q->w + (b * C + a) * 9 : q->w + (a * C + b) * 9, q->flip ? (int)(9 * C) : 9, q->flip);
-        for (; b < B; b++) {
-            const float *k = q->flip ? q->w + (b * C + a) * 9 : q->w + (a * C + b) * 9;
-            double g[3][3], t[6][3];
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++) g[i][j] = q->flip ? k[(2 - i) * 3 + 2 - j] : k[i * 3 + j];
-            for (int i = 0; i < 6; i++)
-                for (int j = 0; j < 3; j++) t[i][j] = tensor__wino_G[i][0] * g[0][j] + tensor__wino_G[i][1] * g[1][j] + tensor__wino_G[i][2] * g[2][j];
-            for (int i = 0; i < 6; i++)
-                for (int l = 0; l < 6; l++)
-                    q->U[((i * 6 + l) * A + a) * B + b] = (float)(t[i][0] * tensor__wino_G[l][0] + t[i][1] * tensor__wino_G[l][1] + t[i][2] * tensor__wino_G[l][2]);
-        }
-    }
+    /* 8 kernels at a time: (a, b + lane) is w's [a][b + lane], 9 floats apart, or turned round its
+       [b + lane][a], 9 C apart */
+    for (int64_t a = a0; a < a1; a++)
+        for (int64_t b = 0; b < B; b += 8)
+            tensor__wino_kernels8(q->U + a * B + b, A * B, q->flip ? q->w + (b * C + a) * 9 : q->w + (a * C + b) * 9, q->flip ? (int)(9 * C) : 9, q->flip,
+                                  (int)(B - b < 8 ? B - b : 8));
 }
 static void tensor__wino_weights(float *U, const float *w, int64_t O, int64_t C, bool flip) {
     tensor__wino_wjob q = {U, w, O, C, flip};
@@ -8899,26 +8891,8 @@ static void tensor__wino_weights(float *U, const float *w, int64_t O, int64_t C,
 
 /* gw [O, C, 3, 3] = G^T gU[xi] G for each pair (o, c); gU [36][O][C]. */
 static void tensor__wino_weights_grad(float *gw, const float *gU, int64_t O, int64_t C) {
-    for (int64_t o = 0; o < O; o++) {
-        int64_t c = 0;
-        for (; c + 8 <= C; c += 8) tensor__wino_grads8(gw + (o * C + c) * 9, gU + o * C + c, O * C); /* 8 pairs at a time */
-        for (; c < C; c++) {
-            double h[3][6];
-            for (int i = 0; i < 3; i++)
-                for (int l = 0; l < 6; l++) {
-                    double s = 0;
-                    for (int a = 0; a < 6; a++) s += tensor__wino_G[a][i] * gU[((a * 6 + l) * O + o) * C + c];
-                    h[i][l] = s;
-                }
-            float *r = gw + (o * C + c) * 9;
-            for (int i = 0; i < 3; i++)
-                for (int j = 0; j < 3; j++) {
-                    double s = 0;
-                    for (int l = 0; l < 6; l++) s += h[i][l] * tensor__wino_G[l][j];
-                    r[i * 3 + j] = (float)s;
-                }
-        }
-    }
+    for (int64_t o = 0; o < O; o++)
+        for (int64_t c = 0; c < C; c += 8) tensor__wino_grads8(gw + (o * C + c) * 9, gU + o * C + c, O * C, (int)(C - c < 8 ? C - c : 8));
 }
 
 /* One run: out [N, Co, Ho, Wo] = the convolution of in [N, Ci, Hi, Wi] (zero-padded by p) with the
