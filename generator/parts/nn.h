@@ -1419,7 +1419,7 @@ static char *tensor__conv_job_init(const char *fn, tensor__conv_job *j, const te
    channels, max |a - b| / (1 + |b|) against im2col + OpenBLAS): forward 1.1e-5 (F(2x2): 9.9e-7),
    input gradient 2.0e-5 (1.1e-6), weight gradient 1.7e-4 (2.9e-5; its entries are sums of 12544
    products); CNN training step (examples/fashion_mnist_cnn.c's layers), 1 thread: 11.7-12.4 ms
-   (F(2x2): 14.0-14.3). TENSOR_NO_WINOGRAD leaves every convolution to im2col + GEMM. f32 with AVX2
+   against 14.0-14.3 for F(2x2) with the same plane copies and unrolled transforms. TENSOR_NO_WINOGRAD leaves every convolution to im2col + GEMM. f32 with AVX2
    (the transforms run two groups of 4 tiles at a time), when both channel counts are at least
    TENSOR__WINO_MIN_CH: with fewer the transforms cost more than they save (measured here, forward
    + backward of 64 images of 14 x 14, C = O, 1 thread, Winograd vs im2col: C 4 0.37 vs 0.32 ms,
