@@ -263,6 +263,28 @@ static void check_softmax_rows(int line, tensor *t) {
     free(x);
 }
 
+/* softmax and log_softmax of t over dim (not the innermost: the rows are gathered), against the
+   double loops on t with dim moved last and against the reference kernels */
+static void check_softmax_dim(int line, tensor *t, int dim) {
+    int nd = tensor_ndim(t), perm[8], k = 0;
+    for (int d = 0; d < nd; d++) if (d != dim) perm[k++] = d;
+    perm[k] = dim;
+    int64_t C = tensor_shape(t)[dim], R = C ? tensor_numel(t) / C : 0;
+    double *x = test_values(tensor_contiguous(tensor_permute(t, nd, perm)));
+    for (int lf = 0; lf < 2; lf++) {
+        double *want = ref_softmax_rows(x, R, C, lf != 0);
+        tensor *f = lf ? tensor_log_softmax(t, dim) : tensor_softmax(t, dim);
+        bool was = tensor_set_reference_kernels(true);
+        tensor *r = lf ? tensor_log_softmax(t, dim) : tensor_softmax(t, dim);
+        tensor_set_reference_kernels(was);
+        CHECK(f && r);
+        if (f) test_check_values(__FILE__, line, tensor_contiguous(tensor_permute(f, nd, perm)), want, R * C, 1e-6, 2e-6);
+        if (f && r) check_same(line, f, r, 1e-6, 2e-6);
+        free(want);
+    }
+    free(x);
+}
+
 TEST(fused_softmax_fast_path) {
     check_softmax_rows(__LINE__, test_random(TENSOR_F32, TENSOR_SHAPE(1, 1), -1, 1));
     for (int64_t c = 1; c <= 41; c += 4) check_softmax_rows(__LINE__, test_random(TENSOR_F32, TENSOR_SHAPE(5, c), -5, 5)); /* every tail */
@@ -272,7 +294,11 @@ TEST(fused_softmax_fast_path) {
     tensor *big = test_random(TENSOR_F32, TENSOR_SHAPE(4, 100), 1e4, 1e4 + 50);                /* large logits */
     check_softmax_rows(__LINE__, big);
     check_softmax_rows(__LINE__, tensor_slice(test_random(TENSOR_F32, TENSOR_SHAPE(9, 40), -3, 3), 0, 1, 9, 3)); /* strided rows */
-    check_softmax_rows(__LINE__, tensor_transpose(test_random(TENSOR_F32, TENSOR_SHAPE(40, 9), -3, 3), 0, 1));   /* reference path */
+    check_softmax_rows(__LINE__, tensor_transpose(test_random(TENSOR_F32, TENSOR_SHAPE(40, 9), -3, 3), 0, 1));   /* rows gathered */
+    /* over a dim that is not the innermost (the rows gathered), threads over rows, one-element rows */
+    check_softmax_dim(__LINE__, test_random(TENSOR_F32, TENSOR_SHAPE(3, 7, 5, 4), -4, 4), 1);
+    check_softmax_dim(__LINE__, test_random(TENSOR_F32, TENSOR_SHAPE(6, 2, 50, 40), -4, 4), 0);
+    check_softmax_dim(__LINE__, test_random(TENSOR_F32, TENSOR_SHAPE(1, 9, 3), -4, 4), 0);
     check_softmax_rows(__LINE__, tensor_zeros(TENSOR_SHAPE(0, 5), TENSOR_F32));
     /* rows with -inf (masked), all -inf, +inf, NaN, and exponents that underflow */
     static const double sp[6][9] = {{0, -INFINITY, 1, 2, -INFINITY, 3, 4, 5, 6},
@@ -293,6 +319,17 @@ TEST(fused_softmax_fast_path) {
     want = ref_softmax_rows(x, 6, 9, true);
     CHECK_VALUES(tensor_log_softmax(s, 1), want, 54, 1e-5, 1e-6);
     free(want);
+    free(x);
+    /* the same rows gathered: down the columns of the transpose */
+    tensor *st = tensor_contiguous(tensor_transpose(s, 0, 1));
+    x = test_values(s), want = ref_softmax_rows(x, 6, 9, false);
+    got = test_values(tensor_contiguous(tensor_transpose(tensor_softmax(st, 0), 0, 1)));
+    for (int i = 0; i < 54; i++) {
+        double w = (double)(float)want[i];
+        CHECK_MSG((w != w && got[i] != got[i]) || fabs(got[i] - w) <= 2e-6 * fabs(w) + 1e-44, "softmax over dim 0, element %d: %.9g vs %.9g", i, got[i], w);
+    }
+    free(want);
+    free(got);
     free(x);
 }
 

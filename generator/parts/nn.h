@@ -473,24 +473,27 @@ static void tensor__rows_seek(tensor__rows *r, int64_t q) {
 /* Rows per thread chunk: about TENSOR__GRAIN_ELEMENTWISE elements. */
 static int64_t tensor__row_grain(int64_t len) { return TENSOR__GRAIN_ELEMENTWISE / (len > 0 ? len : 1) + 1; }
 
-/* One contiguous row of softmax (or log_softmax) in double: the reference formula, for the rows
-   with a NaN or an infinity that the fast path hands back. */
-static void tensor__softmax_row_f32(float *y, const float *x, int64_t n, bool log_form) {
+/* One row of softmax (or log_softmax) in double, its elements xs and ys apart: the reference
+   formula, for the rows with a NaN or an infinity that the fast path hands back (and for strided
+   rows when there is no memory to gather them). */
+static void tensor__softmax_row_f32(float *y, int64_t ys, const float *x, int64_t xs, int64_t n, bool log_form) {
     double mx = -INFINITY, sum = 0;
-    for (int64_t i = 0; i < n; i++) if (x[i] > mx) mx = x[i];
-    for (int64_t i = 0; i < n; i++) sum += exp((double)x[i] - mx);
+    for (int64_t i = 0; i < n; i++) if (x[i * xs] > mx) mx = x[i * xs];
+    for (int64_t i = 0; i < n; i++) sum += exp((double)x[i * xs] - mx);
     if (log_form) {
         double lse = mx + log(sum);
-        for (int64_t i = 0; i < n; i++) y[i] = (float)((double)x[i] - lse);
+        for (int64_t i = 0; i < n; i++) y[i * ys] = (float)((double)x[i * xs] - lse);
     } else {
-        for (int64_t i = 0; i < n; i++) y[i] = (float)(exp((double)x[i] - mx) / sum);
+        for (int64_t i = 0; i < n; i++) y[i * ys] = (float)(exp((double)x[i * xs] - mx) / sum);
     }
 }
 
 typedef struct { const tensor *x; tensor *y; int dim; int64_t len; bool log_form; } tensor__softmax_task;
 
-/* Rows [begin, end) of an f32 softmax whose rows are contiguous in x and y: max and e^(x - max)
-   in one pass (the exponentials land in y), then one scaling pass. */
+/* Rows [begin, end) of an f32 softmax: max and e^(x - max) in one pass (the exponentials land in
+   y), then one scaling pass. A row whose elements are not adjacent in x or y (softmax over a dim
+   other than the innermost) is gathered into a buffer, done there and scattered back: the rows
+   of a chunk sit side by side in memory, so the gathers share cache lines. */
 static void tensor__softmax_rows_f32(int64_t begin, int64_t end, void *vt) {
     const tensor__softmax_task *t = (const tensor__softmax_task *)vt;
     tensor__rows r;
@@ -498,26 +501,39 @@ static void tensor__softmax_rows_f32(int64_t begin, int64_t end, void *vt) {
     tensor__rows_seek(&r, begin);
     const float *xb = (const float *)t->x->storage->data;
     float *yb = (float *)t->y->storage->data;
-    int64_t n = t->len;
+    int64_t n = t->len, xs = t->x->strides[t->dim], ys = t->y->strides[t->dim];
+    bool strided = n > 1 && (xs != 1 || ys != 1);
+    float *buf = strided ? (float *)tensor__alloc_aligned(2 * (size_t)n * sizeof(float)) : NULL; /* (pool threads: no cache) */
     for (int64_t q = begin; q < end; q++, tensor__rows_next(&r)) {
         const float *x = xb + r.off[0];
         float *y = yb + r.off[1], m;
+        if (strided && !buf) {
+            tensor__softmax_row_f32(y, ys, x, xs, n, t->log_form);
+            continue;
+        }
+        if (strided) {
+            for (int64_t i = 0; i < n; i++) buf[i] = x[i * xs];
+            x = buf, y = buf + n;
+        }
         double s = tensor__row_maxsumexp_f32(t->log_form ? NULL : y, x, n, &m);
-        if (s != s) tensor__softmax_row_f32(y, x, n, t->log_form);
+        if (s != s) tensor__softmax_row_f32(y, 1, x, 1, n, t->log_form);
         else if (t->log_form) tensor__row_sub2_f32(y, x, n, m, (float)log(s));
         else tensor__row_affine_f32(y, y, n, (float)(1.0 / s), 0.0f);
+        if (strided)
+            for (int64_t i = 0; i < n; i++) yb[r.off[1] + i * ys] = y[i];
     }
+    tensor__free_aligned(buf);
 }
 
 /* out: same shape as x; each row along dim (ip[0]) becomes exp(x - max) / sum, or its log,
    computed in double. A row of -inf (fully masked) gives NaN, as in PyTorch. The fast path: f32
-   rows contiguous along dim, split over the pool. */
+   rows, split over the pool. */
 static int tensor__softmax_kernel(tensor__call *c, bool log_form) {
     tensor *x = c->in[0], *y = c->out;
     int dim = (int)c->ip[0];
     if (tensor__numel_of(x->ndim, x->shape) == 0) return 0;
     int64_t len = dim >= 0 ? x->shape[dim] : 1, xs = dim >= 0 ? x->strides[dim] : 0, ys = dim >= 0 ? y->strides[dim] : 0;
-    if (!tensor__reference_kernels && x->dtype == TENSOR_F32 && dim >= 0 && (len == 1 || (xs == 1 && ys == 1))) {
+    if (!tensor__reference_kernels && x->dtype == TENSOR_F32 && dim >= 0) {
         tensor__softmax_task t;
         t.x = x;
         t.y = y;
