@@ -1613,20 +1613,30 @@ static TENSOR__AVX2_INLINE void tensor__wino_a(const __m256 *g, __m256 *z) {
     z[3] = _mm256_add_ps(e2, f2), z[4] = _mm256_sub_ps(e2, f2), z[5] = g[3];
 }
 
-/* B^T d B of two groups of 4 tiles, their 6x6 patches from a and b (a padded plane's rows, ld
-   apart), into V[xi * vs + ta + k] and V[xi * vs + tb + k] for the groups' tiles k < 4. A group
-   past its tile row's end fills tiles of later rows or of the row padding: stored first. */
-static TENSOR__AVX2_FN void tensor__wino_input_pair(float *V, int64_t vs, int64_t ta, int64_t tb, const float *a, const float *b, int64_t ld) {
+/* T p T^T of two groups of 4 tiles, t the 1-D transform T (n values to 6): their n x n pieces p
+   from a and b (a padded plane's rows, ld apart), into V[xi * vs + ta + k] and V[xi * vs + tb + k]
+   for the groups' tiles k < 4. A group past its tile row's end fills tiles of later rows or of the
+   row padding: stored first. */
+static TENSOR__AVX2_INLINE void tensor__wino_pair(float *V, int64_t vs, int64_t ta, int64_t tb, const float *a, const float *b, int64_t ld, int n,
+                                                  void (*t)(const __m256 *, __m256 *)) {
     __m256 w[6][6], d[6], o[6];
-    TENSOR__UNROLL for (int r = 0; r < 6; r++) {
-        tensor__wino_columns(a + r * ld, b + r * ld, 6, d);
-        tensor__wino_bt(d, w[r]);
+    TENSOR__UNROLL for (int r = 0; r < n; r++) {
+        tensor__wino_columns(a + r * ld, b + r * ld, n, d);
+        t(d, w[r]);
     }
     TENSOR__UNROLL for (int k = 0; k < 6; k++) {
-        TENSOR__UNROLL for (int r = 0; r < 6; r++) d[r] = w[r][k];
-        tensor__wino_bt(d, o);
+        TENSOR__UNROLL for (int r = 0; r < n; r++) d[r] = w[r][k];
+        t(d, o);
         TENSOR__UNROLL for (int i = 0; i < 6; i++) tensor__wino_put2(V + (i * 6 + k) * vs, ta, tb, o[i]);
     }
+}
+/* B^T d B of the input's 6x6 patches */
+static TENSOR__AVX2_FN void tensor__wino_input_pair(float *V, int64_t vs, int64_t ta, int64_t tb, const float *a, const float *b, int64_t ld) {
+    tensor__wino_pair(V, vs, ta, tb, a, b, ld, 6, tensor__wino_bt);
+}
+/* A gy A^T of the output gradient's 4x4 pieces */
+static TENSOR__AVX2_FN void tensor__wino_grad_pair(float *M, int64_t ms, int64_t ta, int64_t tb, const float *a, const float *b, int64_t ld) {
+    tensor__wino_pair(M, ms, ta, tb, a, b, ld, 4, tensor__wino_a);
 }
 
 /* The first n (<= 8) lanes of v to y. */
@@ -1663,21 +1673,6 @@ static TENSOR__AVX2_FN void tensor__wino_output_pair(float *ya, float *yb, int64
             tensor__wino_store(yb + r * Wo, _mm256_permute2f128_ps(p0, p1, 0x31), cb);
             if (cb > 8) tensor__wino_store(yb + r * Wo + 8, _mm256_permute2f128_ps(p2, p3, 0x31), cb - 8);
         }
-    }
-}
-
-/* A gy A^T of two groups of 4 tiles, their 4x4 pieces of gy from a and b (a padded plane's rows,
-   ld apart), into M[xi * ms + ta + k] and M[xi * ms + tb + k] (as tensor__wino_input_pair). */
-static TENSOR__AVX2_FN void tensor__wino_grad_pair(float *M, int64_t ms, int64_t ta, int64_t tb, const float *a, const float *b, int64_t ld) {
-    __m256 h[4][6], d[6], z[6];
-    TENSOR__UNROLL for (int r = 0; r < 4; r++) {
-        tensor__wino_columns(a + r * ld, b + r * ld, 4, d);
-        tensor__wino_a(d, h[r]);
-    }
-    TENSOR__UNROLL for (int k = 0; k < 6; k++) {
-        TENSOR__UNROLL for (int r = 0; r < 4; r++) d[r] = h[r][k];
-        tensor__wino_a(d, z);
-        TENSOR__UNROLL for (int i = 0; i < 6; i++) tensor__wino_put2(M + (i * 6 + k) * ms, ta, tb, z[i]);
     }
 }
 
