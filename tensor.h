@@ -8841,7 +8841,7 @@ static const double tensor__wino_G[6][3] = {{0.25, 0, 0},           {-1.0 / 6, -
 static TENSOR__AVX2_FN void tensor__wino_kernels8(float *U, int64_t us, const float *w, int ws, bool flip, int n) {
     __m256 g[3][3], t[6][3];
     __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), off = _mm256_mullo_epi32(lane, _mm256_set1_epi32(ws));
-    __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), lane);
+    __m256i live = tensor__avx2_first(n);
     TENSOR__UNROLL for (int e = 0; e < 9; e++)
         g[e / 3][e % 3] = _mm256_mask_i32gather_ps(_mm256_setzero_ps(), w, _mm256_add_epi32(off, _mm256_set1_epi32(flip ? 8 - e : e)), _mm256_castsi256_ps(live), 4);
     TENSOR__UNROLL for (int i = 0; i < 6; i++) {
@@ -8865,7 +8865,7 @@ static TENSOR__AVX2_FN void tensor__wino_kernels8(float *U, int64_t us, const fl
    d[xi] at gU[xi * gs + lane] */
 static TENSOR__AVX2_FN void tensor__wino_grads8(float *gw, const float *gU, int64_t gs, int n) {
     __m256 h[3][6], d[TENSOR__WINO_PTS];
-    __m256i live = _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    __m256i live = tensor__avx2_first(n);
     float r[9][8];
     for (int xi = 0; xi < TENSOR__WINO_PTS; xi++) d[xi] = _mm256_maskload_ps(gU + xi * gs, live);
     TENSOR__UNROLL for (int i = 0; i < 3; i++) {
@@ -9057,7 +9057,7 @@ static TENSOR__AVX2_FN void tensor__wino_output_pair(float *ya, float *yb, int64
    memory; a prefetch past the tensor's end is harmless) */
 static TENSOR__AVX2_FN void tensor__wino_copy(float *dst, int64_t ld, const float *src, int64_t H, int64_t W) {
     for (int64_t i = 0; i < H * W; i += 16) _mm_prefetch((const char *)(src + H * W + i), _MM_HINT_T0);
-    __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(W % 8)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    __m256i tail = tensor__avx2_first(W % 8);
     for (int64_t y = 0; y < H; y++, dst += ld, src += W) {
         int64_t i = 0;
         for (; i + 8 <= W; i += 8) _mm256_storeu_ps(dst + i, _mm256_loadu_ps(src + i));
@@ -9499,14 +9499,13 @@ static TENSOR__AVX2_INLINE __m256 tensor__pool_odd(__m256 lo, __m256 hi) {
 static TENSOR__AVX2_INLINE __m256 tensor__pool_takes(__m256 m, __m256 v) {
     return _mm256_and_ps(_mm256_cmp_ps(v, m, _CMP_NLE_UQ), _mm256_cmp_ps(m, m, _CMP_ORD_Q));
 }
-static TENSOR__AVX2_INLINE __m256i tensor__pool_mask(int64_t n) { return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); }
 static TENSOR__AVX2_INLINE void tensor__pool_corners(const float *r0, const float *r1, int64_t n, __m256 *a, __m256 *b, __m256 *c, __m256 *d) {
     __m256 l0, h0, l1, h1;
     if (n >= 16) { /* 16 columns of each row readable */
         l0 = _mm256_loadu_ps(r0); h0 = _mm256_loadu_ps(r0 + 8);
         l1 = _mm256_loadu_ps(r1); h1 = _mm256_loadu_ps(r1 + 8);
     } else { /* the first n only */
-        __m256i ml = tensor__pool_mask(n), mh = tensor__pool_mask(n - 8);
+        __m256i ml = tensor__avx2_first(n), mh = tensor__avx2_first(n - 8);
         l0 = _mm256_maskload_ps(r0, ml); h0 = _mm256_maskload_ps(r0 + 8, mh);
         l1 = _mm256_maskload_ps(r1, ml); h1 = _mm256_maskload_ps(r1 + 8, mh);
     }
@@ -9582,7 +9581,7 @@ static TENSOR__AVX2_FN void tensor__maxpool2_bwd_plane_avx2(float *gx, const flo
             }
         } else {
             int64_t xa = (H - 2 * oh - 1) * W, ya = (oH - oh) * oW;
-            __m256 g = ya >= 8 ? _mm256_loadu_ps(gr) : _mm256_maskload_ps(gr, tensor__pool_mask(oW));
+            __m256 g = ya >= 8 ? _mm256_loadu_ps(gr) : _mm256_maskload_ps(gr, tensor__avx2_first(oW));
             tensor__pool_bwd_block(r0, r1, xa >= 16 ? 16 : 2 * oW, g, o);
             if (xa >= 16) { /* g0's spill lands in g1, stored after it; g1's in the next rows */
                 _mm256_storeu_ps(g0, o[0]); _mm256_storeu_ps(g0 + 8, o[1]);
