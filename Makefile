@@ -4,6 +4,7 @@ CXX     ?= c++
 CFLAGS  ?= -O2 -g
 WARN     = -Wall -Wextra
 LDLIBS   = -lm -lpthread
+BUILD   ?= build
 SAN      = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 PARTS    = $(shell grep -v '^\#' generator/manifest.txt)
@@ -17,12 +18,12 @@ generator/gen: generator/gen.c
 	$(CC) -O2 $(WARN) -o $@ $<
 
 tensor.h: generator/gen generator/manifest.txt ops.def $(PARTS)
-	generator/gen generator/manifest.txt ops.def > tensor.h.tmp && mv tensor.h.tmp tensor.h
+	generator/gen generator/manifest.txt ops.def > tensor.h.tmp.$$$$ && mv tensor.h.tmp.$$$$ tensor.h
 
 check-amalgamation: generator/gen
-	@generator/gen generator/manifest.txt ops.def > .amalgamation.tmp
-	@if cmp -s .amalgamation.tmp tensor.h; then rm -f .amalgamation.tmp; echo "check-amalgamation: tensor.h matches its sources"; \
-	 else rm -f .amalgamation.tmp; echo "check-amalgamation: tensor.h is stale; run: make tensor.h && git add tensor.h"; exit 1; fi
+	@generator/gen generator/manifest.txt ops.def > .amalgamation.tmp.$$$$; \
+	 if cmp -s .amalgamation.tmp.$$$$ tensor.h; then rm -f .amalgamation.tmp.$$$$; echo "check-amalgamation: tensor.h matches its sources"; \
+	 else rm -f .amalgamation.tmp.$$$$; echo "check-amalgamation: tensor.h is stale; run: make tensor.h && git add tensor.h"; exit 1; fi
 
 examples: $(EXAMPLES)
 examples/%: examples/%.c examples/train_util.h tensor.h
@@ -30,22 +31,22 @@ examples/%: examples/%.c examples/train_util.h tensor.h
 examples/fashion_mnist_%: LDLIBS += -lz
 
 # The suite: one binary from tests/main.c (the implementation) and every tests/test_*.c.
-build/tests/%.o: tests/%.c tests/test.h tensor.h
+$(BUILD)/tests/%.o: tests/%.c tests/test.h tensor.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) -I. -c $< -o $@
-build/tests/test_all: build/tests/main.o $(patsubst tests/%.c,build/tests/%.o,$(TEST_SRC))
+$(BUILD)/tests/test_all: $(BUILD)/tests/main.o $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(TEST_SRC))
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-build/asan/%.o: tests/%.c tests/test.h tensor.h
+$(BUILD)/asan/%.o: tests/%.c tests/test.h tensor.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(SAN) $(WARN) -I. -c $< -o $@
-build/asan/test_all: build/asan/main.o $(patsubst tests/%.c,build/asan/%.o,$(TEST_SRC))
+$(BUILD)/asan/test_all: $(BUILD)/asan/main.o $(patsubst tests/%.c,$(BUILD)/asan/%.o,$(TEST_SRC))
 	$(CC) -O1 -g $(SAN) $^ -o $@ $(LDLIBS)
 
-build/tsan/%.o: tests/%.c tests/test.h tensor.h
+$(BUILD)/tsan/%.o: tests/%.c tests/test.h tensor.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fsanitize=thread $(WARN) -I. -c $< -o $@
-build/tsan/test_all: build/tsan/main.o $(patsubst tests/%.c,build/tsan/%.o,$(TEST_SRC))
+$(BUILD)/tsan/test_all: $(BUILD)/tsan/main.o $(patsubst tests/%.c,$(BUILD)/tsan/%.o,$(TEST_SRC))
 	$(CC) -O1 -g -fsanitize=thread $^ -o $@ $(LDLIBS)
 
 # The NEON instance: the suite cross-compiled for aarch64 and run under qemu-user, once as built
@@ -55,44 +56,44 @@ build/tsan/test_all: build/tsan/main.o $(patsubst tests/%.c,build/tsan/%.o,$(TES
 AARCH64_CC ?= aarch64-linux-gnu-gcc
 QEMU_AARCH64 ?= qemu-aarch64
 HAVE_NEON_TOOLS := $(shell command -v $(AARCH64_CC) > /dev/null 2>&1 && command -v $(QEMU_AARCH64) > /dev/null 2>&1 && echo yes)
-build/neon/test_all: tests/main.c $(TEST_SRC) tests/test.h tensor.h
+$(BUILD)/neon/test_all: tests/main.c $(TEST_SRC) tests/test.h tensor.h
 	@mkdir -p $(dir $@)
 	$(AARCH64_CC) -O2 $(WARN) -I. -static tests/main.c $(TEST_SRC) -o $@ -lm -lpthread
-test-neon: check-amalgamation build/neon/test_all
+test-neon: check-amalgamation $(BUILD)/neon/test_all
 	@for simd in neon scalar; do \
 	  filter=$$([ $$simd = neon ] || echo test_simd); \
-	  if TENSOR_SIMD=$$simd TENSOR_TEST_ULP_POINTS=100000 $(QEMU_AARCH64) -L /usr/aarch64-linux-gnu build/neon/test_all $$filter > build/neon/log 2>&1; \
-	  then grep -E '^ *FAIL|^  simd ' build/neon/log; echo "neon-$$simd: $$(tail -n 1 build/neon/log)"; \
-	  else cat build/neon/log; echo "neon-$$simd: FAILED"; exit 1; fi; \
+	  if TENSOR_SIMD=$$simd TENSOR_TEST_ULP_POINTS=100000 $(QEMU_AARCH64) -L /usr/aarch64-linux-gnu $(BUILD)/neon/test_all $$filter > $(BUILD)/neon/log 2>&1; \
+	  then grep -E '^ *FAIL|^  simd ' $(BUILD)/neon/log; echo "neon-$$simd: $$(tail -n 1 $(BUILD)/neon/log)"; \
+	  else cat $(BUILD)/neon/log; echo "neon-$$simd: FAILED"; exit 1; fi; \
 	done
 
 # The suite with -DTENSOR_USE_SLEEF: SLEEF's vector functions instead of ours (Debian: libsleef-dev).
-build/sleef/test_all: tests/main.c $(TEST_SRC) tests/test.h tensor.h
+$(BUILD)/sleef/test_all: tests/main.c $(TEST_SRC) tests/test.h tensor.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) -DTENSOR_USE_SLEEF -I. tests/main.c $(TEST_SRC) -o $@ -lsleef $(LDLIBS)
-test-sleef: check-amalgamation build/sleef/test_all
-	@tests/run.sh build/sleef/test_all --no-compile-matrix
+test-sleef: check-amalgamation $(BUILD)/sleef/test_all
+	@tests/run.sh $(BUILD)/sleef/test_all --no-compile-matrix
 
-test: check-amalgamation build/tests/test_all $(if $(HAVE_NEON_TOOLS),test-neon)
-	@CC="$(CC)" CXX="$(CXX)" tests/run.sh build/tests/test_all
+test: check-amalgamation $(BUILD)/tests/test_all $(if $(HAVE_NEON_TOOLS),test-neon)
+	@CC="$(CC)" CXX="$(CXX)" tests/run.sh $(BUILD)/tests/test_all
 
-test-asan: check-amalgamation build/asan/test_all
+test-asan: check-amalgamation $(BUILD)/asan/test_all
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	 CC="$(CC)" CXX="$(CXX)" tests/run.sh build/asan/test_all --no-compile-matrix
+	 CC="$(CC)" CXX="$(CXX)" tests/run.sh $(BUILD)/asan/test_all --no-compile-matrix
 
 # The suite under ThreadSanitizer (the pool runs on every core, so large ops use it).
-test-tsan: check-amalgamation build/tsan/test_all
-	@TSAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1 CC="$(CC)" CXX="$(CXX)" tests/run.sh build/tsan/test_all --no-compile-matrix
+test-tsan: check-amalgamation $(BUILD)/tsan/test_all
+	@TSAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1 CC="$(CC)" CXX="$(CXX)" tests/run.sh $(BUILD)/tsan/test_all --no-compile-matrix
 
 
 # The benchmark: plain -O2 (no -march: the run-time ISA choice is what is measured), linked with
 # the references (OpenBLAS, glibc's libmvec, SLEEF when -lsleef links). See bench/README.md.
 BENCH_SLEEF = $(shell printf 'int main(void){return 0;}' | $(CC) -x c - -lsleef -o /dev/null 2>/dev/null && echo yes)
-build/bench: bench/bench.c tensor.h
+$(BUILD)/bench: bench/bench.c tensor.h
 	@mkdir -p build
 	$(CC) -O2 $(WARN) -I. $(if $(BENCH_SLEEF),-DBENCH_SLEEF) bench/bench.c -o $@ -lopenblas -lmvec $(if $(BENCH_SLEEF),-lsleef) $(LDLIBS)
-bench: build/bench
-	build/bench
+bench: $(BUILD)/bench
+	$(BUILD)/bench
 
 clean:
 	rm -rf build generator/gen $(EXAMPLES)
