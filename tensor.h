@@ -502,6 +502,11 @@ TENSOR_API bool        tensor_set_reference_kernels(bool on); /* true: plain sca
    unary_backward_fused, optim_simd); -1 for another name. The tests compare each fast path with the
    reference, and with these they also see that it is taken where it should be. */
 TENSOR_API int64_t     tensor_test_path_count(const char *path);
+/* Allocation-failure injection: from now on, count every memory request of the library (storage,
+   handles, graph nodes, scratch, whether cached or not) and fail the k-th one (0: fail none).
+   tensor_test_alloc_count() is the number of requests since the last call. */
+TENSOR_API void        tensor_test_fail_alloc(int64_t k);
+TENSOR_API int64_t     tensor_test_alloc_count(void);
 #endif
 
 /* ---- Ops of the registry (ops.def), one prototype each ---- */
@@ -909,6 +914,21 @@ static int64_t tensor__path_counts[TENSOR__N_PATHS];
 #define TENSOR_CACHE_LIMIT ((size_t)1 << 30)
 #endif
 
+/* Allocation-failure injection (TENSOR_TEST_HOOKS builds): every place the library asks for memory
+   goes through TENSOR__MALLOC or TENSOR__ALLOC_FAILS, so a test can count the requests of a run
+   and then fail the k-th one, whether the cache or the system would have served it. */
+#ifdef TENSOR_TEST_HOOKS
+static int64_t tensor__test_alloc_count, tensor__test_alloc_fail_at;
+static int tensor__test_alloc_fails(void) {
+    int64_t k = __atomic_add_fetch(&tensor__test_alloc_count, 1, __ATOMIC_RELAXED);
+    return k == __atomic_load_n(&tensor__test_alloc_fail_at, __ATOMIC_RELAXED);
+}
+#define TENSOR__ALLOC_FAILS() tensor__test_alloc_fails()
+#else
+#define TENSOR__ALLOC_FAILS() 0
+#endif
+#define TENSOR__MALLOC(n) (TENSOR__ALLOC_FAILS() ? NULL : TENSOR_MALLOC(n))
+
 #ifndef TENSOR_ASSERT
 #include <assert.h>
 #define TENSOR_ASSERT(x) assert(x)
@@ -1165,13 +1185,13 @@ static void tensor__store_f64(char *p, tensor_dtype d, double v) {
 
 // >>memory -------------------------------------------------------------------------------------
 /* Buffers for kernels' scratch: 64-byte aligned, the real block start kept just before the
-   returned pointer. Plain TENSOR_MALLOC/TENSOR_FREE: kernels may call these from pool workers. */
+   returned pointer. Plain TENSOR__MALLOC/TENSOR_FREE: kernels may call these from pool workers. */
 static int64_t tensor__live_bytes;
 static int64_t tensor__live_handle_count;
 
 static void *tensor__alloc_aligned(size_t n) {
     if (n > SIZE_MAX - 64 - sizeof(void *)) return NULL;
-    char *raw = (char *)TENSOR_MALLOC(n + 64 + sizeof(void *));
+    char *raw = (char *)TENSOR__MALLOC(n + 64 + sizeof(void *));
     if (!raw) return NULL;
     uintptr_t a = ((uintptr_t)(raw + sizeof(void *)) + 63) & ~(uintptr_t)63;
     ((void **)a)[-1] = raw;
@@ -1249,7 +1269,7 @@ static tensor__storage *tensor__block_new(size_t cap, int cls) {
         return s;
     }
 #endif
-    char *raw = (char *)TENSOR_MALLOC(TENSOR__BLOCK_HEADER + cap + 63);
+    char *raw = (char *)TENSOR_MALLOC(TENSOR__BLOCK_HEADER + cap + 63); /* tensor__block_get counted the request */
     if (!raw) return NULL;
     s = (tensor__storage *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
     s->raw = raw;
@@ -1286,6 +1306,7 @@ TENSOR_API void tensor_empty_cache(void) {
 
 /* A block for nbytes of data: a cached one of its size class, or a new one; NULL when out of memory. */
 static tensor__storage *tensor__block_get(size_t nbytes) {
+    if (TENSOR__ALLOC_FAILS()) return NULL;
     size_t cap;
     int cls = tensor__size_class(nbytes, &cap);
     tensor__storage *s = cls >= 0 ? tensor__cache.free[cls] : NULL;
@@ -1357,7 +1378,7 @@ static bool tensor__levels_reserve(int n) {
     if (n <= tensor__levels_cap) return true;
     int cap = tensor__levels_cap ? tensor__levels_cap * 2 : 16;
     while (cap < n) cap *= 2;
-    tensor__handle_list *l = (tensor__handle_list *)TENSOR_MALLOC(sizeof *l * (size_t)cap);
+    tensor__handle_list *l = (tensor__handle_list *)TENSOR__MALLOC(sizeof *l * (size_t)cap);
     if (!l) return false;
     for (int i = 0; i < cap; i++) l[i].head = i < tensor__levels_cap ? tensor__levels[i].head : NULL;
     if (tensor__levels) TENSOR_FREE(tensor__levels);
@@ -1403,6 +1424,7 @@ static void tensor__free_handles_clear(void) {
 /* A new handle, in the innermost scope, with no storage yet. */
 static tensor *tensor__handle_new(const char *fn) {
     if (!tensor__levels_reserve(1)) return tensor__fail(fn, "out of memory");
+    if (TENSOR__ALLOC_FAILS()) return tensor__fail(fn, "out of memory allocating a tensor handle");
     tensor *t = tensor__free_handles;
     if (t) { tensor__free_handles = t->list_next; tensor__n_free_handles--; TENSOR__UNPOISON(t, sizeof *t); }
     else if (!(t = (tensor *)TENSOR_MALLOC(sizeof *t))) return tensor__fail(fn, "out of memory allocating a tensor handle");
@@ -1443,13 +1465,32 @@ static TENSOR__UNUSED tensor *tensor__make_internal(tensor *t) {
     return t;
 }
 
-TENSOR_API void tensor_scope_begin(void) {
-    if (!tensor__levels_reserve(tensor__depth + 2)) { tensor__fail("tensor_scope_begin", "out of memory"); return; }
+/* Opens one more scope level; false, with an error, when there is no memory for it. */
+static bool tensor__scope_push(const char *fn) {
+    if (!tensor__levels_reserve(tensor__depth + 2)) { tensor__fail(fn, "out of memory opening a scope"); return false; }
     tensor__depth++;
     tensor__levels[tensor__depth].head = NULL;
+    return true;
+}
+
+/* A tensor_scope_begin that failed still gets its tensor_scope_end from the caller, and that end
+   must not close (and free) the enclosing scope. Each failed open leaves the depth it happened at
+   here; an end at that depth closes the failed open, an end deeper down closes a real scope
+   opened after it. Handles made meanwhile belong to the enclosing scope. */
+#define TENSOR__MAX_FAILED_SCOPES 64
+static TENSOR__THREAD_LOCAL int tensor__failed_scope_depth[TENSOR__MAX_FAILED_SCOPES];
+static TENSOR__THREAD_LOCAL int tensor__n_failed_scopes;
+
+TENSOR_API void tensor_scope_begin(void) {
+    if (tensor__scope_push("tensor_scope_begin")) return;
+    if (tensor__n_failed_scopes < TENSOR__MAX_FAILED_SCOPES) tensor__failed_scope_depth[tensor__n_failed_scopes++] = tensor__depth;
 }
 
 TENSOR_API void tensor_scope_end(void) {
+    if (tensor__n_failed_scopes > 0 && tensor__failed_scope_depth[tensor__n_failed_scopes - 1] == tensor__depth) {
+        tensor__n_failed_scopes--;
+        return;
+    }
     if (tensor__depth == 0) { tensor__fail("tensor_scope_end", "no scope is open (unbalanced tensor_scope_end)"); return; }
     while (tensor__levels[tensor__depth].head) tensor_free(tensor__levels[tensor__depth].head);
     tensor__depth--;
@@ -1476,6 +1517,7 @@ TENSOR_API void tensor_shutdown(void) {
     tensor__levels = NULL;
     tensor__levels_cap = 0;
     tensor__depth = 0;
+    tensor__n_failed_scopes = 0;
     tensor__runtime_shutdown();
     tensor_empty_cache();
     tensor_clear_error();
@@ -3424,20 +3466,19 @@ TENSOR_API bool tensor_set_reference_kernels(bool on) {
     return was;
 }
 
-static void tensor__autograd_record(tensor__call *c); /* >>autograd: records a node when inputs need grad */
+static bool tensor__autograd_record(tensor__call *c); /* >>autograd: records a node when inputs need grad; false: no memory */
 
 /* Runs c's kernel on the device of its output; on failure frees the output(s) and returns NULL. */
 static tensor *tensor__dispatch(tensor__call *c) {
     tensor_device dev = c->out->storage->device;
     tensor__kernel_fn k = tensor__kernels[c->op][dev];
     int rc = k ? k(c) : (tensor__fail(c->fn, "no kernel for %s on this device", tensor__ops[c->op].name), 1);
-    if (rc) {
+    if (rc || !tensor__autograd_record(c)) {
         tensor_free(c->out);
         tensor_free(c->out2);
         c->out = c->out2 = NULL;
         return NULL;
     }
-    tensor__autograd_record(c);
     tensor_free(c->out2); /* a kernel's second output: the graph keeps its own handle if it needs it */
     c->out2 = NULL;
     return c->out;
@@ -5285,7 +5326,7 @@ static int tensor__reduce_sum(tensor__call *c, bool mean) {
             return 0;
         }
         size_t bytes = (size_t)(cc.n < TENSOR__COL_BLOCK ? cc.n : TENSOR__COL_BLOCK) * 8; /* doubles or int64s */
-        cc.buf = TENSOR_MALLOC(bytes);
+        cc.buf = TENSOR__MALLOC(bytes);
         if (!cc.buf) { tensor__fail(c->fn, "out of memory allocating %zu bytes", bytes); return 1; }
         tensor__red_run(&r, tensor__elem_sum_cols, &cc);
         TENSOR_FREE(cc.buf);
@@ -5613,7 +5654,7 @@ static tensor *tensor__make_view(tensor__call *c, tensor *t, int ndim, const int
     c->n_in = 1;
     c->in[0] = t;
     c->out = tensor__view_of(c->fn, t, ndim, shape, strides, offset);
-    if (c->out) tensor__autograd_record(c);
+    if (c->out && !tensor__autograd_record(c)) { tensor_free(c->out); c->out = NULL; }
     return c->out;
 }
 
@@ -6039,7 +6080,7 @@ TENSOR_API tensor *tensor_stack(int n, tensor *const *ts, int dim) {
     if (d < 0) return NULL;
     if (ts[0]->ndim == TENSOR_MAX_DIMS) return tensor__fail(fn, "tensors of shape %s already have the maximum of %d dims", tensor__shape_of(ts[0]), TENSOR_MAX_DIMS);
     if (!tensor__same_device(fn, n, ts)) return NULL;
-    tensor **u = (tensor **)TENSOR_MALLOC(sizeof(tensor *) * (size_t)n);
+    tensor **u = (tensor **)TENSOR__MALLOC(sizeof(tensor *) * (size_t)n);
     if (!u) return tensor__fail(fn, "out of memory");
     tensor *r = NULL;
     int made = 0;
@@ -7238,14 +7279,16 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
     static double tensor__gemm_fill_##sfx(int64_t m, int64_t n) {                                       \
         return (double)(m * n) / (double)(tensor__gemm_round_##sfx(m, MR) * tensor__gemm_round_##sfx(n, NR)); \
     }                                                                                                   \
-    static void tensor__gemm_##sfx##s(int64_t m, int64_t n, int64_t k, const T *A, int64_t a_rs, int64_t a_cs, \
+    /* false when there is no memory for the packing panels (nothing is written then: a fallback    \
+       loop would round differently, a silent change of the result) */                              \
+    static bool tensor__gemm_##sfx##s(int64_t m, int64_t n, int64_t k, const T *A, int64_t a_rs, int64_t a_cs, \
                                       const T *B, int64_t b_rs, int64_t b_cs, T *C, int64_t c_rs, int64_t c_cs, bool add) { \
-        if (m <= 0 || n <= 0) return;                                                                   \
+        if (m <= 0 || n <= 0) return true;                                                              \
         if (k <= 0) {                                                                                   \
             if (!add)                                                                                   \
                 for (int64_t i = 0; i < m; i++)                                                         \
                     for (int64_t q = 0; q < n; q++) C[i * c_rs + q * c_cs] = 0;                         \
-            return;                                                                                     \
+            return true;                                                                                \
         }                                                                                               \
         tensor__gemm_prob_##sfx q;                                                                      \
         /* C^T = B^T A^T: the transposed problem when its tiles fill much better (a narrow n, such    \
@@ -7290,19 +7333,11 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
         j.per_slot = j.pa_size + tensor__gemm_round_##sfx(bsz + 16, line);                              \
         size_t bytes = (size_t)(j.per_slot * threads) * sizeof(T);                                      \
         j.scratch = (T *)tensor__alloc_aligned(bytes);                                                  \
-        if (!j.scratch) { /* no memory for panels: the plain loop needs none */                         \
-            for (int64_t i = 0; i < m; i++)                                                             \
-                for (int64_t c = 0; c < n; c++) {                                                       \
-                    T acc = 0;                                                                          \
-                    for (int64_t p = 0; p < k; p++) acc += A[i * a_rs + p * a_cs] * B[p * b_rs + c * b_cs]; \
-                    T *dst = C + i * c_rs + c * c_cs;                                                   \
-                    *dst = add ? *dst + acc : acc;                                                      \
-                }                                                                                       \
-            return;                                                                                     \
-        }                                                                                               \
+        if (!j.scratch) return false;                                                                   \
         if (threads > 1) tensor__parallel_for(threads, 1, tensor__gemm_task_##sfx, &j);                 \
         else tensor__gemm_task_##sfx(0, 1, &j);                                                         \
         tensor__free_aligned(j.scratch);                                                                \
+        return true;                                                                                    \
     }
 
 /* A row-major A and column-major B take the unpacked path where packing would cost the most
@@ -7316,7 +7351,7 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
     if (a_cs == 1 && b_rs == 1 && tensor__gemm_has_avx2() &&                                            \
         ((k >= 16 && (m <= 4 || n <= 4)) || (k >= 128 && (m <= 64 || (n <= 64 && m <= 512))))) {        \
         tensor__gemm_nt_##sfx(&q);                                                                      \
-        return;                                                                                         \
+        return true;                                                                                    \
     }
 #else
 #define TENSOR__GEMM_TRY_NT(sfx)
@@ -7444,18 +7479,23 @@ static tensor_dtype tensor__gemm_dtype(tensor_dtype d) {
 
 /* out[n, m] (+)= A[n, k] @ B[k, m] in compute dtype ct, element (i, p) of A at A[i * a_rs + p * a_cs],
    (p, j) of B at B[p * b_rs + j * b_cs], (i, j) of out at out[i * o_rs + j * o_cs]. add: accumulate
-   into out. The integer dtypes need a_cs = b_cs = o_cs = 1 and add = false. */
-static void tensor__gemm_strided(tensor_dtype ct, int64_t n, int64_t m, int64_t k, const void *A, int64_t a_rs, int64_t a_cs,
+   into out. The integer dtypes need a_cs = b_cs = o_cs = 1 and add = false. false: no memory for
+   the packing panels (the caller records the error; a pool task flags it in its job). */
+static bool tensor__gemm_strided(tensor_dtype ct, int64_t n, int64_t m, int64_t k, const void *A, int64_t a_rs, int64_t a_cs,
                                  const void *B, int64_t b_rs, int64_t b_cs, void *out, int64_t o_rs, int64_t o_cs, bool add) {
-    if (ct == TENSOR_F32) tensor__gemm_f32s(n, m, k, (const float *)A, a_rs, a_cs, (const float *)B, b_rs, b_cs, (float *)out, o_rs, o_cs, add);
-    else if (ct == TENSOR_F64) tensor__gemm_f64s(n, m, k, (const double *)A, a_rs, a_cs, (const double *)B, b_rs, b_cs, (double *)out, o_rs, o_cs, add);
-    else tensor__gemm_u64(n, m, k, (const uint64_t *)A, a_rs, (const uint64_t *)B, b_rs, (uint64_t *)out, o_rs);
+    if (ct == TENSOR_F32) return tensor__gemm_f32s(n, m, k, (const float *)A, a_rs, a_cs, (const float *)B, b_rs, b_cs, (float *)out, o_rs, o_cs, add);
+    if (ct == TENSOR_F64) return tensor__gemm_f64s(n, m, k, (const double *)A, a_rs, a_cs, (const double *)B, b_rs, b_cs, (double *)out, o_rs, o_cs, add);
+    tensor__gemm_u64(n, m, k, (const uint64_t *)A, a_rs, (const uint64_t *)B, b_rs, (uint64_t *)out, o_rs);
+    return true;
 }
+/* A pool task's GEMM: a failure raises the job's flag, which the caller checks after the pool. */
+#define TENSOR__GEMM_IN_TASK(flag, gemm_call) do { if (!(gemm_call)) __atomic_store_n(&(flag), 1, __ATOMIC_RELAXED); } while (0)
+#define TENSOR__TASK_FAILED(flag) __atomic_load_n(&(flag), __ATOMIC_RELAXED)
 
 /* out[n, m] = A[n, k] @ B[k, m] with contiguous rows, ld* elements apart. */
-static void tensor__gemm(tensor_dtype ct, int64_t n, int64_t m, int64_t k, const void *A, int64_t lda,
+static bool tensor__gemm(tensor_dtype ct, int64_t n, int64_t m, int64_t k, const void *A, int64_t lda,
                          const void *B, int64_t ldb, void *out, int64_t ldo) {
-    tensor__gemm_strided(ct, n, m, k, A, lda, 1, B, ldb, 1, out, ldo, 1, false);
+    return tensor__gemm_strided(ct, n, m, k, A, lda, 1, B, ldb, 1, out, ldo, 1, false);
 }
 
 /* dst[r * cols + q] = src[r * rs + q * cs] (strides in elements of sd) converted to ct. */
@@ -7571,17 +7611,18 @@ typedef struct {
     tensor_dtype ct;
     const char *a, *b; /* element 0 of a and b */
     char *o;
+    int oom;           /* a GEMM had no memory (set from any thread) */
 } tensor__mm_job;
 
 static void tensor__mm_batches(int64_t begin, int64_t end, void *ctx) {
-    const tensor__mm_job *j = (const tensor__mm_job *)ctx;
+    tensor__mm_job *j = (tensor__mm_job *)ctx;
     const tensor__mm_geom *g = j->g;
     size_t cs = tensor__dtype_sizes[j->ct];
     for (int64_t bi = begin; bi < end; bi++) {
         int64_t ao, bo;
         tensor__mm_batch_offsets(g, bi, &ao, &bo);
-        tensor__gemm_strided(j->ct, g->n, g->m, g->k, j->a + (size_t)ao * cs, g->a_rs, g->a_cs, j->b + (size_t)bo * cs, g->b_rs, g->b_cs,
-                             j->o + (size_t)(bi * g->n * g->m) * cs, g->m, 1, false);
+        TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, g->n, g->m, g->k, j->a + (size_t)ao * cs, g->a_rs, g->a_cs, j->b + (size_t)bo * cs,
+                                                          g->b_rs, g->b_cs, j->o + (size_t)(bi * g->n * g->m) * cs, g->m, 1, false));
     }
 }
 
@@ -7618,6 +7659,7 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
             fg.batches = 1;
         }
         tensor__mm_job j;
+        j.oom = 0;
         j.g = &fg;
         j.ct = ct;
         j.a = (const char *)a->storage->data + a->offset * ea;
@@ -7628,6 +7670,7 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
             tensor__parallel_for(fg.batches, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, tensor__mm_batches, &j);
         else
             tensor__mm_batches(0, fg.batches, &j);
+        if (TENSOR__TASK_FAILED(j.oom)) { tensor__fail(c->fn, "out of memory allocating matmul scratch"); return 1; }
         return 0;
     }
     bool a_direct = a->dtype == ct && (g->a_cs == 1 || k == 1);
@@ -7653,8 +7696,12 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
         last_a = ao;
         last_b = bo;
         char *dst = o + (size_t)(bi * n * m) * eo;
-        tensor__gemm(ct, n, m, k, a_direct ? (const void *)sa : pa, a_direct ? g->a_rs : k,
-                     b_direct ? (const void *)sb : pb, b_direct ? g->b_rs : m, o_direct ? (void *)dst : po, m);
+        if (!tensor__gemm(ct, n, m, k, a_direct ? (const void *)sa : pa, a_direct ? g->a_rs : k,
+                          b_direct ? (const void *)sb : pb, b_direct ? g->b_rs : m, o_direct ? (void *)dst : po, m)) {
+            tensor__free_aligned(pa); tensor__free_aligned(pb); tensor__free_aligned(po);
+            tensor__fail(c->fn, "out of memory allocating matmul scratch");
+            return 1;
+        }
         if (!o_direct) tensor__unpack(dst, dt, po, ct, n * m);
     }
     tensor__free_aligned(pa);
@@ -8654,6 +8701,7 @@ typedef struct {
     double *gbn;               /* backward: [N, O] sums of gc over p, or NULL */
     char *scratch;             /* per slot: cols [K, bn * P], then (bn > 1) a block [Og, bn * P] */
     int slot;                  /* the next chunk's slot */
+    int oom;                   /* a GEMM had no memory (set from any thread) */
 } tensor__conv_job;
 
 /* Forward GEMMs with K = Cg * kH * kW up to this take tensor__conv_smallk_avx2 (measured here, one
@@ -8744,11 +8792,11 @@ static void tensor__conv_fwd_blocks(int64_t begin, int64_t end, void *ctx) {
 #endif
             if (bn == 1) {
                 char *o = j->out + (size_t)((n0 * g->O + grp * Og) * P) * cs;
-                tensor__gemm(j->ct, Og, P, K, wg, K, B, P, o, P);
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm(j->ct, Og, P, K, wg, K, B, P, o, P));
                 for (int64_t q = 0; j->bias && q < Og; q++) tensor__row_plus(j->ct, o + (size_t)(q * P) * cs, o + (size_t)(q * P) * cs, j->bias, grp * Og + q, P);
                 continue;
             }
-            tensor__gemm(j->ct, Og, ld, K, wg, K, B, ld, blk, ld);
+            TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm(j->ct, Og, ld, K, wg, K, B, ld, blk, ld));
             for (int64_t i = 0; i < bn; i++)
                 for (int64_t q = 0; q < Og; q++)
                     tensor__row_plus(j->ct, j->out + (size_t)(((n0 + i) * g->O + grp * Og + q) * P) * cs, blk + (size_t)(q * ld + i * P) * cs, j->bias,
@@ -8767,11 +8815,13 @@ static bool tensor__conv_spread(const tensor__conv_job *j) {
 /* The slots a run of tensor__conv_blocks needs: one per chunk (tensor__parallel_for makes at most
    one per thread). */
 static int64_t tensor__conv_slots(const tensor__conv_job *j) { return tensor__conv_spread(j) ? tensor_get_num_threads() : 1; }
-static void tensor__conv_blocks(tensor__range_fn fn, tensor__conv_job *j) {
+/* false when a GEMM had no memory (the caller records the error). */
+static bool tensor__conv_blocks(tensor__range_fn fn, tensor__conv_job *j) {
     const tensor__conv_geom *g = j->g;
     int64_t per = g->O * (g->C / g->groups * g->kH * g->kW) * g->oH * g->oW * j->bn; /* multiply-adds per block */
     if (tensor__conv_spread(j)) tensor__parallel_for(tensor__conv_nblocks(j), TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, fn, j);
     else fn(0, tensor__conv_nblocks(j), j);
+    return !TENSOR__TASK_FAILED(j->oom);
 }
 /* The job's common fields and its slots' scratch (NULL, after recording an error, when there is
    no memory). */
@@ -8927,6 +8977,7 @@ typedef struct {
     char *scratch;
     size_t slot_bytes;
     int slot;
+    int oom;                /* a GEMM had no memory (set from any thread) */
 } tensor__wino_job;
 
 /* 4 floats at a in the low half, 4 at b in the high half */
@@ -9102,7 +9153,7 @@ static void tensor__wino_blocks(int64_t begin, int64_t end, void *ctx) {
             }
         if (!j->gy) {
             for (int xi = 0; xi < TENSOR__WINO_PTS; xi++)
-                tensor__gemm_strided(TENSOR_F32, Co, T - 8, Ci, j->U + xi * Co * Ci, Ci, 1, V + xi * vs, T, 1, M + xi * ms, T, 1, false);
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(TENSOR_F32, Co, T - 8, Ci, j->U + xi * Co * Ci, Ci, 1, V + xi * vs, T, 1, M + xi * ms, T, 1, false));
             for (int64_t i = 0; i < nb; i++)
                 for (int64_t o = 0; o < Co; o++) {
                     float *yo = j->out + ((n0 + i) * Co + o) * j->Ho * j->Wo;
@@ -9126,7 +9177,7 @@ static void tensor__wino_blocks(int64_t begin, int64_t end, void *ctx) {
                     }
                 }
             for (int xi = 0; xi < TENSOR__WINO_PTS; xi++)
-                tensor__gemm_strided(TENSOR_F32, Co, Ci, T - 8, M + xi * ms, T, 1, V + xi * vs, 1, T, gU + xi * Co * Ci, Ci, 1, true);
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(TENSOR_F32, Co, Ci, T - 8, M + xi * ms, T, 1, V + xi * vs, 1, T, gU + xi * Co * Ci, Ci, 1, true));
         }
     }
 }
@@ -9165,6 +9216,13 @@ static int tensor__wino_run(const char *fn, tensor__wino_job *j) {
     if (j->gU) memset(j->gU, 0, (size_t)(slots * sums) * sizeof(float));
     TENSOR__PATH_TAKEN(conv_winograd);
     tensor__parallel_for(nblocks, 1, tensor__wino_blocks, j);
+    if (TENSOR__TASK_FAILED(j->oom)) {
+        tensor__cache_free(j->scratch);
+        tensor__cache_free(j->gU);
+        j->gU = NULL;
+        tensor__fail(fn, "out of memory allocating convolution scratch");
+        return 1;
+    }
     for (int s = 1; j->gU && s < j->slot && s < slots; s++)
         for (int64_t i = 0; i < sums; i++) j->gU[i] += j->gU[s * sums + i];
     tensor__cache_free(j->scratch);
@@ -9264,8 +9322,8 @@ static int tensor__conv_fast(tensor__call *c, const tensor__conv_geom *g) {
         if (wino) rc = tensor__wino_forward(c->fn, g, (const float *)j.x, (const float *)j.w, (const float *)bb, (float *)j.out);
         else
 #endif
-            tensor__conv_blocks(tensor__conv_fwd_blocks, &j);
-        if (oc) tensor__copy_into(out, oc);
+        if (!tensor__conv_blocks(tensor__conv_fwd_blocks, &j)) rc = (tensor__fail(c->fn, "out of memory allocating convolution scratch"), 1);
+        if (oc && !rc) tensor__copy_into(out, oc);
     }
     tensor__cache_free(bb);
     tensor__cache_free(j.scratch);
@@ -10412,7 +10470,7 @@ static void tensor__conv_bwd_blocks(int64_t begin, int64_t end, void *ctx) {
             if (bn > 1) gcg = blk;
             if (j->out) {
                 char *xg = j->out + (size_t)((n0 * g->groups + grp) * X) * cs;
-                tensor__gemm_strided(j->ct, K, ld, Og, j->w + (size_t)(grp * Og * K) * cs, 1, K, gcg, ld, 1, j->direct ? (void *)xg : cols, ld, 1, false);
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, K, ld, Og, j->w + (size_t)(grp * Og * K) * cs, 1, K, gcg, ld, 1, j->direct ? (void *)xg : cols, ld, 1, false));
                 for (int64_t i = 0; i < bn && !j->direct; i++) {
                     char *xi = j->out + (size_t)(((n0 + i) * g->groups + grp) * X) * cs;
 #if TENSOR__NN_AVX2
@@ -10428,7 +10486,7 @@ static void tensor__conv_bwd_blocks(int64_t begin, int64_t end, void *ctx) {
             if (gw) {
                 const char *B = NULL;
                 for (int64_t i = 0; i < bn; i++) B = tensor__conv_im2col(j, cols, ld, i * P, j->x + (size_t)(((n0 + i) * g->groups + grp) * X) * cs);
-                tensor__gemm_strided(j->ct, Og, K, ld, gcg, ld, 1, B, 1, ld, gw + (size_t)(grp * Og * K) * cs, K, 1, true);
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, Og, K, ld, gcg, ld, 1, B, 1, ld, gw + (size_t)(grp * Og * K) * cs, K, 1, true));
             }
         }
     }
@@ -10470,12 +10528,12 @@ static int tensor__conv_backward_fast(const char *fn, const tensor *x, const ten
         j.out = (char *)gx;
         j.gw = sums;
         if (sums) memset(sums, 0, (size_t)((sums == (char *)gw ? 1 : slots) * wn) * cs);
-        tensor__conv_blocks(tensor__conv_bwd_blocks, &j);
-        if (sums && sums != (char *)gw) {
+        if (!tensor__conv_blocks(tensor__conv_bwd_blocks, &j)) rc = (tensor__fail(fn, "out of memory allocating convolution scratch"), 1);
+        if (!rc && sums && sums != (char *)gw) {
             memcpy(gw, sums, (size_t)wn * cs);
             for (int s = 1; s < j.slot && s < slots; s++) tensor__add_to(gw, sums + (size_t)(s * wn) * cs, wn, ct);
         }
-        for (int64_t o = 0; gb && o < g->O; o++) {
+        for (int64_t o = 0; !rc && gb && o < g->O; o++) {
             double acc = 0;
             for (int64_t n = 0; n < g->N; n++) acc += j.gbn[n * g->O + o];
             if (ct == TENSOR_F32) ((float *)gb)[o] = (float)acc;
@@ -10925,7 +10983,7 @@ static void tensor__node_unref(tensor__node *n) {
     if (!n || --n->refcount > 0) return;
     if (tensor__release_n == tensor__release_cap) {
         int64_t cap = tensor__release_cap ? tensor__release_cap * 2 : 256;
-        tensor__node **s = (tensor__node **)TENSOR_MALLOC(sizeof *s * (size_t)cap);
+        tensor__node **s = (tensor__node **)TENSOR__MALLOC(sizeof *s * (size_t)cap);
         if (!s) { tensor__node_destroy(n); return; } /* no room to defer: free it now */
         if (tensor__release_n) memcpy(s, tensor__release_stack, sizeof *s * (size_t)tensor__release_n);
         if (tensor__release_stack) TENSOR_FREE(tensor__release_stack);
@@ -10950,6 +11008,7 @@ static void tensor__node_destroy(tensor__node *n) {
 /* One block: the node, then its n_in edges, saved inputs and versions. */
 static tensor__node *tensor__node_new(int op, int n_in) {
     size_t bytes = sizeof(tensor__node) + (size_t)n_in * (sizeof(tensor__node *) + sizeof(tensor *) + sizeof(int64_t));
+    if (TENSOR__ALLOC_FAILS()) return NULL;
     tensor__node *n = n_in <= TENSOR__MAX_INPUTS ? tensor__node_cache[n_in] : NULL;
     if (n) { tensor__node_cache[n_in] = n->free_next; tensor__node_cache_n--; TENSOR__UNPOISON(n, sizeof *n); }
     else if (!(n = (tensor__node *)TENSOR_MALLOC(bytes))) return NULL;
@@ -10986,44 +11045,56 @@ static tensor *tensor__save(const tensor *t) {
 static bool tensor__is_leaf(const tensor *t) { return !t->grad_fn || t->grad_fn->op < 0; }
 
 /* The edge an input's gradient flows along: its creator node, or its accumulator if it is a leaf
-   that requires grad (made on first use), or NULL. */
+   that requires grad (made on first use), or NULL. NULL for a tensor that requires grad means no
+   memory for its accumulator: callers check tensor__has_edge. */
 static tensor__node *tensor__grad_edge(tensor *t) {
     if (!t || !t->requires_grad) return NULL;
     if (!t->grad_fn) t->grad_fn = tensor__node_new(-1, 0);
     return t->grad_fn;
 }
+static bool tensor__has_edge(tensor *t) { return !t || !t->requires_grad || tensor__grad_edge(t); }
 
-static void tensor__autograd_record(tensor__call *c) {
-    if (tensor__no_grad || !c->out || !tensor__ops[c->op].differentiable) return;
+/* Records c's node on c->out. false, with an error, when there is no memory for the node, an
+   edge or a saved input: the caller then frees the output and fails, so an op never returns a
+   result whose gradient would silently go missing. */
+static bool tensor__autograd_record(tensor__call *c) {
+    if (tensor__no_grad || !c->out || !tensor__ops[c->op].differentiable) return true;
     bool needed = false;
     for (int i = 0; i < c->n_in; i++) needed |= c->in[i] && c->in[i]->requires_grad;
-    if (!needed) return;
-    if (!tensor__is_float(c->out->dtype)) return; /* integer results carry no gradient */
+    if (!needed) return true;
+    if (!tensor__is_float(c->out->dtype)) return true; /* integer results carry no gradient */
     /* cat takes any number of inputs: the call holds the array (ip[1]) and its length (ip[0]) */
     tensor *const *in = c->op == TENSOR_OP_cat ? (tensor *const *)(uintptr_t)c->ip[1] : c->in;
     int n_in = c->op == TENSOR_OP_cat ? (int)c->ip[0] : c->n_in;
     if (c->op == TENSOR_OP_cat) {
         needed = false;
         for (int i = 0; i < n_in; i++) needed |= in[i]->requires_grad;
-        if (!needed) return;
+        if (!needed) return true;
     }
     tensor__node *n = tensor__node_new(c->op, n_in);
-    if (!n) { tensor__fail(c->fn, "out of memory recording the autograd graph"); return; }
+    if (!n) { tensor__fail(c->fn, "out of memory recording the autograd graph"); return false; }
     memcpy(n->p, c->p, sizeof n->p);
     memcpy(n->ip, c->ip, sizeof n->ip);
     n->n_dims = c->n_dims;
     memcpy(n->dims, c->dims, sizeof n->dims);
     if (c->op == TENSOR_OP_pad) /* the call points at the caller's pads: keep a copy */
         for (int i = 0; i < (int)c->ip[0]; i++) n->pads[i] = ((const int64_t *)(uintptr_t)c->ip[1])[i];
-    for (int i = 0; i < n_in; i++) {
+    bool ok = true;
+    for (int i = 0; i < n_in && ok; i++) {
         if (!in[i]) continue;
+        ok = tensor__has_edge(in[i]) && (n->saved[i] = tensor__save(in[i])) != NULL;
         n->next[i] = tensor__node_ref(tensor__grad_edge(in[i]));
-        n->saved[i] = tensor__save(in[i]);
         n->saved_version[i] = in[i]->storage->version;
     }
-    if (c->out2) n->extra = tensor__save(c->out2);
+    if (ok && c->out2) ok = (n->extra = tensor__save(c->out2)) != NULL;
+    if (!ok) {
+        tensor__node_unref(n); /* frees what was saved and drops the edges */
+        tensor__fail(c->fn, "out of memory recording the autograd graph");
+        return false;
+    }
     c->out->grad_fn = n;
     c->out->requires_grad = true;
+    return true;
 }
 
 /* Refuses in-place writes that could make a gradient silently wrong. */
@@ -11052,7 +11123,10 @@ TENSOR_API tensor *tensor_set_requires_grad(tensor *t, bool on) {
         return t;
     }
     t->requires_grad = on;
-    if (on) tensor__grad_edge(t);
+    if (on && !tensor__grad_edge(t)) {
+        t->requires_grad = false;
+        return tensor__fail(fn, "out of memory making the gradient accumulator");
+    }
     return t;
 }
 
@@ -11130,7 +11204,7 @@ typedef struct { tensor__node **v; int64_t n, cap; } tensor__node_list;
 static bool tensor__node_push(tensor__node_list *l, tensor__node *n) {
     if (l->n == l->cap) {
         int64_t cap = l->cap ? l->cap * 2 : 64;
-        tensor__node **v = (tensor__node **)TENSOR_MALLOC(sizeof *v * (size_t)cap);
+        tensor__node **v = (tensor__node **)TENSOR__MALLOC(sizeof *v * (size_t)cap);
         if (!v) return false;
         if (l->n) memcpy(v, l->v, sizeof *v * (size_t)l->n);
         if (l->v) TENSOR_FREE(l->v);
@@ -11194,7 +11268,7 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
         tensor *small[TENSOR__MAX_INPUTS] = {NULL, NULL, NULL, NULL};
         tensor **grads = small;
         if (n->n_in > TENSOR__MAX_INPUTS) {
-            grads = (tensor **)TENSOR_MALLOC(sizeof(tensor *) * (size_t)n->n_in);
+            grads = (tensor **)TENSOR__MALLOC(sizeof(tensor *) * (size_t)n->n_in);
             if (!grads) { tensor_free(g); goto oom; }
             memset(grads, 0, sizeof(tensor *) * (size_t)n->n_in);
         }
@@ -11206,13 +11280,18 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
                 if (!n->grad && (g->storage->refcount != 1 || !tensor__contiguous(g))) {
                     tensor *own = tensor_clone(g);
                     tensor_free(g);
-                    if (!own) { rc = -1; goto done; }
+                    if (!own) { if (grads != small) TENSOR_FREE(grads); rc = -1; goto done; }
                     g = own;
                 }
                 tensor *add = create_graph ? g : tensor_detach(g);
                 if (add != g) tensor_free(g);
                 g = NULL;
-                if (!add || !tensor__accumulate(&n->grad, add)) { rc = -1; goto done; }
+                /* the new .grad waits in acc until the whole pass has succeeded (see done:), so a
+                   pass that fails leaves every .grad as it was */
+                tensor *sum = add && n->grad ? tensor_add(n->grad, add) : add;
+                if (sum != add) tensor_free(add);
+                if (!sum) { if (grads != small) TENSOR_FREE(grads); rc = -1; goto done; }
+                n->acc = tensor__make_internal(sum);
             }
         } else if (g) {
             for (int i = 0; i < n->n_in; i++)
@@ -11222,10 +11301,20 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
                     rc = -1;
                     goto done;
                 }
-            tensor_scope_begin();
+            if (!tensor__scope_push(fn)) { /* the derivative's intermediates need a scope of their own */
+                tensor_free(g);
+                if (grads != small) TENSOR_FREE(grads);
+                rc = -1;
+                goto done;
+            }
             int drc = tensor__derivatives[n->op](n, g, grads);
             for (int i = 0; i < n->n_in; i++) {
-                if (!n->next[i] || !grads[i]) { grads[i] = NULL; continue; }
+                if (!n->next[i] || !grads[i]) {
+                    /* an input that needs a gradient and got none: the derivative failed without saying so */
+                    if (n->next[i] && !drc) drc = (tensor__fail(fn, "the derivative of %s gave no gradient for input %d", tensor__ops[n->op].fn, i), 1);
+                    grads[i] = NULL;
+                    continue;
+                }
                 /* the gradient of an input has the input's shape and dtype */
                 tensor *s = tensor__sum_to(grads[i], n->saved[i]->ndim, n->saved[i]->shape);
                 tensor *d = s && s->dtype != n->saved[i]->dtype ? tensor_to_dtype(s, n->saved[i]->dtype) : s;
@@ -11262,7 +11351,10 @@ oom:
 done:
     for (int64_t i = 0; i < all.n; i++) {
         tensor__node *n = all.v[i];
-        tensor_free(n->acc);
+        if (rc == 0 && accumulate && n->op < 0 && n->acc) { /* commit the leaves' new .grad: no allocation, cannot fail */
+            tensor_free(n->grad);
+            n->grad = n->acc;
+        } else tensor_free(n->acc);
         n->acc = NULL;
         if (!create_graph && n->op >= 0) tensor__node_free_saved(n); /* the graph frees itself */
     }
@@ -11306,7 +11398,7 @@ TENSOR_API int tensor_autograd_grad(int n_out, tensor *const *outputs, tensor *c
     for (int i = 0; i < n_in; i++) {
         if (!inputs[i]) { tensor__null_arg(fn, "inputs[i]"); return -1; }
         if (!inputs[i]->requires_grad) { tensor__fail(fn, "input %d does not require grad", i); return -1; }
-        wanted[i] = tensor__grad_edge(inputs[i]);
+        if (!(wanted[i] = tensor__grad_edge(inputs[i]))) { tensor__fail(fn, "out of memory making the gradient accumulator of input %d", i); return -1; }
     }
     for (int i = 0; i < n_out; i++) {
         if (!outputs[i]) { tensor__null_arg(fn, "outputs[i]"); return -1; }
@@ -11316,11 +11408,11 @@ TENSOR_API int tensor_autograd_grad(int n_out, tensor *const *outputs, tensor *c
         if (!go && tensor__numel_of(outputs[i]->ndim, outputs[i]->shape) != 1) { tensor__fail(fn, "grad_outputs[%d] is needed for the output of shape %s", i, tensor__shape_of(outputs[i])); return -1; }
     }
     int rc = tensor__run_backward(fn, n_out, outputs, grad_outputs ? grad_outputs : NULL, create_graph, false, n_in, wanted, grads_out);
-    for (int i = 0; i < n_in; i++) {
-        if (rc) { tensor_free(grads_out[i]); grads_out[i] = NULL; continue; }
-        if (!grads_out[i]) grads_out[i] = tensor_zeros(inputs[i]->ndim, inputs[i]->shape, inputs[i]->dtype); /* unreachable input: zeros */
+    for (int i = 0; i < n_in && !rc; i++) {
+        if (!grads_out[i]) rc = (grads_out[i] = tensor_zeros(inputs[i]->ndim, inputs[i]->shape, inputs[i]->dtype)) ? 0 : -1; /* unreachable input: zeros */
         else tensor__make_owned(grads_out[i]);
     }
+    for (int i = 0; i < n_in && rc; i++) { tensor_free(grads_out[i]); grads_out[i] = NULL; }
     return rc;
 }
 
@@ -11654,6 +11746,7 @@ static int tensor__derivative_transpose(tensor__node *n, tensor *g, tensor **gra
    differentiable in g). idx_len positions; g has the output's shape. */
 static tensor *tensor__scatter_back(tensor__node *n, tensor *g, int dim, int64_t start, int64_t step) {
     tensor *x = TENSOR__X;
+    if (!g) return NULL; /* select's unsqueeze of g failed */
     int64_t len = g->shape[dim];
     /* len positions (the arange's end falls between the last and the next); none for an empty slice */
     tensor *pos = tensor_arange((double)start, (double)start + (len ? (double)step * (double)len - 0.5 : 0), (double)step, TENSOR_I64);
@@ -12037,10 +12130,11 @@ static tensor_optim *tensor__optim_new(const char *fn, int kind, int n, tensor *
         if (!tensor__is_float(params[i]->dtype)) return (tensor_optim *)tensor__fail(fn, "parameter %d is %s, not floating", i, tensor__dtype_names[params[i]->dtype]);
         if (!params[i]->requires_grad || !tensor__is_leaf(params[i])) return (tensor_optim *)tensor__fail(fn, "parameter %d is not a leaf that requires grad", i);
         if (params[i]->storage->device != TENSOR_CPU) return (tensor_optim *)tensor__fail(fn, "parameter %d is not on the CPU", i);
+        if (!tensor__grad_edge(params[i])) return (tensor_optim *)tensor__fail(fn, "out of memory making the gradient accumulator of parameter %d", i);
     }
-    tensor_optim *o = (tensor_optim *)TENSOR_MALLOC(sizeof *o);
-    tensor **arrays = (tensor **)TENSOR_MALLOC(sizeof(tensor *) * 3 * (size_t)n);
-    int64_t *steps = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)n);
+    tensor_optim *o = (tensor_optim *)TENSOR__MALLOC(sizeof *o);
+    tensor **arrays = (tensor **)TENSOR__MALLOC(sizeof(tensor *) * 3 * (size_t)n);
+    int64_t *steps = (int64_t *)TENSOR__MALLOC(sizeof(int64_t) * (size_t)n);
     if (!o || !arrays || !steps) {
         if (o) TENSOR_FREE(o);
         if (arrays) TENSOR_FREE(arrays);
@@ -12299,6 +12393,11 @@ TENSOR_API int64_t tensor_test_path_count(const char *path) {
         if (!strcmp(path, names[i])) return __atomic_load_n(&tensor__path_counts[i], __ATOMIC_RELAXED);
     return -1;
 }
+TENSOR_API void tensor_test_fail_alloc(int64_t k) {
+    __atomic_store_n(&tensor__test_alloc_fail_at, k, __ATOMIC_RELAXED);
+    __atomic_store_n(&tensor__test_alloc_count, 0, __ATOMIC_RELAXED);
+}
+TENSOR_API int64_t tensor_test_alloc_count(void) { return __atomic_load_n(&tensor__test_alloc_count, __ATOMIC_RELAXED); }
 #endif
 
 static void tensor__runtime_shutdown(void) {

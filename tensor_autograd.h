@@ -87,7 +87,7 @@ static void tensor__node_unref(tensor__node *n) {
     if (!n || --n->refcount > 0) return;
     if (tensor__release_n == tensor__release_cap) {
         int64_t cap = tensor__release_cap ? tensor__release_cap * 2 : 256;
-        tensor__node **s = (tensor__node **)TENSOR_MALLOC(sizeof *s * (size_t)cap);
+        tensor__node **s = (tensor__node **)TENSOR__MALLOC(sizeof *s * (size_t)cap);
         if (!s) { tensor__node_destroy(n); return; } /* no room to defer: free it now */
         if (tensor__release_n) memcpy(s, tensor__release_stack, sizeof *s * (size_t)tensor__release_n);
         if (tensor__release_stack) TENSOR_FREE(tensor__release_stack);
@@ -112,6 +112,7 @@ static void tensor__node_destroy(tensor__node *n) {
 /* One block: the node, then its n_in edges, saved inputs and versions. */
 static tensor__node *tensor__node_new(int op, int n_in) {
     size_t bytes = sizeof(tensor__node) + (size_t)n_in * (sizeof(tensor__node *) + sizeof(tensor *) + sizeof(int64_t));
+    if (TENSOR__ALLOC_FAILS()) return NULL;
     tensor__node *n = n_in <= TENSOR__MAX_INPUTS ? tensor__node_cache[n_in] : NULL;
     if (n) { tensor__node_cache[n_in] = n->free_next; tensor__node_cache_n--; TENSOR__UNPOISON(n, sizeof *n); }
     else if (!(n = (tensor__node *)TENSOR_MALLOC(bytes))) return NULL;
@@ -148,44 +149,56 @@ static tensor *tensor__save(const tensor *t) {
 static bool tensor__is_leaf(const tensor *t) { return !t->grad_fn || t->grad_fn->op < 0; }
 
 /* The edge an input's gradient flows along: its creator node, or its accumulator if it is a leaf
-   that requires grad (made on first use), or NULL. */
+   that requires grad (made on first use), or NULL. NULL for a tensor that requires grad means no
+   memory for its accumulator: callers check tensor__has_edge. */
 static tensor__node *tensor__grad_edge(tensor *t) {
     if (!t || !t->requires_grad) return NULL;
     if (!t->grad_fn) t->grad_fn = tensor__node_new(-1, 0);
     return t->grad_fn;
 }
+static bool tensor__has_edge(tensor *t) { return !t || !t->requires_grad || tensor__grad_edge(t); }
 
-static void tensor__autograd_record(tensor__call *c) {
-    if (tensor__no_grad || !c->out || !tensor__ops[c->op].differentiable) return;
+/* Records c's node on c->out. false, with an error, when there is no memory for the node, an
+   edge or a saved input: the caller then frees the output and fails, so an op never returns a
+   result whose gradient would silently go missing. */
+static bool tensor__autograd_record(tensor__call *c) {
+    if (tensor__no_grad || !c->out || !tensor__ops[c->op].differentiable) return true;
     bool needed = false;
     for (int i = 0; i < c->n_in; i++) needed |= c->in[i] && c->in[i]->requires_grad;
-    if (!needed) return;
-    if (!tensor__is_float(c->out->dtype)) return; /* integer results carry no gradient */
+    if (!needed) return true;
+    if (!tensor__is_float(c->out->dtype)) return true; /* integer results carry no gradient */
     /* cat takes any number of inputs: the call holds the array (ip[1]) and its length (ip[0]) */
     tensor *const *in = c->op == TENSOR_OP_cat ? (tensor *const *)(uintptr_t)c->ip[1] : c->in;
     int n_in = c->op == TENSOR_OP_cat ? (int)c->ip[0] : c->n_in;
     if (c->op == TENSOR_OP_cat) {
         needed = false;
         for (int i = 0; i < n_in; i++) needed |= in[i]->requires_grad;
-        if (!needed) return;
+        if (!needed) return true;
     }
     tensor__node *n = tensor__node_new(c->op, n_in);
-    if (!n) { tensor__fail(c->fn, "out of memory recording the autograd graph"); return; }
+    if (!n) { tensor__fail(c->fn, "out of memory recording the autograd graph"); return false; }
     memcpy(n->p, c->p, sizeof n->p);
     memcpy(n->ip, c->ip, sizeof n->ip);
     n->n_dims = c->n_dims;
     memcpy(n->dims, c->dims, sizeof n->dims);
     if (c->op == TENSOR_OP_pad) /* the call points at the caller's pads: keep a copy */
         for (int i = 0; i < (int)c->ip[0]; i++) n->pads[i] = ((const int64_t *)(uintptr_t)c->ip[1])[i];
-    for (int i = 0; i < n_in; i++) {
+    bool ok = true;
+    for (int i = 0; i < n_in && ok; i++) {
         if (!in[i]) continue;
+        ok = tensor__has_edge(in[i]) && (n->saved[i] = tensor__save(in[i])) != NULL;
         n->next[i] = tensor__node_ref(tensor__grad_edge(in[i]));
-        n->saved[i] = tensor__save(in[i]);
         n->saved_version[i] = in[i]->storage->version;
     }
-    if (c->out2) n->extra = tensor__save(c->out2);
+    if (ok && c->out2) ok = (n->extra = tensor__save(c->out2)) != NULL;
+    if (!ok) {
+        tensor__node_unref(n); /* frees what was saved and drops the edges */
+        tensor__fail(c->fn, "out of memory recording the autograd graph");
+        return false;
+    }
     c->out->grad_fn = n;
     c->out->requires_grad = true;
+    return true;
 }
 
 /* Refuses in-place writes that could make a gradient silently wrong. */
@@ -214,7 +227,10 @@ TENSOR_API tensor *tensor_set_requires_grad(tensor *t, bool on) {
         return t;
     }
     t->requires_grad = on;
-    if (on) tensor__grad_edge(t);
+    if (on && !tensor__grad_edge(t)) {
+        t->requires_grad = false;
+        return tensor__fail(fn, "out of memory making the gradient accumulator");
+    }
     return t;
 }
 
@@ -292,7 +308,7 @@ typedef struct { tensor__node **v; int64_t n, cap; } tensor__node_list;
 static bool tensor__node_push(tensor__node_list *l, tensor__node *n) {
     if (l->n == l->cap) {
         int64_t cap = l->cap ? l->cap * 2 : 64;
-        tensor__node **v = (tensor__node **)TENSOR_MALLOC(sizeof *v * (size_t)cap);
+        tensor__node **v = (tensor__node **)TENSOR__MALLOC(sizeof *v * (size_t)cap);
         if (!v) return false;
         if (l->n) memcpy(v, l->v, sizeof *v * (size_t)l->n);
         if (l->v) TENSOR_FREE(l->v);
@@ -356,7 +372,7 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
         tensor *small[TENSOR__MAX_INPUTS] = {NULL, NULL, NULL, NULL};
         tensor **grads = small;
         if (n->n_in > TENSOR__MAX_INPUTS) {
-            grads = (tensor **)TENSOR_MALLOC(sizeof(tensor *) * (size_t)n->n_in);
+            grads = (tensor **)TENSOR__MALLOC(sizeof(tensor *) * (size_t)n->n_in);
             if (!grads) { tensor_free(g); goto oom; }
             memset(grads, 0, sizeof(tensor *) * (size_t)n->n_in);
         }
@@ -368,13 +384,18 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
                 if (!n->grad && (g->storage->refcount != 1 || !tensor__contiguous(g))) {
                     tensor *own = tensor_clone(g);
                     tensor_free(g);
-                    if (!own) { rc = -1; goto done; }
+                    if (!own) { if (grads != small) TENSOR_FREE(grads); rc = -1; goto done; }
                     g = own;
                 }
                 tensor *add = create_graph ? g : tensor_detach(g);
                 if (add != g) tensor_free(g);
                 g = NULL;
-                if (!add || !tensor__accumulate(&n->grad, add)) { rc = -1; goto done; }
+                /* the new .grad waits in acc until the whole pass has succeeded (see done:), so a
+                   pass that fails leaves every .grad as it was */
+                tensor *sum = add && n->grad ? tensor_add(n->grad, add) : add;
+                if (sum != add) tensor_free(add);
+                if (!sum) { if (grads != small) TENSOR_FREE(grads); rc = -1; goto done; }
+                n->acc = tensor__make_internal(sum);
             }
         } else if (g) {
             for (int i = 0; i < n->n_in; i++)
@@ -384,10 +405,20 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
                     rc = -1;
                     goto done;
                 }
-            tensor_scope_begin();
+            if (!tensor__scope_push(fn)) { /* the derivative's intermediates need a scope of their own */
+                tensor_free(g);
+                if (grads != small) TENSOR_FREE(grads);
+                rc = -1;
+                goto done;
+            }
             int drc = tensor__derivatives[n->op](n, g, grads);
             for (int i = 0; i < n->n_in; i++) {
-                if (!n->next[i] || !grads[i]) { grads[i] = NULL; continue; }
+                if (!n->next[i] || !grads[i]) {
+                    /* an input that needs a gradient and got none: the derivative failed without saying so */
+                    if (n->next[i] && !drc) drc = (tensor__fail(fn, "the derivative of %s gave no gradient for input %d", tensor__ops[n->op].fn, i), 1);
+                    grads[i] = NULL;
+                    continue;
+                }
                 /* the gradient of an input has the input's shape and dtype */
                 tensor *s = tensor__sum_to(grads[i], n->saved[i]->ndim, n->saved[i]->shape);
                 tensor *d = s && s->dtype != n->saved[i]->dtype ? tensor_to_dtype(s, n->saved[i]->dtype) : s;
@@ -424,7 +455,10 @@ oom:
 done:
     for (int64_t i = 0; i < all.n; i++) {
         tensor__node *n = all.v[i];
-        tensor_free(n->acc);
+        if (rc == 0 && accumulate && n->op < 0 && n->acc) { /* commit the leaves' new .grad: no allocation, cannot fail */
+            tensor_free(n->grad);
+            n->grad = n->acc;
+        } else tensor_free(n->acc);
         n->acc = NULL;
         if (!create_graph && n->op >= 0) tensor__node_free_saved(n); /* the graph frees itself */
     }
@@ -468,7 +502,7 @@ TENSOR_API int tensor_autograd_grad(int n_out, tensor *const *outputs, tensor *c
     for (int i = 0; i < n_in; i++) {
         if (!inputs[i]) { tensor__null_arg(fn, "inputs[i]"); return -1; }
         if (!inputs[i]->requires_grad) { tensor__fail(fn, "input %d does not require grad", i); return -1; }
-        wanted[i] = tensor__grad_edge(inputs[i]);
+        if (!(wanted[i] = tensor__grad_edge(inputs[i]))) { tensor__fail(fn, "out of memory making the gradient accumulator of input %d", i); return -1; }
     }
     for (int i = 0; i < n_out; i++) {
         if (!outputs[i]) { tensor__null_arg(fn, "outputs[i]"); return -1; }
@@ -478,11 +512,11 @@ TENSOR_API int tensor_autograd_grad(int n_out, tensor *const *outputs, tensor *c
         if (!go && tensor__numel_of(outputs[i]->ndim, outputs[i]->shape) != 1) { tensor__fail(fn, "grad_outputs[%d] is needed for the output of shape %s", i, tensor__shape_of(outputs[i])); return -1; }
     }
     int rc = tensor__run_backward(fn, n_out, outputs, grad_outputs ? grad_outputs : NULL, create_graph, false, n_in, wanted, grads_out);
-    for (int i = 0; i < n_in; i++) {
-        if (rc) { tensor_free(grads_out[i]); grads_out[i] = NULL; continue; }
-        if (!grads_out[i]) grads_out[i] = tensor_zeros(inputs[i]->ndim, inputs[i]->shape, inputs[i]->dtype); /* unreachable input: zeros */
+    for (int i = 0; i < n_in && !rc; i++) {
+        if (!grads_out[i]) rc = (grads_out[i] = tensor_zeros(inputs[i]->ndim, inputs[i]->shape, inputs[i]->dtype)) ? 0 : -1; /* unreachable input: zeros */
         else tensor__make_owned(grads_out[i]);
     }
+    for (int i = 0; i < n_in && rc; i++) { tensor_free(grads_out[i]); grads_out[i] = NULL; }
     return rc;
 }
 
@@ -816,6 +850,7 @@ static int tensor__derivative_transpose(tensor__node *n, tensor *g, tensor **gra
    differentiable in g). idx_len positions; g has the output's shape. */
 static tensor *tensor__scatter_back(tensor__node *n, tensor *g, int dim, int64_t start, int64_t step) {
     tensor *x = TENSOR__X;
+    if (!g) return NULL; /* select's unsqueeze of g failed */
     int64_t len = g->shape[dim];
     /* len positions (the arange's end falls between the last and the next); none for an empty slice */
     tensor *pos = tensor_arange((double)start, (double)start + (len ? (double)step * (double)len - 0.5 : 0), (double)step, TENSOR_I64);

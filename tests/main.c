@@ -125,6 +125,45 @@ static tensor *eval_scalar(const scalar_spec *s, bool create_graph) {
     return total;
 }
 
+/* The allocation-failure sweep of one gradient check: the scalar and its gradients evaluated again
+   with the library's k-th memory request failing, for every k the evaluation makes. Each run must
+   report the failure (NULL or a non-zero return) with a message, or return exactly the gradients
+   of the run without a failure. Every derivative the gradchecks reach (all of the registry's
+   differentiable ops, and their second derivatives through gradgradcheck) so gets its error paths
+   run. Returns the number of requests covered. */
+static int64_t swept_requests, swept_checks;
+static int64_t alloc_sweep(const char *file, int line, scalar_spec *s, int k, tensor *const *req, tensor *const *analytic) {
+    int64_t total = -1; /* the first run (at = 0) fails nothing and counts */
+    for (int64_t at = 0; at <= total || total < 0; at++) {
+        tensor_scope_begin();
+        tensor_clear_error();
+        tensor_test_fail_alloc(at);
+        tensor *grads[16] = {0};
+        tensor *L = eval_scalar(s, s->order == 2);
+        int rc = L ? tensor_autograd_grad(1, &L, NULL, k, req, grads, false) : -1;
+        int64_t used = tensor_test_alloc_count();
+        tensor_test_fail_alloc(0);
+        if (at == 0) {
+            total = used;
+            swept_requests += used;
+            swept_checks++;
+        }
+        if (rc != 0) {
+            if (!tensor_last_error()) test_fail(file, line, "alloc sweep (order %d): request %lld failed without a message", s->order, (long long)at);
+        } else {
+            for (int i = 0; i < k; i++)
+                if (!test_same_bits(grads[i], analytic[i])) {
+                    test_fail(file, line, "alloc sweep (order %d): request %lld failed, no error was reported, and gradient %d differs", s->order, (long long)at, i);
+                    break;
+                }
+        }
+        tensor_clear_error();
+        tensor_scope_end();
+        if (test_failures_in_current_test() > 20) break;
+    }
+    return total;
+}
+
 static int check_order(const char *file, int line, scalar_spec *s, double atol, double rtol) {
     tensor *req[16];
     int k = 0, compared = 0;
@@ -145,6 +184,7 @@ static int check_order(const char *file, int line, scalar_spec *s, double atol, 
         tensor_scope_end();
         return 0;
     }
+    alloc_sweep(file, line, s, k, req, analytic);
     bool was = tensor_set_grad_enabled(s->order == 2); /* order 2 needs the graph to take first derivatives */
     for (int i = 0; i < k; i++) {
         double *x = (double *)tensor_data_ptr(req[i]);
@@ -337,6 +377,8 @@ int main(int argc, char **argv) {
     }
     tensor_shutdown();
     free(cases);
+    if (swept_checks)
+        printf("  alloc sweep of the gradient checks: %lld memory requests failed one at a time over %lld checks\n", (long long)swept_requests, (long long)swept_checks);
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }

@@ -143,6 +143,11 @@ TENSOR_API bool        tensor_set_reference_kernels(bool on); /* true: plain sca
    unary_backward_fused, optim_simd); -1 for another name. The tests compare each fast path with the
    reference, and with these they also see that it is taken where it should be. */
 TENSOR_API int64_t     tensor_test_path_count(const char *path);
+/* Allocation-failure injection: from now on, count every memory request of the library (storage,
+   handles, graph nodes, scratch, whether cached or not) and fail the k-th one (0: fail none).
+   tensor_test_alloc_count() is the number of requests since the last call. */
+TENSOR_API void        tensor_test_fail_alloc(int64_t k);
+TENSOR_API int64_t     tensor_test_alloc_count(void);
 #endif
 
 /* ---- Ops of the registry (ops.def), one prototype each ---- */

@@ -67,6 +67,21 @@ static int64_t tensor__path_counts[TENSOR__N_PATHS];
 #define TENSOR_CACHE_LIMIT ((size_t)1 << 30)
 #endif
 
+/* Allocation-failure injection (TENSOR_TEST_HOOKS builds): every place the library asks for memory
+   goes through TENSOR__MALLOC or TENSOR__ALLOC_FAILS, so a test can count the requests of a run
+   and then fail the k-th one, whether the cache or the system would have served it. */
+#ifdef TENSOR_TEST_HOOKS
+static int64_t tensor__test_alloc_count, tensor__test_alloc_fail_at;
+static int tensor__test_alloc_fails(void) {
+    int64_t k = __atomic_add_fetch(&tensor__test_alloc_count, 1, __ATOMIC_RELAXED);
+    return k == __atomic_load_n(&tensor__test_alloc_fail_at, __ATOMIC_RELAXED);
+}
+#define TENSOR__ALLOC_FAILS() tensor__test_alloc_fails()
+#else
+#define TENSOR__ALLOC_FAILS() 0
+#endif
+#define TENSOR__MALLOC(n) (TENSOR__ALLOC_FAILS() ? NULL : TENSOR_MALLOC(n))
+
 #ifndef TENSOR_ASSERT
 #include <assert.h>
 #define TENSOR_ASSERT(x) assert(x)
@@ -323,13 +338,13 @@ static void tensor__store_f64(char *p, tensor_dtype d, double v) {
 
 // >>memory -------------------------------------------------------------------------------------
 /* Buffers for kernels' scratch: 64-byte aligned, the real block start kept just before the
-   returned pointer. Plain TENSOR_MALLOC/TENSOR_FREE: kernels may call these from pool workers. */
+   returned pointer. Plain TENSOR__MALLOC/TENSOR_FREE: kernels may call these from pool workers. */
 static int64_t tensor__live_bytes;
 static int64_t tensor__live_handle_count;
 
 static void *tensor__alloc_aligned(size_t n) {
     if (n > SIZE_MAX - 64 - sizeof(void *)) return NULL;
-    char *raw = (char *)TENSOR_MALLOC(n + 64 + sizeof(void *));
+    char *raw = (char *)TENSOR__MALLOC(n + 64 + sizeof(void *));
     if (!raw) return NULL;
     uintptr_t a = ((uintptr_t)(raw + sizeof(void *)) + 63) & ~(uintptr_t)63;
     ((void **)a)[-1] = raw;
@@ -407,7 +422,7 @@ static tensor__storage *tensor__block_new(size_t cap, int cls) {
         return s;
     }
 #endif
-    char *raw = (char *)TENSOR_MALLOC(TENSOR__BLOCK_HEADER + cap + 63);
+    char *raw = (char *)TENSOR_MALLOC(TENSOR__BLOCK_HEADER + cap + 63); /* tensor__block_get counted the request */
     if (!raw) return NULL;
     s = (tensor__storage *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
     s->raw = raw;
@@ -444,6 +459,7 @@ TENSOR_API void tensor_empty_cache(void) {
 
 /* A block for nbytes of data: a cached one of its size class, or a new one; NULL when out of memory. */
 static tensor__storage *tensor__block_get(size_t nbytes) {
+    if (TENSOR__ALLOC_FAILS()) return NULL;
     size_t cap;
     int cls = tensor__size_class(nbytes, &cap);
     tensor__storage *s = cls >= 0 ? tensor__cache.free[cls] : NULL;
@@ -515,7 +531,7 @@ static bool tensor__levels_reserve(int n) {
     if (n <= tensor__levels_cap) return true;
     int cap = tensor__levels_cap ? tensor__levels_cap * 2 : 16;
     while (cap < n) cap *= 2;
-    tensor__handle_list *l = (tensor__handle_list *)TENSOR_MALLOC(sizeof *l * (size_t)cap);
+    tensor__handle_list *l = (tensor__handle_list *)TENSOR__MALLOC(sizeof *l * (size_t)cap);
     if (!l) return false;
     for (int i = 0; i < cap; i++) l[i].head = i < tensor__levels_cap ? tensor__levels[i].head : NULL;
     if (tensor__levels) TENSOR_FREE(tensor__levels);
@@ -561,6 +577,7 @@ static void tensor__free_handles_clear(void) {
 /* A new handle, in the innermost scope, with no storage yet. */
 static tensor *tensor__handle_new(const char *fn) {
     if (!tensor__levels_reserve(1)) return tensor__fail(fn, "out of memory");
+    if (TENSOR__ALLOC_FAILS()) return tensor__fail(fn, "out of memory allocating a tensor handle");
     tensor *t = tensor__free_handles;
     if (t) { tensor__free_handles = t->list_next; tensor__n_free_handles--; TENSOR__UNPOISON(t, sizeof *t); }
     else if (!(t = (tensor *)TENSOR_MALLOC(sizeof *t))) return tensor__fail(fn, "out of memory allocating a tensor handle");
@@ -601,13 +618,32 @@ static TENSOR__UNUSED tensor *tensor__make_internal(tensor *t) {
     return t;
 }
 
-TENSOR_API void tensor_scope_begin(void) {
-    if (!tensor__levels_reserve(tensor__depth + 2)) { tensor__fail("tensor_scope_begin", "out of memory"); return; }
+/* Opens one more scope level; false, with an error, when there is no memory for it. */
+static bool tensor__scope_push(const char *fn) {
+    if (!tensor__levels_reserve(tensor__depth + 2)) { tensor__fail(fn, "out of memory opening a scope"); return false; }
     tensor__depth++;
     tensor__levels[tensor__depth].head = NULL;
+    return true;
+}
+
+/* A tensor_scope_begin that failed still gets its tensor_scope_end from the caller, and that end
+   must not close (and free) the enclosing scope. Each failed open leaves the depth it happened at
+   here; an end at that depth closes the failed open, an end deeper down closes a real scope
+   opened after it. Handles made meanwhile belong to the enclosing scope. */
+#define TENSOR__MAX_FAILED_SCOPES 64
+static TENSOR__THREAD_LOCAL int tensor__failed_scope_depth[TENSOR__MAX_FAILED_SCOPES];
+static TENSOR__THREAD_LOCAL int tensor__n_failed_scopes;
+
+TENSOR_API void tensor_scope_begin(void) {
+    if (tensor__scope_push("tensor_scope_begin")) return;
+    if (tensor__n_failed_scopes < TENSOR__MAX_FAILED_SCOPES) tensor__failed_scope_depth[tensor__n_failed_scopes++] = tensor__depth;
 }
 
 TENSOR_API void tensor_scope_end(void) {
+    if (tensor__n_failed_scopes > 0 && tensor__failed_scope_depth[tensor__n_failed_scopes - 1] == tensor__depth) {
+        tensor__n_failed_scopes--;
+        return;
+    }
     if (tensor__depth == 0) { tensor__fail("tensor_scope_end", "no scope is open (unbalanced tensor_scope_end)"); return; }
     while (tensor__levels[tensor__depth].head) tensor_free(tensor__levels[tensor__depth].head);
     tensor__depth--;
@@ -634,6 +670,7 @@ TENSOR_API void tensor_shutdown(void) {
     tensor__levels = NULL;
     tensor__levels_cap = 0;
     tensor__depth = 0;
+    tensor__n_failed_scopes = 0;
     tensor__runtime_shutdown();
     tensor_empty_cache();
     tensor_clear_error();

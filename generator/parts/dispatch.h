@@ -66,20 +66,19 @@ TENSOR_API bool tensor_set_reference_kernels(bool on) {
     return was;
 }
 
-static void tensor__autograd_record(tensor__call *c); /* >>autograd: records a node when inputs need grad */
+static bool tensor__autograd_record(tensor__call *c); /* >>autograd: records a node when inputs need grad; false: no memory */
 
 /* Runs c's kernel on the device of its output; on failure frees the output(s) and returns NULL. */
 static tensor *tensor__dispatch(tensor__call *c) {
     tensor_device dev = c->out->storage->device;
     tensor__kernel_fn k = tensor__kernels[c->op][dev];
     int rc = k ? k(c) : (tensor__fail(c->fn, "no kernel for %s on this device", tensor__ops[c->op].name), 1);
-    if (rc) {
+    if (rc || !tensor__autograd_record(c)) {
         tensor_free(c->out);
         tensor_free(c->out2);
         c->out = c->out2 = NULL;
         return NULL;
     }
-    tensor__autograd_record(c);
     tensor_free(c->out2); /* a kernel's second output: the graph keeps its own handle if it needs it */
     c->out2 = NULL;
     return c->out;

@@ -630,14 +630,16 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
     static double tensor__gemm_fill_##sfx(int64_t m, int64_t n) {                                       \
         return (double)(m * n) / (double)(tensor__gemm_round_##sfx(m, MR) * tensor__gemm_round_##sfx(n, NR)); \
     }                                                                                                   \
-    static void tensor__gemm_##sfx##s(int64_t m, int64_t n, int64_t k, const T *A, int64_t a_rs, int64_t a_cs, \
+    /* false when there is no memory for the packing panels (nothing is written then: a fallback    \
+       loop would round differently, a silent change of the result) */                              \
+    static bool tensor__gemm_##sfx##s(int64_t m, int64_t n, int64_t k, const T *A, int64_t a_rs, int64_t a_cs, \
                                       const T *B, int64_t b_rs, int64_t b_cs, T *C, int64_t c_rs, int64_t c_cs, bool add) { \
-        if (m <= 0 || n <= 0) return;                                                                   \
+        if (m <= 0 || n <= 0) return true;                                                              \
         if (k <= 0) {                                                                                   \
             if (!add)                                                                                   \
                 for (int64_t i = 0; i < m; i++)                                                         \
                     for (int64_t q = 0; q < n; q++) C[i * c_rs + q * c_cs] = 0;                         \
-            return;                                                                                     \
+            return true;                                                                                \
         }                                                                                               \
         tensor__gemm_prob_##sfx q;                                                                      \
         /* C^T = B^T A^T: the transposed problem when its tiles fill much better (a narrow n, such    \
@@ -682,19 +684,11 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
         j.per_slot = j.pa_size + tensor__gemm_round_##sfx(bsz + 16, line);                              \
         size_t bytes = (size_t)(j.per_slot * threads) * sizeof(T);                                      \
         j.scratch = (T *)tensor__alloc_aligned(bytes);                                                  \
-        if (!j.scratch) { /* no memory for panels: the plain loop needs none */                         \
-            for (int64_t i = 0; i < m; i++)                                                             \
-                for (int64_t c = 0; c < n; c++) {                                                       \
-                    T acc = 0;                                                                          \
-                    for (int64_t p = 0; p < k; p++) acc += A[i * a_rs + p * a_cs] * B[p * b_rs + c * b_cs]; \
-                    T *dst = C + i * c_rs + c * c_cs;                                                   \
-                    *dst = add ? *dst + acc : acc;                                                      \
-                }                                                                                       \
-            return;                                                                                     \
-        }                                                                                               \
+        if (!j.scratch) return false;                                                                   \
         if (threads > 1) tensor__parallel_for(threads, 1, tensor__gemm_task_##sfx, &j);                 \
         else tensor__gemm_task_##sfx(0, 1, &j);                                                         \
         tensor__free_aligned(j.scratch);                                                                \
+        return true;                                                                                    \
     }
 
 /* A row-major A and column-major B take the unpacked path where packing would cost the most
@@ -708,7 +702,7 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
     if (a_cs == 1 && b_rs == 1 && tensor__gemm_has_avx2() &&                                            \
         ((k >= 16 && (m <= 4 || n <= 4)) || (k >= 128 && (m <= 64 || (n <= 64 && m <= 512))))) {        \
         tensor__gemm_nt_##sfx(&q);                                                                      \
-        return;                                                                                         \
+        return true;                                                                                    \
     }
 #else
 #define TENSOR__GEMM_TRY_NT(sfx)

@@ -72,18 +72,23 @@ static tensor_dtype tensor__gemm_dtype(tensor_dtype d) {
 
 /* out[n, m] (+)= A[n, k] @ B[k, m] in compute dtype ct, element (i, p) of A at A[i * a_rs + p * a_cs],
    (p, j) of B at B[p * b_rs + j * b_cs], (i, j) of out at out[i * o_rs + j * o_cs]. add: accumulate
-   into out. The integer dtypes need a_cs = b_cs = o_cs = 1 and add = false. */
-static void tensor__gemm_strided(tensor_dtype ct, int64_t n, int64_t m, int64_t k, const void *A, int64_t a_rs, int64_t a_cs,
+   into out. The integer dtypes need a_cs = b_cs = o_cs = 1 and add = false. false: no memory for
+   the packing panels (the caller records the error; a pool task flags it in its job). */
+static bool tensor__gemm_strided(tensor_dtype ct, int64_t n, int64_t m, int64_t k, const void *A, int64_t a_rs, int64_t a_cs,
                                  const void *B, int64_t b_rs, int64_t b_cs, void *out, int64_t o_rs, int64_t o_cs, bool add) {
-    if (ct == TENSOR_F32) tensor__gemm_f32s(n, m, k, (const float *)A, a_rs, a_cs, (const float *)B, b_rs, b_cs, (float *)out, o_rs, o_cs, add);
-    else if (ct == TENSOR_F64) tensor__gemm_f64s(n, m, k, (const double *)A, a_rs, a_cs, (const double *)B, b_rs, b_cs, (double *)out, o_rs, o_cs, add);
-    else tensor__gemm_u64(n, m, k, (const uint64_t *)A, a_rs, (const uint64_t *)B, b_rs, (uint64_t *)out, o_rs);
+    if (ct == TENSOR_F32) return tensor__gemm_f32s(n, m, k, (const float *)A, a_rs, a_cs, (const float *)B, b_rs, b_cs, (float *)out, o_rs, o_cs, add);
+    if (ct == TENSOR_F64) return tensor__gemm_f64s(n, m, k, (const double *)A, a_rs, a_cs, (const double *)B, b_rs, b_cs, (double *)out, o_rs, o_cs, add);
+    tensor__gemm_u64(n, m, k, (const uint64_t *)A, a_rs, (const uint64_t *)B, b_rs, (uint64_t *)out, o_rs);
+    return true;
 }
+/* A pool task's GEMM: a failure raises the job's flag, which the caller checks after the pool. */
+#define TENSOR__GEMM_IN_TASK(flag, gemm_call) do { if (!(gemm_call)) __atomic_store_n(&(flag), 1, __ATOMIC_RELAXED); } while (0)
+#define TENSOR__TASK_FAILED(flag) __atomic_load_n(&(flag), __ATOMIC_RELAXED)
 
 /* out[n, m] = A[n, k] @ B[k, m] with contiguous rows, ld* elements apart. */
-static void tensor__gemm(tensor_dtype ct, int64_t n, int64_t m, int64_t k, const void *A, int64_t lda,
+static bool tensor__gemm(tensor_dtype ct, int64_t n, int64_t m, int64_t k, const void *A, int64_t lda,
                          const void *B, int64_t ldb, void *out, int64_t ldo) {
-    tensor__gemm_strided(ct, n, m, k, A, lda, 1, B, ldb, 1, out, ldo, 1, false);
+    return tensor__gemm_strided(ct, n, m, k, A, lda, 1, B, ldb, 1, out, ldo, 1, false);
 }
 
 /* dst[r * cols + q] = src[r * rs + q * cs] (strides in elements of sd) converted to ct. */
@@ -199,17 +204,18 @@ typedef struct {
     tensor_dtype ct;
     const char *a, *b; /* element 0 of a and b */
     char *o;
+    int oom;           /* a GEMM had no memory (set from any thread) */
 } tensor__mm_job;
 
 static void tensor__mm_batches(int64_t begin, int64_t end, void *ctx) {
-    const tensor__mm_job *j = (const tensor__mm_job *)ctx;
+    tensor__mm_job *j = (tensor__mm_job *)ctx;
     const tensor__mm_geom *g = j->g;
     size_t cs = tensor__dtype_sizes[j->ct];
     for (int64_t bi = begin; bi < end; bi++) {
         int64_t ao, bo;
         tensor__mm_batch_offsets(g, bi, &ao, &bo);
-        tensor__gemm_strided(j->ct, g->n, g->m, g->k, j->a + (size_t)ao * cs, g->a_rs, g->a_cs, j->b + (size_t)bo * cs, g->b_rs, g->b_cs,
-                             j->o + (size_t)(bi * g->n * g->m) * cs, g->m, 1, false);
+        TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, g->n, g->m, g->k, j->a + (size_t)ao * cs, g->a_rs, g->a_cs, j->b + (size_t)bo * cs,
+                                                          g->b_rs, g->b_cs, j->o + (size_t)(bi * g->n * g->m) * cs, g->m, 1, false));
     }
 }
 
@@ -246,6 +252,7 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
             fg.batches = 1;
         }
         tensor__mm_job j;
+        j.oom = 0;
         j.g = &fg;
         j.ct = ct;
         j.a = (const char *)a->storage->data + a->offset * ea;
@@ -256,6 +263,7 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
             tensor__parallel_for(fg.batches, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, tensor__mm_batches, &j);
         else
             tensor__mm_batches(0, fg.batches, &j);
+        if (TENSOR__TASK_FAILED(j.oom)) { tensor__fail(c->fn, "out of memory allocating matmul scratch"); return 1; }
         return 0;
     }
     bool a_direct = a->dtype == ct && (g->a_cs == 1 || k == 1);
@@ -281,8 +289,12 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
         last_a = ao;
         last_b = bo;
         char *dst = o + (size_t)(bi * n * m) * eo;
-        tensor__gemm(ct, n, m, k, a_direct ? (const void *)sa : pa, a_direct ? g->a_rs : k,
-                     b_direct ? (const void *)sb : pb, b_direct ? g->b_rs : m, o_direct ? (void *)dst : po, m);
+        if (!tensor__gemm(ct, n, m, k, a_direct ? (const void *)sa : pa, a_direct ? g->a_rs : k,
+                          b_direct ? (const void *)sb : pb, b_direct ? g->b_rs : m, o_direct ? (void *)dst : po, m)) {
+            tensor__free_aligned(pa); tensor__free_aligned(pb); tensor__free_aligned(po);
+            tensor__fail(c->fn, "out of memory allocating matmul scratch");
+            return 1;
+        }
         if (!o_direct) tensor__unpack(dst, dt, po, ct, n * m);
     }
     tensor__free_aligned(pa);
@@ -1282,6 +1294,7 @@ typedef struct {
     double *gbn;               /* backward: [N, O] sums of gc over p, or NULL */
     char *scratch;             /* per slot: cols [K, bn * P], then (bn > 1) a block [Og, bn * P] */
     int slot;                  /* the next chunk's slot */
+    int oom;                   /* a GEMM had no memory (set from any thread) */
 } tensor__conv_job;
 
 /* Forward GEMMs with K = Cg * kH * kW up to this take tensor__conv_smallk_avx2 (measured here, one
@@ -1372,11 +1385,11 @@ static void tensor__conv_fwd_blocks(int64_t begin, int64_t end, void *ctx) {
 #endif
             if (bn == 1) {
                 char *o = j->out + (size_t)((n0 * g->O + grp * Og) * P) * cs;
-                tensor__gemm(j->ct, Og, P, K, wg, K, B, P, o, P);
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm(j->ct, Og, P, K, wg, K, B, P, o, P));
                 for (int64_t q = 0; j->bias && q < Og; q++) tensor__row_plus(j->ct, o + (size_t)(q * P) * cs, o + (size_t)(q * P) * cs, j->bias, grp * Og + q, P);
                 continue;
             }
-            tensor__gemm(j->ct, Og, ld, K, wg, K, B, ld, blk, ld);
+            TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm(j->ct, Og, ld, K, wg, K, B, ld, blk, ld));
             for (int64_t i = 0; i < bn; i++)
                 for (int64_t q = 0; q < Og; q++)
                     tensor__row_plus(j->ct, j->out + (size_t)(((n0 + i) * g->O + grp * Og + q) * P) * cs, blk + (size_t)(q * ld + i * P) * cs, j->bias,
@@ -1395,11 +1408,13 @@ static bool tensor__conv_spread(const tensor__conv_job *j) {
 /* The slots a run of tensor__conv_blocks needs: one per chunk (tensor__parallel_for makes at most
    one per thread). */
 static int64_t tensor__conv_slots(const tensor__conv_job *j) { return tensor__conv_spread(j) ? tensor_get_num_threads() : 1; }
-static void tensor__conv_blocks(tensor__range_fn fn, tensor__conv_job *j) {
+/* false when a GEMM had no memory (the caller records the error). */
+static bool tensor__conv_blocks(tensor__range_fn fn, tensor__conv_job *j) {
     const tensor__conv_geom *g = j->g;
     int64_t per = g->O * (g->C / g->groups * g->kH * g->kW) * g->oH * g->oW * j->bn; /* multiply-adds per block */
     if (tensor__conv_spread(j)) tensor__parallel_for(tensor__conv_nblocks(j), TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, fn, j);
     else fn(0, tensor__conv_nblocks(j), j);
+    return !TENSOR__TASK_FAILED(j->oom);
 }
 /* The job's common fields and its slots' scratch (NULL, after recording an error, when there is
    no memory). */
@@ -1555,6 +1570,7 @@ typedef struct {
     char *scratch;
     size_t slot_bytes;
     int slot;
+    int oom;                /* a GEMM had no memory (set from any thread) */
 } tensor__wino_job;
 
 /* 4 floats at a in the low half, 4 at b in the high half */
@@ -1730,7 +1746,7 @@ static void tensor__wino_blocks(int64_t begin, int64_t end, void *ctx) {
             }
         if (!j->gy) {
             for (int xi = 0; xi < TENSOR__WINO_PTS; xi++)
-                tensor__gemm_strided(TENSOR_F32, Co, T - 8, Ci, j->U + xi * Co * Ci, Ci, 1, V + xi * vs, T, 1, M + xi * ms, T, 1, false);
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(TENSOR_F32, Co, T - 8, Ci, j->U + xi * Co * Ci, Ci, 1, V + xi * vs, T, 1, M + xi * ms, T, 1, false));
             for (int64_t i = 0; i < nb; i++)
                 for (int64_t o = 0; o < Co; o++) {
                     float *yo = j->out + ((n0 + i) * Co + o) * j->Ho * j->Wo;
@@ -1754,7 +1770,7 @@ static void tensor__wino_blocks(int64_t begin, int64_t end, void *ctx) {
                     }
                 }
             for (int xi = 0; xi < TENSOR__WINO_PTS; xi++)
-                tensor__gemm_strided(TENSOR_F32, Co, Ci, T - 8, M + xi * ms, T, 1, V + xi * vs, 1, T, gU + xi * Co * Ci, Ci, 1, true);
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(TENSOR_F32, Co, Ci, T - 8, M + xi * ms, T, 1, V + xi * vs, 1, T, gU + xi * Co * Ci, Ci, 1, true));
         }
     }
 }
@@ -1793,6 +1809,13 @@ static int tensor__wino_run(const char *fn, tensor__wino_job *j) {
     if (j->gU) memset(j->gU, 0, (size_t)(slots * sums) * sizeof(float));
     TENSOR__PATH_TAKEN(conv_winograd);
     tensor__parallel_for(nblocks, 1, tensor__wino_blocks, j);
+    if (TENSOR__TASK_FAILED(j->oom)) {
+        tensor__cache_free(j->scratch);
+        tensor__cache_free(j->gU);
+        j->gU = NULL;
+        tensor__fail(fn, "out of memory allocating convolution scratch");
+        return 1;
+    }
     for (int s = 1; j->gU && s < j->slot && s < slots; s++)
         for (int64_t i = 0; i < sums; i++) j->gU[i] += j->gU[s * sums + i];
     tensor__cache_free(j->scratch);
@@ -1892,8 +1915,8 @@ static int tensor__conv_fast(tensor__call *c, const tensor__conv_geom *g) {
         if (wino) rc = tensor__wino_forward(c->fn, g, (const float *)j.x, (const float *)j.w, (const float *)bb, (float *)j.out);
         else
 #endif
-            tensor__conv_blocks(tensor__conv_fwd_blocks, &j);
-        if (oc) tensor__copy_into(out, oc);
+        if (!tensor__conv_blocks(tensor__conv_fwd_blocks, &j)) rc = (tensor__fail(c->fn, "out of memory allocating convolution scratch"), 1);
+        if (oc && !rc) tensor__copy_into(out, oc);
     }
     tensor__cache_free(bb);
     tensor__cache_free(j.scratch);
@@ -3040,7 +3063,7 @@ static void tensor__conv_bwd_blocks(int64_t begin, int64_t end, void *ctx) {
             if (bn > 1) gcg = blk;
             if (j->out) {
                 char *xg = j->out + (size_t)((n0 * g->groups + grp) * X) * cs;
-                tensor__gemm_strided(j->ct, K, ld, Og, j->w + (size_t)(grp * Og * K) * cs, 1, K, gcg, ld, 1, j->direct ? (void *)xg : cols, ld, 1, false);
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, K, ld, Og, j->w + (size_t)(grp * Og * K) * cs, 1, K, gcg, ld, 1, j->direct ? (void *)xg : cols, ld, 1, false));
                 for (int64_t i = 0; i < bn && !j->direct; i++) {
                     char *xi = j->out + (size_t)(((n0 + i) * g->groups + grp) * X) * cs;
 #if TENSOR__NN_AVX2
@@ -3056,7 +3079,7 @@ static void tensor__conv_bwd_blocks(int64_t begin, int64_t end, void *ctx) {
             if (gw) {
                 const char *B = NULL;
                 for (int64_t i = 0; i < bn; i++) B = tensor__conv_im2col(j, cols, ld, i * P, j->x + (size_t)(((n0 + i) * g->groups + grp) * X) * cs);
-                tensor__gemm_strided(j->ct, Og, K, ld, gcg, ld, 1, B, 1, ld, gw + (size_t)(grp * Og * K) * cs, K, 1, true);
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, Og, K, ld, gcg, ld, 1, B, 1, ld, gw + (size_t)(grp * Og * K) * cs, K, 1, true));
             }
         }
     }
@@ -3098,12 +3121,12 @@ static int tensor__conv_backward_fast(const char *fn, const tensor *x, const ten
         j.out = (char *)gx;
         j.gw = sums;
         if (sums) memset(sums, 0, (size_t)((sums == (char *)gw ? 1 : slots) * wn) * cs);
-        tensor__conv_blocks(tensor__conv_bwd_blocks, &j);
-        if (sums && sums != (char *)gw) {
+        if (!tensor__conv_blocks(tensor__conv_bwd_blocks, &j)) rc = (tensor__fail(fn, "out of memory allocating convolution scratch"), 1);
+        if (!rc && sums && sums != (char *)gw) {
             memcpy(gw, sums, (size_t)wn * cs);
             for (int s = 1; s < j.slot && s < slots; s++) tensor__add_to(gw, sums + (size_t)(s * wn) * cs, wn, ct);
         }
-        for (int64_t o = 0; gb && o < g->O; o++) {
+        for (int64_t o = 0; !rc && gb && o < g->O; o++) {
             double acc = 0;
             for (int64_t n = 0; n < g->N; n++) acc += j.gbn[n * g->O + o];
             if (ct == TENSOR_F32) ((float *)gb)[o] = (float)acc;

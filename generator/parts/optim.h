@@ -94,10 +94,11 @@ static tensor_optim *tensor__optim_new(const char *fn, int kind, int n, tensor *
         if (!tensor__is_float(params[i]->dtype)) return (tensor_optim *)tensor__fail(fn, "parameter %d is %s, not floating", i, tensor__dtype_names[params[i]->dtype]);
         if (!params[i]->requires_grad || !tensor__is_leaf(params[i])) return (tensor_optim *)tensor__fail(fn, "parameter %d is not a leaf that requires grad", i);
         if (params[i]->storage->device != TENSOR_CPU) return (tensor_optim *)tensor__fail(fn, "parameter %d is not on the CPU", i);
+        if (!tensor__grad_edge(params[i])) return (tensor_optim *)tensor__fail(fn, "out of memory making the gradient accumulator of parameter %d", i);
     }
-    tensor_optim *o = (tensor_optim *)TENSOR_MALLOC(sizeof *o);
-    tensor **arrays = (tensor **)TENSOR_MALLOC(sizeof(tensor *) * 3 * (size_t)n);
-    int64_t *steps = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)n);
+    tensor_optim *o = (tensor_optim *)TENSOR__MALLOC(sizeof *o);
+    tensor **arrays = (tensor **)TENSOR__MALLOC(sizeof(tensor *) * 3 * (size_t)n);
+    int64_t *steps = (int64_t *)TENSOR__MALLOC(sizeof(int64_t) * (size_t)n);
     if (!o || !arrays || !steps) {
         if (o) TENSOR_FREE(o);
         if (arrays) TENSOR_FREE(arrays);

@@ -585,7 +585,7 @@ static int tensor__reduce_sum(tensor__call *c, bool mean) {
             return 0;
         }
         size_t bytes = (size_t)(cc.n < TENSOR__COL_BLOCK ? cc.n : TENSOR__COL_BLOCK) * 8; /* doubles or int64s */
-        cc.buf = TENSOR_MALLOC(bytes);
+        cc.buf = TENSOR__MALLOC(bytes);
         if (!cc.buf) { tensor__fail(c->fn, "out of memory allocating %zu bytes", bytes); return 1; }
         tensor__red_run(&r, tensor__elem_sum_cols, &cc);
         TENSOR_FREE(cc.buf);

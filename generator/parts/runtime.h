@@ -26,6 +26,11 @@ TENSOR_API int64_t tensor_test_path_count(const char *path) {
         if (!strcmp(path, names[i])) return __atomic_load_n(&tensor__path_counts[i], __ATOMIC_RELAXED);
     return -1;
 }
+TENSOR_API void tensor_test_fail_alloc(int64_t k) {
+    __atomic_store_n(&tensor__test_alloc_fail_at, k, __ATOMIC_RELAXED);
+    __atomic_store_n(&tensor__test_alloc_count, 0, __ATOMIC_RELAXED);
+}
+TENSOR_API int64_t tensor_test_alloc_count(void) { return __atomic_load_n(&tensor__test_alloc_count, __ATOMIC_RELAXED); }
 #endif
 
 static void tensor__runtime_shutdown(void) {

@@ -21,7 +21,7 @@ static tensor *tensor__make_view(tensor__call *c, tensor *t, int ndim, const int
     c->n_in = 1;
     c->in[0] = t;
     c->out = tensor__view_of(c->fn, t, ndim, shape, strides, offset);
-    if (c->out) tensor__autograd_record(c);
+    if (c->out && !tensor__autograd_record(c)) { tensor_free(c->out); c->out = NULL; }
     return c->out;
 }
 
@@ -447,7 +447,7 @@ TENSOR_API tensor *tensor_stack(int n, tensor *const *ts, int dim) {
     if (d < 0) return NULL;
     if (ts[0]->ndim == TENSOR_MAX_DIMS) return tensor__fail(fn, "tensors of shape %s already have the maximum of %d dims", tensor__shape_of(ts[0]), TENSOR_MAX_DIMS);
     if (!tensor__same_device(fn, n, ts)) return NULL;
-    tensor **u = (tensor **)TENSOR_MALLOC(sizeof(tensor *) * (size_t)n);
+    tensor **u = (tensor **)TENSOR__MALLOC(sizeof(tensor *) * (size_t)n);
     if (!u) return tensor__fail(fn, "out of memory");
     tensor *r = NULL;
     int made = 0;
