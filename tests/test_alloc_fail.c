@@ -13,12 +13,16 @@ typedef struct {
     bool failed; /* some call reported a failure through its return value */
 } sweep_model;
 
-/* A parameter: randn * scale, a leaf that requires grad. NULL (and failed) when a call fails. */
+/* A parameter, a leaf that requires grad: randn * scale, or (scale 0) zeros given kaiming_uniform_
+   as the examples do. NULL (and failed) when a call fails. */
 static tensor *sweep_param(sweep_model *m, int ndim, const int64_t *shape, double scale) {
-    tensor *r = tensor_randn(ndim, shape, TENSOR_F32);
-    tensor *w = tensor_mul_scalar(r, scale);
-    tensor_free(r);
-    if (!w || !tensor_set_requires_grad(w, true)) { tensor_free(w); m->failed = true; return NULL; }
+    tensor *w;
+    if (scale > 0) {
+        tensor *r = tensor_randn(ndim, shape, TENSOR_F32);
+        w = tensor_mul_scalar(r, scale);
+        tensor_free(r);
+    } else w = tensor_zeros(ndim, shape, TENSOR_F32);
+    if (!w || !tensor_set_requires_grad(w, true) || (scale == 0 && !tensor_kaiming_uniform_(w, sqrt(5.0)))) { tensor_free(w); m->failed = true; return NULL; }
     m->p[m->n++] = w;
     return w;
 }
@@ -33,16 +37,17 @@ static tensor *sweep_mlp_loss(sweep_model *m, tensor *x, tensor *y) {
     return tensor_cross_entropy(logits, y);
 }
 
-/* x: [2, 1, 8, 8] -> conv 1->8 k3 p1 -> relu -> max_pool 2 -> conv 8->8 k3 p1 (Winograd where the
-   CPU has AVX2) -> relu -> avg_pool 2 -> flatten -> linear 32->3 -> CE */
-static tensor *sweep_cnn_loss(sweep_model *m, tensor *x, tensor *y) {
+/* As examples/fashion_mnist_cnn.c, smaller. x: [2, 1, 8, 8] -> conv 1->8 k3 p1 -> relu -> max_pool
+   2 -> conv 8->8 k3 p1 (Winograd where the CPU has AVX2) -> relu -> avg_pool 2 -> flatten -> dropout
+   -> linear 32->3 -> CE */
+static tensor *sweep_cnn_logits(sweep_model *m, tensor *x, bool training) {
     tensor *c1 = tensor_relu(tensor_conv2d(x, m->p[0], m->p[1], 1, 1, 1, 1));
     tensor *p1 = tensor_max_pool2d(c1, 2, 2, 0);
     tensor *c2 = tensor_relu(tensor_conv2d(p1, m->p[2], m->p[3], 1, 1, 1, 1));
     tensor *p2 = tensor_avg_pool2d(c2, 2, 2, 0);
-    tensor *logits = tensor_linear(tensor_flatten(p2, 1, -1), m->p[4], m->p[5]);
-    return tensor_cross_entropy(logits, y);
+    return tensor_linear(tensor_dropout(tensor_flatten(p2, 1, -1), 0.25, training), m->p[4], m->p[5]);
 }
+static tensor *sweep_cnn_loss(sweep_model *m, tensor *x, tensor *y) { return tensor_cross_entropy(sweep_cnn_logits(m, x, true), y); }
 
 /* The whole run from a fresh library state. Writes the final parameters to out (n_out floats) and
    returns whether a call reported failure. */
@@ -64,16 +69,16 @@ static bool sweep_run(bool cnn, int64_t fail_at, float *out, int64_t n_out, int6
         x = tensor_randn(TENSOR_SHAPE(4, 6, 16), TENSOR_F32);
         y = tensor_from_data(tgt_mlp, TENSOR_SHAPE(24), TENSOR_I64);
     } else {
-        sweep_param(&m, TENSOR_SHAPE(8, 1, 3, 3), 0.3); sweep_param(&m, TENSOR_SHAPE(8), 0.1);
-        sweep_param(&m, TENSOR_SHAPE(8, 8, 3, 3), 0.1); sweep_param(&m, TENSOR_SHAPE(8), 0.1);
-        sweep_param(&m, TENSOR_SHAPE(3, 32), 0.2);      sweep_param(&m, TENSOR_SHAPE(3), 0.1);
+        sweep_param(&m, TENSOR_SHAPE(8, 1, 3, 3), 0); sweep_param(&m, TENSOR_SHAPE(8), 0.1);
+        sweep_param(&m, TENSOR_SHAPE(8, 8, 3, 3), 0); sweep_param(&m, TENSOR_SHAPE(8), 0.1);
+        sweep_param(&m, TENSOR_SHAPE(3, 32), 0);      sweep_param(&m, TENSOR_SHAPE(3), 0.1);
         x = tensor_randn(TENSOR_SHAPE(2, 1, 8, 8), TENSOR_F32);
         y = tensor_from_data(tgt_cnn, TENSOR_SHAPE(2), TENSOR_I64);
     }
     if (!x || !y) m.failed = true;
     tensor_optim *opt = NULL;
     if (!m.failed) {
-        opt = cnn ? tensor_optim_sgd(m.n, m.p, 0.05, 0.9, 1e-4, false) : tensor_optim_adamw(m.n, m.p, 1e-2, 0.9, 0.999, 1e-8, 1e-2);
+        opt = cnn ? tensor_optim_adamw(m.n, m.p, 1e-2, 0.9, 0.999, 1e-8, 1e-2) : tensor_optim_sgd(m.n, m.p, 0.05, 0.9, 1e-4, true);
         if (!opt) m.failed = true;
     }
     for (int step = 0; step < 2 && !m.failed; step++) {
@@ -82,6 +87,13 @@ static bool sweep_run(bool cnn, int64_t fail_at, float *out, int64_t n_out, int6
         tensor_optim_zero_grad(opt);
         if (!loss || tensor_backward(loss) != 0 || tensor_optim_step(opt) != 0) m.failed = true;
         tensor_scope_end();
+    }
+    if (cnn && !m.failed) { /* an evaluation, as the example's: no graph, argmax of the logits */
+        bool was = tensor_set_grad_enabled(false);
+        tensor *pred = tensor_argmax(sweep_cnn_logits(&m, x, false), 1, false);
+        int64_t classes[2];
+        if (!pred || tensor_copy_to(pred, classes, sizeof classes) != 0) m.failed = true;
+        tensor_set_grad_enabled(was);
     }
     *requests = tensor_test_alloc_count();
     tensor_test_fail_alloc(0);
@@ -171,3 +183,34 @@ static void backward_grad_all_or_nothing(bool had_grad) {
 }
 TEST(alloc_fail_backward_leaves_grad_untouched) { backward_grad_all_or_nothing(true); }
 TEST(alloc_fail_backward_makes_no_first_grad) { backward_grad_all_or_nothing(false); }
+
+/* An optimizer step that runs out of memory (for its first moments) changes no parameter. */
+TEST(alloc_fail_optimizer_step_changes_nothing) {
+    int64_t total = -1, failed = 0;
+    for (int64_t at = 0; at <= total || total < 0; at++) {
+        tensor_scope_begin();
+        tensor_manual_seed(5);
+        tensor *p[3] = {tensor_set_requires_grad(tensor_randn(TENSOR_SHAPE(7), TENSOR_F32), true),
+                        tensor_set_requires_grad(tensor_randn(TENSOR_SHAPE(3, 2), TENSOR_F64), true),
+                        tensor_set_requires_grad(tensor_randn(TENSOR_SHAPE(5), TENSOR_F32), true)};
+        tensor_optim *o = tensor_optim_adam(3, p, 0.1, 0.9, 0.999, 1e-8, 0.01);
+        CHECK(tensor_backward(tensor_add(tensor_add(tensor_sum_all(tensor_square(p[0])), tensor_sum_all(p[1])), tensor_sum_all(p[2]))) == 0);
+        double before[3][7], after[3][7];
+        for (int i = 0; i < 3; i++) CHECK(tensor_copy_to(tensor_to_dtype(p[i], TENSOR_F64), before[i], sizeof before[i]) == 0);
+        tensor_test_fail_alloc(at);
+        int rc = tensor_optim_step(o);
+        int64_t used = tensor_test_alloc_count();
+        tensor_test_fail_alloc(0);
+        if (at == 0) { total = used; CHECK(rc == 0 && used > 0); }
+        for (int i = 0; i < 3 && rc != 0; i++) {
+            CHECK(tensor_copy_to(tensor_to_dtype(p[i], TENSOR_F64), after[i], sizeof after[i]) == 0);
+            CHECK_MSG(!memcmp(before[i], after[i], sizeof(double) * (size_t)tensor_numel(p[i])), "request %lld failed: parameter %d changed", (long long)at, i);
+        }
+        if (rc != 0) failed++;
+        CHECK(rc == 0 || tensor_last_error() != NULL);
+        tensor_clear_error();
+        tensor_optim_free(o);
+        tensor_scope_end();
+    }
+    CHECK(total > 0 && failed == total);
+}

@@ -500,14 +500,14 @@ static void tensor__softmax_row_f32(float *y, int64_t ys, const float *x, int64_
     }
 }
 
-typedef struct { const tensor *x; tensor *y; int dim; int64_t len; bool log_form; } tensor__softmax_task;
+typedef struct { const tensor *x; tensor *y; int dim; int64_t len; bool log_form; int oom; } tensor__softmax_task;
 
 /* Rows [begin, end) of an f32 softmax: max and e^(x - max) in one pass (the exponentials land in
    y), then one scaling pass. A row whose elements are not adjacent in x or y (softmax over a dim
    other than the innermost) is gathered into a buffer, done there and scattered back: the rows
    of a chunk sit side by side in memory, so the gathers share cache lines. */
 static void tensor__softmax_rows_f32(int64_t begin, int64_t end, void *vt) {
-    const tensor__softmax_task *t = (const tensor__softmax_task *)vt;
+    tensor__softmax_task *t = (tensor__softmax_task *)vt;
     tensor__rows r;
     tensor__rows_init(&r, t->x, t->y, t->dim);
     tensor__rows_seek(&r, begin);
@@ -516,13 +516,13 @@ static void tensor__softmax_rows_f32(int64_t begin, int64_t end, void *vt) {
     int64_t n = t->len, xs = t->x->strides[t->dim], ys = t->y->strides[t->dim];
     bool strided = n > 1 && (xs != 1 || ys != 1);
     float *buf = strided ? (float *)tensor__alloc_aligned(2 * (size_t)n * sizeof(float)) : NULL; /* (pool threads: no cache) */
+    if (strided && !buf) { /* the double formula would round differently: an error, not a silent change */
+        __atomic_store_n(&t->oom, 1, __ATOMIC_RELAXED);
+        return;
+    }
     for (int64_t q = begin; q < end; q++, tensor__rows_next(&r)) {
         const float *x = xb + r.off[0];
         float *y = yb + r.off[1], m;
-        if (strided && !buf) {
-            tensor__softmax_row_f32(y, ys, x, xs, n, t->log_form);
-            continue;
-        }
         if (strided) {
             for (int64_t i = 0; i < n; i++) buf[i] = x[i * xs];
             x = buf, y = buf + n;
@@ -552,7 +552,9 @@ static int tensor__softmax_kernel(tensor__call *c, bool log_form) {
         t.dim = dim;
         t.len = len;
         t.log_form = log_form;
+        t.oom = 0;
         tensor__parallel_for(tensor__numel_of(x->ndim, x->shape) / len, tensor__row_grain(len), tensor__softmax_rows_f32, &t);
+        if (TENSOR__TASK_FAILED(t.oom)) { tensor__fail(c->fn, "out of memory allocating %lld floats of scratch", (long long)(2 * len)); return 1; }
         return 0;
     }
     double *row = (double *)tensor__scratch(c->fn, (size_t)len * sizeof(double));

@@ -222,16 +222,28 @@ TENSOR_API int tensor_optim_step(tensor_optim *o) {
     if (!o) { tensor__null_arg(fn, "o"); return -1; }
     tensor__step_ctx c;
     c.o = o;
+    int n_state = o->kind != TENSOR__SGD ? 2 : o->momentum != 0 ? 1 : 0;
+    /* every new state first, so a step that runs out of memory has changed no parameter */
+    bool fresh[64], *first = o->n <= 64 ? fresh : (bool *)TENSOR__MALLOC(sizeof(bool) * (size_t)o->n);
+    if (!first) { tensor__fail(fn, "out of memory"); return -1; }
+    for (int i = 0; i < o->n; i++) {
+        tensor *p = o->params[i];
+        first[i] = n_state > 0 && o->state1[i] == NULL;
+        for (int k = 0; k < n_state && tensor_grad(p); k++) {
+            tensor **s = k ? &o->state2[i] : &o->state1[i];
+            if (!*s && !(*s = tensor__make_internal(tensor_zeros(p->ndim, p->shape, p->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32)))) {
+                for (int j = 0; j <= i; j++) /* drop the states made here: the next step makes them anew */
+                    if (first[j]) { tensor_free(o->state1[j]); tensor_free(o->state2[j]); o->state1[j] = o->state2[j] = NULL; }
+                if (first != fresh) TENSOR_FREE(first);
+                return -1;
+            }
+        }
+    }
     for (int i = 0; i < o->n; i++) {
         tensor *p = o->params[i], *g = tensor_grad(p);
         if (!g) continue; /* a parameter that got no gradient is left alone, as in PyTorch */
-        int n_state = o->kind != TENSOR__SGD ? 2 : o->momentum != 0 ? 1 : 0;
         tensor_dtype sd = p->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
-        c.first = n_state > 0 && o->state1[i] == NULL;
-        for (int k = 0; k < n_state; k++) {
-            tensor **s = k ? &o->state2[i] : &o->state1[i];
-            if (!*s && !(*s = tensor__make_internal(tensor_zeros(p->ndim, p->shape, sd)))) return -1;
-        }
+        c.first = first[i];
         o->steps[i]++;
         c.bias1 = 1 - pow(o->beta1, (double)o->steps[i]);
         c.bias2 = 1 - pow(o->beta2, (double)o->steps[i]);
@@ -276,6 +288,7 @@ TENSOR_API int tensor_optim_step(tensor_optim *o) {
         }
         p->storage->version++;
     }
+    if (first != fresh) TENSOR_FREE(first);
     return 0;
 }
 
