@@ -25,7 +25,18 @@ check-amalgamation: generator/gen
 	 if cmp -s .amalgamation.tmp.$$$$ tensor.h; then rm -f .amalgamation.tmp.$$$$; echo "check-amalgamation: tensor.h matches its sources"; \
 	 else rm -f .amalgamation.tmp.$$$$; echo "check-amalgamation: tensor.h is stale; run: make tensor.h && git add tensor.h"; exit 1; fi
 
-examples: $(EXAMPLES)
+# Optional packages: a C compiler and make are enough for `make` and `make test`; what needs a
+# package that is missing is skipped with a line `skipped: WHAT (apt-get install PACKAGE)`. Each
+# probe compiles and links a one-line program; `make HAVE_ZLIB=` builds as if zlib were missing.
+comma := ,
+HAVE_ZLIB := $(shell printf 'int main(void){return zlibVersion() == 0;}' | $(CC) -x c -include zlib.h - -lz -o /dev/null 2>/dev/null && echo yes)
+HAVE_SLEEF := $(shell printf 'int main(void){return Sleef_expf_u10(0) == 0;}' | $(CC) -x c -include sleef.h - -lsleef -lm -o /dev/null 2>/dev/null && echo yes)
+HAVE_OPENBLAS = $(shell printf 'int main(void){return cblas_sdot(0, 0, 1, 0, 1) != 0;}' | $(CC) -x c -include cblas.h - -lopenblas -o /dev/null 2>/dev/null && echo yes)
+
+# The Fashion-MNIST examples read gzip files (zlib1g-dev).
+ZLIB_EXAMPLES = $(filter examples/fashion_mnist_%,$(EXAMPLES))
+examples: $(if $(HAVE_ZLIB),$(EXAMPLES),$(filter-out $(ZLIB_EXAMPLES),$(EXAMPLES)))
+	$(if $(HAVE_ZLIB),,@echo "skipped: $(subst $() ,$(comma) ,$(ZLIB_EXAMPLES)) (apt-get install zlib1g-dev)")
 examples/%: examples/%.c examples/train_util.h tensor.h
 	$(CC) $(CFLAGS) $(WARN) -I. $< -o $@ $(LDLIBS)
 examples/fashion_mnist_%: LDLIBS += -lz
@@ -51,16 +62,18 @@ $(BUILD)/tsan/test_all: $(BUILD)/tsan/main.o $(patsubst tests/%.c,$(BUILD)/tsan/
 
 # The NEON instance: the suite cross-compiled for aarch64 and run under qemu-user, once as built
 # (neon) and once more for the vector tests with the scalar instance. `make test` runs it when the
-# cross compiler and qemu are installed (Debian: gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-# qemu-user). The ULP sweeps use fewer points there: qemu is slow.
+# cross compiler (it must link a static program) and qemu are installed (Debian:
+# gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user), and both say skipped otherwise. The ULP
+# sweeps use fewer points there: qemu is slow.
 AARCH64_CC ?= aarch64-linux-gnu-gcc
 QEMU_AARCH64 ?= qemu-aarch64
-HAVE_NEON_TOOLS := $(shell command -v $(AARCH64_CC) > /dev/null 2>&1 && command -v $(QEMU_AARCH64) > /dev/null 2>&1 && echo yes)
+HAVE_NEON_TOOLS := $(shell command -v $(QEMU_AARCH64) > /dev/null 2>&1 && printf 'int main(void){return 0;}' | $(AARCH64_CC) -x c - -static -o /dev/null 2>/dev/null && echo yes)
+NEON_SKIPPED = test-neon (apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
 $(BUILD)/neon/test_all: tests/main.c $(TEST_SRC) tests/test.h tensor.h
 	@mkdir -p $(dir $@)
 	$(AARCH64_CC) -O2 $(WARN) -I. -static tests/main.c $(TEST_SRC) -o $@ -lm -lpthread
-test-neon: check-amalgamation $(BUILD)/neon/test_all
-	@for simd in neon scalar; do \
+test-neon: check-amalgamation $(if $(HAVE_NEON_TOOLS),$(BUILD)/neon/test_all)
+	@$(if $(HAVE_NEON_TOOLS),,echo "skipped: $(NEON_SKIPPED)"; exit 0;) for simd in neon scalar; do \
 	  filter=$$([ $$simd = neon ] || echo test_simd); \
 	  if TENSOR_SIMD=$$simd TENSOR_TEST_ULP_POINTS=100000 $(QEMU_AARCH64) -L /usr/aarch64-linux-gnu $(BUILD)/neon/test_all $$filter > $(BUILD)/neon/log 2>&1; \
 	  then grep -E '^ *FAIL|^  simd ' $(BUILD)/neon/log; echo "neon-$$simd: $$(tail -n 1 $(BUILD)/neon/log)"; \
@@ -71,11 +84,11 @@ test-neon: check-amalgamation $(BUILD)/neon/test_all
 $(BUILD)/sleef/test_all: tests/main.c $(TEST_SRC) tests/test.h tensor.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) -DTENSOR_USE_SLEEF -I. tests/main.c $(TEST_SRC) -o $@ -lsleef $(LDLIBS)
-test-sleef: check-amalgamation $(BUILD)/sleef/test_all
-	@tests/run.sh $(BUILD)/sleef/test_all --no-compile-matrix
+test-sleef: check-amalgamation $(if $(HAVE_SLEEF),$(BUILD)/sleef/test_all)
+	@$(if $(HAVE_SLEEF),tests/run.sh $(BUILD)/sleef/test_all --no-compile-matrix,echo "skipped: test-sleef (apt-get install libsleef-dev)")
 
 test: check-amalgamation $(BUILD)/tests/test_all $(if $(HAVE_NEON_TOOLS),test-neon)
-	@CC="$(CC)" CXX="$(CXX)" tests/run.sh $(BUILD)/tests/test_all
+	@CC="$(CC)" CXX="$(CXX)" TESTS_SKIPPED="$(if $(HAVE_NEON_TOOLS),,$(NEON_SKIPPED))" tests/run.sh $(BUILD)/tests/test_all
 
 test-asan: check-amalgamation $(BUILD)/asan/test_all
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -90,7 +103,8 @@ test-tsan: check-amalgamation $(BUILD)/tsan/test_all
 # the references (OpenBLAS, glibc's libmvec, SLEEF when -lsleef links). See bench/README.md.
 BENCH_SLEEF = $(shell printf 'int main(void){return 0;}' | $(CC) -x c - -lsleef -o /dev/null 2>/dev/null && echo yes)
 $(BUILD)/bench: bench/bench.c tensor.h
-	@mkdir -p build
+	@$(if $(HAVE_OPENBLAS),,echo "bench: needs OpenBLAS, the reference it measures against (apt-get install libopenblas-dev)"; exit 1)
+	@mkdir -p $(BUILD)
 	$(CC) -O2 $(WARN) -I. $(if $(BENCH_SLEEF),-DBENCH_SLEEF) bench/bench.c -o $@ -lopenblas -lmvec $(if $(BENCH_SLEEF),-lsleef) $(LDLIBS)
 bench: $(BUILD)/bench
 	$(BUILD)/bench

@@ -1,7 +1,8 @@
 #!/bin/sh
 # The compile matrix: tensor.h as C99 and C++11, with gcc and clang, with and without the
 # implementation, -Wall -Wextra -Werror, TENSOR_STATIC in two translation units, overridden
-# allocator hooks. Prints `ok NAME` or `FAIL NAME` per configuration.
+# allocator hooks. Prints `ok NAME` or `FAIL NAME` per configuration (`skipped: NAME (...)` when its
+# compiler is not installed).
 set -u
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -69,20 +70,23 @@ int main(void) { /* a convolution Winograd would take runs as im2col + GEMM */
 C
 cp "$dir/impl.c" "$dir/impl.cpp"; cp "$dir/decl.c" "$dir/decl.cpp"; cp "$dir/hooks.c" "$dir/hooks.cpp"
 
-run() { # name, command...
-  name=$1; shift
+# A configuration whose compiler is not installed prints `skipped: NAME (apt-get install PACKAGE)`.
+run() { # name, the compiler it needs, command...
+  name=$1; need=$2; shift 2
+  if ! command -v "$need" > /dev/null 2>&1; then
+    echo "skipped: $name ($need is not installed: apt-get install $([ "$need" = clang++ ] && echo clang || echo "$need"))"; return
+  fi
   if "$@" > "$dir/log" 2>&1; then echo "ok $name"; else echo "FAIL $name"; sed 's/^/    /' "$dir/log" | head -30; fi
 }
 for cc in gcc clang; do
-  command -v $cc > /dev/null || { echo "FAIL compile-matrix: $cc not installed"; continue; }
   cxx=$([ $cc = gcc ] && echo g++ || echo clang++)
-  run "$cc c99 declarations only" $cc -std=c99 $W -c "$dir/decl.c" -o "$dir/decl.o"
-  run "$cc c99 implementation" sh -c "$cc -std=c99 $W '$dir/impl.c' -o '$dir/impl' -lm -lpthread && '$dir/impl'"
-  run "$cc c99 implementation at -O3" $cc -std=c99 -O3 $W -c "$dir/impl.c" -o "$dir/impl3.o"
-  run "$cc c++11 declarations only" $cxx -std=c++11 $W -c "$dir/decl.cpp" -o "$dir/declpp.o"
-  run "$cc c++11 implementation" sh -c "$cxx -std=c++11 $W '$dir/impl.cpp' -o '$dir/implpp' -lm -lpthread && '$dir/implpp'"
-  run "$cc TENSOR_STATIC in two translation units" sh -c "$cc -std=c99 $W '$dir/static1.c' '$dir/static2.c' -o '$dir/static' -lm -lpthread && '$dir/static'"
-  run "$cc overridden TENSOR_MALLOC/TENSOR_FREE" sh -c "$cc -std=c99 $W '$dir/hooks.c' -o '$dir/hooks' -lm -lpthread && '$dir/hooks'"
-  run "$cc TENSOR_NO_WINOGRAD" sh -c "$cc -std=c99 $W '$dir/nowino.c' -o '$dir/nowino' -lm -lpthread && '$dir/nowino'"
-  run "$cc c++11 overridden TENSOR_MALLOC/TENSOR_FREE" sh -c "$cxx -std=c++11 $W '$dir/hooks.cpp' -o '$dir/hookspp' -lm -lpthread && '$dir/hookspp'"
+  run "$cc c99 declarations only" $cc $cc -std=c99 $W -c "$dir/decl.c" -o "$dir/decl.o"
+  run "$cc c99 implementation" $cc sh -c "$cc -std=c99 $W '$dir/impl.c' -o '$dir/impl' -lm -lpthread && '$dir/impl'"
+  run "$cc c99 implementation at -O3" $cc $cc -std=c99 -O3 $W -c "$dir/impl.c" -o "$dir/impl3.o"
+  run "$cc c++11 declarations only" $cxx $cxx -std=c++11 $W -c "$dir/decl.cpp" -o "$dir/declpp.o"
+  run "$cc c++11 implementation" $cxx sh -c "$cxx -std=c++11 $W '$dir/impl.cpp' -o '$dir/implpp' -lm -lpthread && '$dir/implpp'"
+  run "$cc TENSOR_STATIC in two translation units" $cc sh -c "$cc -std=c99 $W '$dir/static1.c' '$dir/static2.c' -o '$dir/static' -lm -lpthread && '$dir/static'"
+  run "$cc overridden TENSOR_MALLOC/TENSOR_FREE" $cc sh -c "$cc -std=c99 $W '$dir/hooks.c' -o '$dir/hooks' -lm -lpthread && '$dir/hooks'"
+  run "$cc TENSOR_NO_WINOGRAD" $cc sh -c "$cc -std=c99 $W '$dir/nowino.c' -o '$dir/nowino' -lm -lpthread && '$dir/nowino'"
+  run "$cc c++11 overridden TENSOR_MALLOC/TENSOR_FREE" $cxx sh -c "$cxx -std=c++11 $W '$dir/hooks.cpp' -o '$dir/hookspp' -lm -lpthread && '$dir/hookspp'"
 done

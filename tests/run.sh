@@ -1,8 +1,11 @@
 #!/bin/sh
-# Runs the test binary and the compile matrix, then prints one closing line: N passed, N failed.
+# Runs the test binary and the compile matrix, then prints one closing line: N passed, N failed
+# (N passed, N failed, N skipped when something was skipped: a compile-matrix configuration whose
+# compiler is not installed prints `skipped: ...`, and so does each line of $TESTS_SKIPPED, which
+# names what the caller skipped).
 # usage: tests/run.sh TEST_BINARY [--no-compile-matrix]
 bin=$1
-passed=0; failed=0
+passed=0; failed=0; skipped=0
 out=$(mktemp)
 "$bin" > "$out" 2>&1
 status=$?
@@ -18,7 +21,12 @@ if [ "$2" != "--no-compile-matrix" ]; then
   cat "$m"
   passed=$((passed + $(grep -c '^ok ' "$m")))
   failed=$((failed + $(grep -c '^FAIL ' "$m")))
+  skipped=$((skipped + $(grep -c '^skipped: ' "$m")))
   rm -f "$m"
 fi
-echo "$passed passed, $failed failed"
+if [ -n "${TESTS_SKIPPED:-}" ]; then
+  printf '%s\n' "$TESTS_SKIPPED" | sed -n 's/^./skipped: &/p'
+  skipped=$((skipped + $(printf '%s\n' "$TESTS_SKIPPED" | grep -c .)))
+fi
+if [ "$skipped" -gt 0 ]; then echo "$passed passed, $failed failed, $skipped skipped"; else echo "$passed passed, $failed failed"; fi
 [ "$failed" -eq 0 ]
