@@ -27,6 +27,9 @@
        Nothing aborts on bad input: a failing function returns NULL (or non-zero) and records a
        message naming the function and the values at fault (tensor_last_error); NULL inputs fail
        without crashing, so a chain of calls can be checked once at its end.
+       Threads may call the library at once, each with its own scopes, errors, grad mode and
+       random generator; they may share tensors they only read, and free any handle (README:
+       Threads).
 
    CONFIGURATION (define before including, in the implementing file)
        TENSOR_IMPLEMENTATION   emit the implementation in this translation unit      (undefined)
@@ -413,15 +416,15 @@ typedef enum tensor_op {
 } tensor_op;
 
 /* ---- Lifetime ---- */
-TENSOR_API void    tensor_free(tensor *t);          /* releases one handle; NULL is fine */
-TENSOR_API void    tensor_scope_begin(void);        /* handles created after this ... */
+TENSOR_API void    tensor_free(tensor *t);          /* releases one handle, from any thread; NULL is fine */
+TENSOR_API void    tensor_scope_begin(void);        /* handles this thread creates after this ... */
 TENSOR_API void    tensor_scope_end(void);          /* ... are released here, unless kept */
-TENSOR_API tensor *tensor_keep(tensor *t);          /* moves t out of the innermost scope; returns t */
-TENSOR_API void    tensor_shutdown(void);           /* frees everything the library still holds */
-TENSOR_API int64_t tensor_live_handles(void);       /* handles not yet freed (leak checks) */
-TENSOR_API int64_t tensor_live_bytes(void);         /* bytes of storage not yet freed (leak checks) */
-TENSOR_API void    tensor_empty_cache(void);        /* gives the allocator's cached free blocks back (it keeps
-                                                       at most TENSOR_CACHE_LIMIT bytes, default 1 GiB) */
+TENSOR_API tensor *tensor_keep(tensor *t);          /* moves t out of the innermost scope; returns t (its thread's) */
+TENSOR_API void    tensor_shutdown(void);           /* frees everything the library still holds, every thread's */
+TENSOR_API int64_t tensor_live_handles(void);       /* handles not yet freed, all threads (leak checks) */
+TENSOR_API int64_t tensor_live_bytes(void);         /* bytes of storage not yet freed, all threads (leak checks) */
+TENSOR_API void    tensor_empty_cache(void);        /* gives this thread's cached free blocks back (threads keep
+                                                       at most TENSOR_CACHE_LIMIT bytes together, default 1 GiB) */
 
 /* ---- Errors ---- */
 TENSOR_API const char *tensor_last_error(void);     /* NULL when no error since the last clear; per thread */
@@ -430,7 +433,7 @@ typedef void (*tensor_error_fn)(const char *message, void *user);
 TENSOR_API void        tensor_set_error_handler(tensor_error_fn fn, void *user);   /* NULL: none */
 
 /* ---- Creation and data (the creating functions are registry ops, below) ---- */
-TENSOR_API void           tensor_manual_seed(uint64_t seed);   /* same seed, same numbers, on every platform */
+TENSOR_API void           tensor_manual_seed(uint64_t seed);   /* same seed, same numbers, on every platform; seeds this thread */
 TENSOR_API int            tensor_ndim(const tensor *t);        /* -1 for NULL */
 TENSOR_API const int64_t *tensor_shape(const tensor *t);
 TENSOR_API const int64_t *tensor_strides(const tensor *t);     /* in elements */
@@ -884,6 +887,7 @@ static int64_t tensor__path_counts[TENSOR__N_PATHS];
    _DEFAULT_SOURCE does not see MAP_ANONYMOUS and madvise, and uses malloc instead). */
 #if defined(__linux__) && !defined(TENSOR__USER_ALLOCATOR)
 #include <sys/mman.h>
+#include <sys/sysinfo.h>
 #endif
 #if defined(__linux__) && !defined(TENSOR__USER_ALLOCATOR) && defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
 #define TENSOR__MMAP 1
@@ -944,6 +948,34 @@ static int tensor__test_alloc_fails(void) {
 #define TENSOR__THREAD_LOCAL _Thread_local
 #endif
 
+/* Atomics for what user threads share (>>threads-state): the shared half of reference counts,
+   the counts other threads sum, the queues of what other threads freed. GCC and Clang builtins;
+   another compiler gets plain accesses (then one user thread at a time). LOAD and STORE are
+   relaxed (plain moves on x86 and ARM: the owner's stores to counts other threads read); ADD
+   returns the new value with acquire-release order (the last reference's drop sees all others);
+   the queue operations and SC accesses are sequentially consistent (a sender and an exiting
+   owner must see each other's writes, >>scopes). */
+#if defined(__GNUC__) || defined(__clang__)
+#define TENSOR__LOAD(p) __atomic_load_n(p, __ATOMIC_RELAXED)
+#define TENSOR__LOAD_ACQ(p) __atomic_load_n(p, __ATOMIC_ACQUIRE)
+#define TENSOR__STORE(p, v) __atomic_store_n(p, v, __ATOMIC_RELAXED)
+#define TENSOR__LOAD_SC(p) __atomic_load_n(p, __ATOMIC_SEQ_CST)
+#define TENSOR__STORE_SC(p, v) __atomic_store_n(p, v, __ATOMIC_SEQ_CST)
+#define TENSOR__ADD(p, v) __atomic_add_fetch(p, v, __ATOMIC_ACQ_REL)
+#define TENSOR__EXCHANGE(p, v) __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST)
+#define TENSOR__CAS(p, expected, v) __atomic_compare_exchange_n(p, expected, v, true, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)
+#else
+#define TENSOR__LOAD(p) (*(p))
+#define TENSOR__LOAD_ACQ(p) (*(p))
+#define TENSOR__STORE(p, v) (*(p) = (v))
+#define TENSOR__LOAD_SC(p) (*(p))
+#define TENSOR__STORE_SC(p, v) (*(p) = (v))
+#define TENSOR__ADD(p, v) (*(p) += (v))
+#define TENSOR__EXCHANGE(p, v) tensor__exchange_plain((void **)(p), (void *)(v))
+#define TENSOR__CAS(p, expected, v) (*(p) == *(expected) ? (*(p) = (v), 1) : (*(expected) = *(p), 0))
+static void *tensor__exchange_plain(void **p, void *v) { void *old = *p; *p = v; return old; }
+#endif
+
 #if defined(__GNUC__) || defined(__clang__)
 #define TENSOR__PRINTF(f, a) __attribute__((format(printf, f, a)))
 #define TENSOR__UNUSED __attribute__((unused))
@@ -964,13 +996,24 @@ extern "C" {
 /* A storage is a refcounted buffer on one device. A tensor is a view of one: dtype, shape, strides
    (in elements) and offset. Each `tensor` struct is one handle: the user owns it, or a scope does,
    or the library does (handles saved by autograd are "internal" and live outside the scopes). */
+
+/* A reference count biased toward the thread that made the object (its owner), for storage and
+   graph nodes (>>threads-state has the rules). */
+typedef struct {
+    struct tensor__thread *owner; /* set before any other thread can see the object */
+    int64_t local;                /* references the owner holds: only the owner touches this; once it
+                                     reaches 0 the owner's later references count in shared */
+    int64_t shared;               /* atomic: 2 per reference another thread holds, + 1 once local is 0 */
+} tensor__refs;
+
 typedef struct tensor__storage {
     void *data;
     size_t nbytes;
-    int64_t refcount;
+    tensor__refs refs;      /* one per handle viewing it */
     tensor_device device;
     int64_t version;        /* bumped by every in-place write; autograd checks saved tensors against it */
-    int64_t saved_by_graph; /* views of this storage saved by live autograd nodes */
+    int64_t saved_by_graph; /* views of this storage saved by live autograd nodes, saved on its owner's thread */
+    int64_t saved_shared;   /* atomic: the same, saved or released on other threads (may go negative) */
     /* the block that holds this struct and its data (>>memory) */
     struct tensor__storage *next_free; /* the next cached block of the same size class */
     void *raw;                         /* what TENSOR_MALLOC or mmap returned */
@@ -988,9 +1031,12 @@ struct tensor {
     int64_t strides[TENSOR_MAX_DIMS];
     int ndim;
     tensor_dtype dtype;
-    /* ownership: the list of handles this one sits in (a scope level, or the internal list) */
+    /* ownership: the list of handles this one sits in (a scope level, or the internal list), in
+       the state of the thread that made it (>>threads-state) */
     struct tensor *list_prev, *list_next;
     int list_level; /* 0: root, k: the k-th nested scope, -1: internal (owned by the library) */
+    struct tensor__thread *owner;
+    struct tensor *remote_next; /* freed by another thread: the next in owner's remote_free */
     /* autograd */
     bool requires_grad;
     struct tensor__node *grad_fn;  /* the node that made this tensor; for a leaf that requires grad,
@@ -1186,9 +1232,6 @@ static void tensor__store_f64(char *p, tensor_dtype d, double v) {
 // >>memory -------------------------------------------------------------------------------------
 /* Buffers for kernels' scratch: 64-byte aligned, the real block start kept just before the
    returned pointer. Plain TENSOR__MALLOC/TENSOR_FREE: kernels may call these from pool workers. */
-static int64_t tensor__live_bytes;
-static int64_t tensor__live_handle_count;
-
 static void *tensor__alloc_aligned(size_t n) {
     if (n > SIZE_MAX - 64 - sizeof(void *)) return NULL;
     char *raw = (char *)TENSOR__MALLOC(n + 64 + sizeof(void *));
@@ -1207,19 +1250,188 @@ static void tensor__free_aligned(void *p) { if (p) TENSOR_FREE(((void **)p)[-1])
    mmap'd and marked MADV_HUGEPAGE on Linux (one fault per 2 MiB instead of 512). At most
    TENSOR_CACHE_LIMIT bytes wait in the cache; beyond that a released block is freed.
    tensor_live_bytes counts storage in use, not cached blocks.
-   Threads: storage is made and released only on the user's thread (tensor__new, tensor_free and
-   the scope and autograd code that call them); kernels that run on pool workers through
+   Threads: each user thread has free lists of its own (in its tensor__thread, below), so the hot
+   path takes no lock; a block goes to the lists of the thread that releases it. A thread keeps at
+   most its share of TENSOR_CACHE_LIMIT: the limit divided by the threads using the library (all
+   of it in a single-threaded program). One shared cache under a spin lock was measured too: two
+   uncontended atomic exchanges per op (a block taken, one given back), about 1 ns of the op
+   overhead here, within the noise; but the design wants no lock on the hot path, and threads
+   making tensors at once would contend on it. Kernels that run on pool workers through
    tensor__parallel_for only read and write their operands and allocate scratch with
-   tensor__alloc_aligned. So the free lists need no lock. */
+   tensor__alloc_aligned. */
 #define TENSOR__BLOCK_HEADER 128 /* sizeof(tensor__storage) rounded up to the data alignment */
 #define TENSOR__N_CLASSES 160
 #define TENSOR__HUGE ((size_t)2 << 20)
 
-typedef struct {
-    tensor__storage *free[TENSOR__N_CLASSES];
+// >>threads-state ------------------------------------------------------------------------------
+/* Several user threads may call the library at once, each with its own tensors.
+   Per thread (a tensor__thread, made on the thread's first call): the scope stack and the handles
+   its scopes own (and its internal list, handles the library owns for it), its caches of handle
+   structs, storage blocks and graph nodes, its autograd release worklist, its random generator and
+   its live counts. Only its own thread reads or writes these, so no op takes a lock. Also per
+   thread, as thread-locals: the last error, grad mode, the pool's nesting flag.
+   Shared, and how:
+   - storage and graph nodes (a weight several threads read gets views and graph edges from each):
+     biased reference counts (Choi et al., PACT 2018; CPython's free-threaded build has them). The
+     thread that made an object (its owner) counts its own references in `local`, plain memory;
+     other threads count theirs in `shared`, atomically. The rule that makes this exact: a
+     reference is dropped on the thread that took it. A handle takes its references (storage, graph
+     node) when it is made and drops them when it is released, on its owner's thread: tensor_free
+     from another thread only sends the handle to its owner's `remote_free`, and the owner releases
+     it at its next handle, scope end or count (tensor__drain). A node takes its references (its
+     edges) when it is recorded and drops them when it is destroyed, on its owner's thread: the
+     last reference dropped elsewhere sends the node to its owner's `remote_nodes`. So neither half
+     goes negative; when `local` reaches 0 the owner adds 1 to `shared` and from then on counts its
+     own references there too; whoever brings `shared` to 1 (local done, no reference left) frees
+     the object. A single-threaded program only ever takes the plain path.
+   - the counts tensor_live_handles and tensor_live_bytes report: per thread (a thread counts what
+     it makes and what it frees, so one may go negative), stored atomically, summed over the
+     registry.
+   - the registry: every state, in a list under a spin lock taken when a thread makes its state or
+     ends, by the counts' readers, and by tensor_shutdown, which frees every thread's handles. A
+     state outlives its thread: a thread that ends gives its caches back (pthreads builds, >>threads)
+     and leaves the handles it kept at its root, valid, for any thread to free; what is then sent to
+     it is released at once by the sender, acting as the ended thread under the registry lock
+     (tensor__reap); the next thread to start takes the state over.
+   - the storage cache's bound (TENSOR_CACHE_LIMIT shared out, >>memory), the default seed (>>rng),
+     the thread pool (>>threads), the backward pass's epoch counter (>>autograd): atomics or locks
+     of their own. */
+typedef struct { tensor *head; } tensor__handle_list;
+/* A Philox4x32-10 generator (>>rng): the key, the 64-bit block counter, the block being read, and
+   the stream (the counter's third word: generators of different streams never meet). */
+typedef struct { uint32_t key[2]; uint64_t counter; uint32_t block[4]; int used; uint32_t stream; } tensor__philox;
+#define TENSOR__NODE_LISTS 8 /* node cache lists: one per input count up to TENSOR__MAX_INPUTS (>>autograd checks) */
+
+typedef struct tensor__thread {
+    /* >>scopes: levels[0..depth] (level 0 the root), the internal list, freed handle structs */
+    tensor__handle_list *levels;
+    int depth, levels_cap;
+    tensor__handle_list internal;
+    tensor *free_handles; /* linked through list_next */
+    int64_t n_free_handles;
+    /* atomic: what other threads freed of this thread's, for it to release: handles (linked
+       through remote_next) and graph nodes (linked through free_next); `pending` is set after a
+       send and cleared before a drain, so the hot path checks one word */
+    tensor *remote_free;
+    struct tensor__node *remote_nodes;
+    int pending;
+    /* >>memory: the storage cache */
+    tensor__storage *free_blocks[TENSOR__N_CLASSES];
     size_t cached_bytes;
-} tensor__cache_state;
-static tensor__cache_state tensor__cache;
+    /* the counts, stored atomically by this thread only */
+    int64_t live_handles, live_bytes;
+    /* >>autograd: freed nodes by input count; the worklist of nodes to destroy */
+    struct tensor__node *node_cache[TENSOR__NODE_LISTS];
+    int64_t node_cache_n;
+    struct tensor__node **release_stack;
+    int64_t release_n, release_cap;
+    bool releasing;
+    /* >>rng: the generator, set up from the default seed on the first draw unless seeded here */
+    tensor__philox rng;
+    bool rng_seeded;
+    /* the registry's */
+    uint32_t index; /* its thread's place in the order threads started using the library: the
+                       stream of an unseeded generator (a state taken over gets a new one) */
+    int exited;     /* atomic (SC): its thread ended; the next new thread takes the state over */
+    struct tensor__thread *next;
+} tensor__thread;
+
+typedef char tensor__block_header_fits[sizeof(tensor__storage) <= 128 ? 1 : -1]; /* TENSOR__BLOCK_HEADER */
+
+static TENSOR__THREAD_LOCAL tensor__thread *tensor__self; /* NULL until this thread's first call */
+static TENSOR__THREAD_LOCAL bool tensor__reaping;         /* acting as ended threads (tensor__reap) */
+static tensor__thread *tensor__threads;                   /* the registry */
+static int tensor__threads_lock;
+static uint32_t tensor__n_starts;
+static int tensor__n_running;                             /* states of running threads */
+static size_t tensor__cache_share = TENSOR_CACHE_LIMIT;   /* atomic: TENSOR_CACHE_LIMIT / tensor__n_running */
+/* atomic: what threads without a state (no memory for one) freed of others' handles and storage */
+static int64_t tensor__stateless_handles, tensor__stateless_bytes;
+
+/* The registry's lock: a spin lock, held for a few list steps (the counts' readers, a thread's
+   start or end), or while releasing what was sent to ended threads, or for tensor_shutdown. */
+static void tensor__registry_lock(void) {
+#if defined(__GNUC__) || defined(__clang__)
+    while (__atomic_exchange_n(&tensor__threads_lock, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(&tensor__threads_lock, __ATOMIC_RELAXED)) {
+        }
+#endif
+}
+static void tensor__registry_unlock(void) {
+#if defined(__GNUC__) || defined(__clang__)
+    __atomic_store_n(&tensor__threads_lock, 0, __ATOMIC_RELEASE);
+#endif
+}
+/* Under the lock: a thread started or ended. */
+static void tensor__running_add(int d) {
+    tensor__n_running += d;
+    TENSOR__STORE(&tensor__cache_share, TENSOR_CACHE_LIMIT / (size_t)(tensor__n_running > 1 ? tensor__n_running : 1));
+}
+
+static void tensor__thread_at_exit(tensor__thread *s); /* >>threads: have tensor__thread_exit(s) run when this thread ends (NULL: nothing) */
+
+/* The calling thread's state: takes over an ended thread's (one with no scope left open) or makes
+   one; NULL when there is no memory for it. */
+static tensor__thread *tensor__thread_make(void) {
+    tensor__thread *s = NULL;
+    tensor__registry_lock();
+    for (tensor__thread *t = tensor__threads; t && !s; t = t->next)
+        if (TENSOR__LOAD_SC(&t->exited) && t->depth == 0) s = t;
+    if (s) TENSOR__STORE_SC(&s->exited, 0);
+    else if ((s = (tensor__thread *)TENSOR__MALLOC(sizeof *s)) != NULL) {
+        memset(s, 0, sizeof *s);
+        s->next = tensor__threads;
+        tensor__threads = s;
+    }
+    if (s) {
+        s->index = tensor__n_starts++;
+        tensor__running_add(1);
+    }
+    tensor__registry_unlock();
+    if (!s) return NULL;
+    s->rng_seeded = false;
+    tensor__self = s;
+    tensor__thread_at_exit(s);
+    return s;
+}
+static tensor__thread *tensor__me(void) {
+    tensor__thread *s = tensor__self;
+    return s ? s : tensor__thread_make();
+}
+
+/* Adds d to the calling thread's count (me: its state, or NULL). */
+static void tensor__count_handles(tensor__thread *me, int64_t d) {
+    if (me) TENSOR__STORE(&me->live_handles, me->live_handles + d);
+    else TENSOR__ADD(&tensor__stateless_handles, d);
+}
+static void tensor__count_bytes(tensor__thread *me, int64_t d) {
+    if (me) TENSOR__STORE(&me->live_bytes, me->live_bytes + d);
+    else TENSOR__ADD(&tensor__stateless_bytes, d);
+}
+
+/* Biased reference counts: a new object's one reference, its owner's. */
+static void tensor__refs_init(tensor__refs *r, tensor__thread *owner) {
+    r->owner = owner;
+    r->local = 1;
+    r->shared = 0;
+}
+/* One more reference, taken by the calling thread me. */
+static inline void tensor__refs_take(tensor__refs *r, tensor__thread *me) {
+    if (r->owner == me && r->local > 0) r->local++;
+    else TENSOR__ADD(&r->shared, 2);
+}
+/* Drops one reference me took; true when it was the last (the caller frees the object). When the
+   owner drops its last and no other thread holds one, nobody can take one any more (a reference
+   is only taken from one held): no read-modify-write then, the usual case. */
+static inline bool tensor__refs_drop(tensor__refs *r, tensor__thread *me) {
+    if (r->owner == me && r->local > 0)
+        return --r->local == 0 && (TENSOR__LOAD_ACQ(&r->shared) == 0 || TENSOR__ADD(&r->shared, 1) == 1);
+    return TENSOR__ADD(&r->shared, -2) == 1;
+}
+/* Whether me holds the only reference (one another thread may not be handed meanwhile). */
+static TENSOR__UNUSED bool tensor__refs_sole(tensor__refs *r, tensor__thread *me) {
+    return r->owner == me && r->local == 1 && TENSOR__LOAD(&r->shared) == 0;
+}
 
 static int tensor__log2_floor(uint64_t v) { /* v > 0 */
 #if defined(__GNUC__) || defined(__clang__)
@@ -1248,6 +1460,16 @@ static int tensor__size_class(size_t n, size_t *cap) {
     return cls;
 }
 
+#if TENSOR__MMAP
+/* The machine's RAM plus swap in bytes; SIZE_MAX when unknown. */
+static size_t tensor__memory_total(void) {
+    struct sysinfo si;
+    if (sysinfo(&si) != 0 || si.mem_unit == 0) return SIZE_MAX;
+    unsigned long long units = (unsigned long long)si.totalram + si.totalswap;
+    return units > SIZE_MAX / si.mem_unit ? SIZE_MAX : (size_t)(units * si.mem_unit);
+}
+#endif
+
 /* A new block for cap data bytes; NULL when the system has no memory. */
 static tensor__storage *tensor__block_new(size_t cap, int cls) {
     if (cap > SIZE_MAX / 2) return NULL;
@@ -1256,6 +1478,10 @@ static tensor__storage *tensor__block_new(size_t cap, int cls) {
     if (cap >= TENSOR__HUGE) {
         /* over-map by 2 MiB so the block can start on a huge-page boundary */
         size_t len = (TENSOR__BLOCK_HEADER + cap + TENSOR__HUGE + 4095) & ~(size_t)4095;
+        /* more than the machine has: refused now, as Linux's default overcommit would, rather than
+           mapped (overcommit_memory=1) and then killed when a fill touches it (1 GiB and up only:
+           smaller blocks skip the system call) */
+        if (cap >= ((size_t)1 << 30) && len > tensor__memory_total()) return NULL;
         void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (m == MAP_FAILED) return NULL;
         uintptr_t a = ((uintptr_t)m + TENSOR__HUGE - 1) & ~(uintptr_t)(TENSOR__HUGE - 1);
@@ -1287,46 +1513,56 @@ static void tensor__block_free(tensor__storage *s) {
     TENSOR_FREE(s->raw);
 }
 
-static void tensor__free_handles_clear(void); /* >>scopes: the cached handle structs */
-static void tensor__node_cache_clear(void);   /* >>autograd: the cached graph nodes */
+static void tensor__free_handles_clear(tensor__thread *me); /* >>scopes: the cached handle structs */
+static void tensor__node_cache_clear(tensor__thread *me);   /* >>autograd: the cached graph nodes */
 
-/* Gives every cached block (and cached handle and graph-node struct) back to the system. */
-TENSOR_API void tensor_empty_cache(void) {
-    tensor__free_handles_clear();
-    tensor__node_cache_clear();
+static void tensor__blocks_clear(tensor__thread *me) {
     for (int c = 0; c < TENSOR__N_CLASSES; c++)
-        while (tensor__cache.free[c]) {
-            tensor__storage *s = tensor__cache.free[c];
-            tensor__cache.free[c] = s->next_free;
+        while (me->free_blocks[c]) {
+            tensor__storage *s = me->free_blocks[c];
+            me->free_blocks[c] = s->next_free;
             TENSOR__UNPOISON(s->data, s->cap);
             tensor__block_free(s);
         }
-    tensor__cache.cached_bytes = 0;
+    me->cached_bytes = 0;
+}
+
+/* Gives the calling thread's cached blocks (and cached handle and graph-node structs) back to the
+   system; other threads' caches are theirs (a thread's go back when it exits). */
+TENSOR_API void tensor_empty_cache(void) {
+    tensor__thread *me = tensor__self;
+    if (!me) return;
+    tensor__free_handles_clear(me);
+    tensor__node_cache_clear(me);
+    tensor__blocks_clear(me);
 }
 
 /* A block for nbytes of data: a cached one of its size class, or a new one; NULL when out of memory. */
 static tensor__storage *tensor__block_get(size_t nbytes) {
     if (TENSOR__ALLOC_FAILS()) return NULL;
+    tensor__thread *me = tensor__self; /* NULL (a thread with no state): no cache */
     size_t cap;
     int cls = tensor__size_class(nbytes, &cap);
-    tensor__storage *s = cls >= 0 ? tensor__cache.free[cls] : NULL;
+    tensor__storage *s = cls >= 0 && me ? me->free_blocks[cls] : NULL;
     if (s) {
-        tensor__cache.free[cls] = s->next_free;
-        tensor__cache.cached_bytes -= s->cap;
+        me->free_blocks[cls] = s->next_free;
+        me->cached_bytes -= s->cap;
         TENSOR__UNPOISON(s->data, s->cap);
         return s;
     }
     s = tensor__block_new(cap, cls);
-    if (!s && tensor__cache.cached_bytes) { tensor_empty_cache(); s = tensor__block_new(cap, cls); } /* cached blocks of other sizes may be what is missing */
+    if (!s && me && me->cached_bytes) { tensor_empty_cache(); s = tensor__block_new(cap, cls); } /* cached blocks of other sizes may be what is missing */
     return s;
 }
 
-/* Back to the cache, or to the system when it does not fit under TENSOR_CACHE_LIMIT. */
-static void tensor__block_put(tensor__storage *s) {
-    if (s->cls >= 0 && s->cap <= TENSOR_CACHE_LIMIT - tensor__cache.cached_bytes) {
-        s->next_free = tensor__cache.free[s->cls];
-        tensor__cache.free[s->cls] = s;
-        tensor__cache.cached_bytes += s->cap;
+/* Back to the cache of me (the calling thread's state, or NULL), or to the system when it does not
+   fit in the thread's share of TENSOR_CACHE_LIMIT. */
+static inline void tensor__block_put(tensor__thread *me, tensor__storage *s) {
+    size_t limit = TENSOR__LOAD(&tensor__cache_share);
+    if (me && s->cls >= 0 && me->cached_bytes <= limit && s->cap <= limit - me->cached_bytes) {
+        s->next_free = me->free_blocks[s->cls];
+        me->free_blocks[s->cls] = s;
+        me->cached_bytes += s->cap;
         TENSOR__POISON(s->data, s->cap);
         return;
     }
@@ -1334,14 +1570,14 @@ static void tensor__block_put(tensor__storage *s) {
 }
 
 /* Scratch memory of kernels from the same cache (64-byte aligned; NULL when out of memory): large
-   temporary buffers then cost no page faults either. Only on the user's thread, like storage:
+   temporary buffers then cost no page faults either. Only on a user's thread, like storage:
    code running on pool workers uses tensor__alloc_aligned. */
 static TENSOR__UNUSED void *tensor__cache_alloc(size_t n) {
     tensor__storage *s = tensor__block_get(n);
     return s ? s->data : NULL;
 }
 static TENSOR__UNUSED void tensor__cache_free(void *p) {
-    if (p) tensor__block_put((tensor__storage *)((char *)p - TENSOR__BLOCK_HEADER));
+    if (p) tensor__block_put(tensor__self, (tensor__storage *)((char *)p - TENSOR__BLOCK_HEADER));
 }
 
 static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tensor_device device) {
@@ -1349,46 +1585,59 @@ static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tenso
     tensor__storage *s = tensor__block_get(nbytes);
     if (!s) return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes", nbytes);
     s->nbytes = nbytes;
-    s->refcount = 1;
+    tensor__refs_init(&s->refs, tensor__self);
     s->device = device;
     s->version = 0;
     s->saved_by_graph = 0;
+    s->saved_shared = 0;
     s->next_free = NULL;
-    tensor__live_bytes += (int64_t)nbytes;
+    tensor__count_bytes(tensor__self, (int64_t)nbytes);
     return s;
 }
 
-static void tensor__storage_release(tensor__storage *s) {
-    if (!s || --s->refcount > 0) return;
-    tensor__live_bytes -= (int64_t)s->nbytes;
-    tensor__block_put(s);
+/* Drops one reference the calling thread took; the last one gives the block back, whichever
+   thread drops it (a storage holds no references itself). */
+static inline void tensor__storage_release(tensor__thread *me, tensor__storage *s) {
+    if (!s || !tensor__refs_drop(&s->refs, me)) return;
+    tensor__count_bytes(me, -(int64_t)s->nbytes);
+    tensor__block_put(me, s);
+}
+
+/* Autograd's saves of a storage's views (>>autograd): counted like references, but only summed. */
+static TENSOR__UNUSED void tensor__storage_saved_add(tensor__storage *s, int64_t d) {
+    if (s->refs.owner == tensor__self) TENSOR__STORE(&s->saved_by_graph, s->saved_by_graph + d);
+    else TENSOR__ADD(&s->saved_shared, d);
+}
+static TENSOR__UNUSED bool tensor__storage_saved(tensor__storage *s) {
+    return TENSOR__LOAD(&s->saved_by_graph) + TENSOR__LOAD(&s->saved_shared) > 0;
 }
 
 // >>scopes -------------------------------------------------------------------------------------
-/* Handle lists: level 0 is the root, each tensor_scope_begin opens the next level, and the internal
-   list holds handles the library owns (autograd saves, .grad). tensor_shutdown empties them all. */
-typedef struct { tensor *head; } tensor__handle_list;
-static tensor__handle_list *tensor__levels;   /* tensor__levels[0..tensor__depth] */
-static int tensor__depth, tensor__levels_cap;
-static tensor__handle_list tensor__internal;
+/* Handle lists, per thread (in its tensor__thread): level 0 is the root, each tensor_scope_begin
+   opens the next level, and the internal list holds handles the library owns (autograd saves,
+   .grad). A handle sits in a list of the thread that made it (its owner): only that thread links
+   and unlinks, so lists need no lock. Any thread may free a handle: from another thread tensor_free
+   counts it gone and sends it to its owner's remote_free, and the owner releases it (unlinks it,
+   drops its references) before its next handle, at its next scope end or count (tensor__drain);
+   an ended owner's are released by the sender (tensor__reap). tensor_shutdown empties every
+   thread's lists. */
+static tensor__handle_list *tensor__list_of(tensor__thread *s, int level) { return level < 0 ? &s->internal : &s->levels[level]; }
 
-static tensor__handle_list *tensor__list_of(int level) { return level < 0 ? &tensor__internal : &tensor__levels[level]; }
-
-static bool tensor__levels_reserve(int n) {
-    if (n <= tensor__levels_cap) return true;
-    int cap = tensor__levels_cap ? tensor__levels_cap * 2 : 16;
+static bool tensor__levels_reserve(tensor__thread *s, int n) {
+    if (n <= s->levels_cap) return true;
+    int cap = s->levels_cap ? s->levels_cap * 2 : 16;
     while (cap < n) cap *= 2;
     tensor__handle_list *l = (tensor__handle_list *)TENSOR__MALLOC(sizeof *l * (size_t)cap);
     if (!l) return false;
-    for (int i = 0; i < cap; i++) l[i].head = i < tensor__levels_cap ? tensor__levels[i].head : NULL;
-    if (tensor__levels) TENSOR_FREE(tensor__levels);
-    tensor__levels = l;
-    tensor__levels_cap = cap;
+    for (int i = 0; i < cap; i++) l[i].head = i < s->levels_cap ? s->levels[i].head : NULL;
+    if (s->levels) TENSOR_FREE(s->levels);
+    s->levels = l;
+    s->levels_cap = cap;
     return true;
 }
 
 static void tensor__link(tensor *t, int level) {
-    tensor__handle_list *l = tensor__list_of(level);
+    tensor__handle_list *l = tensor__list_of(t->owner, level);
     t->list_level = level;
     t->list_prev = NULL;
     t->list_next = l->head;
@@ -1397,69 +1646,153 @@ static void tensor__link(tensor *t, int level) {
 }
 
 static void tensor__unlink(tensor *t) {
-    tensor__handle_list *l = tensor__list_of(t->list_level);
+    tensor__handle_list *l = tensor__list_of(t->owner, t->list_level);
     if (t->list_prev) t->list_prev->list_next = t->list_next;
     else l->head = t->list_next;
     if (t->list_next) t->list_next->list_prev = t->list_prev;
     t->list_prev = t->list_next = NULL;
 }
 
-/* Freed handle structs wait here (linked through list_next) for the next tensor__handle_new:
-   most ops make one handle and free one, and a list pop is cheaper than malloc + free. Like the
-   storage cache, used from the user's thread only. */
-static tensor *tensor__free_handles;
-static int64_t tensor__n_free_handles;
+/* Freed handle structs wait in their thread's free_handles (linked through list_next) for its next
+   tensor__handle_new: most ops make one handle and free one, and a list pop is cheaper than
+   malloc + free. */
 #define TENSOR__MAX_FREE_HANDLES 4096
 
-static void tensor__free_handles_clear(void) {
-    while (tensor__free_handles) {
-        tensor *t = tensor__free_handles;
-        tensor__free_handles = t->list_next;
+static void tensor__free_handles_clear(tensor__thread *me) {
+    while (me->free_handles) {
+        tensor *t = me->free_handles;
+        me->free_handles = t->list_next;
         TENSOR__UNPOISON(t, sizeof *t);
         TENSOR_FREE(t);
     }
-    tensor__n_free_handles = 0;
+    me->n_free_handles = 0;
 }
 
-/* A new handle, in the innermost scope, with no storage yet. */
-static tensor *tensor__handle_new(const char *fn) {
-    if (!tensor__levels_reserve(1)) return tensor__fail(fn, "out of memory");
-    if (TENSOR__ALLOC_FAILS()) return tensor__fail(fn, "out of memory allocating a tensor handle");
-    tensor *t = tensor__free_handles;
-    if (t) { tensor__free_handles = t->list_next; tensor__n_free_handles--; TENSOR__UNPOISON(t, sizeof *t); }
-    else if (!(t = (tensor *)TENSOR_MALLOC(sizeof *t))) return tensor__fail(fn, "out of memory allocating a tensor handle");
-    /* field by field: a memset of the whole struct compiles to `rep stos`, slow to start */
-    t->storage = NULL;
-    t->offset = 0;
-    for (int i = 0; i < TENSOR_MAX_DIMS; i++) t->shape[i] = t->strides[i] = 0;
-    t->ndim = 0;
-    t->dtype = TENSOR_F32;
-    t->requires_grad = false;
-    t->grad_fn = NULL;
-    tensor__link(t, tensor__depth);
-    tensor__live_handle_count++;
-    return t;
-}
-
-static void tensor__autograd_release(tensor *t); /* >>autograd: drops t's graph node */
-static struct tensor__node *tensor__node_ref(struct tensor__node *n); /* >>autograd: one more reference */
-
-TENSOR_API void tensor_free(tensor *t) {
-    if (!t) return;
-    tensor__unlink(t);
-    tensor__autograd_release(t);
-    tensor__storage_release(t->storage);
-    tensor__live_handle_count--;
-    if (tensor__n_free_handles < TENSOR__MAX_FREE_HANDLES) {
-        t->list_next = tensor__free_handles;
-        tensor__free_handles = t;
-        tensor__n_free_handles++;
+/* A released handle's struct back to its owner's cache (owner's thread only). */
+static void tensor__handle_recycle(tensor__thread *me, tensor *t) {
+    if (me->n_free_handles < TENSOR__MAX_FREE_HANDLES) {
+        t->list_next = me->free_handles;
+        me->free_handles = t;
+        me->n_free_handles++;
         TENSOR__POISON(t, sizeof *t); /* a use after free stays visible to ASan: all but the link */
         TENSOR__UNPOISON(&t->list_next, sizeof t->list_next);
     } else TENSOR_FREE(t);
 }
 
-/* Moves t to the internal list: the library owns it now (saved for backward, a .grad). */
+static void tensor__autograd_release(tensor *t); /* >>autograd: drops t's graph node */
+static struct tensor__node *tensor__node_ref(struct tensor__node *n); /* >>autograd: one more reference */
+static void tensor__drain_nodes(tensor__thread *me); /* >>autograd: destroys the nodes others sent to me */
+
+/* Releases t, one of the calling thread's handles: unlinks it, drops its references, keeps the struct. */
+static inline void tensor__handle_release(tensor__thread *me, tensor *t) {
+    tensor__unlink(t);
+    tensor__autograd_release(t);
+    tensor__storage_release(me, t->storage);
+    tensor__handle_recycle(me, t);
+}
+
+static bool tensor__pending(tensor__thread *s) { return TENSOR__LOAD_SC(&s->pending) != 0; }
+
+/* Releases what other threads freed of me's (me is the calling thread's state, or an ended
+   thread's it acts as). */
+static void tensor__drain(tensor__thread *me) {
+    while (tensor__pending(me)) {
+        TENSOR__STORE_SC(&me->pending, 0);
+        tensor *t = (tensor *)TENSOR__EXCHANGE(&me->remote_free, (tensor *)NULL);
+        while (t) {
+            tensor *next = t->remote_next;
+            tensor__handle_release(me, t);
+            t = next;
+        }
+        tensor__drain_nodes(me);
+    }
+}
+
+static void tensor__thread_flush(tensor__thread *s);
+
+/* Under the registry lock: releases what waits for ended threads (every thread: all), acting as
+   each in turn (none runs, and the lock keeps out the others who would act as one and a thread
+   that would take one over; `all` is for tensor_shutdown, which no thread may overlap) until
+   nothing waits, for releasing can send more. */
+static void tensor__drain_all(bool all) {
+    tensor__thread *me = tensor__self;
+    for (bool again = true; again;) {
+        again = false;
+        for (tensor__thread *s = tensor__threads; s; s = s->next)
+            if ((all || TENSOR__LOAD_SC(&s->exited)) && tensor__pending(s)) { tensor__self = s; tensor__drain(s); again = true; }
+    }
+    tensor__self = me;
+}
+static void tensor__reap_locked(void) {
+    tensor__drain_all(false);
+    tensor__thread *me = tensor__self;
+    for (tensor__thread *s = tensor__threads; s; s = s->next)
+        if (TENSOR__LOAD_SC(&s->exited)) { tensor__self = s; tensor__thread_flush(s); } /* what releasing cached */
+    tensor__self = me;
+}
+/* Something was sent to an ended thread. Inside a reap (or tensor_shutdown) the running round
+   sees it. */
+static void tensor__reap(void) {
+    if (tensor__reaping) return;
+    tensor__reaping = true;
+    tensor__registry_lock();
+    tensor__reap_locked();
+    tensor__registry_unlock();
+    tensor__reaping = false;
+}
+
+/* Sends t, freed on a thread other than its owner, to its owner to release. The push and the
+   check of `exited` pair with an ending owner's store of `exited` and its last drain (both SC):
+   one of the two sees the other, so nothing is left behind. */
+static void tensor__send_handle(tensor *t) {
+    tensor__thread *owner = t->owner;
+    tensor *head = (tensor *)TENSOR__LOAD(&owner->remote_free);
+    do t->remote_next = head;
+    while (!TENSOR__CAS(&owner->remote_free, &head, t));
+    TENSOR__STORE_SC(&owner->pending, 1);
+    if (TENSOR__LOAD_SC(&owner->exited)) tensor__reap();
+}
+
+/* A new handle, in the innermost scope of the calling thread, with no storage yet. */
+static tensor *tensor__handle_new(const char *fn) {
+    tensor__thread *me = tensor__me();
+    if (!me || (me->levels_cap < 1 && !tensor__levels_reserve(me, 1))) return tensor__fail(fn, "out of memory");
+    if (TENSOR__ALLOC_FAILS()) return tensor__fail(fn, "out of memory allocating a tensor handle");
+    if (TENSOR__LOAD(&me->pending)) tensor__drain(me);
+    tensor *t = me->free_handles;
+    if (t) { me->free_handles = t->list_next; me->n_free_handles--; TENSOR__UNPOISON(t, sizeof *t); }
+    else if (!(t = (tensor *)TENSOR_MALLOC(sizeof *t))) return tensor__fail(fn, "out of memory allocating a tensor handle");
+    /* field by field: a memset of the whole struct compiles to `rep stos`, slow to start, and so
+       does a loop over both arrays (GCC 12 -O2); one fixed-size memset per array is a few vector
+       stores (measured on the bench's overhead loop: autograd fwd 147 -> 139 ns per op) */
+    t->storage = NULL;
+    t->offset = 0;
+    memset(t->shape, 0, sizeof t->shape);
+    memset(t->strides, 0, sizeof t->strides);
+    t->ndim = 0;
+    t->dtype = TENSOR_F32;
+    t->requires_grad = false;
+    t->grad_fn = NULL;
+    t->owner = me;
+    tensor__link(t, me->depth);
+    tensor__count_handles(me, 1);
+    return t;
+}
+
+TENSOR_API void tensor_free(tensor *t) {
+    if (!t) return;
+    tensor__thread *me = tensor__self;
+    if (t->owner == me) {
+        tensor__count_handles(me, -1);
+        tensor__handle_release(me, t);
+        return;
+    }
+    tensor__count_handles(tensor__me(), -1); /* another thread's: gone from the counts now */
+    tensor__send_handle(t);
+}
+
+/* Moves t to the internal list: the library owns it now (saved for backward, a .grad). t is one
+   of the calling thread's handles. */
 static TENSOR__UNUSED tensor *tensor__make_internal(tensor *t) {
     if (t && t->list_level >= 0) { tensor__unlink(t); tensor__link(t, -1); }
     return t;
@@ -1467,9 +1800,10 @@ static TENSOR__UNUSED tensor *tensor__make_internal(tensor *t) {
 
 /* Opens one more scope level; false, with an error, when there is no memory for it. */
 static bool tensor__scope_push(const char *fn) {
-    if (!tensor__levels_reserve(tensor__depth + 2)) { tensor__fail(fn, "out of memory opening a scope"); return false; }
-    tensor__depth++;
-    tensor__levels[tensor__depth].head = NULL;
+    tensor__thread *me = tensor__me();
+    if (!me || !tensor__levels_reserve(me, me->depth + 2)) { tensor__fail(fn, "out of memory opening a scope"); return false; }
+    me->depth++;
+    me->levels[me->depth].head = NULL;
     return true;
 }
 
@@ -1483,21 +1817,26 @@ static TENSOR__THREAD_LOCAL int tensor__n_failed_scopes;
 
 TENSOR_API void tensor_scope_begin(void) {
     if (tensor__scope_push("tensor_scope_begin")) return;
-    if (tensor__n_failed_scopes < TENSOR__MAX_FAILED_SCOPES) tensor__failed_scope_depth[tensor__n_failed_scopes++] = tensor__depth;
+    int depth = tensor__self ? tensor__self->depth : 0;
+    if (tensor__n_failed_scopes < TENSOR__MAX_FAILED_SCOPES) tensor__failed_scope_depth[tensor__n_failed_scopes++] = depth;
 }
 
 TENSOR_API void tensor_scope_end(void) {
-    if (tensor__n_failed_scopes > 0 && tensor__failed_scope_depth[tensor__n_failed_scopes - 1] == tensor__depth) {
+    tensor__thread *me = tensor__self;
+    int depth = me ? me->depth : 0;
+    if (tensor__n_failed_scopes > 0 && tensor__failed_scope_depth[tensor__n_failed_scopes - 1] == depth) {
         tensor__n_failed_scopes--;
         return;
     }
-    if (tensor__depth == 0) { tensor__fail("tensor_scope_end", "no scope is open (unbalanced tensor_scope_end)"); return; }
-    while (tensor__levels[tensor__depth].head) tensor_free(tensor__levels[tensor__depth].head);
-    tensor__depth--;
+    if (depth == 0) { tensor__fail("tensor_scope_end", "no scope is open (unbalanced tensor_scope_end)"); return; }
+    tensor__drain(me); /* a handle another thread freed must not be freed again here */
+    while (me->levels[depth].head) tensor_free(me->levels[depth].head);
+    me->depth--;
 }
 
 TENSOR_API tensor *tensor_keep(tensor *t) {
     if (!t) return NULL;
+    if (t->owner != tensor__self) return tensor__fail("tensor_keep", "the tensor belongs to another thread (only the thread that made a handle moves it between its scopes)");
     if (t->list_level > 0) {
         int to = t->list_level - 1;
         tensor__unlink(t);
@@ -1506,25 +1845,105 @@ TENSOR_API tensor *tensor_keep(tensor *t) {
     return t;
 }
 
+/* A state's caches back to the system (its thread's exit, tensor_shutdown). */
+static void tensor__thread_flush(tensor__thread *s) {
+    tensor__free_handles_clear(s);
+    tensor__node_cache_clear(s);
+    tensor__blocks_clear(s);
+    if (s->release_stack) TENSOR_FREE(s->release_stack);
+    s->release_stack = NULL;
+    s->release_n = s->release_cap = 0;
+}
+
+/* A thread with a state ends (>>threads calls this on it): its caches go back; the handles it
+   still owns stay, for any thread to free, until a new thread takes the state over or
+   tensor_shutdown. Marking it ended and draining it last pair with tensor__send_handle. */
+static TENSOR__UNUSED void tensor__thread_exit(tensor__thread *s) {
+    tensor__self = s;
+    tensor__drain(s);
+    tensor__registry_lock();
+    TENSOR__STORE_SC(&s->exited, 1);
+    tensor__running_add(-1);
+    tensor__reaping = true;
+    tensor__reap_locked(); /* drains s too, and flushes its caches */
+    tensor__reaping = false;
+    tensor__registry_unlock();
+    tensor__self = NULL;
+}
+
 static void tensor__rng_reset(void);
 static void tensor__runtime_shutdown(void);
 
+/* Frees every thread's handles, acting as each thread's state in turn so its own take the owner's
+   path. First every graph goes: each handle drops its graph node (an internal one moves to its
+   root list, as dropping can free other internal ones: saved inputs, gradients), so no node is
+   left to free a handle twice after the sweep has freed it; then every handle goes. The states of
+   ended threads and the calling thread's are freed too (its next call makes a new one: the first
+   again, stream 0 of the generator, when no other thread has one); those of other running threads
+   stay, empty. */
 TENSOR_API void tensor_shutdown(void) {
-    for (int level = tensor__depth; level >= 0 && tensor__levels; level--)
-        while (tensor__levels[level].head) tensor_free(tensor__levels[level].head);
-    while (tensor__internal.head) tensor_free(tensor__internal.head);
-    if (tensor__levels) TENSOR_FREE(tensor__levels);
-    tensor__levels = NULL;
-    tensor__levels_cap = 0;
-    tensor__depth = 0;
+    tensor__thread *me = tensor__self;
+    tensor__registry_lock();
+    tensor__reaping = true;
+    tensor__drain_all(true);
+    for (tensor__thread *s = tensor__threads; s; s = s->next) {
+        tensor__self = s;
+        for (int level = s->depth; level >= 0 && s->levels; level--)
+            for (tensor *t = s->levels[level].head; t; t = t->list_next) tensor__autograd_release(t); /* frees internal handles only */
+        while (s->internal.head) {
+            tensor *t = s->internal.head;
+            tensor__unlink(t);
+            tensor__link(t, 0); /* a state with internal handles has made levels[0] */
+            tensor__autograd_release(t);
+        }
+    }
+    tensor__drain_all(true);
+    for (tensor__thread *s = tensor__threads; s; s = s->next) {
+        tensor__self = s;
+        for (int level = s->depth; level >= 0 && s->levels; level--)
+            while (s->levels[level].head) tensor_free(s->levels[level].head);
+    }
+    tensor__drain_all(true);
+    tensor__thread **at = &tensor__threads;
+    while (*at) {
+        tensor__thread *s = *at;
+        tensor__self = s;
+        tensor__thread_flush(s);
+        if (s->levels) TENSOR_FREE(s->levels);
+        s->levels = NULL;
+        s->levels_cap = s->depth = 0;
+        s->rng_seeded = false;
+        TENSOR__STORE(&s->live_handles, 0);
+        TENSOR__STORE(&s->live_bytes, 0);
+        if (s == me) tensor__running_add(-1);
+        if (s == me || TENSOR__LOAD_SC(&s->exited)) { *at = s->next; TENSOR_FREE(s); }
+        else at = &s->next;
+    }
+    if (!tensor__threads) tensor__n_starts = 0;
+    TENSOR__STORE(&tensor__stateless_handles, 0);
+    TENSOR__STORE(&tensor__stateless_bytes, 0);
+    tensor__self = NULL;
+    tensor__reaping = false;
+    tensor__registry_unlock();
+    tensor__thread_at_exit(NULL); /* nothing left to give back when this thread ends */
     tensor__n_failed_scopes = 0;
     tensor__runtime_shutdown();
     tensor_empty_cache();
     tensor_clear_error();
 }
 
-TENSOR_API int64_t tensor_live_handles(void) { return tensor__live_handle_count; }
-TENSOR_API int64_t tensor_live_bytes(void) { return tensor__live_bytes; }
+/* Sums a count over every thread's state: exact for what the calling thread made and freed (it
+   first releases what others freed of its), and for other threads' when they are not busy. */
+static int64_t tensor__count_sum(bool bytes) {
+    if (tensor__self) tensor__drain(tensor__self);
+    tensor__registry_lock();
+    int64_t n = TENSOR__LOAD(bytes ? &tensor__stateless_bytes : &tensor__stateless_handles);
+    for (tensor__thread *s = tensor__threads; s; s = s->next) n += TENSOR__LOAD(bytes ? &s->live_bytes : &s->live_handles);
+    tensor__registry_unlock();
+    return n;
+}
+TENSOR_API int64_t tensor_live_handles(void) { return tensor__count_sum(false); }
+TENSOR_API int64_t tensor_live_bytes(void) { return tensor__count_sum(true); }
 
 // >>shapes -------------------------------------------------------------------------------------
 /* "[2, 3]" into buf; used by every message that names a shape. */
@@ -1543,35 +1962,96 @@ static const char *tensor__shape_of(const tensor *t) {
     return tensor__shape_str(b, 160, t->ndim, t->shape);
 }
 
-/* Checks a user-given shape; returns its element count, or -1 with an error. */
-static int64_t tensor__check_shape(const char *fn, int ndim, const int64_t *shape) {
-    if (ndim < 0 || ndim > TENSOR_MAX_DIMS) { tensor__fail(fn, "ndim %d is out of range [0, %d]", ndim, TENSOR_MAX_DIMS); return -1; }
-    if (ndim > 0 && !shape) { tensor__fail(fn, "shape is NULL with ndim %d", ndim); return -1; }
-    int64_t numel = 1;
-    for (int i = 0; i < ndim; i++) {
-        if (shape[i] < 0) {
-            char b[160];
-            tensor__fail(fn, "negative size %lld in shape %s", (long long)shape[i], tensor__shape_str(b, sizeof b, ndim, shape));
-            return -1;
-        }
-        if (shape[i] && numel > INT64_MAX / 8 / shape[i]) {
-            char b[160];
-            tensor__fail(fn, "shape %s has too many elements", tensor__shape_str(b, sizeof b, ndim, shape));
-            return -1;
-        }
-        numel *= shape[i];
-    }
-    return numel;
+/* The bound of every size (PyTorch refuses shapes whose sizes or strides overflow; so do we, with
+   room for bytes): a tensor's element count, its strides, each size times its stride and the
+   largest element offset a view reaches are all at most TENSOR__MAX_NUMEL, so times an element
+   size (8 at most) they still fit in int64. Kernels may multiply the sizes, strides and element
+   sizes of an existing tensor freely; whatever makes a new shape or view goes through the checked
+   helpers below (tensor__new and tensor__view_of check every tensor they make). */
+#define TENSOR__MAX_NUMEL (INT64_MAX / 8)
+
+/* *out = a * b for sizes a, b >= 0; false (and *out untouched) past TENSOR__MAX_NUMEL. The checked
+   product every shape-to-count computation uses. */
+static bool tensor__size_mul(int64_t a, int64_t b, int64_t *out) {
+#if defined(__GNUC__) || defined(__clang__)
+    int64_t r; /* no division: views check their strides with this */
+    if (a < 0 || b < 0 || __builtin_mul_overflow(a, b, &r) || r > TENSOR__MAX_NUMEL) return false;
+    *out = r;
+#else
+    if (a < 0 || b < 0 || (b && a > TENSOR__MAX_NUMEL / b)) return false;
+    *out = a * b;
+#endif
+    return true;
+}
+/* *out = a + b for sizes a, b >= 0; false past TENSOR__MAX_NUMEL. */
+static bool tensor__size_add(int64_t a, int64_t b, int64_t *out) {
+    if (a < 0 || b < 0 || a > TENSOR__MAX_NUMEL - b) return false;
+    *out = a + b;
+    return true;
+}
+/* a * b, or INT64_MAX when it overflows (a, b >= 0): for estimates of work, such as m * n * k of
+   a GEMM, that only pick a thread count. */
+static TENSOR__UNUSED int64_t tensor__work_mul(int64_t a, int64_t b) { return b && a > INT64_MAX / b ? INT64_MAX : a * b; }
+
+/* The product of a shape's sizes with 0 and 1 counted as 1: the size times stride of its first
+   dim when contiguous, what its strides need; -1 past TENSOR__MAX_NUMEL. Sizes are >= 0. */
+static int64_t tensor__shape_extent(int ndim, const int64_t *shape) {
+    int64_t e = 1;
+    for (int i = 0; i < ndim; i++)
+        if (!tensor__size_mul(e, shape[i] > 1 ? shape[i] : 1, &e)) return -1;
+    return e;
 }
 
 static TENSOR__UNUSED int64_t tensor__numel_of(int ndim, const int64_t *shape) {
     int64_t n = 1;
-    for (int i = 0; i < ndim; i++) n *= shape[i];
+    for (int i = 0; i < ndim; i++) n *= shape[i]; /* within the extent of a checked shape */
     return n;
 }
 
+/* Checks a shape, given by the user or computed by an op: ndim in range, sizes >= 0, and its
+   element count and contiguous strides within TENSOR__MAX_NUMEL (an empty shape such as
+   [0, 2^53, 2^58] has no elements, but its strides overflow). Returns the element count, or -1
+   with an error naming the shape. */
+static int64_t tensor__check_shape(const char *fn, int ndim, const int64_t *shape) {
+    if (ndim < 0 || ndim > TENSOR_MAX_DIMS) { tensor__fail(fn, "ndim %d is out of range [0, %d]", ndim, TENSOR_MAX_DIMS); return -1; }
+    if (ndim > 0 && !shape) { tensor__fail(fn, "shape is NULL with ndim %d", ndim); return -1; }
+    char b[200];
+    for (int i = 0; i < ndim; i++)
+        if (shape[i] < 0) {
+            tensor__fail(fn, "negative size %lld in shape %s", (long long)shape[i], tensor__shape_str(b, sizeof b, ndim, shape));
+            return -1;
+        }
+    if (tensor__shape_extent(ndim, shape) < 0) {
+        tensor__fail(fn, "shape %s is too large: its element count or strides overflow (the product of its sizes, a 0 counted as 1, must be below 2^60)",
+                     tensor__shape_str(b, sizeof b, ndim, shape));
+        return -1;
+    }
+    return tensor__numel_of(ndim, shape);
+}
+
+/* Checks the geometry of a view: its shape as above, a non-negative offset, each |stride| and
+   size times |stride| within TENSOR__MAX_NUMEL, and when it has elements the largest element
+   offset it reaches too, so no byte offset into it overflows. false with an error naming it. */
+static bool tensor__check_view(const char *fn, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset) {
+    int64_t numel = tensor__check_shape(fn, ndim, shape);
+    if (numel < 0) return false;
+    bool ok = offset >= 0 && offset <= TENSOR__MAX_NUMEL;
+    int64_t reach = offset, span;
+    for (int i = 0; i < ndim && ok; i++) {
+        int64_t s = strides[i] < -TENSOR__MAX_NUMEL ? INT64_MAX : strides[i] < 0 ? -strides[i] : strides[i];
+        ok = tensor__size_mul(shape[i] > 1 ? shape[i] : 1, s, &span);
+        if (ok && numel > 0) ok = tensor__size_mul(shape[i] - 1, s, &span) && tensor__size_add(reach, span, &reach);
+    }
+    if (!ok) {
+        char b[200], c[200];
+        tensor__fail(fn, "a view of shape %s with strides %s and offset %lld is too large: its element offsets overflow",
+                     tensor__shape_str(b, sizeof b, ndim, shape), tensor__shape_str(c, sizeof c, ndim, strides), (long long)offset);
+    }
+    return ok;
+}
+
 static void tensor__contiguous_strides(int ndim, const int64_t *shape, int64_t *strides) {
-    int64_t s = 1;
+    int64_t s = 1; /* no overflow: within the extent of a checked shape */
     for (int i = ndim - 1; i >= 0; i--) { strides[i] = s; s *= shape[i] > 1 ? shape[i] : 1; }
 }
 
@@ -1615,7 +2095,11 @@ static tensor *tensor__new(const char *fn, int ndim, const int64_t *shape, tenso
     if (!tensor__dtype_valid(dtype)) return tensor__fail(fn, "invalid dtype %d", (int)dtype);
     int64_t numel = tensor__check_shape(fn, ndim, shape);
     if (numel < 0) return NULL;
-    if ((uint64_t)numel > (uint64_t)(SIZE_MAX / 2) / tensor__dtype_sizes[dtype]) return tensor__fail(fn, "tensor of %lld elements is too large", (long long)numel);
+    if ((uint64_t)numel > (uint64_t)(SIZE_MAX / 2) / tensor__dtype_sizes[dtype]) { /* its bytes do not fit in size_t (32-bit) */
+        char b[200];
+        return tensor__fail(fn, "tensor of shape %s (%lld elements of %s) is too large for this machine's size_t", tensor__shape_str(b, sizeof b, ndim, shape),
+                            (long long)numel, tensor__dtype_names[dtype]);
+    }
     tensor *t = tensor__handle_new(fn);
     if (!t) return NULL;
     t->storage = tensor__storage_new(fn, (size_t)numel * tensor__dtype_sizes[dtype], device);
@@ -1633,10 +2117,11 @@ static tensor *tensor__new_like(const char *fn, const tensor *t, tensor_dtype dt
 
 /* A new handle viewing base's storage with the given geometry. */
 static tensor *tensor__view_of(const char *fn, const tensor *base, int ndim, const int64_t *shape, const int64_t *strides, int64_t offset) {
+    if (!tensor__check_view(fn, ndim, shape, strides, offset)) return NULL;
     tensor *t = tensor__handle_new(fn);
     if (!t) return NULL;
     t->storage = base->storage;
-    t->storage->refcount++;
+    tensor__refs_take(&t->storage->refs, t->owner);
     t->offset = offset;
     t->ndim = ndim;
     t->dtype = base->dtype;
@@ -1652,6 +2137,7 @@ static tensor *tensor__alias(const char *fn, const tensor *t) {
     return a;
 }
 
+/* offset <= TENSOR__MAX_NUMEL (>>shapes): its byte offset fits */
 static char *tensor__data(const tensor *t) { return (char *)t->storage->data + t->offset * (int64_t)tensor__dtype_sizes[t->dtype]; }
 
 static bool tensor__contiguous(const tensor *t) {
@@ -1702,11 +2188,13 @@ TENSOR_API void *tensor_data_ptr(tensor *t) {
    [0, n) into at most one chunk per thread, each of at least `grain` items, runs chunk after chunk
    on the workers and on the calling thread, and returns when all are done. Work of n <= grain runs
    on the calling thread without touching the pool, so small tensors never pay for threads. A call
-   made from inside a parallel region, or while another thread holds the pool, also runs inline.
+   made from inside a parallel region, or while another thread holds the pool, also runs inline:
+   several user threads share the one pool, whoever takes it (a try-lock, `busy`) runs its job on
+   it, the others run theirs on their own thread meanwhile, so jobs never mix and nobody waits.
    Without pthreads (Windows, or TENSOR_NO_THREADS defined) everything runs inline. */
 typedef void (*tensor__range_fn)(int64_t begin, int64_t end, void *ctx);
 
-static int tensor__num_threads; /* 0 until set: then every core */
+static int tensor__num_threads; /* atomic; 0 until set: then every core */
 
 #if defined(_WIN32) || defined(TENSOR_NO_THREADS)
 #define TENSOR__HAVE_THREADS 0
@@ -1714,6 +2202,8 @@ static int tensor__cores(void) { return 1; }
 static void tensor__parallel_for(int64_t n, int64_t grain, tensor__range_fn fn, void *ctx) { (void)grain; if (n > 0) fn(0, n, ctx); }
 static void tensor__pool_stop(void) {}
 #define TENSOR__ATOMIC_SET(p, v) (*(p) = (v))
+/* No thread-exit hook here: a thread's state (>>threads-state) waits for tensor_shutdown. */
+static void tensor__thread_at_exit(tensor__thread *s) { (void)s; }
 #else
 #define TENSOR__HAVE_THREADS 1
 #include <pthread.h>
@@ -1733,6 +2223,18 @@ static void tensor__pool_stop(void) {}
 
 /* A flag several kernel threads may raise. */
 #define TENSOR__ATOMIC_SET(p, v) __atomic_store_n(p, v, __ATOMIC_RELAXED)
+
+/* A user thread's state (>>threads-state) is given back when the thread ends, by the destructor of
+   a pthread key whose value is the state (set when the state is made). */
+static pthread_key_t tensor__exit_key;
+static pthread_once_t tensor__exit_once = PTHREAD_ONCE_INIT;
+static bool tensor__exit_key_made;
+static void tensor__exit_key_run(void *s) { tensor__thread_exit((tensor__thread *)s); }
+static void tensor__exit_key_make(void) { tensor__exit_key_made = pthread_key_create(&tensor__exit_key, tensor__exit_key_run) == 0; }
+static void tensor__thread_at_exit(tensor__thread *s) {
+    pthread_once(&tensor__exit_once, tensor__exit_key_make);
+    if (tensor__exit_key_made) pthread_setspecific(tensor__exit_key, s);
+}
 
 /* Asked once: sysconf reads /sys on every call, microseconds that every op would pay. */
 static int tensor__cores(void) {
@@ -1947,7 +2449,8 @@ static void tensor__parallel_for(int64_t n, int64_t grain, tensor__range_fn fn, 
     if (n <= 0) return;
     if (grain < 1) grain = 1;
     if (n <= grain) { fn(0, n, ctx); return; } /* small work: no pool, no thread count lookup */
-    int threads = tensor__num_threads ? tensor__num_threads : tensor__cores();
+    int threads = TENSOR__LOAD(&tensor__num_threads);
+    if (!threads) threads = tensor__cores();
     if (threads <= 1 || tensor__in_parallel || pthread_mutex_trylock(&tensor__pool.busy) != 0) {
         fn(0, n, ctx);
         return;
@@ -1996,9 +2499,12 @@ static void tensor__parallel_for(int64_t n, int64_t grain, tensor__range_fn fn, 
 TENSOR_API void tensor_set_num_threads(int n) {
     if (n < 0) { tensor__fail("tensor_set_num_threads", "thread count must be >= 0, got %d", n); return; }
     if (n > 256) n = 256;
-    tensor__num_threads = n; /* the pool restarts with the new size at its next use */
+    TENSOR__STORE(&tensor__num_threads, n); /* the pool restarts with the new size at its next use */
 }
-TENSOR_API int tensor_get_num_threads(void) { return tensor__num_threads ? tensor__num_threads : tensor__cores(); }
+TENSOR_API int tensor_get_num_threads(void) {
+    int n = TENSOR__LOAD(&tensor__num_threads);
+    return n ? n : tensor__cores();
+}
 /* ==== end generator/parts/threads.h ==== */
 /* ==== begin generator/parts/simd.h ==== */
 // >>simd ---------------------------------------------------------------------------------------
@@ -3524,6 +4030,8 @@ typedef struct {
    along the row; count elements. */
 typedef void (*tensor__loop_fn)(char **ptr, const int64_t *stride, int64_t count, void *ctx);
 
+/* No overflow here: every operand's |stride| * size is within TENSOR__MAX_NUMEL (>>shapes), so its
+   byte strides, their products with the sizes and the offsets of its elements fit in int64. */
 static void tensor__iter_init(tensor__iter *it, int n, tensor *const *ops, int ndim, const int64_t *shape) {
     TENSOR_ASSERT(n <= TENSOR__MAX_OPERANDS && ndim <= TENSOR_MAX_DIMS);
     it->n = n;
@@ -3613,6 +4121,10 @@ static void tensor__iter_chunk(int64_t begin, int64_t end, void *task) {
 /* Elements per thread below which an elementwise op stays on one thread: about the work of a
    thread wake-up. */
 #define TENSOR__GRAIN_ELEMENTWISE 32768
+/* Items per thread chunk when each item (a row, an output element) is `per_item` elements of
+   work: about TENSOR__GRAIN_ELEMENTWISE elements, and never 0, whatever per_item is (0 for an
+   empty row, or huge). */
+static int64_t tensor__grain(int64_t per_item) { return TENSOR__GRAIN_ELEMENTWISE / (per_item > 0 ? per_item : 1) + 1; }
 
 /* Runs fn over every element; large iterations are split across the thread pool (fn must only
    write its own elements; its ctx is shared). */
@@ -4338,13 +4850,22 @@ TENSOR_API tensor *tensor_zero_(tensor *a) {
 // >>rng ----------------------------------------------------------------------------------------
 /* Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3"): a counter-based
    generator, so the stream depends only on the seed and how many numbers were drawn, on every
-   platform. The key is the seed; the 64-bit counter advances by one per block of four words. */
-typedef struct { uint32_t key[2]; uint64_t counter; uint32_t block[4]; int used; } tensor__philox;
+   platform. The key is the seed; the 64-bit counter advances by one per block of four words; the
+   counter's third word is the stream.
+   Threads: each thread has its own generator (in its tensor__thread), so draws take no lock and a
+   thread's numbers do not depend on what other threads draw. tensor_manual_seed(s) seeds the
+   calling thread's generator: stream 0 from seed s, the numbers a single-threaded program gets
+   from s. It also makes s the default seed: a thread that draws before seeding its own starts
+   from the default seed on the stream of its place in the order threads started using the
+   library (the first, usually main, has stream 0: a single-threaded program's numbers are as they
+   always were; every later thread has a stream of its own, so numbers of its own). PyTorch instead
+   has one global generator behind a lock, whose numbers then depend on how threads interleave. */
 #define TENSOR__DEFAULT_SEED 67280421310721ull /* PyTorch's default seed */
-static tensor__philox tensor__rng = {{(uint32_t)TENSOR__DEFAULT_SEED, (uint32_t)(TENSOR__DEFAULT_SEED >> 32)}, 0, {0, 0, 0, 0}, 4};
+static uint64_t tensor__default_seed = TENSOR__DEFAULT_SEED; /* atomic */
+static TENSOR__THREAD_LOCAL tensor__philox tensor__rng_spare; /* a thread with no state (no memory for one) */
 
-static void tensor__philox_block(const uint32_t key_in[2], uint64_t counter, uint32_t out[4]) {
-    uint32_t c[4] = {(uint32_t)counter, (uint32_t)(counter >> 32), 0, 0};
+static void tensor__philox_block(const uint32_t key_in[2], uint64_t counter, uint32_t stream, uint32_t out[4]) {
+    uint32_t c[4] = {(uint32_t)counter, (uint32_t)(counter >> 32), stream, 0};
     uint32_t k0 = key_in[0], k1 = key_in[1];
     for (int r = 0; r < 10; r++) {
         uint64_t p0 = (uint64_t)0xD2511F53u * c[0], p1 = (uint64_t)0xCD9E8D57u * c[2];
@@ -4359,24 +4880,49 @@ static void tensor__philox_block(const uint32_t key_in[2], uint64_t counter, uin
     memcpy(out, c, sizeof c);
 }
 
+static void tensor__philox_seed(tensor__philox *g, uint64_t seed, uint32_t stream) {
+    g->key[0] = (uint32_t)seed;
+    g->key[1] = (uint32_t)(seed >> 32);
+    g->counter = 0;
+    g->used = 4;
+    g->stream = stream;
+}
+
+/* The calling thread's generator, set up on its first draw. */
+static tensor__philox *tensor__rng_here(void) {
+    tensor__thread *me = tensor__me();
+    if (me && me->rng_seeded) return &me->rng;
+    tensor__philox *g = me ? &me->rng : &tensor__rng_spare;
+    if (me || !g->used) tensor__philox_seed(g, TENSOR__LOAD(&tensor__default_seed), me ? me->index : 0xffffffffu);
+    if (me) me->rng_seeded = true;
+    return g;
+}
+
 static uint32_t tensor__rng_u32(void) {
-    if (tensor__rng.used == 4) {
-        tensor__philox_block(tensor__rng.key, tensor__rng.counter++, tensor__rng.block);
-        tensor__rng.used = 0;
+    tensor__philox *g = tensor__rng_here();
+    if (g->used == 4) {
+        tensor__philox_block(g->key, g->counter++, g->stream, g->block);
+        g->used = 0;
     }
-    return tensor__rng.block[tensor__rng.used++];
+    return g->block[g->used++];
 }
 static uint64_t tensor__rng_u64(void) { uint64_t hi = tensor__rng_u32(); return hi << 32 | tensor__rng_u32(); }
 /* Uniform in [0, 1) with 53 random bits. */
 static double tensor__rng_double(void) { return (double)(tensor__rng_u64() >> 11) * (1.0 / 9007199254740992.0); }
 
 TENSOR_API void tensor_manual_seed(uint64_t seed) {
-    tensor__rng.key[0] = (uint32_t)seed;
-    tensor__rng.key[1] = (uint32_t)(seed >> 32);
-    tensor__rng.counter = 0;
-    tensor__rng.used = 4;
+    TENSOR__STORE(&tensor__default_seed, seed);
+    tensor__thread *me = tensor__me();
+    tensor__philox_seed(me ? &me->rng : &tensor__rng_spare, seed, 0);
+    if (me) me->rng_seeded = true;
 }
-static void tensor__rng_reset(void) { tensor_manual_seed(TENSOR__DEFAULT_SEED); }
+/* tensor_shutdown: the default seed again, for the caller's generator and (once they draw) every
+   other thread's. */
+static void tensor__rng_reset(void) {
+    TENSOR__STORE(&tensor__default_seed, TENSOR__DEFAULT_SEED);
+    tensor__thread *me = tensor__self;
+    if (me) me->rng_seeded = false;
+}
 
 /* A uniform integer in [0, n), n >= 1, without modulo bias (rejection). */
 static uint64_t tensor__rng_below(uint64_t n) {
@@ -4461,7 +5007,9 @@ TENSOR_API tensor *tensor_arange(double start, double end, double step, tensor_d
     tensor__call_init(&c, TENSOR_OP_arange);
     if (!(step != 0) || step != step) return tensor__fail(c.fn, "step must be non-zero and finite, got %g", step);
     if (!isfinite(start) || !isfinite(end)) return tensor__fail(c.fn, "start %g and end %g must be finite", start, end);
-    if ((end - start) * step < 0) return tensor__fail(c.fn, "upper bound %g and lower bound %g are inconsistent with step sign %g", end, start, step);
+    /* signs compared, not multiplied: a product can underflow to -0 and let (end - start) / step
+       be -inf, which no cast to int64_t survives */
+    if ((end > start && step < 0) || (end < start && step > 0)) return tensor__fail(c.fn, "upper bound %g and lower bound %g are inconsistent with step sign %g", end, start, step);
     double count = ceil((end - start) / step);
     if (count > 9.0e15) return tensor__fail(c.fn, "range [%g, %g) with step %g is too long", start, end, step);
     int64_t n = (int64_t)count;
@@ -4691,7 +5239,9 @@ TENSOR_API tensor *tensor_contiguous(tensor *t) {
 TENSOR_API int tensor_copy_to(tensor *t, void *dst, size_t dst_bytes) {
     const char *fn = "tensor_copy_to";
     if (!t) { tensor__null_arg(fn, "t"); return -1; }
-    size_t need = (size_t)tensor__numel_of(t->ndim, t->shape) * tensor__dtype_sizes[t->dtype];
+    int64_t numel = tensor__numel_of(t->ndim, t->shape); /* an expanded view may hold more than size_t counts (32-bit) */
+    if ((uint64_t)numel > SIZE_MAX / tensor__dtype_sizes[t->dtype]) { tensor__fail(fn, "tensor of shape %s has more bytes than size_t holds", tensor__shape_of(t)); return -1; }
+    size_t need = (size_t)numel * tensor__dtype_sizes[t->dtype];
     if (!dst && need) { tensor__null_arg(fn, "dst"); return -1; }
     if (dst_bytes < need) { tensor__fail(fn, "destination holds %zu bytes, tensor of shape %s needs %zu", dst_bytes, tensor__shape_of(t), need); return -1; }
     if (t->storage->device != TENSOR_CPU) { tensor__fail(fn, "copy from this device is not available"); return -1; }
@@ -4701,7 +5251,7 @@ TENSOR_API int tensor_copy_to(tensor *t, void *dst, size_t dst_bytes) {
     memset(&s, 0, sizeof s);
     s.data = dst;
     s.nbytes = need;
-    s.refcount = 1;
+    tensor__refs_init(&s.refs, NULL); /* no thread's: never released */
     tensor d;
     memset(&d, 0, sizeof d);
     d.storage = &s;
@@ -4892,7 +5442,8 @@ typedef struct {
     tensor_dtype in_dt, out_dt;
 } tensor__red;
 
-/* Splits t's dims by the bit mask `reduced`; ostride[d] is the output byte stride of kept dim d. */
+/* Splits t's dims by the bit mask `reduced`; ostride[d] is the output byte stride of kept dim d.
+   No overflow: t's byte strides times its sizes fit (>>shapes), and so do the output's. */
 static void tensor__red_init(tensor__red *r, const tensor *t, unsigned reduced, const int64_t *ostride, tensor *out) {
     int64_t esz = (int64_t)tensor__dtype_sizes[t->dtype];
     r->nk = r->nr = 0;
@@ -5013,8 +5564,7 @@ static void tensor__red_run_parallel(const tensor__red *r, tensor__elem_fn fn, v
     t.r = r;
     t.fn = fn;
     t.ctx = ctx;
-    int64_t per = r->rnumel > 0 ? r->rnumel : 1;
-    tensor__parallel_for(r->knumel, TENSOR__GRAIN_ELEMENTWISE / per + 1, tensor__red_chunk, &t);
+    tensor__parallel_for(r->knumel, tensor__grain(r->rnumel), tensor__red_chunk, &t);
 }
 
 /* The loop `for i < n: double x = element i; BODY...` with typed loads for f32 and f64 (the body
@@ -5496,6 +6046,7 @@ static int tensor__cpu_any(tensor__call *c) { return tensor__reduce_run(c, tenso
 /* out: t's shape, out[..., i, ...] = sum of t[..., :i+1, ...] along the dim */
 static int tensor__cpu_cumsum(tensor__call *c) {
     const tensor *t = c->in[0];
+    if (tensor__numel_of(t->ndim, t->shape) == 0) return 0; /* [2^40, 0]: no scan to walk, whatever the other dims */
     unsigned mask = c->n_dims ? 1u << c->dims[0] : 0;
     int64_t esz = (int64_t)tensor__dtype_sizes[c->out->dtype], ostride[TENSOR_MAX_DIMS];
     for (int d = 0; d < t->ndim; d++) ostride[d] = c->out->strides[d] * esz;
@@ -5674,9 +6225,9 @@ static bool tensor__infer_shape(const char *fn, const tensor *t, int ndim, const
         } else if (shape[i] < 0) {
             tensor__fail(fn, "invalid size %lld at dim %d of shape %s", (long long)shape[i], i, tensor__shape_str(b, sizeof b, ndim, shape));
             return false;
-        } else {
-            if (shape[i] && known > INT64_MAX / 8 / shape[i]) { tensor__fail(fn, "shape %s has too many elements", tensor__shape_str(b, sizeof b, ndim, shape)); return false; }
-            known *= shape[i];
+        } else if (!tensor__size_mul(known, shape[i], &known)) {
+            tensor__fail(fn, "shape %s has too many elements", tensor__shape_str(b, sizeof b, ndim, shape));
+            return false;
         }
     }
     if (numel == known || (infer >= 0 && known > 0 && numel % known == 0)) {
@@ -5688,7 +6239,7 @@ static bool tensor__infer_shape(const char *fn, const tensor *t, int ndim, const
             }
             out[infer] = numel / known;
         }
-        return true;
+        return tensor__check_shape(fn, ndim, out) >= 0; /* an empty shape's strides may still overflow */
     }
     tensor__fail(fn, "shape %s is invalid for input of shape %s (%lld elements)", tensor__shape_str(b, sizeof b, ndim, shape), tensor__shape_of(t), (long long)numel);
     return false;
@@ -5915,10 +6466,10 @@ TENSOR_API tensor *tensor_slice(tensor *t, int dim, int64_t start, int64_t end, 
     int64_t sh[TENSOR_MAX_DIMS] = {0}, st[TENSOR_MAX_DIMS] = {0}; /* = {0}: quiets -O3 maybe-uninitialized */
     for (int i = 0; i < t->ndim; i++) { sh[i] = t->shape[i]; st[i] = t->strides[i]; }
     sh[d] = n;
-    /* step < size whenever n > 1, so the product fits then; for a size-0/1 dim it may not (the
-       stride of such a dim never matters) */
+    /* step < size whenever n > 1, so the product is below size * stride then; for a size-0/1 dim
+       it may pass the bound of strides (>>shapes), and the stride of such a dim never matters */
     int64_t as = t->strides[d] < 0 ? -t->strides[d] : t->strides[d];
-    if (n > 1 || as <= INT64_MAX / step) st[d] = t->strides[d] * step;
+    if (n > 1 || as <= TENSOR__MAX_NUMEL / step) st[d] = t->strides[d] * step;
     c.ip[0] = d;
     c.ip[1] = start;
     c.ip[2] = end;
@@ -6004,6 +6555,7 @@ static int tensor__cpu_cat(tensor__call *c) {
     int n = (int)c->ip[0], dim = (int)c->ip[2];
     tensor *const *ts = (tensor *const *)(uintptr_t)c->ip[1];
     int64_t at = 0;
+    if (tensor__numel_of(c->out->ndim, c->out->shape) == 0) return 0; /* no slab holds anything */
     for (int i = 0; i < n; i++) {
         if (tensor__cat_skipped(ts[i]) && c->out->ndim != 1) continue;
         int64_t len = ts[i]->shape[dim];
@@ -6049,8 +6601,8 @@ TENSOR_API tensor *tensor_cat(int n, tensor *const *ts, int dim) {
                 if (k != d && t->shape[k] != r->shape[k])
                     return tensor__fail(c.fn, "sizes of tensors must match except in dim %d: tensor %d has shape %s, tensor %d has shape %s (size %lld vs %lld at dim %d)",
                                         d, ref, tensor__shape_of(r), i, tensor__shape_of(t), (long long)r->shape[k], (long long)t->shape[k], k);
-            if (shape[d] > INT64_MAX / 8 - t->shape[d]) return tensor__fail(c.fn, "the concatenated size along dim %d is too large", d);
-            shape[d] += t->shape[d];
+            if (!tensor__size_add(shape[d], t->shape[d], &shape[d]))
+                return tensor__fail(c.fn, "the concatenated size along dim %d is too large: it passes 2^60 at tensor %d (shape %s)", d, i, tensor__shape_of(t));
         }
     }
     tensor_dtype dt = tensor__result_type(n, ts);
@@ -6170,8 +6722,8 @@ TENSOR_API tensor *tensor_repeat(tensor *t, int ndim, const int64_t *repeats) {
     for (int i = 0; i < ndim; i++) {
         int64_t s = i < lead ? 1 : t->shape[i - lead];
         if (repeats[i] < 0) return tensor__fail(c.fn, "negative repeat %lld at dim %d (repeats %s)", (long long)repeats[i], i, tensor__shape_str(b, sizeof b, ndim, repeats));
-        if (s && repeats[i] > INT64_MAX / 8 / s) return tensor__fail(c.fn, "repeats %s of shape %s give too many elements", tensor__shape_str(b, sizeof b, ndim, repeats), tensor__shape_of(t));
-        shape[i] = s * repeats[i];
+        if (!tensor__size_mul(s, repeats[i], &shape[i]))
+            return tensor__fail(c.fn, "repeats %s of shape %s give too many elements", tensor__shape_str(b, sizeof b, ndim, repeats), tensor__shape_of(t));
         c.ip[i] = repeats[i];
     }
     c.n_dims = ndim;
@@ -6241,7 +6793,7 @@ TENSOR_API tensor *tensor_pad(tensor *t, int npad, const int64_t *pads, double v
     for (int k = 0; k < npad / 2; k++) {
         int d = t->ndim - 1 - k;
         int64_t before = pads[2 * k], after = pads[2 * k + 1], size = t->shape[d];
-        const int64_t lim = INT64_MAX / 8;
+        const int64_t lim = TENSOR__MAX_NUMEL; /* then size + before + after cannot overflow */
         if (before > lim || before < -lim || after > lim || after < -lim)
             return tensor__fail(c.fn, "padding (%lld, %lld) of dim %d is too large", (long long)before, (long long)after, d);
         if (size + before + after < 0)
@@ -6263,6 +6815,7 @@ TENSOR_API tensor *tensor_pad(tensor *t, int npad, const int64_t *pads, double v
    dtype). Element (i, j) is kept when j - i <= diagonal (tril) or >= diagonal (triu). */
 static int tensor__triangle(tensor__call *c, bool lower) {
     tensor *o = c->out;
+    if (tensor__numel_of(o->ndim, o->shape) == 0) return 0; /* [2^40, 0]: no row to walk */
     tensor__copy_into(o, c->in[0]);
     int64_t m = o->shape[o->ndim - 2], n = o->shape[o->ndim - 1], rows = tensor__numel_of(o->ndim - 1, o->shape);
     int64_t diag = c->ip[0];
@@ -6507,6 +7060,7 @@ static int tensor__cpu_index_select(tensor__call *c) {
         int64_t k = tensor__load_i64(tensor__data(index) + p * istride * (int64_t)isz, index->dtype);
         if (k < 0 || k >= size) { tensor__fail(c->fn, "index %lld is out of range for dim %d of size %lld", (long long)k, dim, (long long)size); return 1; }
     }
+    if (tensor__numel_of(o->ndim, o->shape) == 0) return 0; /* [2^40, 0]: no block to copy */
     if (t->ndim > 0 && tensor__contiguous(t)) { /* blocks of the dims after dim are contiguous runs */
         size_t esz = tensor__dtype_sizes[t->dtype];
         int64_t outer = tensor__numel_of(dim, t->shape), inner = tensor__numel_of(t->ndim - dim - 1, t->shape + dim + 1);
@@ -6634,6 +7188,7 @@ TENSOR_API tensor *tensor_one_hot(tensor *indices, int64_t num_classes) {
         tensor__next_index(indices->ndim, indices->shape, idx);
     }
     if (n > 0 && lo < 0) return tensor__fail(c.fn, "class values must be non-negative, got %lld", (long long)lo);
+    if (num_classes == -1 && hi == INT64_MAX) return tensor__fail(c.fn, "class value %lld gives too many classes", (long long)hi);
     if (num_classes == -1) num_classes = hi + 1;
     else if (n > 0 && hi >= num_classes) return tensor__fail(c.fn, "class value %lld must be smaller than num_classes %lld", (long long)hi, (long long)num_classes);
     int64_t shape[TENSOR_MAX_DIMS];
@@ -7172,7 +7727,8 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
         j.q = q;                                                                                        \
         q->kb = (q->k + (q->k + TENSOR__GEMM_NT_KD / (int64_t)sizeof(T) - 1) / (TENSOR__GEMM_NT_KD / (int64_t)sizeof(T)) - 1) / \
                 ((q->k + TENSOR__GEMM_NT_KD / (int64_t)sizeof(T) - 1) / (TENSOR__GEMM_NT_KD / (int64_t)sizeof(T))); \
-        int64_t tiles = (q->n + 3) / 4, work = q->m * q->n * q->k, threads = tensor__gemm_threads();   \
+        int64_t tiles = (q->n + 3) / 4, threads = tensor__gemm_threads();                               \
+        int64_t work = tensor__work_mul(tensor__work_mul(q->m, q->n), q->k); /* may overflow */         \
         if (threads > work / TENSOR__GEMM_PAR_MIN) threads = work / TENSOR__GEMM_PAR_MIN;               \
         if (threads > tiles) threads = tiles;                                                           \
         if (threads < 1) threads = 1;                                                                   \
@@ -7314,8 +7870,9 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
         tensor__gemm_job_##sfx j;                                                                       \
         memset(&j, 0, sizeof j);                                                                        \
         j.q = &q;                                                                                       \
-        int64_t mp = (m + MR - 1) / MR, np = (n + NR - 1) / NR, work = m * n * k;                        \
-        int64_t threads = tensor__gemm_threads();                                                     \
+        int64_t mp = (m + MR - 1) / MR, np = (n + NR - 1) / NR;                                         \
+        int64_t work = tensor__work_mul(tensor__work_mul(m, n), k); /* m n k may overflow */            \
+        int64_t threads = tensor__gemm_threads();                                                       \
         if (threads > work / TENSOR__GEMM_PAR_MIN) threads = work / TENSOR__GEMM_PAR_MIN;               \
         if (threads < 1) threads = 1;                                                                   \
         /* split the dim whose operand is cheaper to pack twice (n: each thread packs all of A) */      \
@@ -7400,7 +7957,7 @@ TENSOR__DEFINE_GEMM_DRIVER(f64, double, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR, TENS
 static bool tensor__gemm_spread(int64_t count, int64_t m, int64_t n, int64_t k) {
     int64_t threads = tensor__gemm_threads();
     if (count < 2 || threads < 2) return false;
-    if (m * n * k < 2 * TENSOR__GEMM_PAR_MIN) return true;
+    if (tensor__work_mul(tensor__work_mul(m, n), k) < 2 * TENSOR__GEMM_PAR_MIN) return true; /* (m n k may overflow) */
     return count >= threads && (count % threads == 0 || count >= 4 * threads);
 }
 /* ==== end generator/parts/gemm.h ==== */
@@ -7650,7 +8207,7 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
             if (fg.bshape[d] == 1) continue;
             if (!have) { rs = fg.a_bs[d]; next = rs; have = true; } /* one row per batch: its batch stride */
             fold = fg.b_bs[d] == 0 && fg.a_bs[d] == next;
-            next *= fg.bshape[d];
+            if (fold) next *= fg.bshape[d]; /* a's size times stride there: fits (>>shapes) */
         }
         if (fold) { /* n * batches rows of a, rs apart, against one b */
             fg.n = n * fg.batches;
@@ -7665,7 +8222,7 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
         j.a = (const char *)a->storage->data + a->offset * ea;
         j.b = (const char *)b->storage->data + b->offset * eb;
         j.o = tensor__data(out);
-        int64_t per = fg.n * m * k;
+        int64_t per = tensor__work_mul(tensor__work_mul(fg.n, m), k);
         if (tensor__gemm_spread(fg.batches, fg.n, m, k))
             tensor__parallel_for(fg.batches, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, tensor__mm_batches, &j);
         else
@@ -7880,6 +8437,7 @@ static double *tensor__param_row(const char *fn, const tensor *t, int64_t n, dou
 
 /* Moves r (just initialized) to row q. */
 static void tensor__rows_seek(tensor__rows *r, int64_t q) {
+    if (q == 0) return; /* already there; and with no rows (a size-0 dim) nothing to divide by */
     for (int d = r->nd - 1; d >= 0; d--) {
         int64_t i = q % r->shape[d];
         q /= r->shape[d];
@@ -7889,8 +8447,6 @@ static void tensor__rows_seek(tensor__rows *r, int64_t q) {
     }
 }
 
-/* Rows per thread chunk: about TENSOR__GRAIN_ELEMENTWISE elements. */
-static int64_t tensor__row_grain(int64_t len) { return TENSOR__GRAIN_ELEMENTWISE / (len > 0 ? len : 1) + 1; }
 
 /* One row of softmax (or log_softmax) in double, its elements xs and ys apart: the reference
    formula, for the rows with a NaN or an infinity that the fast path hands back (and for strided
@@ -7960,7 +8516,7 @@ static int tensor__softmax_kernel(tensor__call *c, bool log_form) {
         t.len = len;
         t.log_form = log_form;
         t.oom = 0;
-        tensor__parallel_for(tensor__numel_of(x->ndim, x->shape) / len, tensor__row_grain(len), tensor__softmax_rows_f32, &t);
+        tensor__parallel_for(tensor__numel_of(x->ndim, x->shape) / len, tensor__grain(len), tensor__softmax_rows_f32, &t);
         if (TENSOR__TASK_FAILED(t.oom)) { tensor__fail(c->fn, "out of memory allocating %lld floats of scratch", (long long)(2 * len)); return 1; }
         return 0;
     }
@@ -8038,7 +8594,7 @@ static int tensor__softmax_backward(const char *fn, tensor *x, tensor *g, int di
         t.len = x->shape[dim];
         t.log_form = log_form;
         t.f32 = x->dtype == TENSOR_F32;
-        tensor__parallel_for(tensor__numel_of(x->ndim, x->shape) / t.len, tensor__row_grain(t.len), tensor__softmax_bwd_rows, &t);
+        tensor__parallel_for(tensor__numel_of(x->ndim, x->shape) / t.len, tensor__grain(t.len), tensor__softmax_bwd_rows, &t);
     }
     if (xc != x) tensor_free(xc);
     if (gc != g) tensor_free(gc);
@@ -8112,7 +8668,7 @@ static int tensor__norm_fast_f32(tensor__call *c, bool center) {
         t.eps = c->p[0];
         t.n = x->shape[x->ndim - 1];
         t.center = center;
-        tensor__parallel_for(tensor__numel_of(x->ndim, x->shape) / t.n, tensor__row_grain(t.n), tensor__norm_rows_f32, &t);
+        tensor__parallel_for(tensor__numel_of(x->ndim, x->shape) / t.n, tensor__grain(t.n), tensor__norm_rows_f32, &t);
     }
     tensor_free(own_w);
     tensor_free(own_b);
@@ -8259,8 +8815,7 @@ static int tensor__norm_backward(const char *fn, bool center, tensor *x, tensor 
         t.eps = eps;
         t.center = center;
         t.f32 = dt == TENSOR_F32;
-        int64_t grain = TENSOR__GRAIN_ELEMENTWISE / (TENSOR__NORM_GROUP * n) + 1;
-        tensor__parallel_for(groups, grain, tensor__norm_bwd_groups, &t);
+        tensor__parallel_for(groups, tensor__grain(n) / TENSOR__NORM_GROUP + 1, tensor__norm_bwd_groups, &t);
     }
     if (!failed) { /* the groups' partial sums, in group order */
         for (int k = 0; k < 2; k++) {
@@ -8724,8 +9279,10 @@ static int64_t tensor__conv_block_images(const tensor__conv_geom *g, bool direct
 }
 static size_t tensor__conv_slot_bytes(const tensor__conv_geom *g, tensor_dtype ct, bool direct, int64_t bn) {
     int64_t K = g->C / g->groups * g->kH * g->kW, Og = g->O / g->groups, P = g->oH * g->oW;
-    int64_t n = (direct ? 0 : K * bn * P) + (bn > 1 ? Og * bn * P : 0);
-    return ((size_t)n * tensor__dtype_sizes[ct] + 63) & ~(size_t)63;
+    /* K * bn * P may overflow (expanded operands): SIZE_MAX then, which no allocation serves */
+    int64_t n = tensor__work_mul(direct ? 0 : K, bn * P), m = bn > 1 ? Og * bn * P : 0;
+    if (n > INT64_MAX - m || (uint64_t)(n + m) > (SIZE_MAX - 63) / tensor__dtype_sizes[ct]) return SIZE_MAX;
+    return ((size_t)(n + m) * tensor__dtype_sizes[ct] + 63) & ~(size_t)63;
 }
 static int tensor__conv_claim(tensor__conv_job *j) {
 #if TENSOR__HAVE_THREADS
@@ -8820,7 +9377,7 @@ static int64_t tensor__conv_slots(const tensor__conv_job *j) { return tensor__co
 /* false when a GEMM had no memory (the caller records the error). */
 static bool tensor__conv_blocks(tensor__range_fn fn, tensor__conv_job *j) {
     const tensor__conv_geom *g = j->g;
-    int64_t per = g->O * (g->C / g->groups * g->kH * g->kW) * g->oH * g->oW * j->bn; /* multiply-adds per block */
+    int64_t per = tensor__work_mul(tensor__work_mul(g->O, g->C / g->groups * g->kH * g->kW), j->bn * g->oH * g->oW); /* multiply-adds per block */
     if (tensor__conv_spread(j)) tensor__parallel_for(tensor__conv_nblocks(j), TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, fn, j);
     else fn(0, tensor__conv_nblocks(j), j);
     return !TENSOR__TASK_FAILED(j->oom);
@@ -8837,7 +9394,8 @@ static char *tensor__conv_job_init(const char *fn, tensor__conv_job *j, const te
     /* (rows of cols a multiple of 1 KiB apart would share the L1 sets: the GEMM then) */
     j->smallk = ct == TENSOR_F32 && tensor__nn_isa() >= 2 && g->C / g->groups * g->kH * g->kW <= TENSOR__CONV_SMALLK && g->oH * g->oW >= 16 &&
                 (j->bn * g->oH * g->oW) % 256 != 0;
-    size_t bytes = (size_t)tensor__conv_slots(j) * tensor__conv_slot_bytes(g, ct, j->direct, j->bn);
+    size_t slot = tensor__conv_slot_bytes(g, ct, j->direct, j->bn), slots = (size_t)tensor__conv_slots(j);
+    size_t bytes = slot > SIZE_MAX / slots ? SIZE_MAX : slots * slot;
     j->scratch = (char *)tensor__cache_alloc(bytes ? bytes : 1);
     if (!j->scratch) tensor__fail(fn, "out of memory allocating convolution scratch");
     return j->scratch;
@@ -9305,7 +9863,7 @@ static int tensor__conv_fast(tensor__call *c, const tensor__conv_geom *g) {
     int rc = (!x_ok && !xc) || (!w_ok && !wc) || (out->dtype != ct && !oc);
     if (!rc && bias && !bb) rc = (tensor__fail(c->fn, "out of memory allocating convolution scratch"), 1);
     bool wino = tensor__wino_ok(g, ct);
-    if (wino) memset(&j, 0, sizeof j);
+    if (wino || rc) memset(&j, 0, sizeof j); /* (no scratch to size when the copies failed) */
     else if (!tensor__conv_job_init(c->fn, &j, g, ct)) rc = 1;
     if (!rc) {
         if (bias) { /* the bias in ct */
@@ -9365,12 +9923,12 @@ static tensor *tensor__conv_front(tensor_op op, int sd, tensor *x, tensor *w, te
     if (padding < 0) return tensor__fail(fn, "padding must be non-negative, got %d", padding);
     if (dilation < 1) return tensor__fail(fn, "dilation must be positive, got %d", dilation);
     if (groups < 1) return tensor__fail(fn, "groups must be positive, got %d", groups);
-    int64_t O = w->shape[0], C = x->shape[x->ndim - sd - 1];
+    int64_t O = w->shape[0], C = x->shape[x->ndim - sd - 1], wc;
     if (O % groups != 0)
         return tensor__fail(fn, "out_channels %lld of weight %s is not divisible by groups %d", (long long)O, tensor__shape_of(w), groups);
-    if (C != w->shape[1] * groups)
-        return tensor__fail(fn, "input of shape %s has %lld channels, expected %lld (weight %s, groups %d)", tensor__shape_of(x), (long long)C,
-                            (long long)(w->shape[1] * groups), tensor__shape_of(w), groups);
+    if (!tensor__size_mul(w->shape[1], groups, &wc) || C != wc) /* (a product past 2^60 matches no input) */
+        return tensor__fail(fn, "input of shape %s has %lld channels, expected %lld x %d (weight %s, groups %d)", tensor__shape_of(x), (long long)C,
+                            (long long)w->shape[1], groups, tensor__shape_of(w), groups);
     if (bias && (bias->ndim != 1 || bias->shape[0] != O))
         return tensor__fail(fn, "bias must be 1-D with %lld elements (out_channels of weight %s), got shape %s", (long long)O, tensor__shape_of(w), tensor__shape_of(bias));
     int64_t shape[TENSOR_MAX_DIMS];
@@ -9379,10 +9937,10 @@ static tensor *tensor__conv_front(tensor_op op, int sd, tensor *x, tensor *w, te
     shape[nd++] = O;
     for (int i = 0; i < sd; i++) {
         int64_t in = x->shape[x->ndim - sd + i], k = w->shape[2 + i];
-        int64_t padded = in + 2 * (int64_t)padding, span = (k - 1) * dilation + 1;
-        if (padded < span)
-            return tensor__fail(fn, "padded input size %lld (input %s, padding %d) is smaller than the dilated kernel size %lld (weight %s, dilation %d)",
-                                (long long)padded, tensor__shape_of(x), padding, (long long)span, tensor__shape_of(w), dilation);
+        int64_t padded = in + 2 * (int64_t)padding, span = 1 - dilation; /* k = 0 */
+        if (k > 0 && (!tensor__size_mul(k - 1, dilation, &span) || ++span > padded)) /* a span past 2^60 exceeds any input */
+            return tensor__fail(fn, "padded input size %lld (input %s, padding %d) is smaller than the dilated kernel size (%lld - 1) * %d + 1 (weight %s)",
+                                (long long)padded, tensor__shape_of(x), padding, (long long)k, dilation, tensor__shape_of(w));
         shape[nd++] = (padded - span) / stride + 1;
     }
     tensor__call c;
@@ -10147,7 +10705,7 @@ static int tensor__cpu_cross_entropy(tensor__call *c) {
     k.partial = (double *)tensor__cache_alloc((size_t)groups * sizeof(double));
     if (!k.partial) { tensor__cache_free(cls); tensor__fail(c->fn, "out of memory allocating %zu bytes", (size_t)groups * sizeof(double)); return 1; }
     if (k.C > 0) {
-        if (k.fast) tensor__parallel_for(groups, TENSOR__GRAIN_ELEMENTWISE / (TENSOR__CE_GROUP * k.C) + 1, tensor__ce_groups, &k);
+        if (k.fast) tensor__parallel_for(groups, tensor__grain(k.C) / TENSOR__CE_GROUP + 1, tensor__ce_groups, &k); /* C * 32 may overflow */
         else tensor__ce_groups(0, groups, &k);
     } else for (int64_t g = 0; g < groups; g++) k.partial[g] = 0; /* no classes: only ignored rows got past the check */
     double sum = 0;
@@ -10268,7 +10826,7 @@ static int tensor__cross_entropy_backward(const char *fn, tensor *x, tensor *tar
     k.scale = tensor__load_f64(tensor__data(g), g->dtype) / (double)(count > 0 ? count : 1);
     k.fast = !tensor__reference_kernels;
     if (!k.gx || (prob && gp && !k.gp)) { tensor_free(k.gx); tensor_free(k.gp); tensor__cache_free(cls); return -1; }
-    if (k.C > 0 && rows > 0) tensor__parallel_for(rows, tensor__row_grain(k.C), tensor__ce_bwd_rows, &k);
+    if (k.C > 0 && rows > 0) tensor__parallel_for(rows, tensor__grain(k.C), tensor__ce_bwd_rows, &k);
     tensor__cache_free(cls);
     *gx = k.gx;
     if (gp) *gp = k.gp;
@@ -10371,7 +10929,7 @@ static int tensor__relu_backward(const char *fn, tensor *x, tensor *g, tensor **
     if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) || g->dtype != x->dtype || !tensor__same_shape(x, g) ||
         !tensor__contiguous(x) || !tensor__contiguous(g))
         return 0;
-    tensor *r = g->storage->refcount == 1 ? tensor__view_of(fn, g, g->ndim, g->shape, g->strides, g->offset) : tensor__new_like(fn, x, x->dtype);
+    tensor *r = tensor__refs_sole(&g->storage->refs, tensor__self) ? tensor__view_of(fn, g, g->ndim, g->shape, g->strides, g->offset) : tensor__new_like(fn, x, x->dtype);
     if (!r) return -1;
     tensor__relu_bwd_task t;
     t.x = tensor__data(x);
@@ -10583,7 +11141,9 @@ static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, t
         buf[i] = own[i] ? tensor__scratch(fn, (size_t)counts[i] * tensor__dtype_sizes[ct]) : (void *)tensor__data(outs[i]);
         rc |= !buf[i];
     }
-    if (!rc) {
+    if (!rc && tensor__numel_of(g->ndim, g->shape) == 0) { /* every term has a factor of g: all zero, whatever the planes' size */
+        for (int i = 0; i < 3; i++) if (buf[i]) memset(buf[i], 0, (size_t)counts[i] * tensor__dtype_sizes[ct]);
+    } else if (!rc) {
         if (ref) {
             for (int i = 0; i < 3; i++) if (buf[i]) memset(buf[i], 0, (size_t)counts[i] * sizeof(double));
             int64_t gs[4];
@@ -10920,7 +11480,7 @@ TENSOR_API bool tensor_set_grad_enabled(bool on) {
 }
 
 typedef struct tensor__node {
-    int64_t refcount;
+    tensor__refs refs;                          /* biased: the owner is the thread that recorded it (>>threads-state) */
     int op;                                     /* a tensor_op, or -1 for a leaf's accumulator */
     tensor *grad;                               /* accumulators: the leaf's .grad (internal handle) */
     int n_in;
@@ -10941,62 +11501,80 @@ typedef struct tensor__node {
 
 typedef int (*tensor__derivative_fn)(tensor__node *n, tensor *g, tensor **grads);
 
-/* ---- node lifetime (no recursion: releases go through a worklist) ---- */
-static tensor__node **tensor__release_stack;
-static int64_t tensor__release_n, tensor__release_cap;
-static bool tensor__releasing;
-
+/* ---- node lifetime (no recursion: releases go through a worklist) ----
+   Threads: the worklist and the node cache are the calling thread's (in its tensor__thread). A
+   node's references are biased toward its owner (a shared weight's accumulator gets edges from
+   every thread's graphs); the node is destroyed on its owner's thread, which took its edges: the
+   last reference dropped on another thread sends it there (tensor__send_node). */
 static void tensor__node_free_saved(tensor__node *n) {
     for (int i = 0; i < n->n_in; i++) {
-        if (n->saved[i]) { n->saved[i]->storage->saved_by_graph--; tensor_free(n->saved[i]); n->saved[i] = NULL; }
+        if (n->saved[i]) { tensor__storage_saved_add(n->saved[i]->storage, -1); tensor_free(n->saved[i]); n->saved[i] = NULL; }
     }
-    if (n->extra) { n->extra->storage->saved_by_graph--; tensor_free(n->extra); n->extra = NULL; }
+    if (n->extra) { tensor__storage_saved_add(n->extra->storage, -1); tensor_free(n->extra); n->extra = NULL; }
     n->released = true;
 }
 
 static void tensor__node_destroy(tensor__node *n);
 
-/* Freed nodes of up to TENSOR__MAX_INPUTS inputs wait here, one list per input count, for the
-   next op that records one (a training step records and frees the same nodes every step). */
+/* Freed nodes of up to TENSOR__MAX_INPUTS inputs wait in the thread's node_cache, one list per
+   input count, for the next op that records one (a training step records and frees the same
+   nodes every step). */
 #define TENSOR__NODE_CACHE_MAX 4096
-static tensor__node *tensor__node_cache[TENSOR__MAX_INPUTS + 1];
-static int64_t tensor__node_cache_n;
+typedef char tensor__node_lists_fit[TENSOR__MAX_INPUTS < TENSOR__NODE_LISTS ? 1 : -1];
 
 static void tensor__node_recycle(tensor__node *n) {
-    if (n->n_in > TENSOR__MAX_INPUTS || tensor__node_cache_n >= TENSOR__NODE_CACHE_MAX) { TENSOR_FREE(n); return; }
-    n->free_next = tensor__node_cache[n->n_in];
-    tensor__node_cache[n->n_in] = n;
-    tensor__node_cache_n++;
+    tensor__thread *me = tensor__self;
+    if (!me || n->n_in > TENSOR__MAX_INPUTS || me->node_cache_n >= TENSOR__NODE_CACHE_MAX) { TENSOR_FREE(n); return; }
+    n->free_next = me->node_cache[n->n_in];
+    me->node_cache[n->n_in] = n;
+    me->node_cache_n++;
     TENSOR__POISON(n, sizeof *n); /* ASan still sees a use after free: all but the link */
     TENSOR__UNPOISON(&n->free_next, sizeof n->free_next);
 }
-static void tensor__node_cache_clear(void) {
+static void tensor__node_cache_clear(tensor__thread *me) {
     for (int k = 0; k <= TENSOR__MAX_INPUTS; k++)
-        while (tensor__node_cache[k]) {
-            tensor__node *n = tensor__node_cache[k];
-            tensor__node_cache[k] = n->free_next;
+        while (me->node_cache[k]) {
+            tensor__node *n = me->node_cache[k];
+            me->node_cache[k] = n->free_next;
             TENSOR__UNPOISON(n, sizeof *n);
             TENSOR_FREE(n);
         }
-    tensor__node_cache_n = 0;
+    me->node_cache_n = 0;
 }
 
-static void tensor__node_unref(tensor__node *n) {
-    if (!n || --n->refcount > 0) return;
-    if (tensor__release_n == tensor__release_cap) {
-        int64_t cap = tensor__release_cap ? tensor__release_cap * 2 : 256;
+/* n, whose last reference went on a thread other than its owner, to its owner to destroy (the
+   same pairing with an ending owner as tensor__send_handle's). */
+static void tensor__send_node(tensor__node *n) {
+    tensor__thread *owner = n->refs.owner;
+    tensor__node *head = (tensor__node *)TENSOR__LOAD(&owner->remote_nodes);
+    do n->free_next = head;
+    while (!TENSOR__CAS(&owner->remote_nodes, &head, n));
+    TENSOR__STORE_SC(&owner->pending, 1);
+    if (TENSOR__LOAD_SC(&owner->exited)) tensor__reap();
+}
+
+/* n's last reference went on thread me: n goes to its owner, or on the worklist here. */
+static void tensor__node_dead(tensor__node *n, tensor__thread *me) {
+    if (n->refs.owner != me) { tensor__send_node(n); return; }
+    if (me->release_n == me->release_cap) {
+        int64_t cap = me->release_cap ? me->release_cap * 2 : 256;
         tensor__node **s = (tensor__node **)TENSOR__MALLOC(sizeof *s * (size_t)cap);
         if (!s) { tensor__node_destroy(n); return; } /* no room to defer: free it now */
-        if (tensor__release_n) memcpy(s, tensor__release_stack, sizeof *s * (size_t)tensor__release_n);
-        if (tensor__release_stack) TENSOR_FREE(tensor__release_stack);
-        tensor__release_stack = s;
-        tensor__release_cap = cap;
+        if (me->release_n) memcpy(s, me->release_stack, sizeof *s * (size_t)me->release_n);
+        if (me->release_stack) TENSOR_FREE(me->release_stack);
+        me->release_stack = s;
+        me->release_cap = cap;
     }
-    tensor__release_stack[tensor__release_n++] = n;
-    if (tensor__releasing) return;
-    tensor__releasing = true;
-    while (tensor__release_n > 0) tensor__node_destroy(tensor__release_stack[--tensor__release_n]);
-    tensor__releasing = false;
+    me->release_stack[me->release_n++] = n;
+    if (me->releasing) return;
+    me->releasing = true;
+    while (me->release_n > 0) tensor__node_destroy(me->release_stack[--me->release_n]);
+    me->releasing = false;
+}
+/* Drops one reference the calling thread took (inline: most drops are not the last). */
+static inline void tensor__node_unref(tensor__node *n) {
+    tensor__thread *me = tensor__self;
+    if (n && tensor__refs_drop(&n->refs, me)) tensor__node_dead(n, me);
 }
 
 static void tensor__node_destroy(tensor__node *n) {
@@ -11011,11 +11589,12 @@ static void tensor__node_destroy(tensor__node *n) {
 static tensor__node *tensor__node_new(int op, int n_in) {
     size_t bytes = sizeof(tensor__node) + (size_t)n_in * (sizeof(tensor__node *) + sizeof(tensor *) + sizeof(int64_t));
     if (TENSOR__ALLOC_FAILS()) return NULL;
-    tensor__node *n = n_in <= TENSOR__MAX_INPUTS ? tensor__node_cache[n_in] : NULL;
-    if (n) { tensor__node_cache[n_in] = n->free_next; tensor__node_cache_n--; TENSOR__UNPOISON(n, sizeof *n); }
+    tensor__thread *me = tensor__self;
+    tensor__node *n = me && n_in <= TENSOR__MAX_INPUTS ? me->node_cache[n_in] : NULL;
+    if (n) { me->node_cache[n_in] = n->free_next; me->node_cache_n--; TENSOR__UNPOISON(n, sizeof *n); }
     else if (!(n = (tensor__node *)TENSOR_MALLOC(bytes))) return NULL;
     memset(n, 0, bytes);
-    n->refcount = 1;
+    tensor__refs_init(&n->refs, me);
     n->op = op;
     n->n_in = n_in;
     n->saved_version = (int64_t *)(n + 1);
@@ -11025,8 +11604,19 @@ static tensor__node *tensor__node_new(int op, int n_in) {
 }
 
 static tensor__node *tensor__node_ref(tensor__node *n) {
-    if (n) n->refcount++;
+    if (n) tensor__refs_take(&n->refs, tensor__self);
     return n;
+}
+
+/* Destroys the nodes other threads sent to me (>>scopes' tensor__drain). */
+static void tensor__drain_nodes(tensor__thread *me) {
+    tensor__node *n = (tensor__node *)TENSOR__EXCHANGE(&me->remote_nodes, (tensor__node *)NULL);
+    while (n) {
+        tensor__node *next = n->free_next;
+        tensor__refs_init(&n->refs, me); /* a reference of me's to drop: the usual path destroys it */
+        tensor__node_unref(n);
+        n = next;
+    }
 }
 
 static void tensor__autograd_release(tensor *t) {
@@ -11036,10 +11626,16 @@ static void tensor__autograd_release(tensor *t) {
 
 /* An internal alias of t that keeps t's autograd identity (for saved inputs). */
 static tensor *tensor__save(const tensor *t) {
+    tensor__thread *me = tensor__me();
+    if (!me) return tensor__fail("tensor_backward", "out of memory");
+    int depth = me->depth;
+    me->depth = -1; /* made straight into the internal list (handles are linked at depth), not moved
+                       there (the op overhead's 3 ns); an error handler making tensors meanwhile makes
+                       internal ones */
     tensor *s = tensor__alias("tensor_backward", t);
+    me->depth = depth;
     if (!s) return NULL;
-    tensor__make_internal(s);
-    s->storage->saved_by_graph++;
+    tensor__storage_saved_add(s->storage, 1);
     return s;
 }
 
@@ -11051,7 +11647,8 @@ static bool tensor__is_leaf(const tensor *t) { return !t->grad_fn || t->grad_fn-
    memory for its accumulator: callers check tensor__has_edge. */
 static tensor__node *tensor__grad_edge(tensor *t) {
     if (!t || !t->requires_grad) return NULL;
-    if (!t->grad_fn) t->grad_fn = tensor__node_new(-1, 0);
+    if (!t->grad_fn && (t->grad_fn = tensor__node_new(-1, 0)) != NULL)
+        t->grad_fn->refs.owner = t->owner; /* its one reference is t's, dropped on t's owner's thread */
     return t->grad_fn;
 }
 static bool tensor__has_edge(tensor *t) { return !t || !t->requires_grad || tensor__grad_edge(t); }
@@ -11107,7 +11704,7 @@ static bool tensor__check_inplace(const char *fn, tensor *a) {
                      tensor__is_leaf(a) ? " (a leaf)" : "");
         return false;
     }
-    if (a->storage->saved_by_graph > 0) {
+    if (tensor__storage_saved(a->storage)) {
         tensor__fail(fn, "in-place op on a tensor that an autograd graph saved for its backward pass; "
                          "run backward first, clone it, or disable grad");
         return false;
@@ -11187,7 +11784,7 @@ static tensor *tensor__sum_to(tensor *g, int ndim, const int64_t *shape) {
 
 /* Moves an internal handle to the innermost scope, where the user owns it. */
 static tensor *tensor__make_owned(tensor *t) {
-    if (t && t->list_level < 0) { tensor__unlink(t); tensor__link(t, tensor__depth); }
+    if (t && t->list_level < 0) { tensor__unlink(t); tensor__link(t, t->owner->depth); }
     return t;
 }
 
@@ -11217,6 +11814,8 @@ static bool tensor__node_push(tensor__node_list *l, tensor__node *n) {
     return true;
 }
 
+/* One count for every thread (atomic): two passes, whichever threads run them, never share an
+   epoch, so a node that both reach (a shared weight's accumulator) is never taken as visited. */
 static int64_t tensor__epoch;
 
 /* The engine. Runs the graph above the roots once in reverse topological order (dependency
@@ -11226,7 +11825,7 @@ static int64_t tensor__epoch;
 static int tensor__run_backward(const char *fn, int n_roots, tensor *const *roots, tensor *const *root_grads,
                                 bool create_graph, bool accumulate, int n_wanted, tensor__node *const *wanted, tensor **got) {
     tensor__node_list all = {NULL, 0, 0}, stack = {NULL, 0, 0}, ready = {NULL, 0, 0};
-    int64_t epoch = ++tensor__epoch;
+    int64_t epoch = TENSOR__ADD(&tensor__epoch, 1);
     int rc = 0;
     bool grad_was = tensor_set_grad_enabled(create_graph);
     /* 1. find the nodes above the roots; count each one's consumers */
@@ -11279,7 +11878,7 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
                 /* a first .grad gets storage of its own, as PyTorch's AccumulateGrad: g may be an
                    expanded view or share its storage with another leaf's gradient (add passes g
                    to both inputs), and .grad is written in place (tensor_clip_grad_norm, users) */
-                if (!n->grad && (g->storage->refcount != 1 || !tensor__contiguous(g))) {
+                if (!n->grad && (!tensor__refs_sole(&g->storage->refs, tensor__self) || !tensor__contiguous(g))) {
                     tensor *own = tensor_clone(g);
                     tensor_free(g);
                     if (!own) { if (grads != small) TENSOR_FREE(grads); rc = -1; goto done; }
@@ -12384,7 +12983,7 @@ TENSOR_API double tensor_clip_grad_norm(int n, tensor *const *params, double max
 TENSOR_API bool tensor_cuda_available(void) { return false; }
 TENSOR_API const char *tensor_version(void) { return "0.1.0"; }
 TENSOR_API const char *tensor_build_info(void) {
-    static char info[256];
+    static TENSOR__THREAD_LOCAL char info[256]; /* per thread: two threads asking at once each get theirs */
     const tensor__simd_isa *v = tensor__simd();
     char simd[64];
     if (v) snprintf(simd, sizeof simd, "%s (%d x f32)%s", v->name, v->width, tensor__reference_kernels ? ", reference kernels on" : "");

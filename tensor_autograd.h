@@ -22,7 +22,7 @@ TENSOR_API bool tensor_set_grad_enabled(bool on) {
 }
 
 typedef struct tensor__node {
-    int64_t refcount;
+    tensor__refs refs;                          /* biased: the owner is the thread that recorded it (>>threads-state) */
     int op;                                     /* a tensor_op, or -1 for a leaf's accumulator */
     tensor *grad;                               /* accumulators: the leaf's .grad (internal handle) */
     int n_in;
@@ -43,62 +43,80 @@ typedef struct tensor__node {
 
 typedef int (*tensor__derivative_fn)(tensor__node *n, tensor *g, tensor **grads);
 
-/* ---- node lifetime (no recursion: releases go through a worklist) ---- */
-static tensor__node **tensor__release_stack;
-static int64_t tensor__release_n, tensor__release_cap;
-static bool tensor__releasing;
-
+/* ---- node lifetime (no recursion: releases go through a worklist) ----
+   Threads: the worklist and the node cache are the calling thread's (in its tensor__thread). A
+   node's references are biased toward its owner (a shared weight's accumulator gets edges from
+   every thread's graphs); the node is destroyed on its owner's thread, which took its edges: the
+   last reference dropped on another thread sends it there (tensor__send_node). */
 static void tensor__node_free_saved(tensor__node *n) {
     for (int i = 0; i < n->n_in; i++) {
-        if (n->saved[i]) { n->saved[i]->storage->saved_by_graph--; tensor_free(n->saved[i]); n->saved[i] = NULL; }
+        if (n->saved[i]) { tensor__storage_saved_add(n->saved[i]->storage, -1); tensor_free(n->saved[i]); n->saved[i] = NULL; }
     }
-    if (n->extra) { n->extra->storage->saved_by_graph--; tensor_free(n->extra); n->extra = NULL; }
+    if (n->extra) { tensor__storage_saved_add(n->extra->storage, -1); tensor_free(n->extra); n->extra = NULL; }
     n->released = true;
 }
 
 static void tensor__node_destroy(tensor__node *n);
 
-/* Freed nodes of up to TENSOR__MAX_INPUTS inputs wait here, one list per input count, for the
-   next op that records one (a training step records and frees the same nodes every step). */
+/* Freed nodes of up to TENSOR__MAX_INPUTS inputs wait in the thread's node_cache, one list per
+   input count, for the next op that records one (a training step records and frees the same
+   nodes every step). */
 #define TENSOR__NODE_CACHE_MAX 4096
-static tensor__node *tensor__node_cache[TENSOR__MAX_INPUTS + 1];
-static int64_t tensor__node_cache_n;
+typedef char tensor__node_lists_fit[TENSOR__MAX_INPUTS < TENSOR__NODE_LISTS ? 1 : -1];
 
 static void tensor__node_recycle(tensor__node *n) {
-    if (n->n_in > TENSOR__MAX_INPUTS || tensor__node_cache_n >= TENSOR__NODE_CACHE_MAX) { TENSOR_FREE(n); return; }
-    n->free_next = tensor__node_cache[n->n_in];
-    tensor__node_cache[n->n_in] = n;
-    tensor__node_cache_n++;
+    tensor__thread *me = tensor__self;
+    if (!me || n->n_in > TENSOR__MAX_INPUTS || me->node_cache_n >= TENSOR__NODE_CACHE_MAX) { TENSOR_FREE(n); return; }
+    n->free_next = me->node_cache[n->n_in];
+    me->node_cache[n->n_in] = n;
+    me->node_cache_n++;
     TENSOR__POISON(n, sizeof *n); /* ASan still sees a use after free: all but the link */
     TENSOR__UNPOISON(&n->free_next, sizeof n->free_next);
 }
-static void tensor__node_cache_clear(void) {
+static void tensor__node_cache_clear(tensor__thread *me) {
     for (int k = 0; k <= TENSOR__MAX_INPUTS; k++)
-        while (tensor__node_cache[k]) {
-            tensor__node *n = tensor__node_cache[k];
-            tensor__node_cache[k] = n->free_next;
+        while (me->node_cache[k]) {
+            tensor__node *n = me->node_cache[k];
+            me->node_cache[k] = n->free_next;
             TENSOR__UNPOISON(n, sizeof *n);
             TENSOR_FREE(n);
         }
-    tensor__node_cache_n = 0;
+    me->node_cache_n = 0;
 }
 
-static void tensor__node_unref(tensor__node *n) {
-    if (!n || --n->refcount > 0) return;
-    if (tensor__release_n == tensor__release_cap) {
-        int64_t cap = tensor__release_cap ? tensor__release_cap * 2 : 256;
+/* n, whose last reference went on a thread other than its owner, to its owner to destroy (the
+   same pairing with an ending owner as tensor__send_handle's). */
+static void tensor__send_node(tensor__node *n) {
+    tensor__thread *owner = n->refs.owner;
+    tensor__node *head = (tensor__node *)TENSOR__LOAD(&owner->remote_nodes);
+    do n->free_next = head;
+    while (!TENSOR__CAS(&owner->remote_nodes, &head, n));
+    TENSOR__STORE_SC(&owner->pending, 1);
+    if (TENSOR__LOAD_SC(&owner->exited)) tensor__reap();
+}
+
+/* n's last reference went on thread me: n goes to its owner, or on the worklist here. */
+static void tensor__node_dead(tensor__node *n, tensor__thread *me) {
+    if (n->refs.owner != me) { tensor__send_node(n); return; }
+    if (me->release_n == me->release_cap) {
+        int64_t cap = me->release_cap ? me->release_cap * 2 : 256;
         tensor__node **s = (tensor__node **)TENSOR__MALLOC(sizeof *s * (size_t)cap);
         if (!s) { tensor__node_destroy(n); return; } /* no room to defer: free it now */
-        if (tensor__release_n) memcpy(s, tensor__release_stack, sizeof *s * (size_t)tensor__release_n);
-        if (tensor__release_stack) TENSOR_FREE(tensor__release_stack);
-        tensor__release_stack = s;
-        tensor__release_cap = cap;
+        if (me->release_n) memcpy(s, me->release_stack, sizeof *s * (size_t)me->release_n);
+        if (me->release_stack) TENSOR_FREE(me->release_stack);
+        me->release_stack = s;
+        me->release_cap = cap;
     }
-    tensor__release_stack[tensor__release_n++] = n;
-    if (tensor__releasing) return;
-    tensor__releasing = true;
-    while (tensor__release_n > 0) tensor__node_destroy(tensor__release_stack[--tensor__release_n]);
-    tensor__releasing = false;
+    me->release_stack[me->release_n++] = n;
+    if (me->releasing) return;
+    me->releasing = true;
+    while (me->release_n > 0) tensor__node_destroy(me->release_stack[--me->release_n]);
+    me->releasing = false;
+}
+/* Drops one reference the calling thread took (inline: most drops are not the last). */
+static inline void tensor__node_unref(tensor__node *n) {
+    tensor__thread *me = tensor__self;
+    if (n && tensor__refs_drop(&n->refs, me)) tensor__node_dead(n, me);
 }
 
 static void tensor__node_destroy(tensor__node *n) {
@@ -113,11 +131,12 @@ static void tensor__node_destroy(tensor__node *n) {
 static tensor__node *tensor__node_new(int op, int n_in) {
     size_t bytes = sizeof(tensor__node) + (size_t)n_in * (sizeof(tensor__node *) + sizeof(tensor *) + sizeof(int64_t));
     if (TENSOR__ALLOC_FAILS()) return NULL;
-    tensor__node *n = n_in <= TENSOR__MAX_INPUTS ? tensor__node_cache[n_in] : NULL;
-    if (n) { tensor__node_cache[n_in] = n->free_next; tensor__node_cache_n--; TENSOR__UNPOISON(n, sizeof *n); }
+    tensor__thread *me = tensor__self;
+    tensor__node *n = me && n_in <= TENSOR__MAX_INPUTS ? me->node_cache[n_in] : NULL;
+    if (n) { me->node_cache[n_in] = n->free_next; me->node_cache_n--; TENSOR__UNPOISON(n, sizeof *n); }
     else if (!(n = (tensor__node *)TENSOR_MALLOC(bytes))) return NULL;
     memset(n, 0, bytes);
-    n->refcount = 1;
+    tensor__refs_init(&n->refs, me);
     n->op = op;
     n->n_in = n_in;
     n->saved_version = (int64_t *)(n + 1);
@@ -127,8 +146,19 @@ static tensor__node *tensor__node_new(int op, int n_in) {
 }
 
 static tensor__node *tensor__node_ref(tensor__node *n) {
-    if (n) n->refcount++;
+    if (n) tensor__refs_take(&n->refs, tensor__self);
     return n;
+}
+
+/* Destroys the nodes other threads sent to me (>>scopes' tensor__drain). */
+static void tensor__drain_nodes(tensor__thread *me) {
+    tensor__node *n = (tensor__node *)TENSOR__EXCHANGE(&me->remote_nodes, (tensor__node *)NULL);
+    while (n) {
+        tensor__node *next = n->free_next;
+        tensor__refs_init(&n->refs, me); /* a reference of me's to drop: the usual path destroys it */
+        tensor__node_unref(n);
+        n = next;
+    }
 }
 
 static void tensor__autograd_release(tensor *t) {
@@ -138,10 +168,16 @@ static void tensor__autograd_release(tensor *t) {
 
 /* An internal alias of t that keeps t's autograd identity (for saved inputs). */
 static tensor *tensor__save(const tensor *t) {
+    tensor__thread *me = tensor__me();
+    if (!me) return tensor__fail("tensor_backward", "out of memory");
+    int depth = me->depth;
+    me->depth = -1; /* made straight into the internal list (handles are linked at depth), not moved
+                       there (the op overhead's 3 ns); an error handler making tensors meanwhile makes
+                       internal ones */
     tensor *s = tensor__alias("tensor_backward", t);
+    me->depth = depth;
     if (!s) return NULL;
-    tensor__make_internal(s);
-    s->storage->saved_by_graph++;
+    tensor__storage_saved_add(s->storage, 1);
     return s;
 }
 
@@ -153,7 +189,8 @@ static bool tensor__is_leaf(const tensor *t) { return !t->grad_fn || t->grad_fn-
    memory for its accumulator: callers check tensor__has_edge. */
 static tensor__node *tensor__grad_edge(tensor *t) {
     if (!t || !t->requires_grad) return NULL;
-    if (!t->grad_fn) t->grad_fn = tensor__node_new(-1, 0);
+    if (!t->grad_fn && (t->grad_fn = tensor__node_new(-1, 0)) != NULL)
+        t->grad_fn->refs.owner = t->owner; /* its one reference is t's, dropped on t's owner's thread */
     return t->grad_fn;
 }
 static bool tensor__has_edge(tensor *t) { return !t || !t->requires_grad || tensor__grad_edge(t); }
@@ -209,7 +246,7 @@ static bool tensor__check_inplace(const char *fn, tensor *a) {
                      tensor__is_leaf(a) ? " (a leaf)" : "");
         return false;
     }
-    if (a->storage->saved_by_graph > 0) {
+    if (tensor__storage_saved(a->storage)) {
         tensor__fail(fn, "in-place op on a tensor that an autograd graph saved for its backward pass; "
                          "run backward first, clone it, or disable grad");
         return false;
@@ -289,7 +326,7 @@ static tensor *tensor__sum_to(tensor *g, int ndim, const int64_t *shape) {
 
 /* Moves an internal handle to the innermost scope, where the user owns it. */
 static tensor *tensor__make_owned(tensor *t) {
-    if (t && t->list_level < 0) { tensor__unlink(t); tensor__link(t, tensor__depth); }
+    if (t && t->list_level < 0) { tensor__unlink(t); tensor__link(t, t->owner->depth); }
     return t;
 }
 
@@ -319,6 +356,8 @@ static bool tensor__node_push(tensor__node_list *l, tensor__node *n) {
     return true;
 }
 
+/* One count for every thread (atomic): two passes, whichever threads run them, never share an
+   epoch, so a node that both reach (a shared weight's accumulator) is never taken as visited. */
 static int64_t tensor__epoch;
 
 /* The engine. Runs the graph above the roots once in reverse topological order (dependency
@@ -328,7 +367,7 @@ static int64_t tensor__epoch;
 static int tensor__run_backward(const char *fn, int n_roots, tensor *const *roots, tensor *const *root_grads,
                                 bool create_graph, bool accumulate, int n_wanted, tensor__node *const *wanted, tensor **got) {
     tensor__node_list all = {NULL, 0, 0}, stack = {NULL, 0, 0}, ready = {NULL, 0, 0};
-    int64_t epoch = ++tensor__epoch;
+    int64_t epoch = TENSOR__ADD(&tensor__epoch, 1);
     int rc = 0;
     bool grad_was = tensor_set_grad_enabled(create_graph);
     /* 1. find the nodes above the roots; count each one's consumers */
@@ -381,7 +420,7 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
                 /* a first .grad gets storage of its own, as PyTorch's AccumulateGrad: g may be an
                    expanded view or share its storage with another leaf's gradient (add passes g
                    to both inputs), and .grad is written in place (tensor_clip_grad_norm, users) */
-                if (!n->grad && (g->storage->refcount != 1 || !tensor__contiguous(g))) {
+                if (!n->grad && (!tensor__refs_sole(&g->storage->refs, tensor__self) || !tensor__contiguous(g))) {
                     tensor *own = tensor_clone(g);
                     tensor_free(g);
                     if (!own) { if (grads != small) TENSOR_FREE(grads); rc = -1; goto done; }

@@ -54,15 +54,15 @@ typedef struct tensor tensor;
 //@@ OPS_ENUM
 
 /* ---- Lifetime ---- */
-TENSOR_API void    tensor_free(tensor *t);          /* releases one handle; NULL is fine */
-TENSOR_API void    tensor_scope_begin(void);        /* handles created after this ... */
+TENSOR_API void    tensor_free(tensor *t);          /* releases one handle, from any thread; NULL is fine */
+TENSOR_API void    tensor_scope_begin(void);        /* handles this thread creates after this ... */
 TENSOR_API void    tensor_scope_end(void);          /* ... are released here, unless kept */
-TENSOR_API tensor *tensor_keep(tensor *t);          /* moves t out of the innermost scope; returns t */
-TENSOR_API void    tensor_shutdown(void);           /* frees everything the library still holds */
-TENSOR_API int64_t tensor_live_handles(void);       /* handles not yet freed (leak checks) */
-TENSOR_API int64_t tensor_live_bytes(void);         /* bytes of storage not yet freed (leak checks) */
-TENSOR_API void    tensor_empty_cache(void);        /* gives the allocator's cached free blocks back (it keeps
-                                                       at most TENSOR_CACHE_LIMIT bytes, default 1 GiB) */
+TENSOR_API tensor *tensor_keep(tensor *t);          /* moves t out of the innermost scope; returns t (its thread's) */
+TENSOR_API void    tensor_shutdown(void);           /* frees everything the library still holds, every thread's */
+TENSOR_API int64_t tensor_live_handles(void);       /* handles not yet freed, all threads (leak checks) */
+TENSOR_API int64_t tensor_live_bytes(void);         /* bytes of storage not yet freed, all threads (leak checks) */
+TENSOR_API void    tensor_empty_cache(void);        /* gives this thread's cached free blocks back (threads keep
+                                                       at most TENSOR_CACHE_LIMIT bytes together, default 1 GiB) */
 
 /* ---- Errors ---- */
 TENSOR_API const char *tensor_last_error(void);     /* NULL when no error since the last clear; per thread */
@@ -71,7 +71,7 @@ typedef void (*tensor_error_fn)(const char *message, void *user);
 TENSOR_API void        tensor_set_error_handler(tensor_error_fn fn, void *user);   /* NULL: none */
 
 /* ---- Creation and data (the creating functions are registry ops, below) ---- */
-TENSOR_API void           tensor_manual_seed(uint64_t seed);   /* same seed, same numbers, on every platform */
+TENSOR_API void           tensor_manual_seed(uint64_t seed);   /* same seed, same numbers, on every platform; seeds this thread */
 TENSOR_API int            tensor_ndim(const tensor *t);        /* -1 for NULL */
 TENSOR_API const int64_t *tensor_shape(const tensor *t);
 TENSOR_API const int64_t *tensor_strides(const tensor *t);     /* in elements */

@@ -1,13 +1,22 @@
 // >>rng ----------------------------------------------------------------------------------------
 /* Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3"): a counter-based
    generator, so the stream depends only on the seed and how many numbers were drawn, on every
-   platform. The key is the seed; the 64-bit counter advances by one per block of four words. */
-typedef struct { uint32_t key[2]; uint64_t counter; uint32_t block[4]; int used; } tensor__philox;
+   platform. The key is the seed; the 64-bit counter advances by one per block of four words; the
+   counter's third word is the stream.
+   Threads: each thread has its own generator (in its tensor__thread), so draws take no lock and a
+   thread's numbers do not depend on what other threads draw. tensor_manual_seed(s) seeds the
+   calling thread's generator: stream 0 from seed s, the numbers a single-threaded program gets
+   from s. It also makes s the default seed: a thread that draws before seeding its own starts
+   from the default seed on the stream of its place in the order threads started using the
+   library (the first, usually main, has stream 0: a single-threaded program's numbers are as they
+   always were; every later thread has a stream of its own, so numbers of its own). PyTorch instead
+   has one global generator behind a lock, whose numbers then depend on how threads interleave. */
 #define TENSOR__DEFAULT_SEED 67280421310721ull /* PyTorch's default seed */
-static tensor__philox tensor__rng = {{(uint32_t)TENSOR__DEFAULT_SEED, (uint32_t)(TENSOR__DEFAULT_SEED >> 32)}, 0, {0, 0, 0, 0}, 4};
+static uint64_t tensor__default_seed = TENSOR__DEFAULT_SEED; /* atomic */
+static TENSOR__THREAD_LOCAL tensor__philox tensor__rng_spare; /* a thread with no state (no memory for one) */
 
-static void tensor__philox_block(const uint32_t key_in[2], uint64_t counter, uint32_t out[4]) {
-    uint32_t c[4] = {(uint32_t)counter, (uint32_t)(counter >> 32), 0, 0};
+static void tensor__philox_block(const uint32_t key_in[2], uint64_t counter, uint32_t stream, uint32_t out[4]) {
+    uint32_t c[4] = {(uint32_t)counter, (uint32_t)(counter >> 32), stream, 0};
     uint32_t k0 = key_in[0], k1 = key_in[1];
     for (int r = 0; r < 10; r++) {
         uint64_t p0 = (uint64_t)0xD2511F53u * c[0], p1 = (uint64_t)0xCD9E8D57u * c[2];
@@ -22,24 +31,49 @@ static void tensor__philox_block(const uint32_t key_in[2], uint64_t counter, uin
     memcpy(out, c, sizeof c);
 }
 
+static void tensor__philox_seed(tensor__philox *g, uint64_t seed, uint32_t stream) {
+    g->key[0] = (uint32_t)seed;
+    g->key[1] = (uint32_t)(seed >> 32);
+    g->counter = 0;
+    g->used = 4;
+    g->stream = stream;
+}
+
+/* The calling thread's generator, set up on its first draw. */
+static tensor__philox *tensor__rng_here(void) {
+    tensor__thread *me = tensor__me();
+    if (me && me->rng_seeded) return &me->rng;
+    tensor__philox *g = me ? &me->rng : &tensor__rng_spare;
+    if (me || !g->used) tensor__philox_seed(g, TENSOR__LOAD(&tensor__default_seed), me ? me->index : 0xffffffffu);
+    if (me) me->rng_seeded = true;
+    return g;
+}
+
 static uint32_t tensor__rng_u32(void) {
-    if (tensor__rng.used == 4) {
-        tensor__philox_block(tensor__rng.key, tensor__rng.counter++, tensor__rng.block);
-        tensor__rng.used = 0;
+    tensor__philox *g = tensor__rng_here();
+    if (g->used == 4) {
+        tensor__philox_block(g->key, g->counter++, g->stream, g->block);
+        g->used = 0;
     }
-    return tensor__rng.block[tensor__rng.used++];
+    return g->block[g->used++];
 }
 static uint64_t tensor__rng_u64(void) { uint64_t hi = tensor__rng_u32(); return hi << 32 | tensor__rng_u32(); }
 /* Uniform in [0, 1) with 53 random bits. */
 static double tensor__rng_double(void) { return (double)(tensor__rng_u64() >> 11) * (1.0 / 9007199254740992.0); }
 
 TENSOR_API void tensor_manual_seed(uint64_t seed) {
-    tensor__rng.key[0] = (uint32_t)seed;
-    tensor__rng.key[1] = (uint32_t)(seed >> 32);
-    tensor__rng.counter = 0;
-    tensor__rng.used = 4;
+    TENSOR__STORE(&tensor__default_seed, seed);
+    tensor__thread *me = tensor__me();
+    tensor__philox_seed(me ? &me->rng : &tensor__rng_spare, seed, 0);
+    if (me) me->rng_seeded = true;
 }
-static void tensor__rng_reset(void) { tensor_manual_seed(TENSOR__DEFAULT_SEED); }
+/* tensor_shutdown: the default seed again, for the caller's generator and (once they draw) every
+   other thread's. */
+static void tensor__rng_reset(void) {
+    TENSOR__STORE(&tensor__default_seed, TENSOR__DEFAULT_SEED);
+    tensor__thread *me = tensor__self;
+    if (me) me->rng_seeded = false;
+}
 
 /* A uniform integer in [0, n), n >= 1, without modulo bias (rejection). */
 static uint64_t tensor__rng_below(uint64_t n) {
@@ -124,7 +158,9 @@ TENSOR_API tensor *tensor_arange(double start, double end, double step, tensor_d
     tensor__call_init(&c, TENSOR_OP_arange);
     if (!(step != 0) || step != step) return tensor__fail(c.fn, "step must be non-zero and finite, got %g", step);
     if (!isfinite(start) || !isfinite(end)) return tensor__fail(c.fn, "start %g and end %g must be finite", start, end);
-    if ((end - start) * step < 0) return tensor__fail(c.fn, "upper bound %g and lower bound %g are inconsistent with step sign %g", end, start, step);
+    /* signs compared, not multiplied: a product can underflow to -0 and let (end - start) / step
+       be -inf, which no cast to int64_t survives */
+    if ((end > start && step < 0) || (end < start && step > 0)) return tensor__fail(c.fn, "upper bound %g and lower bound %g are inconsistent with step sign %g", end, start, step);
     double count = ceil((end - start) / step);
     if (count > 9.0e15) return tensor__fail(c.fn, "range [%g, %g) with step %g is too long", start, end, step);
     int64_t n = (int64_t)count;
@@ -354,7 +390,9 @@ TENSOR_API tensor *tensor_contiguous(tensor *t) {
 TENSOR_API int tensor_copy_to(tensor *t, void *dst, size_t dst_bytes) {
     const char *fn = "tensor_copy_to";
     if (!t) { tensor__null_arg(fn, "t"); return -1; }
-    size_t need = (size_t)tensor__numel_of(t->ndim, t->shape) * tensor__dtype_sizes[t->dtype];
+    int64_t numel = tensor__numel_of(t->ndim, t->shape); /* an expanded view may hold more than size_t counts (32-bit) */
+    if ((uint64_t)numel > SIZE_MAX / tensor__dtype_sizes[t->dtype]) { tensor__fail(fn, "tensor of shape %s has more bytes than size_t holds", tensor__shape_of(t)); return -1; }
+    size_t need = (size_t)numel * tensor__dtype_sizes[t->dtype];
     if (!dst && need) { tensor__null_arg(fn, "dst"); return -1; }
     if (dst_bytes < need) { tensor__fail(fn, "destination holds %zu bytes, tensor of shape %s needs %zu", dst_bytes, tensor__shape_of(t), need); return -1; }
     if (t->storage->device != TENSOR_CPU) { tensor__fail(fn, "copy from this device is not available"); return -1; }
@@ -364,7 +402,7 @@ TENSOR_API int tensor_copy_to(tensor *t, void *dst, size_t dst_bytes) {
     memset(&s, 0, sizeof s);
     s.data = dst;
     s.nbytes = need;
-    s.refcount = 1;
+    tensor__refs_init(&s.refs, NULL); /* no thread's: never released */
     tensor d;
     memset(&d, 0, sizeof d);
     d.storage = &s;

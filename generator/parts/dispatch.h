@@ -124,6 +124,8 @@ typedef struct {
    along the row; count elements. */
 typedef void (*tensor__loop_fn)(char **ptr, const int64_t *stride, int64_t count, void *ctx);
 
+/* No overflow here: every operand's |stride| * size is within TENSOR__MAX_NUMEL (>>shapes), so its
+   byte strides, their products with the sizes and the offsets of its elements fit in int64. */
 static void tensor__iter_init(tensor__iter *it, int n, tensor *const *ops, int ndim, const int64_t *shape) {
     TENSOR_ASSERT(n <= TENSOR__MAX_OPERANDS && ndim <= TENSOR_MAX_DIMS);
     it->n = n;
@@ -213,6 +215,10 @@ static void tensor__iter_chunk(int64_t begin, int64_t end, void *task) {
 /* Elements per thread below which an elementwise op stays on one thread: about the work of a
    thread wake-up. */
 #define TENSOR__GRAIN_ELEMENTWISE 32768
+/* Items per thread chunk when each item (a row, an output element) is `per_item` elements of
+   work: about TENSOR__GRAIN_ELEMENTWISE elements, and never 0, whatever per_item is (0 for an
+   empty row, or huge). */
+static int64_t tensor__grain(int64_t per_item) { return TENSOR__GRAIN_ELEMENTWISE / (per_item > 0 ? per_item : 1) + 1; }
 
 /* Runs fn over every element; large iterations are split across the thread pool (fn must only
    write its own elements; its ctx is shared). */

@@ -523,7 +523,8 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
         j.q = q;                                                                                        \
         q->kb = (q->k + (q->k + TENSOR__GEMM_NT_KD / (int64_t)sizeof(T) - 1) / (TENSOR__GEMM_NT_KD / (int64_t)sizeof(T)) - 1) / \
                 ((q->k + TENSOR__GEMM_NT_KD / (int64_t)sizeof(T) - 1) / (TENSOR__GEMM_NT_KD / (int64_t)sizeof(T))); \
-        int64_t tiles = (q->n + 3) / 4, work = q->m * q->n * q->k, threads = tensor__gemm_threads();   \
+        int64_t tiles = (q->n + 3) / 4, threads = tensor__gemm_threads();                               \
+        int64_t work = tensor__work_mul(tensor__work_mul(q->m, q->n), q->k); /* may overflow */         \
         if (threads > work / TENSOR__GEMM_PAR_MIN) threads = work / TENSOR__GEMM_PAR_MIN;               \
         if (threads > tiles) threads = tiles;                                                           \
         if (threads < 1) threads = 1;                                                                   \
@@ -665,8 +666,9 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
         tensor__gemm_job_##sfx j;                                                                       \
         memset(&j, 0, sizeof j);                                                                        \
         j.q = &q;                                                                                       \
-        int64_t mp = (m + MR - 1) / MR, np = (n + NR - 1) / NR, work = m * n * k;                        \
-        int64_t threads = tensor__gemm_threads();                                                     \
+        int64_t mp = (m + MR - 1) / MR, np = (n + NR - 1) / NR;                                         \
+        int64_t work = tensor__work_mul(tensor__work_mul(m, n), k); /* m n k may overflow */            \
+        int64_t threads = tensor__gemm_threads();                                                       \
         if (threads > work / TENSOR__GEMM_PAR_MIN) threads = work / TENSOR__GEMM_PAR_MIN;               \
         if (threads < 1) threads = 1;                                                                   \
         /* split the dim whose operand is cheaper to pack twice (n: each thread packs all of A) */      \
@@ -751,6 +753,6 @@ TENSOR__DEFINE_GEMM_DRIVER(f64, double, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR, TENS
 static bool tensor__gemm_spread(int64_t count, int64_t m, int64_t n, int64_t k) {
     int64_t threads = tensor__gemm_threads();
     if (count < 2 || threads < 2) return false;
-    if (m * n * k < 2 * TENSOR__GEMM_PAR_MIN) return true;
+    if (tensor__work_mul(tensor__work_mul(m, n), k) < 2 * TENSOR__GEMM_PAR_MIN) return true; /* (m n k may overflow) */
     return count >= threads && (count % threads == 0 || count >= 4 * threads);
 }

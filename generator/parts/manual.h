@@ -26,6 +26,9 @@
        Nothing aborts on bad input: a failing function returns NULL (or non-zero) and records a
        message naming the function and the values at fault (tensor_last_error); NULL inputs fail
        without crashing, so a chain of calls can be checked once at its end.
+       Threads may call the library at once, each with its own scopes, errors, grad mode and
+       random generator; they may share tensors they only read, and free any handle (README:
+       Threads).
 
    CONFIGURATION (define before including, in the implementing file)
        TENSOR_IMPLEMENTATION   emit the implementation in this translation unit      (undefined)

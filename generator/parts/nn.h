@@ -243,7 +243,7 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
             if (fg.bshape[d] == 1) continue;
             if (!have) { rs = fg.a_bs[d]; next = rs; have = true; } /* one row per batch: its batch stride */
             fold = fg.b_bs[d] == 0 && fg.a_bs[d] == next;
-            next *= fg.bshape[d];
+            if (fold) next *= fg.bshape[d]; /* a's size times stride there: fits (>>shapes) */
         }
         if (fold) { /* n * batches rows of a, rs apart, against one b */
             fg.n = n * fg.batches;
@@ -258,7 +258,7 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
         j.a = (const char *)a->storage->data + a->offset * ea;
         j.b = (const char *)b->storage->data + b->offset * eb;
         j.o = tensor__data(out);
-        int64_t per = fg.n * m * k;
+        int64_t per = tensor__work_mul(tensor__work_mul(fg.n, m), k);
         if (tensor__gemm_spread(fg.batches, fg.n, m, k))
             tensor__parallel_for(fg.batches, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, tensor__mm_batches, &j);
         else
@@ -473,6 +473,7 @@ static double *tensor__param_row(const char *fn, const tensor *t, int64_t n, dou
 
 /* Moves r (just initialized) to row q. */
 static void tensor__rows_seek(tensor__rows *r, int64_t q) {
+    if (q == 0) return; /* already there; and with no rows (a size-0 dim) nothing to divide by */
     for (int d = r->nd - 1; d >= 0; d--) {
         int64_t i = q % r->shape[d];
         q /= r->shape[d];
@@ -482,8 +483,6 @@ static void tensor__rows_seek(tensor__rows *r, int64_t q) {
     }
 }
 
-/* Rows per thread chunk: about TENSOR__GRAIN_ELEMENTWISE elements. */
-static int64_t tensor__row_grain(int64_t len) { return TENSOR__GRAIN_ELEMENTWISE / (len > 0 ? len : 1) + 1; }
 
 /* One row of softmax (or log_softmax) in double, its elements xs and ys apart: the reference
    formula, for the rows with a NaN or an infinity that the fast path hands back (and for strided
@@ -553,7 +552,7 @@ static int tensor__softmax_kernel(tensor__call *c, bool log_form) {
         t.len = len;
         t.log_form = log_form;
         t.oom = 0;
-        tensor__parallel_for(tensor__numel_of(x->ndim, x->shape) / len, tensor__row_grain(len), tensor__softmax_rows_f32, &t);
+        tensor__parallel_for(tensor__numel_of(x->ndim, x->shape) / len, tensor__grain(len), tensor__softmax_rows_f32, &t);
         if (TENSOR__TASK_FAILED(t.oom)) { tensor__fail(c->fn, "out of memory allocating %lld floats of scratch", (long long)(2 * len)); return 1; }
         return 0;
     }
@@ -631,7 +630,7 @@ static int tensor__softmax_backward(const char *fn, tensor *x, tensor *g, int di
         t.len = x->shape[dim];
         t.log_form = log_form;
         t.f32 = x->dtype == TENSOR_F32;
-        tensor__parallel_for(tensor__numel_of(x->ndim, x->shape) / t.len, tensor__row_grain(t.len), tensor__softmax_bwd_rows, &t);
+        tensor__parallel_for(tensor__numel_of(x->ndim, x->shape) / t.len, tensor__grain(t.len), tensor__softmax_bwd_rows, &t);
     }
     if (xc != x) tensor_free(xc);
     if (gc != g) tensor_free(gc);
@@ -705,7 +704,7 @@ static int tensor__norm_fast_f32(tensor__call *c, bool center) {
         t.eps = c->p[0];
         t.n = x->shape[x->ndim - 1];
         t.center = center;
-        tensor__parallel_for(tensor__numel_of(x->ndim, x->shape) / t.n, tensor__row_grain(t.n), tensor__norm_rows_f32, &t);
+        tensor__parallel_for(tensor__numel_of(x->ndim, x->shape) / t.n, tensor__grain(t.n), tensor__norm_rows_f32, &t);
     }
     tensor_free(own_w);
     tensor_free(own_b);
@@ -852,8 +851,7 @@ static int tensor__norm_backward(const char *fn, bool center, tensor *x, tensor 
         t.eps = eps;
         t.center = center;
         t.f32 = dt == TENSOR_F32;
-        int64_t grain = TENSOR__GRAIN_ELEMENTWISE / (TENSOR__NORM_GROUP * n) + 1;
-        tensor__parallel_for(groups, grain, tensor__norm_bwd_groups, &t);
+        tensor__parallel_for(groups, tensor__grain(n) / TENSOR__NORM_GROUP + 1, tensor__norm_bwd_groups, &t);
     }
     if (!failed) { /* the groups' partial sums, in group order */
         for (int k = 0; k < 2; k++) {
@@ -1317,8 +1315,10 @@ static int64_t tensor__conv_block_images(const tensor__conv_geom *g, bool direct
 }
 static size_t tensor__conv_slot_bytes(const tensor__conv_geom *g, tensor_dtype ct, bool direct, int64_t bn) {
     int64_t K = g->C / g->groups * g->kH * g->kW, Og = g->O / g->groups, P = g->oH * g->oW;
-    int64_t n = (direct ? 0 : K * bn * P) + (bn > 1 ? Og * bn * P : 0);
-    return ((size_t)n * tensor__dtype_sizes[ct] + 63) & ~(size_t)63;
+    /* K * bn * P may overflow (expanded operands): SIZE_MAX then, which no allocation serves */
+    int64_t n = tensor__work_mul(direct ? 0 : K, bn * P), m = bn > 1 ? Og * bn * P : 0;
+    if (n > INT64_MAX - m || (uint64_t)(n + m) > (SIZE_MAX - 63) / tensor__dtype_sizes[ct]) return SIZE_MAX;
+    return ((size_t)(n + m) * tensor__dtype_sizes[ct] + 63) & ~(size_t)63;
 }
 static int tensor__conv_claim(tensor__conv_job *j) {
 #if TENSOR__HAVE_THREADS
@@ -1413,7 +1413,7 @@ static int64_t tensor__conv_slots(const tensor__conv_job *j) { return tensor__co
 /* false when a GEMM had no memory (the caller records the error). */
 static bool tensor__conv_blocks(tensor__range_fn fn, tensor__conv_job *j) {
     const tensor__conv_geom *g = j->g;
-    int64_t per = g->O * (g->C / g->groups * g->kH * g->kW) * g->oH * g->oW * j->bn; /* multiply-adds per block */
+    int64_t per = tensor__work_mul(tensor__work_mul(g->O, g->C / g->groups * g->kH * g->kW), j->bn * g->oH * g->oW); /* multiply-adds per block */
     if (tensor__conv_spread(j)) tensor__parallel_for(tensor__conv_nblocks(j), TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, fn, j);
     else fn(0, tensor__conv_nblocks(j), j);
     return !TENSOR__TASK_FAILED(j->oom);
@@ -1430,7 +1430,8 @@ static char *tensor__conv_job_init(const char *fn, tensor__conv_job *j, const te
     /* (rows of cols a multiple of 1 KiB apart would share the L1 sets: the GEMM then) */
     j->smallk = ct == TENSOR_F32 && tensor__nn_isa() >= 2 && g->C / g->groups * g->kH * g->kW <= TENSOR__CONV_SMALLK && g->oH * g->oW >= 16 &&
                 (j->bn * g->oH * g->oW) % 256 != 0;
-    size_t bytes = (size_t)tensor__conv_slots(j) * tensor__conv_slot_bytes(g, ct, j->direct, j->bn);
+    size_t slot = tensor__conv_slot_bytes(g, ct, j->direct, j->bn), slots = (size_t)tensor__conv_slots(j);
+    size_t bytes = slot > SIZE_MAX / slots ? SIZE_MAX : slots * slot;
     j->scratch = (char *)tensor__cache_alloc(bytes ? bytes : 1);
     if (!j->scratch) tensor__fail(fn, "out of memory allocating convolution scratch");
     return j->scratch;
@@ -1898,7 +1899,7 @@ static int tensor__conv_fast(tensor__call *c, const tensor__conv_geom *g) {
     int rc = (!x_ok && !xc) || (!w_ok && !wc) || (out->dtype != ct && !oc);
     if (!rc && bias && !bb) rc = (tensor__fail(c->fn, "out of memory allocating convolution scratch"), 1);
     bool wino = tensor__wino_ok(g, ct);
-    if (wino) memset(&j, 0, sizeof j);
+    if (wino || rc) memset(&j, 0, sizeof j); /* (no scratch to size when the copies failed) */
     else if (!tensor__conv_job_init(c->fn, &j, g, ct)) rc = 1;
     if (!rc) {
         if (bias) { /* the bias in ct */
@@ -1958,12 +1959,12 @@ static tensor *tensor__conv_front(tensor_op op, int sd, tensor *x, tensor *w, te
     if (padding < 0) return tensor__fail(fn, "padding must be non-negative, got %d", padding);
     if (dilation < 1) return tensor__fail(fn, "dilation must be positive, got %d", dilation);
     if (groups < 1) return tensor__fail(fn, "groups must be positive, got %d", groups);
-    int64_t O = w->shape[0], C = x->shape[x->ndim - sd - 1];
+    int64_t O = w->shape[0], C = x->shape[x->ndim - sd - 1], wc;
     if (O % groups != 0)
         return tensor__fail(fn, "out_channels %lld of weight %s is not divisible by groups %d", (long long)O, tensor__shape_of(w), groups);
-    if (C != w->shape[1] * groups)
-        return tensor__fail(fn, "input of shape %s has %lld channels, expected %lld (weight %s, groups %d)", tensor__shape_of(x), (long long)C,
-                            (long long)(w->shape[1] * groups), tensor__shape_of(w), groups);
+    if (!tensor__size_mul(w->shape[1], groups, &wc) || C != wc) /* (a product past 2^60 matches no input) */
+        return tensor__fail(fn, "input of shape %s has %lld channels, expected %lld x %d (weight %s, groups %d)", tensor__shape_of(x), (long long)C,
+                            (long long)w->shape[1], groups, tensor__shape_of(w), groups);
     if (bias && (bias->ndim != 1 || bias->shape[0] != O))
         return tensor__fail(fn, "bias must be 1-D with %lld elements (out_channels of weight %s), got shape %s", (long long)O, tensor__shape_of(w), tensor__shape_of(bias));
     int64_t shape[TENSOR_MAX_DIMS];
@@ -1972,10 +1973,10 @@ static tensor *tensor__conv_front(tensor_op op, int sd, tensor *x, tensor *w, te
     shape[nd++] = O;
     for (int i = 0; i < sd; i++) {
         int64_t in = x->shape[x->ndim - sd + i], k = w->shape[2 + i];
-        int64_t padded = in + 2 * (int64_t)padding, span = (k - 1) * dilation + 1;
-        if (padded < span)
-            return tensor__fail(fn, "padded input size %lld (input %s, padding %d) is smaller than the dilated kernel size %lld (weight %s, dilation %d)",
-                                (long long)padded, tensor__shape_of(x), padding, (long long)span, tensor__shape_of(w), dilation);
+        int64_t padded = in + 2 * (int64_t)padding, span = 1 - dilation; /* k = 0 */
+        if (k > 0 && (!tensor__size_mul(k - 1, dilation, &span) || ++span > padded)) /* a span past 2^60 exceeds any input */
+            return tensor__fail(fn, "padded input size %lld (input %s, padding %d) is smaller than the dilated kernel size (%lld - 1) * %d + 1 (weight %s)",
+                                (long long)padded, tensor__shape_of(x), padding, (long long)k, dilation, tensor__shape_of(w));
         shape[nd++] = (padded - span) / stride + 1;
     }
     tensor__call c;
@@ -2740,7 +2741,7 @@ static int tensor__cpu_cross_entropy(tensor__call *c) {
     k.partial = (double *)tensor__cache_alloc((size_t)groups * sizeof(double));
     if (!k.partial) { tensor__cache_free(cls); tensor__fail(c->fn, "out of memory allocating %zu bytes", (size_t)groups * sizeof(double)); return 1; }
     if (k.C > 0) {
-        if (k.fast) tensor__parallel_for(groups, TENSOR__GRAIN_ELEMENTWISE / (TENSOR__CE_GROUP * k.C) + 1, tensor__ce_groups, &k);
+        if (k.fast) tensor__parallel_for(groups, tensor__grain(k.C) / TENSOR__CE_GROUP + 1, tensor__ce_groups, &k); /* C * 32 may overflow */
         else tensor__ce_groups(0, groups, &k);
     } else for (int64_t g = 0; g < groups; g++) k.partial[g] = 0; /* no classes: only ignored rows got past the check */
     double sum = 0;
@@ -2861,7 +2862,7 @@ static int tensor__cross_entropy_backward(const char *fn, tensor *x, tensor *tar
     k.scale = tensor__load_f64(tensor__data(g), g->dtype) / (double)(count > 0 ? count : 1);
     k.fast = !tensor__reference_kernels;
     if (!k.gx || (prob && gp && !k.gp)) { tensor_free(k.gx); tensor_free(k.gp); tensor__cache_free(cls); return -1; }
-    if (k.C > 0 && rows > 0) tensor__parallel_for(rows, tensor__row_grain(k.C), tensor__ce_bwd_rows, &k);
+    if (k.C > 0 && rows > 0) tensor__parallel_for(rows, tensor__grain(k.C), tensor__ce_bwd_rows, &k);
     tensor__cache_free(cls);
     *gx = k.gx;
     if (gp) *gp = k.gp;
@@ -2964,7 +2965,7 @@ static int tensor__relu_backward(const char *fn, tensor *x, tensor *g, tensor **
     if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) || g->dtype != x->dtype || !tensor__same_shape(x, g) ||
         !tensor__contiguous(x) || !tensor__contiguous(g))
         return 0;
-    tensor *r = g->storage->refcount == 1 ? tensor__view_of(fn, g, g->ndim, g->shape, g->strides, g->offset) : tensor__new_like(fn, x, x->dtype);
+    tensor *r = tensor__refs_sole(&g->storage->refs, tensor__self) ? tensor__view_of(fn, g, g->ndim, g->shape, g->strides, g->offset) : tensor__new_like(fn, x, x->dtype);
     if (!r) return -1;
     tensor__relu_bwd_task t;
     t.x = tensor__data(x);
@@ -3176,7 +3177,9 @@ static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, t
         buf[i] = own[i] ? tensor__scratch(fn, (size_t)counts[i] * tensor__dtype_sizes[ct]) : (void *)tensor__data(outs[i]);
         rc |= !buf[i];
     }
-    if (!rc) {
+    if (!rc && tensor__numel_of(g->ndim, g->shape) == 0) { /* every term has a factor of g: all zero, whatever the planes' size */
+        for (int i = 0; i < 3; i++) if (buf[i]) memset(buf[i], 0, (size_t)counts[i] * tensor__dtype_sizes[ct]);
+    } else if (!rc) {
         if (ref) {
             for (int i = 0; i < 3; i++) if (buf[i]) memset(buf[i], 0, (size_t)counts[i] * sizeof(double));
             int64_t gs[4];

@@ -151,7 +151,8 @@ typedef struct {
     tensor_dtype in_dt, out_dt;
 } tensor__red;
 
-/* Splits t's dims by the bit mask `reduced`; ostride[d] is the output byte stride of kept dim d. */
+/* Splits t's dims by the bit mask `reduced`; ostride[d] is the output byte stride of kept dim d.
+   No overflow: t's byte strides times its sizes fit (>>shapes), and so do the output's. */
 static void tensor__red_init(tensor__red *r, const tensor *t, unsigned reduced, const int64_t *ostride, tensor *out) {
     int64_t esz = (int64_t)tensor__dtype_sizes[t->dtype];
     r->nk = r->nr = 0;
@@ -272,8 +273,7 @@ static void tensor__red_run_parallel(const tensor__red *r, tensor__elem_fn fn, v
     t.r = r;
     t.fn = fn;
     t.ctx = ctx;
-    int64_t per = r->rnumel > 0 ? r->rnumel : 1;
-    tensor__parallel_for(r->knumel, TENSOR__GRAIN_ELEMENTWISE / per + 1, tensor__red_chunk, &t);
+    tensor__parallel_for(r->knumel, tensor__grain(r->rnumel), tensor__red_chunk, &t);
 }
 
 /* The loop `for i < n: double x = element i; BODY...` with typed loads for f32 and f64 (the body
@@ -755,6 +755,7 @@ static int tensor__cpu_any(tensor__call *c) { return tensor__reduce_run(c, tenso
 /* out: t's shape, out[..., i, ...] = sum of t[..., :i+1, ...] along the dim */
 static int tensor__cpu_cumsum(tensor__call *c) {
     const tensor *t = c->in[0];
+    if (tensor__numel_of(t->ndim, t->shape) == 0) return 0; /* [2^40, 0]: no scan to walk, whatever the other dims */
     unsigned mask = c->n_dims ? 1u << c->dims[0] : 0;
     int64_t esz = (int64_t)tensor__dtype_sizes[c->out->dtype], ostride[TENSOR_MAX_DIMS];
     for (int d = 0; d < t->ndim; d++) ostride[d] = c->out->strides[d] * esz;

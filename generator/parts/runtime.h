@@ -2,7 +2,7 @@
 TENSOR_API bool tensor_cuda_available(void) { return false; }
 TENSOR_API const char *tensor_version(void) { return "0.1.0"; }
 TENSOR_API const char *tensor_build_info(void) {
-    static char info[256];
+    static TENSOR__THREAD_LOCAL char info[256]; /* per thread: two threads asking at once each get theirs */
     const tensor__simd_isa *v = tensor__simd();
     char simd[64];
     if (v) snprintf(simd, sizeof simd, "%s (%d x f32)%s", v->name, v->width, tensor__reference_kernels ? ", reference kernels on" : "");

@@ -41,9 +41,9 @@ static bool tensor__infer_shape(const char *fn, const tensor *t, int ndim, const
         } else if (shape[i] < 0) {
             tensor__fail(fn, "invalid size %lld at dim %d of shape %s", (long long)shape[i], i, tensor__shape_str(b, sizeof b, ndim, shape));
             return false;
-        } else {
-            if (shape[i] && known > INT64_MAX / 8 / shape[i]) { tensor__fail(fn, "shape %s has too many elements", tensor__shape_str(b, sizeof b, ndim, shape)); return false; }
-            known *= shape[i];
+        } else if (!tensor__size_mul(known, shape[i], &known)) {
+            tensor__fail(fn, "shape %s has too many elements", tensor__shape_str(b, sizeof b, ndim, shape));
+            return false;
         }
     }
     if (numel == known || (infer >= 0 && known > 0 && numel % known == 0)) {
@@ -55,7 +55,7 @@ static bool tensor__infer_shape(const char *fn, const tensor *t, int ndim, const
             }
             out[infer] = numel / known;
         }
-        return true;
+        return tensor__check_shape(fn, ndim, out) >= 0; /* an empty shape's strides may still overflow */
     }
     tensor__fail(fn, "shape %s is invalid for input of shape %s (%lld elements)", tensor__shape_str(b, sizeof b, ndim, shape), tensor__shape_of(t), (long long)numel);
     return false;
@@ -282,10 +282,10 @@ TENSOR_API tensor *tensor_slice(tensor *t, int dim, int64_t start, int64_t end, 
     int64_t sh[TENSOR_MAX_DIMS] = {0}, st[TENSOR_MAX_DIMS] = {0}; /* = {0}: quiets -O3 maybe-uninitialized */
     for (int i = 0; i < t->ndim; i++) { sh[i] = t->shape[i]; st[i] = t->strides[i]; }
     sh[d] = n;
-    /* step < size whenever n > 1, so the product fits then; for a size-0/1 dim it may not (the
-       stride of such a dim never matters) */
+    /* step < size whenever n > 1, so the product is below size * stride then; for a size-0/1 dim
+       it may pass the bound of strides (>>shapes), and the stride of such a dim never matters */
     int64_t as = t->strides[d] < 0 ? -t->strides[d] : t->strides[d];
-    if (n > 1 || as <= INT64_MAX / step) st[d] = t->strides[d] * step;
+    if (n > 1 || as <= TENSOR__MAX_NUMEL / step) st[d] = t->strides[d] * step;
     c.ip[0] = d;
     c.ip[1] = start;
     c.ip[2] = end;
@@ -371,6 +371,7 @@ static int tensor__cpu_cat(tensor__call *c) {
     int n = (int)c->ip[0], dim = (int)c->ip[2];
     tensor *const *ts = (tensor *const *)(uintptr_t)c->ip[1];
     int64_t at = 0;
+    if (tensor__numel_of(c->out->ndim, c->out->shape) == 0) return 0; /* no slab holds anything */
     for (int i = 0; i < n; i++) {
         if (tensor__cat_skipped(ts[i]) && c->out->ndim != 1) continue;
         int64_t len = ts[i]->shape[dim];
@@ -416,8 +417,8 @@ TENSOR_API tensor *tensor_cat(int n, tensor *const *ts, int dim) {
                 if (k != d && t->shape[k] != r->shape[k])
                     return tensor__fail(c.fn, "sizes of tensors must match except in dim %d: tensor %d has shape %s, tensor %d has shape %s (size %lld vs %lld at dim %d)",
                                         d, ref, tensor__shape_of(r), i, tensor__shape_of(t), (long long)r->shape[k], (long long)t->shape[k], k);
-            if (shape[d] > INT64_MAX / 8 - t->shape[d]) return tensor__fail(c.fn, "the concatenated size along dim %d is too large", d);
-            shape[d] += t->shape[d];
+            if (!tensor__size_add(shape[d], t->shape[d], &shape[d]))
+                return tensor__fail(c.fn, "the concatenated size along dim %d is too large: it passes 2^60 at tensor %d (shape %s)", d, i, tensor__shape_of(t));
         }
     }
     tensor_dtype dt = tensor__result_type(n, ts);
@@ -537,8 +538,8 @@ TENSOR_API tensor *tensor_repeat(tensor *t, int ndim, const int64_t *repeats) {
     for (int i = 0; i < ndim; i++) {
         int64_t s = i < lead ? 1 : t->shape[i - lead];
         if (repeats[i] < 0) return tensor__fail(c.fn, "negative repeat %lld at dim %d (repeats %s)", (long long)repeats[i], i, tensor__shape_str(b, sizeof b, ndim, repeats));
-        if (s && repeats[i] > INT64_MAX / 8 / s) return tensor__fail(c.fn, "repeats %s of shape %s give too many elements", tensor__shape_str(b, sizeof b, ndim, repeats), tensor__shape_of(t));
-        shape[i] = s * repeats[i];
+        if (!tensor__size_mul(s, repeats[i], &shape[i]))
+            return tensor__fail(c.fn, "repeats %s of shape %s give too many elements", tensor__shape_str(b, sizeof b, ndim, repeats), tensor__shape_of(t));
         c.ip[i] = repeats[i];
     }
     c.n_dims = ndim;
@@ -608,7 +609,7 @@ TENSOR_API tensor *tensor_pad(tensor *t, int npad, const int64_t *pads, double v
     for (int k = 0; k < npad / 2; k++) {
         int d = t->ndim - 1 - k;
         int64_t before = pads[2 * k], after = pads[2 * k + 1], size = t->shape[d];
-        const int64_t lim = INT64_MAX / 8;
+        const int64_t lim = TENSOR__MAX_NUMEL; /* then size + before + after cannot overflow */
         if (before > lim || before < -lim || after > lim || after < -lim)
             return tensor__fail(c.fn, "padding (%lld, %lld) of dim %d is too large", (long long)before, (long long)after, d);
         if (size + before + after < 0)
@@ -630,6 +631,7 @@ TENSOR_API tensor *tensor_pad(tensor *t, int npad, const int64_t *pads, double v
    dtype). Element (i, j) is kept when j - i <= diagonal (tril) or >= diagonal (triu). */
 static int tensor__triangle(tensor__call *c, bool lower) {
     tensor *o = c->out;
+    if (tensor__numel_of(o->ndim, o->shape) == 0) return 0; /* [2^40, 0]: no row to walk */
     tensor__copy_into(o, c->in[0]);
     int64_t m = o->shape[o->ndim - 2], n = o->shape[o->ndim - 1], rows = tensor__numel_of(o->ndim - 1, o->shape);
     int64_t diag = c->ip[0];
@@ -874,6 +876,7 @@ static int tensor__cpu_index_select(tensor__call *c) {
         int64_t k = tensor__load_i64(tensor__data(index) + p * istride * (int64_t)isz, index->dtype);
         if (k < 0 || k >= size) { tensor__fail(c->fn, "index %lld is out of range for dim %d of size %lld", (long long)k, dim, (long long)size); return 1; }
     }
+    if (tensor__numel_of(o->ndim, o->shape) == 0) return 0; /* [2^40, 0]: no block to copy */
     if (t->ndim > 0 && tensor__contiguous(t)) { /* blocks of the dims after dim are contiguous runs */
         size_t esz = tensor__dtype_sizes[t->dtype];
         int64_t outer = tensor__numel_of(dim, t->shape), inner = tensor__numel_of(t->ndim - dim - 1, t->shape + dim + 1);
@@ -1001,6 +1004,7 @@ TENSOR_API tensor *tensor_one_hot(tensor *indices, int64_t num_classes) {
         tensor__next_index(indices->ndim, indices->shape, idx);
     }
     if (n > 0 && lo < 0) return tensor__fail(c.fn, "class values must be non-negative, got %lld", (long long)lo);
+    if (num_classes == -1 && hi == INT64_MAX) return tensor__fail(c.fn, "class value %lld gives too many classes", (long long)hi);
     if (num_classes == -1) num_classes = hi + 1;
     else if (n > 0 && hi >= num_classes) return tensor__fail(c.fn, "class value %lld must be smaller than num_classes %lld", (long long)hi, (long long)num_classes);
     int64_t shape[TENSOR_MAX_DIMS];

@@ -3,11 +3,13 @@
    [0, n) into at most one chunk per thread, each of at least `grain` items, runs chunk after chunk
    on the workers and on the calling thread, and returns when all are done. Work of n <= grain runs
    on the calling thread without touching the pool, so small tensors never pay for threads. A call
-   made from inside a parallel region, or while another thread holds the pool, also runs inline.
+   made from inside a parallel region, or while another thread holds the pool, also runs inline:
+   several user threads share the one pool, whoever takes it (a try-lock, `busy`) runs its job on
+   it, the others run theirs on their own thread meanwhile, so jobs never mix and nobody waits.
    Without pthreads (Windows, or TENSOR_NO_THREADS defined) everything runs inline. */
 typedef void (*tensor__range_fn)(int64_t begin, int64_t end, void *ctx);
 
-static int tensor__num_threads; /* 0 until set: then every core */
+static int tensor__num_threads; /* atomic; 0 until set: then every core */
 
 #if defined(_WIN32) || defined(TENSOR_NO_THREADS)
 #define TENSOR__HAVE_THREADS 0
@@ -15,6 +17,8 @@ static int tensor__cores(void) { return 1; }
 static void tensor__parallel_for(int64_t n, int64_t grain, tensor__range_fn fn, void *ctx) { (void)grain; if (n > 0) fn(0, n, ctx); }
 static void tensor__pool_stop(void) {}
 #define TENSOR__ATOMIC_SET(p, v) (*(p) = (v))
+/* No thread-exit hook here: a thread's state (>>threads-state) waits for tensor_shutdown. */
+static void tensor__thread_at_exit(tensor__thread *s) { (void)s; }
 #else
 #define TENSOR__HAVE_THREADS 1
 #include <pthread.h>
@@ -34,6 +38,18 @@ static void tensor__pool_stop(void) {}
 
 /* A flag several kernel threads may raise. */
 #define TENSOR__ATOMIC_SET(p, v) __atomic_store_n(p, v, __ATOMIC_RELAXED)
+
+/* A user thread's state (>>threads-state) is given back when the thread ends, by the destructor of
+   a pthread key whose value is the state (set when the state is made). */
+static pthread_key_t tensor__exit_key;
+static pthread_once_t tensor__exit_once = PTHREAD_ONCE_INIT;
+static bool tensor__exit_key_made;
+static void tensor__exit_key_run(void *s) { tensor__thread_exit((tensor__thread *)s); }
+static void tensor__exit_key_make(void) { tensor__exit_key_made = pthread_key_create(&tensor__exit_key, tensor__exit_key_run) == 0; }
+static void tensor__thread_at_exit(tensor__thread *s) {
+    pthread_once(&tensor__exit_once, tensor__exit_key_make);
+    if (tensor__exit_key_made) pthread_setspecific(tensor__exit_key, s);
+}
 
 /* Asked once: sysconf reads /sys on every call, microseconds that every op would pay. */
 static int tensor__cores(void) {
@@ -248,7 +264,8 @@ static void tensor__parallel_for(int64_t n, int64_t grain, tensor__range_fn fn, 
     if (n <= 0) return;
     if (grain < 1) grain = 1;
     if (n <= grain) { fn(0, n, ctx); return; } /* small work: no pool, no thread count lookup */
-    int threads = tensor__num_threads ? tensor__num_threads : tensor__cores();
+    int threads = TENSOR__LOAD(&tensor__num_threads);
+    if (!threads) threads = tensor__cores();
     if (threads <= 1 || tensor__in_parallel || pthread_mutex_trylock(&tensor__pool.busy) != 0) {
         fn(0, n, ctx);
         return;
@@ -297,6 +314,9 @@ static void tensor__parallel_for(int64_t n, int64_t grain, tensor__range_fn fn, 
 TENSOR_API void tensor_set_num_threads(int n) {
     if (n < 0) { tensor__fail("tensor_set_num_threads", "thread count must be >= 0, got %d", n); return; }
     if (n > 256) n = 256;
-    tensor__num_threads = n; /* the pool restarts with the new size at its next use */
+    TENSOR__STORE(&tensor__num_threads, n); /* the pool restarts with the new size at its next use */
 }
-TENSOR_API int tensor_get_num_threads(void) { return tensor__num_threads ? tensor__num_threads : tensor__cores(); }
+TENSOR_API int tensor_get_num_threads(void) {
+    int n = TENSOR__LOAD(&tensor__num_threads);
+    return n ? n : tensor__cores();
+}
