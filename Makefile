@@ -75,7 +75,7 @@ $(BUILD)/neon/test_all: tests/main.c $(TEST_SRC) tests/test.h tensor.h
 test-neon: check-amalgamation $(if $(HAVE_NEON_TOOLS),$(BUILD)/neon/test_all)
 	@$(if $(HAVE_NEON_TOOLS),,echo "skipped: $(NEON_SKIPPED)"; exit 0;) for simd in neon scalar; do \
 	  filter=$$([ $$simd = neon ] || echo test_simd); \
-	  if TENSOR_SIMD=$$simd TENSOR_TEST_ULP_POINTS=100000 $(QEMU_AARCH64) -L /usr/aarch64-linux-gnu $(BUILD)/neon/test_all $$filter > $(BUILD)/neon/log 2>&1; \
+	  if TENSOR_SIMD=$$simd TENSOR_TEST_ULP_POINTS=100000 TENSOR_TEST_RUNNER="$(QEMU_AARCH64) -L /usr/aarch64-linux-gnu" $(QEMU_AARCH64) -L /usr/aarch64-linux-gnu $(BUILD)/neon/test_all $$filter > $(BUILD)/neon/log 2>&1; \
 	  then grep -E '^ *FAIL|^  simd ' $(BUILD)/neon/log; echo "neon-$$simd: $$(tail -n 1 $(BUILD)/neon/log)"; \
 	  else cat $(BUILD)/neon/log; echo "neon-$$simd: FAILED"; exit 1; fi; \
 	done

@@ -320,7 +320,9 @@ void test_run_at_simd_level(const char *file, int line, const char *level, const
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     if (len <= 0) { test_fail(file, line, "cannot find this test binary (/proc/self/exe)"); return; }
     self[len] = 0;
-    snprintf(cmd, sizeof cmd, "%sTENSOR_SIMD=%s '%s' %s 2>&1", env, level, self, filter);
+    /* TENSOR_TEST_RUNNER: what runs this binary when it is foreign (make test-neon: qemu-aarch64) */
+    const char *runner = getenv("TENSOR_TEST_RUNNER");
+    snprintf(cmd, sizeof cmd, "%sTENSOR_SIMD=%s %s '%s' %s 2>&1", env, level, runner ? runner : "", self, filter);
     fflush(stdout);
     FILE *p = popen(cmd, "r");
     if (!p) { test_fail(file, line, "cannot run %s", cmd); return; }
