@@ -11,7 +11,7 @@ PARTS    = $(shell grep -v '^\#' generator/manifest.txt)
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 EXAMPLES = $(patsubst %.c,%,$(wildcard examples/*.c))
 
-.PHONY: all test test-asan test-tsan test-neon test-sleef check-amalgamation examples bench clean
+.PHONY: all test test-asan test-tsan test-neon test-sleef check-amalgamation examples bench fuzz clean
 all: tensor.h examples
 
 generator/gen: generator/gen.c
@@ -27,11 +27,13 @@ check-amalgamation: generator/gen
 
 # Optional packages: a C compiler and make are enough for `make` and `make test`; what needs a
 # package that is missing is skipped with a line `skipped: WHAT (apt-get install PACKAGE)`. Each
-# probe compiles and links a one-line program; `make HAVE_ZLIB=` builds as if zlib were missing.
+# probe compiles and links a one-line program, its header declaring what it calls (PROBE makes an
+# undeclared function an error, not gcc's warning); `make HAVE_ZLIB=` builds as if zlib were missing.
 comma := ,
-HAVE_ZLIB := $(shell printf 'int main(void){return zlibVersion() == 0;}' | $(CC) -x c -include zlib.h - -lz -o /dev/null 2>/dev/null && echo yes)
-HAVE_SLEEF := $(shell printf 'int main(void){return Sleef_expf_u10(0) == 0;}' | $(CC) -x c -include sleef.h - -lsleef -lm -o /dev/null 2>/dev/null && echo yes)
-HAVE_OPENBLAS = $(shell printf 'int main(void){return cblas_sdot(0, 0, 1, 0, 1) != 0;}' | $(CC) -x c -include cblas.h - -lopenblas -o /dev/null 2>/dev/null && echo yes)
+PROBE = $(CC) -x c -Werror=implicit-function-declaration
+HAVE_ZLIB := $(shell printf 'int main(void){return zlibVersion() == 0;}' | $(PROBE) -include zlib.h - -lz -o /dev/null 2>/dev/null && echo yes)
+HAVE_SLEEF := $(shell printf 'int main(void){return Sleef_expf_u10(0) == 0;}' | $(PROBE) -include sleef.h - -lsleef -lm -o /dev/null 2>/dev/null && echo yes)
+HAVE_OPENBLAS = $(shell printf 'int main(void){return cblas_sdot(0, 0, 1, 0, 1) != 0;}' | $(PROBE) -include cblas.h - -lopenblas -o /dev/null 2>/dev/null && echo yes)
 
 # The Fashion-MNIST examples read gzip files (zlib1g-dev).
 ZLIB_EXAMPLES = $(filter examples/fashion_mnist_%,$(EXAMPLES))
@@ -87,17 +89,42 @@ $(BUILD)/sleef/test_all: tests/main.c $(TEST_SRC) tests/test.h tensor.h
 test-sleef: check-amalgamation $(if $(HAVE_SLEEF),$(BUILD)/sleef/test_all)
 	@$(if $(HAVE_SLEEF),tests/run.sh $(BUILD)/sleef/test_all --no-compile-matrix,echo "skipped: test-sleef (apt-get install libsleef-dev)")
 
-test: check-amalgamation $(BUILD)/tests/test_all $(if $(HAVE_NEON_TOOLS),test-neon)
-	@CC="$(CC)" CXX="$(CXX)" TESTS_SKIPPED="$(if $(HAVE_NEON_TOOLS),,$(NEON_SKIPPED))" tests/run.sh $(BUILD)/tests/test_all
+test: check-amalgamation $(BUILD)/tests/test_all $(BUILD)/fuzz/replay $(if $(HAVE_NEON_TOOLS),test-neon)
+	@CC="$(CC)" CXX="$(CXX)" FUZZ_REPLAY=$(BUILD)/fuzz/replay TESTS_SKIPPED="$(if $(HAVE_NEON_TOOLS),,$(NEON_SKIPPED))" tests/run.sh $(BUILD)/tests/test_all
 
-test-asan: check-amalgamation $(BUILD)/asan/test_all
+test-asan: check-amalgamation $(BUILD)/asan/test_all $(BUILD)/fuzz/replay-asan
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	 CC="$(CC)" CXX="$(CXX)" tests/run.sh $(BUILD)/asan/test_all --no-compile-matrix
+	 CC="$(CC)" CXX="$(CXX)" FUZZ_REPLAY=$(BUILD)/fuzz/replay-asan tests/run.sh $(BUILD)/asan/test_all --no-compile-matrix
 
 # The suite under ThreadSanitizer (the pool runs on every core, so large ops use it).
 test-tsan: check-amalgamation $(BUILD)/tsan/test_all
 	@TSAN_OPTIONS=halt_on_error=1:allocator_may_return_null=1 CC="$(CC)" CXX="$(CXX)" tests/run.sh $(BUILD)/tsan/test_all --no-compile-matrix
 
+# The API fuzzer, tests/fuzz/fuzz_api.c: make test (and test-asan) replays its corpus and the
+# inputs of the bugs it found (tests/fuzz/regressions) with $(CC); make fuzz runs it under
+# libFuzzer (clang) for FUZZ_SECONDS from a copy of the corpus and the regressions, unpacked one
+# input a file (the committed files pack many small inputs each; the copy keeps them small). New
+# inputs collect in $(BUILD)/fuzz/corpus, crashes in $(BUILD)/fuzz/crashes.
+FUZZ_SECONDS ?= 60
+FUZZ_CC ?= clang
+FUZZ_FLAGS = -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -max_len=4096 -timeout=10 -print_final_stats=1 -close_fd_mask=1
+$(BUILD)/fuzz/replay: tests/fuzz/fuzz_api.c tensor.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) -I. $< -o $@ $(LDLIBS)
+$(BUILD)/fuzz/replay-asan: tests/fuzz/fuzz_api.c tensor.h
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(SAN) $(WARN) -I. $< -o $@ $(LDLIBS)
+$(BUILD)/fuzz/fuzz_api: tests/fuzz/fuzz_api.c tensor.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
+	  -DFUZZ_LIBFUZZER $(WARN) -Wno-pass-failed -I. $< -o $@ $(LDLIBS)
+fuzz:
+	@if ! printf 'int LLVMFuzzerTestOneInput(const char *d, long n) { return d && n < 0; }' | \
+	     $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null > /dev/null 2>&1; then echo "skipped: fuzz (apt-get install clang)"; exit 0; fi; \
+	 $(MAKE) --no-print-directory $(BUILD)/fuzz/fuzz_api $(BUILD)/fuzz/replay && \
+	 rm -rf $(BUILD)/fuzz/corpus && mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/crashes && \
+	 $(BUILD)/fuzz/replay --unpack $(BUILD)/fuzz/corpus tests/fuzz/corpus tests/fuzz/regressions && \
+	 $(BUILD)/fuzz/fuzz_api $(FUZZ_FLAGS) -artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus
 
 # The benchmark: plain -O2 (no -march: the run-time ISA choice is what is measured), linked with
 # the references (OpenBLAS, glibc's libmvec, SLEEF when -lsleef links). See bench/README.md.

@@ -1,5 +1,6 @@
 #!/bin/sh
-# Runs the test binary and the compile matrix, then prints one closing line: N passed, N failed
+# Runs the test binary, the compile matrix and the fuzzer's replay ($FUZZ_REPLAY, when set), then
+# prints one closing line: N passed, N failed
 # (N passed, N failed, N skipped when something was skipped: a compile-matrix configuration whose
 # compiler is not installed prints `skipped: ...`, and so does each line of $TESTS_SKIPPED, which
 # names what the caller skipped).
@@ -23,6 +24,18 @@ if [ "$2" != "--no-compile-matrix" ]; then
   failed=$((failed + $(grep -c '^FAIL ' "$m")))
   skipped=$((skipped + $(grep -c '^skipped: ' "$m")))
   rm -f "$m"
+fi
+# The fuzzer's corpus (one line) and each input of a bug it found (one line each), replayed by
+# $FUZZ_REPLAY (tests/fuzz/fuzz_api.c), which prints `ok ...` or `FAIL ...` lines.
+if [ -n "${FUZZ_REPLAY:-}" ]; then
+  r=$(mktemp)
+  "$FUZZ_REPLAY" tests/fuzz/corpus --each tests/fuzz/regressions > "$r" 2>&1
+  rs=$?
+  cat "$r"
+  passed=$((passed + $(grep -c '^ok ' "$r")))
+  failed=$((failed + $(grep -c '^FAIL ' "$r")))
+  if [ "$rs" -ne 0 ] && ! grep -q '^FAIL ' "$r"; then echo "FAIL $FUZZ_REPLAY ended abnormally (exit $rs)"; failed=$((failed + 1)); fi
+  rm -f "$r"
 fi
 if [ -n "${TESTS_SKIPPED:-}" ]; then
   printf '%s\n' "$TESTS_SKIPPED" | sed -n 's/^./skipped: &/p'
