@@ -18,7 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
+#include <unistd.h>
 #include <cblas.h>
 
 /* OpenBLAS extensions (declared here too: a netlib cblas.h chosen by update-alternatives lacks them). */
@@ -46,6 +48,60 @@ BENCH_AVX2 __m256 Sleef_expf8_u10(__m256 x);
 #endif
 #endif
 #endif
+
+/* ---------------------------------------------------------------------------------------------- */
+/* OpenBLAS on its best kernel. OpenBLAS picks its kernel when it loads, from the CPU's model, and
+   0.3.21 does not know this project's CPUs (a Xeon it takes for a Prescott, a Zen 5 it runs as
+   Haswell), so it silently runs at half speed or less. OPENBLAS_CORETYPE names the kernel instead,
+   but it is read at load: main sets it from the CPU's features and re-executes the benchmark.
+   An OPENBLAS_CORETYPE in the environment is kept when it names a core of that ISA level;
+   a reference that still reports a weaker core (OpenBLAS refused the name) gets no ratio
+   (g_blas_unfit says why). With TENSOR_SIMD=avx2 (tensor.h forced to its
+   AVX2 kernels) the reference is forced to Haswell, its AVX2 kernel, so like meets like. */
+
+/* The ISA level of an OpenBLAS core name: 3 AVX-512, 2 AVX2, 1 older. */
+static int blas_core_level(const char *core) {
+    static const char *avx512[] = {"skylakex", "cooperlake", "sapphirerapids"};
+    static const char *avx2[] = {"haswell", "zen", "skylake", "cascadelake", "excavator"};
+    for (size_t i = 0; core && i < sizeof avx512 / sizeof *avx512; i++)
+        if (!strcasecmp(core, avx512[i])) return 3;
+    for (size_t i = 0; core && i < sizeof avx2 / sizeof *avx2; i++)
+        if (!strcasecmp(core, avx2[i])) return 2;
+    return 1;
+}
+/* The best OpenBLAS core for this CPU and for the ISA tensor.h is allowed (TENSOR_SIMD), or NULL. */
+static const char *blas_best_core(void) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    const char *simd = getenv("TENSOR_SIMD");
+    bool avx512_ok = !simd || !*simd || !strcmp(simd, "avx512f");
+    if (avx512_ok && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+        return "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+#endif
+    return NULL;
+}
+static const char *g_blas_unfit; /* why OpenBLAS is not on its best kernel here; NULL when it is */
+static char g_blas_how[160];     /* how its core was chosen, for the header */
+static void blas_choose_core(char **argv) {
+    const char *best = blas_best_core(), *set = getenv("OPENBLAS_CORETYPE");
+    if (best && (!set || blas_core_level(set) != blas_core_level(best)) && !getenv("BENCH_CORE_SET")) {
+        setenv("BENCH_CORE_SET", set ? set : "", 1); /* what it replaced, for the header */
+        setenv("OPENBLAS_CORETYPE", best, 1);
+        execv("/proc/self/exe", argv);
+        fprintf(stderr, "bench: cannot re-execute itself to set OPENBLAS_CORETYPE; OpenBLAS keeps the core it chose\n");
+    }
+    const char *core = openblas_get_corename(), *was = getenv("BENCH_CORE_SET");
+    if (!set) snprintf(g_blas_how, sizeof g_blas_how, "as OpenBLAS detected it");
+    else if (!was) snprintf(g_blas_how, sizeof g_blas_how, "OPENBLAS_CORETYPE=%s from the environment", set);
+    else snprintf(g_blas_how, sizeof g_blas_how, "OPENBLAS_CORETYPE=%s set by the benchmark from the CPU's features%s%s%s",
+                  set, *was ? " in place of the environment's " : "", was, "");
+    static char why[200];
+    if (best && blas_core_level(core) < blas_core_level(best)) {
+        snprintf(why, sizeof why, "OpenBLAS runs core %s, weaker than %s which this CPU runs: no ratio", core, best);
+        g_blas_unfit = why;
+    }
+}
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Timing */
@@ -190,7 +246,9 @@ static void row(const char *item, int threads, double ours, const char *ref, dou
         if (theirs > 0) sprintf(gb, " %6.1f GF/s", flops / theirs * 1e-9);
     }
     printf("%-32s %2d %10s%-12s ", item, threads, fmt_time(ours, a), ga);
-    if (ref && theirs > 0)
+    if (ref && theirs > 0 && g_blas_unfit && strstr(ref, "OpenBLAS"))
+        printf("%-24s %10s%-12s %-40s", ref, fmt_time(theirs, b), gb, "(no ratio: OpenBLAS not on its best kernel)");
+    else if (ref && theirs > 0)
         printf("%-24s %10s%-12s tensor.h is %5.2fx the reference's speed", ref, fmt_time(theirs, b), gb, theirs / ours);
     else
         printf("%-24s %10s%-12s %-40s", "-", "", "", "(no reference)");
@@ -891,7 +949,11 @@ static void print_header(void) {
         fclose(f);
     }
     printf("tensor.h benchmark. CPU: %s, %d cores. %s\n", cpu, tensor_get_num_threads(), tensor_build_info());
-    printf("OpenBLAS: %s (core %s). libmvec: %s. SLEEF: %s.\n", openblas_get_config(), openblas_get_corename(),
+    printf("OpenBLAS: %s; core %s (%s ISA), %s.\n", openblas_get_config(), openblas_get_corename(),
+           blas_core_level(openblas_get_corename()) == 3 ? "AVX-512" : blas_core_level(openblas_get_corename()) == 2 ? "AVX2" : "pre-AVX2",
+           g_blas_how);
+    if (g_blas_unfit) printf("WARNING: %s.\n", g_blas_unfit);
+    printf("libmvec: %s. SLEEF: %s.\n",
 #ifdef BENCH_X86
            have_avx2() ? "AVX2 variants" : "not measured (no AVX2)",
 #else
@@ -924,6 +986,7 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
+    blas_choose_core(argv);
     double t0 = now_s();
     if (subset) {
         torch_subset(only_threads);

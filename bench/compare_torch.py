@@ -48,6 +48,56 @@ def measure(fn):
     return times[reps // 2]
 
 
+def openblas_best_core():
+    """OpenBLAS's best core for this CPU, as bench.c picks it (OpenBLAS 0.3.21 does not know this
+    project's CPUs and silently runs a generic or AVX2 kernel); None when the flags give none."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        return None
+    if all(x in flags for x in ("avx512f", "avx512bw", "avx512dq", "avx512vl")):
+        return "SkylakeX"
+    if "avx2" in flags and "fma" in flags:
+        return "Haswell"
+    return None
+
+
+def openblas_level(core):
+    core = (core or "").lower()
+    if core in ("skylakex", "cooperlake", "sapphirerapids"):
+        return 3
+    return 2 if core in ("haswell", "zen", "skylake", "cascadelake", "excavator") else 1
+
+
+def set_openblas_core():
+    """Sets OPENBLAS_CORETYPE before torch loads OpenBLAS (it reads it once, at load); keeps the
+    environment's when it names a core of the same ISA level. Returns how the core was chosen."""
+    best, env = openblas_best_core(), os.environ.get("OPENBLAS_CORETYPE")
+    if not best:
+        return "as OpenBLAS detected it"
+    if env and openblas_level(env) == openblas_level(best):
+        return "OPENBLAS_CORETYPE=%s from the environment" % env
+    os.environ["OPENBLAS_CORETYPE"] = best
+    return "OPENBLAS_CORETYPE=%s set from the CPU's features%s" % (best, " in place of the environment's " + env if env else "")
+
+
+def openblas_core_loaded():
+    """The core reported by the OpenBLAS that this process (torch) loaded, or None."""
+    import ctypes
+    try:
+        with open("/proc/self/maps") as f:
+            libs = sorted({line.split()[-1] for line in f if "openblas" in line and line.split()[-1].startswith("/")})
+        for lib in libs:
+            fn = getattr(ctypes.CDLL(lib), "openblas_get_corename", None)
+            if fn is not None:
+                fn.restype = ctypes.c_char_p
+                return fn().decode()
+    except OSError:
+        pass
+    return None
+
+
 def uniform(torch, shape, lo, hi, gen):
     return torch.rand(shape, generator=gen) * (hi - lo) + lo
 
@@ -174,6 +224,9 @@ def main():
     ap.add_argument("--threads", type=int, default=0, help="one thread count (default: 1 and 2)")
     ap.add_argument("--quick", action="store_true", help="shorter measurements (noisier)")
     args = ap.parse_args()
+    # a re-run under /usr/bin/python3 (below) keeps what the first run said it did
+    core_how = os.environ.get("COMPARE_TORCH_CORE_HOW") or set_openblas_core()
+    os.environ["COMPARE_TORCH_CORE_HOW"] = core_how
     try:
         import torch
     except ImportError:
@@ -201,6 +254,12 @@ def main():
     thread_counts = [args.threads] if args.threads > 0 else [1, 2]
     print("PyTorch %s (%s); mkldnn: %s; %d cores" % (torch.__version__, torch.__file__, torch.backends.mkldnn.is_available(),
                                                        os.cpu_count() or 0))
+    core = openblas_core_loaded()
+    best = openblas_best_core()
+    print("PyTorch's OpenBLAS: core %s (%s)." % (core or "unknown (no OpenBLAS loaded: torch uses another BLAS)", core_how))
+    if core and best and openblas_level(core) < openblas_level(best):
+        print("WARNING: PyTorch's OpenBLAS runs core %s, weaker than %s which this CPU runs: its matmul-bound times "
+              "(the training steps) are not at their best." % (core, best))
     print("tensor.h: %s --torch-subset, run from this script after the PyTorch measurements of each thread count" % BENCH)
     print("Times: median of repeated runs after a warm-up run. Ratio = PyTorch time / tensor.h time (> 1: tensor.h is faster).")
     print("PyTorch: torch.no_grad() for the elementwise ops, opt.zero_grad(set_to_none=True); Python loop overhead is "
