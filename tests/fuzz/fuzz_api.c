@@ -7,21 +7,24 @@
      cc tests/fuzz/fuzz_api.c -o replay; replay [--each] FILE|FOLDER ...               replays inputs
    The replay prints `ok NAME` / `FAIL NAME` lines for tests/run.sh: one per folder, or one per file
    after --each (the regressions). A file may pack several inputs, each ended by the line
-   `--fz--` (fz_sep): the committed corpus is libFuzzer's -merge=1 of a long run, packed into a
+   `--fz--` (fz_sep): the committed corpus is libFuzzer's -set_cover_merge=1 of long runs, packed into a
    few dozen files; `replay --unpack DIR FILES` writes them out one a file again.
    One action arms tensor_test_fail_alloc, so a later call runs out of memory somewhere inside.
    Huge sizes (2^40..2^62) appear in shapes for the library to refuse; a creator is never asked
    for a middle size that it would really allocate (fz_shape_ok), and the allocator refuses
-   requests over 32 MiB. */
+   requests over 4 MiB. */
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Requests above 32 MiB fail, in both builds alike: pool tensors are small, so only huge shapes
-   ask for that much, and those must be refused, not served by overcommitted memory. */
-#define FZ_MALLOC_CAP ((size_t)32 << 20)
+/* Requests above 4 MiB fail, in both builds alike: pool tensors are small, so only huge shapes
+   and the products of pool tensors (an outer product, attention's scores) ask for that much; the
+   huge ones must be refused, not served by overcommitted memory, and the products would make an
+   input take seconds under the sanitizers (a 32 MiB cap let one attention call take 8 s, a
+   libFuzzer timeout), where failing them tests the out-of-memory paths instead. */
+#define FZ_MALLOC_CAP ((size_t)4 << 20)
 static void *fz_malloc(size_t n) { return n > FZ_MALLOC_CAP ? NULL : malloc(n); }
 #define TENSOR_MALLOC(n) fz_malloc(n)
 #define TENSOR_FREE(p) free(p)
