@@ -35,3 +35,18 @@ TEST(fuzz_cross_entropy_empty_batch_div_zero) {
         tensor_set_reference_kernels(prev);
     }
 }
+
+/* An empty index skips the shape check (as in PyTorch), so src may have fewer dims than index;
+   the kernels still read src's stride of index's last dim, past src's dims. An empty index now
+   returns before touching any geometry: scatter_add gives t, gather an empty result. */
+TEST(fuzz_scatter_add_empty_index_src_fewer_dims) {
+    tensor *t = tensor_arange(0, 6, 1, TENSOR_F32), *t2 = tensor_reshape(t, TENSOR_SHAPE(2, 3));
+    tensor *index = tensor_zeros(TENSOR_SHAPE(0, 3), TENSOR_I64), *src = tensor_ones(TENSOR_SHAPE(4), TENSOR_F32);
+    tensor *r = tensor_scatter_add(t2, 1, index, src);
+    CHECK_MSG(r != NULL, "%s", tensor_last_error());
+    CHECK_VALUES(r, ((const double[]){0, 1, 2, 3, 4, 5}), 6, 0, 0);
+    tensor *g = tensor_gather(src, 0, index);
+    CHECK(g == NULL || tensor_numel(g) == 0);
+    tensor_clear_error();
+    tensor_free(r); tensor_free(g); tensor_free(src); tensor_free(index); tensor_free(t2); tensor_free(t);
+}

@@ -762,6 +762,7 @@ static int tensor__cpu_gather(tensor__call *c) {
     int dim = (int)c->ip[0];
     tensor__scatter_walk w;
     tensor__scatter_walk_init(&w, index, t, o);
+    if (!w.rows) return 0; /* an empty index: its shape was not checked against t's */
     int last = w.nd - 1;
     int64_t size = w.gt.shape[dim], tdim = w.gt.strides[dim] * (int64_t)w.tsz;
     int64_t il = w.gi.strides[last] * (int64_t)w.isz, tl = last == dim ? 0 : w.gt.strides[last] * (int64_t)w.tsz;
@@ -811,6 +812,7 @@ static int tensor__cpu_scatter_add(tensor__call *c) {
     tensor__copy_into(o, c->in[0]);
     tensor__scatter_walk w;
     tensor__scatter_walk_init(&w, index, o, src);
+    if (!w.rows) return 0; /* an empty index: its shape was not checked against src's */
     int last = w.nd - 1;
     tensor_dtype dt = o->dtype;
     int64_t size = w.gt.shape[dim], tdim = w.gt.strides[dim] * (int64_t)w.tsz;
