@@ -2616,6 +2616,10 @@ typedef struct {
     void (*row_norm)(float *y, const float *x, int64_t n, float mh, float ml, float rstd, const float *w, const float *b);
     void (*row_norm_bwd)(float *gx, const float *x, const float *g, const float *w, int64_t n, float mh, float ml, float rstd, bool center,
                          double *gw, double *gb);
+    /* the random fills (create.h's tensor__rng_blocks_ref and tensor__rng_normal_ref say what each
+       computes) */
+    void (*rng_blocks)(uint32_t *out, int64_t n, const uint32_t key[2], uint64_t counter, uint32_t stream);
+    void (*rng_normal)(double *c, double *s, const double *u1, const double *u2, int64_t n);
 } tensor__simd_isa;
 
 #if TENSOR__SIMD
@@ -3525,6 +3529,115 @@ static void TENSOR__F(install_rows)(tensor__simd_isa *t) {                      
     t->row_norm_bwd = TENSOR__F(row_norm_bwd);                                                                        \
 }
 
+/* ---- the random fills (create.h): Philox blocks and Box-Muller, both in stream order ---- */
+static void tensor__rng_blocks_ref(uint32_t *out, int64_t n, const uint32_t key[2], uint64_t counter, uint32_t stream); /* >>rng */
+/* Box-Muller for n pairs (n a multiple of 16): c[j] = r cos t, s[j] = r sin t, r = sqrt(-2 log u1[j]),
+   t = 2 pi u2[j], u1 in (0, 1], u2 in [0, 1). In double to a few ulp, by series with exact
+   coefficients (nothing fitted): log m = 2 atanh((m - 1) / (m + 1)) for m in [sqrt(1/2), sqrt(2)),
+   and Taylor's sin and cos on r = 2 pi (u2 - k / 4), |r| <= pi / 4, the quarter turn k = rint(4 u2)
+   taken exactly from u2. So an f32 randn rounds the same double value on every instance, except
+   where a fused multiply-add tips a rounding (about one value in 2^26). */
+#define TENSOR__SIMD_RNG                                                                                              \
+static TENSOR__TARGET void TENSOR__F(rng_normal)(double *c, double *s, const double *u1, const double *u2, int64_t n) { \
+    for (int64_t j = 0; j < n; j += TENSOR__DW) {                                                                     \
+        TENSOR__VD x, f;                                                                                              \
+        memcpy(&x, u1 + j, sizeof x);                                                                                 \
+        memcpy(&f, u2 + j, sizeof f);                                                                                 \
+        TENSOR__VL b = (TENSOR__VL)x;                                                                                 \
+        TENSOR__VL e = ((b >> 52) & 0x7ff) - 1023;                                                                    \
+        TENSOR__VD m = (TENSOR__VD)((b & 0xfffffffffffffLL) | 0x3ff0000000000000LL);                                   \
+        TENSOR__VL big = (TENSOR__VL)(m > 1.4142135623730951);                                                        \
+        m = TENSOR__SELD(big, m * 0.5, m);                                                                            \
+        e = e - big; /* big is -1 where set */                                                                        \
+        TENSOR__VD q = (m - 1.0) / (m + 1.0), z = q * q, p = TENSOR__F(splatd)(1.0 / 23);                             \
+        p = TENSOR__HD(p, z, 1.0 / 21);                                                                               \
+        p = TENSOR__HD(p, z, 1.0 / 19);                                                                               \
+        p = TENSOR__HD(p, z, 1.0 / 17);                                                                               \
+        p = TENSOR__HD(p, z, 1.0 / 15);                                                                               \
+        p = TENSOR__HD(p, z, 1.0 / 13);                                                                               \
+        p = TENSOR__HD(p, z, 1.0 / 11);                                                                               \
+        p = TENSOR__HD(p, z, 1.0 / 9);                                                                                \
+        p = TENSOR__HD(p, z, 1.0 / 7);                                                                                \
+        p = TENSOR__HD(p, z, 1.0 / 5);                                                                                \
+        p = TENSOR__HD(p, z, 1.0 / 3);                                                                                \
+        TENSOR__VD ef = (TENSOR__VD)(e + 0x4338000000000000LL) - 6755399441055744.0;                                  \
+        /* ln 2 in two parts: e times the first (32 bits) is exact */                                                 \
+        TENSOR__VD lg = TENSOR__FMAD(ef, TENSOR__F(splatd)(6.93147180369123816490e-01),                               \
+                                     TENSOR__FMAD(ef, TENSOR__F(splatd)(1.90821492927058770002e-10), 2.0 * q * TENSOR__HD(p, z, 1.0))); \
+        TENSOR__VD r = TENSOR__SQRTD(-2.0 * lg);                                                                      \
+        TENSOR__VD kf = (f * 4.0 + 6755399441055744.0) - 6755399441055744.0;                                          \
+        TENSOR__VL k = (TENSOR__VL)(f * 4.0 + 6755399441055744.0) - 0x4338000000000000LL;                             \
+        TENSOR__VD a = (f - kf * 0.25) * 6.283185307179586, a2 = a * a; /* f - kf / 4 is exact */                     \
+        TENSOR__VD sp = TENSOR__F(splatd)(1.0 / 355687428096000.0), cp = TENSOR__F(splatd)(-1.0 / 6402373705728000.0); \
+        sp = TENSOR__HD(sp, a2, -1.0 / 1307674368000.0);                                                              \
+        cp = TENSOR__HD(cp, a2, 1.0 / 20922789888000.0);                                                              \
+        sp = TENSOR__HD(sp, a2, 1.0 / 6227020800.0);                                                                  \
+        cp = TENSOR__HD(cp, a2, -1.0 / 87178291200.0);                                                                \
+        sp = TENSOR__HD(sp, a2, -1.0 / 39916800.0);                                                                   \
+        cp = TENSOR__HD(cp, a2, 1.0 / 479001600.0);                                                                   \
+        sp = TENSOR__HD(sp, a2, 1.0 / 362880.0);                                                                      \
+        cp = TENSOR__HD(cp, a2, -1.0 / 3628800.0);                                                                    \
+        sp = TENSOR__HD(sp, a2, -1.0 / 5040.0);                                                                       \
+        cp = TENSOR__HD(cp, a2, 1.0 / 40320.0);                                                                       \
+        sp = TENSOR__HD(sp, a2, 1.0 / 120.0);                                                                         \
+        cp = TENSOR__HD(cp, a2, -1.0 / 720.0);                                                                        \
+        sp = TENSOR__HD(sp, a2, -1.0 / 6.0);                                                                          \
+        cp = TENSOR__HD(cp, a2, 1.0 / 24.0);                                                                          \
+        TENSOR__VD sn = TENSOR__FMAD(a * a2, sp, a), cs = TENSOR__FMAD(a2 * a2, cp, 1.0 - 0.5 * a2);                  \
+        /* t = a + k pi / 2: the quarter turn k swaps and negates sin and cos */                                      \
+        TENSOR__VL odd = (TENSOR__VL)((k & 1) != 0);                                                                  \
+        TENSOR__VD st = TENSOR__SELD(odd, cs, sn), ct = TENSOR__SELD(odd, sn, cs);                                    \
+        st = TENSOR__SELD((TENSOR__VL)((k & 2) != 0), -st, st);                                                       \
+        ct = TENSOR__SELD((TENSOR__VL)(((k + 1) & 2) != 0), -ct, ct);                                                 \
+        TENSOR__VD oc = r * ct, os = r * st;                                                                          \
+        memcpy(c + j, &oc, sizeof oc);                                                                                \
+        memcpy(s + j, &os, sizeof os);                                                                                \
+    }                                                                                                                 \
+}
+#if TENSOR__SIMD_NEON
+static TENSOR__UNUSED inline void tensor__store_blocks4(uint32_t *out, tensor__u32x4 c0, tensor__u32x4 c1, tensor__u32x4 c2, tensor__u32x4 c3) {
+    for (int i = 0; i < 4; i++) out[4 * i] = c0[i], out[4 * i + 1] = c1[i], out[4 * i + 2] = c2[i], out[4 * i + 3] = c3[i];
+}
+#endif
+/* Philox4x32-10 on TENSOR__W blocks at once, one a lane (the instances with 4 or more lanes;
+   TENSOR__MULEV(a, b): the 64-bit products of the low halves of a's and b's 64-bit lanes;
+   TENSOR__STORE_BLOCKS: the words into stream order; TENSOR__CLEAN: vzeroupper where needed). The
+   words are those of tensor__philox_block, bit for bit, in stream order. */
+#define TENSOR__SIMD_PHILOX                                                                                           \
+typedef uint64_t TENSOR__F(vq) __attribute__((vector_size(TENSOR__W * 4)));                                          \
+/* the 32-bit products a * m of every lane: their high and low halves */                                             \
+static TENSOR__INLINE TENSOR__TARGET void TENSOR__F(mul32)(TENSOR__VU a, TENSOR__F(vq) m, TENSOR__VU *hi, TENSOR__VU *lo) { \
+    TENSOR__F(vq) ev = TENSOR__MULEV((TENSOR__F(vq))a, m), od = TENSOR__MULEV((TENSOR__F(vq))a >> 32, m);           \
+    *hi = (TENSOR__VU)((ev >> 32) | (od & 0xffffffff00000000ull));                                                    \
+    *lo = (TENSOR__VU)((ev & 0xffffffffull) | (od << 32));                                                            \
+}                                                                                                                     \
+static TENSOR__TARGET void TENSOR__F(rng_blocks)(uint32_t *out, int64_t n, const uint32_t key[2], uint64_t counter, uint32_t stream) { \
+    TENSOR__VU lane, zero = {0};                                                                                      \
+    TENSOR__F(vq) zq = {0};                                                                                           \
+    for (int i = 0; i < TENSOR__W; i++) lane[i] = (uint32_t)i;                                                        \
+    int64_t b = 0;                                                                                                    \
+    for (; b + TENSOR__W <= n; b += TENSOR__W) {                                                                      \
+        uint64_t base = counter + (uint64_t)b;                                                                        \
+        TENSOR__VU c0 = lane + (uint32_t)base;                                                                        \
+        TENSOR__VU c1 = (zero + (uint32_t)(base >> 32)) - (TENSOR__VU)(c0 < (uint32_t)base); /* the carry */         \
+        TENSOR__VU c2 = zero + stream, c3 = zero, h0, l0, h1, l1;                                                     \
+        uint32_t k0 = key[0], k1 = key[1];                                                                            \
+        for (int r = 0; r < 10; r++) {                                                                                \
+            TENSOR__F(mul32)(c0, zq + 0xD2511F53u, &h0, &l0);                                                         \
+            TENSOR__F(mul32)(c2, zq + 0xCD9E8D57u, &h1, &l1);                                                         \
+            c0 = h1 ^ c1 ^ k0;                                                                                        \
+            c2 = h0 ^ c3 ^ k1;                                                                                        \
+            c1 = l1;                                                                                                  \
+            c3 = l0;                                                                                                  \
+            k0 += 0x9E3779B9u;                                                                                        \
+            k1 += 0xBB67AE85u;                                                                                        \
+        }                                                                                                             \
+        TENSOR__STORE_BLOCKS(out + 4 * b, c0, c1, c2, c3); /* word q of lane i to out[4 i + q] */                \
+    }                                                                                                                 \
+    TENSOR__CLEAN(); /* gcc adds no vzeroupper before the scalar tail's calls */                                     \
+    tensor__rng_blocks_ref(out + 4 * b, n - b, key, counter + (uint64_t)b, stream);                                   \
+}
+
 /* ---- the instances ---- */
 #define TENSOR__SEL_BITS(m, a, b) ((TENSOR__VF)(((TENSOR__VI)(m) & (TENSOR__VI)(a)) | (~(TENSOR__VI)(m) & (TENSOR__VI)(b))))
 #define TENSOR__SELD_BITS(m, a, b) ((TENSOR__VD)(((TENSOR__VL)(m) & (TENSOR__VL)(a)) | (~(TENSOR__VL)(m) & (TENSOR__VL)(b))))
@@ -3532,6 +3645,7 @@ static void TENSOR__F(install_rows)(tensor__simd_isa *t) {                      
 /* scalar: one lane, plain C (the compiler may still fuse a * b + c where the target has FMA) */
 static TENSOR__UNUSED inline tensor__f32x1 tensor__scalar_sqrt1(tensor__f32x1 a) { tensor__f32x1 r = {sqrtf(a[0])}; return r; }
 static TENSOR__UNUSED inline tensor__f64x1 tensor__scalar_loadh(const float *p) { tensor__f64x1 r = {(double)p[0]}; return r; }
+static TENSOR__UNUSED inline tensor__f64x1 tensor__scalar_sqrtd1(tensor__f64x1 a) { tensor__f64x1 r = {sqrt(a[0])}; return r; }
 #ifdef TENSOR_USE_SLEEF
 static inline tensor__f32x1 tensor__scalar_f1(float f) { tensor__f32x1 r = {f}; return r; }
 #define TENSOR__SLEEF(fn, x) tensor__scalar_f1(Sleef_##fn##f_u10((x)[0]))
@@ -3563,6 +3677,9 @@ TENSOR__SIMD_KERNELS
 TENSOR__SIMD_ROWS
 #undef TENSOR__ROW_LOADN
 #undef TENSOR__ROW_STOREN
+#define TENSOR__SQRTD(a) tensor__scalar_sqrtd1(a)
+TENSOR__SIMD_RNG
+#undef TENSOR__SQRTD
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -3608,6 +3725,44 @@ TENSOR__SLEEF_DECLARE(cos)
 TENSOR__SLEEF_DECLARE(erf)
 #endif
 
+/* Philox's words into stream order (TENSOR__STORE_BLOCKS): c0..c3 hold words 0..3 of one block a
+   lane; out gets the blocks one after another. A 4 x 4 transpose of 32-bit words within each
+   128-bit lane, then (AVX2, AVX-512) of the 128-bit lanes. */
+#define TENSOR__TRANSPOSE4_EPI32(T, mm, c0, c1, c2, c3, r0, r1, r2, r3) do {                               \
+        T t0_ = mm##_unpacklo_epi32(c0, c1), t1_ = mm##_unpackhi_epi32(c0, c1);                               \
+        T t2_ = mm##_unpacklo_epi32(c2, c3), t3_ = mm##_unpackhi_epi32(c2, c3);                               \
+        r0 = mm##_unpacklo_epi64(t0_, t2_);                                                                   \
+        r1 = mm##_unpackhi_epi64(t0_, t2_);                                                                   \
+        r2 = mm##_unpacklo_epi64(t1_, t3_);                                                                   \
+        r3 = mm##_unpackhi_epi64(t1_, t3_);                                                                   \
+    } while (0)
+static TENSOR__UNUSED inline __attribute__((target("sse2"))) void tensor__sse2_store_blocks(uint32_t *out, __m128i c0, __m128i c1, __m128i c2, __m128i c3) {
+    __m128i r0, r1, r2, r3;
+    TENSOR__TRANSPOSE4_EPI32(__m128i, _mm, c0, c1, c2, c3, r0, r1, r2, r3);
+    _mm_storeu_si128((__m128i *)(void *)out, r0);
+    _mm_storeu_si128((__m128i *)(void *)(out + 4), r1);
+    _mm_storeu_si128((__m128i *)(void *)(out + 8), r2);
+    _mm_storeu_si128((__m128i *)(void *)(out + 12), r3);
+}
+static TENSOR__UNUSED inline __attribute__((target("avx2,fma"))) void tensor__avx2_store_blocks(uint32_t *out, __m256i c0, __m256i c1, __m256i c2, __m256i c3) {
+    __m256i r0, r1, r2, r3; /* r0: blocks 0 and 4, r1: 1 and 5, ... */
+    TENSOR__TRANSPOSE4_EPI32(__m256i, _mm256, c0, c1, c2, c3, r0, r1, r2, r3);
+    _mm256_storeu_si256((__m256i *)(void *)out, _mm256_permute2x128_si256(r0, r1, 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 8), _mm256_permute2x128_si256(r2, r3, 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 16), _mm256_permute2x128_si256(r0, r1, 0x31));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 24), _mm256_permute2x128_si256(r2, r3, 0x31));
+}
+static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) void tensor__avx512_store_blocks(uint32_t *out, __m512i c0, __m512i c1, __m512i c2, __m512i c3) {
+    __m512i r0, r1, r2, r3; /* r0: blocks 0, 4, 8, 12; r1: 1, 5, 9, 13; ... */
+    TENSOR__TRANSPOSE4_EPI32(__m512i, _mm512, c0, c1, c2, c3, r0, r1, r2, r3);
+    __m512i a0 = _mm512_shuffle_i32x4(r0, r1, 0x44), a1 = _mm512_shuffle_i32x4(r2, r3, 0x44); /* lanes 0, 1 of each */
+    __m512i a2 = _mm512_shuffle_i32x4(r0, r1, 0xee), a3 = _mm512_shuffle_i32x4(r2, r3, 0xee); /* lanes 2, 3 */
+    _mm512_storeu_si512((void *)out, _mm512_shuffle_i32x4(a0, a1, 0x88));
+    _mm512_storeu_si512((void *)(out + 16), _mm512_shuffle_i32x4(a0, a1, 0xdd));
+    _mm512_storeu_si512((void *)(out + 32), _mm512_shuffle_i32x4(a2, a3, 0x88));
+    _mm512_storeu_si512((void *)(out + 48), _mm512_shuffle_i32x4(a2, a3, 0xdd));
+}
+
 /* SSE2: 4 lanes (baseline on x86-64; the attribute matters on i386) */
 static TENSOR__UNUSED inline __attribute__((target("sse2"))) __m128d tensor__sse2_loadh(const float *p) {
     double d;
@@ -3646,6 +3801,16 @@ TENSOR__SIMD_KERNELS
 TENSOR__SIMD_ROWS
 #undef TENSOR__ROW_LOADN
 #undef TENSOR__ROW_STOREN
+#define TENSOR__SQRTD(a) _mm_sqrt_pd(a)
+TENSOR__SIMD_RNG
+#undef TENSOR__SQRTD
+#define TENSOR__CLEAN() ((void)0)
+#define TENSOR__STORE_BLOCKS(out, c0, c1, c2, c3) tensor__sse2_store_blocks(out, (__m128i)(c0), (__m128i)(c1), (__m128i)(c2), (__m128i)(c3))
+#define TENSOR__MULEV(a, b) (TENSOR__F(vq))_mm_mul_epu32((__m128i)(a), (__m128i)(b))
+TENSOR__SIMD_PHILOX
+#undef TENSOR__MULEV
+#undef TENSOR__STORE_BLOCKS
+#undef TENSOR__CLEAN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -3709,6 +3874,16 @@ TENSOR__SIMD_KERNELS
 TENSOR__SIMD_ROWS
 #undef TENSOR__ROW_LOADN
 #undef TENSOR__ROW_STOREN
+#define TENSOR__SQRTD(a) _mm256_sqrt_pd(a)
+TENSOR__SIMD_RNG
+#undef TENSOR__SQRTD
+#define TENSOR__CLEAN() _mm256_zeroupper()
+#define TENSOR__STORE_BLOCKS(out, c0, c1, c2, c3) tensor__avx2_store_blocks(out, (__m256i)(c0), (__m256i)(c1), (__m256i)(c2), (__m256i)(c3))
+#define TENSOR__MULEV(a, b) (TENSOR__F(vq))_mm256_mul_epu32((__m256i)(a), (__m256i)(b))
+TENSOR__SIMD_PHILOX
+#undef TENSOR__MULEV
+#undef TENSOR__STORE_BLOCKS
+#undef TENSOR__CLEAN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -3778,6 +3953,16 @@ TENSOR__SIMD_KERNELS
 TENSOR__SIMD_ROWS
 #undef TENSOR__ROW_LOADN
 #undef TENSOR__ROW_STOREN
+#define TENSOR__SQRTD(a) _mm512_mask_sqrt_pd(a, (__mmask8)-1, a)
+TENSOR__SIMD_RNG
+#undef TENSOR__SQRTD
+#define TENSOR__CLEAN() _mm256_zeroupper()
+#define TENSOR__STORE_BLOCKS(out, c0, c1, c2, c3) tensor__avx512_store_blocks(out, (__m512i)(c0), (__m512i)(c1), (__m512i)(c2), (__m512i)(c3))
+#define TENSOR__MULEV(a, b) (TENSOR__F(vq))_mm512_mul_epu32((__m512i)(a), (__m512i)(b))
+TENSOR__SIMD_PHILOX
+#undef TENSOR__MULEV
+#undef TENSOR__STORE_BLOCKS
+#undef TENSOR__CLEAN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -3832,6 +4017,16 @@ TENSOR__SIMD_KERNELS
 TENSOR__SIMD_ROWS
 #undef TENSOR__ROW_LOADN
 #undef TENSOR__ROW_STOREN
+#define TENSOR__SQRTD(a) vsqrtq_f64(a)
+TENSOR__SIMD_RNG
+#undef TENSOR__SQRTD
+#define TENSOR__CLEAN() ((void)0)
+#define TENSOR__STORE_BLOCKS(out, c0, c1, c2, c3) tensor__store_blocks4(out, (tensor__u32x4)(c0), (tensor__u32x4)(c1), (tensor__u32x4)(c2), (tensor__u32x4)(c3))
+#define TENSOR__MULEV(a, b) (TENSOR__F(vq))vmull_u32(vmovn_u64((uint64x2_t)(a)), vmovn_u64((uint64x2_t)(b)))
+TENSOR__SIMD_PHILOX
+#undef TENSOR__MULEV
+#undef TENSOR__STORE_BLOCKS
+#undef TENSOR__CLEAN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -3858,21 +4053,32 @@ TENSOR__SIMD_ROWS
 
 /* Picks the instance: the first the CPU runs, best first, unless TENSOR_SIMD names another it
    runs. */
-typedef struct { const char *key, *name; bool ok; void (*install)(tensor__simd_isa *), (*install_rows)(tensor__simd_isa *); } tensor__simd_candidate;
+typedef struct {
+    const char *key, *name;
+    bool ok;
+    void (*install)(tensor__simd_isa *), (*install_rows)(tensor__simd_isa *);
+    void (*rng_blocks)(uint32_t *, int64_t, const uint32_t *, uint64_t, uint32_t);
+    void (*rng_normal)(double *, double *, const double *, const double *, int64_t);
+} tensor__simd_candidate;
 static void tensor__simd_choose(tensor__simd_isa *t) {
     tensor__simd_candidate c[4];
     int n = 0;
 #if TENSOR__SIMD_X86
     __builtin_cpu_init();
     bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    c[n].key = "avx512"; c[n].name = "avx512f"; c[n].ok = avx2 && __builtin_cpu_supports("avx512f"); c[n].install = tensor__avx512_install; c[n].install_rows = tensor__avx512_install_rows; n++;
-    c[n].key = "avx2"; c[n].name = "avx2+fma"; c[n].ok = avx2; c[n].install = tensor__avx2_install; c[n].install_rows = tensor__avx2_install_rows; n++;
-    c[n].key = "sse2"; c[n].name = "sse2"; c[n].ok = __builtin_cpu_supports("sse2"); c[n].install = tensor__sse2_install; c[n].install_rows = tensor__sse2_install_rows; n++;
+    c[n].key = "avx512"; c[n].name = "avx512f"; c[n].ok = avx2 && __builtin_cpu_supports("avx512f"); c[n].install = tensor__avx512_install; c[n].install_rows = tensor__avx512_install_rows;
+    c[n].rng_blocks = tensor__avx512_rng_blocks; c[n].rng_normal = tensor__avx512_rng_normal; n++;
+    c[n].key = "avx2"; c[n].name = "avx2+fma"; c[n].ok = avx2; c[n].install = tensor__avx2_install; c[n].install_rows = tensor__avx2_install_rows;
+    c[n].rng_blocks = tensor__avx2_rng_blocks; c[n].rng_normal = tensor__avx2_rng_normal; n++;
+    c[n].key = "sse2"; c[n].name = "sse2"; c[n].ok = __builtin_cpu_supports("sse2"); c[n].install = tensor__sse2_install; c[n].install_rows = tensor__sse2_install_rows;
+    c[n].rng_blocks = tensor__sse2_rng_blocks; c[n].rng_normal = tensor__sse2_rng_normal; n++;
 #endif
 #if TENSOR__SIMD_NEON
-    c[n].key = "neon"; c[n].name = "neon"; c[n].ok = true; c[n].install = tensor__neon_install; c[n].install_rows = tensor__neon_install_rows; n++;
+    c[n].key = "neon"; c[n].name = "neon"; c[n].ok = true; c[n].install = tensor__neon_install; c[n].install_rows = tensor__neon_install_rows;
+    c[n].rng_blocks = tensor__neon_rng_blocks; c[n].rng_normal = tensor__neon_rng_normal; n++;
 #endif
-    c[n].key = "scalar"; c[n].name = "scalar"; c[n].ok = true; c[n].install = tensor__scalar_install; c[n].install_rows = tensor__scalar_install_rows; n++;
+    c[n].key = "scalar"; c[n].name = "scalar"; c[n].ok = true; c[n].install = tensor__scalar_install; c[n].install_rows = tensor__scalar_install_rows;
+    c[n].rng_blocks = tensor__rng_blocks_ref; c[n].rng_normal = tensor__scalar_rng_normal; n++;
     const char *want = getenv("TENSOR_SIMD");
     int pick = -1;
     for (int i = 0; i < n && want; i++) if (c[i].ok && strcmp(want, c[i].key) == 0) pick = i;
@@ -3880,6 +4086,8 @@ static void tensor__simd_choose(tensor__simd_isa *t) {
     t->name = c[pick].name;
     c[pick].install(t);
     c[pick].install_rows(t);
+    t->rng_blocks = c[pick].rng_blocks;
+    t->rng_normal = c[pick].rng_normal;
 }
 #endif /* TENSOR__SIMD */
 
@@ -4932,6 +5140,168 @@ static uint64_t tensor__rng_below(uint64_t n) {
     return r % n;
 }
 
+/* ---- fills: many numbers at once, on every thread, in SIMD lanes ----
+   A fill of n values takes the next words of the calling thread's stream, exactly those that n
+   draws one at a time would take (so a fill leaves the generator where they would), and computes
+   each value from its own words: a value depends only on the seed and its place in the stream,
+   never on the thread count, the chunking or the instruction set. The words come from Philox
+   blocks computed in SIMD lanes (simd.h's rng_blocks, bit for bit tensor__philox_block); the
+   normal values from Box-Muller in double (rng_normal). */
+
+/* n Philox blocks from counter, their words in stream order: out[4 i + w] = word w of block
+   counter + i. The reference of the SIMD layer's rng_blocks. */
+static void tensor__rng_blocks_ref(uint32_t *out, int64_t n, const uint32_t key[2], uint64_t counter, uint32_t stream) {
+    for (int64_t i = 0; i < n; i++) tensor__philox_block(key, counter + (uint64_t)i, stream, out + 4 * i);
+}
+/* Box-Muller, the reference of the SIMD layer's rng_normal (which computes the same in double with
+   its own log, sin and cos): c[j] = r cos t, s[j] = r sin t, r = sqrt(-2 log u1[j]), t = 2 pi u2[j]. */
+static TENSOR__UNUSED void tensor__rng_normal_ref(double *c, double *s, const double *u1, const double *u2, int64_t n) {
+    for (int64_t j = 0; j < n; j++) {
+        double r = sqrt(-2.0 * log(u1[j])), t = 2.0 * M_PI * u2[j];
+        c[j] = r * cos(t);
+        s[j] = r * sin(t);
+    }
+}
+
+/* What a fill computes from its words. A unit is the words one step of the one-at-a-time code
+   takes, and the values it gives:
+     U24     1 word, 1 value: the top 24 bits / 2^24 (rand in f32; 11 bits in f16, 8 in bf16)
+     U53     2 words, 1 value: 53 bits / 2^53 (rand in f64, uniform_)
+     NORMAL  4 words, 2 values: Box-Muller's pair from u1 = 1 - U53, u2 = U53 (randn)
+     NORMAL1 4 words, 1 value: the pair's first (normal_)
+     KEEP    1 word, 1 value: dropout's mask, scale where word / 2^32 >= p, else 0 (out *= mask)
+   Values are lo + scale * x, rounded once to the dtype. */
+enum { TENSOR__RNG_U24, TENSOR__RNG_U53, TENSOR__RNG_NORMAL, TENSOR__RNG_NORMAL1, TENSOR__RNG_KEEP };
+static const int tensor__rng_fill_words[] = {1, 2, 4, 4, 1}, tensor__rng_fill_values[] = {1, 1, 2, 1, 1};
+typedef struct {
+    uint32_t key[2], stream;
+    uint64_t counter; /* the fill's word q is word (skip + q) % 4 of block counter + (skip + q) / 4 */
+    int skip, kind;
+    int64_t n;        /* values */
+    tensor_dtype dtype;
+    char *out;        /* n contiguous values */
+    char *x;          /* KEEP: the data multiplied by the mask (out is the mask) */
+    double lo, scale, p;
+    void (*blocks)(uint32_t *, int64_t, const uint32_t *, uint64_t, uint32_t);
+    void (*normal)(double *, double *, const double *, const double *, int64_t);
+} tensor__rng_fill;
+
+/* Takes the next `words` words of the calling thread's stream for f. */
+static void tensor__rng_fill_take(tensor__rng_fill *f, int64_t words) {
+    tensor__philox *g = tensor__rng_here();
+    memcpy(f->key, g->key, sizeof f->key);
+    f->stream = g->stream;
+    f->skip = g->used == 4 ? 0 : g->used;
+    f->counter = g->used == 4 ? g->counter : g->counter - 1;
+    uint64_t end = (uint64_t)f->skip + (uint64_t)words, last = f->counter + end / 4;
+    if (end % 4 == 0) {
+        g->counter = last;
+        g->used = 4;
+    } else { /* the last block is read in part: the next draw goes on in it */
+        tensor__philox_block(g->key, last, g->stream, g->block);
+        g->counter = last + 1;
+        g->used = (int)(end % 4);
+    }
+}
+
+#define TENSOR__RNG_CHUNK 512 /* units per step: their words and values stay in L1 */
+static inline void tensor__rng_fill_store(const tensor__rng_fill *f, int64_t i, double v) {
+    v = f->lo + f->scale * v;
+    if (f->dtype == TENSOR_F32) ((float *)f->out)[i] = (float)v;
+    else if (f->dtype == TENSOR_F64) ((double *)f->out)[i] = v;
+    else tensor__store_f64(f->out + (size_t)i * tensor__dtype_sizes[f->dtype], f->dtype, v);
+}
+static inline double tensor__rng_fill_u53(const uint32_t *w) { /* (the signed conversion is one instruction) */
+    return (double)(int64_t)((((uint64_t)w[0] << 32) | w[1]) >> 11) * (1.0 / 9007199254740992.0);
+}
+/* Units [u0, u1) of the fill ctx, in steps of TENSOR__RNG_CHUNK units. */
+static void tensor__rng_fill_range(int64_t u0, int64_t u1, void *ctx) {
+    const tensor__rng_fill *f = (const tensor__rng_fill *)ctx;
+    int wpu = tensor__rng_fill_words[f->kind], vpu = tensor__rng_fill_values[f->kind];
+    uint32_t words[4 * TENSOR__RNG_CHUNK + 8];
+    double a[TENSOR__RNG_CHUNK + 16], b[TENSOR__RNG_CHUNK + 16], c[TENSOR__RNG_CHUNK + 16], s[TENSOR__RNG_CHUNK + 16];
+    for (int64_t u = u0; u < u1; u += TENSOR__RNG_CHUNK) {
+        int64_t m = u1 - u < TENSOR__RNG_CHUNK ? u1 - u : TENSOR__RNG_CHUNK;
+        int64_t q0 = f->skip + u * wpu, q1 = f->skip + (u + m) * wpu; /* words from the fill's first block */
+        f->blocks(words, (q1 + 3) / 4 - q0 / 4, f->key, f->counter + (uint64_t)(q0 / 4), f->stream);
+        const uint32_t *w = words + q0 % 4;
+        int64_t v0 = u * vpu; /* the first value */
+        switch (f->kind) {
+        case TENSOR__RNG_U24:
+            if (f->dtype == TENSOR_F32 && f->lo == 0 && f->scale == 1)
+                for (int64_t j = 0; j < m; j++) ((float *)f->out)[v0 + j] = (float)(w[j] >> 8) * (1.0f / 16777216.0f);
+            else
+                for (int64_t j = 0; j < m; j++)
+                    tensor__rng_fill_store(f, v0 + j, f->dtype == TENSOR_F16 ? (double)(w[j] >> 21) * (1.0 / 2048.0)   /* 11 bits: exact in f16 */
+                                                  : f->dtype == TENSOR_BF16 ? (double)(w[j] >> 24) * (1.0 / 256.0) /* 8 bits: exact in bf16 */
+                                                  : (double)(w[j] >> 8) * (1.0 / 16777216.0));                     /* 24 bits: exact in f32 */
+            break;
+        case TENSOR__RNG_U53:
+            for (int64_t j = 0; j < m; j++) tensor__rng_fill_store(f, v0 + j, tensor__rng_fill_u53(w + 2 * j));
+            break;
+        case TENSOR__RNG_NORMAL:
+        case TENSOR__RNG_NORMAL1: {
+            int64_t padded = (m + 15) / 16 * 16;
+            for (int64_t j = 0; j < padded; j++) {
+                a[j] = j < m ? 1.0 - tensor__rng_fill_u53(w + 4 * j) : 1.0; /* (0, 1] */
+                b[j] = j < m ? tensor__rng_fill_u53(w + 4 * j + 2) : 0.0;
+            }
+            f->normal(c, s, a, b, padded);
+            if (vpu == 2 && f->dtype == TENSOR_F32 && f->lo == 0 && f->scale == 1 && v0 + 2 * m <= f->n) {
+                float *o = (float *)f->out + v0;
+                for (int64_t j = 0; j < m; j++) o[2 * j] = (float)c[j], o[2 * j + 1] = (float)s[j];
+                break;
+            }
+            for (int64_t j = 0; j < m; j++) {
+                if (vpu == 1) { tensor__rng_fill_store(f, v0 + j, c[j]); continue; }
+                tensor__rng_fill_store(f, v0 + 2 * j, c[j]);
+                if (v0 + 2 * j + 1 < f->n) tensor__rng_fill_store(f, v0 + 2 * j + 1, s[j]); /* an odd n drops the last sine */
+            }
+            break;
+        }
+        case TENSOR__RNG_KEEP: {
+            size_t esz = tensor__dtype_sizes[f->dtype];
+            for (int64_t j = 0; j < m; j++) {
+                int64_t i = v0 + j;
+                double keep = f->p == 1 ? 0 : ((double)w[j] * (1.0 / 4294967296.0) >= f->p ? f->scale : 0.0);
+                tensor__store_f64(f->out + (size_t)i * esz, f->dtype, keep);
+                if (f->dtype == TENSOR_F32) ((float *)f->x)[i] = (float)((double)((float *)f->x)[i] * keep);
+                else if (f->dtype == TENSOR_F64) ((double *)f->x)[i] *= keep;
+                else tensor__store_f64(f->x + (size_t)i * esz, f->dtype, tensor__load_f64(f->x + (size_t)i * esz, f->dtype) * keep);
+            }
+            break;
+        }
+        }
+    }
+}
+/* Fills n contiguous values at out (dtype) with lo + scale * x, x drawn as `kind` says, from the
+   calling thread's stream; KEEP also multiplies x_data by the mask. */
+static void tensor__rng_fill_run(int kind, tensor_dtype dtype, void *out, int64_t n, double lo, double scale, double p, void *x_data) {
+    if (n <= 0) return;
+    tensor__rng_fill f;
+    f.kind = kind;
+    f.n = n;
+    f.dtype = dtype;
+    f.out = (char *)out;
+    f.x = (char *)x_data;
+    f.lo = lo;
+    f.scale = scale;
+    f.p = p;
+    f.blocks = tensor__rng_blocks_ref;
+    f.normal = tensor__rng_normal_ref;
+#if TENSOR__SIMD
+    const tensor__simd_isa *isa = tensor__simd();
+    if (!tensor__reference_kernels) {
+        f.blocks = isa->rng_blocks;
+        f.normal = isa->rng_normal;
+    }
+#endif
+    int vpu = tensor__rng_fill_values[kind];
+    int64_t units = (n + vpu - 1) / vpu;
+    tensor__rng_fill_take(&f, units * tensor__rng_fill_words[kind]);
+    tensor__parallel_for(units, 16384 / vpu, tensor__rng_fill_range, &f);
+}
+
 // >>create -------------------------------------------------------------------------------------
 static bool tensor__check_dtype(const char *fn, tensor_dtype d) {
     if (tensor__dtype_valid(d)) return true;
@@ -5056,19 +5426,9 @@ TENSOR_API tensor *tensor_eye(int64_t n, tensor_dtype dtype) {
 /* Random fills walk the output in row-major order, so the numbers drawn depend only on the seed,
    the shape and the dtype. */
 static int tensor__cpu_rand(tensor__call *c) {
-    int64_t n = tensor__numel_of(c->out->ndim, c->out->shape);
-    char *o = tensor__data(c->out);
-    size_t esz = tensor__dtype_sizes[c->out->dtype];
-    for (int64_t i = 0; i < n; i++) {
-        double u;
-        switch (c->out->dtype) {
-        case TENSOR_F64: u = tensor__rng_double(); break;
-        case TENSOR_F16: u = (double)(tensor__rng_u32() >> 21) * (1.0 / 2048.0); break;  /* 11 bits: exact in f16 */
-        case TENSOR_BF16: u = (double)(tensor__rng_u32() >> 24) * (1.0 / 256.0); break;  /* 8 bits: exact in bf16 */
-        default: u = (double)(tensor__rng_u32() >> 8) * (1.0 / 16777216.0); break;       /* 24 bits: exact in f32 */
-        }
-        tensor__store_f64(o + (size_t)i * esz, c->out->dtype, u);
-    }
+    tensor *o = c->out;
+    tensor__rng_fill_run(o->dtype == TENSOR_F64 ? TENSOR__RNG_U53 : TENSOR__RNG_U24, o->dtype, tensor__data(o),
+                     tensor__numel_of(o->ndim, o->shape), 0, 1, 0, NULL);
     return 0;
 }
 TENSOR_API tensor *tensor_rand(int ndim, const int64_t *shape, tensor_dtype dtype) {
@@ -5080,15 +5440,8 @@ TENSOR_API tensor *tensor_rand(int ndim, const int64_t *shape, tensor_dtype dtyp
 
 /* Box-Muller on pairs of 53-bit uniforms. */
 static int tensor__cpu_randn(tensor__call *c) {
-    int64_t n = tensor__numel_of(c->out->ndim, c->out->shape);
-    char *o = tensor__data(c->out);
-    size_t esz = tensor__dtype_sizes[c->out->dtype];
-    for (int64_t i = 0; i < n; i += 2) {
-        double u1 = 1.0 - tensor__rng_double(), u2 = tensor__rng_double(); /* u1 in (0, 1] */
-        double r = sqrt(-2.0 * log(u1)), th = 2.0 * M_PI * u2;
-        tensor__store_f64(o + (size_t)i * esz, c->out->dtype, r * cos(th));
-        if (i + 1 < n) tensor__store_f64(o + (size_t)(i + 1) * esz, c->out->dtype, r * sin(th));
-    }
+    tensor *o = c->out;
+    tensor__rng_fill_run(TENSOR__RNG_NORMAL, o->dtype, tensor__data(o), tensor__numel_of(o->ndim, o->shape), 0, 1, 0, NULL);
     return 0;
 }
 TENSOR_API tensor *tensor_randn(int ndim, const int64_t *shape, tensor_dtype dtype) {
@@ -10436,17 +10789,8 @@ static int tensor__cpu_dropout(tensor__call *c) {
     if (!training || p == 0) return 0;
     c->out2 = tensor__new_like(c->fn, out, out->dtype);
     if (!c->out2) return 1;
-    int64_t n = tensor__numel_of(out->ndim, out->shape);
-    size_t esz = tensor__dtype_sizes[out->dtype];
-    char *o = tensor__data(out), *m = tensor__data(c->out2);
     double scale = p == 1 ? 0 : 1.0 / (1.0 - p);
-    for (int64_t i = 0; i < n; i++) {
-        double keep = p == 1 ? 0 : ((double)tensor__rng_u32() * (1.0 / 4294967296.0) >= p ? scale : 0.0);
-        tensor__store_f64(m + (size_t)i * esz, out->dtype, keep);
-        if (out->dtype == TENSOR_F32) ((float *)o)[i] = (float)((double)((float *)o)[i] * keep);
-        else if (out->dtype == TENSOR_F64) ((double *)o)[i] *= keep;
-        else tensor__store_f64(o + (size_t)i * esz, out->dtype, tensor__load_f64(o + (size_t)i * esz, out->dtype) * keep);
-    }
+    tensor__rng_fill_run(TENSOR__RNG_KEEP, out->dtype, tensor__data(c->out2), tensor__numel_of(out->ndim, out->shape), 0, scale, p, tensor__data(out));
     return 0;
 }
 
@@ -12664,9 +13008,13 @@ static tensor *tensor__init_fill(const char *fn, tensor *t, double lo, double sc
     c.scale = scale;
     c.normal = normal;
     c.dtype = t->dtype;
-    tensor__iter it;
-    tensor__iter_init(&it, 1, &t, t->ndim, t->shape);
-    tensor__iter_run_serial(&it, tensor__init_loop, &c); /* random draws in a fixed order */
+    if (tensor_is_contiguous(t)) {
+        tensor__rng_fill_run(normal ? TENSOR__RNG_NORMAL1 : TENSOR__RNG_U53, t->dtype, tensor__data(t), tensor__numel_of(t->ndim, t->shape), lo, scale, 0, NULL);
+    } else {
+        tensor__iter it;
+        tensor__iter_init(&it, 1, &t, t->ndim, t->shape);
+        tensor__iter_run_serial(&it, tensor__init_loop, &c); /* random draws in a fixed order: those of the fill */
+    }
     t->storage->version++;
     return t;
 }

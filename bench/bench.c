@@ -501,6 +501,65 @@ static void bench_ew(const char *name, tensor *a, tensor *b, tensor *(*unary)(te
     }
 }
 
+/* rand and randn on 16M f32 against the one-at-a-time code they replace: a plain loop of scalar
+   Philox4x32-10 blocks (tensor.h's own tensor__philox_block) and libm's Box-Muller, split over the
+   same number of threads by counter. After the same seed both give the same numbers. */
+typedef struct { tensor_dtype dt; bool normal; float *out; } rng_case;
+static const uint32_t rng_key[2] = {1234, 0};
+static void ref_rand(int64_t b, int64_t e, void *p) {
+    rng_case *r = (rng_case *)p;
+    uint32_t w[4];
+    for (int64_t i = b / 4 * 4; i < e; i += 4) {
+        tensor__philox_block(rng_key, (uint64_t)i / 4, 0, w);
+        for (int q = 0; q < 4 && i + q < e; q++)
+            if (i + q >= b) r->out[i + q] = (float)(w[q] >> 8) * (1.0f / 16777216.0f);
+    }
+}
+static void ref_randn(int64_t b, int64_t e, void *p) {
+    rng_case *r = (rng_case *)p;
+    uint32_t w[4];
+    for (int64_t i = b / 2 * 2; i < e; i += 2) {
+        tensor__philox_block(rng_key, (uint64_t)i / 2, 0, w);
+        double u1 = 1.0 - (double)((((uint64_t)w[0] << 32) | w[1]) >> 11) * (1.0 / 9007199254740992.0);
+        double u2 = (double)((((uint64_t)w[2] << 32) | w[3]) >> 11) * (1.0 / 9007199254740992.0);
+        double rr = sqrt(-2.0 * log(u1)), t = 2.0 * M_PI * u2;
+        if (i >= b) r->out[i] = (float)(rr * cos(t));
+        if (i + 1 < e) r->out[i + 1] = (float)(rr * sin(t));
+    }
+}
+typedef struct { rng_case *c; int threads; } rng_ref_ctx;
+static void rng_ours(void *p) {
+    rng_case *r = (rng_case *)p;
+    tensor_free(r->normal ? tensor_randn(TENSOR_SHAPE(EW_N), r->dt) : tensor_rand(TENSOR_SHAPE(EW_N), r->dt));
+}
+static void rng_ref(void *p) {
+    rng_ref_ctx *x = (rng_ref_ctx *)p;
+    par_run(x->threads, EW_N, x->c->normal ? ref_randn : ref_rand, x->c);
+}
+static void bench_random(void) {
+    section("random fills of 16M f32: tensor.h allocates its result; the reference loop writes an existing buffer");
+    float *out = (float *)malloc(sizeof(float) * EW_N);
+    for (int normal = 0; normal < 2; normal++) {
+        const char *name = normal ? "randn 16M" : "rand 16M";
+        if (!wanted(name)) continue;
+        rng_case c = {TENSOR_F32, normal != 0, out};
+        for (int threads = 1; threads <= 2; threads++) {
+            tensor_set_num_threads(threads);
+            rng_ref_ctx x = {&c, threads};
+            double ours, theirs;
+            measure_pair(rng_ours, &c, rng_ref, &x, &ours, &theirs);
+            tensor_manual_seed(rng_key[0]);
+            tensor *t = normal ? tensor_randn(TENSOR_SHAPE(EW_N), TENSOR_F32) : tensor_rand(TENSOR_SHAPE(EW_N), TENSOR_F32);
+            die_on_error(name);
+            char note[64];
+            check_note(note, max_rel_diff(fdata(t), out, EW_N), 1e-6);
+            tensor_free(t);
+            row(name, threads, ours, normal ? "Philox+libm Box-Muller" : "scalar Philox loop", theirs, 0, note);
+        }
+    }
+    free(out);
+}
+
 static void bench_elementwise(void) {
     section("elementwise on 16M f32 (64 MiB per tensor): tensor.h allocates its result each call; "
             "references write into an existing buffer, split over the same number of threads");
@@ -909,6 +968,9 @@ static void torch_subset(int only_threads) {
             printf("TORCH_SUBSET %s %d %.6e\n", ew[i].name, threads, measure(ew_ours, &e, NULL));
             fflush(stdout);
         }
+        rng_case rc[2] = {{TENSOR_F32, false, NULL}, {TENSOR_F32, true, NULL}};
+        printf("TORCH_SUBSET rand_16M %d %.6e\n", threads, measure(rng_ours, &rc[0], NULL));
+        printf("TORCH_SUBSET randn_16M %d %.6e\n", threads, measure(rng_ours, &rc[1], NULL));
         static const char *ovh_items[3] = {"op_nograd", "op_grad_fwd", "op_grad_fwdbwd"};
         for (int mode = 0; mode < 3; mode++) printf("TORCH_SUBSET %s %d %.6e\n", ovh_items[mode], threads, ovh_measure(mode));
         printf("TORCH_SUBSET mlp_step %d %.6e\n", threads, train_measure(false));
@@ -996,6 +1058,7 @@ int main(int argc, char **argv) {
     print_header();
     bench_gemms();
     bench_elementwise();
+    bench_random();
     bench_rows();
     bench_conv();
     bench_overhead();

@@ -119,6 +119,8 @@ def torch_items(torch, threads):
         res["exp_16M"] = measure(lambda: torch.exp(xe))
         res["tanh_16M"] = measure(lambda: torch.tanh(xt))
         res["gelu_16M"] = measure(lambda: F.gelu(xt))
+        res["rand_16M"] = measure(lambda: torch.rand(EW_N))
+        res["randn_16M"] = measure(lambda: torch.randn(EW_N))
     del a, b, xe, xt
     gc.collect()
 
@@ -210,6 +212,8 @@ ITEMS = [
     ("exp_16M", "exp 16M f32 [-10,10]"),
     ("tanh_16M", "tanh 16M f32 [-5,5]"),
     ("gelu_16M", "gelu (erf) 16M f32 [-5,5]"),
+    ("rand_16M", "rand 16M f32 (allocating)"),
+    ("randn_16M", "randn 16M f32 (allocating)"),
     ("op_nograd", "op on 1 element, no autograd"),
     ("op_grad_fwd", "op on 1 element, autograd fwd"),
     ("op_grad_fwdbwd", "op on 1 element, autograd fwd+bwd"),

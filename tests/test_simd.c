@@ -639,3 +639,68 @@ TEST(simd_kernels_leave_vector_state_clean) {
     }
     tensor_set_num_threads(threads);
 }
+
+/* ---- random fills (create.h): words from Philox in SIMD lanes, Box-Muller in double ---- */
+
+/* One fill per kind after the same seed and the same earlier draws (rand of 3 leaves the stream
+   inside a block, so the fills start mid-block), on the path chosen now. */
+#define RNG_N 200003 /* odd: randn drops the last sine; large: split over the threads */
+static void rng_fills(tensor **out) {
+    tensor_manual_seed(7);
+    tensor *skip = tensor_rand(TENSOR_SHAPE(3), TENSOR_F32);
+    out[0] = tensor_rand(TENSOR_SHAPE(RNG_N), TENSOR_F32);
+    out[1] = tensor_rand(TENSOR_SHAPE(RNG_N), TENSOR_F64);
+    out[2] = tensor_randn(TENSOR_SHAPE(RNG_N), TENSOR_F32);
+    out[3] = tensor_randn(TENSOR_SHAPE(RNG_N), TENSOR_F64);
+    out[4] = tensor_dropout(tensor_ones(TENSOR_SHAPE(RNG_N), TENSOR_F32), 0.3, true);
+    out[5] = tensor_normal_(tensor_zeros(TENSOR_SHAPE(RNG_N), TENSOR_F32), 1.5, 2.0);
+    out[6] = tensor_uniform_(tensor_zeros(TENSOR_SHAPE(RNG_N), TENSOR_BF16), -2, 3);
+    out[7] = tensor_rand(TENSOR_SHAPE(5), TENSOR_F32); /* the stream after the fills */
+    tensor_free(skip);
+}
+static const char *const RNG_NAMES[8] = {"rand f32", "rand f64", "randn f32", "randn f64", "dropout", "normal_ f32", "uniform_ bf16", "rand after"};
+
+/* The SIMD words are Philox's bit for bit, so the uniform fills and dropout's mask equal the
+   reference's exactly on every instance; the normal ones differ from the reference's libm
+   Box-Muller by at most an ulp of the dtype, in a small share of values (the SIMD log, sin and cos
+   are good to a few ulp of double). Any thread count gives the same values bit for bit. */
+TEST(simd_rng_matches_reference_and_thread_counts) {
+    tensor_scope_begin();
+    tensor *fast[8], *ref[8], *one[8];
+    rng_fills(fast);
+    bool was = tensor_set_reference_kernels(true);
+    rng_fills(ref);
+    tensor_set_reference_kernels(was);
+    int threads = tensor_get_num_threads();
+    tensor_set_num_threads(1);
+    rng_fills(one);
+    tensor_set_num_threads(threads);
+    for (int k = 0; k < 8; k++) {
+        CHECK_MSG(fast[k] && ref[k] && one[k], "%s failed: %s", RNG_NAMES[k], tensor_last_error());
+        if (!fast[k] || !ref[k] || !one[k]) continue;
+        int64_t n = tensor_numel(fast[k]), differ = 0;
+        size_t bytes = (size_t)n * tensor_dtype_size(tensor_get_dtype(fast[k]));
+        CHECK_MSG(memcmp(tensor_data_ptr(fast[k]), tensor_data_ptr(one[k]), bytes) == 0, "%s: %d threads and 1 thread differ", RNG_NAMES[k], threads);
+        double *a = test_values(fast[k]), *b = test_values(ref[k]), worst = 0;
+        bool normal = k == 2 || k == 3 || k == 5;
+        double ulp = tensor_get_dtype(fast[k]) == TENSOR_F64 ? ldexp(1, -52) : ldexp(1, -23);
+        for (int64_t i = 0; i < n; i++) {
+            if (a[i] == b[i]) continue;
+            differ++;
+            double e = fabs(a[i] - b[i]) / (ulp * (ulp < 1e-10 ? fmax(fabs(b[i]), 1) : fabs(b[i])));
+            if (e > worst) worst = e;
+        }
+        if (!normal)
+            CHECK_MSG(differ == 0, "%s: %lld of %lld values differ from the reference", RNG_NAMES[k], (long long)differ, (long long)n);
+        else if (ulp < 1e-10) /* f64: within 1e-14 of the reference, as create_rng_pinned_values allows libm */
+            CHECK_MSG(worst <= 1e-14 / ulp, "%s: values differ from the reference by up to %.2f ulp of max(|x|, 1)", RNG_NAMES[k], worst);
+        else
+            CHECK_MSG(worst <= 1 && differ * 100 <= n, "%s: %lld of %lld values differ from the reference, by up to %.2f ulp",
+                      RNG_NAMES[k], (long long)differ, (long long)n, worst);
+        if (normal) printf("  rng %s: %lld of %lld values differ from the reference (libm Box-Muller), by up to %.2g ulp%s\n", RNG_NAMES[k],
+                           (long long)differ, (long long)n, worst, ulp < 1e-10 ? " of max(|x|, 1)" : "");
+        free(a);
+        free(b);
+    }
+    tensor_scope_end();
+}

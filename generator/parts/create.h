@@ -83,6 +83,168 @@ static uint64_t tensor__rng_below(uint64_t n) {
     return r % n;
 }
 
+/* ---- fills: many numbers at once, on every thread, in SIMD lanes ----
+   A fill of n values takes the next words of the calling thread's stream, exactly those that n
+   draws one at a time would take (so a fill leaves the generator where they would), and computes
+   each value from its own words: a value depends only on the seed and its place in the stream,
+   never on the thread count, the chunking or the instruction set. The words come from Philox
+   blocks computed in SIMD lanes (simd.h's rng_blocks, bit for bit tensor__philox_block); the
+   normal values from Box-Muller in double (rng_normal). */
+
+/* n Philox blocks from counter, their words in stream order: out[4 i + w] = word w of block
+   counter + i. The reference of the SIMD layer's rng_blocks. */
+static void tensor__rng_blocks_ref(uint32_t *out, int64_t n, const uint32_t key[2], uint64_t counter, uint32_t stream) {
+    for (int64_t i = 0; i < n; i++) tensor__philox_block(key, counter + (uint64_t)i, stream, out + 4 * i);
+}
+/* Box-Muller, the reference of the SIMD layer's rng_normal (which computes the same in double with
+   its own log, sin and cos): c[j] = r cos t, s[j] = r sin t, r = sqrt(-2 log u1[j]), t = 2 pi u2[j]. */
+static TENSOR__UNUSED void tensor__rng_normal_ref(double *c, double *s, const double *u1, const double *u2, int64_t n) {
+    for (int64_t j = 0; j < n; j++) {
+        double r = sqrt(-2.0 * log(u1[j])), t = 2.0 * M_PI * u2[j];
+        c[j] = r * cos(t);
+        s[j] = r * sin(t);
+    }
+}
+
+/* What a fill computes from its words. A unit is the words one step of the one-at-a-time code
+   takes, and the values it gives:
+     U24     1 word, 1 value: the top 24 bits / 2^24 (rand in f32; 11 bits in f16, 8 in bf16)
+     U53     2 words, 1 value: 53 bits / 2^53 (rand in f64, uniform_)
+     NORMAL  4 words, 2 values: Box-Muller's pair from u1 = 1 - U53, u2 = U53 (randn)
+     NORMAL1 4 words, 1 value: the pair's first (normal_)
+     KEEP    1 word, 1 value: dropout's mask, scale where word / 2^32 >= p, else 0 (out *= mask)
+   Values are lo + scale * x, rounded once to the dtype. */
+enum { TENSOR__RNG_U24, TENSOR__RNG_U53, TENSOR__RNG_NORMAL, TENSOR__RNG_NORMAL1, TENSOR__RNG_KEEP };
+static const int tensor__rng_fill_words[] = {1, 2, 4, 4, 1}, tensor__rng_fill_values[] = {1, 1, 2, 1, 1};
+typedef struct {
+    uint32_t key[2], stream;
+    uint64_t counter; /* the fill's word q is word (skip + q) % 4 of block counter + (skip + q) / 4 */
+    int skip, kind;
+    int64_t n;        /* values */
+    tensor_dtype dtype;
+    char *out;        /* n contiguous values */
+    char *x;          /* KEEP: the data multiplied by the mask (out is the mask) */
+    double lo, scale, p;
+    void (*blocks)(uint32_t *, int64_t, const uint32_t *, uint64_t, uint32_t);
+    void (*normal)(double *, double *, const double *, const double *, int64_t);
+} tensor__rng_fill;
+
+/* Takes the next `words` words of the calling thread's stream for f. */
+static void tensor__rng_fill_take(tensor__rng_fill *f, int64_t words) {
+    tensor__philox *g = tensor__rng_here();
+    memcpy(f->key, g->key, sizeof f->key);
+    f->stream = g->stream;
+    f->skip = g->used == 4 ? 0 : g->used;
+    f->counter = g->used == 4 ? g->counter : g->counter - 1;
+    uint64_t end = (uint64_t)f->skip + (uint64_t)words, last = f->counter + end / 4;
+    if (end % 4 == 0) {
+        g->counter = last;
+        g->used = 4;
+    } else { /* the last block is read in part: the next draw goes on in it */
+        tensor__philox_block(g->key, last, g->stream, g->block);
+        g->counter = last + 1;
+        g->used = (int)(end % 4);
+    }
+}
+
+#define TENSOR__RNG_CHUNK 512 /* units per step: their words and values stay in L1 */
+static inline void tensor__rng_fill_store(const tensor__rng_fill *f, int64_t i, double v) {
+    v = f->lo + f->scale * v;
+    if (f->dtype == TENSOR_F32) ((float *)f->out)[i] = (float)v;
+    else if (f->dtype == TENSOR_F64) ((double *)f->out)[i] = v;
+    else tensor__store_f64(f->out + (size_t)i * tensor__dtype_sizes[f->dtype], f->dtype, v);
+}
+static inline double tensor__rng_fill_u53(const uint32_t *w) { /* (the signed conversion is one instruction) */
+    return (double)(int64_t)((((uint64_t)w[0] << 32) | w[1]) >> 11) * (1.0 / 9007199254740992.0);
+}
+/* Units [u0, u1) of the fill ctx, in steps of TENSOR__RNG_CHUNK units. */
+static void tensor__rng_fill_range(int64_t u0, int64_t u1, void *ctx) {
+    const tensor__rng_fill *f = (const tensor__rng_fill *)ctx;
+    int wpu = tensor__rng_fill_words[f->kind], vpu = tensor__rng_fill_values[f->kind];
+    uint32_t words[4 * TENSOR__RNG_CHUNK + 8];
+    double a[TENSOR__RNG_CHUNK + 16], b[TENSOR__RNG_CHUNK + 16], c[TENSOR__RNG_CHUNK + 16], s[TENSOR__RNG_CHUNK + 16];
+    for (int64_t u = u0; u < u1; u += TENSOR__RNG_CHUNK) {
+        int64_t m = u1 - u < TENSOR__RNG_CHUNK ? u1 - u : TENSOR__RNG_CHUNK;
+        int64_t q0 = f->skip + u * wpu, q1 = f->skip + (u + m) * wpu; /* words from the fill's first block */
+        f->blocks(words, (q1 + 3) / 4 - q0 / 4, f->key, f->counter + (uint64_t)(q0 / 4), f->stream);
+        const uint32_t *w = words + q0 % 4;
+        int64_t v0 = u * vpu; /* the first value */
+        switch (f->kind) {
+        case TENSOR__RNG_U24:
+            if (f->dtype == TENSOR_F32 && f->lo == 0 && f->scale == 1)
+                for (int64_t j = 0; j < m; j++) ((float *)f->out)[v0 + j] = (float)(w[j] >> 8) * (1.0f / 16777216.0f);
+            else
+                for (int64_t j = 0; j < m; j++)
+                    tensor__rng_fill_store(f, v0 + j, f->dtype == TENSOR_F16 ? (double)(w[j] >> 21) * (1.0 / 2048.0)   /* 11 bits: exact in f16 */
+                                                  : f->dtype == TENSOR_BF16 ? (double)(w[j] >> 24) * (1.0 / 256.0) /* 8 bits: exact in bf16 */
+                                                  : (double)(w[j] >> 8) * (1.0 / 16777216.0));                     /* 24 bits: exact in f32 */
+            break;
+        case TENSOR__RNG_U53:
+            for (int64_t j = 0; j < m; j++) tensor__rng_fill_store(f, v0 + j, tensor__rng_fill_u53(w + 2 * j));
+            break;
+        case TENSOR__RNG_NORMAL:
+        case TENSOR__RNG_NORMAL1: {
+            int64_t padded = (m + 15) / 16 * 16;
+            for (int64_t j = 0; j < padded; j++) {
+                a[j] = j < m ? 1.0 - tensor__rng_fill_u53(w + 4 * j) : 1.0; /* (0, 1] */
+                b[j] = j < m ? tensor__rng_fill_u53(w + 4 * j + 2) : 0.0;
+            }
+            f->normal(c, s, a, b, padded);
+            if (vpu == 2 && f->dtype == TENSOR_F32 && f->lo == 0 && f->scale == 1 && v0 + 2 * m <= f->n) {
+                float *o = (float *)f->out + v0;
+                for (int64_t j = 0; j < m; j++) o[2 * j] = (float)c[j], o[2 * j + 1] = (float)s[j];
+                break;
+            }
+            for (int64_t j = 0; j < m; j++) {
+                if (vpu == 1) { tensor__rng_fill_store(f, v0 + j, c[j]); continue; }
+                tensor__rng_fill_store(f, v0 + 2 * j, c[j]);
+                if (v0 + 2 * j + 1 < f->n) tensor__rng_fill_store(f, v0 + 2 * j + 1, s[j]); /* an odd n drops the last sine */
+            }
+            break;
+        }
+        case TENSOR__RNG_KEEP: {
+            size_t esz = tensor__dtype_sizes[f->dtype];
+            for (int64_t j = 0; j < m; j++) {
+                int64_t i = v0 + j;
+                double keep = f->p == 1 ? 0 : ((double)w[j] * (1.0 / 4294967296.0) >= f->p ? f->scale : 0.0);
+                tensor__store_f64(f->out + (size_t)i * esz, f->dtype, keep);
+                if (f->dtype == TENSOR_F32) ((float *)f->x)[i] = (float)((double)((float *)f->x)[i] * keep);
+                else if (f->dtype == TENSOR_F64) ((double *)f->x)[i] *= keep;
+                else tensor__store_f64(f->x + (size_t)i * esz, f->dtype, tensor__load_f64(f->x + (size_t)i * esz, f->dtype) * keep);
+            }
+            break;
+        }
+        }
+    }
+}
+/* Fills n contiguous values at out (dtype) with lo + scale * x, x drawn as `kind` says, from the
+   calling thread's stream; KEEP also multiplies x_data by the mask. */
+static void tensor__rng_fill_run(int kind, tensor_dtype dtype, void *out, int64_t n, double lo, double scale, double p, void *x_data) {
+    if (n <= 0) return;
+    tensor__rng_fill f;
+    f.kind = kind;
+    f.n = n;
+    f.dtype = dtype;
+    f.out = (char *)out;
+    f.x = (char *)x_data;
+    f.lo = lo;
+    f.scale = scale;
+    f.p = p;
+    f.blocks = tensor__rng_blocks_ref;
+    f.normal = tensor__rng_normal_ref;
+#if TENSOR__SIMD
+    const tensor__simd_isa *isa = tensor__simd();
+    if (!tensor__reference_kernels) {
+        f.blocks = isa->rng_blocks;
+        f.normal = isa->rng_normal;
+    }
+#endif
+    int vpu = tensor__rng_fill_values[kind];
+    int64_t units = (n + vpu - 1) / vpu;
+    tensor__rng_fill_take(&f, units * tensor__rng_fill_words[kind]);
+    tensor__parallel_for(units, 16384 / vpu, tensor__rng_fill_range, &f);
+}
+
 // >>create -------------------------------------------------------------------------------------
 static bool tensor__check_dtype(const char *fn, tensor_dtype d) {
     if (tensor__dtype_valid(d)) return true;
@@ -207,19 +369,9 @@ TENSOR_API tensor *tensor_eye(int64_t n, tensor_dtype dtype) {
 /* Random fills walk the output in row-major order, so the numbers drawn depend only on the seed,
    the shape and the dtype. */
 static int tensor__cpu_rand(tensor__call *c) {
-    int64_t n = tensor__numel_of(c->out->ndim, c->out->shape);
-    char *o = tensor__data(c->out);
-    size_t esz = tensor__dtype_sizes[c->out->dtype];
-    for (int64_t i = 0; i < n; i++) {
-        double u;
-        switch (c->out->dtype) {
-        case TENSOR_F64: u = tensor__rng_double(); break;
-        case TENSOR_F16: u = (double)(tensor__rng_u32() >> 21) * (1.0 / 2048.0); break;  /* 11 bits: exact in f16 */
-        case TENSOR_BF16: u = (double)(tensor__rng_u32() >> 24) * (1.0 / 256.0); break;  /* 8 bits: exact in bf16 */
-        default: u = (double)(tensor__rng_u32() >> 8) * (1.0 / 16777216.0); break;       /* 24 bits: exact in f32 */
-        }
-        tensor__store_f64(o + (size_t)i * esz, c->out->dtype, u);
-    }
+    tensor *o = c->out;
+    tensor__rng_fill_run(o->dtype == TENSOR_F64 ? TENSOR__RNG_U53 : TENSOR__RNG_U24, o->dtype, tensor__data(o),
+                     tensor__numel_of(o->ndim, o->shape), 0, 1, 0, NULL);
     return 0;
 }
 TENSOR_API tensor *tensor_rand(int ndim, const int64_t *shape, tensor_dtype dtype) {
@@ -231,15 +383,8 @@ TENSOR_API tensor *tensor_rand(int ndim, const int64_t *shape, tensor_dtype dtyp
 
 /* Box-Muller on pairs of 53-bit uniforms. */
 static int tensor__cpu_randn(tensor__call *c) {
-    int64_t n = tensor__numel_of(c->out->ndim, c->out->shape);
-    char *o = tensor__data(c->out);
-    size_t esz = tensor__dtype_sizes[c->out->dtype];
-    for (int64_t i = 0; i < n; i += 2) {
-        double u1 = 1.0 - tensor__rng_double(), u2 = tensor__rng_double(); /* u1 in (0, 1] */
-        double r = sqrt(-2.0 * log(u1)), th = 2.0 * M_PI * u2;
-        tensor__store_f64(o + (size_t)i * esz, c->out->dtype, r * cos(th));
-        if (i + 1 < n) tensor__store_f64(o + (size_t)(i + 1) * esz, c->out->dtype, r * sin(th));
-    }
+    tensor *o = c->out;
+    tensor__rng_fill_run(TENSOR__RNG_NORMAL, o->dtype, tensor__data(o), tensor__numel_of(o->ndim, o->shape), 0, 1, 0, NULL);
     return 0;
 }
 TENSOR_API tensor *tensor_randn(int ndim, const int64_t *shape, tensor_dtype dtype) {

@@ -2470,17 +2470,8 @@ static int tensor__cpu_dropout(tensor__call *c) {
     if (!training || p == 0) return 0;
     c->out2 = tensor__new_like(c->fn, out, out->dtype);
     if (!c->out2) return 1;
-    int64_t n = tensor__numel_of(out->ndim, out->shape);
-    size_t esz = tensor__dtype_sizes[out->dtype];
-    char *o = tensor__data(out), *m = tensor__data(c->out2);
     double scale = p == 1 ? 0 : 1.0 / (1.0 - p);
-    for (int64_t i = 0; i < n; i++) {
-        double keep = p == 1 ? 0 : ((double)tensor__rng_u32() * (1.0 / 4294967296.0) >= p ? scale : 0.0);
-        tensor__store_f64(m + (size_t)i * esz, out->dtype, keep);
-        if (out->dtype == TENSOR_F32) ((float *)o)[i] = (float)((double)((float *)o)[i] * keep);
-        else if (out->dtype == TENSOR_F64) ((double *)o)[i] *= keep;
-        else tensor__store_f64(o + (size_t)i * esz, out->dtype, tensor__load_f64(o + (size_t)i * esz, out->dtype) * keep);
-    }
+    tensor__rng_fill_run(TENSOR__RNG_KEEP, out->dtype, tensor__data(c->out2), tensor__numel_of(out->ndim, out->shape), 0, scale, p, tensor__data(out));
     return 0;
 }
 

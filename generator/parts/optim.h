@@ -25,9 +25,13 @@ static tensor *tensor__init_fill(const char *fn, tensor *t, double lo, double sc
     c.scale = scale;
     c.normal = normal;
     c.dtype = t->dtype;
-    tensor__iter it;
-    tensor__iter_init(&it, 1, &t, t->ndim, t->shape);
-    tensor__iter_run_serial(&it, tensor__init_loop, &c); /* random draws in a fixed order */
+    if (tensor_is_contiguous(t)) {
+        tensor__rng_fill_run(normal ? TENSOR__RNG_NORMAL1 : TENSOR__RNG_U53, t->dtype, tensor__data(t), tensor__numel_of(t->ndim, t->shape), lo, scale, 0, NULL);
+    } else {
+        tensor__iter it;
+        tensor__iter_init(&it, 1, &t, t->ndim, t->shape);
+        tensor__iter_run_serial(&it, tensor__init_loop, &c); /* random draws in a fixed order: those of the fill */
+    }
     t->storage->version++;
     return t;
 }

@@ -107,6 +107,10 @@ typedef struct {
     void (*row_norm)(float *y, const float *x, int64_t n, float mh, float ml, float rstd, const float *w, const float *b);
     void (*row_norm_bwd)(float *gx, const float *x, const float *g, const float *w, int64_t n, float mh, float ml, float rstd, bool center,
                          double *gw, double *gb);
+    /* the random fills (create.h's tensor__rng_blocks_ref and tensor__rng_normal_ref say what each
+       computes) */
+    void (*rng_blocks)(uint32_t *out, int64_t n, const uint32_t key[2], uint64_t counter, uint32_t stream);
+    void (*rng_normal)(double *c, double *s, const double *u1, const double *u2, int64_t n);
 } tensor__simd_isa;
 
 #if TENSOR__SIMD
@@ -1016,6 +1020,115 @@ static void TENSOR__F(install_rows)(tensor__simd_isa *t) {                      
     t->row_norm_bwd = TENSOR__F(row_norm_bwd);                                                                        \
 }
 
+/* ---- the random fills (create.h): Philox blocks and Box-Muller, both in stream order ---- */
+static void tensor__rng_blocks_ref(uint32_t *out, int64_t n, const uint32_t key[2], uint64_t counter, uint32_t stream); /* >>rng */
+/* Box-Muller for n pairs (n a multiple of 16): c[j] = r cos t, s[j] = r sin t, r = sqrt(-2 log u1[j]),
+   t = 2 pi u2[j], u1 in (0, 1], u2 in [0, 1). In double to a few ulp, by series with exact
+   coefficients (nothing fitted): log m = 2 atanh((m - 1) / (m + 1)) for m in [sqrt(1/2), sqrt(2)),
+   and Taylor's sin and cos on r = 2 pi (u2 - k / 4), |r| <= pi / 4, the quarter turn k = rint(4 u2)
+   taken exactly from u2. So an f32 randn rounds the same double value on every instance, except
+   where a fused multiply-add tips a rounding (about one value in 2^26). */
+#define TENSOR__SIMD_RNG                                                                                              \
+static TENSOR__TARGET void TENSOR__F(rng_normal)(double *c, double *s, const double *u1, const double *u2, int64_t n) { \
+    for (int64_t j = 0; j < n; j += TENSOR__DW) {                                                                     \
+        TENSOR__VD x, f;                                                                                              \
+        memcpy(&x, u1 + j, sizeof x);                                                                                 \
+        memcpy(&f, u2 + j, sizeof f);                                                                                 \
+        TENSOR__VL b = (TENSOR__VL)x;                                                                                 \
+        TENSOR__VL e = ((b >> 52) & 0x7ff) - 1023;                                                                    \
+        TENSOR__VD m = (TENSOR__VD)((b & 0xfffffffffffffLL) | 0x3ff0000000000000LL);                                   \
+        TENSOR__VL big = (TENSOR__VL)(m > 1.4142135623730951);                                                        \
+        m = TENSOR__SELD(big, m * 0.5, m);                                                                            \
+        e = e - big; /* big is -1 where set */                                                                        \
+        TENSOR__VD q = (m - 1.0) / (m + 1.0), z = q * q, p = TENSOR__F(splatd)(1.0 / 23);                             \
+        p = TENSOR__HD(p, z, 1.0 / 21);                                                                               \
+        p = TENSOR__HD(p, z, 1.0 / 19);                                                                               \
+        p = TENSOR__HD(p, z, 1.0 / 17);                                                                               \
+        p = TENSOR__HD(p, z, 1.0 / 15);                                                                               \
+        p = TENSOR__HD(p, z, 1.0 / 13);                                                                               \
+        p = TENSOR__HD(p, z, 1.0 / 11);                                                                               \
+        p = TENSOR__HD(p, z, 1.0 / 9);                                                                                \
+        p = TENSOR__HD(p, z, 1.0 / 7);                                                                                \
+        p = TENSOR__HD(p, z, 1.0 / 5);                                                                                \
+        p = TENSOR__HD(p, z, 1.0 / 3);                                                                                \
+        TENSOR__VD ef = (TENSOR__VD)(e + 0x4338000000000000LL) - 6755399441055744.0;                                  \
+        /* ln 2 in two parts: e times the first (32 bits) is exact */                                                 \
+        TENSOR__VD lg = TENSOR__FMAD(ef, TENSOR__F(splatd)(6.93147180369123816490e-01),                               \
+                                     TENSOR__FMAD(ef, TENSOR__F(splatd)(1.90821492927058770002e-10), 2.0 * q * TENSOR__HD(p, z, 1.0))); \
+        TENSOR__VD r = TENSOR__SQRTD(-2.0 * lg);                                                                      \
+        TENSOR__VD kf = (f * 4.0 + 6755399441055744.0) - 6755399441055744.0;                                          \
+        TENSOR__VL k = (TENSOR__VL)(f * 4.0 + 6755399441055744.0) - 0x4338000000000000LL;                             \
+        TENSOR__VD a = (f - kf * 0.25) * 6.283185307179586, a2 = a * a; /* f - kf / 4 is exact */                     \
+        TENSOR__VD sp = TENSOR__F(splatd)(1.0 / 355687428096000.0), cp = TENSOR__F(splatd)(-1.0 / 6402373705728000.0); \
+        sp = TENSOR__HD(sp, a2, -1.0 / 1307674368000.0);                                                              \
+        cp = TENSOR__HD(cp, a2, 1.0 / 20922789888000.0);                                                              \
+        sp = TENSOR__HD(sp, a2, 1.0 / 6227020800.0);                                                                  \
+        cp = TENSOR__HD(cp, a2, -1.0 / 87178291200.0);                                                                \
+        sp = TENSOR__HD(sp, a2, -1.0 / 39916800.0);                                                                   \
+        cp = TENSOR__HD(cp, a2, 1.0 / 479001600.0);                                                                   \
+        sp = TENSOR__HD(sp, a2, 1.0 / 362880.0);                                                                      \
+        cp = TENSOR__HD(cp, a2, -1.0 / 3628800.0);                                                                    \
+        sp = TENSOR__HD(sp, a2, -1.0 / 5040.0);                                                                       \
+        cp = TENSOR__HD(cp, a2, 1.0 / 40320.0);                                                                       \
+        sp = TENSOR__HD(sp, a2, 1.0 / 120.0);                                                                         \
+        cp = TENSOR__HD(cp, a2, -1.0 / 720.0);                                                                        \
+        sp = TENSOR__HD(sp, a2, -1.0 / 6.0);                                                                          \
+        cp = TENSOR__HD(cp, a2, 1.0 / 24.0);                                                                          \
+        TENSOR__VD sn = TENSOR__FMAD(a * a2, sp, a), cs = TENSOR__FMAD(a2 * a2, cp, 1.0 - 0.5 * a2);                  \
+        /* t = a + k pi / 2: the quarter turn k swaps and negates sin and cos */                                      \
+        TENSOR__VL odd = (TENSOR__VL)((k & 1) != 0);                                                                  \
+        TENSOR__VD st = TENSOR__SELD(odd, cs, sn), ct = TENSOR__SELD(odd, sn, cs);                                    \
+        st = TENSOR__SELD((TENSOR__VL)((k & 2) != 0), -st, st);                                                       \
+        ct = TENSOR__SELD((TENSOR__VL)(((k + 1) & 2) != 0), -ct, ct);                                                 \
+        TENSOR__VD oc = r * ct, os = r * st;                                                                          \
+        memcpy(c + j, &oc, sizeof oc);                                                                                \
+        memcpy(s + j, &os, sizeof os);                                                                                \
+    }                                                                                                                 \
+}
+#if TENSOR__SIMD_NEON
+static TENSOR__UNUSED inline void tensor__store_blocks4(uint32_t *out, tensor__u32x4 c0, tensor__u32x4 c1, tensor__u32x4 c2, tensor__u32x4 c3) {
+    for (int i = 0; i < 4; i++) out[4 * i] = c0[i], out[4 * i + 1] = c1[i], out[4 * i + 2] = c2[i], out[4 * i + 3] = c3[i];
+}
+#endif
+/* Philox4x32-10 on TENSOR__W blocks at once, one a lane (the instances with 4 or more lanes;
+   TENSOR__MULEV(a, b): the 64-bit products of the low halves of a's and b's 64-bit lanes;
+   TENSOR__STORE_BLOCKS: the words into stream order; TENSOR__CLEAN: vzeroupper where needed). The
+   words are those of tensor__philox_block, bit for bit, in stream order. */
+#define TENSOR__SIMD_PHILOX                                                                                           \
+typedef uint64_t TENSOR__F(vq) __attribute__((vector_size(TENSOR__W * 4)));                                          \
+/* the 32-bit products a * m of every lane: their high and low halves */                                             \
+static TENSOR__INLINE TENSOR__TARGET void TENSOR__F(mul32)(TENSOR__VU a, TENSOR__F(vq) m, TENSOR__VU *hi, TENSOR__VU *lo) { \
+    TENSOR__F(vq) ev = TENSOR__MULEV((TENSOR__F(vq))a, m), od = TENSOR__MULEV((TENSOR__F(vq))a >> 32, m);           \
+    *hi = (TENSOR__VU)((ev >> 32) | (od & 0xffffffff00000000ull));                                                    \
+    *lo = (TENSOR__VU)((ev & 0xffffffffull) | (od << 32));                                                            \
+}                                                                                                                     \
+static TENSOR__TARGET void TENSOR__F(rng_blocks)(uint32_t *out, int64_t n, const uint32_t key[2], uint64_t counter, uint32_t stream) { \
+    TENSOR__VU lane, zero = {0};                                                                                      \
+    TENSOR__F(vq) zq = {0};                                                                                           \
+    for (int i = 0; i < TENSOR__W; i++) lane[i] = (uint32_t)i;                                                        \
+    int64_t b = 0;                                                                                                    \
+    for (; b + TENSOR__W <= n; b += TENSOR__W) {                                                                      \
+        uint64_t base = counter + (uint64_t)b;                                                                        \
+        TENSOR__VU c0 = lane + (uint32_t)base;                                                                        \
+        TENSOR__VU c1 = (zero + (uint32_t)(base >> 32)) - (TENSOR__VU)(c0 < (uint32_t)base); /* the carry */         \
+        TENSOR__VU c2 = zero + stream, c3 = zero, h0, l0, h1, l1;                                                     \
+        uint32_t k0 = key[0], k1 = key[1];                                                                            \
+        for (int r = 0; r < 10; r++) {                                                                                \
+            TENSOR__F(mul32)(c0, zq + 0xD2511F53u, &h0, &l0);                                                         \
+            TENSOR__F(mul32)(c2, zq + 0xCD9E8D57u, &h1, &l1);                                                         \
+            c0 = h1 ^ c1 ^ k0;                                                                                        \
+            c2 = h0 ^ c3 ^ k1;                                                                                        \
+            c1 = l1;                                                                                                  \
+            c3 = l0;                                                                                                  \
+            k0 += 0x9E3779B9u;                                                                                        \
+            k1 += 0xBB67AE85u;                                                                                        \
+        }                                                                                                             \
+        TENSOR__STORE_BLOCKS(out + 4 * b, c0, c1, c2, c3); /* word q of lane i to out[4 i + q] */                \
+    }                                                                                                                 \
+    TENSOR__CLEAN(); /* gcc adds no vzeroupper before the scalar tail's calls */                                     \
+    tensor__rng_blocks_ref(out + 4 * b, n - b, key, counter + (uint64_t)b, stream);                                   \
+}
+
 /* ---- the instances ---- */
 #define TENSOR__SEL_BITS(m, a, b) ((TENSOR__VF)(((TENSOR__VI)(m) & (TENSOR__VI)(a)) | (~(TENSOR__VI)(m) & (TENSOR__VI)(b))))
 #define TENSOR__SELD_BITS(m, a, b) ((TENSOR__VD)(((TENSOR__VL)(m) & (TENSOR__VL)(a)) | (~(TENSOR__VL)(m) & (TENSOR__VL)(b))))
@@ -1023,6 +1136,7 @@ static void TENSOR__F(install_rows)(tensor__simd_isa *t) {                      
 /* scalar: one lane, plain C (the compiler may still fuse a * b + c where the target has FMA) */
 static TENSOR__UNUSED inline tensor__f32x1 tensor__scalar_sqrt1(tensor__f32x1 a) { tensor__f32x1 r = {sqrtf(a[0])}; return r; }
 static TENSOR__UNUSED inline tensor__f64x1 tensor__scalar_loadh(const float *p) { tensor__f64x1 r = {(double)p[0]}; return r; }
+static TENSOR__UNUSED inline tensor__f64x1 tensor__scalar_sqrtd1(tensor__f64x1 a) { tensor__f64x1 r = {sqrt(a[0])}; return r; }
 #ifdef TENSOR_USE_SLEEF
 static inline tensor__f32x1 tensor__scalar_f1(float f) { tensor__f32x1 r = {f}; return r; }
 #define TENSOR__SLEEF(fn, x) tensor__scalar_f1(Sleef_##fn##f_u10((x)[0]))
@@ -1054,6 +1168,9 @@ TENSOR__SIMD_KERNELS
 TENSOR__SIMD_ROWS
 #undef TENSOR__ROW_LOADN
 #undef TENSOR__ROW_STOREN
+#define TENSOR__SQRTD(a) tensor__scalar_sqrtd1(a)
+TENSOR__SIMD_RNG
+#undef TENSOR__SQRTD
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -1099,6 +1216,44 @@ TENSOR__SLEEF_DECLARE(cos)
 TENSOR__SLEEF_DECLARE(erf)
 #endif
 
+/* Philox's words into stream order (TENSOR__STORE_BLOCKS): c0..c3 hold words 0..3 of one block a
+   lane; out gets the blocks one after another. A 4 x 4 transpose of 32-bit words within each
+   128-bit lane, then (AVX2, AVX-512) of the 128-bit lanes. */
+#define TENSOR__TRANSPOSE4_EPI32(T, mm, c0, c1, c2, c3, r0, r1, r2, r3) do {                               \
+        T t0_ = mm##_unpacklo_epi32(c0, c1), t1_ = mm##_unpackhi_epi32(c0, c1);                               \
+        T t2_ = mm##_unpacklo_epi32(c2, c3), t3_ = mm##_unpackhi_epi32(c2, c3);                               \
+        r0 = mm##_unpacklo_epi64(t0_, t2_);                                                                   \
+        r1 = mm##_unpackhi_epi64(t0_, t2_);                                                                   \
+        r2 = mm##_unpacklo_epi64(t1_, t3_);                                                                   \
+        r3 = mm##_unpackhi_epi64(t1_, t3_);                                                                   \
+    } while (0)
+static TENSOR__UNUSED inline __attribute__((target("sse2"))) void tensor__sse2_store_blocks(uint32_t *out, __m128i c0, __m128i c1, __m128i c2, __m128i c3) {
+    __m128i r0, r1, r2, r3;
+    TENSOR__TRANSPOSE4_EPI32(__m128i, _mm, c0, c1, c2, c3, r0, r1, r2, r3);
+    _mm_storeu_si128((__m128i *)(void *)out, r0);
+    _mm_storeu_si128((__m128i *)(void *)(out + 4), r1);
+    _mm_storeu_si128((__m128i *)(void *)(out + 8), r2);
+    _mm_storeu_si128((__m128i *)(void *)(out + 12), r3);
+}
+static TENSOR__UNUSED inline __attribute__((target("avx2,fma"))) void tensor__avx2_store_blocks(uint32_t *out, __m256i c0, __m256i c1, __m256i c2, __m256i c3) {
+    __m256i r0, r1, r2, r3; /* r0: blocks 0 and 4, r1: 1 and 5, ... */
+    TENSOR__TRANSPOSE4_EPI32(__m256i, _mm256, c0, c1, c2, c3, r0, r1, r2, r3);
+    _mm256_storeu_si256((__m256i *)(void *)out, _mm256_permute2x128_si256(r0, r1, 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 8), _mm256_permute2x128_si256(r2, r3, 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 16), _mm256_permute2x128_si256(r0, r1, 0x31));
+    _mm256_storeu_si256((__m256i *)(void *)(out + 24), _mm256_permute2x128_si256(r2, r3, 0x31));
+}
+static TENSOR__UNUSED inline __attribute__((target("avx512f,avx2,fma"))) void tensor__avx512_store_blocks(uint32_t *out, __m512i c0, __m512i c1, __m512i c2, __m512i c3) {
+    __m512i r0, r1, r2, r3; /* r0: blocks 0, 4, 8, 12; r1: 1, 5, 9, 13; ... */
+    TENSOR__TRANSPOSE4_EPI32(__m512i, _mm512, c0, c1, c2, c3, r0, r1, r2, r3);
+    __m512i a0 = _mm512_shuffle_i32x4(r0, r1, 0x44), a1 = _mm512_shuffle_i32x4(r2, r3, 0x44); /* lanes 0, 1 of each */
+    __m512i a2 = _mm512_shuffle_i32x4(r0, r1, 0xee), a3 = _mm512_shuffle_i32x4(r2, r3, 0xee); /* lanes 2, 3 */
+    _mm512_storeu_si512((void *)out, _mm512_shuffle_i32x4(a0, a1, 0x88));
+    _mm512_storeu_si512((void *)(out + 16), _mm512_shuffle_i32x4(a0, a1, 0xdd));
+    _mm512_storeu_si512((void *)(out + 32), _mm512_shuffle_i32x4(a2, a3, 0x88));
+    _mm512_storeu_si512((void *)(out + 48), _mm512_shuffle_i32x4(a2, a3, 0xdd));
+}
+
 /* SSE2: 4 lanes (baseline on x86-64; the attribute matters on i386) */
 static TENSOR__UNUSED inline __attribute__((target("sse2"))) __m128d tensor__sse2_loadh(const float *p) {
     double d;
@@ -1137,6 +1292,16 @@ TENSOR__SIMD_KERNELS
 TENSOR__SIMD_ROWS
 #undef TENSOR__ROW_LOADN
 #undef TENSOR__ROW_STOREN
+#define TENSOR__SQRTD(a) _mm_sqrt_pd(a)
+TENSOR__SIMD_RNG
+#undef TENSOR__SQRTD
+#define TENSOR__CLEAN() ((void)0)
+#define TENSOR__STORE_BLOCKS(out, c0, c1, c2, c3) tensor__sse2_store_blocks(out, (__m128i)(c0), (__m128i)(c1), (__m128i)(c2), (__m128i)(c3))
+#define TENSOR__MULEV(a, b) (TENSOR__F(vq))_mm_mul_epu32((__m128i)(a), (__m128i)(b))
+TENSOR__SIMD_PHILOX
+#undef TENSOR__MULEV
+#undef TENSOR__STORE_BLOCKS
+#undef TENSOR__CLEAN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -1200,6 +1365,16 @@ TENSOR__SIMD_KERNELS
 TENSOR__SIMD_ROWS
 #undef TENSOR__ROW_LOADN
 #undef TENSOR__ROW_STOREN
+#define TENSOR__SQRTD(a) _mm256_sqrt_pd(a)
+TENSOR__SIMD_RNG
+#undef TENSOR__SQRTD
+#define TENSOR__CLEAN() _mm256_zeroupper()
+#define TENSOR__STORE_BLOCKS(out, c0, c1, c2, c3) tensor__avx2_store_blocks(out, (__m256i)(c0), (__m256i)(c1), (__m256i)(c2), (__m256i)(c3))
+#define TENSOR__MULEV(a, b) (TENSOR__F(vq))_mm256_mul_epu32((__m256i)(a), (__m256i)(b))
+TENSOR__SIMD_PHILOX
+#undef TENSOR__MULEV
+#undef TENSOR__STORE_BLOCKS
+#undef TENSOR__CLEAN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -1269,6 +1444,16 @@ TENSOR__SIMD_KERNELS
 TENSOR__SIMD_ROWS
 #undef TENSOR__ROW_LOADN
 #undef TENSOR__ROW_STOREN
+#define TENSOR__SQRTD(a) _mm512_mask_sqrt_pd(a, (__mmask8)-1, a)
+TENSOR__SIMD_RNG
+#undef TENSOR__SQRTD
+#define TENSOR__CLEAN() _mm256_zeroupper()
+#define TENSOR__STORE_BLOCKS(out, c0, c1, c2, c3) tensor__avx512_store_blocks(out, (__m512i)(c0), (__m512i)(c1), (__m512i)(c2), (__m512i)(c3))
+#define TENSOR__MULEV(a, b) (TENSOR__F(vq))_mm512_mul_epu32((__m512i)(a), (__m512i)(b))
+TENSOR__SIMD_PHILOX
+#undef TENSOR__MULEV
+#undef TENSOR__STORE_BLOCKS
+#undef TENSOR__CLEAN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -1323,6 +1508,16 @@ TENSOR__SIMD_KERNELS
 TENSOR__SIMD_ROWS
 #undef TENSOR__ROW_LOADN
 #undef TENSOR__ROW_STOREN
+#define TENSOR__SQRTD(a) vsqrtq_f64(a)
+TENSOR__SIMD_RNG
+#undef TENSOR__SQRTD
+#define TENSOR__CLEAN() ((void)0)
+#define TENSOR__STORE_BLOCKS(out, c0, c1, c2, c3) tensor__store_blocks4(out, (tensor__u32x4)(c0), (tensor__u32x4)(c1), (tensor__u32x4)(c2), (tensor__u32x4)(c3))
+#define TENSOR__MULEV(a, b) (TENSOR__F(vq))vmull_u32(vmovn_u64((uint64x2_t)(a)), vmovn_u64((uint64x2_t)(b)))
+TENSOR__SIMD_PHILOX
+#undef TENSOR__MULEV
+#undef TENSOR__STORE_BLOCKS
+#undef TENSOR__CLEAN
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -1349,21 +1544,32 @@ TENSOR__SIMD_ROWS
 
 /* Picks the instance: the first the CPU runs, best first, unless TENSOR_SIMD names another it
    runs. */
-typedef struct { const char *key, *name; bool ok; void (*install)(tensor__simd_isa *), (*install_rows)(tensor__simd_isa *); } tensor__simd_candidate;
+typedef struct {
+    const char *key, *name;
+    bool ok;
+    void (*install)(tensor__simd_isa *), (*install_rows)(tensor__simd_isa *);
+    void (*rng_blocks)(uint32_t *, int64_t, const uint32_t *, uint64_t, uint32_t);
+    void (*rng_normal)(double *, double *, const double *, const double *, int64_t);
+} tensor__simd_candidate;
 static void tensor__simd_choose(tensor__simd_isa *t) {
     tensor__simd_candidate c[4];
     int n = 0;
 #if TENSOR__SIMD_X86
     __builtin_cpu_init();
     bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    c[n].key = "avx512"; c[n].name = "avx512f"; c[n].ok = avx2 && __builtin_cpu_supports("avx512f"); c[n].install = tensor__avx512_install; c[n].install_rows = tensor__avx512_install_rows; n++;
-    c[n].key = "avx2"; c[n].name = "avx2+fma"; c[n].ok = avx2; c[n].install = tensor__avx2_install; c[n].install_rows = tensor__avx2_install_rows; n++;
-    c[n].key = "sse2"; c[n].name = "sse2"; c[n].ok = __builtin_cpu_supports("sse2"); c[n].install = tensor__sse2_install; c[n].install_rows = tensor__sse2_install_rows; n++;
+    c[n].key = "avx512"; c[n].name = "avx512f"; c[n].ok = avx2 && __builtin_cpu_supports("avx512f"); c[n].install = tensor__avx512_install; c[n].install_rows = tensor__avx512_install_rows;
+    c[n].rng_blocks = tensor__avx512_rng_blocks; c[n].rng_normal = tensor__avx512_rng_normal; n++;
+    c[n].key = "avx2"; c[n].name = "avx2+fma"; c[n].ok = avx2; c[n].install = tensor__avx2_install; c[n].install_rows = tensor__avx2_install_rows;
+    c[n].rng_blocks = tensor__avx2_rng_blocks; c[n].rng_normal = tensor__avx2_rng_normal; n++;
+    c[n].key = "sse2"; c[n].name = "sse2"; c[n].ok = __builtin_cpu_supports("sse2"); c[n].install = tensor__sse2_install; c[n].install_rows = tensor__sse2_install_rows;
+    c[n].rng_blocks = tensor__sse2_rng_blocks; c[n].rng_normal = tensor__sse2_rng_normal; n++;
 #endif
 #if TENSOR__SIMD_NEON
-    c[n].key = "neon"; c[n].name = "neon"; c[n].ok = true; c[n].install = tensor__neon_install; c[n].install_rows = tensor__neon_install_rows; n++;
+    c[n].key = "neon"; c[n].name = "neon"; c[n].ok = true; c[n].install = tensor__neon_install; c[n].install_rows = tensor__neon_install_rows;
+    c[n].rng_blocks = tensor__neon_rng_blocks; c[n].rng_normal = tensor__neon_rng_normal; n++;
 #endif
-    c[n].key = "scalar"; c[n].name = "scalar"; c[n].ok = true; c[n].install = tensor__scalar_install; c[n].install_rows = tensor__scalar_install_rows; n++;
+    c[n].key = "scalar"; c[n].name = "scalar"; c[n].ok = true; c[n].install = tensor__scalar_install; c[n].install_rows = tensor__scalar_install_rows;
+    c[n].rng_blocks = tensor__rng_blocks_ref; c[n].rng_normal = tensor__scalar_rng_normal; n++;
     const char *want = getenv("TENSOR_SIMD");
     int pick = -1;
     for (int i = 0; i < n && want; i++) if (c[i].ok && strcmp(want, c[i].key) == 0) pick = i;
@@ -1371,6 +1577,8 @@ static void tensor__simd_choose(tensor__simd_isa *t) {
     t->name = c[pick].name;
     c[pick].install(t);
     c[pick].install_rows(t);
+    t->rng_blocks = c[pick].rng_blocks;
+    t->rng_normal = c[pick].rng_normal;
 }
 #endif /* TENSOR__SIMD */
 
