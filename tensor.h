@@ -7232,7 +7232,8 @@ TENSOR_API tensor *tensor_one_hot(tensor *indices, int64_t num_classes) {
        times at k = 2048); f64 at 512 / 1024 / 2048: 12 x 16 120 / 111 / 116, 14 x 16 119 / 103
        / 102, 8 x 24 116 / 95 / 93. MC 144..480 and KC 192..384 with 12 x 32 within noise (3%)
        of each other; KC 256 keeps the B panel (32 KiB) and an A panel (12 KiB) in L1 (48 KiB).
-       Unpacked A B^T tile: 4 x 4 (16 lanes along k).
+       A last panel of at most 4 rows (a block of 64 rows) runs a 4-row kernel. Unpacked A B^T
+       tile: 4 x 4 (16 lanes along k).
      avx2+fma: 6 x 16 f32 and 6 x 8 f64 (12 accumulators of 8 floats / 4 doubles, two loads of
        B and six broadcasts of A per k step); unpacked tile 3 x 4.
      portable: scalar C of the AVX2 tile shape (the only one under TENSOR_NO_SIMD).
@@ -7739,14 +7740,14 @@ TENSOR__DEFINE_GEMM_NT(avx2, TENSOR__AVX2, f64, double, __m256d, 4, _mm256_setze
 
 /* The micro-kernel body: c[i][v] += a[i] * B vector v for MR rows and NV vectors per k step (the
    loops have fixed trip counts and are unrolled, so c lives in registers and each broadcast of A
-   folds into its FMAs as a memory operand). LOADB(sfx, v) gives B vector v of this k step; STEPEND
+   folds into its FMAs as a memory operand); the first ROWS of the panel's MR rows are computed. LOADB(sfx, v) gives B vector v of this k step; STEPEND
    advances what it reads. Then the tile goes to C: full rows of unit column stride directly,
    the last vector of a narrower tile with a masked load/store; a C with a column stride through a
    buffer and the portable store. */
-#define TENSOR__ZK_BODY(sfx, T, MR, NV, LOADB, STEPEND)                                                  \
+#define TENSOR__ZK_BODY(sfx, T, MR, ROWS, NV, LOADB, STEPEND)                                            \
     enum { L_ = TENSOR__Z_L_##sfx };                                                                    \
-    TENSOR__Z_V_##sfx c[MR][NV];                                                                        \
-    _Pragma("GCC unroll 32") for (int i = 0; i < MR; i++)                                               \
+    TENSOR__Z_V_##sfx c[ROWS][NV];                                                                      \
+    _Pragma("GCC unroll 32") for (int i = 0; i < ROWS; i++)                                               \
         _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) c[i][v] = TENSOR__Z_ZERO_##sfx();          \
     if (cs == 1)                                                                                        \
         for (int i = 0; i < mr; i++) {                                                                  \
@@ -7756,7 +7757,7 @@ TENSOR__DEFINE_GEMM_NT(avx2, TENSOR__AVX2, f64, double, __m256d, 4, _mm256_setze
     _Pragma("GCC unroll 4") for (int64_t p = 0; p < kc; p++) {                                          \
         TENSOR__Z_V_##sfx bv[NV];                                                                       \
         _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) bv[v] = LOADB(sfx, v);                        \
-        _Pragma("GCC unroll 32") for (int i = 0; i < MR; i++) {                                         \
+        _Pragma("GCC unroll 32") for (int i = 0; i < ROWS; i++) {                                         \
             TENSOR__Z_V_##sfx av = TENSOR__Z_SET1_##sfx(a[i]);                                          \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) c[i][v] = TENSOR__Z_FMADD_##sfx(av, bv[v], c[i][v]); \
         }                                                                                               \
@@ -7764,7 +7765,7 @@ TENSOR__DEFINE_GEMM_NT(avx2, TENSOR__AVX2, f64, double, __m256d, 4, _mm256_setze
         STEPEND;                                                                                        \
     }                                                                                                   \
     if (cs == 1) {                                                                                      \
-        _Pragma("GCC unroll 32") for (int i = 0; i < MR; i++) {                                         \
+        _Pragma("GCC unroll 32") for (int i = 0; i < ROWS; i++) {                                         \
             if (i >= mr) break;                                                                         \
             T *cr = C + i * rs;                                                                         \
             _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                      \
@@ -7782,8 +7783,8 @@ TENSOR__DEFINE_GEMM_NT(avx2, TENSOR__AVX2, f64, double, __m256d, 4, _mm256_setze
         }                                                                                               \
         return;                                                                                         \
     }                                                                                                   \
-    T acc[MR * NV * L_];                                                                                \
-    _Pragma("GCC unroll 32") for (int i = 0; i < MR; i++)                                               \
+    T acc[ROWS * NV * L_];                                                                              \
+    _Pragma("GCC unroll 32") for (int i = 0; i < ROWS; i++)                                               \
         _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) TENSOR__Z_STOREU_##sfx(acc + (i * NV + v) * L_, c[i][v]); \
     _mm256_zeroupper(); /* before the SSE code of the portable store */                                 \
     tensor__gemm_store_##sfx(acc, NV * L_, C, rs, cs, mr, nr, add)
@@ -7795,13 +7796,19 @@ TENSOR__DEFINE_GEMM_NT(avx2, TENSOR__AVX2, f64, double, __m256d, 4, _mm256_setze
 #define TENSOR__DEFINE_GEMM_KERNEL_AVX512(sfx, T, MR, NV)                                                \
     TENSOR__AVX512 static void tensor__gemm_kernel_avx512_##sfx(int64_t kc, const T *a, const T *b, T *C, int64_t rs, int64_t cs, \
                                                                int mr, int nr, int add) {               \
-        TENSOR__ZK_BODY(sfx, T, MR, NV, TENSOR__ZK_LOADB_PANEL, b += NV * L_);                                 \
+        TENSOR__ZK_BODY(sfx, T, MR, MR, NV, TENSOR__ZK_LOADB_PANEL, b += NV * L_);                      \
+    }                                                                                                   \
+    /* the same for a last panel of at most MR / 3 rows (a block of 64 rows: 5 full panels and 4    \
+       rows; 64 x 784 x 256: 199 -> 216 GFLOP/s) */                                                     \
+    TENSOR__AVX512 static void tensor__gemm_kernel_short_avx512_##sfx(int64_t kc, const T *a, const T *b, T *C, int64_t rs, int64_t cs, \
+                                                                     int mr, int nr, int add) {         \
+        TENSOR__ZK_BODY(sfx, T, MR, MR / 3, NV, TENSOR__ZK_LOADB_PANEL, b += NV * L_);                  \
     }                                                                                                   \
     /* the kernel that packs the B panel on its first pass (as the AVX2 one) */                        \
     TENSOR__AVX512 static void tensor__gemm_kernel_pack_avx512_##sfx(int64_t kc, const T *a, T *b, const T *bsrc, int64_t bs, T *C, \
                                                                     int64_t rs, int64_t cs, int mr, int nr, int add) { \
         TENSOR__Z_V_##sfx bx_;                                                                          \
-        TENSOR__ZK_BODY(sfx, T, MR, NV, TENSOR__ZK_LOADB_SRC,                                                  \
+        TENSOR__ZK_BODY(sfx, T, MR, MR, NV, TENSOR__ZK_LOADB_SRC,                                       \
                         (_mm_prefetch((const char *)(bsrc + TENSOR__GEMM_PF * bs), _MM_HINT_T0), b += NV * L_, bsrc += bs)); \
     }
 TENSOR__DEFINE_GEMM_KERNEL_AVX512(f32, float, TENSOR__SGEMM512_MR, TENSOR__SGEMM512_NV)
@@ -8071,8 +8078,11 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
                                          (int)(mc < MR ? mc : MR), nr, addk);                           \
                             ir = MR;                                                                    \
                         }                                                                               \
-                        for (; ir < mc; ir += MR)                                                       \
-                            im->kern(kc, ablk + ir * kc, bp, cc + ir * q->c_rs, q->c_rs, q->c_cs, (int)(mc - ir < MR ? mc - ir : MR), nr, addk); \
+                        for (; ir < mc; ir += MR) {                                                     \
+                            int mr = (int)(mc - ir < MR ? mc - ir : MR);                                \
+                            (mr <= im->short_rows ? im->kern_short : im->kern)(kc, ablk + ir * kc, bp, cc + ir * q->c_rs, q->c_rs, \
+                                                                               q->c_cs, mr, nr, addk);  \
+                        }                                                                               \
                     }                                                                                   \
                 }                                                                                       \
             }                                                                                           \
@@ -8225,6 +8235,8 @@ typedef tensor__dpack_fn tensor__f64_pack_fn;
         tensor__##sfx##_kpack_fn kern_pack;                                                             \
         tensor__##sfx##_pack_fn pack_a, pack_b;                                                         \
         tensor__##sfx##_ntk_fn ntk;                                                                     \
+        tensor__##sfx##_kernel_fn kern_short; /* for a panel of at most short_rows rows (or NULL) */    \
+        int64_t short_rows;                                                                             \
         int64_t MR, NR, MC, KC, NC;                                                                     \
         int64_t NTR, NTC; /* the tile of ntk */                                                         \
     } tensor__gemm_impl_##sfx;
@@ -8232,26 +8244,28 @@ TENSOR__DEFINE_GEMM_IMPL(f32, float)
 TENSOR__DEFINE_GEMM_IMPL(f64, double)
 
 static const tensor__gemm_impl_f32 tensor__gemm_portable_f32 = {"portable", tensor__gemm_kernel_scalar_f32, NULL, tensor__gemm_pack_a_f32_6x16,
-                                                                tensor__gemm_pack_b_f32_6x16, NULL, TENSOR__SGEMM_MR, TENSOR__SGEMM_NR,
+                                                                tensor__gemm_pack_b_f32_6x16, NULL, NULL, 0, TENSOR__SGEMM_MR, TENSOR__SGEMM_NR,
                                                                 TENSOR__SGEMM_MC, TENSOR__SGEMM_KC, TENSOR__SGEMM_NC, 3, 4};
 static const tensor__gemm_impl_f64 tensor__gemm_portable_f64 = {"portable", tensor__gemm_kernel_scalar_f64, NULL, tensor__gemm_pack_a_f64_6x8,
-                                                                tensor__gemm_pack_b_f64_6x8, NULL, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR,
+                                                                tensor__gemm_pack_b_f64_6x8, NULL, NULL, 0, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR,
                                                                 TENSOR__DGEMM_MC, TENSOR__DGEMM_KC, TENSOR__DGEMM_NC, 3, 4};
 #if TENSOR__GEMM_AVX2
 static const tensor__gemm_impl_f32 tensor__gemm_avx2_f32 = {"avx2+fma", tensor__gemm_kernel_avx2_f32, tensor__gemm_kernel_pack_avx2_f32,
-                                                            tensor__gemm_pack_a_avx2_f32, tensor__gemm_pack_b_avx2_f32, tensor__gemm_ntk_avx2_f32,
+                                                            tensor__gemm_pack_a_avx2_f32, tensor__gemm_pack_b_avx2_f32, tensor__gemm_ntk_avx2_f32, NULL, 0,
                                                             TENSOR__SGEMM_MR, TENSOR__SGEMM_NR, TENSOR__SGEMM_MC, TENSOR__SGEMM_KC, TENSOR__SGEMM_NC, 3, 4};
 static const tensor__gemm_impl_f64 tensor__gemm_avx2_f64 = {"avx2+fma", tensor__gemm_kernel_avx2_f64, NULL, tensor__gemm_pack_a_f64_6x8,
-                                                            tensor__gemm_pack_b_f64_6x8, tensor__gemm_ntk_avx2_f64, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR,
+                                                            tensor__gemm_pack_b_f64_6x8, tensor__gemm_ntk_avx2_f64, NULL, 0, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR,
                                                             TENSOR__DGEMM_MC, TENSOR__DGEMM_KC, TENSOR__DGEMM_NC, 3, 4};
 #endif
 #if TENSOR__GEMM_AVX512
 static const tensor__gemm_impl_f32 tensor__gemm_avx512_f32 = {"avx512f", tensor__gemm_kernel_avx512_f32, tensor__gemm_kernel_pack_avx512_f32,
                                                               tensor__gemm_pack_a_avx512_f32, tensor__gemm_pack_b_avx512_f32, tensor__gemm_ntk_avx512_f32,
+                                                              tensor__gemm_kernel_short_avx512_f32, TENSOR__SGEMM512_MR / 3,
                                                               TENSOR__SGEMM512_MR, TENSOR__SGEMM512_NR, TENSOR__SGEMM512_MC, TENSOR__SGEMM512_KC,
                                                               TENSOR__SGEMM512_NC, TENSOR__NT512_R, TENSOR__NT512_C};
 static const tensor__gemm_impl_f64 tensor__gemm_avx512_f64 = {"avx512f", tensor__gemm_kernel_avx512_f64, tensor__gemm_kernel_pack_avx512_f64,
                                                               tensor__gemm_pack_a_f64_512, tensor__gemm_pack_b_f64_512, tensor__gemm_ntk_avx512_f64,
+                                                              tensor__gemm_kernel_short_avx512_f64, TENSOR__DGEMM512_MR / 3,
                                                               TENSOR__DGEMM512_MR, TENSOR__DGEMM512_NR, TENSOR__DGEMM512_MC, TENSOR__DGEMM512_KC,
                                                               TENSOR__DGEMM512_NC, TENSOR__NT512_R, TENSOR__NT512_C};
 #endif
