@@ -325,12 +325,13 @@ static void check_note(char *note, double diff, double tol) {
 }
 
 /* ---------------------------------------------------------------------------------------------- */
-/* sgemm against OpenBLAS */
+/* sgemm and dgemm against OpenBLAS */
 
 typedef struct {
     tensor *a, *b;              /* operands as tensor.h sees them (views for the transposed cases) */
-    float *A, *B, *C;           /* the same data for cblas (row-major storage of a and b's bases) */
+    void *A, *B, *C;            /* the same data for cblas (row-major storage of a and b's bases) */
     int M, N, K, lda, ldb;
+    bool f64;                   /* dgemm (else sgemm) */
     CBLAS_TRANSPOSE ta, tb;
 } gemm_case;
 
@@ -340,20 +341,42 @@ static void gemm_ours(void *p) {
 }
 static void gemm_blas(void *p) {
     gemm_case *g = (gemm_case *)p;
-    cblas_sgemm(CblasRowMajor, g->ta, g->tb, g->M, g->N, g->K, 1.0f, g->A, g->lda, g->B, g->ldb, 0.0f, g->C, g->N);
+    if (g->f64) cblas_dgemm(CblasRowMajor, g->ta, g->tb, g->M, g->N, g->K, 1.0, (const double *)g->A, g->lda, (const double *)g->B, g->ldb, 0.0, (double *)g->C, g->N);
+    else cblas_sgemm(CblasRowMajor, g->ta, g->tb, g->M, g->N, g->K, 1.0f, (const float *)g->A, g->lda, (const float *)g->B, g->ldb, 0.0f, (float *)g->C, g->N);
+}
+/* max |a - b| / (1 + |b|) over the n elements of a tensor and a buffer of its dtype */
+static double max_rel_diff_t(tensor *t, const void *b, int64_t n) {
+    if (tensor_get_dtype(t) == TENSOR_F32) return max_rel_diff(fdata(t), (const float *)b, n);
+    const double *x = (const double *)tensor_data_ptr(t), *y = (const double *)b;
+    double m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs(x[i] - y[i]) / (1 + fabs(y[i]));
+        if (d > m || d != d) m = d != d ? INFINITY : d;
+    }
+    return m;
 }
 
-/* C[M, N] = op(A) @ op(B); ta: A is stored [K, M] and used transposed; tb: B is stored [N, K]. */
-static void bench_gemm(const char *name, int M, int N, int K, bool ta, bool tb) {
+/* C[M, N] = op(A) @ op(B); ta: A is stored [K, M] and used transposed; tb: B is stored [N, K];
+   f64: dgemm (the same values in double). */
+static void bench_gemm_of(const char *name, int M, int N, int K, bool ta, bool tb, bool f64) {
     if (!wanted(name)) return;
     gemm_case g;
     tensor *as = ta ? uniform_tensor(TENSOR_SHAPE(K, M), -1, 1, 1) : uniform_tensor(TENSOR_SHAPE(M, K), -1, 1, 1);
     tensor *bs = tb ? uniform_tensor(TENSOR_SHAPE(N, K), -1, 1, 2) : uniform_tensor(TENSOR_SHAPE(K, N), -1, 1, 2);
+    if (f64) {
+        tensor *ad = tensor_to_dtype(as, TENSOR_F64), *bd = tensor_to_dtype(bs, TENSOR_F64);
+        tensor_free(as);
+        tensor_free(bs);
+        as = ad, bs = bd;
+        die_on_error("creating inputs");
+    }
+    size_t es = f64 ? sizeof(double) : sizeof(float);
     g.a = ta ? tensor_transpose(as, 0, 1) : as;
     g.b = tb ? tensor_transpose(bs, 0, 1) : bs;
-    g.A = fdata(as);
-    g.B = fdata(bs);
-    g.C = (float *)malloc(sizeof(float) * (size_t)M * (size_t)N);
+    g.A = tensor_data_ptr(as);
+    g.B = tensor_data_ptr(bs);
+    g.C = malloc(es * (size_t)M * (size_t)N);
+    g.f64 = f64;
     g.M = M, g.N = N, g.K = K;
     g.lda = ta ? M : K;
     g.ldb = tb ? K : N;
@@ -368,9 +391,9 @@ static void bench_gemm(const char *name, int M, int N, int K, bool ta, bool tb) 
         char note[64];
         tensor *c = tensor_matmul(g.a, g.b);
         die_on_error(name);
-        check_note(note, max_rel_diff(fdata(c), g.C, (int64_t)M * N), 1e-5 * K + 1e-4);
+        check_note(note, max_rel_diff_t(c, g.C, (int64_t)M * N), f64 ? 1e-13 * K + 1e-12 : 1e-5 * K + 1e-4);
         tensor_free(c);
-        row(name, threads, ours, "OpenBLAS cblas_sgemm", theirs, flops, note);
+        row(name, threads, ours, f64 ? "OpenBLAS cblas_dgemm" : "OpenBLAS cblas_sgemm", theirs, flops, note);
     }
     free(g.C);
     if (ta) tensor_free(g.a);
@@ -378,6 +401,8 @@ static void bench_gemm(const char *name, int M, int N, int K, bool ta, bool tb) 
     tensor_free(as);
     tensor_free(bs);
 }
+
+static void bench_gemm(const char *name, int M, int N, int K, bool ta, bool tb) { bench_gemm_of(name, M, N, K, ta, tb, false); }
 
 static void bench_gemms(void) {
     section("sgemm (f32): tensor_matmul allocating its result vs cblas_sgemm into an existing buffer");
@@ -391,6 +416,11 @@ static void bench_gemms(void) {
     bench_gemm("mlp fwd X@W^T 64x256x784", 64, 256, 784, false, true);
     bench_gemm("mlp dX dY@W 64x784x256", 64, 784, 256, false, false);
     bench_gemm("mlp dW dY^T@X 256x784x64", 256, 784, 64, true, false);
+    section("dgemm (f64): tensor_matmul allocating its result vs cblas_dgemm into an existing buffer");
+    for (int i = 0; i < 6; i++) {
+        sprintf(name, "dgemm %d", sizes[i]);
+        bench_gemm_of(name, sizes[i], sizes[i], sizes[i], false, false, true);
+    }
 }
 
 /* ---------------------------------------------------------------------------------------------- */

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The compile matrix: tensor.h as C99 and C++11, with gcc and clang, with and without the
 # implementation, -Wall -Wextra -Werror, TENSOR_STATIC in two translation units, overridden
-# allocator hooks. Prints `ok NAME` or `FAIL NAME` per configuration (`skipped: NAME (...)` when its
+# allocator hooks, TENSOR_NO_WINOGRAD, TENSOR_NO_AVX512 and TENSOR_NO_SIMD. Prints `ok NAME` or `FAIL NAME` per configuration (`skipped: NAME (...)` when its
 # compiler is not installed).
 set -u
 dir=$(mktemp -d)
@@ -68,6 +68,24 @@ int main(void) { /* a convolution Winograd would take runs as im2col + GEMM */
     return ok ? 0 : 1;
 }
 C
+cat > "$dir/noavx512.c" <<'C'
+#ifndef TENSOR_NO_SIMD
+#define TENSOR_NO_AVX512
+#endif
+#define TENSOR_IMPLEMENTATION
+#include "tensor.h"
+#include <string.h>
+int main(void) { /* the GEMM kernels named in the build info, and a product through them */
+    tensor *a = tensor_ones(TENSOR_SHAPE(40, 70), TENSOR_F32), *b = tensor_ones(TENSOR_SHAPE(70, 50), TENSOR_F32);
+    tensor *c = tensor_matmul(a, b);
+    int ok = c && tensor_item(tensor_sum_all(c)) == 40.0 * 50 * 70 && !strstr(tensor_build_info(), "gemm: avx512f");
+#ifdef TENSOR_NO_SIMD
+    ok = ok && strstr(tensor_build_info(), "gemm: portable 6x16 f32, portable 6x8 f64");
+#endif
+    tensor_shutdown();
+    return ok ? 0 : 1;
+}
+C
 cp "$dir/impl.c" "$dir/impl.cpp"; cp "$dir/decl.c" "$dir/decl.cpp"; cp "$dir/hooks.c" "$dir/hooks.cpp"
 
 # A configuration whose compiler is not installed prints `skipped: NAME (apt-get install PACKAGE)`.
@@ -88,5 +106,7 @@ for cc in gcc clang; do
   run "$cc TENSOR_STATIC in two translation units" $cc sh -c "$cc -std=c99 $W '$dir/static1.c' '$dir/static2.c' -o '$dir/static' -lm -lpthread && '$dir/static'"
   run "$cc overridden TENSOR_MALLOC/TENSOR_FREE" $cc sh -c "$cc -std=c99 $W '$dir/hooks.c' -o '$dir/hooks' -lm -lpthread && '$dir/hooks'"
   run "$cc TENSOR_NO_WINOGRAD" $cc sh -c "$cc -std=c99 $W '$dir/nowino.c' -o '$dir/nowino' -lm -lpthread && '$dir/nowino'"
+  run "$cc TENSOR_NO_AVX512" $cc sh -c "$cc -std=c99 $W '$dir/noavx512.c' -o '$dir/noavx512' -lm -lpthread && '$dir/noavx512'"
+  run "$cc TENSOR_NO_SIMD" $cc sh -c "$cc -std=c99 $W -DTENSOR_NO_SIMD '$dir/noavx512.c' -o '$dir/nosimd' -lm -lpthread && '$dir/nosimd'"
   run "$cc c++11 overridden TENSOR_MALLOC/TENSOR_FREE" $cxx sh -c "$cxx -std=c++11 $W '$dir/hooks.cpp' -o '$dir/hookspp' -lm -lpthread && '$dir/hookspp'"
 done

@@ -1,9 +1,10 @@
 #!/bin/sh
 # Runs the test binary, the compile matrix and the fuzzer's replay ($FUZZ_REPLAY, when set), then
 # prints one closing line: N passed, N failed
-# (N passed, N failed, N skipped when something was skipped: a compile-matrix configuration whose
-# compiler is not installed prints `skipped: ...`, and so does each line of $TESTS_SKIPPED, which
-# names what the caller skipped).
+# (N passed, N failed, N skipped when something was skipped: a test that cannot run here (the test
+# binary's `skipped: ...` lines), a compile-matrix configuration whose compiler is not installed
+# prints `skipped: ...`, and so does each line of $TESTS_SKIPPED, which names what the caller
+# skipped).
 # usage: tests/run.sh TEST_BINARY [--no-compile-matrix]
 bin=$1
 passed=0; failed=0; skipped=0
@@ -14,6 +15,7 @@ cat "$out"
 last=$(tail -n 1 "$out")
 p=$(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
 f=$(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
+skipped=$((skipped + $(grep -c '^skipped: ' "$out")))
 rm -f "$out"
 if [ -z "$p" ]; then echo "FAIL $bin ended abnormally (exit $status)"; failed=$((failed + 1)); else passed=$((passed + p)); failed=$((failed + f)); fi
 if [ "$2" != "--no-compile-matrix" ]; then

@@ -25,6 +25,13 @@ bool test_same_bits(tensor *a, tensor *b);
    Linux (the binary finds itself in /proc). */
 bool test_cpu_runs(const char *level);
 void test_run_at_simd_level(const char *file, int line, const char *level, const char *env, const char *filter, const char *echo);
+/* Marks the running test skipped (printing `skipped: TEST: reason`): unless it also fails, it
+   counts as neither passed nor failed. */
+void test_skip(const char *fmt, ...);
+/* The GEMM of >>gemm on raw buffers (f32 or f64): C[m, n] (+)= A[m, k] B[k, n], each addressed
+   through element strides (A's (i, p) at A[i * a_rs + p * a_cs]). False when it ran out of memory. */
+bool test_gemm_strided(bool f64, int64_t m, int64_t n, int64_t k, const void *A, int64_t a_rs, int64_t a_cs, const void *B, int64_t b_rs,
+                       int64_t b_cs, void *C, int64_t c_rs, int64_t c_cs, bool add);
 /* Asserts that `result` is NULL (or an int < 0) and that the recorded error names `fn`. */
 void test_expect_error(const char *file, int line, bool failed, const char *fn, const char *expr);
 

@@ -1,8 +1,11 @@
 /* Tests of the packed GEMM (generator/parts/gemm.h) through the ops that use it: matmul on every
-   transposition case and on strided views, at sizes on both sides of every micro-tile edge (6 x 16
-   f32, 6 x 8 f64, 3 x 4 of the unpacked path) and cache-block boundary (MC 264 f32 / 192 f64,
-   KC 256, NC 4096), on 1 and 2 threads, f32 and f64; batched matmul (folded, per batch, over threads), linear and the
-   convolutions against the reference kernels. Expected values are plain double loops. */
+   transposition case and on strided views, at sizes on both sides of every micro-tile edge (AVX-512
+   12 x 32 f32, 12 x 16 f64, 4 x 4 unpacked; AVX2 and portable 6 x 16 f32, 6 x 8 f64, 3 x 4
+   unpacked) and cache-block boundary (MC 240 / 120 and 264 / 192, KC 256, NC 4096), on 1 and 2
+   threads, f32 and f64; batched matmul (folded, per batch, over threads), linear and the
+   convolutions against the reference kernels; the kernels called directly (edges, layouts, add).
+   Expected values are plain double loops. Every test of this file also runs at each SIMD level
+   the CPU has (gemm_at_simd_level_*), so each family of kernels meets them. */
 #include "test.h"
 
 /* ---- helpers ---- */
@@ -104,8 +107,8 @@ static void gemm_case(tensor_dtype dt, int64_t m, int64_t n, int64_t k, int la, 
     free(bv);
 }
 
-/* Sizes on both sides of the micro-tile edges (6 rows; 16 f32 / 8 f64 columns; 3 x 4 and the
-   vector length along k for the unpacked path) and of the cache blocks (MC = 264 / 192 rows,
+/* Sizes on both sides of the micro-tile edges (6 or 12 rows; 16 or 32 f32 / 8 or 16 f64 columns;
+   3 x 4 or 4 x 4 and the vector length along k for the unpacked path) and of the cache blocks (MC = 264 / 192, 240 / 120 rows,
    KC = 256, NC = 4096 columns), small and large enough to thread (split over n when n >= m, else
    over m; a small shared operand packed by both threads, or not). */
 static const int64_t gemm_sizes[][3] = {
@@ -115,7 +118,8 @@ static const int64_t gemm_sizes[][3] = {
     {263, 20, 12}, {264, 31, 5}, {191, 20, 10}, {192, 17, 9}, {193, 33, 5}, {265, 9, 11}, {530, 40, 40},
     {40, 530, 40}, {7, 4097, 3}, {40, 8200, 3}, {120, 200, 300}, {300, 45, 100}, {1, 600, 900},
     {600, 1, 900}, {2, 2, 100000}, {270, 280, 20}, {300, 290, 460}, {64, 256, 784}, {40, 300, 1100},
-    {200, 50, 300},
+    {200, 50, 300}, {24, 64, 8}, {25, 31, 9}, {11, 47, 20}, {239, 20, 10}, {240, 33, 9}, {241, 17, 5}, {119, 40, 10},
+    {121, 24, 7}, {5, 8, 16}, {9, 9, 100},
 };
 
 static void gemm_sweep(tensor_dtype dt) {
@@ -350,3 +354,100 @@ TEST(gemm_conv_matches_reference_kernels) {
     }
     tensor_set_num_threads(saved);
 }
+
+/* ---- the kernels directly, at every SIMD level ---- */
+
+/* C (m x n, layout lc: 0 row-major with padded rows, 1 column-major) (+)= A (la) B (lb) (0 row-,
+   1 column-major, padded) on raw buffers through test_gemm_strided, against a double loop:
+   |got - want| <= (k + 5) u (sum_p |a b| + |C0|). Edge tiles of every kernel family (12 x 32 and
+   12 x 16 AVX-512, 6 x 16 and 6 x 8 AVX2 and portable, 4 x 4 and 3 x 4 unpacked), k = 1, k across
+   the KC blocks, the transposed narrow-n case, add on a filled C. */
+static void gemm_raw_case(bool f64, int64_t m, int64_t n, int64_t k, int la, int lb, int lc, bool add) {
+    int64_t lda = (la ? m : k) + 3, ldb = (lb ? k : n) + 5, ldc = (lc ? m : n) + 2;
+    int64_t asz = (la ? k : m) * lda, bsz = (lb ? n : k) * ldb, csz = (lc ? n : m) * ldc;
+    size_t es = f64 ? sizeof(double) : sizeof(float);
+    double *a = gemm_values(f64 ? TENSOR_F64 : TENSOR_F32, asz), *b = gemm_values(f64 ? TENSOR_F64 : TENSOR_F32, bsz);
+    double *c0 = gemm_values(f64 ? TENSOR_F64 : TENSOR_F32, csz);
+    void *A = malloc(es * (size_t)asz), *B = malloc(es * (size_t)bsz), *C = malloc(es * (size_t)csz);
+    for (int64_t i = 0; i < asz; i++) if (f64) ((double *)A)[i] = a[i]; else ((float *)A)[i] = (float)a[i];
+    for (int64_t i = 0; i < bsz; i++) if (f64) ((double *)B)[i] = b[i]; else ((float *)B)[i] = (float)b[i];
+    for (int64_t i = 0; i < csz; i++) if (f64) ((double *)C)[i] = c0[i]; else ((float *)C)[i] = (float)c0[i];
+    int64_t a_rs = la ? 1 : lda, a_cs = la ? lda : 1, b_rs = lb ? 1 : ldb, b_cs = lb ? ldb : 1, c_rs = lc ? 1 : ldc, c_cs = lc ? ldc : 1;
+    CHECK(test_gemm_strided(f64, m, n, k, A, a_rs, a_cs, B, b_rs, b_cs, C, c_rs, c_cs, add));
+    double u = f64 ? ldexp(1.0, -53) : ldexp(1.0, -24);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double e = add ? c0[i * c_rs + j * c_cs] : 0, bound = fabs(e);
+            for (int64_t p = 0; p < k; p++) {
+                double t = a[i * a_rs + p * a_cs] * b[p * b_rs + j * b_cs];
+                e += t;
+                bound += fabs(t);
+            }
+            int64_t at = i * c_rs + j * c_cs;
+            double v = f64 ? ((double *)C)[at] : (double)((float *)C)[at];
+            if (!(fabs(v - e) <= (double)(k + 5) * u * bound + 1e-300) && bad++ < 3)
+                test_fail(__FILE__, __LINE__, "%s %lldx%lldx%lld layouts %d/%d/%d add %d threads %d [%lld, %lld]: %.17g, expected %.17g",
+                          f64 ? "f64" : "f32", (long long)m, (long long)n, (long long)k, la, lb, lc, (int)add, tensor_get_num_threads(),
+                          (long long)i, (long long)j, v, e);
+        }
+    /* what lies between the rows (or columns) of C is untouched */
+    for (int64_t r = 0; r < (lc ? n : m); r++)
+        for (int64_t x = lc ? m : n; x < ldc; x++) {
+            int64_t at = r * ldc + x;
+            double v = f64 ? ((double *)C)[at] : (double)((float *)C)[at];
+            if (v != c0[at] && bad++ < 3) test_fail(__FILE__, __LINE__, "%lldx%lldx%lld: the padding of C was written", (long long)m, (long long)n, (long long)k);
+        }
+    free(a), free(b), free(c0), free(A), free(B), free(C);
+}
+
+TEST(gemm_kernels_edges_layouts_add_threads) {
+    static const int64_t sizes[][3] = {
+        {1, 1, 1}, {12, 32, 1}, {13, 33, 1}, {11, 31, 2}, {12, 16, 3}, {25, 17, 9}, {6, 16, 5}, {7, 9, 300}, {24, 64, 257},
+        {23, 65, 513}, {4, 4, 40}, {5, 7, 130}, {64, 70, 200}, {250, 70, 40}, {241, 33, 19}, {100, 100, 100}, {3, 300, 50},
+        {300, 3, 50}, {130, 9, 140}, {500, 260, 20},
+    };
+    int saved = tensor_get_num_threads();
+    for (int threads = 1; threads <= 2; threads++) {
+        tensor_set_num_threads(threads);
+        for (int d = 0; d < 2; d++)
+            for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+                for (int l = 0; l < 8; l++)
+                    gemm_raw_case(d == 1, sizes[s][0], sizes[s][1], sizes[s][2], l & 1, (l >> 1) & 1, (l >> 2) & 1, (s + (size_t)l) % 2 == 1);
+    }
+    tensor_set_num_threads(saved);
+}
+
+/* tensor_build_info names the GEMM kernels the SIMD layer's choice selects: AVX-512 with avx512
+   (unless built with TENSOR_NO_AVX512 or TENSOR_NO_SIMD), AVX2 with avx2, the portable ones below. */
+TEST(gemm_kernel_follows_simd_level) {
+    const char *simd = test_simd_level(), *gemm = strstr(tensor_build_info(), "gemm: ");
+    CHECK(gemm != NULL);
+    if (!gemm) return;
+#if !defined(TENSOR_NO_SIMD) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#ifdef TENSOR_NO_AVX512
+    const char *want512 = "gemm: avx2+fma 6x16 f32, avx2+fma 6x8 f64";
+#else
+    const char *want512 = "gemm: avx512f 12x32 f32, avx512f 12x16 f64";
+#endif
+    const char *want = strstr(simd, "avx512") ? want512 : strstr(simd, "avx2") ? "gemm: avx2+fma 6x16 f32, avx2+fma 6x8 f64"
+                                                                                 : "gemm: portable 6x16 f32, portable 6x8 f64";
+#else
+    const char *want = "gemm: portable 6x16 f32, portable 6x8 f64";
+#endif
+    CHECK_MSG(strncmp(gemm, want, strlen(want)) == 0, "simd %s: '%.48s', expected '%s'", simd, gemm, want);
+}
+
+/* The GEMM tests of this file at each x86 level in a child process (TENSOR_SIMD=level): the level
+   this process runs was covered above; one the CPU lacks is skipped, visibly. */
+#if defined(__linux__) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+static void gemm_at_level(const char *level) {
+    if (getenv("TENSOR_SIMD")) return; /* a child: it runs its own level's tests */
+    if (!test_cpu_runs(level)) { test_skip("the GEMM kernels at TENSOR_SIMD=%s (this CPU does not run it)", level); return; }
+    if (strstr(test_simd_level(), level)) return; /* this process runs at that level */
+    test_run_at_simd_level(__FILE__, __LINE__, level, "", "test_gemm", NULL);
+}
+TEST(gemm_at_simd_level_avx512) { gemm_at_level("avx512"); }
+TEST(gemm_at_simd_level_avx2) { gemm_at_level("avx2"); }
+TEST(gemm_at_simd_level_scalar) { gemm_at_level("scalar"); }
+#endif

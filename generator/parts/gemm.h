@@ -15,12 +15,27 @@
      ir: every A panel of the block streams past it through the micro-kernel, which keeps one
          MR x NR tile of C in registers for the whole KC loop and then adds it to C.
    Packing pads the last panels with zeros, so the micro-kernel always computes a full tile; a
-   partial tile at the edge of C (or a C with a column stride) goes through a small buffer.
-   Micro-kernels: 6 x 16 f32 and 6 x 8 f64 for AVX2+FMA (12 accumulators of 8 floats / 4 doubles,
-   two loads of B and six broadcasts of A per k step), compiled with __attribute__((target)) and
-   chosen at run time from CPUID; a portable scalar kernel of the same tile shape otherwise (or
-   when TENSOR_NO_SIMD is defined). Packing: AVX2 8 x 8 transposes where the unit stride runs
-   along k; a row-major B is packed by the kernel's first pass over it (no separate copy).
+   partial tile at the edge of C is stored with masks (AVX-512) or through a small buffer, as is
+   a tile of a C with a column stride.
+   Kernel families (tensor__gemm_impl_*: micro-kernel, packing, unpacked tile, tile and block
+   sizes), one picked per call by tensor__gemm_pick_* from the SIMD layer's choice, so
+   TENSOR_SIMD=avx2 gives the AVX2 family and sse2 or scalar the portable one:
+     avx512f: 12 x 32 f32 and 12 x 16 f64 (24 accumulators of the 32 zmm registers, two loads
+       of B and 12 broadcasts of A per k step), MC 240 / 120, KC 256, NC 4096. Measured on one
+       Zen 5 core (GFLOP/s at 512 / 1024 / 2048, f32): 12 x 32 236 / 230 / 234, 14 x 32 (28
+       accumulators) 230 / 225 / 226 (KC 192; 134 at 2048 with KC 256), 8 x 48 234 / 214 / 199
+       (KC 160, its B panel in L1), 6 x 64 242 / 207-234 / 180 (KC 128, C read and written 16
+       times at k = 2048); f64 at 512 / 1024 / 2048: 12 x 16 120 / 111 / 116, 14 x 16 119 / 103
+       / 102, 8 x 24 116 / 95 / 93. MC 144..480 and KC 192..384 with 12 x 32 within noise (3%)
+       of each other; KC 256 keeps the B panel (32 KiB) and an A panel (12 KiB) in L1 (48 KiB).
+       A last panel of at most 4 rows (a block of 64 rows) runs a 4-row kernel. Unpacked A B^T
+       tile: 4 x 4 (16 lanes along k).
+     avx2+fma: 6 x 16 f32 and 6 x 8 f64 (12 accumulators of 8 floats / 4 doubles, two loads of
+       B and six broadcasts of A per k step); unpacked tile 3 x 4.
+     portable: scalar C of the AVX2 tile shape (the only one under TENSOR_NO_SIMD).
+   TENSOR_NO_AVX512 leaves the first out. The SIMD kernels carry __attribute__((target)), so a
+   plain -O2 build has them all. Packing: 8 x 8 transposes in registers where the unit stride
+   runs along k; a row-major B is packed by the kernel's first pass over it (no separate copy).
    Two cases skip the blocked loops: a narrow n whose transposed problem (C^T = B^T A^T) fills
    the tiles much better runs transposed, and a row-major A times a column-major B (x @ w^T of a
    linear layer) with few rows or columns runs unpacked dot-product tiles (tensor__gemm_ntk).
@@ -42,12 +57,19 @@ extern "C" {
 #else
 #define TENSOR__GEMM_AVX2 0
 #endif
+/* TENSOR_NO_AVX512 leaves the AVX-512 kernels out (the AVX2 ones then serve an AVX-512 CPU). */
+#if TENSOR__GEMM_AVX2 && !defined(TENSOR_NO_AVX512)
+#define TENSOR__GEMM_AVX512 1
+#else
+#define TENSOR__GEMM_AVX512 0
+#endif
 
-/* Tile and block sizes for this machine's caches (L1d 32 KiB, L2 1 MiB per core, L3 32 MiB):
-   a B panel (KC x NR: 16 KiB in f32 and f64) fills half of L1 with the A panel streaming past it;
-   the packed A block (MC x KC: 264 KiB f32, 384 KiB f64) sits in L2 next to the B panels passing
-   through; the packed B block (KC x NC: 4 MiB f32, 8 MiB f64) sits in L3. Measured here (one
-   thread, against the alternatives MC 72..384, KC 192..384): within 2% of the best everywhere. */
+/* Tile and block sizes of the AVX2 and portable kernels, for the caches of the machine they were
+   measured on (L1d 32 KiB, L2 1 MiB per core, L3 32 MiB): a B panel (KC x NR: 16 KiB in f32 and
+   f64) fills half of L1 with the A panel streaming past it; the packed A block (MC x KC: 264 KiB
+   f32, 384 KiB f64) sits in L2 next to the B panels passing through; the packed B block (KC x NC:
+   4 MiB f32, 8 MiB f64) sits in L3. Measured there (one thread, against the alternatives MC
+   72..384, KC 192..384): within 2% of the best everywhere. */
 #define TENSOR__SGEMM_MR 6
 #define TENSOR__SGEMM_NR 16
 #define TENSOR__DGEMM_MR 6
@@ -85,18 +107,18 @@ typedef void (*tensor__spack_fn)(float *dst, const float *src, int64_t rows, int
 typedef void (*tensor__dpack_fn)(double *dst, const double *src, int64_t rows, int64_t cols, int64_t rs, int64_t cs);
 
 /* Writes a finished tile: C = acc (+ C) for the mr x nr corner (C's element (i, j) at
-   C[i * rs + j * cs]); acc rows are NR apart. */
-#define TENSOR__DEFINE_GEMM_STORE(sfx, T, NR)                                                            \
-    static void tensor__gemm_store_##sfx(const T *acc, T *C, int64_t rs, int64_t cs, int mr, int nr, int add) { \
+   C[i * rs + j * cs]); acc rows are ld apart. */
+#define TENSOR__DEFINE_GEMM_STORE(sfx, T)                                                                \
+    static void tensor__gemm_store_##sfx(const T *acc, int ld, T *C, int64_t rs, int64_t cs, int mr, int nr, int add) { \
         for (int i = 0; i < mr; i++) {                                                                  \
             T *c = C + i * rs;                                                                          \
-            const T *r = acc + i * NR;                                                                  \
+            const T *r = acc + i * ld;                                                                  \
             if (add) for (int j = 0; j < nr; j++) c[j * cs] += r[j];                                    \
             else for (int j = 0; j < nr; j++) c[j * cs] = r[j];                                         \
         }                                                                                               \
     }
-TENSOR__DEFINE_GEMM_STORE(f32, float, TENSOR__SGEMM_NR)
-TENSOR__DEFINE_GEMM_STORE(f64, double, TENSOR__DGEMM_NR)
+TENSOR__DEFINE_GEMM_STORE(f32, float)
+TENSOR__DEFINE_GEMM_STORE(f64, double)
 
 /* The portable micro-kernel: the same tile in a local array; the j loop has a fixed trip count,
    so the compiler keeps rows of acc in vector registers where it can. */
@@ -110,16 +132,17 @@ TENSOR__DEFINE_GEMM_STORE(f64, double, TENSOR__DGEMM_NR)
                 T *r = acc + i * NR;                                                                    \
                 for (int j = 0; j < NR; j++) r[j] += ai * b[j];                                         \
             }                                                                                           \
-        tensor__gemm_store_##sfx(acc, C, rs, cs, mr, nr, add);                                          \
+        tensor__gemm_store_##sfx(acc, NR, C, rs, cs, mr, nr, add);                                      \
     }
 TENSOR__DEFINE_GEMM_KERNEL_SCALAR(f32, float, TENSOR__SGEMM_MR, TENSOR__SGEMM_NR)
 TENSOR__DEFINE_GEMM_KERNEL_SCALAR(f64, double, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR)
 
-/* Portable packing. A: panel after panel of MR rows, dst[p * MR + r] = A[(i0 + r) * rs + p * cs].
+/* Portable packing for a tile of MR x NR (any: one instance per tile shape, named by `shape`).
+   A: panel after panel of MR rows, dst[p * MR + r] = A[(i0 + r) * rs + p * cs].
    B: panel after panel of NR columns, dst[p * NR + c] = B[p * rs + (j0 + c) * cs]. The common
    layouts (unit stride along the panel's short side, or along k) get loops of fixed trip count. */
-#define TENSOR__DEFINE_GEMM_PACK(sfx, T, MR, NR)                                                         \
-    static void tensor__gemm_pack_a_##sfx(T *dst, const T *A, int64_t mc, int64_t kc, int64_t rs, int64_t cs) { \
+#define TENSOR__DEFINE_GEMM_PACK(shape, T, MR, NR)                                                       \
+    static TENSOR__UNUSED void tensor__gemm_pack_a_##shape(T *dst, const T *A, int64_t mc, int64_t kc, int64_t rs, int64_t cs) { \
         for (int64_t i0 = 0; i0 < mc; i0 += MR, dst += MR * kc) {                                       \
             int64_t rows = mc - i0 < MR ? mc - i0 : MR;                                                 \
             const T *s = A + i0 * rs;                                                                   \
@@ -137,7 +160,7 @@ TENSOR__DEFINE_GEMM_KERNEL_SCALAR(f64, double, TENSOR__DGEMM_MR, TENSOR__DGEMM_N
             }                                                                                           \
         }                                                                                               \
     }                                                                                                   \
-    static void tensor__gemm_pack_b_##sfx(T *dst, const T *B, int64_t kc, int64_t nc, int64_t rs, int64_t cs) { \
+    static TENSOR__UNUSED void tensor__gemm_pack_b_##shape(T *dst, const T *B, int64_t kc, int64_t nc, int64_t rs, int64_t cs) { \
         for (int64_t j0 = 0; j0 < nc; j0 += NR, dst += NR * kc) {                                       \
             int64_t cols = nc - j0 < NR ? nc - j0 : NR;                                                 \
             const T *s = B + j0 * cs;                                                                   \
@@ -155,8 +178,8 @@ TENSOR__DEFINE_GEMM_KERNEL_SCALAR(f64, double, TENSOR__DGEMM_MR, TENSOR__DGEMM_N
             }                                                                                           \
         }                                                                                               \
     }
-TENSOR__DEFINE_GEMM_PACK(f32, float, TENSOR__SGEMM_MR, TENSOR__SGEMM_NR)
-TENSOR__DEFINE_GEMM_PACK(f64, double, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR)
+TENSOR__DEFINE_GEMM_PACK(f32_6x16, float, 6, 16)
+TENSOR__DEFINE_GEMM_PACK(f64_6x8, double, 6, 8)
 
 #if TENSOR__GEMM_AVX2
 #define TENSOR__AVX2 __attribute__((target("avx2,fma")))
@@ -223,7 +246,7 @@ TENSOR__DEFINE_GEMM_PACK(f64, double, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR)
     _mm256_storeu_ps(acc + 64, c40); _mm256_storeu_ps(acc + 72, c41);                                   \
     _mm256_storeu_ps(acc + 80, c50); _mm256_storeu_ps(acc + 88, c51);                                   \
     _mm256_zeroupper(); /* gcc adds none before this call: the SSE store would run dirty */             \
-    tensor__gemm_store_f32(acc, C, rs, cs, mr, nr, add)
+    tensor__gemm_store_f32(acc, 16, C, rs, cs, mr, nr, add)
 TENSOR__AVX2 static void tensor__gemm_kernel_avx2_f32(int64_t kc, const float *a, const float *b, float *C, int64_t rs, int64_t cs, int mr, int nr, int add) {
     TENSOR__SK_BEGIN;
     for (; p + 4 <= kc; p += 4, a += 24, b += 64) {
@@ -300,7 +323,7 @@ TENSOR__AVX2 static void tensor__gemm_kernel_avx2_f64(int64_t kc, const double *
     _mm256_storeu_pd(acc + 32, c40); _mm256_storeu_pd(acc + 36, c41);
     _mm256_storeu_pd(acc + 40, c50); _mm256_storeu_pd(acc + 44, c51);
     _mm256_zeroupper(); /* as in the f32 kernel */
-    tensor__gemm_store_f64(acc, C, rs, cs, mr, nr, add);
+    tensor__gemm_store_f64(acc, 8, C, rs, cs, mr, nr, add);
 }
 
 /* In-register transpose of an 8 x 8 f32 block (r[i] row i in, column i out). */
@@ -325,9 +348,9 @@ TENSOR__AVX2 static inline void tensor__transpose8_f32(__m256 *r) {
    8 lanes where the next step's 6 start: in order, every store overwrites the previous one's 2
    spare lanes; the panel's last step stores 6. */
 TENSOR__AVX2 static void tensor__gemm_pack_a_avx2_f32(float *dst, const float *A, int64_t mc, int64_t kc, int64_t rs, int64_t cs) {
-    if (cs != 1) { tensor__gemm_pack_a_f32(dst, A, mc, kc, rs, cs); return; }
+    if (cs != 1) { tensor__gemm_pack_a_f32_6x16(dst, A, mc, kc, rs, cs); return; }
     for (int64_t i0 = 0; i0 < mc; i0 += 6, dst += 6 * kc) {
-        if (mc - i0 < 6) { tensor__gemm_pack_a_f32(dst, A + i0 * rs, mc - i0, kc, rs, cs); break; }
+        if (mc - i0 < 6) { tensor__gemm_pack_a_f32_6x16(dst, A + i0 * rs, mc - i0, kc, rs, cs); break; }
         const float *s = A + i0 * rs;
         int64_t p = 0;
         for (; p + 8 <= kc; p += 8) {
@@ -354,12 +377,12 @@ TENSOR__AVX2 static void tensor__gemm_pack_b_avx2_f32(float *dst, const float *B
                 _mm256_store_ps(dst + p * 16, _mm256_loadu_ps(B + p * rs + j0));
                 _mm256_store_ps(dst + p * 16 + 8, _mm256_loadu_ps(B + p * rs + j0 + 8));
             }
-        if (nc % 16) tensor__gemm_pack_b_f32(dst, B + (nc - nc % 16), kc, nc % 16, rs, cs);
+        if (nc % 16) tensor__gemm_pack_b_f32_6x16(dst, B + (nc - nc % 16), kc, nc % 16, rs, cs);
         return;
     }
-    if (rs != 1) { tensor__gemm_pack_b_f32(dst, B, kc, nc, rs, cs); return; }
+    if (rs != 1) { tensor__gemm_pack_b_f32_6x16(dst, B, kc, nc, rs, cs); return; }
     for (int64_t j0 = 0; j0 < nc; j0 += 16, dst += 16 * kc) {
-        if (nc - j0 < 16) { tensor__gemm_pack_b_f32(dst, B + j0 * cs, kc, nc - j0, rs, cs); break; }
+        if (nc - j0 < 16) { tensor__gemm_pack_b_f32_6x16(dst, B + j0 * cs, kc, nc - j0, rs, cs); break; }
         const float *s = B + j0 * cs;
         int64_t p = 0;
         for (; p + 8 <= kc; p += 8)
@@ -411,8 +434,8 @@ TENSOR__AVX2 static inline void tensor__nt_out_f64(__m256d v, double *C, int64_t
 }
 /* C[i, j] (+)= sum_p A[i * lda + p] B[j * ldb + p] for i < mr <= 3, j < nr <= 4; C's (i, j) at
    C[i * rs + j * cs]. */
-#define TENSOR__DEFINE_GEMM_NT(sfx, T, V, W, SET0, LOADU, MASKLOAD, MI, FMADD)                           \
-    TENSOR__AVX2 static void tensor__gemm_ntk_##sfx(int64_t kc, const T *A, int64_t lda, const T *B, int64_t ldb, T *C, \
+#define TENSOR__DEFINE_GEMM_NT(isa, TARGET, sfx, T, V, W, SET0, LOADU, MASKLOAD, MI, MASK, FMADD, HSUM)      \
+    TARGET static void tensor__gemm_ntk_##isa##_##sfx(int64_t kc, const T *A, int64_t lda, const T *B, int64_t ldb, T *C, \
                                                    int64_t rs, int64_t cs, int mr, int nr, int add) {  \
         V c00 = SET0(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;    \
         V c20 = c00, c21 = c00, c22 = c00, c23 = c00;                                                   \
@@ -427,21 +450,275 @@ TENSOR__AVX2 static inline void tensor__nt_out_f64(__m256d v, double *C, int64_t
             y = LOADU(b3 + p); c03 = FMADD(x0, y, c03); c13 = FMADD(x1, y, c13); c23 = FMADD(x2, y, c23); \
         }                                                                                               \
         if (p < kc) { /* lanes past the end load as zeros */                                            \
-            MI mask = TENSOR__NT_MASK_##sfx(kc - p);                                                    \
+            MI mask = MASK(kc - p);                                                                     \
             V x0 = MASKLOAD(a0 + p, mask), x1 = MASKLOAD(a1 + p, mask), x2 = MASKLOAD(a2 + p, mask), y;  \
             y = MASKLOAD(b0 + p, mask); c00 = FMADD(x0, y, c00); c10 = FMADD(x1, y, c10); c20 = FMADD(x2, y, c20); \
             y = MASKLOAD(b1 + p, mask); c01 = FMADD(x0, y, c01); c11 = FMADD(x1, y, c11); c21 = FMADD(x2, y, c21); \
             y = MASKLOAD(b2 + p, mask); c02 = FMADD(x0, y, c02); c12 = FMADD(x1, y, c12); c22 = FMADD(x2, y, c22); \
             y = MASKLOAD(b3 + p, mask); c03 = FMADD(x0, y, c03); c13 = FMADD(x1, y, c13); c23 = FMADD(x2, y, c23); \
         }                                                                                               \
-        tensor__nt_out_##sfx(tensor__hsum4_##sfx(c00, c01, c02, c03), C, cs, nr, add);                  \
-        if (mr > 1) tensor__nt_out_##sfx(tensor__hsum4_##sfx(c10, c11, c12, c13), C + rs, cs, nr, add); \
-        if (mr > 2) tensor__nt_out_##sfx(tensor__hsum4_##sfx(c20, c21, c22, c23), C + 2 * rs, cs, nr, add); \
+        tensor__nt_out_##sfx(HSUM(c00, c01, c02, c03), C, cs, nr, add);                                 \
+        if (mr > 1) tensor__nt_out_##sfx(HSUM(c10, c11, c12, c13), C + rs, cs, nr, add);                \
+        if (mr > 2) tensor__nt_out_##sfx(HSUM(c20, c21, c22, c23), C + 2 * rs, cs, nr, add);            \
     }
 #define TENSOR__NT_MASK_f32(rem) _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(rem)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
 #define TENSOR__NT_MASK_f64(rem) _mm256_cmpgt_epi64(_mm256_set1_epi64x((long long)(rem)), _mm256_setr_epi64x(0, 1, 2, 3))
-TENSOR__DEFINE_GEMM_NT(f32, float, __m256, 8, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_maskload_ps, __m256i, _mm256_fmadd_ps)
-TENSOR__DEFINE_GEMM_NT(f64, double, __m256d, 4, _mm256_setzero_pd, _mm256_loadu_pd, _mm256_maskload_pd, __m256i, _mm256_fmadd_pd)
+TENSOR__DEFINE_GEMM_NT(avx2, TENSOR__AVX2, f32, float, __m256, 8, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_maskload_ps, __m256i,
+                       TENSOR__NT_MASK_f32, _mm256_fmadd_ps, tensor__hsum4_f32)
+TENSOR__DEFINE_GEMM_NT(avx2, TENSOR__AVX2, f64, double, __m256d, 4, _mm256_setzero_pd, _mm256_loadu_pd, _mm256_maskload_pd, __m256i,
+                       TENSOR__NT_MASK_f64, _mm256_fmadd_pd, tensor__hsum4_f64)
+#endif
+
+#if TENSOR__GEMM_AVX512
+#define TENSOR__AVX512 __attribute__((target("avx512f,avx2,fma")))
+/* Tile of the AVX-512 kernels: MR rows of A broadcast against NV vectors of B (16 f32 / 8 f64 lanes
+   each), MR x NV accumulators of the 32 zmm registers. */
+#ifndef TENSOR__SGEMM512_MR
+#define TENSOR__SGEMM512_MR 12
+#endif
+#ifndef TENSOR__SGEMM512_NV
+#define TENSOR__SGEMM512_NV 2
+#endif
+#ifndef TENSOR__DGEMM512_MR
+#define TENSOR__DGEMM512_MR 12
+#endif
+#ifndef TENSOR__DGEMM512_NV
+#define TENSOR__DGEMM512_NV 2
+#endif
+#define TENSOR__SGEMM512_NR (16 * TENSOR__SGEMM512_NV)
+#define TENSOR__DGEMM512_NR (8 * TENSOR__DGEMM512_NV)
+#ifndef TENSOR__SGEMM512_MC
+#define TENSOR__SGEMM512_MC 240
+#endif
+#ifndef TENSOR__SGEMM512_KC
+#define TENSOR__SGEMM512_KC 256
+#endif
+#ifndef TENSOR__SGEMM512_NC
+#define TENSOR__SGEMM512_NC 4096
+#endif
+#ifndef TENSOR__DGEMM512_MC
+#define TENSOR__DGEMM512_MC 120
+#endif
+#ifndef TENSOR__DGEMM512_KC
+#define TENSOR__DGEMM512_KC 256
+#endif
+#ifndef TENSOR__DGEMM512_NC
+#define TENSOR__DGEMM512_NC 4096
+#endif
+
+/* The type's vector operations, named so one kernel body serves f32 and f64. */
+#define TENSOR__Z_V_f32 __m512
+#define TENSOR__Z_M_f32 __mmask16
+#define TENSOR__Z_L_f32 16
+#define TENSOR__Z_ZERO_f32 _mm512_setzero_ps
+#define TENSOR__Z_SET1_f32 _mm512_set1_ps
+#define TENSOR__Z_LOAD_f32 _mm512_load_ps
+#define TENSOR__Z_LOADU_f32 _mm512_loadu_ps
+#define TENSOR__Z_STORE_f32 _mm512_store_ps
+#define TENSOR__Z_STOREU_f32 _mm512_storeu_ps
+#define TENSOR__Z_FMADD_f32 _mm512_fmadd_ps
+#define TENSOR__Z_ADD_f32 _mm512_add_ps
+#define TENSOR__Z_MLOADU_f32 _mm512_maskz_loadu_ps
+#define TENSOR__Z_MSTOREU_f32 _mm512_mask_storeu_ps
+#define TENSOR__Z_V_f64 __m512d
+#define TENSOR__Z_M_f64 __mmask8
+#define TENSOR__Z_L_f64 8
+#define TENSOR__Z_ZERO_f64 _mm512_setzero_pd
+#define TENSOR__Z_SET1_f64 _mm512_set1_pd
+#define TENSOR__Z_LOAD_f64 _mm512_load_pd
+#define TENSOR__Z_LOADU_f64 _mm512_loadu_pd
+#define TENSOR__Z_STORE_f64 _mm512_store_pd
+#define TENSOR__Z_STOREU_f64 _mm512_storeu_pd
+#define TENSOR__Z_FMADD_f64 _mm512_fmadd_pd
+#define TENSOR__Z_ADD_f64 _mm512_add_pd
+#define TENSOR__Z_MLOADU_f64 _mm512_maskz_loadu_pd
+#define TENSOR__Z_MSTOREU_f64 _mm512_mask_storeu_pd
+
+/* The micro-kernel body: c[i][v] += a[i] * B vector v for MR rows and NV vectors per k step (the
+   loops have fixed trip counts and are unrolled, so c lives in registers and each broadcast of A
+   folds into its FMAs as a memory operand); the first ROWS of the panel's MR rows are computed. LOADB(sfx, v) gives B vector v of this k step; STEPEND
+   advances what it reads. Then the tile goes to C: full rows of unit column stride directly,
+   the last vector of a narrower tile with a masked load/store; a C with a column stride through a
+   buffer and the portable store. */
+#define TENSOR__ZK_BODY(sfx, T, MR, ROWS, NV, LOADB, STEPEND)                                            \
+    enum { L_ = TENSOR__Z_L_##sfx };                                                                    \
+    TENSOR__Z_V_##sfx c[ROWS][NV];                                                                      \
+    _Pragma("GCC unroll 32") for (int i = 0; i < ROWS; i++)                                               \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) c[i][v] = TENSOR__Z_ZERO_##sfx();          \
+    if (cs == 1)                                                                                        \
+        for (int i = 0; i < mr; i++) {                                                                  \
+            _mm_prefetch((const char *)(C + i * rs), _MM_HINT_T0);                                      \
+            _mm_prefetch((const char *)(C + i * rs + NV * L_ - 1), _MM_HINT_T0);                        \
+        }                                                                                               \
+    _Pragma("GCC unroll 4") for (int64_t p = 0; p < kc; p++) {                                          \
+        TENSOR__Z_V_##sfx bv[NV];                                                                       \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) bv[v] = LOADB(sfx, v);                        \
+        _Pragma("GCC unroll 32") for (int i = 0; i < ROWS; i++) {                                         \
+            TENSOR__Z_V_##sfx av = TENSOR__Z_SET1_##sfx(a[i]);                                          \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) c[i][v] = TENSOR__Z_FMADD_##sfx(av, bv[v], c[i][v]); \
+        }                                                                                               \
+        a += MR;                                                                                        \
+        STEPEND;                                                                                        \
+    }                                                                                                   \
+    if (cs == 1) {                                                                                      \
+        _Pragma("GCC unroll 32") for (int i = 0; i < ROWS; i++) {                                         \
+            if (i >= mr) break;                                                                         \
+            T *cr = C + i * rs;                                                                         \
+            _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) {                                      \
+                int lanes = nr - v * L_;                                                                \
+                TENSOR__Z_V_##sfx x = c[i][v];                                                          \
+                if (lanes >= L_) {                                                                      \
+                    if (add) x = TENSOR__Z_ADD_##sfx(x, TENSOR__Z_LOADU_##sfx(cr + v * L_));            \
+                    TENSOR__Z_STOREU_##sfx(cr + v * L_, x);                                             \
+                } else if (lanes > 0) {                                                                 \
+                    TENSOR__Z_M_##sfx mk = (TENSOR__Z_M_##sfx)((1u << lanes) - 1);                      \
+                    if (add) x = TENSOR__Z_ADD_##sfx(x, TENSOR__Z_MLOADU_##sfx(mk, cr + v * L_));       \
+                    TENSOR__Z_MSTOREU_##sfx(cr + v * L_, mk, x);                                        \
+                }                                                                                       \
+            }                                                                                           \
+        }                                                                                               \
+        return;                                                                                         \
+    }                                                                                                   \
+    T acc[ROWS * NV * L_];                                                                              \
+    _Pragma("GCC unroll 32") for (int i = 0; i < ROWS; i++)                                               \
+        _Pragma("GCC unroll 4") for (int v = 0; v < NV; v++) TENSOR__Z_STOREU_##sfx(acc + (i * NV + v) * L_, c[i][v]); \
+    _mm256_zeroupper(); /* before the SSE code of the portable store */                                 \
+    tensor__gemm_store_##sfx(acc, NV * L_, C, rs, cs, mr, nr, add)
+
+#define TENSOR__ZK_LOADB_PANEL(sfx, v) TENSOR__Z_LOAD_##sfx(b + (v) * TENSOR__Z_L_##sfx)
+/* reads B in place and writes the packed panel on the way */
+#define TENSOR__ZK_LOADB_SRC(sfx, v)                                                                     \
+    (bx_ = TENSOR__Z_LOADU_##sfx(bsrc + (v) * TENSOR__Z_L_##sfx), TENSOR__Z_STORE_##sfx(b + (v) * TENSOR__Z_L_##sfx, bx_), bx_)
+#define TENSOR__DEFINE_GEMM_KERNEL_AVX512(sfx, T, MR, NV)                                                \
+    TENSOR__AVX512 static void tensor__gemm_kernel_avx512_##sfx(int64_t kc, const T *a, const T *b, T *C, int64_t rs, int64_t cs, \
+                                                               int mr, int nr, int add) {               \
+        TENSOR__ZK_BODY(sfx, T, MR, MR, NV, TENSOR__ZK_LOADB_PANEL, b += NV * L_);                      \
+    }                                                                                                   \
+    /* the same for a last panel of at most MR / 3 rows (a block of 64 rows: 5 full panels and 4    \
+       rows; 64 x 784 x 256: 199 -> 216 GFLOP/s) */                                                     \
+    TENSOR__AVX512 static void tensor__gemm_kernel_short_avx512_##sfx(int64_t kc, const T *a, const T *b, T *C, int64_t rs, int64_t cs, \
+                                                                     int mr, int nr, int add) {         \
+        TENSOR__ZK_BODY(sfx, T, MR, MR / 3, NV, TENSOR__ZK_LOADB_PANEL, b += NV * L_);                  \
+    }                                                                                                   \
+    /* the kernel that packs the B panel on its first pass (as the AVX2 one) */                        \
+    TENSOR__AVX512 static void tensor__gemm_kernel_pack_avx512_##sfx(int64_t kc, const T *a, T *b, const T *bsrc, int64_t bs, T *C, \
+                                                                    int64_t rs, int64_t cs, int mr, int nr, int add) { \
+        TENSOR__Z_V_##sfx bx_;                                                                          \
+        TENSOR__ZK_BODY(sfx, T, MR, MR, NV, TENSOR__ZK_LOADB_SRC,                                       \
+                        (_mm_prefetch((const char *)(bsrc + TENSOR__GEMM_PF * bs), _MM_HINT_T0), b += NV * L_, bsrc += bs)); \
+    }
+TENSOR__DEFINE_GEMM_KERNEL_AVX512(f32, float, TENSOR__SGEMM512_MR, TENSOR__SGEMM512_NV)
+TENSOR__DEFINE_GEMM_KERNEL_AVX512(f64, double, TENSOR__DGEMM512_MR, TENSOR__DGEMM512_NV)
+
+/* Packing for the AVX-512 tiles. The portable loops for any layout and for the edge panels; for
+   f32, the layouts of the bench's and the layers' products in registers: a row-major B copies
+   NR floats per k step; A row-major (or B column-major), whose unit stride runs along k, goes
+   through 8 x 8 transposes: 8 rows (zero rows past the panel's MR) by 8 steps of k, each step's
+   lanes stored with a mask where the panel has fewer than 8 rows left. */
+TENSOR__DEFINE_GEMM_PACK(f32_512, float, TENSOR__SGEMM512_MR, TENSOR__SGEMM512_NR)
+TENSOR__DEFINE_GEMM_PACK(f64_512, double, TENSOR__DGEMM512_MR, TENSOR__DGEMM512_NR)
+TENSOR__AVX512 static void tensor__gemm_pack_a_avx512_f32(float *dst, const float *A, int64_t mc, int64_t kc, int64_t rs, int64_t cs) {
+    enum { MR = TENSOR__SGEMM512_MR };
+    if (cs != 1) { tensor__gemm_pack_a_f32_512(dst, A, mc, kc, rs, cs); return; }
+    for (int64_t i0 = 0; i0 < mc; i0 += MR, dst += MR * kc) {
+        if (mc - i0 < MR) { tensor__gemm_pack_a_f32_512(dst, A + i0 * rs, mc - i0, kc, rs, cs); break; }
+        const float *s = A + i0 * rs;
+        int64_t p = 0;
+        for (; p + 8 <= kc; p += 8)
+            for (int r0 = 0; r0 < MR; r0 += 8) {
+                int rows = MR - r0 < 8 ? MR - r0 : 8;
+                __m256 r[8];
+                for (int i = 0; i < 8; i++) r[i] = i < rows ? _mm256_loadu_ps(s + (r0 + i) * rs + p) : _mm256_setzero_ps();
+                tensor__transpose8_f32(r);
+                __mmask16 mk = (__mmask16)((1u << rows) - 1);
+                for (int q = 0; q < 8; q++) _mm512_mask_storeu_ps(dst + (p + q) * MR + r0, mk, _mm512_castps256_ps512(r[q]));
+            }
+        for (; p < kc; p++)
+            for (int i = 0; i < MR; i++) dst[p * MR + i] = s[i * rs + p];
+    }
+}
+TENSOR__AVX512 static void tensor__gemm_pack_b_avx512_f32(float *dst, const float *B, int64_t kc, int64_t nc, int64_t rs, int64_t cs) {
+    enum { NV = TENSOR__SGEMM512_NV, NR = TENSOR__SGEMM512_NR };
+    int64_t full = nc - nc % NR;
+    if (cs == 1) {
+        for (int64_t j0 = 0; j0 < full; j0 += NR, dst += NR * kc)
+            for (int64_t p = 0; p < kc; p++)
+                for (int v = 0; v < NV; v++) _mm512_store_ps(dst + p * NR + 16 * v, _mm512_loadu_ps(B + p * rs + j0 + 16 * v));
+    } else if (rs == 1) {
+        for (int64_t j0 = 0; j0 < full; j0 += NR, dst += NR * kc) {
+            const float *s = B + j0 * cs;
+            int64_t p = 0;
+            for (; p + 8 <= kc; p += 8)
+                for (int h = 0; h < NR / 8; h++) {
+                    __m256 r[8];
+                    for (int c = 0; c < 8; c++) r[c] = _mm256_loadu_ps(s + (h * 8 + c) * cs + p);
+                    tensor__transpose8_f32(r);
+                    for (int q = 0; q < 8; q++) _mm256_store_ps(dst + (p + q) * NR + h * 8, r[q]);
+                }
+            for (; p < kc; p++)
+                for (int c = 0; c < NR; c++) dst[p * NR + c] = s[c * cs + p];
+        }
+    } else {
+        full = 0;
+    }
+    if (full < nc) tensor__gemm_pack_b_f32_512(dst, B + full * cs, kc, nc - full, rs, cs);
+}
+
+/* The unpacked A B^T tiles (as the AVX2 ones) with 16 f32 / 8 f64 lanes along k: each vector
+   sum is first folded to 256 bits, then reduced as there. */
+TENSOR__AVX512 static inline __m256 tensor__fold512_f32(__m512 a) {
+    return _mm256_add_ps(_mm512_castps512_ps256(a), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+}
+TENSOR__AVX512 static inline __m128 tensor__hsum4_512_f32(__m512 a, __m512 b, __m512 c, __m512 d) {
+    return tensor__hsum4_f32(tensor__fold512_f32(a), tensor__fold512_f32(b), tensor__fold512_f32(c), tensor__fold512_f32(d));
+}
+TENSOR__AVX512 static inline __m256d tensor__fold512_f64(__m512d a) { return _mm256_add_pd(_mm512_castpd512_pd256(a), _mm512_extractf64x4_pd(a, 1)); }
+TENSOR__AVX512 static inline __m256d tensor__hsum4_512_f64(__m512d a, __m512d b, __m512d c, __m512d d) {
+    return tensor__hsum4_f64(tensor__fold512_f64(a), tensor__fold512_f64(b), tensor__fold512_f64(c), tensor__fold512_f64(d));
+}
+/* The tile, measured on the 64 x 256 x 784 product (GFLOP/s, one Zen 5 core): 3 x 4 171, 3 x 8 191,
+   2 x 8 198, 2 x 12 181, 5 x 4 216, 6 x 4 210, 4 x 4 222; the packed path 172. */
+#ifndef TENSOR__NT512_R
+#define TENSOR__NT512_R 4
+#endif
+#ifndef TENSOR__NT512_C
+#define TENSOR__NT512_C 4
+#endif
+/* C[i, j] (+)= sum_p A[i * lda + p] B[j * ldb + p] for i < mr <= R, j < nr <= C (C a multiple of 4):
+   R x C accumulators, R + C loads per vector of k; missing rows and columns repeat the first. */
+#define TENSOR__DEFINE_GEMM_NT512(sfx, T, R, CC)                                                         \
+    TENSOR__AVX512 static void tensor__gemm_ntk_avx512_##sfx(int64_t kc, const T *A, int64_t lda, const T *B, int64_t ldb, T *C, \
+                                                            int64_t rs, int64_t cs, int mr, int nr, int add) { \
+        enum { L_ = TENSOR__Z_L_##sfx };                                                                \
+        TENSOR__Z_V_##sfx c[R][CC], x[R], y;                                                            \
+        const T *a[R], *b[CC];                                                                          \
+        _Pragma("GCC unroll 16") for (int i = 0; i < R; i++) a[i] = A + (i < mr ? i : 0) * lda;         \
+        _Pragma("GCC unroll 16") for (int j = 0; j < CC; j++) b[j] = B + (j < nr ? j : 0) * ldb;        \
+        _Pragma("GCC unroll 16") for (int i = 0; i < R; i++)                                            \
+            _Pragma("GCC unroll 16") for (int j = 0; j < CC; j++) c[i][j] = TENSOR__Z_ZERO_##sfx();     \
+        int64_t p = 0;                                                                                  \
+        for (; p + L_ <= kc; p += L_) {                                                                 \
+            _Pragma("GCC unroll 16") for (int i = 0; i < R; i++) x[i] = TENSOR__Z_LOADU_##sfx(a[i] + p); \
+            _Pragma("GCC unroll 16") for (int j = 0; j < CC; j++) {                                     \
+                y = TENSOR__Z_LOADU_##sfx(b[j] + p);                                                    \
+                _Pragma("GCC unroll 16") for (int i = 0; i < R; i++) c[i][j] = TENSOR__Z_FMADD_##sfx(x[i], y, c[i][j]); \
+            }                                                                                           \
+        }                                                                                               \
+        if (p < kc) { /* lanes past the end load as zeros */                                            \
+            TENSOR__Z_M_##sfx mk = (TENSOR__Z_M_##sfx)((1u << (kc - p)) - 1);                           \
+            _Pragma("GCC unroll 16") for (int i = 0; i < R; i++) x[i] = TENSOR__Z_MLOADU_##sfx(mk, a[i] + p); \
+            _Pragma("GCC unroll 16") for (int j = 0; j < CC; j++) {                                     \
+                y = TENSOR__Z_MLOADU_##sfx(mk, b[j] + p);                                               \
+                _Pragma("GCC unroll 16") for (int i = 0; i < R; i++) c[i][j] = TENSOR__Z_FMADD_##sfx(x[i], y, c[i][j]); \
+            }                                                                                           \
+        }                                                                                               \
+        for (int i = 0; i < mr; i++)                                                                    \
+            for (int j = 0; j < nr; j += 4)                                                             \
+                tensor__nt_out_##sfx(tensor__hsum4_512_##sfx(c[i][j], c[i][j + 1], c[i][j + 2], c[i][j + 3]), C + i * rs + j * cs, cs, \
+                                     nr - j < 4 ? nr - j : 4, add);                                     \
+    }
+TENSOR__DEFINE_GEMM_NT512(f32, float, TENSOR__NT512_R, TENSOR__NT512_C)
+TENSOR__DEFINE_GEMM_NT512(f64, double, TENSOR__NT512_R, TENSOR__NT512_C)
 #endif
 
 /* Whether the AVX2+FMA kernels run: when the SIMD layer chose avx2 or avx512 (which needs avx2 and
@@ -450,6 +727,17 @@ static TENSOR__UNUSED bool tensor__gemm_has_avx2(void) {
 #if TENSOR__GEMM_AVX2 && TENSOR__SIMD_X86
     const tensor__simd_isa *v = tensor__simd();
     return v && v->width >= 8;
+#else
+    return false;
+#endif
+}
+
+/* Whether the AVX-512 kernels run: when the SIMD layer chose avx512 (TENSOR_SIMD=avx2 and lower
+   choose the AVX2 or portable ones). */
+static TENSOR__UNUSED bool tensor__gemm_has_avx512(void) {
+#if TENSOR__GEMM_AVX512 && TENSOR__SIMD_X86
+    const tensor__simd_isa *v = tensor__simd();
+    return v && v->width >= 16;
 #else
     return false;
 #endif
@@ -495,22 +783,23 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
         (void)begin; (void)end;                                                                         \
         tensor__gemm_ntjob_##sfx *j = (tensor__gemm_ntjob_##sfx *)ctx;                                  \
         const tensor__gemm_prob_##sfx *q = j->q;                                                        \
-        int64_t tiles = (q->n + 3) / 4;                                                                 \
+        const int64_t TR = q->im->NTR, TC = q->im->NTC; /* the tile */                                  \
+        int64_t tiles = (q->n + TC - 1) / TC;                                                           \
         for (;;) {                                                                                      \
             int64_t t = TENSOR__GEMM_CLAIM(&j->next_task);                                              \
             if (t >= j->tasks) break;                                                                   \
-            int64_t n0 = tiles * t / j->tasks * 4, n1 = tiles * (t + 1) / j->tasks * 4;                 \
+            int64_t n0 = tiles * t / j->tasks * TC, n1 = tiles * (t + 1) / j->tasks * TC;               \
             if (n1 > q->n) n1 = q->n;                                                                   \
             for (int64_t i0 = 0; i0 < q->m; i0 += TENSOR__GEMM_NT_MB)                                   \
                 for (int64_t pc = 0; pc < q->k; pc += q->kb) {                                          \
                     int64_t kc = q->k - pc < q->kb ? q->k - pc : q->kb, i1 = q->m - i0 < TENSOR__GEMM_NT_MB ? q->m : i0 + TENSOR__GEMM_NT_MB; \
                     int addk = q->add || pc > 0;                                                        \
-                    for (int64_t jt = n0; jt < n1; jt += 4)                                             \
-                        for (int64_t it = i0; it < i1; it += 3) {                                       \
+                    for (int64_t jt = n0; jt < n1; jt += TC)                                            \
+                        for (int64_t it = i0; it < i1; it += TR) {                                      \
                             const T *a = q->A + it * q->a_rs + pc, *b = q->B + jt * q->b_cs + pc;       \
                             T *c = q->C + it * q->c_rs + jt * q->c_cs;                                  \
-                            tensor__gemm_ntk_##sfx(kc, a, q->a_rs, b, q->b_cs, c, q->c_rs, q->c_cs, (int)(i1 - it < 3 ? i1 - it : 3), \
-                                                  (int)(n1 - jt < 4 ? n1 - jt : 4), addk);              \
+                            q->im->ntk(kc, a, q->a_rs, b, q->b_cs, c, q->c_rs, q->c_cs, (int)(i1 - it < TR ? i1 - it : TR), \
+                                       (int)(n1 - jt < TC ? n1 - jt : TC), addk);                       \
                         }                                                                               \
                 }                                                                                       \
             TENSOR__GEMM_CLAIM(&j->done);                                                               \
@@ -523,7 +812,7 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
         j.q = q;                                                                                        \
         q->kb = (q->k + (q->k + TENSOR__GEMM_NT_KD / (int64_t)sizeof(T) - 1) / (TENSOR__GEMM_NT_KD / (int64_t)sizeof(T)) - 1) / \
                 ((q->k + TENSOR__GEMM_NT_KD / (int64_t)sizeof(T) - 1) / (TENSOR__GEMM_NT_KD / (int64_t)sizeof(T))); \
-        int64_t tiles = (q->n + 3) / 4, threads = tensor__gemm_threads();                               \
+        int64_t tiles = (q->n + q->im->NTC - 1) / q->im->NTC, threads = tensor__gemm_threads();         \
         int64_t work = tensor__work_mul(tensor__work_mul(q->m, q->n), q->k); /* may overflow */         \
         if (threads > work / TENSOR__GEMM_PAR_MIN) threads = work / TENSOR__GEMM_PAR_MIN;               \
         if (threads > tiles) threads = tiles;                                                           \
@@ -544,11 +833,9 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
 
 /* The problem of one GEMM call: C[m, n] (+)= A[m, k] B[k, n], element (i, j) of C at
    C[i * c_rs + j * c_cs], and the kernel and packing routines chosen for this CPU. */
-#define TENSOR__DEFINE_GEMM_DRIVER(sfx, T, MR, NR, MC, KC, NC)                                           \
+#define TENSOR__DEFINE_GEMM_DRIVER(sfx, T)                                                               \
     typedef struct {                                                                                    \
-        tensor__##sfx##_kernel_fn kern;                                                                 \
-        tensor__##sfx##_kpack_fn kern_pack; /* or NULL */                                               \
-        tensor__##sfx##_pack_fn pack_a, pack_b;                                                         \
+        const tensor__gemm_impl_##sfx *im;                                                              \
         int64_t m, n, k, kb, a_rs, a_cs, b_rs, b_cs, c_rs, c_cs;                                        \
         const T *A, *B;                                                                                 \
         T *C;                                                                                           \
@@ -559,6 +846,8 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
        block and one packed B block. */                                                                 \
     static void tensor__gemm_serial_##sfx(const tensor__gemm_prob_##sfx *q, int64_t m0, int64_t m1, int64_t n0, int64_t n1, \
                                           T *pa, T *pb) {                                               \
+        const tensor__gemm_impl_##sfx *im = q->im;                                                      \
+        const int64_t MR = im->MR, NR = im->NR, MC = im->MC, NC = im->NC;                               \
         int64_t k = q->k, kb = q->kb;                                                                   \
         for (int64_t jc = n0; jc < n1; jc += NC) {                                                      \
             int64_t nc = n1 - jc < NC ? n1 - jc : NC;                                                   \
@@ -567,26 +856,29 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
                 int addk = q->add || pc > 0;                                                            \
                 /* with a packing kernel, the full panels of a unit-column-stride B are packed by     \
                    their first use; the edge panel here */                                              \
-                bool fuse = q->kern_pack && q->b_cs == 1;                                               \
+                bool fuse = im->kern_pack && q->b_cs == 1;                                               \
                 int64_t nfull = nc - nc % NR;                                                           \
-                if (!fuse) q->pack_b(pb, q->B + pc * q->b_rs + jc * q->b_cs, kc, nc, q->b_rs, q->b_cs); \
-                if (fuse && nfull < nc) q->pack_b(pb + nfull * kc, q->B + pc * q->b_rs + jc + nfull, kc, nc - nfull, q->b_rs, 1); \
+                if (!fuse) im->pack_b(pb, q->B + pc * q->b_rs + jc * q->b_cs, kc, nc, q->b_rs, q->b_cs); \
+                if (fuse && nfull < nc) im->pack_b(pb + nfull * kc, q->B + pc * q->b_rs + jc + nfull, kc, nc - nfull, q->b_rs, 1); \
                 for (int64_t ic = m0; ic < m1; ic += MC) {                                              \
                     int64_t mc = m1 - ic < MC ? m1 - ic : MC;                                           \
                     const T *ablk = pa;                                                                 \
-                    q->pack_a(pa, q->A + ic * q->a_rs + pc * q->a_cs, mc, kc, q->a_rs, q->a_cs); \
+                    im->pack_a(pa, q->A + ic * q->a_rs + pc * q->a_cs, mc, kc, q->a_rs, q->a_cs);\
                     for (int64_t jr = 0; jr < nc; jr += NR) {                                           \
                         int nr = (int)(nc - jr < NR ? nc - jr : NR);                                    \
                         const T *bp = pb + jr * kc;                                                     \
                         T *cc = q->C + ic * q->c_rs + (jc + jr) * q->c_cs;                              \
                         int64_t ir = 0;                                                                 \
                         if (fuse && ic == m0 && jr < nfull) {                                           \
-                            q->kern_pack(kc, ablk, pb + jr * kc, q->B + pc * q->b_rs + jc + jr, q->b_rs, cc, q->c_rs, q->c_cs, \
+                            im->kern_pack(kc, ablk, pb + jr * kc, q->B + pc * q->b_rs + jc + jr, q->b_rs, cc, q->c_rs, q->c_cs, \
                                          (int)(mc < MR ? mc : MR), nr, addk);                           \
                             ir = MR;                                                                    \
                         }                                                                               \
-                        for (; ir < mc; ir += MR)                                                       \
-                            q->kern(kc, ablk + ir * kc, bp, cc + ir * q->c_rs, q->c_rs, q->c_cs, (int)(mc - ir < MR ? mc - ir : MR), nr, addk); \
+                        for (; ir < mc; ir += MR) {                                                     \
+                            int mr = (int)(mc - ir < MR ? mc - ir : MR);                                \
+                            (mr <= im->short_rows ? im->kern_short : im->kern)(kc, ablk + ir * kc, bp, cc + ir * q->c_rs, q->c_rs, \
+                                                                               q->c_cs, mr, nr, addk);  \
+                        }                                                                               \
                     }                                                                                   \
                 }                                                                                       \
             }                                                                                           \
@@ -609,7 +901,7 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
         (void)begin; (void)end;                                                                         \
         tensor__gemm_job_##sfx *j = (tensor__gemm_job_##sfx *)ctx;                                      \
         const tensor__gemm_prob_##sfx *q = j->q;                                                        \
-        int64_t unit = j->split_n ? NR : MR, len = j->split_n ? q->n : q->m;                            \
+        int64_t unit = j->split_n ? q->im->NR : q->im->MR, len = j->split_n ? q->n : q->m;                            \
         int64_t panels = (len + unit - 1) / unit;                                                       \
         int slot = TENSOR__GEMM_CLAIM(&j->next_slot);                                                   \
         T *pa = j->scratch + slot * j->per_slot, *pb = pa + j->pa_size;                                 \
@@ -628,7 +920,7 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
     }                                                                                                   \
     TENSOR__GEMM_NT_DRIVER(sfx, T)                                                                      \
     /* The fraction of a tile grid's work that lands inside an m x n result. */                        \
-    static double tensor__gemm_fill_##sfx(int64_t m, int64_t n) {                                       \
+    static double tensor__gemm_fill_##sfx(int64_t m, int64_t n, int64_t MR, int64_t NR) {               \
         return (double)(m * n) / (double)(tensor__gemm_round_##sfx(m, MR) * tensor__gemm_round_##sfx(n, NR)); \
     }                                                                                                   \
     /* false when there is no memory for the packing panels (nothing is written then: a fallback    \
@@ -643,20 +935,17 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
             return true;                                                                                \
         }                                                                                               \
         tensor__gemm_prob_##sfx q;                                                                      \
+        q.im = tensor__gemm_pick_##sfx();                                                               \
+        const int64_t MR = q.im->MR, NR = q.im->NR, MC = q.im->MC, KC = q.im->KC, NC = q.im->NC;        \
         /* C^T = B^T A^T: the transposed problem when its tiles fill much better (a narrow n, such    \
            as a matrix-vector product), its tiles then written with C's strides swapped */            \
-        if (n < NR && tensor__gemm_fill_##sfx(n, m) > 1.25 * tensor__gemm_fill_##sfx(m, n)) {           \
+        if (n < NR && tensor__gemm_fill_##sfx(n, m, MR, NR) > 1.25 * tensor__gemm_fill_##sfx(m, n, MR, NR)) {     \
             const T *t = A; A = B; B = t;                                                               \
             int64_t x = m; m = n; n = x;                                                                \
             x = a_rs; a_rs = b_cs; b_cs = x;                                                            \
             x = a_cs; a_cs = b_rs; b_rs = x;                                                            \
             x = c_rs; c_rs = c_cs; c_cs = x;                                                            \
         }                                                                                               \
-        q.kern = tensor__gemm_kernel_scalar_##sfx;                                                      \
-        q.kern_pack = NULL;                                                                             \
-        q.pack_a = tensor__gemm_pack_a_##sfx;                                                           \
-        q.pack_b = tensor__gemm_pack_b_##sfx;                                                           \
-        TENSOR__GEMM_PICK_##sfx(q);                                                                     \
         q.m = m; q.n = n; q.k = k; q.A = A; q.B = B; q.C = C; q.add = add;                              \
         q.a_rs = a_rs; q.a_cs = a_cs; q.b_rs = b_rs; q.b_cs = b_cs; q.c_rs = c_rs; q.c_cs = c_cs;       \
         TENSOR__GEMM_TRY_NT(sfx);                                                                       \
@@ -701,7 +990,7 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
    packed path keeps 96 x 96 x 96 (95 vs 84) and 2048 x 64 x 1024 (97 vs 86). */
 #if TENSOR__GEMM_AVX2
 #define TENSOR__GEMM_TRY_NT(sfx)                                                                         \
-    if (a_cs == 1 && b_rs == 1 && tensor__gemm_has_avx2() &&                                            \
+    if (q.im->ntk && a_cs == 1 && b_rs == 1 &&                                                          \
         ((k >= 16 && (m <= 4 || n <= 4)) || (k >= 128 && (m <= 64 || (n <= 64 && m <= 512))))) {        \
         tensor__gemm_nt_##sfx(&q);                                                                      \
         return true;                                                                                    \
@@ -727,24 +1016,77 @@ static void tensor__gemm_wait_count(int *count, int n) { (void)count; (void)n; }
 typedef tensor__sgemm_kernel_fn tensor__f32_kernel_fn;
 typedef tensor__dgemm_kernel_fn tensor__f64_kernel_fn;
 typedef tensor__spack_fn tensor__f32_pack_fn;
-typedef void (*tensor__f32_kpack_fn)(int64_t kc, const float *a, float *b, const float *bsrc, int64_t bs, float *C, int64_t rs, int64_t cs, int mr, int nr, int add);
-typedef void (*tensor__f64_kpack_fn)(int64_t kc, const double *a, double *b, const double *bsrc, int64_t bs, double *C, int64_t rs, int64_t cs, int mr, int nr, int add);
 typedef tensor__dpack_fn tensor__f64_pack_fn;
+/* A kernel family, chosen once per call (tensor__gemm_pick_*): its micro-kernel, the kernel that
+   packs B on its first pass (or NULL), the packing routines, the unpacked A B^T tile kernel (or
+   NULL: no unpacked path), and the tile (MR x NR) and block sizes the driver loops by. */
+#define TENSOR__DEFINE_GEMM_IMPL(sfx, T)                                                                 \
+    typedef void (*tensor__##sfx##_kpack_fn)(int64_t kc, const T *a, T *b, const T *bsrc, int64_t bs, T *C, int64_t rs, int64_t cs, \
+                                             int mr, int nr, int add);                                  \
+    typedef void (*tensor__##sfx##_ntk_fn)(int64_t kc, const T *A, int64_t lda, const T *B, int64_t ldb, T *C, int64_t rs, int64_t cs, \
+                                           int mr, int nr, int add);                                    \
+    typedef struct {                                                                                    \
+        const char *name;                                                                               \
+        tensor__##sfx##_kernel_fn kern;                                                                 \
+        tensor__##sfx##_kpack_fn kern_pack;                                                             \
+        tensor__##sfx##_pack_fn pack_a, pack_b;                                                         \
+        tensor__##sfx##_ntk_fn ntk;                                                                     \
+        tensor__##sfx##_kernel_fn kern_short; /* for a panel of at most short_rows rows (or NULL) */    \
+        int64_t short_rows;                                                                             \
+        int64_t MR, NR, MC, KC, NC;                                                                     \
+        int64_t NTR, NTC; /* the tile of ntk */                                                         \
+    } tensor__gemm_impl_##sfx;
+TENSOR__DEFINE_GEMM_IMPL(f32, float)
+TENSOR__DEFINE_GEMM_IMPL(f64, double)
+
+static const tensor__gemm_impl_f32 tensor__gemm_portable_f32 = {"portable", tensor__gemm_kernel_scalar_f32, NULL, tensor__gemm_pack_a_f32_6x16,
+                                                                tensor__gemm_pack_b_f32_6x16, NULL, NULL, 0, TENSOR__SGEMM_MR, TENSOR__SGEMM_NR,
+                                                                TENSOR__SGEMM_MC, TENSOR__SGEMM_KC, TENSOR__SGEMM_NC, 3, 4};
+static const tensor__gemm_impl_f64 tensor__gemm_portable_f64 = {"portable", tensor__gemm_kernel_scalar_f64, NULL, tensor__gemm_pack_a_f64_6x8,
+                                                                tensor__gemm_pack_b_f64_6x8, NULL, NULL, 0, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR,
+                                                                TENSOR__DGEMM_MC, TENSOR__DGEMM_KC, TENSOR__DGEMM_NC, 3, 4};
 #if TENSOR__GEMM_AVX2
-#define TENSOR__GEMM_PICK_f32(q)                                                                         \
-    if (tensor__gemm_has_avx2()) {                                                                      \
-        q.kern = tensor__gemm_kernel_avx2_f32;                                                          \
-        q.kern_pack = tensor__gemm_kernel_pack_avx2_f32;                                                \
-        q.pack_a = tensor__gemm_pack_a_avx2_f32;                                                        \
-        q.pack_b = tensor__gemm_pack_b_avx2_f32;                                                        \
-    }
-#define TENSOR__GEMM_PICK_f64(q) if (tensor__gemm_has_avx2()) q.kern = tensor__gemm_kernel_avx2_f64;
-#else
-#define TENSOR__GEMM_PICK_f32(q)
-#define TENSOR__GEMM_PICK_f64(q)
+static const tensor__gemm_impl_f32 tensor__gemm_avx2_f32 = {"avx2+fma", tensor__gemm_kernel_avx2_f32, tensor__gemm_kernel_pack_avx2_f32,
+                                                            tensor__gemm_pack_a_avx2_f32, tensor__gemm_pack_b_avx2_f32, tensor__gemm_ntk_avx2_f32, NULL, 0,
+                                                            TENSOR__SGEMM_MR, TENSOR__SGEMM_NR, TENSOR__SGEMM_MC, TENSOR__SGEMM_KC, TENSOR__SGEMM_NC, 3, 4};
+static const tensor__gemm_impl_f64 tensor__gemm_avx2_f64 = {"avx2+fma", tensor__gemm_kernel_avx2_f64, NULL, tensor__gemm_pack_a_f64_6x8,
+                                                            tensor__gemm_pack_b_f64_6x8, tensor__gemm_ntk_avx2_f64, NULL, 0, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR,
+                                                            TENSOR__DGEMM_MC, TENSOR__DGEMM_KC, TENSOR__DGEMM_NC, 3, 4};
 #endif
-TENSOR__DEFINE_GEMM_DRIVER(f32, float, TENSOR__SGEMM_MR, TENSOR__SGEMM_NR, TENSOR__SGEMM_MC, TENSOR__SGEMM_KC, TENSOR__SGEMM_NC)
-TENSOR__DEFINE_GEMM_DRIVER(f64, double, TENSOR__DGEMM_MR, TENSOR__DGEMM_NR, TENSOR__DGEMM_MC, TENSOR__DGEMM_KC, TENSOR__DGEMM_NC)
+#if TENSOR__GEMM_AVX512
+static const tensor__gemm_impl_f32 tensor__gemm_avx512_f32 = {"avx512f", tensor__gemm_kernel_avx512_f32, tensor__gemm_kernel_pack_avx512_f32,
+                                                              tensor__gemm_pack_a_avx512_f32, tensor__gemm_pack_b_avx512_f32, tensor__gemm_ntk_avx512_f32,
+                                                              tensor__gemm_kernel_short_avx512_f32, TENSOR__SGEMM512_MR / 3,
+                                                              TENSOR__SGEMM512_MR, TENSOR__SGEMM512_NR, TENSOR__SGEMM512_MC, TENSOR__SGEMM512_KC,
+                                                              TENSOR__SGEMM512_NC, TENSOR__NT512_R, TENSOR__NT512_C};
+static const tensor__gemm_impl_f64 tensor__gemm_avx512_f64 = {"avx512f", tensor__gemm_kernel_avx512_f64, tensor__gemm_kernel_pack_avx512_f64,
+                                                              tensor__gemm_pack_a_f64_512, tensor__gemm_pack_b_f64_512, tensor__gemm_ntk_avx512_f64,
+                                                              tensor__gemm_kernel_short_avx512_f64, TENSOR__DGEMM512_MR / 3,
+                                                              TENSOR__DGEMM512_MR, TENSOR__DGEMM512_NR, TENSOR__DGEMM512_MC, TENSOR__DGEMM512_KC,
+                                                              TENSOR__DGEMM512_NC, TENSOR__NT512_R, TENSOR__NT512_C};
+#endif
+/* The family for this CPU and the SIMD layer's choice (TENSOR_SIMD=avx2 gives the AVX2 one,
+   sse2 or scalar the portable one). */
+#define TENSOR__DEFINE_GEMM_PICK(sfx)                                                                    \
+    static const tensor__gemm_impl_##sfx *tensor__gemm_pick_##sfx(void) {                               \
+        TENSOR__GEMM_PICK_AVX512(sfx)                                                                   \
+        TENSOR__GEMM_PICK_AVX2(sfx)                                                                     \
+        return &tensor__gemm_portable_##sfx;                                                            \
+    }
+#if TENSOR__GEMM_AVX512
+#define TENSOR__GEMM_PICK_AVX512(sfx) if (tensor__gemm_has_avx512()) return &tensor__gemm_avx512_##sfx;
+#else
+#define TENSOR__GEMM_PICK_AVX512(sfx)
+#endif
+#if TENSOR__GEMM_AVX2
+#define TENSOR__GEMM_PICK_AVX2(sfx) if (tensor__gemm_has_avx2()) return &tensor__gemm_avx2_##sfx;
+#else
+#define TENSOR__GEMM_PICK_AVX2(sfx)
+#endif
+TENSOR__DEFINE_GEMM_PICK(f32)
+TENSOR__DEFINE_GEMM_PICK(f64)
+TENSOR__DEFINE_GEMM_DRIVER(f32, float)
+TENSOR__DEFINE_GEMM_DRIVER(f64, double)
 
 /* Whether `count` independent GEMMs of m x n x k (a batch, or the images of a convolution) should
    run side by side, each on one thread, rather than one after another, each split across the

@@ -12,7 +12,11 @@ TENSOR_API const char *tensor_build_info(void) {
 #else
     const char *sleef = "no";
 #endif
-    const char *gemm = tensor__gemm_has_avx2() ? "avx2+fma 6x16 f32, 6x8 f64" : "portable 6x16 f32, 6x8 f64";
+    const tensor__gemm_impl_f32 *gs = tensor__gemm_pick_f32();
+    const tensor__gemm_impl_f64 *gd = tensor__gemm_pick_f64();
+    char gemm[96];
+    snprintf(gemm, sizeof gemm, "%s %lldx%lld f32, %s %lldx%lld f64", gs->name, (long long)gs->MR, (long long)gs->NR, gd->name,
+             (long long)gd->MR, (long long)gd->NR);
     snprintf(info, sizeof info, "tensor.h %s; simd: %s; gemm: %s; sleef: %s; cuda: no; threads: %d (%s)", tensor_version(), simd,
              gemm, sleef, tensor_get_num_threads(), TENSOR__HAVE_THREADS ? "pthread pool" : "no thread support: 1 used");
     return info;
