@@ -3621,28 +3621,46 @@ static TENSOR__INLINE TENSOR__TARGET void TENSOR__F(mul32)(TENSOR__VU a, TENSOR_
     *hi = (TENSOR__VU)((ev >> 32) | (od & 0xffffffff00000000ull));                                                    \
     *lo = (TENSOR__VU)((ev & 0xffffffffull) | (od << 32));                                                            \
 }                                                                                                                     \
+/* One Philox round on a group of lanes (c0..c3) with round keys k0, k1. */                             \
+static TENSOR__INLINE TENSOR__TARGET void TENSOR__F(philox_round)(TENSOR__VU *c0, TENSOR__VU *c1, TENSOR__VU *c2, TENSOR__VU *c3, uint32_t k0, uint32_t k1) { \
+    TENSOR__F(vq) zq = {0};                                                                                           \
+    TENSOR__VU h0, l0, h1, l1;                                                                                        \
+    TENSOR__F(mul32)(*c0, zq + 0xD2511F53u, &h0, &l0);                                                                \
+    TENSOR__F(mul32)(*c2, zq + 0xCD9E8D57u, &h1, &l1);                                                                \
+    *c0 = h1 ^ *c1 ^ k0;                                                                                              \
+    *c2 = h0 ^ *c3 ^ k1;                                                                                              \
+    *c1 = l1;                                                                                                         \
+    *c3 = l0;                                                                                                         \
+}                                                                                                                     \
+/* The counters of the W blocks from `first`: low words in c0, high words (with the carry) in c1. */                  \
+static TENSOR__INLINE TENSOR__TARGET void TENSOR__F(philox_counters)(uint64_t first, TENSOR__VU lane, TENSOR__VU *c0, TENSOR__VU *c1) { \
+    TENSOR__VU zero = {0};                                                                                            \
+    *c0 = lane + (uint32_t)first;                                                                                     \
+    *c1 = (zero + (uint32_t)(first >> 32)) - (TENSOR__VU)(*c0 < (uint32_t)first);                                     \
+}                                                                                                                     \
 static TENSOR__TARGET void TENSOR__F(rng_blocks)(uint32_t *out, int64_t n, const uint32_t key[2], uint64_t counter, uint32_t stream) { \
     TENSOR__VU lane, zero = {0};                                                                                      \
-    TENSOR__F(vq) zq = {0};                                                                                           \
     for (int i = 0; i < TENSOR__W; i++) lane[i] = (uint32_t)i;                                                        \
     int64_t b = 0;                                                                                                    \
-    for (; b + TENSOR__W <= n; b += TENSOR__W) {                                                                      \
-        uint64_t base = counter + (uint64_t)b;                                                                        \
-        TENSOR__VU c0 = lane + (uint32_t)base;                                                                        \
-        TENSOR__VU c1 = (zero + (uint32_t)(base >> 32)) - (TENSOR__VU)(c0 < (uint32_t)base); /* the carry */         \
-        TENSOR__VU c2 = zero + stream, c3 = zero, h0, l0, h1, l1;                                                     \
+    /* two groups of lanes side by side: independent chains, so one's multiplies fill the other's latency */         \
+    for (; b + 2 * TENSOR__W <= n; b += 2 * TENSOR__W) {                                                              \
+        TENSOR__VU a0, a1, a2 = zero + stream, a3 = zero, d0, d1, d2 = zero + stream, d3 = zero;                      \
+        TENSOR__F(philox_counters)(counter + (uint64_t)b, lane, &a0, &a1);                                            \
+        TENSOR__F(philox_counters)(counter + (uint64_t)(b + TENSOR__W), lane, &d0, &d1);                              \
         uint32_t k0 = key[0], k1 = key[1];                                                                            \
-        for (int r = 0; r < 10; r++) {                                                                                \
-            TENSOR__F(mul32)(c0, zq + 0xD2511F53u, &h0, &l0);                                                         \
-            TENSOR__F(mul32)(c2, zq + 0xCD9E8D57u, &h1, &l1);                                                         \
-            c0 = h1 ^ c1 ^ k0;                                                                                        \
-            c2 = h0 ^ c3 ^ k1;                                                                                        \
-            c1 = l1;                                                                                                  \
-            c3 = l0;                                                                                                  \
-            k0 += 0x9E3779B9u;                                                                                        \
-            k1 += 0xBB67AE85u;                                                                                        \
+        for (int r = 0; r < 10; r++, k0 += 0x9E3779B9u, k1 += 0xBB67AE85u) {                                          \
+            TENSOR__F(philox_round)(&a0, &a1, &a2, &a3, k0, k1);                                                      \
+            TENSOR__F(philox_round)(&d0, &d1, &d2, &d3, k0, k1);                                                      \
         }                                                                                                             \
-        TENSOR__STORE_BLOCKS(out + 4 * b, c0, c1, c2, c3); /* word q of lane i to out[4 i + q] */                \
+        TENSOR__STORE_BLOCKS(out + 4 * b, a0, a1, a2, a3); /* word q of lane i to out[4 i + q] */                    \
+        TENSOR__STORE_BLOCKS(out + 4 * (b + TENSOR__W), d0, d1, d2, d3);                                              \
+    }                                                                                                                 \
+    for (; b + TENSOR__W <= n; b += TENSOR__W) {                                                                      \
+        TENSOR__VU a0, a1, a2 = zero + stream, a3 = zero;                                                             \
+        TENSOR__F(philox_counters)(counter + (uint64_t)b, lane, &a0, &a1);                                            \
+        uint32_t k0 = key[0], k1 = key[1];                                                                            \
+        for (int r = 0; r < 10; r++, k0 += 0x9E3779B9u, k1 += 0xBB67AE85u) TENSOR__F(philox_round)(&a0, &a1, &a2, &a3, k0, k1); \
+        TENSOR__STORE_BLOCKS(out + 4 * b, a0, a1, a2, a3);                                                            \
     }                                                                                                                 \
     TENSOR__CLEAN(); /* gcc adds no vzeroupper before the scalar tail's calls */                                     \
     tensor__rng_blocks_ref(out + 4 * b, n - b, key, counter + (uint64_t)b, stream);                                   \
