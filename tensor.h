@@ -4343,11 +4343,6 @@ static void tensor__iter_run_range(const tensor__iter *it, tensor__loop_fn fn, v
     }
 }
 
-/* On the calling thread, in order: for loops that draw random numbers. */
-static void tensor__iter_run_serial(const tensor__iter *it, tensor__loop_fn fn, void *ctx) {
-    if (it->numel > 0) tensor__iter_run_range(it, fn, ctx, 0, it->numel);
-}
-
 typedef struct { const tensor__iter *it; tensor__loop_fn fn; void *ctx; } tensor__iter_task;
 static void tensor__iter_chunk(int64_t begin, int64_t end, void *task) {
     const tensor__iter_task *t = (const tensor__iter_task *)task;
@@ -5144,7 +5139,8 @@ static uint32_t tensor__rng_u32(void) {
 }
 static uint64_t tensor__rng_u64(void) { uint64_t hi = tensor__rng_u32(); return hi << 32 | tensor__rng_u32(); }
 /* Uniform in [0, 1) with 53 random bits. */
-static double tensor__rng_double(void) { return (double)(tensor__rng_u64() >> 11) * (1.0 / 9007199254740992.0); }
+static inline double tensor__u53(uint64_t x) { return (double)(int64_t)(x >> 11) * (1.0 / 9007199254740992.0); } /* (the signed conversion is one instruction) */
+static double tensor__rng_double(void) { return tensor__u53(tensor__rng_u64()); }
 
 TENSOR_API void tensor_manual_seed(uint64_t seed) {
     TENSOR__STORE(&tensor__default_seed, seed);
@@ -5239,9 +5235,7 @@ static inline void tensor__rng_fill_store(const tensor__rng_fill *f, int64_t i, 
     else if (f->dtype == TENSOR_F64) ((double *)f->out)[i] = v;
     else tensor__store_f64(f->out + (size_t)i * tensor__dtype_sizes[f->dtype], f->dtype, v);
 }
-static inline double tensor__rng_fill_u53(const uint32_t *w) { /* (the signed conversion is one instruction) */
-    return (double)(int64_t)((((uint64_t)w[0] << 32) | w[1]) >> 11) * (1.0 / 9007199254740992.0);
-}
+static inline double tensor__rng_fill_u53(const uint32_t *w) { return tensor__u53(((uint64_t)w[0] << 32) | w[1]); }
 /* Units [u0, u1) of the fill ctx, in steps of TENSOR__RNG_CHUNK units. */
 static void tensor__rng_fill_range(int64_t u0, int64_t u1, void *ctx) {
     const tensor__rng_fill *f = (const tensor__rng_fill *)ctx;
@@ -13354,36 +13348,21 @@ static int tensor__derivative_avg_pool2d(tensor__node *n, tensor *g, tensor **gr
 // >>init ---------------------------------------------------------------------------------------
 /* In-place initializers (torch.nn.init): they write the storage directly, like PyTorch's under
    no_grad, so they work on leaves that require grad. */
-typedef struct { double lo, scale; bool normal; tensor_dtype dtype; } tensor__init_ctx;
-static void tensor__init_loop(char **p, const int64_t *s, int64_t n, void *vctx) {
-    const tensor__init_ctx *c = (const tensor__init_ctx *)vctx;
-    for (int64_t i = 0; i < n; i++) {
-        double v;
-        if (c->normal) { /* Box-Muller, as tensor_randn */
-            double u1 = 1.0 - tensor__rng_double(), u2 = tensor__rng_double();
-            v = c->lo + c->scale * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
-        } else {
-            v = c->lo + c->scale * tensor__rng_double();
-        }
-        tensor__store_f64(p[0] + i * s[0], c->dtype, v);
-    }
-}
 /* t = lo + scale * U[0, 1) (or lo + scale * N(0, 1)), in place. */
 static tensor *tensor__init_fill(const char *fn, tensor *t, double lo, double scale, bool normal) {
     TENSOR__CHECK_ARG(fn, t);
     if (!tensor__is_float(t->dtype)) return tensor__fail(fn, "needs a floating tensor, got %s", tensor__dtype_names[t->dtype]);
     if (t->storage->device != TENSOR_CPU) return tensor__fail(fn, "only CPU tensors can be initialized in place");
-    tensor__init_ctx c;
-    c.lo = lo;
-    c.scale = scale;
-    c.normal = normal;
-    c.dtype = t->dtype;
+    int kind = normal ? TENSOR__RNG_NORMAL1 : TENSOR__RNG_U53;
+    int64_t n = tensor__numel_of(t->ndim, t->shape);
     if (tensor_is_contiguous(t)) {
-        tensor__rng_fill_run(normal ? TENSOR__RNG_NORMAL1 : TENSOR__RNG_U53, t->dtype, tensor__data(t), tensor__numel_of(t->ndim, t->shape), lo, scale, 0, NULL);
-    } else {
-        tensor__iter it;
-        tensor__iter_init(&it, 1, &t, t->ndim, t->shape);
-        tensor__iter_run_serial(&it, tensor__init_loop, &c); /* random draws in a fixed order: those of the fill */
+        tensor__rng_fill_run(kind, t->dtype, tensor__data(t), n, lo, scale, 0, NULL);
+    } else { /* a view: the same values, in row-major order, through a contiguous copy */
+        tensor *tmp = tensor__new(fn, t->ndim, t->shape, t->dtype, TENSOR_CPU);
+        if (!tmp) return NULL;
+        tensor__rng_fill_run(kind, t->dtype, tensor__data(tmp), n, lo, scale, 0, NULL);
+        tensor__copy_into(t, tmp);
+        tensor_free(tmp);
     }
     t->storage->version++;
     return t;

@@ -706,3 +706,19 @@ TEST(simd_rng_matches_reference_and_thread_counts) {
     }
     tensor_scope_end();
 }
+
+/* An initializer on a view draws what it draws on a contiguous tensor of the view's shape, in the
+   view's row-major order (it fills a contiguous copy and copies it in). */
+TEST(simd_rng_initializer_on_a_view) {
+    tensor_scope_begin();
+    tensor *base = tensor_zeros(TENSOR_SHAPE(40, 30), TENSOR_F32), *view = tensor_transpose(base, 0, 1);
+    tensor *flat = tensor_zeros(TENSOR_SHAPE(30, 40), TENSOR_F32);
+    for (int normal = 0; normal < 2; normal++) {
+        tensor_manual_seed(11);
+        CHECK(normal ? tensor_normal_(view, 1, 2) != NULL : tensor_uniform_(view, -1, 3) != NULL);
+        tensor_manual_seed(11);
+        CHECK(normal ? tensor_normal_(flat, 1, 2) != NULL : tensor_uniform_(flat, -1, 3) != NULL);
+        CHECK_MSG(test_same_bits(tensor_contiguous(view), flat), "%s_ on a transposed view differs from a contiguous fill", normal ? "normal" : "uniform");
+    }
+    tensor_scope_end();
+}

@@ -59,7 +59,8 @@ static uint32_t tensor__rng_u32(void) {
 }
 static uint64_t tensor__rng_u64(void) { uint64_t hi = tensor__rng_u32(); return hi << 32 | tensor__rng_u32(); }
 /* Uniform in [0, 1) with 53 random bits. */
-static double tensor__rng_double(void) { return (double)(tensor__rng_u64() >> 11) * (1.0 / 9007199254740992.0); }
+static inline double tensor__u53(uint64_t x) { return (double)(int64_t)(x >> 11) * (1.0 / 9007199254740992.0); } /* (the signed conversion is one instruction) */
+static double tensor__rng_double(void) { return tensor__u53(tensor__rng_u64()); }
 
 TENSOR_API void tensor_manual_seed(uint64_t seed) {
     TENSOR__STORE(&tensor__default_seed, seed);
@@ -154,9 +155,7 @@ static inline void tensor__rng_fill_store(const tensor__rng_fill *f, int64_t i, 
     else if (f->dtype == TENSOR_F64) ((double *)f->out)[i] = v;
     else tensor__store_f64(f->out + (size_t)i * tensor__dtype_sizes[f->dtype], f->dtype, v);
 }
-static inline double tensor__rng_fill_u53(const uint32_t *w) { /* (the signed conversion is one instruction) */
-    return (double)(int64_t)((((uint64_t)w[0] << 32) | w[1]) >> 11) * (1.0 / 9007199254740992.0);
-}
+static inline double tensor__rng_fill_u53(const uint32_t *w) { return tensor__u53(((uint64_t)w[0] << 32) | w[1]); }
 /* Units [u0, u1) of the fill ctx, in steps of TENSOR__RNG_CHUNK units. */
 static void tensor__rng_fill_range(int64_t u0, int64_t u1, void *ctx) {
     const tensor__rng_fill *f = (const tensor__rng_fill *)ctx;

@@ -201,11 +201,6 @@ static void tensor__iter_run_range(const tensor__iter *it, tensor__loop_fn fn, v
     }
 }
 
-/* On the calling thread, in order: for loops that draw random numbers. */
-static void tensor__iter_run_serial(const tensor__iter *it, tensor__loop_fn fn, void *ctx) {
-    if (it->numel > 0) tensor__iter_run_range(it, fn, ctx, 0, it->numel);
-}
-
 typedef struct { const tensor__iter *it; tensor__loop_fn fn; void *ctx; } tensor__iter_task;
 static void tensor__iter_chunk(int64_t begin, int64_t end, void *task) {
     const tensor__iter_task *t = (const tensor__iter_task *)task;

@@ -1,36 +1,21 @@
 // >>init ---------------------------------------------------------------------------------------
 /* In-place initializers (torch.nn.init): they write the storage directly, like PyTorch's under
    no_grad, so they work on leaves that require grad. */
-typedef struct { double lo, scale; bool normal; tensor_dtype dtype; } tensor__init_ctx;
-static void tensor__init_loop(char **p, const int64_t *s, int64_t n, void *vctx) {
-    const tensor__init_ctx *c = (const tensor__init_ctx *)vctx;
-    for (int64_t i = 0; i < n; i++) {
-        double v;
-        if (c->normal) { /* Box-Muller, as tensor_randn */
-            double u1 = 1.0 - tensor__rng_double(), u2 = tensor__rng_double();
-            v = c->lo + c->scale * sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
-        } else {
-            v = c->lo + c->scale * tensor__rng_double();
-        }
-        tensor__store_f64(p[0] + i * s[0], c->dtype, v);
-    }
-}
 /* t = lo + scale * U[0, 1) (or lo + scale * N(0, 1)), in place. */
 static tensor *tensor__init_fill(const char *fn, tensor *t, double lo, double scale, bool normal) {
     TENSOR__CHECK_ARG(fn, t);
     if (!tensor__is_float(t->dtype)) return tensor__fail(fn, "needs a floating tensor, got %s", tensor__dtype_names[t->dtype]);
     if (t->storage->device != TENSOR_CPU) return tensor__fail(fn, "only CPU tensors can be initialized in place");
-    tensor__init_ctx c;
-    c.lo = lo;
-    c.scale = scale;
-    c.normal = normal;
-    c.dtype = t->dtype;
+    int kind = normal ? TENSOR__RNG_NORMAL1 : TENSOR__RNG_U53;
+    int64_t n = tensor__numel_of(t->ndim, t->shape);
     if (tensor_is_contiguous(t)) {
-        tensor__rng_fill_run(normal ? TENSOR__RNG_NORMAL1 : TENSOR__RNG_U53, t->dtype, tensor__data(t), tensor__numel_of(t->ndim, t->shape), lo, scale, 0, NULL);
-    } else {
-        tensor__iter it;
-        tensor__iter_init(&it, 1, &t, t->ndim, t->shape);
-        tensor__iter_run_serial(&it, tensor__init_loop, &c); /* random draws in a fixed order: those of the fill */
+        tensor__rng_fill_run(kind, t->dtype, tensor__data(t), n, lo, scale, 0, NULL);
+    } else { /* a view: the same values, in row-major order, through a contiguous copy */
+        tensor *tmp = tensor__new(fn, t->ndim, t->shape, t->dtype, TENSOR_CPU);
+        if (!tmp) return NULL;
+        tensor__rng_fill_run(kind, t->dtype, tensor__data(tmp), n, lo, scale, 0, NULL);
+        tensor__copy_into(t, tmp);
+        tensor_free(tmp);
     }
     t->storage->version++;
     return t;
