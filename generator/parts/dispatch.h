@@ -168,20 +168,37 @@ static void tensor__iter_init(tensor__iter *it, int n, tensor *const *ops, int n
     it->ndim = out;
 }
 
+/* The odometer every walker shares (this iteration's, and the reductions' over kept and reduced
+   dims): n byte pointers move over dims [0, nd) of shape, the last dim fastest; stride[k][d] is
+   pointer k's byte stride along dim d. seek places them at position pos (row-major), step moves
+   them one position on and returns false when that wrapped from the last position to the first. */
+static inline void tensor__odometer_seek(int nd, const int64_t *shape, int64_t *idx, int n, char **ptr, char *const *base,
+                                         const int64_t (*stride)[TENSOR_MAX_DIMS], int64_t pos) {
+    for (int k = 0; k < n; k++) ptr[k] = base[k];
+    for (int d = nd - 1; d >= 0; d--) {
+        idx[d] = pos % shape[d];
+        pos /= shape[d];
+        for (int k = 0; k < n; k++) ptr[k] += idx[d] * stride[k][d];
+    }
+}
+static inline bool tensor__odometer_step(int nd, const int64_t *shape, int64_t *idx, int n, char **ptr, const int64_t (*stride)[TENSOR_MAX_DIMS]) {
+    for (int d = nd - 1; d >= 0; d--) {
+        for (int k = 0; k < n; k++) ptr[k] += stride[k][d];
+        if (++idx[d] < shape[d]) return true;
+        for (int k = 0; k < n; k++) ptr[k] -= stride[k][d] * shape[d];
+        idx[d] = 0;
+    }
+    return false;
+}
+
 /* Runs fn over the elements [begin, end) of the iteration, in row-major order: partial rows at
    the ends, whole rows between. */
 static void tensor__iter_run_range(const tensor__iter *it, tensor__loop_fn fn, void *ctx, int64_t begin, int64_t end) {
     int nd = it->ndim, n = it->n;
     int64_t inner_n = it->shape[nd - 1], idx[TENSOR_MAX_DIMS], inner[TENSOR__MAX_OPERANDS];
     char *ptr[TENSOR__MAX_OPERANDS];
-    /* unravel begin into an index over the dims */
-    int64_t rem = begin;
-    for (int d = nd - 1; d >= 0; d--) { idx[d] = rem % it->shape[d]; rem /= it->shape[d]; }
-    for (int k = 0; k < n; k++) {
-        ptr[k] = it->base[k];
-        for (int d = 0; d < nd; d++) ptr[k] += idx[d] * it->stride[k][d];
-        inner[k] = it->stride[k][nd - 1];
-    }
+    tensor__odometer_seek(nd, it->shape, idx, n, ptr, it->base, it->stride, begin);
+    for (int k = 0; k < n; k++) inner[k] = it->stride[k][nd - 1];
     int64_t at = begin;
     while (at < end) {
         int64_t count = inner_n - idx[nd - 1];
@@ -189,15 +206,10 @@ static void tensor__iter_run_range(const tensor__iter *it, tensor__loop_fn fn, v
         fn(ptr, inner, count, ctx);
         at += count;
         if (at >= end) break;
-        /* to the start of the next row */
+        /* to the start of the next row: back along the row, one step over the outer dims */
         for (int k = 0; k < n; k++) ptr[k] -= idx[nd - 1] * inner[k];
         idx[nd - 1] = 0;
-        for (int d = nd - 2; d >= 0; d--) { /* odometer step over the outer dims */
-            for (int k = 0; k < n; k++) ptr[k] += it->stride[k][d];
-            if (++idx[d] < it->shape[d]) break;
-            for (int k = 0; k < n; k++) ptr[k] -= it->stride[k][d] * it->shape[d];
-            idx[d] = 0;
-        }
+        tensor__odometer_step(nd - 1, it->shape, idx, n, ptr, it->stride);
     }
 }
 
@@ -229,11 +241,7 @@ static void tensor__iter_run(const tensor__iter *it, tensor__loop_fn fn, void *c
 /* Visits every element index of a shape in row-major order: a helper for kernels that are not
    elementwise (index math of gather, pooling, ...). Returns false when done. */
 static TENSOR__UNUSED bool tensor__next_index(int ndim, const int64_t *shape, int64_t *idx) {
-    for (int d = ndim - 1; d >= 0; d--) {
-        if (++idx[d] < shape[d]) return true;
-        idx[d] = 0;
-    }
-    return false;
+    return tensor__odometer_step(ndim, shape, idx, 0, NULL, NULL);
 }
 
 /* Element offset (in elements) of index idx in t. */

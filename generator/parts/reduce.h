@@ -11,140 +11,10 @@
    Call layout, read by the kernels and by the autograd formulas: in[0] the input;
    dims[0..n_dims) the reduced dims of the input, wrapped and ascending (none for a 0-dim input);
    ip[0] keepdim; ip[1] the correction of var and std; p[0] the order p of norm. */
-/* ---- f32 row primitives (>>rowsimd) ----
-   The contiguous f32 loops that the fast paths of the reductions, softmax, cross_entropy and the
-   norms share. They are written once in the vector layer (simd.h, TENSOR__SIMD_ROWS), compiled
-   for each instruction set and chosen with the rest of the layer (tensor__simd()); these entry
-   points call the chosen instance, or the plain loops below where there is none (compilers
-   without vector extensions). The public sum and mean accumulate each element in double; the sums
-   inside softmax, cross_entropy and the norms in f32 lanes over blocks of 256 elements and then
-   in double (simd.h says more). tensor_set_reference_kernels(true) skips all of it: the callers
-   take their reference paths. */
-/* tensor__simd(), with its answer kept where the compiler inlines the check: rows can be short
-   (softmax over 10 classes), and an out-of-line call per primitive showed in their time. */
-#if TENSOR__SIMD
-static const tensor__simd_isa *tensor__row_isa_chosen;
-static inline const tensor__simd_isa *tensor__row_isa(void) {
-    const tensor__simd_isa *v = __atomic_load_n(&tensor__row_isa_chosen, __ATOMIC_ACQUIRE);
-    if (!v) {
-        v = tensor__simd();
-        __atomic_store_n(&tensor__row_isa_chosen, v, __ATOMIC_RELEASE);
-    }
-    return v;
-}
-#else
-static inline const tensor__simd_isa *tensor__row_isa(void) { return tensor__simd(); }
-#endif
-static double tensor__sum_f32(const float *x, int64_t n);
-static double tensor__row_sum_f32(const float *x, int64_t n) {
-    const tensor__simd_isa *v = tensor__row_isa();
-    return v ? v->row_sum(x, n) : tensor__sum_f32(x, n);
-}
-static double tensor__row_sqdev_f32(const float *x, int64_t n, float m) {
-    const tensor__simd_isa *v = tensor__row_isa();
-    if (v) return v->row_sqdev(x, n, m);
-    double acc = 0;
-    for (int64_t i = 0; i < n; i++) { float d = x[i] - m; acc += (double)(d * d); }
-    return acc;
-}
-static double tensor__row_dot_f32(const float *a, const float *b, int64_t n) {
-    const tensor__simd_isa *v = tensor__row_isa();
-    if (v) return v->row_dot(a, b, n);
-    double acc = 0;
-    for (int64_t i = 0; i < n; i++) acc += (double)(a[i] * b[i]);
-    return acc;
-}
-static float tensor__row_max_f32(const float *x, int64_t n) {
-    const tensor__simd_isa *v = tensor__row_isa();
-    if (v) return v->row_max(x, n);
-    float m = -INFINITY;
-    for (int64_t i = 0; i < n; i++) m = x[i] > m ? x[i] : m;
-    return m;
-}
-static double tensor__row_sumexp_f32(float *y, const float *x, int64_t n, float m) {
-    const tensor__simd_isa *v = tensor__row_isa();
-    if (v) return v->row_sumexp(y, x, n, m);
-    double acc = 0;
-    for (int64_t i = 0; i < n; i++) {
-        float e = expf(x[i] - m);
-        if (y) y[i] = e;
-        acc += e;
-    }
-    return acc;
-}
-static void tensor__row_affine_f32(float *y, const float *x, int64_t n, float s, float t) {
-    const tensor__simd_isa *v = tensor__row_isa();
-    if (v) { v->row_affine(y, x, n, s, t); return; }
-    for (int64_t i = 0; i < n; i++) y[i] = x[i] * s + t;
-}
-static void tensor__row_sub2_f32(float *y, const float *x, int64_t n, float a, float b) {
-    const tensor__simd_isa *v = tensor__row_isa();
-    if (v) { v->row_sub2(y, x, n, a, b); return; }
-    for (int64_t i = 0; i < n; i++) y[i] = (x[i] - a) - b;
-}
-static void tensor__row_smbwd_f32(float *y, const float *g, int64_t n, float s, float d) {
-    const tensor__simd_isa *v = tensor__row_isa();
-    if (v) { v->row_smbwd(y, g, n, s, d); return; }
-    for (int64_t i = 0; i < n; i++) y[i] = (y[i] * s) * (g[i] - d);
-}
-static void tensor__row_fms_f32(float *y, const float *g, int64_t n, float c) {
-    const tensor__simd_isa *v = tensor__row_isa();
-    if (v) { v->row_fms(y, g, n, c); return; }
-    for (int64_t i = 0; i < n; i++) y[i] = g[i] - y[i] * c;
-}
-/* y = (x - mean) * rstd * w + b, w and b optional (the norms' forward). The mean goes in as
-   mh + ml (its f32 rounding and the rest): x - mh is exact for x near the mean, so rows with a
-   large mean and a small spread keep their accuracy. */
-static void tensor__row_norm_f32(float *y, const float *x, int64_t n, double mean, float rstd, const float *w, const float *b) {
-    float mh = (float)mean, ml = (float)(mean - mh);
-    const tensor__simd_isa *v = tensor__row_isa();
-    if (v) { v->row_norm(y, x, n, mh, ml, rstd, w, b); return; }
-    for (int64_t i = 0; i < n; i++) {
-        float r = ((x[i] - mh) - ml) * rstd;
-        if (w) r *= w[i];
-        if (b) r += b[i];
-        y[i] = r;
-    }
-}
-/* The norms' backward for one row: xhat = (x - mean) rstd, gh = g w;
-   gx = rstd (gh - [center] mean(gh) - xhat mean(gh xhat)); gw += g xhat and gb += g (in double,
-   when not NULL). rms_norm is the case center = false, mean = 0. */
-static void tensor__row_norm_bwd_f32(float *gx, const float *x, const float *g, const float *w, int64_t n, double mean, float rstd,
-                                     bool center, double *gw, double *gb) {
-    float mh = (float)mean, ml = (float)(mean - mh);
-    const tensor__simd_isa *v = tensor__row_isa();
-    if (v) { v->row_norm_bwd(gx, x, g, w, n, mh, ml, rstd, center, gw, gb); return; }
-    double s1 = 0, s2 = 0;
-    for (int64_t i = 0; i < n; i++) {
-        float xh = ((x[i] - mh) - ml) * rstd, gh = w ? g[i] * w[i] : g[i];
-        s1 += gh;
-        s2 += (double)gh * xh;
-        if (gw) gw[i] += (double)(g[i] * xh);
-        if (gb) gb[i] += g[i];
-    }
-    float f1 = center ? (float)(s1 / (double)n) : 0.0f, f2 = (float)(s2 / (double)n);
-    for (int64_t i = 0; i < n; i++) {
-        float xh = ((x[i] - mh) - ml) * rstd, gh = w ? g[i] * w[i] : g[i];
-        gx[i] = rstd * ((gh - f1) - xh * f2);
-    }
-}
-
-/* max and sum of e^(x - max) of a contiguous f32 row (the max in *mx); NaN for rows the fast path
-   cannot take (a NaN, or an infinite max), which callers then compute on their reference path.
-   When y is not NULL it receives e^(x - max). */
-static double tensor__row_maxsumexp_f32(float *y, const float *x, int64_t n, float *mx) {
-    const tensor__simd_isa *v = tensor__row_isa(); /* looked up once: rows may be short */
-    float m = v ? v->row_max(x, n) : tensor__row_max_f32(x, n);
-    *mx = m;
-    if (isinf(m) || m != m) return NAN;
-    double s = v ? v->row_sumexp(y, x, n, m) : tensor__row_sumexp_f32(y, x, n, m);
-    return s == s ? s : NAN;
-}
-
 typedef struct {
     int nk, nr;
-    int64_t kshape[TENSOR_MAX_DIMS], kin[TENSOR_MAX_DIMS], kout[TENSOR_MAX_DIMS]; /* kept: size, input and output byte strides */
-    int64_t rshape[TENSOR_MAX_DIMS], rin[TENSOR_MAX_DIMS];                       /* reduced: size, input byte stride */
+    int64_t kshape[TENSOR_MAX_DIMS], kstride[2][TENSOR_MAX_DIMS]; /* kept: size; byte strides, [0] input, [1] output */
+    int64_t rshape[TENSOR_MAX_DIMS], rstride[1][TENSOR_MAX_DIMS];  /* reduced: size; input byte stride */
     int64_t knumel, rnumel;
     const char *in;
     char *out;
@@ -162,22 +32,22 @@ static void tensor__red_init(tensor__red *r, const tensor *t, unsigned reduced, 
         if (reduced >> d & 1) {
             r->rnumel *= n;
             if (n == 1) continue;
-            if (r->nr > 0 && r->rin[r->nr - 1] == s * n) { r->rshape[r->nr - 1] *= n; r->rin[r->nr - 1] = s; continue; }
+            if (r->nr > 0 && r->rstride[0][r->nr - 1] == s * n) { r->rshape[r->nr - 1] *= n; r->rstride[0][r->nr - 1] = s; continue; }
             r->rshape[r->nr] = n;
-            r->rin[r->nr] = s;
+            r->rstride[0][r->nr] = s;
             r->nr++;
         } else {
             r->knumel *= n;
             if (n == 1) continue;
-            if (r->nk > 0 && r->kin[r->nk - 1] == s * n && r->kout[r->nk - 1] == ostride[d] * n) {
+            if (r->nk > 0 && r->kstride[0][r->nk - 1] == s * n && r->kstride[1][r->nk - 1] == ostride[d] * n) {
                 r->kshape[r->nk - 1] *= n;
-                r->kin[r->nk - 1] = s;
-                r->kout[r->nk - 1] = ostride[d];
+                r->kstride[0][r->nk - 1] = s;
+                r->kstride[1][r->nk - 1] = ostride[d];
                 continue;
             }
             r->kshape[r->nk] = n;
-            r->kin[r->nk] = s;
-            r->kout[r->nk] = ostride[d];
+            r->kstride[0][r->nk] = s;
+            r->kstride[1][r->nk] = ostride[d];
             r->nk++;
         }
     }
@@ -210,45 +80,36 @@ static void tensor__red_walk(const tensor__red *r, const char *base, tensor__row
     if (r->rnumel == 0) return;
     if (r->nr == 0) { row(state, base, 0, 1); return; }
     int nr = r->nr;
-    int64_t n = r->rshape[nr - 1], s = r->rin[nr - 1];
+    int64_t n = r->rshape[nr - 1], s = r->rstride[0][nr - 1];
     if (nr == 1) { row(state, base, s, n); return; }
     int64_t idx[TENSOR_MAX_DIMS] = {0}, rows = r->rnumel / n;
-    const char *p = base;
+    char *p = (char *)base;
     for (int64_t k = 0; k < rows; k++) {
         row(state, p, s, n);
-        for (int d = nr - 2; d >= 0; d--) { /* odometer over the outer reduced dims */
-            p += r->rin[d];
-            if (++idx[d] < r->rshape[d]) break;
-            p -= r->rin[d] * r->rshape[d];
-            idx[d] = 0;
-        }
+        tensor__odometer_step(nr - 1, r->rshape, idx, 1, &p, r->rstride); /* over the outer reduced dims */
     }
 }
 
 /* Computes one output element: in is its first input element, out where it goes. */
 typedef void (*tensor__elem_fn)(const tensor__red *r, const char *in, char *out, void *ctx);
 
+/* The first input element and the output element of output position pos. */
+static void tensor__red_at(const tensor__red *r, int64_t pos, const char **in, char **out) {
+    int64_t idx[TENSOR_MAX_DIMS];
+    char *ptr[2], *base[2] = {(char *)r->in, r->out};
+    tensor__odometer_seek(r->nk, r->kshape, idx, 2, ptr, base, r->kstride, pos);
+    *in = ptr[0];
+    *out = ptr[1];
+}
+
 /* Visits the output elements [begin, end). */
 static void tensor__red_run_range(const tensor__red *r, tensor__elem_fn fn, void *ctx, int64_t begin, int64_t end) {
-    int64_t idx[TENSOR_MAX_DIMS] = {0}, rem = begin;
-    const char *in = r->in;
-    char *out = r->out;
-    for (int d = r->nk - 1; d >= 0; d--) { /* unravel begin */
-        idx[d] = rem % r->kshape[d];
-        rem /= r->kshape[d];
-        in += idx[d] * r->kin[d];
-        out += idx[d] * r->kout[d];
-    }
+    int64_t idx[TENSOR_MAX_DIMS];
+    char *ptr[2], *base[2] = {(char *)r->in, r->out}; /* input, output */
+    tensor__odometer_seek(r->nk, r->kshape, idx, 2, ptr, base, r->kstride, begin);
     for (int64_t e = begin; e < end; e++) {
-        fn(r, in, out, ctx);
-        for (int d = r->nk - 1; d >= 0; d--) {
-            in += r->kin[d];
-            out += r->kout[d];
-            if (++idx[d] < r->kshape[d]) break;
-            in -= r->kin[d] * r->kshape[d];
-            out -= r->kout[d] * r->kshape[d];
-            idx[d] = 0;
-        }
+        fn(r, ptr[0], ptr[1], ctx);
+        tensor__odometer_step(r->nk, r->kshape, idx, 2, ptr, r->kstride);
     }
 }
 
@@ -337,7 +198,7 @@ static void tensor__row_sum(void *st, const char *p, int64_t s, int64_t n) {
     } else if (a->dt == TENSOR_F32 && s == 4) {
         a->d += tensor__reference_kernels ? tensor__sum_f32((const float *)p, n) : tensor__row_sum_f32((const float *)p, n);
     } else if (a->dt == TENSOR_F64 && s == 8) {
-        const tensor__simd_isa *v = tensor__reference_kernels ? NULL : tensor__row_isa();
+        const tensor__simd_isa *v = tensor__reference_kernels ? NULL : tensor__simd();
         a->d += v ? v->row_sum_f64((const double *)p, n) : tensor__sum_f64((const double *)p, n);
     } else {
         double acc = a->d;
@@ -466,7 +327,7 @@ static void tensor__row_cols(void *st, const char *p, int64_t s, int64_t n) {
     tensor__cols_acc *a = (tensor__cols_acc *)st;
     int64_t nb = a->nb;
     double *TENSOR__RESTRICT acc = a->acc;
-    const tensor__simd_isa *v = a->fast && a->dt == TENSOR_F32 ? tensor__row_isa() : NULL;
+    const tensor__simd_isa *v = a->fast && a->dt == TENSOR_F32 ? tensor__simd() : NULL;
     if (v) {
         for (int64_t k = 0; k < n; k++, p += s) v->row_cols_add(acc, (const float *)p, nb);
         return;
@@ -521,15 +382,10 @@ static void tensor__cols_parts(int64_t begin, int64_t end, void *vt) {
     for (int64_t part = begin; part < end; part++) {
         int64_t i0 = t->items * part / t->n_parts, i1 = t->items * (part + 1) / t->n_parts;
         for (int64_t it = i0; it < i1; it++) {
-            int64_t outer = it / t->nblk, j0 = (it % t->nblk) * t->cb, rem = outer;
-            const char *in = t->r->in;
-            char *out = t->r->out;
-            for (int d = t->r->nk - 1; d >= 0; d--) {
-                int64_t i = rem % t->r->kshape[d];
-                rem /= t->r->kshape[d];
-                in += i * t->r->kin[d];
-                out += i * t->r->kout[d];
-            }
+            int64_t j0 = (it % t->nblk) * t->cb;
+            const char *in;
+            char *out;
+            tensor__red_at(t->r, it / t->nblk, &in, &out);
             int64_t nb = t->cc->n - j0 < t->cb ? t->cc->n - j0 : t->cb;
             tensor__sum_cols_block(t->r, t->cc, in, out, t->buf + part * t->cb * 8, j0, nb, true);
         }
@@ -557,11 +413,11 @@ static int tensor__reduce_sum(tensor__call *c, bool mean) {
     tensor__red_from_call(&r, c);
     int64_t esz = (int64_t)tensor__dtype_sizes[r.in_dt];
     if (r.knumel == 0) return 0;
-    if (r.nk >= 1 && r.nr >= 1 && r.kin[r.nk - 1] == esz && r.rin[r.nr - 1] != esz) {
+    if (r.nk >= 1 && r.nr >= 1 && r.kstride[0][r.nk - 1] == esz && r.rstride[0][r.nr - 1] != esz) {
         tensor__cols_ctx cc;
         cc.n = r.kshape[r.nk - 1];
-        cc.in_stride = r.kin[r.nk - 1];
-        cc.out_stride = r.kout[r.nk - 1];
+        cc.in_stride = r.kstride[0][r.nk - 1];
+        cc.out_stride = r.kstride[1][r.nk - 1];
         cc.mean = mean;
         r.nk--;
         r.knumel /= cc.n;
@@ -591,7 +447,7 @@ static int tensor__reduce_sum(tensor__call *c, bool mean) {
         TENSOR_FREE(cc.buf);
         return 0;
     }
-    if (!tensor__reference_kernels && r.nr == 1 && r.rin[0] == esz && (r.in_dt == TENSOR_F32 || r.in_dt == TENSOR_F64) &&
+    if (!tensor__reference_kernels && r.nr == 1 && r.rstride[0][0] == esz && (r.in_dt == TENSOR_F32 || r.in_dt == TENSOR_F64) &&
         r.knumel < 4 && r.rnumel >= 2 * TENSOR__SPLIT_BLOCK) {
         /* a few long contiguous sums (sum_all of a big tensor): each split over the pool */
         tensor__split_task t;
@@ -601,15 +457,9 @@ static int tensor__reduce_sum(tensor__call *c, bool mean) {
         t.n = r.rnumel;
         t.dt = r.in_dt;
         for (int64_t e = 0; e < r.knumel; e++) {
-            int64_t rem = e;
-            const char *in = r.in;
-            char *out = r.out;
-            for (int d = r.nk - 1; d >= 0; d--) {
-                int64_t i = rem % r.kshape[d];
-                rem /= r.kshape[d];
-                in += i * r.kin[d];
-                out += i * r.kout[d];
-            }
+            const char *in;
+            char *out;
+            tensor__red_at(&r, e, &in, &out);
             t.in = in;
             tensor__parallel_for(nblk, 1, tensor__split_sum, &t);
             tensor__acc a;
@@ -666,7 +516,7 @@ static void tensor__elem_var(const tensor__red *r, const char *in, char *out, vo
    -inf and a +inf gives +inf instead of NaN. No elements: -inf. */
 static void tensor__elem_logsumexp(const tensor__red *r, const char *in, char *out, void *ctx) {
     (void)ctx;
-    if (!tensor__reference_kernels && r->in_dt == TENSOR_F32 && r->nr == 1 && r->rin[0] == 4) {
+    if (!tensor__reference_kernels && r->in_dt == TENSOR_F32 && r->nr == 1 && r->rstride[0][0] == 4) {
         float m;
         double v = tensor__row_maxsumexp_f32(NULL, (const float *)in, r->rnumel, &m);
         if (v == v) { *(float *)out = (float)((double)m + log(v)); return; } /* else a NaN or an infinity: the path below */
@@ -707,7 +557,7 @@ static void tensor__elem_allany(const tensor__red *r, const char *in, char *out,
 
 /* cumsum: r's single reduced dim is the scanned one; ctx its output byte stride. */
 static void tensor__elem_cumsum(const tensor__red *r, const char *in, char *out, void *ctx) {
-    int64_t os = *(const int64_t *)ctx, n = r->nr ? r->rshape[0] : r->rnumel, s = r->nr ? r->rin[0] : 0;
+    int64_t os = *(const int64_t *)ctx, n = r->nr ? r->rshape[0] : r->rnumel, s = r->nr ? r->rstride[0][0] : 0;
     if (!tensor__is_float(r->in_dt)) {
         int64_t acc = 0;
         for (int64_t i = 0; i < n; i++) {

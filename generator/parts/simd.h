@@ -92,7 +92,7 @@ typedef struct {
     tensor__vec_compare_fn compare[TENSOR_OP_COUNT];
     tensor__vec_optim_fn optim; /* the optimizer update (TENSOR__SIMD_OPTIM) */
     /* the row primitives of the reductions, softmax, cross_entropy and the norms (TENSOR__SIMD_ROWS
-       below; reduce.h's tensor__row_*_f32 say what each computes) */
+       below; tensor__row_*_f32 at the end of this part say what each computes) */
     double (*row_sum)(const float *x, int64_t n);
     double (*row_sum_f64)(const double *x, int64_t n);
     void (*row_cols_add)(double *acc, const float *x, int64_t n);
@@ -735,7 +735,7 @@ static void TENSOR__F(install)(tensor__simd_isa *t) {                           
 }
 
 /* ---- row primitives: the contiguous f32 loops of the reductions, softmax, cross_entropy and the
-   norms (reduce.h's tensor__row_*_f32 call them through the table) ----
+   norms (the tensor__row_*_f32 entry points at the end of this part call them through the table) ----
    The public sum and mean (row_sum) convert each element to double and add there, in four vector
    accumulators: as exact as the reference for sums that cancel, and still faster than memory
    delivers a long row. The sums inside softmax, cross_entropy and the norms (of e^x, squares,
@@ -1611,21 +1611,139 @@ static void tensor__simd_choose(tensor__simd_isa *t) {
 #endif /* TENSOR__SIMD */
 
 /* The chosen instance (chosen on first use; threads that race here wait for the first), or NULL
-   where there is none. */
-static const tensor__simd_isa *tensor__simd(void) {
+   where there is none. The check is inline: row primitives run on rows as short as 10 floats,
+   where an out-of-line call per row showed in their time. */
 #if TENSOR__SIMD
-    static tensor__simd_isa table;
-    static int state; /* 0: not chosen, 1: being chosen, 2: chosen */
-    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == 2) return &table;
+static tensor__simd_isa tensor__simd_table;
+static int tensor__simd_state; /* 0: not chosen, 1: being chosen, 2: chosen */
+static const tensor__simd_isa *tensor__simd_first_use(void) {
     int expected = 0;
-    if (__atomic_compare_exchange_n(&state, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        tensor__simd_choose(&table);
-        __atomic_store_n(&state, 2, __ATOMIC_RELEASE);
+    if (__atomic_compare_exchange_n(&tensor__simd_state, &expected, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        tensor__simd_choose(&tensor__simd_table);
+        __atomic_store_n(&tensor__simd_state, 2, __ATOMIC_RELEASE);
     }
-    while (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 2) {
+    while (__atomic_load_n(&tensor__simd_state, __ATOMIC_ACQUIRE) != 2) {
     }
-    return &table;
+    return &tensor__simd_table;
+}
+static inline const tensor__simd_isa *tensor__simd(void) {
+    if (__atomic_load_n(&tensor__simd_state, __ATOMIC_ACQUIRE) == 2) return &tensor__simd_table;
+    return tensor__simd_first_use();
+}
 #else
-    return NULL;
+static inline const tensor__simd_isa *tensor__simd(void) { return NULL; }
 #endif
+
+/* ---- f32 row primitives (>>rowsimd) ----
+   The contiguous f32 loops that the fast paths of the reductions, softmax, cross_entropy and the
+   norms share, written once above (TENSOR__SIMD_ROWS) and compiled for each instance; these entry
+   points call the chosen instance, or the plain loops below where there is none (compilers
+   without vector extensions). The public sum and mean accumulate each element in double; the sums
+   inside softmax, cross_entropy and the norms in f32 lanes over blocks of 256 elements and then
+   in double (simd.h says more). tensor_set_reference_kernels(true) skips all of it: the callers
+   take their reference paths. */
+static double tensor__sum_f32(const float *x, int64_t n);
+static double tensor__row_sum_f32(const float *x, int64_t n) {
+    const tensor__simd_isa *v = tensor__simd();
+    return v ? v->row_sum(x, n) : tensor__sum_f32(x, n);
+}
+static double tensor__row_sqdev_f32(const float *x, int64_t n, float m) {
+    const tensor__simd_isa *v = tensor__simd();
+    if (v) return v->row_sqdev(x, n, m);
+    double acc = 0;
+    for (int64_t i = 0; i < n; i++) { float d = x[i] - m; acc += (double)(d * d); }
+    return acc;
+}
+static double tensor__row_dot_f32(const float *a, const float *b, int64_t n) {
+    const tensor__simd_isa *v = tensor__simd();
+    if (v) return v->row_dot(a, b, n);
+    double acc = 0;
+    for (int64_t i = 0; i < n; i++) acc += (double)(a[i] * b[i]);
+    return acc;
+}
+static float tensor__row_max_f32(const float *x, int64_t n) {
+    const tensor__simd_isa *v = tensor__simd();
+    if (v) return v->row_max(x, n);
+    float m = -INFINITY;
+    for (int64_t i = 0; i < n; i++) m = x[i] > m ? x[i] : m;
+    return m;
+}
+static double tensor__row_sumexp_f32(float *y, const float *x, int64_t n, float m) {
+    const tensor__simd_isa *v = tensor__simd();
+    if (v) return v->row_sumexp(y, x, n, m);
+    double acc = 0;
+    for (int64_t i = 0; i < n; i++) {
+        float e = expf(x[i] - m);
+        if (y) y[i] = e;
+        acc += e;
+    }
+    return acc;
+}
+static void tensor__row_affine_f32(float *y, const float *x, int64_t n, float s, float t) {
+    const tensor__simd_isa *v = tensor__simd();
+    if (v) { v->row_affine(y, x, n, s, t); return; }
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] * s + t;
+}
+static void tensor__row_sub2_f32(float *y, const float *x, int64_t n, float a, float b) {
+    const tensor__simd_isa *v = tensor__simd();
+    if (v) { v->row_sub2(y, x, n, a, b); return; }
+    for (int64_t i = 0; i < n; i++) y[i] = (x[i] - a) - b;
+}
+static void tensor__row_smbwd_f32(float *y, const float *g, int64_t n, float s, float d) {
+    const tensor__simd_isa *v = tensor__simd();
+    if (v) { v->row_smbwd(y, g, n, s, d); return; }
+    for (int64_t i = 0; i < n; i++) y[i] = (y[i] * s) * (g[i] - d);
+}
+static void tensor__row_fms_f32(float *y, const float *g, int64_t n, float c) {
+    const tensor__simd_isa *v = tensor__simd();
+    if (v) { v->row_fms(y, g, n, c); return; }
+    for (int64_t i = 0; i < n; i++) y[i] = g[i] - y[i] * c;
+}
+/* y = (x - mean) * rstd * w + b, w and b optional (the norms' forward). The mean goes in as
+   mh + ml (its f32 rounding and the rest): x - mh is exact for x near the mean, so rows with a
+   large mean and a small spread keep their accuracy. */
+static void tensor__row_norm_f32(float *y, const float *x, int64_t n, double mean, float rstd, const float *w, const float *b) {
+    float mh = (float)mean, ml = (float)(mean - mh);
+    const tensor__simd_isa *v = tensor__simd();
+    if (v) { v->row_norm(y, x, n, mh, ml, rstd, w, b); return; }
+    for (int64_t i = 0; i < n; i++) {
+        float r = ((x[i] - mh) - ml) * rstd;
+        if (w) r *= w[i];
+        if (b) r += b[i];
+        y[i] = r;
+    }
+}
+/* The norms' backward for one row: xhat = (x - mean) rstd, gh = g w;
+   gx = rstd (gh - [center] mean(gh) - xhat mean(gh xhat)); gw += g xhat and gb += g (in double,
+   when not NULL). rms_norm is the case center = false, mean = 0. */
+static void tensor__row_norm_bwd_f32(float *gx, const float *x, const float *g, const float *w, int64_t n, double mean, float rstd,
+                                     bool center, double *gw, double *gb) {
+    float mh = (float)mean, ml = (float)(mean - mh);
+    const tensor__simd_isa *v = tensor__simd();
+    if (v) { v->row_norm_bwd(gx, x, g, w, n, mh, ml, rstd, center, gw, gb); return; }
+    double s1 = 0, s2 = 0;
+    for (int64_t i = 0; i < n; i++) {
+        float xh = ((x[i] - mh) - ml) * rstd, gh = w ? g[i] * w[i] : g[i];
+        s1 += gh;
+        s2 += (double)gh * xh;
+        if (gw) gw[i] += (double)(g[i] * xh);
+        if (gb) gb[i] += g[i];
+    }
+    float f1 = center ? (float)(s1 / (double)n) : 0.0f, f2 = (float)(s2 / (double)n);
+    for (int64_t i = 0; i < n; i++) {
+        float xh = ((x[i] - mh) - ml) * rstd, gh = w ? g[i] * w[i] : g[i];
+        gx[i] = rstd * ((gh - f1) - xh * f2);
+    }
+}
+
+/* max and sum of e^(x - max) of a contiguous f32 row (the max in *mx); NaN for rows the fast path
+   cannot take (a NaN, or an infinite max), which callers then compute on their reference path.
+   When y is not NULL it receives e^(x - max). */
+static double tensor__row_maxsumexp_f32(float *y, const float *x, int64_t n, float *mx) {
+    const tensor__simd_isa *v = tensor__simd(); /* looked up once: rows may be short */
+    float m = v ? v->row_max(x, n) : tensor__row_max_f32(x, n);
+    *mx = m;
+    if (isinf(m) || m != m) return NAN;
+    double s = v ? v->row_sumexp(y, x, n, m) : tensor__row_sumexp_f32(y, x, n, m);
+    return s == s ? s : NAN;
 }
