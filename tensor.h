@@ -2524,10 +2524,11 @@ TENSOR_API int tensor_get_num_threads(void) {
      TENSOR__STOREH (TENSOR__DW floats <-> doubles),
      TENSOR__TARGET (the instance's __attribute__((target(...))), empty where none is needed).
    Instances: avx512 (16 lanes, "avx512f"), avx2 (8, "avx2,fma"), sse2 (4) on x86; neon (4) on
-   aarch64; scalar (1 lane, plain C) everywhere. The x86 instances carry target attributes, so a
-   plain `cc -O2` build holds all of them and runs the best one the CPU has (__builtin_cpu_supports,
-   asked once, the first time a kernel needs the choice). The environment variable TENSOR_SIMD
-   (scalar, sse2, avx2, avx512, neon) picks a lower one, for tests and comparisons. TENSOR_NO_SIMD
+   aarch64; scalar (1 lane, plain C) everywhere but x86-64, where SSE2 is the floor. The x86
+   instances carry target attributes, so a plain `cc -O2` build holds all of them and runs the best
+   one the CPU has (__builtin_cpu_supports, asked once, the first time a kernel needs the choice).
+   The environment variable TENSOR_SIMD (scalar, sse2, avx2, avx512, neon) picks a lower one, for
+   tests and comparisons (scalar on x86-64: sse2). TENSOR_NO_SIMD
    compiles the scalar instance only; compilers without vector extensions (MSVC) get none, and the
    elementwise ops keep their reference loops. TENSOR_USE_SLEEF (link -lsleef) makes exp, log,
    expm1, log1p, sin, cos, tanh and erf call SLEEF's 1-ulp vector functions instead of ours.
@@ -2550,6 +2551,14 @@ TENSOR_API int tensor_get_num_threads(void) {
 #define TENSOR__SIMD_NEON 1
 #else
 #define TENSOR__SIMD_NEON 0
+#endif
+/* The scalar instance: wherever there is no vector one, and on i386 (whose CPUs may lack SSE2);
+   on x86-64, whose every CPU has SSE2, sse2 is the floor and a scalar instance would be compiled
+   for nothing (it cost about 6% of the implementation's compile time). */
+#if TENSOR__SIMD && !(TENSOR__SIMD_X86 && defined(__x86_64__))
+#define TENSOR__SIMD_SCALAR 1
+#else
+#define TENSOR__SIMD_SCALAR 0
 #endif
 
 #ifdef __cplusplus
@@ -3670,6 +3679,7 @@ static TENSOR__TARGET void TENSOR__F(rng_blocks)(uint32_t *out, int64_t n, const
 #define TENSOR__SEL_BITS(m, a, b) ((TENSOR__VF)(((TENSOR__VI)(m) & (TENSOR__VI)(a)) | (~(TENSOR__VI)(m) & (TENSOR__VI)(b))))
 #define TENSOR__SELD_BITS(m, a, b) ((TENSOR__VD)(((TENSOR__VL)(m) & (TENSOR__VL)(a)) | (~(TENSOR__VL)(m) & (TENSOR__VL)(b))))
 
+#if TENSOR__SIMD_SCALAR
 /* scalar: one lane, plain C (the compiler may still fuse a * b + c where the target has FMA) */
 static TENSOR__UNUSED inline tensor__f32x1 tensor__scalar_sqrt1(tensor__f32x1 a) { tensor__f32x1 r = {sqrtf(a[0])}; return r; }
 static TENSOR__UNUSED inline tensor__f64x1 tensor__scalar_loadh(const float *p) { tensor__f64x1 r = {(double)p[0]}; return r; }
@@ -3730,6 +3740,7 @@ TENSOR__SIMD_RNG
 #undef TENSOR__STOREH
 #undef TENSOR__ANYD
 #undef TENSOR__SLEEF
+#endif /* TENSOR__SIMD_SCALAR */
 
 #if TENSOR__SIMD_X86
 #ifdef TENSOR_USE_SLEEF
@@ -4080,7 +4091,7 @@ TENSOR__SIMD_PHILOX
 #endif /* TENSOR__SIMD_NEON */
 
 /* Picks the instance: the first the CPU runs, best first, unless TENSOR_SIMD names another it
-   runs. */
+   runs; "scalar" where none is compiled (x86-64) gives the lowest there is, sse2. */
 typedef struct {
     const char *key, *name;
     bool ok;
@@ -4105,11 +4116,14 @@ static void tensor__simd_choose(tensor__simd_isa *t) {
     c[n].key = "neon"; c[n].name = "neon"; c[n].ok = true; c[n].install = tensor__neon_install; c[n].install_rows = tensor__neon_install_rows;
     c[n].rng_blocks = tensor__neon_rng_blocks; c[n].rng_normal = tensor__neon_rng_normal; n++;
 #endif
+#if TENSOR__SIMD_SCALAR
     c[n].key = "scalar"; c[n].name = "scalar"; c[n].ok = true; c[n].install = tensor__scalar_install; c[n].install_rows = tensor__scalar_install_rows;
     c[n].rng_blocks = tensor__rng_blocks_ref; c[n].rng_normal = tensor__scalar_rng_normal; n++;
+#endif
     const char *want = getenv("TENSOR_SIMD");
     int pick = -1;
     for (int i = 0; i < n && want; i++) if (c[i].ok && strcmp(want, c[i].key) == 0) pick = i;
+    if (pick < 0 && want && !TENSOR__SIMD_SCALAR && strcmp(want, "scalar") == 0) pick = n - 1;
     for (int i = 0; i < n && pick < 0; i++) if (c[i].ok) pick = i;
     t->name = c[pick].name;
     c[pick].install(t);
