@@ -132,7 +132,7 @@ BENCH_SLEEF = $(shell printf 'int main(void){return 0;}' | $(CC) -x c - -lsleef 
 $(BUILD)/bench: bench/bench.c tensor.h
 	@$(if $(HAVE_OPENBLAS),,echo "bench: needs OpenBLAS, the reference it measures against (apt-get install libopenblas-dev)"; exit 1)
 	@mkdir -p $(BUILD)
-	$(CC) -O2 $(WARN) -I. $(if $(BENCH_SLEEF),-DBENCH_SLEEF) bench/bench.c -o $@ -lopenblas -lmvec $(if $(BENCH_SLEEF),-lsleef) $(LDLIBS)
+	$(CC) -O2 $(WARN) -I. -DBENCH_CC='"$(CC)"' $(if $(BENCH_SLEEF),-DBENCH_SLEEF) bench/bench.c -o $@ -lopenblas -lmvec $(if $(BENCH_SLEEF),-lsleef) $(LDLIBS)
 bench: $(BUILD)/bench
 	$(BUILD)/bench
 

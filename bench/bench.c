@@ -21,6 +21,7 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <cblas.h>
 
 /* OpenBLAS extensions (declared here too: a netlib cblas.h chosen by update-alternatives lacks them). */
@@ -1024,6 +1025,44 @@ static double loadavg(void) {
     return l;
 }
 
+/* The compile time a user pays on every rebuild of the file that holds the implementation: that
+   translation unit (#define TENSOR_IMPLEMENTATION + #include "tensor.h") compiled with -O2 by the
+   compiler the Makefile used (BENCH_CC) and by clang when there is one, CPU time of the compiler
+   (user + system, from the children's rusage), the best of 3 runs. No reference: a figure. */
+#ifndef BENCH_CC
+#define BENCH_CC "cc"
+#endif
+static double compile_seconds(const char *cc) {
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s -O2 -I. -x c -c - -o /dev/null", cc);
+    double best = -1;
+    for (int rep = 0; rep < 3; rep++) {
+        struct rusage before, after;
+        getrusage(RUSAGE_CHILDREN, &before);
+        FILE *p = popen(cmd, "w");
+        if (!p) return -1;
+        fputs("#define TENSOR_IMPLEMENTATION\n#include \"tensor.h\"\n", p);
+        if (pclose(p) != 0) return -1;
+        getrusage(RUSAGE_CHILDREN, &after);
+        double t = (double)(after.ru_utime.tv_sec - before.ru_utime.tv_sec) + 1e-6 * (double)(after.ru_utime.tv_usec - before.ru_utime.tv_usec) +
+                   (double)(after.ru_stime.tv_sec - before.ru_stime.tv_sec) + 1e-6 * (double)(after.ru_stime.tv_usec - before.ru_stime.tv_usec);
+        if (best < 0 || t < best) best = t;
+    }
+    return best;
+}
+static void bench_compile(void) {
+    if (!wanted("compile")) return;
+    section("compile time of the implementation TU (-O2, compiler CPU time, best of 3; target <= 6 s)");
+    section_flush();
+    const char *ccs[2] = {BENCH_CC, "clang"};
+    for (int i = 0; i < 2; i++) {
+        if (i == 1 && (strstr(BENCH_CC, "clang") || system("command -v clang > /dev/null 2>&1") != 0)) break;
+        double t = compile_seconds(ccs[i]);
+        if (t < 0) printf("%-32s could not compile with %s\n", "compile tensor.h impl", ccs[i]);
+        else printf("%-32s    %9.2f s   (%s -O2 -c, from the project root)\n", "compile tensor.h impl", t, ccs[i]);
+    }
+}
+
 static void print_header(void) {
     char cpu[128] = "unknown CPU";
     FILE *f = fopen("/proc/cpuinfo", "r");
@@ -1093,6 +1132,7 @@ int main(int argc, char **argv) {
     bench_conv();
     bench_overhead();
     bench_training();
+    bench_compile();
     tensor_set_num_threads(0);
     printf("\nbench: done in %.0f s", now_s() - t0);
     if (loadavg() >= 0) printf("; load average (1 min) at the end: %.2f", loadavg());
