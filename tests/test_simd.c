@@ -59,7 +59,10 @@ static const math_fn MATH[] = {
     {"sigmoid", tensor_sigmoid, r_sigmoid, -120, 120, 0.501, 0.501},
     {"silu", tensor_silu, r_silu, -120, 120, 0.501, 0.501},
     {"softplus", tensor_softplus, r_softplus, -120, 120, 2.0, 2.0},
-    {"gelu", tensor_gelu, r_gelu, -20, 20, 8.0, 8.0}, /* f32: measured 7.68 on every instance */
+    /* gelu, f32: every f32 in [-20, 20] measured 7.45 ulp with FMA, 7.71 on SSE2; the second row
+       sweeps the subnormal tail densely (a double rounding there was once 11.5 ulp off) */
+    {"gelu", tensor_gelu, r_gelu, -20, 20, 8.0, 8.0},
+    {"gelu_tail", tensor_gelu, r_gelu, -14.6f, -12.5f, 8.0, 8.0},
     {"gelu_tanh", tensor_gelu_tanh, r_gelu_tanh, -25, 25, 0.501, 0.501},
 };
 enum { N_MATH = sizeof MATH / sizeof MATH[0] };
@@ -154,7 +157,8 @@ TEST(simd_ulp_sigmoid) { ulp_test(8); }
 TEST(simd_ulp_silu) { ulp_test(9); }
 TEST(simd_ulp_softplus) { ulp_test(10); }
 TEST(simd_ulp_gelu) { ulp_test(11); }
-TEST(simd_ulp_gelu_tanh) { ulp_test(12); }
+TEST(simd_ulp_gelu_tail) { ulp_test(12); }
+TEST(simd_ulp_gelu_tanh) { ulp_test(13); }
 /* The last of the sweeps in name order: also prints what they all measured. */
 TEST(simd_ulp_tanh) {
     ulp_test(6);
