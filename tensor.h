@@ -9195,8 +9195,8 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
         j.a = (const char *)a->storage->data + a->offset * ea;
         j.b = (const char *)b->storage->data + b->offset * eb;
         int64_t count = fg.batches * fg.n * m;
-        float *acc = half ? (float *)tensor__scratch(c->fn, (size_t)count * sizeof(float)) : NULL;
-        if (half && !acc) return 1;
+        float *acc = half ? (float *)tensor__cache_alloc((size_t)count * sizeof(float)) : NULL; /* (cached: no page faults) */
+        if (half && !acc) { tensor__fail(c->fn, "out of memory allocating matmul scratch"); return 1; }
         j.o = half ? (char *)acc : tensor__data(out);
         int64_t per = tensor__work_mul(tensor__work_mul(fg.n, m), k);
         if (tensor__gemm_spread(fg.batches, fg.n, m, k))
@@ -9204,7 +9204,7 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
         else
             tensor__mm_batches(0, fg.batches, &j);
         if (half && !TENSOR__TASK_FAILED(j.oom)) tensor__f32_to_half((uint16_t *)(void *)tensor__data(out), acc, count, dt == TENSOR_BF16);
-        tensor__free_aligned(acc);
+        tensor__cache_free(acc);
         if (TENSOR__TASK_FAILED(j.oom)) { tensor__fail(c->fn, "out of memory allocating matmul scratch"); return 1; }
         return 0;
     }
