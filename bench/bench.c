@@ -358,8 +358,9 @@ static double max_rel_diff_t(tensor *t, const void *b, int64_t n) {
 }
 
 /* C[M, N] = op(A) @ op(B); ta: A is stored [K, M] and used transposed; tb: B is stored [N, K];
-   f64: dgemm (the same values in double). */
-static void bench_gemm_of(const char *name, int M, int N, int K, bool ta, bool tb, bool f64) {
+   f64: dgemm (the same values in double); bf16: tensor.h multiplies bf16 operands into a bf16
+   result (f32 accumulation) against sgemm on the same (bf16-rounded) values in f32. */
+static void bench_gemm_of(const char *name, int M, int N, int K, bool ta, bool tb, bool f64, bool bf16) {
     if (!wanted(name)) return;
     gemm_case g;
     tensor *as = ta ? uniform_tensor(TENSOR_SHAPE(K, M), -1, 1, 1) : uniform_tensor(TENSOR_SHAPE(M, K), -1, 1, 1);
@@ -371,9 +372,17 @@ static void bench_gemm_of(const char *name, int M, int N, int K, bool ta, bool t
         as = ad, bs = bd;
         die_on_error("creating inputs");
     }
+    tensor *ah = NULL, *bh = NULL; /* bf16: ours; as and bs hold their values in f32 */
+    if (bf16) {
+        ah = tensor_to_dtype(as, TENSOR_BF16), bh = tensor_to_dtype(bs, TENSOR_BF16);
+        tensor_free(as);
+        tensor_free(bs);
+        as = tensor_to_dtype(ah, TENSOR_F32), bs = tensor_to_dtype(bh, TENSOR_F32);
+        die_on_error("creating inputs");
+    }
     size_t es = f64 ? sizeof(double) : sizeof(float);
-    g.a = ta ? tensor_transpose(as, 0, 1) : as;
-    g.b = tb ? tensor_transpose(bs, 0, 1) : bs;
+    g.a = ta ? tensor_transpose(bf16 ? ah : as, 0, 1) : bf16 ? ah : as;
+    g.b = tb ? tensor_transpose(bf16 ? bh : bs, 0, 1) : bf16 ? bh : bs;
     g.A = tensor_data_ptr(as);
     g.B = tensor_data_ptr(bs);
     g.C = malloc(es * (size_t)M * (size_t)N);
@@ -390,10 +399,12 @@ static void bench_gemm_of(const char *name, int M, int N, int K, bool ta, bool t
         double ours, theirs;
         measure_pair_apart(gemm_ours, &g, gemm_blas, &g, &ours, &theirs);
         char note[64];
-        tensor *c = tensor_matmul(g.a, g.b);
+        tensor *c = tensor_matmul(g.a, g.b), *cf = bf16 ? tensor_to_dtype(c, TENSOR_F32) : NULL;
         die_on_error(name);
-        check_note(note, max_rel_diff_t(c, g.C, (int64_t)M * N), f64 ? 1e-13 * K + 1e-12 : 1e-5 * K + 1e-4);
+        /* bf16: the result's rounding, up to 2^-8 relative */
+        check_note(note, max_rel_diff_t(cf ? cf : c, g.C, (int64_t)M * N), f64 ? 1e-13 * K + 1e-12 : bf16 ? 8e-3 : 1e-5 * K + 1e-4);
         tensor_free(c);
+        tensor_free(cf);
         row(name, threads, ours, f64 ? "OpenBLAS cblas_dgemm" : "OpenBLAS cblas_sgemm", theirs, flops, note);
     }
     free(g.C);
@@ -401,9 +412,11 @@ static void bench_gemm_of(const char *name, int M, int N, int K, bool ta, bool t
     if (tb) tensor_free(g.b);
     tensor_free(as);
     tensor_free(bs);
+    tensor_free(ah);
+    tensor_free(bh);
 }
 
-static void bench_gemm(const char *name, int M, int N, int K, bool ta, bool tb) { bench_gemm_of(name, M, N, K, ta, tb, false); }
+static void bench_gemm(const char *name, int M, int N, int K, bool ta, bool tb) { bench_gemm_of(name, M, N, K, ta, tb, false, false); }
 
 static void bench_gemms(void) {
     section("sgemm (f32): tensor_matmul allocating its result vs cblas_sgemm into an existing buffer");
@@ -420,7 +433,12 @@ static void bench_gemms(void) {
     section("dgemm (f64): tensor_matmul allocating its result vs cblas_dgemm into an existing buffer");
     for (int i = 0; i < 6; i++) {
         sprintf(name, "dgemm %d", sizes[i]);
-        bench_gemm_of(name, sizes[i], sizes[i], sizes[i], false, false, true);
+        bench_gemm_of(name, sizes[i], sizes[i], sizes[i], false, false, true, false);
+    }
+    section("bf16 matmul: tensor_matmul on bf16 tensors (f32 accumulation, bf16 result) vs cblas_sgemm (f32) of the same size");
+    for (int i = 4; i < 6; i++) {
+        sprintf(name, "bf16 matmul %d", sizes[i]);
+        bench_gemm_of(name, sizes[i], sizes[i], sizes[i], false, false, false, true);
     }
 }
 

@@ -308,8 +308,14 @@ double *test_ref_norm(const double *x, int64_t R, int64_t C, const double *w, co
    whose TU cannot see the implementation's statics. */
 bool test_gemm_strided(bool f64, int64_t m, int64_t n, int64_t k, const void *A, int64_t a_rs, int64_t a_cs, const void *B, int64_t b_rs,
                        int64_t b_cs, void *C, int64_t c_rs, int64_t c_cs, bool add) {
-    return tensor__gemm_strided(f64 ? TENSOR_F64 : TENSOR_F32, m, n, k, A, a_rs, a_cs, B, b_rs, b_cs, C, c_rs, c_cs, add);
+    tensor_dtype t = f64 ? TENSOR_F64 : TENSOR_F32;
+    return tensor__gemm_strided(t, t, m, n, k, A, a_rs, a_cs, B, b_rs, b_cs, C, c_rs, c_cs, add);
 }
+bool test_gemm_strided_src(tensor_dtype sd, int64_t m, int64_t n, int64_t k, const void *A, int64_t a_rs, int64_t a_cs, const void *B,
+                           int64_t b_rs, int64_t b_cs, float *C, int64_t c_rs, int64_t c_cs, bool add) {
+    return tensor__gemm_strided(TENSOR_F32, sd, m, n, k, A, a_rs, a_cs, B, b_rs, b_cs, C, c_rs, c_cs, add);
+}
+bool test_gemm_has_bf16(void) { return tensor__gemm_has_bf16(); }
 
 const char *test_simd_level(void) {
     static char name[64];

@@ -32,6 +32,11 @@ void test_skip(const char *fmt, ...);
    through element strides (A's (i, p) at A[i * a_rs + p * a_cs]). False when it ran out of memory. */
 bool test_gemm_strided(bool f64, int64_t m, int64_t n, int64_t k, const void *A, int64_t a_rs, int64_t a_cs, const void *B, int64_t b_rs,
                        int64_t b_cs, void *C, int64_t c_rs, int64_t c_cs, bool add);
+/* The same with A and B of dtype sd (f32, f16 or bf16) into an f32 C. */
+bool test_gemm_strided_src(tensor_dtype sd, int64_t m, int64_t n, int64_t k, const void *A, int64_t a_rs, int64_t a_cs, const void *B,
+                           int64_t b_rs, int64_t b_cs, float *C, int64_t c_rs, int64_t c_cs, bool add);
+/* Whether bf16 operands run the bf16 (vdpbf16ps) GEMM kernel here. */
+bool test_gemm_has_bf16(void);
 /* Asserts that `result` is NULL (or an int < 0) and that the recorded error names `fn`. */
 void test_expect_error(const char *file, int line, bool failed, const char *fn, const char *expr);
 

@@ -269,6 +269,11 @@ static void tensor__copy_loop(char **p, const int64_t *s, int64_t n, void *ctx) 
         default: for (int64_t i = 0; i < n; i++) memcpy(d + i * s[0], q + i * s[1], esz); return;
         }
     }
+    bool half_d = dd == TENSOR_F16 || dd == TENSOR_BF16, half_s = sd == TENSOR_F16 || sd == TENSOR_BF16;
+    if (s[0] == (int64_t)tensor__dtype_sizes[dd] && s[1] == (int64_t)tensor__dtype_sizes[sd]) { /* contiguous f16/bf16 <-> f32: SIMD rows */
+        if (dd == TENSOR_F32 && half_s) { tensor__half_to_f32((float *)(void *)p[0], (const uint16_t *)(const void *)p[1], n, sd == TENSOR_BF16); return; }
+        if (sd == TENSOR_F32 && half_d) { tensor__f32_to_half((uint16_t *)(void *)p[0], (const float *)(const void *)p[1], n, dd == TENSOR_BF16); return; }
+    }
     if (tensor__is_float(dd) || tensor__is_float(sd))
         for (int64_t i = 0; i < n; i++) tensor__store_f64(p[0] + i * s[0], dd, tensor__load_f64(p[1] + i * s[1], sd));
     else

@@ -71,13 +71,15 @@ static tensor_dtype tensor__gemm_dtype(tensor_dtype d) {
 }
 
 /* out[n, m] (+)= A[n, k] @ B[k, m] in compute dtype ct, element (i, p) of A at A[i * a_rs + p * a_cs],
-   (p, j) of B at B[p * b_rs + j * b_cs], (i, j) of out at out[i * o_rs + j * o_cs]. add: accumulate
-   into out. The integer dtypes need a_cs = b_cs = o_cs = 1 and add = false. false: no memory for
-   the packing panels (the caller records the error; a pool task flags it in its job). */
-static bool tensor__gemm_strided(tensor_dtype ct, int64_t n, int64_t m, int64_t k, const void *A, int64_t a_rs, int64_t a_cs,
+   (p, j) of B at B[p * b_rs + j * b_cs], (i, j) of out at out[i * o_rs + j * o_cs]. A and B hold
+   dtype sd: ct, or f16 / bf16 for ct f32 (bf16 products in the bf16 kernel where the CPU has one,
+   else converted to f32 as they are packed). add: accumulate into out. The integer dtypes need
+   a_cs = b_cs = o_cs = 1 and add = false. false: no memory for the packing panels (the caller
+   records the error; a pool task flags it in its job). */
+static bool tensor__gemm_strided(tensor_dtype ct, tensor_dtype sd, int64_t n, int64_t m, int64_t k, const void *A, int64_t a_rs, int64_t a_cs,
                                  const void *B, int64_t b_rs, int64_t b_cs, void *out, int64_t o_rs, int64_t o_cs, bool add) {
-    if (ct == TENSOR_F32) return tensor__gemm_f32s(n, m, k, (const float *)A, a_rs, a_cs, (const float *)B, b_rs, b_cs, (float *)out, o_rs, o_cs, add);
-    if (ct == TENSOR_F64) return tensor__gemm_f64s(n, m, k, (const double *)A, a_rs, a_cs, (const double *)B, b_rs, b_cs, (double *)out, o_rs, o_cs, add);
+    if (ct == TENSOR_F32) return tensor__gemm_f32s(sd, n, m, k, A, a_rs, a_cs, B, b_rs, b_cs, (float *)out, o_rs, o_cs, add);
+    if (ct == TENSOR_F64) return tensor__gemm_f64s(TENSOR_F64, n, m, k, A, a_rs, a_cs, B, b_rs, b_cs, (double *)out, o_rs, o_cs, add);
     tensor__gemm_u64(n, m, k, (const uint64_t *)A, a_rs, (const uint64_t *)B, b_rs, (uint64_t *)out, o_rs);
     return true;
 }
@@ -88,7 +90,7 @@ static bool tensor__gemm_strided(tensor_dtype ct, int64_t n, int64_t m, int64_t 
 /* out[n, m] = A[n, k] @ B[k, m] with contiguous rows, ld* elements apart. */
 static bool tensor__gemm(tensor_dtype ct, int64_t n, int64_t m, int64_t k, const void *A, int64_t lda,
                          const void *B, int64_t ldb, void *out, int64_t ldo) {
-    return tensor__gemm_strided(ct, n, m, k, A, lda, 1, B, ldb, 1, out, ldo, 1, false);
+    return tensor__gemm_strided(ct, ct, n, m, k, A, lda, 1, B, ldb, 1, out, ldo, 1, false);
 }
 
 /* dst[r * cols + q] = src[r * rs + q * cs] (strides in elements of sd) converted to ct. */
@@ -99,6 +101,7 @@ static void tensor__pack(void *dst, tensor_dtype ct, const char *src, tensor_dty
         if (ct == TENSOR_F32) {
             float *d = (float *)dst + r * cols;
             if (sd == TENSOR_F32) { const float *f = (const float *)s; for (int64_t q = 0; q < cols; q++) d[q] = f[q * cs]; }
+            else if (cs == 1 && (sd == TENSOR_F16 || sd == TENSOR_BF16)) tensor__half_to_f32(d, (const uint16_t *)(const void *)s, cols, sd == TENSOR_BF16);
             else for (int64_t q = 0; q < cols; q++) d[q] = (float)tensor__load_f64(s + q * cs * esz, sd);
         } else if (ct == TENSOR_F64) {
             double *d = (double *)dst + r * cols;
@@ -114,7 +117,8 @@ static void tensor__pack(void *dst, tensor_dtype ct, const char *src, tensor_dty
 /* dst (contiguous, dtype dd) = src (contiguous, compute dtype ct), count elements. */
 static void tensor__unpack(char *dst, tensor_dtype dd, const void *src, tensor_dtype ct, int64_t count) {
     size_t esz = tensor__dtype_sizes[dd];
-    if (ct == TENSOR_F32) for (int64_t i = 0; i < count; i++) tensor__store_f64(dst + (size_t)i * esz, dd, ((const float *)src)[i]);
+    if (ct == TENSOR_F32 && (dd == TENSOR_F16 || dd == TENSOR_BF16)) tensor__f32_to_half((uint16_t *)(void *)dst, (const float *)src, count, dd == TENSOR_BF16);
+    else if (ct == TENSOR_F32) for (int64_t i = 0; i < count; i++) tensor__store_f64(dst + (size_t)i * esz, dd, ((const float *)src)[i]);
     else if (ct == TENSOR_F64) for (int64_t i = 0; i < count; i++) tensor__store_f64(dst + (size_t)i * esz, dd, ((const double *)src)[i]);
     else for (int64_t i = 0; i < count; i++) tensor__store_i64(dst + (size_t)i * esz, dd, (int64_t)((const uint64_t *)src)[i]);
 }
@@ -197,11 +201,11 @@ static void tensor__mm_batch_offsets(const tensor__mm_geom *g, int64_t bi, int64
     *bo = rb;
 }
 
-/* A range of batches of an f32/f64 matmul whose operands and output all have the compute dtype:
-   one strided GEMM per batch, straight from the operands' storage into the output. */
+/* A range of batches of a floating matmul: one strided GEMM per batch, straight from the operands'
+   storage (of dtype sd) into the output (of the compute dtype ct). */
 typedef struct {
     const tensor__mm_geom *g;
-    tensor_dtype ct;
+    tensor_dtype ct, sd;
     const char *a, *b; /* element 0 of a and b */
     char *o;
     int oom;           /* a GEMM had no memory (set from any thread) */
@@ -210,11 +214,11 @@ typedef struct {
 static void tensor__mm_batches(int64_t begin, int64_t end, void *ctx) {
     tensor__mm_job *j = (tensor__mm_job *)ctx;
     const tensor__mm_geom *g = j->g;
-    size_t cs = tensor__dtype_sizes[j->ct];
+    size_t cs = tensor__dtype_sizes[j->ct], es = tensor__dtype_sizes[j->sd];
     for (int64_t bi = begin; bi < end; bi++) {
         int64_t ao, bo;
         tensor__mm_batch_offsets(g, bi, &ao, &bo);
-        TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, g->n, g->m, g->k, j->a + (size_t)ao * cs, g->a_rs, g->a_cs, j->b + (size_t)bo * cs,
+        TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, j->sd, g->n, g->m, g->k, j->a + (size_t)ao * es, g->a_rs, g->a_cs, j->b + (size_t)bo * es,
                                                           g->b_rs, g->b_cs, j->o + (size_t)(bi * g->n * g->m) * cs, g->m, 1, false));
     }
 }
@@ -223,7 +227,9 @@ static void tensor__mm_batches(int64_t begin, int64_t end, void *ctx) {
    GEMM, so operands are read in place. When b is shared by every batch and a's batches are
    evenly spaced rows (x [B, T, C] @ w [C, O]) the batches fold into one tall GEMM; otherwise
    there is one GEMM per batch, and batches too small for the GEMM to thread itself are spread
-   over the threads instead. Other dtypes (f16/bf16 compute in f32, integers in i64): each operand
+   over the threads instead. f16/bf16 the same, read in place too (the GEMM multiplies bf16 pairs,
+   or converts to f32 as it packs), into an f32 result rounded into out once at the end. The
+   integers (in i64): each operand
    is converted (or, for an integer operand with strided rows, packed) into a contiguous
    compute-dtype buffer once per distinct batch offset, then one GEMM per batch into the output
    (or a compute-dtype buffer converted back). */
@@ -234,7 +240,8 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
     int64_t n = g->n, m = g->m, k = g->k;
     size_t cs = tensor__dtype_sizes[ct], eo = tensor__dtype_sizes[dt];
     int64_t ea = (int64_t)tensor__dtype_sizes[a->dtype], eb = (int64_t)tensor__dtype_sizes[b->dtype];
-    if (ct != TENSOR_I64 && a->dtype == ct && b->dtype == ct && dt == ct) {
+    bool half = ct == TENSOR_F32 && (dt == TENSOR_F16 || dt == TENSOR_BF16);
+    if (ct != TENSOR_I64 && a->dtype == dt && b->dtype == dt && (dt == ct || half)) {
         tensor__mm_geom fg = *g;
         /* rs: the stride of the folded rows; next: where the next batch dim must step */
         bool fold = fg.batches > 1, have = n > 1;
@@ -255,14 +262,20 @@ static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
         j.oom = 0;
         j.g = &fg;
         j.ct = ct;
+        j.sd = dt;
         j.a = (const char *)a->storage->data + a->offset * ea;
         j.b = (const char *)b->storage->data + b->offset * eb;
-        j.o = tensor__data(out);
+        int64_t count = fg.batches * fg.n * m;
+        float *acc = half ? (float *)tensor__cache_alloc((size_t)count * sizeof(float)) : NULL; /* (cached: no page faults) */
+        if (half && !acc) { tensor__fail(c->fn, "out of memory allocating matmul scratch"); return 1; }
+        j.o = half ? (char *)acc : tensor__data(out);
         int64_t per = tensor__work_mul(tensor__work_mul(fg.n, m), k);
         if (tensor__gemm_spread(fg.batches, fg.n, m, k))
             tensor__parallel_for(fg.batches, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, tensor__mm_batches, &j);
         else
             tensor__mm_batches(0, fg.batches, &j);
+        if (half && !TENSOR__TASK_FAILED(j.oom)) tensor__f32_to_half((uint16_t *)(void *)tensor__data(out), acc, count, dt == TENSOR_BF16);
+        tensor__cache_free(acc);
         if (TENSOR__TASK_FAILED(j.oom)) { tensor__fail(c->fn, "out of memory allocating matmul scratch"); return 1; }
         return 0;
     }
@@ -1749,7 +1762,7 @@ static void tensor__wino_blocks(int64_t begin, int64_t end, void *ctx) {
             }
         if (!j->gy) {
             for (int xi = 0; xi < TENSOR__WINO_PTS; xi++)
-                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(TENSOR_F32, Co, T - 8, Ci, j->U + xi * Co * Ci, Ci, 1, V + xi * vs, T, 1, M + xi * ms, T, 1, false));
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(TENSOR_F32, TENSOR_F32, Co, T - 8, Ci, j->U + xi * Co * Ci, Ci, 1, V + xi * vs, T, 1, M + xi * ms, T, 1, false));
             for (int64_t i = 0; i < nb; i++)
                 for (int64_t o = 0; o < Co; o++) {
                     float *yo = j->out + ((n0 + i) * Co + o) * j->Ho * j->Wo;
@@ -1773,7 +1786,7 @@ static void tensor__wino_blocks(int64_t begin, int64_t end, void *ctx) {
                     }
                 }
             for (int xi = 0; xi < TENSOR__WINO_PTS; xi++)
-                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(TENSOR_F32, Co, Ci, T - 8, M + xi * ms, T, 1, V + xi * vs, 1, T, gU + xi * Co * Ci, Ci, 1, true));
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(TENSOR_F32, TENSOR_F32, Co, Ci, T - 8, M + xi * ms, T, 1, V + xi * vs, 1, T, gU + xi * Co * Ci, Ci, 1, true));
         }
     }
 }
@@ -3057,7 +3070,7 @@ static void tensor__conv_bwd_blocks(int64_t begin, int64_t end, void *ctx) {
             if (bn > 1) gcg = blk;
             if (j->out) {
                 char *xg = j->out + (size_t)((n0 * g->groups + grp) * X) * cs;
-                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, K, ld, Og, j->w + (size_t)(grp * Og * K) * cs, 1, K, gcg, ld, 1, j->direct ? (void *)xg : cols, ld, 1, false));
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, j->ct, K, ld, Og, j->w + (size_t)(grp * Og * K) * cs, 1, K, gcg, ld, 1, j->direct ? (void *)xg : cols, ld, 1, false));
                 for (int64_t i = 0; i < bn && !j->direct; i++) {
                     char *xi = j->out + (size_t)(((n0 + i) * g->groups + grp) * X) * cs;
 #if TENSOR__NN_AVX2
@@ -3073,7 +3086,7 @@ static void tensor__conv_bwd_blocks(int64_t begin, int64_t end, void *ctx) {
             if (gw) {
                 const char *B = NULL;
                 for (int64_t i = 0; i < bn; i++) B = tensor__conv_im2col(j, cols, ld, i * P, j->x + (size_t)(((n0 + i) * g->groups + grp) * X) * cs);
-                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, Og, K, ld, gcg, ld, 1, B, 1, ld, gw + (size_t)(grp * Og * K) * cs, K, 1, true));
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, j->ct, Og, K, ld, gcg, ld, 1, B, 1, ld, gw + (size_t)(grp * Og * K) * cs, K, 1, true));
             }
         }
     }

@@ -2,7 +2,7 @@
 TENSOR_API bool tensor_cuda_available(void) { return false; }
 TENSOR_API const char *tensor_version(void) { return "0.1.0"; }
 TENSOR_API const char *tensor_build_info(void) {
-    static TENSOR__THREAD_LOCAL char info[256]; /* per thread: two threads asking at once each get theirs */
+    static TENSOR__THREAD_LOCAL char info[320]; /* per thread: two threads asking at once each get theirs */
     const tensor__simd_isa *v = tensor__simd();
     char simd[64];
     if (v) snprintf(simd, sizeof simd, "%s (%d x f32)%s", v->name, v->width, tensor__reference_kernels ? ", reference kernels on" : "");
@@ -12,11 +12,12 @@ TENSOR_API const char *tensor_build_info(void) {
 #else
     const char *sleef = "no";
 #endif
-    const tensor__gemm_impl_f32 *gs = tensor__gemm_pick_f32();
-    const tensor__gemm_impl_f64 *gd = tensor__gemm_pick_f64();
-    char gemm[96];
-    snprintf(gemm, sizeof gemm, "%s %lldx%lld f32, %s %lldx%lld f64", gs->name, (long long)gs->MR, (long long)gs->NR, gd->name,
-             (long long)gd->MR, (long long)gd->NR);
+    const tensor__gemm_impl_f32 *gs = tensor__gemm_pick_f32(TENSOR_F32), *gb = tensor__gemm_pick_f32(TENSOR_BF16);
+    const tensor__gemm_impl_f64 *gd = tensor__gemm_pick_f64(TENSOR_F64);
+    char gemm[128], bf[48] = "";
+    if (gb != gs) snprintf(bf, sizeof bf, ", %s %lldx%lld bf16", gb->name, (long long)gb->MR, (long long)gb->NR);
+    snprintf(gemm, sizeof gemm, "%s %lldx%lld f32, %s %lldx%lld f64%s", gs->name, (long long)gs->MR, (long long)gs->NR, gd->name,
+             (long long)gd->MR, (long long)gd->NR, bf);
     snprintf(info, sizeof info, "tensor.h %s; simd: %s; gemm: %s; sleef: %s; cuda: no; threads: %d (%s)", tensor_version(), simd,
              gemm, sleef, tensor_get_num_threads(), TENSOR__HAVE_THREADS ? "pthread pool" : "no thread support: 1 used");
     return info;

@@ -96,6 +96,8 @@ typedef void (*tensor__vec_optim_fn)(float *p, const float *g, float *s1, float 
 typedef struct {
     const char *name; /* as tensor_build_info reports it */
     int width;        /* f32 lanes */
+    bool bf16dot;     /* avx512 chosen and the CPU has avx512_bf16 (vdpbf16ps): the bf16 GEMM kernel */
+    bool f16c;        /* avx2 or above chosen and the CPU has F16C: the SIMD f16/bf16 <-> f32 rows */
     tensor__vec_unary_fn unary[TENSOR_OP_COUNT];
     tensor__vec_binary_fn binary[TENSOR_OP_COUNT];
     tensor__vec_compare_fn compare[TENSOR_OP_COUNT];
@@ -1636,6 +1638,12 @@ static void tensor__simd_choose(tensor__simd_isa *t) {
     if (pick < 0 && want && !TENSOR__SIMD_SCALAR && strcmp(want, "scalar") == 0) pick = n - 1;
     for (int i = 0; i < n && pick < 0; i++) if (c[i].ok) pick = i;
     t->name = c[pick].name;
+#if TENSOR__SIMD_X86
+    unsigned r1[4] = {0, 0, 0, 0};
+    __asm__("cpuid" : "=a"(r1[0]), "=b"(r1[1]), "=c"(r1[2]), "=d"(r1[3]) : "a"(1), "c"(0)); /* leaf 1: ecx bit 29 is F16C */
+    t->f16c = pick <= 1 && (r1[2] >> 29 & 1);
+    t->bf16dot = pick == 0 && __builtin_cpu_supports("avx512bf16");
+#endif
     c[pick].install(t);
     c[pick].install_rows(t);
     t->rng_blocks = c[pick].rng_blocks;
@@ -1779,4 +1787,52 @@ static double tensor__row_maxsumexp_f32(float *y, const float *x, int64_t n, flo
     if (isinf(m) || m != m) return NAN;
     double s = v ? v->row_sumexp(y, x, n, m) : tensor__row_sumexp_f32(y, x, n, m);
     return s == s ? s : NAN;
+}
+
+/* Contiguous rows of f16 / bf16 <-> f32 (the dtype casts, the GEMM's packing and its f32 results
+   written back): F16C and AVX2 where the SIMD layer chose avx2 or above, else the scalar
+   conversions of >>core, with the same results (round to nearest even; a NaN stays a NaN). */
+#if TENSOR__SIMD_X86
+#define TENSOR__CVT_TARGET __attribute__((target("avx2,fma,f16c")))
+TENSOR__CVT_TARGET static void tensor__half_to_f32_avx2(float *d, const uint16_t *s, int64_t n, bool bf16) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(s + i));
+        __m256 f = bf16 ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)) : _mm256_cvtph_ps(h);
+        _mm256_storeu_ps(d + i, f);
+    }
+    for (; i < n; i++) d[i] = bf16 ? tensor__bf16_to_f32(s[i]) : tensor__f16_to_f32(s[i]);
+}
+TENSOR__CVT_TARGET static void tensor__f32_to_half_avx2(uint16_t *d, const float *s, int64_t n, bool bf16) {
+    int64_t i = 0;
+    const __m256i one = _mm256_set1_epi32(1), half = _mm256_set1_epi32(0x7fff), abs = _mm256_set1_epi32(0x7fffffff);
+    const __m256i inf = _mm256_set1_epi32(0x7f800000), quiet = _mm256_set1_epi32(0x40);
+    for (; i + 8 <= n; i += 8) {
+        __m128i h;
+        if (bf16) { /* u + 0x7fff + (bit 16 of u), high half; a NaN keeps its high half, quieted */
+            __m256i u = _mm256_loadu_si256((const __m256i *)(const void *)(s + i)), hi = _mm256_srli_epi32(u, 16);
+            __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(half, _mm256_and_si256(hi, one))), 16);
+            r = _mm256_blendv_epi8(r, _mm256_or_si256(hi, quiet), _mm256_cmpgt_epi32(_mm256_and_si256(u, abs), inf));
+            h = _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1)); /* (each lane <= 0xffff) */
+        } else {
+            h = _mm256_cvtps_ph(_mm256_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT);
+        }
+        _mm_storeu_si128((__m128i *)(void *)(d + i), h);
+    }
+    for (; i < n; i++) d[i] = bf16 ? tensor__f32_to_bf16(s[i]) : tensor__f32_to_f16(s[i]);
+}
+#endif
+static void tensor__half_to_f32(float *d, const uint16_t *s, int64_t n, bool bf16) {
+#if TENSOR__SIMD_X86
+    const tensor__simd_isa *v = tensor__simd();
+    if (v && v->f16c) { tensor__half_to_f32_avx2(d, s, n, bf16); return; }
+#endif
+    for (int64_t i = 0; i < n; i++) d[i] = bf16 ? tensor__bf16_to_f32(s[i]) : tensor__f16_to_f32(s[i]);
+}
+static void tensor__f32_to_half(uint16_t *d, const float *s, int64_t n, bool bf16) {
+#if TENSOR__SIMD_X86
+    const tensor__simd_isa *v = tensor__simd();
+    if (v && v->f16c) { tensor__f32_to_half_avx2(d, s, n, bf16); return; }
+#endif
+    for (int64_t i = 0; i < n; i++) d[i] = bf16 ? tensor__f32_to_bf16(s[i]) : tensor__f32_to_f16(s[i]);
 }
