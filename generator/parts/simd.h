@@ -705,8 +705,8 @@ TENSOR__SIMD_BINARY(add, x + y)                                                 
 TENSOR__SIMD_BINARY(sub, x - y)                                                                                       \
 TENSOR__SIMD_BINARY(mul, x * y)                                                                                       \
 TENSOR__SIMD_BINARY(div, x / y)                                                                                       \
-TENSOR__SIMD_BINARY(maximum, TENSOR__SEL(x != x, x, TENSOR__SEL(y != y, y, TENSOR__SEL(x > y, x, y))))                \
-TENSOR__SIMD_BINARY(minimum, TENSOR__SEL(x != x, x, TENSOR__SEL(y != y, y, TENSOR__SEL(x < y, x, y))))                \
+TENSOR__SIMD_BINARY(maximum, TENSOR__SEL((x > y) | (x != x), x, y)) /* a NaN x or y gives it */                        \
+TENSOR__SIMD_BINARY(minimum, TENSOR__SEL((x < y) | (x != x), x, y))                                                 \
 TENSOR__SIMD_COMPARE(eq, ==)                                                                                          \
 TENSOR__SIMD_COMPARE(ne, !=)                                                                                          \
 TENSOR__SIMD_COMPARE(lt, <)                                                                                           \
