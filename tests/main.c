@@ -326,6 +326,17 @@ const char *test_simd_level(void) {
     return name;
 }
 
+double test_gemm_dot(int64_t k, const double *a, int64_t as, const double *b, int64_t bs, double start, double *bound) {
+    double e = start;
+    *bound = fabs(start);
+    for (int64_t p = 0; p < k; p++) {
+        double t = a[p * as] * b[p * bs];
+        e += t;
+        *bound += fabs(t);
+    }
+    return e;
+}
+
 bool test_cpu_runs(const char *level) {
 #if defined(__x86_64__) && !defined(TENSOR_NO_SIMD) && (defined(__GNUC__) || defined(__clang__))
     if (!strcmp(level, "scalar")) return false; /* no scalar instance on x86-64: TENSOR_SIMD=scalar gives sse2 */

@@ -24,6 +24,9 @@ bool test_same_bits(tensor *a, tensor *b);
    printed, and a last line other than "N passed, 0 failed" with N > 0 fails the calling test.
    Linux (the binary finds itself in /proc). */
 bool test_cpu_runs(const char *level);
+/* start + sum_p a[p * as] b[p * bs] over p < k in double, the reference of the GEMM tests; *bound
+   gets |start| + sum_p |a b|, which scales the error they allow. */
+double test_gemm_dot(int64_t k, const double *a, int64_t as, const double *b, int64_t bs, double start, double *bound);
 void test_run_at_simd_level(const char *file, int line, const char *level, const char *env, const char *filter, const char *echo);
 /* Marks the running test skipped (printing `skipped: TEST: reason`): unless it also fails, it
    counts as neither passed nor failed. */

@@ -49,12 +49,7 @@ static void half_raw_case(tensor_dtype sd, int64_t m, int64_t n, int64_t k, int 
     int64_t bad = 0;
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
-            double e = add ? c0[i * c_rs + j * c_cs] : 0, bound = fabs(e);
-            for (int64_t p = 0; p < k; p++) {
-                double t = a[i * a_rs + p * a_cs] * b[p * b_rs + j * b_cs];
-                e += t;
-                bound += fabs(t);
-            }
+            double bound, e = test_gemm_dot(k, a + i * a_rs, a_cs, b + j * b_cs, b_rs, add ? c0[i * c_rs + j * c_cs] : 0, &bound);
             double v = C[i * c_rs + j * c_cs];
             if (!(fabs(v - e) <= (double)(k + 5) * u * bound + 1e-300) && bad++ < 3)
                 test_fail(__FILE__, __LINE__, "%s %lldx%lldx%lld layouts %d/%d/%d add %d threads %d [%lld, %lld]: %.9g, expected %.9g",

@@ -378,12 +378,7 @@ static void gemm_raw_case(bool f64, int64_t m, int64_t n, int64_t k, int la, int
     int64_t bad = 0;
     for (int64_t i = 0; i < m; i++)
         for (int64_t j = 0; j < n; j++) {
-            double e = add ? c0[i * c_rs + j * c_cs] : 0, bound = fabs(e);
-            for (int64_t p = 0; p < k; p++) {
-                double t = a[i * a_rs + p * a_cs] * b[p * b_rs + j * b_cs];
-                e += t;
-                bound += fabs(t);
-            }
+            double bound, e = test_gemm_dot(k, a + i * a_rs, a_cs, b + j * b_cs, b_rs, add ? c0[i * c_rs + j * c_cs] : 0, &bound);
             int64_t at = i * c_rs + j * c_cs;
             double v = f64 ? ((double *)C)[at] : (double)((float *)C)[at];
             if (!(fabs(v - e) <= (double)(k + 5) * u * bound + 1e-300) && bad++ < 3)
