@@ -183,6 +183,9 @@ TEST(simd_special_values) {
         {tensor_softplus, INFINITY, INFINITY}, {tensor_softplus, -INFINITY, 0}, {tensor_softplus, 30, 30},
         {tensor_gelu, -INFINITY, NAN}, {tensor_gelu, INFINITY, INFINITY}, {tensor_gelu, -0.0f, -0.0f}, {tensor_gelu, -30, -0.0f},
         {tensor_gelu_tanh, -INFINITY, NAN}, {tensor_gelu_tanh, INFINITY, INFINITY}, {tensor_gelu_tanh, -0.0f, -0.0f},
+        /* beyond the vector path's range: libm's, and the vector lanes beside them stay defined */
+        {tensor_sin, -3e38f, (float)sin((double)-3e38f)}, {tensor_cos, 3e38f, (float)cos((double)3e38f)},
+        {tensor_sin, 1e7f, (float)sin((double)1e7f)}, {tensor_cos, -INFINITY, NAN},
     };
     tensor *(*nan_ops[])(tensor *) = {tensor_exp, tensor_log, tensor_expm1, tensor_log1p, tensor_sin, tensor_cos, tensor_tanh, tensor_erf,
                                       tensor_sigmoid, tensor_silu, tensor_softplus, tensor_gelu, tensor_gelu_tanh};

@@ -531,8 +531,9 @@ static TENSOR__TARGET void TENSOR__F(u_##name)(float *o, const float *a, int64_t
             src = dst = buf;                                                                                          \
         }                                                                                                             \
         TENSOR__VD x = TENSOR__LOADH(src);                                                                            \
-        TENSOR__STOREH(dst, TENSOR__F(sincosd)(x, Q0));                                                               \
         TENSOR__VL far = ~(TENSOR__VL)(TENSOR__F(absd)(x) <= 1048576.0);                                              \
+        /* far lanes (and inf, NaN) go in as 0: their quadrant would overflow the int64 lanes */                      \
+        TENSOR__STOREH(dst, TENSOR__F(sincosd)(TENSOR__SELD(far, TENSOR__F(splatd)(0.0), x), Q0));                    \
         if (TENSOR__ANYD(far))                                                                                        \
             for (int64_t j = 0; j < len; j++)                                                                         \
                 if (far[j]) dst[j] = (float)LIBM((double)a[i + j]);                                                   \
