@@ -14,6 +14,8 @@
      16-bit pattern (NaN, inf, subnormals: f16 has many), lengths that are not multiples of the
      256-element chunk, unaligned starts, broadcast scalars of each dtype, rows mixing bf16/f16
      with f32, in-place ops.
+   - half_mixed_precision_step_gives_f32_gradients: the --bf16 step of the examples (f32 master
+     weights, bf16 copies and activations, the loss in f32) gives f32 gradients close to f32's.
    - half_each_isa (x86 Linux): this file again in a child process at the other SIMD levels the
      CPU runs (TENSOR_SIMD), so the AVX-512, AVX2 (F16C) and plain converters are all tested. */
 #include "test.h"
@@ -395,6 +397,50 @@ TEST(half_scalar_and_inplace) {
             check_same("mul_scalar_ into a view from element 1", x[0][2], x[1][2], n, 0);
             tensor_scope_end();
         }
+}
+
+/* Mixed precision as examples/fashion_mnist_*.c --bf16 run it: f32 master weights, bf16 copies
+   (tensor_to_dtype, differentiable) and activations, the loss in f32. The gradients come back to
+   the masters as f32 and agree with an all-f32 step to bf16 precision. */
+TEST(half_mixed_precision_step_gives_f32_gradients) {
+    tensor_scope_begin();
+    int64_t labels[16];
+    for (int i = 0; i < 16; i++) labels[i] = i % 5;
+    tensor *y = tensor_from_data(labels, TENSOR_SHAPE(16), TENSOR_I64);
+    tensor *x = test_random(TENSOR_F32, TENSOR_SHAPE(16, 40), -1, 1);
+    double *g[2][4];
+    for (int pass = 0; pass < 2; pass++) {
+        tensor_dtype dt = pass ? TENSOR_BF16 : TENSOR_F32;
+        tensor_manual_seed(5);
+        tensor *w1 = tensor_set_requires_grad(tensor_randn(TENSOR_SHAPE(24, 40), TENSOR_F32), true);
+        tensor *b1 = tensor_set_requires_grad(tensor_randn(TENSOR_SHAPE(24), TENSOR_F32), true);
+        tensor *w2 = tensor_set_requires_grad(tensor_randn(TENSOR_SHAPE(5, 24), TENSOR_F32), true);
+        tensor *b2 = tensor_set_requires_grad(tensor_randn(TENSOR_SHAPE(5), TENSOR_F32), true);
+        tensor *h = tensor_relu(tensor_linear(tensor_to_dtype(x, dt), tensor_to_dtype(w1, dt), tensor_to_dtype(b1, dt)));
+        tensor *logits = tensor_linear(h, tensor_to_dtype(w2, dt), tensor_to_dtype(b2, dt));
+        CHECK(tensor_get_dtype(logits) == dt);
+        tensor *loss = tensor_cross_entropy(tensor_to_dtype(logits, TENSOR_F32), y);
+        CHECK_MSG(loss && tensor_backward(loss) == 0, "%s", tensor_last_error() ? tensor_last_error() : "?");
+        tensor *params[4] = {w1, b1, w2, b2};
+        for (int i = 0; i < 4; i++) {
+            tensor *gr = tensor_grad(params[i]);
+            CHECK_MSG(gr && tensor_get_dtype(gr) == TENSOR_F32, "pass %d: the gradient of parameter %d is not f32", pass, i);
+            g[pass][i] = gr ? test_values(gr) : NULL;
+        }
+    }
+    static const int64_t sizes[4] = {24 * 40, 24, 5 * 24, 5};
+    for (int i = 0; i < 4; i++) {
+        double worst = 0, scale = 0;
+        for (int64_t j = 0; g[0][i] && g[1][i] && j < sizes[i]; j++) {
+            worst = fmax(worst, fabs(g[1][i][j] - g[0][i][j]));
+            scale = fmax(scale, fabs(g[0][i][j]));
+        }
+        /* bf16 keeps 8 bits: a few of its ulps through two layers */
+        CHECK_MSG(worst <= 0.05 * scale, "parameter %d: bf16 gradients differ from f32 by %g (largest %g)", i, worst, scale);
+        free(g[0][i]);
+        free(g[1][i]);
+    }
+    tensor_scope_end();
 }
 
 /* The conversions leave the vector registers clean (see simd_kernels_leave_vector_state_clean). */
