@@ -648,6 +648,62 @@ static void bench_elementwise(void) {
     free(out);
 }
 
+/* bf16 and f16 against f32: there is no 16-bit reference library here, so each op runs on the same
+   values as bf16 (f16) and as f32 in the same run, alternately, and the row prints the ratio of the
+   16-bit time to the f32 time (< 1: the 16-bit op is faster; it moves half the bytes). The check
+   compares the 16-bit result with the f32 result rounded to the 16-bit type. */
+typedef struct { tensor *a, *b; tensor *(*unary)(tensor *); tensor *(*binary)(tensor *, tensor *); } half_case;
+static void half_run(void *p) {
+    half_case *h = (half_case *)p;
+    tensor_free(h->binary ? h->binary(h->a, h->b) : h->unary(h->a));
+}
+static void bench_half_op(const char *name, tensor_dtype dt, tensor *a32, tensor *b32, tensor *(*unary)(tensor *),
+                          tensor *(*binary)(tensor *, tensor *)) {
+    if (!wanted(name)) return;
+    /* the f32 operands hold the 16-bit values, so both compute on the same numbers */
+    tensor *a16 = tensor_to_dtype(a32, dt), *b16 = b32 ? tensor_to_dtype(b32, dt) : NULL;
+    tensor *a = tensor_to_dtype(a16, TENSOR_F32), *b = b16 ? tensor_to_dtype(b16, TENSOR_F32) : NULL;
+    die_on_error(name);
+    half_case h16 = {a16, b16, unary, binary}, h32 = {a, b, unary, binary};
+    for (int threads = 1; threads <= 2; threads++) {
+        tensor_set_num_threads(threads);
+        double t16, t32;
+        measure_pair(half_run, &h16, half_run, &h32, &t16, &t32);
+        tensor *r16 = binary ? binary(a16, b16) : unary(a16), *r32 = binary ? binary(a, b) : unary(a);
+        tensor *w16 = tensor_to_dtype(r16, TENSOR_F32), *w32 = tensor_to_dtype(tensor_to_dtype(r32, dt), TENSOR_F32);
+        die_on_error(name);
+        char note[64], x[32], y[32];
+        /* one ulp of the 16-bit type where the f32 kernel rounds differently near a boundary */
+        check_note(note, max_rel_diff(fdata(w16), fdata(w32), EW_N), dt == TENSOR_BF16 ? 1.0 / 128 : 1.0 / 1024);
+        section_flush();
+        printf("%-32s %2d %10s %-12s %-24s %10s %-12s %s time / f32 time: %5.2f  %s\n", name, threads, fmt_time(t16, x), "",
+               "f32, same op", fmt_time(t32, y), "", tensor_dtype_name(dt), t16 / t32, note);
+        fflush(stdout);
+        tensor_free(r16), tensor_free(r32), tensor_free(w16), tensor_free(w32);
+    }
+    tensor_free(a16), tensor_free(b16), tensor_free(a), tensor_free(b);
+}
+static void bench_half(void) {
+    section("bf16 and f16 elementwise on 16M: no 16-bit reference; each row is the 16-bit time and the f32 time of the same "
+            "op on the same values, measured alternately");
+    tensor *a = uniform_tensor(TENSOR_SHAPE(EW_N), -1, 1, 11), *b = uniform_tensor(TENSOR_SHAPE(EW_N), -1, 1, 12);
+    tensor *xe = uniform_tensor(TENSOR_SHAPE(EW_N), -10, 10, 13), *xt = uniform_tensor(TENSOR_SHAPE(EW_N), -5, 5, 14);
+    static const tensor_dtype dts[2] = {TENSOR_BF16, TENSOR_F16};
+    for (int d = 0; d < 2; d++) {
+        char n1[48], n2[48], n3[48], n4[48];
+        const char *dn = d ? "f16" : "bf16";
+        snprintf(n1, sizeof n1, "add %s 16M", dn);
+        snprintf(n2, sizeof n2, "mul %s 16M", dn);
+        snprintf(n3, sizeof n3, "exp %s 16M [-10,10]", dn);
+        snprintf(n4, sizeof n4, "gelu %s 16M [-5,5]", dn);
+        bench_half_op(n1, dts[d], a, b, NULL, tensor_add);
+        bench_half_op(n2, dts[d], a, b, NULL, tensor_mul);
+        bench_half_op(n3, dts[d], xe, NULL, tensor_exp, NULL);
+        bench_half_op(n4, dts[d], xt, NULL, tensor_gelu, NULL);
+    }
+    tensor_free(a), tensor_free(b), tensor_free(xe), tensor_free(xt);
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 /* Row reductions: sum and softmax over the last dim of [4096, 4096] */
 
@@ -1145,6 +1201,7 @@ int main(int argc, char **argv) {
     print_header();
     bench_gemms();
     bench_elementwise();
+    bench_half();
     bench_random();
     bench_rows();
     bench_conv();

@@ -1,8 +1,12 @@
 /* fashion_mnist_cnn.c: two conv + max-pool blocks and a linear head (a 128-unit hidden layer with
    dropout) on Fashion-MNIST, AdamW with cosine learning-rate decay.
    Needs Debian's dataset-fashion-mnist (apt-get install dataset-fashion-mnist). From the project root:
-       cc -O2 examples/fashion_mnist_cnn.c -o fashion_mnist_cnn -lm -lpthread -lz && ./fashion_mnist_cnn [epochs]
-   Prints a progress line while training and the test accuracy after each epoch. */
+       cc -O2 examples/fashion_mnist_cnn.c -o fashion_mnist_cnn -lm -lpthread -lz && ./fashion_mnist_cnn [epochs] [--bf16]
+   Prints a progress line while training and the test accuracy after each epoch.
+   --bf16: mixed precision, as torch.autocast runs it. The optimizer keeps f32 master weights; each
+   step the layers run on bf16 copies of them (tensor_to_dtype is differentiable: the gradients come
+   back to the f32 weights as f32) and on bf16 activations, and the logits are cast to f32 for the
+   loss. */
 #define TENSOR_IMPLEMENTATION
 #include "../tensor.h"
 #include "train_util.h"
@@ -20,21 +24,23 @@ static void layer_init(tensor *w, tensor *b) {
 }
 
 /* x: [B, 1, 28, 28] -> conv 32 -> relu -> pool -> conv 64 -> relu -> pool -> [B, 64*7*7]
-   -> 128 -> relu -> dropout -> 10 */
-static tensor *forward(cnn *m, tensor *x, bool training) {
-    tensor *h = tensor_max_pool2d(tensor_relu(tensor_conv2d(x, m->c1w, m->c1b, 1, 1, 1, 1)), 2, 2, 0);
-    h = tensor_max_pool2d(tensor_relu(tensor_conv2d(h, m->c2w, m->c2b, 1, 1, 1, 1)), 2, 2, 0);
-    h = tensor_dropout(tensor_relu(tensor_linear(tensor_flatten(h, 1, -1), m->fw, m->fb)), 0.25, training);
-    return tensor_linear(h, m->ow, m->ob);
+   -> 128 -> relu -> dropout -> 10, f32 logits; the layers compute in dt (f32, or bf16 for --bf16) */
+static tensor *forward(cnn *m, tensor *x, bool training, tensor_dtype dt) {
+    tensor *h = tensor_to_dtype(x, dt);
+    h = tensor_max_pool2d(tensor_relu(tensor_conv2d(h, tensor_to_dtype(m->c1w, dt), tensor_to_dtype(m->c1b, dt), 1, 1, 1, 1)), 2, 2, 0);
+    h = tensor_max_pool2d(tensor_relu(tensor_conv2d(h, tensor_to_dtype(m->c2w, dt), tensor_to_dtype(m->c2b, dt), 1, 1, 1, 1)), 2, 2, 0);
+    h = tensor_linear(tensor_flatten(h, 1, -1), tensor_to_dtype(m->fw, dt), tensor_to_dtype(m->fb, dt));
+    h = tensor_dropout(tensor_relu(h), 0.25, training);
+    return tensor_to_dtype(tensor_linear(h, tensor_to_dtype(m->ow, dt), tensor_to_dtype(m->ob, dt)), TENSOR_F32);
 }
 
-static double accuracy(cnn *m, const float *x, const int64_t *y, int64_t n) {
+static double accuracy(cnn *m, const float *x, const int64_t *y, int64_t n, tensor_dtype dt) {
     int64_t correct = 0;
     bool was = tensor_set_grad_enabled(false);
     for (int64_t i = 0; i < n; i += 500) {
         int64_t b = n - i < 500 ? n - i : 500;
         tensor_scope_begin();
-        tensor *pred = tensor_argmax(forward(m, tensor_from_data(x + i * 784, TENSOR_SHAPE(b, 1, 28, 28), TENSOR_F32), false), 1, false);
+        tensor *pred = tensor_argmax(forward(m, tensor_from_data(x + i * 784, TENSOR_SHAPE(b, 1, 28, 28), TENSOR_F32), false, dt), 1, false);
         int64_t p[500];
         tensor_copy_to(pred, p, sizeof p);
         for (int64_t j = 0; j < b; j++) correct += p[j] == y[i + j];
@@ -45,10 +51,17 @@ static double accuracy(cnn *m, const float *x, const int64_t *y, int64_t n) {
 }
 
 int main(int argc, char **argv) {
-    int epochs = argc > 1 ? atoi(argv[1]) : 8;
+    int epochs = 8;
+    tensor_dtype dtype = TENSOR_F32; /* the layers' (--bf16: bf16) */
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--bf16")) dtype = TENSOR_BF16;
+        else if (atoi(argv[i]) > 0) epochs = atoi(argv[i]);
+        else { fprintf(stderr, "usage: %s [epochs] [--bf16]\n", argv[0]); return 2; }
+    }
     fashion_mnist d;
     if (fashion_mnist_load(&d)) return 1;
     printf("Fashion-MNIST: %lld train, %lld test images; %s\n", (long long)d.n_train, (long long)d.n_test, tensor_build_info());
+    printf("precision: %s\n", dtype == TENSOR_BF16 ? "bf16 layers, f32 master weights and loss (--bf16)" : "f32");
     tensor_manual_seed(1);
     cnn m = {param(TENSOR_SHAPE(32, 1, 3, 3)), param(TENSOR_SHAPE(32)), param(TENSOR_SHAPE(64, 32, 3, 3)), param(TENSOR_SHAPE(64)),
              param(TENSOR_SHAPE(128, 64 * 7 * 7)), param(TENSOR_SHAPE(128)), param(TENSOR_SHAPE(10, 128)), param(TENSOR_SHAPE(10))};
@@ -83,7 +96,7 @@ int main(int argc, char **argv) {
             tensor_scope_begin();
             tensor *x = tensor_from_data(bx, TENSOR_SHAPE(BATCH, 1, 28, 28), TENSOR_F32);
             tensor *y = tensor_from_data(by, TENSOR_SHAPE(BATCH), TENSOR_I64);
-            tensor *loss = tensor_cross_entropy(forward(&m, x, true), y);
+            tensor *loss = tensor_cross_entropy(forward(&m, x, true, dtype), y);
             tensor_optim_zero_grad(opt);
             if (tensor_backward(loss) || tensor_optim_step(opt)) { fprintf(stderr, "%s\n", tensor_last_error()); return 1; }
             progress_step(&p, epoch, s + 1, steps, tensor_item(loss), BATCH, 2.0);
@@ -91,7 +104,7 @@ int main(int argc, char **argv) {
         }
         double dt = now_seconds() - t0;
         train_seconds += dt;
-        acc = accuracy(&m, d.test_x, d.test_y, d.n_test);
+        acc = accuracy(&m, d.test_x, d.test_y, d.n_test, dtype);
         printf("epoch %d: test accuracy %.2f%%, %.1f s\n", epoch, 100 * acc, dt);
     }
     printf("summary: %d epochs, test accuracy %.2f%%, %.1f s per epoch (training only)\n", epochs, 100 * acc, train_seconds / epochs);

@@ -1,7 +1,11 @@
 /* fashion_mnist_mlp.c: a 784-256-128-10 MLP with ReLU and AdamW (cosine learning-rate decay) on Fashion-MNIST.
    Needs Debian's dataset-fashion-mnist (apt-get install dataset-fashion-mnist). From the project root:
-       cc -O2 examples/fashion_mnist_mlp.c -o fashion_mnist_mlp -lm -lpthread -lz && ./fashion_mnist_mlp [epochs]
-   Prints a progress line while training and the test accuracy after each epoch. */
+       cc -O2 examples/fashion_mnist_mlp.c -o fashion_mnist_mlp -lm -lpthread -lz && ./fashion_mnist_mlp [epochs] [--bf16]
+   Prints a progress line while training and the test accuracy after each epoch.
+   --bf16: mixed precision, as torch.autocast runs it. The optimizer keeps f32 master weights; each
+   step the layers run on bf16 copies of them (tensor_to_dtype is differentiable: the gradients come
+   back to the f32 weights as f32) and on bf16 activations, and the logits are cast to f32 for the
+   loss. */
 #define TENSOR_IMPLEMENTATION
 #include "../tensor.h"
 #include "train_util.h"
@@ -19,19 +23,20 @@ static void linear_init(tensor *w, tensor *b) {
     tensor_uniform_(b, -bound, bound);
 }
 
-static tensor *forward(mlp *m, tensor *x) { /* x: [B, 784] -> logits [B, 10] */
-    tensor *h = tensor_relu(tensor_linear(x, m->w1, m->b1));
-    h = tensor_relu(tensor_linear(h, m->w2, m->b2));
-    return tensor_linear(h, m->w3, m->b3);
+/* x: [B, 784] -> f32 logits [B, 10]; the layers compute in dt (f32, or bf16 for --bf16) */
+static tensor *forward(mlp *m, tensor *x, tensor_dtype dt) {
+    tensor *h = tensor_relu(tensor_linear(tensor_to_dtype(x, dt), tensor_to_dtype(m->w1, dt), tensor_to_dtype(m->b1, dt)));
+    h = tensor_relu(tensor_linear(h, tensor_to_dtype(m->w2, dt), tensor_to_dtype(m->b2, dt)));
+    return tensor_to_dtype(tensor_linear(h, tensor_to_dtype(m->w3, dt), tensor_to_dtype(m->b3, dt)), TENSOR_F32);
 }
 
-static double accuracy(mlp *m, const float *x, const int64_t *y, int64_t n, int64_t pixels) {
+static double accuracy(mlp *m, const float *x, const int64_t *y, int64_t n, int64_t pixels, tensor_dtype dt) {
     int64_t correct = 0;
     bool was = tensor_set_grad_enabled(false);
     for (int64_t i = 0; i < n; i += 1000) {
         int64_t b = n - i < 1000 ? n - i : 1000;
         tensor_scope_begin();
-        tensor *pred = tensor_argmax(forward(m, tensor_from_data(x + i * pixels, TENSOR_SHAPE(b, pixels), TENSOR_F32)), 1, false);
+        tensor *pred = tensor_argmax(forward(m, tensor_from_data(x + i * pixels, TENSOR_SHAPE(b, pixels), TENSOR_F32), dt), 1, false);
         int64_t p[1000];
         tensor_copy_to(pred, p, sizeof p);
         for (int64_t j = 0; j < b; j++) correct += p[j] == y[i + j];
@@ -42,10 +47,17 @@ static double accuracy(mlp *m, const float *x, const int64_t *y, int64_t n, int6
 }
 
 int main(int argc, char **argv) {
-    int epochs = argc > 1 ? atoi(argv[1]) : 10;
+    int epochs = 10;
+    tensor_dtype dtype = TENSOR_F32; /* the layers' (--bf16: bf16) */
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--bf16")) dtype = TENSOR_BF16;
+        else if (atoi(argv[i]) > 0) epochs = atoi(argv[i]);
+        else { fprintf(stderr, "usage: %s [epochs] [--bf16]\n", argv[0]); return 2; }
+    }
     fashion_mnist d;
     if (fashion_mnist_load(&d)) return 1;
     printf("Fashion-MNIST: %lld train, %lld test images; %s\n", (long long)d.n_train, (long long)d.n_test, tensor_build_info());
+    printf("precision: %s\n", dtype == TENSOR_BF16 ? "bf16 layers, f32 master weights and loss (--bf16)" : "f32");
     tensor_manual_seed(1);
     mlp m = {param(TENSOR_SHAPE(256, 784)), param(TENSOR_SHAPE(256)), param(TENSOR_SHAPE(128, 256)), param(TENSOR_SHAPE(128)),
              param(TENSOR_SHAPE(10, 128)), param(TENSOR_SHAPE(10))};
@@ -80,7 +92,7 @@ int main(int argc, char **argv) {
             tensor_scope_begin();
             tensor *x = tensor_from_data(bx, TENSOR_SHAPE(BATCH, d.pixels), TENSOR_F32);
             tensor *y = tensor_from_data(by, TENSOR_SHAPE(BATCH), TENSOR_I64);
-            tensor *loss = tensor_cross_entropy(forward(&m, x), y);
+            tensor *loss = tensor_cross_entropy(forward(&m, x, dtype), y);
             tensor_optim_zero_grad(opt);
             if (tensor_backward(loss) || tensor_optim_step(opt)) { fprintf(stderr, "%s\n", tensor_last_error()); return 1; }
             progress_step(&p, epoch, s + 1, steps, tensor_item(loss), BATCH, 1.0);
@@ -88,7 +100,7 @@ int main(int argc, char **argv) {
         }
         double dt = now_seconds() - t0;
         train_seconds += dt;
-        acc = accuracy(&m, d.test_x, d.test_y, d.n_test, d.pixels);
+        acc = accuracy(&m, d.test_x, d.test_y, d.n_test, d.pixels, dtype);
         printf("epoch %d: test accuracy %.2f%%, %.1f s\n", epoch, 100 * acc, dt);
     }
     printf("summary: %d epochs, test accuracy %.2f%%, %.1f s per epoch (training only)\n", epochs, 100 * acc, train_seconds / epochs);
