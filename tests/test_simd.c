@@ -519,7 +519,7 @@ static void rows_check_length(int64_t n) {
             /* the norms' input gradient is a small difference of terms of size |g w| / sigma, and
                x - mean carries an error of eps |x| (rows offset by 40): float paths may differ by
                about eps |g w| max|x| / sigma^2, large for a short row of nearly equal values */
-            double gx_atol = 2e-5;
+            double gx_atol = 2e-5, gw_atol = 0;
             for (int64_t r = 0; op >= 2 && r < R; r++) {
                 double mean = 0, sq = 0, amax = 0;
                 for (int64_t i = 0; i < n; i++) mean += xv[r * n + i] / (double)n;
@@ -530,9 +530,13 @@ static void rows_check_length(int64_t n) {
                 }
                 double bound = 16 * FLT_EPSILON * 2.0 * amax / (sq + 1e-5); /* |g w| <= 2 */
                 gx_atol = bound > gx_atol ? bound : gx_atol;
+                /* the same error of x - mean moves xhat by up to eps |x| / sigma, and each row's
+                   xhat enters the weight's gradient times |g| <= 1 (measured: 5e-4 for two values
+                   near 40 that differ by 1.3e-3, where this allows 5.9e-3) */
+                gw_atol += 4 * FLT_EPSILON * amax / sqrt(sq + 1e-5);
             }
             rows_same(__LINE__, names[op], n, f.gx, r.gx, gx_atol, 2e-4);
-            if (f.gw || r.gw) rows_same(__LINE__, "norm weight grad", n, f.gw, r.gw, 2e-5, 2e-5);
+            if (f.gw || r.gw) rows_same(__LINE__, "norm weight grad", n, f.gw, r.gw, 2e-5 + gw_atol, 2e-5);
             if (f.gb || r.gb) rows_same(__LINE__, "norm bias grad", n, f.gb, r.gb, 2e-5, 2e-5);
         }
     }

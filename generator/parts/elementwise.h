@@ -834,16 +834,29 @@ TENSOR_API tensor *tensor_copy_(tensor *dst, tensor *src) {
     return tensor__inplace_run(&c, dst);
 }
 
-typedef struct { char elem[8]; size_t size; } tensor__fill_ctx;
+typedef struct { char elem[8]; size_t size; bool zero; } tensor__fill_ctx;
+/* One row of a fill: memset for zero bits in a contiguous row, else typed stores (a memcpy call
+   per element took 3 ns: tensor_zeros of 16M floats ran at 1.3 GB/s). */
 static void tensor__fill_loop(char **p, const int64_t *s, int64_t n, void *ctx) {
     const tensor__fill_ctx *f = (const tensor__fill_ctx *)ctx;
-    for (int64_t i = 0; i < n; i++) memcpy(p[0] + i * s[0], f->elem, f->size);
+    char *o = p[0];
+    int64_t st = s[0];
+    if (f->zero && st == (int64_t)f->size) { memset(o, 0, (size_t)n * f->size); return; }
+    switch (f->size) {
+    case 8: { uint64_t v; memcpy(&v, f->elem, 8); for (int64_t i = 0; i < n; i++) *(uint64_t *)(void *)(o + i * st) = v; return; }
+    case 4: { uint32_t v; memcpy(&v, f->elem, 4); for (int64_t i = 0; i < n; i++) *(uint32_t *)(void *)(o + i * st) = v; return; }
+    case 2: { uint16_t v; memcpy(&v, f->elem, 2); for (int64_t i = 0; i < n; i++) *(uint16_t *)(void *)(o + i * st) = v; return; }
+    default: for (int64_t i = 0; i < n; i++) o[i * st] = f->elem[0]; return;
+    }
 }
 /* Fills t (any layout) with value converted to t's dtype. */
 static void tensor__fill(tensor *t, double value) {
     tensor__fill_ctx f;
     f.size = tensor__dtype_sizes[t->dtype];
+    memset(f.elem, 0, sizeof f.elem);
     tensor__store_f64(f.elem, t->dtype, value);
+    static const char zeros[8];
+    f.zero = memcmp(f.elem, zeros, sizeof zeros) == 0;
     tensor__iter it;
     tensor__iter_init(&it, 1, &t, t->ndim, t->shape);
     tensor__iter_run(&it, tensor__fill_loop, &f);
