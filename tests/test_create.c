@@ -989,3 +989,23 @@ TEST(create_bad_inputs) {
     bad_input_randn(); bad_input_randint(); bad_input_randperm(); bad_input_multinomial();
     bad_input_clone(); bad_input_contiguous(); bad_input_to_dtype(); bad_input_to_device();
 }
+
+/* fill_ through a stepped view writes its elements only, in every dtype; -0.0 keeps its sign (its
+   bits are not zero: it takes the typed stores, not the memset of a zero fill). */
+TEST(create_fill_strided_views) {
+    for (int k = 0; k < TENSOR_DTYPE_COUNT; k++) {
+        tensor_dtype d = all_dtypes[k];
+        tensor *base = tensor_full(TENSOR_SHAPE(6, 5), 3, d);
+        tensor *v = tensor_slice(tensor_transpose(base, 0, 1), 1, 1, 6, 2); /* [5, 3]: rows 1, 3, 5 of base */
+        CHECK(tensor_fill_(v, 7) != NULL);
+        double want[30];
+        for (int i = 0; i < 30; i++) want[i] = expect_stored((i / 5) % 2 == 1 ? 7 : 3, d);
+        CHECK_VALUES(base, want, 30, 0, 0);
+        CHECK(tensor_zero_(v) != NULL);
+        for (int i = 0; i < 30; i++) want[i] = (i / 5) % 2 == 1 ? 0 : expect_stored(3, d);
+        CHECK_VALUES(base, want, 30, 0, 0);
+    }
+    tensor *z = tensor_full(TENSOR_SHAPE(9), -0.0, TENSOR_F32);
+    const float *zv = (const float *)tensor_data_ptr(z);
+    for (int i = 0; zv && i < 9; i++) CHECK(zv[i] == 0 && signbit(zv[i]));
+}
