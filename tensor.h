@@ -863,7 +863,7 @@ TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tenso
 
 /* The fast paths' counts for tensor_test_path_count (TENSOR_TEST_HOOKS builds; nothing otherwise):
    kernels bump theirs with TENSOR__PATH_TAKEN(name), from any thread. */
-#define TENSOR__PATHS(X) X(conv_winograd) X(conv_im2col_simd) X(conv_smallk) X(maxpool_fast) X(relu_backward_fused) X(unary_backward_fused) X(optim_simd)
+#define TENSOR__PATHS(X) X(conv_winograd) X(conv_im2col_simd) X(conv_smallk) X(conv_bf16) X(maxpool_fast) X(relu_backward_fused) X(unary_backward_fused) X(optim_simd)
 #ifdef TENSOR_TEST_HOOKS
 #define TENSOR__PATH_ENUM(name) TENSOR__PATH_##name,
 enum { TENSOR__PATHS(TENSOR__PATH_ENUM) TENSOR__N_PATHS };
@@ -10256,6 +10256,7 @@ static void tensor__conv_span(int64_t off, int64_t stride, int64_t W, int64_t oW
     }
 TENSOR__DEFINE_IM2COL(f32, float)
 TENSOR__DEFINE_IM2COL(f64, double)
+TENSOR__DEFINE_IM2COL(u16, uint16_t) /* bf16 operands of the bf16 GEMM kernel, moved as they are */
 
 /* The adjoint of im2col: x: [Cg, H, W] (contiguous) += every patch entry of cols [Cg * kH * kW,
    oH * oW] (rows ld apart) at the input position it was read from (entries that fell in the padding
@@ -10377,6 +10378,33 @@ static TENSOR__AVX512_FN void tensor__im2col_avx512(float *cols, int64_t ld, con
         }
     _mm256_zeroupper();
 }
+/* The bf16 operands of the bf16 GEMM kernel: the same rows, 16 bf16 columns per masked 256-bit
+   load and store (avx512bw; it runs only where the bf16 kernel does). */
+#if TENSOR__GEMM_AVX512
+static TENSOR__AVX512BF16 void tensor__im2col_avx512_bf16(uint16_t *cols, int64_t ld, const uint16_t *x, const tensor__conv_geom *g, int64_t Cg) {
+    const int64_t H = g->H, W = g->W, oH = g->oH, oW = g->oW, sh = g->sh;
+    for (int64_t ch = 0; ch < Cg; ch++)
+        for (int64_t ki = 0; ki < g->kH; ki++) {
+            int64_t ih0 = ki * g->dh - g->ph, oh_lo, oh_hi;
+            tensor__conv_span(ih0, sh, H, oH, &oh_lo, &oh_hi);
+            for (int64_t kj = 0; kj < g->kW; kj++) {
+                uint16_t *row = cols + ((ch * g->kH + ki) * g->kW + kj) * ld;
+                int64_t off = kj * g->dw - g->pw, lo, hi;
+                tensor__conv_span(off, 1, W, oW, &lo, &hi);
+                for (int64_t c = 0; c < oW; c += 16) {
+                    __mmask16 m = tensor__conv_kmask(c, lo, hi), st = tensor__conv_kmask(c, 0, oW);
+                    const uint16_t *src = x + (ch * H + ih0) * W + off + c;
+                    uint16_t *dst = row + c;
+                    int64_t oh = 0;
+                    for (; oh < oh_lo; oh++) _mm256_mask_storeu_epi16(dst + oh * oW, st, _mm256_setzero_si256());
+                    for (; oh < oh_hi; oh++) _mm256_mask_storeu_epi16(dst + oh * oW, st, _mm256_maskz_loadu_epi16(m, src + oh * sh * W));
+                    for (; oh < oH; oh++) _mm256_mask_storeu_epi16(dst + oh * oW, st, _mm256_setzero_si256());
+                }
+            }
+        }
+    _mm256_zeroupper();
+}
+#endif
 static TENSOR__AVX512_FN void tensor__col2im_avx512(float *x, const float *cols, int64_t ld, const tensor__conv_geom *g, int64_t Cg) {
     int64_t W = g->W, oW = g->oW, kW = g->kW;
     __mmask16 masks[TENSOR__COL2IM_KW];
@@ -10482,6 +10510,7 @@ static int tensor__conv_vec(const tensor__conv_geom *g, tensor_dtype ct) {
 typedef struct {
     const tensor__conv_geom *g;
     tensor_dtype ct;
+    tensor_dtype sd;           /* x, w, gc and im2col's cols: ct, or bf16 for the bf16 GEMM kernel */
     bool direct;               /* 1x1 kernel, stride 1, no padding: cols is x itself */
     int vec;                   /* tensor__conv_vec */
     bool smallk;               /* forward: tensor__conv_smallk_avx2 instead of the GEMM */
@@ -10512,6 +10541,7 @@ static int64_t tensor__conv_block_images(const tensor__conv_geom *g, bool direct
     while (bn * 2 * P <= TENSOR__CONV_BLOCK_COLS && bn * 2 <= g->N) bn *= 2;
     return bn;
 }
+/* (sized in ct even for bf16 operands: the backward's cols hold w^T gc in ct) */
 static size_t tensor__conv_slot_bytes(const tensor__conv_geom *g, tensor_dtype ct, bool direct, int64_t bn) {
     int64_t K = g->C / g->groups * g->kH * g->kW, Og = g->O / g->groups, P = g->oH * g->oW;
     /* K * bn * P may overflow (expanded operands): SIZE_MAX then, which no allocation serves */
@@ -10531,6 +10561,10 @@ static int tensor__conv_claim(tensor__conv_job *j) {
 static const char *tensor__conv_im2col(const tensor__conv_job *j, char *cols, int64_t ld, int64_t col0, const char *xg) {
     if (j->direct) return xg;
     int64_t Cg = j->g->C / j->g->groups;
+#if TENSOR__NN_AVX512 && TENSOR__GEMM_AVX512
+    if (j->sd == TENSOR_BF16 && j->vec == 3) { tensor__im2col_avx512_bf16((uint16_t *)(void *)cols + col0, ld, (const uint16_t *)(const void *)xg, j->g, Cg); return cols; }
+#endif
+    if (j->sd == TENSOR_BF16) { tensor__im2col_u16((uint16_t *)(void *)cols + col0, ld, (const uint16_t *)(const void *)xg, j->g, Cg); return cols; }
     if (j->ct == TENSOR_F64) { tensor__im2col_f64((double *)cols + col0, ld, (const double *)xg, j->g, Cg); return cols; }
 #if TENSOR__NN_AVX2
     if (j->vec == 2) { TENSOR__PATH_TAKEN(conv_im2col_simd); tensor__im2col_avx2((float *)cols + col0, ld, (const float *)xg, j->g, Cg); return cols; }
@@ -10565,16 +10599,17 @@ static void tensor__row_plus(tensor_dtype ct, char *row, const char *src, const 
 static void tensor__conv_fwd_blocks(int64_t begin, int64_t end, void *ctx) {
     tensor__conv_job *j = (tensor__conv_job *)ctx;
     const tensor__conv_geom *g = j->g;
-    size_t cs = tensor__dtype_sizes[j->ct];
+    size_t cs = tensor__dtype_sizes[j->ct], es = tensor__dtype_sizes[j->sd];
     int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW, X = Cg * g->H * g->W;
     char *cols = j->scratch + (size_t)tensor__conv_claim(j) * tensor__conv_slot_bytes(g, j->ct, j->direct, j->bn);
     char *blk = j->direct ? cols : cols + (size_t)(K * j->bn * P) * cs;
+    if (j->sd == TENSOR_BF16) TENSOR__PATH_TAKEN(conv_bf16);
     for (int64_t bi = begin; bi < end; bi++) {
         int64_t n0 = bi * j->bn, bn = g->N - n0 < j->bn ? g->N - n0 : j->bn, ld = bn * P;
         for (int64_t grp = 0; grp < g->groups; grp++) {
             const char *B = NULL;
-            for (int64_t i = 0; i < bn; i++) B = tensor__conv_im2col(j, cols, ld, i * P, j->x + (size_t)(((n0 + i) * g->groups + grp) * X) * cs);
-            const char *wg = j->w + (size_t)(grp * Og * K) * cs;
+            for (int64_t i = 0; i < bn; i++) B = tensor__conv_im2col(j, cols, ld, i * P, j->x + (size_t)(((n0 + i) * g->groups + grp) * X) * es);
+            const char *wg = j->w + (size_t)(grp * Og * K) * es;
 #if TENSOR__NN_AVX2
             if (j->smallk) {
                 TENSOR__PATH_TAKEN(conv_smallk);
@@ -10586,11 +10621,11 @@ static void tensor__conv_fwd_blocks(int64_t begin, int64_t end, void *ctx) {
 #endif
             if (bn == 1) {
                 char *o = j->out + (size_t)((n0 * g->O + grp * Og) * P) * cs;
-                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm(j->ct, Og, P, K, wg, K, B, P, o, P));
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, j->sd, Og, P, K, wg, K, 1, B, P, 1, o, P, 1, false));
                 for (int64_t q = 0; j->bias && q < Og; q++) tensor__row_plus(j->ct, o + (size_t)(q * P) * cs, o + (size_t)(q * P) * cs, j->bias, grp * Og + q, P);
                 continue;
             }
-            TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm(j->ct, Og, ld, K, wg, K, B, ld, blk, ld));
+            TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, j->sd, Og, ld, K, wg, K, 1, B, ld, 1, blk, ld, 1, false));
             for (int64_t i = 0; i < bn; i++)
                 for (int64_t q = 0; q < Og; q++)
                     tensor__row_plus(j->ct, j->out + (size_t)(((n0 + i) * g->O + grp * Og + q) * P) * cs, blk + (size_t)(q * ld + i * P) * cs, j->bias,
@@ -10619,15 +10654,16 @@ static bool tensor__conv_blocks(tensor__range_fn fn, tensor__conv_job *j) {
 }
 /* The job's common fields and its slots' scratch (NULL, after recording an error, when there is
    no memory). */
-static char *tensor__conv_job_init(const char *fn, tensor__conv_job *j, const tensor__conv_geom *g, tensor_dtype ct) {
+static char *tensor__conv_job_init(const char *fn, tensor__conv_job *j, const tensor__conv_geom *g, tensor_dtype ct, tensor_dtype sd) {
     memset(j, 0, sizeof *j);
     j->g = g;
     j->ct = ct;
+    j->sd = sd;
     j->direct = g->kH == 1 && g->kW == 1 && g->sh == 1 && g->sw == 1 && g->ph == 0 && g->pw == 0;
     j->vec = tensor__conv_vec(g, ct);
     j->bn = tensor__conv_block_images(g, j->direct);
     /* (rows of cols a multiple of 1 KiB apart would share the L1 sets: the GEMM then) */
-    j->smallk = ct == TENSOR_F32 && tensor__nn_isa() >= 2 && g->C / g->groups * g->kH * g->kW <= TENSOR__CONV_SMALLK && g->oH * g->oW >= 16 &&
+    j->smallk = ct == TENSOR_F32 && sd == ct && tensor__nn_isa() >= 2 && g->C / g->groups * g->kH * g->kW <= TENSOR__CONV_SMALLK && g->oH * g->oW >= 16 &&
                 (j->bn * g->oH * g->oW) % 256 != 0;
     size_t slot = tensor__conv_slot_bytes(g, ct, j->direct, j->bn), slots = (size_t)tensor__conv_slots(j);
     size_t bytes = slot > SIZE_MAX / slots ? SIZE_MAX : slots * slot;
@@ -11084,24 +11120,41 @@ static int tensor__wino_backward(const char *fn, const tensor__conv_geom *g, con
 }
 #endif
 
-/* The fast path: x and w as contiguous compute-dtype tensors, then tensor__conv_fwd_blocks. */
+/* The dtype a convolution's operands (x, w and the output's gradient, all of dtype dt) enter
+   the GEMM in: bf16 as it is where the bf16 kernel runs (im2col on 2-byte elements, f32 products,
+   results rounded once at the end), else the compute dtype (f16, and bf16 without avx512_bf16,
+   converted to f32 first). A shape Winograd takes stays converted: a quarter of the multiplies at
+   half the rate beat the bf16 kernel there (measured here, 1 thread, forward + backward, bf16
+   kernel vs converted: 64 x 32 x 14 x 14 -> 64, 3x3, 5.1-5.6 vs 4.75 ms; 32 x 128 x 14 x 14 ->
+   128 19.8 vs 16.7 ms (Winograd both); with stride 2 2.7 vs 3.2 ms, 64 x 64 x 14 x 14 -> 64 1x1
+   1.35 vs 2.6 ms (im2col + the f32 GEMM)). */
+static tensor_dtype tensor__conv_operand_dtype(tensor_dtype dt, const tensor__conv_geom *g) {
+    return dt == TENSOR_BF16 && tensor__gemm_has_bf16() && !tensor__wino_ok(g, TENSOR_F32) ? TENSOR_BF16 : tensor__gemm_dtype(dt);
+}
+
+/* The fast path: x and w as contiguous tensors of the operand dtype, then tensor__conv_fwd_blocks
+   (or Winograd, which runs in f32 only). */
 static int tensor__conv_fast(tensor__call *c, const tensor__conv_geom *g) {
     tensor *x = c->in[0], *w = c->in[1], *bias = c->in[2], *out = c->out;
-    tensor_dtype ct = tensor__gemm_dtype(x->dtype);
+    tensor_dtype ct = tensor__gemm_dtype(x->dtype), sd = w->dtype == x->dtype ? tensor__conv_operand_dtype(x->dtype, g) : ct;
     size_t cs = tensor__dtype_sizes[ct];
-    bool x_ok = x->dtype == ct && tensor__contiguous(x), w_ok = w->dtype == ct && tensor__contiguous(w);
-    tensor *xc = x_ok ? NULL : tensor__contiguous_copy(c->fn, x, ct);
-    tensor *wc = w_ok ? NULL : tensor__contiguous_copy(c->fn, w, ct);
+    bool x_ok = x->dtype == sd && tensor__contiguous(x), w_ok = w->dtype == sd && tensor__contiguous(w);
+    tensor *xc = x_ok ? NULL : tensor__contiguous_copy(c->fn, x, sd);
+    tensor *wc = w_ok ? NULL : tensor__contiguous_copy(c->fn, w, sd);
     tensor *oc = out->dtype == ct ? NULL : tensor__new_like(c->fn, out, ct);
     char *bb = bias ? (char *)tensor__cache_alloc((size_t)g->O * cs) : NULL;
     tensor__conv_job j;
     int rc = (!x_ok && !xc) || (!w_ok && !wc) || (out->dtype != ct && !oc);
     if (!rc && bias && !bb) rc = (tensor__fail(c->fn, "out of memory allocating convolution scratch"), 1);
-    bool wino = tensor__wino_ok(g, ct);
+    bool wino = sd == ct && tensor__wino_ok(g, ct);
     if (wino || rc) memset(&j, 0, sizeof j); /* (no scratch to size when the copies failed) */
-    else if (!tensor__conv_job_init(c->fn, &j, g, ct)) rc = 1;
+    else if (!tensor__conv_job_init(c->fn, &j, g, ct, sd)) rc = 1;
     if (!rc) {
-        if (bias) { /* the bias in ct */
+        const char *bsrc = bias ? (const char *)bias->storage->data + bias->offset * (int64_t)tensor__dtype_sizes[bias->dtype] : NULL;
+        bool bhalf = bias && (bias->dtype == TENSOR_BF16 || bias->dtype == TENSOR_F16);
+        if (bias && ct == TENSOR_F32 && bhalf && (bias->strides[0] == 1 || g->O == 1)) { /* the bias in f32: one SIMD cast */
+            tensor__half_to_f32((float *)(void *)bb, (const uint16_t *)(const void *)bsrc, g->O, bias->dtype == TENSOR_BF16);
+        } else if (bias) { /* the bias in ct */
             int64_t eb = (int64_t)tensor__dtype_sizes[bias->dtype];
             for (int64_t o = 0; o < g->O; o++) {
                 double bv = tensor__load_f64((const char *)bias->storage->data + (bias->offset + o * bias->strides[0]) * eb, bias->dtype);
@@ -12218,6 +12271,18 @@ static double tensor__sum_row_f64(const double *r, int64_t n) {
     return (a0 + a1) + (a2 + a3);
 }
 
+/* sum of the bf16 r[0..n), through f32 in chunks that stay in L1. */
+static double tensor__sum_row_bf16(const uint16_t *r, int64_t n) {
+    float t[256];
+    double acc = 0;
+    for (int64_t i = 0; i < n; i += 256) {
+        int64_t m = n - i < 256 ? n - i : 256;
+        tensor__half_to_f32(t, r + i, m, true);
+        acc += tensor__row_sum_f32(t, m);
+    }
+    return acc;
+}
+
 /* d[i] += t[i], i < n (compute dtype ct). */
 static void tensor__add_to(void *d, const void *t, int64_t n, tensor_dtype ct) {
     if (ct == TENSOR_F32) tensor__add_row_f32((float *)d, (const float *)t, n);
@@ -12235,28 +12300,32 @@ static void tensor__add_to(void *d, const void *t, int64_t n, tensor_dtype ct) {
 static void tensor__conv_bwd_blocks(int64_t begin, int64_t end, void *ctx) {
     tensor__conv_job *j = (tensor__conv_job *)ctx;
     const tensor__conv_geom *g = j->g;
-    size_t cs = tensor__dtype_sizes[j->ct];
+    size_t cs = tensor__dtype_sizes[j->ct], es = tensor__dtype_sizes[j->sd];
     int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW, X = Cg * g->H * g->W;
     int slot = tensor__conv_claim(j);
     char *gw = j->gw ? j->gw + (size_t)(slot * g->O * K) * cs : NULL;
     char *cols = j->scratch + (size_t)slot * tensor__conv_slot_bytes(g, j->ct, j->direct, j->bn);
     char *blk = j->direct ? cols : cols + (size_t)(K * j->bn * P) * cs;
+    if (j->sd == TENSOR_BF16) TENSOR__PATH_TAKEN(conv_bf16);
     for (int64_t bi = begin; bi < end; bi++) {
         int64_t n0 = bi * j->bn, bn = g->N - n0 < j->bn ? g->N - n0 : j->bn, ld = bn * P;
         /* the scatter col2im adds into gx: zeroed first (the vector gathers write every element) */
         if (j->out && !j->direct && !j->vec) memset(j->out + (size_t)(n0 * g->C * g->H * g->W) * cs, 0, (size_t)(bn * g->C * g->H * g->W) * cs);
         for (int64_t grp = 0; grp < g->groups; grp++) {
-            const char *gcg = j->gc + (size_t)((n0 * g->O + grp * Og) * P) * cs;
+            const char *gcg = j->gc + (size_t)((n0 * g->O + grp * Og) * P) * es;
             for (int64_t i = 0; i < bn; i++)
                 for (int64_t q = 0; q < Og; q++) {
-                    const char *r = j->gc + (size_t)(((n0 + i) * g->O + grp * Og + q) * P) * cs;
-                    if (bn > 1) r = (const char *)memcpy(blk + (size_t)(q * ld + i * P) * cs, r, (size_t)P * cs); /* then summed in L1 */
-                    if (j->gbn) j->gbn[(n0 + i) * g->O + grp * Og + q] = j->ct == TENSOR_F32 ? tensor__row_sum_f32((const float *)r, P) : tensor__sum_row_f64((const double *)r, P);
+                    const char *r = j->gc + (size_t)(((n0 + i) * g->O + grp * Og + q) * P) * es;
+                    if (bn > 1) r = (const char *)memcpy(blk + (size_t)(q * ld + i * P) * es, r, (size_t)P * es); /* then summed in L1 */
+                    if (j->gbn)
+                        j->gbn[(n0 + i) * g->O + grp * Og + q] = j->sd == TENSOR_BF16 ? tensor__sum_row_bf16((const uint16_t *)(const void *)r, P)
+                                                                 : j->ct == TENSOR_F32  ? tensor__row_sum_f32((const float *)r, P)
+                                                                                        : tensor__sum_row_f64((const double *)r, P);
                 }
             if (bn > 1) gcg = blk;
             if (j->out) {
                 char *xg = j->out + (size_t)((n0 * g->groups + grp) * X) * cs;
-                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, j->ct, K, ld, Og, j->w + (size_t)(grp * Og * K) * cs, 1, K, gcg, ld, 1, j->direct ? (void *)xg : cols, ld, 1, false));
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, j->sd, K, ld, Og, j->w + (size_t)(grp * Og * K) * es, 1, K, gcg, ld, 1, j->direct ? (void *)xg : cols, ld, 1, false));
                 for (int64_t i = 0; i < bn && !j->direct; i++) {
                     char *xi = j->out + (size_t)(((n0 + i) * g->groups + grp) * X) * cs;
 #if TENSOR__NN_AVX2
@@ -12271,28 +12340,29 @@ static void tensor__conv_bwd_blocks(int64_t begin, int64_t end, void *ctx) {
             }
             if (gw) {
                 const char *B = NULL;
-                for (int64_t i = 0; i < bn; i++) B = tensor__conv_im2col(j, cols, ld, i * P, j->x + (size_t)(((n0 + i) * g->groups + grp) * X) * cs);
-                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, j->ct, Og, K, ld, gcg, ld, 1, B, 1, ld, gw + (size_t)(grp * Og * K) * cs, K, 1, true));
+                for (int64_t i = 0; i < bn; i++) B = tensor__conv_im2col(j, cols, ld, i * P, j->x + (size_t)(((n0 + i) * g->groups + grp) * X) * es);
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, j->sd, Og, K, ld, gcg, ld, 1, B, 1, ld, gw + (size_t)(grp * Og * K) * cs, K, 1, true));
             }
         }
     }
 }
 
 /* The fast path, in the compute dtype ct (f32, or f64 for f64) with the forward's machinery: gc is
-   the gradient [N, O, P] (P = oH * oW), contiguous ct; gx, gw and the per-image sums of gb come
-   from tensor__conv_bwd_blocks, spread over the blocks like the forward; gb adds the images' sums
-   in order, in double. gx, gw, gb are contiguous ct buffers of x's, w's and [O]'s size, or NULL.
+   the gradient [N, O, P] (P = oH * oW), contiguous of the operand dtype sd (ct, or bf16 for the
+   bf16 kernel, which then reads x and w as bf16 too; its products still land in ct); gx, gw and
+   the per-image sums of gb come from tensor__conv_bwd_blocks, spread over the blocks like the
+   forward; gb adds the images' sums in order, in double. gx, gw, gb are contiguous ct buffers of x's, w's and [O]'s size, or NULL.
    Returns 0, or 1 after recording an error. */
 static int tensor__conv_backward_fast(const char *fn, const tensor *x, const tensor *w, const char *gc, const tensor__conv_geom *g, tensor_dtype ct,
-                                      void *gx, void *gw, void *gb) {
+                                      tensor_dtype sd, void *gx, void *gw, void *gb) {
     size_t cs = tensor__dtype_sizes[ct];
     int64_t K = g->C / g->groups * g->kH * g->kW, wn = g->O * K;
     tensor *xc = NULL, *wc = NULL;
     int rc = 0;
-    if (gw && !(x->dtype == ct && tensor__contiguous(x))) rc |= !(xc = tensor__contiguous_copy(fn, x, ct));
-    if (gx && !(w->dtype == ct && tensor__contiguous(w))) rc |= !(wc = tensor__contiguous_copy(fn, w, ct));
+    if (gw && !(x->dtype == sd && tensor__contiguous(x))) rc |= !(xc = tensor__contiguous_copy(fn, x, sd));
+    if (gx && !(w->dtype == sd && tensor__contiguous(w))) rc |= !(wc = tensor__contiguous_copy(fn, w, sd));
 #if TENSOR__NN_AVX2
-    if (tensor__wino_ok(g, ct)) {
+    if (sd == ct && tensor__wino_ok(g, ct)) {
         rc = rc || tensor__wino_backward(fn, g, gw ? (const float *)tensor__data(xc ? xc : x) : NULL, gx ? (const float *)tensor__data(wc ? wc : w) : NULL,
                                          (const float *)gc, (float *)gx, (float *)gw, (float *)gb);
         tensor_free(xc);
@@ -12301,7 +12371,7 @@ static int tensor__conv_backward_fast(const char *fn, const tensor *x, const ten
     }
 #endif
     tensor__conv_job j;
-    if (!tensor__conv_job_init(fn, &j, g, ct)) rc = 1;
+    if (!tensor__conv_job_init(fn, &j, g, ct, sd)) rc = 1;
     /* the slots' gw sums side by side (gw itself when there is one slot); the images' gb sums */
     int64_t slots = tensor__conv_slots(&j);
     char *sums = !gw ? NULL : slots > 1 ? (char *)tensor__cache_alloc((size_t)(slots * wn) * cs) : (char *)gw;
@@ -12376,9 +12446,11 @@ static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, t
             tensor__conv_out_strides(g, sd, batched, gs);
             tensor__conv_backward_reference(x, w, g, gs, &geo, (double *)buf[0], (double *)buf[1], (double *)buf[2]);
         } else {
-            bool g_ok = g->dtype == ct && tensor__contiguous(g);
-            tensor *gcopy = g_ok ? NULL : tensor__contiguous_copy(fn, g, ct);
-            rc = (!g_ok && !gcopy) || tensor__conv_backward_fast(fn, x, w, tensor__data(gcopy ? gcopy : g), &geo, ct, buf[0], buf[1], buf[2]);
+            /* bf16 operands only when all three are bf16 (a wider gradient is not rounded to bf16) */
+            tensor_dtype sd = x->dtype == w->dtype && g->dtype == x->dtype ? tensor__conv_operand_dtype(x->dtype, &geo) : ct;
+            bool g_ok = g->dtype == sd && tensor__contiguous(g);
+            tensor *gcopy = g_ok ? NULL : tensor__contiguous_copy(fn, g, sd);
+            rc = (!g_ok && !gcopy) || tensor__conv_backward_fast(fn, x, w, tensor__data(gcopy ? gcopy : g), &geo, ct, sd, buf[0], buf[1], buf[2]);
             tensor_free(gcopy);
         }
     }

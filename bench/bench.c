@@ -778,6 +778,7 @@ typedef struct {
     const float *xd, *wd, *bd, *gyd;
     float *y, *cols, *dx, *dw_part, *db_part, *dcols; /* reference buffers */
     int threads;
+    int k; /* the kernel: 3 (pad 1) or 1 (pad 0), stride 1 */
 } conv_case;
 
 static void ref_im2col(const float *x, float *cols) { /* x: [CI, CH, CW] -> cols: [CI*9, CH*CW], pad 1 */
@@ -840,6 +841,33 @@ static void ref_conv_bwd_range(int64_t b, int64_t e, void *p) {
         }
     }
 }
+/* The 1x1 layer's reference: x [CI, CHW] is its own im2col. */
+static void ref_conv1_fwd_range(int64_t b, int64_t e, void *p) {
+    conv_case *cc = (conv_case *)p;
+    for (int64_t n = b; n < e; n++) {
+        float *y = cc->y + n * CO * CHW;
+        for (int o = 0; o < CO; o++)
+            for (int i = 0; i < CHW; i++) y[o * CHW + i] = cc->bd[o];
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, CO, CHW, CI, 1.0f, cc->wd, CI, cc->xd + n * CI * CHW, CHW, 1.0f, y, CHW);
+    }
+}
+static void ref_conv1_bwd_range(int64_t b, int64_t e, void *p) {
+    conv_case *cc = (conv_case *)p;
+    int slot = (int)(b * cc->threads / CN);
+    float *dw = cc->dw_part + (size_t)slot * CO * CI, *db = cc->db_part + (size_t)slot * CO;
+    memset(dw, 0, sizeof(float) * CO * CI);
+    memset(db, 0, sizeof(float) * CO);
+    for (int64_t n = b; n < e; n++) {
+        const float *gy = cc->gyd + n * CO * CHW, *x = cc->xd + n * CI * CHW;
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, CO, CI, CHW, 1.0f, gy, CHW, x, CHW, 1.0f, dw, CI);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, CI, CHW, CO, 1.0f, cc->wd, CI, gy, CHW, 0.0f, cc->dx + n * CI * CHW, CHW);
+        for (int o = 0; o < CO; o++) {
+            float s = 0;
+            for (int i = 0; i < CHW; i++) s += gy[o * CHW + i];
+            db[o] += s;
+        }
+    }
+}
 static void conv_ref_fwd(void *p) {
     conv_case *cc = (conv_case *)p;
     openblas_set_num_threads(1); /* the images are split over threads, as PyTorch's CPU conv does */
@@ -847,18 +875,19 @@ static void conv_ref_fwd(void *p) {
 }
 static void conv_ref_fwdbwd(void *p) {
     conv_case *cc = (conv_case *)p;
+    int wn = cc->k == 1 ? CO * CI : CO * CCOL;
     openblas_set_num_threads(1);
-    par_run(cc->threads, CN, ref_conv_fwd_range, cc);
-    par_run(cc->threads, CN, ref_conv_bwd_range, cc);
+    par_run(cc->threads, CN, cc->k == 1 ? ref_conv1_fwd_range : ref_conv_fwd_range, cc);
+    par_run(cc->threads, CN, cc->k == 1 ? ref_conv1_bwd_range : ref_conv_bwd_range, cc);
     for (int s = 1; s < cc->threads; s++) { /* sum the threads' dW, db */
-        for (int i = 0; i < CO * CCOL; i++) cc->dw_part[i] += cc->dw_part[(size_t)s * CO * CCOL + i];
+        for (int i = 0; i < wn; i++) cc->dw_part[i] += cc->dw_part[(size_t)s * wn + i];
         for (int i = 0; i < CO; i++) cc->db_part[i] += cc->db_part[(size_t)s * CO + i];
     }
 }
 static void conv_ours_fwd(void *p) {
     conv_case *cc = (conv_case *)p;
     bool was = tensor_set_grad_enabled(false);
-    tensor_free(tensor_conv2d(cc->x, cc->w, cc->b, 1, 1, 1, 1));
+    tensor_free(tensor_conv2d(cc->x, cc->w, cc->b, 1, cc->k == 3, 1, 1));
     tensor_set_grad_enabled(was);
 }
 static void conv_ours_fwdbwd(void *p) {
@@ -867,7 +896,7 @@ static void conv_ours_fwdbwd(void *p) {
     tensor_zero_grad(cc->w);
     tensor_zero_grad(cc->b);
     tensor_scope_begin();
-    tensor_backward_with(tensor_conv2d(cc->x, cc->w, cc->b, 1, 1, 1, 1), cc->gy);
+    tensor_backward_with(tensor_conv2d(cc->x, cc->w, cc->b, 1, cc->k == 3, 1, 1), cc->gy);
     tensor_scope_end();
 }
 
@@ -878,6 +907,7 @@ static void bench_conv(void) {
             "cblas_sgemm per image, images split over the threads; tensor.h: Winograd F(4x4, 3x3), so its GF/s, "
             "counted as the direct sum's multiply-adds, can pass the machine's peak)");
     conv_case cc;
+    cc.k = 3;
     cc.x = tensor_set_requires_grad(uniform_tensor(TENSOR_SHAPE(CN, CI, CH, CW), -1, 1, 31), true);
     cc.w = tensor_set_requires_grad(uniform_tensor(TENSOR_SHAPE(CO, CI, CK, CK), -0.1, 0.1, 32), true);
     cc.b = tensor_set_requires_grad(uniform_tensor(TENSOR_SHAPE(CO), -0.1, 0.1, 33), true);
@@ -920,6 +950,57 @@ static void bench_conv(void) {
     }
     free(cc.y), free(cc.cols), free(cc.dx), free(cc.dw_part), free(cc.db_part), free(cc.dcols);
     tensor_free(cc.x), tensor_free(cc.w), tensor_free(cc.b), tensor_free(cc.gy);
+}
+
+/* The same layer's forward + backward (k 3), or its 1x1 variant (k 1, pad 0), on bf16 tensors (f32
+   accumulation, bf16 results) against the reference on the same bf16-rounded values in f32. */
+static void bench_conv_bf16_of(const char *name, int k) {
+    if (!wanted(name)) return;
+    conv_case cc;
+    cc.k = k;
+    tensor *xf = uniform_tensor(TENSOR_SHAPE(CN, CI, CH, CW), -1, 1, 31), *wf = uniform_tensor(TENSOR_SHAPE(CO, CI, k, k), -0.1, 0.1, 32);
+    tensor *bf = uniform_tensor(TENSOR_SHAPE(CO), -0.1, 0.1, 33), *gf = uniform_tensor(TENSOR_SHAPE(CN, CO, CH, CW), -1, 1, 34);
+    cc.x = tensor_set_requires_grad(tensor_to_dtype(xf, TENSOR_BF16), true);
+    cc.w = tensor_set_requires_grad(tensor_to_dtype(wf, TENSOR_BF16), true);
+    cc.b = tensor_set_requires_grad(tensor_to_dtype(bf, TENSOR_BF16), true);
+    cc.gy = tensor_to_dtype(gf, TENSOR_BF16);
+    tensor *r[4] = {tensor_to_dtype(cc.x, TENSOR_F32), tensor_to_dtype(cc.w, TENSOR_F32), tensor_to_dtype(cc.b, TENSOR_F32), tensor_to_dtype(cc.gy, TENSOR_F32)};
+    die_on_error("creating inputs");
+    cc.xd = fdata(r[0]), cc.wd = fdata(r[1]), cc.bd = fdata(r[2]), cc.gyd = fdata(r[3]);
+    cc.y = (float *)malloc(sizeof(float) * CN * CO * CHW);
+    cc.cols = (float *)malloc(sizeof(float) * CN * CCOL * CHW);
+    cc.dx = (float *)malloc(sizeof(float) * CN * CI * CHW);
+    cc.dw_part = (float *)malloc(sizeof(float) * 2 * CO * CCOL);
+    cc.db_part = (float *)malloc(sizeof(float) * 2 * CO);
+    cc.dcols = (float *)malloc(sizeof(float) * 2 * CCOL * CHW);
+    for (int threads = 1; threads <= 2; threads++) {
+        tensor_set_num_threads(threads);
+        cc.threads = threads;
+        double ours, theirs;
+        measure_pair(conv_ours_fwdbwd, &cc, conv_ref_fwdbwd, &cc, &ours, &theirs);
+        conv_ours_fwdbwd(&cc);
+        tensor *gx = tensor_to_dtype(tensor_grad(cc.x), TENSOR_F32), *gw = tensor_to_dtype(tensor_grad(cc.w), TENSOR_F32);
+        die_on_error(name);
+        /* bf16 results: their rounding, up to 2^-8 relative */
+        char note[96];
+        double d = max_rel_diff(fdata(gx), cc.dx, (int64_t)CN * CI * CHW), dw = max_rel_diff(fdata(gw), cc.dw_part, k == 1 ? CO * CI : CO * CCOL);
+        if (d <= 8e-3 && dw <= 8e-3) sprintf(note, "max rel diff dx %.1e, dw %.1e", d, dw);
+        else sprintf(note, "MISMATCH: max rel diff dx %.1e, dw %.1e (tol 8e-3)", d, dw);
+        tensor_free(gx), tensor_free(gw);
+        row(name, threads, ours, k == 1 ? "OpenBLAS f32" : "im2col+OpenBLAS f32", theirs, 3 * 2.0 * CN * CO * CHW * CI * k * k, note);
+    }
+    free(cc.y), free(cc.cols), free(cc.dx), free(cc.dw_part), free(cc.db_part), free(cc.dcols);
+    tensor_free(cc.x), tensor_free(cc.w), tensor_free(cc.b), tensor_free(cc.gy);
+    tensor_free(xf), tensor_free(wf), tensor_free(bf), tensor_free(gf);
+    for (int i = 0; i < 4; i++) tensor_free(r[i]);
+}
+static void bench_conv_bf16(void) {
+    section("bf16 conv2d: the layer above on bf16 x, w, bias and gradient (f32 accumulation, bf16 results; tensor.h: "
+            "Winograd in f32 on the converted values, which measured faster there than the bf16 GEMM kernel) and its 1x1 "
+            "variant (the bf16 kernel where the CPU has avx512_bf16, x read as bf16) vs im2col + cblas_sgemm (f32) on the "
+            "same bf16-rounded values");
+    bench_conv_bf16_of("bf16 conv2d fwd+bwd 64x32x14x14 k3", 3);
+    bench_conv_bf16_of("bf16 conv2d fwd+bwd 64x32x14x14 k1", 1);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -1205,6 +1286,7 @@ int main(int argc, char **argv) {
     bench_random();
     bench_rows();
     bench_conv();
+    bench_conv_bf16();
     bench_overhead();
     bench_training();
     bench_compile();

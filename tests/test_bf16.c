@@ -2,7 +2,8 @@
    bf16 (vdpbf16ps) kernel against a double loop over the same bf16 products (skipped, visibly,
    where the CPU lacks avx512_bf16), the f16 path (converted to f32 as it is packed) likewise;
    matmul, batched matmul, linear and conv2d on bf16 / f16 tensors, forward and backward, against
-   f64 on the same (rounded) values, norm-wise; the SIMD f16 / bf16 <-> f32 casts against the
+   f64 on the same (rounded) values, norm-wise; conv2d on the bf16 kernel element by element, its
+   path checked (skipped, visibly, without avx512_bf16); the SIMD f16 / bf16 <-> f32 casts against the
    scalar ones. */
 #include "test.h"
 
@@ -227,6 +228,100 @@ static void half_conv(tensor_dtype dt) {
     }
 }
 TEST(bf16_conv2d_forward_backward) { half_conv(TENSOR_BF16); }
+
+/* N(0, 1) values rounded to bf16 from a generator of this file's own, so the shared stream of
+   test_uniform (and the data of every test after this one) stays as it was. */
+static tensor *half_conv_randn(int nd, const int64_t *shape) {
+    static uint64_t st = 0x2545F4914F6CDD1Dull;
+    int64_t n = test_numel(nd, shape);
+    double *v = (double *)malloc(8 * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) {
+        double u[2];
+        for (int j = 0; j < 2; j++) {
+            st ^= st << 13, st ^= st >> 7, st ^= st << 17;
+            u[j] = (double)(st >> 11) * (1.0 / 9007199254740992.0);
+        }
+        v[i] = sqrt(-2 * log(1 - u[0])) * cos(6.283185307179586 * u[1]);
+    }
+    tensor *t = test_tensor(TENSOR_BF16, nd, shape, v);
+    free(v);
+    return t;
+}
+
+/* got against ref element by element: each result is an f32 sum of `terms` exact products (a bf16
+   times a bf16 is exact in f32; vdpbf16ps adds each in f32, as the GEMM's C and col2im do), off by
+   at most terms 2^-24 S (S: the same sum of absolute values, abs), then rounded once to bf16 (half
+   an ulp: 2^-8 relative). */
+static void half_check_elems(const char *what, size_t t, int threads, tensor *got, tensor *ref, tensor *abs, double terms) {
+    CHECK_MSG(got && ref && abs && tensor_get_dtype(got) == TENSOR_BF16, "conv case %zu %s: missing or not bf16", t, what);
+    if (!got || !ref || !abs || tensor_numel(got) != tensor_numel(ref)) return;
+    double *g = test_values(got), *r = test_values(ref), *a = test_values(abs), u = ldexp(1.0, -8), e32 = (terms + 2) * ldexp(1.0, -24);
+    int bad = 0;
+    for (int64_t i = 0; i < tensor_numel(got); i++)
+        if (!(fabs(g[i] - r[i]) <= u * fabs(r[i]) + (1 + u) * e32 * a[i] + 1e-300) && bad++ < 3)
+            test_fail(__FILE__, __LINE__, "conv case %zu %s threads %d [%lld]: %.9g, expected %.9g (sum of |terms| %.3g)", t, what, threads, (long long)i,
+                      g[i], r[i], a[i]);
+    free(g), free(r), free(a);
+}
+
+/* conv2d on bf16 where the bf16 GEMM kernel runs it (x and w read as bf16 by im2col; f32 sums):
+   forward, input, weight and bias gradients against f64 on the same values, each element within the
+   bound above; the shapes Winograd leaves to the kernel (fewer than 8 channels, stride 2, 1x1 and
+   5x5 kernels, groups, dilation), odd channel counts, K past the kernel's KC (512), batch 1 and
+   more, an x that is a transposed view; 1 and 2 threads. */
+TEST(bf16_conv2d_kernel_elementwise) {
+    if (!test_gemm_has_bf16()) {
+        test_skip("the bf16 conv2d kernel (this CPU or SIMD level has no avx512_bf16; bf16 conv2d runs converted to f32: bf16_conv2d_forward_backward)");
+        return;
+    }
+    static const int64_t cases[][11] = { /* N, C, H, W, O, k, stride, pad, dilation, groups, x transposed */
+        {2, 3, 11, 9, 5, 3, 1, 1, 1, 1, 0},  {3, 5, 9, 12, 7, 3, 2, 1, 1, 1, 0}, {2, 16, 8, 8, 24, 1, 1, 0, 1, 1, 0},
+        {1, 7, 10, 11, 9, 5, 1, 2, 1, 1, 0}, {2, 9, 13, 10, 11, 3, 2, 0, 1, 1, 1}, {5, 12, 7, 9, 20, 1, 2, 0, 1, 1, 0},
+        {2, 64, 9, 9, 33, 3, 2, 1, 1, 1, 0}, {4, 6, 12, 12, 10, 3, 1, 1, 1, 2, 0}, {2, 5, 14, 14, 6, 3, 1, 2, 2, 1, 1},
+        {7, 3, 20, 20, 17, 5, 2, 2, 1, 1, 0},
+    };
+    int saved = tensor_get_num_threads();
+    for (int threads = 1; threads <= 2; threads++) {
+        tensor_set_num_threads(threads);
+        for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+            tensor_scope_begin();
+            const int64_t *q = cases[t];
+            int64_t N = q[0], C = q[1], H = q[2], W = q[3], O = q[4], k = q[5], st = q[6], pd = q[7], dl = q[8], gr = q[9];
+            int64_t sx[4] = {N, C, q[10] ? W : H, q[10] ? H : W}, sw[4] = {O, C / gr, k, k}, sb[1] = {O};
+            int64_t oH = (H + 2 * pd - dl * (k - 1) - 1) / st + 1, oW = (W + 2 * pd - dl * (k - 1) - 1) / st + 1, sy[4] = {N, O, oH, oW};
+            tensor *x = half_conv_randn(4, sx), *w = half_conv_randn(4, sw), *b = half_conv_randn(1, sb), *gy = half_conv_randn(4, sy);
+            /* ours (l[0]), f64 on the same values (l[1]), f64 on their absolute values (l[2]); x
+               transposed: the convolution reads a strided view of the leaf */
+            tensor *l[3][3], *y[3];
+            int64_t before = tensor_test_path_count("conv_bf16"), after_fwd = before;
+            for (int f = 0; f < 3; f++) {
+                tensor *src[3] = {x, w, b};
+                for (int i = 0; i < 3; i++) {
+                    tensor *v = f ? half_f64(src[i]) : tensor_clone(src[i]);
+                    l[f][i] = tensor_set_requires_grad(f == 2 ? tensor_abs(v) : v, true);
+                }
+                tensor *xin = q[10] ? tensor_transpose(l[f][0], 2, 3) : l[f][0];
+                y[f] = tensor_conv2d(xin, l[f][1], l[f][2], (int)st, (int)pd, (int)dl, (int)gr);
+                CHECK(y[f] != NULL);
+                if (!y[f]) break;
+                if (!f) after_fwd = tensor_test_path_count("conv_bf16");
+                tensor *g = f == 0 ? gy : f == 1 ? half_f64(gy) : tensor_abs(half_f64(gy));
+                CHECK(tensor_backward_with(y[f], g) == 0);
+            }
+            CHECK_MSG(after_fwd > before && tensor_test_path_count("conv_bf16") > after_fwd, "conv case %zu: the bf16 kernel ran %lld times forward, %lld backward", t,
+                      (long long)(after_fwd - before), (long long)(tensor_test_path_count("conv_bf16") - after_fwd));
+            if (y[0] && y[1] && y[2]) {
+                double K = (double)(C / gr * k * k);
+                half_check_elems("forward", t, threads, y[0], y[1], y[2], K + 1);
+                half_check_elems("input gradient", t, threads, tensor_grad(l[0][0]), tensor_grad(l[1][0]), tensor_grad(l[2][0]), (double)(O / gr * k * k));
+                half_check_elems("weight gradient", t, threads, tensor_grad(l[0][1]), tensor_grad(l[1][1]), tensor_grad(l[2][1]), (double)(N * oH * oW));
+                half_check_elems("bias gradient", t, threads, tensor_grad(l[0][2]), tensor_grad(l[1][2]), tensor_grad(l[2][2]), (double)(N * oH * oW));
+            }
+            tensor_scope_end();
+        }
+    }
+    tensor_set_num_threads(saved);
+}
 TEST(f16_conv2d_forward_backward) { half_conv(TENSOR_F16); }
 
 /* The SIMD casts f32 <-> f16 / bf16 (contiguous) against element-by-element ones (a strided copy
