@@ -317,24 +317,9 @@ bool test_gemm_strided_src(tensor_dtype sd, int64_t m, int64_t n, int64_t k, con
 }
 bool test_gemm_has_bf16(void) { return tensor__gemm_has_bf16(); }
 
-/* The converters the elementwise ops pick at this SIMD level (the plain loops where there is none). */
-static void test_half_pick(tensor__widen_fn w[2], tensor__narrow_fn n[2]) {
-    const tensor__simd_isa *v = tensor__simd();
-    w[0] = tensor__bf16_widen_ref, n[0] = tensor__bf16_narrow_ref, w[1] = tensor__f16_widen_ref, n[1] = tensor__f16_narrow_ref;
-    if (v) tensor__half_converters(v, w, n);
-}
-void test_half_widen(bool f16, float *out, const uint16_t *in, int64_t n) {
-    tensor__widen_fn w[2];
-    tensor__narrow_fn na[2];
-    test_half_pick(w, na);
-    w[f16](out, in, n);
-}
-void test_half_narrow(bool f16, uint16_t *out, const float *in, int64_t n) {
-    tensor__widen_fn w[2];
-    tensor__narrow_fn na[2];
-    test_half_pick(w, na);
-    na[f16](out, in, n);
-}
+/* The SIMD layer's row conversions at this run's SIMD level (the plain loops where there is none). */
+void test_half_widen(bool f16, float *out, const uint16_t *in, int64_t n) { tensor__half_to_f32(out, in, n, !f16); }
+void test_half_narrow(bool f16, uint16_t *out, const float *in, int64_t n) { tensor__f32_to_half(out, in, n, !f16); }
 float test_half_to_f32(bool f16, uint16_t h) { return f16 ? tensor__f16_to_f32(h) : tensor__bf16_to_f32(h); }
 uint16_t test_f32_to_half(bool f16, float f) { return f16 ? tensor__f32_to_f16(f) : tensor__f32_to_bf16(f); }
 

@@ -40,7 +40,7 @@ bool test_gemm_strided_src(tensor_dtype sd, int64_t m, int64_t n, int64_t k, con
                            int64_t b_rs, int64_t b_cs, float *C, int64_t c_rs, int64_t c_cs, bool add);
 /* Whether bf16 operands run the bf16 (vdpbf16ps) GEMM kernel here. */
 bool test_gemm_has_bf16(void);
-/* The bf16 (f16 when `f16`) <-> f32 row converters of the elementwise ops at this run's SIMD level,
+/* The SIMD layer's bf16 (f16 when `f16`) <-> f32 row conversions at this run's SIMD level,
    and the scalar conversions of >>impl they must agree with (for tests/test_half.c). */
 void test_half_widen(bool f16, float *out, const uint16_t *in, int64_t n);
 void test_half_narrow(bool f16, uint16_t *out, const float *in, int64_t n);

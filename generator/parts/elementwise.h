@@ -13,141 +13,9 @@
    result is narrowed with round to nearest even, as tensor__f32_to_bf16 / tensor__f32_to_f16 do
    (NaN included). The reference loop rounds the double formula to f32 and then to the 16-bit
    type, so an op whose f32 kernel is correctly rounded gives the same bits either way. The
-   converters follow the SIMD level: 16 lanes under avx512, 8 under avx2 (f16 needs F16C), plain
-   loops elsewhere. */
-#define TENSOR__HALF_CHUNK 256
-typedef void (*tensor__widen_fn)(float *out, const uint16_t *in, int64_t n);
-typedef void (*tensor__narrow_fn)(uint16_t *out, const float *in, int64_t n);
-
-static void tensor__bf16_widen_ref(float *out, const uint16_t *in, int64_t n) {
-    for (int64_t i = 0; i < n; i++) out[i] = tensor__bf16_to_f32(in[i]);
-}
-static void tensor__bf16_narrow_ref(uint16_t *out, const float *in, int64_t n) {
-    for (int64_t i = 0; i < n; i++) out[i] = tensor__f32_to_bf16(in[i]);
-}
-static void tensor__f16_widen_ref(float *out, const uint16_t *in, int64_t n) {
-    for (int64_t i = 0; i < n; i++) out[i] = tensor__f16_to_f32(in[i]);
-}
-static void tensor__f16_narrow_ref(uint16_t *out, const float *in, int64_t n) {
-    for (int64_t i = 0; i < n; i++) out[i] = tensor__f32_to_f16(in[i]);
-}
-
-#if TENSOR__SIMD_X86
-#define TENSOR__HALF_AVX2 __attribute__((target("avx2,fma")))
-#define TENSOR__HALF_F16C __attribute__((target("avx2,fma,f16c")))
-#define TENSOR__HALF_AVX512 __attribute__((target("avx512f,avx2,fma")))
-/* bf16 is the top half of an f32: widening is a shift. Narrowing adds 0x7fff plus the lowest kept
-   bit (ties to even) and keeps the top half; NaN keeps its top half with the quiet bit set. */
-static TENSOR__HALF_AVX2 void tensor__bf16_widen_avx2(float *out, const uint16_t *in, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(in + i)));
-        _mm256_storeu_si256((__m256i *)(out + i), _mm256_slli_epi32(w, 16));
-    }
-    _mm256_zeroupper(); /* gcc adds none before the tail's call */
-    tensor__bf16_widen_ref(out + i, in + i, n - i);
-}
-static TENSOR__HALF_AVX2 void tensor__bf16_narrow_avx2(uint16_t *out, const float *in, int64_t n) {
-    const __m256i bias = _mm256_set1_epi32(0x7fff), one = _mm256_set1_epi32(1), abs = _mm256_set1_epi32(0x7fffffff);
-    const __m256i inf = _mm256_set1_epi32(0x7f800000), quiet = _mm256_set1_epi32(0x40);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256i u = _mm256_loadu_si256((const __m256i *)(in + i)), hi = _mm256_srli_epi32(u, 16);
-        __m256i r = _mm256_srli_epi32(_mm256_add_epi32(u, _mm256_add_epi32(bias, _mm256_and_si256(hi, one))), 16);
-        __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(u, abs), inf);
-        r = _mm256_blendv_epi8(r, _mm256_or_si256(hi, quiet), nan);
-        _mm_storeu_si128((__m128i *)(out + i), _mm_packus_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1)));
-    }
-    _mm256_zeroupper(); /* gcc adds none before the tail's call */
-    tensor__bf16_narrow_ref(out + i, in + i, n - i);
-}
-static TENSOR__HALF_F16C void tensor__f16_widen_f16c(float *out, const uint16_t *in, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(in + i))));
-    _mm256_zeroupper(); /* gcc adds none before the tail's call */
-    tensor__f16_widen_ref(out + i, in + i, n - i);
-}
-static TENSOR__HALF_F16C void tensor__f16_narrow_f16c(uint16_t *out, const float *in, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) _mm_storeu_si128((__m128i *)(out + i), _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
-    _mm256_zeroupper(); /* gcc adds none before the tail's call */
-    tensor__f16_narrow_ref(out + i, in + i, n - i);
-}
-/* AVX-512F has both conversions; tails of under 16 go to the 8-lane ones */
-static TENSOR__HALF_AVX512 void tensor__bf16_widen_avx512(float *out, const uint16_t *in, int64_t n) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512i w = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i *)(in + i)));
-        _mm512_storeu_si512(out + i, _mm512_slli_epi32(w, 16));
-    }
-    _mm256_zeroupper(); /* gcc adds none before the tail's call */
-    tensor__bf16_widen_avx2(out + i, in + i, n - i);
-}
-static TENSOR__HALF_AVX512 void tensor__bf16_narrow_avx512(uint16_t *out, const float *in, int64_t n) {
-    const __m512i bias = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1), abs = _mm512_set1_epi32(0x7fffffff);
-    const __m512i inf = _mm512_set1_epi32(0x7f800000), quiet = _mm512_set1_epi32(0x40);
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m512i u = _mm512_loadu_si512(in + i), hi = _mm512_srli_epi32(u, 16);
-        __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(bias, _mm512_and_si512(hi, one))), 16);
-        __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, abs), inf);
-        r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(hi, quiet));
-        _mm256_storeu_si256((__m256i *)(out + i), _mm512_cvtepi32_epi16(r));
-    }
-    _mm256_zeroupper(); /* gcc adds none before the tail's call */
-    tensor__bf16_narrow_avx2(out + i, in + i, n - i);
-}
-static TENSOR__HALF_AVX512 void tensor__f16_widen_avx512(float *out, const uint16_t *in, int64_t n) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(in + i))));
-    _mm256_zeroupper(); /* gcc adds none before the tail's call */
-    tensor__f16_widen_ref(out + i, in + i, n - i);
-}
-static TENSOR__HALF_AVX512 void tensor__f16_narrow_avx512(uint16_t *out, const float *in, int64_t n) {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) _mm256_storeu_si256((__m256i *)(out + i), _mm512_cvtps_ph(_mm512_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
-    _mm256_zeroupper(); /* gcc adds none before the tail's call */
-    tensor__f16_narrow_ref(out + i, in + i, n - i);
-}
-/* CPUID.1:ECX.F16C[bit 29], asked once (CPUID may trap to a hypervisor); racing threads store the
-   same answer. 0: not asked, 1: no, 2: yes. */
-static bool tensor__has_f16c(void) {
-    static int state;
-    int s = __atomic_load_n(&state, __ATOMIC_RELAXED);
-    if (!s) {
-        unsigned int a = 0, b = 0, c = 0, d = 0;
-        __asm__ __volatile__("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
-        s = (c >> 29) & 1 ? 2 : 1;
-        __atomic_store_n(&state, s, __ATOMIC_RELAXED);
-    }
-    return s == 2;
-}
-#endif /* TENSOR__SIMD_X86 */
-
-/* The converters of the SIMD level v runs: [0] bf16, [1] f16. */
-static void tensor__half_converters(const tensor__simd_isa *v, tensor__widen_fn widen[2], tensor__narrow_fn narrow[2]) {
-    widen[0] = tensor__bf16_widen_ref;
-    narrow[0] = tensor__bf16_narrow_ref;
-    widen[1] = tensor__f16_widen_ref;
-    narrow[1] = tensor__f16_narrow_ref;
-#if TENSOR__SIMD_X86
-    if (v->width == 16) { /* the avx512 instance: the CPU has AVX-512F and AVX2 */
-        widen[0] = tensor__bf16_widen_avx512;
-        narrow[0] = tensor__bf16_narrow_avx512;
-        widen[1] = tensor__f16_widen_avx512;
-        narrow[1] = tensor__f16_narrow_avx512;
-    } else if (v->width == 8) { /* the avx2 instance */
-        widen[0] = tensor__bf16_widen_avx2;
-        narrow[0] = tensor__bf16_narrow_avx2;
-        if (tensor__has_f16c()) {
-            widen[1] = tensor__f16_widen_f16c;
-            narrow[1] = tensor__f16_narrow_f16c;
-        }
-    }
-#else
-    (void)v;
-#endif
-}
+   conversions are the SIMD layer's (tensor__half_to_f32, tensor__f32_to_half); the f32 work is
+   the op's own loop, run again on f32 chunks (tensor__half_rows), so no op carries a second copy. */
+#define TENSOR__HALF_CHUNK 1024 /* 12 KiB of f32 buffers on the stack; the per-chunk calls amortized */
 
 typedef struct {
     tensor_dtype out, in[3];
@@ -159,10 +27,7 @@ typedef struct {
     tensor__vec_binary_fn vb;
     tensor__vec_compare_fn vc;
     double prm[2];
-    /* the f32 chunk path of bf16/f16 rows (off for the reference kernels) and its converters */
-    bool half;
-    tensor__widen_fn widen[2];
-    tensor__narrow_fn narrow[2];
+    bool half; /* the f32 chunk path of bf16/f16 rows (off for the reference kernels) */
 } tensor__ew_ctx;
 
 /* Which operands of a binary row are f32 arrays (stride 4) and which a broadcast scalar (stride
@@ -195,17 +60,41 @@ static int tensor__half_mode(const tensor__ew_ctx *k, const int64_t *st, int n_i
 }
 /* Elements [i0, i0 + m) of an input row as f32: the row itself when it is f32, else widened into
    buf; a broadcast input's one value in buf[0]. */
-static const float *tensor__half_in(const tensor__ew_ctx *k, tensor_dtype d, const char *p, int64_t st, int64_t i0, int64_t m, float *buf) {
+static const float *tensor__half_in(tensor_dtype d, const char *p, int64_t st, int64_t i0, int64_t m, float *buf) {
     if (st == 0) { buf[0] = (float)tensor__load_f64(p, d); return buf; }
     if (d == TENSOR_F32) return (const float *)p + i0;
-    k->widen[d == TENSOR_F16](buf, (const uint16_t *)p + i0, m);
+    tensor__half_to_f32(buf, (const uint16_t *)p + i0, m, d == TENSOR_BF16);
     return buf;
 }
 /* Where the f32 results of elements [i0, ...) go: the output row when it is f32, else buf, which
    tensor__half_out then narrows into the row. */
 static float *tensor__half_dst(const tensor__ew_ctx *k, char *o, int64_t i0, float *buf) { return k->out == TENSOR_F32 ? (float *)o + i0 : buf; }
 static void tensor__half_out(const tensor__ew_ctx *k, char *o, int64_t i0, int64_t m, const float *r) {
-    if (k->out != TENSOR_F32) k->narrow[k->out == TENSOR_F16]((uint16_t *)o + i0, r, m);
+    if (k->out != TENSOR_F32) tensor__f32_to_half((uint16_t *)o + i0, r, m, k->out == TENSOR_BF16);
+}
+/* A row that tensor__half_mode takes, as f32 chunk by chunk: inputs widened (an f32 or broadcast
+   one read in place), the op's own loop run on the f32 operands (its vector kernel, or its formula
+   evaluated from f32 values), the results narrowed into the row. */
+static void tensor__half_rows(char **ptr, const int64_t *st, int64_t n, tensor__ew_ctx *k, int n_in, tensor__loop_fn loop) {
+    float in_buf[2][TENSOR__HALF_CHUNK], out_buf[TENSOR__HALF_CHUNK];
+    tensor__ew_ctx k32 = *k;
+    k32.half = false;
+    k32.error = 0;
+    if (k32.out != TENSOR_BOOL) k32.out = TENSOR_F32;
+    for (int j = 0; j < n_in; j++) k32.in[j] = TENSOR_F32;
+    for (int64_t i0 = 0; i0 < n; i0 += TENSOR__HALF_CHUNK) {
+        int64_t m = n - i0 < TENSOR__HALF_CHUNK ? n - i0 : TENSOR__HALF_CHUNK, s[3];
+        char *p[3];
+        for (int j = 0; j < n_in; j++) {
+            p[j + 1] = (char *)(uintptr_t)tensor__half_in(k->in[j], ptr[j + 1], st[j + 1], i0, m, in_buf[j]);
+            s[j + 1] = st[j + 1] ? 4 : 0;
+        }
+        if (k->out == TENSOR_BOOL) p[0] = ptr[0] + i0, s[0] = 1;
+        else p[0] = (char *)tensor__half_dst(k, ptr[0], i0, out_buf), s[0] = 4;
+        loop(p, s, m, &k32);
+        if (k->out != TENSOR_BOOL) tensor__half_out(k, ptr[0], i0, m, (const float *)(void *)p[0]);
+    }
+    if (k32.error) TENSOR__ATOMIC_SET(&k->error, 1);
 }
 
 /* Integer helpers: wrap on overflow like two's-complement hardware, with no undefined behaviour. */
@@ -262,15 +151,7 @@ static double tensor__sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
                 *(double *)(o + i * st[0]) = (FEXPR);                                                    \
             }                                                                                            \
         } else if (tensor__half_mode(k, st, 1) == 0) {                                                   \
-            float xb[TENSOR__HALF_CHUNK], ob[TENSOR__HALF_CHUNK];                                        \
-            for (int64_t i0 = 0; i0 < n; i0 += TENSOR__HALF_CHUNK) {                                     \
-                int64_t m = n - i0 < TENSOR__HALF_CHUNK ? n - i0 : TENSOR__HALF_CHUNK;                   \
-                const float *xp = tensor__half_in(k, k->in[0], a, st[1], i0, m, xb);                     \
-                float *op = tensor__half_dst(k, o, i0, ob);                                              \
-                if (k->vu) k->vu(op, xp, m, k->prm);                                                     \
-                else for (int64_t i = 0; i < m; i++) { double x = xp[i]; op[i] = (float)(FEXPR); }       \
-                tensor__half_out(k, o, i0, m, op);                                                       \
-            }                                                                                            \
+            tensor__half_rows(ptr, st, n, k, 1, tensor__loop_##name);                                    \
         } else {                                                                                         \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 double x = tensor__load_f64(a + i * st[1], k->in[0]);                                    \
@@ -308,26 +189,7 @@ static double tensor__sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
             int mode = k->vc && st[0] == 1 && k->out == TENSOR_BOOL && k->in[0] == TENSOR_F32 &&         \
                        k->in[1] == TENSOR_F32 ? tensor__vec_mode(st) : -1;                               \
             if (mode >= 0) { k->vc((uint8_t *)o, (const float *)a, (const float *)b, n, mode); return; } \
-            mode = tensor__half_mode(k, st, 2);                                                          \
-            if (mode >= 0) {                                                                             \
-                float xb[TENSOR__HALF_CHUNK], yb[TENSOR__HALF_CHUNK], ob[TENSOR__HALF_CHUNK];            \
-                int64_t ia = st[1] != 0, ib = st[2] != 0;                                                \
-                for (int64_t i0 = 0; i0 < n; i0 += TENSOR__HALF_CHUNK) {                                 \
-                    int64_t m = n - i0 < TENSOR__HALF_CHUNK ? n - i0 : TENSOR__HALF_CHUNK;               \
-                    const float *xp = tensor__half_in(k, k->in[0], a, st[1], i0, m, xb);                 \
-                    const float *yp = tensor__half_in(k, k->in[1], b, st[2], i0, m, yb);                 \
-                    if (k->out == TENSOR_BOOL) { k->vc((uint8_t *)o + i0, xp, yp, m, mode); continue; }  \
-                    float *op = tensor__half_dst(k, o, i0, ob);                                          \
-                    if (k->vb) k->vb(op, xp, yp, m, mode);                                               \
-                    else                                                                                 \
-                        for (int64_t i = 0; i < m; i++) {                                                \
-                            double x = xp[i * ia], y = yp[i * ib];                                       \
-                            op[i] = (float)(FEXPR);                                                      \
-                        }                                                                                \
-                    tensor__half_out(k, o, i0, m, op);                                                   \
-                }                                                                                        \
-                return;                                                                                  \
-            }                                                                                            \
+            if (tensor__half_mode(k, st, 2) >= 0) { tensor__half_rows(ptr, st, n, k, 2, tensor__loop_##name); return; } \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 double x = tensor__load_f64(a + i * st[1], k->in[0]);                                    \
                 double y = tensor__load_f64(b + i * st[2], k->in[1]);                                    \
@@ -358,7 +220,6 @@ static int tensor__run_elementwise(tensor__call *c, tensor__loop_fn loop, tensor
         k.prm[1] = k.p1;
         k.half = k.out == TENSOR_BF16 || k.out == TENSOR_F16;
         for (int i = 0; i < c->n_in; i++) k.half = k.half || k.in[i] == TENSOR_BF16 || k.in[i] == TENSOR_F16;
-        if (k.half) tensor__half_converters(v, k.widen, k.narrow);
     }
     tensor__iter it;
     tensor__iter_init(&it, c->n_in + 1, ops, c->out->ndim, c->out->shape);

@@ -1791,8 +1791,9 @@ static double tensor__row_maxsumexp_f32(float *y, const float *x, int64_t n, flo
 }
 
 /* Contiguous rows of f16 / bf16 <-> f32 (the dtype casts, the GEMM's packing and its f32 results
-   written back): F16C and AVX2 where the SIMD layer chose avx2 or above, else the scalar
-   conversions of >>core, with the same results (round to nearest even; a NaN stays a NaN). */
+   written back, the elementwise ops' bf16/f16 rows): 16 lanes where the SIMD layer chose avx512, F16C
+   and AVX2 where it chose avx2, else the scalar conversions of >>core, with the same results (round
+   to nearest even; a NaN stays a NaN). */
 #if TENSOR__SIMD_X86
 #define TENSOR__CVT_TARGET __attribute__((target("avx2,fma,f16c")))
 TENSOR__CVT_TARGET static void tensor__half_to_f32_avx2(float *d, const uint16_t *s, int64_t n, bool bf16) {
@@ -1822,10 +1823,40 @@ TENSOR__CVT_TARGET static void tensor__f32_to_half_avx2(uint16_t *d, const float
     }
     for (; i < n; i++) d[i] = bf16 ? tensor__f32_to_bf16(s[i]) : tensor__f32_to_f16(s[i]);
 }
+/* AVX-512F has both f16 conversions and 16 lanes; its tails go to the 8-lane rows above */
+#define TENSOR__CVT512_TARGET __attribute__((target("avx512f,avx2,fma,f16c")))
+TENSOR__CVT512_TARGET static void tensor__half_to_f32_avx512(float *d, const uint16_t *s, int64_t n, bool bf16) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)(s + i));
+        __m512 f = bf16 ? _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16)) : _mm512_cvtph_ps(h);
+        _mm512_storeu_ps(d + i, f);
+    }
+    tensor__half_to_f32_avx2(d + i, s + i, n - i, bf16);
+}
+TENSOR__CVT512_TARGET static void tensor__f32_to_half_avx512(uint16_t *d, const float *s, int64_t n, bool bf16) {
+    int64_t i = 0;
+    const __m512i one = _mm512_set1_epi32(1), half = _mm512_set1_epi32(0x7fff), abs = _mm512_set1_epi32(0x7fffffff);
+    const __m512i inf = _mm512_set1_epi32(0x7f800000), quiet = _mm512_set1_epi32(0x40);
+    for (; i + 16 <= n; i += 16) {
+        __m256i h;
+        if (bf16) { /* as the 8-lane row: u + 0x7fff + (bit 16 of u), high half; a NaN quieted */
+            __m512i u = _mm512_loadu_si512((const void *)(s + i)), hi = _mm512_srli_epi32(u, 16);
+            __m512i r = _mm512_srli_epi32(_mm512_add_epi32(u, _mm512_add_epi32(half, _mm512_and_si512(hi, one))), 16);
+            r = _mm512_mask_mov_epi32(r, _mm512_cmpgt_epi32_mask(_mm512_and_si512(u, abs), inf), _mm512_or_si512(hi, quiet));
+            h = _mm512_cvtepi32_epi16(r);
+        } else {
+            h = _mm512_cvtps_ph(_mm512_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT);
+        }
+        _mm256_storeu_si256((__m256i *)(void *)(d + i), h);
+    }
+    tensor__f32_to_half_avx2(d + i, s + i, n - i, bf16);
+}
 #endif
 static void tensor__half_to_f32(float *d, const uint16_t *s, int64_t n, bool bf16) {
 #if TENSOR__SIMD_X86
     const tensor__simd_isa *v = tensor__simd();
+    if (v && v->f16c && v->width == 16) { tensor__half_to_f32_avx512(d, s, n, bf16); return; }
     if (v && v->f16c) { tensor__half_to_f32_avx2(d, s, n, bf16); return; }
 #endif
     for (int64_t i = 0; i < n; i++) d[i] = bf16 ? tensor__bf16_to_f32(s[i]) : tensor__f16_to_f32(s[i]);
@@ -1833,6 +1864,7 @@ static void tensor__half_to_f32(float *d, const uint16_t *s, int64_t n, bool bf1
 static void tensor__f32_to_half(uint16_t *d, const float *s, int64_t n, bool bf16) {
 #if TENSOR__SIMD_X86
     const tensor__simd_isa *v = tensor__simd();
+    if (v && v->f16c && v->width == 16) { tensor__f32_to_half_avx512(d, s, n, bf16); return; }
     if (v && v->f16c) { tensor__f32_to_half_avx2(d, s, n, bf16); return; }
 #endif
     for (int64_t i = 0; i < n; i++) d[i] = bf16 ? tensor__f32_to_bf16(s[i]) : tensor__f32_to_f16(s[i]);
