@@ -900,6 +900,21 @@ static void conv_ours_fwdbwd(void *p) {
     tensor_scope_end();
 }
 
+/* The reference's buffers of a conv case (im2col columns, outputs, per-thread partial gradients):
+   allocated (make) or freed. */
+static void conv_ref_buffers(conv_case *cc, bool make) {
+    if (!make) {
+        free(cc->y), free(cc->cols), free(cc->dx), free(cc->dw_part), free(cc->db_part), free(cc->dcols);
+        return;
+    }
+    cc->y = (float *)malloc(sizeof(float) * CN * CO * CHW);
+    cc->cols = (float *)malloc(sizeof(float) * CN * CCOL * CHW);
+    cc->dx = (float *)malloc(sizeof(float) * CN * CI * CHW);
+    cc->dw_part = (float *)malloc(sizeof(float) * 2 * CO * CCOL);
+    cc->db_part = (float *)malloc(sizeof(float) * 2 * CO);
+    cc->dcols = (float *)malloc(sizeof(float) * 2 * CCOL * CHW);
+}
+
 static void bench_conv(void) {
     const char *fname = "conv2d fwd 64x32x14x14 k3", *bname = "conv2d fwd+bwd 64x32x14x14 k3";
     if (!wanted(fname) && !wanted(bname)) return;
@@ -913,12 +928,7 @@ static void bench_conv(void) {
     cc.b = tensor_set_requires_grad(uniform_tensor(TENSOR_SHAPE(CO), -0.1, 0.1, 33), true);
     cc.gy = uniform_tensor(TENSOR_SHAPE(CN, CO, CH, CW), -1, 1, 34);
     cc.xd = fdata(cc.x), cc.wd = fdata(cc.w), cc.bd = fdata(cc.b), cc.gyd = fdata(cc.gy);
-    cc.y = (float *)malloc(sizeof(float) * CN * CO * CHW);
-    cc.cols = (float *)malloc(sizeof(float) * CN * CCOL * CHW);
-    cc.dx = (float *)malloc(sizeof(float) * CN * CI * CHW);
-    cc.dw_part = (float *)malloc(sizeof(float) * 2 * CO * CCOL);
-    cc.db_part = (float *)malloc(sizeof(float) * 2 * CO);
-    cc.dcols = (float *)malloc(sizeof(float) * 2 * CCOL * CHW);
+    conv_ref_buffers(&cc, true);
     double fwd_flops = 2.0 * CN * CO * CHW * CCOL;
     for (int threads = 1; threads <= 2; threads++) {
         tensor_set_num_threads(threads);
@@ -948,7 +958,7 @@ static void bench_conv(void) {
             row(bname, threads, ours, "im2col+OpenBLAS", theirs, 3 * fwd_flops, note);
         }
     }
-    free(cc.y), free(cc.cols), free(cc.dx), free(cc.dw_part), free(cc.db_part), free(cc.dcols);
+    conv_ref_buffers(&cc, false);
     tensor_free(cc.x), tensor_free(cc.w), tensor_free(cc.b), tensor_free(cc.gy);
 }
 
@@ -967,12 +977,7 @@ static void bench_conv_bf16_of(const char *name, int k) {
     tensor *r[4] = {tensor_to_dtype(cc.x, TENSOR_F32), tensor_to_dtype(cc.w, TENSOR_F32), tensor_to_dtype(cc.b, TENSOR_F32), tensor_to_dtype(cc.gy, TENSOR_F32)};
     die_on_error("creating inputs");
     cc.xd = fdata(r[0]), cc.wd = fdata(r[1]), cc.bd = fdata(r[2]), cc.gyd = fdata(r[3]);
-    cc.y = (float *)malloc(sizeof(float) * CN * CO * CHW);
-    cc.cols = (float *)malloc(sizeof(float) * CN * CCOL * CHW);
-    cc.dx = (float *)malloc(sizeof(float) * CN * CI * CHW);
-    cc.dw_part = (float *)malloc(sizeof(float) * 2 * CO * CCOL);
-    cc.db_part = (float *)malloc(sizeof(float) * 2 * CO);
-    cc.dcols = (float *)malloc(sizeof(float) * 2 * CCOL * CHW);
+    conv_ref_buffers(&cc, true);
     for (int threads = 1; threads <= 2; threads++) {
         tensor_set_num_threads(threads);
         cc.threads = threads;
@@ -989,7 +994,7 @@ static void bench_conv_bf16_of(const char *name, int k) {
         tensor_free(gx), tensor_free(gw);
         row(name, threads, ours, k == 1 ? "OpenBLAS f32" : "im2col+OpenBLAS f32", theirs, 3 * 2.0 * CN * CO * CHW * CI * k * k, note);
     }
-    free(cc.y), free(cc.cols), free(cc.dx), free(cc.dw_part), free(cc.db_part), free(cc.dcols);
+    conv_ref_buffers(&cc, false);
     tensor_free(cc.x), tensor_free(cc.w), tensor_free(cc.b), tensor_free(cc.gy);
     tensor_free(xf), tensor_free(wf), tensor_free(bf), tensor_free(gf);
     for (int i = 0; i < 4; i++) tensor_free(r[i]);
