@@ -716,7 +716,7 @@ static void tensor__fill(tensor *t, double value) {
     f.size = tensor__dtype_sizes[t->dtype];
     memset(f.elem, 0, sizeof f.elem);
     tensor__store_f64(f.elem, t->dtype, value);
-    static const char zeros[8];
+    static const char zeros[8] = {0};
     f.zero = memcmp(f.elem, zeros, sizeof zeros) == 0;
     tensor__iter it;
     tensor__iter_init(&it, 1, &t, t->ndim, t->shape);
