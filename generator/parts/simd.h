@@ -1643,7 +1643,8 @@ static void tensor__simd_choose(tensor__simd_isa *t) {
     unsigned r1[4] = {0, 0, 0, 0};
     __asm__("cpuid" : "=a"(r1[0]), "=b"(r1[1]), "=c"(r1[2]), "=d"(r1[3]) : "a"(1), "c"(0)); /* leaf 1: ecx bit 29 is F16C */
     t->f16c = pick <= 1 && (r1[2] >> 29 & 1);
-    t->bf16dot = pick == 0 && __builtin_cpu_supports("avx512bf16");
+    /* the bf16 kernel's packing and im2col use avx512bw/vl too (every avx512_bf16 CPU so far has them) */
+    t->bf16dot = pick == 0 && __builtin_cpu_supports("avx512bf16") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
 #endif
     c[pick].install(t);
     c[pick].install_rows(t);
