@@ -2631,6 +2631,7 @@ typedef struct {
        computes) */
     void (*rng_blocks)(uint32_t *out, int64_t n, const uint32_t key[2], uint64_t counter, uint32_t stream);
     void (*rng_normal)(double *c, double *s, const double *u1, const double *u2, int64_t n);
+    void (*rng_normal4)(float *out, int64_t n, const uint32_t key[2], uint64_t counter, uint32_t stream);
 } tensor__simd_isa;
 
 #if TENSOR__SIMD
@@ -3624,10 +3625,42 @@ static TENSOR__TARGET void TENSOR__F(rng_normal)(double *c, double *s, const dou
         memcpy(c + j, &oc, sizeof oc);                                                                                \
         memcpy(s + j, &os, sizeof os);                                                                                \
     }                                                                                                                 \
+}                                                                                                                     \
+/* Box-Muller in f32 on two Philox words, the f32 randn (create.h's tensor__rng_normal4_ref says       \
+   what it computes): u1 = float((x >> 1) | 1) 2^-31 in (0, 1], the angle y 2^-32 of a turn;         \
+   c = r cos t, s = r sin t, r = sqrt(-2 ln u1). The quarter turn k = rint(4 y 2^-32) comes off y      \
+   exactly in integers, so Taylor's sin and cos (to a^9 and a^10: 2^-28 on |a| <= pi / 4) run on a     \
+   small angle; each value is within a few ulp of the double computation. */                          \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET void TENSOR__F(box_muller)(TENSOR__VU x, TENSOR__VU y, TENSOR__VF *c, TENSOR__VF *s) { \
+    TENSOR__VF u = __builtin_convertvector((TENSOR__VI)((x >> 1) | 1), TENSOR__VF) * 4.656612873e-10f; /* 2^-31 */    \
+    TENSOR__VI b = (TENSOR__VI)((TENSOR__VU)u - 0x3f3504f3u); /* u = 2^e m, m in [sqrt(1/2), sqrt(2)) */         \
+    TENSOR__VF m = (TENSOR__VF)((b & 0x007fffff) + 0x3f3504f3);                                                       \
+    TENSOR__VF r = TENSOR__SQRT(-2.0f * TENSOR__F(log_tail)(b >> 23, m - 1.0f, TENSOR__F(splat)(0.0f)));            \
+    TENSOR__VU k = (y + 0x20000000u) >> 30;                                                                           \
+    TENSOR__VF a = __builtin_convertvector((TENSOR__VI)(y - (k << 30)), TENSOR__VF) * 1.462918079e-09f; /* 2 pi / 2^32 */ \
+    TENSOR__VF a2 = a * a, sp = TENSOR__F(splat)(2.755731922e-06f), cp = TENSOR__F(splat)(-2.755731922e-07f);        \
+    sp = TENSOR__H(sp, a2, -1.984126984e-04f);                                                                        \
+    cp = TENSOR__H(cp, a2, 2.480158730e-05f);                                                                         \
+    sp = TENSOR__H(sp, a2, 8.333333333e-03f);                                                                         \
+    cp = TENSOR__H(cp, a2, -1.388888889e-03f);                                                                        \
+    sp = TENSOR__H(sp, a2, -1.666666667e-01f);                                                                        \
+    cp = TENSOR__H(cp, a2, 4.166666667e-02f);                                                                         \
+    cp = TENSOR__H(cp, a2, -0.5f);                                                                                    \
+    TENSOR__VF sn = TENSOR__FMA(a * a2, sp, a), cs = TENSOR__H(cp, a2, 1.0f);                                         \
+    /* t = a + k pi / 2: an odd k swaps sin and cos, and the signs follow the quadrant */                             \
+    TENSOR__VI odd = (TENSOR__VI)((k & 1) != 0);                                                                      \
+    TENSOR__VF st = TENSOR__SEL(odd, cs, sn), ct = TENSOR__SEL(odd, sn, cs);                                          \
+    st = (TENSOR__VF)((TENSOR__VU)st ^ ((k & 2) << 30));                                                              \
+    ct = (TENSOR__VF)((TENSOR__VU)ct ^ (((k + 1) & 2) << 30));                                                        \
+    *c = r * ct;                                                                                                      \
+    *s = r * st;                                                                                                      \
 }
 #if TENSOR__SIMD_NEON
 static TENSOR__UNUSED inline void tensor__store_blocks4(uint32_t *out, tensor__u32x4 c0, tensor__u32x4 c1, tensor__u32x4 c2, tensor__u32x4 c3) {
-    for (int i = 0; i < 4; i++) out[4 * i] = c0[i], out[4 * i + 1] = c1[i], out[4 * i + 2] = c2[i], out[4 * i + 3] = c3[i];
+    for (int i = 0; i < 4; i++) { /* memcpy: out may hold floats (rng_normal4) */
+        uint32_t w[4] = {c0[i], c1[i], c2[i], c3[i]};
+        memcpy(out + 4 * i, w, sizeof w);
+    }
 }
 #endif
 /* Philox4x32-10 on TENSOR__W blocks at once, one a lane (the instances with 4 or more lanes;
@@ -3685,6 +3718,29 @@ static TENSOR__TARGET void TENSOR__F(rng_blocks)(uint32_t *out, int64_t n, const
     }                                                                                                                 \
     TENSOR__CLEAN(); /* gcc adds no vzeroupper before the scalar tail's calls */                                     \
     tensor__rng_blocks_ref(out + 4 * b, n - b, key, counter + (uint64_t)b, stream);                                   \
+}                                                                                                                    \
+/* n blocks of normal values: Philox in lanes, then Box-Muller on each block's words (0, 1) and                \
+   (2, 3), the four values stored in stream order; a last part of W blocks goes through a buffer. */      \
+static TENSOR__TARGET void TENSOR__F(rng_normal4)(float *out, int64_t n, const uint32_t key[2], uint64_t counter, uint32_t stream) { \
+    TENSOR__VU lane, zero = {0};                                                                                      \
+    for (int i = 0; i < TENSOR__W; i++) lane[i] = (uint32_t)i;                                                        \
+    uint32_t part[4 * TENSOR__W];                                                                                     \
+    for (int64_t b = 0; b < n; b += TENSOR__W) {                                                                      \
+        TENSOR__VU a0, a1, a2 = zero + stream, a3 = zero;                                                             \
+        TENSOR__F(philox_counters)(counter + (uint64_t)b, lane, &a0, &a1);                                            \
+        uint32_t k0 = key[0], k1 = key[1];                                                                            \
+        for (int r = 0; r < 10; r++, k0 += 0x9E3779B9u, k1 += 0xBB67AE85u) TENSOR__F(philox_round)(&a0, &a1, &a2, &a3, k0, k1); \
+        TENSOR__VF c0, s0, c1, s1;                                                                                    \
+        TENSOR__F(box_muller)(a0, a1, &c0, &s0);                                                                      \
+        TENSOR__F(box_muller)(a2, a3, &c1, &s1);                                                                      \
+        if (b + TENSOR__W <= n) {                                                                                     \
+            TENSOR__STORE_BLOCKS((uint32_t *)(void *)(out + 4 * b), c0, s0, c1, s1);                                  \
+            continue;                                                                                                 \
+        }                                                                                                             \
+        TENSOR__STORE_BLOCKS(part, c0, s0, c1, s1);                                                                   \
+        memcpy(out + 4 * b, part, (size_t)(n - b) * 4 * sizeof(float));                                              \
+    }                                                                                                                 \
+    TENSOR__CLEAN();                                                                                                  \
 }
 
 /* ---- the instances ---- */
@@ -3731,6 +3787,17 @@ TENSOR__SIMD_ROWS
 #define TENSOR__SQRTD(a) tensor__scalar_sqrtd1(a)
 TENSOR__SIMD_RNG
 #undef TENSOR__SQRTD
+static void tensor__scalar_rng_normal4(float *out, int64_t n, const uint32_t key[2], uint64_t counter, uint32_t stream) {
+    for (int64_t b = 0; b < n; b++) {
+        uint32_t w[4];
+        tensor__rng_blocks_ref(w, 1, key, counter + (uint64_t)b, stream);
+        tensor__u32x1 x0 = {w[0]}, y0 = {w[1]}, x1 = {w[2]}, y1 = {w[3]};
+        tensor__f32x1 c0, s0, c1, s1;
+        tensor__scalar_box_muller(x0, y0, &c0, &s0);
+        tensor__scalar_box_muller(x1, y1, &c1, &s1);
+        out[4 * b] = c0[0], out[4 * b + 1] = s0[0], out[4 * b + 2] = c1[0], out[4 * b + 3] = s1[0];
+    }
+}
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -4120,6 +4187,7 @@ typedef struct {
     void (*install)(tensor__simd_isa *), (*install_rows)(tensor__simd_isa *);
     void (*rng_blocks)(uint32_t *, int64_t, const uint32_t *, uint64_t, uint32_t);
     void (*rng_normal)(double *, double *, const double *, const double *, int64_t);
+    void (*rng_normal4)(float *, int64_t, const uint32_t *, uint64_t, uint32_t);
 } tensor__simd_candidate;
 static void tensor__simd_choose(tensor__simd_isa *t) {
     tensor__simd_candidate c[4];
@@ -4128,19 +4196,24 @@ static void tensor__simd_choose(tensor__simd_isa *t) {
     __builtin_cpu_init();
     bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     c[n].key = "avx512"; c[n].name = "avx512f"; c[n].ok = avx2 && __builtin_cpu_supports("avx512f"); c[n].install = tensor__avx512_install; c[n].install_rows = tensor__avx512_install_rows;
-    c[n].rng_blocks = tensor__avx512_rng_blocks; c[n].rng_normal = tensor__avx512_rng_normal; n++;
+    c[n].rng_blocks = tensor__avx512_rng_blocks; c[n].rng_normal = tensor__avx512_rng_normal;
+    c[n].rng_normal4 = tensor__avx512_rng_normal4; n++;
     c[n].key = "avx2"; c[n].name = "avx2+fma"; c[n].ok = avx2; c[n].install = tensor__avx2_install; c[n].install_rows = tensor__avx2_install_rows;
-    c[n].rng_blocks = tensor__avx2_rng_blocks; c[n].rng_normal = tensor__avx2_rng_normal; n++;
+    c[n].rng_blocks = tensor__avx2_rng_blocks; c[n].rng_normal = tensor__avx2_rng_normal;
+    c[n].rng_normal4 = tensor__avx2_rng_normal4; n++;
     c[n].key = "sse2"; c[n].name = "sse2"; c[n].ok = __builtin_cpu_supports("sse2"); c[n].install = tensor__sse2_install; c[n].install_rows = tensor__sse2_install_rows;
-    c[n].rng_blocks = tensor__sse2_rng_blocks; c[n].rng_normal = tensor__sse2_rng_normal; n++;
+    c[n].rng_blocks = tensor__sse2_rng_blocks; c[n].rng_normal = tensor__sse2_rng_normal;
+    c[n].rng_normal4 = tensor__sse2_rng_normal4; n++;
 #endif
 #if TENSOR__SIMD_NEON
     c[n].key = "neon"; c[n].name = "neon"; c[n].ok = true; c[n].install = tensor__neon_install; c[n].install_rows = tensor__neon_install_rows;
-    c[n].rng_blocks = tensor__neon_rng_blocks; c[n].rng_normal = tensor__neon_rng_normal; n++;
+    c[n].rng_blocks = tensor__neon_rng_blocks; c[n].rng_normal = tensor__neon_rng_normal;
+    c[n].rng_normal4 = tensor__neon_rng_normal4; n++;
 #endif
 #if TENSOR__SIMD_SCALAR
     c[n].key = "scalar"; c[n].name = "scalar"; c[n].ok = true; c[n].install = tensor__scalar_install; c[n].install_rows = tensor__scalar_install_rows;
-    c[n].rng_blocks = tensor__rng_blocks_ref; c[n].rng_normal = tensor__scalar_rng_normal; n++;
+    c[n].rng_blocks = tensor__rng_blocks_ref; c[n].rng_normal = tensor__scalar_rng_normal;
+    c[n].rng_normal4 = tensor__scalar_rng_normal4; n++;
 #endif
     const char *want = getenv("TENSOR_SIMD");
     int pick = -1;
@@ -4159,6 +4232,7 @@ static void tensor__simd_choose(tensor__simd_isa *t) {
     c[pick].install_rows(t);
     t->rng_blocks = c[pick].rng_blocks;
     t->rng_normal = c[pick].rng_normal;
+    t->rng_normal4 = c[pick].rng_normal4;
 }
 #endif /* TENSOR__SIMD */
 
@@ -5527,7 +5601,8 @@ static uint64_t tensor__rng_below(uint64_t n) {
    each value from its own words: a value depends only on the seed and its place in the stream,
    never on the thread count, the chunking or the instruction set. The words come from Philox
    blocks computed in SIMD lanes (simd.h's rng_blocks, bit for bit tensor__philox_block); the
-   normal values from Box-Muller in double (rng_normal). */
+   normal values from Box-Muller in double (rng_normal) or, for randn below f64, in f32 on the
+   words of whole blocks (rng_normal4). */
 
 /* n Philox blocks from counter, their words in stream order: out[4 i + w] = word w of block
    counter + i. The reference of the SIMD layer's rng_blocks. */
@@ -5544,16 +5619,37 @@ static TENSOR__UNUSED void tensor__rng_normal_ref(double *c, double *s, const do
     }
 }
 
+/* Box-Muller on whole Philox blocks, the reference of the SIMD layer's rng_normal4 (which computes in
+   f32 with its own log, sin and cos, to a few ulp): block b from counter gives out[4 b .. 4 b + 3] =
+   r0 cos t0, r0 sin t0, r1 cos t1, r1 sin t1 from its words (x0, y0, x1, y1): r = sqrt(-2 ln u),
+   u = f32((x >> 1) | 1) 2^-31 in (0, 1] (down to 2^-31: values up to 6.5 sigma), t = 2 pi y 2^-32.
+   One word a uniform, as PyTorch's f32 randn: half the words and a quarter of the work of the
+   double path, which f64 keeps. */
+static void tensor__rng_normal4_ref(float *out, int64_t n, const uint32_t key[2], uint64_t counter, uint32_t stream) {
+    for (int64_t b = 0; b < n; b++) {
+        uint32_t w[4];
+        tensor__philox_block(key, counter + (uint64_t)b, stream, w);
+        for (int h = 0; h < 2; h++) {
+            double u = (double)(float)(int32_t)((w[2 * h] >> 1) | 1) * (1.0 / 2147483648.0), t = 2.0 * M_PI * ((double)w[2 * h + 1] * (1.0 / 4294967296.0));
+            double r = sqrt(-2.0 * log(u));
+            out[4 * b + 2 * h] = (float)(r * cos(t));
+            out[4 * b + 2 * h + 1] = (float)(r * sin(t));
+        }
+    }
+}
+
 /* What a fill computes from its words. A unit is the words one step of the one-at-a-time code
    takes, and the values it gives:
      U24     1 word, 1 value: the top 24 bits / 2^24 (rand in f32; 11 bits in f16, 8 in bf16)
      U53     2 words, 1 value: 53 bits / 2^53 (rand in f64, uniform_)
      NORMAL  4 words, 2 values: Box-Muller's pair from u1 = 1 - U53, u2 = U53 (randn)
      NORMAL1 4 words, 1 value: the pair's first (normal_)
+     NORMAL4 4 words, 4 values: two pairs in f32 from a whole block (randn below f64; its fill
+             starts at the next whole block, leaving the rest of a block a draw began)
      KEEP    1 word, 1 value: dropout's mask, scale where word / 2^32 >= p, else 0 (out *= mask)
    Values are lo + scale * x, rounded once to the dtype. */
-enum { TENSOR__RNG_U24, TENSOR__RNG_U53, TENSOR__RNG_NORMAL, TENSOR__RNG_NORMAL1, TENSOR__RNG_KEEP };
-static const int tensor__rng_fill_words[] = {1, 2, 4, 4, 1}, tensor__rng_fill_values[] = {1, 1, 2, 1, 1};
+enum { TENSOR__RNG_U24, TENSOR__RNG_U53, TENSOR__RNG_NORMAL, TENSOR__RNG_NORMAL1, TENSOR__RNG_KEEP, TENSOR__RNG_NORMAL4 };
+static const int tensor__rng_fill_words[] = {1, 2, 4, 4, 1, 4}, tensor__rng_fill_values[] = {1, 1, 2, 1, 1, 4};
 typedef struct {
     uint32_t key[2], stream;
     uint64_t counter; /* the fill's word q is word (skip + q) % 4 of block counter + (skip + q) / 4 */
@@ -5565,11 +5661,13 @@ typedef struct {
     double lo, scale, p;
     void (*blocks)(uint32_t *, int64_t, const uint32_t *, uint64_t, uint32_t);
     void (*normal)(double *, double *, const double *, const double *, int64_t);
+    void (*normal4)(float *, int64_t, const uint32_t *, uint64_t, uint32_t);
 } tensor__rng_fill;
 
 /* Takes the next `words` words of the calling thread's stream for f. */
 static void tensor__rng_fill_take(tensor__rng_fill *f, int64_t words) {
     tensor__philox *g = tensor__rng_here();
+    if (f->kind == TENSOR__RNG_NORMAL4) g->used = 4; /* whole blocks */
     memcpy(f->key, g->key, sizeof f->key);
     f->stream = g->stream;
     f->skip = g->used == 4 ? 0 : g->used;
@@ -5601,6 +5699,17 @@ static void tensor__rng_fill_range(int64_t u0, int64_t u1, void *ctx) {
     double a[TENSOR__RNG_CHUNK + 16], b[TENSOR__RNG_CHUNK + 16], c[TENSOR__RNG_CHUNK + 16], s[TENSOR__RNG_CHUNK + 16];
     for (int64_t u = u0; u < u1; u += TENSOR__RNG_CHUNK) {
         int64_t m = u1 - u < TENSOR__RNG_CHUNK ? u1 - u : TENSOR__RNG_CHUNK;
+        if (f->kind == TENSOR__RNG_NORMAL4) { /* unit u is block counter + u (skip is 0) */
+            int64_t v0 = 4 * u;
+            if (f->dtype == TENSOR_F32 && f->lo == 0 && f->scale == 1 && v0 + 4 * m <= f->n) {
+                f->normal4((float *)f->out + v0, m, f->key, f->counter + (uint64_t)u, f->stream);
+                continue;
+            }
+            float *vals = (float *)(void *)words;
+            f->normal4(vals, m, f->key, f->counter + (uint64_t)u, f->stream);
+            for (int64_t j = 0; j < 4 * m && v0 + j < f->n; j++) tensor__rng_fill_store(f, v0 + j, vals[j]);
+            continue;
+        }
         int64_t q0 = f->skip + u * wpu, q1 = f->skip + (u + m) * wpu; /* words from the fill's first block */
         f->blocks(words, (q1 + 3) / 4 - q0 / 4, f->key, f->counter + (uint64_t)(q0 / 4), f->stream);
         const uint32_t *w = words + q0 % 4;
@@ -5668,11 +5777,13 @@ static void tensor__rng_fill_run(int kind, tensor_dtype dtype, void *out, int64_
     f.p = p;
     f.blocks = tensor__rng_blocks_ref;
     f.normal = tensor__rng_normal_ref;
+    f.normal4 = tensor__rng_normal4_ref;
 #if TENSOR__SIMD
     const tensor__simd_isa *isa = tensor__simd();
     if (!tensor__reference_kernels) {
         f.blocks = isa->rng_blocks;
         f.normal = isa->rng_normal;
+        f.normal4 = isa->rng_normal4;
     }
 #endif
     int vpu = tensor__rng_fill_values[kind];
@@ -5820,7 +5931,7 @@ TENSOR_API tensor *tensor_rand(int ndim, const int64_t *shape, tensor_dtype dtyp
 /* Box-Muller on pairs of 53-bit uniforms. */
 static int tensor__cpu_randn(tensor__call *c) {
     tensor *o = c->out;
-    tensor__rng_fill_run(TENSOR__RNG_NORMAL, o->dtype, tensor__data(o), tensor__numel_of(o->ndim, o->shape), 0, 1, 0, NULL);
+    tensor__rng_fill_run(o->dtype == TENSOR_F64 ? TENSOR__RNG_NORMAL : TENSOR__RNG_NORMAL4, o->dtype, tensor__data(o), tensor__numel_of(o->ndim, o->shape), 0, 1, 0, NULL);
     return 0;
 }
 TENSOR_API tensor *tensor_randn(int ndim, const int64_t *shape, tensor_dtype dtype) {

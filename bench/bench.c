@@ -564,16 +564,18 @@ static void ref_rand(int64_t b, int64_t e, void *p) {
             if (i + q >= b) r->out[i + q] = (float)(w[q] >> 8) * (1.0f / 16777216.0f);
     }
 }
-static void ref_randn(int64_t b, int64_t e, void *p) {
+static void ref_randn(int64_t b, int64_t e, void *p) { /* f32 randn: two pairs from each block's words */
     rng_case *r = (rng_case *)p;
     uint32_t w[4];
-    for (int64_t i = b / 2 * 2; i < e; i += 2) {
-        tensor__philox_block(rng_key, (uint64_t)i / 2, 0, w);
-        double u1 = 1.0 - (double)((((uint64_t)w[0] << 32) | w[1]) >> 11) * (1.0 / 9007199254740992.0);
-        double u2 = (double)((((uint64_t)w[2] << 32) | w[3]) >> 11) * (1.0 / 9007199254740992.0);
-        double rr = sqrt(-2.0 * log(u1)), t = 2.0 * M_PI * u2;
-        if (i >= b) r->out[i] = (float)(rr * cos(t));
-        if (i + 1 < e) r->out[i + 1] = (float)(rr * sin(t));
+    for (int64_t i = b / 4 * 4; i < e; i += 4) {
+        tensor__philox_block(rng_key, (uint64_t)i / 4, 0, w);
+        for (int h = 0; h < 2; h++) {
+            double u1 = (double)(float)(int32_t)((w[2 * h] >> 1) | 1) * (1.0 / 2147483648.0), t = 2.0 * M_PI * ((double)w[2 * h + 1] * (1.0 / 4294967296.0));
+            double rr = sqrt(-2.0 * log(u1));
+            int64_t j = i + 2 * h;
+            if (j >= b && j < e) r->out[j] = (float)(rr * cos(t));
+            if (j + 1 >= b && j + 1 < e) r->out[j + 1] = (float)(rr * sin(t));
+        }
     }
 }
 typedef struct { rng_case *c; int threads; } rng_ref_ctx;

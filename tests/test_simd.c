@@ -662,7 +662,7 @@ TEST(simd_kernels_leave_vector_state_clean) {
     tensor_set_num_threads(threads);
 }
 
-/* ---- random fills (create.h): words from Philox in SIMD lanes, Box-Muller in double ---- */
+/* ---- random fills (create.h): words from Philox in SIMD lanes, Box-Muller in double or f32 ---- */
 
 /* One fill per kind after the same seed and the same earlier draws (rand of 3 leaves the stream
    inside a block, so the fills start mid-block), on the path chosen now. */
@@ -683,9 +683,10 @@ static void rng_fills(tensor **out) {
 static const char *const RNG_NAMES[8] = {"rand f32", "rand f64", "randn f32", "randn f64", "dropout", "normal_ f32", "uniform_ bf16", "rand after"};
 
 /* The SIMD words are Philox's bit for bit, so the uniform fills and dropout's mask equal the
-   reference's exactly on every instance; the normal ones differ from the reference's libm
-   Box-Muller by at most an ulp of the dtype, in a small share of values (the SIMD log, sin and cos
-   are good to a few ulp of double). Any thread count gives the same values bit for bit. */
+   reference's exactly on every instance. The normal ones in double (randn f64, normal_) differ
+   from the reference's libm Box-Muller by at most an ulp of the dtype, in a small share of values
+   (the SIMD log, sin and cos are good to a few ulp of double); randn f32, Box-Muller in f32, by a
+   few ulp (2.3 measured). Any thread count gives the same values bit for bit. */
 TEST(simd_rng_matches_reference_and_thread_counts) {
     tensor_scope_begin();
     tensor *fast[8], *ref[8], *one[8];
@@ -716,6 +717,8 @@ TEST(simd_rng_matches_reference_and_thread_counts) {
             CHECK_MSG(differ == 0, "%s: %lld of %lld values differ from the reference", RNG_NAMES[k], (long long)differ, (long long)n);
         else if (ulp < 1e-10) /* f64: within 1e-14 of the reference, as create_rng_pinned_values allows libm */
             CHECK_MSG(worst <= 1e-14 / ulp, "%s: values differ from the reference by up to %.2f ulp of max(|x|, 1)", RNG_NAMES[k], worst);
+        else if (k == 2) /* randn f32: Box-Muller in f32 (simd.h's box_muller) against the double reference */
+            CHECK_MSG(worst <= 4, "%s: values differ from the reference by up to %.2f ulp", RNG_NAMES[k], worst);
         else
             CHECK_MSG(worst <= 1 && differ * 100 <= n, "%s: %lld of %lld values differ from the reference, by up to %.2f ulp",
                       RNG_NAMES[k], (long long)differ, (long long)n, worst);

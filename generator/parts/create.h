@@ -90,7 +90,8 @@ static uint64_t tensor__rng_below(uint64_t n) {
    each value from its own words: a value depends only on the seed and its place in the stream,
    never on the thread count, the chunking or the instruction set. The words come from Philox
    blocks computed in SIMD lanes (simd.h's rng_blocks, bit for bit tensor__philox_block); the
-   normal values from Box-Muller in double (rng_normal). */
+   normal values from Box-Muller in double (rng_normal) or, for randn below f64, in f32 on the
+   words of whole blocks (rng_normal4). */
 
 /* n Philox blocks from counter, their words in stream order: out[4 i + w] = word w of block
    counter + i. The reference of the SIMD layer's rng_blocks. */
@@ -107,16 +108,37 @@ static TENSOR__UNUSED void tensor__rng_normal_ref(double *c, double *s, const do
     }
 }
 
+/* Box-Muller on whole Philox blocks, the reference of the SIMD layer's rng_normal4 (which computes in
+   f32 with its own log, sin and cos, to a few ulp): block b from counter gives out[4 b .. 4 b + 3] =
+   r0 cos t0, r0 sin t0, r1 cos t1, r1 sin t1 from its words (x0, y0, x1, y1): r = sqrt(-2 ln u),
+   u = f32((x >> 1) | 1) 2^-31 in (0, 1] (down to 2^-31: values up to 6.5 sigma), t = 2 pi y 2^-32.
+   One word a uniform, as PyTorch's f32 randn: half the words and a quarter of the work of the
+   double path, which f64 keeps. */
+static void tensor__rng_normal4_ref(float *out, int64_t n, const uint32_t key[2], uint64_t counter, uint32_t stream) {
+    for (int64_t b = 0; b < n; b++) {
+        uint32_t w[4];
+        tensor__philox_block(key, counter + (uint64_t)b, stream, w);
+        for (int h = 0; h < 2; h++) {
+            double u = (double)(float)(int32_t)((w[2 * h] >> 1) | 1) * (1.0 / 2147483648.0), t = 2.0 * M_PI * ((double)w[2 * h + 1] * (1.0 / 4294967296.0));
+            double r = sqrt(-2.0 * log(u));
+            out[4 * b + 2 * h] = (float)(r * cos(t));
+            out[4 * b + 2 * h + 1] = (float)(r * sin(t));
+        }
+    }
+}
+
 /* What a fill computes from its words. A unit is the words one step of the one-at-a-time code
    takes, and the values it gives:
      U24     1 word, 1 value: the top 24 bits / 2^24 (rand in f32; 11 bits in f16, 8 in bf16)
      U53     2 words, 1 value: 53 bits / 2^53 (rand in f64, uniform_)
      NORMAL  4 words, 2 values: Box-Muller's pair from u1 = 1 - U53, u2 = U53 (randn)
      NORMAL1 4 words, 1 value: the pair's first (normal_)
+     NORMAL4 4 words, 4 values: two pairs in f32 from a whole block (randn below f64; its fill
+             starts at the next whole block, leaving the rest of a block a draw began)
      KEEP    1 word, 1 value: dropout's mask, scale where word / 2^32 >= p, else 0 (out *= mask)
    Values are lo + scale * x, rounded once to the dtype. */
-enum { TENSOR__RNG_U24, TENSOR__RNG_U53, TENSOR__RNG_NORMAL, TENSOR__RNG_NORMAL1, TENSOR__RNG_KEEP };
-static const int tensor__rng_fill_words[] = {1, 2, 4, 4, 1}, tensor__rng_fill_values[] = {1, 1, 2, 1, 1};
+enum { TENSOR__RNG_U24, TENSOR__RNG_U53, TENSOR__RNG_NORMAL, TENSOR__RNG_NORMAL1, TENSOR__RNG_KEEP, TENSOR__RNG_NORMAL4 };
+static const int tensor__rng_fill_words[] = {1, 2, 4, 4, 1, 4}, tensor__rng_fill_values[] = {1, 1, 2, 1, 1, 4};
 typedef struct {
     uint32_t key[2], stream;
     uint64_t counter; /* the fill's word q is word (skip + q) % 4 of block counter + (skip + q) / 4 */
@@ -128,11 +150,13 @@ typedef struct {
     double lo, scale, p;
     void (*blocks)(uint32_t *, int64_t, const uint32_t *, uint64_t, uint32_t);
     void (*normal)(double *, double *, const double *, const double *, int64_t);
+    void (*normal4)(float *, int64_t, const uint32_t *, uint64_t, uint32_t);
 } tensor__rng_fill;
 
 /* Takes the next `words` words of the calling thread's stream for f. */
 static void tensor__rng_fill_take(tensor__rng_fill *f, int64_t words) {
     tensor__philox *g = tensor__rng_here();
+    if (f->kind == TENSOR__RNG_NORMAL4) g->used = 4; /* whole blocks */
     memcpy(f->key, g->key, sizeof f->key);
     f->stream = g->stream;
     f->skip = g->used == 4 ? 0 : g->used;
@@ -164,6 +188,17 @@ static void tensor__rng_fill_range(int64_t u0, int64_t u1, void *ctx) {
     double a[TENSOR__RNG_CHUNK + 16], b[TENSOR__RNG_CHUNK + 16], c[TENSOR__RNG_CHUNK + 16], s[TENSOR__RNG_CHUNK + 16];
     for (int64_t u = u0; u < u1; u += TENSOR__RNG_CHUNK) {
         int64_t m = u1 - u < TENSOR__RNG_CHUNK ? u1 - u : TENSOR__RNG_CHUNK;
+        if (f->kind == TENSOR__RNG_NORMAL4) { /* unit u is block counter + u (skip is 0) */
+            int64_t v0 = 4 * u;
+            if (f->dtype == TENSOR_F32 && f->lo == 0 && f->scale == 1 && v0 + 4 * m <= f->n) {
+                f->normal4((float *)f->out + v0, m, f->key, f->counter + (uint64_t)u, f->stream);
+                continue;
+            }
+            float *vals = (float *)(void *)words;
+            f->normal4(vals, m, f->key, f->counter + (uint64_t)u, f->stream);
+            for (int64_t j = 0; j < 4 * m && v0 + j < f->n; j++) tensor__rng_fill_store(f, v0 + j, vals[j]);
+            continue;
+        }
         int64_t q0 = f->skip + u * wpu, q1 = f->skip + (u + m) * wpu; /* words from the fill's first block */
         f->blocks(words, (q1 + 3) / 4 - q0 / 4, f->key, f->counter + (uint64_t)(q0 / 4), f->stream);
         const uint32_t *w = words + q0 % 4;
@@ -231,11 +266,13 @@ static void tensor__rng_fill_run(int kind, tensor_dtype dtype, void *out, int64_
     f.p = p;
     f.blocks = tensor__rng_blocks_ref;
     f.normal = tensor__rng_normal_ref;
+    f.normal4 = tensor__rng_normal4_ref;
 #if TENSOR__SIMD
     const tensor__simd_isa *isa = tensor__simd();
     if (!tensor__reference_kernels) {
         f.blocks = isa->rng_blocks;
         f.normal = isa->rng_normal;
+        f.normal4 = isa->rng_normal4;
     }
 #endif
     int vpu = tensor__rng_fill_values[kind];
@@ -383,7 +420,7 @@ TENSOR_API tensor *tensor_rand(int ndim, const int64_t *shape, tensor_dtype dtyp
 /* Box-Muller on pairs of 53-bit uniforms. */
 static int tensor__cpu_randn(tensor__call *c) {
     tensor *o = c->out;
-    tensor__rng_fill_run(TENSOR__RNG_NORMAL, o->dtype, tensor__data(o), tensor__numel_of(o->ndim, o->shape), 0, 1, 0, NULL);
+    tensor__rng_fill_run(o->dtype == TENSOR_F64 ? TENSOR__RNG_NORMAL : TENSOR__RNG_NORMAL4, o->dtype, tensor__data(o), tensor__numel_of(o->ndim, o->shape), 0, 1, 0, NULL);
     return 0;
 }
 TENSOR_API tensor *tensor_randn(int ndim, const int64_t *shape, tensor_dtype dtype) {

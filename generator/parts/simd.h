@@ -122,6 +122,7 @@ typedef struct {
        computes) */
     void (*rng_blocks)(uint32_t *out, int64_t n, const uint32_t key[2], uint64_t counter, uint32_t stream);
     void (*rng_normal)(double *c, double *s, const double *u1, const double *u2, int64_t n);
+    void (*rng_normal4)(float *out, int64_t n, const uint32_t key[2], uint64_t counter, uint32_t stream);
 } tensor__simd_isa;
 
 #if TENSOR__SIMD
@@ -1115,10 +1116,42 @@ static TENSOR__TARGET void TENSOR__F(rng_normal)(double *c, double *s, const dou
         memcpy(c + j, &oc, sizeof oc);                                                                                \
         memcpy(s + j, &os, sizeof os);                                                                                \
     }                                                                                                                 \
+}                                                                                                                     \
+/* Box-Muller in f32 on two Philox words, the f32 randn (create.h's tensor__rng_normal4_ref says       \
+   what it computes): u1 = float((x >> 1) | 1) 2^-31 in (0, 1], the angle y 2^-32 of a turn;         \
+   c = r cos t, s = r sin t, r = sqrt(-2 ln u1). The quarter turn k = rint(4 y 2^-32) comes off y      \
+   exactly in integers, so Taylor's sin and cos (to a^9 and a^10: 2^-28 on |a| <= pi / 4) run on a     \
+   small angle; each value is within a few ulp of the double computation. */                          \
+static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET void TENSOR__F(box_muller)(TENSOR__VU x, TENSOR__VU y, TENSOR__VF *c, TENSOR__VF *s) { \
+    TENSOR__VF u = __builtin_convertvector((TENSOR__VI)((x >> 1) | 1), TENSOR__VF) * 4.656612873e-10f; /* 2^-31 */    \
+    TENSOR__VI b = (TENSOR__VI)((TENSOR__VU)u - 0x3f3504f3u); /* u = 2^e m, m in [sqrt(1/2), sqrt(2)) */         \
+    TENSOR__VF m = (TENSOR__VF)((b & 0x007fffff) + 0x3f3504f3);                                                       \
+    TENSOR__VF r = TENSOR__SQRT(-2.0f * TENSOR__F(log_tail)(b >> 23, m - 1.0f, TENSOR__F(splat)(0.0f)));            \
+    TENSOR__VU k = (y + 0x20000000u) >> 30;                                                                           \
+    TENSOR__VF a = __builtin_convertvector((TENSOR__VI)(y - (k << 30)), TENSOR__VF) * 1.462918079e-09f; /* 2 pi / 2^32 */ \
+    TENSOR__VF a2 = a * a, sp = TENSOR__F(splat)(2.755731922e-06f), cp = TENSOR__F(splat)(-2.755731922e-07f);        \
+    sp = TENSOR__H(sp, a2, -1.984126984e-04f);                                                                        \
+    cp = TENSOR__H(cp, a2, 2.480158730e-05f);                                                                         \
+    sp = TENSOR__H(sp, a2, 8.333333333e-03f);                                                                         \
+    cp = TENSOR__H(cp, a2, -1.388888889e-03f);                                                                        \
+    sp = TENSOR__H(sp, a2, -1.666666667e-01f);                                                                        \
+    cp = TENSOR__H(cp, a2, 4.166666667e-02f);                                                                         \
+    cp = TENSOR__H(cp, a2, -0.5f);                                                                                    \
+    TENSOR__VF sn = TENSOR__FMA(a * a2, sp, a), cs = TENSOR__H(cp, a2, 1.0f);                                         \
+    /* t = a + k pi / 2: an odd k swaps sin and cos, and the signs follow the quadrant */                             \
+    TENSOR__VI odd = (TENSOR__VI)((k & 1) != 0);                                                                      \
+    TENSOR__VF st = TENSOR__SEL(odd, cs, sn), ct = TENSOR__SEL(odd, sn, cs);                                          \
+    st = (TENSOR__VF)((TENSOR__VU)st ^ ((k & 2) << 30));                                                              \
+    ct = (TENSOR__VF)((TENSOR__VU)ct ^ (((k + 1) & 2) << 30));                                                        \
+    *c = r * ct;                                                                                                      \
+    *s = r * st;                                                                                                      \
 }
 #if TENSOR__SIMD_NEON
 static TENSOR__UNUSED inline void tensor__store_blocks4(uint32_t *out, tensor__u32x4 c0, tensor__u32x4 c1, tensor__u32x4 c2, tensor__u32x4 c3) {
-    for (int i = 0; i < 4; i++) out[4 * i] = c0[i], out[4 * i + 1] = c1[i], out[4 * i + 2] = c2[i], out[4 * i + 3] = c3[i];
+    for (int i = 0; i < 4; i++) { /* memcpy: out may hold floats (rng_normal4) */
+        uint32_t w[4] = {c0[i], c1[i], c2[i], c3[i]};
+        memcpy(out + 4 * i, w, sizeof w);
+    }
 }
 #endif
 /* Philox4x32-10 on TENSOR__W blocks at once, one a lane (the instances with 4 or more lanes;
@@ -1176,6 +1209,29 @@ static TENSOR__TARGET void TENSOR__F(rng_blocks)(uint32_t *out, int64_t n, const
     }                                                                                                                 \
     TENSOR__CLEAN(); /* gcc adds no vzeroupper before the scalar tail's calls */                                     \
     tensor__rng_blocks_ref(out + 4 * b, n - b, key, counter + (uint64_t)b, stream);                                   \
+}                                                                                                                    \
+/* n blocks of normal values: Philox in lanes, then Box-Muller on each block's words (0, 1) and                \
+   (2, 3), the four values stored in stream order; a last part of W blocks goes through a buffer. */      \
+static TENSOR__TARGET void TENSOR__F(rng_normal4)(float *out, int64_t n, const uint32_t key[2], uint64_t counter, uint32_t stream) { \
+    TENSOR__VU lane, zero = {0};                                                                                      \
+    for (int i = 0; i < TENSOR__W; i++) lane[i] = (uint32_t)i;                                                        \
+    uint32_t part[4 * TENSOR__W];                                                                                     \
+    for (int64_t b = 0; b < n; b += TENSOR__W) {                                                                      \
+        TENSOR__VU a0, a1, a2 = zero + stream, a3 = zero;                                                             \
+        TENSOR__F(philox_counters)(counter + (uint64_t)b, lane, &a0, &a1);                                            \
+        uint32_t k0 = key[0], k1 = key[1];                                                                            \
+        for (int r = 0; r < 10; r++, k0 += 0x9E3779B9u, k1 += 0xBB67AE85u) TENSOR__F(philox_round)(&a0, &a1, &a2, &a3, k0, k1); \
+        TENSOR__VF c0, s0, c1, s1;                                                                                    \
+        TENSOR__F(box_muller)(a0, a1, &c0, &s0);                                                                      \
+        TENSOR__F(box_muller)(a2, a3, &c1, &s1);                                                                      \
+        if (b + TENSOR__W <= n) {                                                                                     \
+            TENSOR__STORE_BLOCKS((uint32_t *)(void *)(out + 4 * b), c0, s0, c1, s1);                                  \
+            continue;                                                                                                 \
+        }                                                                                                             \
+        TENSOR__STORE_BLOCKS(part, c0, s0, c1, s1);                                                                   \
+        memcpy(out + 4 * b, part, (size_t)(n - b) * 4 * sizeof(float));                                              \
+    }                                                                                                                 \
+    TENSOR__CLEAN();                                                                                                  \
 }
 
 /* ---- the instances ---- */
@@ -1222,6 +1278,17 @@ TENSOR__SIMD_ROWS
 #define TENSOR__SQRTD(a) tensor__scalar_sqrtd1(a)
 TENSOR__SIMD_RNG
 #undef TENSOR__SQRTD
+static void tensor__scalar_rng_normal4(float *out, int64_t n, const uint32_t key[2], uint64_t counter, uint32_t stream) {
+    for (int64_t b = 0; b < n; b++) {
+        uint32_t w[4];
+        tensor__rng_blocks_ref(w, 1, key, counter + (uint64_t)b, stream);
+        tensor__u32x1 x0 = {w[0]}, y0 = {w[1]}, x1 = {w[2]}, y1 = {w[3]};
+        tensor__f32x1 c0, s0, c1, s1;
+        tensor__scalar_box_muller(x0, y0, &c0, &s0);
+        tensor__scalar_box_muller(x1, y1, &c1, &s1);
+        out[4 * b] = c0[0], out[4 * b + 1] = s0[0], out[4 * b + 2] = c1[0], out[4 * b + 3] = s1[0];
+    }
+}
 #undef TENSOR__ISA
 #undef TENSOR__TARGET
 #undef TENSOR__W
@@ -1611,6 +1678,7 @@ typedef struct {
     void (*install)(tensor__simd_isa *), (*install_rows)(tensor__simd_isa *);
     void (*rng_blocks)(uint32_t *, int64_t, const uint32_t *, uint64_t, uint32_t);
     void (*rng_normal)(double *, double *, const double *, const double *, int64_t);
+    void (*rng_normal4)(float *, int64_t, const uint32_t *, uint64_t, uint32_t);
 } tensor__simd_candidate;
 static void tensor__simd_choose(tensor__simd_isa *t) {
     tensor__simd_candidate c[4];
@@ -1619,19 +1687,24 @@ static void tensor__simd_choose(tensor__simd_isa *t) {
     __builtin_cpu_init();
     bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     c[n].key = "avx512"; c[n].name = "avx512f"; c[n].ok = avx2 && __builtin_cpu_supports("avx512f"); c[n].install = tensor__avx512_install; c[n].install_rows = tensor__avx512_install_rows;
-    c[n].rng_blocks = tensor__avx512_rng_blocks; c[n].rng_normal = tensor__avx512_rng_normal; n++;
+    c[n].rng_blocks = tensor__avx512_rng_blocks; c[n].rng_normal = tensor__avx512_rng_normal;
+    c[n].rng_normal4 = tensor__avx512_rng_normal4; n++;
     c[n].key = "avx2"; c[n].name = "avx2+fma"; c[n].ok = avx2; c[n].install = tensor__avx2_install; c[n].install_rows = tensor__avx2_install_rows;
-    c[n].rng_blocks = tensor__avx2_rng_blocks; c[n].rng_normal = tensor__avx2_rng_normal; n++;
+    c[n].rng_blocks = tensor__avx2_rng_blocks; c[n].rng_normal = tensor__avx2_rng_normal;
+    c[n].rng_normal4 = tensor__avx2_rng_normal4; n++;
     c[n].key = "sse2"; c[n].name = "sse2"; c[n].ok = __builtin_cpu_supports("sse2"); c[n].install = tensor__sse2_install; c[n].install_rows = tensor__sse2_install_rows;
-    c[n].rng_blocks = tensor__sse2_rng_blocks; c[n].rng_normal = tensor__sse2_rng_normal; n++;
+    c[n].rng_blocks = tensor__sse2_rng_blocks; c[n].rng_normal = tensor__sse2_rng_normal;
+    c[n].rng_normal4 = tensor__sse2_rng_normal4; n++;
 #endif
 #if TENSOR__SIMD_NEON
     c[n].key = "neon"; c[n].name = "neon"; c[n].ok = true; c[n].install = tensor__neon_install; c[n].install_rows = tensor__neon_install_rows;
-    c[n].rng_blocks = tensor__neon_rng_blocks; c[n].rng_normal = tensor__neon_rng_normal; n++;
+    c[n].rng_blocks = tensor__neon_rng_blocks; c[n].rng_normal = tensor__neon_rng_normal;
+    c[n].rng_normal4 = tensor__neon_rng_normal4; n++;
 #endif
 #if TENSOR__SIMD_SCALAR
     c[n].key = "scalar"; c[n].name = "scalar"; c[n].ok = true; c[n].install = tensor__scalar_install; c[n].install_rows = tensor__scalar_install_rows;
-    c[n].rng_blocks = tensor__rng_blocks_ref; c[n].rng_normal = tensor__scalar_rng_normal; n++;
+    c[n].rng_blocks = tensor__rng_blocks_ref; c[n].rng_normal = tensor__scalar_rng_normal;
+    c[n].rng_normal4 = tensor__scalar_rng_normal4; n++;
 #endif
     const char *want = getenv("TENSOR_SIMD");
     int pick = -1;
@@ -1650,6 +1723,7 @@ static void tensor__simd_choose(tensor__simd_isa *t) {
     c[pick].install_rows(t);
     t->rng_blocks = c[pick].rng_blocks;
     t->rng_normal = c[pick].rng_normal;
+    t->rng_normal4 = c[pick].rng_normal4;
 }
 #endif /* TENSOR__SIMD */
 
