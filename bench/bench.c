@@ -74,7 +74,7 @@ static int blas_core_level(const char *core) {
 static const char *blas_best_core(void) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     const char *simd = getenv("TENSOR_SIMD");
-    bool avx512_ok = !simd || !*simd || !strcmp(simd, "avx512f");
+    bool avx512_ok = !simd || !*simd || !strcmp(simd, "avx512"); /* the key tensor.h takes */
     if (avx512_ok && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
         __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
         return "SkylakeX";
