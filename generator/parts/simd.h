@@ -163,6 +163,14 @@ static const float tensor__logf_p[9] = {-4.999998808e-01f, 3.333332539e-01f, -2.
 /* (tanh(x) - x) / x^3 as a polynomial in x^2, |x| <= 0.9: error 2^-29.7 of tanh(x) */
 static const float tensor__tanhf_p[7] = {-3.333332241e-01f, 1.333297640e-01f, -5.392910913e-02f, 2.166276798e-02f, -8.262984455e-03f,
                                          2.581131412e-03f, -4.548712459e-04f};
+/* gelu's S(t) = Phi(-a) e^(a^2 / 2) as a polynomial in t = 1 / (1 + 0.3 a), a in [0, 14.5] (relative
+   error 2^-24.7), each coefficient times 2^-40 (exactly; see geluf) */
+#define TENSOR__GELU_S(c) (c * 9.094947017729282e-13f)
+static const float tensor__geluf_s[10] = {
+    TENSOR__GELU_S(1.438426716049435e-05f), TENSOR__GELU_S(1.193338856101036e-01f), TENSOR__GELU_S(1.233142614364624e-01f),
+    TENSOR__GELU_S(8.763142675161362e-02f), TENSOR__GELU_S(1.645114272832870e-01f), TENSOR__GELU_S(-1.203321814537048e-01f),
+    TENSOR__GELU_S(2.847211658954620e-01f), TENSOR__GELU_S(-2.136338502168655e-01f), TENSOR__GELU_S(5.827609822154045e-02f),
+    TENSOR__GELU_S(-3.836604068055749e-03f)};
 /* f64 helpers, accurate far beyond f32 (they serve sin, cos, erf and gelu_tanh) */
 /* (e^r - 1 - r - r^2/2) / r^3 on |r| <= ln2/2: error 2^-37 of e^r */
 static const double tensor__expd_q[6] = {1.66666666816701142e-01, 4.16666667566754495e-02, 8.33331087990160820e-03,
@@ -251,8 +259,9 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(exp)(TE
    before, a subnormal result near x = -13 was 11.5 ulp off). Both polynomials go by Estrin's                         \
    scheme and AVX-512 takes 1 / (1 + 0.3 a) from its reciprocal estimate and a Newton step: the                       \
    chains are shorter, which made it 8% faster. Measured over every f32 in [-20, 20]: 7.33 ulp                        \
-   at most with FMA (AVX-512), 7.63 without (SSE2). About 1.8 times the time of a memory-bound exp                    \
-   on one thread. (In double and rounded once, as it once was: 0.5 ulp, 6 times slower.) */                          \
+   at most with FMA (AVX-512, AVX2), 7.51 without (SSE2). About 1.8 times the time of a                               \
+   memory-bound exp on one thread (it is bound by its ~30 multiplies and fused multiply-adds).                        \
+   (In double and rounded once, as it once was: 0.5 ulp, 6 times slower.) */                                        \
 static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(geluf)(TENSOR__VF x) {                       \
     TENSOR__VF a = TENSOR__MIN(TENSOR__F(abs)(x), TENSOR__F(splat)(14.5f)); /* a Q rounds to 0 beyond; NaN -> 14.5 */ \
     TENSOR__VF h = a * a, l; /* a^2 = h + l exactly: one fused multiply-add, or Dekker's 12-bit halves */             \
@@ -265,25 +274,26 @@ static TENSOR__UNUSED TENSOR__INLINE TENSOR__TARGET TENSOR__VF TENSOR__F(geluf)(
     TENSOR__VF nf = TENSOR__F(rint)(h * -0.72134752f);                                                                \
     TENSOR__VF r = TENSOR__FMA(nf, TENSOR__F(splat)(-0.693145751953125f), -0.5f * h);                                \
     r = TENSOR__FMA(nf, TENSOR__F(splat)(-1.428606765e-06f), r);                                                      \
+    r = TENSOR__FMA(l, TENSOR__F(splat)(-0.5f), r); /* e^(-l/2) folded in: r stays within 0.35 */                 \
     TENSOR__VF r2 = r * r, q01 = TENSOR__H(TENSOR__F(splat)(tensor__expf_q[1]), r, tensor__expf_q[0]);               \
     TENSOR__VF q23 = TENSOR__H(TENSOR__F(splat)(tensor__expf_q[3]), r, tensor__expf_q[2]);                            \
     TENSOR__VF q = TENSOR__FMA(r2, TENSOR__FMA(r2, TENSOR__F(splat)(tensor__expf_q[4]), q23), q01);                   \
     TENSOR__VF p = TENSOR__FMA(r2, TENSOR__H(q, r, 0.5f), r) + 1.0f;                                                 \
-    TENSOR__VF e = (TENSOR__VF)((TENSOR__VU)p + ((TENSOR__VU)(nf + (12582912.0f + 40.0f)) << 23)) * (1.0f - 0.5f * l); \
+    TENSOR__VF e = (TENSOR__VF)((TENSOR__VU)p + ((TENSOR__VU)(nf + (12582912.0f + 40.0f)) << 23));                   \
     TENSOR__VF ae = a * e; /* a e^(-a^2/2) 2^40 */                                                                    \
     TENSOR__VF t = TENSOR__RECIP(1.0f + 0.3f * a), t2 = t * t, t4 = t2 * t2;                                          \
-    /* S(t) = c0 + c1 t + ... + c9 t^9 by Estrin's scheme, its coefficients scaled by 2^-40 (exactly) */              \
-    TENSOR__VF s01 = TENSOR__H(TENSOR__F(splat)(1.193338856101036e-01f * 9.094947017729282e-13f), t, 1.438426716049435e-05f * 9.094947017729282e-13f);\
-    TENSOR__VF s23 = TENSOR__H(TENSOR__F(splat)(8.763142675161362e-02f * 9.094947017729282e-13f), t, 1.233142614364624e-01f * 9.094947017729282e-13f);\
-    TENSOR__VF s45 = TENSOR__H(TENSOR__F(splat)(-1.203321814537048e-01f * 9.094947017729282e-13f), t, 1.645114272832870e-01f * 9.094947017729282e-13f);\
-    TENSOR__VF s67 = TENSOR__H(TENSOR__F(splat)(-2.136338502168655e-01f * 9.094947017729282e-13f), t, 2.847211658954620e-01f * 9.094947017729282e-13f);\
-    TENSOR__VF s89 = TENSOR__H(TENSOR__F(splat)(-3.836604068055749e-03f * 9.094947017729282e-13f), t, 5.827609822154045e-02f * 9.094947017729282e-13f);\
+    /* S(t) = c0 + c1 t + ... + c9 t^9 by Estrin's scheme */                                                          \
+    TENSOR__VF s01 = TENSOR__H(TENSOR__F(splat)(tensor__geluf_s[1]), t, tensor__geluf_s[0]);                          \
+    TENSOR__VF s23 = TENSOR__H(TENSOR__F(splat)(tensor__geluf_s[3]), t, tensor__geluf_s[2]);                          \
+    TENSOR__VF s45 = TENSOR__H(TENSOR__F(splat)(tensor__geluf_s[5]), t, tensor__geluf_s[4]);                          \
+    TENSOR__VF s67 = TENSOR__H(TENSOR__F(splat)(tensor__geluf_s[7]), t, tensor__geluf_s[6]);                          \
+    TENSOR__VF s89 = TENSOR__H(TENSOR__F(splat)(tensor__geluf_s[9]), t, tensor__geluf_s[8]);                          \
     TENSOR__VF sp = TENSOR__FMA(t4, TENSOR__FMA(t4, s89, TENSOR__FMA(t2, s67, s45)), TENSOR__FMA(t2, s23, s01));      \
-    if (!TENSOR__FMA_EXACT) /* two roundings a step: Horner's rule in t^2 on the pairs loses less (7.6 ulp, not 9) */ \
+    if (!TENSOR__FMA_EXACT) /* two roundings a step: Horner's rule in t^2 on the pairs loses less (7.5 ulp, not 9) */ \
         sp = TENSOR__FMA(TENSOR__FMA(TENSOR__FMA(TENSOR__FMA(s89, t2, s67), t2, s45), t2, s23), t2, s01);          \
     TENSOR__VF s = ae * sp; /* a Q: S's coefficients carry the 2^-40, so a subnormal rounds once, here */          \
-    TENSOR__VF neg = TENSOR__FMA(x, TENSOR__F(splat)(0.0f), -s); /* -a Q, with -inf * 0 = NaN as x Phi(x) gives */     \
-    return TENSOR__SEL(x < 0.0f, neg, x - s); /* x - x Q = x Phi(x) for x >= 0; NaN stays NaN */                       \
+    /* x Phi(x) = x - a Q for x >= 0, -a Q below: x m - a Q with m = 1 or 0 (NaN and -inf give NaN, as x Phi(x)) */  \
+    return TENSOR__FMA(x, TENSOR__SEL(x >= 0.0f, TENSOR__F(splat)(1.0f), TENSOR__F(splat)(0.0f)), -s);               \
 }                                                                                                                     \
 /* log(x): <= 1 ulp. x = 2^e m, m in [sqrt(1/2), sqrt(2)), f = m - 1 exactly; log x = e ln2 + f +                     \
    f^2 P(f). e LN2_HI + f is summed exactly (Fast2Sum: |e LN2_HI| > |f| unless e = 0) and the small                   \
