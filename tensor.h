@@ -5492,17 +5492,18 @@ TENSOR_API tensor *tensor_copy_(tensor *dst, tensor *src) {
 }
 
 typedef struct { char elem[8]; size_t size; bool zero; } tensor__fill_ctx;
-/* One row of a fill: memset for zero bits in a contiguous row, else typed stores (a memcpy call
-   per element took 3 ns: tensor_zeros of 16M floats ran at 1.3 GB/s). */
+/* One row of a fill: memset for zero bits in a contiguous row, else stores of a fixed size (a
+   memcpy of f->size bytes per element was a call, 3 ns: tensor_zeros of 16M floats ran at
+   1.3 GB/s; one of a constant size compiles to a single store, and writes no typed lvalue). */
 static void tensor__fill_loop(char **p, const int64_t *s, int64_t n, void *ctx) {
     const tensor__fill_ctx *f = (const tensor__fill_ctx *)ctx;
     char *o = p[0];
     int64_t st = s[0];
     if (f->zero && st == (int64_t)f->size) { memset(o, 0, (size_t)n * f->size); return; }
     switch (f->size) {
-    case 8: { uint64_t v; memcpy(&v, f->elem, 8); for (int64_t i = 0; i < n; i++) *(uint64_t *)(void *)(o + i * st) = v; return; }
-    case 4: { uint32_t v; memcpy(&v, f->elem, 4); for (int64_t i = 0; i < n; i++) *(uint32_t *)(void *)(o + i * st) = v; return; }
-    case 2: { uint16_t v; memcpy(&v, f->elem, 2); for (int64_t i = 0; i < n; i++) *(uint16_t *)(void *)(o + i * st) = v; return; }
+    case 8: for (int64_t i = 0; i < n; i++) memcpy(o + i * st, f->elem, 8); return;
+    case 4: for (int64_t i = 0; i < n; i++) memcpy(o + i * st, f->elem, 4); return;
+    case 2: for (int64_t i = 0; i < n; i++) memcpy(o + i * st, f->elem, 2); return;
     default: for (int64_t i = 0; i < n; i++) o[i * st] = f->elem[0]; return;
     }
 }
@@ -5724,6 +5725,7 @@ static void tensor__rng_fill_range(int64_t u0, int64_t u1, void *ctx) {
     const tensor__rng_fill *f = (const tensor__rng_fill *)ctx;
     int wpu = tensor__rng_fill_words[f->kind], vpu = tensor__rng_fill_values[f->kind];
     uint32_t words[4 * TENSOR__RNG_CHUNK + 8];
+    float vals[4 * TENSOR__RNG_CHUNK]; /* NORMAL4's values on their way to another dtype */
     double a[TENSOR__RNG_CHUNK + 16], b[TENSOR__RNG_CHUNK + 16], c[TENSOR__RNG_CHUNK + 16], s[TENSOR__RNG_CHUNK + 16];
     for (int64_t u = u0; u < u1; u += TENSOR__RNG_CHUNK) {
         int64_t m = u1 - u < TENSOR__RNG_CHUNK ? u1 - u : TENSOR__RNG_CHUNK;
@@ -5733,7 +5735,6 @@ static void tensor__rng_fill_range(int64_t u0, int64_t u1, void *ctx) {
                 f->normal4((float *)f->out + v0, m, f->key, f->counter + (uint64_t)u, f->stream);
                 continue;
             }
-            float *vals = (float *)(void *)words;
             f->normal4(vals, m, f->key, f->counter + (uint64_t)u, f->stream);
             for (int64_t j = 0; j < 4 * m && v0 + j < f->n; j++) tensor__rng_fill_store(f, v0 + j, vals[j]);
             continue;
@@ -12480,10 +12481,10 @@ static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, t
             tensor__conv_backward_reference(x, w, g, gs, &geo, (double *)buf[0], (double *)buf[1], (double *)buf[2]);
         } else {
             /* bf16 operands only when all three are bf16 (a wider gradient is not rounded to bf16) */
-            tensor_dtype sd = x->dtype == w->dtype && g->dtype == x->dtype ? tensor__conv_operand_dtype(x->dtype, &geo) : ct;
-            bool g_ok = g->dtype == sd && tensor__contiguous(g);
-            tensor *gcopy = g_ok ? NULL : tensor__contiguous_copy(fn, g, sd);
-            rc = (!g_ok && !gcopy) || tensor__conv_backward_fast(fn, x, w, tensor__data(gcopy ? gcopy : g), &geo, ct, sd, buf[0], buf[1], buf[2]);
+            tensor_dtype opd = x->dtype == w->dtype && g->dtype == x->dtype ? tensor__conv_operand_dtype(x->dtype, &geo) : ct;
+            bool g_ok = g->dtype == opd && tensor__contiguous(g);
+            tensor *gcopy = g_ok ? NULL : tensor__contiguous_copy(fn, g, opd);
+            rc = (!g_ok && !gcopy) || tensor__conv_backward_fast(fn, x, w, tensor__data(gcopy ? gcopy : g), &geo, ct, opd, buf[0], buf[1], buf[2]);
             tensor_free(gcopy);
         }
     }

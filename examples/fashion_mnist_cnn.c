@@ -52,16 +52,11 @@ static double accuracy(cnn *m, const float *x, const int64_t *y, int64_t n, tens
 
 int main(int argc, char **argv) {
     int epochs = 8;
-    tensor_dtype dtype = TENSOR_F32; /* the layers' (--bf16: bf16) */
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--bf16")) dtype = TENSOR_BF16;
-        else if (atoi(argv[i]) > 0) epochs = atoi(argv[i]);
-        else { fprintf(stderr, "usage: %s [epochs] [--bf16]\n", argv[0]); return 2; }
-    }
+    tensor_dtype dtype; /* the layers' (--bf16: bf16) */
+    if (parse_train_args(argc, argv, &epochs, &dtype)) return 2;
     fashion_mnist d;
     if (fashion_mnist_load(&d)) return 1;
     printf("Fashion-MNIST: %lld train, %lld test images; %s\n", (long long)d.n_train, (long long)d.n_test, tensor_build_info());
-    printf("precision: %s\n", dtype == TENSOR_BF16 ? "bf16 layers, f32 master weights and loss (--bf16)" : "f32");
     tensor_manual_seed(1);
     cnn m = {param(TENSOR_SHAPE(32, 1, 3, 3)), param(TENSOR_SHAPE(32)), param(TENSOR_SHAPE(64, 32, 3, 3)), param(TENSOR_SHAPE(64)),
              param(TENSOR_SHAPE(128, 64 * 7 * 7)), param(TENSOR_SHAPE(128)), param(TENSOR_SHAPE(10, 128)), param(TENSOR_SHAPE(10))};

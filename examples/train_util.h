@@ -16,6 +16,20 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The command line of the training examples: [epochs] [--bf16]. Sets *epochs (left at its default
+   when absent) and *dtype (the layers' dtype: f32, or bf16 for --bf16); returns 0, or 2 after
+   printing the usage. */
+static int parse_train_args(int argc, char **argv, int *epochs, tensor_dtype *dtype) {
+    *dtype = TENSOR_F32;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--bf16")) *dtype = TENSOR_BF16;
+        else if (atoi(argv[i]) > 0) *epochs = atoi(argv[i]);
+        else { fprintf(stderr, "usage: %s [epochs] [--bf16]\n", argv[0]); return 2; }
+    }
+    printf("precision: %s\n", *dtype == TENSOR_BF16 ? "bf16 layers, f32 master weights and loss (--bf16)" : "f32");
+    return 0;
+}
+
 /* ---- IDX files (yann.lecun.com/exdb/mnist format), gzip-compressed ---- */
 static int read_be32(gzFile f, uint32_t *v) {
     unsigned char b[4];

@@ -185,6 +185,7 @@ static void tensor__rng_fill_range(int64_t u0, int64_t u1, void *ctx) {
     const tensor__rng_fill *f = (const tensor__rng_fill *)ctx;
     int wpu = tensor__rng_fill_words[f->kind], vpu = tensor__rng_fill_values[f->kind];
     uint32_t words[4 * TENSOR__RNG_CHUNK + 8];
+    float vals[4 * TENSOR__RNG_CHUNK]; /* NORMAL4's values on their way to another dtype */
     double a[TENSOR__RNG_CHUNK + 16], b[TENSOR__RNG_CHUNK + 16], c[TENSOR__RNG_CHUNK + 16], s[TENSOR__RNG_CHUNK + 16];
     for (int64_t u = u0; u < u1; u += TENSOR__RNG_CHUNK) {
         int64_t m = u1 - u < TENSOR__RNG_CHUNK ? u1 - u : TENSOR__RNG_CHUNK;
@@ -194,7 +195,6 @@ static void tensor__rng_fill_range(int64_t u0, int64_t u1, void *ctx) {
                 f->normal4((float *)f->out + v0, m, f->key, f->counter + (uint64_t)u, f->stream);
                 continue;
             }
-            float *vals = (float *)(void *)words;
             f->normal4(vals, m, f->key, f->counter + (uint64_t)u, f->stream);
             for (int64_t j = 0; j < 4 * m && v0 + j < f->n; j++) tensor__rng_fill_store(f, v0 + j, vals[j]);
             continue;

@@ -3261,10 +3261,10 @@ static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, t
             tensor__conv_backward_reference(x, w, g, gs, &geo, (double *)buf[0], (double *)buf[1], (double *)buf[2]);
         } else {
             /* bf16 operands only when all three are bf16 (a wider gradient is not rounded to bf16) */
-            tensor_dtype sd = x->dtype == w->dtype && g->dtype == x->dtype ? tensor__conv_operand_dtype(x->dtype, &geo) : ct;
-            bool g_ok = g->dtype == sd && tensor__contiguous(g);
-            tensor *gcopy = g_ok ? NULL : tensor__contiguous_copy(fn, g, sd);
-            rc = (!g_ok && !gcopy) || tensor__conv_backward_fast(fn, x, w, tensor__data(gcopy ? gcopy : g), &geo, ct, sd, buf[0], buf[1], buf[2]);
+            tensor_dtype opd = x->dtype == w->dtype && g->dtype == x->dtype ? tensor__conv_operand_dtype(x->dtype, &geo) : ct;
+            bool g_ok = g->dtype == opd && tensor__contiguous(g);
+            tensor *gcopy = g_ok ? NULL : tensor__contiguous_copy(fn, g, opd);
+            rc = (!g_ok && !gcopy) || tensor__conv_backward_fast(fn, x, w, tensor__data(gcopy ? gcopy : g), &geo, ct, opd, buf[0], buf[1], buf[2]);
             tensor_free(gcopy);
         }
     }
