@@ -129,6 +129,56 @@ TENSOR_API void    tensor_optim_set_lr(tensor_optim *o, double lr);
 TENSOR_API void    tensor_optim_free(tensor_optim *o);
 TENSOR_API double  tensor_clip_grad_norm(int n, tensor *const *params, double max_norm);  /* returns total norm */
 
+/* ---- Files: safetensors (the native format), NumPy's .npy/.npz, checkpoints, DLPack ----
+   Loaders treat every file as hostile: a malformed file is an error naming the problem, never a
+   crash, and never makes them allocate more than the file's size implies. Writers replace the file
+   only once it is complete (they write PATH.tmp and rename it). */
+typedef struct tensor_dict tensor_dict;          /* ordered: insertion order, or file order when loaded */
+TENSOR_API tensor_dict *tensor_dict_new(void);
+TENSOR_API int          tensor_dict_set(tensor_dict *d, const char *name, tensor *t);  /* holds its own reference
+                                                                                         (replaces a tensor of that name); 0 ok */
+TENSOR_API tensor      *tensor_dict_get(const tensor_dict *d, const char *name);       /* borrowed; NULL + error if absent */
+TENSOR_API bool         tensor_dict_contains(const tensor_dict *d, const char *name);
+TENSOR_API int          tensor_dict_len(const tensor_dict *d);
+TENSOR_API const char  *tensor_dict_name(const tensor_dict *d, int i);                 /* NULL if out of range */
+TENSOR_API tensor      *tensor_dict_at(const tensor_dict *d, int i);                   /* borrowed */
+TENSOR_API int          tensor_dict_set_metadata(tensor_dict *d, const char *key, const char *value);
+TENSOR_API const char  *tensor_dict_metadata(const tensor_dict *d, const char *key);   /* NULL if absent */
+TENSOR_API int          tensor_dict_metadata_len(const tensor_dict *d);
+TENSOR_API const char  *tensor_dict_metadata_key(const tensor_dict *d, int i);         /* NULL if out of range */
+TENSOR_API void         tensor_dict_free(tensor_dict *d);                              /* before tensor_shutdown */
+
+#define TENSOR_LOAD_MMAP 1 /* map the file (private, copy on write): tensors share the file's pages, a write
+                              to one copies its page and never reaches the file */
+TENSOR_API int          tensor_save(const char *path, const tensor_dict *d);           /* safetensors; 0 ok */
+TENSOR_API tensor_dict *tensor_load(const char *path, int flags);                      /* safetensors */
+TENSOR_API int          tensor_save_safetensors(const char *path, int n, const char *const *names, tensor *const *ts);
+TENSOR_API int          tensor_load_safetensors(const char *path, int *n, char ***names, tensor ***ts);
+                        /* the caller frees each name and the arrays with free(), each tensor with tensor_free */
+TENSOR_API int          tensor_save_npy(const char *path, tensor *t);
+TENSOR_API tensor      *tensor_load_npy(const char *path);
+TENSOR_API int          tensor_save_npz(const char *path, const tensor_dict *d);       /* stored (uncompressed) members */
+TENSOR_API tensor_dict *tensor_load_npz(const char *path);   /* deflated members need -DTENSOR_USE_ZLIB -lz */
+
+/* Checkpoints: optimizer state (steps, moments, hyperparameters) and this thread's random generator,
+   under a name prefix, in a dict saved with the parameters (tensor_save); loading restores them so
+   training resumes bit for bit. */
+TENSOR_API int tensor_optim_state_save(const tensor_optim *o, tensor_dict *d, const char *prefix);
+TENSOR_API int tensor_optim_state_load(tensor_optim *o, const tensor_dict *d, const char *prefix);
+TENSOR_API int tensor_rng_state_save(tensor_dict *d, const char *name);
+TENSOR_API int tensor_rng_state_load(const tensor_dict *d, const char *name);
+
+/* DLPack: zero-copy exchange with NumPy, PyTorch, JAX, CuPy (include dlpack.h to use the structs).
+   tensor_to_dlpack: the capsule shares t's storage and keeps it alive until its deleter is called.
+   tensor_from_dlpack takes ownership: the producer's deleter runs when the last tensor viewing the
+   memory is freed (at once on error). */
+struct DLManagedTensorVersioned;
+struct DLManagedTensor;
+TENSOR_API struct DLManagedTensorVersioned *tensor_to_dlpack(tensor *t);
+TENSOR_API tensor *tensor_from_dlpack(struct DLManagedTensorVersioned *m);
+TENSOR_API struct DLManagedTensor *tensor_to_dlpack_unversioned(tensor *t);   /* DLPack before 1.0 */
+TENSOR_API tensor *tensor_from_dlpack_unversioned(struct DLManagedTensor *m);
+
 /* ---- Runtime ---- */
 TENSOR_API void        tensor_set_num_threads(int n);   /* 0: all cores */
 TENSOR_API int         tensor_get_num_threads(void);

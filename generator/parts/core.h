@@ -730,10 +730,7 @@ static TENSOR__UNUSED void tensor__cache_free(void *p) {
     if (p) tensor__block_put(tensor__self, (tensor__storage *)((char *)p - TENSOR__BLOCK_HEADER));
 }
 
-static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tensor_device device) {
-    if (device != TENSOR_CPU) return (tensor__storage *)tensor__fail(fn, "device %d storage is not available in this build", (int)device);
-    tensor__storage *s = tensor__block_get(nbytes);
-    if (!s) return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes", nbytes);
+static tensor__storage *tensor__storage_init(tensor__storage *s, size_t nbytes, tensor_device device) {
     s->nbytes = nbytes;
     tensor__refs_init(&s->refs, tensor__self);
     s->device = device;
@@ -745,11 +742,47 @@ static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tenso
     return s;
 }
 
+static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tensor_device device) {
+    if (device != TENSOR_CPU) return (tensor__storage *)tensor__fail(fn, "device %d storage is not available in this build", (int)device);
+    tensor__storage *s = tensor__block_get(nbytes);
+    if (!s) return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes", nbytes);
+    return tensor__storage_init(s, nbytes, device);
+}
+
+/* Storage over bytes someone else owns (a mapped file, a DLPack producer's buffer): a header block
+   of its own, never cached, whose release function runs when the last view of it goes, on
+   whichever thread that is. It takes ownership: on failure release runs at once. */
+#define TENSOR__CLS_EXTERNAL (-2)
+typedef struct { void (*release)(void *ctx); void *ctx; } tensor__external;
+static tensor__external *tensor__external_of(tensor__storage *s) { return (tensor__external *)((char *)s + TENSOR__BLOCK_HEADER); }
+static TENSOR__UNUSED tensor__storage *tensor__storage_external(const char *fn, void *data, size_t nbytes, tensor_device device, void (*release)(void *), void *ctx) {
+    char *raw = (char *)TENSOR__MALLOC(TENSOR__BLOCK_HEADER + sizeof(tensor__external) + 63);
+    if (!raw) {
+        if (release) release(ctx);
+        return (tensor__storage *)tensor__fail(fn, "out of memory allocating a storage header");
+    }
+    tensor__storage *s = (tensor__storage *)(((uintptr_t)raw + 63) & ~(uintptr_t)63);
+    s->raw = raw;
+    s->map_len = 0;
+    s->cap = 0;
+    s->cls = TENSOR__CLS_EXTERNAL;
+    s->data = data;
+    tensor__external_of(s)->release = release;
+    tensor__external_of(s)->ctx = ctx;
+    return tensor__storage_init(s, nbytes, device);
+}
+
 /* Drops one reference the calling thread took; the last one gives the block back, whichever
    thread drops it (a storage holds no references itself). */
 static inline void tensor__storage_release(tensor__thread *me, tensor__storage *s) {
     if (!s || !tensor__refs_drop(&s->refs, me)) return;
     tensor__count_bytes(me, -(int64_t)s->nbytes);
+    if (s->cls == TENSOR__CLS_EXTERNAL) {
+        tensor__external e = *tensor__external_of(s);
+        TENSOR_FREE(s->raw);
+        if (e.release) e.release(e.ctx);
+        return;
+    }
     tensor__block_put(me, s);
 }
 
