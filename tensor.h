@@ -14585,12 +14585,21 @@ static TENSOR__UNUSED tensor *tensor__from_storage(const char *fn, tensor__stora
    elements on their way in and out (tensor__to_le). */
 typedef struct {
     FILE *fp;
+    const unsigned char *mem; /* or the file's bytes in memory (the fuzzers: tensor__rfile_mem) */
     int64_t size;
     const char *path;
 } tensor__rfile;
 
+static TENSOR__UNUSED void tensor__rfile_mem(tensor__rfile *f, const void *data, size_t n, const char *name) {
+    f->fp = NULL;
+    f->mem = (const unsigned char *)data;
+    f->size = (int64_t)n;
+    f->path = name;
+}
+
 static bool tensor__rfile_open(const char *fn, const char *path, tensor__rfile *f) {
     f->fp = NULL;
+    f->mem = NULL;
     f->path = path;
     if (!path) { tensor__null_arg(fn, "path"); return false; }
     f->fp = fopen(path, "rb");
@@ -14617,6 +14626,10 @@ static bool tensor__rfile_read(const char *fn, tensor__rfile *f, int64_t off, vo
     if (off < 0 || off > f->size || (uint64_t)n > (uint64_t)(f->size - off)) {
         tensor__fail(fn, "'%.300s': %zu bytes at offset %lld run past the end of the file (%lld bytes)", f->path, n, (long long)off, (long long)f->size);
         return false;
+    }
+    if (f->mem) {
+        if (n) memcpy(buf, f->mem + off, n);
+        return true;
     }
 #if defined(_WIN32)
     bool ok = _fseeki64(f->fp, off, SEEK_SET) == 0;
