@@ -366,3 +366,842 @@ static bool tensor__utf8_valid(const unsigned char *s, size_t n, size_t *bad) {
     if (bad) *bad = i;
     return i == n;
 }
+
+// >>json ---------------------------------------------------------------------------------------
+/* A strict reader for the one JSON shape a safetensors header has (RFC 8259 syntax: no comments,
+   no trailing commas, no leading zeros or fractions in the integers we take), reading straight
+   into the caller's structures: no tree, no recursion, so no input can exhaust the stack. */
+typedef struct {
+    const unsigned char *s, *p, *end;
+    const char *fn, *path;
+} tensor__json;
+
+static bool tensor__json_fail(tensor__json *j, const char *what) {
+    tensor__fail(j->fn, "'%.300s': invalid header JSON at byte %lld: %s", j->path, (long long)(j->p - j->s), what);
+    return false;
+}
+static void tensor__json_ws(tensor__json *j) {
+    while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')) j->p++;
+}
+/* Skips whitespace, then takes c if it is next. */
+static bool tensor__json_take(tensor__json *j, char c) {
+    tensor__json_ws(j);
+    if (j->p < j->end && *j->p == (unsigned char)c) { j->p++; return true; }
+    return false;
+}
+static bool tensor__json_expect(tensor__json *j, char c) {
+    if (tensor__json_take(j, c)) return true;
+    char what[40];
+    snprintf(what, sizeof what, "expected '%c'", c);
+    return tensor__json_fail(j, what);
+}
+static int tensor__json_hex4(const unsigned char *p) {
+    int v = 0;
+    for (int i = 0; i < 4; i++) {
+        int c = p[i], d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        if (d < 0) return -1;
+        v = v * 16 + d;
+    }
+    return v;
+}
+/* A string, decoded to UTF-8 in a new buffer (an escape never decodes longer than it is written,
+   so the raw length bounds it); NULL with an error. The header was checked to be UTF-8 before. */
+static char *tensor__json_string(tensor__json *j) {
+    if (!tensor__json_take(j, '"')) { tensor__json_fail(j, "expected a string"); return NULL; }
+    const unsigned char *q = j->p;
+    while (q < j->end && *q != '"') q += *q == '\\' && q + 1 < j->end ? 2 : 1;
+    if (q >= j->end) { tensor__json_fail(j, "unterminated string"); return NULL; }
+    char *out = (char *)TENSOR__MALLOC((size_t)(q - j->p) + 1), *o = out;
+    if (!out) { tensor__fail(j->fn, "out of memory reading the header of '%.300s'", j->path); return NULL; }
+    const char *bad = NULL;
+    while (!bad && *j->p != '"') {
+        unsigned c = *j->p;
+        if (c < 0x20) { bad = "control character in a string"; break; }
+        if (c != '\\') { *o++ = (char)c; j->p++; continue; }
+        unsigned e = j->p[1];
+        j->p += 2;
+        const char *simple = strchr("\"\\/bfnrt", (int)e);
+        if (e && simple) { static const char map[] = "\"\\/\b\f\n\r\t"; *o++ = map[simple - "\"\\/bfnrt"]; continue; }
+        if (e != 'u') { j->p -= 2; bad = "invalid escape in a string"; break; }
+        long cp = j->end - j->p >= 4 ? tensor__json_hex4(j->p) : -1;
+        if (cp < 0) { bad = "invalid \\u escape"; break; }
+        j->p += 4;
+        if (cp >= 0xDC00 && cp <= 0xDFFF) { bad = "unpaired surrogate in a \\u escape"; break; }
+        if (cp >= 0xD800 && cp <= 0xDBFF) { /* a high surrogate: its low half must follow */
+            long lo = j->end - j->p >= 6 && j->p[0] == '\\' && j->p[1] == 'u' ? tensor__json_hex4(j->p + 2) : -1;
+            if (lo < 0xDC00 || lo > 0xDFFF) { bad = "unpaired surrogate in a \\u escape"; break; }
+            j->p += 6;
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        }
+        if (cp == 0) { bad = "NUL character in a string"; break; }
+        if (cp < 0x80) *o++ = (char)cp;
+        else if (cp < 0x800) { *o++ = (char)(0xC0 | cp >> 6); *o++ = (char)(0x80 | (cp & 0x3F)); }
+        else if (cp < 0x10000) { *o++ = (char)(0xE0 | cp >> 12); *o++ = (char)(0x80 | (cp >> 6 & 0x3F)); *o++ = (char)(0x80 | (cp & 0x3F)); }
+        else { *o++ = (char)(0xF0 | cp >> 18); *o++ = (char)(0x80 | (cp >> 12 & 0x3F)); *o++ = (char)(0x80 | (cp >> 6 & 0x3F)); *o++ = (char)(0x80 | (cp & 0x3F)); }
+    }
+    if (bad) { TENSOR_FREE(out); tensor__json_fail(j, bad); return NULL; }
+    j->p++; /* the closing quote */
+    *o = 0;
+    return out;
+}
+/* A non-negative integer: 0 or [1-9][0-9]*, at most INT64_MAX. */
+static bool tensor__json_uint(tensor__json *j, int64_t *v) {
+    tensor__json_ws(j);
+    const unsigned char *p = j->p;
+    if (p >= j->end || *p < '0' || *p > '9') return tensor__json_fail(j, "expected a non-negative integer");
+    int64_t r = 0;
+    if (*p == '0') p++;
+    else
+        for (; p < j->end && *p >= '0' && *p <= '9'; p++) {
+            if (r > (INT64_MAX - (*p - '0')) / 10) return tensor__json_fail(j, "integer too large");
+            r = r * 10 + (*p - '0');
+        }
+    if (p < j->end && (*p == '.' || *p == 'e' || *p == 'E' || (*p >= '0' && *p <= '9')))
+        return tensor__json_fail(j, "expected an integer without fraction, exponent or leading zero");
+    j->p = p;
+    *v = r;
+    return true;
+}
+
+// >>safetensors --------------------------------------------------------------------------------
+/* safetensors (Hugging Face's format): an 8-byte little-endian header length N, N bytes of UTF-8
+   JSON {"__metadata__": {string: string}, NAME: {"dtype": "F32", "shape": [2, 3],
+   "data_offsets": [BEGIN, END]}, ...} (offsets relative to the byte buffer), then the buffer.
+   Loading checks everything before it allocates a tensor: the header's size (at most 100 MB and
+   within the file), its UTF-8 and JSON, the dtype names, each shape's element count and byte
+   length against its offsets, and that the tensors cover the buffer exactly (no hole, no overlap,
+   nothing past its end; listed in any order). Saving lays the data out in order of decreasing
+   element size, so that every tensor of a file mapped at an 8-byte boundary is aligned for its
+   dtype, and pads the header with spaces to a multiple of 8 (as the reference writer does). */
+static const char *const tensor__st_dtypes[TENSOR_DTYPE_COUNT] = {"F32", "F64", "F16", "BF16", "I32", "I64", "U8", "BOOL"};
+#define TENSOR__ST_MAX_HEADER ((int64_t)100000000)
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define TENSOR__FILE_MAP 1
+#else
+#define TENSOR__FILE_MAP 0 /* TENSOR_LOAD_MMAP reads the file instead */
+#endif
+
+typedef struct {
+    char *name;
+    tensor_dtype dtype;
+    int ndim;
+    int64_t shape[TENSOR_MAX_DIMS];
+    int64_t begin, end;
+} tensor__st_entry;
+
+typedef struct {
+    tensor__st_entry *e;
+    int n, cap;
+} tensor__st_entries;
+
+static void tensor__st_entries_free(tensor__st_entries *l) {
+    for (int i = 0; i < l->n; i++) TENSOR_FREE(l->e[i].name);
+    if (l->e) TENSOR_FREE(l->e);
+    l->e = NULL;
+    l->n = l->cap = 0;
+}
+
+/* One tensor's entry: {"dtype": ..., "shape": [...], "data_offsets": [b, e]}, keys in any order,
+   each exactly once. */
+static bool tensor__st_entry_parse(tensor__json *j, tensor__st_entry *e) {
+    bool seen[3] = {false, false, false};
+    if (!tensor__json_expect(j, '{')) return false;
+    if (tensor__json_take(j, '}')) return tensor__json_fail(j, "a tensor entry needs dtype, shape and data_offsets");
+    do {
+        char *key = tensor__json_string(j);
+        if (!key) return false;
+        int k = !strcmp(key, "dtype") ? 0 : !strcmp(key, "shape") ? 1 : !strcmp(key, "data_offsets") ? 2 : -1;
+        TENSOR_FREE(key);
+        if (k < 0) return tensor__json_fail(j, "unknown key in a tensor entry (only dtype, shape and data_offsets)");
+        if (seen[k]) return tensor__json_fail(j, "duplicate key in a tensor entry");
+        seen[k] = true;
+        if (!tensor__json_expect(j, ':')) return false;
+        if (k == 0) {
+            char *dt = tensor__json_string(j);
+            if (!dt) return false;
+            int d = 0;
+            while (d < TENSOR_DTYPE_COUNT && strcmp(dt, tensor__st_dtypes[d])) d++;
+            if (d == TENSOR_DTYPE_COUNT) {
+                tensor__fail(j->fn, "'%.300s': tensor '%.200s' has dtype '%.40s', which tensor.h does not support (F32 F64 F16 BF16 I32 I64 U8 BOOL)",
+                             j->path, e->name, dt);
+                TENSOR_FREE(dt);
+                return false;
+            }
+            TENSOR_FREE(dt);
+            e->dtype = (tensor_dtype)d;
+        } else if (k == 1) {
+            if (!tensor__json_expect(j, '[')) return false;
+            e->ndim = 0;
+            if (!tensor__json_take(j, ']')) {
+                do {
+                    int64_t v;
+                    if (!tensor__json_uint(j, &v)) return false;
+                    if (e->ndim == TENSOR_MAX_DIMS) {
+                        tensor__fail(j->fn, "'%.300s': tensor '%.200s' has more than %d dims", j->path, e->name, TENSOR_MAX_DIMS);
+                        return false;
+                    }
+                    e->shape[e->ndim++] = v;
+                } while (tensor__json_take(j, ','));
+                if (!tensor__json_expect(j, ']')) return false;
+            }
+        } else {
+            if (!tensor__json_expect(j, '[') || !tensor__json_uint(j, &e->begin) || !tensor__json_expect(j, ',') || !tensor__json_uint(j, &e->end) ||
+                !tensor__json_expect(j, ']'))
+                return false;
+        }
+    } while (tensor__json_take(j, ','));
+    if (!tensor__json_expect(j, '}')) return false;
+    if (!seen[0] || !seen[1] || !seen[2]) {
+        tensor__fail(j->fn, "'%.300s': tensor '%.200s' lacks %s", j->path, e->name, !seen[0] ? "its dtype" : !seen[1] ? "its shape" : "its data_offsets");
+        return false;
+    }
+    return true;
+}
+
+/* The header: entries into l (in header order), metadata into d. */
+static bool tensor__st_header_parse(tensor__json *j, tensor__st_entries *l, tensor_dict *d) {
+    bool meta_seen = false;
+    if (!tensor__json_expect(j, '{')) return false;
+    if (!tensor__json_take(j, '}')) {
+        do {
+            char *name = tensor__json_string(j);
+            if (!name) return false;
+            if (!tensor__json_expect(j, ':')) { TENSOR_FREE(name); return false; }
+            if (!strcmp(name, "__metadata__")) {
+                TENSOR_FREE(name);
+                if (meta_seen) return tensor__json_fail(j, "duplicate __metadata__");
+                meta_seen = true;
+                if (!tensor__json_expect(j, '{')) return false;
+                if (tensor__json_take(j, '}')) continue;
+                do {
+                    char *k = tensor__json_string(j), *v = NULL;
+                    bool ok = k && tensor__json_expect(j, ':') && (v = tensor__json_string(j)) != NULL;
+                    if (ok && tensor_dict_metadata(d, k)) ok = tensor__json_fail(j, "duplicate key in __metadata__");
+                    if (ok) ok = tensor_dict_set_metadata(d, k, v) == 0;
+                    if (k) TENSOR_FREE(k);
+                    if (v) TENSOR_FREE(v);
+                    if (!ok) return false;
+                } while (tensor__json_take(j, ','));
+                if (!tensor__json_expect(j, '}')) return false;
+                continue;
+            }
+            if (l->n == l->cap) {
+                int cap = l->cap ? 2 * l->cap : 16;
+                tensor__st_entry *e = l->n < INT_MAX / 4 ? (tensor__st_entry *)TENSOR__MALLOC(sizeof *e * (size_t)cap) : NULL;
+                if (!e) { TENSOR_FREE(name); tensor__fail(j->fn, "out of memory reading the header of '%.300s'", j->path); return false; }
+                if (l->n) memcpy(e, l->e, sizeof *e * (size_t)l->n);
+                if (l->e) TENSOR_FREE(l->e);
+                l->e = e;
+                l->cap = cap;
+            }
+            tensor__st_entry *e = &l->e[l->n++];
+            memset(e, 0, sizeof *e);
+            e->name = name;
+            if (!tensor__st_entry_parse(j, e)) return false;
+        } while (tensor__json_take(j, ','));
+        if (!tensor__json_expect(j, '}')) return false;
+    }
+    tensor__json_ws(j);
+    if (j->p != j->end) return tensor__json_fail(j, "unexpected bytes after the header's object");
+    return true;
+}
+
+typedef struct { int64_t begin, end; int entry; } tensor__st_span;
+static int tensor__st_span_order(const void *a, const void *b) {
+    const tensor__st_span *x = (const tensor__st_span *)a, *y = (const tensor__st_span *)b;
+    if (x->begin != y->begin) return x->begin < y->begin ? -1 : 1;
+    if (x->end != y->end) return x->end < y->end ? -1 : 1;
+    return x->entry < y->entry ? -1 : x->entry > y->entry;
+}
+
+/* Checks the entries against each other and the buffer of buf_len bytes: unique names, element
+   counts and byte lengths that fit, offsets that agree with them and cover the buffer exactly. */
+static bool tensor__st_validate(const char *fn, const char *path, const tensor__st_entries *l, int64_t buf_len) {
+    if (!l->n) {
+        if (buf_len) { tensor__fail(fn, "'%.300s': no tensors, but a buffer of %lld bytes", path, (long long)buf_len); return false; }
+        return true;
+    }
+    size_t icap = 16;
+    while (icap < 2 * (size_t)l->n) icap *= 2;
+    int *index = (int *)TENSOR__MALLOC(sizeof(int) * icap);
+    tensor__st_span *spans = (tensor__st_span *)TENSOR__MALLOC(sizeof *spans * (size_t)l->n);
+    bool ok = index && spans;
+    if (!ok) tensor__fail(fn, "out of memory checking the header of '%.300s'", path);
+    if (ok) memset(index, 0, sizeof(int) * icap);
+    for (int i = 0; ok && i < l->n; i++) {
+        const tensor__st_entry *e = &l->e[i];
+        size_t h = (size_t)tensor__hash_str(e->name) & (icap - 1);
+        while (index[h] && strcmp(l->e[index[h] - 1].name, e->name)) h = (h + 1) & (icap - 1);
+        if (index[h]) { tensor__fail(fn, "'%.300s': the name '%.200s' appears twice", path, e->name); ok = false; break; }
+        index[h] = i + 1;
+        int64_t numel = 1, nbytes;
+        for (int k = 0; k < e->ndim && ok; k++) ok = tensor__size_mul(numel, e->shape[k], &numel);
+        if (ok) ok = numel <= TENSOR__MAX_NUMEL && tensor__size_mul(numel, (int64_t)tensor__dtype_sizes[e->dtype], &nbytes);
+        if (!ok) { tensor__fail(fn, "'%.300s': the shape of tensor '%.200s' has more elements than fit in 64 bits", path, e->name); break; }
+        if (e->begin > e->end || e->end - e->begin != nbytes) {
+            tensor__fail(fn, "'%.300s': tensor '%.200s' (%s, %lld elements) needs %lld bytes, but its data_offsets [%lld, %lld] %s", path, e->name,
+                         tensor__st_dtypes[e->dtype], (long long)numel, (long long)nbytes, (long long)e->begin, (long long)e->end,
+                         e->begin > e->end ? "are reversed" : "hold another length");
+            ok = false;
+            break;
+        }
+        spans[i].begin = e->begin;
+        spans[i].end = e->end;
+        spans[i].entry = i;
+    }
+    if (ok) {
+        qsort(spans, (size_t)l->n, sizeof *spans, tensor__st_span_order);
+        int64_t at = 0;
+        for (int i = 0; i < l->n && ok; i++) {
+            const tensor__st_span *s = &spans[i];
+            if (s->begin != at) {
+                tensor__fail(fn, "'%.300s': tensor '%.200s' starts at byte %lld of the buffer, %s at byte %lld", path, l->e[s->entry].name,
+                             (long long)s->begin, s->begin > at ? "leaving a hole: the previous tensor ends" : "overlapping the previous tensor, which ends",
+                             (long long)at);
+                ok = false;
+            }
+            at = s->end;
+        }
+        if (ok && at != buf_len) {
+            tensor__fail(fn, "'%.300s': the tensors cover %lld bytes, the buffer holds %lld%s", path, (long long)at, (long long)buf_len,
+                         at > buf_len ? " (data past the end of the file)" : " (bytes after the last tensor)");
+            ok = false;
+        }
+    }
+    if (index) TENSOR_FREE(index);
+    if (spans) TENSOR_FREE(spans);
+    return ok;
+}
+
+/* A mapped file, shared by the tensors that view it: unmapped when the last goes. */
+typedef struct {
+    void *base;
+    size_t len;
+    int64_t refs; /* atomic */
+} tensor__file_map;
+static void tensor__file_map_release(void *ctx) {
+    tensor__file_map *m = (tensor__file_map *)ctx;
+    if (TENSOR__ADD(&m->refs, -1) != 0) return;
+#if TENSOR__FILE_MAP
+    munmap(m->base, m->len);
+#endif
+    TENSOR_FREE(m);
+}
+
+/* Whether bool bytes are all 0 or 1 (what tensor.h's bool ops assume). */
+static bool tensor__bools_clean(const unsigned char *p, int64_t n) {
+    unsigned char acc = 0;
+    for (int64_t i = 0; i < n; i++) acc |= p[i];
+    return acc <= 1;
+}
+
+/* Parses a safetensors file from f (read into fresh storage), or from a mapping m of the same bytes
+   (tensors then view the mapping where their dtype's alignment allows); a dict in header order. */
+static tensor_dict *tensor__st_parse(const char *fn, tensor__rfile *f, tensor__file_map *m) {
+    const char *path = f->path;
+    unsigned char len8[8];
+    if (f->size < 8) return (tensor_dict *)tensor__fail(fn, "'%.300s' is too short for a safetensors file (%lld bytes)", path, (long long)f->size);
+    if (!tensor__rfile_read(fn, f, 0, len8, 8)) return NULL;
+    uint64_t hlen = 0;
+    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | len8[i];
+    if (hlen > (uint64_t)TENSOR__ST_MAX_HEADER)
+        return (tensor_dict *)tensor__fail(fn, "'%.300s': header length %llu exceeds the limit of 100 MB", path, (unsigned long long)hlen);
+    if ((int64_t)hlen > f->size - 8)
+        return (tensor_dict *)tensor__fail(fn, "'%.300s': header length %llu is larger than the file (%lld bytes)", path, (unsigned long long)hlen, (long long)f->size);
+    if (hlen < 2) return (tensor_dict *)tensor__fail(fn, "'%.300s': header length %llu is too small for a JSON object", path, (unsigned long long)hlen);
+    unsigned char *hdr = (unsigned char *)TENSOR__MALLOC((size_t)hlen);
+    tensor_dict *d = tensor_dict_new();
+    tensor__st_entries l;
+    memset(&l, 0, sizeof l);
+    bool ok = hdr && d;
+    if (!ok) tensor__fail(fn, "out of memory reading the header of '%.300s'", path);
+    ok = ok && tensor__rfile_read(fn, f, 8, hdr, (size_t)hlen);
+    size_t bad;
+    if (ok && !tensor__utf8_valid(hdr, (size_t)hlen, &bad)) {
+        tensor__fail(fn, "'%.300s': the header is not valid UTF-8 (byte %zu)", path, bad);
+        ok = false;
+    }
+    if (ok && hdr[0] != '{') { tensor__fail(fn, "'%.300s': the header does not start with '{'", path); ok = false; }
+    if (ok) {
+        tensor__json j;
+        j.s = j.p = hdr;
+        j.end = hdr + hlen;
+        j.fn = fn;
+        j.path = path;
+        ok = tensor__st_header_parse(&j, &l, d);
+    }
+    int64_t base = 8 + (int64_t)hlen, buf_len = f->size - base;
+    ok = ok && tensor__st_validate(fn, path, &l, buf_len);
+    bool be = tensor__big_endian();
+    for (int i = 0; ok && i < l.n; i++) {
+        const tensor__st_entry *e = &l.e[i];
+        size_t es = tensor__dtype_sizes[e->dtype], nbytes = (size_t)(e->end - e->begin);
+        int64_t numel = (int64_t)(nbytes / es);
+        tensor *t = NULL;
+        const unsigned char *src = m ? (const unsigned char *)m->base + base + e->begin : NULL;
+        if (m && nbytes && !be && (uintptr_t)src % es == 0 && (e->dtype != TENSOR_BOOL || tensor__bools_clean(src, numel))) {
+            TENSOR__ADD(&m->refs, 1);
+            tensor__storage *s = tensor__storage_external(fn, (void *)src, nbytes, TENSOR_CPU, tensor__file_map_release, m);
+            t = tensor__from_storage(fn, s, e->dtype, e->ndim, e->shape, NULL, 0);
+        } else {
+            t = tensor__new(fn, e->ndim, e->shape, e->dtype, TENSOR_CPU);
+            if (t && nbytes) {
+                if (src) memcpy(tensor__data(t), src, nbytes);
+                else if (!tensor__rfile_read(fn, f, base + e->begin, tensor__data(t), nbytes)) { tensor_free(t); t = NULL; }
+            }
+            if (t && be) tensor__swap_bytes(tensor__data(t), numel, es);
+            if (t && e->dtype == TENSOR_BOOL)
+                for (int64_t k = 0; k < numel; k++) tensor__data(t)[k] = tensor__data(t)[k] != 0;
+        }
+        ok = t && tensor__dict_put(fn, d, e->name, t) == 0;
+        tensor_free(t);
+    }
+    tensor__st_entries_free(&l);
+    if (hdr) TENSOR_FREE(hdr);
+    if (!ok) { tensor_dict_free(d); return NULL; }
+    return d;
+}
+
+TENSOR_API tensor_dict *tensor_load(const char *path, int flags) {
+    const char *fn = "tensor_load";
+    if (!path) return (tensor_dict *)tensor__null_arg(fn, "path");
+    if (flags & ~TENSOR_LOAD_MMAP) return (tensor_dict *)tensor__fail(fn, "unknown flags 0x%x (TENSOR_LOAD_MMAP is the one flag)", (unsigned)flags);
+#if TENSOR__FILE_MAP
+    if (flags & TENSOR_LOAD_MMAP) {
+        int fd = open(path, O_RDONLY);
+        if (fd < 0) return (tensor_dict *)tensor__fail(fn, "cannot open '%.300s' for reading", path);
+        struct stat st;
+        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+            close(fd);
+            return (tensor_dict *)tensor__fail(fn, "'%.300s' is not a regular file", path);
+        }
+        if ((uint64_t)st.st_size < 8 || (uint64_t)st.st_size > SIZE_MAX / 2) {
+            close(fd);
+            return (tensor_dict *)tensor__fail(fn, "'%.300s' is too %s for a safetensors file (%lld bytes)", path, st.st_size < 8 ? "short" : "large", (long long)st.st_size);
+        }
+        tensor__file_map *m = (tensor__file_map *)TENSOR__MALLOC(sizeof *m);
+        void *base = m ? mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+        close(fd); /* the mapping stays valid */
+        if (base == MAP_FAILED) {
+            if (m) TENSOR_FREE(m);
+            return (tensor_dict *)tensor__fail(fn, "cannot map '%.300s' (%lld bytes)", path, (long long)st.st_size);
+        }
+        m->base = base;
+        m->len = (size_t)st.st_size;
+        m->refs = 1; /* ours, until the tensors have theirs */
+        tensor__rfile f;
+        tensor__rfile_mem(&f, base, m->len, path);
+        tensor_dict *d = tensor__st_parse(fn, &f, m);
+        tensor__file_map_release(m);
+        return d;
+    }
+#endif
+    tensor__rfile f;
+    if (!tensor__rfile_open(fn, path, &f)) return NULL;
+    tensor_dict *d = tensor__st_parse(fn, &f, NULL);
+    tensor__rfile_close(&f);
+    return d;
+}
+
+/* JSON text of a string (quotes and escapes) into b; false when out of memory. */
+typedef struct { char *p; size_t n, cap; bool oom; } tensor__buf;
+static void tensor__buf_add(tensor__buf *b, const char *s, size_t n) {
+    if (b->oom) return;
+    if (n > b->cap - b->n) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (n > cap - b->n) {
+            if (cap > SIZE_MAX / 4) { b->oom = true; return; }
+            cap *= 2;
+        }
+        char *p = (char *)TENSOR__MALLOC(cap);
+        if (!p) { b->oom = true; return; }
+        if (b->n) memcpy(p, b->p, b->n);
+        if (b->p) TENSOR_FREE(b->p);
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+}
+static void tensor__buf_str(tensor__buf *b, const char *s) { tensor__buf_add(b, s, strlen(s)); }
+static void tensor__buf_json(tensor__buf *b, const char *s) {
+    tensor__buf_add(b, "\"", 1);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        char esc[8];
+        if (c == '"' || c == '\\') { esc[0] = '\\'; esc[1] = (char)c; tensor__buf_add(b, esc, 2); }
+        else if (c < 0x20) { snprintf(esc, sizeof esc, "\\u%04x", c); tensor__buf_add(b, esc, 6); }
+        else tensor__buf_add(b, s, 1);
+    }
+    tensor__buf_add(b, "\"", 1);
+}
+
+/* Writes d's tensors and metadata to path. */
+static int tensor__st_save(const char *fn, const char *path, const tensor_dict *d) {
+    if (!path) { tensor__null_arg(fn, "path"); return -1; }
+    if (!d) { tensor__null_arg(fn, "d"); return -1; }
+    for (int i = 0; i < d->n; i++) {
+        if (!strcmp(d->names[i], "__metadata__")) { tensor__fail(fn, "'__metadata__' is reserved for the metadata and cannot name a tensor"); return -1; }
+        if (!tensor__utf8_valid((const unsigned char *)d->names[i], strlen(d->names[i]), NULL)) { tensor__fail(fn, "tensor name %d is not valid UTF-8", i); return -1; }
+    }
+    for (int i = 0; i < d->n_meta; i++)
+        if (!tensor__utf8_valid((const unsigned char *)d->meta_keys[i], strlen(d->meta_keys[i]), NULL) ||
+            !tensor__utf8_valid((const unsigned char *)d->meta_values[i], strlen(d->meta_values[i]), NULL)) {
+            tensor__fail(fn, "metadata entry %d is not valid UTF-8", i);
+            return -1;
+        }
+    /* data order: by decreasing element size, then as listed (stable), so each tensor is aligned */
+    int *order = (int *)TENSOR__MALLOC(sizeof(int) * (size_t)(d->n ? d->n : 1));
+    int64_t *begin = (int64_t *)TENSOR__MALLOC(sizeof(int64_t) * (size_t)(d->n ? d->n : 1));
+    tensor__buf b;
+    memset(&b, 0, sizeof b);
+    if (!order || !begin) {
+        if (order) TENSOR_FREE(order);
+        if (begin) TENSOR_FREE(begin);
+        tensor__fail(fn, "out of memory");
+        return -1;
+    }
+    int k = 0;
+    for (size_t es = 8; es >= 1; es /= 2)
+        for (int i = 0; i < d->n; i++)
+            if (tensor__dtype_sizes[d->ts[i]->dtype] == es) order[k++] = i;
+    int64_t at = 0;
+    for (int j = 0; j < d->n; j++) {
+        const tensor *t = d->ts[order[j]];
+        begin[order[j]] = at;
+        at += tensor__numel_of(t->ndim, t->shape) * (int64_t)tensor__dtype_sizes[t->dtype];
+    }
+    char num[64];
+    tensor__buf_str(&b, "{");
+    if (d->n_meta) {
+        tensor__buf_str(&b, "\"__metadata__\":{");
+        for (int i = 0; i < d->n_meta; i++) {
+            if (i) tensor__buf_str(&b, ",");
+            tensor__buf_json(&b, d->meta_keys[i]);
+            tensor__buf_str(&b, ":");
+            tensor__buf_json(&b, d->meta_values[i]);
+        }
+        tensor__buf_str(&b, "}");
+    }
+    for (int i = 0; i < d->n; i++) {
+        const tensor *t = d->ts[i];
+        if (i || d->n_meta) tensor__buf_str(&b, ",");
+        tensor__buf_json(&b, d->names[i]);
+        tensor__buf_str(&b, ":{\"dtype\":\"");
+        tensor__buf_str(&b, tensor__st_dtypes[t->dtype]);
+        tensor__buf_str(&b, "\",\"shape\":[");
+        for (int k2 = 0; k2 < t->ndim; k2++) {
+            snprintf(num, sizeof num, "%s%lld", k2 ? "," : "", (long long)t->shape[k2]);
+            tensor__buf_str(&b, num);
+        }
+        snprintf(num, sizeof num, "],\"data_offsets\":[%lld,%lld]}", (long long)begin[i],
+                 (long long)(begin[i] + tensor__numel_of(t->ndim, t->shape) * (int64_t)tensor__dtype_sizes[t->dtype]));
+        tensor__buf_str(&b, num);
+    }
+    tensor__buf_str(&b, "}");
+    while (!b.oom && b.n % 8) tensor__buf_add(&b, " ", 1);
+    TENSOR_FREE(begin);
+    if (b.oom) {
+        if (b.p) TENSOR_FREE(b.p);
+        TENSOR_FREE(order);
+        tensor__fail(fn, "out of memory writing the header");
+        return -1;
+    }
+    tensor__wfile w;
+    int rc = -1;
+    if (tensor__wfile_open(fn, path, &w)) {
+        unsigned char len8[8];
+        for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)b.n >> (8 * i));
+        tensor__wfile_write(fn, &w, len8, 8);
+        tensor__wfile_write(fn, &w, b.p, b.n);
+        for (int j = 0; j < d->n; j++) tensor__wfile_tensor(fn, &w, d->ts[order[j]]);
+        rc = tensor__wfile_close(fn, &w, true);
+    }
+    TENSOR_FREE(b.p);
+    TENSOR_FREE(order);
+    return rc;
+}
+
+TENSOR_API int tensor_save(const char *path, const tensor_dict *d) { return tensor__st_save("tensor_save", path, d); }
+
+TENSOR_API int tensor_save_safetensors(const char *path, int n, const char *const *names, tensor *const *ts) {
+    const char *fn = "tensor_save_safetensors";
+    if (n < 0 || (n > 0 && (!names || !ts))) { tensor__fail(fn, "needs n >= 0 names and tensors, got n = %d%s", n, n > 0 ? " with a NULL array" : ""); return -1; }
+    tensor_dict *d = tensor_dict_new();
+    int rc = d ? 0 : -1;
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (!names[i]) { tensor__null_arg(fn, "names[i]"); rc = -1; }
+        else if (!ts[i]) { tensor__null_arg(fn, "ts[i]"); rc = -1; }
+        else if (tensor_dict_contains(d, names[i])) { tensor__fail(fn, "the name '%.200s' appears twice", names[i]); rc = -1; }
+        else rc = tensor__dict_put(fn, d, names[i], ts[i]);
+    }
+    if (rc == 0) rc = tensor__st_save(fn, path, d);
+    tensor_dict_free(d);
+    return rc;
+}
+
+TENSOR_API int tensor_load_safetensors(const char *path, int *n, char ***names, tensor ***ts) {
+    const char *fn = "tensor_load_safetensors";
+    if (!n || !names || !ts) { tensor__fail(fn, "n, names and ts must not be NULL"); return -1; }
+    *n = 0;
+    *names = NULL;
+    *ts = NULL;
+    tensor_dict *d = tensor_load(path, 0);
+    if (!d) return -1;
+    size_t count = (size_t)(d->n ? d->n : 1);
+    char **nm = (char **)malloc(sizeof(char *) * count); /* plain malloc: the caller frees with free() */
+    tensor **tt = (tensor **)malloc(sizeof(tensor *) * count);
+    bool ok = nm && tt;
+    int made = 0;
+    for (; ok && made < d->n; made++) {
+        size_t len = strlen(d->names[made]) + 1;
+        nm[made] = (char *)malloc(len);
+        tt[made] = nm[made] ? tensor__alias(fn, d->ts[made]) : NULL;
+        if (!tt[made]) { if (nm[made]) free(nm[made]); ok = false; break; }
+        memcpy(nm[made], d->names[made], len);
+    }
+    if (!ok) {
+        for (int i = 0; i < made; i++) { free(nm[i]); tensor_free(tt[i]); }
+        free(nm);
+        free(tt);
+        tensor_dict_free(d);
+        tensor__fail(fn, "out of memory");
+        return -1;
+    }
+    *n = d->n;
+    *names = nm;
+    *ts = tt;
+    tensor_dict_free(d);
+    return 0;
+}
+
+// >>checkpoint ---------------------------------------------------------------------------------
+/* An optimizer's state in a dict, under a prefix, with the names of torch.optim's state_dict:
+   PREFIX.kind (i64: 0 SGD, 1 Adam, 2 AdamW), PREFIX.num_params, the hyperparameters as f64 scalars
+   (PREFIX.lr, .momentum, .betas [2], .eps, .weight_decay, .nesterov), and per parameter i
+   PREFIX.state.i.step (i64) with PREFIX.state.i.momentum_buffer (SGD with momentum) or
+   PREFIX.state.i.exp_avg and .exp_avg_sq (Adam, AdamW) once the parameter has had a step.
+   Loading checks all of it against the optimizer (kind, parameter count, shapes) before it
+   changes anything, and restores the hyperparameters too (a schedule may have changed lr). */
+static const char *const tensor__optim_kind_names[3] = {"SGD", "Adam", "AdamW"};
+
+static int tensor__put_scalar(const char *fn, tensor_dict *d, const char *name, double v, tensor_dtype dtype) {
+    tensor *t = tensor_scalar(v, dtype);
+    int rc = t ? tensor__dict_put(fn, d, name, t) : -1;
+    tensor_free(t);
+    return rc;
+}
+static int tensor__put_i64(const char *fn, tensor_dict *d, const char *name, int64_t v) {
+    tensor *t = tensor__new(fn, 0, NULL, TENSOR_I64, TENSOR_CPU);
+    if (t) memcpy(tensor__data(t), &v, 8);
+    int rc = t ? tensor__dict_put(fn, d, name, t) : -1;
+    tensor_free(t);
+    return rc;
+}
+/* d[prefix + suffix], or NULL; *name gets the full name (for messages). */
+static tensor *tensor__dict_find_prefixed(const tensor_dict *d, const char *prefix, const char *suffix, char *name, size_t cap) {
+    snprintf(name, cap, "%s%s", prefix, suffix);
+    int e = tensor__dict_find(d, name, NULL);
+    return e >= 0 ? d->ts[e] : NULL;
+}
+/* A one-element tensor's value, checked to be there; false with an error otherwise. */
+static bool tensor__dict_number(const char *fn, const tensor_dict *d, const char *prefix, const char *suffix, double *v) {
+    char name[512];
+    tensor *t = tensor__dict_find_prefixed(d, prefix, suffix, name, sizeof name);
+    if (!t) { tensor__fail(fn, "the checkpoint has no '%.300s'", name); return false; }
+    if (t->storage->device != TENSOR_CPU || tensor__numel_of(t->ndim, t->shape) != 1) { tensor__fail(fn, "'%.300s' should hold one number, its shape is %s", name, tensor__shape_of(t)); return false; }
+    *v = tensor__load_f64(tensor__data(t), t->dtype);
+    return true;
+}
+static bool tensor__dict_i64(const char *fn, const tensor_dict *d, const char *prefix, const char *suffix, int64_t *v) {
+    char name[512];
+    tensor *t = tensor__dict_find_prefixed(d, prefix, suffix, name, sizeof name);
+    if (!t) { tensor__fail(fn, "the checkpoint has no '%.300s'", name); return false; }
+    if (t->dtype != TENSOR_I64 || t->storage->device != TENSOR_CPU || tensor__numel_of(t->ndim, t->shape) != 1) {
+        tensor__fail(fn, "'%.300s' should be one int64, it is %s of shape %s", name, tensor__dtype_names[t->dtype], tensor__shape_of(t));
+        return false;
+    }
+    memcpy(v, tensor__data(t), 8);
+    return true;
+}
+
+TENSOR_API int tensor_optim_state_save(const tensor_optim *o, tensor_dict *d, const char *prefix) {
+    const char *fn = "tensor_optim_state_save";
+    if (!o) { tensor__null_arg(fn, "o"); return -1; }
+    if (!d) { tensor__null_arg(fn, "d"); return -1; }
+    if (!prefix) { tensor__null_arg(fn, "prefix"); return -1; }
+    if (strlen(prefix) > 400) { tensor__fail(fn, "prefix is longer than 400 bytes"); return -1; }
+    char name[512];
+    int rc = 0;
+#define TENSOR__PUT(suffix, expr) (snprintf(name, sizeof name, "%s%s", prefix, suffix), rc = rc ? rc : (expr))
+    TENSOR__PUT(".kind", tensor__put_i64(fn, d, name, o->kind));
+    TENSOR__PUT(".num_params", tensor__put_i64(fn, d, name, o->n));
+    TENSOR__PUT(".lr", tensor__put_scalar(fn, d, name, o->lr, TENSOR_F64));
+    TENSOR__PUT(".momentum", tensor__put_scalar(fn, d, name, o->momentum, TENSOR_F64));
+    TENSOR__PUT(".eps", tensor__put_scalar(fn, d, name, o->eps, TENSOR_F64));
+    TENSOR__PUT(".weight_decay", tensor__put_scalar(fn, d, name, o->weight_decay, TENSOR_F64));
+    TENSOR__PUT(".nesterov", tensor__put_scalar(fn, d, name, o->nesterov, TENSOR_BOOL));
+    if (!rc) {
+        double betas[2] = {o->beta1, o->beta2};
+        int64_t two = 2;
+        tensor *b = tensor_from_data(betas, 1, &two, TENSOR_F64);
+        TENSOR__PUT(".betas", b ? tensor__dict_put(fn, d, name, b) : -1);
+        tensor_free(b);
+    }
+    for (int i = 0; i < o->n && !rc; i++) {
+        char sfx[64];
+        snprintf(sfx, sizeof sfx, ".state.%d.step", i);
+        TENSOR__PUT(sfx, tensor__put_i64(fn, d, name, o->steps[i]));
+        const char *s1 = o->kind == TENSOR__SGD ? "momentum_buffer" : "exp_avg";
+        if (o->state1[i]) {
+            snprintf(sfx, sizeof sfx, ".state.%d.%s", i, s1);
+            TENSOR__PUT(sfx, tensor__dict_put(fn, d, name, o->state1[i]));
+        }
+        if (o->state2[i]) {
+            snprintf(sfx, sizeof sfx, ".state.%d.exp_avg_sq", i);
+            TENSOR__PUT(sfx, tensor__dict_put(fn, d, name, o->state2[i]));
+        }
+    }
+#undef TENSOR__PUT
+    return rc;
+}
+
+TENSOR_API int tensor_optim_state_load(tensor_optim *o, const tensor_dict *d, const char *prefix) {
+    const char *fn = "tensor_optim_state_load";
+    if (!o) { tensor__null_arg(fn, "o"); return -1; }
+    if (!d) { tensor__null_arg(fn, "d"); return -1; }
+    if (!prefix) { tensor__null_arg(fn, "prefix"); return -1; }
+    if (strlen(prefix) > 400) { tensor__fail(fn, "prefix is longer than 400 bytes"); return -1; }
+    int64_t kind, n;
+    double lr, momentum, eps, wd, nesterov;
+    if (!tensor__dict_i64(fn, d, prefix, ".kind", &kind) || !tensor__dict_i64(fn, d, prefix, ".num_params", &n)) return -1;
+    if (kind != o->kind) {
+        tensor__fail(fn, "the checkpoint holds %s state, the optimizer is %s", kind >= 0 && kind < 3 ? tensor__optim_kind_names[kind] : "unknown",
+                     tensor__optim_kind_names[o->kind]);
+        return -1;
+    }
+    if (n != o->n) { tensor__fail(fn, "the checkpoint holds state for %lld parameters, the optimizer has %d", (long long)n, o->n); return -1; }
+    if (!tensor__dict_number(fn, d, prefix, ".lr", &lr) || !tensor__dict_number(fn, d, prefix, ".momentum", &momentum) ||
+        !tensor__dict_number(fn, d, prefix, ".eps", &eps) || !tensor__dict_number(fn, d, prefix, ".weight_decay", &wd) ||
+        !tensor__dict_number(fn, d, prefix, ".nesterov", &nesterov))
+        return -1;
+    char name[512];
+    tensor *betas = tensor__dict_find_prefixed(d, prefix, ".betas", name, sizeof name);
+    if (!betas || betas->ndim != 1 || betas->shape[0] != 2 || betas->storage->device != TENSOR_CPU) { tensor__fail(fn, "the checkpoint has no '%.300s' of 2 numbers", name); return -1; }
+    double beta1 = tensor__load_f64(tensor__data(betas), betas->dtype), beta2 = tensor__load_f64(tensor__data(betas) + betas->strides[0] * (int64_t)tensor__dtype_sizes[betas->dtype], betas->dtype);
+    if (!(lr >= 0) || !(momentum >= 0) || !(eps >= 0) || !(wd >= 0) || !(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1)) {
+        tensor__fail(fn, "the checkpoint's hyperparameters are out of range (lr %g, momentum %g, betas (%g, %g), eps %g, weight_decay %g)", lr, momentum, beta1, beta2, eps, wd);
+        return -1;
+    }
+    /* the new state, made in full before anything changes */
+    size_t bytes = sizeof(tensor *) * 2 * (size_t)o->n + sizeof(int64_t) * (size_t)o->n;
+    char *mem = (char *)TENSOR__MALLOC(bytes);
+    if (!mem) { tensor__fail(fn, "out of memory"); return -1; }
+    memset(mem, 0, bytes);
+    tensor **s1 = (tensor **)mem, **s2 = s1 + o->n;
+    int64_t *steps = (int64_t *)(s2 + o->n);
+    int n_state = o->kind != TENSOR__SGD ? 2 : momentum != 0 ? 1 : 0;
+    bool ok = true;
+    for (int i = 0; ok && i < o->n; i++) {
+        char sfx[64];
+        snprintf(sfx, sizeof sfx, ".state.%d.step", i);
+        ok = tensor__dict_i64(fn, d, prefix, sfx, &steps[i]);
+        if (ok && steps[i] < 0) { tensor__fail(fn, "'%s%s' is negative", prefix, sfx); ok = false; }
+        const tensor *p = o->params[i];
+        tensor_dtype sd = p->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
+        for (int k = 0; ok && k < n_state; k++) {
+            snprintf(sfx, sizeof sfx, ".state.%d.%s", i, k ? "exp_avg_sq" : o->kind == TENSOR__SGD ? "momentum_buffer" : "exp_avg");
+            tensor *s = tensor__dict_find_prefixed(d, prefix, sfx, name, sizeof name);
+            if (!s) continue; /* no step taken yet: the first step makes it */
+            if (!tensor__same_shape(s, p) || !tensor__is_float(s->dtype)) {
+                tensor__fail(fn, "'%.300s' is %s of shape %s, parameter %d is of shape %s", name, tensor__dtype_names[s->dtype], tensor__shape_of(s), i, tensor__shape_of(p));
+                ok = false;
+                break;
+            }
+            tensor *c = tensor__contiguous_copy(fn, s, sd); /* the optimizer's own, written in place by its steps */
+            if (c && c->storage->device != TENSOR_CPU) { tensor *h = tensor_to_device(c, TENSOR_CPU); tensor_free(c); c = h; }
+            (k ? s2 : s1)[i] = tensor__make_internal(c);
+            ok = c != NULL;
+        }
+        if (ok && n_state && (!s1[i] || (n_state == 2 && !s2[i])) && steps[i] > 0) {
+            tensor__fail(fn, "parameter %d has taken %lld steps, but the checkpoint lacks its state", i, (long long)steps[i]);
+            ok = false;
+        }
+    }
+    if (!ok) {
+        for (int i = 0; i < 2 * o->n; i++) tensor_free(s1[i]);
+        TENSOR_FREE(mem);
+        return -1;
+    }
+    for (int i = 0; i < o->n; i++) {
+        tensor_free(o->state1[i]);
+        tensor_free(o->state2[i]);
+        o->state1[i] = s1[i];
+        o->state2[i] = s2[i];
+        o->steps[i] = steps[i];
+    }
+    TENSOR_FREE(mem);
+    o->lr = lr;
+    o->momentum = momentum;
+    o->beta1 = beta1;
+    o->beta2 = beta2;
+    o->eps = eps;
+    o->weight_decay = wd;
+    o->nesterov = nesterov != 0;
+    return 0;
+}
+
+/* The calling thread's generator as 8 int64 values: key (the seed), block counter, stream, words
+   used of the current block, the block's four words. */
+TENSOR_API int tensor_rng_state_save(tensor_dict *d, const char *name) {
+    const char *fn = "tensor_rng_state_save";
+    if (!d) { tensor__null_arg(fn, "d"); return -1; }
+    if (!name) { tensor__null_arg(fn, "name"); return -1; }
+    const tensor__philox *g = tensor__rng_here();
+    int64_t v[8];
+    uint64_t key = (uint64_t)g->key[1] << 32 | g->key[0], counter = g->counter;
+    memcpy(&v[0], &key, 8);
+    memcpy(&v[1], &counter, 8);
+    v[2] = g->stream;
+    v[3] = g->used;
+    for (int i = 0; i < 4; i++) v[4 + i] = g->block[i];
+    int64_t eight = 8;
+    tensor *t = tensor_from_data(v, 1, &eight, TENSOR_I64);
+    int rc = t ? tensor__dict_put(fn, d, name, t) : -1;
+    tensor_free(t);
+    return rc;
+}
+
+TENSOR_API int tensor_rng_state_load(const tensor_dict *d, const char *name) {
+    const char *fn = "tensor_rng_state_load";
+    if (!d) { tensor__null_arg(fn, "d"); return -1; }
+    if (!name) { tensor__null_arg(fn, "name"); return -1; }
+    int e = tensor__dict_find(d, name, NULL);
+    if (e < 0) { tensor__fail(fn, "the checkpoint has no '%.300s'", name); return -1; }
+    const tensor *t = d->ts[e];
+    if (t->dtype != TENSOR_I64 || t->ndim != 1 || t->shape[0] != 8 || t->storage->device != TENSOR_CPU) {
+        tensor__fail(fn, "'%.300s' should be 8 int64 values, it is %s of shape %s", name, tensor__dtype_names[t->dtype], tensor__shape_of(t));
+        return -1;
+    }
+    int64_t v[8];
+    for (int i = 0; i < 8; i++) memcpy(&v[i], tensor__data(t) + i * t->strides[0] * 8, 8);
+    bool ok = v[2] >= 0 && v[2] <= 0xffffffffll && v[3] >= 0 && v[3] <= 4;
+    for (int i = 0; i < 4; i++) ok = ok && v[4 + i] >= 0 && v[4 + i] <= 0xffffffffll;
+    if (!ok) { tensor__fail(fn, "'%.300s' does not hold a generator state", name); return -1; }
+    tensor__philox *g = tensor__rng_here();
+    uint64_t key, counter;
+    memcpy(&key, &v[0], 8);
+    memcpy(&counter, &v[1], 8);
+    g->key[0] = (uint32_t)key;
+    g->key[1] = (uint32_t)(key >> 32);
+    g->counter = counter;
+    g->stream = (uint32_t)v[2];
+    g->used = (int)v[3];
+    for (int i = 0; i < 4; i++) g->block[i] = (uint32_t)v[4 + i];
+    return 0;
+}

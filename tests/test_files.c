@@ -1,0 +1,560 @@
+/* Files: tensor_dict, safetensors (round trips, hand-made golden files, every rejection rule, mapped
+   loading), checkpoints of optimizers and the generator (resumed bit for bit in a fresh process). */
+#include "test.h"
+#include <unistd.h>
+
+/* A fresh path under /tmp for this process: files_path(buf, "x.safetensors"). */
+static const char *files_path(char *buf, size_t n, const char *name) {
+    snprintf(buf, n, "/tmp/tensor_test_%d_%s", (int)getpid(), name);
+    return buf;
+}
+static bool write_bytes(const char *path, const void *p, size_t n) {
+    FILE *f = fopen(path, "wb");
+    if (!f) return false;
+    bool ok = fwrite(p, 1, n, f) == n;
+    return fclose(f) == 0 && ok;
+}
+/* A safetensors file from a header text and a buffer of buf_len bytes (0, 1, 2, ... mod 251). */
+static bool write_st(const char *path, const char *header, size_t buf_len) {
+    size_t h = strlen(header), n = 8 + h + buf_len;
+    unsigned char *b = (unsigned char *)malloc(n ? n : 1);
+    if (!b) return false;
+    for (int i = 0; i < 8; i++) b[i] = (unsigned char)((uint64_t)h >> (8 * i));
+    memcpy(b + 8, header, h);
+    for (size_t i = 0; i < buf_len; i++) b[8 + h + i] = (unsigned char)(i % 251);
+    bool ok = write_bytes(path, b, n);
+    free(b);
+    return ok;
+}
+static tensor *arange_as(int64_t n, tensor_dtype dt) {
+    tensor *a = tensor_arange(0, (double)n, 1, TENSOR_F64);
+    tensor *b = tensor_sub_scalar(a, (double)n / 3);
+    tensor *c = tensor_to_dtype(b, dt);
+    tensor_free(a);
+    tensor_free(b);
+    return c;
+}
+
+TEST(dict_holds_its_own_references_in_order) {
+    tensor_dict *d = tensor_dict_new();
+    tensor *a = tensor_ones(TENSOR_SHAPE(2, 3), TENSOR_F32), *b = tensor_zeros(TENSOR_SHAPE(4), TENSOR_I64);
+    CHECK(tensor_dict_set(d, "w", a) == 0);
+    CHECK(tensor_dict_set(d, "b", b) == 0);
+    tensor_free(a);
+    tensor_free(b);
+    CHECK(tensor_dict_len(d) == 2);
+    CHECK(!strcmp(tensor_dict_name(d, 0), "w") && !strcmp(tensor_dict_name(d, 1), "b"));
+    tensor *w = tensor_dict_get(d, "w");
+    CHECK(w && tensor_numel(w) == 6 && tensor_item(tensor_sum_all(w)) == 6);
+    CHECK(tensor_dict_at(d, 1) == tensor_dict_get(d, "b"));
+    /* replacing keeps the place */
+    tensor *c = tensor_full(TENSOR_SHAPE(1), 7, TENSOR_F64);
+    CHECK(tensor_dict_set(d, "w", c) == 0);
+    tensor_free(c);
+    CHECK(tensor_dict_len(d) == 2 && tensor_item(tensor_dict_get(d, "w")) == 7 && !strcmp(tensor_dict_name(d, 0), "w"));
+    /* many names: the index grows */
+    for (int i = 0; i < 300; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "layer.%d.weight", i);
+        tensor *t = tensor_scalar(i, TENSOR_I32);
+        CHECK(tensor_dict_set(d, name, t) == 0);
+        tensor_free(t);
+    }
+    CHECK(tensor_dict_len(d) == 302);
+    CHECK(tensor_item(tensor_dict_get(d, "layer.123.weight")) == 123);
+    CHECK(tensor_dict_contains(d, "layer.299.weight") && !tensor_dict_contains(d, "layer.300.weight"));
+    CHECK(tensor_dict_set_metadata(d, "format", "pt") == 0 && tensor_dict_set_metadata(d, "format", "np") == 0);
+    CHECK(!strcmp(tensor_dict_metadata(d, "format"), "np") && tensor_dict_metadata(d, "other") == NULL && tensor_dict_metadata_len(d) == 1);
+    CHECK_BAD(tensor_dict_get(d, "missing"), "tensor_dict_get");
+    CHECK_BAD(tensor_dict_at(d, 302), "tensor_dict_at");
+    CHECK_BAD_INT(tensor_dict_set(d, "x", NULL) != 0, "tensor_dict_set");
+    CHECK_BAD_INT(tensor_dict_set(NULL, "x", NULL) != 0, "tensor_dict_set");
+    tensor_dict_free(d);
+    tensor_dict_free(NULL);
+    tensor_clear_error();
+}
+
+/* Every dtype, 0-d, empty, 8-d, non-contiguous sources and metadata, read and mapped. */
+TEST(safetensors_round_trip_every_dtype_and_shape) {
+    char path[256];
+    files_path(path, sizeof path, "rt.safetensors");
+    tensor_dict *d = tensor_dict_new();
+    const tensor_dtype dts[] = {TENSOR_F32, TENSOR_F64, TENSOR_F16, TENSOR_BF16, TENSOR_I32, TENSOR_I64, TENSOR_U8, TENSOR_BOOL};
+    for (int i = 0; i < 8; i++) {
+        char name[32];
+        tensor *t = arange_as(7, dts[i]); /* 7 elements: odd byte lengths for the 1- and 2-byte dtypes */
+        snprintf(name, sizeof name, "v.%s", tensor_dtype_name(dts[i]));
+        CHECK(tensor_dict_set(d, name, t) == 0);
+        tensor_free(t);
+    }
+    tensor *s = tensor_scalar(-2.5, TENSOR_F32), *e = tensor_zeros(TENSOR_SHAPE(0, 3), TENSOR_F64);
+    tensor *big = tensor_randn(TENSOR_SHAPE(2, 1, 2, 1, 3, 1, 2, 2), TENSOR_F32);
+    tensor *m = tensor_randn(TENSOR_SHAPE(5, 6), TENSOR_F64), *mt = tensor_transpose(m, 0, 1), *ms = tensor_slice(m, 1, 1, 6, 2);
+    CHECK(tensor_dict_set(d, "scalar", s) == 0 && tensor_dict_set(d, "empty", e) == 0 && tensor_dict_set(d, "eight_dims", big) == 0);
+    CHECK(tensor_dict_set(d, "transposed", mt) == 0 && tensor_dict_set(d, "sliced", ms) == 0);
+    CHECK(tensor_dict_set_metadata(d, "format", "pt") == 0 && tensor_dict_set_metadata(d, "note \"quoted\"\n\xc3\xa9", "caf\xc3\xa9 \\ \x01") == 0);
+    CHECK(tensor_save(path, d) == 0);
+    for (int mode = 0; mode < 2; mode++) {
+        tensor_dict *r = tensor_load(path, mode ? TENSOR_LOAD_MMAP : 0);
+        CHECK_MSG(r != NULL, "load (mode %d): %s", mode, tensor_last_error());
+        if (!r) continue;
+        CHECK(tensor_dict_len(r) == tensor_dict_len(d));
+        for (int i = 0; i < tensor_dict_len(d) && i < tensor_dict_len(r); i++) {
+            CHECK(!strcmp(tensor_dict_name(r, i), tensor_dict_name(d, i)));
+            tensor *a = tensor_dict_at(d, i), *b = tensor_dict_at(r, i);
+            CHECK_MSG(tensor_get_dtype(a) == tensor_get_dtype(b) && tensor_ndim(a) == tensor_ndim(b) && tensor_is_contiguous(b), "%s", tensor_dict_name(d, i));
+            for (int k = 0; k < tensor_ndim(a); k++) CHECK(tensor_shape(a)[k] == tensor_shape(b)[k]);
+            CHECK_MSG(test_same_bits(a, b), "%s differs (mode %d)", tensor_dict_name(d, i), mode);
+        }
+        CHECK(tensor_dict_metadata_len(r) == 2 && !strcmp(tensor_dict_metadata(r, "format"), "pt"));
+        const char *v = tensor_dict_metadata(r, "note \"quoted\"\n\xc3\xa9");
+        CHECK(v && !strcmp(v, "caf\xc3\xa9 \\ \x01"));
+        tensor_dict_free(r);
+    }
+    tensor_free(s); tensor_free(e); tensor_free(big); tensor_free(m); tensor_free(mt); tensor_free(ms);
+    tensor_dict_free(d);
+    remove(path);
+    CHECK(tensor_last_error() == NULL);
+}
+
+/* Mapped tensors view the file's pages; a write copies the page and never reaches the file. */
+TEST(safetensors_mapped_load_is_copy_on_write) {
+    char path[256];
+    files_path(path, sizeof path, "cow.safetensors");
+    tensor *w = tensor_randn(TENSOR_SHAPE(256, 64), TENSOR_F32), *h = tensor_arange(0, 10, 1, TENSOR_F16);
+    const char *names[2] = {"w", "h"};
+    tensor *ts[2] = {w, h};
+    CHECK(tensor_save_safetensors(path, 2, names, ts) == 0);
+    tensor_dict *m = tensor_load(path, TENSOR_LOAD_MMAP);
+    CHECK(m != NULL);
+    if (m) {
+        tensor *mw = tensor_dict_get(m, "w");
+        CHECK(test_same_bits(mw, w));
+        /* the data is 8-aligned at least (so every dtype is aligned) */
+        CHECK(((uintptr_t)tensor_data_ptr(mw) & 7) == 0 && ((uintptr_t)tensor_data_ptr(tensor_dict_get(m, "h")) & 1) == 0);
+        tensor *keep = tensor_clone(mw);
+        CHECK(tensor_fill_(mw, 3) != NULL);
+        CHECK(tensor_item(tensor_max_all(mw)) == 3);
+        tensor_dict *again = tensor_load(path, TENSOR_LOAD_MMAP), *read = tensor_load(path, 0);
+        CHECK(again && read && test_same_bits(tensor_dict_get(again, "w"), keep) && test_same_bits(tensor_dict_get(read, "w"), keep));
+        /* a tensor outlives its dict (and the mapping outlives both until the last view goes) */
+        tensor *view = tensor_slice(tensor_dict_get(again, "w"), 0, 10, 20, 1);
+        tensor_dict_free(again);
+        tensor *ref = tensor_slice(keep, 0, 10, 20, 1);
+        CHECK(test_same_bits(view, ref));
+        tensor_free(view);
+        tensor_free(ref);
+        tensor_free(keep);
+        tensor_dict_free(read);
+        tensor_dict_free(m);
+    }
+    tensor_free(w);
+    tensor_free(h);
+    remove(path);
+}
+
+/* The list API: names and tensors the caller frees. */
+TEST(safetensors_list_api) {
+    char path[256];
+    files_path(path, sizeof path, "list.safetensors");
+    tensor *a = tensor_eye(3, TENSOR_F32), *b = tensor_arange(0, 5, 1, TENSOR_I64);
+    const char *names[2] = {"eye", "range"};
+    tensor *ts[2] = {a, b};
+    CHECK(tensor_save_safetensors(path, 2, names, ts) == 0);
+    int n = 0;
+    char **got_names = NULL;
+    tensor **got = NULL;
+    CHECK(tensor_load_safetensors(path, &n, &got_names, &got) == 0 && n == 2);
+    if (n == 2) {
+        CHECK(!strcmp(got_names[0], "eye") && !strcmp(got_names[1], "range"));
+        CHECK(test_same_bits(got[0], a) && test_same_bits(got[1], b));
+        for (int i = 0; i < n; i++) { free(got_names[i]); tensor_free(got[i]); }
+    }
+    free(got_names);
+    free(got);
+    const char *dup[2] = {"x", "x"};
+    CHECK_BAD_INT(tensor_save_safetensors(path, 2, dup, ts) != 0, "tensor_save_safetensors");
+    const char *reserved[1] = {"__metadata__"};
+    CHECK_BAD_INT(tensor_save_safetensors(path, 1, reserved, ts) != 0, "tensor_save_safetensors");
+    const char *bad_utf8[1] = {"\xff"};
+    CHECK_BAD_INT(tensor_save_safetensors(path, 1, bad_utf8, ts) != 0, "tensor_save_safetensors");
+    CHECK_BAD_INT(tensor_save_safetensors("/nonexistent-dir/x.safetensors", 2, names, ts) != 0, "tensor_save_safetensors");
+    CHECK_BAD_INT(tensor_load_safetensors(path, NULL, &got_names, &got) != 0, "tensor_load_safetensors");
+    tensor_free(a);
+    tensor_free(b);
+    remove(path);
+}
+
+/* What tensor.h writes, byte for byte, for a small case worked out from the specification: the
+   header in the dict's order, data by decreasing element size (F64 first), spaces to 8 bytes. */
+TEST(safetensors_writes_the_specified_bytes) {
+    char path[256];
+    files_path(path, sizeof path, "golden_out.safetensors");
+    tensor_dict *d = tensor_dict_new();
+    int32_t iv[2] = {1, -2};
+    double dv[1] = {0.5};
+    tensor *i = tensor_from_data(iv, 1, (const int64_t[]){2}, TENSOR_I32), *f = tensor_from_data(dv, 0, NULL, TENSOR_F64);
+    tensor_dict_set(d, "i", i);
+    tensor_dict_set(d, "f", f);
+    tensor_dict_set_metadata(d, "k", "v");
+    CHECK(tensor_save(path, d) == 0);
+    const char *hdr = "{\"__metadata__\":{\"k\":\"v\"},\"i\":{\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[8,16]},"
+                      "\"f\":{\"dtype\":\"F64\",\"shape\":[],\"data_offsets\":[0,8]}}";
+    size_t h = strlen(hdr), padded = (h + 7) / 8 * 8;
+    unsigned char want[512], got[600];
+    memset(want, 0, sizeof want);
+    want[0] = (unsigned char)padded;
+    memcpy(want + 8, hdr, h);
+    memset(want + 8 + h, ' ', padded - h);
+    memcpy(want + 8 + padded, dv, 8);
+    memcpy(want + 16 + padded, iv, 8);
+    FILE *fp = fopen(path, "rb");
+    size_t n = fp ? fread(got, 1, sizeof got, fp) : 0;
+    if (fp) fclose(fp);
+    CHECK_MSG(n == 24 + padded && !memcmp(got, want, n), "the file differs from the specification's bytes (%zu bytes)", n);
+    tensor_free(i);
+    tensor_free(f);
+    tensor_dict_free(d);
+    remove(path);
+}
+
+/* A file made by hand from the specification: tensors listed out of order, metadata, an empty
+   tensor and a 0-d one, escapes in a name. */
+TEST(safetensors_reads_hand_made_files) {
+    char path[256];
+    files_path(path, sizeof path, "golden.safetensors");
+    const char *hdr = "{ \"b\" : {\"shape\": [2, 2], \"dtype\": \"U8\", \"data_offsets\": [8, 12]},\n"
+                      "  \"__metadata__\": {\"format\": \"pt\"},\n"
+                      "  \"a\\u00e9\\ud83d\\ude00\": {\"dtype\": \"I64\", \"shape\": [], \"data_offsets\": [0, 8]},\n"
+                      "  \"e\": {\"dtype\": \"F32\", \"shape\": [3, 0], \"data_offsets\": [12, 12]}}   ";
+    CHECK(write_st(path, hdr, 12));
+    for (int mode = 0; mode < 2; mode++) {
+        tensor_dict *d = tensor_load(path, mode ? TENSOR_LOAD_MMAP : 0);
+        CHECK_MSG(d != NULL, "%s", tensor_last_error());
+        if (!d) continue;
+        CHECK(tensor_dict_len(d) == 3 && !strcmp(tensor_dict_name(d, 0), "b") && !strcmp(tensor_dict_name(d, 1), "a\xc3\xa9\xf0\x9f\x98\x80"));
+        tensor *a = tensor_dict_at(d, 1), *b = tensor_dict_get(d, "b"), *e = tensor_dict_get(d, "e");
+        CHECK(tensor_ndim(a) == 0 && tensor_item(a) == (double)0x0706050403020100ll);
+        CHECK(b && tensor_get_dtype(b) == TENSOR_U8 && tensor_item(tensor_select(tensor_select(b, 0, 1), 0, 1)) == 11);
+        CHECK(e && tensor_numel(e) == 0 && tensor_shape(e)[0] == 3);
+        CHECK(!strcmp(tensor_dict_metadata(d, "format"), "pt"));
+        tensor_dict_free(d);
+    }
+    /* bool bytes other than 0 and 1 load as true */
+    CHECK(write_st(path, "{\"m\":{\"dtype\":\"BOOL\",\"shape\":[4],\"data_offsets\":[0,4]}}", 4));
+    unsigned char raw[4] = {0, 1, 2, 0};
+    FILE *fp = fopen(path, "r+b");
+    if (fp) { fseek(fp, -4, SEEK_END); fwrite(raw, 1, 4, fp); fclose(fp); }
+    for (int mode = 0; mode < 2; mode++) {
+        tensor_dict *d = tensor_load(path, mode ? TENSOR_LOAD_MMAP : 0);
+        CHECK(d && tensor_item(tensor_sum_all(tensor_dict_get(d, "m"))) == 2);
+        tensor_dict_free(d);
+    }
+    /* no tensors at all */
+    CHECK(write_st(path, "{}", 0));
+    tensor_dict *d = tensor_load(path, 0);
+    CHECK(d && tensor_dict_len(d) == 0);
+    tensor_dict_free(d);
+    remove(path);
+}
+
+/* Every rejection rule, each with a file that triggers it, in both modes; the message names the
+   problem. */
+TEST(safetensors_rejects_malformed_files) {
+    char path[256];
+    files_path(path, sizeof path, "bad.safetensors");
+    static const struct { const char *header; size_t buf; const char *says; } cases[] = {
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}} \xff", 8, "UTF-8"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}} \xc0\xaf", 8, "UTF-8"},   /* overlong */
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}} \xed\xa0\x80", 8, "UTF-8"}, /* a surrogate */
+        {"[]", 0, "start with '{'"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},}", 8, "JSON"},          /* trailing comma */
+        {"{\"a\" {\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, "expected ':'"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}", 8, "JSON"},            /* unclosed */
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}} x", 8, "after the header"},
+        {"{\"a\\q\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, "escape"},
+        {"{\"a\\ud800\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, "surrogate"},
+        {"{\"a\\u0000\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, "NUL"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[02],\"data_offsets\":[0,8]}}", 8, "leading zero"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}", 8, "non-negative integer"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2.0],\"data_offsets\":[0,8]}}", 8, "fraction"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[99999999999999999999],\"data_offsets\":[0,8]}}", 8, "too large"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,16]}}", 16, "appears twice"},
+        {"{\"__metadata__\":{},\"__metadata__\":{}}", 0, "duplicate __metadata__"},
+        {"{\"__metadata__\":{\"k\":1}}", 0, "expected a string"},
+        {"{\"a\":{\"dtype\":\"C64\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, "tensor 'a' has dtype 'C64'"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296],\"data_offsets\":[0,8]}}", 8, "more elements than fit"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1,1,1,1,1,1,1,1,1],\"data_offsets\":[0,4]}}", 4, "more than 8 dims"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,12]}}", 12, "needs 8 bytes"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,0]}}", 8, "reversed"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12, "overlapping"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[12,20]}}", 20, "hole"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12, "hole"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 4, "past the end"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 12, "after the last tensor"},
+        {"{}", 4, "no tensors"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2]}}", 8, "lacks its data_offsets"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8],\"extra\":1}}", 8, "unknown key"},
+        {"{\"a\":{\"dtype\":\"F32\",\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, "duplicate key"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8,9]}}", 8, "expected ']'"},
+        {"{\"a\":[]}", 0, "expected '{'"},
+        {"{\"a\":{}}", 0, "needs dtype"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        CHECK(write_st(path, cases[c].header, cases[c].buf));
+        for (int mode = 0; mode < 2; mode++) {
+            tensor_clear_error();
+            tensor_dict *d = tensor_load(path, mode ? TENSOR_LOAD_MMAP : 0);
+            const char *err = tensor_last_error();
+            CHECK_MSG(d == NULL && err && strstr(err, "tensor_load") && strstr(err, cases[c].says), "case %zu (%s), mode %d: got %s", c,
+                      cases[c].says, mode, err ? err : "no error");
+            tensor_dict_free(d);
+        }
+    }
+    /* the length field: larger than the file, larger than 100 MB, too small; short files */
+    unsigned char b[16] = {0};
+    const uint64_t lens[3] = {100, 200000000ull, 1};
+    const char *says[3] = {"larger than the file", "100 MB", "too small"};
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < 8; i++) b[i] = (unsigned char)(lens[k] >> (8 * i));
+        b[8] = '{';
+        b[9] = '}';
+        CHECK(write_bytes(path, b, 16));
+        for (int mode = 0; mode < 2; mode++) {
+            tensor_clear_error();
+            tensor_dict *d = tensor_load(path, mode ? TENSOR_LOAD_MMAP : 0);
+            const char *err = tensor_last_error();
+            CHECK_MSG(!d && err && strstr(err, says[k]), "length %llu: %s", (unsigned long long)lens[k], err ? err : "no error");
+            tensor_dict_free(d);
+        }
+    }
+    for (size_t n = 0; n < 8; n++) {
+        CHECK(write_bytes(path, b, n));
+        for (int mode = 0; mode < 2; mode++) CHECK_BAD((tensor *)tensor_load(path, mode ? TENSOR_LOAD_MMAP : 0), "tensor_load");
+    }
+    remove(path);
+    CHECK_BAD((tensor *)tensor_load(path, 0), "tensor_load"); /* no such file */
+    CHECK_BAD((tensor *)tensor_load("/tmp", TENSOR_LOAD_MMAP), "tensor_load");
+    CHECK_BAD((tensor *)tensor_load(NULL, 0), "tensor_load");
+    CHECK_BAD((tensor *)tensor_load(path, 4), "tensor_load");
+    CHECK_BAD_INT(tensor_save(path, NULL) != 0, "tensor_save");
+}
+
+/* Running out of memory anywhere in a save or a load is an error, never a crash or a leak. */
+TEST(safetensors_out_of_memory_everywhere) {
+    char path[256], path2[256];
+    files_path(path, sizeof path, "oom.safetensors");
+    files_path(path2, sizeof path2, "oom2.safetensors");
+    tensor_dict *d = tensor_dict_new();
+    tensor *a = tensor_randn(TENSOR_SHAPE(3, 4), TENSOR_F32), *b = tensor_transpose(a, 0, 1);
+    tensor_dict_set(d, "a", a);
+    tensor_dict_set(d, "b", b);
+    tensor_dict_set_metadata(d, "m", "v");
+    CHECK(tensor_save(path, d) == 0);
+    int failures = 0;
+    for (int64_t k = 1; k < 200; k++) {
+        tensor_test_fail_alloc(k);
+        int rc = tensor_save(path2, d);
+        tensor_dict *r = tensor_load(path, k % 2 ? TENSOR_LOAD_MMAP : 0);
+        tensor_test_fail_alloc(0);
+        if (rc != 0 || !r) failures++;
+        if (r) CHECK(test_same_bits(tensor_dict_get(r, "b"), b));
+        tensor_dict_free(r);
+        tensor_clear_error();
+    }
+    CHECK(failures > 10);
+    tensor_free(a);
+    tensor_free(b);
+    tensor_dict_free(d);
+    remove(path);
+    remove(path2);
+}
+
+/* A checkpoint's optimizer state: saved, loaded into a fresh optimizer, the next steps agree. */
+static void train_steps(tensor *w, tensor *x, tensor_optim *o, int steps) {
+    for (int s = 0; s < steps; s++) {
+        tensor_scope_begin();
+        tensor *y = tensor_tanh(tensor_matmul(x, w));
+        tensor *loss = tensor_mean_all(tensor_square(tensor_sub_scalar(y, 0.25)));
+        tensor_optim_zero_grad(o);
+        tensor_backward(loss);
+        tensor_optim_step(o);
+        tensor_scope_end();
+    }
+}
+TEST(checkpoint_optimizer_state_round_trip) {
+    char path[256];
+    files_path(path, sizeof path, "optim.safetensors");
+    for (int kind = 0; kind < 4; kind++) {
+        tensor_manual_seed(5);
+        tensor *x = tensor_randn(TENSOR_SHAPE(8, 5), TENSOR_F32);
+        tensor *w = tensor_set_requires_grad(tensor_randn(TENSOR_SHAPE(5, 3), TENSOR_F32), true);
+        tensor *w2 = tensor_set_requires_grad(tensor_zeros(TENSOR_SHAPE(5, 3), TENSOR_F32), true); /* the checkpoint's values replace these */
+        tensor_optim *o = kind == 0 ? tensor_optim_sgd(1, &w, 0.1, 0.9, 0.01, true) : kind == 1 ? tensor_optim_sgd(1, &w, 0.1, 0, 0, false)
+                        : kind == 2 ? tensor_optim_adam(1, &w, 0.01, 0.8, 0.95, 1e-6, 0.1) : tensor_optim_adamw(1, &w, 0.01, 0.9, 0.99, 1e-8, 0.05);
+        tensor_optim *o2 = kind < 2 ? tensor_optim_sgd(1, &w2, 0.5, kind == 0 ? 0.5 : 0, 0, false) : kind == 2 ? tensor_optim_adam(1, &w2, 0.5, 0.5, 0.5, 1, 0)
+                                    : tensor_optim_adamw(1, &w2, 0.5, 0.5, 0.5, 1, 0);
+        train_steps(w, x, o, 3);
+        tensor_optim_set_lr(o, 0.03); /* a schedule's change survives too */
+        tensor_dict *d = tensor_dict_new();
+        CHECK(tensor_dict_set(d, "w", w) == 0);
+        CHECK(tensor_optim_state_save(o, d, "optim") == 0);
+        CHECK(tensor_save(path, d) == 0);
+        tensor_dict_free(d);
+        d = tensor_load(path, TENSOR_LOAD_MMAP);
+        CHECK(d != NULL);
+        tensor *src = tensor_dict_get(d, "w");
+        if (src) tensor_copy_to(src, tensor_data_ptr(w2), (size_t)tensor_numel(w2) * 4);
+        CHECK_MSG(tensor_optim_state_load(o2, d, "optim") == 0, "kind %d: %s", kind, tensor_last_error());
+        tensor_dict_free(d);
+        train_steps(w, x, o, 4);
+        train_steps(w2, x, o2, 4);
+        CHECK_MSG(test_same_bits(w, w2), "kind %d: resumed parameters differ", kind);
+        tensor_optim_free(o);
+        tensor_optim_free(o2);
+        tensor_free(x);
+        tensor_free(w);
+        tensor_free(w2);
+    }
+    remove(path);
+    tensor_clear_error();
+}
+
+TEST(checkpoint_optimizer_state_mismatches) {
+    tensor *w = tensor_set_requires_grad(tensor_zeros(TENSOR_SHAPE(3), TENSOR_F32), true);
+    tensor *v = tensor_set_requires_grad(tensor_zeros(TENSOR_SHAPE(4), TENSOR_F32), true);
+    tensor *wv[2] = {w, v};
+    tensor_optim *adam = tensor_optim_adam(1, &w, 0.1, 0.9, 0.999, 1e-8, 0), *sgd = tensor_optim_sgd(1, &w, 0.1, 0.9, 0, false);
+    tensor_optim *two = tensor_optim_adam(2, wv, 0.1, 0.9, 0.999, 1e-8, 0), *other = tensor_optim_adam(1, &v, 0.1, 0.9, 0.999, 1e-8, 0);
+    tensor *loss = tensor_sum_all(tensor_square(tensor_add_scalar(w, 1)));
+    tensor_backward(loss);
+    tensor_optim_step(adam);
+    tensor_dict *d = tensor_dict_new();
+    CHECK(tensor_optim_state_save(adam, d, "opt") == 0);
+    CHECK_BAD_INT(tensor_optim_state_load(sgd, d, "opt") != 0, "tensor_optim_state_load");   /* kind */
+    CHECK_BAD_INT(tensor_optim_state_load(two, d, "opt") != 0, "tensor_optim_state_load");   /* count */
+    CHECK_BAD_INT(tensor_optim_state_load(other, d, "opt") != 0, "tensor_optim_state_load"); /* shape */
+    CHECK_BAD_INT(tensor_optim_state_load(adam, d, "nothing") != 0, "tensor_optim_state_load");
+    CHECK_BAD_INT(tensor_optim_state_save(NULL, d, "opt") != 0, "tensor_optim_state_save");
+    CHECK(tensor_optim_state_load(adam, d, "opt") == 0);
+    tensor_dict_free(d);
+    tensor_free(loss);
+    tensor_optim_free(adam); tensor_optim_free(sgd); tensor_optim_free(two); tensor_optim_free(other);
+    tensor_free(w);
+    tensor_free(v);
+}
+
+TEST(checkpoint_rng_state_round_trip) {
+    tensor_manual_seed(123);
+    tensor *skip = tensor_rand(TENSOR_SHAPE(3), TENSOR_F32); /* mid-block: the block and its use are saved */
+    tensor_dict *d = tensor_dict_new();
+    CHECK(tensor_rng_state_save(d, "rng") == 0);
+    tensor *a = tensor_randn(TENSOR_SHAPE(17), TENSOR_F64), *ai = tensor_randint(0, 1000, TENSOR_SHAPE(5), TENSOR_I64);
+    tensor_manual_seed(999);
+    CHECK(tensor_rng_state_load(d, "rng") == 0);
+    tensor *b = tensor_randn(TENSOR_SHAPE(17), TENSOR_F64), *bi = tensor_randint(0, 1000, TENSOR_SHAPE(5), TENSOR_I64);
+    CHECK(test_same_bits(a, b) && test_same_bits(ai, bi));
+    CHECK_BAD_INT(tensor_rng_state_load(d, "missing") != 0, "tensor_rng_state_load");
+    tensor *bad = tensor_full(TENSOR_SHAPE(8), -1, TENSOR_I64);
+    tensor_dict_set(d, "bad", bad);
+    CHECK_BAD_INT(tensor_rng_state_load(d, "bad") != 0, "tensor_rng_state_load");
+    tensor_dict_free(d);
+    tensor_free(skip); tensor_free(a); tensor_free(ai); tensor_free(b); tensor_free(bi); tensor_free(bad);
+}
+
+/* The resume test of issue 12: a small MLP with dropout (the generator matters) and AdamW trains N
+   steps and saves a checkpoint (parameters, optimizer, generator), then trains M more. A fresh
+   process (this binary again, on this test only) loads the checkpoint and trains M steps: its
+   parameters must equal the first run's bit for bit. */
+#define RESUME_N 5
+#define RESUME_M 6
+static void resume_model(tensor **w1, tensor **w2) {
+    tensor_manual_seed(2024);
+    *w1 = tensor_set_requires_grad(tensor_mul_scalar(tensor_randn(TENSOR_SHAPE(16, 32), TENSOR_F32), 0.3), true);
+    *w2 = tensor_set_requires_grad(tensor_mul_scalar(tensor_randn(TENSOR_SHAPE(32, 4), TENSOR_F32), 0.3), true);
+}
+static void resume_train(tensor *w1, tensor *w2, tensor_optim *o, int steps) {
+    for (int s = 0; s < steps; s++) {
+        tensor_scope_begin();
+        tensor *x = tensor_randn(TENSOR_SHAPE(8, 16), TENSOR_F32); /* a batch drawn from the generator */
+        tensor *h = tensor_dropout(tensor_relu(tensor_matmul(x, w1)), 0.3, true);
+        tensor *loss = tensor_mean_all(tensor_square(tensor_matmul(h, w2)));
+        tensor_optim_zero_grad(o);
+        tensor_backward(loss);
+        tensor_optim_step(o);
+        tensor_scope_end();
+    }
+}
+TEST(checkpoint_resume_is_bitwise_in_a_fresh_process) {
+    const char *dir = getenv("TENSOR_TEST_RESUME");
+    char ckpt[300], final[300];
+    if (dir) { /* the child: resume from the checkpoint, compare with the parent's final parameters */
+        snprintf(ckpt, sizeof ckpt, "%s.ckpt", dir);
+        snprintf(final, sizeof final, "%s.final", dir);
+        tensor *w1, *w2;
+        resume_model(&w1, &w2); /* other values: the checkpoint replaces them */
+        tensor *ws[2] = {w1, w2};
+        tensor_optim *o = tensor_optim_adamw(2, ws, 1e-3, 0.9, 0.999, 1e-8, 0.5);
+        tensor_manual_seed(1); /* a different generator state: the checkpoint replaces it */
+        tensor_dict *d = tensor_load(ckpt, TENSOR_LOAD_MMAP);
+        CHECK(d != NULL);
+        if (d) {
+            tensor_copy_to(tensor_dict_get(d, "w1"), tensor_data_ptr(w1), 16 * 32 * 4);
+            tensor_copy_to(tensor_dict_get(d, "w2"), tensor_data_ptr(w2), 32 * 4 * 4);
+            CHECK(tensor_optim_state_load(o, d, "optim") == 0);
+            CHECK(tensor_rng_state_load(d, "rng") == 0);
+        }
+        tensor_dict_free(d);
+        resume_train(w1, w2, o, RESUME_M);
+        tensor_dict *f = tensor_load(final, 0);
+        CHECK(f && test_same_bits(tensor_dict_get(f, "w1"), w1) && test_same_bits(tensor_dict_get(f, "w2"), w2));
+        if (f && test_same_bits(tensor_dict_get(f, "w1"), w1) && test_same_bits(tensor_dict_get(f, "w2"), w2)) printf("  resume: bitwise equal\n");
+        tensor_dict_free(f);
+        tensor_optim_free(o);
+        tensor_free(w1);
+        tensor_free(w2);
+        return;
+    }
+    char base[256];
+    files_path(base, sizeof base, "resume");
+    snprintf(ckpt, sizeof ckpt, "%s.ckpt", base);
+    snprintf(final, sizeof final, "%s.final", base);
+    tensor *w1, *w2;
+    resume_model(&w1, &w2);
+    tensor *ws[2] = {w1, w2};
+    tensor_optim *o = tensor_optim_adamw(2, ws, 1e-3, 0.9, 0.999, 1e-8, 0.5);
+    resume_train(w1, w2, o, RESUME_N);
+    tensor_dict *d = tensor_dict_new();
+    CHECK(tensor_dict_set(d, "w1", w1) == 0 && tensor_dict_set(d, "w2", w2) == 0);
+    CHECK(tensor_optim_state_save(o, d, "optim") == 0 && tensor_rng_state_save(d, "rng") == 0);
+    CHECK(tensor_save(ckpt, d) == 0);
+    tensor_dict_free(d);
+    resume_train(w1, w2, o, RESUME_M);
+    d = tensor_dict_new();
+    CHECK(tensor_dict_set(d, "w1", w1) == 0 && tensor_dict_set(d, "w2", w2) == 0 && tensor_save(final, d) == 0);
+    tensor_dict_free(d);
+    /* the fresh process */
+    char self[1024], cmd[1600], line[512], last[512] = "";
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    CHECK(len > 0);
+    if (len > 0) {
+        self[len] = 0;
+        const char *runner = getenv("TENSOR_TEST_RUNNER");
+        snprintf(cmd, sizeof cmd, "TENSOR_TEST_RESUME='%s' %s '%s' checkpoint_resume_is_bitwise 2>&1", base, runner ? runner : "", self);
+        fflush(stdout);
+        FILE *p = popen(cmd, "r");
+        bool equal = false;
+        while (p && fgets(line, sizeof line, p)) {
+            if (strstr(line, "FAIL")) printf("  [resumed] %s", line);
+            if (strstr(line, "resume: bitwise equal")) equal = true;
+            snprintf(last, sizeof last, "%s", line);
+        }
+        int status = p ? pclose(p) : -1;
+        CHECK_MSG(equal && status == 0 && !strcmp(last, "1 passed, 0 failed\n"), "the resumed process: %s (status %d)", last, status);
+    }
+    tensor_optim_free(o);
+    tensor_free(w1);
+    tensor_free(w2);
+    remove(ckpt);
+    remove(final);
+}
