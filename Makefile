@@ -11,7 +11,7 @@ PARTS    = $(shell grep -v '^\#' generator/manifest.txt)
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 EXAMPLES = $(patsubst %.c,%,$(wildcard examples/*.c))
 
-.PHONY: all test test-asan test-tsan test-neon test-sleef check-amalgamation examples bench fuzz clean
+.PHONY: all test test-asan test-tsan test-neon test-sleef check-amalgamation examples bench fuzz fuzz-files clean
 all: tensor.h examples
 
 generator/gen: generator/gen.c
@@ -89,12 +89,12 @@ $(BUILD)/sleef/test_all: tests/main.c $(TEST_SRC) tests/test.h tensor.h
 test-sleef: check-amalgamation $(if $(HAVE_SLEEF),$(BUILD)/sleef/test_all)
 	@$(if $(HAVE_SLEEF),tests/run.sh $(BUILD)/sleef/test_all --no-compile-matrix,echo "skipped: test-sleef (apt-get install libsleef-dev)")
 
-test: check-amalgamation $(BUILD)/tests/test_all $(BUILD)/fuzz/replay $(if $(HAVE_NEON_TOOLS),test-neon)
-	@CC="$(CC)" CXX="$(CXX)" FUZZ_REPLAY=$(BUILD)/fuzz/replay TESTS_SKIPPED="$(if $(HAVE_NEON_TOOLS),,$(NEON_SKIPPED))" tests/run.sh $(BUILD)/tests/test_all
+test: check-amalgamation $(BUILD)/tests/test_all $(BUILD)/fuzz/replay $(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/replay-$(l)) $(if $(HAVE_NEON_TOOLS),test-neon)
+	@CC="$(CC)" CXX="$(CXX)" FUZZ_REPLAY=$(BUILD)/fuzz/replay FUZZ_FILE_REPLAYS="$(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/replay-$(l))" TESTS_SKIPPED="$(if $(HAVE_NEON_TOOLS),,$(NEON_SKIPPED))" tests/run.sh $(BUILD)/tests/test_all
 
-test-asan: check-amalgamation $(BUILD)/asan/test_all $(BUILD)/fuzz/replay-asan
+test-asan: check-amalgamation $(BUILD)/asan/test_all $(BUILD)/fuzz/replay-asan $(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/asan-replay-$(l))
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	 CC="$(CC)" CXX="$(CXX)" FUZZ_REPLAY=$(BUILD)/fuzz/replay-asan tests/run.sh $(BUILD)/asan/test_all --no-compile-matrix
+	 CC="$(CC)" CXX="$(CXX)" FUZZ_REPLAY=$(BUILD)/fuzz/replay-asan FUZZ_FILE_REPLAYS="$(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/asan-replay-$(l))" tests/run.sh $(BUILD)/asan/test_all --no-compile-matrix
 
 # The suite under ThreadSanitizer (the pool runs on every core, so large ops use it).
 test-tsan: check-amalgamation $(BUILD)/tsan/test_all
@@ -118,13 +118,43 @@ $(BUILD)/fuzz/fuzz_api: tests/fuzz/fuzz_api.c tensor.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
 	  -DFUZZ_LIBFUZZER $(WARN) -Wno-pass-failed -I. $< -o $@ $(LDLIBS)
+# The file loaders' fuzzers, tests/fuzz/fuzz_files.c, one target per loader (FUZZ_LOADER 1, 2, 3):
+# make test replays each one's seed corpus (tests/fuzz/corpus_LOADER: valid files of every dtype
+# and the malformed files of the tests) and make fuzz runs each for FUZZ_FILE_SECONDS, with zlib
+# (deflated .npz members) when it links.
+FILE_LOADERS = safetensors
+FUZZ_FILE_SECONDS ?= 60
+loader_id = $(if $(filter safetensors,$(1)),1,$(if $(filter npy,$(1)),2,3))
+FUZZ_ZLIB = $(if $(HAVE_ZLIB),-DTENSOR_USE_ZLIB,)
+FUZZ_ZLIB_LIB = $(if $(HAVE_ZLIB),-lz,)
+$(BUILD)/fuzz/replay-%: tests/fuzz/fuzz_files.c tests/fuzz/replay.h tensor.h
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(WARN) -DFUZZ_LOADER=$(call loader_id,$*) -I. $< -o $@ $(LDLIBS)
+$(BUILD)/fuzz/asan-replay-%: tests/fuzz/fuzz_files.c tests/fuzz/replay.h tensor.h
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(SAN) $(WARN) -DFUZZ_LOADER=$(call loader_id,$*) -I. $< -o $@ $(LDLIBS)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_files.c tensor.h
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
+	  -DFUZZ_LIBFUZZER -DFUZZ_LOADER=$(call loader_id,$*) $(FUZZ_ZLIB) $(WARN) -Wno-pass-failed -I. $< -o $@ $(LDLIBS) $(FUZZ_ZLIB_LIB)
+FILE_FUZZ_FLAGS = -max_total_time=$(FUZZ_FILE_SECONDS) -rss_limit_mb=4096 -max_len=65536 -timeout=10 -print_final_stats=1
+fuzz-files: $(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/fuzz_$(l))
+	@for l in $(FILE_LOADERS); do \
+	  rm -rf $(BUILD)/fuzz/corpus_$$l && mkdir -p $(BUILD)/fuzz/corpus_$$l $(BUILD)/fuzz/crashes_$$l && \
+	  cp tests/fuzz/corpus_$$l/* $(BUILD)/fuzz/corpus_$$l/ && \
+	  $(BUILD)/fuzz/fuzz_$$l $(FILE_FUZZ_FLAGS) -artifact_prefix=$(BUILD)/fuzz/crashes_$$l/ $(BUILD)/fuzz/corpus_$$l 2>&1 | \
+	    grep -E '^(stat::|#[0-9]+ *DONE)|ERROR|SUMMARY|Done' || true; \
+	  [ -z "$$(ls $(BUILD)/fuzz/crashes_$$l)" ] || { echo "fuzz_$$l: crashes in $(BUILD)/fuzz/crashes_$$l"; exit 1; }; \
+	done
+
 fuzz:
 	@if ! printf 'int LLVMFuzzerTestOneInput(const char *d, long n) { return d && n < 0; }' | \
 	     $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null > /dev/null 2>&1; then echo "skipped: fuzz (apt-get install clang)"; exit 0; fi; \
 	 $(MAKE) --no-print-directory $(BUILD)/fuzz/fuzz_api $(BUILD)/fuzz/replay && \
 	 rm -rf $(BUILD)/fuzz/corpus && mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/crashes && \
 	 $(BUILD)/fuzz/replay --unpack $(BUILD)/fuzz/corpus tests/fuzz/corpus tests/fuzz/regressions && \
-	 $(BUILD)/fuzz/fuzz_api $(FUZZ_FLAGS) -artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus
+	 $(BUILD)/fuzz/fuzz_api $(FUZZ_FLAGS) -artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus && \
+	 $(MAKE) --no-print-directory fuzz-files
 
 # The benchmark: plain -O2 (no -march: the run-time ISA choice is what is measured), linked with
 # the references (OpenBLAS, glibc's libmvec, SLEEF when -lsleef links). See bench/README.md.

@@ -39,6 +39,19 @@ if [ -n "${FUZZ_REPLAY:-}" ]; then
   if [ "$rs" -ne 0 ] && ! grep -q '^FAIL ' "$r"; then echo "FAIL $FUZZ_REPLAY ended abnormally (exit $rs)"; failed=$((failed + 1)); fi
   rm -f "$r"
 fi
+# The file loaders' fuzzers (tests/fuzz/fuzz_files.c): each replay binary, named replay-LOADER
+# (or asan-replay-LOADER), replays tests/fuzz/corpus_LOADER.
+for fr in ${FUZZ_FILE_REPLAYS:-}; do
+  loader=${fr##*replay-}
+  r=$(mktemp)
+  "$fr" "tests/fuzz/corpus_$loader" > "$r" 2>&1
+  rs=$?
+  cat "$r"
+  passed=$((passed + $(grep -c '^ok ' "$r")))
+  failed=$((failed + $(grep -c '^FAIL ' "$r")))
+  if [ "$rs" -ne 0 ] && ! grep -q '^FAIL ' "$r"; then echo "FAIL $fr ended abnormally (exit $rs)"; failed=$((failed + 1)); fi
+  rm -f "$r"
+done
 if [ -n "${TESTS_SKIPPED:-}" ]; then
   printf '%s\n' "$TESTS_SKIPPED" | sed -n 's/^./skipped: &/p'
   skipped=$((skipped + $(printf '%s\n' "$TESTS_SKIPPED" | grep -c .)))

@@ -558,3 +558,86 @@ TEST(checkpoint_resume_is_bitwise_in_a_fresh_process) {
     remove(ckpt);
     remove(final);
 }
+
+/* A Python interpreter with NumPy (TENSOR_TEST_PYTHON, else /usr/bin/python3, else python3), or NULL. */
+static const char *files_python(void) {
+    static char found[512];
+    const char *env = getenv("TENSOR_TEST_PYTHON");
+    const char *candidates[3] = {env, "/usr/bin/python3", "python3"};
+    for (int i = 0; i < 3; i++) {
+        if (!candidates[i]) continue;
+        char cmd[700];
+        snprintf(cmd, sizeof cmd, "%s -c 'import numpy' > /dev/null 2>&1", candidates[i]);
+        if (system(cmd) == 0) { snprintf(found, sizeof found, "%s", candidates[i]); return found; }
+    }
+    return NULL;
+}
+static int run_py(const char *py, const char *script, const char *cmd, const char *path) {
+    char line[1500];
+    snprintf(line, sizeof line, "%s tests/interop/%s %s '%s' 2>&1", py, script, cmd, path);
+    fflush(stdout);
+    int rc = system(line);
+    return rc;
+}
+
+/* The ten tensors of tests/interop/safetensors_spec.py's expected(), made here. */
+static tensor_dict *spec_expected(void) {
+    tensor_dict *d = tensor_dict_new();
+    double f[12];
+    int64_t i64[12];
+    int32_t i32[12];
+    uint8_t u8[12], b[12];
+    for (int i = 0; i < 12; i++) {
+        f[i] = (i - 5) * 0.25;
+        i64[i] = (int64_t)i * ((int64_t)1 << 40) - 3;
+        i32[i] = i * 7 - 20;
+        u8[i] = (uint8_t)(i * 37 % 256);
+        b[i] = i % 3 == 0;
+    }
+    const tensor_dtype fl[4] = {TENSOR_F64, TENSOR_F32, TENSOR_F16, TENSOR_BF16};
+    const char *fname[4] = {"F64", "F32", "F16", "BF16"};
+    tensor *t64 = tensor_from_data(f, TENSOR_SHAPE(3, 4), TENSOR_F64);
+    for (int k = 0; k < 4; k++) {
+        tensor *t = tensor_to_dtype(t64, fl[k]);
+        tensor_dict_set(d, fname[k], t);
+        tensor_free(t);
+    }
+    tensor *ts[6] = {tensor_from_data(i64, TENSOR_SHAPE(3, 4), TENSOR_I64), tensor_from_data(i32, TENSOR_SHAPE(3, 4), TENSOR_I32),
+                     tensor_from_data(u8, TENSOR_SHAPE(3, 4), TENSOR_U8), tensor_from_data(b, TENSOR_SHAPE(3, 4), TENSOR_BOOL),
+                     tensor_scalar(-1.5, TENSOR_F32), tensor_zeros(TENSOR_SHAPE(0, 2), TENSOR_I32)};
+    const char *names[6] = {"I64", "I32", "U8", "BOOL", "scalar", "empty"};
+    for (int k = 0; k < 6; k++) { tensor_dict_set(d, names[k], ts[k]); tensor_free(ts[k]); }
+    tensor_free(t64);
+    tensor_dict_set_metadata(d, "format", "pt");
+    tensor_dict_set_metadata(d, "written by", "safetensors_spec.py");
+    return d;
+}
+
+/* Files written by a reader/writer made from the specification (Python, standard library and
+   NumPy) load exactly, and tensor.h's files pass its strict check. */
+TEST(safetensors_agrees_with_a_reader_written_from_the_specification) {
+    const char *py = files_python();
+    if (!py) { test_skip("no Python with NumPy (apt-get install python3-numpy)"); return; }
+    char path[256];
+    files_path(path, sizeof path, "spec.safetensors");
+    tensor_dict *want = spec_expected();
+    CHECK(run_py(py, "safetensors_spec.py", "make", path) == 0);
+    for (int mode = 0; mode < 2; mode++) {
+        tensor_dict *got = tensor_load(path, mode ? TENSOR_LOAD_MMAP : 0);
+        CHECK_MSG(got != NULL, "%s", tensor_last_error());
+        if (!got) continue;
+        CHECK(tensor_dict_len(got) == tensor_dict_len(want));
+        for (int i = 0; i < tensor_dict_len(want) && i < tensor_dict_len(got); i++) {
+            CHECK(!strcmp(tensor_dict_name(got, i), tensor_dict_name(want, i)));
+            tensor *a = tensor_dict_at(got, i), *b = tensor_dict_at(want, i);
+            CHECK_MSG(tensor_get_dtype(a) == tensor_get_dtype(b) && tensor_ndim(a) == tensor_ndim(b) && test_same_bits(a, b), "%s", tensor_dict_name(want, i));
+        }
+        CHECK(tensor_dict_metadata(got, "written by") && !strcmp(tensor_dict_metadata(got, "written by"), "safetensors_spec.py"));
+        tensor_dict_free(got);
+    }
+    remove(path);
+    CHECK(tensor_save(path, want) == 0);
+    CHECK_MSG(run_py(py, "safetensors_spec.py", "check", path) == 0, "the specification's reader rejects tensor.h's file");
+    tensor_dict_free(want);
+    remove(path);
+}

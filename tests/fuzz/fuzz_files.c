@@ -1,0 +1,125 @@
+/* The file loaders' fuzzers: one target per loader, chosen at build time by FUZZ_LOADER
+   (1 safetensors, 2 .npy, 3 .npz). Each parses its input as a whole file from memory, through the
+   loader's own parse function (what tensor_load, tensor_load_npy and tensor_load_npz run on a file's
+   bytes), and checks: a failure leaves a message naming the loader; a success gives sane tensors
+   whose every byte can be read (ASan sees any overread); nothing leaks; and the memory the loader
+   holds at any moment stays within what the input's size implies (FZ_BOUND below), so no file can
+   make it allocate more than the file implies.
+   Built two ways (make fuzz, make test), like tests/fuzz/fuzz_api.c:
+     clang -fsanitize=fuzzer,address,undefined -DFUZZ_LIBFUZZER -DFUZZ_LOADER=1 tests/fuzz/fuzz_files.c
+     cc -DFUZZ_LOADER=1 tests/fuzz/fuzz_files.c -o replay; replay [--each] FILE|FOLDER ...
+   The seed corpora (tests/fuzz/corpus_safetensors, _npy, _npz) hold valid files of every dtype and
+   the malformed files of the tests. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef FUZZ_LOADER
+#define FUZZ_LOADER 1
+#endif
+
+/* Every library allocation is counted (a header before the block keeps its size), so the peak can
+   be compared with the input's size. */
+static size_t fz_live, fz_peak;
+static void *fz_malloc(size_t n) {
+    if (n > ((size_t)1 << 31)) return NULL;
+    size_t *p = (size_t *)malloc(n + 16);
+    if (!p) return NULL;
+    p[0] = n;
+    fz_live += n;
+    if (fz_live > fz_peak) fz_peak = fz_live;
+    return (char *)p + 16;
+}
+static void fz_free(void *q) {
+    if (!q) return;
+    size_t *p = (size_t *)((char *)q - 16);
+    fz_live -= p[0];
+    free(p);
+}
+#define TENSOR_MALLOC(n) fz_malloc(n)
+#define TENSOR_FREE(p) fz_free(p)
+#define TENSOR_IMPLEMENTATION
+#include "../../tensor.h"
+
+#if FUZZ_LOADER == 1
+#define FZ_FN "tensor_load"
+#define FZ_BOUND(n) (8 * (n) + 4096) /* header copy, entries, index, spans, data */
+#elif FUZZ_LOADER == 2
+#define FZ_FN "tensor_load_npy"
+#define FZ_BOUND(n) (4 * (n) + 4096)
+#else
+#define FZ_FN "tensor_load_npz"
+#define FZ_BOUND(n) (1100 * (n) + 4096) /* a deflated member may be up to 1032 times its compressed size */
+#endif
+
+static void fz_fail(const char *what, int line) {
+    fprintf(stderr, "fuzz_files.c:%d: check failed: %s (last error: %s)\n", line, what, tensor_last_error() ? tensor_last_error() : "none");
+    abort();
+}
+#define FZ_CHECK(c) do { if (!(c)) fz_fail(#c, __LINE__); } while (0)
+
+/* A loaded tensor: sane geometry, every byte readable, bools 0 or 1. */
+static void fz_check_tensor(tensor *t) {
+    FZ_CHECK(t && tensor_ndim(t) >= 0 && tensor_ndim(t) <= TENSOR_MAX_DIMS);
+    int64_t n = tensor_numel(t);
+    FZ_CHECK(n >= 0);
+    size_t bytes = (size_t)n * tensor_dtype_size(tensor_get_dtype(t));
+    unsigned char *buf = (unsigned char *)malloc(bytes ? bytes : 1);
+    FZ_CHECK(buf != NULL);
+    FZ_CHECK(tensor_copy_to(t, buf, bytes) == 0);
+    if (tensor_get_dtype(t) == TENSOR_BOOL)
+        for (size_t i = 0; i < bytes; i++) FZ_CHECK(buf[i] <= 1);
+    free(buf);
+}
+
+static int fz_run(const uint8_t *data, size_t size) {
+    tensor__rfile f;
+    tensor__rfile_mem(&f, data, size, "fuzz input");
+    tensor_clear_error();
+    fz_peak = fz_live;
+    size_t base = fz_live;
+#if FUZZ_LOADER == 2
+    tensor *t = tensor__npy_parse(FZ_FN, &f, 0, f.size);
+    FZ_CHECK(fz_peak - base <= FZ_BOUND(size));
+    if (!t) FZ_CHECK(tensor_last_error() && strstr(tensor_last_error(), FZ_FN));
+    else fz_check_tensor(t);
+    tensor_free(t);
+#else
+#if FUZZ_LOADER == 1
+    tensor_dict *d = tensor__st_parse(FZ_FN, &f, NULL);
+#else
+    tensor_dict *d = tensor__npz_parse(FZ_FN, &f);
+#endif
+    FZ_CHECK(fz_peak - base <= FZ_BOUND(size));
+    if (!d) FZ_CHECK(tensor_last_error() && strstr(tensor_last_error(), FZ_FN));
+    for (int i = 0; d && i < tensor_dict_len(d); i++) {
+        const char *name = tensor_dict_name(d, i);
+        FZ_CHECK(name && tensor_dict_get(d, name) == tensor_dict_at(d, i)); /* names are unique */
+        fz_check_tensor(tensor_dict_at(d, i));
+    }
+    for (int i = 0; d && i < tensor_dict_metadata_len(d); i++) FZ_CHECK(tensor_dict_metadata(d, tensor_dict_metadata_key(d, i)) != NULL);
+    tensor_dict_free(d);
+#endif
+    FZ_CHECK(tensor_live_handles() == 0 && tensor_live_bytes() == 0);
+    tensor_clear_error();
+    return 0;
+}
+
+/* A file may pack several inputs, each ended by this line (as tests/fuzz/fuzz_api.c's). */
+static const uint8_t fz_sep[8] = {'\n', '-', '-', 'f', 'z', '-', '-', '\n'};
+static int fz_run_all(const uint8_t *data, size_t size) {
+    size_t start = 0;
+    for (size_t i = 0; i + sizeof fz_sep <= size; i++)
+        if (!memcmp(data + i, fz_sep, sizeof fz_sep)) { fz_run(data + start, i - start); start = i + sizeof fz_sep; i = start - 1; }
+    return fz_run(data + start, size - start);
+}
+
+#ifdef FUZZ_LIBFUZZER
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "allocator_may_return_null=1:max_allocation_size_mb=2048"; }
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fz_run_all(data, size); }
+#else
+#include "replay.h"
+#endif
