@@ -1,8 +1,11 @@
 /* fashion_mnist_cnn.c: two conv + max-pool blocks and a linear head (a 128-unit hidden layer with
    dropout) on Fashion-MNIST, AdamW with cosine learning-rate decay.
    Needs Debian's dataset-fashion-mnist (apt-get install dataset-fashion-mnist). From the project root:
-       cc -O2 examples/fashion_mnist_cnn.c -o fashion_mnist_cnn -lm -lpthread -lz && ./fashion_mnist_cnn [epochs] [--bf16]
+       cc -O2 examples/fashion_mnist_cnn.c -o fashion_mnist_cnn -lm -lpthread -lz && ./fashion_mnist_cnn [epochs] [--bf16] [--save FILE] [--load FILE]
    Prints a progress line while training and the test accuracy after each epoch.
+   --save FILE: a checkpoint after each epoch (parameters, optimizer, generator; safetensors).
+   --load FILE: resume from it (bit for bit the run that was interrupted), or, when it already holds
+   every epoch asked for, evaluate the saved model.
    --bf16: mixed precision, as torch.autocast runs it. The optimizer keeps f32 master weights; each
    step the layers run on bf16 copies of them (tensor_to_dtype is differentiable: the gradients come
    back to the f32 weights as f32) and on bf16 activations, and the logits are cast to f32 for the
@@ -51,9 +54,10 @@ static double accuracy(cnn *m, const float *x, const int64_t *y, int64_t n, tens
 }
 
 int main(int argc, char **argv) {
-    int epochs = 8;
-    tensor_dtype dtype; /* the layers' (--bf16: bf16) */
-    if (parse_train_args(argc, argv, &epochs, &dtype)) return 2;
+    train_args args = {8, TENSOR_F32, NULL, NULL};
+    if (parse_train_args(argc, argv, &args)) return 2;
+    int epochs = args.epochs;
+    tensor_dtype dtype = args.dtype; /* the layers' (--bf16: bf16) */
     fashion_mnist d;
     if (fashion_mnist_load(&d)) return 1;
     printf("Fashion-MNIST: %lld train, %lld test images; %s\n", (long long)d.n_train, (long long)d.n_test, tensor_build_info());
@@ -66,16 +70,26 @@ int main(int argc, char **argv) {
     layer_init(m.ow, m.ob);
     tensor *params[8] = {m.c1w, m.c1b, m.c2w, m.c2b, m.fw, m.fb, m.ow, m.ob};
     tensor_optim *opt = tensor_optim_adamw(8, params, 1e-3, 0.9, 0.999, 1e-8, 1e-2);
+    static const char *const names[8] = {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc.weight", "fc.bias", "out.weight", "out.bias"};
     if (!opt) { fprintf(stderr, "%s\n", tensor_last_error()); return 1; }
+    int done_epochs = 0;
+    if (args.load) {
+        if (checkpoint_load(args.load, 8, names, params, opt, &done_epochs)) return 1;
+        printf("loaded %s: %d epochs done\n", args.load, done_epochs);
+    }
 
     int64_t steps = d.n_train / BATCH;
     int64_t *order = (int64_t *)malloc(sizeof(int64_t) * (size_t)d.n_train);
     float *bx = (float *)malloc(sizeof(float) * BATCH * 784);
     int64_t by[BATCH];
     progress p;
-    progress_begin(&p, steps * epochs);
     double train_seconds = 0, acc = 0;
-    for (int epoch = 1; epoch <= epochs; epoch++) {
+    if (done_epochs >= epochs) { /* a finished run: evaluate it */
+        acc = accuracy(&m, d.test_x, d.test_y, d.n_test, dtype);
+        printf("test accuracy of %s: %.2f%%\n", args.load, 100 * acc);
+    } else
+        progress_begin(&p, steps * (epochs - done_epochs));
+    for (int epoch = done_epochs + 1; epoch <= epochs; epoch++) {
         double t0 = now_seconds();
         tensor_scope_begin();
         tensor_copy_to(tensor_randperm(d.n_train, TENSOR_I64), order, sizeof(int64_t) * (size_t)d.n_train);
@@ -101,8 +115,10 @@ int main(int argc, char **argv) {
         train_seconds += dt;
         acc = accuracy(&m, d.test_x, d.test_y, d.n_test, dtype);
         printf("epoch %d: test accuracy %.2f%%, %.1f s\n", epoch, 100 * acc, dt);
+        if (args.save && checkpoint_save(args.save, 8, names, params, opt, epoch)) return 1;
     }
-    printf("summary: %d epochs, test accuracy %.2f%%, %.1f s per epoch (training only)\n", epochs, 100 * acc, train_seconds / epochs);
+    if (epochs > done_epochs)
+        printf("summary: %d epochs, test accuracy %.2f%%, %.1f s per epoch (training only)\n", epochs, 100 * acc, train_seconds / (epochs - done_epochs));
     free(order);
     free(bx);
     tensor_optim_free(opt);

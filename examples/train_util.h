@@ -16,18 +16,71 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The command line of the training examples: [epochs] [--bf16]. Sets *epochs (left at its default
-   when absent) and *dtype (the layers' dtype: f32, or bf16 for --bf16); returns 0, or 2 after
-   printing the usage. */
-static int parse_train_args(int argc, char **argv, int *epochs, tensor_dtype *dtype) {
-    *dtype = TENSOR_F32;
+/* The command line of the training examples: [epochs] [--bf16] [--save FILE] [--load FILE]. */
+typedef struct {
+    int epochs;         /* left at the caller's default when absent */
+    tensor_dtype dtype; /* the layers' dtype: f32, or bf16 for --bf16 */
+    const char *save;   /* --save: a checkpoint after each epoch (safetensors) */
+    const char *load;   /* --load: resume from a checkpoint (or only evaluate it, when it holds every epoch) */
+} train_args;
+
+/* Returns 0, or 2 after printing the usage. */
+static int parse_train_args(int argc, char **argv, train_args *a) {
+    a->dtype = TENSOR_F32;
+    a->save = a->load = NULL;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--bf16")) *dtype = TENSOR_BF16;
-        else if (atoi(argv[i]) > 0) *epochs = atoi(argv[i]);
-        else { fprintf(stderr, "usage: %s [epochs] [--bf16]\n", argv[0]); return 2; }
+        if (!strcmp(argv[i], "--bf16")) a->dtype = TENSOR_BF16;
+        else if (!strcmp(argv[i], "--save") && i + 1 < argc) a->save = argv[++i];
+        else if (!strcmp(argv[i], "--load") && i + 1 < argc) a->load = argv[++i];
+        else if (atoi(argv[i]) > 0) a->epochs = atoi(argv[i]);
+        else { fprintf(stderr, "usage: %s [epochs] [--bf16] [--save FILE] [--load FILE]\n", argv[0]); return 2; }
     }
-    printf("precision: %s\n", *dtype == TENSOR_BF16 ? "bf16 layers, f32 master weights and loss (--bf16)" : "f32");
+    printf("precision: %s\n", a->dtype == TENSOR_BF16 ? "bf16 layers, f32 master weights and loss (--bf16)" : "f32");
     return 0;
+}
+
+/* ---- Checkpoints: one safetensors file with the parameters under their names, the optimizer's
+   state under "optim.", the generator under "rng" and the epochs done under "epoch", so a run
+   resumed from it continues exactly as the uninterrupted run would have. Python reads it with
+   the safetensors package (safetensors.numpy.load_file) or any reader of the format. ---- */
+static int checkpoint_save(const char *path, int n, const char *const *names, tensor *const *params, tensor_optim *opt, int epoch) {
+    tensor_dict *d = tensor_dict_new();
+    tensor *e = tensor_scalar(epoch, TENSOR_I64);
+    int rc = d && e ? 0 : -1;
+    for (int i = 0; i < n && rc == 0; i++) rc = tensor_dict_set(d, names[i], params[i]);
+    if (rc == 0) rc = tensor_dict_set(d, "epoch", e);
+    if (rc == 0) rc = tensor_optim_state_save(opt, d, "optim");
+    if (rc == 0) rc = tensor_rng_state_save(d, "rng");
+    if (rc == 0) rc = tensor_dict_set_metadata(d, "format", "tensor.h checkpoint");
+    if (rc == 0) rc = tensor_save(path, d);
+    if (rc) fprintf(stderr, "cannot save %s: %s\n", path, tensor_last_error() ? tensor_last_error() : "out of memory");
+    tensor_free(e);
+    tensor_dict_free(d);
+    return rc;
+}
+
+/* Restores what checkpoint_save wrote into params (the same names and shapes), the optimizer and
+   the generator; *epoch gets the epochs done. */
+static int checkpoint_load(const char *path, int n, const char *const *names, tensor *const *params, tensor_optim *opt, int *epoch) {
+    tensor_dict *d = tensor_load(path, TENSOR_LOAD_MMAP);
+    int rc = d ? 0 : -1;
+    bool was = tensor_set_grad_enabled(false); /* writing into leaves that require grad, as torch.no_grad() */
+    for (int i = 0; i < n && rc == 0; i++) {
+        tensor *src = tensor_dict_get(d, names[i]);
+        bool same = src && tensor_ndim(src) == tensor_ndim(params[i]);
+        for (int k = 0; same && k < tensor_ndim(src); k++) same = tensor_shape(src)[k] == tensor_shape(params[i])[k];
+        if (src && !same) fprintf(stderr, "%s: '%s' has another shape than this model's\n", path, names[i]);
+        rc = same && tensor_copy_(params[i], src) ? 0 : -1;
+    }
+    tensor_set_grad_enabled(was);
+    if (rc == 0) rc = tensor_optim_state_load(opt, d, "optim");
+    if (rc == 0) rc = tensor_rng_state_load(d, "rng");
+    tensor *e = rc == 0 ? tensor_dict_get(d, "epoch") : NULL;
+    if (e) *epoch = (int)tensor_item(e);
+    else rc = -1;
+    if (rc) fprintf(stderr, "cannot load %s: %s\n", path, tensor_last_error() ? tensor_last_error() : "see above");
+    tensor_dict_free(d);
+    return rc;
 }
 
 /* ---- IDX files (yann.lecun.com/exdb/mnist format), gzip-compressed ---- */
