@@ -6,6 +6,7 @@
    a deleter that counts its calls: each must run exactly once, and not before its last view goes. */
 #include "test.h"
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #if defined(__has_include)
@@ -490,6 +491,70 @@ TEST(dlpack_round_trip) {
         tensor_free(x);
         tensor_free(y);
     }
+}
+
+/* Every memory request of an export and of the imports (zero-copy, copied, read-only) failing in
+   turn: a NULL with a message, the capsule's deleter run exactly once, nothing leaked. */
+TEST(dlpack_alloc_failures) {
+    static float buf[6] = {1, 2, 3, 4, 5, 6};
+    int64_t shape[2] = {2, 3}, negs[2] = {-3, -1};
+    tensor *t = tensor_ones(TENSOR_SHAPE(2, 3), TENSOR_F32);
+    for (int kind = 0; kind < 4; kind++) {
+        for (int64_t k = 1; k < 100; k++) {
+            tensor_clear_error();
+            tensor_test_fail_alloc(k);
+            tensor *r = NULL;
+            DLManagedTensorVersioned c;
+            make_v(&c, kind == 2 ? buf + 5 : buf, 2, shape, kind == 2 ? negs : NULL, kDLFloat, 32);
+            if (kind == 3) c.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+            if (kind == 0) {
+                DLManagedTensorVersioned *m = tensor_to_dlpack(t);
+                r = m ? tensor_from_dlpack(m) : NULL;
+            } else {
+                r = tensor_from_dlpack(&c);
+            }
+            int64_t requests = tensor_test_alloc_count();
+            tensor_test_fail_alloc(0);
+            if (!r) CHECK_MSG(tensor_last_error() != NULL, "kind %d, request %lld: NULL without a message", kind, (long long)k);
+            tensor_free(r);
+            if (kind > 0) CHECK_MSG(deleted_v == 1, "kind %d, request %lld: the deleter ran %d times", kind, (long long)k, deleted_v);
+            tensor_clear_error();
+            if (r && requests < k) break; /* no request failed: the sweep is done */
+        }
+    }
+    tensor_free(t);
+}
+
+/* Deleters and last frees on another thread (a consumer's garbage collector, say). */
+static void *delete_on_thread(void *arg) {
+    DLManagedTensorVersioned *m = (DLManagedTensorVersioned *)arg;
+    m->deleter(m);
+    return NULL;
+}
+static void *free_on_thread(void *arg) {
+    tensor_free((tensor *)arg);
+    return NULL;
+}
+
+TEST(dlpack_other_threads) {
+    tensor *t = tensor_arange(0, 1000, 1, TENSOR_F32);
+    DLManagedTensorVersioned *m = tensor_to_dlpack(t);
+    tensor_free(t);
+    pthread_t th;
+    CHECK(m && pthread_create(&th, NULL, delete_on_thread, m) == 0 && pthread_join(th, NULL) == 0);
+    /* an imported capsule whose last view is freed on another thread: the deleter runs once, where the handle is released */
+    static float buf[4] = {1, 2, 3, 4};
+    int64_t shape[1] = {4};
+    DLManagedTensorVersioned c;
+    make_v(&c, buf, 1, shape, NULL, kDLFloat, 32);
+    tensor *u = tensor_from_dlpack(&c);
+    CHECK(u);
+    CHECK(pthread_create(&th, NULL, free_on_thread, u) == 0 && pthread_join(th, NULL) == 0);
+    tensor_scope_begin(); /* the owner releases a handle sent back to it at its next scope end */
+    tensor_scope_end();
+    tensor *x = tensor_zeros(TENSOR_SHAPE(1), TENSOR_F32); /* or its next handle */
+    tensor_free(x);
+    CHECK_MSG(deleted_v == 1, "deleter ran %d times", deleted_v);
 }
 
 #endif /* HAVE_DLPACK */
