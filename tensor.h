@@ -14775,7 +14775,10 @@ static bool tensor__utf8_valid(const unsigned char *s, size_t n, size_t *bad) {
    its memory is freed, or at once when the import fails or copies. Zero-copy when the view can
    be one of ours: aligned elements, non-negative strides. Negative strides or a misaligned data
    pointer (data + byte_offset not a multiple of the element size) give a copy (CPU only); so does
-   the READ_ONLY flag, since nothing here could stop a write through the view. */
+   the READ_ONLY flag, since nothing here could stop a write through the view. Devices: kDLCPU
+   and kDLCUDAHost (pinned host memory) are CPU memory; kDLCUDA and kDLCUDAManaged (device 0) are
+   CUDA, refused while this build has no CUDA. Versions 1.x are read (a later minor adds nothing
+   this needs); another major version only gets its deleter called, as the spec asks. */
 typedef struct { uint32_t major, minor; } tensor__dl_version;
 typedef struct { int32_t device_type, device_id; } tensor__dl_device;
 typedef struct { uint8_t code, bits; uint16_t lanes; } tensor__dl_dtype;
@@ -14933,7 +14936,7 @@ static tensor *tensor__dl_copy(const char *fn, const char *p, int ndim, const in
     return out;
 }
 
-static char tensor__dl_nothing[8]; /* where an empty capsule without data points */
+static int64_t tensor__dl_nothing[1]; /* where an empty tensor's storage points (aligned for any dtype) */
 
 /* The tensor of a capsule's DLTensor; release(ctx) gives the capsule back (calls its deleter): at
    once on error or after a copy, else when the last view of the external storage goes. */
@@ -14992,7 +14995,7 @@ static tensor *tensor__dl_import(const char *fn, const tensor__dl_tensor *dl, bo
                       (uint64_t)nbytes > (uint64_t)SIZE_MAX))
         return tensor__fail(fn, "the view reaches %lld + %lld elements around its first: too large for this machine", (long long)neg, (long long)pos),
                tensor__dl_drop(release, ctx);
-    char *p = numel > 0 ? (char *)dl->data + dl->byte_offset : tensor__dl_nothing;
+    char *p = numel > 0 ? (char *)dl->data + dl->byte_offset : (char *)tensor__dl_nothing;
 
     if (neg > 0 || (uintptr_t)p % es) { /* not a view of ours: copy it */
         if (device != TENSOR_CPU)
