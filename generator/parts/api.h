@@ -171,7 +171,9 @@ TENSOR_API int tensor_rng_state_load(const tensor_dict *d, const char *name);
 /* DLPack: zero-copy exchange with NumPy, PyTorch, JAX, CuPy (include dlpack.h to use the structs).
    tensor_to_dlpack: the capsule shares t's storage and keeps it alive until its deleter is called.
    tensor_from_dlpack takes ownership: the producer's deleter runs when the last tensor viewing the
-   memory is freed (at once on error). */
+   memory is freed (at once on error). Export: data is the first element, byte_offset 0; delete capsules
+   before tensor_shutdown. Import copies (and calls the deleter at once) for READ_ONLY, negative strides
+   or misaligned data; CUDA capsules need a CUDA build. */
 struct DLManagedTensorVersioned;
 struct DLManagedTensor;
 TENSOR_API struct DLManagedTensorVersioned *tensor_to_dlpack(tensor *t);
