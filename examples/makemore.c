@@ -3,7 +3,9 @@
    softmax over the next character. Trains on Debian's word list (apt-get install wamerican),
    reports train and validation loss against the uniform baseline ln(27), and samples new words.
    From the project root:
-       cc -O2 examples/makemore.c -o makemore -lm -lpthread && ./makemore [steps] */
+       cc -O2 examples/makemore.c -o makemore -lm -lpthread && ./makemore [steps] [--save FILE]
+       ./makemore --load FILE [--samples N]     samples from a saved model (no training)
+   The saved file is safetensors: the weights under the names below, the sizes in its metadata. */
 #define TENSOR_IMPLEMENTATION
 #include "../tensor.h"
 #include <ctype.h>
@@ -74,8 +76,90 @@ static double mean_loss(model *m, const examples *e, int64_t limit) {
     return total / (double)done;
 }
 
+static const char *const names[7] = {"emb", "fc1.weight", "fc1.bias", "ln.weight", "ln.bias", "fc2.weight", "fc2.bias"};
+
+/* The model's weights into path, with its sizes in the metadata. */
+static int save_model(const char *path, tensor *const *params) {
+    tensor_dict *d = tensor_dict_new();
+    char sizes[64];
+    snprintf(sizes, sizeof sizes, "block %d, embedding %d, hidden %d", BLOCK, EMB, HIDDEN);
+    int rc = d ? tensor_dict_set_metadata(d, "sizes", sizes) : -1;
+    for (int i = 0; i < 7 && rc == 0; i++) rc = tensor_dict_set(d, names[i], params[i]);
+    if (rc == 0) rc = tensor_save(path, d);
+    tensor_dict_free(d);
+    return rc;
+}
+/* Weights of the same names and shapes from path into params. */
+static int load_model(const char *path, tensor *const *params) {
+    tensor_dict *d = tensor_load(path, TENSOR_LOAD_MMAP);
+    int rc = d ? 0 : -1;
+    bool was = tensor_set_grad_enabled(false);
+    for (int i = 0; i < 7 && rc == 0; i++) {
+        tensor *src = tensor_dict_get(d, names[i]);
+        bool same = src && tensor_ndim(src) == tensor_ndim(params[i]);
+        for (int k = 0; same && k < tensor_ndim(src); k++) same = tensor_shape(src)[k] == tensor_shape(params[i])[k];
+        if (src && !same) fprintf(stderr, "%s: '%s' has another shape than this model's\n", path, names[i]);
+        rc = same && tensor_copy_(params[i], src) ? 0 : -1;
+    }
+    tensor_set_grad_enabled(was);
+    tensor_dict_free(d);
+    return rc;
+}
+
+/* n words drawn from the model, one character at a time. */
+static void sample_words(model *m, int n) {
+    bool was = tensor_set_grad_enabled(false);
+    for (int w = 0; w < n; w++) {
+        int64_t c[BLOCK] = {0};
+        char out[64];
+        int len = 0;
+        for (;;) {
+            tensor_scope_begin();
+            tensor *probs = tensor_softmax(forward(m, tensor_from_data(c, TENSOR_SHAPE(1, BLOCK), TENSOR_I64)), 1);
+            int64_t ch = (int64_t)tensor_item(tensor_multinomial(probs, 1, true));
+            tensor_scope_end();
+            if (ch == 0 || len == 63) break;
+            out[len++] = (char)('a' + ch - 1);
+            memmove(c, c + 1, sizeof(int64_t) * (BLOCK - 1));
+            c[BLOCK - 1] = ch;
+        }
+        out[len] = 0;
+        printf("  %s\n", out);
+    }
+    tensor_set_grad_enabled(was);
+}
+
+static model model_new(void) {
+    model m = {param(TENSOR_SHAPE(VOCAB, EMB)), param(TENSOR_SHAPE(HIDDEN, BLOCK * EMB)), param(TENSOR_SHAPE(HIDDEN)),
+               tensor_set_requires_grad(tensor_ones(TENSOR_SHAPE(HIDDEN), TENSOR_F32), true), param(TENSOR_SHAPE(HIDDEN)),
+               param(TENSOR_SHAPE(VOCAB, HIDDEN)), param(TENSOR_SHAPE(VOCAB))};
+    return m;
+}
+
 int main(int argc, char **argv) {
-    int64_t steps = argc > 1 ? atoll(argv[1]) : 30000;
+    int64_t steps = 30000;
+    const char *save = NULL, *load = NULL;
+    int samples = 20;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--save") && i + 1 < argc) save = argv[++i];
+        else if (!strcmp(argv[i], "--load") && i + 1 < argc) load = argv[++i];
+        else if (!strcmp(argv[i], "--samples") && i + 1 < argc) samples = atoi(argv[++i]);
+        else if (atoll(argv[i]) > 0) steps = atoll(argv[i]);
+        else { fprintf(stderr, "usage: %s [steps] [--save FILE] | --load FILE [--samples N]\n", argv[0]); return 2; }
+    }
+    if (load) { /* sample from a saved model */
+        model m = model_new();
+        tensor *params[7] = {m.emb, m.w1, m.b1, m.ln_w, m.ln_b, m.w2, m.b2};
+        if (load_model(load, params)) {
+            fprintf(stderr, "cannot load %s: %s\n", load, tensor_last_error() ? tensor_last_error() : "see above");
+            return 1;
+        }
+        tensor_manual_seed((uint64_t)time(NULL));
+        printf("%d words sampled from %s:\n", samples, load);
+        sample_words(&m, samples);
+        tensor_shutdown();
+        return 0;
+    }
     FILE *f = fopen("/usr/share/dict/words", "r");
     if (!f) { fprintf(stderr, "cannot open /usr/share/dict/words: apt-get install wamerican\n"); return 1; }
     /* lower-cased words of letters only, deduplicated (the list has "Ada" and "ada") */
@@ -104,9 +188,7 @@ int main(int argc, char **argv) {
     printf("%lld words: %lld training and %lld validation examples; context %d, embedding %d, hidden %d\n",
            (long long)n_words, (long long)train.n, (long long)val.n, BLOCK, EMB, HIDDEN);
 
-    model m = {param(TENSOR_SHAPE(VOCAB, EMB)), param(TENSOR_SHAPE(HIDDEN, BLOCK * EMB)), param(TENSOR_SHAPE(HIDDEN)),
-               tensor_set_requires_grad(tensor_ones(TENSOR_SHAPE(HIDDEN), TENSOR_F32), true), param(TENSOR_SHAPE(HIDDEN)),
-               param(TENSOR_SHAPE(VOCAB, HIDDEN)), param(TENSOR_SHAPE(VOCAB))};
+    model m = model_new();
     tensor_normal_(m.emb, 0, 1);
     tensor_kaiming_uniform_(m.w1, sqrt(5.0));
     tensor_uniform_(m.b1, -1 / sqrt(BLOCK * EMB), 1 / sqrt(BLOCK * EMB));
@@ -148,26 +230,12 @@ int main(int argc, char **argv) {
     double train_loss = mean_loss(&m, &train, 200000), val_loss = mean_loss(&m, &val, val.n);
     printf("train loss %.4f, validation loss %.4f (uniform baseline ln(27) = %.4f), %.1f s\n", train_loss, val_loss, log(27.0), now_seconds() - t0);
 
-    printf("20 sampled words:\n");
-    bool was = tensor_set_grad_enabled(false);
-    for (int w = 0; w < 20; w++) {
-        int64_t c[BLOCK] = {0};
-        char out[64];
-        int len = 0;
-        for (;;) {
-            tensor_scope_begin();
-            tensor *probs = tensor_softmax(forward(&m, tensor_from_data(c, TENSOR_SHAPE(1, BLOCK), TENSOR_I64)), 1);
-            int64_t ch = (int64_t)tensor_item(tensor_multinomial(probs, 1, true));
-            tensor_scope_end();
-            if (ch == 0 || len == 63) break;
-            out[len++] = (char)('a' + ch - 1);
-            memmove(c, c + 1, sizeof(int64_t) * (BLOCK - 1));
-            c[BLOCK - 1] = ch;
-        }
-        out[len] = 0;
-        printf("  %s\n", out);
+    if (save) {
+        if (save_model(save, params)) { fprintf(stderr, "cannot save %s: %s\n", save, tensor_last_error()); return 1; }
+        printf("saved the model to %s (sample from it: ./makemore --load %s)\n", save, save);
     }
-    tensor_set_grad_enabled(was);
+    printf("%d sampled words:\n", samples);
+    sample_words(&m, samples);
     tensor_optim_free(opt);
     for (int64_t i = 0; i < n_words; i++) free(words[i]);
     free(words); free(perm);
