@@ -82,8 +82,10 @@ typedef struct {
 } tensor__npy_lex;
 
 static bool tensor__npy_bad(tensor__npy_lex *x, const char *what) {
+    size_t n = x->n; /* the header quoted without its padding, up to 120 bytes */
+    while (n && (x->s[n - 1] == ' ' || x->s[n - 1] == '\n')) n--;
     if (!x->failed)
-        tensor__fail(x->fn, "'%.300s': bad .npy header: %s at byte %zu of '%.120s%s'", x->path, what, x->i, x->s, x->n > 120 ? "..." : "");
+        tensor__fail(x->fn, "'%.300s': bad .npy header: %s at byte %zu of \"%.*s%s\"", x->path, what, x->i, (int)(n < 120 ? n : 120), x->s, n > 120 ? "..." : "");
     x->failed = true;
     return false;
 }
