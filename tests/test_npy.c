@@ -672,3 +672,67 @@ TEST(npy_numpy_interop) {
     CHECK_MSG(system(cmd) == 0, "%s failed", cmd);
     npy_tmp_close(&tmp);
 }
+
+/* 70,000 members: the count takes the ZIP64 end records (the 16-bit fields hold 0xFFFF). */
+TEST(npz_many_members_zip64_count) {
+    npy_tmp tmp;
+    npy_tmp_open(&tmp);
+    const char *path = npy_tmp_path(&tmp, "many.npz");
+    tensor_dict *d = tensor_dict_new();
+    tensor *t = tensor_zeros(TENSOR_SHAPE(1), TENSOR_U8);
+    char name[32];
+    for (int i = 0; i < 70000; i++) {
+        snprintf(name, sizeof name, "m%d", i);
+        tensor_dict_set(d, name, t);
+    }
+    CHECK(tensor_save_npz(path, d) == 0);
+    tensor_dict *e = tensor_load_npz(path);
+    CHECK_MSG(e && tensor_dict_len(e) == 70000, "%s", e ? "count" : tensor_last_error());
+    if (e && tensor_dict_len(e) == 70000) CHECK(!strcmp(tensor_dict_name(e, 69999), "m69999"));
+    tensor_dict_free(e);
+    tensor_dict_free(d);
+    tensor_free(t);
+    npy_tmp_close(&tmp);
+}
+
+/* Every memory request of a save and load (.npy in Fortran order, .npz) failing in turn: each run
+   fails with a message or gives the same tensors; never a crash or a leak. */
+static bool npy_sweep_run(npy_tmp *tmp, tensor *src) {
+    bool ok = tensor_save_npy(npy_tmp_path(tmp, "s.npy"), src) == 0;
+    tensor *a = ok ? tensor_load_npy(npy_tmp_path(tmp, "fortran.npy")) : NULL;
+    tensor_dict *d = a ? tensor_dict_new() : NULL;
+    ok = d && tensor_dict_set(d, "a", a) == 0 && tensor_dict_set(d, "src", src) == 0 && tensor_save_npz(npy_tmp_path(tmp, "s.npz"), d) == 0;
+    tensor_dict *e = ok ? tensor_load_npz(npy_tmp_path(tmp, "s.npz")) : NULL;
+    ok = e && tensor_dict_len(e) == 2 && npy_same(tensor_dict_at(e, 0), a) && npy_same(tensor_dict_at(e, 1), src);
+    tensor_dict_free(e);
+    tensor_dict_free(d);
+    tensor_free(a);
+    return ok;
+}
+
+TEST(npy_alloc_failure_sweep) {
+    static unsigned char buf[2000];
+    npy_tmp tmp;
+    npy_tmp_open(&tmp);
+    float ff[24];
+    for (int i = 0; i < 24; i++) ff[i] = (float)i;
+    npy_write_file(npy_tmp_path(&tmp, "fortran.npy"), buf, npy_build(buf, 1, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3, 4), }", 64, ff, sizeof ff));
+    tensor *base = npy_formula_tensor(TENSOR_F64, TENSOR_SHAPE(3, 4));
+    tensor *src = tensor_transpose(base, 0, 1);
+    tensor_test_fail_alloc(0);
+    CHECK(npy_sweep_run(&tmp, src));
+    int64_t n = tensor_test_alloc_count();
+    CHECK(n > 5);
+    for (int64_t k = 1; k <= n; k++) {
+        tensor_clear_error();
+        tensor_test_fail_alloc(k);
+        bool ok = npy_sweep_run(&tmp, src);
+        tensor_test_fail_alloc(0);
+        CHECK_MSG(ok || tensor_last_error(), "request %lld of %lld failed silently", (long long)k, (long long)n);
+    }
+    tensor_test_alloc_count();
+    tensor_clear_error();
+    tensor_free(src);
+    tensor_free(base);
+    npy_tmp_close(&tmp);
+}

@@ -501,6 +501,7 @@ static tensor_dict *tensor__npz_parse(const char *fn, tensor__rfile *f) {
             tensor__fail(fn, "'%.300s': zip: a central directory of %llu bytes cannot hold %llu entries (truncated?)", f->path, (unsigned long long)cd_size, (unsigned long long)n);
             goto fail;
         }
+        if (cd_size > SIZE_MAX / 2) { tensor__fail(fn, "'%.300s': zip: the central directory is too large for this machine", f->path); goto fail; }
         cd = (unsigned char *)TENSOR__MALLOC(cd_size ? (size_t)cd_size : 1);
         d = tensor_dict_new();
         if (!cd || !d) { tensor__fail(fn, "out of memory"); goto fail; }
