@@ -14833,7 +14833,7 @@ typedef struct {
     const char *s;
     size_t n, i;
     const char *fn, *path;
-    bool failed;
+    bool failed, py2; /* py2: versions 1.0 and 2.0 may hold Python 2 longs such as 3L (NumPy drops the L) */
 } tensor__npy_lex;
 
 static bool tensor__npy_bad(tensor__npy_lex *x, const char *what) {
@@ -14900,7 +14900,9 @@ static bool tensor__npy_shape(tensor__npy_lex *x, int *ndim, int64_t *shape) {
             else v = v * 10 + d;
         }
         if (x->i == start) return tensor__npy_bad(x, "expected an integer in 'shape'");
-        if (x->i - start > 1 && x->s[start] == '0') return tensor__npy_bad(x, "an integer with a leading zero in 'shape'");
+        size_t digits = x->i - start;
+        if (x->py2 && x->i < x->n && x->s[x->i] == 'L') x->i++;
+        if (digits > 1 && x->s[start] == '0') return tensor__npy_bad(x, "an integer with a leading zero in 'shape'");
         if (neg && (v || big)) return tensor__npy_bad(x, "negative dimension in 'shape'");
         if (big) return tensor__npy_bad(x, "dimension in 'shape' is too large");
         if (*ndim == TENSOR_MAX_DIMS) return tensor__npy_bad(x, "'shape' has more than 8 dimensions (TENSOR_MAX_DIMS)");
@@ -14945,9 +14947,9 @@ typedef struct {
 } tensor__npy_info;
 
 /* Parses the header dict s[0..n): exactly the keys descr, fortran_order and shape, in any order. */
-static bool tensor__npy_dict(const char *fn, const char *path, const char *s, size_t n, tensor__npy_info *info) {
+static bool tensor__npy_dict(const char *fn, const char *path, const char *s, size_t n, bool py2, tensor__npy_info *info) {
     tensor__npy_lex x;
-    x.s = s; x.n = n; x.i = 0; x.fn = fn; x.path = path; x.failed = false;
+    x.s = s; x.n = n; x.i = 0; x.fn = fn; x.path = path; x.failed = false; x.py2 = py2;
     bool seen[3] = {false, false, false};
     char key[32], descr[48];
     if (!tensor__npy_eat(&x, '{')) return tensor__npy_bad(&x, "expected '{'");
@@ -15023,7 +15025,7 @@ static tensor *tensor__npy_parse(const char *fn, tensor__rfile *f, int64_t off, 
         tensor__fail(fn, "'%.300s': bad .npy header: it contains a NUL byte", f->path);
         ok = false;
     }
-    ok = ok && tensor__npy_dict(fn, f->path, h, (size_t)hlen, &info);
+    ok = ok && tensor__npy_dict(fn, f->path, h, (size_t)hlen, major < 3, &info);
     TENSOR_FREE(h);
     if (!ok) return NULL;
     pos += (int64_t)hlen;

@@ -175,9 +175,10 @@ TEST(npy_load_header_forms) {
         "{\"shape\": (2, 3,), \"descr\": \"<f4\", \"fortran_order\": False}",
         "{ 'fortran_order' :False ,'shape':( 2 ,3 ) ,'descr' : '<f4' }",
         "{'descr': '=f4', 'fortran_order': False, 'shape': (2,3)}",
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 3L), }", /* Python 2 longs (1.0 and 2.0 only) */
     };
     for (int major = 1; major <= 3; major++)
-        for (int k = 0; k < 4; k++)
+        for (int k = 0; k < (major < 3 ? 5 : 4); k++)
             for (int align = 16; align <= 64; align *= 4) {
                 tensor *t = npy_load_bytes(&tmp, buf, npy_build(buf, major, dicts[k], align, f, sizeof f));
                 CHECK_FORMULA(t, TENSOR_F32, TENSOR_SHAPE(2, 3));
@@ -336,6 +337,8 @@ TEST(npy_load_rejects_malformed_files) {
     n = npy_build(buf, 3, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), '\xff': 1}", 64, f, sizeof f);
     CHECK_BAD(npy_load_bytes(&tmp, buf, n), "tensor_load_npy");
     n = npy_build(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), '\xe9': 1}", 64, f, sizeof f);
+    CHECK_BAD(npy_load_bytes(&tmp, buf, n), "tensor_load_npy");
+    n = npy_build(buf, 3, "{'descr': '<f4', 'fortran_order': False, 'shape': (2L, 3L), }", 64, f, sizeof f);
     CHECK_BAD(npy_load_bytes(&tmp, buf, n), "tensor_load_npy");
     npy_tmp_close(&tmp);
 }
