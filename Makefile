@@ -8,6 +8,7 @@ BUILD   ?= build
 SAN      = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 PARTS    = $(shell grep -v '^\#' generator/manifest.txt)
+FILE_LOADERS = safetensors npy npz  # the file loaders, each with a fuzzer (tests/fuzz/fuzz_files.c)
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 EXAMPLES = $(patsubst %.c,%,$(wildcard examples/*.c))
 
@@ -89,8 +90,19 @@ $(BUILD)/sleef/test_all: tests/main.c $(TEST_SRC) tests/test.h tensor.h
 test-sleef: check-amalgamation $(if $(HAVE_SLEEF),$(BUILD)/sleef/test_all)
 	@$(if $(HAVE_SLEEF),tests/run.sh $(BUILD)/sleef/test_all --no-compile-matrix,echo "skipped: test-sleef (apt-get install libsleef-dev)")
 
-test: check-amalgamation $(BUILD)/tests/test_all $(BUILD)/fuzz/replay $(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/replay-$(l)) $(if $(HAVE_NEON_TOOLS),test-neon)
-	@CC="$(CC)" CXX="$(CXX)" FUZZ_REPLAY=$(BUILD)/fuzz/replay FUZZ_FILE_REPLAYS="$(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/replay-$(l))" TESTS_SKIPPED="$(if $(HAVE_NEON_TOOLS),,$(NEON_SKIPPED))" tests/run.sh $(BUILD)/tests/test_all
+# The .npz tests again with -DTENSOR_USE_ZLIB (deflated members, as np.savez_compressed writes) and
+# with every archive written as ZIP64 (TENSOR__ZIP64_LIMIT=0), under the sanitizers; make test runs
+# both (the first needs zlib1g-dev).
+$(BUILD)/zlib/test_npy: tests/main.c tests/test_npy.c tests/test.h tensor.h
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(SAN) $(WARN) -DTENSOR_USE_ZLIB -I. tests/main.c tests/test_npy.c -o $@ $(LDLIBS) -lz
+$(BUILD)/zip64/test_npy: tests/main.c tests/test_npy.c tests/test.h tensor.h
+	@mkdir -p $(dir $@)
+	$(CC) -O1 -g $(SAN) $(WARN) -DTENSOR__ZIP64_LIMIT=0 -I. tests/main.c tests/test_npy.c -o $@ $(LDLIBS)
+NPY_BUILDS = $(if $(HAVE_ZLIB),$(BUILD)/zlib/test_npy) $(BUILD)/zip64/test_npy
+
+test: check-amalgamation $(BUILD)/tests/test_all $(BUILD)/fuzz/replay $(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/replay-$(l)) $(NPY_BUILDS) $(if $(HAVE_NEON_TOOLS),test-neon)
+	@CC="$(CC)" CXX="$(CXX)" FUZZ_REPLAY=$(BUILD)/fuzz/replay FUZZ_FILE_REPLAYS="$(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/replay-$(l))" EXTRA_TESTS="$(NPY_BUILDS)" TESTS_SKIPPED="$(if $(HAVE_NEON_TOOLS),,$(NEON_SKIPPED))" TESTS_SKIPPED2="$(if $(HAVE_ZLIB),,the .npz tests with zlib (apt-get install zlib1g-dev))" tests/run.sh $(BUILD)/tests/test_all
 
 test-asan: check-amalgamation $(BUILD)/asan/test_all $(BUILD)/fuzz/replay-asan $(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/asan-replay-$(l))
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
@@ -122,7 +134,6 @@ $(BUILD)/fuzz/fuzz_api: tests/fuzz/fuzz_api.c tensor.h
 # make test replays each one's seed corpus (tests/fuzz/corpus_LOADER: valid files of every dtype
 # and the malformed files of the tests) and make fuzz runs each for FUZZ_FILE_SECONDS, with zlib
 # (deflated .npz members) when it links.
-FILE_LOADERS = safetensors
 FUZZ_FILE_SECONDS ?= 60
 loader_id = $(if $(filter safetensors,$(1)),1,$(if $(filter npy,$(1)),2,3))
 FUZZ_ZLIB = $(if $(HAVE_ZLIB),-DTENSOR_USE_ZLIB,)

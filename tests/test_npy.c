@@ -1,6 +1,6 @@
 /* NumPy .npy and .npz: round trips of every dtype .npy has and of views, hand-made files for each
    header form and each rejection rule, hand-made zip archives (stored, deflated, ZIP64, corrupt), and
-   interop with NumPy itself through tests/numpy_interop.py when python3-numpy is installed. */
+   interop with NumPy itself through tests/interop/numpy_interop.py when python3-numpy is installed. */
 #include "test.h"
 #include <stdint.h>
 #include <sys/stat.h>
@@ -597,11 +597,11 @@ static const char *npy_python(void) {
     return NULL;
 }
 
-/* tests/numpy_interop.py next to this file (as compiled: tests/test_npy.c from the repository root) */
+/* tests/interop/numpy_interop.py next to this file (as compiled: tests/test_npy.c from the repository root) */
 static const char *npy_script(void) {
     static char path[600];
     const char *slash = strrchr(__FILE__, '/');
-    snprintf(path, sizeof path, "%.*snumpy_interop.py", slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__);
+    snprintf(path, sizeof path, "%.*sinterop/numpy_interop.py", slash ? (int)(slash - __FILE__ + 1) : 0, __FILE__);
     return path;
 }
 

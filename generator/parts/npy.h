@@ -468,7 +468,9 @@ static tensor_dict *tensor__npz_parse(const char *fn, tensor__rfile *f) {
     if (size < 22) return (tensor_dict *)tensor__fail(fn, "'%.300s': %lld bytes is too short for a zip archive (.npz)", f->path, (long long)size);
     /* the end of central directory record: the last signature whose comment ends the file */
     size_t tail = size < 22 + 65535 ? (size_t)size : 22 + 65535;
-    unsigned char *buf = (unsigned char *)TENSOR__MALLOC(tail > TENSOR__ZIP_CHUNK ? tail : TENSOR__ZIP_CHUNK);
+    /* the CRC's chunks are never longer than the file: a small file gets a small buffer */
+    size_t chunk = size < TENSOR__ZIP_CHUNK ? (size_t)size : TENSOR__ZIP_CHUNK;
+    unsigned char *buf = (unsigned char *)TENSOR__MALLOC(tail > chunk ? tail : chunk);
     if (!buf) return (tensor_dict *)tensor__fail(fn, "out of memory");
     unsigned char *cd = NULL, *out = NULL;
     char *what = NULL, *key = NULL;
