@@ -14645,6 +14645,14 @@ static bool tensor__rfile_read(const char *fn, tensor__rfile *f, int64_t off, vo
     return true;
 }
 
+/* Little-endian integers of file formats, read and written byte by byte (any host). */
+static uint32_t tensor__le16(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
+static uint32_t tensor__le32(const unsigned char *p) { return tensor__le16(p) | tensor__le16(p + 2) << 16; }
+static uint64_t tensor__le64(const unsigned char *p) { return (uint64_t)tensor__le32(p) | (uint64_t)tensor__le32(p + 4) << 32; }
+static void tensor__put_le(unsigned char *p, uint64_t v, int n) {
+    for (int i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
 static bool tensor__big_endian(void) {
     const uint16_t one = 1;
     unsigned char b;
@@ -14711,27 +14719,31 @@ static int tensor__wfile_close(const char *fn, tensor__wfile *w, bool ok) {
     return good ? 0 : -1;
 }
 
-/* Writes t's elements in row-major order, little-endian, whatever its layout or device: a contiguous
-   CPU tensor straight from its storage, anything else through contiguous chunks. */
-static void tensor__wfile_tensor(const char *fn, tensor__wfile *w, tensor *t) {
-    size_t es = tensor__dtype_sizes[t->dtype];
-    int64_t numel = tensor__numel_of(t->ndim, t->shape);
-    if (!numel || w->failed) return;
-    if (t->storage->device == TENSOR_CPU && tensor__contiguous(t) && !tensor__big_endian()) {
-        tensor__wfile_write(fn, w, tensor__data(t), (size_t)numel * es);
-        return;
-    }
-    tensor *c = tensor__contiguous_copy(fn, t, t->dtype); /* the copy runs on t's device */
-    if (!c) { w->failed = true; return; }
-    if (c->storage->device != TENSOR_CPU) {
+/* t's elements row-major little-endian: its own storage when that is already so, else a contiguous
+   CPU copy in *holder (free it after use). NULL with an error. */
+static const char *tensor__bytes_le(const char *fn, tensor *t, tensor **holder) {
+    *holder = NULL;
+    if (t->storage->device == TENSOR_CPU && tensor__contiguous(t) && !tensor__big_endian()) return tensor__data(t);
+    tensor *c = tensor__contiguous_copy(fn, t, t->dtype);
+    if (c && c->storage->device != TENSOR_CPU) {
         tensor *h = tensor_to_device(c, TENSOR_CPU);
         tensor_free(c);
-        if (!h) { w->failed = true; return; }
         c = h;
     }
-    if (tensor__big_endian()) tensor__swap_bytes(tensor__data(c), numel, es);
-    tensor__wfile_write(fn, w, tensor__data(c), (size_t)numel * es);
-    tensor_free(c);
+    if (!c) return NULL;
+    if (tensor__big_endian()) tensor__swap_bytes(tensor__data(c), tensor__numel_of(c->ndim, c->shape), tensor__dtype_sizes[c->dtype]);
+    *holder = c;
+    return tensor__data(c);
+}
+
+/* Writes t's elements in row-major order, little-endian, whatever its layout or device. */
+static void tensor__wfile_tensor(const char *fn, tensor__wfile *w, tensor *t) {
+    if (w->failed || !tensor__numel_of(t->ndim, t->shape)) return;
+    tensor *holder;
+    const char *bytes = tensor__bytes_le(fn, t, &holder);
+    if (!bytes) { w->failed = true; return; }
+    tensor__wfile_write(fn, w, bytes, (size_t)tensor__numel_of(t->ndim, t->shape) * tensor__dtype_sizes[t->dtype]);
+    tensor_free(holder);
 }
 
 /* Whether s[0..n) is well-formed UTF-8: no overlong forms, no surrogates, nothing above U+10FFFF
@@ -15094,8 +15106,7 @@ static tensor_dict *tensor__st_parse(const char *fn, tensor__rfile *f, tensor__f
     unsigned char len8[8];
     if (f->size < 8) return (tensor_dict *)tensor__fail(fn, "'%.300s' is too short for a safetensors file (%lld bytes)", path, (long long)f->size);
     if (!tensor__rfile_read(fn, f, 0, len8, 8)) return NULL;
-    uint64_t hlen = 0;
-    for (int i = 7; i >= 0; i--) hlen = hlen << 8 | len8[i];
+    uint64_t hlen = tensor__le64(len8);
     if (hlen > (uint64_t)TENSOR__ST_MAX_HEADER)
         return (tensor_dict *)tensor__fail(fn, "'%.300s': header length %llu exceeds the limit of 100 MB", path, (unsigned long long)hlen);
     if ((int64_t)hlen > f->size - 8)
@@ -15303,7 +15314,7 @@ static int tensor__st_save(const char *fn, const char *path, const tensor_dict *
     int rc = -1;
     if (tensor__wfile_open(fn, path, &w)) {
         unsigned char len8[8];
-        for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)b.n >> (8 * i));
+        tensor__put_le(len8, (uint64_t)b.n, 8);
         tensor__wfile_write(fn, &w, len8, 8);
         tensor__wfile_write(fn, &w, b.p, b.n);
         for (int j = 0; j < d->n; j++) tensor__wfile_tensor(fn, &w, d->ts[order[j]]);
@@ -15659,13 +15670,6 @@ static uint32_t tensor__crc32(uint32_t crc, const void *p, size_t n) {
     crc = ~crc;
     for (size_t i = 0; i < n; i++) crc = tensor__crc32_table[(crc ^ b[i]) & 0xFF] ^ (crc >> 8);
     return ~crc;
-}
-
-static uint32_t tensor__le16(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
-static uint32_t tensor__le32(const unsigned char *p) { return tensor__le16(p) | tensor__le16(p + 2) << 16; }
-static uint64_t tensor__le64(const unsigned char *p) { return (uint64_t)tensor__le32(p) | (uint64_t)tensor__le32(p + 4) << 32; }
-static void tensor__put_le(unsigned char *p, uint64_t v, int n) {
-    for (int i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * i));
 }
 
 // >>npy-header ---------------------------------------------------------------------------------
@@ -16225,23 +16229,6 @@ TENSOR_API tensor_dict *tensor_load_npz(const char *path) {
 }
 
 // >>npz-write ----------------------------------------------------------------------------------
-/* t's elements row-major little-endian: its own storage when that is already so, else a contiguous
-   CPU copy in *holder (free it after use). NULL with an error. */
-static const char *tensor__npy_bytes(const char *fn, tensor *t, tensor **holder) {
-    *holder = NULL;
-    if (t->storage->device == TENSOR_CPU && tensor__contiguous(t) && !tensor__big_endian()) return tensor__data(t);
-    tensor *c = tensor__contiguous_copy(fn, t, t->dtype);
-    if (c && c->storage->device != TENSOR_CPU) {
-        tensor *h = tensor_to_device(c, TENSOR_CPU);
-        tensor_free(c);
-        c = h;
-    }
-    if (!c) return NULL;
-    if (tensor__big_endian()) tensor__swap_bytes(tensor__data(c), tensor__numel_of(c->ndim, c->shape), tensor__dtype_sizes[c->dtype]);
-    *holder = c;
-    return tensor__data(c);
-}
-
 typedef struct {
     uint64_t offset, size;
     uint32_t crc;
@@ -16271,7 +16258,7 @@ TENSOR_API int tensor_save_npz(const char *path, const tensor_dict *d) {
     for (int i = 0; i < d->n && ok && !w.failed; i++) {
         tensor *t = d->ts[i], *holder;
         int hn = tensor__npy_header(fn, path, t, hdr, sizeof hdr);
-        const char *bytes = hn < 0 ? NULL : tensor__npy_bytes(fn, t, &holder);
+        const char *bytes = hn < 0 ? NULL : tensor__bytes_le(fn, t, &holder);
         if (!bytes) { ok = false; break; }
         uint64_t nbytes = (uint64_t)tensor__numel_of(t->ndim, t->shape) * tensor__dtype_sizes[t->dtype];
         size_t nl = strlen(d->names[i]);

@@ -65,13 +65,6 @@ static uint32_t tensor__crc32(uint32_t crc, const void *p, size_t n) {
     return ~crc;
 }
 
-static uint32_t tensor__le16(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
-static uint32_t tensor__le32(const unsigned char *p) { return tensor__le16(p) | tensor__le16(p + 2) << 16; }
-static uint64_t tensor__le64(const unsigned char *p) { return (uint64_t)tensor__le32(p) | (uint64_t)tensor__le32(p + 4) << 32; }
-static void tensor__put_le(unsigned char *p, uint64_t v, int n) {
-    for (int i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * i));
-}
-
 // >>npy-header ---------------------------------------------------------------------------------
 /* The header dict: a cursor over its bytes, and the first problem found (with where). */
 typedef struct {
@@ -629,23 +622,6 @@ TENSOR_API tensor_dict *tensor_load_npz(const char *path) {
 }
 
 // >>npz-write ----------------------------------------------------------------------------------
-/* t's elements row-major little-endian: its own storage when that is already so, else a contiguous
-   CPU copy in *holder (free it after use). NULL with an error. */
-static const char *tensor__npy_bytes(const char *fn, tensor *t, tensor **holder) {
-    *holder = NULL;
-    if (t->storage->device == TENSOR_CPU && tensor__contiguous(t) && !tensor__big_endian()) return tensor__data(t);
-    tensor *c = tensor__contiguous_copy(fn, t, t->dtype);
-    if (c && c->storage->device != TENSOR_CPU) {
-        tensor *h = tensor_to_device(c, TENSOR_CPU);
-        tensor_free(c);
-        c = h;
-    }
-    if (!c) return NULL;
-    if (tensor__big_endian()) tensor__swap_bytes(tensor__data(c), tensor__numel_of(c->ndim, c->shape), tensor__dtype_sizes[c->dtype]);
-    *holder = c;
-    return tensor__data(c);
-}
-
 typedef struct {
     uint64_t offset, size;
     uint32_t crc;
@@ -675,7 +651,7 @@ TENSOR_API int tensor_save_npz(const char *path, const tensor_dict *d) {
     for (int i = 0; i < d->n && ok && !w.failed; i++) {
         tensor *t = d->ts[i], *holder;
         int hn = tensor__npy_header(fn, path, t, hdr, sizeof hdr);
-        const char *bytes = hn < 0 ? NULL : tensor__npy_bytes(fn, t, &holder);
+        const char *bytes = hn < 0 ? NULL : tensor__bytes_le(fn, t, &holder);
         if (!bytes) { ok = false; break; }
         uint64_t nbytes = (uint64_t)tensor__numel_of(t->ndim, t->shape) * tensor__dtype_sizes[t->dtype];
         size_t nl = strlen(d->names[i]);
