@@ -9,6 +9,7 @@ SAN      = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 
 PARTS    = $(shell grep -v '^\#' generator/manifest.txt)
 FILE_LOADERS = safetensors npy npz  # the file loaders, each with a fuzzer (tests/fuzz/fuzz_files.c)
+FUZZ_HEADERS = tests/fuzz/fuzz_main.h tests/fuzz/replay.h
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 EXAMPLES = $(patsubst %.c,%,$(wildcard examples/*.c))
 
@@ -120,13 +121,13 @@ test-tsan: check-amalgamation $(BUILD)/tsan/test_all
 FUZZ_SECONDS ?= 60
 FUZZ_CC ?= clang
 FUZZ_FLAGS = -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048 -max_len=4096 -timeout=10 -print_final_stats=1 -close_fd_mask=1
-$(BUILD)/fuzz/replay: tests/fuzz/fuzz_api.c tensor.h
+$(BUILD)/fuzz/replay: tests/fuzz/fuzz_api.c $(FUZZ_HEADERS) tensor.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) -I. $< -o $@ $(LDLIBS)
-$(BUILD)/fuzz/replay-asan: tests/fuzz/fuzz_api.c tensor.h
+$(BUILD)/fuzz/replay-asan: tests/fuzz/fuzz_api.c $(FUZZ_HEADERS) tensor.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(SAN) $(WARN) -I. $< -o $@ $(LDLIBS)
-$(BUILD)/fuzz/fuzz_api: tests/fuzz/fuzz_api.c tensor.h
+$(BUILD)/fuzz/fuzz_api: tests/fuzz/fuzz_api.c $(FUZZ_HEADERS) tensor.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
 	  -DFUZZ_LIBFUZZER $(WARN) -Wno-pass-failed -I. $< -o $@ $(LDLIBS)
@@ -138,13 +139,13 @@ FUZZ_FILE_SECONDS ?= 60
 loader_id = $(if $(filter safetensors,$(1)),1,$(if $(filter npy,$(1)),2,3))
 FUZZ_ZLIB = $(if $(HAVE_ZLIB),-DTENSOR_USE_ZLIB,)
 FUZZ_ZLIB_LIB = $(if $(HAVE_ZLIB),-lz,)
-$(BUILD)/fuzz/replay-%: tests/fuzz/fuzz_files.c tests/fuzz/replay.h tensor.h
+$(BUILD)/fuzz/replay-%: tests/fuzz/fuzz_files.c $(FUZZ_HEADERS) tensor.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) -DFUZZ_LOADER=$(call loader_id,$*) -I. $< -o $@ $(LDLIBS)
-$(BUILD)/fuzz/asan-replay-%: tests/fuzz/fuzz_files.c tests/fuzz/replay.h tensor.h
+$(BUILD)/fuzz/asan-replay-%: tests/fuzz/fuzz_files.c $(FUZZ_HEADERS) tensor.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(SAN) $(WARN) -DFUZZ_LOADER=$(call loader_id,$*) -I. $< -o $@ $(LDLIBS)
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_files.c tensor.h
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_files.c $(FUZZ_HEADERS) tensor.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
 	  -DFUZZ_LIBFUZZER -DFUZZ_LOADER=$(call loader_id,$*) $(FUZZ_ZLIB) $(WARN) -Wno-pass-failed -I. $< -o $@ $(LDLIBS) $(FUZZ_ZLIB_LIB)

@@ -8,16 +8,21 @@
 # usage: tests/run.sh TEST_BINARY [--no-compile-matrix]
 bin=$1
 passed=0; failed=0; skipped=0
-out=$(mktemp)
-"$bin" > "$out" 2>&1
-status=$?
-cat "$out"
-last=$(tail -n 1 "$out")
-p=$(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
-f=$(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
-skipped=$((skipped + $(grep -c '^skipped: ' "$out")))
-rm -f "$out"
-if [ -z "$p" ]; then echo "FAIL $bin ended abnormally (exit $status)"; failed=$((failed + 1)); else passed=$((passed + p)); failed=$((failed + f)); fi
+# A suite binary: BINARY [FILTER]; adds its closing line's counts and its `skipped:` lines. Its
+# output is shown whole, or only its FAIL and count lines when QUIET is set.
+suite() {
+  out=$(mktemp)
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} "$@" > "$out" 2>&1
+  status=$?
+  if [ -n "${QUIET:-}" ]; then grep -E 'FAIL|passed' "$out"; else cat "$out"; fi
+  last=$(tail -n 1 "$out")
+  p=$(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
+  f=$(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
+  skipped=$((skipped + $(grep -c '^skipped: ' "$out")))
+  rm -f "$out"
+  if [ -z "$p" ]; then echo "FAIL $1 ended abnormally (exit $status)"; failed=$((failed + 1)); else passed=$((passed + p)); failed=$((failed + f)); fi
+}
+suite "$bin"
 if [ "$2" != "--no-compile-matrix" ]; then
   m=$(mktemp)
   sh tests/compile_matrix.sh > "$m" 2>&1
@@ -27,43 +32,26 @@ if [ "$2" != "--no-compile-matrix" ]; then
   skipped=$((skipped + $(grep -c '^skipped: ' "$m")))
   rm -f "$m"
 fi
-# The fuzzer's corpus (one line) and each input of a bug it found (one line each), replayed by
-# $FUZZ_REPLAY (tests/fuzz/fuzz_api.c), which prints `ok ...` or `FAIL ...` lines.
-if [ -n "${FUZZ_REPLAY:-}" ]; then
+# A fuzzer's replay: BINARY ARGS... prints `ok ...` or `FAIL ...` lines, counted here.
+replay() {
   r=$(mktemp)
-  "$FUZZ_REPLAY" tests/fuzz/corpus --each tests/fuzz/regressions > "$r" 2>&1
+  "$@" > "$r" 2>&1
   rs=$?
   cat "$r"
   passed=$((passed + $(grep -c '^ok ' "$r")))
   failed=$((failed + $(grep -c '^FAIL ' "$r")))
-  if [ "$rs" -ne 0 ] && ! grep -q '^FAIL ' "$r"; then echo "FAIL $FUZZ_REPLAY ended abnormally (exit $rs)"; failed=$((failed + 1)); fi
+  if [ "$rs" -ne 0 ] && ! grep -q '^FAIL ' "$r"; then echo "FAIL $1 ended abnormally (exit $rs)"; failed=$((failed + 1)); fi
   rm -f "$r"
-fi
+}
+# The API fuzzer's corpus (one line) and each input of a bug it found (one line each), replayed by
+# $FUZZ_REPLAY (tests/fuzz/fuzz_api.c).
+[ -z "${FUZZ_REPLAY:-}" ] || replay "$FUZZ_REPLAY" tests/fuzz/corpus --each tests/fuzz/regressions
 # Further test binaries (the suite's .npz tests built with zlib, and with ZIP64 everywhere): each
 # runs its `npy` tests and adds its count.
-for xt in ${EXTRA_TESTS:-}; do
-  r=$(mktemp)
-  ASAN_OPTIONS=detect_leaks=1 "$xt" npy > "$r" 2>&1
-  cat "$r" | grep -E 'FAIL|passed'
-  last=$(tail -n 1 "$r")
-  p=$(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
-  f=$(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
-  if [ -z "$p" ]; then echo "FAIL $xt ended abnormally"; failed=$((failed + 1)); else passed=$((passed + p)); failed=$((failed + f)); fi
-  rm -f "$r"
-done
+for xt in ${EXTRA_TESTS:-}; do QUIET=1 suite "$xt" npy; done
 # The file loaders' fuzzers (tests/fuzz/fuzz_files.c): each replay binary, named replay-LOADER
 # (or asan-replay-LOADER), replays tests/fuzz/corpus_LOADER.
-for fr in ${FUZZ_FILE_REPLAYS:-}; do
-  loader=${fr##*replay-}
-  r=$(mktemp)
-  "$fr" "tests/fuzz/corpus_$loader" > "$r" 2>&1
-  rs=$?
-  cat "$r"
-  passed=$((passed + $(grep -c '^ok ' "$r")))
-  failed=$((failed + $(grep -c '^FAIL ' "$r")))
-  if [ "$rs" -ne 0 ] && ! grep -q '^FAIL ' "$r"; then echo "FAIL $fr ended abnormally (exit $rs)"; failed=$((failed + 1)); fi
-  rm -f "$r"
-done
+for fr in ${FUZZ_FILE_REPLAYS:-}; do replay "$fr" "tests/fuzz/corpus_${fr##*replay-}"; done
 for s in "${TESTS_SKIPPED:-}" "${TESTS_SKIPPED2:-}"; do
   [ -n "$s" ] || continue
   echo "skipped: $s"

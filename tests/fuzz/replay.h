@@ -1,5 +1,5 @@
-/* The replay of a fuzzer's inputs, shared by the fuzzers (tests/fuzz/fuzz_*.c): the file that
-   includes it defines fz_sep and fz_run_all(data, size) first.
+/* The replay of a fuzzer's inputs, shared by the fuzzers (tests/fuzz/fuzz_*.c, through
+   fuzz_main.h, which defines fz_sep and fz_run_all(data, size) before it).
      replay [--each] FILE|FOLDER ...     runs each file's inputs in a child process
      replay --unpack DIR FILE|FOLDER...  writes each packed input as a file of its own
    It prints `ok NAME` / `FAIL NAME` lines for tests/run.sh: one per folder, or one per file after
