@@ -551,6 +551,66 @@ TENSOR_API const char *tensor_version(void);            /* "MAJOR.MINOR.PATCH" *
 TENSOR_API const char *tensor_build_info(void);         /* SIMD level, SLEEF, CUDA, threads */
 TENSOR_API bool        tensor_set_reference_kernels(bool on); /* true: plain scalar reference kernels only
                                                                  (to check optimized paths); returns previous */
+
+/* ---- CUDA (linked from tensor_cuda.o; without it, or without a GPU, CUDA is not available) ---- */
+TENSOR_API int         tensor_cuda_device_count(void);  /* 0 without tensor_cuda.o or a GPU */
+TENSOR_API int         tensor_cuda_synchronize(void);   /* waits for this thread's queued GPU work; 0 ok, else
+                                                           -1 with the error (an asynchronous fault included) */
+TENSOR_API void        tensor_set_allow_tf32(bool allow); /* matmul/conv in TF32 on the GPU; default false */
+
+/* ---- The device seam (private: the contract between tensor.h and tensor_cuda.cu) ----
+   A device's translation unit fills a tensor__device table and passes it to tensor__register_device
+   from a static initializer, so linking its object is all a user does, and a program builds the same
+   with or without it (no weak symbols, which MSVC lacks). tensor.h checks the table's ABI version and
+   op names the first time the device is asked for, and reaches the device only through the table:
+   memory, copies, synchronization, and one kernel per op. A kernel sees plain descriptions of its
+   operands (device pointers, shapes, strides in elements), never tensor.h's structs, and runs
+   asynchronously on the calling thread's stream; it returns 0, or non-zero with a message in
+   error[]. tensor__register_device is not available under TENSOR_STATIC. */
+#define TENSOR__DEVICE_ABI 1
+typedef struct {
+    void *data;                        /* the first element, in device memory; NULL for an absent operand,
+                                          and for a CPU scalar passed by value */
+    tensor_dtype dtype;
+    int ndim;
+    int64_t shape[TENSOR_MAX_DIMS];
+    int64_t strides[TENSOR_MAX_DIMS];  /* in elements; 0 along broadcast dims */
+    bool by_value;                     /* a CPU 0-dim input of an elementwise op: its value is below */
+    double value;                      /* the value as double (float dtypes), */
+    int64_t ivalue;                    /* and as int64 (integer and bool dtypes) */
+} tensor__dev_operand;
+typedef struct {
+    tensor_op op;
+    int n_in;
+    tensor__dev_operand in[4];         /* inputs in the order of the op's parameters */
+    tensor__dev_operand out, out2;     /* out2.data is NULL when the op has no second output */
+    tensor_dtype compute;              /* the dtype elementwise ops compute in */
+    double p[4];                       /* the op's parameters, as its CPU kernel reads them */
+    int64_t ip[16];
+    int n_dims;
+    int dims[TENSOR_MAX_DIMS];
+    char error[256];                   /* a failing kernel's message */
+} tensor__dev_call;
+typedef int (*tensor__dev_kernel)(tensor__dev_call *c);
+typedef enum { TENSOR__COPY_TO_DEVICE, TENSOR__COPY_TO_HOST, TENSOR__COPY_ON_DEVICE } tensor__copy_kind;
+typedef struct tensor__device {
+    int abi;                           /* TENSOR__DEVICE_ABI */
+    tensor_device device;              /* the column it fills */
+    int op_count;                      /* TENSOR_OP_COUNT of the tensor.h it was compiled with */
+    const char *const *op_names;       /* and that tensor.h's op names, op_count of them */
+    const tensor__dev_kernel *kernels; /* op_count entries; NULL where the device has no kernel */
+    int (*device_count)(void);
+    const char *(*info)(void);         /* one line for tensor_build_info: the GPU and the runtime */
+    void *(*alloc)(size_t nbytes, char *error, size_t error_len); /* NULL + message when out of memory */
+    void (*free)(void *p);             /* from any thread */
+    /* copies nbytes (stream-ordered on the calling thread's stream; a copy to the host returns
+       when the bytes are there); 0 ok */
+    int (*copy)(void *dst, const void *src, size_t nbytes, tensor__copy_kind kind, char *error, size_t error_len);
+    int (*synchronize)(char *error, size_t error_len); /* the calling thread's stream; reports earlier faults */
+    void (*empty_cache)(void);         /* gives cached device memory back */
+    void (*set_allow_tf32)(bool allow);
+} tensor__device;
+TENSOR_API void tensor__register_device(const tensor__device *d);
 #ifdef TENSOR_TEST_HOOKS
 /* Test builds only (the suite defines TENSOR_TEST_HOOKS): how many times a fast path ran, by name
    (conv_winograd, conv_im2col_simd, conv_smallk, maxpool_fast, relu_backward_fused,
@@ -899,6 +959,147 @@ TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tenso
 #endif
 #endif /* TENSOR_H */
 /* ==== end generator/parts/api.h ==== */
+/* ==== begin generator/parts/formulas.h ==== */
+// >>formulas -----------------------------------------------------------------------------------
+/* The scalar formula of every elementwise op, written once. The CPU kernels (>>elementwise) and
+   the CUDA kernels of tensor_cuda.cu expand the same lists, so an op's value is defined in one
+   place for every device. Compiled with the implementation, and by nvcc when tensor_cuda.cu
+   defines TENSOR__DEVICE_SOURCE before it includes tensor.h (it needs no other implementation).
+
+   TENSOR__UNARY_FORMULAS(X) and TENSOR__BINARY_FORMULAS(X) call X(name, FEXPR, IEXPR): the float
+   formula on double x (and y), evaluated in double and rounded once to the output dtype, and the
+   integer formula on int64_t x (and y) for ops that keep integer dtypes. p0, p1 are the op's
+   parameters; err (an int *) is the flag a formula raises for a value it cannot compute (integer
+   division by zero), which the kernel turns into an error after the loop. */
+#if defined(TENSOR_IMPLEMENTATION) || defined(TENSOR__DEVICE_SOURCE)
+#ifndef TENSOR__FORMULAS_DONE
+#define TENSOR__FORMULAS_DONE
+#include <math.h>
+#include <stdint.h>
+
+#if defined(__CUDACC__)
+#define TENSOR__HOSTDEV static inline __host__ __device__
+#else
+#define TENSOR__HOSTDEV static inline
+#endif
+/* Raises a flag that several threads (CPU pool workers, GPU threads) may raise at once. */
+#if defined(__CUDA_ARCH__)
+#define TENSOR__FLAG_RAISE(p) (*(volatile int *)(p) = 1)
+#elif (defined(__GNUC__) || defined(__clang__)) && !defined(_WIN32)
+#define TENSOR__FLAG_RAISE(p) __atomic_store_n(p, 1, __ATOMIC_RELAXED)
+#else
+#define TENSOR__FLAG_RAISE(p) (*(p) = 1)
+#endif
+
+/* double -> integer without undefined behaviour: NaN gives 0, out-of-range saturates. */
+TENSOR__HOSTDEV int64_t tensor__double_to_i64(double v) {
+    if (v != v) return 0;
+    if (v >= 9223372036854775807.0) return INT64_MAX;
+    if (v <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)v;
+}
+/* Integer helpers: wrap on overflow like two's-complement hardware, with no undefined behaviour. */
+TENSOR__HOSTDEV int64_t tensor__iadd(int64_t x, int64_t y) { return (int64_t)((uint64_t)x + (uint64_t)y); }
+TENSOR__HOSTDEV int64_t tensor__isub(int64_t x, int64_t y) { return (int64_t)((uint64_t)x - (uint64_t)y); }
+TENSOR__HOSTDEV int64_t tensor__imul(int64_t x, int64_t y) { return (int64_t)((uint64_t)x * (uint64_t)y); }
+TENSOR__HOSTDEV int64_t tensor__ineg(int64_t x) { return (int64_t)(0 - (uint64_t)x); }
+TENSOR__HOSTDEV int64_t tensor__iabs(int64_t x) { return x < 0 ? tensor__ineg(x) : x; }
+TENSOR__HOSTDEV int64_t tensor__ipow(int64_t x, int64_t y) {
+    if (y < 0) return x == 1 ? 1 : x == -1 ? (y & 1 ? -1 : 1) : 0; /* what truncating division gives */
+    int64_t r = 1;
+    while (y) { if (y & 1) r = tensor__imul(r, x); x = tensor__imul(x, x); y >>= 1; }
+    return r;
+}
+TENSOR__HOSTDEV int64_t tensor__ifmod(int64_t x, int64_t y, int *err) {
+    if (y == 0) { TENSOR__FLAG_RAISE(err); return 0; }
+    if (y == -1) return 0; /* INT64_MIN % -1 would trap */
+    return x % y;
+}
+TENSOR__HOSTDEV double tensor__fmaxnan(double x, double y) { return x != x ? x : y != y ? y : x > y ? x : y; }
+TENSOR__HOSTDEV double tensor__fminnan(double x, double y) { return x != x ? x : y != y ? y : x < y ? x : y; }
+TENSOR__HOSTDEV double tensor__clampd(double x, double lo, double hi) { double t = x < lo ? lo : x; return t > hi ? hi : t; }
+TENSOR__HOSTDEV int64_t tensor__clampi(int64_t x, double lo, double hi) {
+    int64_t t = (lo == lo && (double)x < lo) ? tensor__double_to_i64(lo) : x;
+    return (hi == hi && (double)t > hi) ? tensor__double_to_i64(hi) : t;
+}
+TENSOR__HOSTDEV double tensor__softplus(double x) { return x > 20 ? x : log1p(exp(x)); }
+TENSOR__HOSTDEV double tensor__logsigmoid(double x) { return x < 0 ? x - log1p(exp(x)) : -log1p(exp(-x)); }
+TENSOR__HOSTDEV double tensor__gelu_tanh(double x) { return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
+TENSOR__HOSTDEV double tensor__sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
+TENSOR__HOSTDEV double tensor__isinf(double x) { return x == INFINITY || x == -INFINITY; }
+
+/*  X(name,        float formula (double x),                    integer formula (int64_t x)) */
+#define TENSOR__UNARY_FORMULAS(X)                                                       \
+    X(neg,         -x,                                          tensor__ineg(x))         \
+    X(abs,         fabs(x),                                     tensor__iabs(x))         \
+    X(sign,        tensor__sign(x),                             (x > 0) - (x < 0))       \
+    X(sqrt,        sqrt(x),                                     0)                       \
+    X(rsqrt,       1.0 / sqrt(x),                               0)                       \
+    X(square,      x * x,                                       tensor__imul(x, x))      \
+    X(reciprocal,  1.0 / x,                                     0)                       \
+    X(exp,         exp(x),                                      0)                       \
+    X(exp2,        exp2(x),                                     0)                       \
+    X(expm1,       expm1(x),                                    0)                       \
+    X(log,         log(x),                                      0)                       \
+    X(log2,        log2(x),                                     0)                       \
+    X(log1p,       log1p(x),                                    0)                       \
+    X(sin,         sin(x),                                      0)                       \
+    X(cos,         cos(x),                                      0)                       \
+    X(tan,         tan(x),                                      0)                       \
+    X(asin,        asin(x),                                     0)                       \
+    X(acos,        acos(x),                                     0)                       \
+    X(atan,        atan(x),                                     0)                       \
+    X(sinh,        sinh(x),                                     0)                       \
+    X(cosh,        cosh(x),                                     0)                       \
+    X(tanh,        tanh(x),                                     0)                       \
+    X(asinh,       asinh(x),                                    0)                       \
+    X(acosh,       acosh(x),                                    0)                       \
+    X(atanh,       atanh(x),                                    0)                       \
+    X(sigmoid,     1.0 / (1.0 + exp(-x)),                       0)                       \
+    X(logsigmoid,  tensor__logsigmoid(x),                       0)                       \
+    X(relu,        x < 0 ? 0.0 : x,                             x < 0 ? 0 : x)           \
+    X(relu6,       tensor__clampd(x, 0, 6),                     tensor__clampi(x, 0, 6)) \
+    X(gelu,        0.5 * x * (1 + erf(x * 0.7071067811865476)), 0)                       \
+    X(gelu_tanh,   tensor__gelu_tanh(x),                        0)                       \
+    X(silu,        x / (1.0 + exp(-x)),                         0)                       \
+    X(mish,        x * tanh(tensor__softplus(x)),               0)                       \
+    X(softplus,    tensor__softplus(x),                         0)                       \
+    X(erf,         erf(x),                                      0)                       \
+    X(floor,       floor(x),                                    x)                       \
+    X(ceil,        ceil(x),                                     x)                       \
+    X(round,       nearbyint(x),                                x)                       \
+    X(trunc,       trunc(x),                                    x)                       \
+    X(logical_not, x == 0,                                      x == 0)                  \
+    X(isnan,       x != x,                                      0)                       \
+    X(isinf,       tensor__isinf(x),                            0)                       \
+    X(leaky_relu,  x > 0 ? x : p0 * x,                          0)                       \
+    X(elu,         x > 0 ? x : p0 * expm1(x),                   0)                       \
+    X(hardtanh,    tensor__clampd(x, p0, p1),                   tensor__clampi(x, p0, p1)) \
+    X(clamp,       tensor__clampd(x, p0, p1),                   tensor__clampi(x, p0, p1))
+
+/*  X(name,         float formula (double x, y),    integer formula (int64_t x, y)) */
+#define TENSOR__BINARY_FORMULAS(X)                                        \
+    X(add,         x + y,                          tensor__iadd(x, y))     \
+    X(sub,         x - y,                          tensor__isub(x, y))     \
+    X(mul,         x * y,                          tensor__imul(x, y))     \
+    X(div,         x / y,                          0)                      \
+    X(pow,         pow(x, y),                      tensor__ipow(x, y))     \
+    X(maximum,     tensor__fmaxnan(x, y),          x > y ? x : y)          \
+    X(minimum,     tensor__fminnan(x, y),          x < y ? x : y)          \
+    X(atan2,       atan2(x, y),                    0)                      \
+    X(fmod,        fmod(x, y),                     tensor__ifmod(x, y, err)) \
+    X(eq,          x == y,                         x == y)                 \
+    X(ne,          x != y,                         x != y)                 \
+    X(lt,          x < y,                          x < y)                  \
+    X(le,          x <= y,                         x <= y)                 \
+    X(gt,          x > y,                          x > y)                  \
+    X(ge,          x >= y,                         x >= y)                 \
+    X(logical_and, x != 0 && y != 0,               x != 0 && y != 0)       \
+    X(logical_or,  x != 0 || y != 0,               x != 0 || y != 0)
+
+#endif /* TENSOR__FORMULAS_DONE */
+#endif
+/* ==== end generator/parts/formulas.h ==== */
 /* ==== begin generator/parts/core.h ==== */
 // >>impl ---------------------------------------------------------------------------------------
 #ifdef TENSOR_IMPLEMENTATION
@@ -1221,14 +1422,6 @@ static uint16_t tensor__f32_to_bf16(float f) {
     if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40); /* quiet NaN */
     u += 0x7fff + ((u >> 16) & 1);
     return (uint16_t)(u >> 16);
-}
-
-/* double -> integer without undefined behaviour: NaN gives 0, out-of-range saturates. */
-static int64_t tensor__double_to_i64(double v) {
-    if (v != v) return 0;
-    if (v >= 9223372036854775807.0) return INT64_MAX;
-    if (v <= -9223372036854775808.0) return INT64_MIN;
-    return (int64_t)v;
 }
 
 /* Generic loads and stores: the reference path of every kernel. Integer values narrow like C's
@@ -4880,13 +5073,12 @@ static tensor *tensor__contiguous_copy(const char *fn, const tensor *t, tensor_d
 /* ==== end generator/parts/dispatch.h ==== */
 /* ==== begin generator/parts/elementwise.h ==== */
 // >>elementwise --------------------------------------------------------------------------------
-/* Each elementwise op is one line below: its formula on double x (and y), and on int64_t x (and y)
-   for ops that keep integer dtypes. TENSOR__UNARY/TENSOR__BINARY expand a formula into the op's
-   reference CPU kernel: a loop over one row of the iteration description, with typed fast paths
-   for f32 and f64, an f32 chunk path for bf16/f16 rows, and a converting path for every other
-   dtype. Float formulas are evaluated in
-   double and rounded once to the output dtype. p0, p1 are the op's parameters; k is the loop
-   context (a formula sets k->error for a value it cannot compute, e.g. integer division by 0). */
+/* Each elementwise op is one line of the shared formula lists (>>formulas). TENSOR__UNARY and
+   TENSOR__BINARY expand a formula into the op's reference CPU kernel: a loop over one row of the
+   iteration description, with typed fast paths for f32 and f64, an f32 chunk path for bf16/f16
+   rows, and a converting path for every other dtype. Float formulas are evaluated in double and
+   rounded once to the output dtype; k is the loop context, whose error flag a formula raises
+   through err. */
 /* ---- bf16 and f16 rows: converted in registers, a chunk at a time ----
    A row whose operands are bf16, f16 or f32 (dense, or a broadcast scalar) and whose output is
    one of those (or bool, for comparisons) runs as f32: each chunk of TENSOR__HALF_CHUNK elements is
@@ -4978,35 +5170,6 @@ static void tensor__half_rows(char **ptr, const int64_t *st, int64_t n, tensor__
     if (k32.error) TENSOR__ATOMIC_SET(&k->error, 1);
 }
 
-/* Integer helpers: wrap on overflow like two's-complement hardware, with no undefined behaviour. */
-static int64_t tensor__iadd(int64_t x, int64_t y) { return (int64_t)((uint64_t)x + (uint64_t)y); }
-static int64_t tensor__isub(int64_t x, int64_t y) { return (int64_t)((uint64_t)x - (uint64_t)y); }
-static int64_t tensor__imul(int64_t x, int64_t y) { return (int64_t)((uint64_t)x * (uint64_t)y); }
-static int64_t tensor__ineg(int64_t x) { return (int64_t)(0 - (uint64_t)x); }
-static int64_t tensor__iabs(int64_t x) { return x < 0 ? tensor__ineg(x) : x; }
-static int64_t tensor__ipow(int64_t x, int64_t y) {
-    if (y < 0) return x == 1 ? 1 : x == -1 ? (y & 1 ? -1 : 1) : 0; /* what truncating division gives */
-    int64_t r = 1;
-    while (y) { if (y & 1) r = tensor__imul(r, x); x = tensor__imul(x, x); y >>= 1; }
-    return r;
-}
-static int64_t tensor__ifmod(int64_t x, int64_t y, tensor__ew_ctx *k) {
-    if (y == 0) { TENSOR__ATOMIC_SET(&k->error, 1); return 0; } /* loops may run on several threads */
-    if (y == -1) return 0; /* INT64_MIN % -1 would trap */
-    return x % y;
-}
-static double tensor__fmaxnan(double x, double y) { return x != x ? x : y != y ? y : x > y ? x : y; }
-static double tensor__fminnan(double x, double y) { return x != x ? x : y != y ? y : x < y ? x : y; }
-static double tensor__clampd(double x, double lo, double hi) { double t = x < lo ? lo : x; return t > hi ? hi : t; }
-static int64_t tensor__clampi(int64_t x, double lo, double hi) {
-    int64_t t = (lo == lo && (double)x < lo) ? tensor__double_to_i64(lo) : x;
-    return (hi == hi && (double)t > hi) ? tensor__double_to_i64(hi) : t;
-}
-static double tensor__softplus(double x) { return x > 20 ? x : log1p(exp(x)); }
-static double tensor__logsigmoid(double x) { return x < 0 ? x - log1p(exp(x)) : -log1p(exp(-x)); }
-static double tensor__gelu_tanh(double x) { return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
-static double tensor__sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
-
 /* One row of a unary op: ptr[0] is the output, ptr[1] the input. */
 #define TENSOR__UNARY(name, FEXPR, IEXPR)                                                                  \
     static void tensor__loop_##name(char **ptr, const int64_t *st, int64_t n, void *vk) {                \
@@ -5047,6 +5210,8 @@ static double tensor__sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
     static void tensor__loop_##name(char **ptr, const int64_t *st, int64_t n, void *vk) {                \
         tensor__ew_ctx *k = (tensor__ew_ctx *)vk;                                                        \
         char *o = ptr[0], *a = ptr[1], *b = ptr[2];                                                      \
+        int *err = &k->error;                                                                            \
+        (void)err;                                                                                       \
         if (k->int_compute) {                                                                            \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 int64_t x = tensor__load_i64(a + i * st[1], k->in[0]);                                   \
@@ -5109,71 +5274,9 @@ static int tensor__run_elementwise(tensor__call *c, tensor__loop_fn loop, tensor
     return 0;
 }
 
-/*                name        float formula (double x)                    integer formula (int64_t x) */
-TENSOR__UNARY(neg,         -x,                                          tensor__ineg(x))
-TENSOR__UNARY(abs,         fabs(x),                                     tensor__iabs(x))
-TENSOR__UNARY(sign,        tensor__sign(x),                             (x > 0) - (x < 0))
-TENSOR__UNARY(sqrt,        sqrt(x),                                     0)
-TENSOR__UNARY(rsqrt,       1.0 / sqrt(x),                               0)
-TENSOR__UNARY(square,      x * x,                                       tensor__imul(x, x))
-TENSOR__UNARY(reciprocal,  1.0 / x,                                     0)
-TENSOR__UNARY(exp,         exp(x),                                      0)
-TENSOR__UNARY(exp2,        exp2(x),                                     0)
-TENSOR__UNARY(expm1,       expm1(x),                                    0)
-TENSOR__UNARY(log,         log(x),                                      0)
-TENSOR__UNARY(log2,        log2(x),                                     0)
-TENSOR__UNARY(log1p,       log1p(x),                                    0)
-TENSOR__UNARY(sin,         sin(x),                                      0)
-TENSOR__UNARY(cos,         cos(x),                                      0)
-TENSOR__UNARY(tan,         tan(x),                                      0)
-TENSOR__UNARY(asin,        asin(x),                                     0)
-TENSOR__UNARY(acos,        acos(x),                                     0)
-TENSOR__UNARY(atan,        atan(x),                                     0)
-TENSOR__UNARY(sinh,        sinh(x),                                     0)
-TENSOR__UNARY(cosh,        cosh(x),                                     0)
-TENSOR__UNARY(tanh,        tanh(x),                                     0)
-TENSOR__UNARY(asinh,       asinh(x),                                    0)
-TENSOR__UNARY(acosh,       acosh(x),                                    0)
-TENSOR__UNARY(atanh,       atanh(x),                                    0)
-TENSOR__UNARY(sigmoid,     1.0 / (1.0 + exp(-x)),                       0)
-TENSOR__UNARY(logsigmoid,  tensor__logsigmoid(x),                       0)
-TENSOR__UNARY(relu,        x < 0 ? 0.0 : x,                             x < 0 ? 0 : x)
-TENSOR__UNARY(relu6,       tensor__clampd(x, 0, 6),                     tensor__clampi(x, 0, 6))
-TENSOR__UNARY(gelu,        0.5 * x * (1 + erf(x * 0.7071067811865476)), 0)
-TENSOR__UNARY(gelu_tanh,   tensor__gelu_tanh(x),                        0)
-TENSOR__UNARY(silu,        x / (1.0 + exp(-x)),                         0)
-TENSOR__UNARY(mish,        x * tanh(tensor__softplus(x)),               0)
-TENSOR__UNARY(softplus,    tensor__softplus(x),                         0)
-TENSOR__UNARY(erf,         erf(x),                                      0)
-TENSOR__UNARY(floor,       floor(x),                                    x)
-TENSOR__UNARY(ceil,        ceil(x),                                     x)
-TENSOR__UNARY(round,       nearbyint(x),                                x)
-TENSOR__UNARY(trunc,       trunc(x),                                    x)
-TENSOR__UNARY(logical_not, x == 0,                                      x == 0)
-TENSOR__UNARY(isnan,       x != x,                                      0)
-TENSOR__UNARY(isinf,       isinf(x) != 0,                               0)
-TENSOR__UNARY(leaky_relu,  x > 0 ? x : p0 * x,                          0)
-TENSOR__UNARY(elu,         x > 0 ? x : p0 * expm1(x),                   0)
-TENSOR__UNARY(hardtanh,    tensor__clampd(x, p0, p1),                   tensor__clampi(x, p0, p1))
-TENSOR__UNARY(clamp,       tensor__clampd(x, p0, p1),                   tensor__clampi(x, p0, p1))
-
-TENSOR__BINARY(add,         x + y,                          tensor__iadd(x, y))
-TENSOR__BINARY(sub,         x - y,                          tensor__isub(x, y))
-TENSOR__BINARY(mul,         x * y,                          tensor__imul(x, y))
-TENSOR__BINARY(div,         x / y,                          0)
-TENSOR__BINARY(pow,         pow(x, y),                      tensor__ipow(x, y))
-TENSOR__BINARY(maximum,     tensor__fmaxnan(x, y),          x > y ? x : y)
-TENSOR__BINARY(minimum,     tensor__fminnan(x, y),          x < y ? x : y)
-TENSOR__BINARY(atan2,       atan2(x, y),                    0)
-TENSOR__BINARY(fmod,        fmod(x, y),                     tensor__ifmod(x, y, k))
-TENSOR__BINARY(eq,          x == y,                         x == y)
-TENSOR__BINARY(ne,          x != y,                         x != y)
-TENSOR__BINARY(lt,          x < y,                          x < y)
-TENSOR__BINARY(le,          x <= y,                         x <= y)
-TENSOR__BINARY(gt,          x > y,                          x > y)
-TENSOR__BINARY(ge,          x >= y,                         x >= y)
-TENSOR__BINARY(logical_and, x != 0 && y != 0,               x != 0 && y != 0)
-TENSOR__BINARY(logical_or,  x != 0 || y != 0,               x != 0 || y != 0)
+/* The CPU kernel of every op in the shared formula lists (>>formulas). */
+TENSOR__UNARY_FORMULAS(TENSOR__UNARY)
+TENSOR__BINARY_FORMULAS(TENSOR__BINARY)
 
 /* where: ptr[0] out, ptr[1] cond (bool), ptr[2] a, ptr[3] b. */
 static void tensor__loop_where(char **ptr, const int64_t *st, int64_t n, void *vk) {

@@ -189,6 +189,66 @@ TENSOR_API const char *tensor_version(void);            /* "MAJOR.MINOR.PATCH" *
 TENSOR_API const char *tensor_build_info(void);         /* SIMD level, SLEEF, CUDA, threads */
 TENSOR_API bool        tensor_set_reference_kernels(bool on); /* true: plain scalar reference kernels only
                                                                  (to check optimized paths); returns previous */
+
+/* ---- CUDA (linked from tensor_cuda.o; without it, or without a GPU, CUDA is not available) ---- */
+TENSOR_API int         tensor_cuda_device_count(void);  /* 0 without tensor_cuda.o or a GPU */
+TENSOR_API int         tensor_cuda_synchronize(void);   /* waits for this thread's queued GPU work; 0 ok, else
+                                                           -1 with the error (an asynchronous fault included) */
+TENSOR_API void        tensor_set_allow_tf32(bool allow); /* matmul/conv in TF32 on the GPU; default false */
+
+/* ---- The device seam (private: the contract between tensor.h and tensor_cuda.cu) ----
+   A device's translation unit fills a tensor__device table and passes it to tensor__register_device
+   from a static initializer, so linking its object is all a user does, and a program builds the same
+   with or without it (no weak symbols, which MSVC lacks). tensor.h checks the table's ABI version and
+   op names the first time the device is asked for, and reaches the device only through the table:
+   memory, copies, synchronization, and one kernel per op. A kernel sees plain descriptions of its
+   operands (device pointers, shapes, strides in elements), never tensor.h's structs, and runs
+   asynchronously on the calling thread's stream; it returns 0, or non-zero with a message in
+   error[]. tensor__register_device is not available under TENSOR_STATIC. */
+#define TENSOR__DEVICE_ABI 1
+typedef struct {
+    void *data;                        /* the first element, in device memory; NULL for an absent operand,
+                                          and for a CPU scalar passed by value */
+    tensor_dtype dtype;
+    int ndim;
+    int64_t shape[TENSOR_MAX_DIMS];
+    int64_t strides[TENSOR_MAX_DIMS];  /* in elements; 0 along broadcast dims */
+    bool by_value;                     /* a CPU 0-dim input of an elementwise op: its value is below */
+    double value;                      /* the value as double (float dtypes), */
+    int64_t ivalue;                    /* and as int64 (integer and bool dtypes) */
+} tensor__dev_operand;
+typedef struct {
+    tensor_op op;
+    int n_in;
+    tensor__dev_operand in[4];         /* inputs in the order of the op's parameters */
+    tensor__dev_operand out, out2;     /* out2.data is NULL when the op has no second output */
+    tensor_dtype compute;              /* the dtype elementwise ops compute in */
+    double p[4];                       /* the op's parameters, as its CPU kernel reads them */
+    int64_t ip[16];
+    int n_dims;
+    int dims[TENSOR_MAX_DIMS];
+    char error[256];                   /* a failing kernel's message */
+} tensor__dev_call;
+typedef int (*tensor__dev_kernel)(tensor__dev_call *c);
+typedef enum { TENSOR__COPY_TO_DEVICE, TENSOR__COPY_TO_HOST, TENSOR__COPY_ON_DEVICE } tensor__copy_kind;
+typedef struct tensor__device {
+    int abi;                           /* TENSOR__DEVICE_ABI */
+    tensor_device device;              /* the column it fills */
+    int op_count;                      /* TENSOR_OP_COUNT of the tensor.h it was compiled with */
+    const char *const *op_names;       /* and that tensor.h's op names, op_count of them */
+    const tensor__dev_kernel *kernels; /* op_count entries; NULL where the device has no kernel */
+    int (*device_count)(void);
+    const char *(*info)(void);         /* one line for tensor_build_info: the GPU and the runtime */
+    void *(*alloc)(size_t nbytes, char *error, size_t error_len); /* NULL + message when out of memory */
+    void (*free)(void *p);             /* from any thread */
+    /* copies nbytes (stream-ordered on the calling thread's stream; a copy to the host returns
+       when the bytes are there); 0 ok */
+    int (*copy)(void *dst, const void *src, size_t nbytes, tensor__copy_kind kind, char *error, size_t error_len);
+    int (*synchronize)(char *error, size_t error_len); /* the calling thread's stream; reports earlier faults */
+    void (*empty_cache)(void);         /* gives cached device memory back */
+    void (*set_allow_tf32)(bool allow);
+} tensor__device;
+TENSOR_API void tensor__register_device(const tensor__device *d);
 #ifdef TENSOR_TEST_HOOKS
 /* Test builds only (the suite defines TENSOR_TEST_HOOKS): how many times a fast path ran, by name
    (conv_winograd, conv_im2col_simd, conv_smallk, maxpool_fast, relu_backward_fused,

@@ -321,14 +321,6 @@ static uint16_t tensor__f32_to_bf16(float f) {
     return (uint16_t)(u >> 16);
 }
 
-/* double -> integer without undefined behaviour: NaN gives 0, out-of-range saturates. */
-static int64_t tensor__double_to_i64(double v) {
-    if (v != v) return 0;
-    if (v >= 9223372036854775807.0) return INT64_MAX;
-    if (v <= -9223372036854775808.0) return INT64_MIN;
-    return (int64_t)v;
-}
-
 /* Generic loads and stores: the reference path of every kernel. Integer values narrow like C's
    conversion on two's-complement machines (wrap), defined here through unsigned arithmetic. */
 static double tensor__load_f64(const char *p, tensor_dtype d) {

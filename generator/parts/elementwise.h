@@ -1,11 +1,10 @@
 // >>elementwise --------------------------------------------------------------------------------
-/* Each elementwise op is one line below: its formula on double x (and y), and on int64_t x (and y)
-   for ops that keep integer dtypes. TENSOR__UNARY/TENSOR__BINARY expand a formula into the op's
-   reference CPU kernel: a loop over one row of the iteration description, with typed fast paths
-   for f32 and f64, an f32 chunk path for bf16/f16 rows, and a converting path for every other
-   dtype. Float formulas are evaluated in
-   double and rounded once to the output dtype. p0, p1 are the op's parameters; k is the loop
-   context (a formula sets k->error for a value it cannot compute, e.g. integer division by 0). */
+/* Each elementwise op is one line of the shared formula lists (>>formulas). TENSOR__UNARY and
+   TENSOR__BINARY expand a formula into the op's reference CPU kernel: a loop over one row of the
+   iteration description, with typed fast paths for f32 and f64, an f32 chunk path for bf16/f16
+   rows, and a converting path for every other dtype. Float formulas are evaluated in double and
+   rounded once to the output dtype; k is the loop context, whose error flag a formula raises
+   through err. */
 /* ---- bf16 and f16 rows: converted in registers, a chunk at a time ----
    A row whose operands are bf16, f16 or f32 (dense, or a broadcast scalar) and whose output is
    one of those (or bool, for comparisons) runs as f32: each chunk of TENSOR__HALF_CHUNK elements is
@@ -97,35 +96,6 @@ static void tensor__half_rows(char **ptr, const int64_t *st, int64_t n, tensor__
     if (k32.error) TENSOR__ATOMIC_SET(&k->error, 1);
 }
 
-/* Integer helpers: wrap on overflow like two's-complement hardware, with no undefined behaviour. */
-static int64_t tensor__iadd(int64_t x, int64_t y) { return (int64_t)((uint64_t)x + (uint64_t)y); }
-static int64_t tensor__isub(int64_t x, int64_t y) { return (int64_t)((uint64_t)x - (uint64_t)y); }
-static int64_t tensor__imul(int64_t x, int64_t y) { return (int64_t)((uint64_t)x * (uint64_t)y); }
-static int64_t tensor__ineg(int64_t x) { return (int64_t)(0 - (uint64_t)x); }
-static int64_t tensor__iabs(int64_t x) { return x < 0 ? tensor__ineg(x) : x; }
-static int64_t tensor__ipow(int64_t x, int64_t y) {
-    if (y < 0) return x == 1 ? 1 : x == -1 ? (y & 1 ? -1 : 1) : 0; /* what truncating division gives */
-    int64_t r = 1;
-    while (y) { if (y & 1) r = tensor__imul(r, x); x = tensor__imul(x, x); y >>= 1; }
-    return r;
-}
-static int64_t tensor__ifmod(int64_t x, int64_t y, tensor__ew_ctx *k) {
-    if (y == 0) { TENSOR__ATOMIC_SET(&k->error, 1); return 0; } /* loops may run on several threads */
-    if (y == -1) return 0; /* INT64_MIN % -1 would trap */
-    return x % y;
-}
-static double tensor__fmaxnan(double x, double y) { return x != x ? x : y != y ? y : x > y ? x : y; }
-static double tensor__fminnan(double x, double y) { return x != x ? x : y != y ? y : x < y ? x : y; }
-static double tensor__clampd(double x, double lo, double hi) { double t = x < lo ? lo : x; return t > hi ? hi : t; }
-static int64_t tensor__clampi(int64_t x, double lo, double hi) {
-    int64_t t = (lo == lo && (double)x < lo) ? tensor__double_to_i64(lo) : x;
-    return (hi == hi && (double)t > hi) ? tensor__double_to_i64(hi) : t;
-}
-static double tensor__softplus(double x) { return x > 20 ? x : log1p(exp(x)); }
-static double tensor__logsigmoid(double x) { return x < 0 ? x - log1p(exp(x)) : -log1p(exp(-x)); }
-static double tensor__gelu_tanh(double x) { return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
-static double tensor__sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
-
 /* One row of a unary op: ptr[0] is the output, ptr[1] the input. */
 #define TENSOR__UNARY(name, FEXPR, IEXPR)                                                                  \
     static void tensor__loop_##name(char **ptr, const int64_t *st, int64_t n, void *vk) {                \
@@ -166,6 +136,8 @@ static double tensor__sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
     static void tensor__loop_##name(char **ptr, const int64_t *st, int64_t n, void *vk) {                \
         tensor__ew_ctx *k = (tensor__ew_ctx *)vk;                                                        \
         char *o = ptr[0], *a = ptr[1], *b = ptr[2];                                                      \
+        int *err = &k->error;                                                                            \
+        (void)err;                                                                                       \
         if (k->int_compute) {                                                                            \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 int64_t x = tensor__load_i64(a + i * st[1], k->in[0]);                                   \
@@ -228,71 +200,9 @@ static int tensor__run_elementwise(tensor__call *c, tensor__loop_fn loop, tensor
     return 0;
 }
 
-/*                name        float formula (double x)                    integer formula (int64_t x) */
-TENSOR__UNARY(neg,         -x,                                          tensor__ineg(x))
-TENSOR__UNARY(abs,         fabs(x),                                     tensor__iabs(x))
-TENSOR__UNARY(sign,        tensor__sign(x),                             (x > 0) - (x < 0))
-TENSOR__UNARY(sqrt,        sqrt(x),                                     0)
-TENSOR__UNARY(rsqrt,       1.0 / sqrt(x),                               0)
-TENSOR__UNARY(square,      x * x,                                       tensor__imul(x, x))
-TENSOR__UNARY(reciprocal,  1.0 / x,                                     0)
-TENSOR__UNARY(exp,         exp(x),                                      0)
-TENSOR__UNARY(exp2,        exp2(x),                                     0)
-TENSOR__UNARY(expm1,       expm1(x),                                    0)
-TENSOR__UNARY(log,         log(x),                                      0)
-TENSOR__UNARY(log2,        log2(x),                                     0)
-TENSOR__UNARY(log1p,       log1p(x),                                    0)
-TENSOR__UNARY(sin,         sin(x),                                      0)
-TENSOR__UNARY(cos,         cos(x),                                      0)
-TENSOR__UNARY(tan,         tan(x),                                      0)
-TENSOR__UNARY(asin,        asin(x),                                     0)
-TENSOR__UNARY(acos,        acos(x),                                     0)
-TENSOR__UNARY(atan,        atan(x),                                     0)
-TENSOR__UNARY(sinh,        sinh(x),                                     0)
-TENSOR__UNARY(cosh,        cosh(x),                                     0)
-TENSOR__UNARY(tanh,        tanh(x),                                     0)
-TENSOR__UNARY(asinh,       asinh(x),                                    0)
-TENSOR__UNARY(acosh,       acosh(x),                                    0)
-TENSOR__UNARY(atanh,       atanh(x),                                    0)
-TENSOR__UNARY(sigmoid,     1.0 / (1.0 + exp(-x)),                       0)
-TENSOR__UNARY(logsigmoid,  tensor__logsigmoid(x),                       0)
-TENSOR__UNARY(relu,        x < 0 ? 0.0 : x,                             x < 0 ? 0 : x)
-TENSOR__UNARY(relu6,       tensor__clampd(x, 0, 6),                     tensor__clampi(x, 0, 6))
-TENSOR__UNARY(gelu,        0.5 * x * (1 + erf(x * 0.7071067811865476)), 0)
-TENSOR__UNARY(gelu_tanh,   tensor__gelu_tanh(x),                        0)
-TENSOR__UNARY(silu,        x / (1.0 + exp(-x)),                         0)
-TENSOR__UNARY(mish,        x * tanh(tensor__softplus(x)),               0)
-TENSOR__UNARY(softplus,    tensor__softplus(x),                         0)
-TENSOR__UNARY(erf,         erf(x),                                      0)
-TENSOR__UNARY(floor,       floor(x),                                    x)
-TENSOR__UNARY(ceil,        ceil(x),                                     x)
-TENSOR__UNARY(round,       nearbyint(x),                                x)
-TENSOR__UNARY(trunc,       trunc(x),                                    x)
-TENSOR__UNARY(logical_not, x == 0,                                      x == 0)
-TENSOR__UNARY(isnan,       x != x,                                      0)
-TENSOR__UNARY(isinf,       isinf(x) != 0,                               0)
-TENSOR__UNARY(leaky_relu,  x > 0 ? x : p0 * x,                          0)
-TENSOR__UNARY(elu,         x > 0 ? x : p0 * expm1(x),                   0)
-TENSOR__UNARY(hardtanh,    tensor__clampd(x, p0, p1),                   tensor__clampi(x, p0, p1))
-TENSOR__UNARY(clamp,       tensor__clampd(x, p0, p1),                   tensor__clampi(x, p0, p1))
-
-TENSOR__BINARY(add,         x + y,                          tensor__iadd(x, y))
-TENSOR__BINARY(sub,         x - y,                          tensor__isub(x, y))
-TENSOR__BINARY(mul,         x * y,                          tensor__imul(x, y))
-TENSOR__BINARY(div,         x / y,                          0)
-TENSOR__BINARY(pow,         pow(x, y),                      tensor__ipow(x, y))
-TENSOR__BINARY(maximum,     tensor__fmaxnan(x, y),          x > y ? x : y)
-TENSOR__BINARY(minimum,     tensor__fminnan(x, y),          x < y ? x : y)
-TENSOR__BINARY(atan2,       atan2(x, y),                    0)
-TENSOR__BINARY(fmod,        fmod(x, y),                     tensor__ifmod(x, y, k))
-TENSOR__BINARY(eq,          x == y,                         x == y)
-TENSOR__BINARY(ne,          x != y,                         x != y)
-TENSOR__BINARY(lt,          x < y,                          x < y)
-TENSOR__BINARY(le,          x <= y,                         x <= y)
-TENSOR__BINARY(gt,          x > y,                          x > y)
-TENSOR__BINARY(ge,          x >= y,                         x >= y)
-TENSOR__BINARY(logical_and, x != 0 && y != 0,               x != 0 && y != 0)
-TENSOR__BINARY(logical_or,  x != 0 || y != 0,               x != 0 || y != 0)
+/* The CPU kernel of every op in the shared formula lists (>>formulas). */
+TENSOR__UNARY_FORMULAS(TENSOR__UNARY)
+TENSOR__BINARY_FORMULAS(TENSOR__BINARY)
 
 /* where: ptr[0] out, ptr[1] cond (bool), ptr[2] a, ptr[3] b. */
 static void tensor__loop_where(char **ptr, const int64_t *st, int64_t n, void *vk) {
