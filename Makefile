@@ -13,7 +13,7 @@ FUZZ_HEADERS = tests/fuzz/fuzz_main.h tests/fuzz/replay.h
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 EXAMPLES = $(patsubst %.c,%,$(wildcard examples/*.c))
 
-.PHONY: all test test-asan test-tsan test-neon test-sleef check-amalgamation examples bench fuzz fuzz-files clean
+.PHONY: all test test-asan test-tsan test-neon test-sleef test-cuda check-amalgamation examples bench fuzz fuzz-files clean
 all: tensor.h examples
 
 generator/gen: generator/gen.c
@@ -102,8 +102,29 @@ $(BUILD)/zip64/test_npy: tests/main.c tests/test_npy.c tests/test.h tensor.h
 	$(CC) -O1 -g $(SAN) $(WARN) -DTENSOR__ZIP64_LIMIT=0 -I. tests/main.c tests/test_npy.c -o $@ $(LDLIBS)
 NPY_BUILDS = $(if $(HAVE_ZLIB),$(BUILD)/zlib/test_npy) $(BUILD)/zip64/test_npy
 
-test: check-amalgamation $(BUILD)/tests/test_all $(BUILD)/fuzz/replay $(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/replay-$(l)) $(NPY_BUILDS) $(if $(HAVE_NEON_TOOLS),test-neon)
-	@CC="$(CC)" CXX="$(CXX)" FUZZ_REPLAY=$(BUILD)/fuzz/replay FUZZ_FILE_REPLAYS="$(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/replay-$(l))" EXTRA_TESTS="$(NPY_BUILDS)" TESTS_SKIPPED="$(if $(HAVE_NEON_TOOLS),,$(NEON_SKIPPED))" TESTS_SKIPPED2="$(if $(HAVE_ZLIB),,the .npz tests with zlib (apt-get install zlib1g-dev))" tests/run.sh $(BUILD)/tests/test_all
+# CUDA (tensor_cuda.cu): compiled with -Werror whenever nvcc is found (in PATH or /usr/local/cuda),
+# and make test links it into the harness (tests/cuda/test_cuda_link.c: the object registers itself;
+# without a GPU, CUDA says it is not available). make test-cuda runs the CUDA suite on a GPU.
+NVCC ?= $(firstword $(shell command -v nvcc 2>/dev/null) $(wildcard /usr/local/cuda/bin/nvcc))
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+NVCCFLAGS ?= -O2
+CUDA_LDLIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lstdc++
+HAVE_CUDA_TU := $(if $(wildcard tensor_cuda.cu),$(NVCC))
+CUDA_BUILDS = $(if $(HAVE_CUDA_TU),$(BUILD)/cuda/test_cuda_link)
+$(BUILD)/cuda/tensor_cuda.o: tensor_cuda.cu tensor.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -c $< -o $@
+$(BUILD)/cuda/test_%: tests/cuda/test_%.c tests/main.c tests/test.h tests/device_sweep.h tensor.h $(BUILD)/cuda/tensor_cuda.o
+	$(CC) $(CFLAGS) $(WARN) -I. tests/main.c $< $(BUILD)/cuda/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS)
+$(BUILD)/cuda/probe: tests/cuda/probe.c tensor.h $(BUILD)/cuda/tensor_cuda.o
+	$(CC) $(CFLAGS) $(WARN) tests/cuda/probe.c $(BUILD)/cuda/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS)
+test-cuda: check-amalgamation $(if $(HAVE_CUDA_TU),$(BUILD)/cuda/probe $(BUILD)/cuda/test_cuda)
+	@$(if $(HAVE_CUDA_TU),,echo "skipped: test-cuda (no nvcc: install the CUDA toolkit)"; exit 0;) \
+	 if why=$$($(BUILD)/cuda/probe); then tests/run.sh $(BUILD)/cuda/test_cuda --no-compile-matrix; \
+	 else echo "skipped: no CUDA device ($$why)"; fi
+
+test: check-amalgamation $(BUILD)/tests/test_all $(BUILD)/fuzz/replay $(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/replay-$(l)) $(NPY_BUILDS) $(CUDA_BUILDS) $(if $(HAVE_NEON_TOOLS),test-neon)
+	@CC="$(CC)" CXX="$(CXX)" FUZZ_REPLAY=$(BUILD)/fuzz/replay FUZZ_FILE_REPLAYS="$(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/replay-$(l))" EXTRA_TESTS="$(NPY_BUILDS)" CUDA_TESTS="$(CUDA_BUILDS)" TESTS_SKIPPED3="$(if $(HAVE_CUDA_TU),,tensor_cuda.cu (nvcc not found: install the CUDA toolkit))" TESTS_SKIPPED="$(if $(HAVE_NEON_TOOLS),,$(NEON_SKIPPED))" TESTS_SKIPPED2="$(if $(HAVE_ZLIB),,the .npz tests with zlib (apt-get install zlib1g-dev))" tests/run.sh $(BUILD)/tests/test_all
 
 test-asan: check-amalgamation $(BUILD)/asan/test_all $(BUILD)/fuzz/replay-asan $(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/asan-replay-$(l))
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

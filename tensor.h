@@ -1774,7 +1774,9 @@ static void tensor__blocks_clear(tensor__thread *me) {
 
 /* Gives the calling thread's cached blocks (and cached handle and graph-node structs) back to the
    system; other threads' caches are theirs (a thread's go back when it exits). */
+static void tensor__devices_empty_cache(void); /* >>devices */
 TENSOR_API void tensor_empty_cache(void) {
+    tensor__devices_empty_cache();
     tensor__thread *me = tensor__self;
     if (!me) return;
     tensor__free_handles_clear(me);
@@ -1837,8 +1839,11 @@ static tensor__storage *tensor__storage_init(tensor__storage *s, size_t nbytes, 
     return s;
 }
 
+static tensor__storage *tensor__storage_external(const char *fn, void *data, size_t nbytes, tensor_device device, void (*release)(void *), void *ctx);
+static tensor__storage *tensor__device_storage(const char *fn, size_t nbytes, tensor_device device); /* >>devices */
+
 static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tensor_device device) {
-    if (device != TENSOR_CPU) return (tensor__storage *)tensor__fail(fn, "device %d storage is not available in this build", (int)device);
+    if (device != TENSOR_CPU) return tensor__device_storage(fn, nbytes, device);
     tensor__storage *s = tensor__block_get(nbytes);
     if (!s) return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes", nbytes);
     return tensor__storage_init(s, nbytes, device);
@@ -1850,7 +1855,7 @@ static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tenso
 #define TENSOR__CLS_EXTERNAL (-2)
 typedef struct { void (*release)(void *ctx); void *ctx; } tensor__external;
 static tensor__external *tensor__external_of(tensor__storage *s) { return (tensor__external *)((char *)s + TENSOR__BLOCK_HEADER); }
-static TENSOR__UNUSED tensor__storage *tensor__storage_external(const char *fn, void *data, size_t nbytes, tensor_device device, void (*release)(void *), void *ctx) {
+static tensor__storage *tensor__storage_external(const char *fn, void *data, size_t nbytes, tensor_device device, void (*release)(void *), void *ctx) {
     char *raw = (char *)TENSOR__MALLOC(TENSOR__BLOCK_HEADER + sizeof(tensor__external) + 63);
     if (!raw) {
         if (release) release(ctx);
@@ -1879,6 +1884,87 @@ static inline void tensor__storage_release(tensor__thread *me, tensor__storage *
         return;
     }
     tensor__block_put(me, s);
+}
+
+// >>devices ------------------------------------------------------------------------------------
+/* Devices other than the CPU come from their own translation unit (tensor_cuda.cu), which passes
+   its table to tensor__register_device from a static initializer, before main. The table is
+   checked the first time the device is asked for (tensor__device_ready): a table built against
+   another tensor.h (another ABI, another op list) is refused with a message, never called. Its
+   state goes 0 (unchecked) -> 2 (being checked, by one thread) -> 1 (usable) or -1 (not). */
+static const tensor__device *tensor__devices[TENSOR_DEVICE_COUNT];
+static int tensor__device_states[TENSOR_DEVICE_COUNT]; /* atomic */
+
+TENSOR_API void tensor__register_device(const tensor__device *d) {
+    if (d && d->device != TENSOR_CPU && (unsigned)d->device < TENSOR_DEVICE_COUNT) tensor__devices[d->device] = d;
+}
+
+static const char *tensor__device_name(tensor_device d) { return d == TENSOR_CPU ? "cpu" : d == TENSOR_CUDA ? "cuda" : "?"; }
+
+/* Why the registered table of dev cannot be used, into why[n]; NULL when it can. */
+static const char *tensor__device_problem(tensor_device dev, char *why, size_t n) {
+    const tensor__device *d = tensor__devices[dev];
+    if (!d) return dev == TENSOR_CUDA ? "CUDA is not available (link tensor_cuda.o and run on a machine with a GPU)" : "no such device";
+    if (d->abi != TENSOR__DEVICE_ABI || d->op_count != TENSOR_OP_COUNT || !d->op_names || !d->kernels || !d->device_count ||
+        !d->alloc || !d->free || !d->copy || !d->synchronize) {
+        snprintf(why, n, "the linked %s object was built for another version of tensor.h (device ABI %d, %d ops; this one: ABI %d, %d ops): rebuild it",
+                 tensor__device_name(dev), d->abi, d->op_count, TENSOR__DEVICE_ABI, (int)TENSOR_OP_COUNT);
+        return why;
+    }
+    for (int i = 0; i < TENSOR_OP_COUNT; i++)
+        if (!d->op_names[i] || strcmp(d->op_names[i], tensor_op_name((tensor_op)i)) != 0) {
+            snprintf(why, n, "the linked %s object was built for another op list (op %d is %s there, %s here): rebuild it", tensor__device_name(dev), i,
+                     d->op_names[i] ? d->op_names[i] : "missing", tensor_op_name((tensor_op)i));
+            return why;
+        }
+    return NULL;
+}
+
+static void tensor__device_fill_column(tensor_device dev); /* >>dispatch: the device's kernels into the table */
+
+/* Whether dev's table is usable (checked once; every thread sees the same answer). */
+static bool tensor__device_ready(tensor_device dev) {
+    for (;;) {
+        int st = TENSOR__LOAD_ACQ(&tensor__device_states[dev]), zero = 0;
+        if (st == 1 || st == -1) return st == 1;
+        if (st == 0 && TENSOR__CAS(&tensor__device_states[dev], &zero, 2)) {
+            char why[256];
+            bool ok = dev != TENSOR_CPU && !tensor__device_problem(dev, why, sizeof why);
+            if (ok) tensor__device_fill_column(dev);
+            TENSOR__STORE_SC(&tensor__device_states[dev], ok ? 1 : -1);
+            return ok;
+        }
+        /* another thread is checking it: a moment */
+    }
+}
+static void tensor__devices_empty_cache(void) {
+    for (int d = 1; d < TENSOR_DEVICE_COUNT; d++) /* a device's cache is shared by every thread */
+        if (TENSOR__LOAD_ACQ(&tensor__device_states[d]) == 1 && tensor__devices[d]->empty_cache) tensor__devices[d]->empty_cache();
+}
+
+/* dev's table when dev is usable and has a device present; else NULL after recording why. */
+static const tensor__device *tensor__device_get(const char *fn, tensor_device dev) {
+    char why[256];
+    const char *problem;
+    if (!tensor__device_ready(dev)) return (const tensor__device *)tensor__fail(fn, "%s", (problem = tensor__device_problem(dev, why, sizeof why)) ? problem : "no such device");
+    const tensor__device *d = tensor__devices[dev];
+    if (d->device_count() <= 0) return (const tensor__device *)tensor__fail(fn, "%s is not available: the linked %s object found no device", dev == TENSOR_CUDA ? "CUDA" : "the device", tensor__device_name(dev));
+    return d;
+}
+
+static void tensor__device_release_cuda(void *p) { tensor__devices[TENSOR_CUDA]->free(p); }
+
+/* Storage in device memory: the device's allocator holds the bytes, a header of our own points at
+   them (external storage: the device's free runs when the last view goes, on any thread). */
+static tensor__storage *tensor__device_storage(const char *fn, size_t nbytes, tensor_device device) {
+    if (device != TENSOR_CUDA) return (tensor__storage *)tensor__fail(fn, "invalid device %d", (int)device);
+    const tensor__device *d = tensor__device_get(fn, device);
+    if (!d) return NULL;
+    if (TENSOR__ALLOC_FAILS()) return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes on %s", nbytes, tensor__device_name(device));
+    char err[256] = "";
+    void *p = d->alloc(nbytes, err, sizeof err);
+    if (!p) return (tensor__storage *)tensor__fail(fn, "%s", err[0] ? err : "out of device memory");
+    return tensor__storage_external(fn, p, nbytes, device, tensor__device_release_cuda, p);
 }
 
 /* Autograd's saves of a storage's views (>>autograd): counted like references, but only summed. */
@@ -2449,13 +2535,19 @@ TENSOR_API double tensor_item(tensor *t) {
         tensor__fail("tensor_item", "tensor of shape %s has %lld elements, expected 1", tensor__shape_of(t), (long long)tensor__numel_of(t->ndim, t->shape));
         return NAN;
     }
-    if (t->storage->device != TENSOR_CPU) { tensor__fail("tensor_item", "tensor is not on the CPU"); return NAN; }
+    if (t->storage->device != TENSOR_CPU) { /* waits for the work queued before it, like PyTorch's .item() */
+        char v[8];
+        if (tensor_copy_to(t, v, sizeof v)) return NAN;
+        return tensor__load_f64(v, t->dtype);
+    }
     return tensor__load_f64(tensor__data(t), t->dtype);
 }
 
 TENSOR_API void *tensor_data_ptr(tensor *t) {
     if (!t) return tensor__null_arg("tensor_data_ptr", "t");
-    if (t->storage->device != TENSOR_CPU) return tensor__fail("tensor_data_ptr", "tensor is on %s, not the CPU", "cuda");
+    if (t->storage->device != TENSOR_CPU)
+        return tensor__fail("tensor_data_ptr", "the tensor is on %s, where the host cannot read it: copy it with tensor_to_device(t, TENSOR_CPU) or tensor_copy_to",
+                            tensor__device_name(t->storage->device));
     if (!tensor__contiguous(t)) return tensor__fail("tensor_data_ptr", "tensor of shape %s is not contiguous; call tensor_contiguous first", tensor__shape_of(t));
     return tensor__data(t);
 }
@@ -4815,9 +4907,75 @@ static const tensor__op_info tensor__ops[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__
 TENSOR_API const char *tensor_op_name(tensor_op op) { return (unsigned)op < TENSOR_OP_COUNT ? tensor__ops[op].name : NULL; }
 TENSOR_API bool tensor_op_differentiable(tensor_op op) { return (unsigned)op < TENSOR_OP_COUNT && tensor__ops[op].differentiable; }
 
-/* Installs a kernel into the table (the CUDA translation unit calls this at start-up). */
-static TENSOR__UNUSED void tensor__register_kernel(tensor_op op, tensor_device device, tensor__kernel_fn fn) {
-    if ((unsigned)op < TENSOR_OP_COUNT && (unsigned)device < TENSOR_DEVICE_COUNT) tensor__kernels[op][device] = fn;
+/* ---- devices: the kernels of a registered device (>>devices) run through one trampoline ----
+   The trampoline turns the call record into the device's plain description (tensor__dev_call) and
+   calls the device's kernel for the op. A CPU 0-dim input of an elementwise op (a wrapped number,
+   as PyTorch allows beside CUDA tensors) goes by value; any other op gets it copied to the device. */
+static bool tensor__op_elementwise(tensor_op op) {
+    const char *k = tensor__ops[op].kind;
+    return !strcmp(k, "UNARY") || !strcmp(k, "UNARY_P") || !strcmp(k, "BINARY") || !strcmp(k, "TERNARY") || !strcmp(k, "SCALAR") || !strcmp(k, "INPLACE");
+}
+static void tensor__dev_operand_of(tensor__dev_operand *o, const tensor *t) {
+    memset(o, 0, sizeof *o);
+    if (!t) return;
+    o->data = (char *)t->storage->data + t->offset * (int64_t)tensor__dtype_sizes[t->dtype];
+    o->dtype = t->dtype;
+    o->ndim = t->ndim;
+    for (int d = 0; d < t->ndim; d++) { o->shape[d] = t->shape[d]; o->strides[d] = t->strides[d]; }
+}
+static tensor *tensor__transfer_copy(const char *fn, tensor *t, tensor_device device); /* >>create: a copy on device, no autograd */
+static int tensor__device_kernel(tensor__call *c) {
+    tensor_device dev = c->out->storage->device;
+    const tensor__device *d = tensor__devices[dev];
+    tensor__dev_kernel k = d->kernels[c->op];
+    tensor__dev_call dc;
+    tensor *moved[TENSOR__MAX_INPUTS] = {NULL, NULL, NULL, NULL};
+    int rc = 0;
+    dc.op = c->op;
+    dc.n_in = c->n_in;
+    for (int i = 0; i < TENSOR__MAX_INPUTS; i++) {
+        tensor *t = c->in[i];
+        tensor__dev_operand *o = &dc.in[i];
+        tensor__dev_operand_of(o, NULL);
+        if (!t || t->storage->device == dev) { tensor__dev_operand_of(o, t); continue; }
+        if (t->storage->device != TENSOR_CPU || t->ndim != 0) {
+            tensor__fail(c->fn, "inputs are on different devices (%s and %s); move them with tensor_to_device", tensor__device_name(t->storage->device), tensor__device_name(dev));
+            rc = 1;
+            break;
+        }
+        if (tensor__op_elementwise(c->op)) {
+            o->dtype = t->dtype;
+            o->by_value = true;
+            o->value = tensor__load_f64(tensor__data(t), t->dtype);
+            o->ivalue = tensor__load_i64(tensor__data(t), t->dtype);
+            continue;
+        }
+        if (!(moved[i] = tensor__transfer_copy(c->fn, t, dev))) { rc = 1; break; }
+        tensor__dev_operand_of(o, moved[i]);
+    }
+    if (!rc) {
+        tensor__dev_operand_of(&dc.out, c->out);
+        tensor__dev_operand_of(&dc.out2, c->out2);
+        dc.compute = c->compute;
+        memcpy(dc.p, c->p, sizeof dc.p);
+        memcpy(dc.ip, c->ip, sizeof dc.ip);
+        dc.n_dims = c->n_dims;
+        memcpy(dc.dims, c->dims, sizeof dc.dims);
+        dc.error[0] = 0;
+        if (k(&dc)) {
+            dc.error[sizeof dc.error - 1] = 0;
+            tensor__fail(c->fn, "%s", dc.error[0] ? dc.error : "the device kernel failed");
+            rc = 1;
+        }
+    }
+    for (int i = 0; i < TENSOR__MAX_INPUTS; i++) tensor_free(moved[i]);
+    return rc;
+}
+static int tensor__cpu_to_device(tensor__call *c); /* >>create: copies between any two devices */
+static void tensor__device_fill_column(tensor_device dev) {
+    const tensor__device *d = tensor__devices[dev];
+    for (int op = 0; op < TENSOR_OP_COUNT; op++) tensor__kernels[op][dev] = d->kernels[op] ? tensor__device_kernel : NULL;
+    tensor__kernels[TENSOR_OP_to_device][dev] = tensor__cpu_to_device;
 }
 
 /* true: kernels that have an optimized path take their plain reference path instead, so tests can
@@ -4835,7 +4993,7 @@ static bool tensor__autograd_record(tensor__call *c); /* >>autograd: records a n
 static tensor *tensor__dispatch(tensor__call *c) {
     tensor_device dev = c->out->storage->device;
     tensor__kernel_fn k = tensor__kernels[c->op][dev];
-    int rc = k ? k(c) : (tensor__fail(c->fn, "no kernel for %s on this device", tensor__ops[c->op].name), 1);
+    int rc = k ? k(c) : (tensor__fail(c->fn, "%s has no kernel on %s in this build", tensor__ops[c->op].name, tensor__device_name(dev)), 1);
     if (rc || !tensor__autograd_record(c)) {
         tensor_free(c->out);
         tensor_free(c->out2);
@@ -4875,11 +5033,28 @@ static bool tensor__same_device(const char *fn, int n, tensor *const *ts) {
         if (first < 0) first = i;
         else if (ts[i]->storage->device != ts[first]->storage->device) {
             tensor__fail(fn, "inputs are on different devices (%s and %s); move them with tensor_to_device",
-                         ts[first]->storage->device == TENSOR_CPU ? "cpu" : "cuda", ts[i]->storage->device == TENSOR_CPU ? "cpu" : "cuda");
+                         tensor__device_name(ts[first]->storage->device), tensor__device_name(ts[i]->storage->device));
             return false;
         }
     }
     return true;
+}
+/* Host code that reads a tensor's values outside a kernel refuses a device tensor until it has a
+   device path of its own. */
+static bool tensor__host_only(const char *fn, const tensor *t, const char *what) {
+    if (!t || t->storage->device == TENSOR_CPU) return true;
+    tensor__fail(fn, "%s is not available on %s in this build", what, tensor__device_name(t->storage->device));
+    return false;
+}
+/* The same rule for elementwise ops, where a CPU 0-dim tensor also goes with tensors of another
+   device (as PyTorch's CPU scalars do): the device of the result in *dev. */
+static bool tensor__elementwise_device(const char *fn, int n, tensor *const *ts, tensor_device *dev) {
+    tensor *others[TENSOR__MAX_INPUTS];
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (ts[i] && !(ts[i]->ndim == 0 && ts[i]->storage->device == TENSOR_CPU)) others[m++] = ts[i];
+    *dev = m ? others[0]->storage->device : TENSOR_CPU;
+    return tensor__same_device(fn, m, others);
 }
 
 // >>iter ---------------------------------------------------------------------------------------
@@ -5064,10 +5239,22 @@ static void tensor__copy_into(tensor *dst, const tensor *src) {
     tensor__iter_run(&it, tensor__copy_loop, &it);
 }
 
-/* A contiguous copy of t in dtype (a plain helper for kernels; no autograd, no registry op). */
+/* A contiguous copy of t in dtype, on t's device (a plain helper; no autograd): a device tensor's
+   through the device's to_dtype kernel, a converting strided copy. */
 static tensor *tensor__contiguous_copy(const char *fn, const tensor *t, tensor_dtype dtype) {
     tensor *r = tensor__new_like(fn, t, dtype);
-    if (r) tensor__copy_into(r, t);
+    if (!r) return NULL;
+    tensor_device dev = t->storage->device;
+    if (dev == TENSOR_CPU) { tensor__copy_into(r, t); return r; }
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_to_dtype);
+    c.fn = fn;
+    c.n_in = 1;
+    c.in[0] = (tensor *)(uintptr_t)t;
+    c.out = r;
+    tensor__kernel_fn k = tensor__kernels[TENSOR_OP_to_dtype][dev];
+    if (!k) tensor__fail(fn, "to_dtype has no kernel on %s in this build", tensor__device_name(dev));
+    if (!k || k(&c)) { tensor_free(r); return NULL; }
     return r;
 }
 /* ==== end generator/parts/dispatch.h ==== */
@@ -5451,7 +5638,8 @@ static tensor *tensor__unary(tensor_op op, tensor *a, double p0, double p1) {
 static tensor *tensor__binary_typed(tensor_op op, tensor *a, tensor *b, tensor_dtype out, tensor_dtype compute) {
     const char *fn = tensor__ops[op].fn;
     tensor *ins[2] = {a, b};
-    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    tensor_device dev;
+    if (!tensor__elementwise_device(fn, 2, ins, &dev)) return NULL;
     int nd;
     int64_t shape[TENSOR_MAX_DIMS];
     if (!tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, shape)) return NULL;
@@ -5461,7 +5649,7 @@ static tensor *tensor__binary_typed(tensor_op op, tensor *a, tensor *b, tensor_d
     c.in[0] = a;
     c.in[1] = b;
     c.compute = compute;
-    c.out = tensor__new(fn, nd, shape, out, a->storage->device);
+    c.out = tensor__new(fn, nd, shape, out, dev);
     return c.out ? tensor__dispatch(&c) : NULL;
 }
 
@@ -5516,7 +5704,7 @@ static tensor *tensor__binary_scalar(tensor_op op, tensor *a, double s) {
         return tensor__fail(fn, "integers to negative integer powers are not allowed (%s tensor, exponent %g)", tensor__dtype_names[a->dtype], s);
     tensor *b = tensor__wrapped_scalar(fn, s, compute);
     if (!b) return NULL;
-    tensor *r = a->storage->device == TENSOR_CPU ? tensor__binary_typed(base, a, b, out, compute) : tensor__fail(fn, "scalar ops on this device are not available");
+    tensor *r = tensor__binary_typed(base, a, b, out, compute);
     tensor_free(b);
     return r;
 }
@@ -5565,7 +5753,8 @@ TENSOR_API tensor *tensor_where(tensor *cond, tensor *a, tensor *b) {
     TENSOR__CHECK_ARG(fn, b);
     if (cond->dtype != TENSOR_BOOL) return tensor__fail(fn, "condition must be a bool tensor, got %s", tensor__dtype_names[cond->dtype]);
     tensor *ins[3] = {cond, a, b};
-    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    tensor_device dev;
+    if (!tensor__elementwise_device(fn, 3, ins, &dev)) return NULL;
     int nd;
     int64_t s1[TENSOR_MAX_DIMS], s2[TENSOR_MAX_DIMS];
     if (!tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, s1)) return NULL;
@@ -5577,7 +5766,7 @@ TENSOR_API tensor *tensor_where(tensor *cond, tensor *a, tensor *b) {
     c.in[1] = a;
     c.in[2] = b;
     c.compute = tensor__result_type(2, ins + 1);
-    c.out = tensor__new(fn, nd, s2, c.compute, a->storage->device);
+    c.out = tensor__new(fn, nd, s2, c.compute, dev);
     return c.out ? tensor__dispatch(&c) : NULL;
 }
 
@@ -5608,7 +5797,7 @@ static bool tensor__check_no_overlap(const char *fn, const tensor *a) {
 static tensor *tensor__inplace_run(tensor__call *c, tensor *a) {
     c->out = a;
     tensor__kernel_fn k = tensor__kernels[c->op][a->storage->device];
-    if (!k) return tensor__fail(c->fn, "no kernel on this device");
+    if (!k) return tensor__fail(c->fn, "%s has no kernel on %s in this build", tensor__ops[c->op].name, tensor__device_name(a->storage->device));
     if (k(c)) return NULL;
     a->storage->version++;
     return a;
@@ -6296,6 +6485,8 @@ TENSOR_API tensor *tensor_contiguous(tensor *t) {
     return c.out ? tensor__dispatch(&c) : NULL;
 }
 
+static int tensor__copy_from_device(const char *fn, tensor *t, void *dst, size_t nbytes); /* >>transfers */
+static tensor *tensor__device_contiguous(const char *fn, tensor *t);
 TENSOR_API int tensor_copy_to(tensor *t, void *dst, size_t dst_bytes) {
     const char *fn = "tensor_copy_to";
     if (!t) { tensor__null_arg(fn, "t"); return -1; }
@@ -6304,8 +6495,13 @@ TENSOR_API int tensor_copy_to(tensor *t, void *dst, size_t dst_bytes) {
     size_t need = (size_t)numel * tensor__dtype_sizes[t->dtype];
     if (!dst && need) { tensor__null_arg(fn, "dst"); return -1; }
     if (dst_bytes < need) { tensor__fail(fn, "destination holds %zu bytes, tensor of shape %s needs %zu", dst_bytes, tensor__shape_of(t), need); return -1; }
-    if (t->storage->device != TENSOR_CPU) { tensor__fail(fn, "copy from this device is not available"); return -1; }
     if (!need) return 0;
+    if (t->storage->device != TENSOR_CPU) { /* contiguous on its device, then one copy into dst */
+        tensor *src = tensor__device_contiguous(fn, t);
+        int rc = src ? tensor__copy_from_device(fn, src, dst, need) : -1;
+        tensor_free(src);
+        return rc;
+    }
     /* view dst as a contiguous tensor of t's shape, on a stack storage that is never freed */
     tensor__storage s;
     memset(&s, 0, sizeof s);
@@ -6336,16 +6532,75 @@ TENSOR_API tensor *tensor_to_dtype(tensor *t, tensor_dtype dtype) {
     return c.out ? tensor__dispatch(&c) : NULL;
 }
 
-/* Copies between devices are the job of the device's translation unit (tensor_cuda.cu). */
-static int tensor__cpu_to_device(tensor__call *c) { tensor__copy_into(c->out, c->in[0]); return 0; }
+// >>transfers ----------------------------------------------------------------------------------
+/* Copies between devices: the bytes move by the device's copy function, always contiguous (a
+   non-contiguous source is made contiguous first, on its own device), and the host end converts
+   nothing: to_device keeps the dtype. */
+
+/* A contiguous device tensor t as a contiguous CPU tensor's bytes, into dst (nbytes). */
+static int tensor__copy_from_device(const char *fn, tensor *t, void *dst, size_t nbytes) {
+    const tensor__device *d = tensor__devices[t->storage->device];
+    char err[256] = "";
+    if (d->copy(dst, (char *)t->storage->data + t->offset * (int64_t)tensor__dtype_sizes[t->dtype], nbytes, TENSOR__COPY_TO_HOST, err, sizeof err)) {
+        tensor__fail(fn, "%s", err[0] ? err : "copy from the device failed");
+        return -1;
+    }
+    return 0;
+}
+
+/* A contiguous copy of the view t on its own device (a device kernel when t is not contiguous);
+   a new handle of t itself when it is contiguous already. No autograd. */
+static tensor *tensor__device_contiguous(const char *fn, tensor *t) {
+    return tensor__contiguous(t) ? tensor__alias(fn, t) : tensor__contiguous_copy(fn, t, t->dtype);
+}
+
+/* out (contiguous, allocated) = t, whatever devices the two are on. */
+static int tensor__transfer(const char *fn, tensor *out, tensor *t) {
+    tensor_device from = t->storage->device, to = out->storage->device;
+    if (from == TENSOR_CPU && to == TENSOR_CPU) { tensor__copy_into(out, t); return 0; }
+    size_t nbytes = (size_t)tensor__numel_of(t->ndim, t->shape) * tensor__dtype_sizes[t->dtype];
+    tensor *src = tensor__device_contiguous(fn, t);
+    if (!src) return -1;
+    int rc = 0;
+    char err[256] = "";
+    char *s = (char *)src->storage->data + src->offset * (int64_t)tensor__dtype_sizes[src->dtype];
+    char *o = (char *)out->storage->data + out->offset * (int64_t)tensor__dtype_sizes[out->dtype];
+    if (!nbytes) rc = 0;
+    else if (to == TENSOR_CPU) rc = tensor__copy_from_device(fn, src, o, nbytes);
+    else if (from == TENSOR_CPU || from == to) {
+        const tensor__device *d = tensor__devices[to];
+        if (d->copy(o, s, nbytes, from == TENSOR_CPU ? TENSOR__COPY_TO_DEVICE : TENSOR__COPY_ON_DEVICE, err, sizeof err)) {
+            tensor__fail(fn, "%s", err[0] ? err : "copy to the device failed");
+            rc = -1;
+        }
+    } else {
+        rc = -1;
+        tensor__fail(fn, "no copy from %s to %s", tensor__device_name(from), tensor__device_name(to));
+    }
+    tensor_free(src);
+    return rc;
+}
+
+/* A contiguous copy of t on device (no autograd): what the device trampoline makes of a CPU input. */
+static tensor *tensor__transfer_copy(const char *fn, tensor *t, tensor_device device) {
+    tensor *r = tensor__new(fn, t->ndim, t->shape, t->dtype, device);
+    if (r && tensor__transfer(fn, r, t)) { tensor_free(r); return NULL; }
+    return r;
+}
+
+/* The kernel of to_device in every device's column. */
+static int tensor__cpu_to_device(tensor__call *c) { return tensor__transfer(c->fn, c->out, c->in[0]) ? 1 : 0; }
 TENSOR_API tensor *tensor_to_device(tensor *t, tensor_device device) {
     tensor__call c;
     tensor__call_init(&c, TENSOR_OP_to_device);
     TENSOR__CHECK_ARG(c.fn, t);
     if ((unsigned)device >= TENSOR_DEVICE_COUNT) return tensor__fail(c.fn, "invalid device %d", (int)device);
     if (t->storage->device == device) return tensor__alias(c.fn, t);
-    if (device == TENSOR_CUDA && !tensor_cuda_available()) return tensor__fail(c.fn, "CUDA is not available (link tensor_cuda.o and run on a machine with a GPU)");
-    return tensor__fail(c.fn, "no copy from %s to %s in this build", t->storage->device == TENSOR_CPU ? "cpu" : "cuda", device == TENSOR_CPU ? "cpu" : "cuda");
+    if (device != TENSOR_CPU && !tensor__device_get(c.fn, device)) return NULL;
+    c.n_in = 1;
+    c.in[0] = t;
+    c.out = tensor__new(c.fn, t->ndim, t->shape, t->dtype, device);
+    return c.out ? tensor__dispatch(&c) : NULL;
 }
 /* ==== end generator/parts/create.h ==== */
 /* ==== begin generator/parts/reduce.h ==== */
@@ -10038,7 +10293,7 @@ static void tensor__softmax_bwd_rows(int64_t begin, int64_t end, void *vt) {
 /* 1 with *gx set, 0 when this path does not take the case (not f32/f64, or dim is not the
    innermost dim), -1 on error. */
 static int tensor__softmax_backward(const char *fn, tensor *x, tensor *g, int dim, bool log_form, tensor **gx) {
-    if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64)) return 0;
+    if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) || x->storage->device != TENSOR_CPU) return 0;
     for (int d = dim + 1; d < x->ndim; d++) if (x->shape[d] != 1) return 0;
     tensor *xc = tensor__contiguous(x) ? x : tensor__contiguous_copy(fn, x, x->dtype);
     tensor *gc = tensor__contiguous(g) && g->dtype == x->dtype ? g : tensor__contiguous_copy(fn, g, x->dtype);
@@ -10244,7 +10499,7 @@ static void tensor__norm_bwd_groups(int64_t begin, int64_t end, void *vt) {
    when done, 0 when this path does not take the case (reference kernels, or a dtype other than
    f32/f64), -1 on error. */
 static int tensor__norm_backward(const char *fn, bool center, tensor *x, tensor *w, tensor *g, double eps, tensor **gx, tensor **gw, tensor **gb) {
-    if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64)) return 0;
+    if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) || x->storage->device != TENSOR_CPU) return 0;
     tensor_dtype dt = x->dtype;
     int64_t n = x->shape[x->ndim - 1], rows = n ? tensor__numel_of(x->ndim, x->shape) / n : 0;
     int64_t groups = (rows + TENSOR__NORM_GROUP - 1) / TENSOR__NORM_GROUP;
@@ -12311,6 +12566,7 @@ static void tensor__ce_bwd_rows(int64_t begin, int64_t end, void *vt) {
 /* Sets *gx (logits' shape and dtype) and, for probability targets, *gp (when gp is not NULL) for
    the loss gradient g (0-dim). 0, or -1 after an error. */
 static int tensor__cross_entropy_backward(const char *fn, tensor *x, tensor *targets, bool prob, tensor *g, tensor **gx, tensor **gp) {
+    if (!tensor__host_only(fn, x, "the backward of cross_entropy")) return -1;
     tensor__ce_bwd_task k;
     k.x = x;
     k.cdim = x->ndim == 1 ? 0 : 1;
@@ -12428,7 +12684,7 @@ static void tensor__relu_bwd_range(int64_t begin, int64_t end, void *vt) {
    traffic. */
 static int tensor__relu_backward(const char *fn, tensor *x, tensor *g, tensor **gx) {
     if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) || g->dtype != x->dtype || !tensor__same_shape(x, g) ||
-        !tensor__contiguous(x) || !tensor__contiguous(g))
+        !tensor__contiguous(x) || !tensor__contiguous(g) || x->storage->device != TENSOR_CPU)
         return 0;
     tensor *r = tensor__refs_sole(&g->storage->refs, tensor__self) ? tensor__view_of(fn, g, g->ndim, g->shape, g->strides, g->offset) : tensor__new_like(fn, x, x->dtype);
     if (!r) return -1;
@@ -12632,6 +12888,7 @@ static int tensor__conv_backward_fast(const char *fn, const tensor *x, const ten
    f32). g: the output's gradient, any layout and floating dtype. Returns 0, or 1 after recording an
    error. */
 static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, tensor *g, const int64_t *ip, tensor **gx, tensor **gw, tensor **gb) {
+    if (!tensor__host_only(fn, x, "the backward of convolutions")) return -1;
     tensor__conv_geom geo;
     bool batched = x->ndim == sd + 2;
     int od = batched ? sd + 2 : sd + 1;
@@ -12697,6 +12954,7 @@ static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, t
    gradient, any layout and floating dtype. Max sends each window's gradient to the position the
    forward picked (tensor__pool_argmax); avg spreads g / k^2 over the window's in-bounds elements. */
 static tensor *tensor__pool_backward(const char *fn, bool is_max, tensor *x, tensor *g, const int64_t *ip) {
+    if (!tensor__host_only(fn, x, "the backward of pooling")) return NULL;
     int xd = x->ndim;
     if (g->ndim != xd || (xd == 4 && g->shape[0] != x->shape[0]) || g->shape[xd - 3] != x->shape[xd - 3])
         return tensor__fail(fn, "the gradient of shape %s does not fit a pooling of input %s", tensor__shape_of(g), tensor__shape_of(x));
@@ -14466,6 +14724,7 @@ TENSOR_API double tensor_clip_grad_norm(int n, tensor *const *params, double max
         if (!params[i]) { tensor__null_arg(fn, "params[i]"); return -1; }
         tensor *g = tensor_grad(params[i]);
         if (!g) continue;
+        if (!tensor__host_only(fn, g, "clipping gradients")) return -1;
         int64_t k = tensor__numel_of(g->ndim, g->shape);
         tensor *c = tensor__contiguous_copy(fn, g, TENSOR_F64);
         if (!c) return -1;
@@ -16730,10 +16989,29 @@ TENSOR_API tensor *tensor_from_dlpack_unversioned(struct DLManagedTensor *m) {
 /* ==== end generator/parts/dlpack.h ==== */
 /* ==== begin generator/parts/runtime.h ==== */
 // >>runtime ------------------------------------------------------------------------------------
-TENSOR_API bool tensor_cuda_available(void) { return false; }
+TENSOR_API bool tensor_cuda_available(void) { return tensor__device_ready(TENSOR_CUDA) && tensor__devices[TENSOR_CUDA]->device_count() > 0; }
+TENSOR_API int tensor_cuda_device_count(void) {
+    if (!tensor__device_ready(TENSOR_CUDA)) return 0;
+    int n = tensor__devices[TENSOR_CUDA]->device_count();
+    return n > 0 ? n : 0;
+}
+TENSOR_API int tensor_cuda_synchronize(void) {
+    const tensor__device *d = tensor__device_get("tensor_cuda_synchronize", TENSOR_CUDA);
+    if (!d) return -1;
+    char err[256] = "";
+    if (!d->synchronize(err, sizeof err)) return 0;
+    tensor__fail("tensor_cuda_synchronize", "%s", err[0] ? err : "the device reported an error");
+    return -1;
+}
+/* Remembered here too, so a device made ready later still gets it (TF32 is off until asked for). */
+static int tensor__allow_tf32; /* atomic */
+TENSOR_API void tensor_set_allow_tf32(bool allow) {
+    TENSOR__STORE_SC(&tensor__allow_tf32, allow ? 1 : 0);
+    if (tensor__device_ready(TENSOR_CUDA) && tensor__devices[TENSOR_CUDA]->set_allow_tf32) tensor__devices[TENSOR_CUDA]->set_allow_tf32(allow);
+}
 TENSOR_API const char *tensor_version(void) { return "0.1.0"; }
 TENSOR_API const char *tensor_build_info(void) {
-    static TENSOR__THREAD_LOCAL char info[320]; /* per thread: two threads asking at once each get theirs */
+    static TENSOR__THREAD_LOCAL char info[480]; /* per thread: two threads asking at once each get theirs */
     const tensor__simd_isa *v = tensor__simd();
     char simd[64];
     if (v) snprintf(simd, sizeof simd, "%s (%d x f32)%s", v->name, v->width, tensor__reference_kernels ? ", reference kernels on" : "");
@@ -16749,8 +17027,14 @@ TENSOR_API const char *tensor_build_info(void) {
     if (gb != gs) snprintf(bf, sizeof bf, ", %s %lldx%lld bf16", gb->name, (long long)gb->MR, (long long)gb->NR);
     snprintf(gemm, sizeof gemm, "%s %lldx%lld f32, %s %lldx%lld f64%s", gs->name, (long long)gs->MR, (long long)gs->NR, gd->name,
              (long long)gd->MR, (long long)gd->NR, bf);
-    snprintf(info, sizeof info, "tensor.h %s; simd: %s; gemm: %s; sleef: %s; cuda: no; threads: %d (%s)", tensor_version(), simd,
-             gemm, sleef, tensor_get_num_threads(), TENSOR__HAVE_THREADS ? "pthread pool" : "no thread support: 1 used");
+    char cuda[160];
+    const tensor__device *d = tensor__device_ready(TENSOR_CUDA) ? tensor__devices[TENSOR_CUDA] : NULL;
+    if (!tensor__devices[TENSOR_CUDA]) snprintf(cuda, sizeof cuda, "no");
+    else if (!d) snprintf(cuda, sizeof cuda, "no (tensor_cuda.o is from another tensor.h)");
+    else if (d->device_count() <= 0) snprintf(cuda, sizeof cuda, "no (tensor_cuda.o linked, no device)");
+    else snprintf(cuda, sizeof cuda, "%s", d->info ? d->info() : "yes");
+    snprintf(info, sizeof info, "tensor.h %s; simd: %s; gemm: %s; sleef: %s; cuda: %s; threads: %d (%s)", tensor_version(), simd,
+             gemm, sleef, cuda, tensor_get_num_threads(), TENSOR__HAVE_THREADS ? "pthread pool" : "no thread support: 1 used");
     return info;
 }
 

@@ -276,6 +276,21 @@ int test_upper_vector_state_dirty(void) {
 #endif
 }
 
+void test_device_install(const tensor__device *d) {
+    tensor__devices[TENSOR_CUDA] = d;
+    tensor__device_states[TENSOR_CUDA] = 0;
+    for (int op = 0; op < TENSOR_OP_COUNT; op++) tensor__kernels[op][TENSOR_CUDA] = NULL;
+}
+bool test_device_has_kernel(tensor_op op, tensor_device device) {
+    if (device != TENSOR_CPU && !tensor__device_ready(device)) return false;
+    return tensor__kernels[op][device] != NULL;
+}
+const char *test_op_kind(tensor_op op) { return tensor__ops[op].kind; }
+double test_load_f64(const void *p, tensor_dtype d) { return tensor__load_f64((const char *)p, d); }
+int64_t test_load_i64(const void *p, tensor_dtype d) { return tensor__load_i64((const char *)p, d); }
+void test_store_f64(void *p, tensor_dtype d, double v) { tensor__store_f64((char *)p, d, v); }
+void test_store_i64(void *p, tensor_dtype d, int64_t v) { tensor__store_i64((char *)p, d, v); }
+
 bool test_same_bits(tensor *a, tensor *b) {
     if (!a || !b || tensor_numel(a) != tensor_numel(b)) return false;
     double *x = test_values(a), *y = test_values(b);

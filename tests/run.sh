@@ -3,7 +3,7 @@
 # prints one closing line: N passed, N failed
 # (N passed, N failed, N skipped when something was skipped: a test that cannot run here (the test
 # binary's `skipped: ...` lines), a compile-matrix configuration whose compiler is not installed
-# prints `skipped: ...`, and so do $TESTS_SKIPPED and $TESTS_SKIPPED2, which name what the caller
+# prints `skipped: ...`, and so do $TESTS_SKIPPED, $TESTS_SKIPPED2 and $TESTS_SKIPPED3, which name what the caller
 # skipped).
 # usage: tests/run.sh TEST_BINARY [--no-compile-matrix]
 bin=$1
@@ -49,10 +49,12 @@ replay() {
 # Further test binaries (the suite's .npz tests built with zlib, and with ZIP64 everywhere): each
 # runs its `npy` tests and adds its count.
 for xt in ${EXTRA_TESTS:-}; do QUIET=1 suite "$xt" npy; done
+# The harness with tensor_cuda.o linked (tests/cuda/test_cuda_link.c), whenever nvcc is found.
+for xt in ${CUDA_TESTS:-}; do suite "$xt"; done
 # The file loaders' fuzzers (tests/fuzz/fuzz_files.c): each replay binary, named replay-LOADER
 # (or asan-replay-LOADER), replays tests/fuzz/corpus_LOADER.
 for fr in ${FUZZ_FILE_REPLAYS:-}; do replay "$fr" "tests/fuzz/corpus_${fr##*replay-}"; done
-for s in "${TESTS_SKIPPED:-}" "${TESTS_SKIPPED2:-}"; do
+for s in "${TESTS_SKIPPED:-}" "${TESTS_SKIPPED2:-}" "${TESTS_SKIPPED3:-}"; do
   [ -n "$s" ] || continue
   echo "skipped: $s"
   skipped=$((skipped + 1))

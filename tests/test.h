@@ -86,6 +86,20 @@ int test_upper_vector_state_dirty(void);
 /* Failures recorded so far in the running test. */
 int test_failures_in_current_test(void);
 
+/* ---- the device seam (tests/test_seam.c) ---- */
+/* Makes d the registered CUDA device and forgets the checks of the previous one, as if the
+   program had started with d linked (NULL: none). */
+void test_device_install(const tensor__device *d);
+/* Whether the dispatch table holds a kernel for op on device (after the device's checks). */
+bool test_device_has_kernel(tensor_op op, tensor_device device);
+/* The kind of an op in ops.def ("UNARY", "BINARY", ...). */
+const char *test_op_kind(tensor_op op);
+/* The library's own conversions of one element (>>impl's generic loads and stores). */
+double test_load_f64(const void *p, tensor_dtype d);
+int64_t test_load_i64(const void *p, tensor_dtype d);
+void test_store_f64(void *p, tensor_dtype d, double v);
+void test_store_i64(void *p, tensor_dtype d, int64_t v);
+
 /* ---- helpers for writing expected values ---- */
 /* A tensor from a list of doubles, converted to dtype. */
 tensor *test_tensor(tensor_dtype dtype, int ndim, const int64_t *shape, const double *values);

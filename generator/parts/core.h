@@ -671,7 +671,9 @@ static void tensor__blocks_clear(tensor__thread *me) {
 
 /* Gives the calling thread's cached blocks (and cached handle and graph-node structs) back to the
    system; other threads' caches are theirs (a thread's go back when it exits). */
+static void tensor__devices_empty_cache(void); /* >>devices */
 TENSOR_API void tensor_empty_cache(void) {
+    tensor__devices_empty_cache();
     tensor__thread *me = tensor__self;
     if (!me) return;
     tensor__free_handles_clear(me);
@@ -734,8 +736,11 @@ static tensor__storage *tensor__storage_init(tensor__storage *s, size_t nbytes, 
     return s;
 }
 
+static tensor__storage *tensor__storage_external(const char *fn, void *data, size_t nbytes, tensor_device device, void (*release)(void *), void *ctx);
+static tensor__storage *tensor__device_storage(const char *fn, size_t nbytes, tensor_device device); /* >>devices */
+
 static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tensor_device device) {
-    if (device != TENSOR_CPU) return (tensor__storage *)tensor__fail(fn, "device %d storage is not available in this build", (int)device);
+    if (device != TENSOR_CPU) return tensor__device_storage(fn, nbytes, device);
     tensor__storage *s = tensor__block_get(nbytes);
     if (!s) return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes", nbytes);
     return tensor__storage_init(s, nbytes, device);
@@ -747,7 +752,7 @@ static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tenso
 #define TENSOR__CLS_EXTERNAL (-2)
 typedef struct { void (*release)(void *ctx); void *ctx; } tensor__external;
 static tensor__external *tensor__external_of(tensor__storage *s) { return (tensor__external *)((char *)s + TENSOR__BLOCK_HEADER); }
-static TENSOR__UNUSED tensor__storage *tensor__storage_external(const char *fn, void *data, size_t nbytes, tensor_device device, void (*release)(void *), void *ctx) {
+static tensor__storage *tensor__storage_external(const char *fn, void *data, size_t nbytes, tensor_device device, void (*release)(void *), void *ctx) {
     char *raw = (char *)TENSOR__MALLOC(TENSOR__BLOCK_HEADER + sizeof(tensor__external) + 63);
     if (!raw) {
         if (release) release(ctx);
@@ -776,6 +781,87 @@ static inline void tensor__storage_release(tensor__thread *me, tensor__storage *
         return;
     }
     tensor__block_put(me, s);
+}
+
+// >>devices ------------------------------------------------------------------------------------
+/* Devices other than the CPU come from their own translation unit (tensor_cuda.cu), which passes
+   its table to tensor__register_device from a static initializer, before main. The table is
+   checked the first time the device is asked for (tensor__device_ready): a table built against
+   another tensor.h (another ABI, another op list) is refused with a message, never called. Its
+   state goes 0 (unchecked) -> 2 (being checked, by one thread) -> 1 (usable) or -1 (not). */
+static const tensor__device *tensor__devices[TENSOR_DEVICE_COUNT];
+static int tensor__device_states[TENSOR_DEVICE_COUNT]; /* atomic */
+
+TENSOR_API void tensor__register_device(const tensor__device *d) {
+    if (d && d->device != TENSOR_CPU && (unsigned)d->device < TENSOR_DEVICE_COUNT) tensor__devices[d->device] = d;
+}
+
+static const char *tensor__device_name(tensor_device d) { return d == TENSOR_CPU ? "cpu" : d == TENSOR_CUDA ? "cuda" : "?"; }
+
+/* Why the registered table of dev cannot be used, into why[n]; NULL when it can. */
+static const char *tensor__device_problem(tensor_device dev, char *why, size_t n) {
+    const tensor__device *d = tensor__devices[dev];
+    if (!d) return dev == TENSOR_CUDA ? "CUDA is not available (link tensor_cuda.o and run on a machine with a GPU)" : "no such device";
+    if (d->abi != TENSOR__DEVICE_ABI || d->op_count != TENSOR_OP_COUNT || !d->op_names || !d->kernels || !d->device_count ||
+        !d->alloc || !d->free || !d->copy || !d->synchronize) {
+        snprintf(why, n, "the linked %s object was built for another version of tensor.h (device ABI %d, %d ops; this one: ABI %d, %d ops): rebuild it",
+                 tensor__device_name(dev), d->abi, d->op_count, TENSOR__DEVICE_ABI, (int)TENSOR_OP_COUNT);
+        return why;
+    }
+    for (int i = 0; i < TENSOR_OP_COUNT; i++)
+        if (!d->op_names[i] || strcmp(d->op_names[i], tensor_op_name((tensor_op)i)) != 0) {
+            snprintf(why, n, "the linked %s object was built for another op list (op %d is %s there, %s here): rebuild it", tensor__device_name(dev), i,
+                     d->op_names[i] ? d->op_names[i] : "missing", tensor_op_name((tensor_op)i));
+            return why;
+        }
+    return NULL;
+}
+
+static void tensor__device_fill_column(tensor_device dev); /* >>dispatch: the device's kernels into the table */
+
+/* Whether dev's table is usable (checked once; every thread sees the same answer). */
+static bool tensor__device_ready(tensor_device dev) {
+    for (;;) {
+        int st = TENSOR__LOAD_ACQ(&tensor__device_states[dev]), zero = 0;
+        if (st == 1 || st == -1) return st == 1;
+        if (st == 0 && TENSOR__CAS(&tensor__device_states[dev], &zero, 2)) {
+            char why[256];
+            bool ok = dev != TENSOR_CPU && !tensor__device_problem(dev, why, sizeof why);
+            if (ok) tensor__device_fill_column(dev);
+            TENSOR__STORE_SC(&tensor__device_states[dev], ok ? 1 : -1);
+            return ok;
+        }
+        /* another thread is checking it: a moment */
+    }
+}
+static void tensor__devices_empty_cache(void) {
+    for (int d = 1; d < TENSOR_DEVICE_COUNT; d++) /* a device's cache is shared by every thread */
+        if (TENSOR__LOAD_ACQ(&tensor__device_states[d]) == 1 && tensor__devices[d]->empty_cache) tensor__devices[d]->empty_cache();
+}
+
+/* dev's table when dev is usable and has a device present; else NULL after recording why. */
+static const tensor__device *tensor__device_get(const char *fn, tensor_device dev) {
+    char why[256];
+    const char *problem;
+    if (!tensor__device_ready(dev)) return (const tensor__device *)tensor__fail(fn, "%s", (problem = tensor__device_problem(dev, why, sizeof why)) ? problem : "no such device");
+    const tensor__device *d = tensor__devices[dev];
+    if (d->device_count() <= 0) return (const tensor__device *)tensor__fail(fn, "%s is not available: the linked %s object found no device", dev == TENSOR_CUDA ? "CUDA" : "the device", tensor__device_name(dev));
+    return d;
+}
+
+static void tensor__device_release_cuda(void *p) { tensor__devices[TENSOR_CUDA]->free(p); }
+
+/* Storage in device memory: the device's allocator holds the bytes, a header of our own points at
+   them (external storage: the device's free runs when the last view goes, on any thread). */
+static tensor__storage *tensor__device_storage(const char *fn, size_t nbytes, tensor_device device) {
+    if (device != TENSOR_CUDA) return (tensor__storage *)tensor__fail(fn, "invalid device %d", (int)device);
+    const tensor__device *d = tensor__device_get(fn, device);
+    if (!d) return NULL;
+    if (TENSOR__ALLOC_FAILS()) return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes on %s", nbytes, tensor__device_name(device));
+    char err[256] = "";
+    void *p = d->alloc(nbytes, err, sizeof err);
+    if (!p) return (tensor__storage *)tensor__fail(fn, "%s", err[0] ? err : "out of device memory");
+    return tensor__storage_external(fn, p, nbytes, device, tensor__device_release_cuda, p);
 }
 
 /* Autograd's saves of a storage's views (>>autograd): counted like references, but only summed. */
@@ -1346,13 +1432,19 @@ TENSOR_API double tensor_item(tensor *t) {
         tensor__fail("tensor_item", "tensor of shape %s has %lld elements, expected 1", tensor__shape_of(t), (long long)tensor__numel_of(t->ndim, t->shape));
         return NAN;
     }
-    if (t->storage->device != TENSOR_CPU) { tensor__fail("tensor_item", "tensor is not on the CPU"); return NAN; }
+    if (t->storage->device != TENSOR_CPU) { /* waits for the work queued before it, like PyTorch's .item() */
+        char v[8];
+        if (tensor_copy_to(t, v, sizeof v)) return NAN;
+        return tensor__load_f64(v, t->dtype);
+    }
     return tensor__load_f64(tensor__data(t), t->dtype);
 }
 
 TENSOR_API void *tensor_data_ptr(tensor *t) {
     if (!t) return tensor__null_arg("tensor_data_ptr", "t");
-    if (t->storage->device != TENSOR_CPU) return tensor__fail("tensor_data_ptr", "tensor is on %s, not the CPU", "cuda");
+    if (t->storage->device != TENSOR_CPU)
+        return tensor__fail("tensor_data_ptr", "the tensor is on %s, where the host cannot read it: copy it with tensor_to_device(t, TENSOR_CPU) or tensor_copy_to",
+                            tensor__device_name(t->storage->device));
     if (!tensor__contiguous(t)) return tensor__fail("tensor_data_ptr", "tensor of shape %s is not contiguous; call tensor_contiguous first", tensor__shape_of(t));
     return tensor__data(t);
 }

@@ -568,6 +568,8 @@ TENSOR_API tensor *tensor_contiguous(tensor *t) {
     return c.out ? tensor__dispatch(&c) : NULL;
 }
 
+static int tensor__copy_from_device(const char *fn, tensor *t, void *dst, size_t nbytes); /* >>transfers */
+static tensor *tensor__device_contiguous(const char *fn, tensor *t);
 TENSOR_API int tensor_copy_to(tensor *t, void *dst, size_t dst_bytes) {
     const char *fn = "tensor_copy_to";
     if (!t) { tensor__null_arg(fn, "t"); return -1; }
@@ -576,8 +578,13 @@ TENSOR_API int tensor_copy_to(tensor *t, void *dst, size_t dst_bytes) {
     size_t need = (size_t)numel * tensor__dtype_sizes[t->dtype];
     if (!dst && need) { tensor__null_arg(fn, "dst"); return -1; }
     if (dst_bytes < need) { tensor__fail(fn, "destination holds %zu bytes, tensor of shape %s needs %zu", dst_bytes, tensor__shape_of(t), need); return -1; }
-    if (t->storage->device != TENSOR_CPU) { tensor__fail(fn, "copy from this device is not available"); return -1; }
     if (!need) return 0;
+    if (t->storage->device != TENSOR_CPU) { /* contiguous on its device, then one copy into dst */
+        tensor *src = tensor__device_contiguous(fn, t);
+        int rc = src ? tensor__copy_from_device(fn, src, dst, need) : -1;
+        tensor_free(src);
+        return rc;
+    }
     /* view dst as a contiguous tensor of t's shape, on a stack storage that is never freed */
     tensor__storage s;
     memset(&s, 0, sizeof s);
@@ -608,14 +615,73 @@ TENSOR_API tensor *tensor_to_dtype(tensor *t, tensor_dtype dtype) {
     return c.out ? tensor__dispatch(&c) : NULL;
 }
 
-/* Copies between devices are the job of the device's translation unit (tensor_cuda.cu). */
-static int tensor__cpu_to_device(tensor__call *c) { tensor__copy_into(c->out, c->in[0]); return 0; }
+// >>transfers ----------------------------------------------------------------------------------
+/* Copies between devices: the bytes move by the device's copy function, always contiguous (a
+   non-contiguous source is made contiguous first, on its own device), and the host end converts
+   nothing: to_device keeps the dtype. */
+
+/* A contiguous device tensor t as a contiguous CPU tensor's bytes, into dst (nbytes). */
+static int tensor__copy_from_device(const char *fn, tensor *t, void *dst, size_t nbytes) {
+    const tensor__device *d = tensor__devices[t->storage->device];
+    char err[256] = "";
+    if (d->copy(dst, (char *)t->storage->data + t->offset * (int64_t)tensor__dtype_sizes[t->dtype], nbytes, TENSOR__COPY_TO_HOST, err, sizeof err)) {
+        tensor__fail(fn, "%s", err[0] ? err : "copy from the device failed");
+        return -1;
+    }
+    return 0;
+}
+
+/* A contiguous copy of the view t on its own device (a device kernel when t is not contiguous);
+   a new handle of t itself when it is contiguous already. No autograd. */
+static tensor *tensor__device_contiguous(const char *fn, tensor *t) {
+    return tensor__contiguous(t) ? tensor__alias(fn, t) : tensor__contiguous_copy(fn, t, t->dtype);
+}
+
+/* out (contiguous, allocated) = t, whatever devices the two are on. */
+static int tensor__transfer(const char *fn, tensor *out, tensor *t) {
+    tensor_device from = t->storage->device, to = out->storage->device;
+    if (from == TENSOR_CPU && to == TENSOR_CPU) { tensor__copy_into(out, t); return 0; }
+    size_t nbytes = (size_t)tensor__numel_of(t->ndim, t->shape) * tensor__dtype_sizes[t->dtype];
+    tensor *src = tensor__device_contiguous(fn, t);
+    if (!src) return -1;
+    int rc = 0;
+    char err[256] = "";
+    char *s = (char *)src->storage->data + src->offset * (int64_t)tensor__dtype_sizes[src->dtype];
+    char *o = (char *)out->storage->data + out->offset * (int64_t)tensor__dtype_sizes[out->dtype];
+    if (!nbytes) rc = 0;
+    else if (to == TENSOR_CPU) rc = tensor__copy_from_device(fn, src, o, nbytes);
+    else if (from == TENSOR_CPU || from == to) {
+        const tensor__device *d = tensor__devices[to];
+        if (d->copy(o, s, nbytes, from == TENSOR_CPU ? TENSOR__COPY_TO_DEVICE : TENSOR__COPY_ON_DEVICE, err, sizeof err)) {
+            tensor__fail(fn, "%s", err[0] ? err : "copy to the device failed");
+            rc = -1;
+        }
+    } else {
+        rc = -1;
+        tensor__fail(fn, "no copy from %s to %s", tensor__device_name(from), tensor__device_name(to));
+    }
+    tensor_free(src);
+    return rc;
+}
+
+/* A contiguous copy of t on device (no autograd): what the device trampoline makes of a CPU input. */
+static tensor *tensor__transfer_copy(const char *fn, tensor *t, tensor_device device) {
+    tensor *r = tensor__new(fn, t->ndim, t->shape, t->dtype, device);
+    if (r && tensor__transfer(fn, r, t)) { tensor_free(r); return NULL; }
+    return r;
+}
+
+/* The kernel of to_device in every device's column. */
+static int tensor__cpu_to_device(tensor__call *c) { return tensor__transfer(c->fn, c->out, c->in[0]) ? 1 : 0; }
 TENSOR_API tensor *tensor_to_device(tensor *t, tensor_device device) {
     tensor__call c;
     tensor__call_init(&c, TENSOR_OP_to_device);
     TENSOR__CHECK_ARG(c.fn, t);
     if ((unsigned)device >= TENSOR_DEVICE_COUNT) return tensor__fail(c.fn, "invalid device %d", (int)device);
     if (t->storage->device == device) return tensor__alias(c.fn, t);
-    if (device == TENSOR_CUDA && !tensor_cuda_available()) return tensor__fail(c.fn, "CUDA is not available (link tensor_cuda.o and run on a machine with a GPU)");
-    return tensor__fail(c.fn, "no copy from %s to %s in this build", t->storage->device == TENSOR_CPU ? "cpu" : "cuda", device == TENSOR_CPU ? "cpu" : "cuda");
+    if (device != TENSOR_CPU && !tensor__device_get(c.fn, device)) return NULL;
+    c.n_in = 1;
+    c.in[0] = t;
+    c.out = tensor__new(c.fn, t->ndim, t->shape, t->dtype, device);
+    return c.out ? tensor__dispatch(&c) : NULL;
 }

@@ -52,9 +52,75 @@ static const tensor__op_info tensor__ops[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__
 TENSOR_API const char *tensor_op_name(tensor_op op) { return (unsigned)op < TENSOR_OP_COUNT ? tensor__ops[op].name : NULL; }
 TENSOR_API bool tensor_op_differentiable(tensor_op op) { return (unsigned)op < TENSOR_OP_COUNT && tensor__ops[op].differentiable; }
 
-/* Installs a kernel into the table (the CUDA translation unit calls this at start-up). */
-static TENSOR__UNUSED void tensor__register_kernel(tensor_op op, tensor_device device, tensor__kernel_fn fn) {
-    if ((unsigned)op < TENSOR_OP_COUNT && (unsigned)device < TENSOR_DEVICE_COUNT) tensor__kernels[op][device] = fn;
+/* ---- devices: the kernels of a registered device (>>devices) run through one trampoline ----
+   The trampoline turns the call record into the device's plain description (tensor__dev_call) and
+   calls the device's kernel for the op. A CPU 0-dim input of an elementwise op (a wrapped number,
+   as PyTorch allows beside CUDA tensors) goes by value; any other op gets it copied to the device. */
+static bool tensor__op_elementwise(tensor_op op) {
+    const char *k = tensor__ops[op].kind;
+    return !strcmp(k, "UNARY") || !strcmp(k, "UNARY_P") || !strcmp(k, "BINARY") || !strcmp(k, "TERNARY") || !strcmp(k, "SCALAR") || !strcmp(k, "INPLACE");
+}
+static void tensor__dev_operand_of(tensor__dev_operand *o, const tensor *t) {
+    memset(o, 0, sizeof *o);
+    if (!t) return;
+    o->data = (char *)t->storage->data + t->offset * (int64_t)tensor__dtype_sizes[t->dtype];
+    o->dtype = t->dtype;
+    o->ndim = t->ndim;
+    for (int d = 0; d < t->ndim; d++) { o->shape[d] = t->shape[d]; o->strides[d] = t->strides[d]; }
+}
+static tensor *tensor__transfer_copy(const char *fn, tensor *t, tensor_device device); /* >>create: a copy on device, no autograd */
+static int tensor__device_kernel(tensor__call *c) {
+    tensor_device dev = c->out->storage->device;
+    const tensor__device *d = tensor__devices[dev];
+    tensor__dev_kernel k = d->kernels[c->op];
+    tensor__dev_call dc;
+    tensor *moved[TENSOR__MAX_INPUTS] = {NULL, NULL, NULL, NULL};
+    int rc = 0;
+    dc.op = c->op;
+    dc.n_in = c->n_in;
+    for (int i = 0; i < TENSOR__MAX_INPUTS; i++) {
+        tensor *t = c->in[i];
+        tensor__dev_operand *o = &dc.in[i];
+        tensor__dev_operand_of(o, NULL);
+        if (!t || t->storage->device == dev) { tensor__dev_operand_of(o, t); continue; }
+        if (t->storage->device != TENSOR_CPU || t->ndim != 0) {
+            tensor__fail(c->fn, "inputs are on different devices (%s and %s); move them with tensor_to_device", tensor__device_name(t->storage->device), tensor__device_name(dev));
+            rc = 1;
+            break;
+        }
+        if (tensor__op_elementwise(c->op)) {
+            o->dtype = t->dtype;
+            o->by_value = true;
+            o->value = tensor__load_f64(tensor__data(t), t->dtype);
+            o->ivalue = tensor__load_i64(tensor__data(t), t->dtype);
+            continue;
+        }
+        if (!(moved[i] = tensor__transfer_copy(c->fn, t, dev))) { rc = 1; break; }
+        tensor__dev_operand_of(o, moved[i]);
+    }
+    if (!rc) {
+        tensor__dev_operand_of(&dc.out, c->out);
+        tensor__dev_operand_of(&dc.out2, c->out2);
+        dc.compute = c->compute;
+        memcpy(dc.p, c->p, sizeof dc.p);
+        memcpy(dc.ip, c->ip, sizeof dc.ip);
+        dc.n_dims = c->n_dims;
+        memcpy(dc.dims, c->dims, sizeof dc.dims);
+        dc.error[0] = 0;
+        if (k(&dc)) {
+            dc.error[sizeof dc.error - 1] = 0;
+            tensor__fail(c->fn, "%s", dc.error[0] ? dc.error : "the device kernel failed");
+            rc = 1;
+        }
+    }
+    for (int i = 0; i < TENSOR__MAX_INPUTS; i++) tensor_free(moved[i]);
+    return rc;
+}
+static int tensor__cpu_to_device(tensor__call *c); /* >>create: copies between any two devices */
+static void tensor__device_fill_column(tensor_device dev) {
+    const tensor__device *d = tensor__devices[dev];
+    for (int op = 0; op < TENSOR_OP_COUNT; op++) tensor__kernels[op][dev] = d->kernels[op] ? tensor__device_kernel : NULL;
+    tensor__kernels[TENSOR_OP_to_device][dev] = tensor__cpu_to_device;
 }
 
 /* true: kernels that have an optimized path take their plain reference path instead, so tests can
@@ -72,7 +138,7 @@ static bool tensor__autograd_record(tensor__call *c); /* >>autograd: records a n
 static tensor *tensor__dispatch(tensor__call *c) {
     tensor_device dev = c->out->storage->device;
     tensor__kernel_fn k = tensor__kernels[c->op][dev];
-    int rc = k ? k(c) : (tensor__fail(c->fn, "no kernel for %s on this device", tensor__ops[c->op].name), 1);
+    int rc = k ? k(c) : (tensor__fail(c->fn, "%s has no kernel on %s in this build", tensor__ops[c->op].name, tensor__device_name(dev)), 1);
     if (rc || !tensor__autograd_record(c)) {
         tensor_free(c->out);
         tensor_free(c->out2);
@@ -112,11 +178,28 @@ static bool tensor__same_device(const char *fn, int n, tensor *const *ts) {
         if (first < 0) first = i;
         else if (ts[i]->storage->device != ts[first]->storage->device) {
             tensor__fail(fn, "inputs are on different devices (%s and %s); move them with tensor_to_device",
-                         ts[first]->storage->device == TENSOR_CPU ? "cpu" : "cuda", ts[i]->storage->device == TENSOR_CPU ? "cpu" : "cuda");
+                         tensor__device_name(ts[first]->storage->device), tensor__device_name(ts[i]->storage->device));
             return false;
         }
     }
     return true;
+}
+/* Host code that reads a tensor's values outside a kernel refuses a device tensor until it has a
+   device path of its own. */
+static bool tensor__host_only(const char *fn, const tensor *t, const char *what) {
+    if (!t || t->storage->device == TENSOR_CPU) return true;
+    tensor__fail(fn, "%s is not available on %s in this build", what, tensor__device_name(t->storage->device));
+    return false;
+}
+/* The same rule for elementwise ops, where a CPU 0-dim tensor also goes with tensors of another
+   device (as PyTorch's CPU scalars do): the device of the result in *dev. */
+static bool tensor__elementwise_device(const char *fn, int n, tensor *const *ts, tensor_device *dev) {
+    tensor *others[TENSOR__MAX_INPUTS];
+    int m = 0;
+    for (int i = 0; i < n; i++)
+        if (ts[i] && !(ts[i]->ndim == 0 && ts[i]->storage->device == TENSOR_CPU)) others[m++] = ts[i];
+    *dev = m ? others[0]->storage->device : TENSOR_CPU;
+    return tensor__same_device(fn, m, others);
 }
 
 // >>iter ---------------------------------------------------------------------------------------
@@ -301,9 +384,21 @@ static void tensor__copy_into(tensor *dst, const tensor *src) {
     tensor__iter_run(&it, tensor__copy_loop, &it);
 }
 
-/* A contiguous copy of t in dtype (a plain helper for kernels; no autograd, no registry op). */
+/* A contiguous copy of t in dtype, on t's device (a plain helper; no autograd): a device tensor's
+   through the device's to_dtype kernel, a converting strided copy. */
 static tensor *tensor__contiguous_copy(const char *fn, const tensor *t, tensor_dtype dtype) {
     tensor *r = tensor__new_like(fn, t, dtype);
-    if (r) tensor__copy_into(r, t);
+    if (!r) return NULL;
+    tensor_device dev = t->storage->device;
+    if (dev == TENSOR_CPU) { tensor__copy_into(r, t); return r; }
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_to_dtype);
+    c.fn = fn;
+    c.n_in = 1;
+    c.in[0] = (tensor *)(uintptr_t)t;
+    c.out = r;
+    tensor__kernel_fn k = tensor__kernels[TENSOR_OP_to_dtype][dev];
+    if (!k) tensor__fail(fn, "to_dtype has no kernel on %s in this build", tensor__device_name(dev));
+    if (!k || k(&c)) { tensor_free(r); return NULL; }
     return r;
 }

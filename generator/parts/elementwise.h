@@ -377,7 +377,8 @@ static tensor *tensor__unary(tensor_op op, tensor *a, double p0, double p1) {
 static tensor *tensor__binary_typed(tensor_op op, tensor *a, tensor *b, tensor_dtype out, tensor_dtype compute) {
     const char *fn = tensor__ops[op].fn;
     tensor *ins[2] = {a, b};
-    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    tensor_device dev;
+    if (!tensor__elementwise_device(fn, 2, ins, &dev)) return NULL;
     int nd;
     int64_t shape[TENSOR_MAX_DIMS];
     if (!tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, shape)) return NULL;
@@ -387,7 +388,7 @@ static tensor *tensor__binary_typed(tensor_op op, tensor *a, tensor *b, tensor_d
     c.in[0] = a;
     c.in[1] = b;
     c.compute = compute;
-    c.out = tensor__new(fn, nd, shape, out, a->storage->device);
+    c.out = tensor__new(fn, nd, shape, out, dev);
     return c.out ? tensor__dispatch(&c) : NULL;
 }
 
@@ -442,7 +443,7 @@ static tensor *tensor__binary_scalar(tensor_op op, tensor *a, double s) {
         return tensor__fail(fn, "integers to negative integer powers are not allowed (%s tensor, exponent %g)", tensor__dtype_names[a->dtype], s);
     tensor *b = tensor__wrapped_scalar(fn, s, compute);
     if (!b) return NULL;
-    tensor *r = a->storage->device == TENSOR_CPU ? tensor__binary_typed(base, a, b, out, compute) : tensor__fail(fn, "scalar ops on this device are not available");
+    tensor *r = tensor__binary_typed(base, a, b, out, compute);
     tensor_free(b);
     return r;
 }
@@ -491,7 +492,8 @@ TENSOR_API tensor *tensor_where(tensor *cond, tensor *a, tensor *b) {
     TENSOR__CHECK_ARG(fn, b);
     if (cond->dtype != TENSOR_BOOL) return tensor__fail(fn, "condition must be a bool tensor, got %s", tensor__dtype_names[cond->dtype]);
     tensor *ins[3] = {cond, a, b};
-    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    tensor_device dev;
+    if (!tensor__elementwise_device(fn, 3, ins, &dev)) return NULL;
     int nd;
     int64_t s1[TENSOR_MAX_DIMS], s2[TENSOR_MAX_DIMS];
     if (!tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, s1)) return NULL;
@@ -503,7 +505,7 @@ TENSOR_API tensor *tensor_where(tensor *cond, tensor *a, tensor *b) {
     c.in[1] = a;
     c.in[2] = b;
     c.compute = tensor__result_type(2, ins + 1);
-    c.out = tensor__new(fn, nd, s2, c.compute, a->storage->device);
+    c.out = tensor__new(fn, nd, s2, c.compute, dev);
     return c.out ? tensor__dispatch(&c) : NULL;
 }
 
@@ -534,7 +536,7 @@ static bool tensor__check_no_overlap(const char *fn, const tensor *a) {
 static tensor *tensor__inplace_run(tensor__call *c, tensor *a) {
     c->out = a;
     tensor__kernel_fn k = tensor__kernels[c->op][a->storage->device];
-    if (!k) return tensor__fail(c->fn, "no kernel on this device");
+    if (!k) return tensor__fail(c->fn, "%s has no kernel on %s in this build", tensor__ops[c->op].name, tensor__device_name(a->storage->device));
     if (k(c)) return NULL;
     a->storage->version++;
     return a;

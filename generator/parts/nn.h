@@ -630,7 +630,7 @@ static void tensor__softmax_bwd_rows(int64_t begin, int64_t end, void *vt) {
 /* 1 with *gx set, 0 when this path does not take the case (not f32/f64, or dim is not the
    innermost dim), -1 on error. */
 static int tensor__softmax_backward(const char *fn, tensor *x, tensor *g, int dim, bool log_form, tensor **gx) {
-    if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64)) return 0;
+    if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) || x->storage->device != TENSOR_CPU) return 0;
     for (int d = dim + 1; d < x->ndim; d++) if (x->shape[d] != 1) return 0;
     tensor *xc = tensor__contiguous(x) ? x : tensor__contiguous_copy(fn, x, x->dtype);
     tensor *gc = tensor__contiguous(g) && g->dtype == x->dtype ? g : tensor__contiguous_copy(fn, g, x->dtype);
@@ -836,7 +836,7 @@ static void tensor__norm_bwd_groups(int64_t begin, int64_t end, void *vt) {
    when done, 0 when this path does not take the case (reference kernels, or a dtype other than
    f32/f64), -1 on error. */
 static int tensor__norm_backward(const char *fn, bool center, tensor *x, tensor *w, tensor *g, double eps, tensor **gx, tensor **gw, tensor **gb) {
-    if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64)) return 0;
+    if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) || x->storage->device != TENSOR_CPU) return 0;
     tensor_dtype dt = x->dtype;
     int64_t n = x->shape[x->ndim - 1], rows = n ? tensor__numel_of(x->ndim, x->shape) / n : 0;
     int64_t groups = (rows + TENSOR__NORM_GROUP - 1) / TENSOR__NORM_GROUP;
@@ -2903,6 +2903,7 @@ static void tensor__ce_bwd_rows(int64_t begin, int64_t end, void *vt) {
 /* Sets *gx (logits' shape and dtype) and, for probability targets, *gp (when gp is not NULL) for
    the loss gradient g (0-dim). 0, or -1 after an error. */
 static int tensor__cross_entropy_backward(const char *fn, tensor *x, tensor *targets, bool prob, tensor *g, tensor **gx, tensor **gp) {
+    if (!tensor__host_only(fn, x, "the backward of cross_entropy")) return -1;
     tensor__ce_bwd_task k;
     k.x = x;
     k.cdim = x->ndim == 1 ? 0 : 1;
@@ -3020,7 +3021,7 @@ static void tensor__relu_bwd_range(int64_t begin, int64_t end, void *vt) {
    traffic. */
 static int tensor__relu_backward(const char *fn, tensor *x, tensor *g, tensor **gx) {
     if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) || g->dtype != x->dtype || !tensor__same_shape(x, g) ||
-        !tensor__contiguous(x) || !tensor__contiguous(g))
+        !tensor__contiguous(x) || !tensor__contiguous(g) || x->storage->device != TENSOR_CPU)
         return 0;
     tensor *r = tensor__refs_sole(&g->storage->refs, tensor__self) ? tensor__view_of(fn, g, g->ndim, g->shape, g->strides, g->offset) : tensor__new_like(fn, x, x->dtype);
     if (!r) return -1;
@@ -3224,6 +3225,7 @@ static int tensor__conv_backward_fast(const char *fn, const tensor *x, const ten
    f32). g: the output's gradient, any layout and floating dtype. Returns 0, or 1 after recording an
    error. */
 static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, tensor *g, const int64_t *ip, tensor **gx, tensor **gw, tensor **gb) {
+    if (!tensor__host_only(fn, x, "the backward of convolutions")) return -1;
     tensor__conv_geom geo;
     bool batched = x->ndim == sd + 2;
     int od = batched ? sd + 2 : sd + 1;
@@ -3289,6 +3291,7 @@ static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, t
    gradient, any layout and floating dtype. Max sends each window's gradient to the position the
    forward picked (tensor__pool_argmax); avg spreads g / k^2 over the window's in-bounds elements. */
 static tensor *tensor__pool_backward(const char *fn, bool is_max, tensor *x, tensor *g, const int64_t *ip) {
+    if (!tensor__host_only(fn, x, "the backward of pooling")) return NULL;
     int xd = x->ndim;
     if (g->ndim != xd || (xd == 4 && g->shape[0] != x->shape[0]) || g->shape[xd - 3] != x->shape[xd - 3])
         return tensor__fail(fn, "the gradient of shape %s does not fit a pooling of input %s", tensor__shape_of(g), tensor__shape_of(x));

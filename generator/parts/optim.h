@@ -309,6 +309,7 @@ TENSOR_API double tensor_clip_grad_norm(int n, tensor *const *params, double max
         if (!params[i]) { tensor__null_arg(fn, "params[i]"); return -1; }
         tensor *g = tensor_grad(params[i]);
         if (!g) continue;
+        if (!tensor__host_only(fn, g, "clipping gradients")) return -1;
         int64_t k = tensor__numel_of(g->ndim, g->shape);
         tensor *c = tensor__contiguous_copy(fn, g, TENSOR_F64);
         if (!c) return -1;

@@ -1,8 +1,27 @@
 // >>runtime ------------------------------------------------------------------------------------
-TENSOR_API bool tensor_cuda_available(void) { return false; }
+TENSOR_API bool tensor_cuda_available(void) { return tensor__device_ready(TENSOR_CUDA) && tensor__devices[TENSOR_CUDA]->device_count() > 0; }
+TENSOR_API int tensor_cuda_device_count(void) {
+    if (!tensor__device_ready(TENSOR_CUDA)) return 0;
+    int n = tensor__devices[TENSOR_CUDA]->device_count();
+    return n > 0 ? n : 0;
+}
+TENSOR_API int tensor_cuda_synchronize(void) {
+    const tensor__device *d = tensor__device_get("tensor_cuda_synchronize", TENSOR_CUDA);
+    if (!d) return -1;
+    char err[256] = "";
+    if (!d->synchronize(err, sizeof err)) return 0;
+    tensor__fail("tensor_cuda_synchronize", "%s", err[0] ? err : "the device reported an error");
+    return -1;
+}
+/* Remembered here too, so a device made ready later still gets it (TF32 is off until asked for). */
+static int tensor__allow_tf32; /* atomic */
+TENSOR_API void tensor_set_allow_tf32(bool allow) {
+    TENSOR__STORE_SC(&tensor__allow_tf32, allow ? 1 : 0);
+    if (tensor__device_ready(TENSOR_CUDA) && tensor__devices[TENSOR_CUDA]->set_allow_tf32) tensor__devices[TENSOR_CUDA]->set_allow_tf32(allow);
+}
 TENSOR_API const char *tensor_version(void) { return "0.1.0"; }
 TENSOR_API const char *tensor_build_info(void) {
-    static TENSOR__THREAD_LOCAL char info[320]; /* per thread: two threads asking at once each get theirs */
+    static TENSOR__THREAD_LOCAL char info[480]; /* per thread: two threads asking at once each get theirs */
     const tensor__simd_isa *v = tensor__simd();
     char simd[64];
     if (v) snprintf(simd, sizeof simd, "%s (%d x f32)%s", v->name, v->width, tensor__reference_kernels ? ", reference kernels on" : "");
@@ -18,8 +37,14 @@ TENSOR_API const char *tensor_build_info(void) {
     if (gb != gs) snprintf(bf, sizeof bf, ", %s %lldx%lld bf16", gb->name, (long long)gb->MR, (long long)gb->NR);
     snprintf(gemm, sizeof gemm, "%s %lldx%lld f32, %s %lldx%lld f64%s", gs->name, (long long)gs->MR, (long long)gs->NR, gd->name,
              (long long)gd->MR, (long long)gd->NR, bf);
-    snprintf(info, sizeof info, "tensor.h %s; simd: %s; gemm: %s; sleef: %s; cuda: no; threads: %d (%s)", tensor_version(), simd,
-             gemm, sleef, tensor_get_num_threads(), TENSOR__HAVE_THREADS ? "pthread pool" : "no thread support: 1 used");
+    char cuda[160];
+    const tensor__device *d = tensor__device_ready(TENSOR_CUDA) ? tensor__devices[TENSOR_CUDA] : NULL;
+    if (!tensor__devices[TENSOR_CUDA]) snprintf(cuda, sizeof cuda, "no");
+    else if (!d) snprintf(cuda, sizeof cuda, "no (tensor_cuda.o is from another tensor.h)");
+    else if (d->device_count() <= 0) snprintf(cuda, sizeof cuda, "no (tensor_cuda.o linked, no device)");
+    else snprintf(cuda, sizeof cuda, "%s", d->info ? d->info() : "yes");
+    snprintf(info, sizeof info, "tensor.h %s; simd: %s; gemm: %s; sleef: %s; cuda: %s; threads: %d (%s)", tensor_version(), simd,
+             gemm, sleef, cuda, tensor_get_num_threads(), TENSOR__HAVE_THREADS ? "pthread pool" : "no thread support: 1 used");
     return info;
 }
 

@@ -1,0 +1,351 @@
+/* The device seam (tensor__device) without a GPU: a fake device registers through the same table
+   tensor_cuda.cu fills and stands in for CUDA. Its memory is host memory behind tagged pointers
+   (bit 62 set: a non-canonical address on x86-64 and AArch64), so if the library ever read or
+   wrote device memory on the host instead of going through the table, the test would crash. Its
+   kernels are the shared formulas (>>formulas) evaluated over the operand descriptions the
+   library hands over, so the tests check those descriptions (data at the first element, strides
+   in elements, broadcasting, CPU scalars by value), the transfers both ways, the errors, and
+   autograd over device tensors. */
+#define TENSOR__DEVICE_SOURCE /* the formula lists, as tensor_cuda.cu gets them */
+#include "device_sweep.h"
+
+#include <stdint.h>
+
+#define SEAM_TAG ((uintptr_t)1 << 62)
+static void *seam_dev(void *host) { return host ? (void *)((uintptr_t)host ^ SEAM_TAG) : NULL; }
+static void *seam_host(const void *dev) { return dev ? (void *)((uintptr_t)dev ^ SEAM_TAG) : NULL; }
+
+static int64_t seam_live;           /* device blocks not yet freed */
+static size_t seam_limit = SIZE_MAX; /* requests above this fail as out of memory */
+static int seam_count = 1;          /* what device_count says */
+static int seam_pending_fault;      /* set: the next synchronize reports an asynchronous fault */
+static int seam_copies[3];          /* copies by kind */
+static int seam_tf32;
+
+static int seam_device_count(void) { return seam_count; }
+static const char *seam_info(void) { return "seam test device"; }
+static void *seam_alloc(size_t n, char *err, size_t len) {
+    if (n > seam_limit) {
+        snprintf(err, len, "seam device out of memory: tried to allocate %zu bytes", n);
+        return NULL;
+    }
+    void *p = malloc(n ? n : 1);
+    if (!p) { snprintf(err, len, "seam device: malloc failed"); return NULL; }
+    __atomic_add_fetch(&seam_live, 1, __ATOMIC_RELAXED);
+    return seam_dev(p);
+}
+static void seam_free(void *p) {
+    if (!p) return;
+    free(seam_host(p));
+    __atomic_sub_fetch(&seam_live, 1, __ATOMIC_RELAXED);
+}
+static int seam_copy(void *dst, const void *src, size_t n, tensor__copy_kind kind, char *err, size_t len) {
+    (void)err, (void)len;
+    __atomic_add_fetch(&seam_copies[kind], 1, __ATOMIC_RELAXED);
+    void *d = kind == TENSOR__COPY_TO_HOST ? dst : seam_host(dst);
+    const void *s = kind == TENSOR__COPY_TO_DEVICE ? src : seam_host(src);
+    memcpy(d, s, n);
+    return 0;
+}
+static int seam_synchronize(char *err, size_t len) {
+    if (!seam_pending_fault) return 0;
+    seam_pending_fault = 0;
+    snprintf(err, len, "seam device: an illegal memory access was encountered");
+    return -1;
+}
+static void seam_set_allow_tf32(bool on) { seam_tf32 = on; }
+
+/* ---- kernels: element i of an operand broadcast to out's shape ---- */
+static char *seam_elem(const tensor__dev_operand *o, const tensor__dev_operand *out, int64_t i) {
+    int64_t off = 0;
+    for (int d = out->ndim - 1; d >= 0; d--) {
+        int64_t k = i % out->shape[d];
+        i /= out->shape[d];
+        int od = d - (out->ndim - o->ndim);
+        if (od >= 0 && o->shape[od] != 1) off += k * o->strides[od];
+    }
+    return (char *)seam_host(o->data) + off * (int64_t)(o->dtype == TENSOR_F64 || o->dtype == TENSOR_I64 ? 8 : o->dtype == TENSOR_F32 || o->dtype == TENSOR_I32 ? 4 : o->dtype == TENSOR_U8 || o->dtype == TENSOR_BOOL ? 1 : 2);
+}
+static double seam_f(const tensor__dev_operand *o, const tensor__dev_operand *out, int64_t i) { return o->by_value ? o->value : test_load_f64(seam_elem(o, out, i), o->dtype); }
+static int64_t seam_i(const tensor__dev_operand *o, const tensor__dev_operand *out, int64_t i) { return o->by_value ? o->ivalue : test_load_i64(seam_elem(o, out, i), o->dtype); }
+static int64_t seam_numel(const tensor__dev_operand *o) {
+    int64_t n = 1;
+    for (int d = 0; d < o->ndim; d++) n *= o->shape[d];
+    return n;
+}
+static bool seam_is_float(tensor_dtype d) { return d == TENSOR_F32 || d == TENSOR_F64 || d == TENSOR_F16 || d == TENSOR_BF16; }
+
+typedef double (*seam_ffn)(double x, double y, double p0, double p1, int *err);
+typedef int64_t (*seam_ifn)(int64_t x, int64_t y, double p0, double p1, int *err);
+static int seam_elementwise(tensor__dev_call *c, seam_ffn f, seam_ifn g) {
+    int err = 0;
+    int64_t n = seam_numel(&c->out);
+    bool ints = !seam_is_float(c->compute);
+    for (int64_t i = 0; i < n; i++) {
+        char *o = seam_elem(&c->out, &c->out, i);
+        if (ints) test_store_i64(o, c->out.dtype, g(seam_i(&c->in[0], &c->out, i), c->n_in > 1 ? seam_i(&c->in[1], &c->out, i) : 0, c->p[0], c->p[1], &err));
+        else test_store_f64(o, c->out.dtype, f(seam_f(&c->in[0], &c->out, i), c->n_in > 1 ? seam_f(&c->in[1], &c->out, i) : 0, c->p[0], c->p[1], &err));
+    }
+    if (err) { snprintf(c->error, sizeof c->error, "integer division by zero"); return 1; }
+    return 0;
+}
+#define SEAM_KERNEL(name, FEXPR, IEXPR)                                                                                       \
+    static double seam_f_##name(double x, double y, double p0, double p1, int *err) {                                        \
+        (void)x, (void)y, (void)p0, (void)p1, (void)err;                                                                      \
+        return (double)(FEXPR);                                                                                               \
+    }                                                                                                                         \
+    static int64_t seam_i_##name(int64_t x, int64_t y, double p0, double p1, int *err) {                                     \
+        (void)x, (void)y, (void)p0, (void)p1, (void)err;                                                                      \
+        return (int64_t)(IEXPR);                                                                                              \
+    }                                                                                                                         \
+    static int seam_k_##name(tensor__dev_call *c) { return seam_elementwise(c, seam_f_##name, seam_i_##name); }
+TENSOR__UNARY_FORMULAS(SEAM_KERNEL)
+TENSOR__BINARY_FORMULAS(SEAM_KERNEL)
+
+/* out = src converted, broadcast (clone, contiguous, to_dtype: src in[0]; copy_: in[1]) */
+static int seam_copy_kernel(tensor__dev_call *c, const tensor__dev_operand *src) {
+    int64_t n = seam_numel(&c->out);
+    bool ints = !seam_is_float(c->out.dtype) && !seam_is_float(src->dtype);
+    for (int64_t i = 0; i < n; i++) {
+        char *o = seam_elem(&c->out, &c->out, i);
+        if (ints) test_store_i64(o, c->out.dtype, seam_i(src, &c->out, i));
+        else test_store_f64(o, c->out.dtype, seam_f(src, &c->out, i));
+    }
+    return 0;
+}
+static int seam_k_copy_first(tensor__dev_call *c) { return seam_copy_kernel(c, &c->in[0]); }
+static int seam_k_copy_(tensor__dev_call *c) { return seam_copy_kernel(c, &c->in[1]); }
+static int seam_k_add_(tensor__dev_call *c) {
+    c->compute = c->out.dtype;
+    c->n_in = 2;
+    return seam_elementwise(c, seam_f_add, seam_i_add);
+}
+static int seam_k_where(tensor__dev_call *c) {
+    int64_t n = seam_numel(&c->out);
+    bool ints = !seam_is_float(c->compute);
+    for (int64_t i = 0; i < n; i++) {
+        const tensor__dev_operand *s = seam_i(&c->in[0], &c->out, i) ? &c->in[1] : &c->in[2];
+        char *o = seam_elem(&c->out, &c->out, i);
+        if (ints) test_store_i64(o, c->out.dtype, seam_i(s, &c->out, i));
+        else test_store_f64(o, c->out.dtype, seam_f(s, &c->out, i));
+    }
+    return 0;
+}
+
+static const char *seam_names[TENSOR_OP_COUNT];
+static tensor__dev_kernel seam_kernels[TENSOR_OP_COUNT];
+static tensor__device seam_device;
+
+/* The fake device, as a device TU would register it (test_device_install stands for the static
+   initializer and resets what the library learnt about the previous one). */
+static void seam_install(void) {
+#define SEAM_NAME(name, kind, impl, types, grad, params, doc) seam_names[TENSOR_OP_##name] = #name;
+    TENSOR_OPS(SEAM_NAME)
+#define SEAM_SET(name, FEXPR, IEXPR) seam_kernels[TENSOR_OP_##name] = seam_k_##name;
+    TENSOR__UNARY_FORMULAS(SEAM_SET)
+    TENSOR__BINARY_FORMULAS(SEAM_SET)
+    seam_kernels[TENSOR_OP_where] = seam_k_where;
+    seam_kernels[TENSOR_OP_clone] = seam_kernels[TENSOR_OP_contiguous] = seam_kernels[TENSOR_OP_to_dtype] = seam_k_copy_first;
+    seam_kernels[TENSOR_OP_copy_] = seam_k_copy_;
+    seam_kernels[TENSOR_OP_add_] = seam_k_add_;
+    tensor__device d = {TENSOR__DEVICE_ABI, TENSOR_CUDA, TENSOR_OP_COUNT, seam_names, seam_kernels, seam_device_count, seam_info,
+                        seam_alloc, seam_free, seam_copy, seam_synchronize, NULL, seam_set_allow_tf32};
+    seam_device = d;
+    seam_limit = SIZE_MAX;
+    seam_count = 1;
+    seam_pending_fault = 0;
+    test_device_install(&seam_device);
+}
+static void seam_uninstall(void) {
+    test_device_install(NULL);
+    CHECK_MSG(seam_live == 0, "%lld device blocks left", (long long)seam_live);
+}
+
+TEST(seam_refuses_a_table_of_another_tensor_h) {
+    tensor_scope_begin();
+    seam_install();
+    seam_device.abi = TENSOR__DEVICE_ABI + 1;
+    test_device_install(&seam_device);
+    tensor *a = tensor_ones(TENSOR_SHAPE(2), TENSOR_F32);
+    CHECK(!tensor_cuda_available() && tensor_cuda_device_count() == 0);
+    CHECK_BAD(tensor_to_device(a, TENSOR_CUDA), "tensor_to_device");
+    CHECK(tensor_to_device(a, TENSOR_CUDA) == NULL);
+    CHECK(tensor_last_error() && strstr(tensor_last_error(), "built for another version of tensor.h"));
+    CHECK(strstr(tensor_build_info(), "cuda: no (tensor_cuda.o is from another tensor.h)") != NULL);
+    /* the same ABI and op count, another op list */
+    seam_install();
+    static const char *renamed[TENSOR_OP_COUNT];
+    memcpy(renamed, seam_names, sizeof renamed);
+    renamed[TENSOR_OP_add] = "plus";
+    seam_device.op_names = renamed;
+    test_device_install(&seam_device);
+    tensor_clear_error();
+    CHECK(tensor_to_device(a, TENSOR_CUDA) == NULL);
+    CHECK(tensor_last_error() && strstr(tensor_last_error(), "another op list") && strstr(tensor_last_error(), "plus"));
+    /* linked, but no GPU */
+    seam_install();
+    seam_count = 0;
+    tensor_clear_error();
+    CHECK(!tensor_cuda_available() && tensor_to_device(a, TENSOR_CUDA) == NULL);
+    CHECK(tensor_last_error() && strstr(tensor_last_error(), "found no device"));
+    CHECK(strstr(tensor_build_info(), "cuda: no (tensor_cuda.o linked, no device)") != NULL);
+    CHECK_BAD_INT(tensor_cuda_synchronize() != 0, "tensor_cuda_synchronize");
+    seam_uninstall();
+    /* nothing linked */
+    CHECK(!tensor_cuda_available() && tensor_cuda_device_count() == 0);
+    CHECK(strstr(tensor_build_info(), "cuda: no;") != NULL);
+    CHECK_BAD_INT(tensor_cuda_synchronize() != 0, "tensor_cuda_synchronize");
+    tensor_clear_error();
+    CHECK(tensor_to_device(a, TENSOR_CUDA) == NULL && tensor_last_error() && strstr(tensor_last_error(), "CUDA is not available"));
+    tensor_clear_error();
+    tensor_scope_end();
+}
+
+TEST(seam_transfers_every_dtype_and_layout) {
+    seam_install();
+    CHECK(tensor_cuda_available() && tensor_cuda_device_count() == 1);
+    CHECK(strstr(tensor_build_info(), "cuda: seam test device") != NULL);
+    for (int dt = 0; dt < TENSOR_DTYPE_COUNT; dt++) {
+        tensor_scope_begin();
+        tensor *b = tensor_to_dtype(tensor_reshape(tensor_arange(0, 24, 1, TENSOR_F64), TENSOR_SHAPE(2, 3, 4)), (tensor_dtype)dt);
+        tensor *views[4] = {b, tensor_transpose(b, 0, 2), tensor_slice(b, 2, 1, 4, 2), tensor_expand(tensor_slice(b, 0, 0, 1, 1), TENSOR_SHAPE(5, 3, 4))};
+        for (int v = 0; v < 4; v++) {
+            tensor *d = device_cuda(views[v]);
+            CHECK(d && tensor_get_device(d) == TENSOR_CUDA && tensor_get_dtype(d) == (tensor_dtype)dt);
+            tensor *dv = tensor_transpose(d, 0, 1); /* a non-contiguous device view goes back */
+            tensor *h = tensor_to_device(dv, TENSOR_CPU), *ref = tensor_transpose(views[v], 0, 1);
+            CHECK(h && tensor_get_device(h) == TENSOR_CPU && test_same_bits(h, ref));
+            /* tensor_copy_to and tensor_item read device tensors too */
+            size_t n = (size_t)tensor_numel(ref) * tensor_dtype_size((tensor_dtype)dt);
+            char *got = (char *)malloc(n), *want = (char *)malloc(n);
+            CHECK(tensor_copy_to(dv, got, n) == 0 && tensor_copy_to(ref, want, n) == 0 && memcmp(got, want, n) == 0);
+            free(got);
+            free(want);
+            tensor *one = tensor_select(tensor_select(tensor_select(d, 0, 1), 0, 1), 0, 1);
+            CHECK(one && tensor_item(one) == tensor_item(tensor_select(tensor_select(tensor_select(views[v], 0, 1), 0, 1), 0, 1)));
+        }
+        tensor_scope_end();
+    }
+    tensor_scope_begin();
+    /* the host never gets a device tensor's data pointer; printing copies first */
+    tensor *d = device_cuda(tensor_arange(0, 3, 1, TENSOR_F32));
+    tensor_clear_error();
+    CHECK(tensor_data_ptr(d) == NULL && tensor_last_error() && strstr(tensor_last_error(), "on cuda"));
+    tensor_clear_error();
+    char text[128];
+    CHECK(tensor_snprint(d, text, sizeof text) > 0 && strstr(text, "device='cuda:0'") && strstr(text, "1."));
+    /* empty tensors move too */
+    tensor *eh = tensor_to_device(device_cuda(tensor_zeros(TENSOR_SHAPE(0, 3), TENSOR_F32)), TENSOR_CPU);
+    CHECK(eh && tensor_numel(eh) == 0 && tensor_ndim(eh) == 2);
+    /* the copies went by the table: to the device, back to the host */
+    CHECK(seam_copies[TENSOR__COPY_TO_DEVICE] > 0 && seam_copies[TENSOR__COPY_TO_HOST] > 0);
+    tensor_scope_end();
+    seam_uninstall();
+}
+
+TEST(seam_elementwise_ops_match_the_cpu) {
+    seam_install();
+    device_sweep_elementwise();
+    seam_uninstall();
+}
+
+TEST(seam_cpu_scalars_and_mixed_devices) {
+    seam_install();
+    tensor_scope_begin();
+    tensor *x = tensor_reshape(tensor_arange(-3, 3, 1, TENSOR_F32), TENSOR_SHAPE(2, 3));
+    tensor *xi = tensor_reshape(tensor_arange(-3, 3, 1, TENSOR_I64), TENSOR_SHAPE(2, 3));
+    tensor *dx = device_cuda(x), *dxi = device_cuda(xi);
+    /* wrapped numbers and CPU 0-dim tensors go by value, on either side */
+    device_check_same("mul_scalar", tensor_mul_scalar(dx, 2.5), tensor_mul_scalar(x, 2.5));
+    device_check_same("pow_scalar", tensor_pow_scalar(dx, 2), tensor_pow_scalar(x, 2));
+    device_check_same("int add_scalar", tensor_add_scalar(dxi, 7), tensor_add_scalar(xi, 7));
+    device_check_same("int div_scalar", tensor_div_scalar(dxi, 2), tensor_div_scalar(xi, 2));
+    tensor *s = tensor_scalar(1.5, TENSOR_F64);
+    device_check_same("scalar - x", tensor_sub(s, dx), tensor_sub(s, x));
+    device_check_same("x * scalar", tensor_mul(dxi, s), tensor_mul(xi, s));
+    tensor *cond = tensor_gt(x, tensor_scalar(0, TENSOR_F32));
+    device_check_same("where", tensor_where(device_cuda(cond), dx, s), tensor_where(cond, x, s));
+    /* in place on the device */
+    tensor *y = tensor_clone(dx);
+    CHECK(tensor_add_(y, dx) == y);
+    device_check_same("add_", y, tensor_add(x, x));
+    CHECK(tensor_copy_(y, device_cuda(tensor_ones(TENSOR_SHAPE(3), TENSOR_F64))) == y);
+    device_check_same("copy_", y, tensor_ones(TENSOR_SHAPE(2, 3), TENSOR_F32));
+    device_check_same("to_dtype", tensor_to_dtype(dx, TENSOR_BF16), tensor_to_dtype(x, TENSOR_BF16));
+    device_check_same("contiguous", tensor_contiguous(tensor_transpose(dx, 0, 1)), tensor_contiguous(tensor_transpose(x, 0, 1)));
+    /* a CPU tensor of more than 0 dims beside a device tensor: an error, never a silent copy */
+    CHECK_BAD(tensor_add(dx, x), "tensor_add");
+    CHECK_BAD(tensor_add_(y, x), "tensor_add_");
+    tensor_add(dx, x);
+    CHECK(tensor_last_error() && strstr(tensor_last_error(), "different devices (cuda and cpu)"));
+    /* an op the device has no kernel for says so */
+    tensor_clear_error();
+    CHECK(tensor_sum_all(dx) == NULL && tensor_last_error() && strstr(tensor_last_error(), "sum_all has no kernel on cuda"));
+    tensor_clear_error();
+    tensor_scope_end();
+    seam_uninstall();
+}
+
+TEST(seam_errors_of_the_device) {
+    seam_install();
+    tensor_scope_begin();
+    tensor *x = tensor_ones(TENSOR_SHAPE(1000), TENSOR_F32);
+    int64_t live = tensor_live_handles();
+    /* out of device memory: the device's message, nothing left behind */
+    seam_limit = 1000;
+    CHECK_BAD(tensor_to_device(x, TENSOR_CUDA), "tensor_to_device");
+    CHECK(tensor_to_device(x, TENSOR_CUDA) == NULL && tensor_last_error() && strstr(tensor_last_error(), "tried to allocate 4000 bytes"));
+    tensor_clear_error();
+    CHECK(tensor_live_handles() == live && seam_live == 0);
+    seam_limit = SIZE_MAX;
+    /* a kernel's error comes back with its message */
+    tensor *di = device_cuda(tensor_arange(0, 4, 1, TENSOR_I32));
+    CHECK_BAD(tensor_fmod(di, device_cuda(tensor_zeros(TENSOR_SHAPE(4), TENSOR_I32))), "tensor_fmod");
+    tensor_fmod(di, tensor_scalar(0, TENSOR_I64));
+    CHECK(tensor_last_error() && strstr(tensor_last_error(), "integer division by zero"));
+    tensor_clear_error();
+    /* an asynchronous fault is reported by the next synchronize */
+    CHECK(tensor_cuda_synchronize() == 0);
+    seam_pending_fault = 1;
+    CHECK_BAD_INT(tensor_cuda_synchronize() != 0, "tensor_cuda_synchronize");
+    seam_pending_fault = 1;
+    tensor_cuda_synchronize();
+    CHECK(tensor_last_error() && strstr(tensor_last_error(), "illegal memory access"));
+    tensor_clear_error();
+    /* host-side code that has no device path refuses device tensors with a message */
+    tensor *p = tensor_set_requires_grad(device_cuda(tensor_ones(TENSOR_SHAPE(3), TENSOR_F32)), true);
+    CHECK_BAD(tensor_uniform_(p, 0, 1), "tensor_uniform_");
+    /* TF32 reaches the device */
+    tensor_set_allow_tf32(true);
+    CHECK(seam_tf32 == 1);
+    tensor_set_allow_tf32(false);
+    CHECK(seam_tf32 == 0);
+    tensor_scope_end();
+    seam_uninstall();
+}
+
+/* Autograd through device ops: the leaf's gradient is a device tensor and equals the CPU's; and
+   through to_device, a CPU leaf gets its gradient back on the CPU. */
+TEST(seam_autograd_on_the_device) {
+    seam_install();
+    tensor_scope_begin();
+    tensor *x = tensor_reshape(tensor_linspace(-2, 2, 6, TENSOR_F64), TENSOR_SHAPE(2, 3));
+    tensor *w = tensor_set_requires_grad(tensor_clone(x), true);
+    tensor *dw = tensor_set_requires_grad(device_cuda(x), true);
+    tensor *g = tensor_full(TENSOR_SHAPE(2, 3), 0.5, TENSOR_F64);
+    tensor *y = tensor_mul(tensor_tanh(tensor_mul(w, w)), tensor_sigmoid(w));
+    tensor *dy = tensor_mul(tensor_tanh(tensor_mul(dw, dw)), tensor_sigmoid(dw));
+    CHECK(tensor_backward_with(y, g) == 0);
+    CHECK(tensor_backward_with(dy, device_cuda(g)) == 0);
+    CHECK(tensor_grad(dw) && tensor_get_device(tensor_grad(dw)) == TENSOR_CUDA);
+    device_check_same("grad", tensor_grad(dw), tensor_grad(w));
+    /* a CPU leaf moved to the device: its gradient comes back to the CPU */
+    tensor *c = tensor_set_requires_grad(tensor_clone(x), true);
+    tensor *dc = tensor_exp(tensor_to_device(c, TENSOR_CUDA));
+    CHECK(tensor_backward_with(tensor_to_device(dc, TENSOR_CPU), g) == 0);
+    CHECK(tensor_grad(c) && tensor_get_device(tensor_grad(c)) == TENSOR_CPU);
+    tensor *want = tensor_mul(tensor_exp(x), g);
+    CHECK(tensor_grad(c) && test_same_bits(tensor_grad(c), want));
+    tensor_scope_end();
+    seam_uninstall();
+}
