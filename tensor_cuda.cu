@@ -29,8 +29,13 @@
 #include <unordered_map>
 
 // >>cuda-runtime ---------------------------------------------------------------------------------
+#if defined(__GNUC__) || defined(__clang__)
+#define TENSOR__CUDA_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define TENSOR__CUDA_PRINTF(f, a) /* MSVC: no format checking */
+#endif
 
-static void tensor__cuda_msg(char *error, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void tensor__cuda_msg(char *error, size_t len, const char *fmt, ...) TENSOR__CUDA_PRINTF(3, 4);
 static void tensor__cuda_msg(char *error, size_t len, const char *fmt, ...) {
     if (!error || !len) return;
     va_list ap;
@@ -672,7 +677,7 @@ static unsigned tensor__cuda_blocks(int64_t n) {
 static const char *const tensor__cuda_op_names[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__CUDA_NAME)};
 static const char *tensor__cuda_op_name(tensor_op op) { return (unsigned)op < TENSOR_OP_COUNT ? tensor__cuda_op_names[op] : "?"; }
 
-static int tensor__cuda_fail(tensor__dev_call *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int tensor__cuda_fail(tensor__dev_call *c, const char *fmt, ...) TENSOR__CUDA_PRINTF(2, 3);
 static int tensor__cuda_fail(tensor__dev_call *c, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
