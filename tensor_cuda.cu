@@ -1,0 +1,1110 @@
+#define TENSOR__DEVICE_SOURCE   /* the shared formulas too */
+#include "tensor.h"             /* declarations only: never TENSOR_IMPLEMENTATION */
+/* tensor_cuda.cu: the CUDA device of tensor.h. Compile it with nvcc and link the object beside a
+   program built with tensor.h's implementation; a static initializer registers the table below
+   with tensor__register_device, so nothing else is needed. Only device 0 is used: each host thread
+   sets it on its first CUDA use and runs its work on a stream of its own.
+
+   Sections: >>cuda-runtime (errors, streams, device info), >>cuda-alloc (the caching allocator),
+   >>cuda-copy (host <-> device copies), >>cuda-convert (loads and stores of every dtype, as the
+   CPU's), >>cuda-offsets (broadcast and strided indexing), >>cuda-elementwise (the formula lists
+   as kernels), >>cuda-copykernels (copy, fill), >>cuda-register (the table). */
+
+#ifdef TENSOR_IMPLEMENTATION
+#error "tensor_cuda.cu includes tensor.h for its declarations only: compile it without TENSOR_IMPLEMENTATION"
+#endif
+#ifdef TENSOR_STATIC
+#error "tensor_cuda.cu registers itself with tensor.h's implementation, which TENSOR_STATIC hides"
+#endif
+
+#include <cuda_runtime.h>
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <set>
+#include <unordered_map>
+
+// >>cuda-runtime ---------------------------------------------------------------------------------
+#if defined(__GNUC__) || defined(__clang__)
+#define TENSOR__CUDA_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define TENSOR__CUDA_PRINTF(f, a) /* MSVC: no format checking */
+#endif
+
+static void tensor__cuda_msg(char *error, size_t len, const char *fmt, ...) TENSOR__CUDA_PRINTF(3, 4);
+static void tensor__cuda_msg(char *error, size_t len, const char *fmt, ...) {
+    if (!error || !len) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(error, len, fmt, ap);
+    va_end(ap);
+}
+/* Reports a failed CUDA call and clears the thread's last-error state, so that a later launch
+   check does not blame its own kernel for it (sticky faults stay: every later call returns them). */
+static void tensor__cuda_msg_err(char *error, size_t len, const char *what, cudaError_t e) {
+    tensor__cuda_msg(error, len, "CUDA error: %s: %s", what, cudaGetErrorString(e));
+    (void)cudaGetLastError();
+}
+
+static int tensor__cuda_device_count(void) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) { (void)cudaGetLastError(); return 0; } /* no driver, no device: none */
+    return n;
+}
+
+static const char *tensor__cuda_info(void) {
+    static char line[256];
+    static std::once_flag once;
+    std::call_once(once, [] {
+        cudaDeviceProp prop;
+        int rt = 0;
+        cudaError_t e = cudaGetDeviceProperties(&prop, 0);
+        if (e == cudaSuccess) e = cudaRuntimeGetVersion(&rt);
+        if (e != cudaSuccess) {
+            snprintf(line, sizeof line, "no CUDA device (%s)", cudaGetErrorString(e));
+            (void)cudaGetLastError();
+            return;
+        }
+        snprintf(line, sizeof line, "%.200s (sm_%d%d), CUDA runtime %d.%d", prop.name, prop.major, prop.minor, rt / 1000, (rt % 1000) / 10);
+    });
+    return line;
+}
+
+static std::atomic<bool> tensor__cuda_tf32(false);
+static void tensor__cuda_set_allow_tf32(bool allow) { tensor__cuda_tf32.store(allow); }
+
+/* What each host thread owns: its stream (every launch, copy and cuBLAS call of the thread runs on
+   it) and its pinned staging buffer for copies, two halves, each guarded by an event recorded after
+   the last copy that reads or writes it. Made on first use; given back when the thread ends, after
+   its queued work is done. */
+#define TENSOR__CUDA_STAGE_MAX ((size_t)8 << 20)   /* bytes per half: copies go in chunks of this */
+#define TENSOR__CUDA_STAGE_MIN ((size_t)64 << 10)
+struct tensor__cuda_thread {
+    cudaStream_t stream = nullptr;
+    bool have_stream = false;
+    cudaEvent_t ev[2] = {nullptr, nullptr};
+    bool ev_recorded[2] = {false, false};
+    char *stage = nullptr;                 /* 2 * stage_half bytes of pinned memory */
+    size_t stage_half = 0;
+    ~tensor__cuda_thread() {
+        /* at process exit the runtime may be gone already: every result is ignored */
+        for (int k = 0; k < 2; k++)
+            if (ev_recorded[k]) (void)cudaEventSynchronize(ev[k]);
+        if (stage) (void)cudaFreeHost(stage);
+        if (have_stream) {
+            (void)cudaStreamSynchronize(stream);
+            for (int k = 0; k < 2; k++) (void)cudaEventDestroy(ev[k]);
+            (void)cudaStreamDestroy(stream);
+        }
+        (void)cudaGetLastError();
+    }
+};
+static thread_local tensor__cuda_thread tensor__cuda_self;
+
+/* The calling thread's stream, made (with its two events) on first use; false + message if CUDA
+   cannot give one. */
+static bool tensor__cuda_stream(cudaStream_t *s, char *error, size_t len) {
+    tensor__cuda_thread &t = tensor__cuda_self;
+    if (!t.have_stream) {
+        cudaError_t e = cudaSetDevice(0);
+        if (e == cudaSuccess) e = cudaStreamCreateWithFlags(&t.stream, cudaStreamNonBlocking);
+        if (e != cudaSuccess) { tensor__cuda_msg_err(error, len, "cannot create a stream", e); return false; }
+        for (int k = 0; k < 2 && e == cudaSuccess; k++) e = cudaEventCreateWithFlags(&t.ev[k], cudaEventDisableTiming);
+        if (e != cudaSuccess) {
+            for (int k = 0; k < 2; k++) if (t.ev[k]) (void)cudaEventDestroy(t.ev[k]);
+            t.ev[0] = t.ev[1] = nullptr;
+            (void)cudaStreamDestroy(t.stream);
+            tensor__cuda_msg_err(error, len, "cannot create an event", e);
+            return false;
+        }
+        t.have_stream = true;
+    }
+    *s = t.stream;
+    return true;
+}
+
+static int tensor__cuda_synchronize(char *error, size_t len) {
+    tensor__cuda_thread &t = tensor__cuda_self;
+    if (!t.have_stream) return 0; /* this thread queued nothing */
+    cudaError_t e = cudaStreamSynchronize(t.stream);
+    if (e == cudaSuccess) e = cudaGetLastError();
+    if (e != cudaSuccess) {
+        tensor__cuda_msg(error, len, "CUDA error: %s", cudaGetErrorString(e));
+        (void)cudaGetLastError();
+        return -1;
+    }
+    return 0;
+}
+
+// >>cuda-alloc -----------------------------------------------------------------------------------
+/* A caching allocator in the manner of PyTorch's CUDACachingAllocator. cudaMalloc and cudaFree are
+   slow and cudaFree waits for the whole device, so freed blocks stay cached and are handed out
+   again. Rules:
+   - A block belongs to the stream of the thread that allocated it and is reused only by that
+     stream: work queued on the stream before the free runs before any work of the next owner, so
+     no synchronization is needed (a block that another thread's stream still reads when it is freed
+     is the caller's business, as without record_stream in PyTorch).
+   - Small requests (<= 1 MiB) are rounded up to 512 B and carved out of 2 MiB segments; large ones
+     are rounded up to a multiple of 2 MiB and get a segment of exactly that size. Each kind has
+     its own pool of free blocks ordered by (stream, size, address); a request takes the best fit
+     (the smallest free block of its stream that is big enough), and a bigger block is split when
+     the rest is worth keeping (>= 512 B in the small pool, > 1 MiB in the large one).
+   - A freed block merges with free neighbours of its segment.
+   - When cudaMalloc fails, every wholly free segment is given back and the request tried once more.
+   - One mutex guards it all: blocks are freed from any thread.
+   The state is never destroyed (a free after static destructors have run must still work). */
+#define TENSOR__CUDA_SMALL ((size_t)1 << 20)
+#define TENSOR__CUDA_SMALL_SEGMENT ((size_t)2 << 20)
+#define TENSOR__CUDA_ROUND ((size_t)512)
+#define TENSOR__CUDA_LARGE_ROUND ((size_t)2 << 20)
+
+struct tensor__cuda_block {
+    char *ptr;
+    size_t size;
+    cudaStream_t stream;
+    bool small;                            /* which pool */
+    bool allocated;
+    tensor__cuda_block *prev, *next;       /* neighbours in its segment (NULL at the ends) */
+};
+struct tensor__cuda_block_less {
+    bool operator()(const tensor__cuda_block *a, const tensor__cuda_block *b) const {
+        if (a->stream != b->stream) return (uintptr_t)a->stream < (uintptr_t)b->stream;
+        if (a->size != b->size) return a->size < b->size;
+        return (uintptr_t)a->ptr < (uintptr_t)b->ptr;
+    }
+};
+typedef std::set<tensor__cuda_block *, tensor__cuda_block_less> tensor__cuda_pool;
+struct tensor__cuda_allocator {
+    std::mutex mu;
+    tensor__cuda_pool small, large;                           /* free blocks */
+    std::unordered_map<void *, tensor__cuda_block *> live;    /* allocated blocks by address */
+    size_t in_use = 0, reserved = 0;                          /* bytes in live blocks, in all segments */
+};
+static tensor__cuda_allocator *tensor__cuda_allocator_get(void) {
+    static tensor__cuda_allocator *a = new (std::nothrow) tensor__cuda_allocator; /* never deleted: see above */
+    return a;
+}
+
+/* Gives back every wholly free segment (a free block with no neighbours). The device is
+   synchronized first: a cached block may still be read by queued work. Called with a->mu held. */
+static void tensor__cuda_release_cached(tensor__cuda_allocator *a) {
+    (void)cudaDeviceSynchronize();
+    tensor__cuda_pool *pools[2] = {&a->small, &a->large};
+    for (int k = 0; k < 2; k++) {
+        tensor__cuda_pool &p = *pools[k];
+        for (auto it = p.begin(); it != p.end();) {
+            tensor__cuda_block *b = *it;
+            if (b->prev || b->next) { ++it; continue; }
+            it = p.erase(it);
+            (void)cudaFree(b->ptr);
+            a->reserved -= b->size;
+            delete b;
+        }
+    }
+    (void)cudaGetLastError(); /* a failure here is not the next kernel's */
+}
+
+/* Hands out block b (already in a->live and out of the pools) for a request of `size` bytes,
+   splitting off the rest when it is worth keeping. Never throws: without memory for the split the
+   whole block is handed out. */
+static void tensor__cuda_take(tensor__cuda_allocator *a, tensor__cuda_block *b, size_t size) {
+    size_t rest = b->size - size;
+    bool split = b->small ? rest >= TENSOR__CUDA_ROUND : rest > TENSOR__CUDA_SMALL;
+    if (split) {
+        tensor__cuda_block *r = new (std::nothrow) tensor__cuda_block;
+        if (r) {
+            *r = {b->ptr + size, rest, b->stream, b->small, false, b, b->next};
+            try {
+                (b->small ? a->small : a->large).insert(r);
+                if (b->next) b->next->prev = r;
+                b->next = r;
+                b->size = size;
+            } catch (const std::bad_alloc &) {
+                delete r;
+            }
+        }
+    }
+    b->allocated = true;
+    a->in_use += b->size;
+}
+
+static size_t tensor__cuda_round_up(size_t n, size_t m) { return (n + m - 1) / m * m; }
+
+static void *tensor__cuda_alloc(size_t nbytes, char *error, size_t len) {
+    cudaStream_t stream;
+    if (!tensor__cuda_stream(&stream, error, len)) return nullptr;
+    tensor__cuda_allocator *a = tensor__cuda_allocator_get();
+    if (!a) { tensor__cuda_msg(error, len, "out of host memory for the CUDA allocator"); return nullptr; }
+    if (nbytes > SIZE_MAX / 2) {
+        tensor__cuda_msg(error, len, "CUDA out of memory: tried to allocate %zu bytes", nbytes);
+        return nullptr;
+    }
+    bool small = nbytes <= TENSOR__CUDA_SMALL;
+    /* a zero-byte request gets a block of its own too: its pointer is unique and not NULL */
+    size_t size = small ? tensor__cuda_round_up(nbytes ? nbytes : 1, TENSOR__CUDA_ROUND) : tensor__cuda_round_up(nbytes, TENSOR__CUDA_LARGE_ROUND);
+    std::lock_guard<std::mutex> lock(a->mu);
+    tensor__cuda_pool &pool = small ? a->small : a->large;
+    try {
+        tensor__cuda_block key = {nullptr, size, stream, small, false, nullptr, nullptr};
+        auto it = pool.lower_bound(&key);
+        if (it != pool.end() && (*it)->stream == stream) { /* best fit: the smallest that is big enough */
+            tensor__cuda_block *b = *it;
+            a->live.emplace(b->ptr, b); /* first: if it throws, nothing has changed */
+            pool.erase(it);
+            tensor__cuda_take(a, b, size);
+            return b->ptr;
+        }
+        size_t seg = small ? TENSOR__CUDA_SMALL_SEGMENT : size;
+        void *p = nullptr;
+        cudaError_t e = cudaMalloc(&p, seg);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            tensor__cuda_release_cached(a);
+            e = cudaMalloc(&p, seg);
+        }
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            tensor__cuda_msg(error, len, "CUDA out of memory: tried to allocate %zu bytes (%zu in use, %zu cached)", nbytes, a->in_use, a->reserved - a->in_use);
+            return nullptr;
+        }
+        tensor__cuda_block *b = new (std::nothrow) tensor__cuda_block;
+        if (!b) { (void)cudaFree(p); throw std::bad_alloc(); }
+        *b = {(char *)p, seg, stream, small, false, nullptr, nullptr};
+        try {
+            a->live.emplace(p, b);
+        } catch (const std::bad_alloc &) {
+            delete b;
+            (void)cudaFree(p);
+            throw;
+        }
+        a->reserved += seg;
+        tensor__cuda_take(a, b, size);
+        return p;
+    } catch (const std::bad_alloc &) {
+        tensor__cuda_msg(error, len, "out of host memory in the CUDA allocator (request of %zu bytes)", nbytes);
+        return nullptr;
+    }
+}
+
+static void tensor__cuda_free(void *p) {
+    if (!p) return;
+    tensor__cuda_allocator *a = tensor__cuda_allocator_get();
+    if (!a) return;
+    std::lock_guard<std::mutex> lock(a->mu);
+    auto found = a->live.find(p);
+    if (found == a->live.end()) return; /* not ours: ignored */
+    tensor__cuda_block *b = found->second;
+    a->live.erase(found);
+    a->in_use -= b->size;
+    b->allocated = false;
+    tensor__cuda_pool &pool = b->small ? a->small : a->large;
+    /* merge with free neighbours: each leaves the pool before its key (size, address) changes */
+    if (b->prev && !b->prev->allocated) {
+        tensor__cuda_block *q = b->prev;
+        pool.erase(q);
+        b->ptr = q->ptr;
+        b->size += q->size;
+        b->prev = q->prev;
+        if (b->prev) b->prev->next = b;
+        delete q;
+    }
+    if (b->next && !b->next->allocated) {
+        tensor__cuda_block *q = b->next;
+        pool.erase(q);
+        b->size += q->size;
+        b->next = q->next;
+        if (b->next) b->next->prev = b;
+        delete q;
+    }
+    try {
+        pool.insert(b);
+    } catch (const std::bad_alloc &) {
+        /* out of host memory: the block stays out of the pool (free, so neighbours still merge
+           with it; pool.erase of a block not there is a no-op), its bytes cached but unused */
+    }
+}
+
+static void tensor__cuda_empty_cache(void) {
+    tensor__cuda_allocator *a = tensor__cuda_allocator_get();
+    if (!a) return;
+    cudaStream_t s;
+    char ignored[8];
+    if (!tensor__cuda_stream(&s, ignored, sizeof ignored)) return; /* sets device 0 on this thread */
+    std::lock_guard<std::mutex> lock(a->mu);
+    tensor__cuda_release_cached(a);
+}
+
+// >>cuda-copy ------------------------------------------------------------------------------------
+/* Copies between pageable host memory and the device go through the thread's pinned staging
+   buffer, in chunks of up to TENSOR__CUDA_STAGE_MAX bytes alternating between its two halves, so
+   that the memcpy of one chunk overlaps the DMA of the other. Before a half is written (by memcpy
+   or by a DMA) its event is waited for: a half is never overwritten while a queued copy still uses
+   it, which lets a copy to the device return as soon as its last chunk is queued. */
+
+/* Makes the staging buffer at least `want` bytes a half (up to the maximum); false + message. */
+static bool tensor__cuda_stage(tensor__cuda_thread &t, size_t want, char *error, size_t len) {
+    want = want < TENSOR__CUDA_STAGE_MIN ? TENSOR__CUDA_STAGE_MIN : want > TENSOR__CUDA_STAGE_MAX ? TENSOR__CUDA_STAGE_MAX : tensor__cuda_round_up(want, TENSOR__CUDA_STAGE_MIN);
+    if (t.stage && t.stage_half >= want) return true;
+    for (int k = 0; k < 2; k++) { /* the old buffer may still be read by queued copies */
+        if (!t.ev_recorded[k]) continue;
+        cudaError_t e = cudaEventSynchronize(t.ev[k]);
+        if (e != cudaSuccess) { tensor__cuda_msg_err(error, len, "copy", e); return false; }
+        t.ev_recorded[k] = false;
+    }
+    if (t.stage) { (void)cudaFreeHost(t.stage); t.stage = nullptr; t.stage_half = 0; }
+    void *p = nullptr;
+    cudaError_t e = cudaHostAlloc(&p, 2 * want, cudaHostAllocDefault);
+    if (e != cudaSuccess) { tensor__cuda_msg_err(error, len, "cannot allocate pinned host memory for a copy", e); return false; }
+    t.stage = (char *)p;
+    t.stage_half = want;
+    return true;
+}
+/* Waits until half k of the staging buffer is no longer used by a queued copy. */
+static bool tensor__cuda_stage_wait(tensor__cuda_thread &t, int k, char *error, size_t len) {
+    if (!t.ev_recorded[k]) return true;
+    cudaError_t e = cudaEventSynchronize(t.ev[k]);
+    if (e != cudaSuccess) { tensor__cuda_msg_err(error, len, "copy", e); return false; }
+    t.ev_recorded[k] = false;
+    return true;
+}
+/* Queues a copy that uses half k and records its event. */
+static bool tensor__cuda_stage_copy(tensor__cuda_thread &t, int k, void *dst, const void *src, size_t n, cudaMemcpyKind kind, char *error, size_t len) {
+    cudaError_t e = cudaMemcpyAsync(dst, src, n, kind, t.stream);
+    if (e == cudaSuccess) e = cudaEventRecord(t.ev[k], t.stream);
+    if (e != cudaSuccess) { tensor__cuda_msg_err(error, len, "copy", e); return false; }
+    t.ev_recorded[k] = true;
+    return true;
+}
+
+static int tensor__cuda_copy(void *dst, const void *src, size_t nbytes, tensor__copy_kind kind, char *error, size_t len) {
+    if (nbytes == 0) return 0;
+    cudaStream_t stream;
+    if (!tensor__cuda_stream(&stream, error, len)) return -1;
+    tensor__cuda_thread &t = tensor__cuda_self;
+    if (kind == TENSOR__COPY_ON_DEVICE) {
+        if (dst == src) return 0;
+        cudaError_t e = cudaMemcpyAsync(dst, src, nbytes, cudaMemcpyDeviceToDevice, stream);
+        if (e != cudaSuccess) { tensor__cuda_msg_err(error, len, "copy on the device", e); return -1; }
+        return 0;
+    }
+    if (kind != TENSOR__COPY_TO_DEVICE && kind != TENSOR__COPY_TO_HOST) { tensor__cuda_msg(error, len, "invalid copy kind %d", (int)kind); return -1; }
+    if (!tensor__cuda_stage(t, nbytes, error, len)) return -1;
+    size_t chunk = t.stage_half, chunks = (nbytes + chunk - 1) / chunk;
+    if (kind == TENSOR__COPY_TO_DEVICE) {
+        const char *s = (const char *)src;
+        char *d = (char *)dst;
+        for (size_t i = 0; i < chunks; i++) {
+            int k = (int)(i & 1);
+            size_t off = i * chunk, n = nbytes - off < chunk ? nbytes - off : chunk;
+            if (!tensor__cuda_stage_wait(t, k, error, len)) return -1;
+            memcpy(t.stage + (size_t)k * chunk, s + off, n);
+            if (!tensor__cuda_stage_copy(t, k, d + off, t.stage + (size_t)k * chunk, n, cudaMemcpyHostToDevice, error, len)) return -1;
+        }
+        return 0;
+    }
+    /* to the host: chunk i + 1 is queued before chunk i is copied out of the staging buffer */
+    const char *s = (const char *)src;
+    char *d = (char *)dst;
+    for (size_t i = 0; i <= chunks; i++) {
+        if (i < chunks) { /* queue chunk i */
+            int k = (int)(i & 1);
+            size_t off = i * chunk, n = nbytes - off < chunk ? nbytes - off : chunk;
+            if (!tensor__cuda_stage_wait(t, k, error, len)) return -1;
+            if (!tensor__cuda_stage_copy(t, k, t.stage + (size_t)k * chunk, s + off, n, cudaMemcpyDeviceToHost, error, len)) return -1;
+        }
+        if (i > 0) { /* chunk i - 1 is there once its event completes (an earlier fault shows here) */
+            int k = (int)((i - 1) & 1);
+            size_t off = (i - 1) * chunk, n = nbytes - off < chunk ? nbytes - off : chunk;
+            if (!tensor__cuda_stage_wait(t, k, error, len)) return -1;
+            memcpy(d + off, t.stage + (size_t)k * chunk, n);
+        }
+    }
+    return 0;
+}
+
+// >>cuda-convert ---------------------------------------------------------------------------------
+/* Loads and stores of every dtype with exactly the CPU's conversions (tensor__load_f64 and friends
+   in >>core): f16/bf16 <-> f32 with round to nearest even and the same NaN bits, a double reaches
+   f16/bf16 through f32, a bool stores v != 0 (NaN is true), a float reaches an integer dtype
+   through tensor__double_to_i64 (NaN 0, saturating) and integers narrow by wrapping. They serve
+   the kernels, and the host for scalars passed by value (where they read and write through
+   memcpy: no aliasing games on the host). Device pointers are aligned to their element. */
+#define TENSOR__CUDA_HD static inline __host__ __device__
+#define TENSOR__CUDA_D static inline __device__
+
+template <class T> TENSOR__CUDA_HD T tensor__cuda_rd(const char *p) {
+#ifdef __CUDA_ARCH__
+    return *reinterpret_cast<const T *>(p);
+#else
+    T v;
+    memcpy(&v, p, sizeof v);
+    return v;
+#endif
+}
+template <class T> TENSOR__CUDA_HD void tensor__cuda_wr(char *p, T v) {
+#ifdef __CUDA_ARCH__
+    *reinterpret_cast<T *>(p) = v;
+#else
+    memcpy(p, &v, sizeof v);
+#endif
+}
+TENSOR__CUDA_HD float tensor__cuda_bits_f32(uint32_t u) {
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(u);
+#else
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+#endif
+}
+TENSOR__CUDA_HD uint32_t tensor__cuda_f32_bits(float f) {
+#ifdef __CUDA_ARCH__
+    return __float_as_uint(f);
+#else
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+#endif
+}
+TENSOR__CUDA_HD float tensor__cuda_f16_to_f32(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+    if (exp == 0x1f) return tensor__cuda_bits_f32(sign | 0x7f800000u | (man << 13)); /* inf, NaN */
+    if (exp == 0) {                                                                 /* zero, subnormal */
+        float v = (float)man * (1.0f / 16777216.0f);                                  /* exact */
+        return sign ? -v : v;
+    }
+    return tensor__cuda_bits_f32(sign | ((exp + 112) << 23) | (man << 13));
+}
+TENSOR__CUDA_HD uint16_t tensor__cuda_f32_to_f16(float f) {
+    uint32_t u = tensor__cuda_f32_bits(f), sign = (u >> 16) & 0x8000, a = u & 0x7fffffffu;
+    if (a >= 0x7f800000u) return (uint16_t)(sign | 0x7c00 | (a > 0x7f800000u ? 0x200 | ((a >> 13) & 0x3ff) : 0));
+    if (a >= 0x477ff000u) return (uint16_t)(sign | 0x7c00); /* rounds to >= 65520: inf */
+    if (a < 0x38800000u) {                                  /* below 2^-14: subnormal or zero */
+        float v = tensor__cuda_bits_f32(a) * 16777216.0f;    /* exact: the value in units of 2^-24 */
+        uint32_t m = (uint32_t)v;
+        float rem = v - (float)m;                            /* exact too, fused or not */
+        if (rem > 0.5f || (rem == 0.5f && (m & 1))) m++;
+        return (uint16_t)(sign | m);
+    }
+    uint32_t r = a - 0x38000000u; /* exponent bias 127 -> 15 */
+    uint32_t h = r >> 13, low = r & 0x1fff;
+    if (low > 0x1000 || (low == 0x1000 && (h & 1))) h++;
+    return (uint16_t)(sign | h);
+}
+TENSOR__CUDA_HD float tensor__cuda_bf16_to_f32(uint16_t b) { return tensor__cuda_bits_f32((uint32_t)b << 16); }
+TENSOR__CUDA_HD uint16_t tensor__cuda_f32_to_bf16(float f) {
+    uint32_t u = tensor__cuda_f32_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40); /* quiet NaN */
+    u += 0x7fff + ((u >> 16) & 1);
+    return (uint16_t)(u >> 16);
+}
+
+TENSOR__CUDA_HD bool tensor__cuda_is_float(tensor_dtype d) { return d == TENSOR_F32 || d == TENSOR_F64 || d == TENSOR_F16 || d == TENSOR_BF16; }
+TENSOR__CUDA_HD int tensor__cuda_size(tensor_dtype d) {
+    switch (d) {
+    case TENSOR_F64: case TENSOR_I64: return 8;
+    case TENSOR_F32: case TENSOR_I32: return 4;
+    case TENSOR_F16: case TENSOR_BF16: return 2;
+    default: return 1;
+    }
+}
+TENSOR__CUDA_HD double tensor__cuda_load_f64(const char *p, tensor_dtype d) {
+    switch (d) {
+    case TENSOR_F32: return tensor__cuda_rd<float>(p);
+    case TENSOR_F64: return tensor__cuda_rd<double>(p);
+    case TENSOR_F16: return tensor__cuda_f16_to_f32(tensor__cuda_rd<uint16_t>(p));
+    case TENSOR_BF16: return tensor__cuda_bf16_to_f32(tensor__cuda_rd<uint16_t>(p));
+    case TENSOR_I32: return tensor__cuda_rd<int32_t>(p);
+    case TENSOR_I64: return (double)tensor__cuda_rd<int64_t>(p);
+    case TENSOR_U8: return tensor__cuda_rd<uint8_t>(p);
+    case TENSOR_BOOL: return tensor__cuda_rd<uint8_t>(p) != 0;
+    }
+    return 0;
+}
+TENSOR__CUDA_HD int64_t tensor__cuda_load_i64(const char *p, tensor_dtype d) {
+    switch (d) {
+    case TENSOR_I32: return tensor__cuda_rd<int32_t>(p);
+    case TENSOR_I64: return tensor__cuda_rd<int64_t>(p);
+    case TENSOR_U8: return tensor__cuda_rd<uint8_t>(p);
+    case TENSOR_BOOL: return tensor__cuda_rd<uint8_t>(p) != 0;
+    default: return tensor__double_to_i64(tensor__cuda_load_f64(p, d));
+    }
+}
+TENSOR__CUDA_HD void tensor__cuda_store_i64(char *p, tensor_dtype d, int64_t v) {
+    switch (d) {
+    case TENSOR_I32: tensor__cuda_wr<int32_t>(p, (int32_t)(uint32_t)(uint64_t)v); return;
+    case TENSOR_I64: tensor__cuda_wr<int64_t>(p, v); return;
+    case TENSOR_U8: tensor__cuda_wr<uint8_t>(p, (uint8_t)(uint64_t)v); return;
+    case TENSOR_BOOL: tensor__cuda_wr<uint8_t>(p, v != 0); return;
+    case TENSOR_F32: tensor__cuda_wr<float>(p, (float)v); return;
+    case TENSOR_F64: tensor__cuda_wr<double>(p, (double)v); return;
+    case TENSOR_F16: tensor__cuda_wr<uint16_t>(p, tensor__cuda_f32_to_f16((float)v)); return;
+    case TENSOR_BF16: tensor__cuda_wr<uint16_t>(p, tensor__cuda_f32_to_bf16((float)v)); return;
+    }
+}
+TENSOR__CUDA_HD void tensor__cuda_store_f64(char *p, tensor_dtype d, double v) {
+    switch (d) {
+    case TENSOR_F32: tensor__cuda_wr<float>(p, (float)v); return;
+    case TENSOR_F64: tensor__cuda_wr<double>(p, v); return;
+    case TENSOR_F16: tensor__cuda_wr<uint16_t>(p, tensor__cuda_f32_to_f16((float)v)); return;
+    case TENSOR_BF16: tensor__cuda_wr<uint16_t>(p, tensor__cuda_f32_to_bf16((float)v)); return;
+    case TENSOR_BOOL: tensor__cuda_wr<uint8_t>(p, v != 0); return; /* NaN is true, as on the CPU */
+    default: tensor__cuda_store_i64(p, d, tensor__double_to_i64(v)); return;
+    }
+}
+/* Element copies and stores of raw bits (little-endian, as the host's): same-dtype copies move
+   bits, as the CPU's memcpy does (NaN payloads included). */
+TENSOR__CUDA_HD void tensor__cuda_store_bits(char *p, int size, uint64_t bits) {
+    switch (size) {
+    case 8: tensor__cuda_wr<uint64_t>(p, bits); return;
+    case 4: tensor__cuda_wr<uint32_t>(p, (uint32_t)bits); return;
+    case 2: tensor__cuda_wr<uint16_t>(p, (uint16_t)bits); return;
+    default: tensor__cuda_wr<uint8_t>(p, (uint8_t)bits); return;
+    }
+}
+TENSOR__CUDA_HD uint64_t tensor__cuda_load_bits(const char *p, int size) {
+    switch (size) {
+    case 8: return tensor__cuda_rd<uint64_t>(p);
+    case 4: return tensor__cuda_rd<uint32_t>(p);
+    case 2: return tensor__cuda_rd<uint16_t>(p);
+    default: return tensor__cuda_rd<uint8_t>(p);
+    }
+}
+
+// >>cuda-offsets ---------------------------------------------------------------------------------
+/* Where each operand's element i (row-major over out's shape) lies. The host builds, from out's
+   shape and each operand's strides, the same coalesced description as the CPU's tensor__iter_init:
+   operands right-aligned to out's shape (a missing or size-1 dim strides 0), size-1 dims of out
+   dropped, adjacent dims merged where every operand steps evenly across both. A kernel turns the
+   linear index into byte offsets by div/mod over the coalesced dims, the last one fastest; a
+   layout that coalesces to one dim (every operand dense or broadcast) needs no division. */
+#define TENSOR__CUDA_MAX_OPS 4
+struct tensor__cuda_offsets {
+    int ndim;
+    int64_t shape[TENSOR_MAX_DIMS];
+    int64_t stride[TENSOR__CUDA_MAX_OPS][TENSOR_MAX_DIMS]; /* in bytes */
+};
+
+static int64_t tensor__cuda_numel(const tensor__dev_operand &t) {
+    int64_t n = 1;
+    for (int d = 0; d < t.ndim; d++) n *= t.shape[d];
+    return n;
+}
+
+/* Fills o for the n operands ops (ops[0] the output, whose shape the iteration has). With
+   skip_broadcast_out, dims along which the output strides 0 are dropped (a fill of an expanded
+   view writes each location once). Returns the number of elements the description covers. */
+static int64_t tensor__cuda_offsets_init(tensor__cuda_offsets *o, int n, const tensor__dev_operand *const *ops, bool skip_broadcast_out) {
+    memset(o, 0, sizeof *o);
+    int ndim = ops[0]->ndim;
+    const int64_t *shape = ops[0]->shape;
+    int nd = 0;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] == 1 || (skip_broadcast_out && ops[0]->strides[d] == 0)) continue;
+        o->shape[nd] = shape[d];
+        for (int k = 0; k < n; k++) {
+            const tensor__dev_operand *t = ops[k];
+            int td = d - (ndim - t->ndim);
+            o->stride[k][nd] = (t->by_value || td < 0 || t->shape[td] == 1) ? 0 : t->strides[td] * tensor__cuda_size(t->dtype);
+        }
+        nd++;
+    }
+    int out = 0;
+    for (int d = 0; d < nd; d++) {
+        if (out > 0) {
+            bool ok = true;
+            for (int k = 0; k < n && ok; k++) ok = o->stride[k][out - 1] == o->stride[k][d] * o->shape[d];
+            if (ok) {
+                o->shape[out - 1] *= o->shape[d];
+                for (int k = 0; k < n; k++) o->stride[k][out - 1] = o->stride[k][d];
+                continue;
+            }
+        }
+        o->shape[out] = o->shape[d];
+        for (int k = 0; k < n; k++) o->stride[k][out] = o->stride[k][d];
+        out++;
+    }
+    if (out == 0) { /* a single element */
+        o->shape[0] = 1;
+        for (int k = 0; k < n; k++) o->stride[k][0] = 0;
+        out = 1;
+    }
+    o->ndim = out;
+    int64_t numel = 1;
+    for (int d = 0; d < out; d++) numel *= o->shape[d];
+    return numel;
+}
+/* Whether operand k of o is dense over the whole iteration (one dim of its element size, or a
+   single element). */
+static bool tensor__cuda_dense(const tensor__cuda_offsets &o, int k, int size) {
+    return o.ndim == 1 && (o.stride[k][0] == size || o.shape[0] == 1);
+}
+
+template <int N> TENSOR__CUDA_D void tensor__cuda_offsets_get(const tensor__cuda_offsets &o, int64_t i, int64_t (&off)[N]) {
+    if (o.ndim == 1) {
+#pragma unroll
+        for (int k = 0; k < N; k++) off[k] = i * o.stride[k][0];
+        return;
+    }
+#pragma unroll
+    for (int k = 0; k < N; k++) off[k] = 0;
+    for (int d = o.ndim - 1; d >= 0; d--) {
+        int64_t s = o.shape[d], q = i / s, idx = i - q * s;
+        i = q;
+#pragma unroll
+        for (int k = 0; k < N; k++) off[k] += idx * o.stride[k][d];
+    }
+}
+
+/* Launch shape: 256 threads a block and a grid-stride loop, so the result never depends on the
+   grid (capped: a thread then does several elements). */
+#define TENSOR__CUDA_THREADS 256
+#define TENSOR__CUDA_MAX_BLOCKS 65536
+static unsigned tensor__cuda_blocks(int64_t n) {
+    int64_t b = (n + TENSOR__CUDA_THREADS - 1) / TENSOR__CUDA_THREADS;
+    return (unsigned)(b < 1 ? 1 : b > TENSOR__CUDA_MAX_BLOCKS ? TENSOR__CUDA_MAX_BLOCKS : b);
+}
+#define TENSOR__CUDA_LOOP(i, n) \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (int64_t)gridDim.x * blockDim.x)
+
+/* ---- kernels' host side: messages ---- */
+#define TENSOR__CUDA_NAME(name, kind, impl, types, grad, params, doc) #name,
+static const char *const tensor__cuda_op_names[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__CUDA_NAME)};
+static const char *tensor__cuda_op_name(tensor_op op) { return (unsigned)op < TENSOR_OP_COUNT ? tensor__cuda_op_names[op] : "?"; }
+
+static int tensor__cuda_fail(tensor__dev_call *c, const char *fmt, ...) TENSOR__CUDA_PRINTF(2, 3);
+static int tensor__cuda_fail(tensor__dev_call *c, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(c->error, sizeof c->error, fmt, ap);
+    va_end(ap);
+    return 1;
+}
+static int tensor__cuda_fail_cuda(tensor__dev_call *c, const char *what, cudaError_t e) {
+    tensor__cuda_fail(c, "CUDA error: %s %s: %s", tensor__cuda_op_name(c->op), what, cudaGetErrorString(e));
+    (void)cudaGetLastError();
+    return 1;
+}
+/* A kernel's launch: any earlier error state is cleared first (it was reported where it arose;
+   a sticky fault comes back from the launch itself), and the launch is checked at once. */
+#define TENSOR__CUDA_LAUNCH_BEGIN() (void)cudaGetLastError()
+static int tensor__cuda_launch_check(tensor__dev_call *c) {
+    cudaError_t e = cudaGetLastError();
+    return e == cudaSuccess ? 0 : tensor__cuda_fail_cuda(c, "kernel launch", e);
+}
+/* The operands a kernel is given must be there (a device pointer, or a value) with a valid dtype. */
+static bool tensor__cuda_operand_ok(tensor__dev_call *c, const tensor__dev_operand &t, const char *which) {
+    if ((unsigned)t.dtype >= TENSOR_DTYPE_COUNT || t.ndim < 0 || t.ndim > TENSOR_MAX_DIMS) {
+        tensor__cuda_fail(c, "%s: invalid %s operand", tensor__cuda_op_name(c->op), which);
+        return false;
+    }
+    if (!t.by_value && !t.data) {
+        tensor__cuda_fail(c, "%s: the %s operand has no device data", tensor__cuda_op_name(c->op), which);
+        return false;
+    }
+    return true;
+}
+
+// >>cuda-elementwise -----------------------------------------------------------------------------
+/* Every op of the shared formula lists (>>formulas) becomes a functor whose f evaluates the float
+   formula in double and i the integer formula in int64, as the CPU's reference loops do; the
+   kernels load each input as double or int64 (by the compute dtype, float or not), evaluate, and
+   store into the output's dtype. */
+struct tensor__cuda_ew_args {
+    char *base[TENSOR__CUDA_MAX_OPS];     /* [0] the output; NULL for an input passed by value */
+    tensor_dtype dt[TENSOR__CUDA_MAX_OPS];
+    bool byval[TENSOR__CUDA_MAX_OPS];
+    double fv[TENSOR__CUDA_MAX_OPS];      /* a by-value input as the CPU would load it: as double, */
+    int64_t iv[TENSOR__CUDA_MAX_OPS];     /* as int64, */
+    uint64_t bits[TENSOR__CUDA_MAX_OPS];  /* and its bits in its own dtype */
+    double p0, p1;
+    int *err;                             /* the flag integer fmod raises; NULL for other ops */
+    bool int_compute;
+};
+/* Slot k of a: operand t. A by-value scalar is stored in its dtype and loaded back, so the kernel
+   sees exactly what the CPU loads from a 0-dim tensor. */
+static void tensor__cuda_args_set(tensor__cuda_ew_args *a, int k, const tensor__dev_operand &t) {
+    a->base[k] = (char *)t.data;
+    a->dt[k] = t.dtype;
+    a->byval[k] = t.by_value;
+    a->fv[k] = 0;
+    a->iv[k] = 0;
+    a->bits[k] = 0;
+    if (!t.by_value) return;
+    char buf[8] = {0};
+    if (tensor__cuda_is_float(t.dtype)) tensor__cuda_store_f64(buf, t.dtype, t.value);
+    else tensor__cuda_store_i64(buf, t.dtype, t.ivalue);
+    memcpy(&a->bits[k], buf, sizeof buf); /* little-endian: the element in the low bytes */
+    a->fv[k] = tensor__cuda_load_f64(buf, t.dtype);
+    a->iv[k] = tensor__cuda_load_i64(buf, t.dtype);
+}
+
+/* The formulas take x (and y) as parameters: a formula that ignores its operand (the integer
+   formula 0 of a float-only op) then leaves an unused parameter, which (void) quiets, where an
+   unused local would still draw nvcc's "set but never used". */
+#define TENSOR__CUDA_UNARY_OP(name, FEXPR, IEXPR)                                                              \
+    struct tensor__cuda_op_##name {                                                                        \
+        static constexpr tensor_op op = TENSOR_OP_##name;                                                  \
+        __device__ static double f1(double x, double p0, double p1) { (void)x; (void)p0; (void)p1; return (double)(FEXPR); } \
+        __device__ static int64_t i1(int64_t x, double p0, double p1) { (void)x; (void)p0; (void)p1; return (int64_t)(IEXPR); } \
+        __device__ static double f(const double *v, double p0, double p1, int *) { return f1(v[0], p0, p1); } \
+        __device__ static int64_t i(const int64_t *v, double p0, double p1, int *) { return i1(v[0], p0, p1); } \
+    };
+#define TENSOR__CUDA_BINARY_OP(name, FEXPR, IEXPR)                                                             \
+    struct tensor__cuda_op_##name {                                                                        \
+        static constexpr tensor_op op = TENSOR_OP_##name;                                                  \
+        __device__ static double f2(double x, double y, int *err) { (void)x; (void)y; (void)err; return (double)(FEXPR); } \
+        __device__ static int64_t i2(int64_t x, int64_t y, int *err) { (void)x; (void)y; (void)err; return (int64_t)(IEXPR); } \
+        __device__ static double f(const double *v, double, double, int *err) { return f2(v[0], v[1], err); } \
+        __device__ static int64_t i(const int64_t *v, double, double, int *err) { return i2(v[0], v[1], err); } \
+    };
+TENSOR__UNARY_FORMULAS(TENSOR__CUDA_UNARY_OP)
+TENSOR__BINARY_FORMULAS(TENSOR__CUDA_BINARY_OP)
+
+/* Any layout, any dtypes: offsets by the description, loads and stores converting. */
+template <class Op, int NIN>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_ew_kernel(tensor__cuda_offsets o, tensor__cuda_ew_args a, int64_t n) {
+    TENSOR__CUDA_LOOP(i, n) {
+        int64_t off[NIN + 1];
+        tensor__cuda_offsets_get<NIN + 1>(o, i, off);
+        if (a.int_compute) {
+            int64_t v[NIN];
+#pragma unroll
+            for (int j = 1; j <= NIN; j++) v[j - 1] = a.byval[j] ? a.iv[j] : tensor__cuda_load_i64(a.base[j] + off[j], a.dt[j]);
+            tensor__cuda_store_i64(a.base[0] + off[0], a.dt[0], Op::i(v, a.p0, a.p1, a.err));
+        } else {
+            double v[NIN];
+#pragma unroll
+            for (int j = 1; j <= NIN; j++) v[j - 1] = a.byval[j] ? a.fv[j] : tensor__cuda_load_f64(a.base[j] + off[j], a.dt[j]);
+            tensor__cuda_store_f64(a.base[0] + off[0], a.dt[0], Op::f(v, a.p0, a.p1, a.err));
+        }
+    }
+}
+
+/* f32 in, f32 out, every operand dense (or a by-value scalar: p[j] NULL, its value s[j]): the
+   same formula, with 16-byte loads and stores when every pointer is 16-byte aligned. */
+struct tensor__cuda_f32_in {
+    const float *p[2];
+    float s[2];
+};
+template <class Op, int NIN>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_ew_f32_kernel(float *out, tensor__cuda_f32_in in, double p0, double p1, int64_t n, bool vec) {
+    int64_t done = 0;
+    if (vec) {
+        int64_t n4 = n / 4;
+        TENSOR__CUDA_LOOP(i, n4) {
+            float x[NIN][4];
+#pragma unroll
+            for (int j = 0; j < NIN; j++) {
+                float4 q = in.p[j] ? reinterpret_cast<const float4 *>(in.p[j])[i] : make_float4(in.s[j], in.s[j], in.s[j], in.s[j]);
+                x[j][0] = q.x; x[j][1] = q.y; x[j][2] = q.z; x[j][3] = q.w;
+            }
+            float r[4];
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                double v[NIN];
+#pragma unroll
+                for (int j = 0; j < NIN; j++) v[j] = x[j][e];
+                r[e] = (float)Op::f(v, p0, p1, nullptr);
+            }
+            reinterpret_cast<float4 *>(out)[i] = make_float4(r[0], r[1], r[2], r[3]);
+        }
+        done = n4 * 4;
+    }
+    for (int64_t i = done + (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (int64_t)gridDim.x * blockDim.x) {
+        double v[NIN];
+#pragma unroll
+        for (int j = 0; j < NIN; j++) v[j] = in.p[j] ? in.p[j][i] : in.s[j];
+        out[i] = (float)Op::f(v, p0, p1, nullptr);
+    }
+}
+
+static bool tensor__cuda_aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
+
+/* Runs out = Op(ins[0..NIN)) computing in `compute` (its integer formula when that is not a float
+   dtype). Integer fmod also checks its division-by-zero flag, which waits for the kernel. */
+template <class Op, int NIN>
+static int tensor__cuda_ew_run(tensor__dev_call *c, const tensor__dev_operand *ins, tensor_dtype compute) {
+    const tensor__dev_operand &out = c->out;
+    if (!tensor__cuda_operand_ok(c, out, "output")) return 1;
+    for (int j = 0; j < NIN; j++)
+        if (!tensor__cuda_operand_ok(c, ins[j], "input")) return 1;
+    if (out.by_value) return tensor__cuda_fail(c, "%s: the output cannot be a value", tensor__cuda_op_name(c->op));
+    int64_t n = tensor__cuda_numel(out);
+    if (n == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    const tensor__dev_operand *ops[NIN + 1];
+    ops[0] = &out;
+    for (int j = 0; j < NIN; j++) ops[j + 1] = &ins[j];
+    tensor__cuda_offsets o;
+    tensor__cuda_offsets_init(&o, NIN + 1, ops, false);
+    bool int_compute = !tensor__cuda_is_float(compute);
+    int *flag = nullptr;
+    if (int_compute && Op::op == TENSOR_OP_fmod) {
+        flag = (int *)tensor__cuda_alloc(sizeof(int), c->error, sizeof c->error);
+        if (!flag) return 1;
+        cudaError_t e = cudaMemsetAsync(flag, 0, sizeof(int), s);
+        if (e != cudaSuccess) { tensor__cuda_free(flag); return tensor__cuda_fail_cuda(c, "clearing its error flag", e); }
+    }
+    bool fast = !int_compute && out.dtype == TENSOR_F32 && tensor__cuda_dense(o, 0, 4);
+    for (int j = 0; j < NIN; j++) fast = fast && ins[j].dtype == TENSOR_F32 && (ins[j].by_value || tensor__cuda_dense(o, j + 1, 4));
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (fast) {
+        tensor__cuda_f32_in in;
+        bool vec = tensor__cuda_aligned16(out.data);
+        for (int j = 0; j < 2; j++) { in.p[j] = nullptr; in.s[j] = 0; }
+        for (int j = 0; j < NIN; j++) {
+            in.p[j] = ins[j].by_value ? nullptr : (const float *)ins[j].data;
+            in.s[j] = ins[j].by_value ? (float)ins[j].value : 0.0f; /* an f32 value: exact */
+            vec = vec && (ins[j].by_value || tensor__cuda_aligned16(ins[j].data));
+        }
+        tensor__cuda_ew_f32_kernel<Op, NIN><<<tensor__cuda_blocks(vec ? n / 4 : n), TENSOR__CUDA_THREADS, 0, s>>>((float *)out.data, in, c->p[0], c->p[1], n, vec);
+    } else {
+        tensor__cuda_ew_args a;
+        memset(&a, 0, sizeof a);
+        tensor__cuda_args_set(&a, 0, out);
+        for (int j = 0; j < NIN; j++) tensor__cuda_args_set(&a, j + 1, ins[j]);
+        a.p0 = c->p[0];
+        a.p1 = c->p[1];
+        a.err = flag;
+        a.int_compute = int_compute;
+        tensor__cuda_ew_kernel<Op, NIN><<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>(o, a, n);
+    }
+    if (tensor__cuda_launch_check(c)) { tensor__cuda_free(flag); return 1; }
+    if (flag) {
+        int raised = 0;
+        cudaError_t e = cudaMemcpyAsync(&raised, flag, sizeof raised, cudaMemcpyDeviceToHost, s);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+        tensor__cuda_free(flag); /* after the wait: nothing queued uses it any more */
+        if (e != cudaSuccess) return tensor__cuda_fail_cuda(c, "reading its error flag", e);
+        if (raised) return tensor__cuda_fail(c, "integer division by zero");
+    }
+    return 0;
+}
+
+/* The kernel of a formula op: its call record as the CPU's tensor__run_elementwise reads it. */
+template <class Op, int NIN>
+static int tensor__cuda_ew(tensor__dev_call *c) {
+    if (c->n_in != NIN) return tensor__cuda_fail(c, "%s: expected %d inputs, got %d", tensor__cuda_op_name(c->op), NIN, c->n_in);
+    return tensor__cuda_ew_run<Op, NIN>(c, c->in, c->compute);
+}
+
+/* where: in[0] the bool condition, in[1] a, in[2] b; the output has the compute dtype. An element
+   of the output's own dtype is copied bit for bit, another converted through int64 (integer
+   compute) or double, as the CPU's tensor__loop_where does. */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_where_kernel(tensor__cuda_offsets o, tensor__cuda_ew_args a, int64_t n) {
+    int osize = tensor__cuda_size(a.dt[0]);
+    TENSOR__CUDA_LOOP(i, n) {
+        int64_t off[4];
+        tensor__cuda_offsets_get<4>(o, i, off);
+        bool cond = a.byval[1] ? a.iv[1] != 0 : tensor__cuda_rd<uint8_t>(a.base[1] + off[1]) != 0;
+        int k = cond ? 2 : 3;
+        char *dst = a.base[0] + off[0];
+        const char *src = a.base[k] + off[k];
+        if (a.dt[k] == a.dt[0]) tensor__cuda_store_bits(dst, osize, a.byval[k] ? a.bits[k] : tensor__cuda_load_bits(src, osize));
+        else if (a.int_compute) tensor__cuda_store_i64(dst, a.dt[0], a.byval[k] ? a.iv[k] : tensor__cuda_load_i64(src, a.dt[k]));
+        else tensor__cuda_store_f64(dst, a.dt[0], a.byval[k] ? a.fv[k] : tensor__cuda_load_f64(src, a.dt[k]));
+    }
+}
+static int tensor__cuda_where(tensor__dev_call *c) {
+    if (c->n_in != 3) return tensor__cuda_fail(c, "where: expected 3 inputs, got %d", c->n_in);
+    const tensor__dev_operand &out = c->out;
+    if (!tensor__cuda_operand_ok(c, out, "output") || out.by_value) return 1;
+    for (int j = 0; j < 3; j++)
+        if (!tensor__cuda_operand_ok(c, c->in[j], "input")) return 1;
+    int64_t n = tensor__cuda_numel(out);
+    if (n == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    const tensor__dev_operand *ops[4] = {&out, &c->in[0], &c->in[1], &c->in[2]};
+    tensor__cuda_offsets o;
+    tensor__cuda_offsets_init(&o, 4, ops, false);
+    tensor__cuda_ew_args a;
+    memset(&a, 0, sizeof a);
+    for (int k = 0; k < 4; k++) tensor__cuda_args_set(&a, k, *ops[k]);
+    a.int_compute = !tensor__cuda_is_float(c->compute);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_where_kernel<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>(o, a, n);
+    return tensor__cuda_launch_check(c);
+}
+
+/* In-place ops, with the call records of their CPU kernels. add_: out = in[0] = a, in[1] = b,
+   computed in a's dtype. */
+static int tensor__cuda_add_(tensor__dev_call *c) {
+    if (c->n_in != 2) return tensor__cuda_fail(c, "add_: expected 2 inputs, got %d", c->n_in);
+    return tensor__cuda_ew_run<tensor__cuda_op_add, 2>(c, c->in, c->out.dtype);
+}
+/* mul_scalar_: out = in[0] = a, the scalar in p[0]. As on the CPU, the scalar is first stored as
+   the 0-dim tensor the CPU wraps it in (f64 for an f64 a, f32 for another float dtype, i64 through
+   tensor__double_to_i64 for integers), and the product is computed in a's dtype. */
+static int tensor__cuda_mul_scalar_(tensor__dev_call *c) {
+    tensor__dev_operand ins[2];
+    ins[0] = c->out;
+    memset(&ins[1], 0, sizeof ins[1]);
+    ins[1].by_value = true;
+    tensor_dtype d = c->out.dtype;
+    if (tensor__cuda_is_float(d)) {
+        ins[1].dtype = d == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
+        ins[1].value = c->p[0]; /* rounded to the scalar's dtype by tensor__cuda_args_set */
+    } else {
+        ins[1].dtype = TENSOR_I64;
+        ins[1].ivalue = tensor__double_to_i64(c->p[0]);
+    }
+    return tensor__cuda_ew_run<tensor__cuda_op_mul, 2>(c, ins, d);
+}
+
+// >>cuda-copykernels -----------------------------------------------------------------------------
+/* The converting strided copy of clone, contiguous, to_dtype and copy_ (src broadcast to dst's
+   shape), with the CPU's tensor__copy_loop rules: the same dtype moves bits; otherwise through
+   double when either side is a float dtype, else through int64. */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_copy_kernel(tensor__cuda_offsets o, char *dst, const char *src, tensor_dtype dd, tensor_dtype sd, int64_t n) {
+    int size = tensor__cuda_size(dd);
+    bool via_double = tensor__cuda_is_float(dd) || tensor__cuda_is_float(sd);
+    TENSOR__CUDA_LOOP(i, n) {
+        int64_t off[2];
+        tensor__cuda_offsets_get<2>(o, i, off);
+        if (dd == sd) tensor__cuda_store_bits(dst + off[0], size, tensor__cuda_load_bits(src + off[1], size));
+        else if (via_double) tensor__cuda_store_f64(dst + off[0], dd, tensor__cuda_load_f64(src + off[1], sd));
+        else tensor__cuda_store_i64(dst + off[0], dd, tensor__cuda_load_i64(src + off[1], sd));
+    }
+}
+/* Every element of dst (any layout) = bits, an element of dst's dtype. */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_fill_kernel(tensor__cuda_offsets o, char *dst, int size, uint64_t bits, int64_t n) {
+    TENSOR__CUDA_LOOP(i, n) {
+        int64_t off[1];
+        tensor__cuda_offsets_get<1>(o, i, off);
+        tensor__cuda_store_bits(dst + off[0], size, bits);
+    }
+}
+
+static int tensor__cuda_fill_run(tensor__dev_call *c, const tensor__dev_operand &dst, uint64_t bits) {
+    if (!tensor__cuda_operand_ok(c, dst, "output") || dst.by_value) return 1;
+    if (tensor__cuda_numel(dst) == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    const tensor__dev_operand *ops[1] = {&dst};
+    tensor__cuda_offsets o;
+    int64_t n = tensor__cuda_offsets_init(&o, 1, ops, true); /* an expanded view: each location once */
+    int size = tensor__cuda_size(dst.dtype);
+    bool bytes_alike = size == 1 || bits == 0 ||
+                       (size == 2 && (bits & 0xff) == (bits >> 8)) ||
+                       (size == 4 && bits == (bits & 0xff) * 0x01010101u) ||
+                       (size == 8 && bits == (bits & 0xff) * 0x0101010101010101ull);
+    if (bytes_alike && tensor__cuda_dense(o, 0, size)) { /* one byte value throughout: a memset */
+        cudaError_t e = cudaMemsetAsync(dst.data, (int)(bits & 0xff), (size_t)n * (size_t)size, s);
+        return e == cudaSuccess ? 0 : tensor__cuda_fail_cuda(c, "memset", e);
+    }
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_fill_kernel<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>(o, (char *)dst.data, size, bits, n);
+    return tensor__cuda_launch_check(c);
+}
+
+/* The bits of value stored in dtype d, as the CPU's tensor__store_f64 stores it. */
+static uint64_t tensor__cuda_bits_of(double value, tensor_dtype d) {
+    char buf[8] = {0};
+    tensor__cuda_store_f64(buf, d, value);
+    uint64_t bits;
+    memcpy(&bits, buf, sizeof bits);
+    return bits;
+}
+
+static int tensor__cuda_copy_run(tensor__dev_call *c, const tensor__dev_operand &dst, const tensor__dev_operand &src) {
+    if (!tensor__cuda_operand_ok(c, dst, "output") || dst.by_value || !tensor__cuda_operand_ok(c, src, "input")) return 1;
+    int64_t n = tensor__cuda_numel(dst);
+    if (n == 0) return 0;
+    if (src.by_value) { /* a value: a fill with it, converted as the copy would */
+        tensor__cuda_ew_args a;
+        memset(&a, 0, sizeof a);
+        tensor__cuda_args_set(&a, 1, src);
+        uint64_t bits;
+        if (dst.dtype == src.dtype) bits = a.bits[1];
+        else if (tensor__cuda_is_float(dst.dtype) || tensor__cuda_is_float(src.dtype)) bits = tensor__cuda_bits_of(a.fv[1], dst.dtype);
+        else {
+            char buf[8] = {0};
+            tensor__cuda_store_i64(buf, dst.dtype, a.iv[1]);
+            memcpy(&bits, buf, sizeof bits);
+        }
+        return tensor__cuda_fill_run(c, dst, bits);
+    }
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    const tensor__dev_operand *ops[2] = {&dst, &src};
+    tensor__cuda_offsets o;
+    tensor__cuda_offsets_init(&o, 2, ops, false);
+    int size = tensor__cuda_size(dst.dtype);
+    if (dst.dtype == src.dtype && tensor__cuda_dense(o, 0, size) && tensor__cuda_dense(o, 1, size)) {
+        if (dst.data == src.data) return 0;
+        cudaError_t e = cudaMemcpyAsync(dst.data, src.data, (size_t)n * (size_t)size, cudaMemcpyDeviceToDevice, s);
+        return e == cudaSuccess ? 0 : tensor__cuda_fail_cuda(c, "copy", e);
+    }
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_copy_kernel<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>(o, (char *)dst.data, (const char *)src.data, dst.dtype, src.dtype, n);
+    return tensor__cuda_launch_check(c);
+}
+
+/* clone, contiguous, to_dtype: out = in[0] converted; copy_: out = in[0] = dst, in[1] = src. */
+static int tensor__cuda_copy_op(tensor__dev_call *c) {
+    if (c->n_in < 1) return tensor__cuda_fail(c, "%s: expected an input", tensor__cuda_op_name(c->op));
+    return tensor__cuda_copy_run(c, c->out, c->in[0]);
+}
+static int tensor__cuda_copy_(tensor__dev_call *c) {
+    if (c->n_in != 2) return tensor__cuda_fail(c, "copy_: expected 2 inputs, got %d", c->n_in);
+    return tensor__cuda_copy_run(c, c->out, c->in[1]);
+}
+/* fill_: every element of out = p[0] in out's dtype; zero_: = 0. */
+static int tensor__cuda_fill_(tensor__dev_call *c) { return tensor__cuda_fill_run(c, c->out, tensor__cuda_bits_of(c->p[0], c->out.dtype)); }
+static int tensor__cuda_zero_(tensor__dev_call *c) { return tensor__cuda_fill_run(c, c->out, 0); }
+
+// >>cuda-register --------------------------------------------------------------------------------
+/* The kernel table, built at compile time: tensor__cuda_kernel_of<op>::k is NULL unless an op has
+   a specialization below, and the table lists it for every op of TENSOR_OPS in enum order. */
+template <tensor_op OP> struct tensor__cuda_kernel_of { static constexpr tensor__dev_kernel k = nullptr; };
+#define TENSOR__CUDA_KERNEL(name, ...) \
+    template <> struct tensor__cuda_kernel_of<TENSOR_OP_##name> { static constexpr tensor__dev_kernel k = __VA_ARGS__; };
+#define TENSOR__CUDA_KERNEL_UNARY(name, FEXPR, IEXPR) TENSOR__CUDA_KERNEL(name, &tensor__cuda_ew<tensor__cuda_op_##name, 1>)
+#define TENSOR__CUDA_KERNEL_BINARY(name, FEXPR, IEXPR) TENSOR__CUDA_KERNEL(name, &tensor__cuda_ew<tensor__cuda_op_##name, 2>)
+TENSOR__UNARY_FORMULAS(TENSOR__CUDA_KERNEL_UNARY)
+TENSOR__BINARY_FORMULAS(TENSOR__CUDA_KERNEL_BINARY)
+TENSOR__CUDA_KERNEL(where, &tensor__cuda_where)
+TENSOR__CUDA_KERNEL(add_, &tensor__cuda_add_)
+TENSOR__CUDA_KERNEL(mul_scalar_, &tensor__cuda_mul_scalar_)
+TENSOR__CUDA_KERNEL(copy_, &tensor__cuda_copy_)
+TENSOR__CUDA_KERNEL(fill_, &tensor__cuda_fill_)
+TENSOR__CUDA_KERNEL(zero_, &tensor__cuda_zero_)
+TENSOR__CUDA_KERNEL(clone, &tensor__cuda_copy_op)
+TENSOR__CUDA_KERNEL(contiguous, &tensor__cuda_copy_op)
+TENSOR__CUDA_KERNEL(to_dtype, &tensor__cuda_copy_op)
+
+#define TENSOR__CUDA_KERNEL_ROW(name, kind, impl, types, grad, params, doc) tensor__cuda_kernel_of<TENSOR_OP_##name>::k,
+static const tensor__dev_kernel tensor__cuda_kernels[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__CUDA_KERNEL_ROW)};
+
+static const tensor__device tensor__cuda_device = {
+    TENSOR__DEVICE_ABI,
+    TENSOR_CUDA,
+    TENSOR_OP_COUNT,
+    tensor__cuda_op_names,
+    tensor__cuda_kernels,
+    tensor__cuda_device_count,
+    tensor__cuda_info,
+    tensor__cuda_alloc,
+    tensor__cuda_free,
+    tensor__cuda_copy,
+    tensor__cuda_synchronize,
+    tensor__cuda_empty_cache,
+    tensor__cuda_set_allow_tf32,
+};
+
+/* Registration before main: linking this object is all a program does to get the device. The
+   constructor only hands over the table (constant data); no CUDA call runs before main. */
+namespace {
+struct tensor__cuda_registrar {
+    tensor__cuda_registrar() { tensor__register_device(&tensor__cuda_device); }
+};
+tensor__cuda_registrar tensor__cuda_registrar_instance;
+} // namespace
