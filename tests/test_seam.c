@@ -120,6 +120,20 @@ static int seam_k_add_(tensor__dev_call *c) {
     c->n_in = 2;
     return seam_elementwise(c, seam_f_add, seam_i_add);
 }
+static int seam_k_fill(tensor__dev_call *c, double v) {
+    for (int64_t i = 0, n = seam_numel(&c->out); i < n; i++) test_store_f64(seam_elem(&c->out, &c->out, i), c->out.dtype, v);
+    return 0;
+}
+static int seam_k_fill_(tensor__dev_call *c) { return seam_k_fill(c, c->p[0]); }
+static int seam_k_zero_(tensor__dev_call *c) { return seam_k_fill(c, 0); }
+static int seam_k_mul_scalar_(tensor__dev_call *c) { /* out = in[0] = out * p[0] */
+    for (int64_t i = 0, n = seam_numel(&c->out); i < n; i++) {
+        char *o = seam_elem(&c->out, &c->out, i);
+        if (seam_is_float(c->out.dtype)) test_store_f64(o, c->out.dtype, test_load_f64(o, c->out.dtype) * c->p[0]);
+        else test_store_i64(o, c->out.dtype, test_load_i64(o, c->out.dtype) * (int64_t)c->p[0]);
+    }
+    return 0;
+}
 static int seam_k_where(tensor__dev_call *c) {
     int64_t n = seam_numel(&c->out);
     bool ints = !seam_is_float(c->compute);
@@ -148,6 +162,9 @@ static void seam_install(void) {
     seam_kernels[TENSOR_OP_clone] = seam_kernels[TENSOR_OP_contiguous] = seam_kernels[TENSOR_OP_to_dtype] = seam_k_copy_first;
     seam_kernels[TENSOR_OP_copy_] = seam_k_copy_;
     seam_kernels[TENSOR_OP_add_] = seam_k_add_;
+    seam_kernels[TENSOR_OP_fill_] = seam_k_fill_;
+    seam_kernels[TENSOR_OP_zero_] = seam_k_zero_;
+    seam_kernels[TENSOR_OP_mul_scalar_] = seam_k_mul_scalar_;
     tensor__device d = {TENSOR__DEVICE_ABI, TENSOR_CUDA, TENSOR_OP_COUNT, seam_names, seam_kernels, seam_device_count, seam_info,
                         seam_alloc, seam_free, seam_copy, seam_synchronize, NULL, seam_set_allow_tf32};
     seam_device = d;
@@ -271,6 +288,11 @@ TEST(seam_cpu_scalars_and_mixed_devices) {
     device_check_same("add_", y, tensor_add(x, x));
     CHECK(tensor_copy_(y, device_cuda(tensor_ones(TENSOR_SHAPE(3), TENSOR_F64))) == y);
     device_check_same("copy_", y, tensor_ones(TENSOR_SHAPE(2, 3), TENSOR_F32));
+    CHECK(tensor_mul_scalar_(y, 3) == y);
+    device_check_same("mul_scalar_", y, tensor_full(TENSOR_SHAPE(2, 3), 3, TENSOR_F32));
+    CHECK(tensor_fill_(tensor_select(y, 0, 1), -2) != NULL);
+    CHECK(tensor_zero_(tensor_select(y, 0, 0)) != NULL);
+    device_check_same("fill_ zero_", y, test_tensor(TENSOR_F32, 2, (const int64_t[]){2, 3}, (const double[]){0, 0, 0, -2, -2, -2}));
     device_check_same("to_dtype", tensor_to_dtype(dx, TENSOR_BF16), tensor_to_dtype(x, TENSOR_BF16));
     device_check_same("contiguous", tensor_contiguous(tensor_transpose(dx, 0, 1)), tensor_contiguous(tensor_transpose(x, 0, 1)));
     /* a CPU tensor of more than 0 dims beside a device tensor: an error, never a silent copy */
