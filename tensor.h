@@ -593,6 +593,25 @@ typedef struct {
 } tensor__dev_call;
 typedef int (*tensor__dev_kernel)(tensor__dev_call *c);
 typedef enum { TENSOR__COPY_TO_DEVICE, TENSOR__COPY_TO_HOST, TENSOR__COPY_ON_DEVICE } tensor__copy_kind;
+/* One parameter's update (the rule of torch.optim's SGD, Adam, AdamW; tensor__optim_update in the
+   shared formulas): the optimizer's constants and this parameter's step. */
+enum { TENSOR__SGD, TENSOR__ADAM, TENSOR__ADAMW };
+typedef struct {
+    int kind;                          /* TENSOR__SGD, TENSOR__ADAM or TENSOR__ADAMW */
+    bool first;                        /* the state was just made (SGD's buffer starts as the gradient) */
+    bool nesterov;
+    double lr, momentum, weight_decay, beta1, beta2, eps;
+    double bias1, bias2;               /* 1 - beta1^step, 1 - beta2^step */
+} tensor__optim_rule;
+/* An optimizer step of n parameters on the device: one call, so the device may fuse them. The
+   state operands (momentum buffer / exp_avg, exp_avg_sq) are contiguous, f64 for f64 parameters
+   and f32 otherwise, data NULL where the rule keeps none. */
+typedef struct {
+    int n;
+    const tensor__optim_rule *rules;   /* [n] */
+    const tensor__dev_operand *params, *grads, *state1, *state2; /* [n] each */
+    char error[256];
+} tensor__dev_optim;
 typedef struct tensor__device {
     int abi;                           /* TENSOR__DEVICE_ABI */
     tensor_device device;              /* the column it fills */
@@ -609,6 +628,7 @@ typedef struct tensor__device {
     int (*synchronize)(char *error, size_t error_len); /* the calling thread's stream; reports earlier faults */
     void (*empty_cache)(void);         /* gives cached device memory back */
     void (*set_allow_tf32)(bool allow);
+    int (*optim_step)(tensor__dev_optim *s); /* tensor_optim_step of the device's parameters; 0 ok */
 } tensor__device;
 TENSOR_API void tensor__register_device(const tensor__device *d);
 #ifdef TENSOR_TEST_HOOKS
@@ -1027,6 +1047,29 @@ TENSOR__HOSTDEV double tensor__logsigmoid(double x) { return x < 0 ? x - log1p(e
 TENSOR__HOSTDEV double tensor__gelu_tanh(double x) { return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 TENSOR__HOSTDEV double tensor__sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
 TENSOR__HOSTDEV double tensor__isinf(double x) { return x == INFINITY || x == -INFINITY; }
+
+/* The optimizers' update of one element (torch.optim's rules, in double): p the parameter, g its
+   gradient, *s1 and *s2 the state (SGD: the momentum buffer; Adam, AdamW: exp_avg and exp_avg_sq),
+   each new state value rounded to the state's dtype (f32 unless s_f64) before it is used, as when
+   it is stored and read back. Returns the new parameter. The CPU's reference loop and the devices'
+   kernels both run this; the CPU's vector kernel is its f32 transcription (>>simd). */
+TENSOR__HOSTDEV double tensor__optim_round(double v, bool f64) { return f64 ? v : (double)(float)v; }
+TENSOR__HOSTDEV double tensor__optim_update(const tensor__optim_rule *r, double p, double g, double *s1, double *s2, bool s_f64) {
+    if (r->kind == TENSOR__SGD) {
+        if (r->weight_decay != 0) g += r->weight_decay * p;
+        if (r->momentum != 0) {
+            *s1 = tensor__optim_round(r->first ? g : r->momentum * *s1 + g, s_f64); /* dampening 0 */
+            g = r->nesterov ? g + r->momentum * *s1 : *s1;
+        }
+        return p - r->lr * g;
+    }
+    if (r->kind == TENSOR__ADAMW) p *= 1 - r->lr * r->weight_decay;
+    else if (r->weight_decay != 0) g += r->weight_decay * p;
+    *s1 = tensor__optim_round(r->beta1 * *s1 + (1 - r->beta1) * g, s_f64);
+    *s2 = tensor__optim_round(r->beta2 * *s2 + (1 - r->beta2) * g * g, s_f64);
+    double denom = sqrt(*s2) / sqrt(r->bias2) + r->eps;
+    return p - r->lr / r->bias1 * *s1 / denom;
+}
 
 /*  X(name,        float formula (double x),                    integer formula (int64_t x)) */
 #define TENSOR__UNARY_FORMULAS(X)                                                       \
@@ -2954,7 +2997,6 @@ typedef void (*tensor__vec_binary_fn)(float *out, const float *a, const float *b
 typedef void (*tensor__vec_compare_fn)(uint8_t *out, const float *a, const float *b, int64_t n, int mode);
 /* The optimizer update (optim.h): kinds, and the per-step constants of one parameter, already
    rounded to f32 the way torch.optim's f32 kernels see its Python scalars. */
-enum { TENSOR__SGD, TENSOR__ADAM, TENSOR__ADAMW };
 typedef struct {
     int kind;
     bool first;      /* SGD: the momentum buffer starts as the gradient */
@@ -5905,6 +5947,13 @@ TENSOR_API tensor *tensor_fill_(tensor *a, double value) {
     tensor__call_init(&c, TENSOR_OP_fill_);
     c.p[0] = value;
     return tensor__inplace_run(&c, a);
+}
+/* A tensor of shape filled with v on device (the derivatives' zeros and ones on the graph's device). */
+static tensor *tensor__full_on(int ndim, const int64_t *shape, double v, tensor_dtype dtype, tensor_device device) {
+    if (device == TENSOR_CPU) return tensor_full(ndim, shape, v, dtype);
+    tensor *t = tensor__new("tensor_full", ndim, shape, dtype, device);
+    if (t && !tensor_fill_(t, v)) { tensor_free(t); return NULL; }
+    return t;
 }
 TENSOR_API tensor *tensor_zero_(tensor *a) {
     TENSOR__CHECK_ARG("tensor_zero_", a);
@@ -13628,7 +13677,7 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
     /* 2. seed the roots */
     for (int r = 0; r < n_roots; r++) {
         tensor *rg = root_grads ? root_grads[r] : NULL;
-        tensor *g = rg ? tensor__alias(fn, rg) : tensor_ones(roots[r]->ndim, roots[r]->shape, roots[r]->dtype);
+        tensor *g = rg ? tensor__alias(fn, rg) : tensor__full_on(roots[r]->ndim, roots[r]->shape, 1, roots[r]->dtype, roots[r]->storage->device);
         if (!g || !tensor__accumulate(&roots[r]->grad_fn->acc, g)) { rc = -1; goto done; }
     }
     for (int64_t i = 0; i < all.n; i++)
@@ -13788,7 +13837,7 @@ TENSOR_API int tensor_autograd_grad(int n_out, tensor *const *outputs, tensor *c
     }
     int rc = tensor__run_backward(fn, n_out, outputs, grad_outputs ? grad_outputs : NULL, create_graph, false, n_in, wanted, grads_out);
     for (int i = 0; i < n_in && !rc; i++) {
-        if (!grads_out[i]) rc = (grads_out[i] = tensor_zeros(inputs[i]->ndim, inputs[i]->shape, inputs[i]->dtype)) ? 0 : -1; /* unreachable input: zeros */
+        if (!grads_out[i]) rc = (grads_out[i] = tensor__full_on(inputs[i]->ndim, inputs[i]->shape, 0, inputs[i]->dtype, inputs[i]->storage->device)) ? 0 : -1; /* unreachable input: zeros */
         else tensor__make_owned(grads_out[i]);
     }
     for (int i = 0; i < n_in && rc; i++) { tensor_free(grads_out[i]); grads_out[i] = NULL; }
@@ -14036,7 +14085,7 @@ static int tensor__derivative_extreme_dim(tensor__node *n, tensor *g, tensor **g
     if (x->ndim == 0) return TENSOR__OK(grads[0] = tensor__alias("tensor_backward", g));
     int d = n->dims[0];
     tensor *idx = is_max ? tensor_argmax(x, d, true) : tensor_argmin(x, d, true);
-    tensor *zeros = tensor_zeros(x->ndim, x->shape, g->dtype);
+    tensor *zeros = tensor__full_on(x->ndim, x->shape, 0, g->dtype, g->storage->device);
     return TENSOR__OK(grads[0] = tensor_scatter_add(zeros, d, idx, tensor__unsqueeze_reduced(n, g)));
 }
 static int tensor__derivative_max(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_extreme_dim(n, g, grads, true); }
@@ -14132,7 +14181,7 @@ static tensor *tensor__scatter_back(tensor__node *n, tensor *g, int dim, int64_t
     int64_t shape[TENSOR_MAX_DIMS];
     for (int d = 0; d < g->ndim; d++) shape[d] = d == dim ? len : 1;
     tensor *idx = tensor_expand(tensor_reshape(pos, g->ndim, shape), g->ndim, g->shape);
-    return tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), dim, idx, g);
+    return tensor_scatter_add(tensor__full_on(x->ndim, x->shape, 0, g->dtype, g->storage->device), dim, idx, g);
 }
 /* slice: ip[0] the dim, ip[1] the first index taken, ip[3] the step. */
 static int tensor__derivative_slice(tensor__node *n, tensor *g, tensor **grads) {
@@ -14195,7 +14244,7 @@ static int tensor__derivative_triu(tensor__node *n, tensor *g, tensor **grads) {
 /* gather(t, dim, index): g scattered back. */
 static int tensor__derivative_gather(tensor__node *n, tensor *g, tensor **grads) {
     tensor *x = TENSOR__X;
-    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), (int)n->ip[0], n->saved[1], g));
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor__full_on(x->ndim, x->shape, 0, g->dtype, g->storage->device), (int)n->ip[0], n->saved[1], g));
 }
 /* scatter_add(t, dim, index, src): t gets g, src gets g gathered at index; where src is larger
    than index its part outside index was not used (zeros padded after). */
@@ -14203,7 +14252,7 @@ static int tensor__derivative_scatter_add(tensor__node *n, tensor *g, tensor **g
     tensor *index = n->saved[1], *src = n->saved[2];
     if (n->next[0] && !(grads[0] = tensor__alias("tensor_backward", g))) return 1;
     if (!n->next[2]) return 0;
-    if (tensor__numel_of(index->ndim, index->shape) == 0) return TENSOR__OK(grads[2] = tensor_zeros(src->ndim, src->shape, g->dtype));
+    if (tensor__numel_of(index->ndim, index->shape) == 0) return TENSOR__OK(grads[2] = tensor__full_on(src->ndim, src->shape, 0, g->dtype, g->storage->device));
     tensor *gs = tensor_gather(g, (int)n->ip[0], index);
     int64_t pads[2 * TENSOR_MAX_DIMS], ishape[TENSOR_MAX_DIMS];
     bool same = true;
@@ -14225,7 +14274,7 @@ static int tensor__derivative_index_select(tensor__node *n, tensor *g, tensor **
     int64_t shape[TENSOR_MAX_DIMS];
     for (int i = 0; i < g->ndim; i++) shape[i] = i == d ? g->shape[d] : 1;
     tensor *idx = tensor_expand(tensor_reshape(index, g->ndim, shape), g->ndim, g->shape);
-    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), d, idx, g));
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor__full_on(x->ndim, x->shape, 0, g->dtype, g->storage->device), d, idx, g));
 }
 static int tensor__derivative_masked_fill(tensor__node *n, tensor *g, tensor **grads) {
     return TENSOR__OK(grads[0] = tensor_masked_fill(g, n->saved[1], 0));
@@ -14236,7 +14285,7 @@ static int tensor__derivative_embedding(tensor__node *n, tensor *g, tensor **gra
     int64_t rows = tensor__numel_of(indices->ndim, indices->shape), d = w->shape[1];
     int64_t gshape[2] = {rows, d}, ishape[2] = {rows, 1};
     tensor *idx = tensor_expand(tensor_reshape(indices, 2, ishape), 2, gshape);
-    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(2, w->shape, g->dtype), 0, idx, tensor_reshape(g, 2, gshape)));
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor__full_on(2, w->shape, 0, g->dtype, g->storage->device), 0, idx, tensor_reshape(g, 2, gshape)));
 }
 
 /* ---- linear algebra and neural-network functions ---- */
@@ -14351,7 +14400,7 @@ static int tensor__derivative_nll_loss(tensor__node *n, tensor *g, tensor **grad
     if (!tensor__class_targets(target, g, class_dim, &idx, &keep_w, &k)) return 1;
     tensor *src = tensor_mul(tensor_div_scalar(tensor_neg(g), k > 0 ? k : 1), keep_w);
     if (!src) return 1;
-    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(lp->ndim, lp->shape, g->dtype), class_dim, idx, src));
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor__full_on(lp->ndim, lp->shape, 0, g->dtype, g->storage->device), class_dim, idx, src));
 }
 
 /* cross_entropy (in = {logits, targets}, ip[0] 1 for probability targets): without create_graph
@@ -14363,7 +14412,7 @@ static int tensor__derivative_cross_entropy(tensor__node *n, tensor *g, tensor *
     tensor *x = n->saved[0], *t = n->saved[1];
     bool prob = n->ip[0] != 0;
     int cdim = x->ndim == 1 ? 0 : 1;
-    if (tensor__no_grad)
+    if (tensor__no_grad && x->storage->device == TENSOR_CPU) /* a device composes it from its ops */
         return tensor__cross_entropy_backward("tensor_backward", x, t, prob, g, &grads[0], prob && n->next[1] ? &grads[1] : NULL) != 0;
     if (prob) {
         int64_t C = x->shape[cdim], rows = C ? tensor__numel_of(x->ndim, x->shape) / C : 0;
@@ -14375,7 +14424,7 @@ static int tensor__derivative_cross_entropy(tensor__node *n, tensor *g, tensor *
     tensor *idx, *keep_w;
     double k;
     if (!tensor__class_targets(t, g, cdim, &idx, &keep_w, &k)) return 1;
-    tensor *onehot = tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), cdim, idx, keep_w);
+    tensor *onehot = tensor_scatter_add(tensor__full_on(x->ndim, x->shape, 0, g->dtype, g->storage->device), cdim, idx, keep_w);
     tensor *diff = onehot ? tensor_sub(tensor_mul(tensor_softmax(x, cdim), keep_w), onehot) : NULL;
     return TENSOR__OK(grads[0] = tensor_mul(diff, tensor_div_scalar(g, k > 0 ? k : 1)));
 }
@@ -14497,7 +14546,8 @@ static tensor_optim *tensor__optim_new(const char *fn, int kind, int n, tensor *
         if (!params[i]) return (tensor_optim *)tensor__null_arg(fn, "params[i]");
         if (!tensor__is_float(params[i]->dtype)) return (tensor_optim *)tensor__fail(fn, "parameter %d is %s, not floating", i, tensor__dtype_names[params[i]->dtype]);
         if (!params[i]->requires_grad || !tensor__is_leaf(params[i])) return (tensor_optim *)tensor__fail(fn, "parameter %d is not a leaf that requires grad", i);
-        if (params[i]->storage->device != TENSOR_CPU) return (tensor_optim *)tensor__fail(fn, "parameter %d is not on the CPU", i);
+        if (params[i]->storage->device != TENSOR_CPU && (!tensor__devices[params[i]->storage->device] || !tensor__devices[params[i]->storage->device]->optim_step))
+            return (tensor_optim *)tensor__fail(fn, "parameter %d is on %s, which has no optimizer step in this build", i, tensor__device_name(params[i]->storage->device));
         if (!tensor__grad_edge(params[i])) return (tensor_optim *)tensor__fail(fn, "out of memory making the gradient accumulator of parameter %d", i);
     }
     tensor_optim *o = (tensor_optim *)TENSOR__MALLOC(sizeof *o);
@@ -14558,37 +14608,20 @@ TENSOR_API tensor_optim *tensor_optim_adamw(int n, tensor *const *params, double
     return tensor__adam_new("tensor_optim_adamw", TENSOR__ADAMW, n, params, lr, beta1, beta2, eps, weight_decay);
 }
 
-/* ---- the reference update: any dtype and layout, in double ---- */
-typedef struct { const tensor_optim *o; double bias1, bias2; bool first; tensor_dtype pd, gd, sd; } tensor__step_ctx;
+/* ---- the reference update: any dtype and layout, in double (tensor__optim_update) ---- */
+typedef struct { tensor__optim_rule rule; tensor_dtype pd, gd, sd; } tensor__step_ctx;
 
 /* One row: ptr[0] the parameter, ptr[1] its gradient, then the state tensors the kind has (SGD
    with momentum: the buffer; Adam/AdamW: exp_avg, exp_avg_sq). */
 static void tensor__step_loop(char **ptr, const int64_t *st, int64_t count, void *vctx) {
     const tensor__step_ctx *c = (const tensor__step_ctx *)vctx;
-    const tensor_optim *o = c->o;
+    bool has1 = c->rule.kind != TENSOR__SGD || c->rule.momentum != 0, has2 = c->rule.kind != TENSOR__SGD;
     for (int64_t i = 0; i < count; i++) {
-        char *pp = ptr[0] + i * st[0];
-        double p = tensor__load_f64(pp, c->pd), g = tensor__load_f64(ptr[1] + i * st[1], c->gd);
-        if (o->kind == TENSOR__SGD) {
-            if (o->weight_decay != 0) g += o->weight_decay * p;
-            if (o->momentum != 0) {
-                char *pb = ptr[2] + i * st[2];
-                double buf = c->first ? g : o->momentum * tensor__load_f64(pb, c->sd) + g; /* dampening 0 */
-                tensor__store_f64(pb, c->sd, buf);
-                buf = tensor__load_f64(pb, c->sd); /* the stored (rounded) buffer, as torch uses */
-                g = o->nesterov ? g + o->momentum * buf : buf;
-            }
-            p -= o->lr * g;
-        } else {
-            char *pm = ptr[2] + i * st[2], *pv = ptr[3] + i * st[3];
-            if (o->kind == TENSOR__ADAMW) p *= 1 - o->lr * o->weight_decay;
-            else if (o->weight_decay != 0) g += o->weight_decay * p;
-            tensor__store_f64(pm, c->sd, o->beta1 * tensor__load_f64(pm, c->sd) + (1 - o->beta1) * g);
-            tensor__store_f64(pv, c->sd, o->beta2 * tensor__load_f64(pv, c->sd) + (1 - o->beta2) * g * g);
-            double m = tensor__load_f64(pm, c->sd), v = tensor__load_f64(pv, c->sd);
-            double denom = sqrt(v) / sqrt(c->bias2) + o->eps;
-            p -= o->lr / c->bias1 * m / denom;
-        }
+        char *pp = ptr[0] + i * st[0], *p1 = has1 ? ptr[2] + i * st[2] : NULL, *p2 = has2 ? ptr[3] + i * st[3] : NULL;
+        double s1 = p1 ? tensor__load_f64(p1, c->sd) : 0, s2 = p2 ? tensor__load_f64(p2, c->sd) : 0;
+        double p = tensor__optim_update(&c->rule, tensor__load_f64(pp, c->pd), tensor__load_f64(ptr[1] + i * st[1], c->gd), &s1, &s2, c->sd == TENSOR_F64);
+        if (p1) tensor__store_f64(p1, c->sd, s1);
+        if (p2) tensor__store_f64(p2, c->sd, s2);
         tensor__store_f64(pp, c->pd, p);
     }
 }
@@ -14621,39 +14654,125 @@ static tensor__vec_optim_fn tensor__optim_kernel(const tensor *p, const tensor *
     return v ? v->optim : NULL;
 }
 
+/* A state tensor of parameter p: zeros of p's shape on p's device, f64 for f64 parameters, f32
+   otherwise. */
+static tensor *tensor__optim_state_new(const char *fn, const tensor *p) {
+    tensor_dtype sd = p->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
+    if (p->storage->device == TENSOR_CPU) return tensor_zeros(p->ndim, p->shape, sd);
+    tensor *s = tensor__new(fn, p->ndim, p->shape, sd, p->storage->device);
+    if (s && !tensor_zero_(s)) { tensor_free(s); return NULL; }
+    return s;
+}
+
+/* The device's parameters of o (those with a gradient), in one call of its optim_step: rules[i] and
+   the operands of parameter i. A state that lives elsewhere (loaded from a checkpoint onto the
+   CPU) moves to the parameter's device first. */
+static int tensor__optim_step_device(const char *fn, tensor_optim *o, tensor_device dev, const tensor__optim_rule *rules, int n_state) {
+    const tensor__device *d = tensor__devices[dev];
+    int n = 0;
+    for (int i = 0; i < o->n; i++) n += o->params[i]->storage->device == dev && tensor_grad(o->params[i]) != NULL;
+    if (!n) return 0;
+    tensor__optim_rule *r = (tensor__optim_rule *)TENSOR__MALLOC(sizeof *r * (size_t)n);
+    tensor__dev_operand *ops = (tensor__dev_operand *)TENSOR__MALLOC(sizeof *ops * 4 * (size_t)n);
+    if (!r || !ops) {
+        if (r) TENSOR_FREE(r);
+        if (ops) TENSOR_FREE(ops);
+        tensor__fail(fn, "out of memory");
+        return -1;
+    }
+    tensor__dev_optim call;
+    call.n = n;
+    call.rules = r;
+    call.params = ops;
+    call.grads = ops + n;
+    call.state1 = ops + 2 * n;
+    call.state2 = ops + 3 * n;
+    call.error[0] = 0;
+    int k = 0, rc = 0;
+    for (int i = 0; i < o->n && !rc; i++) {
+        tensor *p = o->params[i], *g = tensor_grad(p);
+        if (p->storage->device != dev || !g) continue;
+        for (int j = 0; j < n_state && !rc; j++) {
+            tensor **st = j ? &o->state2[i] : &o->state1[i];
+            if ((*st)->storage->device == dev) continue;
+            tensor *moved = tensor__transfer_copy(fn, *st, dev);
+            if (!moved) rc = -1;
+            else { tensor_free(*st); *st = tensor__make_internal(moved); }
+        }
+        if (!rc && g->storage->device != dev) rc = (tensor__fail(fn, "the gradient of parameter %d is on %s, the parameter on %s", i, tensor__device_name(g->storage->device), tensor__device_name(dev)), -1);
+        r[k] = rules[i];
+        tensor__dev_operand_of(&ops[k], p);
+        tensor__dev_operand_of(&ops[n + k], g);
+        tensor__dev_operand_of(&ops[2 * n + k], n_state > 0 ? o->state1[i] : NULL);
+        tensor__dev_operand_of(&ops[3 * n + k], n_state > 1 ? o->state2[i] : NULL);
+        k++;
+    }
+    if (!rc && d->optim_step(&call)) {
+        call.error[sizeof call.error - 1] = 0;
+        tensor__fail(fn, "%s", call.error[0] ? call.error : "the device's optimizer step failed");
+        rc = -1;
+    }
+    TENSOR_FREE(r);
+    TENSOR_FREE(ops);
+    return rc;
+}
+
 TENSOR_API int tensor_optim_step(tensor_optim *o) {
     const char *fn = "tensor_optim_step";
     if (!o) { tensor__null_arg(fn, "o"); return -1; }
-    tensor__step_ctx c;
-    c.o = o;
     int n_state = o->kind != TENSOR__SGD ? 2 : o->momentum != 0 ? 1 : 0;
     /* every new state first, so a step that runs out of memory has changed no parameter */
     bool fresh[64], *first = o->n <= 64 ? fresh : (bool *)TENSOR__MALLOC(sizeof(bool) * (size_t)o->n);
-    if (!first) { tensor__fail(fn, "out of memory"); return -1; }
-    for (int i = 0; i < o->n; i++) {
+    tensor__optim_rule rule_buf[64], *rules = o->n <= 64 ? rule_buf : (tensor__optim_rule *)TENSOR__MALLOC(sizeof *rules * (size_t)o->n);
+    if (!first || !rules) {
+        if (first && first != fresh) TENSOR_FREE(first);
+        if (rules && rules != rule_buf) TENSOR_FREE(rules);
+        tensor__fail(fn, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    bool on_device[TENSOR_DEVICE_COUNT] = {false};
+    for (int i = 0; i < o->n && !rc; i++) {
         tensor *p = o->params[i];
         first[i] = n_state > 0 && o->state1[i] == NULL;
         for (int k = 0; k < n_state && tensor_grad(p); k++) {
             tensor **s = k ? &o->state2[i] : &o->state1[i];
-            if (!*s && !(*s = tensor__make_internal(tensor_zeros(p->ndim, p->shape, p->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32)))) {
+            if (!*s && !(*s = tensor__make_internal(tensor__optim_state_new(fn, p)))) {
                 for (int j = 0; j <= i; j++) /* drop the states made here: the next step makes them anew */
                     if (first[j]) { tensor_free(o->state1[j]); tensor_free(o->state2[j]); o->state1[j] = o->state2[j] = NULL; }
-                if (first != fresh) TENSOR_FREE(first);
-                return -1;
+                rc = -1;
+                break;
             }
         }
     }
-    for (int i = 0; i < o->n; i++) {
-        tensor *p = o->params[i], *g = tensor_grad(p);
-        if (!g) continue; /* a parameter that got no gradient is left alone, as in PyTorch */
-        tensor_dtype sd = p->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
-        c.first = first[i];
+    for (int i = 0; i < o->n && !rc; i++) {
+        tensor *p = o->params[i];
+        tensor__optim_rule *r = &rules[i];
+        memset(r, 0, sizeof *r);
+        if (!tensor_grad(p)) continue; /* a parameter that got no gradient is left alone, as in PyTorch */
         o->steps[i]++;
-        c.bias1 = 1 - pow(o->beta1, (double)o->steps[i]);
-        c.bias2 = 1 - pow(o->beta2, (double)o->steps[i]);
-        c.pd = p->dtype;
-        c.gd = g->dtype;
-        c.sd = sd;
+        r->kind = o->kind;
+        r->first = first[i];
+        r->nesterov = o->nesterov;
+        r->lr = o->lr;
+        r->momentum = o->momentum;
+        r->weight_decay = o->weight_decay;
+        r->beta1 = o->beta1;
+        r->beta2 = o->beta2;
+        r->eps = o->eps;
+        r->bias1 = 1 - pow(o->beta1, (double)o->steps[i]);
+        r->bias2 = 1 - pow(o->beta2, (double)o->steps[i]);
+        on_device[p->storage->device] = true;
+    }
+    for (int d = 1; d < TENSOR_DEVICE_COUNT && !rc; d++) /* every device's parameters in one call */
+        if (on_device[d]) rc = tensor__optim_step_device(fn, o, (tensor_device)d, rules, n_state);
+    for (int i = 0; i < o->n && !rc; i++) {
+        tensor *p = o->params[i], *g = tensor_grad(p);
+        if (!g) continue;
+        p->storage->version++;
+        if (p->storage->device != TENSOR_CPU) continue;
+        if (!tensor__host_only(fn, g, "a gradient on another device than its parameter")) { rc = -1; break; }
+        tensor_dtype sd = p->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
         int64_t numel = tensor__numel_of(p->ndim, p->shape);
         tensor__vec_optim_fn kernel = tensor__optim_kernel(p, g, sd);
         if (kernel && numel > 0) {
@@ -14661,7 +14780,7 @@ TENSOR_API int tensor_optim_step(tensor_optim *o) {
             tensor__optim_consts k;
             memset(&k, 0, sizeof k);
             k.kind = o->kind;
-            k.first = c.first;
+            k.first = rules[i].first;
             k.nesterov = o->nesterov;
             k.decay = o->weight_decay != 0;
             k.neg_lr = (float)-o->lr;
@@ -14672,9 +14791,9 @@ TENSOR_API int tensor_optim_step(tensor_optim *o) {
             k.one_minus_beta1 = (float)(1 - o->beta1);
             k.beta2 = (float)o->beta2;
             k.one_minus_beta2 = (float)(1 - o->beta2);
-            k.sqrt_bias2 = (float)sqrt(c.bias2);
+            k.sqrt_bias2 = (float)sqrt(rules[i].bias2);
             k.eps = (float)o->eps;
-            k.step_size = (float)(o->lr / c.bias1);
+            k.step_size = (float)(o->lr / rules[i].bias1);
             tensor__optim_task t;
             t.fn = kernel;
             t.k = &k;
@@ -14685,15 +14804,20 @@ TENSOR_API int tensor_optim_step(tensor_optim *o) {
             t.n = numel;
             tensor__parallel_for((numel + TENSOR__OPTIM_BLOCK - 1) / TENSOR__OPTIM_BLOCK, TENSOR__OPTIM_GRAIN, tensor__optim_blocks, &t);
         } else {
+            tensor__step_ctx c;
+            c.rule = rules[i];
+            c.pd = p->dtype;
+            c.gd = g->dtype;
+            c.sd = sd;
             tensor *ops[4] = {p, g, o->state1[i], o->state2[i]};
             tensor__iter it;
             tensor__iter_init(&it, 2 + n_state, ops, p->ndim, p->shape);
             tensor__iter_run(&it, tensor__step_loop, &c);
         }
-        p->storage->version++;
     }
     if (first != fresh) TENSOR_FREE(first);
-    return 0;
+    if (rules != rule_buf) TENSOR_FREE(rules);
+    return rc;
 }
 
 TENSOR_API void tensor_optim_zero_grad(tensor_optim *o) {
@@ -14724,7 +14848,19 @@ TENSOR_API double tensor_clip_grad_norm(int n, tensor *const *params, double max
         if (!params[i]) { tensor__null_arg(fn, "params[i]"); return -1; }
         tensor *g = tensor_grad(params[i]);
         if (!g) continue;
-        if (!tensor__host_only(fn, g, "clipping gradients")) return -1;
+        if (g->storage->device != TENSOR_CPU) { /* on the device, composed of its ops; one value comes back */
+            bool was = tensor_set_grad_enabled(false);
+            tensor *g64 = tensor_to_dtype(g, TENSOR_F64), *sq = tensor_square(g64), *sum = tensor_sum_all(sq);
+            bool ok = sum != NULL;
+            double v = ok ? tensor_item(sum) : NAN;
+            tensor_free(sum);
+            tensor_free(sq);
+            tensor_free(g64);
+            tensor_set_grad_enabled(was);
+            if (!ok) return -1;
+            total += v;
+            continue;
+        }
         int64_t k = tensor__numel_of(g->ndim, g->shape);
         tensor *c = tensor__contiguous_copy(fn, g, TENSOR_F64);
         if (!c) return -1;

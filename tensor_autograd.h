@@ -392,7 +392,7 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
     /* 2. seed the roots */
     for (int r = 0; r < n_roots; r++) {
         tensor *rg = root_grads ? root_grads[r] : NULL;
-        tensor *g = rg ? tensor__alias(fn, rg) : tensor_ones(roots[r]->ndim, roots[r]->shape, roots[r]->dtype);
+        tensor *g = rg ? tensor__alias(fn, rg) : tensor__full_on(roots[r]->ndim, roots[r]->shape, 1, roots[r]->dtype, roots[r]->storage->device);
         if (!g || !tensor__accumulate(&roots[r]->grad_fn->acc, g)) { rc = -1; goto done; }
     }
     for (int64_t i = 0; i < all.n; i++)
@@ -552,7 +552,7 @@ TENSOR_API int tensor_autograd_grad(int n_out, tensor *const *outputs, tensor *c
     }
     int rc = tensor__run_backward(fn, n_out, outputs, grad_outputs ? grad_outputs : NULL, create_graph, false, n_in, wanted, grads_out);
     for (int i = 0; i < n_in && !rc; i++) {
-        if (!grads_out[i]) rc = (grads_out[i] = tensor_zeros(inputs[i]->ndim, inputs[i]->shape, inputs[i]->dtype)) ? 0 : -1; /* unreachable input: zeros */
+        if (!grads_out[i]) rc = (grads_out[i] = tensor__full_on(inputs[i]->ndim, inputs[i]->shape, 0, inputs[i]->dtype, inputs[i]->storage->device)) ? 0 : -1; /* unreachable input: zeros */
         else tensor__make_owned(grads_out[i]);
     }
     for (int i = 0; i < n_in && rc; i++) { tensor_free(grads_out[i]); grads_out[i] = NULL; }
@@ -800,7 +800,7 @@ static int tensor__derivative_extreme_dim(tensor__node *n, tensor *g, tensor **g
     if (x->ndim == 0) return TENSOR__OK(grads[0] = tensor__alias("tensor_backward", g));
     int d = n->dims[0];
     tensor *idx = is_max ? tensor_argmax(x, d, true) : tensor_argmin(x, d, true);
-    tensor *zeros = tensor_zeros(x->ndim, x->shape, g->dtype);
+    tensor *zeros = tensor__full_on(x->ndim, x->shape, 0, g->dtype, g->storage->device);
     return TENSOR__OK(grads[0] = tensor_scatter_add(zeros, d, idx, tensor__unsqueeze_reduced(n, g)));
 }
 static int tensor__derivative_max(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_extreme_dim(n, g, grads, true); }
@@ -896,7 +896,7 @@ static tensor *tensor__scatter_back(tensor__node *n, tensor *g, int dim, int64_t
     int64_t shape[TENSOR_MAX_DIMS];
     for (int d = 0; d < g->ndim; d++) shape[d] = d == dim ? len : 1;
     tensor *idx = tensor_expand(tensor_reshape(pos, g->ndim, shape), g->ndim, g->shape);
-    return tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), dim, idx, g);
+    return tensor_scatter_add(tensor__full_on(x->ndim, x->shape, 0, g->dtype, g->storage->device), dim, idx, g);
 }
 /* slice: ip[0] the dim, ip[1] the first index taken, ip[3] the step. */
 static int tensor__derivative_slice(tensor__node *n, tensor *g, tensor **grads) {
@@ -959,7 +959,7 @@ static int tensor__derivative_triu(tensor__node *n, tensor *g, tensor **grads) {
 /* gather(t, dim, index): g scattered back. */
 static int tensor__derivative_gather(tensor__node *n, tensor *g, tensor **grads) {
     tensor *x = TENSOR__X;
-    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), (int)n->ip[0], n->saved[1], g));
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor__full_on(x->ndim, x->shape, 0, g->dtype, g->storage->device), (int)n->ip[0], n->saved[1], g));
 }
 /* scatter_add(t, dim, index, src): t gets g, src gets g gathered at index; where src is larger
    than index its part outside index was not used (zeros padded after). */
@@ -967,7 +967,7 @@ static int tensor__derivative_scatter_add(tensor__node *n, tensor *g, tensor **g
     tensor *index = n->saved[1], *src = n->saved[2];
     if (n->next[0] && !(grads[0] = tensor__alias("tensor_backward", g))) return 1;
     if (!n->next[2]) return 0;
-    if (tensor__numel_of(index->ndim, index->shape) == 0) return TENSOR__OK(grads[2] = tensor_zeros(src->ndim, src->shape, g->dtype));
+    if (tensor__numel_of(index->ndim, index->shape) == 0) return TENSOR__OK(grads[2] = tensor__full_on(src->ndim, src->shape, 0, g->dtype, g->storage->device));
     tensor *gs = tensor_gather(g, (int)n->ip[0], index);
     int64_t pads[2 * TENSOR_MAX_DIMS], ishape[TENSOR_MAX_DIMS];
     bool same = true;
@@ -989,7 +989,7 @@ static int tensor__derivative_index_select(tensor__node *n, tensor *g, tensor **
     int64_t shape[TENSOR_MAX_DIMS];
     for (int i = 0; i < g->ndim; i++) shape[i] = i == d ? g->shape[d] : 1;
     tensor *idx = tensor_expand(tensor_reshape(index, g->ndim, shape), g->ndim, g->shape);
-    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), d, idx, g));
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor__full_on(x->ndim, x->shape, 0, g->dtype, g->storage->device), d, idx, g));
 }
 static int tensor__derivative_masked_fill(tensor__node *n, tensor *g, tensor **grads) {
     return TENSOR__OK(grads[0] = tensor_masked_fill(g, n->saved[1], 0));
@@ -1000,7 +1000,7 @@ static int tensor__derivative_embedding(tensor__node *n, tensor *g, tensor **gra
     int64_t rows = tensor__numel_of(indices->ndim, indices->shape), d = w->shape[1];
     int64_t gshape[2] = {rows, d}, ishape[2] = {rows, 1};
     tensor *idx = tensor_expand(tensor_reshape(indices, 2, ishape), 2, gshape);
-    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(2, w->shape, g->dtype), 0, idx, tensor_reshape(g, 2, gshape)));
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor__full_on(2, w->shape, 0, g->dtype, g->storage->device), 0, idx, tensor_reshape(g, 2, gshape)));
 }
 
 /* ---- linear algebra and neural-network functions ---- */
@@ -1115,7 +1115,7 @@ static int tensor__derivative_nll_loss(tensor__node *n, tensor *g, tensor **grad
     if (!tensor__class_targets(target, g, class_dim, &idx, &keep_w, &k)) return 1;
     tensor *src = tensor_mul(tensor_div_scalar(tensor_neg(g), k > 0 ? k : 1), keep_w);
     if (!src) return 1;
-    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor_zeros(lp->ndim, lp->shape, g->dtype), class_dim, idx, src));
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor__full_on(lp->ndim, lp->shape, 0, g->dtype, g->storage->device), class_dim, idx, src));
 }
 
 /* cross_entropy (in = {logits, targets}, ip[0] 1 for probability targets): without create_graph
@@ -1127,7 +1127,7 @@ static int tensor__derivative_cross_entropy(tensor__node *n, tensor *g, tensor *
     tensor *x = n->saved[0], *t = n->saved[1];
     bool prob = n->ip[0] != 0;
     int cdim = x->ndim == 1 ? 0 : 1;
-    if (tensor__no_grad)
+    if (tensor__no_grad && x->storage->device == TENSOR_CPU) /* a device composes it from its ops */
         return tensor__cross_entropy_backward("tensor_backward", x, t, prob, g, &grads[0], prob && n->next[1] ? &grads[1] : NULL) != 0;
     if (prob) {
         int64_t C = x->shape[cdim], rows = C ? tensor__numel_of(x->ndim, x->shape) / C : 0;
@@ -1139,7 +1139,7 @@ static int tensor__derivative_cross_entropy(tensor__node *n, tensor *g, tensor *
     tensor *idx, *keep_w;
     double k;
     if (!tensor__class_targets(t, g, cdim, &idx, &keep_w, &k)) return 1;
-    tensor *onehot = tensor_scatter_add(tensor_zeros(x->ndim, x->shape, g->dtype), cdim, idx, keep_w);
+    tensor *onehot = tensor_scatter_add(tensor__full_on(x->ndim, x->shape, 0, g->dtype, g->storage->device), cdim, idx, keep_w);
     tensor *diff = onehot ? tensor_sub(tensor_mul(tensor_softmax(x, cdim), keep_w), onehot) : NULL;
     return TENSOR__OK(grads[0] = tensor_mul(diff, tensor_div_scalar(g, k > 0 ? k : 1)));
 }

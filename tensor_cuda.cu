@@ -1061,6 +1061,51 @@ static int tensor__cuda_copy_(tensor__dev_call *c) {
 static int tensor__cuda_fill_(tensor__dev_call *c) { return tensor__cuda_fill_run(c, c->out, tensor__cuda_bits_of(c->p[0], c->out.dtype)); }
 static int tensor__cuda_zero_(tensor__dev_call *c) { return tensor__cuda_fill_run(c, c->out, 0); }
 
+// >>cuda-optim -----------------------------------------------------------------------------------
+/* The optimizers' step (tensor_optim_step of CUDA parameters): every element runs the shared
+   update formula (tensor__optim_update, >>formulas), in double, rounding the state to its dtype as
+   the CPU's reference loop does. One launch per parameter on the calling thread's stream (a
+   multi-tensor launch that covers many small parameters at once is a later optimization). */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_optim_kernel(tensor__cuda_offsets o, tensor__optim_rule r, char *p, const char *g, char *s1, char *s2,
+                                                                                   tensor_dtype pd, tensor_dtype gd, tensor_dtype sd, int64_t n) {
+    TENSOR__CUDA_LOOP(i, n) {
+        int64_t off[4];
+        tensor__cuda_offsets_get<4>(o, i, off);
+        double v1 = s1 ? tensor__cuda_load_f64(s1 + off[2], sd) : 0, v2 = s2 ? tensor__cuda_load_f64(s2 + off[3], sd) : 0;
+        double np = tensor__optim_update(&r, tensor__cuda_load_f64(p + off[0], pd), tensor__cuda_load_f64(g + off[1], gd), &v1, &v2, sd == TENSOR_F64);
+        if (s1) tensor__cuda_store_f64(s1 + off[2], sd, v1);
+        if (s2) tensor__cuda_store_f64(s2 + off[3], sd, v2);
+        tensor__cuda_store_f64(p + off[0], pd, np);
+    }
+}
+
+static int tensor__cuda_optim_step(tensor__dev_optim *s) {
+    cudaStream_t stream;
+    if (!tensor__cuda_stream(&stream, s->error, sizeof s->error)) return 1;
+    for (int k = 0; k < s->n; k++) {
+        const tensor__dev_operand *p = &s->params[k], *g = &s->grads[k], *m = &s->state1[k], *v = &s->state2[k];
+        if (!p->data || !g->data || (unsigned)p->dtype >= TENSOR_DTYPE_COUNT || (unsigned)g->dtype >= TENSOR_DTYPE_COUNT) {
+            snprintf(s->error, sizeof s->error, "optimizer step: parameter %d has no device data", k);
+            return 1;
+        }
+        /* an absent state stands in as the parameter's own operand (never read: its pointer is NULL) */
+        const tensor__dev_operand *ops[4] = {p, g, m->data ? m : p, v->data ? v : p};
+        tensor__cuda_offsets o;
+        int64_t n = tensor__cuda_offsets_init(&o, 4, ops, false);
+        if (tensor__cuda_numel(*p) == 0) continue;
+        tensor_dtype sd = m->data ? m->dtype : p->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        tensor__cuda_optim_kernel<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, stream>>>(o, s->rules[k], (char *)p->data, (const char *)g->data, (char *)m->data,
+                                                                                                (char *)v->data, p->dtype, g->dtype, sd, n);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaSuccess) {
+            snprintf(s->error, sizeof s->error, "CUDA error: optimizer step: kernel launch: %s", cudaGetErrorString(e));
+            return 1;
+        }
+    }
+    return 0;
+}
+
 // >>cuda-register --------------------------------------------------------------------------------
 /* The kernel table, built at compile time: tensor__cuda_kernel_of<op>::k is NULL unless an op has
    a specialization below, and the table lists it for every op of TENSOR_OPS in enum order. */
@@ -1098,6 +1143,7 @@ static const tensor__device tensor__cuda_device = {
     tensor__cuda_synchronize,
     tensor__cuda_empty_cache,
     tensor__cuda_set_allow_tf32,
+    tensor__cuda_optim_step,
 };
 
 /* Registration before main: linking this object is all a program does to get the device. The

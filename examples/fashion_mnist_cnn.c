@@ -1,11 +1,12 @@
 /* fashion_mnist_cnn.c: two conv + max-pool blocks and a linear head (a 128-unit hidden layer with
    dropout) on Fashion-MNIST, AdamW with cosine learning-rate decay.
    Needs Debian's dataset-fashion-mnist (apt-get install dataset-fashion-mnist). From the project root:
-       cc -O2 examples/fashion_mnist_cnn.c -o fashion_mnist_cnn -lm -lpthread -lz && ./fashion_mnist_cnn [epochs] [--bf16] [--save FILE] [--load FILE]
+       cc -O2 examples/fashion_mnist_cnn.c -o fashion_mnist_cnn -lm -lpthread -lz && ./fashion_mnist_cnn [epochs] [--bf16] [--cuda] [--save FILE] [--load FILE]
    Prints a progress line while training and the test accuracy after each epoch.
    --save FILE: a checkpoint after each epoch (parameters, optimizer, generator; safetensors).
    --load FILE: resume from it (bit for bit the run that was interrupted), or, when it already holds
    every epoch asked for, evaluate the saved model.
+   --cuda: the model and its batches on the GPU (link tensor_cuda.o: see the README's CUDA section).
    --bf16: mixed precision, as torch.autocast runs it. The optimizer keeps f32 master weights; each
    step the layers run on bf16 copies of them (tensor_to_dtype is differentiable: the gradients come
    back to the f32 weights as f32) and on bf16 activations, and the logits are cast to f32 for the
@@ -43,7 +44,7 @@ static double accuracy(cnn *m, const float *x, const int64_t *y, int64_t n, tens
     for (int64_t i = 0; i < n; i += 500) {
         int64_t b = n - i < 500 ? n - i : 500;
         tensor_scope_begin();
-        tensor *pred = tensor_argmax(forward(m, tensor_from_data(x + i * 784, TENSOR_SHAPE(b, 1, 28, 28), TENSOR_F32), false, dt), 1, false);
+        tensor *pred = tensor_argmax(forward(m, on_device(tensor_from_data(x + i * 784, TENSOR_SHAPE(b, 1, 28, 28), TENSOR_F32)), false, dt), 1, false);
         int64_t p[500];
         tensor_copy_to(pred, p, sizeof p);
         for (int64_t j = 0; j < b; j++) correct += p[j] == y[i + j];
@@ -68,6 +69,9 @@ int main(int argc, char **argv) {
     layer_init(m.c2w, m.c2b);
     layer_init(m.fw, m.fb);
     layer_init(m.ow, m.ob);
+    tensor **fields[8] = {&m.c1w, &m.c1b, &m.c2w, &m.c2b, &m.fw, &m.fb, &m.ow, &m.ob};
+    for (int i = 0; i < 8; i++) /* --cuda: the model lives on the GPU */
+        if (!(*fields[i] = device_param(*fields[i]))) return 1;
     tensor *params[8] = {m.c1w, m.c1b, m.c2w, m.c2b, m.fw, m.fb, m.ow, m.ob};
     tensor_optim *opt = tensor_optim_adamw(8, params, 1e-3, 0.9, 0.999, 1e-8, 1e-2);
     static const char *const names[8] = {"conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc.weight", "fc.bias", "out.weight", "out.bias"};
@@ -103,8 +107,8 @@ int main(int argc, char **argv) {
                 by[j] = d.train_y[k];
             }
             tensor_scope_begin();
-            tensor *x = tensor_from_data(bx, TENSOR_SHAPE(BATCH, 1, 28, 28), TENSOR_F32);
-            tensor *y = tensor_from_data(by, TENSOR_SHAPE(BATCH), TENSOR_I64);
+            tensor *x = on_device(tensor_from_data(bx, TENSOR_SHAPE(BATCH, 1, 28, 28), TENSOR_F32));
+            tensor *y = on_device(tensor_from_data(by, TENSOR_SHAPE(BATCH), TENSOR_I64));
             tensor *loss = tensor_cross_entropy(forward(&m, x, true, dtype), y);
             tensor_optim_zero_grad(opt);
             if (tensor_backward(loss) || tensor_optim_step(opt)) { fprintf(stderr, "%s\n", tensor_last_error()); return 1; }

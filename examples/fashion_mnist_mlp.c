@@ -1,10 +1,11 @@
 /* fashion_mnist_mlp.c: a 784-256-128-10 MLP with ReLU and AdamW (cosine learning-rate decay) on Fashion-MNIST.
    Needs Debian's dataset-fashion-mnist (apt-get install dataset-fashion-mnist). From the project root:
-       cc -O2 examples/fashion_mnist_mlp.c -o fashion_mnist_mlp -lm -lpthread -lz && ./fashion_mnist_mlp [epochs] [--bf16] [--save FILE] [--load FILE]
+       cc -O2 examples/fashion_mnist_mlp.c -o fashion_mnist_mlp -lm -lpthread -lz && ./fashion_mnist_mlp [epochs] [--bf16] [--cuda] [--save FILE] [--load FILE]
    Prints a progress line while training and the test accuracy after each epoch.
    --save FILE: a checkpoint after each epoch (parameters, optimizer, generator; safetensors).
    --load FILE: resume from it (bit for bit the run that was interrupted), or, when it already holds
    every epoch asked for, evaluate the saved model.
+   --cuda: the model and its batches on the GPU (link tensor_cuda.o: see the README's CUDA section).
    --bf16: mixed precision, as torch.autocast runs it. The optimizer keeps f32 master weights; each
    step the layers run on bf16 copies of them (tensor_to_dtype is differentiable: the gradients come
    back to the f32 weights as f32) and on bf16 activations, and the logits are cast to f32 for the
@@ -39,7 +40,7 @@ static double accuracy(mlp *m, const float *x, const int64_t *y, int64_t n, int6
     for (int64_t i = 0; i < n; i += 1000) {
         int64_t b = n - i < 1000 ? n - i : 1000;
         tensor_scope_begin();
-        tensor *pred = tensor_argmax(forward(m, tensor_from_data(x + i * pixels, TENSOR_SHAPE(b, pixels), TENSOR_F32), dt), 1, false);
+        tensor *pred = tensor_argmax(forward(m, on_device(tensor_from_data(x + i * pixels, TENSOR_SHAPE(b, pixels), TENSOR_F32)), dt), 1, false);
         int64_t p[1000];
         tensor_copy_to(pred, p, sizeof p);
         for (int64_t j = 0; j < b; j++) correct += p[j] == y[i + j];
@@ -63,6 +64,9 @@ int main(int argc, char **argv) {
     linear_init(m.w1, m.b1);
     linear_init(m.w2, m.b2);
     linear_init(m.w3, m.b3);
+    tensor **fields[6] = {&m.w1, &m.b1, &m.w2, &m.b2, &m.w3, &m.b3};
+    for (int i = 0; i < 6; i++) /* --cuda: the model lives on the GPU */
+        if (!(*fields[i] = device_param(*fields[i]))) return 1;
     tensor *params[6] = {m.w1, m.b1, m.w2, m.b2, m.w3, m.b3};
     tensor_optim *opt = tensor_optim_adamw(6, params, 1e-3, 0.9, 0.999, 1e-8, 1e-2);
     static const char *const names[6] = {"fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "fc3.weight", "fc3.bias"};
@@ -99,8 +103,8 @@ int main(int argc, char **argv) {
                 by[j] = d.train_y[k];
             }
             tensor_scope_begin();
-            tensor *x = tensor_from_data(bx, TENSOR_SHAPE(BATCH, d.pixels), TENSOR_F32);
-            tensor *y = tensor_from_data(by, TENSOR_SHAPE(BATCH), TENSOR_I64);
+            tensor *x = on_device(tensor_from_data(bx, TENSOR_SHAPE(BATCH, d.pixels), TENSOR_F32));
+            tensor *y = on_device(tensor_from_data(by, TENSOR_SHAPE(BATCH), TENSOR_I64));
             tensor *loss = tensor_cross_entropy(forward(&m, x, dtype), y);
             tensor_optim_zero_grad(opt);
             if (tensor_backward(loss) || tensor_optim_step(opt)) { fprintf(stderr, "%s\n", tensor_last_error()); return 1; }

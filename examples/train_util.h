@@ -16,7 +16,25 @@ static double now_seconds(void) {
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-/* The command line of the training examples: [epochs] [--bf16] [--save FILE] [--load FILE]. */
+/* Where the model and its batches live: TENSOR_CUDA with --cuda (link tensor_cuda.o; see the README). */
+static tensor_device train_device = TENSOR_CPU;
+
+/* t on train_device (a new handle; the same storage on the CPU). */
+static tensor *on_device(tensor *t) { return tensor_to_device(t, train_device); }
+
+/* A parameter (a leaf that requires grad) moved to train_device: a leaf there, the CPU one freed.
+   NULL and a message when the device is not available. */
+static tensor *device_param(tensor *p) {
+    if (train_device == TENSOR_CPU) return p;
+    bool was = tensor_set_grad_enabled(false); /* the copy is a new leaf, not a node of p's graph */
+    tensor *d = tensor_to_device(p, train_device);
+    tensor_set_grad_enabled(was);
+    tensor_free(p);
+    if (!d) { fprintf(stderr, "%s\n", tensor_last_error()); return NULL; }
+    return tensor_set_requires_grad(d, true);
+}
+
+/* The command line of the training examples: [epochs] [--bf16] [--cuda] [--save FILE] [--load FILE]. */
 typedef struct {
     int epochs;         /* left at the caller's default when absent */
     tensor_dtype dtype; /* the layers' dtype: f32, or bf16 for --bf16 */
@@ -30,10 +48,18 @@ static int parse_train_args(int argc, char **argv, train_args *a) {
     a->save = a->load = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--bf16")) a->dtype = TENSOR_BF16;
+        else if (!strcmp(argv[i], "--cuda")) train_device = TENSOR_CUDA;
         else if (!strcmp(argv[i], "--save") && i + 1 < argc) a->save = argv[++i];
         else if (!strcmp(argv[i], "--load") && i + 1 < argc) a->load = argv[++i];
         else if (atoi(argv[i]) > 0) a->epochs = atoi(argv[i]);
-        else { fprintf(stderr, "usage: %s [epochs] [--bf16] [--save FILE] [--load FILE]\n", argv[0]); return 2; }
+        else { fprintf(stderr, "usage: %s [epochs] [--bf16] [--cuda] [--save FILE] [--load FILE]\n", argv[0]); return 2; }
+    }
+    if (train_device == TENSOR_CUDA && !tensor_cuda_available()) {
+        tensor *probe = tensor_zeros(TENSOR_SHAPE(1), TENSOR_F32), *d = tensor_to_device(probe, TENSOR_CUDA); /* records why */
+        fprintf(stderr, "--cuda: %s\n", d ? "" : tensor_last_error());
+        tensor_free(d);
+        tensor_free(probe);
+        return 2;
     }
     printf("precision: %s\n", a->dtype == TENSOR_BF16 ? "bf16 layers, f32 master weights and loss (--bf16)" : "f32");
     return 0;
@@ -70,7 +96,9 @@ static int checkpoint_load(const char *path, int n, const char *const *names, te
         bool same = src && tensor_ndim(src) == tensor_ndim(params[i]);
         for (int k = 0; same && k < tensor_ndim(src); k++) same = tensor_shape(src)[k] == tensor_shape(params[i])[k];
         if (src && !same) fprintf(stderr, "%s: '%s' has another shape than this model's\n", path, names[i]);
-        rc = same && tensor_copy_(params[i], src) ? 0 : -1;
+        tensor *there = same ? on_device(src) : NULL; /* the file's tensors are on the CPU */
+        rc = there && tensor_copy_(params[i], there) ? 0 : -1;
+        tensor_free(there);
     }
     tensor_set_grad_enabled(was);
     if (rc == 0) rc = tensor_optim_state_load(opt, d, "optim");

@@ -146,6 +146,30 @@ static int seam_k_where(tensor__dev_call *c) {
     return 0;
 }
 
+static int seam_k_sum_all(tensor__dev_call *c) { /* in double, as a reference */
+    double acc = 0;
+    for (int64_t i = 0, n = seam_numel(&c->in[0]); i < n; i++) acc += test_load_f64(seam_elem(&c->in[0], &c->in[0], i), c->in[0].dtype);
+    test_store_f64(seam_host(c->out.data), c->out.dtype, acc);
+    return 0;
+}
+static int seam_optim_calls;
+static int seam_optim_step(tensor__dev_optim *s) {
+    seam_optim_calls++;
+    for (int k = 0; k < s->n; k++) {
+        const tensor__dev_operand *p = &s->params[k], *g = &s->grads[k], *m = &s->state1[k], *v = &s->state2[k];
+        for (int64_t i = 0, n = seam_numel(p); i < n; i++) {
+            char *pp = seam_elem(p, p, i), *pm = m->data ? seam_elem(m, p, i) : NULL, *pv = v->data ? seam_elem(v, p, i) : NULL;
+            tensor_dtype sd = pm ? m->dtype : TENSOR_F32;
+            double s1 = pm ? test_load_f64(pm, sd) : 0, s2 = pv ? test_load_f64(pv, sd) : 0;
+            double np = tensor__optim_update(&s->rules[k], test_load_f64(pp, p->dtype), test_load_f64(seam_elem(g, p, i), g->dtype), &s1, &s2, sd == TENSOR_F64);
+            if (pm) test_store_f64(pm, sd, s1);
+            if (pv) test_store_f64(pv, sd, s2);
+            test_store_f64(pp, p->dtype, np);
+        }
+    }
+    return 0;
+}
+
 static const char *seam_names[TENSOR_OP_COUNT];
 static tensor__dev_kernel seam_kernels[TENSOR_OP_COUNT];
 static tensor__device seam_device;
@@ -165,8 +189,9 @@ static void seam_install(void) {
     seam_kernels[TENSOR_OP_fill_] = seam_k_fill_;
     seam_kernels[TENSOR_OP_zero_] = seam_k_zero_;
     seam_kernels[TENSOR_OP_mul_scalar_] = seam_k_mul_scalar_;
+    seam_kernels[TENSOR_OP_sum_all] = seam_k_sum_all;
     tensor__device d = {TENSOR__DEVICE_ABI, TENSOR_CUDA, TENSOR_OP_COUNT, seam_names, seam_kernels, seam_device_count, seam_info,
-                        seam_alloc, seam_free, seam_copy, seam_synchronize, NULL, seam_set_allow_tf32};
+                        seam_alloc, seam_free, seam_copy, seam_synchronize, NULL, seam_set_allow_tf32, seam_optim_step};
     seam_device = d;
     seam_limit = SIZE_MAX;
     seam_count = 1;
@@ -302,7 +327,7 @@ TEST(seam_cpu_scalars_and_mixed_devices) {
     CHECK(tensor_last_error() && strstr(tensor_last_error(), "different devices (cuda and cpu)"));
     /* an op the device has no kernel for says so */
     tensor_clear_error();
-    CHECK(tensor_sum_all(dx) == NULL && tensor_last_error() && strstr(tensor_last_error(), "sum_all has no kernel on cuda"));
+    CHECK(tensor_prod(dx, 0, false) == NULL && tensor_last_error() && strstr(tensor_last_error(), "prod has no kernel on cuda"));
     tensor_clear_error();
     tensor_scope_end();
     seam_uninstall();
@@ -361,6 +386,11 @@ TEST(seam_autograd_on_the_device) {
     CHECK(tensor_backward_with(dy, device_cuda(g)) == 0);
     CHECK(tensor_grad(dw) && tensor_get_device(tensor_grad(dw)) == TENSOR_CUDA);
     device_check_same("grad", tensor_grad(dw), tensor_grad(w));
+    /* tensor_backward of a device loss: its gradient of 1 is made on the device */
+    tensor *l = tensor_set_requires_grad(tensor_clone(x), true), *dl = tensor_set_requires_grad(device_cuda(x), true);
+    CHECK(tensor_backward(tensor_sum_all(tensor_tanh(tensor_mul(l, x)))) == 0);
+    CHECK(tensor_backward(tensor_sum_all(tensor_tanh(tensor_mul(dl, device_cuda(x))))) == 0);
+    device_check_same("grad of a device loss", tensor_grad(dl), tensor_grad(l));
     /* a CPU leaf moved to the device: its gradient comes back to the CPU */
     tensor *c = tensor_set_requires_grad(tensor_clone(x), true);
     tensor *dc = tensor_exp(tensor_to_device(c, TENSOR_CUDA));
@@ -368,6 +398,55 @@ TEST(seam_autograd_on_the_device) {
     CHECK(tensor_grad(c) && tensor_get_device(tensor_grad(c)) == TENSOR_CPU);
     tensor *want = tensor_mul(tensor_exp(x), g);
     CHECK(tensor_grad(c) && test_same_bits(tensor_grad(c), want));
+    tensor_scope_end();
+    seam_uninstall();
+}
+
+/* Optimizer steps on device parameters: one call of the device's optim_step per step, and the
+   same values as the CPU's reference loop (the same update formula, tensor__optim_update); a
+   state loaded onto the CPU moves to the device; clip_grad_norm composes device ops. */
+TEST(seam_optimizer_steps_on_the_device) {
+    seam_install();
+    bool ref = tensor_set_reference_kernels(true); /* the CPU's reference loop: tensor__optim_update too */
+    for (int kind = 0; kind < 4; kind++) {
+        tensor_scope_begin();
+        tensor *w = tensor_reshape(tensor_linspace(-1, 1, 12, TENSOR_F32), TENSOR_SHAPE(3, 4));
+        tensor *b = tensor_linspace(0.5, -0.5, 4, TENSOR_F64);
+        tensor *cpu[2] = {tensor_set_requires_grad(tensor_clone(w), true), tensor_set_requires_grad(tensor_clone(b), true)};
+        tensor *dev[2] = {tensor_set_requires_grad(device_cuda(w), true), tensor_set_requires_grad(device_cuda(b), true)};
+        tensor_optim *oc, *od;
+        if (kind == 0) { oc = tensor_optim_sgd(2, cpu, 0.1, 0, 0.01, false); od = tensor_optim_sgd(2, dev, 0.1, 0, 0.01, false); }
+        else if (kind == 1) { oc = tensor_optim_sgd(2, cpu, 0.1, 0.9, 0, true); od = tensor_optim_sgd(2, dev, 0.1, 0.9, 0, true); }
+        else if (kind == 2) { oc = tensor_optim_adam(2, cpu, 0.01, 0.9, 0.999, 1e-8, 0.1); od = tensor_optim_adam(2, dev, 0.01, 0.9, 0.999, 1e-8, 0.1); }
+        else { oc = tensor_optim_adamw(2, cpu, 0.01, 0.9, 0.999, 1e-8, 0.1); od = tensor_optim_adamw(2, dev, 0.01, 0.9, 0.999, 1e-8, 0.1); }
+        CHECK(oc && od);
+        int calls = seam_optim_calls;
+        for (int step = 0; step < 3 && oc && od; step++) {
+            tensor *gw = tensor_mul_scalar(tensor_sin(tensor_add_scalar(w, step)), 0.5), *gb = tensor_cos(tensor_mul_scalar(b, step + 1));
+            CHECK(tensor_backward_with(tensor_mul(cpu[0], tensor_ones(TENSOR_SHAPE(3, 4), TENSOR_F32)), gw) == 0);
+            CHECK(tensor_backward_with(tensor_mul(cpu[1], tensor_ones(TENSOR_SHAPE(4), TENSOR_F64)), gb) == 0);
+            CHECK(tensor_backward_with(tensor_mul(dev[0], device_cuda(tensor_ones(TENSOR_SHAPE(3, 4), TENSOR_F32))), device_cuda(gw)) == 0);
+            CHECK(tensor_backward_with(tensor_mul(dev[1], device_cuda(tensor_ones(TENSOR_SHAPE(4), TENSOR_F64))), device_cuda(gb)) == 0);
+            CHECK(tensor_optim_step(oc) == 0 && tensor_optim_step(od) == 0);
+            tensor_optim_zero_grad(oc);
+            tensor_optim_zero_grad(od);
+        }
+        CHECK(seam_optim_calls == calls + 3); /* both parameters in one call per step */
+        tensor *hw = tensor_to_device(dev[0], TENSOR_CPU), *hb = tensor_to_device(dev[1], TENSOR_CPU);
+        CHECK_MSG(hw && hb && test_same_bits(hw, cpu[0]) && test_same_bits(hb, cpu[1]), "optimizer kind %d: the device's parameters differ from the CPU's", kind);
+        tensor_optim_free(oc);
+        tensor_optim_free(od);
+        tensor_scope_end();
+    }
+    tensor_set_reference_kernels(ref);
+    /* clip_grad_norm over device gradients */
+    tensor_scope_begin();
+    tensor *x = tensor_linspace(-2, 3, 5, TENSOR_F32);
+    tensor *hp = tensor_set_requires_grad(tensor_clone(x), true), *dp = tensor_set_requires_grad(device_cuda(x), true);
+    CHECK(tensor_backward_with(tensor_mul(hp, hp), x) == 0 && tensor_backward_with(tensor_mul(dp, dp), device_cuda(x)) == 0);
+    double nh = tensor_clip_grad_norm(1, &hp, 1.0), nd = tensor_clip_grad_norm(1, &dp, 1.0);
+    CHECK_NEAR(nd, nh, 1e-12, 1e-6);
+    device_check_same("clipped gradient", tensor_grad(dp), tensor_grad(hp));
     tensor_scope_end();
     seam_uninstall();
 }

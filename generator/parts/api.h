@@ -231,6 +231,25 @@ typedef struct {
 } tensor__dev_call;
 typedef int (*tensor__dev_kernel)(tensor__dev_call *c);
 typedef enum { TENSOR__COPY_TO_DEVICE, TENSOR__COPY_TO_HOST, TENSOR__COPY_ON_DEVICE } tensor__copy_kind;
+/* One parameter's update (the rule of torch.optim's SGD, Adam, AdamW; tensor__optim_update in the
+   shared formulas): the optimizer's constants and this parameter's step. */
+enum { TENSOR__SGD, TENSOR__ADAM, TENSOR__ADAMW };
+typedef struct {
+    int kind;                          /* TENSOR__SGD, TENSOR__ADAM or TENSOR__ADAMW */
+    bool first;                        /* the state was just made (SGD's buffer starts as the gradient) */
+    bool nesterov;
+    double lr, momentum, weight_decay, beta1, beta2, eps;
+    double bias1, bias2;               /* 1 - beta1^step, 1 - beta2^step */
+} tensor__optim_rule;
+/* An optimizer step of n parameters on the device: one call, so the device may fuse them. The
+   state operands (momentum buffer / exp_avg, exp_avg_sq) are contiguous, f64 for f64 parameters
+   and f32 otherwise, data NULL where the rule keeps none. */
+typedef struct {
+    int n;
+    const tensor__optim_rule *rules;   /* [n] */
+    const tensor__dev_operand *params, *grads, *state1, *state2; /* [n] each */
+    char error[256];
+} tensor__dev_optim;
 typedef struct tensor__device {
     int abi;                           /* TENSOR__DEVICE_ABI */
     tensor_device device;              /* the column it fills */
@@ -247,6 +266,7 @@ typedef struct tensor__device {
     int (*synchronize)(char *error, size_t error_len); /* the calling thread's stream; reports earlier faults */
     void (*empty_cache)(void);         /* gives cached device memory back */
     void (*set_allow_tf32)(bool allow);
+    int (*optim_step)(tensor__dev_optim *s); /* tensor_optim_step of the device's parameters; 0 ok */
 } tensor__device;
 TENSOR_API void tensor__register_device(const tensor__device *d);
 #ifdef TENSOR_TEST_HOOKS

@@ -645,6 +645,13 @@ TENSOR_API tensor *tensor_fill_(tensor *a, double value) {
     c.p[0] = value;
     return tensor__inplace_run(&c, a);
 }
+/* A tensor of shape filled with v on device (the derivatives' zeros and ones on the graph's device). */
+static tensor *tensor__full_on(int ndim, const int64_t *shape, double v, tensor_dtype dtype, tensor_device device) {
+    if (device == TENSOR_CPU) return tensor_full(ndim, shape, v, dtype);
+    tensor *t = tensor__new("tensor_full", ndim, shape, dtype, device);
+    if (t && !tensor_fill_(t, v)) { tensor_free(t); return NULL; }
+    return t;
+}
 TENSOR_API tensor *tensor_zero_(tensor *a) {
     TENSOR__CHECK_ARG("tensor_zero_", a);
     if (!tensor__check_inplace("tensor_zero_", a)) return NULL;

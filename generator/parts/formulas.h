@@ -66,6 +66,29 @@ TENSOR__HOSTDEV double tensor__gelu_tanh(double x) { return 0.5 * x * (1 + tanh(
 TENSOR__HOSTDEV double tensor__sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
 TENSOR__HOSTDEV double tensor__isinf(double x) { return x == INFINITY || x == -INFINITY; }
 
+/* The optimizers' update of one element (torch.optim's rules, in double): p the parameter, g its
+   gradient, *s1 and *s2 the state (SGD: the momentum buffer; Adam, AdamW: exp_avg and exp_avg_sq),
+   each new state value rounded to the state's dtype (f32 unless s_f64) before it is used, as when
+   it is stored and read back. Returns the new parameter. The CPU's reference loop and the devices'
+   kernels both run this; the CPU's vector kernel is its f32 transcription (>>simd). */
+TENSOR__HOSTDEV double tensor__optim_round(double v, bool f64) { return f64 ? v : (double)(float)v; }
+TENSOR__HOSTDEV double tensor__optim_update(const tensor__optim_rule *r, double p, double g, double *s1, double *s2, bool s_f64) {
+    if (r->kind == TENSOR__SGD) {
+        if (r->weight_decay != 0) g += r->weight_decay * p;
+        if (r->momentum != 0) {
+            *s1 = tensor__optim_round(r->first ? g : r->momentum * *s1 + g, s_f64); /* dampening 0 */
+            g = r->nesterov ? g + r->momentum * *s1 : *s1;
+        }
+        return p - r->lr * g;
+    }
+    if (r->kind == TENSOR__ADAMW) p *= 1 - r->lr * r->weight_decay;
+    else if (r->weight_decay != 0) g += r->weight_decay * p;
+    *s1 = tensor__optim_round(r->beta1 * *s1 + (1 - r->beta1) * g, s_f64);
+    *s2 = tensor__optim_round(r->beta2 * *s2 + (1 - r->beta2) * g * g, s_f64);
+    double denom = sqrt(*s2) / sqrt(r->bias2) + r->eps;
+    return p - r->lr / r->bias1 * *s1 / denom;
+}
+
 /*  X(name,        float formula (double x),                    integer formula (int64_t x)) */
 #define TENSOR__UNARY_FORMULAS(X)                                                       \
     X(neg,         -x,                                          tensor__ineg(x))         \

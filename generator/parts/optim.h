@@ -82,7 +82,8 @@ static tensor_optim *tensor__optim_new(const char *fn, int kind, int n, tensor *
         if (!params[i]) return (tensor_optim *)tensor__null_arg(fn, "params[i]");
         if (!tensor__is_float(params[i]->dtype)) return (tensor_optim *)tensor__fail(fn, "parameter %d is %s, not floating", i, tensor__dtype_names[params[i]->dtype]);
         if (!params[i]->requires_grad || !tensor__is_leaf(params[i])) return (tensor_optim *)tensor__fail(fn, "parameter %d is not a leaf that requires grad", i);
-        if (params[i]->storage->device != TENSOR_CPU) return (tensor_optim *)tensor__fail(fn, "parameter %d is not on the CPU", i);
+        if (params[i]->storage->device != TENSOR_CPU && (!tensor__devices[params[i]->storage->device] || !tensor__devices[params[i]->storage->device]->optim_step))
+            return (tensor_optim *)tensor__fail(fn, "parameter %d is on %s, which has no optimizer step in this build", i, tensor__device_name(params[i]->storage->device));
         if (!tensor__grad_edge(params[i])) return (tensor_optim *)tensor__fail(fn, "out of memory making the gradient accumulator of parameter %d", i);
     }
     tensor_optim *o = (tensor_optim *)TENSOR__MALLOC(sizeof *o);
@@ -143,37 +144,20 @@ TENSOR_API tensor_optim *tensor_optim_adamw(int n, tensor *const *params, double
     return tensor__adam_new("tensor_optim_adamw", TENSOR__ADAMW, n, params, lr, beta1, beta2, eps, weight_decay);
 }
 
-/* ---- the reference update: any dtype and layout, in double ---- */
-typedef struct { const tensor_optim *o; double bias1, bias2; bool first; tensor_dtype pd, gd, sd; } tensor__step_ctx;
+/* ---- the reference update: any dtype and layout, in double (tensor__optim_update) ---- */
+typedef struct { tensor__optim_rule rule; tensor_dtype pd, gd, sd; } tensor__step_ctx;
 
 /* One row: ptr[0] the parameter, ptr[1] its gradient, then the state tensors the kind has (SGD
    with momentum: the buffer; Adam/AdamW: exp_avg, exp_avg_sq). */
 static void tensor__step_loop(char **ptr, const int64_t *st, int64_t count, void *vctx) {
     const tensor__step_ctx *c = (const tensor__step_ctx *)vctx;
-    const tensor_optim *o = c->o;
+    bool has1 = c->rule.kind != TENSOR__SGD || c->rule.momentum != 0, has2 = c->rule.kind != TENSOR__SGD;
     for (int64_t i = 0; i < count; i++) {
-        char *pp = ptr[0] + i * st[0];
-        double p = tensor__load_f64(pp, c->pd), g = tensor__load_f64(ptr[1] + i * st[1], c->gd);
-        if (o->kind == TENSOR__SGD) {
-            if (o->weight_decay != 0) g += o->weight_decay * p;
-            if (o->momentum != 0) {
-                char *pb = ptr[2] + i * st[2];
-                double buf = c->first ? g : o->momentum * tensor__load_f64(pb, c->sd) + g; /* dampening 0 */
-                tensor__store_f64(pb, c->sd, buf);
-                buf = tensor__load_f64(pb, c->sd); /* the stored (rounded) buffer, as torch uses */
-                g = o->nesterov ? g + o->momentum * buf : buf;
-            }
-            p -= o->lr * g;
-        } else {
-            char *pm = ptr[2] + i * st[2], *pv = ptr[3] + i * st[3];
-            if (o->kind == TENSOR__ADAMW) p *= 1 - o->lr * o->weight_decay;
-            else if (o->weight_decay != 0) g += o->weight_decay * p;
-            tensor__store_f64(pm, c->sd, o->beta1 * tensor__load_f64(pm, c->sd) + (1 - o->beta1) * g);
-            tensor__store_f64(pv, c->sd, o->beta2 * tensor__load_f64(pv, c->sd) + (1 - o->beta2) * g * g);
-            double m = tensor__load_f64(pm, c->sd), v = tensor__load_f64(pv, c->sd);
-            double denom = sqrt(v) / sqrt(c->bias2) + o->eps;
-            p -= o->lr / c->bias1 * m / denom;
-        }
+        char *pp = ptr[0] + i * st[0], *p1 = has1 ? ptr[2] + i * st[2] : NULL, *p2 = has2 ? ptr[3] + i * st[3] : NULL;
+        double s1 = p1 ? tensor__load_f64(p1, c->sd) : 0, s2 = p2 ? tensor__load_f64(p2, c->sd) : 0;
+        double p = tensor__optim_update(&c->rule, tensor__load_f64(pp, c->pd), tensor__load_f64(ptr[1] + i * st[1], c->gd), &s1, &s2, c->sd == TENSOR_F64);
+        if (p1) tensor__store_f64(p1, c->sd, s1);
+        if (p2) tensor__store_f64(p2, c->sd, s2);
         tensor__store_f64(pp, c->pd, p);
     }
 }
@@ -206,39 +190,125 @@ static tensor__vec_optim_fn tensor__optim_kernel(const tensor *p, const tensor *
     return v ? v->optim : NULL;
 }
 
+/* A state tensor of parameter p: zeros of p's shape on p's device, f64 for f64 parameters, f32
+   otherwise. */
+static tensor *tensor__optim_state_new(const char *fn, const tensor *p) {
+    tensor_dtype sd = p->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
+    if (p->storage->device == TENSOR_CPU) return tensor_zeros(p->ndim, p->shape, sd);
+    tensor *s = tensor__new(fn, p->ndim, p->shape, sd, p->storage->device);
+    if (s && !tensor_zero_(s)) { tensor_free(s); return NULL; }
+    return s;
+}
+
+/* The device's parameters of o (those with a gradient), in one call of its optim_step: rules[i] and
+   the operands of parameter i. A state that lives elsewhere (loaded from a checkpoint onto the
+   CPU) moves to the parameter's device first. */
+static int tensor__optim_step_device(const char *fn, tensor_optim *o, tensor_device dev, const tensor__optim_rule *rules, int n_state) {
+    const tensor__device *d = tensor__devices[dev];
+    int n = 0;
+    for (int i = 0; i < o->n; i++) n += o->params[i]->storage->device == dev && tensor_grad(o->params[i]) != NULL;
+    if (!n) return 0;
+    tensor__optim_rule *r = (tensor__optim_rule *)TENSOR__MALLOC(sizeof *r * (size_t)n);
+    tensor__dev_operand *ops = (tensor__dev_operand *)TENSOR__MALLOC(sizeof *ops * 4 * (size_t)n);
+    if (!r || !ops) {
+        if (r) TENSOR_FREE(r);
+        if (ops) TENSOR_FREE(ops);
+        tensor__fail(fn, "out of memory");
+        return -1;
+    }
+    tensor__dev_optim call;
+    call.n = n;
+    call.rules = r;
+    call.params = ops;
+    call.grads = ops + n;
+    call.state1 = ops + 2 * n;
+    call.state2 = ops + 3 * n;
+    call.error[0] = 0;
+    int k = 0, rc = 0;
+    for (int i = 0; i < o->n && !rc; i++) {
+        tensor *p = o->params[i], *g = tensor_grad(p);
+        if (p->storage->device != dev || !g) continue;
+        for (int j = 0; j < n_state && !rc; j++) {
+            tensor **st = j ? &o->state2[i] : &o->state1[i];
+            if ((*st)->storage->device == dev) continue;
+            tensor *moved = tensor__transfer_copy(fn, *st, dev);
+            if (!moved) rc = -1;
+            else { tensor_free(*st); *st = tensor__make_internal(moved); }
+        }
+        if (!rc && g->storage->device != dev) rc = (tensor__fail(fn, "the gradient of parameter %d is on %s, the parameter on %s", i, tensor__device_name(g->storage->device), tensor__device_name(dev)), -1);
+        r[k] = rules[i];
+        tensor__dev_operand_of(&ops[k], p);
+        tensor__dev_operand_of(&ops[n + k], g);
+        tensor__dev_operand_of(&ops[2 * n + k], n_state > 0 ? o->state1[i] : NULL);
+        tensor__dev_operand_of(&ops[3 * n + k], n_state > 1 ? o->state2[i] : NULL);
+        k++;
+    }
+    if (!rc && d->optim_step(&call)) {
+        call.error[sizeof call.error - 1] = 0;
+        tensor__fail(fn, "%s", call.error[0] ? call.error : "the device's optimizer step failed");
+        rc = -1;
+    }
+    TENSOR_FREE(r);
+    TENSOR_FREE(ops);
+    return rc;
+}
+
 TENSOR_API int tensor_optim_step(tensor_optim *o) {
     const char *fn = "tensor_optim_step";
     if (!o) { tensor__null_arg(fn, "o"); return -1; }
-    tensor__step_ctx c;
-    c.o = o;
     int n_state = o->kind != TENSOR__SGD ? 2 : o->momentum != 0 ? 1 : 0;
     /* every new state first, so a step that runs out of memory has changed no parameter */
     bool fresh[64], *first = o->n <= 64 ? fresh : (bool *)TENSOR__MALLOC(sizeof(bool) * (size_t)o->n);
-    if (!first) { tensor__fail(fn, "out of memory"); return -1; }
-    for (int i = 0; i < o->n; i++) {
+    tensor__optim_rule rule_buf[64], *rules = o->n <= 64 ? rule_buf : (tensor__optim_rule *)TENSOR__MALLOC(sizeof *rules * (size_t)o->n);
+    if (!first || !rules) {
+        if (first && first != fresh) TENSOR_FREE(first);
+        if (rules && rules != rule_buf) TENSOR_FREE(rules);
+        tensor__fail(fn, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    bool on_device[TENSOR_DEVICE_COUNT] = {false};
+    for (int i = 0; i < o->n && !rc; i++) {
         tensor *p = o->params[i];
         first[i] = n_state > 0 && o->state1[i] == NULL;
         for (int k = 0; k < n_state && tensor_grad(p); k++) {
             tensor **s = k ? &o->state2[i] : &o->state1[i];
-            if (!*s && !(*s = tensor__make_internal(tensor_zeros(p->ndim, p->shape, p->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32)))) {
+            if (!*s && !(*s = tensor__make_internal(tensor__optim_state_new(fn, p)))) {
                 for (int j = 0; j <= i; j++) /* drop the states made here: the next step makes them anew */
                     if (first[j]) { tensor_free(o->state1[j]); tensor_free(o->state2[j]); o->state1[j] = o->state2[j] = NULL; }
-                if (first != fresh) TENSOR_FREE(first);
-                return -1;
+                rc = -1;
+                break;
             }
         }
     }
-    for (int i = 0; i < o->n; i++) {
-        tensor *p = o->params[i], *g = tensor_grad(p);
-        if (!g) continue; /* a parameter that got no gradient is left alone, as in PyTorch */
-        tensor_dtype sd = p->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
-        c.first = first[i];
+    for (int i = 0; i < o->n && !rc; i++) {
+        tensor *p = o->params[i];
+        tensor__optim_rule *r = &rules[i];
+        memset(r, 0, sizeof *r);
+        if (!tensor_grad(p)) continue; /* a parameter that got no gradient is left alone, as in PyTorch */
         o->steps[i]++;
-        c.bias1 = 1 - pow(o->beta1, (double)o->steps[i]);
-        c.bias2 = 1 - pow(o->beta2, (double)o->steps[i]);
-        c.pd = p->dtype;
-        c.gd = g->dtype;
-        c.sd = sd;
+        r->kind = o->kind;
+        r->first = first[i];
+        r->nesterov = o->nesterov;
+        r->lr = o->lr;
+        r->momentum = o->momentum;
+        r->weight_decay = o->weight_decay;
+        r->beta1 = o->beta1;
+        r->beta2 = o->beta2;
+        r->eps = o->eps;
+        r->bias1 = 1 - pow(o->beta1, (double)o->steps[i]);
+        r->bias2 = 1 - pow(o->beta2, (double)o->steps[i]);
+        on_device[p->storage->device] = true;
+    }
+    for (int d = 1; d < TENSOR_DEVICE_COUNT && !rc; d++) /* every device's parameters in one call */
+        if (on_device[d]) rc = tensor__optim_step_device(fn, o, (tensor_device)d, rules, n_state);
+    for (int i = 0; i < o->n && !rc; i++) {
+        tensor *p = o->params[i], *g = tensor_grad(p);
+        if (!g) continue;
+        p->storage->version++;
+        if (p->storage->device != TENSOR_CPU) continue;
+        if (!tensor__host_only(fn, g, "a gradient on another device than its parameter")) { rc = -1; break; }
+        tensor_dtype sd = p->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
         int64_t numel = tensor__numel_of(p->ndim, p->shape);
         tensor__vec_optim_fn kernel = tensor__optim_kernel(p, g, sd);
         if (kernel && numel > 0) {
@@ -246,7 +316,7 @@ TENSOR_API int tensor_optim_step(tensor_optim *o) {
             tensor__optim_consts k;
             memset(&k, 0, sizeof k);
             k.kind = o->kind;
-            k.first = c.first;
+            k.first = rules[i].first;
             k.nesterov = o->nesterov;
             k.decay = o->weight_decay != 0;
             k.neg_lr = (float)-o->lr;
@@ -257,9 +327,9 @@ TENSOR_API int tensor_optim_step(tensor_optim *o) {
             k.one_minus_beta1 = (float)(1 - o->beta1);
             k.beta2 = (float)o->beta2;
             k.one_minus_beta2 = (float)(1 - o->beta2);
-            k.sqrt_bias2 = (float)sqrt(c.bias2);
+            k.sqrt_bias2 = (float)sqrt(rules[i].bias2);
             k.eps = (float)o->eps;
-            k.step_size = (float)(o->lr / c.bias1);
+            k.step_size = (float)(o->lr / rules[i].bias1);
             tensor__optim_task t;
             t.fn = kernel;
             t.k = &k;
@@ -270,15 +340,20 @@ TENSOR_API int tensor_optim_step(tensor_optim *o) {
             t.n = numel;
             tensor__parallel_for((numel + TENSOR__OPTIM_BLOCK - 1) / TENSOR__OPTIM_BLOCK, TENSOR__OPTIM_GRAIN, tensor__optim_blocks, &t);
         } else {
+            tensor__step_ctx c;
+            c.rule = rules[i];
+            c.pd = p->dtype;
+            c.gd = g->dtype;
+            c.sd = sd;
             tensor *ops[4] = {p, g, o->state1[i], o->state2[i]};
             tensor__iter it;
             tensor__iter_init(&it, 2 + n_state, ops, p->ndim, p->shape);
             tensor__iter_run(&it, tensor__step_loop, &c);
         }
-        p->storage->version++;
     }
     if (first != fresh) TENSOR_FREE(first);
-    return 0;
+    if (rules != rule_buf) TENSOR_FREE(rules);
+    return rc;
 }
 
 TENSOR_API void tensor_optim_zero_grad(tensor_optim *o) {
@@ -309,7 +384,19 @@ TENSOR_API double tensor_clip_grad_norm(int n, tensor *const *params, double max
         if (!params[i]) { tensor__null_arg(fn, "params[i]"); return -1; }
         tensor *g = tensor_grad(params[i]);
         if (!g) continue;
-        if (!tensor__host_only(fn, g, "clipping gradients")) return -1;
+        if (g->storage->device != TENSOR_CPU) { /* on the device, composed of its ops; one value comes back */
+            bool was = tensor_set_grad_enabled(false);
+            tensor *g64 = tensor_to_dtype(g, TENSOR_F64), *sq = tensor_square(g64), *sum = tensor_sum_all(sq);
+            bool ok = sum != NULL;
+            double v = ok ? tensor_item(sum) : NAN;
+            tensor_free(sum);
+            tensor_free(sq);
+            tensor_free(g64);
+            tensor_set_grad_enabled(was);
+            if (!ok) return -1;
+            total += v;
+            continue;
+        }
         int64_t k = tensor__numel_of(g->ndim, g->shape);
         tensor *c = tensor__contiguous_copy(fn, g, TENSOR_F64);
         if (!c) return -1;

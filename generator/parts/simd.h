@@ -75,7 +75,6 @@ typedef void (*tensor__vec_binary_fn)(float *out, const float *a, const float *b
 typedef void (*tensor__vec_compare_fn)(uint8_t *out, const float *a, const float *b, int64_t n, int mode);
 /* The optimizer update (optim.h): kinds, and the per-step constants of one parameter, already
    rounded to f32 the way torch.optim's f32 kernels see its Python scalars. */
-enum { TENSOR__SGD, TENSOR__ADAM, TENSOR__ADAMW };
 typedef struct {
     int kind;
     bool first;      /* SGD: the momentum buffer starts as the gradient */
