@@ -1194,9 +1194,9 @@ static bool tensor__cuda_red_from_call(tensor__dev_call *c, tensor__cuda_red *r)
     return true;
 }
 
-/* ---- device side: offsets, group reductions ---- */
+/* ---- offsets (host and device: the host tests them), group reductions ---- */
 /* The byte offsets of output element e's first input element and of the output element. */
-TENSOR__CUDA_D void tensor__cuda_red_kept(const tensor__cuda_red &r, int64_t e, int64_t *io, int64_t *oo) {
+TENSOR__CUDA_HD void tensor__cuda_red_kept(const tensor__cuda_red &r, int64_t e, int64_t *io, int64_t *oo) {
     int64_t a = 0, b = 0;
     for (int d = r.nk - 1; d >= 0; d--) {
         int64_t s = r.kshape[d], q = e / s, idx = e - q * s;
@@ -1208,7 +1208,7 @@ TENSOR__CUDA_D void tensor__cuda_red_kept(const tensor__cuda_red &r, int64_t e, 
     *oo = b;
 }
 /* The byte offset of reduced element j (row-major over the reduced dims) from the first one. */
-TENSOR__CUDA_D int64_t tensor__cuda_red_off(const tensor__cuda_red &r, int64_t j) {
+TENSOR__CUDA_HD int64_t tensor__cuda_red_off(const tensor__cuda_red &r, int64_t j) {
     if (r.nr == 1) return j * r.rin[0];
     int64_t a = 0;
     for (int d = r.nr - 1; d >= 0; d--) {
@@ -1282,14 +1282,15 @@ struct tensor__cuda_mul_i { __device__ int64_t operator()(int64_t a, int64_t b) 
 struct tensor__cuda_or_i { __device__ int64_t operator()(int64_t a, int64_t b) const { return a | b; } };
 
 /* max / min with the index of its first occurrence; NaN counts as both the maximum and the
-   minimum and the first NaN wins (the CPU's tensor__row_ext). found: an element was seen. */
+   minimum and the first NaN wins (the CPU's tensor__row_ext). found: an element was seen. The
+   host can run these too (tested there against the CPU's sequential rule). */
 template <class T> struct tensor__cuda_ext {
     T v;
     int64_t idx, found;
 };
 template <class T> struct tensor__cuda_ext_comb {
     bool is_max;
-    __device__ tensor__cuda_ext<T> operator()(const tensor__cuda_ext<T> &a, const tensor__cuda_ext<T> &b) const {
+    __host__ __device__ tensor__cuda_ext<T> operator()(const tensor__cuda_ext<T> &a, const tensor__cuda_ext<T> &b) const {
         if (!a.found) return b;
         if (!b.found) return a;
         bool an = a.v != a.v, bn = b.v != b.v; /* NaN: never for integers */
@@ -1303,7 +1304,7 @@ template <class T> struct tensor__cuda_ext_comb {
 };
 /* Element j (value x) after those of lower index that this lane has seen; false once a NaN holds
    (nothing can change the lane's state any more). */
-template <class T> TENSOR__CUDA_D bool tensor__cuda_ext_add(tensor__cuda_ext<T> &s, T x, int64_t j, bool is_max) {
+template <class T> TENSOR__CUDA_HD bool tensor__cuda_ext_add(tensor__cuda_ext<T> &s, T x, int64_t j, bool is_max) {
     if (!s.found || x != x || (is_max ? x > s.v : x < s.v)) {
         s.v = x;
         s.idx = j;
