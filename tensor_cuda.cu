@@ -1106,6 +1106,621 @@ static int tensor__cuda_optim_step(tensor__dev_optim *s) {
     return 0;
 }
 
+// >>cuda-reduce ----------------------------------------------------------------------------------
+/* The reductions of >>reduce (sum, mean, prod, max, min, argmax, argmin, var, std, logsumexp,
+   norm, all, any and cumsum), with the call record their CPU kernels read: in[0] the input;
+   dims[0..n_dims) the reduced dims (none for a 0-dim input); ip[1] the correction of var and std;
+   p[0] the order of norm. Keepdim is read from the output's rank, whose strides say where each
+   result goes (any layout).
+
+   The host splits the input's dims into kept dims (one output element each) and reduced dims
+   (walked inside one output element, row-major), each list without size-1 dims and with adjacent
+   dims merged where they step evenly, as the CPU's tensor__red_init does. Output element e is
+   computed by one group of threads, chosen from the shapes alone (never from the grid, which only
+   decides which block takes which outputs):
+   - a thread (mode 0): nothing to reduce, or the innermost kept dim is contiguous in the input and
+     the reduced ones are not, with enough outputs (adjacent threads read adjacent elements);
+   - a warp (mode 1): fewer than TENSOR__CUDA_RED_WARP_MAX reduced elements;
+   - a block of TENSOR__CUDA_THREADS threads (mode 2): otherwise.
+   Lane l of a group of G accumulates reduced elements l, l + G, l + 2G, ... in that order; the
+   lanes' states are then combined by a shuffle tree (lane l with lane l + d for d = 16, 8, 4, 2, 1)
+   and, in a block, the warps' totals by thread 0 in warp order. A result depends on the shapes
+   and strides only; against the CPU it differs by the reassociation of float sums.
+   Float inputs accumulate in double (f32 values are exact in double) and the result is rounded
+   once to the output dtype; bool and integer sums and products accumulate in int64 with wrapping
+   arithmetic (tensor__iadd, tensor__imul), which is exact in any order. */
+#define TENSOR__CUDA_RED_WARP_MAX 1024  /* reduced elements below which a warp does an output */
+#define TENSOR__CUDA_RED_COLS_MIN 8192  /* outputs from which a thread does one (mode 0) */
+
+struct tensor__cuda_red {
+    int nk, nr;
+    int64_t kshape[TENSOR_MAX_DIMS], kin[TENSOR_MAX_DIMS], kout[TENSOR_MAX_DIMS]; /* kept: size; byte strides in the input, output */
+    int64_t rshape[TENSOR_MAX_DIMS], rin[TENSOR_MAX_DIMS];                        /* reduced: size; byte stride in the input */
+    int64_t knumel, rnumel;
+    const char *in;
+    char *out;
+    tensor_dtype in_dt, out_dt;
+};
+/* The op's parameters: p the order of norm, corr the correction of var/std, kind which variant
+   (mean or sum, max or min, std or var, all or any, the kind of norm), index whether argmax/argmin. */
+struct tensor__cuda_red_prm {
+    double p;
+    int64_t corr;
+    int kind;
+    bool index;
+};
+
+/* Splits in's dims by the bit mask `reduced`; ostride[d] is the output byte stride of kept dim d.
+   The same lists as the CPU's tensor__red_init. */
+static void tensor__cuda_red_build(tensor__cuda_red *r, const tensor__dev_operand &in, unsigned reduced, const int64_t *ostride, const tensor__dev_operand &out) {
+    memset(r, 0, sizeof *r);
+    int64_t esz = tensor__cuda_size(in.dtype);
+    r->knumel = r->rnumel = 1;
+    for (int d = 0; d < in.ndim; d++) {
+        int64_t n = in.shape[d], s = in.strides[d] * esz;
+        if (reduced >> d & 1) {
+            r->rnumel *= n;
+            if (n == 1) continue;
+            if (r->nr > 0 && r->rin[r->nr - 1] == s * n) { r->rshape[r->nr - 1] *= n; r->rin[r->nr - 1] = s; continue; }
+            r->rshape[r->nr] = n;
+            r->rin[r->nr] = s;
+            r->nr++;
+        } else {
+            r->knumel *= n;
+            if (n == 1) continue;
+            if (r->nk > 0 && r->kin[r->nk - 1] == s * n && r->kout[r->nk - 1] == ostride[d] * n) {
+                r->kshape[r->nk - 1] *= n;
+                r->kin[r->nk - 1] = s;
+                r->kout[r->nk - 1] = ostride[d];
+                continue;
+            }
+            r->kshape[r->nk] = n;
+            r->kin[r->nk] = s;
+            r->kout[r->nk] = ostride[d];
+            r->nk++;
+        }
+    }
+    r->in = (const char *)in.data;
+    r->out = (char *)out.data;
+    r->in_dt = in.dtype;
+    r->out_dt = out.dtype;
+}
+
+/* The reduced-dims mask of the call, checked against the input; false + message. */
+static bool tensor__cuda_red_mask(tensor__dev_call *c, unsigned *mask) {
+    const tensor__dev_operand &in = c->in[0];
+    *mask = 0;
+    if (c->n_dims < 0 || c->n_dims > in.ndim) {
+        tensor__cuda_fail(c, "%s: %d reduced dims for an input of %d dims", tensor__cuda_op_name(c->op), c->n_dims, in.ndim);
+        return false;
+    }
+    for (int i = 0; i < c->n_dims; i++) {
+        int d = c->dims[i];
+        if (d < 0 || d >= in.ndim || (*mask >> d & 1)) {
+            tensor__cuda_fail(c, "%s: invalid reduced dim %d for an input of %d dims", tensor__cuda_op_name(c->op), d, in.ndim);
+            return false;
+        }
+        *mask |= 1u << d;
+    }
+    return true;
+}
+
+/* The description of a reduction call. The output has the input's rank (keepdim: size 1 at the
+   reduced dims) or the kept dims only; its own strides place the results. */
+static bool tensor__cuda_red_from_call(tensor__dev_call *c, tensor__cuda_red *r) {
+    const char *name = tensor__cuda_op_name(c->op);
+    if (c->n_in < 1) { tensor__cuda_fail(c, "%s: expected an input", name); return false; }
+    const tensor__dev_operand &in = c->in[0], &out = c->out;
+    if (!tensor__cuda_operand_ok(c, in, "input") || !tensor__cuda_operand_ok(c, out, "output")) return false;
+    if (in.by_value || out.by_value) { tensor__cuda_fail(c, "%s: the operands cannot be values", name); return false; }
+    unsigned mask;
+    if (!tensor__cuda_red_mask(c, &mask)) return false;
+    int nred = c->n_dims;
+    bool keepdim = out.ndim == in.ndim; /* the same mapping as without keepdim when nothing is reduced */
+    if (!keepdim && out.ndim != in.ndim - nred) {
+        tensor__cuda_fail(c, "%s: an output of %d dims for an input of %d dims reduced over %d", name, out.ndim, in.ndim, nred);
+        return false;
+    }
+    int64_t ostride[TENSOR_MAX_DIMS], osz = tensor__cuda_size(out.dtype);
+    int od = 0;
+    for (int d = 0; d < in.ndim; d++) {
+        bool red = mask >> d & 1;
+        ostride[d] = 0;
+        if (red && !keepdim) continue;
+        int64_t want = red ? 1 : in.shape[d];
+        if (out.shape[od] != want) {
+            tensor__cuda_fail(c, "%s: output dim %d has size %lld, expected %lld", name, od, (long long)out.shape[od], (long long)want);
+            return false;
+        }
+        if (!red) ostride[d] = out.strides[od] * osz;
+        od++;
+    }
+    tensor__cuda_red_build(r, in, mask, ostride, out);
+    return true;
+}
+
+/* ---- offsets (host and device: the host tests them), group reductions ---- */
+/* The byte offsets of output element e's first input element and of the output element. */
+TENSOR__CUDA_HD void tensor__cuda_red_kept(const tensor__cuda_red &r, int64_t e, int64_t *io, int64_t *oo) {
+    int64_t a = 0, b = 0;
+    for (int d = r.nk - 1; d >= 0; d--) {
+        int64_t s = r.kshape[d], q = e / s, idx = e - q * s;
+        e = q;
+        a += idx * r.kin[d];
+        b += idx * r.kout[d];
+    }
+    *io = a;
+    *oo = b;
+}
+/* The byte offset of reduced element j (row-major over the reduced dims) from the first one. */
+TENSOR__CUDA_HD int64_t tensor__cuda_red_off(const tensor__cuda_red &r, int64_t j) {
+    if (r.nr == 1) return j * r.rin[0];
+    int64_t a = 0;
+    for (int d = r.nr - 1; d >= 0; d--) {
+        int64_t s = r.rshape[d], q = j / s, idx = j - q * s;
+        j = q;
+        a += idx * r.rin[d];
+    }
+    return a;
+}
+
+/* Shuffles of a state of any 8-byte-multiple size, word by word. */
+template <class S> TENSOR__CUDA_D S tensor__cuda_shfl_down(const S &s, int delta) {
+    static_assert(sizeof(S) % 8 == 0, "reduction states are whole 8-byte words");
+    unsigned long long w[sizeof(S) / 8];
+    memcpy(w, &s, sizeof(S));
+#pragma unroll
+    for (int k = 0; k < (int)(sizeof(S) / 8); k++) w[k] = __shfl_down_sync(0xffffffffu, w[k], delta);
+    S r;
+    memcpy(&r, w, sizeof(S));
+    return r;
+}
+template <class S> TENSOR__CUDA_D S tensor__cuda_shfl_lane0(const S &s) {
+    unsigned long long w[sizeof(S) / 8];
+    memcpy(w, &s, sizeof(S));
+#pragma unroll
+    for (int k = 0; k < (int)(sizeof(S) / 8); k++) w[k] = __shfl_sync(0xffffffffu, w[k], 0);
+    S r;
+    memcpy(&r, w, sizeof(S));
+    return r;
+}
+
+/* Shared scratch of a block: a state per warp and the total. */
+#define TENSOR__CUDA_RED_STATE_MAX 32
+#define TENSOR__CUDA_RED_WORDS ((TENSOR__CUDA_THREADS / 32 + 1) * TENSOR__CUDA_RED_STATE_MAX / 8)
+
+/* The block part of tensor__cuda_grp_reduce: lane 0 of each warp holds its warp's total; thread 0
+   combines them in warp order and every thread gets the result. */
+template <class S, class C> TENSOR__CUDA_D S tensor__cuda_block_total(S s, C comb, unsigned long long *buf) {
+    S *sm = reinterpret_cast<S *>(buf);
+    int w = (int)(threadIdx.x >> 5), nw = (int)(blockDim.x >> 5);
+    if ((threadIdx.x & 31) == 0) sm[w] = s;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        S t = sm[0];
+        for (int k = 1; k < nw; k++) t = comb(t, sm[k]);
+        sm[nw] = t;
+    }
+    __syncthreads();
+    S t = sm[nw];
+    __syncthreads(); /* the scratch may be written again at once */
+    return t;
+}
+
+/* Combines the states of the group (see the section's comment for the order) and returns the
+   total to every lane. Every thread of the group calls it (a block: every thread of the block). */
+template <int MODE, class S, class C> TENSOR__CUDA_D S tensor__cuda_grp_reduce(S s, C comb, unsigned long long *buf) {
+    static_assert(sizeof(S) <= TENSOR__CUDA_RED_STATE_MAX, "reduction state too big for the scratch");
+    if (MODE != 0) {
+        for (int d = 16; d > 0; d >>= 1) s = comb(s, tensor__cuda_shfl_down(s, d));
+        if (MODE == 1) s = tensor__cuda_shfl_lane0(s);
+        else s = tensor__cuda_block_total(s, comb, buf);
+    }
+    return s;
+}
+
+/* The states and how two combine. */
+struct tensor__cuda_add_f { __device__ double operator()(double a, double b) const { return a + b; } };
+struct tensor__cuda_add_i { __device__ int64_t operator()(int64_t a, int64_t b) const { return tensor__iadd(a, b); } };
+struct tensor__cuda_mul_f { __device__ double operator()(double a, double b) const { return a * b; } };
+struct tensor__cuda_mul_i { __device__ int64_t operator()(int64_t a, int64_t b) const { return tensor__imul(a, b); } };
+struct tensor__cuda_or_i { __device__ int64_t operator()(int64_t a, int64_t b) const { return a | b; } };
+
+/* max / min with the index of its first occurrence; NaN counts as both the maximum and the
+   minimum and the first NaN wins (the CPU's tensor__row_ext). found: an element was seen. The
+   host can run these too (tested there against the CPU's sequential rule). */
+template <class T> struct tensor__cuda_ext {
+    T v;
+    int64_t idx, found;
+};
+template <class T> struct tensor__cuda_ext_comb {
+    bool is_max;
+    __host__ __device__ tensor__cuda_ext<T> operator()(const tensor__cuda_ext<T> &a, const tensor__cuda_ext<T> &b) const {
+        if (!a.found) return b;
+        if (!b.found) return a;
+        bool an = a.v != a.v, bn = b.v != b.v; /* NaN: never for integers */
+        if (an || bn) {
+            if (an && bn) return a.idx < b.idx ? a : b;
+            return an ? a : b;
+        }
+        if (a.v == b.v) return a.idx < b.idx ? a : b;
+        return (is_max ? b.v > a.v : b.v < a.v) ? b : a;
+    }
+};
+/* Element j (value x) after those of lower index that this lane has seen; false once a NaN holds
+   (nothing can change the lane's state any more). */
+template <class T> TENSOR__CUDA_HD bool tensor__cuda_ext_add(tensor__cuda_ext<T> &s, T x, int64_t j, bool is_max) {
+    if (!s.found || x != x || (is_max ? x > s.v : x < s.v)) {
+        s.v = x;
+        s.idx = j;
+        s.found = 1;
+    }
+    return !(s.v != s.v);
+}
+
+/* Stores a float (d) or an integer (i) result in the output's dtype, as tensor__red_store. */
+TENSOR__CUDA_D void tensor__cuda_red_store_f(const tensor__cuda_red &r, char *out, double d) { tensor__cuda_store_f64(out, r.out_dt, d); }
+TENSOR__CUDA_D void tensor__cuda_red_store_i(const tensor__cuda_red &r, char *out, int64_t i) { tensor__cuda_store_i64(out, r.out_dt, i); }
+
+/* ---- the ops: each computes one output element with its group ---- */
+/* sum (kind 0) or mean (kind 1; of no elements 0/0 = NaN). */
+struct tensor__cuda_red_sum {
+    template <int MODE> __device__ static void elem(const tensor__cuda_red &r, const tensor__cuda_red_prm &p, const char *in, char *out, int lane, int g, unsigned long long *buf) {
+        if (!tensor__cuda_is_float(r.in_dt)) {
+            int64_t s = 0;
+            for (int64_t j = lane; j < r.rnumel; j += g) s = tensor__iadd(s, tensor__cuda_load_i64(in + tensor__cuda_red_off(r, j), r.in_dt));
+            s = tensor__cuda_grp_reduce<MODE>(s, tensor__cuda_add_i(), buf);
+            if (lane == 0) tensor__cuda_red_store_i(r, out, s);
+            return;
+        }
+        double s = 0;
+        for (int64_t j = lane; j < r.rnumel; j += g) s += tensor__cuda_load_f64(in + tensor__cuda_red_off(r, j), r.in_dt);
+        s = tensor__cuda_grp_reduce<MODE>(s, tensor__cuda_add_f(), buf);
+        if (p.kind) s /= (double)r.rnumel;
+        if (lane == 0) tensor__cuda_red_store_f(r, out, s);
+    }
+};
+/* prod: 1 of no elements. */
+struct tensor__cuda_red_prod {
+    template <int MODE> __device__ static void elem(const tensor__cuda_red &r, const tensor__cuda_red_prm &, const char *in, char *out, int lane, int g, unsigned long long *buf) {
+        if (!tensor__cuda_is_float(r.in_dt)) {
+            int64_t s = 1;
+            for (int64_t j = lane; j < r.rnumel; j += g) s = tensor__imul(s, tensor__cuda_load_i64(in + tensor__cuda_red_off(r, j), r.in_dt));
+            s = tensor__cuda_grp_reduce<MODE>(s, tensor__cuda_mul_i(), buf);
+            if (lane == 0) tensor__cuda_red_store_i(r, out, s);
+            return;
+        }
+        double s = 1;
+        for (int64_t j = lane; j < r.rnumel; j += g) s *= tensor__cuda_load_f64(in + tensor__cuda_red_off(r, j), r.in_dt);
+        s = tensor__cuda_grp_reduce<MODE>(s, tensor__cuda_mul_f(), buf);
+        if (lane == 0) tensor__cuda_red_store_f(r, out, s);
+    }
+};
+/* max/min (kind 1 / 0) store the value in the input's dtype, argmax/argmin (index) its index in
+   i64. No elements (the front-end refuses them): 0, as the CPU's kernel would store. Integers
+   compare as int64, floats as double. */
+struct tensor__cuda_red_ext {
+    template <int MODE, class T> __device__ static void run(const tensor__cuda_red &r, const tensor__cuda_red_prm &p, const char *in, char *out, int lane, int g, unsigned long long *buf) {
+        bool is_max = p.kind == 1;
+        tensor__cuda_ext<T> s;
+        s.v = 0;
+        s.idx = 0;
+        s.found = 0;
+        for (int64_t j = lane; j < r.rnumel; j += g) {
+            const char *q = in + tensor__cuda_red_off(r, j);
+            T x = tensor__cuda_is_float(r.in_dt) ? (T)tensor__cuda_load_f64(q, r.in_dt) : (T)tensor__cuda_load_i64(q, r.in_dt);
+            if (!tensor__cuda_ext_add(s, x, j, is_max)) break;
+        }
+        tensor__cuda_ext_comb<T> comb;
+        comb.is_max = is_max;
+        s = tensor__cuda_grp_reduce<MODE>(s, comb, buf);
+        if (lane != 0) return;
+        if (p.index) tensor__cuda_store_i64(out, TENSOR_I64, s.idx);
+        else if (tensor__cuda_is_float(r.in_dt)) tensor__cuda_red_store_f(r, out, (double)s.v);
+        else tensor__cuda_red_store_i(r, out, (int64_t)s.v);
+    }
+    template <int MODE> __device__ static void elem(const tensor__cuda_red &r, const tensor__cuda_red_prm &p, const char *in, char *out, int lane, int g, unsigned long long *buf) {
+        if (tensor__cuda_is_float(r.in_dt)) run<MODE, double>(r, p, in, out, lane, g, buf);
+        else run<MODE, int64_t>(r, p, in, out, lane, g, buf);
+    }
+};
+/* var / std (kind 1), two passes in double as the CPU's: the mean m = sum / N, then the sum of
+   (x - m)^2, divided by N - correction, or by 0 where that is <= 0 (NaN or inf). */
+struct tensor__cuda_red_var {
+    template <int MODE> __device__ static void elem(const tensor__cuda_red &r, const tensor__cuda_red_prm &p, const char *in, char *out, int lane, int g, unsigned long long *buf) {
+        double s = 0;
+        for (int64_t j = lane; j < r.rnumel; j += g) s += tensor__cuda_load_f64(in + tensor__cuda_red_off(r, j), r.in_dt);
+        s = tensor__cuda_grp_reduce<MODE>(s, tensor__cuda_add_f(), buf);
+        double m = s / (double)r.rnumel, q = 0;
+        for (int64_t j = lane; j < r.rnumel; j += g) {
+            double x = tensor__cuda_load_f64(in + tensor__cuda_red_off(r, j), r.in_dt);
+            q += (x - m) * (x - m);
+        }
+        q = tensor__cuda_grp_reduce<MODE>(q, tensor__cuda_add_f(), buf);
+        double dof = (double)r.rnumel - (double)p.corr;
+        q /= dof > 0 ? dof : 0;
+        if (p.kind) q = sqrt(q);
+        if (lane == 0) tensor__cuda_red_store_f(r, out, q);
+    }
+};
+/* logsumexp: m the max (NaN wins), replaced by 0 when infinite (all -inf gives -inf, a +inf
+   gives +inf), then log(sum(exp(x - m))) + m; no elements: -inf. */
+struct tensor__cuda_red_lse {
+    template <int MODE> __device__ static void elem(const tensor__cuda_red &r, const tensor__cuda_red_prm &, const char *in, char *out, int lane, int g, unsigned long long *buf) {
+        tensor__cuda_ext<double> e;
+        e.v = 0;
+        e.idx = 0;
+        e.found = 0;
+        for (int64_t j = lane; j < r.rnumel; j += g)
+            if (!tensor__cuda_ext_add(e, tensor__cuda_load_f64(in + tensor__cuda_red_off(r, j), r.in_dt), j, true)) break;
+        tensor__cuda_ext_comb<double> comb;
+        comb.is_max = true;
+        e = tensor__cuda_grp_reduce<MODE>(e, comb, buf);
+        double m = e.found ? e.v : -INFINITY;
+        if (isinf(m)) m = 0;
+        double s = 0;
+        for (int64_t j = lane; j < r.rnumel; j += g) s += exp(tensor__cuda_load_f64(in + tensor__cuda_red_off(r, j), r.in_dt) - m);
+        s = tensor__cuda_grp_reduce<MODE>(s, tensor__cuda_add_f(), buf);
+        if (lane == 0) tensor__cuda_red_store_f(r, out, log(s) + m);
+    }
+};
+/* The kinds of p-norm, as the CPU's. */
+enum { TENSOR__CUDA_NORM_INF, TENSOR__CUDA_NORM_NEG_INF, TENSOR__CUDA_NORM_ZERO, TENSOR__CUDA_NORM_ONE, TENSOR__CUDA_NORM_TWO, TENSOR__CUDA_NORM_P };
+/* norm: inf max |x|, -inf min |x| (NaN wins either way; no elements: 0), 0 the count of non-zeros
+   (NaN counts), 1 sum |x|, 2 sqrt(sum x^2), else pow(sum pow(|x|, p), 1/p). */
+struct tensor__cuda_red_norm {
+    template <int MODE> __device__ static void elem(const tensor__cuda_red &r, const tensor__cuda_red_prm &p, const char *in, char *out, int lane, int g, unsigned long long *buf) {
+        int kind = p.kind;
+        if (kind == TENSOR__CUDA_NORM_INF || kind == TENSOR__CUDA_NORM_NEG_INF) {
+            bool is_max = kind == TENSOR__CUDA_NORM_INF;
+            tensor__cuda_ext<double> e;
+            e.v = 0;
+            e.idx = 0;
+            e.found = 0;
+            for (int64_t j = lane; j < r.rnumel; j += g)
+                if (!tensor__cuda_ext_add(e, fabs(tensor__cuda_load_f64(in + tensor__cuda_red_off(r, j), r.in_dt)), j, is_max)) break;
+            tensor__cuda_ext_comb<double> comb;
+            comb.is_max = is_max;
+            e = tensor__cuda_grp_reduce<MODE>(e, comb, buf);
+            if (lane == 0) tensor__cuda_red_store_f(r, out, e.v);
+            return;
+        }
+        double s = 0, q = p.p;
+        for (int64_t j = lane; j < r.rnumel; j += g) {
+            double x = tensor__cuda_load_f64(in + tensor__cuda_red_off(r, j), r.in_dt);
+            switch (kind) {
+            case TENSOR__CUDA_NORM_ZERO: s += x != 0; break;
+            case TENSOR__CUDA_NORM_ONE: s += fabs(x); break;
+            case TENSOR__CUDA_NORM_TWO: s += x * x; break;
+            default: s += pow(fabs(x), q); break;
+            }
+        }
+        s = tensor__cuda_grp_reduce<MODE>(s, tensor__cuda_add_f(), buf);
+        if (kind == TENSOR__CUDA_NORM_TWO) s = sqrt(s);
+        else if (kind == TENSOR__CUDA_NORM_P) s = pow(s, 1.0 / q);
+        if (lane == 0) tensor__cuda_red_store_f(r, out, s);
+    }
+};
+/* all (kind 1): no element is zero; any (kind 0): some element is non-zero. NaN is non-zero;
+   every dtype loads exactly enough as a double to tell zero from non-zero. */
+struct tensor__cuda_red_allany {
+    template <int MODE> __device__ static void elem(const tensor__cuda_red &r, const tensor__cuda_red_prm &p, const char *in, char *out, int lane, int g, unsigned long long *buf) {
+        bool want_zero = p.kind == 1;
+        int64_t hit = 0;
+        for (int64_t j = lane; j < r.rnumel && !hit; j += g)
+            hit = (tensor__cuda_load_f64(in + tensor__cuda_red_off(r, j), r.in_dt) == 0) == want_zero;
+        hit = tensor__cuda_grp_reduce<MODE>(hit, tensor__cuda_or_i(), buf);
+        if (lane == 0) tensor__cuda_red_store_i(r, out, want_zero ? !hit : hit);
+    }
+};
+
+/* Output e is done by thread e (mode 0), by warp e (mode 1) or by a block (mode 2), each
+   grid-striding over the outputs (the loop is uniform over the group, as its reductions need). */
+template <class Op, int MODE>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_red_kernel(tensor__cuda_red r, tensor__cuda_red_prm p) {
+    __shared__ unsigned long long buf[TENSOR__CUDA_RED_WORDS];
+    int64_t first, step;
+    int lane, g;
+    if (MODE == 0) {
+        first = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+        step = (int64_t)gridDim.x * blockDim.x;
+        lane = 0;
+        g = 1;
+    } else if (MODE == 1) {
+        first = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+        step = ((int64_t)gridDim.x * blockDim.x) >> 5;
+        lane = (int)(threadIdx.x & 31);
+        g = 32;
+    } else {
+        first = blockIdx.x;
+        step = gridDim.x;
+        lane = (int)threadIdx.x;
+        g = (int)blockDim.x;
+    }
+    for (int64_t e = first; e < r.knumel; e += step) {
+        int64_t io, oo;
+        tensor__cuda_red_kept(r, e, &io, &oo);
+        Op::template elem<MODE>(r, p, r.in + io, r.out + oo, lane, g, buf);
+    }
+}
+
+/* The group of an output element (see the section's comment): from the shapes alone. */
+static int tensor__cuda_red_mode(const tensor__cuda_red &r) {
+    int64_t esz = tensor__cuda_size(r.in_dt);
+    if (r.rnumel <= 1) return 0;
+    bool cols = r.nk >= 1 && r.kin[r.nk - 1] == esz && (r.nr == 0 || r.rin[r.nr - 1] != esz);
+    if (cols && r.knumel >= TENSOR__CUDA_RED_COLS_MIN) return 0;
+    return r.rnumel < TENSOR__CUDA_RED_WARP_MAX ? 1 : 2;
+}
+
+template <class Op> static int tensor__cuda_red_launch(tensor__dev_call *c, const tensor__cuda_red &r, const tensor__cuda_red_prm &p) {
+    if (r.knumel == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    int mode = tensor__cuda_red_mode(r);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (mode == 0) {
+        tensor__cuda_red_kernel<Op, 0><<<tensor__cuda_blocks(r.knumel), TENSOR__CUDA_THREADS, 0, s>>>(r, p);
+    } else if (mode == 1) {
+        int64_t warps = TENSOR__CUDA_THREADS / 32, b = (r.knumel + warps - 1) / warps;
+        unsigned blocks = (unsigned)(b > TENSOR__CUDA_MAX_BLOCKS ? TENSOR__CUDA_MAX_BLOCKS : b);
+        tensor__cuda_red_kernel<Op, 1><<<blocks, TENSOR__CUDA_THREADS, 0, s>>>(r, p);
+    } else {
+        unsigned blocks = (unsigned)(r.knumel > TENSOR__CUDA_MAX_BLOCKS ? TENSOR__CUDA_MAX_BLOCKS : r.knumel);
+        tensor__cuda_red_kernel<Op, 2><<<blocks, TENSOR__CUDA_THREADS, 0, s>>>(r, p);
+    }
+    return tensor__cuda_launch_check(c);
+}
+
+/* ---- the kernels of the table ---- */
+static bool tensor__cuda_red_float_only(tensor__dev_call *c, const tensor__cuda_red &r) {
+    if (tensor__cuda_is_float(r.in_dt)) return true;
+    tensor__cuda_fail(c, "%s: input dtype must be floating point", tensor__cuda_op_name(c->op));
+    return false;
+}
+/* sum, sum_all, sum_dims, mean, mean_all, mean_dims */
+static int tensor__cuda_sum(tensor__dev_call *c) {
+    tensor__cuda_red r;
+    if (!tensor__cuda_red_from_call(c, &r)) return 1;
+    tensor__cuda_red_prm p;
+    memset(&p, 0, sizeof p);
+    p.kind = c->op == TENSOR_OP_mean || c->op == TENSOR_OP_mean_all || c->op == TENSOR_OP_mean_dims;
+    if (p.kind && !tensor__cuda_red_float_only(c, r)) return 1;
+    return tensor__cuda_red_launch<tensor__cuda_red_sum>(c, r, p);
+}
+static int tensor__cuda_prod(tensor__dev_call *c) {
+    tensor__cuda_red r;
+    if (!tensor__cuda_red_from_call(c, &r)) return 1;
+    tensor__cuda_red_prm p;
+    memset(&p, 0, sizeof p);
+    return tensor__cuda_red_launch<tensor__cuda_red_prod>(c, r, p);
+}
+/* max, max_all, min, min_all, argmax, argmin */
+static int tensor__cuda_ext_op(tensor__dev_call *c) {
+    tensor__cuda_red r;
+    if (!tensor__cuda_red_from_call(c, &r)) return 1;
+    tensor__cuda_red_prm p;
+    memset(&p, 0, sizeof p);
+    p.kind = c->op == TENSOR_OP_max || c->op == TENSOR_OP_max_all || c->op == TENSOR_OP_argmax;
+    p.index = c->op == TENSOR_OP_argmax || c->op == TENSOR_OP_argmin;
+    return tensor__cuda_red_launch<tensor__cuda_red_ext>(c, r, p);
+}
+/* var, std */
+static int tensor__cuda_var(tensor__dev_call *c) {
+    tensor__cuda_red r;
+    if (!tensor__cuda_red_from_call(c, &r) || !tensor__cuda_red_float_only(c, r)) return 1;
+    tensor__cuda_red_prm p;
+    memset(&p, 0, sizeof p);
+    p.kind = c->op == TENSOR_OP_std;
+    p.corr = c->ip[1];
+    return tensor__cuda_red_launch<tensor__cuda_red_var>(c, r, p);
+}
+static int tensor__cuda_logsumexp(tensor__dev_call *c) {
+    tensor__cuda_red r;
+    if (!tensor__cuda_red_from_call(c, &r) || !tensor__cuda_red_float_only(c, r)) return 1;
+    tensor__cuda_red_prm p;
+    memset(&p, 0, sizeof p);
+    return tensor__cuda_red_launch<tensor__cuda_red_lse>(c, r, p);
+}
+static int tensor__cuda_norm(tensor__dev_call *c) {
+    tensor__cuda_red r;
+    if (!tensor__cuda_red_from_call(c, &r) || !tensor__cuda_red_float_only(c, r)) return 1;
+    tensor__cuda_red_prm p;
+    memset(&p, 0, sizeof p);
+    double q = c->p[0];
+    p.p = q;
+    p.kind = q == INFINITY ? TENSOR__CUDA_NORM_INF : q == -INFINITY ? TENSOR__CUDA_NORM_NEG_INF : q == 0 ? TENSOR__CUDA_NORM_ZERO
+           : q == 1 ? TENSOR__CUDA_NORM_ONE : q == 2 ? TENSOR__CUDA_NORM_TWO : TENSOR__CUDA_NORM_P;
+    return tensor__cuda_red_launch<tensor__cuda_red_norm>(c, r, p);
+}
+/* all, any */
+static int tensor__cuda_allany(tensor__dev_call *c) {
+    tensor__cuda_red r;
+    if (!tensor__cuda_red_from_call(c, &r)) return 1;
+    tensor__cuda_red_prm p;
+    memset(&p, 0, sizeof p);
+    p.kind = c->op == TENSOR_OP_all;
+    return tensor__cuda_red_launch<tensor__cuda_red_allany>(c, r, p);
+}
+
+/* cumsum along one dim (none for a 0-dim input): a block per line (grid-striding over the lines),
+   the line in chunks of blockDim elements. Floats accumulate in double, bool and integers in int64
+   (wrapping), as the CPU's; the result is stored in the output's dtype. Element i of a chunk gets
+   carry + (the warps before its own, added by thread 0 in order) + (an inclusive shuffle scan
+   within its warp): the CPU adds left to right, so float results differ by reassociation only. */
+TENSOR__CUDA_D double tensor__cuda_scan_add(double a, double b) { return a + b; }
+TENSOR__CUDA_D int64_t tensor__cuda_scan_add(int64_t a, int64_t b) { return tensor__iadd(a, b); }
+TENSOR__CUDA_D void tensor__cuda_scan_load(double *x, const char *p, tensor_dtype d) { *x = tensor__cuda_load_f64(p, d); }
+TENSOR__CUDA_D void tensor__cuda_scan_load(int64_t *x, const char *p, tensor_dtype d) { *x = tensor__cuda_load_i64(p, d); }
+TENSOR__CUDA_D void tensor__cuda_scan_store(char *p, tensor_dtype d, double x) { tensor__cuda_store_f64(p, d, x); }
+TENSOR__CUDA_D void tensor__cuda_scan_store(char *p, tensor_dtype d, int64_t x) { tensor__cuda_store_i64(p, d, x); }
+
+template <class T>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_cumsum_kernel(tensor__cuda_red r, int64_t n, int64_t is, int64_t os) {
+    __shared__ T wsum[TENSOR__CUDA_THREADS / 32 + 1];
+    int lane = (int)(threadIdx.x & 31), w = (int)(threadIdx.x >> 5), nw = (int)(blockDim.x >> 5);
+    for (int64_t e = blockIdx.x; e < r.knumel; e += gridDim.x) {
+        int64_t io, oo;
+        tensor__cuda_red_kept(r, e, &io, &oo);
+        const char *in = r.in + io;
+        char *out = r.out + oo;
+        T carry = 0;
+        for (int64_t c0 = 0; c0 < n; c0 += blockDim.x) {
+            int64_t i = c0 + threadIdx.x;
+            T x = 0;
+            if (i < n) tensor__cuda_scan_load(&x, in + i * is, r.in_dt);
+            for (int d = 1; d < 32; d <<= 1) {
+                T y = __shfl_up_sync(0xffffffffu, x, d);
+                if (lane >= d) x = tensor__cuda_scan_add(y, x);
+            }
+            if (lane == 31) wsum[w] = x;
+            __syncthreads();
+            if (threadIdx.x == 0) { /* wsum[k] becomes what comes before warp k; wsum[nw] the new carry */
+                T acc = carry;
+                for (int k = 0; k < nw; k++) {
+                    T t = wsum[k];
+                    wsum[k] = acc;
+                    acc = tensor__cuda_scan_add(acc, t);
+                }
+                wsum[nw] = acc;
+            }
+            __syncthreads();
+            x = tensor__cuda_scan_add(wsum[w], x);
+            if (i < n) tensor__cuda_scan_store(out + i * os, r.out_dt, x);
+            carry = wsum[nw];
+            __syncthreads(); /* wsum is written again by the next chunk */
+        }
+    }
+}
+
+static int tensor__cuda_cumsum(tensor__dev_call *c) {
+    if (c->n_in != 1) return tensor__cuda_fail(c, "cumsum: expected 1 input, got %d", c->n_in);
+    const tensor__dev_operand &in = c->in[0], &out = c->out;
+    if (!tensor__cuda_operand_ok(c, in, "input") || !tensor__cuda_operand_ok(c, out, "output")) return 1;
+    if (in.by_value || out.by_value) return tensor__cuda_fail(c, "cumsum: the operands cannot be values");
+    if (out.ndim != in.ndim) return tensor__cuda_fail(c, "cumsum: an output of %d dims for an input of %d", out.ndim, in.ndim);
+    for (int d = 0; d < in.ndim; d++)
+        if (out.shape[d] != in.shape[d]) return tensor__cuda_fail(c, "cumsum: the output's shape differs from the input's at dim %d", d);
+    if (c->n_dims > 1) return tensor__cuda_fail(c, "cumsum: %d dims, expected one", c->n_dims);
+    unsigned mask;
+    if (!tensor__cuda_red_mask(c, &mask)) return 1;
+    if (tensor__cuda_numel(in) == 0) return 0;
+    int dim = c->n_dims ? c->dims[0] : -1;
+    int64_t esz = tensor__cuda_size(in.dtype), osz = tensor__cuda_size(out.dtype), ostride[TENSOR_MAX_DIMS];
+    for (int d = 0; d < in.ndim; d++) ostride[d] = out.strides[d] * osz;
+    tensor__cuda_red r;
+    tensor__cuda_red_build(&r, in, mask, ostride, out);
+    int64_t n = dim >= 0 ? in.shape[dim] : 1, is = dim >= 0 ? in.strides[dim] * esz : 0, os = dim >= 0 ? ostride[dim] : 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    unsigned blocks = (unsigned)(r.knumel > TENSOR__CUDA_MAX_BLOCKS ? TENSOR__CUDA_MAX_BLOCKS : r.knumel);
+    unsigned threads = n <= 32 ? 32 : TENSOR__CUDA_THREADS;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (tensor__cuda_is_float(in.dtype)) tensor__cuda_cumsum_kernel<double><<<blocks, threads, 0, s>>>(r, n, is, os);
+    else tensor__cuda_cumsum_kernel<int64_t><<<blocks, threads, 0, s>>>(r, n, is, os);
+    return tensor__cuda_launch_check(c);
+}
+
 // >>cuda-register --------------------------------------------------------------------------------
 /* The kernel table, built at compile time: tensor__cuda_kernel_of<op>::k is NULL unless an op has
    a specialization below, and the table lists it for every op of TENSOR_OPS in enum order. */
@@ -1125,6 +1740,26 @@ TENSOR__CUDA_KERNEL(zero_, &tensor__cuda_zero_)
 TENSOR__CUDA_KERNEL(clone, &tensor__cuda_copy_op)
 TENSOR__CUDA_KERNEL(contiguous, &tensor__cuda_copy_op)
 TENSOR__CUDA_KERNEL(to_dtype, &tensor__cuda_copy_op)
+TENSOR__CUDA_KERNEL(sum, &tensor__cuda_sum)
+TENSOR__CUDA_KERNEL(sum_all, &tensor__cuda_sum)
+TENSOR__CUDA_KERNEL(sum_dims, &tensor__cuda_sum)
+TENSOR__CUDA_KERNEL(mean, &tensor__cuda_sum)
+TENSOR__CUDA_KERNEL(mean_all, &tensor__cuda_sum)
+TENSOR__CUDA_KERNEL(mean_dims, &tensor__cuda_sum)
+TENSOR__CUDA_KERNEL(prod, &tensor__cuda_prod)
+TENSOR__CUDA_KERNEL(max, &tensor__cuda_ext_op)
+TENSOR__CUDA_KERNEL(max_all, &tensor__cuda_ext_op)
+TENSOR__CUDA_KERNEL(min, &tensor__cuda_ext_op)
+TENSOR__CUDA_KERNEL(min_all, &tensor__cuda_ext_op)
+TENSOR__CUDA_KERNEL(argmax, &tensor__cuda_ext_op)
+TENSOR__CUDA_KERNEL(argmin, &tensor__cuda_ext_op)
+TENSOR__CUDA_KERNEL(var, &tensor__cuda_var)
+TENSOR__CUDA_KERNEL(std, &tensor__cuda_var)
+TENSOR__CUDA_KERNEL(logsumexp, &tensor__cuda_logsumexp)
+TENSOR__CUDA_KERNEL(norm, &tensor__cuda_norm)
+TENSOR__CUDA_KERNEL(cumsum, &tensor__cuda_cumsum)
+TENSOR__CUDA_KERNEL(all, &tensor__cuda_allany)
+TENSOR__CUDA_KERNEL(any, &tensor__cuda_allany)
 
 #define TENSOR__CUDA_KERNEL_ROW(name, kind, impl, types, grad, params, doc) tensor__cuda_kernel_of<TENSOR_OP_##name>::k,
 static const tensor__dev_kernel tensor__cuda_kernels[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__CUDA_KERNEL_ROW)};
