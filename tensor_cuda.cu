@@ -1061,6 +1061,283 @@ static int tensor__cuda_copy_(tensor__dev_call *c) {
 static int tensor__cuda_fill_(tensor__dev_call *c) { return tensor__cuda_fill_run(c, c->out, tensor__cuda_bits_of(c->p[0], c->out.dtype)); }
 static int tensor__cuda_zero_(tensor__dev_call *c) { return tensor__cuda_fill_run(c, c->out, 0); }
 
+// >>cuda-nn --------------------------------------------------------------------------------------
+/* The fused nn ops with the call records of their CPU kernels (>>linalg, >>nn): softmax and
+   log_softmax, layer_norm and rms_norm, cross_entropy and nll_loss, embedding, and matmul through
+   cuBLAS (integers: a tiled kernel). Rows are reduced in the accumulation type Acc: float for f32,
+   f16 and bf16 inputs, double for f64 (the CPU's reference loops use double throughout, its f32
+   fast paths float lanes). Loss sums over rows are in double, in a fixed order (one block), so
+   they do not depend on the launch. An invalid class or embedding index raises a device flag (the
+   first bad position, by atomicMin) that the host reads back after the launch, waiting for it, and
+   reports with the CPU's message. */
+#include <cublas_v2.h>
+#include <climits>
+#include <cmath>
+
+TENSOR__CUDA_D float tensor__cuda_exp(float x) { return expf(x); }
+TENSOR__CUDA_D double tensor__cuda_exp(double x) { return exp(x); }
+TENSOR__CUDA_D float tensor__cuda_log(float x) { return logf(x); }
+TENSOR__CUDA_D double tensor__cuda_log(double x) { return log(x); }
+
+/* A float dtype's element as Acc, as tensor__cuda_load_f64 reads it (exact: f16/bf16/f32 fit in
+   float). */
+template <class Acc> TENSOR__CUDA_D Acc tensor__cuda_ldf(const char *p, tensor_dtype d) {
+    switch (d) {
+    case TENSOR_F32: return (Acc)tensor__cuda_rd<float>(p);
+    case TENSOR_F64: return (Acc)tensor__cuda_rd<double>(p);
+    case TENSOR_F16: return (Acc)tensor__cuda_f16_to_f32(tensor__cuda_rd<uint16_t>(p));
+    case TENSOR_BF16: return (Acc)tensor__cuda_bf16_to_f32(tensor__cuda_rd<uint16_t>(p));
+    default: return (Acc)tensor__cuda_load_f64(p, d);
+    }
+}
+
+/* Row groups: TPR threads (1, 32 or 256) share a row; a block of 256 threads holds 256 / TPR
+   groups. TPR 1 serves rows whose elements are not adjacent (a dim other than the innermost):
+   neighbouring threads then read neighbouring rows. The group reductions below leave the same
+   result in every thread of the group: the warp's butterfly is symmetric, and the block's partials
+   are added in warp order by every thread. */
+#define TENSOR__CUDA_NN_THREADS 256
+#define TENSOR__CUDA_FULL_MASK 0xffffffffu
+
+template <class T, int TPR> TENSOR__CUDA_D T tensor__cuda_group_sum(T v, T *sh) {
+    if constexpr (TPR > 1) {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(TENSOR__CUDA_FULL_MASK, v, o);
+    }
+    if constexpr (TPR > 32) {
+        if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = v;
+        __syncthreads();
+        v = 0;
+        for (int w = 0; w < TPR / 32; w++) v += sh[w];
+        __syncthreads(); /* sh is free for the next reduction */
+    }
+    (void)sh;
+    return v;
+}
+
+/* Running softmax statistics: m the largest element so far, s the sum of e^(x - m). An infinity or
+   NaN makes s NaN, as the CPU's sum of e^(x - max) becomes (a row of -inf too). */
+template <class Acc> TENSOR__CUDA_D void tensor__cuda_ms_add(Acc &m, Acc &s, Acc x) {
+    if (x > m) { s *= tensor__cuda_exp(m - x); m = x; }
+    s += tensor__cuda_exp(x - m);
+}
+/* Merges (m2, s2) into (m, s); a side with no elements (s == 0) counts for nothing. Symmetric. */
+template <class Acc> TENSOR__CUDA_D void tensor__cuda_ms_merge(Acc &m, Acc &s, Acc m2, Acc s2) {
+    Acc mm = m2 > m ? m2 : m;
+    Acc a = s == 0 ? (Acc)0 : s * tensor__cuda_exp(m - mm);
+    Acc b = s2 == 0 ? (Acc)0 : s2 * tensor__cuda_exp(m2 - mm);
+    m = mm;
+    s = a + b;
+}
+template <class Acc, int TPR> TENSOR__CUDA_D void tensor__cuda_group_ms(Acc &m, Acc &s, Acc *shm, Acc *shs) {
+    if constexpr (TPR > 1) {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            Acc m2 = __shfl_xor_sync(TENSOR__CUDA_FULL_MASK, m, o), s2 = __shfl_xor_sync(TENSOR__CUDA_FULL_MASK, s, o);
+            tensor__cuda_ms_merge(m, s, m2, s2);
+        }
+    }
+    (void)shm;
+    (void)shs;
+    if constexpr (TPR > 32) {
+        if (threadIdx.x % 32 == 0) { shm[threadIdx.x / 32] = m; shs[threadIdx.x / 32] = s; }
+        __syncthreads();
+        m = -(Acc)INFINITY;
+        s = 0;
+        for (int w = 0; w < TPR / 32; w++) tensor__cuda_ms_merge(m, s, shm[w], shs[w]);
+        __syncthreads();
+    }
+}
+
+/* Operand t without dim (dim < 0: t itself): the description of its rows' first elements. */
+static tensor__dev_operand tensor__cuda_drop_dim(const tensor__dev_operand &t, int dim) {
+    tensor__dev_operand r = t;
+    if (dim < 0 || dim >= t.ndim) return r;
+    for (int d = dim; d + 1 < t.ndim; d++) { r.shape[d] = t.shape[d + 1]; r.strides[d] = t.strides[d + 1]; }
+    r.ndim = t.ndim - 1;
+    return r;
+}
+/* Blocks for `rows` rows of TPR threads each. */
+template <int TPR> static unsigned tensor__cuda_row_blocks(int64_t rows) {
+    const int64_t per = TENSOR__CUDA_NN_THREADS / TPR;
+    int64_t b = (rows + per - 1) / per;
+    return (unsigned)(b < 1 ? 1 : b > TENSOR__CUDA_MAX_BLOCKS ? TENSOR__CUDA_MAX_BLOCKS : b);
+}
+/* The loop over the rows of a block's groups: `row` the group's row, `live` whether it exists.
+   Every thread of the block runs the same iterations, so group reductions may synchronize. */
+#define TENSOR__CUDA_ROWS_LOOP(TPR, rows, row, live)                                                                   \
+    for (int64_t row##_0 = (int64_t)blockIdx.x * (TENSOR__CUDA_NN_THREADS / TPR); row##_0 < (rows);                     \
+         row##_0 += (int64_t)gridDim.x * (TENSOR__CUDA_NN_THREADS / TPR))                                               \
+        for (int64_t row = row##_0 + threadIdx.x / TPR, row##_once = 0; row##_once < 1; row##_once++)                   \
+            for (bool live = row < (rows), live##_once = true; live##_once; live##_once = false)
+
+/* ---- softmax, log_softmax: in[0] x, out y (x's shape), ip[0] the dim (-1 for a 0-dim x) ---- */
+struct tensor__cuda_row_io {
+    tensor__cuda_offsets o; /* over the rows: [0] y, [1] x */
+    const char *x;
+    char *y;
+    tensor_dtype xd, yd;
+    int64_t xs, ys;         /* bytes between a row's elements */
+    int64_t rows, len;
+};
+template <class Acc, int TPR>
+__global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_softmax_kernel(tensor__cuda_row_io a, bool log_form) {
+    __shared__ Acc shm[TENSOR__CUDA_NN_THREADS / 32], shs[TENSOR__CUDA_NN_THREADS / 32];
+    const int lane = threadIdx.x % TPR;
+    TENSOR__CUDA_ROWS_LOOP(TPR, a.rows, row, live) {
+        int64_t off[2] = {0, 0};
+        if (live) tensor__cuda_offsets_get<2>(a.o, row, off);
+        const char *x = a.x + off[1];
+        char *y = a.y + off[0];
+        Acc m = -(Acc)INFINITY, s = 0;
+        if (live)
+            for (int64_t i = lane; i < a.len; i += TPR) tensor__cuda_ms_add(m, s, tensor__cuda_ldf<Acc>(x + i * a.xs, a.xd));
+        tensor__cuda_group_ms<Acc, TPR>(m, s, shm, shs);
+        if (!live) continue;
+        Acc lse = m + tensor__cuda_log(s);
+        for (int64_t i = lane; i < a.len; i += TPR) {
+            Acc v = tensor__cuda_ldf<Acc>(x + i * a.xs, a.xd);
+            tensor__cuda_store_f64(y + i * a.ys, a.yd, (double)(log_form ? v - lse : tensor__cuda_exp(v - m) / s));
+        }
+    }
+}
+
+/* Fills the row description of y and x along dim; false when there is nothing to do. */
+static bool tensor__cuda_row_io_init(tensor__cuda_row_io *a, const tensor__dev_operand &y, const tensor__dev_operand &x, int dim) {
+    tensor__dev_operand ry = tensor__cuda_drop_dim(y, dim), rx = tensor__cuda_drop_dim(x, dim);
+    const tensor__dev_operand *ops[2] = {&ry, &rx};
+    a->rows = tensor__cuda_offsets_init(&a->o, 2, ops, false);
+    a->len = dim >= 0 ? x.shape[dim] : 1;
+    a->x = (const char *)x.data;
+    a->y = (char *)y.data;
+    a->xd = x.dtype;
+    a->yd = y.dtype;
+    a->xs = dim >= 0 ? x.strides[dim] * tensor__cuda_size(x.dtype) : 0;
+    a->ys = dim >= 0 ? y.strides[dim] * tensor__cuda_size(y.dtype) : 0;
+    return tensor__cuda_numel(x) > 0;
+}
+/* TPR for rows of len elements: adjacent elements, a warp (or a block for long rows); else 1. */
+static int tensor__cuda_row_tpr(bool adjacent, int64_t len) { return !adjacent ? 1 : len > 1024 ? 256 : 32; }
+
+template <class Acc>
+static void tensor__cuda_softmax_launch(const tensor__cuda_row_io &a, bool log_form, int tpr, cudaStream_t s) {
+    if (tpr == 1) tensor__cuda_softmax_kernel<Acc, 1><<<tensor__cuda_row_blocks<1>(a.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a, log_form);
+    else if (tpr == 32) tensor__cuda_softmax_kernel<Acc, 32><<<tensor__cuda_row_blocks<32>(a.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a, log_form);
+    else tensor__cuda_softmax_kernel<Acc, 256><<<tensor__cuda_row_blocks<256>(a.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a, log_form);
+}
+static int tensor__cuda_softmax_run(tensor__dev_call *c, bool log_form) {
+    if (c->n_in < 1) return tensor__cuda_fail(c, "%s: expected an input", tensor__cuda_op_name(c->op));
+    const tensor__dev_operand &x = c->in[0], &y = c->out;
+    if (!tensor__cuda_operand_ok(c, x, "input") || x.by_value || !tensor__cuda_operand_ok(c, y, "output") || y.by_value) return 1;
+    if (!tensor__cuda_is_float(x.dtype) || !tensor__cuda_is_float(y.dtype)) return tensor__cuda_fail(c, "%s: expected a floating tensor", tensor__cuda_op_name(c->op));
+    int dim = (int)c->ip[0];
+    if (dim >= x.ndim || dim < -1 || (dim < 0 && x.ndim != 0)) return tensor__cuda_fail(c, "%s: invalid dim %d", tensor__cuda_op_name(c->op), dim);
+    tensor__cuda_row_io a;
+    if (!tensor__cuda_row_io_init(&a, y, x, dim)) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    bool adjacent = a.len == 1 || (a.xs == tensor__cuda_size(x.dtype) && a.ys == tensor__cuda_size(y.dtype));
+    int tpr = tensor__cuda_row_tpr(adjacent, a.len);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (x.dtype == TENSOR_F64) tensor__cuda_softmax_launch<double>(a, log_form, tpr, s);
+    else tensor__cuda_softmax_launch<float>(a, log_form, tpr, s);
+    return tensor__cuda_launch_check(c);
+}
+static int tensor__cuda_softmax(tensor__dev_call *c) { return tensor__cuda_softmax_run(c, false); }
+static int tensor__cuda_log_softmax(tensor__dev_call *c) { return tensor__cuda_softmax_run(c, true); }
+
+/* ---- layer_norm, rms_norm over the last dim: in[0] x, in[1] weight, in[2] bias (layer_norm;
+   each optional: data NULL), p[0] eps, out y (x's shape). No saved statistics (the CPU writes no
+   out2). layer_norm: the mean, then the biased variance of x - mean (two passes, as the CPU),
+   y = (x - mean) rstd w + b; rms_norm: y = x rstd w with rstd = 1 / sqrt(mean(x^2) + eps);
+   rstd is computed in double from the Acc statistics. ---- */
+struct tensor__cuda_norm_args {
+    tensor__cuda_row_io r;
+    const char *w, *b;      /* NULL: 1, 0 */
+    tensor_dtype wd, bd;
+    int64_t ws, bs;         /* bytes */
+    double eps;
+    bool center;
+};
+template <class Acc, int TPR>
+__global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_norm_kernel(tensor__cuda_norm_args a) {
+    __shared__ Acc sh[TENSOR__CUDA_NN_THREADS / 32];
+    const int lane = threadIdx.x % TPR;
+    const int64_t n = a.r.len;
+    TENSOR__CUDA_ROWS_LOOP(TPR, a.r.rows, row, live) {
+        int64_t off[2] = {0, 0};
+        if (live) tensor__cuda_offsets_get<2>(a.r.o, row, off);
+        const char *x = a.r.x + off[1];
+        char *y = a.r.y + off[0];
+        Acc mean = 0, acc = 0;
+        if (a.center) {
+            if (live)
+                for (int64_t i = lane; i < n; i += TPR) acc += tensor__cuda_ldf<Acc>(x + i * a.r.xs, a.r.xd);
+            mean = tensor__cuda_group_sum<Acc, TPR>(acc, sh) / (Acc)n;
+            acc = 0;
+        }
+        if (live)
+            for (int64_t i = lane; i < n; i += TPR) {
+                Acc d = tensor__cuda_ldf<Acc>(x + i * a.r.xs, a.r.xd) - mean;
+                acc += d * d;
+            }
+        Acc var = tensor__cuda_group_sum<Acc, TPR>(acc, sh) / (Acc)n;
+        if (!live) continue;
+        Acc rstd = (Acc)(1.0 / sqrt((double)var + a.eps));
+        for (int64_t i = lane; i < n; i += TPR) {
+            Acc v = (tensor__cuda_ldf<Acc>(x + i * a.r.xs, a.r.xd) - mean) * rstd;
+            if (a.w) v *= tensor__cuda_ldf<Acc>(a.w + i * a.ws, a.wd);
+            if (a.b) v += tensor__cuda_ldf<Acc>(a.b + i * a.bs, a.bd);
+            tensor__cuda_store_f64(y + i * a.r.ys, a.r.yd, (double)v);
+        }
+    }
+}
+template <class Acc>
+static void tensor__cuda_norm_launch(const tensor__cuda_norm_args &a, int tpr, cudaStream_t s) {
+    if (tpr == 1) tensor__cuda_norm_kernel<Acc, 1><<<tensor__cuda_row_blocks<1>(a.r.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a);
+    else if (tpr == 32) tensor__cuda_norm_kernel<Acc, 32><<<tensor__cuda_row_blocks<32>(a.r.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a);
+    else tensor__cuda_norm_kernel<Acc, 256><<<tensor__cuda_row_blocks<256>(a.r.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a);
+}
+/* An optional 1-D parameter of n elements: true when absent or usable. */
+static bool tensor__cuda_norm_param(tensor__dev_call *c, const tensor__dev_operand &p, int64_t n, const char *what, const char **data, tensor_dtype *dt, int64_t *step) {
+    *data = nullptr;
+    *dt = TENSOR_F32;
+    *step = 0;
+    if (!p.data && !p.by_value) return true; /* absent */
+    if (!tensor__cuda_operand_ok(c, p, what) || p.by_value || p.ndim != 1 || p.shape[0] != n || !tensor__cuda_is_float(p.dtype)) {
+        tensor__cuda_fail(c, "%s: invalid %s operand", tensor__cuda_op_name(c->op), what);
+        return false;
+    }
+    *data = (const char *)p.data;
+    *dt = p.dtype;
+    *step = p.strides[0] * tensor__cuda_size(p.dtype);
+    return true;
+}
+static int tensor__cuda_norm_run(tensor__dev_call *c, bool center) {
+    if (c->n_in < 1) return tensor__cuda_fail(c, "%s: expected an input", tensor__cuda_op_name(c->op));
+    const tensor__dev_operand &x = c->in[0], &y = c->out;
+    if (!tensor__cuda_operand_ok(c, x, "input") || x.by_value || !tensor__cuda_operand_ok(c, y, "output") || y.by_value) return 1;
+    if (x.ndim < 1 || !tensor__cuda_is_float(x.dtype) || !tensor__cuda_is_float(y.dtype)) return tensor__cuda_fail(c, "%s: expected a floating input of at least 1 dim", tensor__cuda_op_name(c->op));
+    tensor__cuda_norm_args a;
+    memset(&a, 0, sizeof a);
+    int last = x.ndim - 1;
+    if (!tensor__cuda_row_io_init(&a.r, y, x, last)) return 0;
+    if (c->n_in > 1 && !tensor__cuda_norm_param(c, c->in[1], a.r.len, "weight", &a.w, &a.wd, &a.ws)) return 1;
+    if (center && c->n_in > 2 && !tensor__cuda_norm_param(c, c->in[2], a.r.len, "bias", &a.b, &a.bd, &a.bs)) return 1;
+    a.eps = c->p[0];
+    a.center = center;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    /* a group per row even when the last dim is strided: its rows are not neighbours either */
+    int tpr = tensor__cuda_row_tpr(true, a.r.len);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (x.dtype == TENSOR_F64) tensor__cuda_norm_launch<double>(a, tpr, s);
+    else tensor__cuda_norm_launch<float>(a, tpr, s);
+    return tensor__cuda_launch_check(c);
+}
+static int tensor__cuda_layer_norm(tensor__dev_call *c) { return tensor__cuda_norm_run(c, true); }
+static int tensor__cuda_rms_norm(tensor__dev_call *c) { return tensor__cuda_norm_run(c, false); }
+
 // >>cuda-register --------------------------------------------------------------------------------
 /* The kernel table, built at compile time: tensor__cuda_kernel_of<op>::k is NULL unless an op has
    a specialization below, and the table lists it for every op of TENSOR_OPS in enum order. */
@@ -1080,6 +1357,10 @@ TENSOR__CUDA_KERNEL(zero_, &tensor__cuda_zero_)
 TENSOR__CUDA_KERNEL(clone, &tensor__cuda_copy_op)
 TENSOR__CUDA_KERNEL(contiguous, &tensor__cuda_copy_op)
 TENSOR__CUDA_KERNEL(to_dtype, &tensor__cuda_copy_op)
+TENSOR__CUDA_KERNEL(softmax, &tensor__cuda_softmax)
+TENSOR__CUDA_KERNEL(log_softmax, &tensor__cuda_log_softmax)
+TENSOR__CUDA_KERNEL(layer_norm, &tensor__cuda_layer_norm)
+TENSOR__CUDA_KERNEL(rms_norm, &tensor__cuda_rms_norm)
 
 #define TENSOR__CUDA_KERNEL_ROW(name, kind, impl, types, grad, params, doc) tensor__cuda_kernel_of<TENSOR_OP_##name>::k,
 static const tensor__dev_kernel tensor__cuda_kernels[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__CUDA_KERNEL_ROW)};
