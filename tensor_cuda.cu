@@ -1338,6 +1338,304 @@ static int tensor__cuda_norm_run(tensor__dev_call *c, bool center) {
 static int tensor__cuda_layer_norm(tensor__dev_call *c) { return tensor__cuda_norm_run(c, true); }
 static int tensor__cuda_rms_norm(tensor__dev_call *c) { return tensor__cuda_norm_run(c, false); }
 
+/* ---- errors found on the device: a flag holding the first bad position (ULLONG_MAX: none) ---- */
+static unsigned long long *tensor__cuda_flag_new(tensor__dev_call *c, cudaStream_t s) {
+    unsigned long long *f = (unsigned long long *)tensor__cuda_alloc(sizeof *f, c->error, sizeof c->error);
+    if (!f) return nullptr;
+    cudaError_t e = cudaMemsetAsync(f, 0xff, sizeof *f, s);
+    if (e != cudaSuccess) {
+        tensor__cuda_free(f);
+        tensor__cuda_fail_cuda(c, "clearing its error flag", e);
+        return nullptr;
+    }
+    return f;
+}
+/* Waits for the stream, reads the flag into *pos and frees it; 0, or 1 after an error. */
+static int tensor__cuda_flag_read(tensor__dev_call *c, cudaStream_t s, unsigned long long *f, unsigned long long *pos) {
+    *pos = ULLONG_MAX;
+    cudaError_t e = cudaMemcpyAsync(pos, f, sizeof *pos, cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    tensor__cuda_free(f); /* after the wait: nothing queued uses it any more */
+    return e == cudaSuccess ? 0 : tensor__cuda_fail_cuda(c, "reading its error flag", e);
+}
+/* The integer at row-major position pos of t (read back, waiting for the stream); 0 or 1. */
+static int tensor__cuda_int_at(tensor__dev_call *c, cudaStream_t s, const tensor__dev_operand &t, unsigned long long pos, int64_t *v) {
+    int64_t off = 0, q = (int64_t)pos;
+    for (int d = t.ndim - 1; d >= 0; d--) {
+        int64_t n = t.shape[d] > 0 ? t.shape[d] : 1;
+        off += (q % n) * t.strides[d];
+        q /= n;
+    }
+    char buf[8] = {0};
+    int size = tensor__cuda_size(t.dtype);
+    cudaError_t e = cudaMemcpyAsync(buf, (const char *)t.data + off * size, (size_t)size, cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess) return tensor__cuda_fail_cuda(c, "reading a bad index", e);
+    *v = tensor__cuda_load_i64(buf, t.dtype);
+    return 0;
+}
+static void tensor__cuda_shape_text(char *buf, size_t n, const tensor__dev_operand &t) {
+    size_t at = (size_t)snprintf(buf, n, "[");
+    for (int d = 0; d < t.ndim && at < n; d++) at += (size_t)snprintf(buf + at, n - at, d ? ", %lld" : "%lld", (long long)t.shape[d]);
+    if (at < n) snprintf(buf + at, n - at, "]");
+}
+
+/* ---- losses (mean reduction, ignore_index -100, as the CPU's) ----
+   Per row a double loss and whether it counts go to scratch; one block then adds them in a fixed
+   order and stores sign * sum / count into the 0-dim output. */
+#define TENSOR__CUDA_IGNORE_INDEX (-100)
+__global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_loss_final(const double *loss, const unsigned char *used, int64_t rows, int64_t count, double sign, char *out, tensor_dtype od) {
+    __shared__ double ssum[TENSOR__CUDA_NN_THREADS];
+    __shared__ long long scnt[TENSOR__CUDA_NN_THREADS];
+    double sum = 0;
+    long long cnt = 0;
+    for (int64_t i = threadIdx.x; i < rows; i += TENSOR__CUDA_NN_THREADS) {
+        sum += loss[i];
+        if (used) cnt += used[i];
+    }
+    ssum[threadIdx.x] = sum;
+    scnt[threadIdx.x] = cnt;
+    __syncthreads();
+    for (int h = TENSOR__CUDA_NN_THREADS / 2; h > 0; h >>= 1) {
+        if ((int)threadIdx.x < h) { ssum[threadIdx.x] += ssum[threadIdx.x + h]; scnt[threadIdx.x] += scnt[threadIdx.x + h]; }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) tensor__cuda_store_f64(out, od, sign * ssum[0] / (double)(used ? (int64_t)scnt[0] : count));
+}
+
+/* cross_entropy: in[0] logits, in[1] targets, ip[0] 1 for probability targets (the logits'
+   shape), else class indices (the logits' shape without the class dim). Per row along the class
+   dim (1, or 0 for 1-D logits): lse = m + log(s) in double from the Acc statistics, the loss
+   lse - x[t] or sum_c p_c (lse - x_c) in double. Mean over the counted rows (probabilities: every
+   row when C > 0, else none); none counted gives NaN. */
+struct tensor__cuda_ce_args {
+    tensor__cuda_offsets o;  /* over the rows: [0] logits, [1] targets (class) or probabilities */
+    const char *x, *t;
+    tensor_dtype xd, td;
+    int64_t xs, ts;          /* bytes along the class dim (ts: probabilities) */
+    int64_t rows, C;
+    bool prob;
+    double *loss;
+    unsigned char *used;
+    unsigned long long *bad;
+};
+template <class Acc, int TPR>
+__global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_ce_kernel(tensor__cuda_ce_args a) {
+    __shared__ Acc shm[TENSOR__CUDA_NN_THREADS / 32], shs[TENSOR__CUDA_NN_THREADS / 32];
+    __shared__ double shd[TENSOR__CUDA_NN_THREADS / 32];
+    const int lane = threadIdx.x % TPR;
+    TENSOR__CUDA_ROWS_LOOP(TPR, a.rows, row, live) {
+        int64_t off[2] = {0, 0};
+        if (live) tensor__cuda_offsets_get<2>(a.o, row, off);
+        const char *x = a.x + off[0];
+        int64_t k = 0;
+        bool skip = false; /* the whole group agrees: k is the row's */
+        if (!a.prob && live) {
+            k = tensor__cuda_load_i64(a.t + off[1], a.td);
+            if (k == TENSOR__CUDA_IGNORE_INDEX) skip = true;
+            else if (k < 0 || k >= a.C) {
+                skip = true;
+                if (lane == 0) atomicMin(a.bad, (unsigned long long)row);
+            }
+        }
+        Acc m = -(Acc)INFINITY, s = 0;
+        if (live && !skip)
+            for (int64_t i = lane; i < a.C; i += TPR) tensor__cuda_ms_add(m, s, tensor__cuda_ldf<Acc>(x + i * a.xs, a.xd));
+        tensor__cuda_group_ms<Acc, TPR>(m, s, shm, shs);
+        double lse = (double)m + log((double)s), acc = 0;
+        if (a.prob && live && a.C > 0)
+            for (int64_t i = lane; i < a.C; i += TPR)
+                acc += tensor__cuda_load_f64(a.t + off[1] + i * a.ts, a.td) * (lse - tensor__cuda_load_f64(x + i * a.xs, a.xd));
+        if (a.prob) acc = tensor__cuda_group_sum<double, TPR>(acc, shd);
+        if (!live || lane != 0) continue;
+        if (a.prob) a.loss[row] = acc;
+        else if (skip || a.C == 0) { a.loss[row] = 0; a.used[row] = 0; }
+        else { a.loss[row] = lse - tensor__cuda_load_f64(x + k * a.xs, a.xd); a.used[row] = 1; }
+    }
+}
+template <class Acc>
+static void tensor__cuda_ce_launch(const tensor__cuda_ce_args &a, int tpr, cudaStream_t s) {
+    if (tpr == 1) tensor__cuda_ce_kernel<Acc, 1><<<tensor__cuda_row_blocks<1>(a.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a);
+    else if (tpr == 32) tensor__cuda_ce_kernel<Acc, 32><<<tensor__cuda_row_blocks<32>(a.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a);
+    else tensor__cuda_ce_kernel<Acc, 256><<<tensor__cuda_row_blocks<256>(a.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a);
+}
+
+/* Checks the scalar output and the class targets' shape shared by both losses. */
+static bool tensor__cuda_loss_operands(tensor__dev_call *c) {
+    if (c->n_in < 2) { tensor__cuda_fail(c, "%s: expected 2 inputs, got %d", tensor__cuda_op_name(c->op), c->n_in); return false; }
+    for (int j = 0; j < 2; j++)
+        if (!tensor__cuda_operand_ok(c, c->in[j], "input") || c->in[j].by_value) return false;
+    if (!tensor__cuda_operand_ok(c, c->out, "output") || c->out.by_value) return false;
+    if (c->in[0].ndim < 1 || !tensor__cuda_is_float(c->in[0].dtype)) { tensor__cuda_fail(c, "%s: expected a floating input of at least 1 dim", tensor__cuda_op_name(c->op)); return false; }
+    return true;
+}
+/* Frees the loss scratch on every path (stream-ordered: queued kernels finish first). */
+struct tensor__cuda_scratch {
+    void *p[3] = {nullptr, nullptr, nullptr};
+    ~tensor__cuda_scratch() { for (void *q : p) tensor__cuda_free(q); }
+};
+/* The bad class target at *pos, reported as the CPU does; always 1. */
+static int tensor__cuda_bad_target(tensor__dev_call *c, cudaStream_t s, const tensor__dev_operand &t, unsigned long long pos, int64_t C) {
+    int64_t v = 0;
+    if (tensor__cuda_int_at(c, s, t, pos, &v)) return 1;
+    return tensor__cuda_fail(c, "target %lld is out of bounds for %lld classes", (long long)v, (long long)C);
+}
+
+static int tensor__cuda_cross_entropy(tensor__dev_call *c) {
+    if (!tensor__cuda_loss_operands(c)) return 1;
+    const tensor__dev_operand &x = c->in[0], &t = c->in[1];
+    bool prob = c->ip[0] != 0;
+    int cdim = x.ndim == 1 ? 0 : 1;
+    if (prob ? !tensor__cuda_is_float(t.dtype) || t.ndim != x.ndim : tensor__cuda_is_float(t.dtype) || t.ndim != x.ndim - 1)
+        return tensor__cuda_fail(c, "cross_entropy: targets do not match the logits");
+    tensor__cuda_ce_args a;
+    memset(&a, 0, sizeof a);
+    tensor__dev_operand rx = tensor__cuda_drop_dim(x, cdim), rt = prob ? tensor__cuda_drop_dim(t, cdim) : t;
+    const tensor__dev_operand *ops[2] = {&rx, &rt};
+    a.rows = tensor__cuda_offsets_init(&a.o, 2, ops, false);
+    if (tensor__cuda_numel(rx) == 0) a.rows = 0;
+    a.C = x.shape[cdim];
+    a.x = (const char *)x.data;
+    a.t = (const char *)t.data;
+    a.xd = x.dtype;
+    a.td = t.dtype;
+    a.xs = x.strides[cdim] * tensor__cuda_size(x.dtype);
+    a.ts = prob ? t.strides[cdim] * tensor__cuda_size(t.dtype) : 0;
+    a.prob = prob;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    tensor__cuda_scratch sc;
+    size_t nrows = (size_t)a.rows;
+    if (!(sc.p[0] = tensor__cuda_alloc(nrows * sizeof(double), c->error, sizeof c->error))) return 1;
+    if (!prob && !(sc.p[1] = tensor__cuda_alloc(nrows, c->error, sizeof c->error))) return 1;
+    a.loss = (double *)sc.p[0];
+    a.used = (unsigned char *)sc.p[1];
+    if (!prob && !(a.bad = tensor__cuda_flag_new(c, s))) return 1;
+    if (a.rows > 0) {
+        bool adjacent = a.C <= 1 || (a.xs == tensor__cuda_size(x.dtype) && (!prob || a.ts == tensor__cuda_size(t.dtype)));
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        if (x.dtype == TENSOR_F64) tensor__cuda_ce_launch<double>(a, tensor__cuda_row_tpr(adjacent, a.C), s);
+        else tensor__cuda_ce_launch<float>(a, tensor__cuda_row_tpr(adjacent, a.C), s);
+        if (tensor__cuda_launch_check(c)) { tensor__cuda_free(a.bad); return 1; }
+    }
+    if (a.bad) { /* the CPU checks every target before it computes: so does this, before the mean */
+        unsigned long long pos;
+        if (tensor__cuda_flag_read(c, s, a.bad, &pos)) return 1;
+        if (pos != ULLONG_MAX) return tensor__cuda_bad_target(c, s, t, pos, a.C);
+    }
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_loss_final<<<1, TENSOR__CUDA_NN_THREADS, 0, s>>>(a.loss, a.used, a.rows, a.C ? a.rows : 0, 1.0, (char *)c->out.data, c->out.dtype);
+    return tensor__cuda_launch_check(c);
+}
+
+/* nll_loss: in[0] log_probs [C] or [N, C, d1, ...], in[1] class targets (its shape without the
+   class dim); out = -sum of the picked log_probs / the counted targets (NaN when none counts). */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_nll_kernel(tensor__cuda_offsets o, const char *t, tensor_dtype td, const char *x, tensor_dtype xd,
+                                                                               int64_t xs, int64_t C, int64_t n, double *loss, unsigned char *used, unsigned long long *bad) {
+    TENSOR__CUDA_LOOP(q, n) {
+        int64_t off[2];
+        tensor__cuda_offsets_get<2>(o, q, off);
+        int64_t k = tensor__cuda_load_i64(t + off[0], td);
+        loss[q] = 0;
+        used[q] = 0;
+        if (k == TENSOR__CUDA_IGNORE_INDEX) continue;
+        if (k < 0 || k >= C) { atomicMin(bad, (unsigned long long)q); continue; }
+        loss[q] = tensor__cuda_load_f64(x + off[1] + k * xs, xd);
+        used[q] = 1;
+    }
+}
+static int tensor__cuda_nll_loss(tensor__dev_call *c) {
+    if (!tensor__cuda_loss_operands(c)) return 1;
+    const tensor__dev_operand &x = c->in[0], &t = c->in[1];
+    int cdim = x.ndim == 1 ? 0 : 1;
+    if (tensor__cuda_is_float(t.dtype) || t.ndim != x.ndim - 1) return tensor__cuda_fail(c, "nll_loss: targets do not match the input");
+    tensor__dev_operand rx = tensor__cuda_drop_dim(x, cdim);
+    const tensor__dev_operand *ops[2] = {&t, &rx};
+    tensor__cuda_offsets o;
+    int64_t n = tensor__cuda_offsets_init(&o, 2, ops, false);
+    if (tensor__cuda_numel(t) == 0) n = 0;
+    int64_t C = x.shape[cdim];
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    tensor__cuda_scratch sc;
+    if (!(sc.p[0] = tensor__cuda_alloc((size_t)n * sizeof(double), c->error, sizeof c->error))) return 1;
+    if (!(sc.p[1] = tensor__cuda_alloc((size_t)n, c->error, sizeof c->error))) return 1;
+    unsigned long long *bad = tensor__cuda_flag_new(c, s);
+    if (!bad) return 1;
+    if (n > 0) {
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        tensor__cuda_nll_kernel<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>(o, (const char *)t.data, t.dtype, (const char *)x.data, x.dtype,
+                                                                                      x.strides[cdim] * tensor__cuda_size(x.dtype), C, n, (double *)sc.p[0], (unsigned char *)sc.p[1], bad);
+        if (tensor__cuda_launch_check(c)) { tensor__cuda_free(bad); return 1; }
+    }
+    unsigned long long pos;
+    if (tensor__cuda_flag_read(c, s, bad, &pos)) return 1;
+    if (pos != ULLONG_MAX) return tensor__cuda_bad_target(c, s, t, pos, C);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_loss_final<<<1, TENSOR__CUDA_NN_THREADS, 0, s>>>((const double *)sc.p[0], (const unsigned char *)sc.p[1], n, 0, -1.0, (char *)c->out.data, c->out.dtype);
+    return tensor__cuda_launch_check(c);
+}
+
+/* ---- embedding: in[0] weight [V, D] (any dtype), in[1] indices (i64 or i32), out
+   [*indices.shape, D] = weight rows, bits copied. Every index is checked first (as the CPU, which
+   fails on a bad index even when D is 0); the first bad one in row-major order is reported. ---- */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_embedding_check(tensor__cuda_offsets oi, const char *ix, tensor_dtype id, int64_t V, int64_t n, unsigned long long *bad) {
+    TENSOR__CUDA_LOOP(q, n) {
+        int64_t off[1];
+        tensor__cuda_offsets_get<1>(oi, q, off);
+        int64_t v = tensor__cuda_load_i64(ix + off[0], id);
+        if (v < 0 || v >= V) atomicMin(bad, (unsigned long long)q);
+    }
+}
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_embedding_kernel(tensor__cuda_offsets oo, tensor__cuda_offsets oi, char *out, const char *ix, tensor_dtype id,
+                                                                                     const char *w, int64_t ws0, int64_t ws1, int size, int64_t D, int64_t n) {
+    TENSOR__CUDA_LOOP(i, n) {
+        int64_t q = i / D, d = i - q * D, oof[1], iof[1];
+        tensor__cuda_offsets_get<1>(oo, i, oof);
+        tensor__cuda_offsets_get<1>(oi, q, iof);
+        int64_t v = tensor__cuda_load_i64(ix + iof[0], id); /* checked already */
+        tensor__cuda_store_bits(out + oof[0], size, tensor__cuda_load_bits(w + (v * ws0 + d * ws1) * size, size));
+    }
+}
+static int tensor__cuda_embedding(tensor__dev_call *c) {
+    if (c->n_in != 2) return tensor__cuda_fail(c, "embedding: expected 2 inputs, got %d", c->n_in);
+    const tensor__dev_operand &w = c->in[0], &ix = c->in[1], &out = c->out;
+    if (!tensor__cuda_operand_ok(c, w, "input") || w.by_value || !tensor__cuda_operand_ok(c, ix, "input") || ix.by_value ||
+        !tensor__cuda_operand_ok(c, out, "output") || out.by_value)
+        return 1;
+    if (w.ndim != 2 || (ix.dtype != TENSOR_I64 && ix.dtype != TENSOR_I32) || out.ndim != ix.ndim + 1 || out.dtype != w.dtype)
+        return tensor__cuda_fail(c, "embedding: invalid operands");
+    int64_t V = w.shape[0], D = w.shape[1], n = tensor__cuda_numel(ix);
+    if (n == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    const tensor__dev_operand *iops[1] = {&ix};
+    tensor__cuda_offsets oi;
+    tensor__cuda_offsets_init(&oi, 1, iops, false);
+    unsigned long long *bad = tensor__cuda_flag_new(c, s);
+    if (!bad) return 1;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_embedding_check<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>(oi, (const char *)ix.data, ix.dtype, V, n, bad);
+    if (tensor__cuda_launch_check(c)) { tensor__cuda_free(bad); return 1; }
+    unsigned long long pos;
+    if (tensor__cuda_flag_read(c, s, bad, &pos)) return 1;
+    if (pos != ULLONG_MAX) {
+        int64_t v = 0;
+        if (tensor__cuda_int_at(c, s, ix, pos, &v)) return 1;
+        char shape[160];
+        tensor__cuda_shape_text(shape, sizeof shape, w);
+        return tensor__cuda_fail(c, "index %lld is out of range for %lld embeddings (weight shape %s)", (long long)v, (long long)V, shape);
+    }
+    if (D == 0) return 0;
+    const tensor__dev_operand *oops[1] = {&out};
+    tensor__cuda_offsets oo;
+    tensor__cuda_offsets_init(&oo, 1, oops, false);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_embedding_kernel<<<tensor__cuda_blocks(n * D), TENSOR__CUDA_THREADS, 0, s>>>(oo, oi, (char *)out.data, (const char *)ix.data, ix.dtype, (const char *)w.data,
+                                                                                              w.strides[0], w.strides[1], tensor__cuda_size(w.dtype), D, n * D);
+    return tensor__cuda_launch_check(c);
+}
+
 // >>cuda-register --------------------------------------------------------------------------------
 /* The kernel table, built at compile time: tensor__cuda_kernel_of<op>::k is NULL unless an op has
    a specialization below, and the table lists it for every op of TENSOR_OPS in enum order. */
@@ -1361,6 +1659,9 @@ TENSOR__CUDA_KERNEL(softmax, &tensor__cuda_softmax)
 TENSOR__CUDA_KERNEL(log_softmax, &tensor__cuda_log_softmax)
 TENSOR__CUDA_KERNEL(layer_norm, &tensor__cuda_layer_norm)
 TENSOR__CUDA_KERNEL(rms_norm, &tensor__cuda_rms_norm)
+TENSOR__CUDA_KERNEL(cross_entropy, &tensor__cuda_cross_entropy)
+TENSOR__CUDA_KERNEL(nll_loss, &tensor__cuda_nll_loss)
+TENSOR__CUDA_KERNEL(embedding, &tensor__cuda_embedding)
 
 #define TENSOR__CUDA_KERNEL_ROW(name, kind, impl, types, grad, params, doc) tensor__cuda_kernel_of<TENSOR_OP_##name>::k,
 static const tensor__dev_kernel tensor__cuda_kernels[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__CUDA_KERNEL_ROW)};
