@@ -1636,6 +1636,285 @@ static int tensor__cuda_embedding(tensor__dev_call *c) {
     return tensor__cuda_launch_check(c);
 }
 
+/* ---- matmul: in[0] a, in[1] b (one dtype, not bool), out [batch..., n, m] in that dtype (the n
+   or m dim absent where a or b is 1-D), batch dims broadcast. Floats through cuBLAS: f32 with
+   CUBLAS_COMPUTE_32F (CUBLAS_COMPUTE_32F_FAST_TF32 when set_allow_tf32 is on), f64 with
+   CUBLAS_COMPUTE_64F, f16/bf16 with f32 accumulation (reduced-precision reductions disallowed)
+   rounded once into the output's dtype, as the CPU. Integers: a tiled kernel in wrapping int64.
+   k == 0 gives zeros. ---- */
+struct tensor__cuda_mm {
+    int64_t n, m, k;
+    int64_t a_rs, a_cs, b_rs, b_cs;   /* elements */
+    int nb;
+    int64_t bshape[TENSOR_MAX_DIMS], a_bs[TENSOR_MAX_DIMS], b_bs[TENSOR_MAX_DIMS];
+    int64_t batches;
+};
+static void tensor__cuda_mm_geometry(const tensor__dev_operand &a, const tensor__dev_operand &b, const tensor__dev_operand &out, tensor__cuda_mm *g) {
+    memset(g, 0, sizeof *g);
+    int ad = a.ndim, bd = b.ndim;
+    g->k = a.shape[ad - 1];
+    g->a_cs = a.strides[ad - 1];
+    if (ad >= 2) { g->n = a.shape[ad - 2]; g->a_rs = a.strides[ad - 2]; }
+    else { g->n = 1; g->a_rs = 0; }
+    if (bd >= 2) { g->m = b.shape[bd - 1]; g->b_cs = b.strides[bd - 1]; g->b_rs = b.strides[bd - 2]; }
+    else { g->m = 1; g->b_cs = 0; g->b_rs = b.strides[0]; }
+    int abn = ad >= 2 ? ad - 2 : 0, bbn = bd >= 2 ? bd - 2 : 0;
+    g->nb = out.ndim - (ad >= 2) - (bd >= 2);
+    g->batches = 1;
+    for (int i = 0; i < g->nb; i++) {
+        int ai = i - (g->nb - abn), bi = i - (g->nb - bbn);
+        g->bshape[i] = out.shape[i];
+        g->a_bs[i] = (ai >= 0 && a.shape[ai] != 1) ? a.strides[ai] : 0;
+        g->b_bs[i] = (bi >= 0 && b.shape[bi] != 1) ? b.strides[bi] : 0;
+        g->batches *= out.shape[i];
+    }
+}
+
+/* Integer matmul: 16 x 16 tiles of out per block, operands read through their strides. */
+#define TENSOR__CUDA_MM_TILE 16
+struct tensor__cuda_mm_int_args {
+    tensor__cuda_mm g;
+    const char *a, *b;
+    char *o;                          /* contiguous [batches, n, m] */
+    tensor_dtype ad, bd, od;
+};
+__global__ void __launch_bounds__(TENSOR__CUDA_MM_TILE * TENSOR__CUDA_MM_TILE) tensor__cuda_mm_int_kernel(tensor__cuda_mm_int_args p) {
+    __shared__ uint64_t ta[TENSOR__CUDA_MM_TILE][TENSOR__CUDA_MM_TILE], tb[TENSOR__CUDA_MM_TILE][TENSOR__CUDA_MM_TILE];
+    const tensor__cuda_mm &g = p.g;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int sa = tensor__cuda_size(p.ad), sb = tensor__cuda_size(p.bd), so = tensor__cuda_size(p.od);
+    int64_t tiles_n = (g.n + TENSOR__CUDA_MM_TILE - 1) / TENSOR__CUDA_MM_TILE, tiles_m = (g.m + TENSOR__CUDA_MM_TILE - 1) / TENSOR__CUDA_MM_TILE;
+    for (int64_t bi = blockIdx.z; bi < g.batches; bi += gridDim.z) {
+        int64_t ao = 0, bo = 0, rest = bi;
+        for (int d = g.nb - 1; d >= 0; d--) {
+            int64_t i = rest % g.bshape[d];
+            rest /= g.bshape[d];
+            ao += i * g.a_bs[d];
+            bo += i * g.b_bs[d];
+        }
+        for (int64_t tr = blockIdx.y; tr < tiles_n; tr += gridDim.y)
+            for (int64_t tc = blockIdx.x; tc < tiles_m; tc += gridDim.x) {
+                int64_t i = tr * TENSOR__CUDA_MM_TILE + ty, j = tc * TENSOR__CUDA_MM_TILE + tx;
+                uint64_t acc = 0;
+                for (int64_t k0 = 0; k0 < g.k; k0 += TENSOR__CUDA_MM_TILE) {
+                    int64_t ka = k0 + tx, kb = k0 + ty;
+                    ta[ty][tx] = (i < g.n && ka < g.k) ? (uint64_t)tensor__cuda_load_i64(p.a + (ao + i * g.a_rs + ka * g.a_cs) * sa, p.ad) : 0;
+                    tb[ty][tx] = (kb < g.k && j < g.m) ? (uint64_t)tensor__cuda_load_i64(p.b + (bo + kb * g.b_rs + j * g.b_cs) * sb, p.bd) : 0;
+                    __syncthreads();
+#pragma unroll
+                    for (int q = 0; q < TENSOR__CUDA_MM_TILE; q++) acc += ta[ty][q] * tb[q][tx];
+                    __syncthreads();
+                }
+                if (i < g.n && j < g.m) tensor__cuda_store_i64(p.o + ((bi * g.n + i) * g.m + j) * so, p.od, (int64_t)acc);
+            }
+    }
+}
+
+/* cuBLAS: one handle per host thread, bound to the thread's stream, made on first use and
+   destroyed when the thread ends (before its stream: it is made after the stream's owner). */
+struct tensor__cuda_blas_thread {
+    cublasHandle_t h = nullptr;
+    ~tensor__cuda_blas_thread() {
+        if (h) (void)cublasDestroy(h);
+        (void)cudaGetLastError();
+    }
+};
+static int tensor__cuda_fail_blas(tensor__dev_call *c, const char *what, cublasStatus_t st) {
+    return tensor__cuda_fail(c, "cuBLAS error: %s %s: %s", tensor__cuda_op_name(c->op), what, cublasGetStatusString(st));
+}
+static bool tensor__cuda_blas(tensor__dev_call *c, cublasHandle_t *out) {
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return false;
+    static thread_local tensor__cuda_blas_thread t;
+    if (!t.h) {
+        cublasHandle_t h = nullptr;
+        cublasStatus_t st = cublasCreate(&h);
+        if (st != CUBLAS_STATUS_SUCCESS) { tensor__cuda_fail_blas(c, "cublasCreate", st); return false; }
+        st = cublasSetStream(h, s);
+        if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetMathMode(h, (cublasMath_t)(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
+        if (st != CUBLAS_STATUS_SUCCESS) {
+            (void)cublasDestroy(h);
+            tensor__cuda_fail_blas(c, "setting up its handle", st);
+            return false;
+        }
+        t.h = h;
+    }
+    *out = t.h;
+    return true;
+}
+
+/* A matrix of R x C elements rs, cs apart, as cuBLAS takes it: *trans false when its rows are
+   dense (read as the column-major C x R matrix with leading dimension *ld), true when its columns
+   are (the column-major R x C matrix, transposed by cuBLAS). False when neither. */
+static bool tensor__cuda_mm_layout(int64_t R, int64_t C, int64_t rs, int64_t cs, bool *trans, int64_t *ld) {
+    int64_t one = 1;
+    if ((C <= 1 || cs == 1) && (R <= 1 || rs >= (C > one ? C : one))) {
+        *trans = false;
+        *ld = R <= 1 ? (C > one ? C : one) : rs;
+        return true;
+    }
+    if ((R <= 1 || rs == 1) && (C <= 1 || cs >= (R > one ? R : one))) {
+        *trans = true;
+        *ld = C <= 1 ? (R > one ? R : one) : cs;
+        return true;
+    }
+    return false;
+}
+/* The one stride that steps through the batches of an operand (batch strides bs), if there is. */
+static bool tensor__cuda_mm_uniform(const tensor__cuda_mm &g, const int64_t *bs, int64_t *stride) {
+    *stride = 0;
+    int64_t next = -1; /* what the next outer dim's stride must be; -1: none seen */
+    for (int d = g.nb - 1; d >= 0; d--) {
+        if (g.bshape[d] == 1) continue;
+        if (next < 0) *stride = bs[d];
+        else if (bs[d] != next) return false;
+        next = bs[d] * g.bshape[d];
+    }
+    return *stride >= 0;
+}
+/* Operand x (matrix dims R x C at strides rs, cs, batch strides bs) copied densely, broadcast to
+   every batch, into scratch: [batches, R, C]. NULL after an error. */
+static void *tensor__cuda_mm_dense(tensor__dev_call *c, const tensor__dev_operand &x, const tensor__cuda_mm &g, const int64_t *bs, int64_t R, int64_t C, int64_t rs, int64_t cs) {
+    tensor__dev_operand dst, src;
+    memset(&dst, 0, sizeof dst);
+    memset(&src, 0, sizeof src);
+    int nd = 0;
+    for (int d = 0; d < g.nb; d++) {
+        if (g.bshape[d] == 1) continue;
+        if (nd >= TENSOR_MAX_DIMS) { tensor__cuda_fail(c, "matmul: too many dims to copy an operand on the device"); return nullptr; }
+        src.shape[nd] = g.bshape[d];
+        src.strides[nd++] = bs[d];
+    }
+    if (nd + 2 > TENSOR_MAX_DIMS) { tensor__cuda_fail(c, "matmul: too many dims to copy an operand on the device"); return nullptr; }
+    src.shape[nd] = R;
+    src.strides[nd++] = rs;
+    src.shape[nd] = C;
+    src.strides[nd++] = cs;
+    src.ndim = dst.ndim = nd;
+    src.data = x.data;
+    src.dtype = dst.dtype = x.dtype;
+    int64_t step = 1;
+    for (int d = nd - 1; d >= 0; d--) { dst.shape[d] = src.shape[d]; dst.strides[d] = step; step *= src.shape[d]; }
+    dst.data = tensor__cuda_alloc((size_t)step * (size_t)tensor__cuda_size(x.dtype), c->error, sizeof c->error);
+    if (!dst.data) return nullptr;
+    if (tensor__cuda_copy_run(c, dst, src)) { tensor__cuda_free(dst.data); return nullptr; }
+    return dst.data;
+}
+
+/* out (contiguous [batches, n, m] at o) = a @ b through cuBLAS. */
+static int tensor__cuda_mm_blas(tensor__dev_call *c, const tensor__dev_operand &a, const tensor__dev_operand &b, tensor__cuda_mm g, char *o) {
+    cublasHandle_t h;
+    if (!tensor__cuda_blas(c, &h)) return 1;
+    tensor__cuda_scratch sc;
+    const char *pa = (const char *)a.data, *pb = (const char *)b.data;
+    int esz = tensor__cuda_size(a.dtype);
+    bool ta, tb;
+    int64_t lda, ldb, sa, sb;
+    if (!tensor__cuda_mm_layout(g.n, g.k, g.a_rs, g.a_cs, &ta, &lda) || !tensor__cuda_mm_uniform(g, g.a_bs, &sa)) {
+        if (!(sc.p[0] = tensor__cuda_mm_dense(c, a, g, g.a_bs, g.n, g.k, g.a_rs, g.a_cs))) return 1;
+        pa = (const char *)sc.p[0];
+        g.a_rs = g.k;
+        g.a_cs = 1;
+        tensor__cuda_mm_layout(g.n, g.k, g.a_rs, g.a_cs, &ta, &lda);
+        sa = g.n * g.k;
+    }
+    if (!tensor__cuda_mm_layout(g.k, g.m, g.b_rs, g.b_cs, &tb, &ldb) || !tensor__cuda_mm_uniform(g, g.b_bs, &sb)) {
+        if (!(sc.p[1] = tensor__cuda_mm_dense(c, b, g, g.b_bs, g.k, g.m, g.b_rs, g.b_cs))) return 1;
+        pb = (const char *)sc.p[1];
+        g.b_rs = g.m;
+        g.b_cs = 1;
+        tensor__cuda_mm_layout(g.k, g.m, g.b_rs, g.b_cs, &tb, &ldb);
+        sb = g.k * g.m;
+    }
+    int64_t n = g.n, batches = g.batches;
+    /* b shared by every batch and a's batches evenly spaced dense rows: one tall GEMM */
+    if (batches > 1 && sb == 0 && !ta) {
+        bool t2;
+        int64_t ld2;
+        int64_t rs = n == 1 ? sa : g.a_rs;
+        if ((n == 1 || sa == n * g.a_rs) && tensor__cuda_mm_layout(n * batches, g.k, rs, g.a_cs, &t2, &ld2) && !t2) {
+            n *= batches;
+            batches = 1;
+            lda = ld2;
+        }
+    }
+    cudaDataType_t dt;
+    cublasComputeType_t ct;
+    float one32 = 1.0f, zero32 = 0.0f;
+    double one64 = 1.0, zero64 = 0.0;
+    const void *alpha = &one32, *beta = &zero32;
+    switch (a.dtype) {
+    case TENSOR_F32: dt = CUDA_R_32F; ct = tensor__cuda_tf32.load() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F; break;
+    case TENSOR_F64: dt = CUDA_R_64F; ct = CUBLAS_COMPUTE_64F; alpha = &one64; beta = &zero64; break;
+    case TENSOR_F16: dt = CUDA_R_16F; ct = CUBLAS_COMPUTE_32F; break;
+    case TENSOR_BF16: dt = CUDA_R_16BF; ct = CUBLAS_COMPUTE_32F; break;
+    default: return tensor__cuda_fail(c, "matmul: no cuBLAS path for this dtype");
+    }
+    /* row-major out = a b is column-major out^T = b^T a^T: cuBLAS's A is b (m x k), its B is a */
+    const int64_t chunk = 65535;
+    for (int64_t b0 = 0; b0 < batches; b0 += chunk) {
+        int64_t cnt = batches - b0 < chunk ? batches - b0 : chunk;
+        cublasStatus_t st = cublasGemmStridedBatchedEx_64(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, g.m, n, g.k, alpha,
+                                                          pb + b0 * sb * esz, dt, ldb, sb, pa + b0 * sa * esz, dt, lda, sa, beta,
+                                                          o + b0 * n * g.m * esz, dt, g.m, n * g.m, cnt, ct, CUBLAS_GEMM_DEFAULT);
+        if (st != CUBLAS_STATUS_SUCCESS) return tensor__cuda_fail_blas(c, "cublasGemmStridedBatchedEx", st);
+    }
+    return 0;
+}
+
+static int tensor__cuda_matmul(tensor__dev_call *c) {
+    if (c->n_in != 2) return tensor__cuda_fail(c, "matmul: expected 2 inputs, got %d", c->n_in);
+    const tensor__dev_operand &a = c->in[0], &b = c->in[1], &out = c->out;
+    if (!tensor__cuda_operand_ok(c, a, "input") || a.by_value || !tensor__cuda_operand_ok(c, b, "input") || b.by_value ||
+        !tensor__cuda_operand_ok(c, out, "output") || out.by_value)
+        return 1;
+    if (a.ndim < 1 || b.ndim < 1 || a.dtype != b.dtype || out.dtype != a.dtype || a.dtype == TENSOR_BOOL)
+        return tensor__cuda_fail(c, "matmul: invalid operands");
+    tensor__cuda_mm g;
+    tensor__cuda_mm_geometry(a, b, out, &g);
+    if (tensor__cuda_numel(out) == 0) return 0;
+    if (g.k == 0) return tensor__cuda_fill_run(c, out, 0);
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    /* the result goes to out when it is dense, else to scratch and then through the copy kernel */
+    bool dense = true;
+    int64_t step = 1;
+    for (int d = out.ndim - 1; d >= 0; d--) {
+        if (out.shape[d] != 1 && out.strides[d] != step) dense = false;
+        step *= out.shape[d];
+    }
+    int esz = tensor__cuda_size(out.dtype);
+    tensor__cuda_scratch sc;
+    char *o = (char *)out.data;
+    if (!dense) {
+        if (!(sc.p[0] = tensor__cuda_alloc((size_t)step * (size_t)esz, c->error, sizeof c->error))) return 1;
+        o = (char *)sc.p[0];
+    }
+    if (tensor__cuda_is_float(a.dtype)) {
+        if (tensor__cuda_mm_blas(c, a, b, g, o)) return 1;
+    } else {
+        tensor__cuda_mm_int_args p;
+        p.g = g;
+        p.a = (const char *)a.data;
+        p.b = (const char *)b.data;
+        p.o = o;
+        p.ad = a.dtype;
+        p.bd = b.dtype;
+        p.od = out.dtype;
+        int64_t tn = (g.n + TENSOR__CUDA_MM_TILE - 1) / TENSOR__CUDA_MM_TILE, tm = (g.m + TENSOR__CUDA_MM_TILE - 1) / TENSOR__CUDA_MM_TILE;
+        dim3 grid((unsigned)(tm < 65535 ? tm : 65535), (unsigned)(tn < 65535 ? tn : 65535), (unsigned)(g.batches < 65535 ? g.batches : 65535));
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        tensor__cuda_mm_int_kernel<<<grid, dim3(TENSOR__CUDA_MM_TILE, TENSOR__CUDA_MM_TILE), 0, s>>>(p);
+        if (tensor__cuda_launch_check(c)) return 1;
+    }
+    if (dense) return 0;
+    tensor__dev_operand src = out;
+    src.data = o;
+    step = 1;
+    for (int d = out.ndim - 1; d >= 0; d--) { src.strides[d] = step; step *= out.shape[d]; }
+    return tensor__cuda_copy_run(c, out, src);
+}
+
 // >>cuda-register --------------------------------------------------------------------------------
 /* The kernel table, built at compile time: tensor__cuda_kernel_of<op>::k is NULL unless an op has
    a specialization below, and the table lists it for every op of TENSOR_OPS in enum order. */
@@ -1662,6 +1941,7 @@ TENSOR__CUDA_KERNEL(rms_norm, &tensor__cuda_rms_norm)
 TENSOR__CUDA_KERNEL(cross_entropy, &tensor__cuda_cross_entropy)
 TENSOR__CUDA_KERNEL(nll_loss, &tensor__cuda_nll_loss)
 TENSOR__CUDA_KERNEL(embedding, &tensor__cuda_embedding)
+TENSOR__CUDA_KERNEL(matmul, &tensor__cuda_matmul)
 
 #define TENSOR__CUDA_KERNEL_ROW(name, kind, impl, types, grad, params, doc) tensor__cuda_kernel_of<TENSOR_OP_##name>::k,
 static const tensor__dev_kernel tensor__cuda_kernels[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__CUDA_KERNEL_ROW)};
