@@ -8,7 +8,9 @@
    Sections: >>cuda-runtime (errors, streams, device info), >>cuda-alloc (the caching allocator),
    >>cuda-copy (host <-> device copies), >>cuda-convert (loads and stores of every dtype, as the
    CPU's), >>cuda-offsets (broadcast and strided indexing), >>cuda-elementwise (the formula lists
-   as kernels), >>cuda-copykernels (copy, fill), >>cuda-register (the table). */
+   as kernels), >>cuda-copykernels (copy, fill), >>cuda-optim (the optimizers' step),
+   >>cuda-reduce (reductions and cumsum), >>cuda-nn (matmul through cuBLAS, softmax, norms, losses,
+   embedding), >>cuda-register (the table). */
 
 #ifdef TENSOR_IMPLEMENTATION
 #error "tensor_cuda.cu includes tensor.h for its declarations only: compile it without TENSOR_IMPLEMENTATION"
@@ -1721,6 +1723,860 @@ static int tensor__cuda_cumsum(tensor__dev_call *c) {
     return tensor__cuda_launch_check(c);
 }
 
+// >>cuda-nn --------------------------------------------------------------------------------------
+/* The fused nn ops with the call records of their CPU kernels (>>linalg, >>nn): softmax and
+   log_softmax, layer_norm and rms_norm, cross_entropy and nll_loss, embedding, and matmul through
+   cuBLAS (integers: a tiled kernel). Rows are reduced in the accumulation type Acc: float for f32,
+   f16 and bf16 inputs, double for f64 (the CPU's reference loops use double throughout, its f32
+   fast paths float lanes). Loss sums over rows are in double, in a fixed order (one block), so
+   they do not depend on the launch. An invalid class or embedding index raises a device flag (the
+   first bad position, by atomicMin) that the host reads back after the launch, waiting for it, and
+   reports with the CPU's message. */
+#include <cublas_v2.h>
+#include <climits>
+#include <cmath>
+
+TENSOR__CUDA_D float tensor__cuda_exp(float x) { return expf(x); }
+TENSOR__CUDA_D double tensor__cuda_exp(double x) { return exp(x); }
+TENSOR__CUDA_D float tensor__cuda_log(float x) { return logf(x); }
+TENSOR__CUDA_D double tensor__cuda_log(double x) { return log(x); }
+
+/* A float dtype's element as Acc, as tensor__cuda_load_f64 reads it (exact: f16/bf16/f32 fit in
+   float). */
+template <class Acc> TENSOR__CUDA_D Acc tensor__cuda_ldf(const char *p, tensor_dtype d) {
+    switch (d) {
+    case TENSOR_F32: return (Acc)tensor__cuda_rd<float>(p);
+    case TENSOR_F64: return (Acc)tensor__cuda_rd<double>(p);
+    case TENSOR_F16: return (Acc)tensor__cuda_f16_to_f32(tensor__cuda_rd<uint16_t>(p));
+    case TENSOR_BF16: return (Acc)tensor__cuda_bf16_to_f32(tensor__cuda_rd<uint16_t>(p));
+    default: return (Acc)tensor__cuda_load_f64(p, d);
+    }
+}
+
+/* Row groups: TPR threads (1, 32 or 256) share a row; a block of 256 threads holds 256 / TPR
+   groups. TPR 1 serves rows whose elements are not adjacent (a dim other than the innermost):
+   neighbouring threads then read neighbouring rows. The group reductions below leave the same
+   result in every thread of the group: the warp's butterfly is symmetric, and the block's partials
+   are added in warp order by every thread. */
+#define TENSOR__CUDA_NN_THREADS 256
+#define TENSOR__CUDA_FULL_MASK 0xffffffffu
+
+template <class T, int TPR> TENSOR__CUDA_D T tensor__cuda_group_sum(T v, T *sh) {
+    if constexpr (TPR > 1) {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(TENSOR__CUDA_FULL_MASK, v, o);
+    }
+    if constexpr (TPR > 32) {
+        if (threadIdx.x % 32 == 0) sh[threadIdx.x / 32] = v;
+        __syncthreads();
+        v = 0;
+        for (int w = 0; w < TPR / 32; w++) v += sh[w];
+        __syncthreads(); /* sh is free for the next reduction */
+    }
+    (void)sh;
+    return v;
+}
+
+/* Running softmax statistics: m the largest element so far, s the sum of e^(x - m). An infinity or
+   NaN makes s NaN, as the CPU's sum of e^(x - max) becomes (a row of -inf too). */
+template <class Acc> TENSOR__CUDA_D void tensor__cuda_ms_add(Acc &m, Acc &s, Acc x) {
+    if (x > m) { s *= tensor__cuda_exp(m - x); m = x; }
+    s += tensor__cuda_exp(x - m);
+}
+/* Merges (m2, s2) into (m, s); a side with no elements (s == 0) counts for nothing. Symmetric. */
+template <class Acc> TENSOR__CUDA_D void tensor__cuda_ms_merge(Acc &m, Acc &s, Acc m2, Acc s2) {
+    Acc mm = m2 > m ? m2 : m;
+    Acc a = s == 0 ? (Acc)0 : s * tensor__cuda_exp(m - mm);
+    Acc b = s2 == 0 ? (Acc)0 : s2 * tensor__cuda_exp(m2 - mm);
+    m = mm;
+    s = a + b;
+}
+template <class Acc, int TPR> TENSOR__CUDA_D void tensor__cuda_group_ms(Acc &m, Acc &s, Acc *shm, Acc *shs) {
+    if constexpr (TPR > 1) {
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            Acc m2 = __shfl_xor_sync(TENSOR__CUDA_FULL_MASK, m, o), s2 = __shfl_xor_sync(TENSOR__CUDA_FULL_MASK, s, o);
+            tensor__cuda_ms_merge(m, s, m2, s2);
+        }
+    }
+    (void)shm;
+    (void)shs;
+    if constexpr (TPR > 32) {
+        if (threadIdx.x % 32 == 0) { shm[threadIdx.x / 32] = m; shs[threadIdx.x / 32] = s; }
+        __syncthreads();
+        m = -(Acc)INFINITY;
+        s = 0;
+        for (int w = 0; w < TPR / 32; w++) tensor__cuda_ms_merge(m, s, shm[w], shs[w]);
+        __syncthreads();
+    }
+}
+
+/* Operand t without dim (dim < 0: t itself): the description of its rows' first elements. */
+static tensor__dev_operand tensor__cuda_drop_dim(const tensor__dev_operand &t, int dim) {
+    tensor__dev_operand r = t;
+    if (dim < 0 || dim >= t.ndim) return r;
+    for (int d = dim; d + 1 < t.ndim; d++) { r.shape[d] = t.shape[d + 1]; r.strides[d] = t.strides[d + 1]; }
+    r.ndim = t.ndim - 1;
+    return r;
+}
+/* Blocks for `rows` rows of TPR threads each. */
+template <int TPR> static unsigned tensor__cuda_row_blocks(int64_t rows) {
+    const int64_t per = TENSOR__CUDA_NN_THREADS / TPR;
+    int64_t b = (rows + per - 1) / per;
+    return (unsigned)(b < 1 ? 1 : b > TENSOR__CUDA_MAX_BLOCKS ? TENSOR__CUDA_MAX_BLOCKS : b);
+}
+/* The loop over the rows of a block's groups: `row` the group's row, `live` whether it exists.
+   Every thread of the block runs the same iterations, so group reductions may synchronize. */
+#define TENSOR__CUDA_ROWS_LOOP(TPR, rows, row, live)                                                                   \
+    for (int64_t row##_0 = (int64_t)blockIdx.x * (TENSOR__CUDA_NN_THREADS / TPR); row##_0 < (rows);                     \
+         row##_0 += (int64_t)gridDim.x * (TENSOR__CUDA_NN_THREADS / TPR))                                               \
+        for (int64_t row = row##_0 + threadIdx.x / TPR, row##_once = 0; row##_once < 1; row##_once++)                   \
+            for (bool live = row < (rows), live##_once = true; live##_once; live##_once = false)
+
+/* ---- softmax, log_softmax: in[0] x, out y (x's shape), ip[0] the dim (-1 for a 0-dim x) ---- */
+struct tensor__cuda_row_io {
+    tensor__cuda_offsets o; /* over the rows: [0] y, [1] x */
+    const char *x;
+    char *y;
+    tensor_dtype xd, yd;
+    int64_t xs, ys;         /* bytes between a row's elements */
+    int64_t rows, len;
+};
+template <class Acc, int TPR>
+__global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_softmax_kernel(tensor__cuda_row_io a, bool log_form) {
+    __shared__ Acc shm[TENSOR__CUDA_NN_THREADS / 32], shs[TENSOR__CUDA_NN_THREADS / 32];
+    const int lane = threadIdx.x % TPR;
+    TENSOR__CUDA_ROWS_LOOP(TPR, a.rows, row, live) {
+        int64_t off[2] = {0, 0};
+        if (live) tensor__cuda_offsets_get<2>(a.o, row, off);
+        const char *x = a.x + off[1];
+        char *y = a.y + off[0];
+        Acc m = -(Acc)INFINITY, s = 0;
+        if (live)
+            for (int64_t i = lane; i < a.len; i += TPR) tensor__cuda_ms_add(m, s, tensor__cuda_ldf<Acc>(x + i * a.xs, a.xd));
+        tensor__cuda_group_ms<Acc, TPR>(m, s, shm, shs);
+        if (!live) continue;
+        Acc lse = m + tensor__cuda_log(s);
+        for (int64_t i = lane; i < a.len; i += TPR) {
+            Acc v = tensor__cuda_ldf<Acc>(x + i * a.xs, a.xd);
+            tensor__cuda_store_f64(y + i * a.ys, a.yd, (double)(log_form ? v - lse : tensor__cuda_exp(v - m) / s));
+        }
+    }
+}
+
+/* Fills the row description of y and x along dim; false when there is nothing to do. */
+static bool tensor__cuda_row_io_init(tensor__cuda_row_io *a, const tensor__dev_operand &y, const tensor__dev_operand &x, int dim) {
+    tensor__dev_operand ry = tensor__cuda_drop_dim(y, dim), rx = tensor__cuda_drop_dim(x, dim);
+    const tensor__dev_operand *ops[2] = {&ry, &rx};
+    a->rows = tensor__cuda_offsets_init(&a->o, 2, ops, false);
+    a->len = dim >= 0 ? x.shape[dim] : 1;
+    a->x = (const char *)x.data;
+    a->y = (char *)y.data;
+    a->xd = x.dtype;
+    a->yd = y.dtype;
+    a->xs = dim >= 0 ? x.strides[dim] * tensor__cuda_size(x.dtype) : 0;
+    a->ys = dim >= 0 ? y.strides[dim] * tensor__cuda_size(y.dtype) : 0;
+    return tensor__cuda_numel(x) > 0;
+}
+/* TPR for rows of len elements: adjacent elements, a warp (or a block for long rows); else 1. */
+static int tensor__cuda_row_tpr(bool adjacent, int64_t len) { return !adjacent ? 1 : len > 1024 ? 256 : 32; }
+
+template <class Acc>
+static void tensor__cuda_softmax_launch(const tensor__cuda_row_io &a, bool log_form, int tpr, cudaStream_t s) {
+    if (tpr == 1) tensor__cuda_softmax_kernel<Acc, 1><<<tensor__cuda_row_blocks<1>(a.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a, log_form);
+    else if (tpr == 32) tensor__cuda_softmax_kernel<Acc, 32><<<tensor__cuda_row_blocks<32>(a.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a, log_form);
+    else tensor__cuda_softmax_kernel<Acc, 256><<<tensor__cuda_row_blocks<256>(a.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a, log_form);
+}
+static int tensor__cuda_softmax_run(tensor__dev_call *c, bool log_form) {
+    if (c->n_in < 1) return tensor__cuda_fail(c, "%s: expected an input", tensor__cuda_op_name(c->op));
+    const tensor__dev_operand &x = c->in[0], &y = c->out;
+    if (!tensor__cuda_operand_ok(c, x, "input") || x.by_value || !tensor__cuda_operand_ok(c, y, "output") || y.by_value) return 1;
+    if (!tensor__cuda_is_float(x.dtype) || !tensor__cuda_is_float(y.dtype)) return tensor__cuda_fail(c, "%s: expected a floating tensor", tensor__cuda_op_name(c->op));
+    int dim = (int)c->ip[0];
+    if (dim >= x.ndim || dim < -1 || (dim < 0 && x.ndim != 0)) return tensor__cuda_fail(c, "%s: invalid dim %d", tensor__cuda_op_name(c->op), dim);
+    tensor__cuda_row_io a;
+    if (!tensor__cuda_row_io_init(&a, y, x, dim)) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    bool adjacent = a.len == 1 || (a.xs == tensor__cuda_size(x.dtype) && a.ys == tensor__cuda_size(y.dtype));
+    int tpr = tensor__cuda_row_tpr(adjacent, a.len);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (x.dtype == TENSOR_F64) tensor__cuda_softmax_launch<double>(a, log_form, tpr, s);
+    else tensor__cuda_softmax_launch<float>(a, log_form, tpr, s);
+    return tensor__cuda_launch_check(c);
+}
+static int tensor__cuda_softmax(tensor__dev_call *c) { return tensor__cuda_softmax_run(c, false); }
+static int tensor__cuda_log_softmax(tensor__dev_call *c) { return tensor__cuda_softmax_run(c, true); }
+
+/* ---- layer_norm, rms_norm over the last dim: in[0] x, in[1] weight, in[2] bias (layer_norm;
+   each optional: data NULL), p[0] eps, out y (x's shape). No saved statistics (the CPU writes no
+   out2). layer_norm: the mean, then the biased variance of x - mean (two passes, as the CPU),
+   y = (x - mean) rstd w + b; rms_norm: y = x rstd w with rstd = 1 / sqrt(mean(x^2) + eps);
+   rstd is computed in double from the Acc statistics. ---- */
+struct tensor__cuda_norm_args {
+    tensor__cuda_row_io r;
+    const char *w, *b;      /* NULL: 1, 0 */
+    tensor_dtype wd, bd;
+    int64_t ws, bs;         /* bytes */
+    double eps;
+    bool center;
+};
+template <class Acc, int TPR>
+__global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_norm_kernel(tensor__cuda_norm_args a) {
+    __shared__ Acc sh[TENSOR__CUDA_NN_THREADS / 32];
+    const int lane = threadIdx.x % TPR;
+    const int64_t n = a.r.len;
+    TENSOR__CUDA_ROWS_LOOP(TPR, a.r.rows, row, live) {
+        int64_t off[2] = {0, 0};
+        if (live) tensor__cuda_offsets_get<2>(a.r.o, row, off);
+        const char *x = a.r.x + off[1];
+        char *y = a.r.y + off[0];
+        Acc mean = 0, acc = 0;
+        if (a.center) {
+            if (live)
+                for (int64_t i = lane; i < n; i += TPR) acc += tensor__cuda_ldf<Acc>(x + i * a.r.xs, a.r.xd);
+            mean = tensor__cuda_group_sum<Acc, TPR>(acc, sh) / (Acc)n;
+            acc = 0;
+        }
+        if (live)
+            for (int64_t i = lane; i < n; i += TPR) {
+                Acc d = tensor__cuda_ldf<Acc>(x + i * a.r.xs, a.r.xd) - mean;
+                acc += d * d;
+            }
+        Acc var = tensor__cuda_group_sum<Acc, TPR>(acc, sh) / (Acc)n;
+        if (!live) continue;
+        Acc rstd = (Acc)(1.0 / sqrt((double)var + a.eps));
+        for (int64_t i = lane; i < n; i += TPR) {
+            Acc v = (tensor__cuda_ldf<Acc>(x + i * a.r.xs, a.r.xd) - mean) * rstd;
+            if (a.w) v *= tensor__cuda_ldf<Acc>(a.w + i * a.ws, a.wd);
+            if (a.b) v += tensor__cuda_ldf<Acc>(a.b + i * a.bs, a.bd);
+            tensor__cuda_store_f64(y + i * a.r.ys, a.r.yd, (double)v);
+        }
+    }
+}
+template <class Acc>
+static void tensor__cuda_norm_launch(const tensor__cuda_norm_args &a, int tpr, cudaStream_t s) {
+    if (tpr == 1) tensor__cuda_norm_kernel<Acc, 1><<<tensor__cuda_row_blocks<1>(a.r.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a);
+    else if (tpr == 32) tensor__cuda_norm_kernel<Acc, 32><<<tensor__cuda_row_blocks<32>(a.r.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a);
+    else tensor__cuda_norm_kernel<Acc, 256><<<tensor__cuda_row_blocks<256>(a.r.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a);
+}
+/* An optional 1-D parameter of n elements: true when absent or usable. */
+static bool tensor__cuda_norm_param(tensor__dev_call *c, const tensor__dev_operand &p, int64_t n, const char *what, const char **data, tensor_dtype *dt, int64_t *step) {
+    *data = nullptr;
+    *dt = TENSOR_F32;
+    *step = 0;
+    if (!p.data && !p.by_value) return true; /* absent */
+    if (!tensor__cuda_operand_ok(c, p, what) || p.by_value || p.ndim != 1 || p.shape[0] != n || !tensor__cuda_is_float(p.dtype)) {
+        tensor__cuda_fail(c, "%s: invalid %s operand", tensor__cuda_op_name(c->op), what);
+        return false;
+    }
+    *data = (const char *)p.data;
+    *dt = p.dtype;
+    *step = p.strides[0] * tensor__cuda_size(p.dtype);
+    return true;
+}
+static int tensor__cuda_norm_run(tensor__dev_call *c, bool center) {
+    if (c->n_in < 1) return tensor__cuda_fail(c, "%s: expected an input", tensor__cuda_op_name(c->op));
+    const tensor__dev_operand &x = c->in[0], &y = c->out;
+    if (!tensor__cuda_operand_ok(c, x, "input") || x.by_value || !tensor__cuda_operand_ok(c, y, "output") || y.by_value) return 1;
+    if (x.ndim < 1 || !tensor__cuda_is_float(x.dtype) || !tensor__cuda_is_float(y.dtype)) return tensor__cuda_fail(c, "%s: expected a floating input of at least 1 dim", tensor__cuda_op_name(c->op));
+    tensor__cuda_norm_args a;
+    memset(&a, 0, sizeof a);
+    int last = x.ndim - 1;
+    if (!tensor__cuda_row_io_init(&a.r, y, x, last)) return 0;
+    if (c->n_in > 1 && !tensor__cuda_norm_param(c, c->in[1], a.r.len, "weight", &a.w, &a.wd, &a.ws)) return 1;
+    if (center && c->n_in > 2 && !tensor__cuda_norm_param(c, c->in[2], a.r.len, "bias", &a.b, &a.bd, &a.bs)) return 1;
+    a.eps = c->p[0];
+    a.center = center;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    /* a group per row even when the last dim is strided: its rows are not neighbours either */
+    int tpr = tensor__cuda_row_tpr(true, a.r.len);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (x.dtype == TENSOR_F64) tensor__cuda_norm_launch<double>(a, tpr, s);
+    else tensor__cuda_norm_launch<float>(a, tpr, s);
+    return tensor__cuda_launch_check(c);
+}
+static int tensor__cuda_layer_norm(tensor__dev_call *c) { return tensor__cuda_norm_run(c, true); }
+static int tensor__cuda_rms_norm(tensor__dev_call *c) { return tensor__cuda_norm_run(c, false); }
+
+/* ---- errors found on the device: a flag holding the first bad position (ULLONG_MAX: none) ---- */
+static unsigned long long *tensor__cuda_flag_new(tensor__dev_call *c, cudaStream_t s) {
+    unsigned long long *f = (unsigned long long *)tensor__cuda_alloc(sizeof *f, c->error, sizeof c->error);
+    if (!f) return nullptr;
+    cudaError_t e = cudaMemsetAsync(f, 0xff, sizeof *f, s);
+    if (e != cudaSuccess) {
+        tensor__cuda_free(f);
+        tensor__cuda_fail_cuda(c, "clearing its error flag", e);
+        return nullptr;
+    }
+    return f;
+}
+/* Waits for the stream, reads the flag into *pos and frees it; 0, or 1 after an error. */
+static int tensor__cuda_flag_read(tensor__dev_call *c, cudaStream_t s, unsigned long long *f, unsigned long long *pos) {
+    *pos = ULLONG_MAX;
+    cudaError_t e = cudaMemcpyAsync(pos, f, sizeof *pos, cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    tensor__cuda_free(f); /* after the wait: nothing queued uses it any more */
+    return e == cudaSuccess ? 0 : tensor__cuda_fail_cuda(c, "reading its error flag", e);
+}
+/* The integer at row-major position pos of t (read back, waiting for the stream); 0 or 1. */
+static int tensor__cuda_int_at(tensor__dev_call *c, cudaStream_t s, const tensor__dev_operand &t, unsigned long long pos, int64_t *v) {
+    int64_t off = 0, q = (int64_t)pos;
+    for (int d = t.ndim - 1; d >= 0; d--) {
+        int64_t n = t.shape[d] > 0 ? t.shape[d] : 1;
+        off += (q % n) * t.strides[d];
+        q /= n;
+    }
+    char buf[8] = {0};
+    int size = tensor__cuda_size(t.dtype);
+    cudaError_t e = cudaMemcpyAsync(buf, (const char *)t.data + off * size, (size_t)size, cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess) return tensor__cuda_fail_cuda(c, "reading a bad index", e);
+    *v = tensor__cuda_load_i64(buf, t.dtype);
+    return 0;
+}
+static void tensor__cuda_shape_text(char *buf, size_t n, const tensor__dev_operand &t) {
+    size_t at = (size_t)snprintf(buf, n, "[");
+    for (int d = 0; d < t.ndim && at < n; d++) at += (size_t)snprintf(buf + at, n - at, d ? ", %lld" : "%lld", (long long)t.shape[d]);
+    if (at < n) snprintf(buf + at, n - at, "]");
+}
+
+/* ---- losses (mean reduction, ignore_index -100, as the CPU's) ----
+   Per row a double loss and whether it counts go to scratch; one block then adds them in a fixed
+   order and stores sign * sum / count into the 0-dim output. */
+#define TENSOR__CUDA_IGNORE_INDEX (-100)
+__global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_loss_final(const double *loss, const unsigned char *used, int64_t rows, int64_t count, double sign, char *out, tensor_dtype od) {
+    __shared__ double ssum[TENSOR__CUDA_NN_THREADS];
+    __shared__ long long scnt[TENSOR__CUDA_NN_THREADS];
+    double sum = 0;
+    long long cnt = 0;
+    for (int64_t i = threadIdx.x; i < rows; i += TENSOR__CUDA_NN_THREADS) {
+        sum += loss[i];
+        if (used) cnt += used[i];
+    }
+    ssum[threadIdx.x] = sum;
+    scnt[threadIdx.x] = cnt;
+    __syncthreads();
+    for (int h = TENSOR__CUDA_NN_THREADS / 2; h > 0; h >>= 1) {
+        if ((int)threadIdx.x < h) { ssum[threadIdx.x] += ssum[threadIdx.x + h]; scnt[threadIdx.x] += scnt[threadIdx.x + h]; }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) tensor__cuda_store_f64(out, od, sign * ssum[0] / (double)(used ? (int64_t)scnt[0] : count));
+}
+
+/* cross_entropy: in[0] logits, in[1] targets, ip[0] 1 for probability targets (the logits'
+   shape), else class indices (the logits' shape without the class dim). Per row along the class
+   dim (1, or 0 for 1-D logits): lse = m + log(s) in double from the Acc statistics, the loss
+   lse - x[t] or sum_c p_c (lse - x_c) in double. Mean over the counted rows (probabilities: every
+   row when C > 0, else none); none counted gives NaN. */
+struct tensor__cuda_ce_args {
+    tensor__cuda_offsets o;  /* over the rows: [0] logits, [1] targets (class) or probabilities */
+    const char *x, *t;
+    tensor_dtype xd, td;
+    int64_t xs, ts;          /* bytes along the class dim (ts: probabilities) */
+    int64_t rows, C;
+    bool prob;
+    double *loss;
+    unsigned char *used;
+    unsigned long long *bad;
+};
+template <class Acc, int TPR>
+__global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_ce_kernel(tensor__cuda_ce_args a) {
+    __shared__ Acc shm[TENSOR__CUDA_NN_THREADS / 32], shs[TENSOR__CUDA_NN_THREADS / 32];
+    __shared__ double shd[TENSOR__CUDA_NN_THREADS / 32];
+    const int lane = threadIdx.x % TPR;
+    TENSOR__CUDA_ROWS_LOOP(TPR, a.rows, row, live) {
+        int64_t off[2] = {0, 0};
+        if (live) tensor__cuda_offsets_get<2>(a.o, row, off);
+        const char *x = a.x + off[0];
+        int64_t k = 0;
+        bool skip = false; /* the whole group agrees: k is the row's */
+        if (!a.prob && live) {
+            k = tensor__cuda_load_i64(a.t + off[1], a.td);
+            if (k == TENSOR__CUDA_IGNORE_INDEX) skip = true;
+            else if (k < 0 || k >= a.C) {
+                skip = true;
+                if (lane == 0) atomicMin(a.bad, (unsigned long long)row);
+            }
+        }
+        Acc m = -(Acc)INFINITY, s = 0;
+        if (live && !skip)
+            for (int64_t i = lane; i < a.C; i += TPR) tensor__cuda_ms_add(m, s, tensor__cuda_ldf<Acc>(x + i * a.xs, a.xd));
+        tensor__cuda_group_ms<Acc, TPR>(m, s, shm, shs);
+        double lse = (double)m + log((double)s), acc = 0;
+        if (a.prob && live && a.C > 0)
+            for (int64_t i = lane; i < a.C; i += TPR)
+                acc += tensor__cuda_load_f64(a.t + off[1] + i * a.ts, a.td) * (lse - tensor__cuda_load_f64(x + i * a.xs, a.xd));
+        if (a.prob) acc = tensor__cuda_group_sum<double, TPR>(acc, shd);
+        if (!live || lane != 0) continue;
+        if (a.prob) a.loss[row] = acc;
+        else if (skip || a.C == 0) { a.loss[row] = 0; a.used[row] = 0; }
+        else { a.loss[row] = lse - tensor__cuda_load_f64(x + k * a.xs, a.xd); a.used[row] = 1; }
+    }
+}
+template <class Acc>
+static void tensor__cuda_ce_launch(const tensor__cuda_ce_args &a, int tpr, cudaStream_t s) {
+    if (tpr == 1) tensor__cuda_ce_kernel<Acc, 1><<<tensor__cuda_row_blocks<1>(a.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a);
+    else if (tpr == 32) tensor__cuda_ce_kernel<Acc, 32><<<tensor__cuda_row_blocks<32>(a.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a);
+    else tensor__cuda_ce_kernel<Acc, 256><<<tensor__cuda_row_blocks<256>(a.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a);
+}
+
+/* Checks the scalar output and the class targets' shape shared by both losses. */
+static bool tensor__cuda_loss_operands(tensor__dev_call *c) {
+    if (c->n_in < 2) { tensor__cuda_fail(c, "%s: expected 2 inputs, got %d", tensor__cuda_op_name(c->op), c->n_in); return false; }
+    for (int j = 0; j < 2; j++)
+        if (!tensor__cuda_operand_ok(c, c->in[j], "input") || c->in[j].by_value) return false;
+    if (!tensor__cuda_operand_ok(c, c->out, "output") || c->out.by_value) return false;
+    if (c->in[0].ndim < 1 || !tensor__cuda_is_float(c->in[0].dtype)) { tensor__cuda_fail(c, "%s: expected a floating input of at least 1 dim", tensor__cuda_op_name(c->op)); return false; }
+    return true;
+}
+/* Frees the loss scratch on every path (stream-ordered: queued kernels finish first). */
+struct tensor__cuda_scratch {
+    void *p[3] = {nullptr, nullptr, nullptr};
+    ~tensor__cuda_scratch() { for (void *q : p) tensor__cuda_free(q); }
+};
+/* The bad class target at *pos, reported as the CPU does; always 1. */
+static int tensor__cuda_bad_target(tensor__dev_call *c, cudaStream_t s, const tensor__dev_operand &t, unsigned long long pos, int64_t C) {
+    int64_t v = 0;
+    if (tensor__cuda_int_at(c, s, t, pos, &v)) return 1;
+    return tensor__cuda_fail(c, "target %lld is out of bounds for %lld classes", (long long)v, (long long)C);
+}
+
+static int tensor__cuda_cross_entropy(tensor__dev_call *c) {
+    if (!tensor__cuda_loss_operands(c)) return 1;
+    const tensor__dev_operand &x = c->in[0], &t = c->in[1];
+    bool prob = c->ip[0] != 0;
+    int cdim = x.ndim == 1 ? 0 : 1;
+    if (prob ? !tensor__cuda_is_float(t.dtype) || t.ndim != x.ndim : tensor__cuda_is_float(t.dtype) || t.ndim != x.ndim - 1)
+        return tensor__cuda_fail(c, "cross_entropy: targets do not match the logits");
+    tensor__cuda_ce_args a;
+    memset(&a, 0, sizeof a);
+    tensor__dev_operand rx = tensor__cuda_drop_dim(x, cdim), rt = prob ? tensor__cuda_drop_dim(t, cdim) : t;
+    const tensor__dev_operand *ops[2] = {&rx, &rt};
+    a.rows = tensor__cuda_offsets_init(&a.o, 2, ops, false);
+    if (tensor__cuda_numel(rx) == 0) a.rows = 0;
+    a.C = x.shape[cdim];
+    a.x = (const char *)x.data;
+    a.t = (const char *)t.data;
+    a.xd = x.dtype;
+    a.td = t.dtype;
+    a.xs = x.strides[cdim] * tensor__cuda_size(x.dtype);
+    a.ts = prob ? t.strides[cdim] * tensor__cuda_size(t.dtype) : 0;
+    a.prob = prob;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    tensor__cuda_scratch sc;
+    size_t nrows = (size_t)a.rows;
+    if (!(sc.p[0] = tensor__cuda_alloc(nrows * sizeof(double), c->error, sizeof c->error))) return 1;
+    if (!prob && !(sc.p[1] = tensor__cuda_alloc(nrows, c->error, sizeof c->error))) return 1;
+    a.loss = (double *)sc.p[0];
+    a.used = (unsigned char *)sc.p[1];
+    if (!prob && !(a.bad = tensor__cuda_flag_new(c, s))) return 1;
+    if (a.rows > 0) {
+        bool adjacent = a.C <= 1 || (a.xs == tensor__cuda_size(x.dtype) && (!prob || a.ts == tensor__cuda_size(t.dtype)));
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        if (x.dtype == TENSOR_F64) tensor__cuda_ce_launch<double>(a, tensor__cuda_row_tpr(adjacent, a.C), s);
+        else tensor__cuda_ce_launch<float>(a, tensor__cuda_row_tpr(adjacent, a.C), s);
+        if (tensor__cuda_launch_check(c)) { tensor__cuda_free(a.bad); return 1; }
+    }
+    if (a.bad) { /* the CPU checks every target before it computes: so does this, before the mean */
+        unsigned long long pos;
+        if (tensor__cuda_flag_read(c, s, a.bad, &pos)) return 1;
+        if (pos != ULLONG_MAX) return tensor__cuda_bad_target(c, s, t, pos, a.C);
+    }
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_loss_final<<<1, TENSOR__CUDA_NN_THREADS, 0, s>>>(a.loss, a.used, a.rows, a.C ? a.rows : 0, 1.0, (char *)c->out.data, c->out.dtype);
+    return tensor__cuda_launch_check(c);
+}
+
+/* nll_loss: in[0] log_probs [C] or [N, C, d1, ...], in[1] class targets (its shape without the
+   class dim); out = -sum of the picked log_probs / the counted targets (NaN when none counts). */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_nll_kernel(tensor__cuda_offsets o, const char *t, tensor_dtype td, const char *x, tensor_dtype xd,
+                                                                               int64_t xs, int64_t C, int64_t n, double *loss, unsigned char *used, unsigned long long *bad) {
+    TENSOR__CUDA_LOOP(q, n) {
+        int64_t off[2];
+        tensor__cuda_offsets_get<2>(o, q, off);
+        int64_t k = tensor__cuda_load_i64(t + off[0], td);
+        loss[q] = 0;
+        used[q] = 0;
+        if (k == TENSOR__CUDA_IGNORE_INDEX) continue;
+        if (k < 0 || k >= C) { atomicMin(bad, (unsigned long long)q); continue; }
+        loss[q] = tensor__cuda_load_f64(x + off[1] + k * xs, xd);
+        used[q] = 1;
+    }
+}
+static int tensor__cuda_nll_loss(tensor__dev_call *c) {
+    if (!tensor__cuda_loss_operands(c)) return 1;
+    const tensor__dev_operand &x = c->in[0], &t = c->in[1];
+    int cdim = x.ndim == 1 ? 0 : 1;
+    if (tensor__cuda_is_float(t.dtype) || t.ndim != x.ndim - 1) return tensor__cuda_fail(c, "nll_loss: targets do not match the input");
+    tensor__dev_operand rx = tensor__cuda_drop_dim(x, cdim);
+    const tensor__dev_operand *ops[2] = {&t, &rx};
+    tensor__cuda_offsets o;
+    int64_t n = tensor__cuda_offsets_init(&o, 2, ops, false);
+    if (tensor__cuda_numel(t) == 0) n = 0;
+    int64_t C = x.shape[cdim];
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    tensor__cuda_scratch sc;
+    if (!(sc.p[0] = tensor__cuda_alloc((size_t)n * sizeof(double), c->error, sizeof c->error))) return 1;
+    if (!(sc.p[1] = tensor__cuda_alloc((size_t)n, c->error, sizeof c->error))) return 1;
+    unsigned long long *bad = tensor__cuda_flag_new(c, s);
+    if (!bad) return 1;
+    if (n > 0) {
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        tensor__cuda_nll_kernel<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>(o, (const char *)t.data, t.dtype, (const char *)x.data, x.dtype,
+                                                                                      x.strides[cdim] * tensor__cuda_size(x.dtype), C, n, (double *)sc.p[0], (unsigned char *)sc.p[1], bad);
+        if (tensor__cuda_launch_check(c)) { tensor__cuda_free(bad); return 1; }
+    }
+    unsigned long long pos;
+    if (tensor__cuda_flag_read(c, s, bad, &pos)) return 1;
+    if (pos != ULLONG_MAX) return tensor__cuda_bad_target(c, s, t, pos, C);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_loss_final<<<1, TENSOR__CUDA_NN_THREADS, 0, s>>>((const double *)sc.p[0], (const unsigned char *)sc.p[1], n, 0, -1.0, (char *)c->out.data, c->out.dtype);
+    return tensor__cuda_launch_check(c);
+}
+
+/* ---- embedding: in[0] weight [V, D] (any dtype), in[1] indices (i64 or i32), out
+   [*indices.shape, D] = weight rows, bits copied. Every index is checked first (as the CPU, which
+   fails on a bad index even when D is 0); the first bad one in row-major order is reported. ---- */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_embedding_check(tensor__cuda_offsets oi, const char *ix, tensor_dtype id, int64_t V, int64_t n, unsigned long long *bad) {
+    TENSOR__CUDA_LOOP(q, n) {
+        int64_t off[1];
+        tensor__cuda_offsets_get<1>(oi, q, off);
+        int64_t v = tensor__cuda_load_i64(ix + off[0], id);
+        if (v < 0 || v >= V) atomicMin(bad, (unsigned long long)q);
+    }
+}
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_embedding_kernel(tensor__cuda_offsets oo, tensor__cuda_offsets oi, char *out, const char *ix, tensor_dtype id,
+                                                                                     const char *w, int64_t ws0, int64_t ws1, int size, int64_t D, int64_t n) {
+    TENSOR__CUDA_LOOP(i, n) {
+        int64_t q = i / D, d = i - q * D, oof[1], iof[1];
+        tensor__cuda_offsets_get<1>(oo, i, oof);
+        tensor__cuda_offsets_get<1>(oi, q, iof);
+        int64_t v = tensor__cuda_load_i64(ix + iof[0], id); /* checked already */
+        tensor__cuda_store_bits(out + oof[0], size, tensor__cuda_load_bits(w + (v * ws0 + d * ws1) * size, size));
+    }
+}
+static int tensor__cuda_embedding(tensor__dev_call *c) {
+    if (c->n_in != 2) return tensor__cuda_fail(c, "embedding: expected 2 inputs, got %d", c->n_in);
+    const tensor__dev_operand &w = c->in[0], &ix = c->in[1], &out = c->out;
+    if (!tensor__cuda_operand_ok(c, w, "input") || w.by_value || !tensor__cuda_operand_ok(c, ix, "input") || ix.by_value ||
+        !tensor__cuda_operand_ok(c, out, "output") || out.by_value)
+        return 1;
+    if (w.ndim != 2 || (ix.dtype != TENSOR_I64 && ix.dtype != TENSOR_I32) || out.ndim != ix.ndim + 1 || out.dtype != w.dtype)
+        return tensor__cuda_fail(c, "embedding: invalid operands");
+    int64_t V = w.shape[0], D = w.shape[1], n = tensor__cuda_numel(ix);
+    if (n == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    const tensor__dev_operand *iops[1] = {&ix};
+    tensor__cuda_offsets oi;
+    tensor__cuda_offsets_init(&oi, 1, iops, false);
+    unsigned long long *bad = tensor__cuda_flag_new(c, s);
+    if (!bad) return 1;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_embedding_check<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>(oi, (const char *)ix.data, ix.dtype, V, n, bad);
+    if (tensor__cuda_launch_check(c)) { tensor__cuda_free(bad); return 1; }
+    unsigned long long pos;
+    if (tensor__cuda_flag_read(c, s, bad, &pos)) return 1;
+    if (pos != ULLONG_MAX) {
+        int64_t v = 0;
+        if (tensor__cuda_int_at(c, s, ix, pos, &v)) return 1;
+        char shape[160];
+        tensor__cuda_shape_text(shape, sizeof shape, w);
+        return tensor__cuda_fail(c, "index %lld is out of range for %lld embeddings (weight shape %s)", (long long)v, (long long)V, shape);
+    }
+    if (D == 0) return 0;
+    const tensor__dev_operand *oops[1] = {&out};
+    tensor__cuda_offsets oo;
+    tensor__cuda_offsets_init(&oo, 1, oops, false);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_embedding_kernel<<<tensor__cuda_blocks(n * D), TENSOR__CUDA_THREADS, 0, s>>>(oo, oi, (char *)out.data, (const char *)ix.data, ix.dtype, (const char *)w.data,
+                                                                                              w.strides[0], w.strides[1], tensor__cuda_size(w.dtype), D, n * D);
+    return tensor__cuda_launch_check(c);
+}
+
+/* ---- matmul: in[0] a, in[1] b (one dtype, not bool), out [batch..., n, m] in that dtype (the n
+   or m dim absent where a or b is 1-D), batch dims broadcast. Floats through cuBLAS: f32 with
+   CUBLAS_COMPUTE_32F (CUBLAS_COMPUTE_32F_FAST_TF32 when set_allow_tf32 is on), f64 with
+   CUBLAS_COMPUTE_64F, f16/bf16 with f32 accumulation (reduced-precision reductions disallowed)
+   rounded once into the output's dtype, as the CPU. Integers: a tiled kernel in wrapping int64.
+   k == 0 gives zeros. ---- */
+struct tensor__cuda_mm {
+    int64_t n, m, k;
+    int64_t a_rs, a_cs, b_rs, b_cs;   /* elements */
+    int nb;
+    int64_t bshape[TENSOR_MAX_DIMS], a_bs[TENSOR_MAX_DIMS], b_bs[TENSOR_MAX_DIMS];
+    int64_t batches;
+};
+static void tensor__cuda_mm_geometry(const tensor__dev_operand &a, const tensor__dev_operand &b, const tensor__dev_operand &out, tensor__cuda_mm *g) {
+    memset(g, 0, sizeof *g);
+    int ad = a.ndim, bd = b.ndim;
+    g->k = a.shape[ad - 1];
+    g->a_cs = a.strides[ad - 1];
+    if (ad >= 2) { g->n = a.shape[ad - 2]; g->a_rs = a.strides[ad - 2]; }
+    else { g->n = 1; g->a_rs = 0; }
+    if (bd >= 2) { g->m = b.shape[bd - 1]; g->b_cs = b.strides[bd - 1]; g->b_rs = b.strides[bd - 2]; }
+    else { g->m = 1; g->b_cs = 0; g->b_rs = b.strides[0]; }
+    int abn = ad >= 2 ? ad - 2 : 0, bbn = bd >= 2 ? bd - 2 : 0;
+    g->nb = out.ndim - (ad >= 2) - (bd >= 2);
+    g->batches = 1;
+    for (int i = 0; i < g->nb; i++) {
+        int ai = i - (g->nb - abn), bi = i - (g->nb - bbn);
+        g->bshape[i] = out.shape[i];
+        g->a_bs[i] = (ai >= 0 && a.shape[ai] != 1) ? a.strides[ai] : 0;
+        g->b_bs[i] = (bi >= 0 && b.shape[bi] != 1) ? b.strides[bi] : 0;
+        g->batches *= out.shape[i];
+    }
+}
+
+/* Integer matmul: 16 x 16 tiles of out per block, operands read through their strides. */
+#define TENSOR__CUDA_MM_TILE 16
+struct tensor__cuda_mm_int_args {
+    tensor__cuda_mm g;
+    const char *a, *b;
+    char *o;                          /* contiguous [batches, n, m] */
+    tensor_dtype ad, bd, od;
+};
+__global__ void __launch_bounds__(TENSOR__CUDA_MM_TILE * TENSOR__CUDA_MM_TILE) tensor__cuda_mm_int_kernel(tensor__cuda_mm_int_args p) {
+    __shared__ uint64_t ta[TENSOR__CUDA_MM_TILE][TENSOR__CUDA_MM_TILE], tb[TENSOR__CUDA_MM_TILE][TENSOR__CUDA_MM_TILE];
+    const tensor__cuda_mm &g = p.g;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int sa = tensor__cuda_size(p.ad), sb = tensor__cuda_size(p.bd), so = tensor__cuda_size(p.od);
+    int64_t tiles_n = (g.n + TENSOR__CUDA_MM_TILE - 1) / TENSOR__CUDA_MM_TILE, tiles_m = (g.m + TENSOR__CUDA_MM_TILE - 1) / TENSOR__CUDA_MM_TILE;
+    for (int64_t bi = blockIdx.z; bi < g.batches; bi += gridDim.z) {
+        int64_t ao = 0, bo = 0, rest = bi;
+        for (int d = g.nb - 1; d >= 0; d--) {
+            int64_t i = rest % g.bshape[d];
+            rest /= g.bshape[d];
+            ao += i * g.a_bs[d];
+            bo += i * g.b_bs[d];
+        }
+        for (int64_t tr = blockIdx.y; tr < tiles_n; tr += gridDim.y)
+            for (int64_t tc = blockIdx.x; tc < tiles_m; tc += gridDim.x) {
+                int64_t i = tr * TENSOR__CUDA_MM_TILE + ty, j = tc * TENSOR__CUDA_MM_TILE + tx;
+                uint64_t acc = 0;
+                for (int64_t k0 = 0; k0 < g.k; k0 += TENSOR__CUDA_MM_TILE) {
+                    int64_t ka = k0 + tx, kb = k0 + ty;
+                    ta[ty][tx] = (i < g.n && ka < g.k) ? (uint64_t)tensor__cuda_load_i64(p.a + (ao + i * g.a_rs + ka * g.a_cs) * sa, p.ad) : 0;
+                    tb[ty][tx] = (kb < g.k && j < g.m) ? (uint64_t)tensor__cuda_load_i64(p.b + (bo + kb * g.b_rs + j * g.b_cs) * sb, p.bd) : 0;
+                    __syncthreads();
+#pragma unroll
+                    for (int q = 0; q < TENSOR__CUDA_MM_TILE; q++) acc += ta[ty][q] * tb[q][tx];
+                    __syncthreads();
+                }
+                if (i < g.n && j < g.m) tensor__cuda_store_i64(p.o + ((bi * g.n + i) * g.m + j) * so, p.od, (int64_t)acc);
+            }
+    }
+}
+
+/* cuBLAS: one handle per host thread, bound to the thread's stream, made on first use and
+   destroyed when the thread ends (before its stream: it is made after the stream's owner). */
+struct tensor__cuda_blas_thread {
+    cublasHandle_t h = nullptr;
+    ~tensor__cuda_blas_thread() {
+        if (h) (void)cublasDestroy(h);
+        (void)cudaGetLastError();
+    }
+};
+static int tensor__cuda_fail_blas(tensor__dev_call *c, const char *what, cublasStatus_t st) {
+    return tensor__cuda_fail(c, "cuBLAS error: %s %s: %s", tensor__cuda_op_name(c->op), what, cublasGetStatusString(st));
+}
+static bool tensor__cuda_blas(tensor__dev_call *c, cublasHandle_t *out) {
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return false;
+    static thread_local tensor__cuda_blas_thread t;
+    if (!t.h) {
+        cublasHandle_t h = nullptr;
+        cublasStatus_t st = cublasCreate(&h);
+        if (st != CUBLAS_STATUS_SUCCESS) { tensor__cuda_fail_blas(c, "cublasCreate", st); return false; }
+        st = cublasSetStream(h, s);
+        if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetMathMode(h, (cublasMath_t)(CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
+        if (st != CUBLAS_STATUS_SUCCESS) {
+            (void)cublasDestroy(h);
+            tensor__cuda_fail_blas(c, "setting up its handle", st);
+            return false;
+        }
+        t.h = h;
+    }
+    *out = t.h;
+    return true;
+}
+
+/* A matrix of R x C elements rs, cs apart, as cuBLAS takes it: *trans false when its rows are
+   dense (read as the column-major C x R matrix with leading dimension *ld), true when its columns
+   are (the column-major R x C matrix, transposed by cuBLAS). False when neither. */
+static bool tensor__cuda_mm_layout(int64_t R, int64_t C, int64_t rs, int64_t cs, bool *trans, int64_t *ld) {
+    int64_t one = 1;
+    if ((C <= 1 || cs == 1) && (R <= 1 || rs >= (C > one ? C : one))) {
+        *trans = false;
+        *ld = R <= 1 ? (C > one ? C : one) : rs;
+        return true;
+    }
+    if ((R <= 1 || rs == 1) && (C <= 1 || cs >= (R > one ? R : one))) {
+        *trans = true;
+        *ld = C <= 1 ? (R > one ? R : one) : cs;
+        return true;
+    }
+    return false;
+}
+/* The one stride that steps through the batches of an operand (batch strides bs), if there is. */
+static bool tensor__cuda_mm_uniform(const tensor__cuda_mm &g, const int64_t *bs, int64_t *stride) {
+    *stride = 0;
+    int64_t next = -1; /* what the next outer dim's stride must be; -1: none seen */
+    for (int d = g.nb - 1; d >= 0; d--) {
+        if (g.bshape[d] == 1) continue;
+        if (next < 0) *stride = bs[d];
+        else if (bs[d] != next) return false;
+        next = bs[d] * g.bshape[d];
+    }
+    return *stride >= 0;
+}
+/* Operand x (matrix dims R x C at strides rs, cs, batch strides bs) copied densely, broadcast to
+   every batch, into scratch: [batches, R, C]. NULL after an error. */
+static void *tensor__cuda_mm_dense(tensor__dev_call *c, const tensor__dev_operand &x, const tensor__cuda_mm &g, const int64_t *bs, int64_t R, int64_t C, int64_t rs, int64_t cs) {
+    tensor__dev_operand dst, src;
+    memset(&dst, 0, sizeof dst);
+    memset(&src, 0, sizeof src);
+    int nd = 0;
+    for (int d = 0; d < g.nb; d++) {
+        if (g.bshape[d] == 1) continue;
+        if (nd >= TENSOR_MAX_DIMS) { tensor__cuda_fail(c, "matmul: too many dims to copy an operand on the device"); return nullptr; }
+        src.shape[nd] = g.bshape[d];
+        src.strides[nd++] = bs[d];
+    }
+    if (nd + 2 > TENSOR_MAX_DIMS) { tensor__cuda_fail(c, "matmul: too many dims to copy an operand on the device"); return nullptr; }
+    src.shape[nd] = R;
+    src.strides[nd++] = rs;
+    src.shape[nd] = C;
+    src.strides[nd++] = cs;
+    src.ndim = dst.ndim = nd;
+    src.data = x.data;
+    src.dtype = dst.dtype = x.dtype;
+    int64_t step = 1;
+    for (int d = nd - 1; d >= 0; d--) { dst.shape[d] = src.shape[d]; dst.strides[d] = step; step *= src.shape[d]; }
+    dst.data = tensor__cuda_alloc((size_t)step * (size_t)tensor__cuda_size(x.dtype), c->error, sizeof c->error);
+    if (!dst.data) return nullptr;
+    if (tensor__cuda_copy_run(c, dst, src)) { tensor__cuda_free(dst.data); return nullptr; }
+    return dst.data;
+}
+
+/* out (contiguous [batches, n, m] at o) = a @ b through cuBLAS. */
+static int tensor__cuda_mm_blas(tensor__dev_call *c, const tensor__dev_operand &a, const tensor__dev_operand &b, tensor__cuda_mm g, char *o) {
+    cublasHandle_t h;
+    if (!tensor__cuda_blas(c, &h)) return 1;
+    tensor__cuda_scratch sc;
+    const char *pa = (const char *)a.data, *pb = (const char *)b.data;
+    int esz = tensor__cuda_size(a.dtype);
+    bool ta, tb;
+    int64_t lda, ldb, sa, sb;
+    if (!tensor__cuda_mm_layout(g.n, g.k, g.a_rs, g.a_cs, &ta, &lda) || !tensor__cuda_mm_uniform(g, g.a_bs, &sa)) {
+        if (!(sc.p[0] = tensor__cuda_mm_dense(c, a, g, g.a_bs, g.n, g.k, g.a_rs, g.a_cs))) return 1;
+        pa = (const char *)sc.p[0];
+        g.a_rs = g.k;
+        g.a_cs = 1;
+        tensor__cuda_mm_layout(g.n, g.k, g.a_rs, g.a_cs, &ta, &lda);
+        sa = g.n * g.k;
+    }
+    if (!tensor__cuda_mm_layout(g.k, g.m, g.b_rs, g.b_cs, &tb, &ldb) || !tensor__cuda_mm_uniform(g, g.b_bs, &sb)) {
+        if (!(sc.p[1] = tensor__cuda_mm_dense(c, b, g, g.b_bs, g.k, g.m, g.b_rs, g.b_cs))) return 1;
+        pb = (const char *)sc.p[1];
+        g.b_rs = g.m;
+        g.b_cs = 1;
+        tensor__cuda_mm_layout(g.k, g.m, g.b_rs, g.b_cs, &tb, &ldb);
+        sb = g.k * g.m;
+    }
+    int64_t n = g.n, batches = g.batches;
+    /* b shared by every batch and a's batches evenly spaced dense rows: one tall GEMM */
+    if (batches > 1 && sb == 0 && !ta) {
+        bool t2;
+        int64_t ld2;
+        int64_t rs = n == 1 ? sa : g.a_rs;
+        if ((n == 1 || sa == n * g.a_rs) && tensor__cuda_mm_layout(n * batches, g.k, rs, g.a_cs, &t2, &ld2) && !t2) {
+            n *= batches;
+            batches = 1;
+            lda = ld2;
+        }
+    }
+    cudaDataType_t dt;
+    cublasComputeType_t ct;
+    float one32 = 1.0f, zero32 = 0.0f;
+    double one64 = 1.0, zero64 = 0.0;
+    const void *alpha = &one32, *beta = &zero32;
+    switch (a.dtype) {
+    case TENSOR_F32: dt = CUDA_R_32F; ct = tensor__cuda_tf32.load() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F; break;
+    case TENSOR_F64: dt = CUDA_R_64F; ct = CUBLAS_COMPUTE_64F; alpha = &one64; beta = &zero64; break;
+    case TENSOR_F16: dt = CUDA_R_16F; ct = CUBLAS_COMPUTE_32F; break;
+    case TENSOR_BF16: dt = CUDA_R_16BF; ct = CUBLAS_COMPUTE_32F; break;
+    default: return tensor__cuda_fail(c, "matmul: no cuBLAS path for this dtype");
+    }
+    /* row-major out = a b is column-major out^T = b^T a^T: cuBLAS's A is b (m x k), its B is a */
+    const int64_t chunk = 65535;
+    for (int64_t b0 = 0; b0 < batches; b0 += chunk) {
+        int64_t cnt = batches - b0 < chunk ? batches - b0 : chunk;
+        cublasStatus_t st = cublasGemmStridedBatchedEx_64(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, g.m, n, g.k, alpha,
+                                                          pb + b0 * sb * esz, dt, ldb, sb, pa + b0 * sa * esz, dt, lda, sa, beta,
+                                                          o + b0 * n * g.m * esz, dt, g.m, n * g.m, cnt, ct, CUBLAS_GEMM_DEFAULT);
+        if (st != CUBLAS_STATUS_SUCCESS) return tensor__cuda_fail_blas(c, "cublasGemmStridedBatchedEx", st);
+    }
+    return 0;
+}
+
+static int tensor__cuda_matmul(tensor__dev_call *c) {
+    if (c->n_in != 2) return tensor__cuda_fail(c, "matmul: expected 2 inputs, got %d", c->n_in);
+    const tensor__dev_operand &a = c->in[0], &b = c->in[1], &out = c->out;
+    if (!tensor__cuda_operand_ok(c, a, "input") || a.by_value || !tensor__cuda_operand_ok(c, b, "input") || b.by_value ||
+        !tensor__cuda_operand_ok(c, out, "output") || out.by_value)
+        return 1;
+    if (a.ndim < 1 || b.ndim < 1 || a.dtype != b.dtype || out.dtype != a.dtype || a.dtype == TENSOR_BOOL)
+        return tensor__cuda_fail(c, "matmul: invalid operands");
+    tensor__cuda_mm g;
+    tensor__cuda_mm_geometry(a, b, out, &g);
+    if (tensor__cuda_numel(out) == 0) return 0;
+    if (g.k == 0) return tensor__cuda_fill_run(c, out, 0);
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    /* the result goes to out when it is dense, else to scratch and then through the copy kernel */
+    bool dense = true;
+    int64_t step = 1;
+    for (int d = out.ndim - 1; d >= 0; d--) {
+        if (out.shape[d] != 1 && out.strides[d] != step) dense = false;
+        step *= out.shape[d];
+    }
+    int esz = tensor__cuda_size(out.dtype);
+    tensor__cuda_scratch sc;
+    char *o = (char *)out.data;
+    if (!dense) {
+        if (!(sc.p[0] = tensor__cuda_alloc((size_t)step * (size_t)esz, c->error, sizeof c->error))) return 1;
+        o = (char *)sc.p[0];
+    }
+    if (tensor__cuda_is_float(a.dtype)) {
+        if (tensor__cuda_mm_blas(c, a, b, g, o)) return 1;
+    } else {
+        tensor__cuda_mm_int_args p;
+        p.g = g;
+        p.a = (const char *)a.data;
+        p.b = (const char *)b.data;
+        p.o = o;
+        p.ad = a.dtype;
+        p.bd = b.dtype;
+        p.od = out.dtype;
+        int64_t tn = (g.n + TENSOR__CUDA_MM_TILE - 1) / TENSOR__CUDA_MM_TILE, tm = (g.m + TENSOR__CUDA_MM_TILE - 1) / TENSOR__CUDA_MM_TILE;
+        dim3 grid((unsigned)(tm < 65535 ? tm : 65535), (unsigned)(tn < 65535 ? tn : 65535), (unsigned)(g.batches < 65535 ? g.batches : 65535));
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        tensor__cuda_mm_int_kernel<<<grid, dim3(TENSOR__CUDA_MM_TILE, TENSOR__CUDA_MM_TILE), 0, s>>>(p);
+        if (tensor__cuda_launch_check(c)) return 1;
+    }
+    if (dense) return 0;
+    tensor__dev_operand src = out;
+    src.data = o;
+    step = 1;
+    for (int d = out.ndim - 1; d >= 0; d--) { src.strides[d] = step; step *= out.shape[d]; }
+    return tensor__cuda_copy_run(c, out, src);
+}
+
 // >>cuda-register --------------------------------------------------------------------------------
 /* The kernel table, built at compile time: tensor__cuda_kernel_of<op>::k is NULL unless an op has
    a specialization below, and the table lists it for every op of TENSOR_OPS in enum order. */
@@ -1760,6 +2616,14 @@ TENSOR__CUDA_KERNEL(norm, &tensor__cuda_norm)
 TENSOR__CUDA_KERNEL(cumsum, &tensor__cuda_cumsum)
 TENSOR__CUDA_KERNEL(all, &tensor__cuda_allany)
 TENSOR__CUDA_KERNEL(any, &tensor__cuda_allany)
+TENSOR__CUDA_KERNEL(softmax, &tensor__cuda_softmax)
+TENSOR__CUDA_KERNEL(log_softmax, &tensor__cuda_log_softmax)
+TENSOR__CUDA_KERNEL(layer_norm, &tensor__cuda_layer_norm)
+TENSOR__CUDA_KERNEL(rms_norm, &tensor__cuda_rms_norm)
+TENSOR__CUDA_KERNEL(cross_entropy, &tensor__cuda_cross_entropy)
+TENSOR__CUDA_KERNEL(nll_loss, &tensor__cuda_nll_loss)
+TENSOR__CUDA_KERNEL(embedding, &tensor__cuda_embedding)
+TENSOR__CUDA_KERNEL(matmul, &tensor__cuda_matmul)
 
 #define TENSOR__CUDA_KERNEL_ROW(name, kind, impl, types, grad, params, doc) tensor__cuda_kernel_of<TENSOR_OP_##name>::k,
 static const tensor__dev_kernel tensor__cuda_kernels[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__CUDA_KERNEL_ROW)};
