@@ -566,8 +566,10 @@ TENSOR_API void        tensor_set_allow_tf32(bool allow); /* matmul/conv in TF32
    memory, copies, synchronization, and one kernel per op. A kernel sees plain descriptions of its
    operands (device pointers, shapes, strides in elements), never tensor.h's structs, and runs
    asynchronously on the calling thread's stream; it returns 0, or non-zero with a message in
-   error[]. tensor__register_device is not available under TENSOR_STATIC. */
-#define TENSOR__DEVICE_ABI 1
+   error[]. Every op reaches its kernel with the call record its CPU kernel reads, except cat, which
+   tensor.h runs as one copy_ per input. tensor__register_device is not available under
+   TENSOR_STATIC. */
+#define TENSOR__DEVICE_ABI 2
 typedef struct {
     void *data;                        /* the first element, in device memory; NULL for an absent operand,
                                           and for a CPU scalar passed by value */
@@ -589,6 +591,12 @@ typedef struct {
     int64_t ip[16];
     int n_dims;
     int dims[TENSOR_MAX_DIMS];
+    /* backward kernels only (backward_kernels below): the forward's record above (in[] its saved
+       inputs, p, ip, dims as its kernel got them; out absent, out2 the second output it kept, e.g.
+       dropout's mask), grad the gradient of its output (any layout), and grads[i] the gradient of
+       in[i] to write (contiguous, in[i]'s shape and dtype; data NULL where none is wanted) */
+    tensor__dev_operand grad;
+    tensor__dev_operand grads[4];
     char error[256];                   /* a failing kernel's message */
 } tensor__dev_call;
 typedef int (*tensor__dev_kernel)(tensor__dev_call *c);
@@ -629,6 +637,10 @@ typedef struct tensor__device {
     void (*empty_cache)(void);         /* gives cached device memory back */
     void (*set_allow_tf32)(bool allow);
     int (*optim_step)(tensor__dev_optim *s); /* tensor_optim_step of the device's parameters; 0 ok */
+    /* op_count entries: an op's fused backward, which tensor_backward runs when it builds no graph
+       (no create_graph); NULL: the derivative of tensor_autograd.h, composed of ops. The whole
+       table may be NULL. */
+    const tensor__dev_kernel *backward_kernels;
 } tensor__device;
 TENSOR_API void tensor__register_device(const tensor__device *d);
 #ifdef TENSOR_TEST_HOOKS
@@ -4998,6 +5010,8 @@ static int tensor__device_kernel(tensor__call *c) {
     if (!rc) {
         tensor__dev_operand_of(&dc.out, c->out);
         tensor__dev_operand_of(&dc.out2, c->out2);
+        tensor__dev_operand_of(&dc.grad, NULL);
+        for (int i = 0; i < TENSOR__MAX_INPUTS; i++) tensor__dev_operand_of(&dc.grads[i], NULL);
         dc.compute = c->compute;
         memcpy(dc.p, c->p, sizeof dc.p);
         memcpy(dc.ip, c->ip, sizeof dc.ip);
@@ -5013,11 +5027,40 @@ static int tensor__device_kernel(tensor__call *c) {
     for (int i = 0; i < TENSOR__MAX_INPUTS; i++) tensor_free(moved[i]);
     return rc;
 }
+/* cat on a device: one copy_ of each input into its slab of the output (the inputs are more than
+   a call record holds). */
+static void tensor__window(tensor *w, const tensor *t); /* >>shapes */
+static void tensor__call_init(tensor__call *c, tensor_op op);
+static bool tensor__cat_skipped(const tensor *t);
+static int tensor__device_cat(tensor__call *c) {
+    int n = (int)c->ip[0], dim = (int)c->ip[2];
+    tensor *const *ts = (tensor *const *)(uintptr_t)c->ip[1];
+    int64_t at = 0;
+    if (tensor__numel_of(c->out->ndim, c->out->shape) == 0) return 0;
+    for (int i = 0; i < n; i++) {
+        if ((tensor__cat_skipped(ts[i]) && c->out->ndim != 1) || ts[i]->shape[dim] == 0) continue;
+        tensor slab;
+        tensor__window(&slab, c->out);
+        slab.shape[dim] = ts[i]->shape[dim];
+        slab.offset += at * slab.strides[dim];
+        at += ts[i]->shape[dim];
+        tensor__call cp;
+        tensor__call_init(&cp, TENSOR_OP_copy_);
+        cp.fn = c->fn;
+        cp.n_in = 2;
+        cp.in[0] = cp.out = &slab;
+        cp.in[1] = ts[i];
+        if (tensor__device_kernel(&cp)) return 1;
+    }
+    return 0;
+}
+
 static int tensor__cpu_to_device(tensor__call *c); /* >>create: copies between any two devices */
 static void tensor__device_fill_column(tensor_device dev) {
     const tensor__device *d = tensor__devices[dev];
     for (int op = 0; op < TENSOR_OP_COUNT; op++) tensor__kernels[op][dev] = d->kernels[op] ? tensor__device_kernel : NULL;
     tensor__kernels[TENSOR_OP_to_device][dev] = tensor__cpu_to_device;
+    tensor__kernels[TENSOR_OP_cat][dev] = d->kernels[TENSOR_OP_copy_] ? tensor__device_cat : NULL;
 }
 
 /* true: kernels that have an optimized path take their plain reference path instead, so tests can
@@ -13645,6 +13688,47 @@ static bool tensor__node_push(tensor__node_list *l, tensor__node *n) {
    epoch, so a node that both reach (a shared weight's accumulator) is never taken as visited. */
 static int64_t tensor__epoch;
 
+/* A device's fused backward of node n (tensor__device.backward_kernels), when its inputs live on a
+   device that has one and no graph is being built: grads[i] made on the device for the inputs that
+   need one. 1 done, 0 none (the derivative composes ops), -1 error. */
+static int tensor__device_backward(const char *fn, tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__no_grad || n->n_in > TENSOR__MAX_INPUTS || g->storage->device == TENSOR_CPU) return 0;
+    tensor_device dev = g->storage->device;
+    const tensor__device *d = tensor__devices[dev];
+    tensor__dev_kernel k = d->backward_kernels ? d->backward_kernels[n->op] : NULL;
+    if (!k) return 0;
+    for (int i = 0; i < n->n_in; i++)
+        if (n->saved[i] && n->saved[i]->storage->device != dev) return 0;
+    tensor__dev_call dc;
+    memset(&dc, 0, sizeof dc);
+    dc.op = (tensor_op)n->op;
+    dc.n_in = n->n_in;
+    memcpy(dc.p, n->p, sizeof dc.p);
+    memcpy(dc.ip, n->ip, sizeof dc.ip);
+    dc.n_dims = n->n_dims;
+    memcpy(dc.dims, n->dims, sizeof dc.dims);
+    tensor__dev_operand_of(&dc.out2, n->extra);
+    tensor__dev_operand_of(&dc.grad, g);
+    dc.compute = g->dtype;
+    int rc = 1;
+    for (int i = 0; i < n->n_in && rc == 1; i++) {
+        tensor *x = n->saved[i];
+        tensor__dev_operand_of(&dc.in[i], x);
+        grads[i] = NULL;
+        if (!x || !n->next[i] || !tensor__is_float(x->dtype)) continue;
+        if (!(grads[i] = tensor__new(fn, x->ndim, x->shape, x->dtype, dev))) rc = -1;
+        else tensor__dev_operand_of(&dc.grads[i], grads[i]);
+    }
+    if (rc == 1 && k(&dc)) {
+        dc.error[sizeof dc.error - 1] = 0;
+        tensor__fail(fn, "%s", dc.error[0] ? dc.error : "the device's backward kernel failed");
+        rc = -1;
+    }
+    if (rc < 0)
+        for (int i = 0; i < n->n_in; i++) { tensor_free(grads[i]); grads[i] = NULL; }
+    return rc;
+}
+
 /* The engine. Runs the graph above the roots once in reverse topological order (dependency
    counting, no recursion). accumulate: leaves' .grad += their gradient (tensor_backward);
    otherwise the gradients reaching the nodes of `wanted` are returned in got[] (autograd_grad).
@@ -13735,7 +13819,8 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
                 rc = -1;
                 goto done;
             }
-            int drc = tensor__derivatives[n->op](n, g, grads);
+            int fused = tensor__device_backward(fn, n, g, grads);
+            int drc = fused ? fused < 0 : tensor__derivatives[n->op](n, g, grads);
             for (int i = 0; i < n->n_in; i++) {
                 if (!n->next[i] || !grads[i]) {
                     /* an input that needs a gradient and got none: the derivative failed without saying so */

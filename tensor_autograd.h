@@ -360,6 +360,47 @@ static bool tensor__node_push(tensor__node_list *l, tensor__node *n) {
    epoch, so a node that both reach (a shared weight's accumulator) is never taken as visited. */
 static int64_t tensor__epoch;
 
+/* A device's fused backward of node n (tensor__device.backward_kernels), when its inputs live on a
+   device that has one and no graph is being built: grads[i] made on the device for the inputs that
+   need one. 1 done, 0 none (the derivative composes ops), -1 error. */
+static int tensor__device_backward(const char *fn, tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__no_grad || n->n_in > TENSOR__MAX_INPUTS || g->storage->device == TENSOR_CPU) return 0;
+    tensor_device dev = g->storage->device;
+    const tensor__device *d = tensor__devices[dev];
+    tensor__dev_kernel k = d->backward_kernels ? d->backward_kernels[n->op] : NULL;
+    if (!k) return 0;
+    for (int i = 0; i < n->n_in; i++)
+        if (n->saved[i] && n->saved[i]->storage->device != dev) return 0;
+    tensor__dev_call dc;
+    memset(&dc, 0, sizeof dc);
+    dc.op = (tensor_op)n->op;
+    dc.n_in = n->n_in;
+    memcpy(dc.p, n->p, sizeof dc.p);
+    memcpy(dc.ip, n->ip, sizeof dc.ip);
+    dc.n_dims = n->n_dims;
+    memcpy(dc.dims, n->dims, sizeof dc.dims);
+    tensor__dev_operand_of(&dc.out2, n->extra);
+    tensor__dev_operand_of(&dc.grad, g);
+    dc.compute = g->dtype;
+    int rc = 1;
+    for (int i = 0; i < n->n_in && rc == 1; i++) {
+        tensor *x = n->saved[i];
+        tensor__dev_operand_of(&dc.in[i], x);
+        grads[i] = NULL;
+        if (!x || !n->next[i] || !tensor__is_float(x->dtype)) continue;
+        if (!(grads[i] = tensor__new(fn, x->ndim, x->shape, x->dtype, dev))) rc = -1;
+        else tensor__dev_operand_of(&dc.grads[i], grads[i]);
+    }
+    if (rc == 1 && k(&dc)) {
+        dc.error[sizeof dc.error - 1] = 0;
+        tensor__fail(fn, "%s", dc.error[0] ? dc.error : "the device's backward kernel failed");
+        rc = -1;
+    }
+    if (rc < 0)
+        for (int i = 0; i < n->n_in; i++) { tensor_free(grads[i]); grads[i] = NULL; }
+    return rc;
+}
+
 /* The engine. Runs the graph above the roots once in reverse topological order (dependency
    counting, no recursion). accumulate: leaves' .grad += their gradient (tensor_backward);
    otherwise the gradients reaching the nodes of `wanted` are returned in got[] (autograd_grad).
@@ -450,7 +491,8 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
                 rc = -1;
                 goto done;
             }
-            int drc = tensor__derivatives[n->op](n, g, grads);
+            int fused = tensor__device_backward(fn, n, g, grads);
+            int drc = fused ? fused < 0 : tensor__derivatives[n->op](n, g, grads);
             for (int i = 0; i < n->n_in; i++) {
                 if (!n->next[i] || !grads[i]) {
                     /* an input that needs a gradient and got none: the derivative failed without saying so */

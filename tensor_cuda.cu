@@ -2643,6 +2643,7 @@ static const tensor__device tensor__cuda_device = {
     tensor__cuda_empty_cache,
     tensor__cuda_set_allow_tf32,
     tensor__cuda_optim_step,
+    nullptr, /* backward_kernels: none yet (the derivatives compose ops) */
 };
 
 /* Registration before main: linking this object is all a program does to get the device. The

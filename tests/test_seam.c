@@ -170,6 +170,50 @@ static int seam_optim_step(tensor__dev_optim *s) {
     return 0;
 }
 
+/* softmax over the last dim (ip[0]) of a contiguous input: forward, and its fused backward
+   gx = y (g - sum(g y)) with y recomputed, as the CPU's fused kernel does */
+static int seam_softmax_rows(const tensor__dev_operand *x, int64_t *rows, int64_t *n) {
+    if (x->ndim < 1) return 1;
+    *n = x->shape[x->ndim - 1];
+    *rows = *n ? seam_numel(x) / *n : 0;
+    for (int d = x->ndim - 1, st = 1; d >= 0; st *= (int)x->shape[d], d--) if (x->strides[d] != st && x->shape[d] != 1) return 1;
+    return 0;
+}
+static void seam_softmax_row(const tensor__dev_operand *x, int64_t r, int64_t n, double *y) {
+    double m = -INFINITY, sum = 0;
+    for (int64_t j = 0; j < n; j++) { y[j] = test_load_f64(seam_elem(x, x, r * n + j), x->dtype); m = y[j] > m ? y[j] : m; }
+    for (int64_t j = 0; j < n; j++) sum += (y[j] = exp(y[j] - m));
+    for (int64_t j = 0; j < n; j++) y[j] /= sum;
+}
+static int seam_k_softmax(tensor__dev_call *c) {
+    int64_t rows, n;
+    if (c->ip[0] != c->in[0].ndim - 1 || seam_softmax_rows(&c->in[0], &rows, &n)) { snprintf(c->error, sizeof c->error, "seam softmax: last dim of a contiguous input only"); return 1; }
+    double *y = (double *)malloc(sizeof(double) * (size_t)(n ? n : 1));
+    for (int64_t r = 0; r < rows; r++) {
+        seam_softmax_row(&c->in[0], r, n, y);
+        for (int64_t j = 0; j < n; j++) test_store_f64(seam_elem(&c->out, &c->out, r * n + j), c->out.dtype, y[j]);
+    }
+    free(y);
+    return 0;
+}
+static int seam_backward_calls;
+static int seam_kb_softmax(tensor__dev_call *c) {
+    int64_t rows, n;
+    seam_backward_calls++;
+    if (seam_softmax_rows(&c->in[0], &rows, &n) || !c->grads[0].data) { snprintf(c->error, sizeof c->error, "seam softmax backward: bad record"); return 1; }
+    double *y = (double *)malloc(sizeof(double) * (size_t)(n ? n : 1));
+    for (int64_t r = 0; r < rows; r++) {
+        seam_softmax_row(&c->in[0], r, n, y);
+        double dot = 0;
+        for (int64_t j = 0; j < n; j++) dot += y[j] * test_load_f64(seam_elem(&c->grad, &c->in[0], r * n + j), c->grad.dtype);
+        for (int64_t j = 0; j < n; j++)
+            test_store_f64(seam_elem(&c->grads[0], &c->grads[0], r * n + j), c->grads[0].dtype, y[j] * (test_load_f64(seam_elem(&c->grad, &c->in[0], r * n + j), c->grad.dtype) - dot));
+    }
+    free(y);
+    return 0;
+}
+static tensor__dev_kernel seam_backward[TENSOR_OP_COUNT];
+
 static const char *seam_names[TENSOR_OP_COUNT];
 static tensor__dev_kernel seam_kernels[TENSOR_OP_COUNT];
 static tensor__device seam_device;
@@ -190,8 +234,10 @@ static void seam_install(void) {
     seam_kernels[TENSOR_OP_zero_] = seam_k_zero_;
     seam_kernels[TENSOR_OP_mul_scalar_] = seam_k_mul_scalar_;
     seam_kernels[TENSOR_OP_sum_all] = seam_k_sum_all;
+    seam_kernels[TENSOR_OP_softmax] = seam_k_softmax;
+    seam_backward[TENSOR_OP_softmax] = seam_kb_softmax;
     tensor__device d = {TENSOR__DEVICE_ABI, TENSOR_CUDA, TENSOR_OP_COUNT, seam_names, seam_kernels, seam_device_count, seam_info,
-                        seam_alloc, seam_free, seam_copy, seam_synchronize, NULL, seam_set_allow_tf32, seam_optim_step};
+                        seam_alloc, seam_free, seam_copy, seam_synchronize, NULL, seam_set_allow_tf32, seam_optim_step, seam_backward};
     seam_device = d;
     seam_limit = SIZE_MAX;
     seam_count = 1;
@@ -447,6 +493,39 @@ TEST(seam_optimizer_steps_on_the_device) {
     double nh = tensor_clip_grad_norm(1, &hp, 1.0), nd = tensor_clip_grad_norm(1, &dp, 1.0);
     CHECK_NEAR(nd, nh, 1e-12, 1e-6);
     device_check_same("clipped gradient", tensor_grad(dp), tensor_grad(hp));
+    tensor_scope_end();
+    seam_uninstall();
+}
+
+/* A device's fused backward: tensor_backward runs it (one call) when no graph is being built, and
+   the result equals the CPU's; cat runs as the device's copy_ into each slab. */
+TEST(seam_fused_backward_and_cat) {
+    seam_install();
+    tensor_scope_begin();
+    tensor *x = tensor_reshape(tensor_linspace(-3, 2, 12, TENSOR_F64), TENSOR_SHAPE(3, 4));
+    tensor *g = tensor_reshape(tensor_linspace(1, -1, 12, TENSOR_F64), TENSOR_SHAPE(3, 4));
+    tensor *hx = tensor_set_requires_grad(tensor_clone(x), true), *dx = tensor_set_requires_grad(device_cuda(x), true);
+    device_check_same("softmax", tensor_softmax(dx, 1), tensor_softmax(hx, 1));
+    int calls = seam_backward_calls;
+    CHECK(tensor_backward_with(tensor_softmax(hx, 1), g) == 0);
+    CHECK(tensor_backward_with(tensor_softmax(dx, 1), device_cuda(g)) == 0);
+    CHECK(seam_backward_calls == calls + 1);
+    device_check_same("softmax backward", tensor_grad(dx), tensor_grad(hx));
+    /* with create_graph the derivative composes ops, which need kernels this device lacks: an error, not a crash */
+    tensor *gx = NULL;
+    tensor *out = tensor_softmax(dx, 1);
+    CHECK(tensor_autograd_grad(1, &out, (tensor *[]){device_cuda(g)}, 1, &dx, &gx, true) != 0 && gx == NULL);
+    CHECK(tensor_last_error() && strstr(tensor_last_error(), "has no kernel on cuda"));
+    tensor_clear_error();
+    CHECK(seam_backward_calls == calls + 1);
+    /* cat of six device tensors (more than a call record holds), with an empty one and a strided one */
+    tensor *parts[6], *hparts[6];
+    for (int i = 0; i < 6; i++) {
+        hparts[i] = i == 2 ? tensor_zeros(TENSOR_SHAPE(3, 0), TENSOR_F32) : tensor_to_dtype(tensor_add_scalar(i == 4 ? tensor_transpose(tensor_reshape(x, TENSOR_SHAPE(4, 3)), 0, 1) : x, i), TENSOR_F32);
+        parts[i] = device_cuda(hparts[i]);
+    }
+    device_check_same("cat", tensor_cat(6, parts, 1), tensor_cat(6, hparts, 1));
+    device_check_same("cat dim 0", tensor_cat(3, parts + 3, 0), tensor_cat(3, hparts + 3, 0));
     tensor_scope_end();
     seam_uninstall();
 }

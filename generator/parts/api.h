@@ -204,8 +204,10 @@ TENSOR_API void        tensor_set_allow_tf32(bool allow); /* matmul/conv in TF32
    memory, copies, synchronization, and one kernel per op. A kernel sees plain descriptions of its
    operands (device pointers, shapes, strides in elements), never tensor.h's structs, and runs
    asynchronously on the calling thread's stream; it returns 0, or non-zero with a message in
-   error[]. tensor__register_device is not available under TENSOR_STATIC. */
-#define TENSOR__DEVICE_ABI 1
+   error[]. Every op reaches its kernel with the call record its CPU kernel reads, except cat, which
+   tensor.h runs as one copy_ per input. tensor__register_device is not available under
+   TENSOR_STATIC. */
+#define TENSOR__DEVICE_ABI 2
 typedef struct {
     void *data;                        /* the first element, in device memory; NULL for an absent operand,
                                           and for a CPU scalar passed by value */
@@ -227,6 +229,12 @@ typedef struct {
     int64_t ip[16];
     int n_dims;
     int dims[TENSOR_MAX_DIMS];
+    /* backward kernels only (backward_kernels below): the forward's record above (in[] its saved
+       inputs, p, ip, dims as its kernel got them; out absent, out2 the second output it kept, e.g.
+       dropout's mask), grad the gradient of its output (any layout), and grads[i] the gradient of
+       in[i] to write (contiguous, in[i]'s shape and dtype; data NULL where none is wanted) */
+    tensor__dev_operand grad;
+    tensor__dev_operand grads[4];
     char error[256];                   /* a failing kernel's message */
 } tensor__dev_call;
 typedef int (*tensor__dev_kernel)(tensor__dev_call *c);
@@ -267,6 +275,10 @@ typedef struct tensor__device {
     void (*empty_cache)(void);         /* gives cached device memory back */
     void (*set_allow_tf32)(bool allow);
     int (*optim_step)(tensor__dev_optim *s); /* tensor_optim_step of the device's parameters; 0 ok */
+    /* op_count entries: an op's fused backward, which tensor_backward runs when it builds no graph
+       (no create_graph); NULL: the derivative of tensor_autograd.h, composed of ops. The whole
+       table may be NULL. */
+    const tensor__dev_kernel *backward_kernels;
 } tensor__device;
 TENSOR_API void tensor__register_device(const tensor__device *d);
 #ifdef TENSOR_TEST_HOOKS
