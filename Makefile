@@ -13,7 +13,7 @@ FUZZ_HEADERS = tests/fuzz/fuzz_main.h tests/fuzz/replay.h
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 EXAMPLES = $(patsubst %.c,%,$(wildcard examples/*.c))
 
-.PHONY: all test test-asan test-tsan test-neon test-sleef test-cuda check-amalgamation examples bench fuzz fuzz-files clean
+.PHONY: all test test-asan test-tsan test-neon test-sleef test-cuda check-amalgamation examples bench bench-cuda fuzz fuzz-files clean
 all: tensor.h examples
 
 generator/gen: generator/gen.c
@@ -198,6 +198,11 @@ $(BUILD)/bench: bench/bench.c tensor.h
 	$(CC) -O2 $(WARN) -I. -DBENCH_CC='"$(CC)"' $(if $(BENCH_SLEEF),-DBENCH_SLEEF) bench/bench.c -o $@ -lopenblas -lmvec $(if $(BENCH_SLEEF),-lsleef) $(LDLIBS)
 bench: $(BUILD)/bench
 	$(BUILD)/bench
+# The CUDA benchmark (bench/bench_cuda.c, against cuBLAS and cudaMemcpy) on a machine with a GPU.
+$(BUILD)/bench_cuda: bench/bench_cuda.c tensor.h $(BUILD)/cuda/tensor_cuda.o
+	$(CC) -O2 $(WARN) -I. -I$(CUDA_HOME)/include bench/bench_cuda.c $(BUILD)/cuda/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS)
+bench-cuda: $(if $(HAVE_CUDA_TU),$(BUILD)/bench_cuda)
+	@$(if $(HAVE_CUDA_TU),$(BUILD)/bench_cuda && { /usr/bin/python3 bench/compare_torch_cuda.py || true; },echo "skipped: bench-cuda (no nvcc: install the CUDA toolkit)")
 
 clean:
 	rm -rf build generator/gen $(EXAMPLES)

@@ -4,6 +4,14 @@
 #define DEVICE_SWEEP_H
 #include "test.h"
 
+/* The device under test. tests/cuda/test_cuda.c built with -DDEVICE_SELF_CHECK runs its cases with
+   the CPU in that role, to check the suite itself where no GPU is at hand. */
+#ifdef DEVICE_SELF_CHECK
+#define DEVICE_UNDER_TEST TENSOR_CPU
+#else
+#define DEVICE_UNDER_TEST TENSOR_CUDA
+#endif
+
 /* t's values on the CPU (any device), row-major, as doubles (caller frees). */
 static double *device_values(tensor *t) {
     tensor *c = tensor_to_device(t, TENSOR_CPU);
@@ -18,7 +26,7 @@ static bool device_float(tensor_dtype d) { return d == TENSOR_F32 || d == TENSOR
 static void device_check_same(const char *what, tensor *a, tensor *b) {
     CHECK_MSG(a && b, "%s: missing result (%s)", what, tensor_last_error() ? tensor_last_error() : "no error");
     if (!a || !b) return;
-    CHECK_MSG(tensor_get_device(a) == TENSOR_CUDA, "%s: the result is not on the device", what);
+    CHECK_MSG(tensor_get_device(a) == DEVICE_UNDER_TEST, "%s: the result is not on the device", what);
     CHECK_MSG(tensor_get_dtype(a) == tensor_get_dtype(b) && tensor_ndim(a) == tensor_ndim(b) && tensor_numel(a) == tensor_numel(b),
               "%s: dtype or shape differ", what);
     if (tensor_numel(a) != tensor_numel(b)) return;
@@ -34,7 +42,7 @@ static void device_check_same(const char *what, tensor *a, tensor *b) {
     free(x);
     free(y);
 }
-static tensor *device_cuda(tensor *t) { return tensor_to_device(t, TENSOR_CUDA); }
+static tensor *device_cuda(tensor *t) { return tensor_to_device(t, DEVICE_UNDER_TEST); }
 
 static tensor *device_call(tensor_op op, tensor *a, tensor *b) {
     switch (op) {

@@ -3,10 +3,14 @@
    the ones missing and fails while any is. */
 #include "../device_sweep.h"
 
+#ifdef DEVICE_SELF_CHECK
+#define NEED_GPU() do { } while (0)
+#else
 #define NEED_GPU() do { if (!tensor_cuda_available()) { test_skip("no CUDA device"); return; } } while (0)
+#endif
 
 TEST(cuda_every_registry_op_has_a_kernel) {
-    NEED_GPU();
+    if (!tensor_cuda_available()) { test_skip("no CUDA device"); return; }
     char missing[4096] = "";
     int n = 0;
     for (int op = 0; op < TENSOR_OP_COUNT; op++)
@@ -31,7 +35,7 @@ TEST(cuda_transfers_every_dtype_and_layout) {
         tensor *views[4] = {b, tensor_transpose(b, 0, 2), tensor_slice(b, 2, 1, 60, 3), tensor_expand(tensor_slice(b, 0, 0, 1, 1), TENSOR_SHAPE(5, 64, 64))};
         for (int v = 0; v < 4; v++) {
             tensor *d = device_cuda(views[v]);
-            CHECK(d && tensor_get_device(d) == TENSOR_CUDA);
+            CHECK(d && tensor_get_device(d) == DEVICE_UNDER_TEST);
             tensor *h = tensor_to_device(tensor_transpose(d, 0, 1), TENSOR_CPU);
             CHECK(h && test_same_bits(h, tensor_transpose(views[v], 0, 1)));
         }
@@ -52,7 +56,7 @@ TEST(cuda_allocator_under_churn) {
         tensor_free(keep[slot]);
         keep[slot] = NULL;
         tensor *h = tensor_full(1, &n, (double)slot, TENSOR_F32);
-        keep[slot] = tensor_to_device(h, TENSOR_CUDA);
+        keep[slot] = device_cuda(h);
         tensor_free(h);
         CHECK(keep[slot]);
         if (round % 97 == 0) tensor_empty_cache();
@@ -68,7 +72,9 @@ TEST(cuda_allocator_under_churn) {
         tensor_free(h);
         tensor_free(keep[i]);
     }
+#ifndef DEVICE_SELF_CHECK
     CHECK(tensor_cuda_synchronize() == 0);
+#endif
 }
 
 TEST(cuda_errors) {
@@ -76,21 +82,29 @@ TEST(cuda_errors) {
     tensor_scope_begin();
     /* out of device memory: an error with the sizes, never an abort; the device still works after */
     tensor *huge = tensor_expand(tensor_zeros(TENSOR_SHAPE(1, 1), TENSOR_F32), TENSOR_SHAPE(1 << 20, 1 << 20)); /* 4 TiB once copied */
+#ifndef DEVICE_SELF_CHECK
     CHECK_BAD(tensor_to_device(huge, TENSOR_CUDA), "tensor_to_device");
     tensor_to_device(huge, TENSOR_CUDA);
     CHECK(tensor_last_error() && strstr(tensor_last_error(), "out of memory"));
     tensor_clear_error();
+#else
+    (void)huge;
+#endif
     tensor *x = tensor_arange(0, 10, 1, TENSOR_F32), *dx = device_cuda(x);
     device_check_same("after out of memory", tensor_mul(dx, dx), tensor_mul(x, x));
+#ifndef DEVICE_SELF_CHECK
     /* mixed devices, host pointers */
     CHECK_BAD(tensor_add(dx, x), "tensor_add");
     tensor_clear_error();
     CHECK(tensor_data_ptr(dx) == NULL && tensor_last_error() && strstr(tensor_last_error(), "on cuda"));
     tensor_clear_error();
+#endif
     /* integer division by zero is reported by the op */
     tensor *di = device_cuda(tensor_arange(0, 4, 1, TENSOR_I64));
     CHECK_BAD(tensor_fmod(di, device_cuda(tensor_zeros(TENSOR_SHAPE(4), TENSOR_I64))), "tensor_fmod");
+#ifndef DEVICE_SELF_CHECK
     CHECK(tensor_cuda_synchronize() == 0);
+#endif
     tensor_scope_end();
 }
 
@@ -103,7 +117,208 @@ TEST(cuda_autograd_elementwise) {
     tensor *g = tensor_full(TENSOR_SHAPE(20, 30), 0.5, TENSOR_F64);
     CHECK(tensor_backward_with(tensor_mul(tensor_tanh(tensor_mul(w, w)), tensor_sigmoid(w)), g) == 0);
     CHECK(tensor_backward_with(tensor_mul(tensor_tanh(tensor_mul(dw, dw)), tensor_sigmoid(dw)), device_cuda(g)) == 0);
-    CHECK(tensor_grad(dw) && tensor_get_device(tensor_grad(dw)) == TENSOR_CUDA);
+    CHECK(tensor_grad(dw) && tensor_get_device(tensor_grad(dw)) == DEVICE_UNDER_TEST);
     device_check_same("grad", tensor_grad(dw), tensor_grad(w));
+    tensor_scope_end();
+}
+
+/* ---- every op family on the device against the CPU: forward, and the gradient of every floating
+   input for a fixed output gradient (through the device's fused backward where it has one) ---- */
+typedef tensor *(*case_fn)(tensor *const *in);
+/* Runs f on the CPU inputs and on their device copies; float inputs require grad on both sides. */
+static void cuda_case(const char *what, int n, tensor *const *cpu, case_fn f, double tol) {
+    tensor_scope_begin();
+    tensor *h[6], *d[6];
+    for (int i = 0; i < n; i++) {
+        bool fl = device_float(tensor_get_dtype(cpu[i]));
+        h[i] = fl ? tensor_set_requires_grad(tensor_clone(cpu[i]), true) : cpu[i];
+        d[i] = device_cuda(cpu[i]);
+        if (fl && d[i]) d[i] = tensor_set_requires_grad(d[i], true);
+    }
+    tensor *want = f(h), *got = f(d);
+    device_check_same(what, got, want);
+    if (want && got && tensor_requires_grad(want) && device_float(tensor_get_dtype(want))) {
+        tensor *g = tensor_sin(tensor_reshape(tensor_arange(0, (double)tensor_numel(want), 1, tensor_get_dtype(want)), tensor_ndim(want), tensor_shape(want)));
+        CHECK_MSG(tensor_backward_with(want, g) == 0, "%s: CPU backward: %s", what, tensor_last_error());
+        CHECK_MSG(tensor_backward_with(got, device_cuda(g)) == 0, "%s: device backward: %s", what, tensor_last_error() ? tensor_last_error() : "");
+        for (int i = 0; i < n; i++) {
+            if (!device_float(tensor_get_dtype(cpu[i]))) continue;
+            char gw[128];
+            snprintf(gw, sizeof gw, "%s: gradient of input %d", what, i);
+            if (tensor_grad(h[i])) device_check_same(gw, tensor_grad(d[i]), tensor_grad(h[i]));
+        }
+    }
+    (void)tol;
+    tensor_clear_error();
+    tensor_scope_end();
+}
+static tensor *rnd(tensor_dtype dt, int nd, const int64_t *shape, uint64_t seed) { /* values in [-2, 2], reproducible */
+    tensor_manual_seed(seed);
+    return tensor_to_dtype(tensor_add_scalar(tensor_mul_scalar(tensor_rand(nd, shape, TENSOR_F64), 4), -2), dt);
+}
+#define IN(...) ((tensor *const[]){__VA_ARGS__})
+
+static tensor *c_sum(tensor *const *a) { return tensor_sum(a[0], 1, false); }
+static tensor *c_sum_dims(tensor *const *a) { return tensor_sum_dims(a[0], 2, (const int[]){0, 2}, true); }
+static tensor *c_mean_all(tensor *const *a) { return tensor_mean_all(a[0]); }
+static tensor *c_prod(tensor *const *a) { return tensor_prod(a[0], 2, false); }
+static tensor *c_max(tensor *const *a) { return tensor_max(a[0], 0, true); }
+static tensor *c_argmin(tensor *const *a) { return tensor_argmin(a[0], 2, false); }
+static tensor *c_var(tensor *const *a) { return tensor_var(a[0], 1, 1, false); }
+static tensor *c_std(tensor *const *a) { return tensor_std(a[0], 2, 0, true); }
+static tensor *c_lse(tensor *const *a) { return tensor_logsumexp(a[0], 2, false); }
+static tensor *c_norm(tensor *const *a) { return tensor_norm(a[0], 3, 1, false); }
+static tensor *c_cumsum(tensor *const *a) { return tensor_cumsum(a[0], 1); }
+static tensor *c_any(tensor *const *a) { return tensor_any(a[0]); }
+static tensor *c_matmul(tensor *const *a) { return tensor_matmul(a[0], a[1]); }
+static tensor *c_matmul_t(tensor *const *a) { return tensor_matmul(tensor_transpose(a[0], -1, -2), a[1]); }
+static tensor *c_linear(tensor *const *a) { return tensor_linear(a[0], a[1], a[2]); }
+static tensor *c_softmax0(tensor *const *a) { return tensor_softmax(a[0], 0); }
+static tensor *c_log_softmax(tensor *const *a) { return tensor_log_softmax(a[0], -1); }
+static tensor *c_layer_norm(tensor *const *a) { return tensor_layer_norm(a[0], a[1], a[2], 1e-5); }
+static tensor *c_rms_norm(tensor *const *a) { return tensor_rms_norm(a[0], a[1], 1e-6); }
+static tensor *c_ce(tensor *const *a) { return tensor_cross_entropy(a[0], a[1]); }
+static tensor *c_nll(tensor *const *a) { return tensor_nll_loss(tensor_log_softmax(a[0], 1), a[1]); }
+static tensor *c_embedding(tensor *const *a) { return tensor_embedding(a[0], a[1]); }
+static tensor *c_cat(tensor *const *a) { return tensor_cat(3, a, 1); }
+static tensor *c_flip(tensor *const *a) { return tensor_flip(a[0], 1); }
+static tensor *c_repeat(tensor *const *a) { return tensor_repeat(a[0], 3, (const int64_t[]){2, 1, 3}); }
+static tensor *c_pad(tensor *const *a) { return tensor_pad(a[0], 4, (const int64_t[]){1, 2, 0, 1}, 0.5); }
+static tensor *c_tril(tensor *const *a) { return tensor_tril(a[0], -1); }
+static tensor *c_gather(tensor *const *a) { return tensor_gather(a[0], 1, a[1]); }
+static tensor *c_scatter_add(tensor *const *a) { return tensor_scatter_add(a[0], 1, a[1], a[2]); }
+static tensor *c_index_select(tensor *const *a) { return tensor_index_select(a[0], 0, a[1]); }
+static tensor *c_masked_fill(tensor *const *a) { return tensor_masked_fill(a[0], a[1], -7); }
+static tensor *c_conv2d(tensor *const *a) { return tensor_conv2d(a[0], a[1], a[2], 2, 1, 1, 2); }
+static tensor *c_conv1d(tensor *const *a) { return tensor_conv1d(a[0], a[1], a[2], 1, 2, 2, 1); }
+static tensor *c_max_pool(tensor *const *a) { return tensor_max_pool2d(a[0], 3, 2, 1); }
+static tensor *c_avg_pool(tensor *const *a) { return tensor_avg_pool2d(a[0], 2, 2, 0); }
+
+TEST(cuda_reductions_match_the_cpu) {
+    NEED_GPU();
+    for (int dt = 0; dt < 2; dt++) { /* f32, f64 */
+        tensor_dtype t = dt ? TENSOR_F64 : TENSOR_F32;
+        tensor *x = rnd(t, 3, (const int64_t[]){5, 67, 33}, 1), *xt = tensor_transpose(x, 0, 2);
+        static const case_fn fs[] = {c_sum, c_sum_dims, c_mean_all, c_prod, c_max, c_argmin, c_var, c_std, c_lse, c_norm, c_cumsum, c_any};
+        static const char *const names[] = {"sum", "sum_dims", "mean_all", "prod", "max", "argmin", "var", "std", "logsumexp", "norm", "cumsum", "any"};
+        for (int k = 0; k < 12; k++) {
+            char what[64];
+            snprintf(what, sizeof what, "%s %s", names[k], tensor_dtype_name(t));
+            cuda_case(what, 1, IN(x), fs[k], 0);
+            snprintf(what, sizeof what, "%s %s transposed", names[k], tensor_dtype_name(t));
+            cuda_case(what, 1, IN(xt), fs[k], 0);
+        }
+        tensor_free(xt);
+        tensor_free(x);
+    }
+    tensor *xi = tensor_to_dtype(rnd(TENSOR_F64, 3, (const int64_t[]){4, 5, 6}, 2), TENSOR_I64);
+    cuda_case("sum i64", 1, IN(xi), c_sum, 0);
+    cuda_case("cumsum i64", 1, IN(xi), c_cumsum, 0);
+    cuda_case("argmin i64", 1, IN(xi), c_argmin, 0);
+    tensor_free(xi);
+}
+
+TEST(cuda_matmul_matches_the_cpu) {
+    NEED_GPU();
+    tensor_dtype dts[4] = {TENSOR_F32, TENSOR_F64, TENSOR_BF16, TENSOR_F16};
+    for (int k = 0; k < 4; k++) {
+        tensor_scope_begin();
+        tensor_dtype t = dts[k];
+        char what[64];
+        snprintf(what, sizeof what, "matmul %s batched broadcast", tensor_dtype_name(t));
+        cuda_case(what, 2, IN(rnd(t, 3, (const int64_t[]){3, 37, 29}, 3), rnd(t, 2, (const int64_t[]){29, 41}, 4)), c_matmul, 0);
+        snprintf(what, sizeof what, "matmul %s transposed", tensor_dtype_name(t));
+        cuda_case(what, 2, IN(rnd(t, 3, (const int64_t[]){2, 29, 37}, 5), rnd(t, 3, (const int64_t[]){2, 29, 41}, 6)), c_matmul_t, 0);
+        snprintf(what, sizeof what, "matmul %s vector", tensor_dtype_name(t));
+        cuda_case(what, 2, IN(rnd(t, 1, (const int64_t[]){29}, 7), rnd(t, 3, (const int64_t[]){4, 29, 5}, 8)), c_matmul, 0);
+        snprintf(what, sizeof what, "linear %s", tensor_dtype_name(t));
+        cuda_case(what, 3, IN(rnd(t, 2, (const int64_t[]){64, 100}, 9), rnd(t, 2, (const int64_t[]){30, 100}, 10), rnd(t, 1, (const int64_t[]){30}, 11)), c_linear, 0);
+        tensor_scope_end();
+    }
+    tensor_scope_begin();
+    cuda_case("matmul i64", 2, IN(tensor_to_dtype(rnd(TENSOR_F64, 2, (const int64_t[]){7, 9}, 12), TENSOR_I64), tensor_to_dtype(rnd(TENSOR_F64, 2, (const int64_t[]){9, 5}, 13), TENSOR_I64)), c_matmul, 0);
+    cuda_case("matmul k = 0", 2, IN(rnd(TENSOR_F32, 2, (const int64_t[]){3, 0}, 14), rnd(TENSOR_F32, 2, (const int64_t[]){0, 4}, 15)), c_matmul, 0);
+    tensor_scope_end();
+}
+
+TEST(cuda_nn_ops_match_the_cpu) {
+    NEED_GPU();
+    tensor_scope_begin();
+    tensor *x = rnd(TENSOR_F32, 3, (const int64_t[]){6, 7, 300}, 20);
+    cuda_case("softmax dim 0", 1, IN(x), c_softmax0, 0);
+    cuda_case("log_softmax", 1, IN(x), c_log_softmax, 0);
+    cuda_case("layer_norm", 3, IN(x, rnd(TENSOR_F32, 1, (const int64_t[]){300}, 21), rnd(TENSOR_F32, 1, (const int64_t[]){300}, 22)), c_layer_norm, 0);
+    cuda_case("rms_norm", 2, IN(x, rnd(TENSOR_F32, 1, (const int64_t[]){300}, 23)), c_rms_norm, 0);
+    tensor *logits = rnd(TENSOR_F32, 2, (const int64_t[]){32, 10}, 24);
+    tensor *targets = tensor_randint(0, 10, TENSOR_SHAPE(32), TENSOR_I64);
+    tensor_fill_(tensor_select(targets, 0, 3), -100); /* ignore_index */
+    cuda_case("cross_entropy", 2, IN(logits, targets), c_ce, 0);
+    cuda_case("cross_entropy probabilities", 2, IN(logits, tensor_softmax(rnd(TENSOR_F32, 2, (const int64_t[]){32, 10}, 25), 1)), c_ce, 0);
+    cuda_case("nll_loss", 2, IN(logits, targets), c_nll, 0);
+    cuda_case("embedding", 2, IN(rnd(TENSOR_F32, 2, (const int64_t[]){50, 16}, 26), tensor_randint(0, 50, TENSOR_SHAPE(4, 9), TENSOR_I64)), c_embedding, 0);
+    cuda_case("conv2d stride 2 groups 2", 3, IN(rnd(TENSOR_F32, 4, (const int64_t[]){3, 4, 11, 9}, 27), rnd(TENSOR_F32, 4, (const int64_t[]){6, 2, 3, 3}, 28), rnd(TENSOR_F32, 1, (const int64_t[]){6}, 29)), c_conv2d, 0);
+    cuda_case("conv1d dilation 2", 3, IN(rnd(TENSOR_F32, 3, (const int64_t[]){2, 3, 20}, 30), rnd(TENSOR_F32, 3, (const int64_t[]){5, 3, 3}, 31), rnd(TENSOR_F32, 1, (const int64_t[]){5}, 32)), c_conv1d, 0);
+    cuda_case("max_pool2d", 1, IN(rnd(TENSOR_F32, 4, (const int64_t[]){2, 3, 9, 10}, 33)), c_max_pool, 0);
+    cuda_case("avg_pool2d", 1, IN(rnd(TENSOR_F32, 4, (const int64_t[]){2, 3, 8, 10}, 34)), c_avg_pool, 0);
+    /* bad indices: the CPU's message, from the device */
+#ifndef DEVICE_SELF_CHECK
+    tensor *w = device_cuda(rnd(TENSOR_F32, 2, (const int64_t[]){5, 3}, 35));
+    CHECK_BAD(tensor_embedding(w, device_cuda(tensor_full(TENSOR_SHAPE(2), 5, TENSOR_I64))), "tensor_embedding");
+    CHECK_BAD(tensor_cross_entropy(device_cuda(logits), device_cuda(tensor_full(TENSOR_SHAPE(32), 10, TENSOR_I64))), "tensor_cross_entropy");
+#endif
+    tensor_scope_end();
+}
+
+TEST(cuda_shape_and_index_ops_match_the_cpu) {
+    NEED_GPU();
+    tensor_scope_begin();
+    tensor *x = rnd(TENSOR_F32, 3, (const int64_t[]){4, 5, 6}, 40);
+    cuda_case("cat", 3, IN(x, rnd(TENSOR_F32, 3, (const int64_t[]){4, 2, 6}, 41), tensor_transpose(rnd(TENSOR_F32, 3, (const int64_t[]){4, 6, 3}, 42), 1, 2)), c_cat, 0);
+    cuda_case("flip", 1, IN(x), c_flip, 0);
+    cuda_case("repeat", 1, IN(x), c_repeat, 0);
+    cuda_case("pad", 1, IN(x), c_pad, 0);
+    cuda_case("tril", 1, IN(x), c_tril, 0);
+    tensor *idx = tensor_randint(0, 5, TENSOR_SHAPE(4, 3, 6), TENSOR_I64);
+    cuda_case("gather", 2, IN(x, idx), c_gather, 0);
+    cuda_case("scatter_add", 3, IN(x, idx, rnd(TENSOR_F32, 3, (const int64_t[]){4, 3, 6}, 43)), c_scatter_add, 0);
+    cuda_case("index_select", 2, IN(x, tensor_randint(0, 4, TENSOR_SHAPE(7), TENSOR_I64)), c_index_select, 0);
+    cuda_case("masked_fill", 2, IN(x, tensor_gt(rnd(TENSOR_F32, 2, (const int64_t[]){5, 6}, 44), tensor_scalar(0, TENSOR_F32))), c_masked_fill, 0);
+    tensor_scope_end();
+}
+
+/* A few MLP training steps (AdamW) on the device and on the CPU from the same start. */
+TEST(cuda_training_steps_match_the_cpu) {
+    NEED_GPU();
+    tensor_scope_begin();
+    tensor *hw[4], *dw[4];
+    const int64_t shapes[4][2] = {{64, 784}, {64, 1}, {10, 64}, {10, 1}};
+    for (int i = 0; i < 4; i++) {
+        tensor *v = rnd(TENSOR_F32, shapes[i][1] == 1 ? 1 : 2, shapes[i], 50 + (uint64_t)i);
+        hw[i] = tensor_set_requires_grad(tensor_mul_scalar(v, 0.05), true);
+        dw[i] = tensor_set_requires_grad(device_cuda(tensor_mul_scalar(v, 0.05)), true);
+    }
+    tensor_optim *oh = tensor_optim_adamw(4, hw, 1e-3, 0.9, 0.999, 1e-8, 1e-2), *od = tensor_optim_adamw(4, dw, 1e-3, 0.9, 0.999, 1e-8, 1e-2);
+    CHECK(oh && od);
+    for (int step = 0; step < 5 && oh && od; step++) {
+        tensor *x = rnd(TENSOR_F32, 2, (const int64_t[]){32, 784}, 60 + (uint64_t)step), *y = tensor_randint(0, 10, TENSOR_SHAPE(32), TENSOR_I64);
+        tensor *lh = tensor_cross_entropy(tensor_linear(tensor_relu(tensor_linear(x, hw[0], hw[1])), hw[2], hw[3]), y);
+        tensor *ld = tensor_cross_entropy(tensor_linear(tensor_relu(tensor_linear(device_cuda(x), dw[0], dw[1])), dw[2], dw[3]), device_cuda(y));
+        CHECK(lh && ld);
+        if (lh && ld) CHECK_NEAR(tensor_item(ld), tensor_item(lh), 1e-5, 1e-4);
+        tensor_optim_zero_grad(oh);
+        tensor_optim_zero_grad(od);
+        CHECK(tensor_backward(lh) == 0 && tensor_optim_step(oh) == 0);
+        CHECK_MSG(tensor_backward(ld) == 0 && tensor_optim_step(od) == 0, "device step %d: %s", step, tensor_last_error() ? tensor_last_error() : "");
+    }
+    for (int i = 0; i < 4; i++) {
+        double *a = device_values(dw[i]), *b = device_values(hw[i]);
+        double worst = 0;
+        for (int64_t j = 0; a && b && j < tensor_numel(hw[i]); j++) worst = fabs(a[j] - b[j]) > worst ? fabs(a[j] - b[j]) : worst;
+        CHECK_MSG(a && b && worst < 1e-4, "parameter %d after 5 steps: differs by %g", i, worst);
+        free(a);
+        free(b);
+    }
+    tensor_optim_free(oh);
+    tensor_optim_free(od);
     tensor_scope_end();
 }
