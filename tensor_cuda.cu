@@ -2577,6 +2577,581 @@ static int tensor__cuda_matmul(tensor__dev_call *c) {
     return tensor__cuda_copy_run(c, out, src);
 }
 
+// >>cuda-index -----------------------------------------------------------------------------------
+/* The shape and index ops with the call records of their CPU kernels (>>shape, >>nn's dropout):
+   cat, flip and pad are converting copies (tensor__cuda_copy_run) between crafted views of the
+   operands (a window of out, a view with a negative stride); repeat, tril/triu, gather,
+   scatter_add, index_select, masked_fill and dropout are kernels of their own. The index math of
+   each element is a __host__ __device__ function, so it can be checked on the host. A bad index
+   raises the device flag of >>cuda-nn (the first bad position in row-major order, by atomicMin),
+   read back after the launch and reported with the CPU's message. */
+
+/* t with dim d narrowed to [start, start + len) (a window: same strides, data moved). */
+static tensor__dev_operand tensor__cuda_narrow(const tensor__dev_operand &t, int d, int64_t start, int64_t len) {
+    tensor__dev_operand w = t;
+    w.data = (char *)t.data + start * t.strides[d] * tensor__cuda_size(t.dtype);
+    w.shape[d] = len;
+    return w;
+}
+
+/* ---- cat: ip[0] n, ip[1] the CPU's tensor array (host handles, unreadable here), ip[2] dim;
+   in[] the first TENSOR__MAX_INPUTS inputs. Each input is copied (converted to out's dtype) into
+   its slab of out along dim; a 1-D empty input is skipped unless out is 1-D (PyTorch's legacy
+   rule), as is an input of size 0 along dim. The device sees only in[0..3]: a cat of more than 4
+   tensors is refused (the seam would have to pass the others, see the report). ---- */
+static int tensor__cuda_cat(tensor__dev_call *c) {
+    const tensor__dev_operand &out = c->out;
+    if (!tensor__cuda_operand_ok(c, out, "output") || out.by_value) return 1;
+    int64_t n = c->ip[0];
+    int dim = (int)c->ip[2];
+    if (n != c->n_in)
+        return tensor__cuda_fail(c, "cat: %lld tensors, but the device's call record carries only the first %d: cat at most %d CUDA tensors at a time", (long long)n, c->n_in,
+                                 (int)(sizeof c->in / sizeof c->in[0]));
+    if (dim < 0 || dim >= out.ndim) return tensor__cuda_fail(c, "cat: invalid dim %d for an output of %d dims", dim, out.ndim);
+    if (tensor__cuda_numel(out) == 0) return 0; /* no slab holds anything */
+    int64_t at = 0;
+    for (int i = 0; i < c->n_in; i++) {
+        const tensor__dev_operand &t = c->in[i];
+        if (!tensor__cuda_operand_ok(c, t, "input") || t.by_value) return 1;
+        if (t.ndim == 1 && t.shape[0] == 0 && out.ndim != 1) continue;
+        if (t.ndim != out.ndim) return tensor__cuda_fail(c, "cat: input %d has %d dims, the output %d", i, t.ndim, out.ndim);
+        int64_t len = t.shape[dim];
+        if (len == 0) continue;
+        if (len > out.shape[dim] - at) return tensor__cuda_fail(c, "cat: the inputs do not fit the output along dim %d", dim);
+        if (tensor__cuda_copy_run(c, tensor__cuda_narrow(out, dim, at, len), t)) return 1;
+        at += len;
+    }
+    return 0;
+}
+
+/* ---- flip: in[0] t, ip[0] the (wrapped) dim; out = t with dim reversed: a copy from a view
+   that starts at t's last element along dim and steps backwards. A 0-dim t is copied. ---- */
+static tensor__dev_operand tensor__cuda_flipped(const tensor__dev_operand &t, int d) {
+    tensor__dev_operand w = t;
+    w.data = (char *)t.data + (t.shape[d] - 1) * t.strides[d] * tensor__cuda_size(t.dtype);
+    w.strides[d] = -t.strides[d];
+    return w;
+}
+static int tensor__cuda_flip(tensor__dev_call *c) {
+    if (c->n_in != 1) return tensor__cuda_fail(c, "flip: expected 1 input, got %d", c->n_in);
+    const tensor__dev_operand &t = c->in[0];
+    if (!tensor__cuda_operand_ok(c, t, "input") || t.by_value) return 1;
+    if (tensor__cuda_numel(t) == 0) return 0;
+    if (t.ndim == 0) return tensor__cuda_copy_run(c, c->out, t);
+    int d = (int)c->ip[0];
+    if (d < 0 || d >= t.ndim) return tensor__cuda_fail(c, "flip: invalid dim %d for an input of %d dims", d, t.ndim);
+    return tensor__cuda_copy_run(c, c->out, tensor__cuda_flipped(t, d));
+}
+
+/* ---- repeat: in[0] t, n_dims = out's ndim, ip[0..n_dims-1] the repeats; out[i] = t[i mod P]
+   per dim, P = t's shape with leading 1s (bits copied: one dtype). One kernel over out. ---- */
+struct tensor__cuda_repeat_geom {
+    int nd;
+    int64_t oshape[TENSOR_MAX_DIMS], ostride[TENSOR_MAX_DIMS];  /* out: elements, bytes */
+    int64_t sshape[TENSOR_MAX_DIMS], sstride[TENSOR_MAX_DIMS];  /* t with leading 1s (stride 0) */
+};
+/* The byte offsets in out and t of out's row-major element i. */
+TENSOR__CUDA_HD void tensor__cuda_repeat_offsets(const tensor__cuda_repeat_geom &g, int64_t i, int64_t *oo, int64_t *so) {
+    int64_t o = 0, s = 0;
+    for (int d = g.nd - 1; d >= 0; d--) {
+        int64_t q = i / g.oshape[d], idx = i - q * g.oshape[d];
+        i = q;
+        o += idx * g.ostride[d];
+        s += (idx % g.sshape[d]) * g.sstride[d];
+    }
+    *oo = o;
+    *so = s;
+}
+/* Fills g from the operands; false if they do not fit the repeats. */
+static bool tensor__cuda_repeat_geom_of(const tensor__dev_operand &t, const tensor__dev_operand &out, const int64_t *reps, int nreps, tensor__cuda_repeat_geom *g) {
+    memset(g, 0, sizeof *g);
+    int nd = out.ndim, lead = nd - t.ndim;
+    if (nreps != nd || lead < 0) return false;
+    int size = tensor__cuda_size(t.dtype);
+    g->nd = nd;
+    for (int d = 0; d < nd; d++) {
+        g->sshape[d] = d < lead ? 1 : t.shape[d - lead];
+        g->sstride[d] = d < lead ? 0 : t.strides[d - lead] * size;
+        g->oshape[d] = out.shape[d];
+        g->ostride[d] = out.strides[d] * size;
+        if (reps[d] < 0 || g->sshape[d] * reps[d] != out.shape[d]) return false;
+    }
+    return true;
+}
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_repeat_kernel(tensor__cuda_repeat_geom g, char *out, const char *src, int size, int64_t n) {
+    TENSOR__CUDA_LOOP(i, n) {
+        int64_t oo, so;
+        tensor__cuda_repeat_offsets(g, i, &oo, &so);
+        tensor__cuda_store_bits(out + oo, size, tensor__cuda_load_bits(src + so, size));
+    }
+}
+static int tensor__cuda_repeat(tensor__dev_call *c) {
+    if (c->n_in != 1) return tensor__cuda_fail(c, "repeat: expected 1 input, got %d", c->n_in);
+    const tensor__dev_operand &t = c->in[0], &out = c->out;
+    if (!tensor__cuda_operand_ok(c, t, "input") || t.by_value || !tensor__cuda_operand_ok(c, out, "output") || out.by_value) return 1;
+    if (out.dtype != t.dtype) return tensor__cuda_fail(c, "repeat: the output's dtype differs from the input's");
+    int64_t n = tensor__cuda_numel(out);
+    if (n == 0) return 0;
+    tensor__cuda_repeat_geom g;
+    if (!tensor__cuda_repeat_geom_of(t, out, c->ip, c->n_dims, &g)) return tensor__cuda_fail(c, "repeat: the output's shape does not match the input and the repeats");
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_repeat_kernel<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>(g, (char *)out.data, (const char *)t.data, tensor__cuda_size(t.dtype), n);
+    return tensor__cuda_launch_check(c);
+}
+
+/* ---- pad: in[0] t, ip[0] npad, ip[1] the CPU's pads array (host memory, valid during the call),
+   p[0] the value; dim nd-1-k gets pads[2k] before and pads[2k+1] after (negative: a crop). out =
+   the value (stored as the CPU's tensor__store_f64 does), then the overlap of t and out copied in
+   (bits: one dtype). ---- */
+/* The windows of t (*src) and out (*dst) that overlap after the pads; false when nothing of t
+   survives the crops. */
+static bool tensor__cuda_pad_windows(const tensor__dev_operand &t, const tensor__dev_operand &out, int npairs, const int64_t *pads, tensor__dev_operand *src, tensor__dev_operand *dst) {
+    *src = t;
+    *dst = out;
+    for (int k = 0; k < npairs; k++) {
+        int d = out.ndim - 1 - k;
+        int64_t before = pads[2 * k], after = pads[2 * k + 1];
+        int64_t in_start = before < 0 ? -before : 0, out_start = before > 0 ? before : 0;
+        int64_t len = t.shape[d] - in_start + (after < 0 ? after : 0);
+        if (len <= 0) return false;
+        *src = tensor__cuda_narrow(*src, d, in_start, len);
+        *dst = tensor__cuda_narrow(*dst, d, out_start, len);
+    }
+    return true;
+}
+static int tensor__cuda_pad(tensor__dev_call *c) {
+    if (c->n_in != 1) return tensor__cuda_fail(c, "pad: expected 1 input, got %d", c->n_in);
+    const tensor__dev_operand &t = c->in[0], &out = c->out;
+    if (!tensor__cuda_operand_ok(c, t, "input") || t.by_value || !tensor__cuda_operand_ok(c, out, "output") || out.by_value) return 1;
+    int64_t npad = c->ip[0];
+    const int64_t *pads = (const int64_t *)(uintptr_t)c->ip[1];
+    if (npad < 0 || npad % 2 || npad / 2 > out.ndim || out.ndim != t.ndim || out.dtype != t.dtype || (npad > 0 && !pads))
+        return tensor__cuda_fail(c, "pad: invalid call (npad %lld)", (long long)npad);
+    if (tensor__cuda_fill_run(c, out, tensor__cuda_bits_of(c->p[0], out.dtype))) return 1;
+    tensor__dev_operand src, dst;
+    if (!tensor__cuda_pad_windows(t, out, (int)(npad / 2), pads, &src, &dst)) return 0;
+    if (tensor__cuda_numel(dst) == 0) return 0;
+    return tensor__cuda_copy_run(c, dst, src);
+}
+
+/* ---- tril, triu: in[0] t [..., M, N], ip[0] diagonal; out = t where j - i <= diagonal (tril) or
+   >= diagonal (triu), else zero bits (0 in every dtype). One kernel: keep or zero each element. ---- */
+/* Whether out's row-major element lin of a [..., m, n] tensor is kept. */
+TENSOR__CUDA_HD bool tensor__cuda_tri_keep(int64_t lin, int64_t m, int64_t n, int64_t diag, bool lower) {
+    int64_t r = lin / n, j = lin - r * n, i = r % m;
+    return lower ? j - i <= diag : j - i >= diag; /* j - i lies in (-m, n): no overflow */
+}
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_tri_kernel(tensor__cuda_offsets o, char *out, const char *src, int size, int64_t m, int64_t ncols, int64_t diag,
+                                                                                bool lower, int64_t n) {
+    TENSOR__CUDA_LOOP(i, n) {
+        int64_t off[2];
+        tensor__cuda_offsets_get<2>(o, i, off);
+        tensor__cuda_store_bits(out + off[0], size, tensor__cuda_tri_keep(i, m, ncols, diag, lower) ? tensor__cuda_load_bits(src + off[1], size) : 0);
+    }
+}
+static int tensor__cuda_triangle(tensor__dev_call *c, bool lower) {
+    if (c->n_in != 1) return tensor__cuda_fail(c, "%s: expected 1 input, got %d", tensor__cuda_op_name(c->op), c->n_in);
+    const tensor__dev_operand &t = c->in[0], &out = c->out;
+    if (!tensor__cuda_operand_ok(c, t, "input") || t.by_value || !tensor__cuda_operand_ok(c, out, "output") || out.by_value) return 1;
+    if (out.ndim < 2 || out.ndim != t.ndim || out.dtype != t.dtype) return tensor__cuda_fail(c, "%s: invalid operands", tensor__cuda_op_name(c->op));
+    int64_t n = tensor__cuda_numel(out);
+    if (n == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    const tensor__dev_operand *ops[2] = {&out, &t};
+    tensor__cuda_offsets o;
+    tensor__cuda_offsets_init(&o, 2, ops, false);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_tri_kernel<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>(o, (char *)out.data, (const char *)t.data, tensor__cuda_size(t.dtype), out.shape[out.ndim - 2],
+                                                                                    out.shape[out.ndim - 1], c->ip[0], lower, n);
+    return tensor__cuda_launch_check(c);
+}
+static int tensor__cuda_tril(tensor__dev_call *c) { return tensor__cuda_triangle(c, true); }
+static int tensor__cuda_triu(tensor__dev_call *c) { return tensor__cuda_triangle(c, false); }
+
+/* ---- gather and scatter_add: in = {t, index (i64 or i32)[, src]}, ip[0] the (wrapped) dim; a
+   0-dim tensor is seen as [1] (the CPU's tensor__geom). Element q (row-major over index) reads
+   index value k, which must lie in [0, t.shape[dim]); its position with dim replaced by k is the
+   element of t (gather) or of out (scatter_add) it reads or adds to, and its own position that of
+   out (gather) or src (scatter_add). ---- */
+struct tensor__cuda_scatter_geom {
+    int nd, dim;
+    int64_t shape[TENSOR_MAX_DIMS];                   /* index's */
+    int64_t istride[TENSOR_MAX_DIMS];                 /* bytes: index */
+    int64_t tstride[TENSOR_MAX_DIMS];                 /* t (gather), out (scatter_add) */
+    int64_t sstride[TENSOR_MAX_DIMS];                 /* out (gather), src (scatter_add) */
+    int64_t size;                                     /* the size of t (or out) along dim */
+};
+/* The byte offsets of element q: in index, in t / out with dim's component left out, in out / src. */
+TENSOR__CUDA_HD void tensor__cuda_scatter_offsets(const tensor__cuda_scatter_geom &g, int64_t q, int64_t *io, int64_t *to, int64_t *so) {
+    int64_t a = 0, b = 0, e = 0;
+    for (int d = g.nd - 1; d >= 0; d--) {
+        int64_t r = q / g.shape[d], idx = q - r * g.shape[d];
+        q = r;
+        a += idx * g.istride[d];
+        e += idx * g.sstride[d];
+        if (d != g.dim) b += idx * g.tstride[d];
+    }
+    *io = a;
+    *to = b;
+    *so = e;
+}
+/* A geometry's dims (0-dim as [1]) into shape (may be NULL) and byte strides; returns its ndim. */
+static int tensor__cuda_geom_dims(const tensor__dev_operand &t, int64_t *shape, int64_t *stride) {
+    int size = tensor__cuda_size(t.dtype);
+    if (t.ndim == 0) {
+        if (shape) shape[0] = 1;
+        stride[0] = 0;
+        return 1;
+    }
+    for (int d = 0; d < t.ndim; d++) {
+        if (shape) shape[d] = t.shape[d];
+        stride[d] = t.strides[d] * size;
+    }
+    return t.ndim;
+}
+/* g from index, the indexed tensor x (t or out) and the other one y (out or src); false if their
+   dims disagree or an index dim is larger than y's or (but along dim) x's. */
+static bool tensor__cuda_scatter_geom_of(const tensor__dev_operand &index, const tensor__dev_operand &x, const tensor__dev_operand &y, int dim, tensor__cuda_scatter_geom *g) {
+    memset(g, 0, sizeof *g);
+    int64_t xshape[TENSOR_MAX_DIMS], yshape[TENSOR_MAX_DIMS];
+    g->nd = tensor__cuda_geom_dims(index, g->shape, g->istride);
+    if (tensor__cuda_geom_dims(x, xshape, g->tstride) != g->nd || tensor__cuda_geom_dims(y, yshape, g->sstride) != g->nd) return false;
+    if (dim < 0 || dim >= g->nd) return false;
+    for (int d = 0; d < g->nd; d++)
+        if (g->shape[d] > yshape[d] || (d != dim && g->shape[d] > xshape[d])) return false;
+    g->dim = dim;
+    g->size = xshape[dim];
+    return true;
+}
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_gather_kernel(tensor__cuda_scatter_geom g, char *out, const char *t, const char *ix, tensor_dtype id, int size,
+                                                                                   int64_t n, unsigned long long *bad) {
+    TENSOR__CUDA_LOOP(q, n) {
+        int64_t io, to, so;
+        tensor__cuda_scatter_offsets(g, q, &io, &to, &so);
+        int64_t k = tensor__cuda_load_i64(ix + io, id);
+        if (k < 0 || k >= g.size) { atomicMin(bad, (unsigned long long)q); continue; }
+        tensor__cuda_store_bits(out + so, size, tensor__cuda_load_bits(t + to + k * g.tstride[g.dim], size));
+    }
+}
+/* The first bad index (row-major position pos of index), reported as the CPU does; always 1. */
+static int tensor__cuda_bad_scatter_index(tensor__dev_call *c, cudaStream_t s, const tensor__dev_operand &index, unsigned long long pos, int dim, int64_t size) {
+    int64_t v = 0;
+    if (tensor__cuda_int_at(c, s, index, pos, &v)) return 1;
+    return tensor__cuda_fail(c, "index %lld is out of bounds for dim %d with size %lld", (long long)v, dim, (long long)size);
+}
+/* Launches the gather or scatter_add kernel over index's n elements and reports a bad index. */
+static int tensor__cuda_scatter_launch(tensor__dev_call *c, bool gather, const tensor__cuda_scatter_geom &g, const tensor__dev_operand &index, const tensor__dev_operand &x,
+                                       const tensor__dev_operand &y, int64_t n);
+
+static int tensor__cuda_gather(tensor__dev_call *c) {
+    if (c->n_in != 2) return tensor__cuda_fail(c, "gather: expected 2 inputs, got %d", c->n_in);
+    const tensor__dev_operand &t = c->in[0], &index = c->in[1], &out = c->out;
+    if (!tensor__cuda_operand_ok(c, t, "input") || t.by_value || !tensor__cuda_operand_ok(c, index, "input") || index.by_value || !tensor__cuda_operand_ok(c, out, "output") ||
+        out.by_value)
+        return 1;
+    if ((index.dtype != TENSOR_I64 && index.dtype != TENSOR_I32) || out.dtype != t.dtype) return tensor__cuda_fail(c, "gather: invalid operands");
+    int64_t n = tensor__cuda_numel(index);
+    if (n == 0) return 0; /* an empty index: its shape was not checked against t's */
+    tensor__cuda_scatter_geom g;
+    if (!tensor__cuda_scatter_geom_of(index, t, out, (int)c->ip[0], &g)) return tensor__cuda_fail(c, "gather: the index does not fit the input");
+    return tensor__cuda_scatter_launch(c, true, g, index, t, out, n);
+}
+
+/* *q += *sp in dtype dt, atomically. f32, f64: atomicAdd (the order of colliding adds is the
+   scheduler's, not the CPU's row-major order: sums of colliding floats may differ in the last
+   bits); f16, bf16: a compare-and-swap of the aligned 32-bit word holding the element, each sum
+   rounded to the dtype as the CPU's (load, add in double, store); integers wrap (exact in any
+   order); bool: q || sp. u8 and bool through the word's compare-and-swap too. */
+TENSOR__CUDA_D void tensor__cuda_atomic_acc(char *q, const char *sp, tensor_dtype dt) {
+    switch (dt) {
+    case TENSOR_F32: atomicAdd(reinterpret_cast<float *>(q), tensor__cuda_rd<float>(sp)); return;
+    case TENSOR_F64: atomicAdd(reinterpret_cast<double *>(q), tensor__cuda_rd<double>(sp)); return;
+    case TENSOR_I32: atomicAdd(reinterpret_cast<unsigned int *>(q), tensor__cuda_rd<unsigned int>(sp)); return;
+    case TENSOR_I64: atomicAdd(reinterpret_cast<unsigned long long *>(q), tensor__cuda_rd<unsigned long long>(sp)); return;
+    default: break;
+    }
+    uintptr_t addr = reinterpret_cast<uintptr_t>(q);
+    unsigned int *word = reinterpret_cast<unsigned int *>(addr & ~(uintptr_t)3);
+    unsigned int shift = (unsigned int)(addr & 3) * 8, mask = (dt == TENSOR_F16 || dt == TENSOR_BF16 ? 0xffffu : 0xffu) << shift;
+    unsigned int old = *word, assumed;
+    do {
+        assumed = old;
+        unsigned int cur = (assumed & mask) >> shift, next;
+        if (dt == TENSOR_F16 || dt == TENSOR_BF16) {
+            uint16_t h = (uint16_t)cur;
+            char e[2];
+            tensor__cuda_wr<uint16_t>(e, h);
+            tensor__cuda_store_f64(e, dt, tensor__cuda_load_f64(e, dt) + tensor__cuda_load_f64(sp, dt));
+            next = tensor__cuda_rd<uint16_t>(e);
+        } else if (dt == TENSOR_BOOL) {
+            next = (cur != 0 || tensor__cuda_rd<uint8_t>(sp) != 0) ? 1u : 0u;
+        } else { /* u8 */
+            next = (cur + tensor__cuda_rd<uint8_t>(sp)) & 0xffu;
+        }
+        old = atomicCAS(word, assumed, (assumed & ~mask) | (next << shift));
+    } while (old != assumed);
+}
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_scatter_add_kernel(tensor__cuda_scatter_geom g, char *out, const char *src, const char *ix, tensor_dtype id,
+                                                                                        tensor_dtype dt, int64_t n, unsigned long long *bad) {
+    TENSOR__CUDA_LOOP(q, n) {
+        int64_t io, to, so;
+        tensor__cuda_scatter_offsets(g, q, &io, &to, &so);
+        int64_t k = tensor__cuda_load_i64(ix + io, id);
+        if (k < 0 || k >= g.size) { atomicMin(bad, (unsigned long long)q); continue; }
+        tensor__cuda_atomic_acc(out + to + k * g.tstride[g.dim], src + so, dt);
+    }
+}
+static int tensor__cuda_scatter_launch(tensor__dev_call *c, bool gather, const tensor__cuda_scatter_geom &g, const tensor__dev_operand &index, const tensor__dev_operand &x,
+                                       const tensor__dev_operand &y, int64_t n) {
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    unsigned long long *bad = tensor__cuda_flag_new(c, s);
+    if (!bad) return 1;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (gather)
+        tensor__cuda_gather_kernel<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>(g, (char *)y.data, (const char *)x.data, (const char *)index.data, index.dtype,
+                                                                                           tensor__cuda_size(x.dtype), n, bad);
+    else
+        tensor__cuda_scatter_add_kernel<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>(g, (char *)x.data, (const char *)y.data, (const char *)index.data, index.dtype,
+                                                                                                x.dtype, n, bad);
+    if (tensor__cuda_launch_check(c)) { tensor__cuda_free(bad); return 1; }
+    unsigned long long pos;
+    if (tensor__cuda_flag_read(c, s, bad, &pos)) return 1;
+    if (pos != ULLONG_MAX) return tensor__cuda_bad_scatter_index(c, s, index, pos, g.dim, g.size);
+    return 0;
+}
+
+/* scatter_add: in = {t, index, src (t's dtype)}; out = t, then out[...k...] += src[q]. */
+static int tensor__cuda_scatter_add(tensor__dev_call *c) {
+    if (c->n_in != 3) return tensor__cuda_fail(c, "scatter_add: expected 3 inputs, got %d", c->n_in);
+    const tensor__dev_operand &t = c->in[0], &index = c->in[1], &src = c->in[2], &out = c->out;
+    for (int i = 0; i < 3; i++)
+        if (!tensor__cuda_operand_ok(c, c->in[i], "input") || c->in[i].by_value) return 1;
+    if (!tensor__cuda_operand_ok(c, out, "output") || out.by_value) return 1;
+    if ((index.dtype != TENSOR_I64 && index.dtype != TENSOR_I32) || out.dtype != t.dtype || src.dtype != t.dtype) return tensor__cuda_fail(c, "scatter_add: invalid operands");
+    if (tensor__cuda_copy_run(c, out, t)) return 1;
+    int64_t n = tensor__cuda_numel(index);
+    if (n == 0) return 0; /* an empty index: its shape was not checked against src's */
+    tensor__cuda_scatter_geom g;
+    if (!tensor__cuda_scatter_geom_of(index, out, src, (int)c->ip[0], &g)) return tensor__cuda_fail(c, "scatter_add: the index does not fit the input or src");
+    return tensor__cuda_scatter_launch(c, false, g, index, out, src, n);
+}
+
+/* ---- index_select: in = {t, index (0-dim or 1-D, i64 or i32)}, ip[0] the (wrapped) dim; out =
+   t's shape with dim's size = index's numel, slab p along dim = slab index[p] of t (bits). Every
+   index is checked first, as the CPU does: the first bad one is reported. A 0-dim t is copied. ---- */
+struct tensor__cuda_select_geom {
+    int nd, dim;
+    int64_t shape[TENSOR_MAX_DIMS], ostride[TENSOR_MAX_DIMS], tstride[TENSOR_MAX_DIMS]; /* out's shape; bytes */
+    int64_t istride;                                                                     /* bytes */
+};
+/* The byte offsets of out's row-major element i in out and (but along dim) in t, and its position p along dim. */
+TENSOR__CUDA_HD void tensor__cuda_select_offsets(const tensor__cuda_select_geom &g, int64_t i, int64_t *oo, int64_t *to, int64_t *p) {
+    int64_t a = 0, b = 0, at = 0;
+    for (int d = g.nd - 1; d >= 0; d--) {
+        int64_t q = i / g.shape[d], idx = i - q * g.shape[d];
+        i = q;
+        a += idx * g.ostride[d];
+        if (d == g.dim) at = idx;
+        else b += idx * g.tstride[d];
+    }
+    *oo = a;
+    *to = b;
+    *p = at;
+}
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_index_check(const char *ix, int64_t istride, tensor_dtype id, int64_t size, int64_t n, unsigned long long *bad) {
+    TENSOR__CUDA_LOOP(p, n) {
+        int64_t k = tensor__cuda_load_i64(ix + p * istride, id);
+        if (k < 0 || k >= size) atomicMin(bad, (unsigned long long)p);
+    }
+}
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_index_select_kernel(tensor__cuda_select_geom g, char *out, const char *t, const char *ix, tensor_dtype id, int size,
+                                                                                        int64_t n) {
+    TENSOR__CUDA_LOOP(i, n) {
+        int64_t oo, to, p;
+        tensor__cuda_select_offsets(g, i, &oo, &to, &p);
+        int64_t k = tensor__cuda_load_i64(ix + p * g.istride, id); /* checked already */
+        tensor__cuda_store_bits(out + oo, size, tensor__cuda_load_bits(t + to + k * g.tstride[g.dim], size));
+    }
+}
+static int tensor__cuda_index_select(tensor__dev_call *c) {
+    if (c->n_in != 2) return tensor__cuda_fail(c, "index_select: expected 2 inputs, got %d", c->n_in);
+    const tensor__dev_operand &t = c->in[0], &index = c->in[1], &out = c->out;
+    if (!tensor__cuda_operand_ok(c, t, "input") || t.by_value || !tensor__cuda_operand_ok(c, index, "input") || index.by_value || !tensor__cuda_operand_ok(c, out, "output") ||
+        out.by_value)
+        return 1;
+    int dim = (int)c->ip[0];
+    int64_t n = tensor__cuda_numel(index);
+    if ((index.dtype != TENSOR_I64 && index.dtype != TENSOR_I32) || index.ndim > 1 || out.dtype != t.dtype || out.ndim != t.ndim || (t.ndim > 0 && (dim < 0 || dim >= t.ndim)) ||
+        (t.ndim > 0 && out.shape[dim] != n) || (t.ndim == 0 && n != 1))
+        return tensor__cuda_fail(c, "index_select: invalid operands");
+    int64_t size = t.ndim ? t.shape[dim] : 1;
+    int64_t istride = (index.ndim ? index.strides[0] : 0) * tensor__cuda_size(index.dtype);
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    if (n > 0) { /* every index first: no partial work on a bad one */
+        unsigned long long *bad = tensor__cuda_flag_new(c, s);
+        if (!bad) return 1;
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        tensor__cuda_index_check<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>((const char *)index.data, istride, index.dtype, size, n, bad);
+        if (tensor__cuda_launch_check(c)) { tensor__cuda_free(bad); return 1; }
+        unsigned long long pos;
+        if (tensor__cuda_flag_read(c, s, bad, &pos)) return 1;
+        if (pos != ULLONG_MAX) {
+            int64_t v = 0;
+            if (tensor__cuda_int_at(c, s, index, pos, &v)) return 1;
+            return tensor__cuda_fail(c, "index %lld is out of range for dim %d of size %lld", (long long)v, dim, (long long)size);
+        }
+    }
+    int64_t total = tensor__cuda_numel(out);
+    if (total == 0) return 0;
+    if (t.ndim == 0) return tensor__cuda_copy_run(c, out, t);
+    tensor__cuda_select_geom g;
+    memset(&g, 0, sizeof g);
+    int esize = tensor__cuda_size(t.dtype);
+    g.nd = t.ndim;
+    g.dim = dim;
+    g.istride = istride;
+    for (int d = 0; d < t.ndim; d++) {
+        g.shape[d] = out.shape[d];
+        g.ostride[d] = out.strides[d] * esize;
+        g.tstride[d] = t.strides[d] * esize;
+    }
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_index_select_kernel<<<tensor__cuda_blocks(total), TENSOR__CUDA_THREADS, 0, s>>>(g, (char *)out.data, (const char *)t.data, (const char *)index.data, index.dtype,
+                                                                                                  esize, total);
+    return tensor__cuda_launch_check(c);
+}
+
+/* ---- masked_fill: in = {t, mask (bool, broadcast to t's shape)}, p[0] the value; out = t, with
+   the value (stored as the CPU's tensor__store_f64 does) where the mask byte is not 0. ---- */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_masked_fill_kernel(tensor__cuda_offsets o, char *out, const char *t, const char *mask, int size, uint64_t bits,
+                                                                                        int64_t n) {
+    TENSOR__CUDA_LOOP(i, n) {
+        int64_t off[3];
+        tensor__cuda_offsets_get<3>(o, i, off);
+        tensor__cuda_store_bits(out + off[0], size, tensor__cuda_rd<uint8_t>(mask + off[2]) ? bits : tensor__cuda_load_bits(t + off[1], size));
+    }
+}
+static int tensor__cuda_masked_fill(tensor__dev_call *c) {
+    if (c->n_in != 2) return tensor__cuda_fail(c, "masked_fill: expected 2 inputs, got %d", c->n_in);
+    const tensor__dev_operand &t = c->in[0], &mask = c->in[1], &out = c->out;
+    if (!tensor__cuda_operand_ok(c, t, "input") || t.by_value || !tensor__cuda_operand_ok(c, mask, "input") || mask.by_value || !tensor__cuda_operand_ok(c, out, "output") ||
+        out.by_value)
+        return 1;
+    if (mask.dtype != TENSOR_BOOL || out.dtype != t.dtype || mask.ndim > out.ndim) return tensor__cuda_fail(c, "masked_fill: invalid operands");
+    int64_t n = tensor__cuda_numel(out);
+    if (n == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    const tensor__dev_operand *ops[3] = {&out, &t, &mask};
+    tensor__cuda_offsets o;
+    tensor__cuda_offsets_init(&o, 3, ops, false);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_masked_fill_kernel<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>(o, (char *)out.data, (const char *)t.data, (const char *)mask.data,
+                                                                                            tensor__cuda_size(out.dtype), tensor__cuda_bits_of(c->p[0], out.dtype), n);
+    return tensor__cuda_launch_check(c);
+}
+
+/* ---- dropout: in[0] x, p[0] p, ip[0] training; out = x * mask, the mask (out2, x's dtype) 0 or
+   1 / (1 - p), kept with probability 1 - p. Not training, or p == 0: a copy (no mask, no draw).
+   The mask's words are the CPU's, bit for bit: element i (row-major) takes word skip + i of the
+   Philox4x32-10 stream from block `counter` (word w % 4 of block counter + w / 4), kept where
+   word / 2^32 >= p (p == 1: never), the product rounded once to the dtype, as tensor__rng_fill's
+   KEEP. The CPU kernel takes these words from the calling thread's generator itself
+   (tensor__rng_fill_take) and makes out2 itself; the device call record carries neither, so this
+   kernel takes them as PROPOSED for the seam (tensor.h does not fill them yet):
+     out2     the mask, allocated by the front-end like out (contiguous, x's dtype)
+     ip[1]    the generator's key as uint64 (key[0] | key[1] << 32: tensor_rng_state_save's v[0])
+     ip[2]    the block counter of the draw's first word (tensor__rng_fill's counter)
+     ip[3]    the stream
+     ip[4]    skip: words of that block already used (0..3)
+   the front-end having advanced the thread's generator by numel words (tensor__rng_fill_take).
+   Without out2 the kernel refuses to train rather than lose the mask the backward needs. ---- */
+/* tensor__philox_block of >>rng: the four words of block `counter` of stream `stream`. */
+TENSOR__CUDA_HD void tensor__cuda_philox(uint32_t k0, uint32_t k1, uint64_t counter, uint32_t stream, uint32_t out[4]) {
+    uint32_t c0 = (uint32_t)counter, c1 = (uint32_t)(counter >> 32), c2 = stream, c3 = 0;
+    for (int r = 0; r < 10; r++) {
+        uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        c0 = n0;
+        c1 = (uint32_t)p1;
+        c2 = n2;
+        c3 = (uint32_t)p0;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    out[0] = c0;
+    out[1] = c1;
+    out[2] = c2;
+    out[3] = c3;
+}
+struct tensor__cuda_keep {
+    uint32_t key[2], stream;
+    uint64_t counter;
+    int skip;
+    double p, scale;
+};
+/* The mask value of a word: scale where word / 2^32 >= p, else 0 (p == 1: 0). */
+TENSOR__CUDA_HD double tensor__cuda_keep_of(const tensor__cuda_keep &k, uint32_t word) {
+    return k.p == 1 ? 0.0 : ((double)word * (1.0 / 4294967296.0) >= k.p ? k.scale : 0.0);
+}
+/* Thread b computes block counter + b once and serves the (up to four) elements whose words it holds. */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_dropout_kernel(tensor__cuda_offsets o, tensor__cuda_keep k, char *out, const char *x, char *mask, tensor_dtype dt,
+                                                                                    int64_t n, int64_t blocks) {
+    TENSOR__CUDA_LOOP(b, blocks) {
+        uint32_t w[4];
+        tensor__cuda_philox(k.key[0], k.key[1], k.counter + (uint64_t)b, k.stream, w);
+        for (int j = 0; j < 4; j++) {
+            int64_t i = 4 * b + j - k.skip;
+            if (i < 0 || i >= n) continue;
+            int64_t off[3];
+            tensor__cuda_offsets_get<3>(o, i, off);
+            double keep = tensor__cuda_keep_of(k, w[j]);
+            tensor__cuda_store_f64(mask + off[2], dt, keep);
+            tensor__cuda_store_f64(out + off[0], dt, tensor__cuda_load_f64(x + off[1], dt) * keep);
+        }
+    }
+}
+static int tensor__cuda_dropout(tensor__dev_call *c) {
+    if (c->n_in != 1) return tensor__cuda_fail(c, "dropout: expected 1 input, got %d", c->n_in);
+    const tensor__dev_operand &x = c->in[0], &out = c->out, &mask = c->out2;
+    if (!tensor__cuda_operand_ok(c, x, "input") || x.by_value || !tensor__cuda_operand_ok(c, out, "output") || out.by_value) return 1;
+    double p = c->p[0];
+    bool training = c->ip[0] != 0;
+    if (!training || p == 0) return tensor__cuda_copy_run(c, out, x);
+    if (!mask.data)
+        return tensor__cuda_fail(c, "dropout: training on CUDA needs the mask output and the generator's state in the device call record, which this tensor.h does not pass");
+    if (!tensor__cuda_operand_ok(c, mask, "mask") || !tensor__cuda_is_float(out.dtype) || x.dtype != out.dtype || mask.dtype != out.dtype || mask.ndim != out.ndim ||
+        !(p > 0 && p <= 1) || c->ip[4] < 0 || c->ip[4] > 3)
+        return tensor__cuda_fail(c, "dropout: invalid operands");
+    for (int d = 0; d < out.ndim; d++)
+        if (mask.shape[d] != out.shape[d]) return tensor__cuda_fail(c, "dropout: the mask's shape differs from the output's");
+    int64_t n = tensor__cuda_numel(out);
+    if (n == 0) return 0;
+    tensor__cuda_keep k;
+    uint64_t key = (uint64_t)c->ip[1];
+    k.key[0] = (uint32_t)key;
+    k.key[1] = (uint32_t)(key >> 32);
+    k.counter = (uint64_t)c->ip[2];
+    k.stream = (uint32_t)c->ip[3];
+    k.skip = (int)c->ip[4];
+    k.p = p;
+    k.scale = p == 1 ? 0 : 1.0 / (1.0 - p);
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    const tensor__dev_operand *ops[3] = {&out, &x, &mask};
+    tensor__cuda_offsets o;
+    tensor__cuda_offsets_init(&o, 3, ops, false);
+    int64_t blocks = (k.skip + n + 3) / 4;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_dropout_kernel<<<tensor__cuda_blocks(blocks), TENSOR__CUDA_THREADS, 0, s>>>(o, k, (char *)out.data, (const char *)x.data, (char *)mask.data, out.dtype, n, blocks);
+    return tensor__cuda_launch_check(c);
+}
+
 // >>cuda-register --------------------------------------------------------------------------------
 /* The kernel table, built at compile time: tensor__cuda_kernel_of<op>::k is NULL unless an op has
    a specialization below, and the table lists it for every op of TENSOR_OPS in enum order. */
@@ -2624,6 +3199,17 @@ TENSOR__CUDA_KERNEL(cross_entropy, &tensor__cuda_cross_entropy)
 TENSOR__CUDA_KERNEL(nll_loss, &tensor__cuda_nll_loss)
 TENSOR__CUDA_KERNEL(embedding, &tensor__cuda_embedding)
 TENSOR__CUDA_KERNEL(matmul, &tensor__cuda_matmul)
+TENSOR__CUDA_KERNEL(cat, &tensor__cuda_cat)
+TENSOR__CUDA_KERNEL(flip, &tensor__cuda_flip)
+TENSOR__CUDA_KERNEL(repeat, &tensor__cuda_repeat)
+TENSOR__CUDA_KERNEL(pad, &tensor__cuda_pad)
+TENSOR__CUDA_KERNEL(tril, &tensor__cuda_tril)
+TENSOR__CUDA_KERNEL(triu, &tensor__cuda_triu)
+TENSOR__CUDA_KERNEL(gather, &tensor__cuda_gather)
+TENSOR__CUDA_KERNEL(scatter_add, &tensor__cuda_scatter_add)
+TENSOR__CUDA_KERNEL(index_select, &tensor__cuda_index_select)
+TENSOR__CUDA_KERNEL(masked_fill, &tensor__cuda_masked_fill)
+TENSOR__CUDA_KERNEL(dropout, &tensor__cuda_dropout)
 
 #define TENSOR__CUDA_KERNEL_ROW(name, kind, impl, types, grad, params, doc) tensor__cuda_kernel_of<TENSOR_OP_##name>::k,
 static const tensor__dev_kernel tensor__cuda_kernels[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__CUDA_KERNEL_ROW)};
