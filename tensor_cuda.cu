@@ -10,7 +10,8 @@
    CPU's), >>cuda-offsets (broadcast and strided indexing), >>cuda-elementwise (the formula lists
    as kernels), >>cuda-copykernels (copy, fill), >>cuda-optim (the optimizers' step),
    >>cuda-reduce (reductions and cumsum), >>cuda-nn (matmul through cuBLAS, softmax, norms, losses,
-   embedding), >>cuda-register (the table). */
+   embedding), >>cuda-index (flip, repeat, pad, tril/triu, gather, scatter_add, index_select,
+   masked_fill, dropout; cat is tensor.h's copies), >>cuda-register (the table). */
 
 #ifdef TENSOR_IMPLEMENTATION
 #error "tensor_cuda.cu includes tensor.h for its declarations only: compile it without TENSOR_IMPLEMENTATION"
@@ -2594,36 +2595,6 @@ static tensor__dev_operand tensor__cuda_narrow(const tensor__dev_operand &t, int
     return w;
 }
 
-/* ---- cat: ip[0] n, ip[1] the CPU's tensor array (host handles, unreadable here), ip[2] dim;
-   in[] the first TENSOR__MAX_INPUTS inputs. Each input is copied (converted to out's dtype) into
-   its slab of out along dim; a 1-D empty input is skipped unless out is 1-D (PyTorch's legacy
-   rule), as is an input of size 0 along dim. The device sees only in[0..3]: a cat of more than 4
-   tensors is refused (the seam would have to pass the others, see the report). ---- */
-static int tensor__cuda_cat(tensor__dev_call *c) {
-    const tensor__dev_operand &out = c->out;
-    if (!tensor__cuda_operand_ok(c, out, "output") || out.by_value) return 1;
-    int64_t n = c->ip[0];
-    int dim = (int)c->ip[2];
-    if (n != c->n_in)
-        return tensor__cuda_fail(c, "cat: %lld tensors, but the device's call record carries only the first %d: cat at most %d CUDA tensors at a time", (long long)n, c->n_in,
-                                 (int)(sizeof c->in / sizeof c->in[0]));
-    if (dim < 0 || dim >= out.ndim) return tensor__cuda_fail(c, "cat: invalid dim %d for an output of %d dims", dim, out.ndim);
-    if (tensor__cuda_numel(out) == 0) return 0; /* no slab holds anything */
-    int64_t at = 0;
-    for (int i = 0; i < c->n_in; i++) {
-        const tensor__dev_operand &t = c->in[i];
-        if (!tensor__cuda_operand_ok(c, t, "input") || t.by_value) return 1;
-        if (t.ndim == 1 && t.shape[0] == 0 && out.ndim != 1) continue;
-        if (t.ndim != out.ndim) return tensor__cuda_fail(c, "cat: input %d has %d dims, the output %d", i, t.ndim, out.ndim);
-        int64_t len = t.shape[dim];
-        if (len == 0) continue;
-        if (len > out.shape[dim] - at) return tensor__cuda_fail(c, "cat: the inputs do not fit the output along dim %d", dim);
-        if (tensor__cuda_copy_run(c, tensor__cuda_narrow(out, dim, at, len), t)) return 1;
-        at += len;
-    }
-    return 0;
-}
-
 /* ---- flip: in[0] t, ip[0] the (wrapped) dim; out = t with dim reversed: a copy from a view
    that starts at t's last element along dim and steps backwards. A 0-dim t is copied. ---- */
 static tensor__dev_operand tensor__cuda_flipped(const tensor__dev_operand &t, int d) {
@@ -3062,8 +3033,8 @@ static int tensor__cuda_masked_fill(tensor__dev_call *c) {
    Philox4x32-10 stream from block `counter` (word w % 4 of block counter + w / 4), kept where
    word / 2^32 >= p (p == 1: never), the product rounded once to the dtype, as tensor__rng_fill's
    KEEP. The CPU kernel takes these words from the calling thread's generator itself
-   (tensor__rng_fill_take) and makes out2 itself; the device call record carries neither, so this
-   kernel takes them as PROPOSED for the seam (tensor.h does not fill them yet):
+   (tensor__rng_fill_take) and makes out2 itself; for a device the front-end (tensor_dropout) does
+   both and passes them in the record:
      out2     the mask, allocated by the front-end like out (contiguous, x's dtype)
      ip[1]    the generator's key as uint64 (key[0] | key[1] << 32: tensor_rng_state_save's v[0])
      ip[2]    the block counter of the draw's first word (tensor__rng_fill's counter)
@@ -3199,7 +3170,6 @@ TENSOR__CUDA_KERNEL(cross_entropy, &tensor__cuda_cross_entropy)
 TENSOR__CUDA_KERNEL(nll_loss, &tensor__cuda_nll_loss)
 TENSOR__CUDA_KERNEL(embedding, &tensor__cuda_embedding)
 TENSOR__CUDA_KERNEL(matmul, &tensor__cuda_matmul)
-TENSOR__CUDA_KERNEL(cat, &tensor__cuda_cat)
 TENSOR__CUDA_KERNEL(flip, &tensor__cuda_flip)
 TENSOR__CUDA_KERNEL(repeat, &tensor__cuda_repeat)
 TENSOR__CUDA_KERNEL(pad, &tensor__cuda_pad)

@@ -205,8 +205,10 @@ TENSOR_API void        tensor_set_allow_tf32(bool allow); /* matmul/conv in TF32
    operands (device pointers, shapes, strides in elements), never tensor.h's structs, and runs
    asynchronously on the calling thread's stream; it returns 0, or non-zero with a message in
    error[]. Every op reaches its kernel with the call record its CPU kernel reads, except cat, which
-   tensor.h runs as one copy_ per input. tensor__register_device is not available under
-   TENSOR_STATIC. */
+   tensor.h runs as one copy_ per input, and dropout in training, whose record also holds the mask
+   to fill (out2) and the place in the calling thread's generator of the words the CPU kernel
+   would take (ip[1] key, ip[2] block counter, ip[3] stream, ip[4] words of that block used).
+   tensor__register_device is not available under TENSOR_STATIC. */
 #define TENSOR__DEVICE_ABI 2
 typedef struct {
     void *data;                        /* the first element, in device memory; NULL for an absent operand,

@@ -286,6 +286,25 @@ TEST(cuda_shape_and_index_ops_match_the_cpu) {
     tensor_scope_end();
 }
 
+/* dropout draws the CPU's words: the same seed gives the same mask on both, and the generator
+   goes on from the same place. */
+TEST(cuda_dropout_matches_the_cpu_bit_for_bit) {
+    NEED_GPU();
+    tensor_scope_begin();
+    tensor *x = rnd(TENSOR_F32, 2, (const int64_t[]){37, 101}, 70);
+    tensor *dx = device_cuda(x);
+    tensor_manual_seed(7);
+    tensor_rand(TENSOR_SHAPE(3), TENSOR_F32); /* a generator part-way through a block */
+    tensor *want = tensor_dropout(x, 0.3, true), *next_cpu = tensor_rand(TENSOR_SHAPE(5), TENSOR_F64);
+    tensor_manual_seed(7);
+    tensor_rand(TENSOR_SHAPE(3), TENSOR_F32);
+    tensor *got = tensor_dropout(dx, 0.3, true), *next_dev = tensor_rand(TENSOR_SHAPE(5), TENSOR_F64);
+    tensor *h = tensor_to_device(got, TENSOR_CPU);
+    CHECK(h && want && test_same_bits(h, want));
+    CHECK(test_same_bits(next_cpu, next_dev));
+    tensor_scope_end();
+}
+
 /* A few MLP training steps (AdamW) on the device and on the CPU from the same start. */
 TEST(cuda_training_steps_match_the_cpu) {
     NEED_GPU();
