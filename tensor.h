@@ -567,8 +567,10 @@ TENSOR_API void        tensor_set_allow_tf32(bool allow); /* matmul/conv in TF32
    operands (device pointers, shapes, strides in elements), never tensor.h's structs, and runs
    asynchronously on the calling thread's stream; it returns 0, or non-zero with a message in
    error[]. Every op reaches its kernel with the call record its CPU kernel reads, except cat, which
-   tensor.h runs as one copy_ per input. tensor__register_device is not available under
-   TENSOR_STATIC. */
+   tensor.h runs as one copy_ per input, and dropout in training, whose record also holds the mask
+   to fill (out2) and the place in the calling thread's generator of the words the CPU kernel
+   would take (ip[1] key, ip[2] block counter, ip[3] stream, ip[4] words of that block used).
+   tensor__register_device is not available under TENSOR_STATIC. */
 #define TENSOR__DEVICE_ABI 2
 typedef struct {
     void *data;                        /* the first element, in device memory; NULL for an absent operand,
@@ -8437,10 +8439,17 @@ TENSOR_API tensor *tensor_one_hot(tensor *indices, int64_t num_classes) {
     if (!tensor__is_int(indices->dtype)) return tensor__fail(c.fn, "indices must be an integer tensor, got %s", tensor__dtype_names[indices->dtype]);
     if (indices->ndim == TENSOR_MAX_DIMS) return tensor__fail(c.fn, "indices of shape %s already have the maximum of %d dims", tensor__shape_of(indices), TENSOR_MAX_DIMS);
     if (num_classes < -1) return tensor__fail(c.fn, "num_classes must be -1 or non-negative, got %lld", (long long)num_classes);
-    if (indices->storage->device != TENSOR_CPU) return tensor__fail(c.fn, "indices must be on the CPU");
     int64_t n = tensor__numel_of(indices->ndim, indices->shape), idx[TENSOR_MAX_DIMS] = {0}, lo = 0, hi = -1;
     if (n == 0 && num_classes == -1) return tensor__fail(c.fn, "cannot infer the number of classes from an empty tensor");
-    for (int64_t p = 0; p < n; p++) { /* the range of the values decides the output's shape */
+    tensor_device dev = indices->storage->device;
+    if (dev != TENSOR_CPU && n > 0) { /* the range from the device's reductions (two values come back) */
+        tensor *mn = tensor_min_all(indices), *mx = tensor_max_all(indices);
+        if (mn && mx) { lo = (int64_t)tensor_item(mn); hi = (int64_t)tensor_item(mx); }
+        tensor_free(mn);
+        tensor_free(mx);
+        if (!mn || !mx) return NULL;
+    }
+    for (int64_t p = 0; p < n && dev == TENSOR_CPU; p++) { /* the range of the values decides the output's shape */
         int64_t k = tensor__load_i64((char *)indices->storage->data + tensor__offset_of(indices, idx) * (int64_t)tensor__dtype_sizes[indices->dtype], indices->dtype);
         if (p == 0 || k < lo) lo = k;
         if (p == 0 || k > hi) hi = k;
@@ -8453,6 +8462,16 @@ TENSOR_API tensor *tensor_one_hot(tensor *indices, int64_t num_classes) {
     int64_t shape[TENSOR_MAX_DIMS];
     for (int i = 0; i < indices->ndim; i++) shape[i] = indices->shape[i];
     shape[indices->ndim] = num_classes;
+    if (dev != TENSOR_CPU) { /* composed on the device: indices[..., None] == arange(num_classes), as i64 */
+        tensor *classes = tensor_arange(0, (double)num_classes, 1, TENSOR_I64), *dc = classes ? tensor_to_device(classes, dev) : NULL;
+        tensor *col = tensor_unsqueeze(indices, indices->ndim), *hit = dc && col ? tensor_eq(col, dc) : NULL;
+        tensor *r = hit ? tensor_to_dtype(hit, TENSOR_I64) : NULL;
+        tensor_free(hit);
+        tensor_free(col);
+        tensor_free(dc);
+        tensor_free(classes);
+        return r;
+    }
     c.n_in = 1;
     c.in[0] = indices;
     c.ip[0] = num_classes;

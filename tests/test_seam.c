@@ -152,6 +152,17 @@ static int seam_k_sum_all(tensor__dev_call *c) { /* in double, as a reference */
     test_store_f64(seam_host(c->out.data), c->out.dtype, acc);
     return 0;
 }
+static int seam_k_extreme(tensor__dev_call *c, bool max) { /* max_all / min_all of integers */
+    int64_t best = 0;
+    for (int64_t i = 0, n = seam_numel(&c->in[0]); i < n; i++) {
+        int64_t v = test_load_i64(seam_elem(&c->in[0], &c->in[0], i), c->in[0].dtype);
+        if (i == 0 || (max ? v > best : v < best)) best = v;
+    }
+    test_store_i64(seam_host(c->out.data), c->out.dtype, best);
+    return 0;
+}
+static int seam_k_max_all(tensor__dev_call *c) { return seam_k_extreme(c, true); }
+static int seam_k_min_all(tensor__dev_call *c) { return seam_k_extreme(c, false); }
 static int seam_optim_calls;
 static int seam_optim_step(tensor__dev_optim *s) {
     seam_optim_calls++;
@@ -235,6 +246,8 @@ static void seam_install(void) {
     seam_kernels[TENSOR_OP_mul_scalar_] = seam_k_mul_scalar_;
     seam_kernels[TENSOR_OP_sum_all] = seam_k_sum_all;
     seam_kernels[TENSOR_OP_softmax] = seam_k_softmax;
+    seam_kernels[TENSOR_OP_max_all] = seam_k_max_all;
+    seam_kernels[TENSOR_OP_min_all] = seam_k_min_all;
     seam_backward[TENSOR_OP_softmax] = seam_kb_softmax;
     tensor__device d = {TENSOR__DEVICE_ABI, TENSOR_CUDA, TENSOR_OP_COUNT, seam_names, seam_kernels, seam_device_count, seam_info,
                         seam_alloc, seam_free, seam_copy, seam_synchronize, NULL, seam_set_allow_tf32, seam_optim_step, seam_backward};
@@ -526,6 +539,11 @@ TEST(seam_fused_backward_and_cat) {
     }
     device_check_same("cat", tensor_cat(6, parts, 1), tensor_cat(6, hparts, 1));
     device_check_same("cat dim 0", tensor_cat(3, parts + 3, 0), tensor_cat(3, hparts + 3, 0));
+    /* one_hot composed of device ops (its range from two device reductions) */
+    tensor *cls = tensor_to_dtype(tensor_reshape(tensor_arange(0, 6, 1, TENSOR_I64), TENSOR_SHAPE(2, 3)), TENSOR_I32);
+    device_check_same("one_hot", tensor_one_hot(device_cuda(cls), -1), tensor_one_hot(cls, -1));
+    device_check_same("one_hot 9", tensor_one_hot(device_cuda(cls), 9), tensor_one_hot(cls, 9));
+    CHECK_BAD(tensor_one_hot(device_cuda(cls), 4), "tensor_one_hot");
     tensor_scope_end();
     seam_uninstall();
 }
