@@ -2577,6 +2577,355 @@ static int tensor__cuda_matmul(tensor__dev_call *c) {
     return tensor__cuda_copy_run(c, out, src);
 }
 
+// >>cuda-conv ------------------------------------------------------------------------------------
+/* conv1d, conv2d (im2col + cuBLAS GEMM) and max_pool2d, avg_pool2d, with the call records of the
+   CPU's kernels (>>nn). A convolution is 2-D throughout: conv1d is H = kH = 1. The images go in
+   chunks (cols of at most TENSOR__CUDA_CONV_CHUNK bytes, at least one image): for a chunk of nb
+   images, cols [C kH kW, nb P] (P = oH oW; row (c, ki, kj), column (n, p)) holds the input
+   patches, and one strided batched GEMM over the groups gives outT [O, nb P] = w_g [Og, K] @
+   cols_g [K, nb P] (K = Cg kH kW). The operands stay in x's dtype (f16/bf16 read by cuBLAS as
+   they are), products accumulate in the compute dtype ct (f64 for f64, else f32: CUBLAS_COMPUTE_32F,
+   CUBLAS_COMPUTE_32F_FAST_TF32 for f32 when set_allow_tf32 is on), and the epilogue adds the bias
+   in ct and rounds once into out's dtype, as the CPU does. No atomics: every kernel here writes
+   each element once, in an order fixed by the geometry. */
+#define TENSOR__CUDA_CONV_CHUNK ((size_t)256 << 20)
+
+struct tensor__cuda_conv_geom {
+    int64_t N, C, H, W, O, kH, kW, oH, oW, sh, sw, ph, pw, dh, dw, groups;
+    int64_t xs[4];   /* element strides of x as [n, c, h, w]; 0 on absent dims */
+    int64_t os[4];   /* of the output (or its gradient) as [n, o, h, w] */
+};
+/* From x, w, the output (or its gradient: its shape and strides) and ip = {stride, padding,
+   dilation, groups}, as the CPU's tensor__conv_geometry_of. */
+static void tensor__cuda_conv_geometry(const tensor__dev_operand &x, const tensor__dev_operand &w, const tensor__dev_operand &out, int sd, const int64_t *ip,
+                                       tensor__cuda_conv_geom *g) {
+    memset(g, 0, sizeof *g);
+    bool batched = x.ndim == sd + 2;
+    int xd = x.ndim, od = out.ndim;
+    g->N = batched ? x.shape[0] : 1;
+    g->xs[0] = batched ? x.strides[0] : 0;
+    g->os[0] = batched ? out.strides[0] : 0;
+    g->C = x.shape[xd - sd - 1];
+    g->xs[1] = x.strides[xd - sd - 1];
+    g->O = w.shape[0];
+    g->os[1] = out.strides[od - sd - 1];
+    g->W = x.shape[xd - 1];
+    g->xs[3] = x.strides[xd - 1];
+    g->kW = w.shape[w.ndim - 1];
+    g->oW = out.shape[od - 1];
+    g->os[3] = out.strides[od - 1];
+    g->sw = ip[0];
+    g->pw = ip[1];
+    g->dw = ip[2];
+    if (sd == 2) {
+        g->H = x.shape[xd - 2];
+        g->xs[2] = x.strides[xd - 2];
+        g->kH = w.shape[2];
+        g->oH = out.shape[od - 2];
+        g->os[2] = out.strides[od - 2];
+        g->sh = ip[0];
+        g->ph = ip[1];
+        g->dh = ip[2];
+    } else {
+        g->H = 1;
+        g->kH = 1;
+        g->oH = 1;
+        g->sh = 1;
+        g->ph = 0;
+        g->dh = 1;
+    }
+    g->groups = ip[3];
+}
+/* The convolution operands' checks shared by forward and backward: x, w (and the output or its
+   gradient y) of the shapes the CPU's front gives. */
+static bool tensor__cuda_conv_check(tensor__dev_call *c, int sd, const tensor__dev_operand &x, const tensor__dev_operand &w, const tensor__dev_operand &y) {
+    if (!tensor__cuda_operand_ok(c, x, "input") || x.by_value || !tensor__cuda_operand_ok(c, w, "weight") || w.by_value ||
+        !tensor__cuda_operand_ok(c, y, "output") || y.by_value)
+        return false;
+    bool batched = x.ndim == sd + 2;
+    if ((x.ndim != sd + 1 && !batched) || w.ndim != sd + 2 || y.ndim != x.ndim || !tensor__cuda_is_float(x.dtype) || w.dtype != x.dtype ||
+        !tensor__cuda_is_float(y.dtype) || (batched && y.shape[0] != x.shape[0]) || y.shape[y.ndim - sd - 1] != w.shape[0]) {
+        tensor__cuda_fail(c, "%s: invalid operands", tensor__cuda_op_name(c->op));
+        return false;
+    }
+    int64_t groups = c->ip[3], C = x.shape[x.ndim - sd - 1];
+    if (c->ip[0] < 1 || c->ip[1] < 0 || c->ip[2] < 1 || groups < 1 || w.shape[0] % groups != 0 || w.shape[1] * groups != C) {
+        tensor__cuda_fail(c, "%s: invalid stride, padding, dilation or groups", tensor__cuda_op_name(c->op));
+        return false;
+    }
+    return true;
+}
+
+/* cuBLAS's types for operands of dtype d and results in ct (f32 or f64). */
+static bool tensor__cuda_conv_types(tensor_dtype d, tensor_dtype ct, cudaDataType_t *ab, cudaDataType_t *cdt, cublasComputeType_t *comp) {
+    switch (d) {
+    case TENSOR_F32: *ab = CUDA_R_32F; break;
+    case TENSOR_F64: *ab = CUDA_R_64F; break;
+    case TENSOR_F16: *ab = CUDA_R_16F; break;
+    case TENSOR_BF16: *ab = CUDA_R_16BF; break;
+    default: return false;
+    }
+    if (ct == TENSOR_F64) {
+        if (d != TENSOR_F64) return false;
+        *cdt = CUDA_R_64F;
+        *comp = CUBLAS_COMPUTE_64F;
+        return true;
+    }
+    if (d == TENSOR_F64) return false;
+    *cdt = CUDA_R_32F;
+    *comp = d == TENSOR_F32 && tensor__cuda_tf32.load() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    return true;
+}
+/* One column-major strided batched GEMM of cuBLAS (C = op(A) op(B) + beta C, beta 0 or 1), A and
+   B of dtype d, C of ct (dense: ldc == m, sC == m n). k == 0 gives zeros (beta 0) or leaves C. */
+static int tensor__cuda_conv_gemm(tensor__dev_call *c, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *A, int64_t lda, int64_t sA,
+                                  const void *B, int64_t ldb, int64_t sB, bool accumulate, void *C, int64_t sC, int64_t batches, tensor_dtype d, tensor_dtype ct) {
+    if (m == 0 || n == 0 || batches == 0) return 0;
+    int csz = tensor__cuda_size(ct);
+    if (k == 0) {
+        if (accumulate) return 0;
+        cudaStream_t s;
+        if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+        cudaError_t e = cudaMemsetAsync(C, 0, (size_t)(batches * sC) * (size_t)csz, s);
+        return e == cudaSuccess ? 0 : tensor__cuda_fail_cuda(c, "memset", e);
+    }
+    cudaDataType_t ab, cdt;
+    cublasComputeType_t comp;
+    if (!tensor__cuda_conv_types(d, ct, &ab, &cdt, &comp)) return tensor__cuda_fail(c, "%s: no cuBLAS path for this dtype", tensor__cuda_op_name(c->op));
+    cublasHandle_t h;
+    if (!tensor__cuda_blas(c, &h)) return 1;
+    float one32 = 1.0f, beta32 = accumulate ? 1.0f : 0.0f;
+    double one64 = 1.0, beta64 = accumulate ? 1.0 : 0.0;
+    const void *alpha = ct == TENSOR_F64 ? (const void *)&one64 : (const void *)&one32;
+    const void *beta = ct == TENSOR_F64 ? (const void *)&beta64 : (const void *)&beta32;
+    int esz = tensor__cuda_size(d);
+    const int64_t chunk = 65535;
+    for (int64_t b0 = 0; b0 < batches; b0 += chunk) {
+        int64_t cnt = batches - b0 < chunk ? batches - b0 : chunk;
+        cublasStatus_t st = cublasGemmStridedBatchedEx_64(h, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, k, alpha,
+                                                          (const char *)A + b0 * sA * esz, ab, lda, sA, (const char *)B + b0 * sB * esz, ab, ldb, sB, beta,
+                                                          (char *)C + b0 * sC * csz, cdt, m, sC, cnt, comp, CUBLAS_GEMM_DEFAULT);
+        if (st != CUBLAS_STATUS_SUCCESS) return tensor__cuda_fail_blas(c, "cublasGemmStridedBatchedEx", st);
+    }
+    return 0;
+}
+
+/* Whether t is dense in row-major order. */
+static bool tensor__cuda_rowmajor(const tensor__dev_operand &t) {
+    int64_t step = 1;
+    for (int d = t.ndim - 1; d >= 0; d--) {
+        if (t.shape[d] != 1 && t.strides[d] != step) return false;
+        step *= t.shape[d];
+    }
+    return true;
+}
+/* t as a dense row-major array of dtype d: t's own data when it already is, else a copy in
+   scratch (*own, freed by the caller). NULL after an error. */
+static const void *tensor__cuda_dense_as(tensor__dev_call *c, const tensor__dev_operand &t, tensor_dtype d, void **own) {
+    *own = nullptr;
+    if (t.dtype == d && tensor__cuda_rowmajor(t)) return t.data;
+    tensor__dev_operand dst = t;
+    dst.dtype = d;
+    int64_t step = 1;
+    for (int k = t.ndim - 1; k >= 0; k--) { dst.strides[k] = step; step *= t.shape[k]; }
+    dst.data = *own = tensor__cuda_alloc((size_t)step * (size_t)tensor__cuda_size(d), c->error, sizeof c->error);
+    if (!dst.data) return nullptr;
+    if (tensor__cuda_copy_run(c, dst, t)) return nullptr;
+    return dst.data;
+}
+/* Scratch freed on every path (stream-ordered: queued work finishes first). */
+struct tensor__cuda_conv_scratch {
+    void *p[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+    ~tensor__cuda_conv_scratch() { for (void *q : p) tensor__cuda_free(q); }
+};
+
+/* cols [C kH kW, nb P] of dtype cd = the patches of images n0.. of x (any layout, dtype xd), 0 in
+   the padding. Same dtypes move bits; else through double (exact for the float dtypes). */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_im2col_kernel(tensor__cuda_conv_geom g, const char *x, tensor_dtype xd, char *cols, tensor_dtype cd,
+                                                                                  int64_t n0, int64_t nb, int64_t total) {
+    const int64_t P = g.oH * g.oW, ld = nb * P;
+    const int xsz = tensor__cuda_size(xd), csz = tensor__cuda_size(cd);
+    TENSOR__CUDA_LOOP(i, total) {
+        int64_t row = i / ld, col = i - row * ld;
+        int64_t n = col / P, p = col - n * P;
+        int64_t oh = p / g.oW, ow = p - oh * g.oW;
+        int64_t kj = row % g.kW, rest = row / g.kW, ki = rest % g.kH, ch = rest / g.kH;
+        int64_t ih = oh * g.sh - g.ph + ki * g.dh, iw = ow * g.sw - g.pw + kj * g.dw;
+        char *dst = cols + i * csz;
+        if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) { tensor__cuda_store_bits(dst, csz, 0); continue; }
+        const char *src = x + ((n0 + n) * g.xs[0] + ch * g.xs[1] + ih * g.xs[2] + iw * g.xs[3]) * xsz;
+        if (xd == cd) tensor__cuda_store_bits(dst, csz, tensor__cuda_load_bits(src, csz));
+        else tensor__cuda_store_f64(dst, cd, tensor__cuda_load_f64(src, xd));
+    }
+}
+static int tensor__cuda_im2col(tensor__dev_call *c, const tensor__cuda_conv_geom &g, const void *x, tensor_dtype xd, void *cols, tensor_dtype cd, int64_t n0, int64_t nb,
+                               cudaStream_t s) {
+    int64_t total = g.C * g.kH * g.kW * nb * g.oH * g.oW;
+    if (total == 0) return 0;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_im2col_kernel<<<tensor__cuda_blocks(total), TENSOR__CUDA_THREADS, 0, s>>>(g, (const char *)x, xd, (char *)cols, cd, n0, nb, total);
+    return tensor__cuda_launch_check(c);
+}
+
+/* out[n0 + n, o, oh, ow] (through out's strides) = outT[o, n P + p] + bias[o], in Acc. */
+template <class Acc>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_conv_epilogue(tensor__cuda_conv_geom g, const Acc *outT, const char *bias, tensor_dtype bd, int64_t bs,
+                                                                                  char *out, tensor_dtype od, int64_t n0, int64_t nb, int64_t total) {
+    const int64_t P = g.oH * g.oW;
+    const int osz = tensor__cuda_size(od);
+    TENSOR__CUDA_LOOP(i, total) {
+        int64_t p = i % P, r = i / P, o = r % g.O, n = r / g.O;
+        int64_t oh = p / g.oW, ow = p - oh * g.oW;
+        Acc v = outT[o * nb * P + n * P + p];
+        if (bias) v += tensor__cuda_ldf<Acc>(bias + o * bs, bd);
+        tensor__cuda_store_f64(out + ((n0 + n) * g.os[0] + o * g.os[1] + oh * g.os[2] + ow * g.os[3]) * osz, od, (double)v);
+    }
+}
+
+/* conv1d/conv2d: in[0] x [N, C, (H,) W] or unbatched, in[1] w [O, C / groups, (kH,) kW], in[2]
+   bias [O] (optional), ip = {stride, padding, dilation, groups}; out [N, O, (oH,) oW]. */
+static int tensor__cuda_conv_run(tensor__dev_call *c, int sd) {
+    if (c->n_in < 2) return tensor__cuda_fail(c, "%s: expected 2 or 3 inputs, got %d", tensor__cuda_op_name(c->op), c->n_in);
+    const tensor__dev_operand &x = c->in[0], &w = c->in[1], &out = c->out;
+    if (!tensor__cuda_conv_check(c, sd, x, w, out)) return 1;
+    const char *bias = nullptr;
+    tensor_dtype bd = TENSOR_F32;
+    int64_t bstep = 0;
+    if (c->n_in > 2 && !tensor__cuda_norm_param(c, c->in[2], w.shape[0], "bias", &bias, &bd, &bstep)) return 1;
+    tensor__cuda_conv_geom g;
+    tensor__cuda_conv_geometry(x, w, out, sd, c->ip, &g);
+    if (tensor__cuda_numel(out) == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    tensor_dtype ct = x.dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
+    int xsz = tensor__cuda_size(x.dtype), csz = tensor__cuda_size(ct);
+    int64_t Cg = g.C / g.groups, Og = g.O / g.groups, K = Cg * g.kH * g.kW, P = g.oH * g.oW, rows = g.C * g.kH * g.kW;
+    tensor__cuda_conv_scratch sc;
+    const void *wd = tensor__cuda_dense_as(c, w, x.dtype, &sc.p[0]);
+    if (!wd) return 1;
+    size_t per_image = (size_t)(rows * P) * (size_t)xsz + (size_t)(g.O * P) * (size_t)csz;
+    int64_t nb = per_image ? (int64_t)(TENSOR__CUDA_CONV_CHUNK / per_image) : g.N;
+    if (nb < 1) nb = 1;
+    if (nb > g.N) nb = g.N;
+    if (!(sc.p[1] = tensor__cuda_alloc((size_t)(rows * nb * P) * (size_t)xsz, c->error, sizeof c->error))) return 1;
+    if (!(sc.p[2] = tensor__cuda_alloc((size_t)(g.O * nb * P) * (size_t)csz, c->error, sizeof c->error))) return 1;
+    for (int64_t n0 = 0; n0 < g.N; n0 += nb) {
+        int64_t bn = g.N - n0 < nb ? g.N - n0 : nb, ld = bn * P;
+        if (tensor__cuda_im2col(c, g, x.data, x.dtype, sc.p[1], x.dtype, n0, bn, s)) return 1;
+        /* row-major outT_g [Og, ld] = w_g [Og, K] @ cols_g [K, ld]: column-major outT_g^T = cols_g^T w_g^T */
+        if (tensor__cuda_conv_gemm(c, false, false, ld, Og, K, sc.p[1], ld, K * ld, wd, K, Og * K, false, sc.p[2], Og * ld, g.groups, x.dtype, ct)) return 1;
+        int64_t total = bn * g.O * P;
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        if (ct == TENSOR_F64)
+            tensor__cuda_conv_epilogue<double><<<tensor__cuda_blocks(total), TENSOR__CUDA_THREADS, 0, s>>>(g, (const double *)sc.p[2], bias, bd, bstep, (char *)out.data, out.dtype, n0, bn, total);
+        else
+            tensor__cuda_conv_epilogue<float><<<tensor__cuda_blocks(total), TENSOR__CUDA_THREADS, 0, s>>>(g, (const float *)sc.p[2], bias, bd, bstep, (char *)out.data, out.dtype, n0, bn, total);
+        if (tensor__cuda_launch_check(c)) return 1;
+    }
+    return 0;
+}
+static int tensor__cuda_conv2d(tensor__dev_call *c) { return tensor__cuda_conv_run(c, 2); }
+static int tensor__cuda_conv1d(tensor__dev_call *c) { return tensor__cuda_conv_run(c, 1); }
+
+/* ---- pooling: in[0] x [N, C, H, W] or [C, H, W], ip = {kernel, stride (resolved), padding}, out
+   [.., oH, oW]. Window (oh, ow) covers rows [oh s - pad, + k) and columns [ow s - pad, + k)
+   clipped to the input; max: the first maximum in row-major order, or the first NaN (a window of
+   -inf picks its first element); avg: the in-bounds sum in Acc, row-major, / k^2 (padding counted,
+   as the CPU). Acc: double for f64, else float (the CPU's compute dtype). ---- */
+struct tensor__cuda_pool_geom {
+    int64_t N, C, H, W, oH, oW, k, s, pad;
+    int64_t xs[4];   /* element strides of x as [n, c, h, w] (0 on an absent n) */
+    int64_t ys[4];   /* of the pooled operand (the output or its gradient) */
+};
+static bool tensor__cuda_pool_geometry(tensor__dev_call *c, const tensor__dev_operand &x, const tensor__dev_operand &y, tensor__cuda_pool_geom *p) {
+    memset(p, 0, sizeof *p);
+    if ((x.ndim != 3 && x.ndim != 4) || y.ndim != x.ndim || !tensor__cuda_is_float(x.dtype) || !tensor__cuda_is_float(y.dtype) ||
+        (x.ndim == 4 && y.shape[0] != x.shape[0]) || y.shape[x.ndim - 3] != x.shape[x.ndim - 3] || c->ip[0] < 1 || c->ip[1] < 1 || c->ip[2] < 0) {
+        tensor__cuda_fail(c, "%s: invalid operands", tensor__cuda_op_name(c->op));
+        return false;
+    }
+    int b = x.ndim == 4 ? 1 : 0;
+    p->N = b ? x.shape[0] : 1;
+    p->C = x.shape[b];
+    p->H = x.shape[b + 1];
+    p->W = x.shape[b + 2];
+    p->oH = y.shape[b + 1];
+    p->oW = y.shape[b + 2];
+    p->k = c->ip[0];
+    p->s = c->ip[1];
+    p->pad = c->ip[2];
+    for (int d = 0; d < 4; d++) {
+        p->xs[d] = d < 1 - b ? 0 : x.strides[d - (1 - b)];
+        p->ys[d] = d < 1 - b ? 0 : y.strides[d - (1 - b)];
+    }
+    return true;
+}
+/* The window of output (oh, ow), clipped: rows [h0, h1), columns [w0, w1). */
+TENSOR__CUDA_HD void tensor__cuda_pool_window(const tensor__cuda_pool_geom &p, int64_t oh, int64_t ow, int64_t *h0, int64_t *h1, int64_t *w0, int64_t *w1) {
+    int64_t a = oh * p.s - p.pad, b = ow * p.s - p.pad;
+    *h1 = a + p.k < p.H ? a + p.k : p.H;
+    *w1 = b + p.k < p.W ? b + p.k : p.W;
+    *h0 = a < 0 ? 0 : a;
+    *w0 = b < 0 ? 0 : b;
+}
+/* The position (ih * W + iw) max pooling picks in a window of plane x (element strides xs[2],
+   xs[3], dtype xd), as the CPU's tensor__pool_argmax. */
+template <class Acc>
+TENSOR__CUDA_D int64_t tensor__cuda_pool_argmax(const tensor__cuda_pool_geom &p, const char *x, tensor_dtype xd, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+    const int xsz = tensor__cuda_size(xd);
+    int64_t at = h0 * p.W + w0;
+    Acc best = -(Acc)INFINITY;
+    for (int64_t ih = h0; ih < h1; ih++)
+        for (int64_t iw = w0; iw < w1; iw++) {
+            Acc v = tensor__cuda_ldf<Acc>(x + (ih * p.xs[2] + iw * p.xs[3]) * xsz, xd);
+            if (v != v) return ih * p.W + iw;
+            if (v > best) { best = v; at = ih * p.W + iw; }
+        }
+    return at;
+}
+template <class Acc>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_pool_kernel(tensor__cuda_pool_geom p, const char *x, tensor_dtype xd, char *y, tensor_dtype yd, bool is_max,
+                                                                                int64_t total) {
+    const int xsz = tensor__cuda_size(xd), ysz = tensor__cuda_size(yd);
+    const Acc div = (Acc)(p.k * p.k);
+    TENSOR__CUDA_LOOP(i, total) {
+        int64_t ow = i % p.oW, r = i / p.oW, oh = r % p.oH, plane = r / p.oH, ch = plane % p.C, n = plane / p.C;
+        const char *xp = x + (n * p.xs[0] + ch * p.xs[1]) * xsz;
+        int64_t h0, h1, w0, w1;
+        tensor__cuda_pool_window(p, oh, ow, &h0, &h1, &w0, &w1);
+        Acc v;
+        if (is_max) {
+            int64_t at = tensor__cuda_pool_argmax<Acc>(p, xp, xd, h0, h1, w0, w1), ih = at / p.W, iw = at - ih * p.W;
+            v = tensor__cuda_ldf<Acc>(xp + (ih * p.xs[2] + iw * p.xs[3]) * xsz, xd);
+        } else {
+            Acc acc = 0;
+            for (int64_t ih = h0; ih < h1; ih++)
+                for (int64_t iw = w0; iw < w1; iw++) acc += tensor__cuda_ldf<Acc>(xp + (ih * p.xs[2] + iw * p.xs[3]) * xsz, xd);
+            v = acc / div;
+        }
+        tensor__cuda_store_f64(y + (n * p.ys[0] + ch * p.ys[1] + oh * p.ys[2] + ow * p.ys[3]) * ysz, yd, (double)v);
+    }
+}
+static int tensor__cuda_pool_run(tensor__dev_call *c, bool is_max) {
+    if (c->n_in < 1) return tensor__cuda_fail(c, "%s: expected an input", tensor__cuda_op_name(c->op));
+    const tensor__dev_operand &x = c->in[0], &y = c->out;
+    if (!tensor__cuda_operand_ok(c, x, "input") || x.by_value || !tensor__cuda_operand_ok(c, y, "output") || y.by_value) return 1;
+    tensor__cuda_pool_geom p;
+    if (!tensor__cuda_pool_geometry(c, x, y, &p)) return 1;
+    int64_t total = p.N * p.C * p.oH * p.oW;
+    if (total == 0 || p.H * p.W == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (x.dtype == TENSOR_F64)
+        tensor__cuda_pool_kernel<double><<<tensor__cuda_blocks(total), TENSOR__CUDA_THREADS, 0, s>>>(p, (const char *)x.data, x.dtype, (char *)y.data, y.dtype, is_max, total);
+    else
+        tensor__cuda_pool_kernel<float><<<tensor__cuda_blocks(total), TENSOR__CUDA_THREADS, 0, s>>>(p, (const char *)x.data, x.dtype, (char *)y.data, y.dtype, is_max, total);
+    return tensor__cuda_launch_check(c);
+}
+static int tensor__cuda_max_pool2d(tensor__dev_call *c) { return tensor__cuda_pool_run(c, true); }
+static int tensor__cuda_avg_pool2d(tensor__dev_call *c) { return tensor__cuda_pool_run(c, false); }
+
 // >>cuda-register --------------------------------------------------------------------------------
 /* The kernel table, built at compile time: tensor__cuda_kernel_of<op>::k is NULL unless an op has
    a specialization below, and the table lists it for every op of TENSOR_OPS in enum order. */
@@ -2624,6 +2973,10 @@ TENSOR__CUDA_KERNEL(cross_entropy, &tensor__cuda_cross_entropy)
 TENSOR__CUDA_KERNEL(nll_loss, &tensor__cuda_nll_loss)
 TENSOR__CUDA_KERNEL(embedding, &tensor__cuda_embedding)
 TENSOR__CUDA_KERNEL(matmul, &tensor__cuda_matmul)
+TENSOR__CUDA_KERNEL(conv2d, &tensor__cuda_conv2d)
+TENSOR__CUDA_KERNEL(conv1d, &tensor__cuda_conv1d)
+TENSOR__CUDA_KERNEL(max_pool2d, &tensor__cuda_max_pool2d)
+TENSOR__CUDA_KERNEL(avg_pool2d, &tensor__cuda_avg_pool2d)
 
 #define TENSOR__CUDA_KERNEL_ROW(name, kind, impl, types, grad, params, doc) tensor__cuda_kernel_of<TENSOR_OP_##name>::k,
 static const tensor__dev_kernel tensor__cuda_kernels[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__CUDA_KERNEL_ROW)};
