@@ -3565,15 +3565,13 @@ static int tensor__cuda_cross_entropy_backward(tensor__dev_call *c) {
     memset(&a, 0, sizeof a);
     a.C = x.shape[cdim];
     tensor__dev_operand rx = tensor__cuda_drop_dim(x, cdim), rt = prob ? tensor__cuda_drop_dim(t, cdim) : t;
-    tensor__dev_operand rgx = tensor__cuda_drop_dim(gx ? *gx : x, cdim), rgp = gp ? tensor__cuda_drop_dim(*gp, cdim) : rgx;
-    const tensor__dev_operand *ops[4] = {&rgx, &rx, &rt, &rgp};
-    a.rows = tensor__cuda_offsets_init(&a.o, 4, ops, false);
-    if (tensor__cuda_numel(rx) == 0) a.rows = 0;
-    if ((!gx && !gp) || a.rows == 0 || a.C == 0) return 0; /* nothing to write (empty gradients) */
+    for (int d = 0; d < rt.ndim; d++)
+        if (rt.shape[d] != rx.shape[d] || (prob && t.shape[cdim] != a.C)) return tensor__cuda_fail(c, "cross_entropy backward: targets do not match the logits");
+    if ((!gx && !gp) || tensor__cuda_numel(rx) == 0 || a.C == 0) return 0; /* nothing to write (empty gradients) */
     cudaStream_t s;
     if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
     tensor__cuda_conv_scratch sc;
-    tensor__dev_operand gx_stand_in; /* gx is written by the kernel: scratch when only gp is wanted */
+    tensor__dev_operand gx_stand_in; /* gx is written by the kernel: contiguous scratch when only gp is wanted */
     if (!gx) {
         gx_stand_in = x;
         int64_t step = 1;
@@ -3581,6 +3579,9 @@ static int tensor__cuda_cross_entropy_backward(tensor__dev_call *c) {
         if (!(gx_stand_in.data = sc.p[2] = tensor__cuda_alloc((size_t)step * (size_t)tensor__cuda_size(x.dtype), c->error, sizeof c->error))) return 1;
         gx = &gx_stand_in;
     }
+    tensor__dev_operand rgx = tensor__cuda_drop_dim(*gx, cdim), rgp = gp ? tensor__cuda_drop_dim(*gp, cdim) : rgx;
+    const tensor__dev_operand *ops[4] = {&rgx, &rx, &rt, &rgp};
+    a.rows = tensor__cuda_offsets_init(&a.o, 4, ops, false);
     a.gx = (char *)gx->data;
     a.gp = gp ? (char *)gp->data : nullptr;
     a.x = (const char *)x.data;
