@@ -3565,8 +3565,9 @@ static int tensor__cuda_cross_entropy_backward(tensor__dev_call *c) {
     memset(&a, 0, sizeof a);
     a.C = x.shape[cdim];
     tensor__dev_operand rx = tensor__cuda_drop_dim(x, cdim), rt = prob ? tensor__cuda_drop_dim(t, cdim) : t;
-    for (int d = 0; d < rt.ndim; d++)
-        if (rt.shape[d] != rx.shape[d] || (prob && t.shape[cdim] != a.C)) return tensor__cuda_fail(c, "cross_entropy backward: targets do not match the logits");
+    bool fits = !prob || t.shape[cdim] == a.C;
+    for (int d = 0; d < rt.ndim; d++) fits = fits && rt.shape[d] == rx.shape[d];
+    if (!fits) return tensor__cuda_fail(c, "cross_entropy backward: targets do not match the logits");
     if ((!gx && !gp) || tensor__cuda_numel(rx) == 0 || a.C == 0) return 0; /* nothing to write (empty gradients) */
     cudaStream_t s;
     if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
