@@ -11,7 +11,8 @@
    as kernels), >>cuda-copykernels (copy, fill), >>cuda-optim (the optimizers' step),
    >>cuda-reduce (reductions and cumsum), >>cuda-nn (matmul through cuBLAS, softmax, norms, losses,
    embedding), >>cuda-index (flip, repeat, pad, tril/triu, gather, scatter_add, index_select,
-   masked_fill, dropout; cat is tensor.h's copies), >>cuda-register (the table). */
+   masked_fill, dropout; cat is tensor.h's copies), >>cuda-conv (conv1d/2d by im2col + cuBLAS,
+   pooling), >>cuda-backward (fused backward kernels), >>cuda-register (the tables). */
 
 #ifdef TENSOR_IMPLEMENTATION
 #error "tensor_cuda.cu includes tensor.h for its declarations only: compile it without TENSOR_IMPLEMENTATION"
@@ -3123,6 +3124,1049 @@ static int tensor__cuda_dropout(tensor__dev_call *c) {
     return tensor__cuda_launch_check(c);
 }
 
+// >>cuda-conv ------------------------------------------------------------------------------------
+/* conv1d, conv2d (im2col + cuBLAS GEMM) and max_pool2d, avg_pool2d, with the call records of the
+   CPU's kernels (>>nn). A convolution is 2-D throughout: conv1d is H = kH = 1. The images go in
+   chunks (cols of at most TENSOR__CUDA_CONV_CHUNK bytes, at least one image): for a chunk of nb
+   images, cols [C kH kW, nb P] (P = oH oW; row (c, ki, kj), column (n, p)) holds the input
+   patches, and one strided batched GEMM over the groups gives outT [O, nb P] = w_g [Og, K] @
+   cols_g [K, nb P] (K = Cg kH kW). The operands stay in x's dtype (f16/bf16 read by cuBLAS as
+   they are), products accumulate in the compute dtype ct (f64 for f64, else f32: CUBLAS_COMPUTE_32F,
+   CUBLAS_COMPUTE_32F_FAST_TF32 for f32 when set_allow_tf32 is on), and the epilogue adds the bias
+   in ct and rounds once into out's dtype, as the CPU does. No atomics: every kernel here writes
+   each element once, in an order fixed by the geometry. */
+#define TENSOR__CUDA_CONV_CHUNK ((size_t)256 << 20)
+
+struct tensor__cuda_conv_geom {
+    int64_t N, C, H, W, O, kH, kW, oH, oW, sh, sw, ph, pw, dh, dw, groups;
+    int64_t xs[4];   /* element strides of x as [n, c, h, w]; 0 on absent dims */
+    int64_t os[4];   /* of the output (or its gradient) as [n, o, h, w] */
+};
+/* From x, w, the output (or its gradient: its shape and strides) and ip = {stride, padding,
+   dilation, groups}, as the CPU's tensor__conv_geometry_of. */
+static void tensor__cuda_conv_geometry(const tensor__dev_operand &x, const tensor__dev_operand &w, const tensor__dev_operand &out, int sd, const int64_t *ip,
+                                       tensor__cuda_conv_geom *g) {
+    memset(g, 0, sizeof *g);
+    bool batched = x.ndim == sd + 2;
+    int xd = x.ndim, od = out.ndim;
+    g->N = batched ? x.shape[0] : 1;
+    g->xs[0] = batched ? x.strides[0] : 0;
+    g->os[0] = batched ? out.strides[0] : 0;
+    g->C = x.shape[xd - sd - 1];
+    g->xs[1] = x.strides[xd - sd - 1];
+    g->O = w.shape[0];
+    g->os[1] = out.strides[od - sd - 1];
+    g->W = x.shape[xd - 1];
+    g->xs[3] = x.strides[xd - 1];
+    g->kW = w.shape[w.ndim - 1];
+    g->oW = out.shape[od - 1];
+    g->os[3] = out.strides[od - 1];
+    g->sw = ip[0];
+    g->pw = ip[1];
+    g->dw = ip[2];
+    if (sd == 2) {
+        g->H = x.shape[xd - 2];
+        g->xs[2] = x.strides[xd - 2];
+        g->kH = w.shape[2];
+        g->oH = out.shape[od - 2];
+        g->os[2] = out.strides[od - 2];
+        g->sh = ip[0];
+        g->ph = ip[1];
+        g->dh = ip[2];
+    } else {
+        g->H = 1;
+        g->kH = 1;
+        g->oH = 1;
+        g->sh = 1;
+        g->ph = 0;
+        g->dh = 1;
+    }
+    g->groups = ip[3];
+}
+/* The convolution operands' checks shared by forward and backward: x, w (and the output or its
+   gradient y) of the shapes the CPU's front gives. */
+static bool tensor__cuda_conv_check(tensor__dev_call *c, int sd, const tensor__dev_operand &x, const tensor__dev_operand &w, const tensor__dev_operand &y) {
+    if (!tensor__cuda_operand_ok(c, x, "input") || x.by_value || !tensor__cuda_operand_ok(c, w, "weight") || w.by_value ||
+        !tensor__cuda_operand_ok(c, y, "output") || y.by_value)
+        return false;
+    bool batched = x.ndim == sd + 2;
+    if ((x.ndim != sd + 1 && !batched) || w.ndim != sd + 2 || y.ndim != x.ndim || !tensor__cuda_is_float(x.dtype) || w.dtype != x.dtype ||
+        !tensor__cuda_is_float(y.dtype) || (batched && y.shape[0] != x.shape[0]) || y.shape[y.ndim - sd - 1] != w.shape[0]) {
+        tensor__cuda_fail(c, "%s: invalid operands", tensor__cuda_op_name(c->op));
+        return false;
+    }
+    int64_t groups = c->ip[3], C = x.shape[x.ndim - sd - 1];
+    if (c->ip[0] < 1 || c->ip[1] < 0 || c->ip[2] < 1 || groups < 1 || w.shape[0] % groups != 0 || w.shape[1] * groups != C) {
+        tensor__cuda_fail(c, "%s: invalid stride, padding, dilation or groups", tensor__cuda_op_name(c->op));
+        return false;
+    }
+    return true;
+}
+
+/* cuBLAS's types for operands of dtype d and results in ct (f32 or f64). */
+static bool tensor__cuda_conv_types(tensor_dtype d, tensor_dtype ct, cudaDataType_t *ab, cudaDataType_t *cdt, cublasComputeType_t *comp) {
+    switch (d) {
+    case TENSOR_F32: *ab = CUDA_R_32F; break;
+    case TENSOR_F64: *ab = CUDA_R_64F; break;
+    case TENSOR_F16: *ab = CUDA_R_16F; break;
+    case TENSOR_BF16: *ab = CUDA_R_16BF; break;
+    default: return false;
+    }
+    if (ct == TENSOR_F64) {
+        if (d != TENSOR_F64) return false;
+        *cdt = CUDA_R_64F;
+        *comp = CUBLAS_COMPUTE_64F;
+        return true;
+    }
+    if (d == TENSOR_F64) return false;
+    *cdt = CUDA_R_32F;
+    *comp = d == TENSOR_F32 && tensor__cuda_tf32.load() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    return true;
+}
+/* One column-major strided batched GEMM of cuBLAS (C = op(A) op(B) + beta C, beta 0 or 1), A and
+   B of dtype d, C of ct (dense: ldc == m, sC == m n). k == 0 gives zeros (beta 0) or leaves C. */
+static int tensor__cuda_conv_gemm(tensor__dev_call *c, bool ta, bool tb, int64_t m, int64_t n, int64_t k, const void *A, int64_t lda, int64_t sA,
+                                  const void *B, int64_t ldb, int64_t sB, bool accumulate, void *C, int64_t sC, int64_t batches, tensor_dtype d, tensor_dtype ct) {
+    if (m == 0 || n == 0 || batches == 0) return 0;
+    int csz = tensor__cuda_size(ct);
+    if (k == 0) {
+        if (accumulate) return 0;
+        cudaStream_t s;
+        if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+        cudaError_t e = cudaMemsetAsync(C, 0, (size_t)(batches * sC) * (size_t)csz, s);
+        return e == cudaSuccess ? 0 : tensor__cuda_fail_cuda(c, "memset", e);
+    }
+    cudaDataType_t ab, cdt;
+    cublasComputeType_t comp;
+    if (!tensor__cuda_conv_types(d, ct, &ab, &cdt, &comp)) return tensor__cuda_fail(c, "%s: no cuBLAS path for this dtype", tensor__cuda_op_name(c->op));
+    cublasHandle_t h;
+    if (!tensor__cuda_blas(c, &h)) return 1;
+    float one32 = 1.0f, beta32 = accumulate ? 1.0f : 0.0f;
+    double one64 = 1.0, beta64 = accumulate ? 1.0 : 0.0;
+    const void *alpha = ct == TENSOR_F64 ? (const void *)&one64 : (const void *)&one32;
+    const void *beta = ct == TENSOR_F64 ? (const void *)&beta64 : (const void *)&beta32;
+    int esz = tensor__cuda_size(d);
+    const int64_t chunk = 65535;
+    for (int64_t b0 = 0; b0 < batches; b0 += chunk) {
+        int64_t cnt = batches - b0 < chunk ? batches - b0 : chunk;
+        cublasStatus_t st = cublasGemmStridedBatchedEx_64(h, ta ? CUBLAS_OP_T : CUBLAS_OP_N, tb ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, k, alpha,
+                                                          (const char *)A + b0 * sA * esz, ab, lda, sA, (const char *)B + b0 * sB * esz, ab, ldb, sB, beta,
+                                                          (char *)C + b0 * sC * csz, cdt, m, sC, cnt, comp, CUBLAS_GEMM_DEFAULT);
+        if (st != CUBLAS_STATUS_SUCCESS) return tensor__cuda_fail_blas(c, "cublasGemmStridedBatchedEx", st);
+    }
+    return 0;
+}
+
+/* Whether t is dense in row-major order. */
+static bool tensor__cuda_rowmajor(const tensor__dev_operand &t) {
+    int64_t step = 1;
+    for (int d = t.ndim - 1; d >= 0; d--) {
+        if (t.shape[d] != 1 && t.strides[d] != step) return false;
+        step *= t.shape[d];
+    }
+    return true;
+}
+/* t as a dense row-major array of dtype d: t's own data when it already is, else a copy in
+   scratch (*own, freed by the caller). NULL after an error. */
+static const void *tensor__cuda_dense_as(tensor__dev_call *c, const tensor__dev_operand &t, tensor_dtype d, void **own) {
+    *own = nullptr;
+    if (t.dtype == d && tensor__cuda_rowmajor(t)) return t.data;
+    tensor__dev_operand dst = t;
+    dst.dtype = d;
+    int64_t step = 1;
+    for (int k = t.ndim - 1; k >= 0; k--) { dst.strides[k] = step; step *= t.shape[k]; }
+    dst.data = *own = tensor__cuda_alloc((size_t)step * (size_t)tensor__cuda_size(d), c->error, sizeof c->error);
+    if (!dst.data) return nullptr;
+    if (tensor__cuda_copy_run(c, dst, t)) return nullptr;
+    return dst.data;
+}
+/* Scratch freed on every path (stream-ordered: queued work finishes first). */
+struct tensor__cuda_conv_scratch {
+    void *p[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+    ~tensor__cuda_conv_scratch() { for (void *q : p) tensor__cuda_free(q); }
+};
+
+/* cols [C kH kW, nb P] of dtype cd = the patches of images n0.. of x (any layout, dtype xd), 0 in
+   the padding. Same dtypes move bits; else through double (exact for the float dtypes). */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_im2col_kernel(tensor__cuda_conv_geom g, const char *x, tensor_dtype xd, char *cols, tensor_dtype cd,
+                                                                                  int64_t n0, int64_t nb, int64_t total) {
+    const int64_t P = g.oH * g.oW, ld = nb * P;
+    const int xsz = tensor__cuda_size(xd), csz = tensor__cuda_size(cd);
+    TENSOR__CUDA_LOOP(i, total) {
+        int64_t row = i / ld, col = i - row * ld;
+        int64_t n = col / P, p = col - n * P;
+        int64_t oh = p / g.oW, ow = p - oh * g.oW;
+        int64_t kj = row % g.kW, rest = row / g.kW, ki = rest % g.kH, ch = rest / g.kH;
+        int64_t ih = oh * g.sh - g.ph + ki * g.dh, iw = ow * g.sw - g.pw + kj * g.dw;
+        char *dst = cols + i * csz;
+        if (ih < 0 || ih >= g.H || iw < 0 || iw >= g.W) { tensor__cuda_store_bits(dst, csz, 0); continue; }
+        const char *src = x + ((n0 + n) * g.xs[0] + ch * g.xs[1] + ih * g.xs[2] + iw * g.xs[3]) * xsz;
+        if (xd == cd) tensor__cuda_store_bits(dst, csz, tensor__cuda_load_bits(src, csz));
+        else tensor__cuda_store_f64(dst, cd, tensor__cuda_load_f64(src, xd));
+    }
+}
+static int tensor__cuda_im2col(tensor__dev_call *c, const tensor__cuda_conv_geom &g, const void *x, tensor_dtype xd, void *cols, tensor_dtype cd, int64_t n0, int64_t nb,
+                               cudaStream_t s) {
+    int64_t total = g.C * g.kH * g.kW * nb * g.oH * g.oW;
+    if (total == 0) return 0;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_im2col_kernel<<<tensor__cuda_blocks(total), TENSOR__CUDA_THREADS, 0, s>>>(g, (const char *)x, xd, (char *)cols, cd, n0, nb, total);
+    return tensor__cuda_launch_check(c);
+}
+
+/* out[n0 + n, o, oh, ow] (through out's strides) = outT[o, n P + p] + bias[o], in Acc. */
+template <class Acc>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_conv_epilogue(tensor__cuda_conv_geom g, const Acc *outT, const char *bias, tensor_dtype bd, int64_t bs,
+                                                                                  char *out, tensor_dtype od, int64_t n0, int64_t nb, int64_t total) {
+    const int64_t P = g.oH * g.oW;
+    const int osz = tensor__cuda_size(od);
+    TENSOR__CUDA_LOOP(i, total) {
+        int64_t p = i % P, r = i / P, o = r % g.O, n = r / g.O;
+        int64_t oh = p / g.oW, ow = p - oh * g.oW;
+        Acc v = outT[o * nb * P + n * P + p];
+        if (bias) v += tensor__cuda_ldf<Acc>(bias + o * bs, bd);
+        tensor__cuda_store_f64(out + ((n0 + n) * g.os[0] + o * g.os[1] + oh * g.os[2] + ow * g.os[3]) * osz, od, (double)v);
+    }
+}
+
+/* conv1d/conv2d: in[0] x [N, C, (H,) W] or unbatched, in[1] w [O, C / groups, (kH,) kW], in[2]
+   bias [O] (optional), ip = {stride, padding, dilation, groups}; out [N, O, (oH,) oW]. */
+static int tensor__cuda_conv_run(tensor__dev_call *c, int sd) {
+    if (c->n_in < 2) return tensor__cuda_fail(c, "%s: expected 2 or 3 inputs, got %d", tensor__cuda_op_name(c->op), c->n_in);
+    const tensor__dev_operand &x = c->in[0], &w = c->in[1], &out = c->out;
+    if (!tensor__cuda_conv_check(c, sd, x, w, out)) return 1;
+    const char *bias = nullptr;
+    tensor_dtype bd = TENSOR_F32;
+    int64_t bstep = 0;
+    if (c->n_in > 2 && !tensor__cuda_norm_param(c, c->in[2], w.shape[0], "bias", &bias, &bd, &bstep)) return 1;
+    tensor__cuda_conv_geom g;
+    tensor__cuda_conv_geometry(x, w, out, sd, c->ip, &g);
+    if (tensor__cuda_numel(out) == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    tensor_dtype ct = x.dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
+    int xsz = tensor__cuda_size(x.dtype), csz = tensor__cuda_size(ct);
+    int64_t Cg = g.C / g.groups, Og = g.O / g.groups, K = Cg * g.kH * g.kW, P = g.oH * g.oW, rows = g.C * g.kH * g.kW;
+    tensor__cuda_conv_scratch sc;
+    const void *wd = tensor__cuda_dense_as(c, w, x.dtype, &sc.p[0]);
+    if (!wd) return 1;
+    size_t per_image = (size_t)(rows * P) * (size_t)xsz + (size_t)(g.O * P) * (size_t)csz;
+    int64_t nb = per_image ? (int64_t)(TENSOR__CUDA_CONV_CHUNK / per_image) : g.N;
+    if (nb < 1) nb = 1;
+    if (nb > g.N) nb = g.N;
+    if (!(sc.p[1] = tensor__cuda_alloc((size_t)(rows * nb * P) * (size_t)xsz, c->error, sizeof c->error))) return 1;
+    if (!(sc.p[2] = tensor__cuda_alloc((size_t)(g.O * nb * P) * (size_t)csz, c->error, sizeof c->error))) return 1;
+    for (int64_t n0 = 0; n0 < g.N; n0 += nb) {
+        int64_t bn = g.N - n0 < nb ? g.N - n0 : nb, ld = bn * P;
+        if (tensor__cuda_im2col(c, g, x.data, x.dtype, sc.p[1], x.dtype, n0, bn, s)) return 1;
+        /* row-major outT_g [Og, ld] = w_g [Og, K] @ cols_g [K, ld]: column-major outT_g^T = cols_g^T w_g^T */
+        if (tensor__cuda_conv_gemm(c, false, false, ld, Og, K, sc.p[1], ld, K * ld, wd, K, Og * K, false, sc.p[2], Og * ld, g.groups, x.dtype, ct)) return 1;
+        int64_t total = bn * g.O * P;
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        if (ct == TENSOR_F64)
+            tensor__cuda_conv_epilogue<double><<<tensor__cuda_blocks(total), TENSOR__CUDA_THREADS, 0, s>>>(g, (const double *)sc.p[2], bias, bd, bstep, (char *)out.data, out.dtype, n0, bn, total);
+        else
+            tensor__cuda_conv_epilogue<float><<<tensor__cuda_blocks(total), TENSOR__CUDA_THREADS, 0, s>>>(g, (const float *)sc.p[2], bias, bd, bstep, (char *)out.data, out.dtype, n0, bn, total);
+        if (tensor__cuda_launch_check(c)) return 1;
+    }
+    return 0;
+}
+static int tensor__cuda_conv2d(tensor__dev_call *c) { return tensor__cuda_conv_run(c, 2); }
+static int tensor__cuda_conv1d(tensor__dev_call *c) { return tensor__cuda_conv_run(c, 1); }
+
+/* ---- pooling: in[0] x [N, C, H, W] or [C, H, W], ip = {kernel, stride (resolved), padding}, out
+   [.., oH, oW]. Window (oh, ow) covers rows [oh s - pad, + k) and columns [ow s - pad, + k)
+   clipped to the input; max: the first maximum in row-major order, or the first NaN (a window of
+   -inf picks its first element); avg: the in-bounds sum in Acc, row-major, / k^2 (padding counted,
+   as the CPU). Acc: double for f64, else float (the CPU's compute dtype). ---- */
+struct tensor__cuda_pool_geom {
+    int64_t N, C, H, W, oH, oW, k, s, pad;
+    int64_t xs[4];   /* element strides of x as [n, c, h, w] (0 on an absent n) */
+    int64_t ys[4];   /* of the pooled operand (the output or its gradient) */
+};
+static bool tensor__cuda_pool_geometry(tensor__dev_call *c, const tensor__dev_operand &x, const tensor__dev_operand &y, tensor__cuda_pool_geom *p) {
+    memset(p, 0, sizeof *p);
+    if ((x.ndim != 3 && x.ndim != 4) || y.ndim != x.ndim || !tensor__cuda_is_float(x.dtype) || !tensor__cuda_is_float(y.dtype) ||
+        (x.ndim == 4 && y.shape[0] != x.shape[0]) || y.shape[x.ndim - 3] != x.shape[x.ndim - 3] || c->ip[0] < 1 || c->ip[1] < 1 || c->ip[2] < 0) {
+        tensor__cuda_fail(c, "%s: invalid operands", tensor__cuda_op_name(c->op));
+        return false;
+    }
+    int b = x.ndim == 4 ? 1 : 0;
+    p->N = b ? x.shape[0] : 1;
+    p->C = x.shape[b];
+    p->H = x.shape[b + 1];
+    p->W = x.shape[b + 2];
+    p->oH = y.shape[b + 1];
+    p->oW = y.shape[b + 2];
+    p->k = c->ip[0];
+    p->s = c->ip[1];
+    p->pad = c->ip[2];
+    for (int d = 0; d < 4; d++) {
+        p->xs[d] = d < 1 - b ? 0 : x.strides[d - (1 - b)];
+        p->ys[d] = d < 1 - b ? 0 : y.strides[d - (1 - b)];
+    }
+    return true;
+}
+/* The window of output (oh, ow), clipped: rows [h0, h1), columns [w0, w1). */
+TENSOR__CUDA_HD void tensor__cuda_pool_window(const tensor__cuda_pool_geom &p, int64_t oh, int64_t ow, int64_t *h0, int64_t *h1, int64_t *w0, int64_t *w1) {
+    int64_t a = oh * p.s - p.pad, b = ow * p.s - p.pad;
+    *h1 = a + p.k < p.H ? a + p.k : p.H;
+    *w1 = b + p.k < p.W ? b + p.k : p.W;
+    *h0 = a < 0 ? 0 : a;
+    *w0 = b < 0 ? 0 : b;
+}
+/* The position (ih * W + iw) max pooling picks in a window of plane x (element strides xs[2],
+   xs[3], dtype xd), as the CPU's tensor__pool_argmax. */
+template <class Acc>
+TENSOR__CUDA_D int64_t tensor__cuda_pool_argmax(const tensor__cuda_pool_geom &p, const char *x, tensor_dtype xd, int64_t h0, int64_t h1, int64_t w0, int64_t w1) {
+    const int xsz = tensor__cuda_size(xd);
+    int64_t at = h0 * p.W + w0;
+    Acc best = -(Acc)INFINITY;
+    for (int64_t ih = h0; ih < h1; ih++)
+        for (int64_t iw = w0; iw < w1; iw++) {
+            Acc v = tensor__cuda_ldf<Acc>(x + (ih * p.xs[2] + iw * p.xs[3]) * xsz, xd);
+            if (v != v) return ih * p.W + iw;
+            if (v > best) { best = v; at = ih * p.W + iw; }
+        }
+    return at;
+}
+template <class Acc>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_pool_kernel(tensor__cuda_pool_geom p, const char *x, tensor_dtype xd, char *y, tensor_dtype yd, bool is_max,
+                                                                                int64_t total) {
+    const int xsz = tensor__cuda_size(xd), ysz = tensor__cuda_size(yd);
+    const Acc div = (Acc)(p.k * p.k);
+    TENSOR__CUDA_LOOP(i, total) {
+        int64_t ow = i % p.oW, r = i / p.oW, oh = r % p.oH, plane = r / p.oH, ch = plane % p.C, n = plane / p.C;
+        const char *xp = x + (n * p.xs[0] + ch * p.xs[1]) * xsz;
+        int64_t h0, h1, w0, w1;
+        tensor__cuda_pool_window(p, oh, ow, &h0, &h1, &w0, &w1);
+        Acc v;
+        if (is_max) {
+            int64_t at = tensor__cuda_pool_argmax<Acc>(p, xp, xd, h0, h1, w0, w1), ih = at / p.W, iw = at - ih * p.W;
+            v = tensor__cuda_ldf<Acc>(xp + (ih * p.xs[2] + iw * p.xs[3]) * xsz, xd);
+        } else {
+            Acc acc = 0;
+            for (int64_t ih = h0; ih < h1; ih++)
+                for (int64_t iw = w0; iw < w1; iw++) acc += tensor__cuda_ldf<Acc>(xp + (ih * p.xs[2] + iw * p.xs[3]) * xsz, xd);
+            v = acc / div;
+        }
+        tensor__cuda_store_f64(y + (n * p.ys[0] + ch * p.ys[1] + oh * p.ys[2] + ow * p.ys[3]) * ysz, yd, (double)v);
+    }
+}
+static int tensor__cuda_pool_run(tensor__dev_call *c, bool is_max) {
+    if (c->n_in < 1) return tensor__cuda_fail(c, "%s: expected an input", tensor__cuda_op_name(c->op));
+    const tensor__dev_operand &x = c->in[0], &y = c->out;
+    if (!tensor__cuda_operand_ok(c, x, "input") || x.by_value || !tensor__cuda_operand_ok(c, y, "output") || y.by_value) return 1;
+    tensor__cuda_pool_geom p;
+    if (!tensor__cuda_pool_geometry(c, x, y, &p)) return 1;
+    int64_t total = p.N * p.C * p.oH * p.oW;
+    if (total == 0 || p.H * p.W == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (x.dtype == TENSOR_F64)
+        tensor__cuda_pool_kernel<double><<<tensor__cuda_blocks(total), TENSOR__CUDA_THREADS, 0, s>>>(p, (const char *)x.data, x.dtype, (char *)y.data, y.dtype, is_max, total);
+    else
+        tensor__cuda_pool_kernel<float><<<tensor__cuda_blocks(total), TENSOR__CUDA_THREADS, 0, s>>>(p, (const char *)x.data, x.dtype, (char *)y.data, y.dtype, is_max, total);
+    return tensor__cuda_launch_check(c);
+}
+static int tensor__cuda_max_pool2d(tensor__dev_call *c) { return tensor__cuda_pool_run(c, true); }
+static int tensor__cuda_avg_pool2d(tensor__dev_call *c) { return tensor__cuda_pool_run(c, false); }
+
+// >>cuda-backward --------------------------------------------------------------------------------
+/* Fused backward kernels (the device table's backward_kernels), with the CPU's math (>>nn:
+   tensor__conv_backward, tensor__pool_backward, tensor__relu_backward, tensor__softmax_backward,
+   tensor__norm_backward, tensor__cross_entropy_backward). Each gets its forward's call record
+   (in[] the saved inputs, p/ip as the forward got them), grad the gradient of the forward's
+   output (any layout and float dtype) and grads[i] the contiguous gradients to write (data NULL
+   where none is wanted), and writes every element of each wanted one. No atomics on floats: every
+   sum is in a fixed order (a gather, a per-thread loop, or a block's fixed tree), so results do not
+   depend on the grid; cuBLAS GEMMs are deterministic for a given device and problem. */
+
+/* The wanted gradient i (contiguous, of in[i]'s shape, a float dtype); NULL when not wanted or
+   after an error (*bad set). */
+static const tensor__dev_operand *tensor__cuda_bwd_grad(tensor__dev_call *c, int i, bool *bad) {
+    if (i >= c->n_in) return nullptr;
+    const tensor__dev_operand &g = c->grads[i], &x = c->in[i];
+    if (!g.data) return nullptr;
+    bool ok = g.ndim == x.ndim && tensor__cuda_is_float(g.dtype) && !g.by_value && tensor__cuda_rowmajor(g);
+    for (int d = 0; ok && d < g.ndim; d++) ok = g.shape[d] == x.shape[d];
+    if (!ok) {
+        tensor__cuda_fail(c, "%s backward: invalid gradient operand %d", tensor__cuda_op_name(c->op), i);
+        *bad = true;
+    }
+    return ok ? &g : nullptr;
+}
+/* The incoming gradient: there, and of the forward output's shape `like` (ndim, shape). */
+static bool tensor__cuda_bwd_incoming(tensor__dev_call *c, const tensor__dev_operand &like) {
+    const tensor__dev_operand &g = c->grad;
+    if (!tensor__cuda_operand_ok(c, g, "gradient") || g.by_value || !tensor__cuda_is_float(g.dtype)) return false;
+    bool ok = g.ndim == like.ndim;
+    for (int d = 0; ok && d < g.ndim; d++) ok = g.shape[d] == like.shape[d];
+    if (!ok) tensor__cuda_fail(c, "%s backward: the gradient does not have the output's shape", tensor__cuda_op_name(c->op));
+    return ok;
+}
+
+/* ---- conv1d/conv2d: gx, gw, gb from x, w and the output's gradient gy. Per chunk of images
+   (as the forward): gyT [O, nb P] = gy's chunk in the operand dtype opd (x's dtype when gy has
+   it, else the compute dtype ct, as the CPU: a wider gradient is not rounded to bf16), then
+     gw_g [Og, K] (+)= gyT_g [Og, nb P] @ cols_g^T, cols = im2col of x in opd (one GEMM over the
+       groups; chunks after the first add with beta 1),
+     cols_g [K, nb P] = w_g^T @ gyT_g in ct, and col2im as a gather: each gx element sums, in
+       (ki, kj) order, the cols entries read from it (the CPU's order), and is written once;
+   gb[o] = the sum of gy[:, o] in double (one block per channel, a fixed tree). ---- */
+template <class Acc>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_col2im_kernel(tensor__cuda_conv_geom g, const Acc *cols, char *gx, tensor_dtype gd, int64_t n0, int64_t nb,
+                                                                                  int64_t total) {
+    const int64_t P = g.oH * g.oW, ld = nb * P, HW = g.H * g.W, kk = g.kH * g.kW;
+    const int gsz = tensor__cuda_size(gd);
+    TENSOR__CUDA_LOOP(i, total) {
+        int64_t iw = i % g.W, r = i / g.W, ih = r % g.H;
+        r /= g.H;
+        int64_t ch = r % g.C, n = r / g.C;
+        Acc acc = 0;
+        for (int64_t ki = 0; ki < g.kH; ki++) {
+            int64_t th = ih + g.ph - ki * g.dh;
+            if (th < 0 || th % g.sh != 0 || th / g.sh >= g.oH) continue;
+            int64_t oh = th / g.sh;
+            for (int64_t kj = 0; kj < g.kW; kj++) {
+                int64_t tw = iw + g.pw - kj * g.dw;
+                if (tw < 0 || tw % g.sw != 0 || tw / g.sw >= g.oW) continue;
+                acc += cols[(ch * kk + ki * g.kW + kj) * ld + n * P + oh * g.oW + tw / g.sw];
+            }
+        }
+        tensor__cuda_store_f64(gx + ((n0 + n) * g.C * HW + ch * HW + ih * g.W + iw) * gsz, gd, (double)acc);
+    }
+}
+__global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_conv_gb_kernel(tensor__cuda_conv_geom g, const char *gy, tensor_dtype yd, char *gb, tensor_dtype bd) {
+    __shared__ double sh[TENSOR__CUDA_NN_THREADS];
+    const int64_t P = g.oH * g.oW, total = g.N * P;
+    const int ysz = tensor__cuda_size(yd), bsz = tensor__cuda_size(bd);
+    for (int64_t o = blockIdx.x; o < g.O; o += gridDim.x) {
+        double acc = 0;
+        for (int64_t j = threadIdx.x; j < total; j += TENSOR__CUDA_NN_THREADS) {
+            int64_t n = j / P, p = j - n * P, oh = p / g.oW, ow = p - oh * g.oW;
+            acc += tensor__cuda_load_f64(gy + (n * g.os[0] + o * g.os[1] + oh * g.os[2] + ow * g.os[3]) * ysz, yd);
+        }
+        sh[threadIdx.x] = acc;
+        __syncthreads();
+        for (int h = TENSOR__CUDA_NN_THREADS / 2; h > 0; h >>= 1) {
+            if ((int)threadIdx.x < h) sh[threadIdx.x] += sh[threadIdx.x + h];
+            __syncthreads();
+        }
+        if (threadIdx.x == 0) tensor__cuda_store_f64(gb + o * bsz, bd, sh[0]);
+        __syncthreads();
+    }
+}
+static int tensor__cuda_conv_backward_run(tensor__dev_call *c, int sd) {
+    if (c->n_in < 2) return tensor__cuda_fail(c, "%s backward: expected 2 or 3 inputs, got %d", tensor__cuda_op_name(c->op), c->n_in);
+    const tensor__dev_operand &x = c->in[0], &w = c->in[1], &gy = c->grad;
+    if (!tensor__cuda_operand_ok(c, gy, "gradient") || !tensor__cuda_conv_check(c, sd, x, w, gy)) return 1;
+    bool bad = false;
+    const tensor__dev_operand *gx = tensor__cuda_bwd_grad(c, 0, &bad), *gw = tensor__cuda_bwd_grad(c, 1, &bad), *gb = tensor__cuda_bwd_grad(c, 2, &bad);
+    if (bad) return 1;
+    if (gb && (gb->ndim != 1 || gb->shape[0] != w.shape[0])) return tensor__cuda_fail(c, "%s backward: invalid bias gradient", tensor__cuda_op_name(c->op));
+    tensor__cuda_conv_geom g;
+    tensor__cuda_conv_geometry(x, w, gy, sd, c->ip, &g);
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    if (tensor__cuda_numel(gy) == 0) { /* every term has a factor of gy: zeros */
+        const tensor__dev_operand *all[3] = {gx, gw, gb};
+        for (const tensor__dev_operand *t : all)
+            if (t && tensor__cuda_fill_run(c, *t, 0)) return 1;
+        return 0;
+    }
+    if (gb && g.O > 0) {
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        unsigned blocks = (unsigned)(g.O < TENSOR__CUDA_MAX_BLOCKS ? g.O : TENSOR__CUDA_MAX_BLOCKS);
+        tensor__cuda_conv_gb_kernel<<<blocks, TENSOR__CUDA_NN_THREADS, 0, s>>>(g, (const char *)gy.data, gy.dtype, (char *)gb->data, gb->dtype);
+        if (tensor__cuda_launch_check(c)) return 1;
+    }
+    if (!gx && !gw) return 0;
+    tensor_dtype ct = x.dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32, opd = gy.dtype == x.dtype ? x.dtype : ct;
+    int csz = tensor__cuda_size(ct), osz = tensor__cuda_size(opd), big = csz > osz ? csz : osz;
+    int64_t Cg = g.C / g.groups, Og = g.O / g.groups, K = Cg * g.kH * g.kW, P = g.oH * g.oW, rows = g.C * g.kH * g.kW;
+    tensor__cuda_conv_scratch sc;
+    const void *wd = nullptr;
+    if (gx && !(wd = tensor__cuda_dense_as(c, w, opd, &sc.p[0]))) return 1;
+    void *gwd = nullptr; /* gw in ct: gw itself when it has that dtype */
+    if (gw) {
+        if (gw->dtype == ct) gwd = gw->data;
+        else if (!(gwd = sc.p[1] = tensor__cuda_alloc((size_t)(g.O * K) * (size_t)csz, c->error, sizeof c->error))) return 1;
+    }
+    size_t per_image = (size_t)(rows * P) * (size_t)big + (size_t)(g.O * P) * (size_t)osz;
+    int64_t nb = per_image ? (int64_t)(TENSOR__CUDA_CONV_CHUNK / per_image) : g.N;
+    if (nb < 1) nb = 1;
+    if (nb > g.N) nb = g.N;
+    if (!(sc.p[2] = tensor__cuda_alloc((size_t)(rows * nb * P) * (size_t)big, c->error, sizeof c->error))) return 1;   /* cols */
+    if (!(sc.p[3] = tensor__cuda_alloc((size_t)(g.O * nb * P) * (size_t)osz, c->error, sizeof c->error))) return 1;    /* gyT */
+    for (int64_t n0 = 0; n0 < g.N; n0 += nb) {
+        int64_t bn = g.N - n0 < nb ? g.N - n0 : nb, ld = bn * P;
+        /* gyT [O, bn P]: gy's images n0.. as [bn, O, oH, oW] written at strides [P, bn P, oW, 1] */
+        tensor__dev_operand dst, src;
+        memset(&dst, 0, sizeof dst);
+        memset(&src, 0, sizeof src);
+        dst.ndim = src.ndim = 4;
+        const int64_t shape[4] = {bn, g.O, g.oH, g.oW}, dstr[4] = {P, ld, g.oW, 1};
+        for (int d = 0; d < 4; d++) {
+            dst.shape[d] = src.shape[d] = shape[d];
+            dst.strides[d] = dstr[d];
+            src.strides[d] = g.os[d];
+        }
+        dst.data = sc.p[3];
+        dst.dtype = opd;
+        src.data = (char *)gy.data + n0 * g.os[0] * tensor__cuda_size(gy.dtype);
+        src.dtype = gy.dtype;
+        if (tensor__cuda_copy_run(c, dst, src)) return 1;
+        if (gw) {
+            if (tensor__cuda_im2col(c, g, x.data, x.dtype, sc.p[2], opd, n0, bn, s)) return 1;
+            /* row-major gw_g [Og, K] = gyT_g [Og, ld] @ cols_g^T: column-major gw_g^T = (cols_g^T)^T gyT_g^T */
+            if (tensor__cuda_conv_gemm(c, true, false, K, Og, ld, sc.p[2], ld, K * ld, sc.p[3], ld, Og * ld, n0 > 0, gwd, Og * K, g.groups, opd, ct)) return 1;
+        }
+        if (gx) {
+            /* row-major cols_g [K, ld] = w_g^T [K, Og] @ gyT_g [Og, ld]: column-major cols_g^T = gyT_g^T w_g */
+            if (tensor__cuda_conv_gemm(c, false, true, ld, K, Og, sc.p[3], ld, Og * ld, wd, K, Og * K, false, sc.p[2], K * ld, g.groups, opd, ct)) return 1;
+            int64_t total = bn * g.C * g.H * g.W;
+            if (total > 0) {
+                TENSOR__CUDA_LAUNCH_BEGIN();
+                if (ct == TENSOR_F64)
+                    tensor__cuda_col2im_kernel<double><<<tensor__cuda_blocks(total), TENSOR__CUDA_THREADS, 0, s>>>(g, (const double *)sc.p[2], (char *)gx->data, gx->dtype, n0, bn, total);
+                else
+                    tensor__cuda_col2im_kernel<float><<<tensor__cuda_blocks(total), TENSOR__CUDA_THREADS, 0, s>>>(g, (const float *)sc.p[2], (char *)gx->data, gx->dtype, n0, bn, total);
+                if (tensor__cuda_launch_check(c)) return 1;
+            }
+        }
+    }
+    if (gw && gwd != gw->data) { /* ct -> gw's dtype */
+        tensor__dev_operand src = *gw;
+        src.data = gwd;
+        src.dtype = ct;
+        if (tensor__cuda_copy_run(c, *gw, src)) return 1;
+    }
+    return 0;
+}
+static int tensor__cuda_conv2d_backward(tensor__dev_call *c) { return tensor__cuda_conv_backward_run(c, 2); }
+static int tensor__cuda_conv1d_backward(tensor__dev_call *c) { return tensor__cuda_conv_backward_run(c, 1); }
+
+/* ---- max_pool2d / avg_pool2d: gx as a gather: each x element sums, over the windows that hold it
+   in row-major window order (the CPU's order), gy (max: where the window's pick, computed once per
+   window into scratch, is this element) or gy / k^2 (avg), in Acc, from zero. ---- */
+template <class Acc>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_pool_pick_kernel(tensor__cuda_pool_geom p, const char *x, tensor_dtype xd, int64_t *pick, int64_t total) {
+    const int xsz = tensor__cuda_size(xd);
+    TENSOR__CUDA_LOOP(i, total) {
+        int64_t ow = i % p.oW, r = i / p.oW, oh = r % p.oH, plane = r / p.oH, ch = plane % p.C, n = plane / p.C;
+        int64_t h0, h1, w0, w1;
+        tensor__cuda_pool_window(p, oh, ow, &h0, &h1, &w0, &w1);
+        pick[i] = tensor__cuda_pool_argmax<Acc>(p, x + (n * p.xs[0] + ch * p.xs[1]) * xsz, xd, h0, h1, w0, w1);
+    }
+}
+/* The outputs whose windows hold input row (or column) i: [*lo, *hi] (empty when lo > hi). */
+TENSOR__CUDA_HD void tensor__cuda_pool_span(int64_t i, int64_t k, int64_t s, int64_t pad, int64_t on, int64_t *lo, int64_t *hi) {
+    int64_t t = i + pad - k + 1; /* o s >= t and o s <= i + pad */
+    *lo = t <= 0 ? 0 : (t + s - 1) / s;
+    int64_t h = (i + pad) / s;
+    *hi = h < on - 1 ? h : on - 1;
+}
+template <class Acc>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_pool_bwd_kernel(tensor__cuda_pool_geom p, const int64_t *pick, const char *gy, tensor_dtype yd, char *gx,
+                                                                                    tensor_dtype gd, int64_t total) {
+    const int ysz = tensor__cuda_size(yd), gsz = tensor__cuda_size(gd);
+    const Acc div = (Acc)(p.k * p.k);
+    TENSOR__CUDA_LOOP(i, total) {
+        int64_t iw = i % p.W, r = i / p.W, ih = r % p.H, plane = r / p.H, ch = plane % p.C, n = plane / p.C;
+        int64_t hlo, hhi, wlo, whi;
+        tensor__cuda_pool_span(ih, p.k, p.s, p.pad, p.oH, &hlo, &hhi);
+        tensor__cuda_pool_span(iw, p.k, p.s, p.pad, p.oW, &wlo, &whi);
+        const char *gp = gy + (n * p.ys[0] + ch * p.ys[1]) * ysz;
+        Acc acc = 0;
+        for (int64_t oh = hlo; oh <= hhi; oh++)
+            for (int64_t ow = wlo; ow <= whi; ow++) {
+                if (pick && pick[(plane * p.oH + oh) * p.oW + ow] != ih * p.W + iw) continue;
+                Acc v = tensor__cuda_ldf<Acc>(gp + (oh * p.ys[2] + ow * p.ys[3]) * ysz, yd);
+                acc += pick ? v : v / div;
+            }
+        tensor__cuda_store_f64(gx + i * gsz, gd, (double)acc);
+    }
+}
+static int tensor__cuda_pool_backward_run(tensor__dev_call *c, bool is_max) {
+    if (c->n_in < 1) return tensor__cuda_fail(c, "%s backward: expected an input", tensor__cuda_op_name(c->op));
+    const tensor__dev_operand &x = c->in[0], &gy = c->grad;
+    if (!tensor__cuda_operand_ok(c, x, "input") || x.by_value || !tensor__cuda_operand_ok(c, gy, "gradient") || gy.by_value) return 1;
+    bool bad = false;
+    const tensor__dev_operand *gx = tensor__cuda_bwd_grad(c, 0, &bad);
+    if (bad) return 1;
+    if (!gx) return 0;
+    tensor__cuda_pool_geom p;
+    if (!tensor__cuda_pool_geometry(c, x, gy, &p)) return 1;
+    int64_t total = p.N * p.C * p.H * p.W, pooled = p.N * p.C * p.oH * p.oW;
+    if (total == 0) return 0;
+    if (pooled == 0) return tensor__cuda_fill_run(c, *gx, 0);
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    tensor__cuda_conv_scratch sc;
+    bool f64 = x.dtype == TENSOR_F64;
+    if (is_max) {
+        if (!(sc.p[0] = tensor__cuda_alloc((size_t)pooled * sizeof(int64_t), c->error, sizeof c->error))) return 1;
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        if (f64) tensor__cuda_pool_pick_kernel<double><<<tensor__cuda_blocks(pooled), TENSOR__CUDA_THREADS, 0, s>>>(p, (const char *)x.data, x.dtype, (int64_t *)sc.p[0], pooled);
+        else tensor__cuda_pool_pick_kernel<float><<<tensor__cuda_blocks(pooled), TENSOR__CUDA_THREADS, 0, s>>>(p, (const char *)x.data, x.dtype, (int64_t *)sc.p[0], pooled);
+        if (tensor__cuda_launch_check(c)) return 1;
+    }
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (f64) tensor__cuda_pool_bwd_kernel<double><<<tensor__cuda_blocks(total), TENSOR__CUDA_THREADS, 0, s>>>(p, (const int64_t *)sc.p[0], (const char *)gy.data, gy.dtype, (char *)gx->data, gx->dtype, total);
+    else tensor__cuda_pool_bwd_kernel<float><<<tensor__cuda_blocks(total), TENSOR__CUDA_THREADS, 0, s>>>(p, (const int64_t *)sc.p[0], (const char *)gy.data, gy.dtype, (char *)gx->data, gx->dtype, total);
+    return tensor__cuda_launch_check(c);
+}
+static int tensor__cuda_max_pool2d_backward(tensor__dev_call *c) { return tensor__cuda_pool_backward_run(c, true); }
+static int tensor__cuda_avg_pool2d_backward(tensor__dev_call *c) { return tensor__cuda_pool_backward_run(c, false); }
+
+/* ---- relu: gx = x <= 0 ? 0 : g (a NaN x passes g), as PyTorch's threshold_backward; mode 1 (the
+   softmax of a 0-dim x, a constant): gx = g * 0. Through double, exact for the float dtypes. ---- */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_relu_bwd_kernel(tensor__cuda_offsets o, char *gx, tensor_dtype gxd, const char *x, tensor_dtype xd,
+                                                                                    const char *g, tensor_dtype gd, int mode, int64_t n) {
+    TENSOR__CUDA_LOOP(i, n) {
+        int64_t off[3];
+        tensor__cuda_offsets_get<3>(o, i, off);
+        double gv = tensor__cuda_load_f64(g + off[2], gd);
+        double v = mode == 1 ? gv * 0.0 : tensor__cuda_load_f64(x + off[1], xd) <= 0 ? 0.0 : gv;
+        tensor__cuda_store_f64(gx + off[0], gxd, v);
+    }
+}
+static int tensor__cuda_relu_bwd_run(tensor__dev_call *c, int mode) {
+    if (c->n_in < 1) return tensor__cuda_fail(c, "%s backward: expected an input", tensor__cuda_op_name(c->op));
+    const tensor__dev_operand &x = c->in[0];
+    if (!tensor__cuda_operand_ok(c, x, "input") || x.by_value || !tensor__cuda_bwd_incoming(c, x)) return 1;
+    bool bad = false;
+    const tensor__dev_operand *gx = tensor__cuda_bwd_grad(c, 0, &bad);
+    if (bad) return 1;
+    if (!gx) return 0;
+    int64_t n = tensor__cuda_numel(x);
+    if (n == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    const tensor__dev_operand *ops[3] = {gx, &x, &c->grad};
+    tensor__cuda_offsets o;
+    tensor__cuda_offsets_init(&o, 3, ops, false);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_relu_bwd_kernel<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>(o, (char *)gx->data, gx->dtype, (const char *)x.data, x.dtype, (const char *)c->grad.data,
+                                                                                       c->grad.dtype, mode, n);
+    return tensor__cuda_launch_check(c);
+}
+static int tensor__cuda_relu_backward(tensor__dev_call *c) { return tensor__cuda_relu_bwd_run(c, 0); }
+
+/* ---- rows of a backward along one dim: gx (contiguous), x and g ---- */
+struct tensor__cuda_bwd_rows {
+    tensor__cuda_offsets o;  /* over the rows: [0] gx (or x, when gx is absent), [1] x, [2] g */
+    char *gx;
+    const char *x, *g;
+    tensor_dtype gxd, xd, gd;
+    int64_t gxs, xs, gs;     /* bytes between a row's elements */
+    int64_t rows, len;
+};
+static void tensor__cuda_bwd_rows_init(tensor__cuda_bwd_rows *a, const tensor__dev_operand *gx, const tensor__dev_operand &x, const tensor__dev_operand &g, int dim) {
+    tensor__dev_operand rgx = tensor__cuda_drop_dim(gx ? *gx : x, dim), rx = tensor__cuda_drop_dim(x, dim), rg = tensor__cuda_drop_dim(g, dim);
+    const tensor__dev_operand *ops[3] = {&rgx, &rx, &rg};
+    a->rows = tensor__cuda_offsets_init(&a->o, 3, ops, false);
+    if (tensor__cuda_numel(x) == 0) a->rows = 0;
+    a->len = dim >= 0 ? x.shape[dim] : 1;
+    a->gx = gx ? (char *)gx->data : nullptr;
+    a->x = (const char *)x.data;
+    a->g = (const char *)g.data;
+    a->gxd = gx ? gx->dtype : x.dtype;
+    a->xd = x.dtype;
+    a->gd = g.dtype;
+    a->gxs = dim >= 0 && gx ? gx->strides[dim] * tensor__cuda_size(gx->dtype) : 0;
+    a->xs = dim >= 0 ? x.strides[dim] * tensor__cuda_size(x.dtype) : 0;
+    a->gs = dim >= 0 ? g.strides[dim] * tensor__cuda_size(g.dtype) : 0;
+}
+
+/* ---- softmax: gx = y (g - sum(g y)); log_softmax: gx = g - y sum(g); y = e^(x - max) / sum,
+   recomputed from x in Acc (double for f64, else float; the CPU's f16/bf16 backward composes ops
+   rounded to those dtypes, this does not round between steps). ---- */
+template <class Acc, int TPR>
+__global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_softmax_bwd_kernel(tensor__cuda_bwd_rows a, bool log_form) {
+    __shared__ Acc shm[TENSOR__CUDA_NN_THREADS / 32], shs[TENSOR__CUDA_NN_THREADS / 32];
+    const int lane = threadIdx.x % TPR;
+    TENSOR__CUDA_ROWS_LOOP(TPR, a.rows, row, live) {
+        int64_t off[3] = {0, 0, 0};
+        if (live) tensor__cuda_offsets_get<3>(a.o, row, off);
+        const char *x = a.x + off[1], *g = a.g + off[2];
+        char *gx = a.gx + off[0];
+        Acc m = -(Acc)INFINITY, s = 0;
+        if (live)
+            for (int64_t i = lane; i < a.len; i += TPR) tensor__cuda_ms_add(m, s, tensor__cuda_ldf<Acc>(x + i * a.xs, a.xd));
+        tensor__cuda_group_ms<Acc, TPR>(m, s, shm, shs);
+        Acc dot = 0;
+        if (live)
+            for (int64_t i = lane; i < a.len; i += TPR) {
+                Acc gv = tensor__cuda_ldf<Acc>(g + i * a.gs, a.gd);
+                dot += log_form ? gv : gv * (tensor__cuda_exp(tensor__cuda_ldf<Acc>(x + i * a.xs, a.xd) - m) / s);
+            }
+        dot = tensor__cuda_group_sum<Acc, TPR>(dot, shs);
+        if (!live) continue;
+        for (int64_t i = lane; i < a.len; i += TPR) {
+            Acc y = tensor__cuda_exp(tensor__cuda_ldf<Acc>(x + i * a.xs, a.xd) - m) / s, gv = tensor__cuda_ldf<Acc>(g + i * a.gs, a.gd);
+            tensor__cuda_store_f64(gx + i * a.gxs, a.gxd, (double)(log_form ? gv - y * dot : y * (gv - dot)));
+        }
+    }
+}
+template <class Acc>
+static void tensor__cuda_softmax_bwd_launch(const tensor__cuda_bwd_rows &a, bool log_form, int tpr, cudaStream_t s) {
+    if (tpr == 1) tensor__cuda_softmax_bwd_kernel<Acc, 1><<<tensor__cuda_row_blocks<1>(a.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a, log_form);
+    else if (tpr == 32) tensor__cuda_softmax_bwd_kernel<Acc, 32><<<tensor__cuda_row_blocks<32>(a.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a, log_form);
+    else tensor__cuda_softmax_bwd_kernel<Acc, 256><<<tensor__cuda_row_blocks<256>(a.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a, log_form);
+}
+static int tensor__cuda_softmax_bwd_run(tensor__dev_call *c, bool log_form) {
+    if (c->n_in < 1) return tensor__cuda_fail(c, "%s backward: expected an input", tensor__cuda_op_name(c->op));
+    const tensor__dev_operand &x = c->in[0];
+    if (!tensor__cuda_operand_ok(c, x, "input") || x.by_value || !tensor__cuda_is_float(x.dtype) || !tensor__cuda_bwd_incoming(c, x)) return 1;
+    int dim = (int)c->ip[0];
+    if (dim >= x.ndim || dim < -1 || (dim < 0 && x.ndim != 0)) return tensor__cuda_fail(c, "%s backward: invalid dim %d", tensor__cuda_op_name(c->op), dim);
+    if (dim < 0) return tensor__cuda_relu_bwd_run(c, 1); /* a 0-dim x: the derivative's g * 0 */
+    bool bad = false;
+    const tensor__dev_operand *gx = tensor__cuda_bwd_grad(c, 0, &bad);
+    if (bad) return 1;
+    if (!gx) return 0;
+    tensor__cuda_bwd_rows a;
+    tensor__cuda_bwd_rows_init(&a, gx, x, c->grad, dim);
+    if (a.rows == 0 || a.len == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    bool adjacent = a.len == 1 || (a.xs == tensor__cuda_size(x.dtype) && a.gxs == tensor__cuda_size(gx->dtype));
+    int tpr = tensor__cuda_row_tpr(adjacent, a.len);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (x.dtype == TENSOR_F64) tensor__cuda_softmax_bwd_launch<double>(a, log_form, tpr, s);
+    else tensor__cuda_softmax_bwd_launch<float>(a, log_form, tpr, s);
+    return tensor__cuda_launch_check(c);
+}
+static int tensor__cuda_softmax_backward(tensor__dev_call *c) { return tensor__cuda_softmax_bwd_run(c, false); }
+static int tensor__cuda_log_softmax_backward(tensor__dev_call *c) { return tensor__cuda_softmax_bwd_run(c, true); }
+
+/* ---- layer_norm (center) / rms_norm over the last dim: in[0] x, in[1] w, in[2] b (each optional
+   but x), p[0] eps. Per row (statistics as the forward's, in Acc): xhat = (x - mean) rstd, gh = g w,
+   gx = rstd (gh - mean(gh) - xhat mean(gh xhat)) (rms_norm: no mean(gh) term); the row's mean and
+   rstd go to scratch. gw = sum over rows of g xhat, gb = sum of g: in double over fixed groups of
+   TENSOR__CUDA_NORM_GROUP rows (the CPU's 64), the groups' partials then added in group order. ---- */
+#define TENSOR__CUDA_NORM_GROUP 64
+struct tensor__cuda_norm_bwd_args {
+    tensor__cuda_bwd_rows r;
+    const char *w;           /* NULL: 1 */
+    tensor_dtype wd;
+    int64_t ws;              /* bytes */
+    double eps;
+    bool center;
+    void *mean, *rstd;       /* [rows] of Acc, or NULL */
+};
+template <class Acc, int TPR>
+__global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_norm_bwd_kernel(tensor__cuda_norm_bwd_args a) {
+    __shared__ Acc sh[TENSOR__CUDA_NN_THREADS / 32];
+    const int lane = threadIdx.x % TPR;
+    const int64_t n = a.r.len;
+    TENSOR__CUDA_ROWS_LOOP(TPR, a.r.rows, row, live) {
+        int64_t off[3] = {0, 0, 0};
+        if (live) tensor__cuda_offsets_get<3>(a.r.o, row, off);
+        const char *x = a.r.x + off[1], *g = a.r.g + off[2];
+        Acc mean = 0, acc = 0;
+        if (a.center) {
+            if (live)
+                for (int64_t i = lane; i < n; i += TPR) acc += tensor__cuda_ldf<Acc>(x + i * a.r.xs, a.r.xd);
+            mean = tensor__cuda_group_sum<Acc, TPR>(acc, sh) / (Acc)n;
+            acc = 0;
+        }
+        if (live)
+            for (int64_t i = lane; i < n; i += TPR) {
+                Acc d = tensor__cuda_ldf<Acc>(x + i * a.r.xs, a.r.xd) - mean;
+                acc += d * d;
+            }
+        Acc var = tensor__cuda_group_sum<Acc, TPR>(acc, sh) / (Acc)n;
+        Acc rstd = (Acc)(1.0 / sqrt((double)var + a.eps));
+        Acc s1 = 0, s2 = 0;
+        if (live && a.r.gx)
+            for (int64_t i = lane; i < n; i += TPR) {
+                Acc xh = (tensor__cuda_ldf<Acc>(x + i * a.r.xs, a.r.xd) - mean) * rstd, gh = tensor__cuda_ldf<Acc>(g + i * a.r.gs, a.r.gd);
+                if (a.w) gh *= tensor__cuda_ldf<Acc>(a.w + i * a.ws, a.wd);
+                s1 += gh;
+                s2 += gh * xh;
+            }
+        if (a.r.gx) { /* the same branch in every thread: a kernel-wide argument */
+            s1 = tensor__cuda_group_sum<Acc, TPR>(s1, sh);
+            s2 = tensor__cuda_group_sum<Acc, TPR>(s2, sh);
+        }
+        if (!live) continue;
+        if (lane == 0 && a.mean) {
+            ((Acc *)a.mean)[row] = mean;
+            ((Acc *)a.rstd)[row] = rstd;
+        }
+        if (!a.r.gx) continue;
+        Acc m1 = a.center ? s1 / (Acc)n : (Acc)0, m2 = s2 / (Acc)n;
+        char *gx = a.r.gx + off[0];
+        for (int64_t i = lane; i < n; i += TPR) {
+            Acc xh = (tensor__cuda_ldf<Acc>(x + i * a.r.xs, a.r.xd) - mean) * rstd, gh = tensor__cuda_ldf<Acc>(g + i * a.r.gs, a.r.gd);
+            if (a.w) gh *= tensor__cuda_ldf<Acc>(a.w + i * a.ws, a.wd);
+            tensor__cuda_store_f64(gx + i * a.r.gxs, a.r.gxd, (double)(rstd * (gh - m1 - xh * m2)));
+        }
+    }
+}
+template <class Acc>
+static void tensor__cuda_norm_bwd_launch(const tensor__cuda_norm_bwd_args &a, int tpr, cudaStream_t s) {
+    if (tpr == 1) tensor__cuda_norm_bwd_kernel<Acc, 1><<<tensor__cuda_row_blocks<1>(a.r.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a);
+    else if (tpr == 32) tensor__cuda_norm_bwd_kernel<Acc, 32><<<tensor__cuda_row_blocks<32>(a.r.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a);
+    else tensor__cuda_norm_bwd_kernel<Acc, 256><<<tensor__cuda_row_blocks<256>(a.r.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a);
+}
+/* Partial sums of group grp, column j: pw = sum of g xhat, pb = sum of g over the group's rows. */
+template <class Acc>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_norm_param_partial(tensor__cuda_norm_bwd_args a, double *pw, double *pb, int64_t groups) {
+    const int64_t n = a.r.len, total = groups * n;
+    TENSOR__CUDA_LOOP(i, total) {
+        int64_t grp = i / n, j = i - grp * n;
+        int64_t q1 = (grp + 1) * TENSOR__CUDA_NORM_GROUP < a.r.rows ? (grp + 1) * TENSOR__CUDA_NORM_GROUP : a.r.rows;
+        double sw = 0, sb = 0;
+        for (int64_t q = grp * TENSOR__CUDA_NORM_GROUP; q < q1; q++) {
+            int64_t off[3];
+            tensor__cuda_offsets_get<3>(a.r.o, q, off);
+            double gv = tensor__cuda_load_f64(a.r.g + off[2] + j * a.r.gs, a.r.gd);
+            if (pw) {
+                Acc xh = (tensor__cuda_ldf<Acc>(a.r.x + off[1] + j * a.r.xs, a.r.xd) - ((const Acc *)a.mean)[q]) * ((const Acc *)a.rstd)[q];
+                sw += gv * (double)xh;
+            }
+            sb += gv;
+        }
+        if (pw) pw[i] = sw;
+        if (pb) pb[i] = sb;
+    }
+}
+/* dst[j] = the sum of part[grp n + j] over the groups, in group order, stored in dst's dtype. */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_norm_param_final(const double *part, int64_t groups, int64_t n, char *dst, tensor_dtype dd) {
+    const int dsz = tensor__cuda_size(dd);
+    TENSOR__CUDA_LOOP(j, n) {
+        double s = 0;
+        for (int64_t grp = 0; grp < groups; grp++) s += part[grp * n + j];
+        tensor__cuda_store_f64(dst + j * dsz, dd, s);
+    }
+}
+static int tensor__cuda_norm_bwd_run(tensor__dev_call *c, bool center) {
+    if (c->n_in < 1) return tensor__cuda_fail(c, "%s backward: expected an input", tensor__cuda_op_name(c->op));
+    const tensor__dev_operand &x = c->in[0];
+    if (!tensor__cuda_operand_ok(c, x, "input") || x.by_value || x.ndim < 1 || !tensor__cuda_is_float(x.dtype) || !tensor__cuda_bwd_incoming(c, x)) return 1;
+    bool bad = false;
+    const tensor__dev_operand *gx = tensor__cuda_bwd_grad(c, 0, &bad), *gw = tensor__cuda_bwd_grad(c, 1, &bad), *gb = center ? tensor__cuda_bwd_grad(c, 2, &bad) : nullptr;
+    if (bad) return 1;
+    tensor__cuda_norm_bwd_args a;
+    memset(&a, 0, sizeof a);
+    int last = x.ndim - 1;
+    tensor__cuda_bwd_rows_init(&a.r, gx, x, c->grad, last);
+    const char *bias_unused;
+    tensor_dtype bd_unused;
+    int64_t bs_unused;
+    if (c->n_in > 1 && !tensor__cuda_norm_param(c, c->in[1], a.r.len, "weight", &a.w, &a.wd, &a.ws)) return 1;
+    if (center && c->n_in > 2 && !tensor__cuda_norm_param(c, c->in[2], a.r.len, "bias", &bias_unused, &bd_unused, &bs_unused)) return 1;
+    a.eps = c->p[0];
+    a.center = center;
+    int64_t n = a.r.len, rows = a.r.rows, groups = (rows + TENSOR__CUDA_NORM_GROUP - 1) / TENSOR__CUDA_NORM_GROUP;
+    if (n == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    if (rows == 0) { /* no rows: the parameters' gradients are empty sums */
+        if (gw && tensor__cuda_fill_run(c, *gw, 0)) return 1;
+        if (gb && tensor__cuda_fill_run(c, *gb, 0)) return 1;
+        return 0;
+    }
+    bool f64 = x.dtype == TENSOR_F64;
+    size_t asz = f64 ? sizeof(double) : sizeof(float);
+    tensor__cuda_conv_scratch sc;
+    if (gw) {
+        if (!(a.mean = sc.p[0] = tensor__cuda_alloc((size_t)rows * asz, c->error, sizeof c->error))) return 1;
+        if (!(a.rstd = sc.p[1] = tensor__cuda_alloc((size_t)rows * asz, c->error, sizeof c->error))) return 1;
+    }
+    if (gx || gw) {
+        int tpr = tensor__cuda_row_tpr(true, n);
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        if (f64) tensor__cuda_norm_bwd_launch<double>(a, tpr, s);
+        else tensor__cuda_norm_bwd_launch<float>(a, tpr, s);
+        if (tensor__cuda_launch_check(c)) return 1;
+    }
+    if (!gw && !gb) return 0;
+    size_t part = (size_t)(groups * n) * sizeof(double);
+    if (gw && !(sc.p[2] = tensor__cuda_alloc(part, c->error, sizeof c->error))) return 1;
+    if (gb && !(sc.p[3] = tensor__cuda_alloc(part, c->error, sizeof c->error))) return 1;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (f64) tensor__cuda_norm_param_partial<double><<<tensor__cuda_blocks(groups * n), TENSOR__CUDA_THREADS, 0, s>>>(a, (double *)sc.p[2], (double *)sc.p[3], groups);
+    else tensor__cuda_norm_param_partial<float><<<tensor__cuda_blocks(groups * n), TENSOR__CUDA_THREADS, 0, s>>>(a, (double *)sc.p[2], (double *)sc.p[3], groups);
+    if (tensor__cuda_launch_check(c)) return 1;
+    const tensor__dev_operand *dst[2] = {gw, gb};
+    for (int k = 0; k < 2; k++) {
+        if (!dst[k]) continue;
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        tensor__cuda_norm_param_final<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>((const double *)sc.p[2 + k], groups, n, (char *)dst[k]->data, dst[k]->dtype);
+        if (tensor__cuda_launch_check(c)) return 1;
+    }
+    return 0;
+}
+static int tensor__cuda_layer_norm_backward(tensor__dev_call *c) { return tensor__cuda_norm_bwd_run(c, true); }
+static int tensor__cuda_rms_norm_backward(tensor__dev_call *c) { return tensor__cuda_norm_bwd_run(c, false); }
+
+/* ---- cross_entropy: in[0] logits x, in[1] targets, ip[0] 1 for probability targets; grad the
+   0-dim gradient g of the mean loss. scale = g / count (class targets: the rows whose target is not
+   ignore_index; probabilities: every row when C > 0), computed on the device by one block (an
+   integer count: no order to depend on). Per row, lse = m + log(s) in double from the Acc
+   statistics; class targets: gx = (e^(x - lse) - onehot) scale, 0 on ignored rows;
+   probabilities: gx = (e^(x - lse) sum(p) - p) scale and gp = (lse - x) scale (grads[1], when
+   wanted). A bad class target (the forward checked them; a later in-place change would be caught
+   by the engine's version check) is still reported as the CPU does, after a wait. ---- */
+struct tensor__cuda_ce_bwd_args {
+    tensor__cuda_offsets o;  /* over the rows: [0] gx, [1] x, [2] targets (class) or p, [3] gp (or gx) */
+    char *gx, *gp;
+    const char *x, *t;
+    tensor_dtype gxd, gpd, xd, td;
+    int64_t gxs, gps, xs, ts; /* bytes along the class dim */
+    int64_t rows, C;
+    bool prob;
+    const double *scale;
+};
+__global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_ce_scale_kernel(tensor__cuda_offsets o, const char *t, tensor_dtype td, int64_t rows, int64_t C,
+                                                                                       int64_t fixed_count, const char *g, tensor_dtype gd, double *scale,
+                                                                                       unsigned long long *bad) {
+    __shared__ long long sc[TENSOR__CUDA_NN_THREADS];
+    long long cnt = 0;
+    if (fixed_count < 0)
+        for (int64_t q = threadIdx.x; q < rows; q += TENSOR__CUDA_NN_THREADS) {
+            int64_t off[1];
+            tensor__cuda_offsets_get<1>(o, q, off);
+            int64_t k = tensor__cuda_load_i64(t + off[0], td);
+            if (k == TENSOR__CUDA_IGNORE_INDEX) continue;
+            if (k < 0 || k >= C) atomicMin(bad, (unsigned long long)q);
+            cnt++;
+        }
+    sc[threadIdx.x] = cnt;
+    __syncthreads();
+    for (int h = TENSOR__CUDA_NN_THREADS / 2; h > 0; h >>= 1) {
+        if ((int)threadIdx.x < h) sc[threadIdx.x] += sc[threadIdx.x + h];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        int64_t count = fixed_count < 0 ? (int64_t)sc[0] : fixed_count;
+        *scale = tensor__cuda_load_f64(g, gd) / (double)(count > 0 ? count : 1);
+    }
+}
+template <class Acc, int TPR>
+__global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_ce_bwd_kernel(tensor__cuda_ce_bwd_args a) {
+    __shared__ Acc shm[TENSOR__CUDA_NN_THREADS / 32], shs[TENSOR__CUDA_NN_THREADS / 32];
+    __shared__ double shd[TENSOR__CUDA_NN_THREADS / 32];
+    const int lane = threadIdx.x % TPR;
+    const double scale = *a.scale;
+    TENSOR__CUDA_ROWS_LOOP(TPR, a.rows, row, live) {
+        int64_t off[4] = {0, 0, 0, 0};
+        if (live) tensor__cuda_offsets_get<4>(a.o, row, off);
+        const char *x = a.x + off[1];
+        char *gx = a.gx + off[0];
+        int64_t k = -1;
+        bool skip = false; /* the whole group agrees: k is the row's */
+        if (!a.prob && live) {
+            k = tensor__cuda_load_i64(a.t + off[2], a.td);
+            skip = k == TENSOR__CUDA_IGNORE_INDEX;
+        }
+        Acc m = -(Acc)INFINITY, s = 0;
+        if (live && !skip)
+            for (int64_t i = lane; i < a.C; i += TPR) tensor__cuda_ms_add(m, s, tensor__cuda_ldf<Acc>(x + i * a.xs, a.xd));
+        tensor__cuda_group_ms<Acc, TPR>(m, s, shm, shs);
+        double lse = (double)m + log((double)s), psum = 0;
+        if (a.prob && live)
+            for (int64_t i = lane; i < a.C; i += TPR) psum += tensor__cuda_load_f64(a.t + off[2] + i * a.ts, a.td);
+        if (a.prob) psum = tensor__cuda_group_sum<double, TPR>(psum, shd);
+        if (!live) continue;
+        for (int64_t i = lane; i < a.C; i += TPR) {
+            double v;
+            if (skip) v = 0;
+            else {
+                double e = exp(tensor__cuda_load_f64(x + i * a.xs, a.xd) - lse);
+                v = a.prob ? (e * psum - tensor__cuda_load_f64(a.t + off[2] + i * a.ts, a.td)) * scale : (e - (double)(i == k)) * scale;
+            }
+            tensor__cuda_store_f64(gx + i * a.gxs, a.gxd, v);
+            if (a.gp) tensor__cuda_store_f64(a.gp + off[3] + i * a.gps, a.gpd, (lse - tensor__cuda_load_f64(x + i * a.xs, a.xd)) * scale);
+        }
+    }
+}
+template <class Acc>
+static void tensor__cuda_ce_bwd_launch(const tensor__cuda_ce_bwd_args &a, int tpr, cudaStream_t s) {
+    if (tpr == 1) tensor__cuda_ce_bwd_kernel<Acc, 1><<<tensor__cuda_row_blocks<1>(a.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a);
+    else if (tpr == 32) tensor__cuda_ce_bwd_kernel<Acc, 32><<<tensor__cuda_row_blocks<32>(a.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a);
+    else tensor__cuda_ce_bwd_kernel<Acc, 256><<<tensor__cuda_row_blocks<256>(a.rows), TENSOR__CUDA_NN_THREADS, 0, s>>>(a);
+}
+static int tensor__cuda_cross_entropy_backward(tensor__dev_call *c) {
+    if (c->n_in < 2) return tensor__cuda_fail(c, "cross_entropy backward: expected 2 inputs, got %d", c->n_in);
+    const tensor__dev_operand &x = c->in[0], &t = c->in[1], &g = c->grad;
+    for (int j = 0; j < 2; j++)
+        if (!tensor__cuda_operand_ok(c, c->in[j], "input") || c->in[j].by_value) return 1;
+    if (!tensor__cuda_operand_ok(c, g, "gradient") || g.by_value || !tensor__cuda_is_float(g.dtype) || tensor__cuda_numel(g) != 1)
+        return tensor__cuda_fail(c, "cross_entropy backward: expected a one-element floating gradient");
+    bool prob = c->ip[0] != 0;
+    if (x.ndim < 1 || !tensor__cuda_is_float(x.dtype)) return tensor__cuda_fail(c, "cross_entropy backward: expected floating logits of at least 1 dim");
+    int cdim = x.ndim == 1 ? 0 : 1;
+    if (prob ? !tensor__cuda_is_float(t.dtype) || t.ndim != x.ndim : tensor__cuda_is_float(t.dtype) || t.ndim != x.ndim - 1)
+        return tensor__cuda_fail(c, "cross_entropy backward: targets do not match the logits");
+    bool bad = false;
+    const tensor__dev_operand *gx = tensor__cuda_bwd_grad(c, 0, &bad), *gp = prob ? tensor__cuda_bwd_grad(c, 1, &bad) : nullptr;
+    if (bad) return 1;
+    tensor__cuda_ce_bwd_args a;
+    memset(&a, 0, sizeof a);
+    a.C = x.shape[cdim];
+    tensor__dev_operand rx = tensor__cuda_drop_dim(x, cdim), rt = prob ? tensor__cuda_drop_dim(t, cdim) : t;
+    bool fits = !prob || t.shape[cdim] == a.C;
+    for (int d = 0; d < rt.ndim; d++) fits = fits && rt.shape[d] == rx.shape[d];
+    if (!fits) return tensor__cuda_fail(c, "cross_entropy backward: targets do not match the logits");
+    if ((!gx && !gp) || tensor__cuda_numel(rx) == 0 || a.C == 0) return 0; /* nothing to write (empty gradients) */
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    tensor__cuda_conv_scratch sc;
+    tensor__dev_operand gx_stand_in; /* gx is written by the kernel: contiguous scratch when only gp is wanted */
+    if (!gx) {
+        gx_stand_in = x;
+        int64_t step = 1;
+        for (int d = x.ndim - 1; d >= 0; d--) { gx_stand_in.strides[d] = step; step *= x.shape[d]; }
+        if (!(gx_stand_in.data = sc.p[2] = tensor__cuda_alloc((size_t)step * (size_t)tensor__cuda_size(x.dtype), c->error, sizeof c->error))) return 1;
+        gx = &gx_stand_in;
+    }
+    tensor__dev_operand rgx = tensor__cuda_drop_dim(*gx, cdim), rgp = gp ? tensor__cuda_drop_dim(*gp, cdim) : rgx;
+    const tensor__dev_operand *ops[4] = {&rgx, &rx, &rt, &rgp};
+    a.rows = tensor__cuda_offsets_init(&a.o, 4, ops, false);
+    a.gx = (char *)gx->data;
+    a.gp = gp ? (char *)gp->data : nullptr;
+    a.x = (const char *)x.data;
+    a.t = (const char *)t.data;
+    a.gxd = gx->dtype;
+    a.gpd = gp ? gp->dtype : TENSOR_F32;
+    a.xd = x.dtype;
+    a.td = t.dtype;
+    a.gxs = gx->strides[cdim] * tensor__cuda_size(gx->dtype);
+    a.gps = gp ? gp->strides[cdim] * tensor__cuda_size(gp->dtype) : 0;
+    a.xs = x.strides[cdim] * tensor__cuda_size(x.dtype);
+    a.ts = prob ? t.strides[cdim] * tensor__cuda_size(t.dtype) : 0;
+    a.prob = prob;
+    if (!(sc.p[0] = tensor__cuda_alloc(sizeof(double), c->error, sizeof c->error))) return 1;
+    a.scale = (const double *)sc.p[0];
+    unsigned long long *flag = nullptr;
+    if (!prob && !(flag = tensor__cuda_flag_new(c, s))) return 1;
+    const tensor__dev_operand *tops[1] = {&t};
+    tensor__cuda_offsets ot;
+    tensor__cuda_offsets_init(&ot, 1, tops, false);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_ce_scale_kernel<<<1, TENSOR__CUDA_NN_THREADS, 0, s>>>(ot, (const char *)t.data, t.dtype, a.rows, a.C, prob ? a.rows : -1, (const char *)g.data, g.dtype,
+                                                                       (double *)sc.p[0], flag);
+    if (tensor__cuda_launch_check(c)) { tensor__cuda_free(flag); return 1; }
+    bool adjacent = a.C <= 1 || (a.xs == tensor__cuda_size(x.dtype) && a.gxs == tensor__cuda_size(gx->dtype));
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (x.dtype == TENSOR_F64) tensor__cuda_ce_bwd_launch<double>(a, tensor__cuda_row_tpr(adjacent, a.C), s);
+    else tensor__cuda_ce_bwd_launch<float>(a, tensor__cuda_row_tpr(adjacent, a.C), s);
+    if (tensor__cuda_launch_check(c)) { tensor__cuda_free(flag); return 1; }
+    if (flag) {
+        unsigned long long pos;
+        if (tensor__cuda_flag_read(c, s, flag, &pos)) return 1;
+        if (pos != ULLONG_MAX) return tensor__cuda_bad_target(c, s, t, pos, a.C);
+    }
+    return 0;
+}
+
 // >>cuda-register --------------------------------------------------------------------------------
 /* The kernel table, built at compile time: tensor__cuda_kernel_of<op>::k is NULL unless an op has
    a specialization below, and the table lists it for every op of TENSOR_OPS in enum order. */
@@ -3180,9 +4224,33 @@ TENSOR__CUDA_KERNEL(scatter_add, &tensor__cuda_scatter_add)
 TENSOR__CUDA_KERNEL(index_select, &tensor__cuda_index_select)
 TENSOR__CUDA_KERNEL(masked_fill, &tensor__cuda_masked_fill)
 TENSOR__CUDA_KERNEL(dropout, &tensor__cuda_dropout)
+TENSOR__CUDA_KERNEL(conv2d, &tensor__cuda_conv2d)
+TENSOR__CUDA_KERNEL(conv1d, &tensor__cuda_conv1d)
+TENSOR__CUDA_KERNEL(max_pool2d, &tensor__cuda_max_pool2d)
+TENSOR__CUDA_KERNEL(avg_pool2d, &tensor__cuda_avg_pool2d)
 
 #define TENSOR__CUDA_KERNEL_ROW(name, kind, impl, types, grad, params, doc) tensor__cuda_kernel_of<TENSOR_OP_##name>::k,
 static const tensor__dev_kernel tensor__cuda_kernels[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__CUDA_KERNEL_ROW)};
+
+/* The fused backward kernels (>>cuda-backward), built the same way: NULL where an op has none (its
+   derivative is composed of ops). */
+template <tensor_op OP> struct tensor__cuda_backward_of { static constexpr tensor__dev_kernel k = nullptr; };
+#define TENSOR__CUDA_BACKWARD(name, ...) \
+    template <> struct tensor__cuda_backward_of<TENSOR_OP_##name> { static constexpr tensor__dev_kernel k = __VA_ARGS__; };
+TENSOR__CUDA_BACKWARD(conv2d, &tensor__cuda_conv2d_backward)
+TENSOR__CUDA_BACKWARD(conv1d, &tensor__cuda_conv1d_backward)
+TENSOR__CUDA_BACKWARD(max_pool2d, &tensor__cuda_max_pool2d_backward)
+TENSOR__CUDA_BACKWARD(avg_pool2d, &tensor__cuda_avg_pool2d_backward)
+TENSOR__CUDA_BACKWARD(relu, &tensor__cuda_relu_backward)
+TENSOR__CUDA_BACKWARD(softmax, &tensor__cuda_softmax_backward)
+TENSOR__CUDA_BACKWARD(log_softmax, &tensor__cuda_log_softmax_backward)
+TENSOR__CUDA_BACKWARD(layer_norm, &tensor__cuda_layer_norm_backward)
+TENSOR__CUDA_BACKWARD(rms_norm, &tensor__cuda_rms_norm_backward)
+TENSOR__CUDA_BACKWARD(cross_entropy, &tensor__cuda_cross_entropy_backward)
+
+#define TENSOR__CUDA_BACKWARD_ROW(name, kind, impl, types, grad, params, doc) tensor__cuda_backward_of<TENSOR_OP_##name>::k,
+static const tensor__dev_kernel tensor__cuda_backward_kernels[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__CUDA_BACKWARD_ROW)};
+
 
 static const tensor__device tensor__cuda_device = {
     TENSOR__DEVICE_ABI,
@@ -3199,7 +4267,7 @@ static const tensor__device tensor__cuda_device = {
     tensor__cuda_empty_cache,
     tensor__cuda_set_allow_tf32,
     tensor__cuda_optim_step,
-    nullptr, /* backward_kernels: none yet (the derivatives compose ops) */
+    tensor__cuda_backward_kernels,
 };
 
 /* Registration before main: linking this object is all a program does to get the device. The
