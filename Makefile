@@ -118,9 +118,16 @@ $(BUILD)/cuda/test_%: tests/cuda/test_%.c tests/main.c tests/test.h tests/device
 	$(CC) $(CFLAGS) $(WARN) -I. tests/main.c $< $(BUILD)/cuda/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS)
 $(BUILD)/cuda/probe: tests/cuda/probe.c tensor.h $(BUILD)/cuda/tensor_cuda.o
 	$(CC) $(CFLAGS) $(WARN) tests/cuda/probe.c $(BUILD)/cuda/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS)
+# On a GPU the suite runs, then again under compute-sanitizer: memcheck over everything, racecheck
+# over the reductions (their shared-memory trees).
+COMPUTE_SANITIZER ?= $(firstword $(shell command -v compute-sanitizer 2>/dev/null) $(wildcard $(CUDA_HOME)/bin/compute-sanitizer $(CUDA_HOME)/compute-sanitizer/compute-sanitizer))
 test-cuda: check-amalgamation $(if $(HAVE_CUDA_TU),$(BUILD)/cuda/probe $(BUILD)/cuda/test_cuda)
 	@$(if $(HAVE_CUDA_TU),,echo "skipped: test-cuda (no nvcc: install the CUDA toolkit)"; exit 0;) \
-	 if why=$$($(BUILD)/cuda/probe); then tests/run.sh $(BUILD)/cuda/test_cuda --no-compile-matrix; \
+	 if why=$$($(BUILD)/cuda/probe); then tests/run.sh $(BUILD)/cuda/test_cuda --no-compile-matrix || exit 1; \
+	   $(if $(COMPUTE_SANITIZER),$(COMPUTE_SANITIZER) --tool memcheck --leak-check full --error-exitcode 1 $(BUILD)/cuda/test_cuda > $(BUILD)/cuda/memcheck.log 2>&1 \
+	     && echo "compute-sanitizer memcheck: clean" || { tail -n 40 $(BUILD)/cuda/memcheck.log; echo "compute-sanitizer memcheck: FAILED"; exit 1; }; \
+	   $(COMPUTE_SANITIZER) --tool racecheck --error-exitcode 1 $(BUILD)/cuda/test_cuda cuda_reductions > $(BUILD)/cuda/racecheck.log 2>&1 \
+	     && echo "compute-sanitizer racecheck (reductions): clean" || { tail -n 40 $(BUILD)/cuda/racecheck.log; echo "compute-sanitizer racecheck: FAILED"; exit 1; },echo "skipped: compute-sanitizer (not found)";) \
 	 else echo "skipped: no CUDA device ($$why)"; fi
 
 test: check-amalgamation $(BUILD)/tests/test_all $(BUILD)/fuzz/replay $(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/replay-$(l)) $(NPY_BUILDS) $(CUDA_BUILDS) $(if $(HAVE_NEON_TOOLS),test-neon)
