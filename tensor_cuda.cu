@@ -1835,6 +1835,39 @@ template <int TPR> static unsigned tensor__cuda_row_blocks(int64_t rows) {
         for (int64_t row = row##_0 + threadIdx.x / TPR, row##_once = 0; row##_once < 1; row##_once++)                   \
             for (bool live = row < (rows), live##_once = true; live##_once; live##_once = false)
 
+/* The max m and sum s of e^(x - m) of one row of len elements (byte step xs), by the TPR threads
+   of its group: every thread of the group calls it, live or not (the group merges by shuffles). */
+template <class Acc, int TPR>
+TENSOR__CUDA_D void tensor__cuda_row_max_sum(const char *x, int64_t xs, tensor_dtype xd, int64_t len, bool live, Acc *shm, Acc *shs, Acc &m, Acc &s) {
+    m = -(Acc)INFINITY;
+    s = 0;
+    if (live)
+        for (int64_t i = threadIdx.x % TPR; i < len; i += TPR) tensor__cuda_ms_add(m, s, tensor__cuda_ldf<Acc>(x + i * xs, xd));
+    tensor__cuda_group_ms<Acc, TPR>(m, s, shm, shs);
+}
+/* The statistics of one row of the norms, by its group as above: mean (0 unless center) and
+   rstd = 1 / sqrt(var + eps), var the biased variance of x - mean (rms_norm: the mean of x^2). */
+template <class Acc, int TPR>
+TENSOR__CUDA_D void tensor__cuda_row_norm_stats(const char *x, int64_t xs, tensor_dtype xd, int64_t n, bool center, double eps, bool live, Acc *sh, Acc &mean,
+                                                Acc &rstd) {
+    const int lane = threadIdx.x % TPR;
+    Acc acc = 0;
+    mean = 0;
+    if (center) {
+        if (live)
+            for (int64_t i = lane; i < n; i += TPR) acc += tensor__cuda_ldf<Acc>(x + i * xs, xd);
+        mean = tensor__cuda_group_sum<Acc, TPR>(acc, sh) / (Acc)n;
+        acc = 0;
+    }
+    if (live)
+        for (int64_t i = lane; i < n; i += TPR) {
+            Acc d = tensor__cuda_ldf<Acc>(x + i * xs, xd) - mean;
+            acc += d * d;
+        }
+    Acc var = tensor__cuda_group_sum<Acc, TPR>(acc, sh) / (Acc)n;
+    rstd = (Acc)(1.0 / sqrt((double)var + eps));
+}
+
 /* ---- softmax, log_softmax: in[0] x, out y (x's shape), ip[0] the dim (-1 for a 0-dim x) ---- */
 struct tensor__cuda_row_io {
     tensor__cuda_offsets o; /* over the rows: [0] y, [1] x */
@@ -1853,10 +1886,8 @@ __global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_softmax_
         if (live) tensor__cuda_offsets_get<2>(a.o, row, off);
         const char *x = a.x + off[1];
         char *y = a.y + off[0];
-        Acc m = -(Acc)INFINITY, s = 0;
-        if (live)
-            for (int64_t i = lane; i < a.len; i += TPR) tensor__cuda_ms_add(m, s, tensor__cuda_ldf<Acc>(x + i * a.xs, a.xd));
-        tensor__cuda_group_ms<Acc, TPR>(m, s, shm, shs);
+        Acc m, s;
+        tensor__cuda_row_max_sum<Acc, TPR>(x, a.xs, a.xd, a.len, live, shm, shs, m, s);
         if (!live) continue;
         Acc lse = m + tensor__cuda_log(s);
         for (int64_t i = lane; i < a.len; i += TPR) {
@@ -1933,21 +1964,9 @@ __global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_norm_ker
         if (live) tensor__cuda_offsets_get<2>(a.r.o, row, off);
         const char *x = a.r.x + off[1];
         char *y = a.r.y + off[0];
-        Acc mean = 0, acc = 0;
-        if (a.center) {
-            if (live)
-                for (int64_t i = lane; i < n; i += TPR) acc += tensor__cuda_ldf<Acc>(x + i * a.r.xs, a.r.xd);
-            mean = tensor__cuda_group_sum<Acc, TPR>(acc, sh) / (Acc)n;
-            acc = 0;
-        }
-        if (live)
-            for (int64_t i = lane; i < n; i += TPR) {
-                Acc d = tensor__cuda_ldf<Acc>(x + i * a.r.xs, a.r.xd) - mean;
-                acc += d * d;
-            }
-        Acc var = tensor__cuda_group_sum<Acc, TPR>(acc, sh) / (Acc)n;
+        Acc mean, rstd;
+        tensor__cuda_row_norm_stats<Acc, TPR>(x, a.r.xs, a.r.xd, n, a.center, a.eps, live, sh, mean, rstd);
         if (!live) continue;
-        Acc rstd = (Acc)(1.0 / sqrt((double)var + a.eps));
         for (int64_t i = lane; i < n; i += TPR) {
             Acc v = (tensor__cuda_ldf<Acc>(x + i * a.r.xs, a.r.xd) - mean) * rstd;
             if (a.w) v *= tensor__cuda_ldf<Acc>(a.w + i * a.ws, a.wd);
@@ -2102,10 +2121,8 @@ __global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_ce_kerne
                 if (lane == 0) atomicMin(a.bad, (unsigned long long)row);
             }
         }
-        Acc m = -(Acc)INFINITY, s = 0;
-        if (live && !skip)
-            for (int64_t i = lane; i < a.C; i += TPR) tensor__cuda_ms_add(m, s, tensor__cuda_ldf<Acc>(x + i * a.xs, a.xd));
-        tensor__cuda_group_ms<Acc, TPR>(m, s, shm, shs);
+        Acc m, s;
+        tensor__cuda_row_max_sum<Acc, TPR>(x, a.xs, a.xd, a.C, live && !skip, shm, shs, m, s);
         double lse = (double)m + log((double)s), acc = 0;
         if (a.prob && live && a.C > 0)
             for (int64_t i = lane; i < a.C; i += TPR)
@@ -3793,10 +3810,8 @@ __global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_softmax_
         if (live) tensor__cuda_offsets_get<3>(a.o, row, off);
         const char *x = a.x + off[1], *g = a.g + off[2];
         char *gx = a.gx + off[0];
-        Acc m = -(Acc)INFINITY, s = 0;
-        if (live)
-            for (int64_t i = lane; i < a.len; i += TPR) tensor__cuda_ms_add(m, s, tensor__cuda_ldf<Acc>(x + i * a.xs, a.xd));
-        tensor__cuda_group_ms<Acc, TPR>(m, s, shm, shs);
+        Acc m, s;
+        tensor__cuda_row_max_sum<Acc, TPR>(x, a.xs, a.xd, a.len, live, shm, shs, m, s);
         Acc dot = 0;
         if (live)
             for (int64_t i = lane; i < a.len; i += TPR) {
@@ -3867,20 +3882,8 @@ __global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_norm_bwd
         int64_t off[3] = {0, 0, 0};
         if (live) tensor__cuda_offsets_get<3>(a.r.o, row, off);
         const char *x = a.r.x + off[1], *g = a.r.g + off[2];
-        Acc mean = 0, acc = 0;
-        if (a.center) {
-            if (live)
-                for (int64_t i = lane; i < n; i += TPR) acc += tensor__cuda_ldf<Acc>(x + i * a.r.xs, a.r.xd);
-            mean = tensor__cuda_group_sum<Acc, TPR>(acc, sh) / (Acc)n;
-            acc = 0;
-        }
-        if (live)
-            for (int64_t i = lane; i < n; i += TPR) {
-                Acc d = tensor__cuda_ldf<Acc>(x + i * a.r.xs, a.r.xd) - mean;
-                acc += d * d;
-            }
-        Acc var = tensor__cuda_group_sum<Acc, TPR>(acc, sh) / (Acc)n;
-        Acc rstd = (Acc)(1.0 / sqrt((double)var + a.eps));
+        Acc mean, rstd;
+        tensor__cuda_row_norm_stats<Acc, TPR>(x, a.r.xs, a.r.xd, n, a.center, a.eps, live, sh, mean, rstd);
         Acc s1 = 0, s2 = 0;
         if (live && a.r.gx)
             for (int64_t i = lane; i < n; i += TPR) {
@@ -4066,10 +4069,8 @@ __global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_ce_bwd_k
             k = tensor__cuda_load_i64(a.t + off[2], a.td);
             skip = k == TENSOR__CUDA_IGNORE_INDEX;
         }
-        Acc m = -(Acc)INFINITY, s = 0;
-        if (live && !skip)
-            for (int64_t i = lane; i < a.C; i += TPR) tensor__cuda_ms_add(m, s, tensor__cuda_ldf<Acc>(x + i * a.xs, a.xd));
-        tensor__cuda_group_ms<Acc, TPR>(m, s, shm, shs);
+        Acc m, s;
+        tensor__cuda_row_max_sum<Acc, TPR>(x, a.xs, a.xd, a.C, live && !skip, shm, shs, m, s);
         double lse = (double)m + log((double)s), psum = 0;
         if (a.prob && live)
             for (int64_t i = lane; i < a.C; i += TPR) psum += tensor__cuda_load_f64(a.t + off[2] + i * a.ts, a.td);
