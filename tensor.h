@@ -1951,6 +1951,7 @@ static inline void tensor__storage_release(tensor__thread *me, tensor__storage *
    state goes 0 (unchecked) -> 2 (being checked, by one thread) -> 1 (usable) or -1 (not). */
 static const tensor__device *tensor__devices[TENSOR_DEVICE_COUNT];
 static int tensor__device_states[TENSOR_DEVICE_COUNT]; /* atomic */
+static int tensor__allow_tf32; /* atomic: tensor_set_allow_tf32's setting, given to a device when it gets ready too */
 
 TENSOR_API void tensor__register_device(const tensor__device *d) {
     if (d && d->device != TENSOR_CPU && (unsigned)d->device < TENSOR_DEVICE_COUNT) tensor__devices[d->device] = d;
@@ -2015,8 +2016,10 @@ static void tensor__device_release_cuda(void *p) { tensor__devices[TENSOR_CUDA]-
    them (external storage: the device's free runs when the last view goes, on any thread). */
 static tensor__storage *tensor__device_storage(const char *fn, size_t nbytes, tensor_device device) {
     if (device != TENSOR_CUDA) return (tensor__storage *)tensor__fail(fn, "invalid device %d", (int)device);
-    const tensor__device *d = tensor__device_get(fn, device);
-    if (!d) return NULL;
+    /* every op's output comes here: only the table's check (an atomic load once done), not the
+       device count, which tensor_to_device asked when the first tensor went there */
+    if (!tensor__device_ready(device)) return (tensor__storage *)tensor__device_get(fn, device);
+    const tensor__device *d = tensor__devices[device];
     if (TENSOR__ALLOC_FAILS()) return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes on %s", nbytes, tensor__device_name(device));
     char err[256] = "";
     void *p = d->alloc(nbytes, err, sizeof err);
@@ -5029,40 +5032,13 @@ static int tensor__device_kernel(tensor__call *c) {
     for (int i = 0; i < TENSOR__MAX_INPUTS; i++) tensor_free(moved[i]);
     return rc;
 }
-/* cat on a device: one copy_ of each input into its slab of the output (the inputs are more than
-   a call record holds). */
-static void tensor__window(tensor *w, const tensor *t); /* >>shapes */
-static void tensor__call_init(tensor__call *c, tensor_op op);
-static bool tensor__cat_skipped(const tensor *t);
-static int tensor__device_cat(tensor__call *c) {
-    int n = (int)c->ip[0], dim = (int)c->ip[2];
-    tensor *const *ts = (tensor *const *)(uintptr_t)c->ip[1];
-    int64_t at = 0;
-    if (tensor__numel_of(c->out->ndim, c->out->shape) == 0) return 0;
-    for (int i = 0; i < n; i++) {
-        if ((tensor__cat_skipped(ts[i]) && c->out->ndim != 1) || ts[i]->shape[dim] == 0) continue;
-        tensor slab;
-        tensor__window(&slab, c->out);
-        slab.shape[dim] = ts[i]->shape[dim];
-        slab.offset += at * slab.strides[dim];
-        at += ts[i]->shape[dim];
-        tensor__call cp;
-        tensor__call_init(&cp, TENSOR_OP_copy_);
-        cp.fn = c->fn;
-        cp.n_in = 2;
-        cp.in[0] = cp.out = &slab;
-        cp.in[1] = ts[i];
-        if (tensor__device_kernel(&cp)) return 1;
-    }
-    return 0;
-}
-
 static int tensor__cpu_to_device(tensor__call *c); /* >>create: copies between any two devices */
 static void tensor__device_fill_column(tensor_device dev) {
     const tensor__device *d = tensor__devices[dev];
     for (int op = 0; op < TENSOR_OP_COUNT; op++) tensor__kernels[op][dev] = d->kernels[op] ? tensor__device_kernel : NULL;
     tensor__kernels[TENSOR_OP_to_device][dev] = tensor__cpu_to_device;
-    tensor__kernels[TENSOR_OP_cat][dev] = d->kernels[TENSOR_OP_copy_] ? tensor__device_cat : NULL;
+    tensor__kernels[TENSOR_OP_cat][dev] = d->kernels[TENSOR_OP_copy_] ? tensor__cpu_cat : NULL; /* its slabs by copy_ */
+    if (d->set_allow_tf32) d->set_allow_tf32(TENSOR__LOAD_SC(&tensor__allow_tf32) != 0); /* set before the device was asked for */
 }
 
 /* true: kernels that have an optimized path take their plain reference path instead, so tests can
@@ -7810,6 +7786,19 @@ static bool tensor__cat_skipped(const tensor *t) { return t->ndim == 1 && t->sha
 /* out: the inputs' shape with the sizes along dim summed. Each input is copied (converted to the
    output dtype) into its slab of out. ip[0] = n, ip[1] = the tensor array, ip[2] = dim; in[] holds
    the first TENSOR__MAX_INPUTS inputs (the autograd record reads the whole array from ip[1]). */
+/* One slab of cat's output = src: the CPU's copy, or on a device its copy_ kernel (so cat runs on
+   any device that has copy_, whatever the number of inputs: the call record holds only four). */
+static int tensor__cat_slab(tensor__call *c, tensor *slab, tensor *src) {
+    if (slab->storage->device == TENSOR_CPU) { tensor__copy_into(slab, src); return 0; }
+    tensor__call cp;
+    tensor__call_init(&cp, TENSOR_OP_copy_);
+    cp.fn = c->fn;
+    cp.n_in = 2;
+    cp.in[0] = cp.out = slab;
+    cp.in[1] = src;
+    return tensor__device_kernel(&cp);
+}
+/* The kernel of cat on every device. */
 static int tensor__cpu_cat(tensor__call *c) {
     int n = (int)c->ip[0], dim = (int)c->ip[2];
     tensor *const *ts = (tensor *const *)(uintptr_t)c->ip[1];
@@ -7823,7 +7812,7 @@ static int tensor__cpu_cat(tensor__call *c) {
         tensor__window(&slab, c->out);
         slab.shape[dim] = len;
         slab.offset += at * slab.strides[dim];
-        tensor__copy_into(&slab, ts[i]);
+        if (tensor__cat_slab(c, &slab, ts[i])) return 1;
         at += len;
     }
     return 0;
@@ -17255,8 +17244,6 @@ TENSOR_API int tensor_cuda_synchronize(void) {
     tensor__fail("tensor_cuda_synchronize", "%s", err[0] ? err : "the device reported an error");
     return -1;
 }
-/* Remembered here too, so a device made ready later still gets it (TF32 is off until asked for). */
-static int tensor__allow_tf32; /* atomic */
 TENSOR_API void tensor_set_allow_tf32(bool allow) {
     TENSOR__STORE_SC(&tensor__allow_tf32, allow ? 1 : 0);
     if (tensor__device_ready(TENSOR_CUDA) && tensor__devices[TENSOR_CUDA]->set_allow_tf32) tensor__devices[TENSOR_CUDA]->set_allow_tf32(allow);

@@ -21,8 +21,8 @@ static double *device_values(tensor *t) {
 }
 static bool device_float(tensor_dtype d) { return d == TENSOR_F32 || d == TENSOR_F64 || d == TENSOR_F16 || d == TENSOR_BF16; }
 /* a (a device result) and b (the CPU's) hold the same shape, dtype and values: exactly for
-   integers and bool, within rounding for floats (the CPU's vector kernels of some f32 ops are not
-   the double formula rounded once). */
+   integers and bool, within rounding for floats, relative to 1 + |b| (the CPU's vector kernels of
+   some f32 ops are not the double formula rounded once; sums run in other orders). */
 static void device_check_same(const char *what, tensor *a, tensor *b) {
     CHECK_MSG(a && b, "%s: missing result (%s)", what, tensor_last_error() ? tensor_last_error() : "no error");
     if (!a || !b) return;
@@ -33,7 +33,8 @@ static void device_check_same(const char *what, tensor *a, tensor *b) {
     int64_t n = tensor_numel(a);
     tensor_dtype dt = tensor_get_dtype(a);
     double *x = device_values(a), *y = device_values(b);
-    double tol = dt == TENSOR_F64 ? 1e-12 : dt == TENSOR_F32 ? 4e-6 : 1e-2;
+    /* f32: the GPU sums in another order than the CPU (cuBLAS, tree reductions) */
+    double tol = dt == TENSOR_F64 ? 1e-12 : dt == TENSOR_F32 ? 1e-5 : 1e-2;
     for (int64_t i = 0; x && y && i < n; i++) {
         bool ok = (x[i] != x[i] && y[i] != y[i]) || x[i] == y[i] || (device_float(dt) && fabs(x[i] - y[i]) <= tol * (1 + fabs(y[i])));
         if (!ok) { CHECK_MSG(ok, "%s: element %lld: %.17g on the device, %.17g on the CPU", what, (long long)i, x[i], y[i]); break; }

@@ -64,7 +64,7 @@ static char *seam_elem(const tensor__dev_operand *o, const tensor__dev_operand *
         int od = d - (out->ndim - o->ndim);
         if (od >= 0 && o->shape[od] != 1) off += k * o->strides[od];
     }
-    return (char *)seam_host(o->data) + off * (int64_t)(o->dtype == TENSOR_F64 || o->dtype == TENSOR_I64 ? 8 : o->dtype == TENSOR_F32 || o->dtype == TENSOR_I32 ? 4 : o->dtype == TENSOR_U8 || o->dtype == TENSOR_BOOL ? 1 : 2);
+    return (char *)seam_host(o->data) + off * (int64_t)tensor_dtype_size(o->dtype);
 }
 static double seam_f(const tensor__dev_operand *o, const tensor__dev_operand *out, int64_t i) { return o->by_value ? o->value : test_load_f64(seam_elem(o, out, i), o->dtype); }
 static int64_t seam_i(const tensor__dev_operand *o, const tensor__dev_operand *out, int64_t i) { return o->by_value ? o->ivalue : test_load_i64(seam_elem(o, out, i), o->dtype); }
@@ -73,14 +73,13 @@ static int64_t seam_numel(const tensor__dev_operand *o) {
     for (int d = 0; d < o->ndim; d++) n *= o->shape[d];
     return n;
 }
-static bool seam_is_float(tensor_dtype d) { return d == TENSOR_F32 || d == TENSOR_F64 || d == TENSOR_F16 || d == TENSOR_BF16; }
 
 typedef double (*seam_ffn)(double x, double y, double p0, double p1, int *err);
 typedef int64_t (*seam_ifn)(int64_t x, int64_t y, double p0, double p1, int *err);
 static int seam_elementwise(tensor__dev_call *c, seam_ffn f, seam_ifn g) {
     int err = 0;
     int64_t n = seam_numel(&c->out);
-    bool ints = !seam_is_float(c->compute);
+    bool ints = !device_float(c->compute);
     for (int64_t i = 0; i < n; i++) {
         char *o = seam_elem(&c->out, &c->out, i);
         if (ints) test_store_i64(o, c->out.dtype, g(seam_i(&c->in[0], &c->out, i), c->n_in > 1 ? seam_i(&c->in[1], &c->out, i) : 0, c->p[0], c->p[1], &err));
@@ -105,7 +104,7 @@ TENSOR__BINARY_FORMULAS(SEAM_KERNEL)
 /* out = src converted, broadcast (clone, contiguous, to_dtype: src in[0]; copy_: in[1]) */
 static int seam_copy_kernel(tensor__dev_call *c, const tensor__dev_operand *src) {
     int64_t n = seam_numel(&c->out);
-    bool ints = !seam_is_float(c->out.dtype) && !seam_is_float(src->dtype);
+    bool ints = !device_float(c->out.dtype) && !device_float(src->dtype);
     for (int64_t i = 0; i < n; i++) {
         char *o = seam_elem(&c->out, &c->out, i);
         if (ints) test_store_i64(o, c->out.dtype, seam_i(src, &c->out, i));
@@ -129,14 +128,14 @@ static int seam_k_zero_(tensor__dev_call *c) { return seam_k_fill(c, 0); }
 static int seam_k_mul_scalar_(tensor__dev_call *c) { /* out = in[0] = out * p[0] */
     for (int64_t i = 0, n = seam_numel(&c->out); i < n; i++) {
         char *o = seam_elem(&c->out, &c->out, i);
-        if (seam_is_float(c->out.dtype)) test_store_f64(o, c->out.dtype, test_load_f64(o, c->out.dtype) * c->p[0]);
+        if (device_float(c->out.dtype)) test_store_f64(o, c->out.dtype, test_load_f64(o, c->out.dtype) * c->p[0]);
         else test_store_i64(o, c->out.dtype, test_load_i64(o, c->out.dtype) * (int64_t)c->p[0]);
     }
     return 0;
 }
 static int seam_k_where(tensor__dev_call *c) {
     int64_t n = seam_numel(&c->out);
-    bool ints = !seam_is_float(c->compute);
+    bool ints = !device_float(c->compute);
     for (int64_t i = 0; i < n; i++) {
         const tensor__dev_operand *s = seam_i(&c->in[0], &c->out, i) ? &c->in[1] : &c->in[2];
         char *o = seam_elem(&c->out, &c->out, i);
@@ -427,6 +426,13 @@ TEST(seam_errors_of_the_device) {
     tensor_set_allow_tf32(false);
     CHECK(seam_tf32 == 0);
     tensor_scope_end();
+    seam_uninstall();
+    /* ... also when it was asked for before the device was first used */
+    tensor_set_allow_tf32(true);
+    seam_install();
+    seam_tf32 = 0;
+    CHECK(tensor_cuda_available() && seam_tf32 == 1);
+    tensor_set_allow_tf32(false);
     seam_uninstall();
 }
 

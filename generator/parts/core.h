@@ -791,6 +791,7 @@ static inline void tensor__storage_release(tensor__thread *me, tensor__storage *
    state goes 0 (unchecked) -> 2 (being checked, by one thread) -> 1 (usable) or -1 (not). */
 static const tensor__device *tensor__devices[TENSOR_DEVICE_COUNT];
 static int tensor__device_states[TENSOR_DEVICE_COUNT]; /* atomic */
+static int tensor__allow_tf32; /* atomic: tensor_set_allow_tf32's setting, given to a device when it gets ready too */
 
 TENSOR_API void tensor__register_device(const tensor__device *d) {
     if (d && d->device != TENSOR_CPU && (unsigned)d->device < TENSOR_DEVICE_COUNT) tensor__devices[d->device] = d;
@@ -855,8 +856,10 @@ static void tensor__device_release_cuda(void *p) { tensor__devices[TENSOR_CUDA]-
    them (external storage: the device's free runs when the last view goes, on any thread). */
 static tensor__storage *tensor__device_storage(const char *fn, size_t nbytes, tensor_device device) {
     if (device != TENSOR_CUDA) return (tensor__storage *)tensor__fail(fn, "invalid device %d", (int)device);
-    const tensor__device *d = tensor__device_get(fn, device);
-    if (!d) return NULL;
+    /* every op's output comes here: only the table's check (an atomic load once done), not the
+       device count, which tensor_to_device asked when the first tensor went there */
+    if (!tensor__device_ready(device)) return (tensor__storage *)tensor__device_get(fn, device);
+    const tensor__device *d = tensor__devices[device];
     if (TENSOR__ALLOC_FAILS()) return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes on %s", nbytes, tensor__device_name(device));
     char err[256] = "";
     void *p = d->alloc(nbytes, err, sizeof err);

@@ -118,40 +118,13 @@ static int tensor__device_kernel(tensor__call *c) {
     for (int i = 0; i < TENSOR__MAX_INPUTS; i++) tensor_free(moved[i]);
     return rc;
 }
-/* cat on a device: one copy_ of each input into its slab of the output (the inputs are more than
-   a call record holds). */
-static void tensor__window(tensor *w, const tensor *t); /* >>shapes */
-static void tensor__call_init(tensor__call *c, tensor_op op);
-static bool tensor__cat_skipped(const tensor *t);
-static int tensor__device_cat(tensor__call *c) {
-    int n = (int)c->ip[0], dim = (int)c->ip[2];
-    tensor *const *ts = (tensor *const *)(uintptr_t)c->ip[1];
-    int64_t at = 0;
-    if (tensor__numel_of(c->out->ndim, c->out->shape) == 0) return 0;
-    for (int i = 0; i < n; i++) {
-        if ((tensor__cat_skipped(ts[i]) && c->out->ndim != 1) || ts[i]->shape[dim] == 0) continue;
-        tensor slab;
-        tensor__window(&slab, c->out);
-        slab.shape[dim] = ts[i]->shape[dim];
-        slab.offset += at * slab.strides[dim];
-        at += ts[i]->shape[dim];
-        tensor__call cp;
-        tensor__call_init(&cp, TENSOR_OP_copy_);
-        cp.fn = c->fn;
-        cp.n_in = 2;
-        cp.in[0] = cp.out = &slab;
-        cp.in[1] = ts[i];
-        if (tensor__device_kernel(&cp)) return 1;
-    }
-    return 0;
-}
-
 static int tensor__cpu_to_device(tensor__call *c); /* >>create: copies between any two devices */
 static void tensor__device_fill_column(tensor_device dev) {
     const tensor__device *d = tensor__devices[dev];
     for (int op = 0; op < TENSOR_OP_COUNT; op++) tensor__kernels[op][dev] = d->kernels[op] ? tensor__device_kernel : NULL;
     tensor__kernels[TENSOR_OP_to_device][dev] = tensor__cpu_to_device;
-    tensor__kernels[TENSOR_OP_cat][dev] = d->kernels[TENSOR_OP_copy_] ? tensor__device_cat : NULL;
+    tensor__kernels[TENSOR_OP_cat][dev] = d->kernels[TENSOR_OP_copy_] ? tensor__cpu_cat : NULL; /* its slabs by copy_ */
+    if (d->set_allow_tf32) d->set_allow_tf32(TENSOR__LOAD_SC(&tensor__allow_tf32) != 0); /* set before the device was asked for */
 }
 
 /* true: kernels that have an optimized path take their plain reference path instead, so tests can

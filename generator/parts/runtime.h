@@ -13,8 +13,6 @@ TENSOR_API int tensor_cuda_synchronize(void) {
     tensor__fail("tensor_cuda_synchronize", "%s", err[0] ? err : "the device reported an error");
     return -1;
 }
-/* Remembered here too, so a device made ready later still gets it (TF32 is off until asked for). */
-static int tensor__allow_tf32; /* atomic */
 TENSOR_API void tensor_set_allow_tf32(bool allow) {
     TENSOR__STORE_SC(&tensor__allow_tf32, allow ? 1 : 0);
     if (tensor__device_ready(TENSOR_CUDA) && tensor__devices[TENSOR_CUDA]->set_allow_tf32) tensor__devices[TENSOR_CUDA]->set_allow_tf32(allow);

@@ -367,6 +367,19 @@ static bool tensor__cat_skipped(const tensor *t) { return t->ndim == 1 && t->sha
 /* out: the inputs' shape with the sizes along dim summed. Each input is copied (converted to the
    output dtype) into its slab of out. ip[0] = n, ip[1] = the tensor array, ip[2] = dim; in[] holds
    the first TENSOR__MAX_INPUTS inputs (the autograd record reads the whole array from ip[1]). */
+/* One slab of cat's output = src: the CPU's copy, or on a device its copy_ kernel (so cat runs on
+   any device that has copy_, whatever the number of inputs: the call record holds only four). */
+static int tensor__cat_slab(tensor__call *c, tensor *slab, tensor *src) {
+    if (slab->storage->device == TENSOR_CPU) { tensor__copy_into(slab, src); return 0; }
+    tensor__call cp;
+    tensor__call_init(&cp, TENSOR_OP_copy_);
+    cp.fn = c->fn;
+    cp.n_in = 2;
+    cp.in[0] = cp.out = slab;
+    cp.in[1] = src;
+    return tensor__device_kernel(&cp);
+}
+/* The kernel of cat on every device. */
 static int tensor__cpu_cat(tensor__call *c) {
     int n = (int)c->ip[0], dim = (int)c->ip[2];
     tensor *const *ts = (tensor *const *)(uintptr_t)c->ip[1];
@@ -380,7 +393,7 @@ static int tensor__cpu_cat(tensor__call *c) {
         tensor__window(&slab, c->out);
         slab.shape[dim] = len;
         slab.offset += at * slab.strides[dim];
-        tensor__copy_into(&slab, ts[i]);
+        if (tensor__cat_slab(c, &slab, ts[i])) return 1;
         at += len;
     }
     return 0;
