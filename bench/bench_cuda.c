@@ -25,6 +25,13 @@ static void die(const char *what) {
 #define CUDA_OK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "bench_cuda: %s: %s\n", #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 #define BLAS_OK(x) do { cublasStatus_t s_ = (x); if (s_ != CUBLAS_STATUS_SUCCESS) { fprintf(stderr, "bench_cuda: %s: status %d\n", #x, (int)s_); exit(1); } } while (0)
 
+/* With BENCH_CUDA_ROWS=FILE, each row's figure also goes to FILE as `key value` (the unit of the
+   printed row), for bench/compare_torch_cuda.py to set PyTorch's figure of the same row beside it. */
+static FILE *rows_file;
+static void row_value(const char *key, double v) {
+    if (rows_file) fprintf(rows_file, "%s %.6g\n", key, v);
+}
+
 /* Seconds per call of fn(ctx), the best of 5 rounds of `reps` calls, each round ended by a
    synchronization of both tensor.h's stream and the default stream. */
 typedef void (*bench_fn)(void *ctx);
@@ -83,6 +90,9 @@ static void bench_matmul(cublasHandle_t h, int n, bool bf16) {
     double flop = 2.0 * n * (double)n * n;
     printf("matmul %-5s %5d          %8.1f TFLOP/s   %-22s %8.1f TFLOP/s   %5.2fx\n", bf16 ? "bf16" : "f32", n, flop / t * 1e-12,
            bf16 ? "cublasGemmEx" : "cublasSgemm", flop / r * 1e-12, r / t);
+    char key[32];
+    snprintf(key, sizeof key, "matmul_%s_%d", bf16 ? "bf16" : "f32", n);
+    row_value(key, flop / t * 1e-12);
     cudaFree(c.da);
     cudaFree(c.db);
     cudaFree(c.dc);
@@ -104,6 +114,7 @@ static void bw_memcpy(void *v) {
 }
 static void bench_bandwidth(void) {
     static const char *const names[6] = {"add", "mul", "exp", "sum over rows", "softmax over rows", "layer_norm"};
+    static const char *const keys[6] = {"add", "mul", "exp", "sum_rows", "softmax_rows", "layer_norm"};
     const int64_t n = (int64_t)1 << 28; /* 256M floats: 1 GiB */
     bw_ctx c;
     c.bytes = (size_t)n * 4;
@@ -122,6 +133,7 @@ static void bench_bandwidth(void) {
         double t = best_of(bw_tensor, &c, 10);
         double moved = (double)c.bytes * (which < 2 ? 3 : which == 3 ? 1 : 2); /* inputs read + output written */
         printf("%-18s 256M f32    %8.0f GB/s          %-22s %8.0f GB/s      %5.2fx\n", names[which], moved / t * 1e-9, "cudaMemcpy", mbw * 1e-9, moved / t / mbw);
+        row_value(keys[which], moved / t * 1e-9);
         tensor_scope_end();
     }
     cudaFree(c.src);
@@ -189,7 +201,10 @@ static void bench_training(bool cnn) {
     if (!c.x || !c.y || !(c.opt = tensor_optim_adamw(n, c.w, 1e-3, 0.9, 0.999, 1e-8, 1e-2))) die("training setup");
     double t = best_of(train_step, &c, 50);
     if (c.failed) printf("%s training step, batch 256: not available: %s\n", cnn ? "CNN" : "MLP", tensor_last_error());
-    else printf("%s training step, batch 256  %8.1f us (bench/compare_torch_cuda.py: PyTorch's)\n", cnn ? "CNN" : "MLP", t * 1e6);
+    else {
+        printf("%s training step, batch 256  %8.1f us (bench/compare_torch_cuda.py: PyTorch's)\n", cnn ? "CNN" : "MLP", t * 1e6);
+        row_value(cnn ? "cnn_step_us" : "mlp_step_us", t * 1e6);
+    }
     tensor_clear_error();
     tensor_optim_free(c.opt);
     tensor_scope_end();
@@ -201,6 +216,8 @@ int main(void) {
         printf("skipped: bench-cuda: %s\n", d ? "?" : tensor_last_error());
         return 0;
     }
+    const char *rows = getenv("BENCH_CUDA_ROWS");
+    if (rows && !(rows_file = fopen(rows, "w"))) { perror(rows); return 1; }
     printf("%s\n", tensor_build_info());
     printf("%-31s %-22s %-22s %-14s %s\n", "item", "tensor.h", "reference", "", "ratio");
     cublasHandle_t h;
@@ -218,10 +235,12 @@ int main(void) {
     if (!c.a || !c.b) die("overhead inputs");
     double t = best_of(oh_chain, &c, 100) / 100;
     printf("per-op overhead, 1 element  %8.2f us per op (host time with the launch; bench/compare_torch_cuda.py measures PyTorch's)\n", t * 1e6);
+    row_value("overhead_us", t * 1e6);
     tensor_free(c.a);
     tensor_free(c.b);
     bench_training(false);
     bench_training(true);
+    if (rows_file) fclose(rows_file);
     tensor_shutdown();
     return 0;
 }

@@ -1,9 +1,27 @@
 """PyTorch CUDA's figures for the rows of bench/bench_cuda.c, measured the same way (best of 5
-rounds, synchronized), so `make bench-cuda` can print the ratios the issue asks for: matmul, the
-memory-bound ops, the per-op overhead on 1-element tensors, and the MLP and CNN training steps of
-examples/ at batch 256. Prints one line per row; says so and exits 0 when torch or a GPU is missing."""
+rounds, synchronized): matmul, the memory-bound ops, the per-op overhead on 1-element tensors, and
+the MLP and CNN training steps of examples/ at batch 256. Usage: compare_torch_cuda.py [ROWS], ROWS
+the `key value` file bench_cuda wrote in the same `make bench-cuda` (BENCH_CUDA_ROWS): each line
+then also prints tensor.h's figure and the ratio (> 1: tensor.h faster). Says so and exits 0 when
+torch or a GPU is missing."""
 import sys
 import time
+
+ours = {}
+if len(sys.argv) > 1:
+    with open(sys.argv[1]) as f:
+        for line in f:
+            k, v = line.split()
+            ours[k] = float(v)
+
+
+def row(key, text, value, higher_is_better=True):
+    """Prints PyTorch's figure, and tensor.h's with the ratio when bench_cuda measured the row."""
+    if key in ours and value > 0 and ours[key] > 0:
+        ratio = ours[key] / value if higher_is_better else value / ours[key]
+        print("%s   tensor.h %.6g   ratio %.2fx" % (text, ours[key], ratio))
+    else:
+        print(text)
 
 try:
     import torch
@@ -38,20 +56,20 @@ for dt, name in ((torch.float32, "f32"), (torch.bfloat16, "bf16")):
         a = torch.randn(n, n, device=dev).to(dt)
         b = torch.randn(n, n, device=dev).to(dt)
         t = best_of(lambda: a @ b, 3 if n >= 8192 else 10 if n >= 4096 else 50)
-        print("torch matmul %-5s %5d      %8.1f TFLOP/s" % (name, n, 2.0 * n ** 3 / t * 1e-12))
+        row("matmul_%s_%d" % (name, n), "torch matmul %-5s %5d      %8.1f TFLOP/s" % (name, n, 2.0 * n ** 3 / t * 1e-12), 2.0 * n ** 3 / t * 1e-12)
 
 n = 1 << 28
 x = torch.rand(n, device=dev)
 y = torch.rand(n, device=dev)
 for name, fn, moved in (("add", lambda: x + y, 3), ("mul", lambda: x * y, 3), ("exp", lambda: torch.exp(x), 2)):
     t = best_of(fn, 10)
-    print("torch %-18s 256M f32  %8.0f GB/s" % (name, moved * 4.0 * n / t * 1e-9))
+    row(name, "torch %-18s 256M f32  %8.0f GB/s" % (name, moved * 4.0 * n / t * 1e-9), moved * 4.0 * n / t * 1e-9)
 del x, y
 x = torch.rand(16384, n // 16384, device=dev)
-for name, fn, moved in (("sum over rows", lambda: x.sum(1), 1), ("softmax over rows", lambda: torch.softmax(x, 1), 2),
-                        ("layer_norm", lambda: torch.nn.functional.layer_norm(x, (x.shape[1],)), 2)):
+for key, name, fn, moved in (("sum_rows", "sum over rows", lambda: x.sum(1), 1), ("softmax_rows", "softmax over rows", lambda: torch.softmax(x, 1), 2),
+                             ("layer_norm", "layer_norm", lambda: torch.nn.functional.layer_norm(x, (x.shape[1],)), 2)):
     t = best_of(fn, 10)
-    print("torch %-18s 256M f32  %8.0f GB/s" % (name, moved * 4.0 * n / t * 1e-9))
+    row(key, "torch %-18s 256M f32  %8.0f GB/s" % (name, moved * 4.0 * n / t * 1e-9), moved * 4.0 * n / t * 1e-9)
 del x
 
 a = torch.ones((), device=dev)
@@ -65,7 +83,8 @@ def chain():
     return z
 
 
-print("torch per-op overhead, 1 element  %8.2f us per op" % (best_of(chain, 100) / 100 * 1e6))
+us = best_of(chain, 100) / 100 * 1e6
+row("overhead_us", "torch per-op overhead, 1 element  %8.2f us per op" % us, us, higher_is_better=False)
 
 
 def step_time(model, shape):
@@ -82,7 +101,9 @@ def step_time(model, shape):
 
 nn = torch.nn
 mlp = nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 128), nn.ReLU(), nn.Linear(128, 10)).to(dev)
-print("torch MLP training step, batch 256  %8.1f us" % (step_time(mlp, (256, 784)) * 1e6))
+us = step_time(mlp, (256, 784)) * 1e6
+row("mlp_step_us", "torch MLP training step, batch 256  %8.1f us" % us, us, higher_is_better=False)
 cnn = nn.Sequential(nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
                     nn.Flatten(), nn.Linear(64 * 7 * 7, 128), nn.ReLU(), nn.Dropout(0.25), nn.Linear(128, 10)).to(dev)
-print("torch CNN training step, batch 256  %8.1f us" % (step_time(cnn, (256, 1, 28, 28)) * 1e6))
+us = step_time(cnn, (256, 1, 28, 28)) * 1e6
+row("cnn_step_us", "torch CNN training step, batch 256  %8.1f us" % us, us, higher_is_better=False)
