@@ -3141,6 +3141,173 @@ static int tensor__cuda_dropout(tensor__dev_call *c) {
     return tensor__cuda_launch_check(c);
 }
 
+/* ---- multinomial: in[0] probs [C] or [R, C] (floating), out [R?, ns] i64; ip[0] num_samples,
+   ip[1] replacement, and the generator's place as for dropout: ip[2] key, ip[3] counter, ip[4]
+   stream, ip[5] skip, the front-end having advanced the thread's generator by the 2 R ns words the
+   CPU kernel takes (sample q of the row-major output draws words 2q, 2q + 1 as one 53-bit
+   uniform). A block per row: each thread owns a run of categories and sums it (double); thread 0
+   turns the runs' sums into running totals, finds the run where a draw u * total falls and its
+   owner scans it, as the CPU scans the row (the picks agree with the CPU's but where a total
+   rounded differently decides a boundary). Without replacement a pick's weight drops to 0 in a
+   scratch copy of the row (one per block, so the scratch stays small). The first invalid row, in row order, is reported
+   through a flag: ((row C + j) 3 + kind), kind 0 a bad weight at j, 1 a row summing to 0, 2 too
+   few non-zero categories. ---- */
+#define TENSOR__CUDA_MN_THREADS 256
+#define TENSOR__CUDA_MN_SCRATCH ((size_t)64 << 20) /* bytes of row copies at most */
+struct tensor__cuda_mn_args {
+    tensor__cuda_keep k; /* key, stream, counter, skip (p and scale unused) */
+    const char *probs;
+    tensor_dtype dt;
+    int64_t rs, cs, R, C, ns; /* row and category strides of probs, in elements */
+    bool replacement;
+    int64_t *out;
+    double *w;                /* without replacement: a row copy per block, [gridDim, C] */
+    unsigned long long *bad;
+};
+/* Word `word` (0-based, after skip) of the draw whose place is k. */
+TENSOR__CUDA_HD uint32_t tensor__cuda_rng_word(const tensor__cuda_keep &k, uint64_t word) {
+    uint64_t at = (uint64_t)k.skip + word;
+    uint32_t w[4];
+    tensor__cuda_philox(k.key[0], k.key[1], k.counter + at / 4, k.stream, w);
+    return w[at % 4];
+}
+__global__ void __launch_bounds__(TENSOR__CUDA_MN_THREADS) tensor__cuda_multinomial_kernel(tensor__cuda_mn_args a) {
+    __shared__ double run_sum[TENSOR__CUDA_MN_THREADS], run_start[TENSOR__CUDA_MN_THREADS + 1], u;
+    __shared__ int64_t nonzero[TENSOR__CUDA_MN_THREADS];
+    __shared__ int row_failed, target;
+    int t = threadIdx.x, size = tensor__cuda_size(a.dt);
+    int64_t per = (a.C + TENSOR__CUDA_MN_THREADS - 1) / TENSOR__CUDA_MN_THREADS;
+    int64_t lo = t * per < a.C ? t * per : a.C, hi = lo + per < a.C ? lo + per : a.C;
+    double *w = a.replacement ? nullptr : a.w + (int64_t)blockIdx.x * a.C;
+    for (int64_t r = blockIdx.x; r < a.R; r += gridDim.x) {
+        const char *row = a.probs + r * a.rs * size;
+        double sum = 0;
+        int64_t nz = 0;
+        int bad = 0;
+        for (int64_t j = lo; j < hi; j++) {
+            double v = tensor__cuda_load_f64(row + j * a.cs * size, a.dt);
+            if (w) w[j] = v;
+            if (!(v >= 0) || isinf(v)) {
+                if (!bad) atomicMin(a.bad, (unsigned long long)(r * a.C + j) * 3ull);
+                bad = 1;
+            }
+            sum += v;
+            nz += v > 0;
+        }
+        run_sum[t] = sum;
+        nonzero[t] = nz;
+        bad = __syncthreads_or(bad);
+        if (t == 0) {
+            double total = 0;
+            int64_t nonzeros = 0;
+            for (int i = 0; i < TENSOR__CUDA_MN_THREADS; i++) {
+                run_start[i] = total;
+                total += run_sum[i];
+                nonzeros += nonzero[i];
+            }
+            run_start[TENSOR__CUDA_MN_THREADS] = total;
+            unsigned long long last = (unsigned long long)(r * a.C + a.C - 1) * 3ull;
+            if (!bad && !(total > 0)) { atomicMin(a.bad, last + 1); bad = 1; }
+            else if (!bad && !a.replacement && nonzeros < a.ns) { atomicMin(a.bad, last + 2); bad = 1; }
+            row_failed = bad;
+        }
+        __syncthreads();
+        if (row_failed) continue; /* every thread: the next row's first write waits for __syncthreads_or */
+        for (int64_t s = 0; s < a.ns; s++) {
+            if (t == 0) {
+                uint64_t q = (uint64_t)(r * a.ns + s);
+                uint64_t bits = (uint64_t)tensor__cuda_rng_word(a.k, 2 * q) << 32 | tensor__cuda_rng_word(a.k, 2 * q + 1);
+                u = (double)(int64_t)(bits >> 11) * (1.0 / 9007199254740992.0) * run_start[TENSOR__CUDA_MN_THREADS];
+                /* the first run whose running total passes u, else the last run with weight (it
+                   absorbs rounding, as the CPU's last positive category does) */
+                target = -1;
+                for (int i = 0; i < TENSOR__CUDA_MN_THREADS; i++) {
+                    if (nonzero[i] == 0) continue;
+                    target = i;
+                    if (u < run_start[i] + run_sum[i]) break;
+                }
+            }
+            __syncthreads();
+            if (t == target) {
+                double acc = run_start[t];
+                int64_t pick = -1;
+                for (int64_t j = lo; j < hi; j++) {
+                    double v = w ? w[j] : tensor__cuda_load_f64(row + j * a.cs * size, a.dt);
+                    if (v <= 0) continue;
+                    pick = j;
+                    acc += v;
+                    if (u < acc) break;
+                }
+                a.out[r * a.ns + s] = pick;
+                if (w && pick >= 0) { /* the totals from this run on drop by the pick's weight */
+                    double dw = w[pick];
+                    w[pick] = 0;
+                    run_sum[t] = --nonzero[t] ? run_sum[t] - dw : 0.0; /* an emptied run holds no rounding */
+                    for (int i = t + 1; i <= TENSOR__CUDA_MN_THREADS; i++) run_start[i] -= dw;
+                }
+            }
+            __syncthreads();
+        }
+    }
+}
+static int tensor__cuda_multinomial(tensor__dev_call *c) {
+    if (c->n_in != 1) return tensor__cuda_fail(c, "multinomial: expected 1 input, got %d", c->n_in);
+    const tensor__dev_operand &p = c->in[0], &out = c->out;
+    if (!tensor__cuda_operand_ok(c, p, "input") || p.by_value || !tensor__cuda_operand_ok(c, out, "output") || out.by_value) return 1;
+    int64_t R = p.ndim == 2 ? p.shape[0] : 1, C = p.ndim >= 1 ? p.shape[p.ndim - 1] : 0, ns = c->ip[0];
+    if ((p.ndim != 1 && p.ndim != 2) || !tensor__cuda_is_float(p.dtype) || out.dtype != TENSOR_I64 || out.ndim != p.ndim || C <= 0 || ns <= 0 ||
+        out.shape[out.ndim - 1] != ns || (p.ndim == 2 && out.shape[0] != R) || c->ip[5] < 0 || c->ip[5] > 3)
+        return tensor__cuda_fail(c, "multinomial: invalid operands");
+    if (out.strides[out.ndim - 1] != 1 || (out.ndim == 2 && R > 1 && out.strides[0] != ns)) return tensor__cuda_fail(c, "multinomial: expected a contiguous output");
+    if (R == 0) return 0;
+    tensor__cuda_mn_args a;
+    memset(&a, 0, sizeof a);
+    uint64_t key = (uint64_t)c->ip[2];
+    a.k.key[0] = (uint32_t)key;
+    a.k.key[1] = (uint32_t)(key >> 32);
+    a.k.counter = (uint64_t)c->ip[3];
+    a.k.stream = (uint32_t)c->ip[4];
+    a.k.skip = (int)c->ip[5];
+    a.probs = (const char *)p.data;
+    a.dt = p.dtype;
+    a.rs = p.ndim == 2 ? p.strides[0] : 0;
+    a.cs = p.strides[p.ndim - 1];
+    a.R = R;
+    a.C = C;
+    a.ns = ns;
+    a.replacement = c->ip[1] != 0;
+    a.out = (int64_t *)out.data;
+    int64_t blocks = R < 65535 ? R : 65535;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    tensor__cuda_scratch sc;
+    if (!a.replacement) { /* as many blocks as row copies fit the scratch, at least one */
+        int64_t fit = (int64_t)(TENSOR__CUDA_MN_SCRATCH / sizeof(double) / (uint64_t)C);
+        if (blocks > fit) blocks = fit > 0 ? fit : 1;
+        if (!(sc.p[0] = tensor__cuda_alloc((size_t)blocks * (size_t)C * sizeof(double), c->error, sizeof c->error))) return 1;
+        a.w = (double *)sc.p[0];
+    }
+    if (!(a.bad = tensor__cuda_flag_new(c, s))) return 1;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_multinomial_kernel<<<(unsigned)blocks, TENSOR__CUDA_MN_THREADS, 0, s>>>(a);
+    if (tensor__cuda_launch_check(c)) { tensor__cuda_free(a.bad); return 1; }
+    unsigned long long flag;
+    if (tensor__cuda_flag_read(c, s, a.bad, &flag)) return 1;
+    if (flag == ULLONG_MAX) return 0;
+    int64_t r = (int64_t)(flag / 3) / C, j = (int64_t)(flag / 3) % C;
+    if (flag % 3 == 1) return tensor__cuda_fail(c, "row %lld of probabilities sums to 0", (long long)r);
+    if (flag % 3 == 2)
+        return tensor__cuda_fail(c, "cannot draw %lld samples without replacement from row %lld: it has fewer non-zero categories", (long long)ns, (long long)r);
+    double v = 0; /* the bad weight, read back from probs */
+    char buf[8] = {0};
+    int size = tensor__cuda_size(p.dtype);
+    cudaError_t e = cudaMemcpyAsync(buf, (const char *)p.data + (r * a.rs + j * a.cs) * size, (size_t)size, cudaMemcpyDeviceToHost, s);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+    if (e != cudaSuccess) return tensor__cuda_fail_cuda(c, "reading a bad probability", e);
+    v = tensor__cuda_load_f64(buf, p.dtype);
+    return tensor__cuda_fail(c, "probabilities must be finite and non-negative, row %lld has %g", (long long)r, v);
+}
+
 // >>cuda-conv ------------------------------------------------------------------------------------
 /* conv1d, conv2d (im2col + cuBLAS GEMM) and max_pool2d, avg_pool2d, with the call records of the
    CPU's kernels (>>nn). A convolution is 2-D throughout: conv1d is H = kH = 1. The images go in
@@ -4225,6 +4392,7 @@ TENSOR__CUDA_KERNEL(scatter_add, &tensor__cuda_scatter_add)
 TENSOR__CUDA_KERNEL(index_select, &tensor__cuda_index_select)
 TENSOR__CUDA_KERNEL(masked_fill, &tensor__cuda_masked_fill)
 TENSOR__CUDA_KERNEL(dropout, &tensor__cuda_dropout)
+TENSOR__CUDA_KERNEL(multinomial, &tensor__cuda_multinomial)
 TENSOR__CUDA_KERNEL(conv2d, &tensor__cuda_conv2d)
 TENSOR__CUDA_KERNEL(conv1d, &tensor__cuda_conv1d)
 TENSOR__CUDA_KERNEL(max_pool2d, &tensor__cuda_max_pool2d)

@@ -290,6 +290,7 @@ double test_load_f64(const void *p, tensor_dtype d) { return tensor__load_f64((c
 int64_t test_load_i64(const void *p, tensor_dtype d) { return tensor__load_i64((const char *)p, d); }
 void test_store_f64(void *p, tensor_dtype d, double v) { tensor__store_f64((char *)p, d, v); }
 void test_store_i64(void *p, tensor_dtype d, int64_t v) { tensor__store_i64((char *)p, d, v); }
+void test_philox_block(const uint32_t key[2], uint64_t counter, uint32_t stream, uint32_t out[4]) { tensor__philox_block(key, counter, stream, out); }
 
 bool test_same_bits(tensor *a, tensor *b) {
     if (!a || !b || tensor_numel(a) != tensor_numel(b)) return false;

@@ -99,6 +99,8 @@ double test_load_f64(const void *p, tensor_dtype d);
 int64_t test_load_i64(const void *p, tensor_dtype d);
 void test_store_f64(void *p, tensor_dtype d, double v);
 void test_store_i64(void *p, tensor_dtype d, int64_t v);
+/* The library generator's block `counter` of `stream` (>>rng's Philox4x32-10). */
+void test_philox_block(const uint32_t key[2], uint64_t counter, uint32_t stream, uint32_t out[4]);
 
 /* ---- helpers for writing expected values ---- */
 /* A tensor from a list of doubles, converted to dtype. */

@@ -162,6 +162,39 @@ static int seam_k_extreme(tensor__dev_call *c, bool max) { /* max_all / min_all 
 }
 static int seam_k_max_all(tensor__dev_call *c) { return seam_k_extreme(c, true); }
 static int seam_k_min_all(tensor__dev_call *c) { return seam_k_extreme(c, false); }
+/* multinomial from the generator's place in ip[2..5] (key, counter, stream, skip): the CPU's
+   inverse-CDF scan, sample q drawing words 2q and 2q + 1 after skip */
+static uint32_t seam_word(const tensor__dev_call *c, uint64_t word) {
+    uint64_t key = (uint64_t)c->ip[2], at = (uint64_t)c->ip[5] + word;
+    uint32_t k[2] = {(uint32_t)key, (uint32_t)(key >> 32)}, w[4];
+    test_philox_block(k, (uint64_t)c->ip[3] + at / 4, (uint32_t)c->ip[4], w);
+    return w[at % 4];
+}
+static int seam_k_multinomial(tensor__dev_call *c) {
+    const tensor__dev_operand *p = &c->in[0];
+    int64_t C = p->shape[p->ndim - 1], R = p->ndim == 2 ? p->shape[0] : 1, ns = c->ip[0];
+    double *w = (double *)malloc(sizeof(double) * (size_t)C);
+    for (int64_t r = 0; r < R; r++) {
+        double total = 0;
+        for (int64_t j = 0; j < C; j++) total += (w[j] = test_load_f64(seam_elem(p, p, r * C + j), p->dtype));
+        for (int64_t s = 0; s < ns; s++) {
+            uint64_t q = (uint64_t)(r * ns + s), bits = (uint64_t)seam_word(c, 2 * q) << 32 | seam_word(c, 2 * q + 1);
+            double u = (double)(bits >> 11) * (1.0 / 9007199254740992.0) * total, acc = 0;
+            int64_t pick = -1;
+            for (int64_t j = 0; j < C; j++) {
+                if (w[j] <= 0) continue;
+                pick = j;
+                acc += w[j];
+                if (u < acc) break;
+            }
+            test_store_i64(seam_elem(&c->out, &c->out, r * ns + s), TENSOR_I64, pick);
+            if (!c->ip[1] && pick >= 0) { total -= w[pick]; w[pick] = 0; }
+        }
+    }
+    free(w);
+    return 0;
+}
+
 static int seam_optim_calls;
 static int seam_optim_step(tensor__dev_optim *s) {
     seam_optim_calls++;
@@ -247,6 +280,7 @@ static void seam_install(void) {
     seam_kernels[TENSOR_OP_softmax] = seam_k_softmax;
     seam_kernels[TENSOR_OP_max_all] = seam_k_max_all;
     seam_kernels[TENSOR_OP_min_all] = seam_k_min_all;
+    seam_kernels[TENSOR_OP_multinomial] = seam_k_multinomial;
     seam_backward[TENSOR_OP_softmax] = seam_kb_softmax;
     tensor__device d = {TENSOR__DEVICE_ABI, TENSOR_CUDA, TENSOR_OP_COUNT, seam_names, seam_kernels, seam_device_count, seam_info,
                         seam_alloc, seam_free, seam_copy, seam_synchronize, NULL, seam_set_allow_tf32, seam_optim_step, seam_backward};
@@ -550,6 +584,29 @@ TEST(seam_fused_backward_and_cat) {
     device_check_same("one_hot", tensor_one_hot(device_cuda(cls), -1), tensor_one_hot(cls, -1));
     device_check_same("one_hot 9", tensor_one_hot(device_cuda(cls), 9), tensor_one_hot(cls, 9));
     CHECK_BAD(tensor_one_hot(device_cuda(cls), 4), "tensor_one_hot");
+    tensor_scope_end();
+    seam_uninstall();
+}
+
+/* multinomial of device probabilities: the device is told where in the generator's stream its
+   draws start, so it picks what the CPU picks, and the generator goes on where the CPU's would. */
+TEST(seam_multinomial_draws_the_cpu_words) {
+    seam_install();
+    tensor_scope_begin();
+    tensor *probs = tensor_transpose(tensor_relu(tensor_reshape(tensor_add_scalar(tensor_sin(tensor_arange(0, 40, 1, TENSOR_F64)), 0.5), TENSOR_SHAPE(8, 5))), 0, 1); /* [5, 8], strided, zeros */
+    for (int repl = 0; repl < 2; repl++) {
+        int64_t ns = repl ? 9 : 3;
+        tensor_manual_seed(5);
+        tensor_rand(TENSOR_SHAPE(1), TENSOR_F32); /* part-way through a block */
+        tensor *want = tensor_multinomial(probs, ns, repl), *next_cpu = tensor_rand(TENSOR_SHAPE(3), TENSOR_F64);
+        tensor_manual_seed(5);
+        tensor_rand(TENSOR_SHAPE(1), TENSOR_F32);
+        tensor *got = tensor_multinomial(device_cuda(probs), ns, repl), *next_dev = tensor_rand(TENSOR_SHAPE(3), TENSOR_F64);
+        CHECK(got && tensor_get_device(got) == TENSOR_CUDA && tensor_get_dtype(got) == TENSOR_I64);
+        device_check_same("multinomial", got, want);
+        CHECK(test_same_bits(next_cpu, next_dev));
+    }
+    CHECK_BAD(tensor_multinomial(device_cuda(probs), 0, true), "tensor_multinomial");
     tensor_scope_end();
     seam_uninstall();
 }

@@ -172,6 +172,19 @@ static void tensor__rng_fill_take(tensor__rng_fill *f, int64_t words) {
     }
 }
 
+/* Takes the next `words` words of the calling thread's stream for a device's kernel, which draws
+   them itself: c->ip[at..at+3] = key (key[0] | key[1] << 32), the block counter of the first word,
+   the stream, and how many words of that block were used already (0..3). */
+static void tensor__rng_place(tensor__call *c, int at, int64_t words) {
+    tensor__rng_fill f;
+    f.kind = TENSOR__RNG_KEEP;
+    tensor__rng_fill_take(&f, words);
+    c->ip[at] = (int64_t)((uint64_t)f.key[0] | (uint64_t)f.key[1] << 32);
+    c->ip[at + 1] = (int64_t)f.counter;
+    c->ip[at + 2] = f.stream;
+    c->ip[at + 3] = f.skip;
+}
+
 #define TENSOR__RNG_CHUNK 512 /* units per step: their words and values stay in L1 */
 static inline void tensor__rng_fill_store(const tensor__rng_fill *f, int64_t i, double v) {
     v = f->lo + f->scale * v;
@@ -531,7 +544,6 @@ TENSOR_API tensor *tensor_multinomial(tensor *probs, int64_t num_samples, bool r
     TENSOR__CHECK_ARG(c.fn, probs);
     if (probs->ndim != 1 && probs->ndim != 2) return tensor__fail(c.fn, "probs must be 1-D or 2-D, got shape %s", tensor__shape_of(probs));
     if (!tensor__is_float(probs->dtype)) return tensor__fail(c.fn, "probs must be a floating tensor, got %s", tensor__dtype_names[probs->dtype]);
-    if (probs->storage->device != TENSOR_CPU) return tensor__fail(c.fn, "probs must be on the CPU");
     int64_t cats = probs->shape[probs->ndim - 1];
     if (cats == 0) return tensor__fail(c.fn, "probs has no categories");
     if (num_samples <= 0) return tensor__fail(c.fn, "num_samples must be positive, got %lld", (long long)num_samples);
@@ -540,8 +552,15 @@ TENSOR_API tensor *tensor_multinomial(tensor *probs, int64_t num_samples, bool r
     c.in[0] = probs;
     c.ip[0] = num_samples;
     c.ip[1] = replacement;
-    int64_t shape[2] = {probs->shape[0], num_samples};
-    return probs->ndim == 2 ? tensor__create(&c, 2, shape, TENSOR_I64) : tensor__create(&c, 1, &num_samples, TENSOR_I64);
+    int64_t shape[2] = {probs->shape[0], num_samples}, rows = probs->ndim == 2 ? probs->shape[0] : 1;
+    const int64_t *out_shape = probs->ndim == 2 ? shape : &num_samples;
+    if (probs->storage->device == TENSOR_CPU) return tensor__create(&c, probs->ndim, out_shape, TENSOR_I64);
+    /* a device draws the words the CPU kernel would take, two per sample: ip[2..5] say where */
+    if (rows > INT64_MAX / 2 / num_samples) return tensor__fail(c.fn, "%lld x %lld samples are too many", (long long)rows, (long long)num_samples);
+    c.out = tensor__new(c.fn, probs->ndim, out_shape, TENSOR_I64, probs->storage->device);
+    if (!c.out) return NULL;
+    tensor__rng_place(&c, 2, rows * num_samples * 2);
+    return tensor__dispatch(&c);
 }
 
 static int tensor__cpu_clone(tensor__call *c) { tensor__copy_into(c->out, c->in[0]); return 0; }

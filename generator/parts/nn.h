@@ -2558,13 +2558,7 @@ TENSOR_API tensor *tensor_dropout(tensor *x, double p, bool training) {
         /* a device's kernel gets the mask to fill (out2) and the generator's place (the same words
            the CPU kernel would take: the masks agree bit for bit): key, counter, stream, skip */
         if (!(c.out2 = tensor__new_like(fn, x, x->dtype))) { tensor_free(c.out); return NULL; }
-        tensor__rng_fill f;
-        f.kind = TENSOR__RNG_KEEP;
-        tensor__rng_fill_take(&f, tensor__numel_of(x->ndim, x->shape));
-        c.ip[1] = (int64_t)((uint64_t)f.key[0] | (uint64_t)f.key[1] << 32);
-        c.ip[2] = (int64_t)f.counter;
-        c.ip[3] = f.stream;
-        c.ip[4] = f.skip;
+        tensor__rng_place(&c, 1, tensor__numel_of(x->ndim, x->shape));
     }
     return c.out ? tensor__dispatch(&c) : NULL;
 }

@@ -14,8 +14,8 @@ TEST(cuda_every_registry_op_has_a_kernel) {
     char missing[4096] = "";
     int n = 0;
     for (int op = 0; op < TENSOR_OP_COUNT; op++) {
-        /* creation ops make CPU tensors (they take no device; tensor_to_device moves them), one_hot
-           is composed of device ops there: none needs a CUDA kernel */
+        /* creation ops make CPU tensors (they take no device; tensor_to_device moves them; multinomial
+           takes its device from probs), one_hot is composed of device ops there: none needs a CUDA kernel */
         bool created = !strcmp(test_op_kind((tensor_op)op), "CREATE") && op != TENSOR_OP_clone && op != TENSOR_OP_contiguous && op != TENSOR_OP_multinomial;
         if (created || op == TENSOR_OP_one_hot) continue;
         if (test_device_has_kernel((tensor_op)op, TENSOR_CPU) && !test_device_has_kernel((tensor_op)op, TENSOR_CUDA)) {
@@ -306,6 +306,43 @@ TEST(cuda_dropout_matches_the_cpu_bit_for_bit) {
     tensor *h = tensor_to_device(got, TENSOR_CPU);
     CHECK(h && want && test_same_bits(h, want));
     CHECK(test_same_bits(next_cpu, next_dev));
+    tensor_scope_end();
+}
+
+/* multinomial draws the CPU's words (two per sample, row-major): with and without replacement,
+   over rows with zeros and a strided (transposed) probs, the picks and the generator's next draw
+   equal the CPU's; a bad row is refused with the CPU's message. */
+TEST(cuda_multinomial_matches_the_cpu) {
+    NEED_GPU();
+    tensor_scope_begin();
+    tensor *w = tensor_relu(rnd(TENSOR_F64, 2, (const int64_t[]){300, 6}, 71)); /* zeros in most rows */
+    tensor *probs[2] = {tensor_contiguous(tensor_transpose(w, 0, 1)), tensor_transpose(w, 0, 1)}; /* [6, 300] */
+    for (int layout = 0; layout < 2; layout++)
+        for (int repl = 0; repl < 2; repl++) {
+            int64_t ns = repl ? 500 : 20;
+            tensor_manual_seed(11);
+            tensor_rand(TENSOR_SHAPE(1), TENSOR_F32); /* part-way through a block */
+            tensor *want = tensor_multinomial(probs[layout], ns, repl), *next_cpu = tensor_rand(TENSOR_SHAPE(3), TENSOR_F64);
+            tensor_manual_seed(11);
+            tensor_rand(TENSOR_SHAPE(1), TENSOR_F32);
+            tensor *got = tensor_multinomial(device_cuda(probs[layout]), ns, repl), *next_dev = tensor_rand(TENSOR_SHAPE(3), TENSOR_F64);
+            tensor *h = tensor_to_device(got, TENSOR_CPU);
+            CHECK_MSG(h && want && test_same_bits(h, want), "layout %d, replacement %d: %s", layout, repl, tensor_last_error());
+            CHECK(test_same_bits(next_cpu, next_dev));
+        }
+    tensor *one = tensor_multinomial(device_cuda(tensor_from_data((const float[]){0, 0, 3, 0}, TENSOR_SHAPE(4), TENSOR_F32)), 3, true);
+    tensor *h = tensor_to_device(one, TENSOR_CPU);
+    CHECK(h && tensor_numel(h) == 3 && tensor_item(tensor_min_all(h)) == 2 && tensor_item(tensor_max_all(h)) == 2);
+    tensor_clear_error();
+    CHECK(tensor_multinomial(device_cuda(tensor_from_data((const float[]){1, 2, -1, 0, 1, 1}, TENSOR_SHAPE(2, 3), TENSOR_F32)), 1, true) == NULL);
+    CHECK_MSG(strstr(tensor_last_error(), "row 0 has -1"), "%s", tensor_last_error());
+    tensor_clear_error();
+    CHECK(tensor_multinomial(device_cuda(tensor_from_data((const float[]){1, 2, 3, 0, 0, 0}, TENSOR_SHAPE(2, 3), TENSOR_F32)), 1, true) == NULL);
+    CHECK_MSG(strstr(tensor_last_error(), "row 1 of probabilities sums to 0"), "%s", tensor_last_error());
+    tensor_clear_error();
+    CHECK(tensor_multinomial(device_cuda(tensor_from_data((const float[]){1, 2, 3, 0, 0, 5}, TENSOR_SHAPE(2, 3), TENSOR_F32)), 2, false) == NULL);
+    CHECK_MSG(strstr(tensor_last_error(), "row 1"), "%s", tensor_last_error());
+    tensor_clear_error();
     tensor_scope_end();
 }
 
