@@ -1068,46 +1068,109 @@ static int tensor__cuda_zero_(tensor__dev_call *c) { return tensor__cuda_fill_ru
 // >>cuda-optim -----------------------------------------------------------------------------------
 /* The optimizers' step (tensor_optim_step of CUDA parameters): every element runs the shared
    update formula (tensor__optim_update, >>formulas), in double, rounding the state to its dtype as
-   the CPU's reference loop does. One launch per parameter on the calling thread's stream (a
-   multi-tensor launch that covers many small parameters at once is a later optimization). */
+   the CPU's reference loop does, on the calling thread's stream. Parameters whose operands are
+   all contiguous (the usual case: the optimizer makes the states, autograd the gradients) go up to
+   TENSOR__CUDA_OPTIM_LIST at a time in one launch, whose argument lists them: a model's step is a
+   few launches, not one per parameter. Others get a launch each, through the offset calculator. */
+#define TENSOR__CUDA_OPTIM_LIST 24
+struct tensor__cuda_optim_list {
+    int n;
+    int64_t end[TENSOR__CUDA_OPTIM_LIST]; /* element k of the list ends at end[k] of the whole */
+    char *p[TENSOR__CUDA_OPTIM_LIST], *s1[TENSOR__CUDA_OPTIM_LIST], *s2[TENSOR__CUDA_OPTIM_LIST];
+    const char *g[TENSOR__CUDA_OPTIM_LIST];
+    unsigned char pd[TENSOR__CUDA_OPTIM_LIST], gd[TENSOR__CUDA_OPTIM_LIST], sd[TENSOR__CUDA_OPTIM_LIST];
+    tensor__optim_rule rule[TENSOR__CUDA_OPTIM_LIST];
+};
+static_assert(sizeof(tensor__cuda_optim_list) <= 4000, "a kernel's arguments stay within 4 KB");
+
+TENSOR__CUDA_HD void tensor__cuda_optim_one(const tensor__optim_rule &r, char *p, const char *g, char *s1, char *s2, tensor_dtype pd, tensor_dtype gd, tensor_dtype sd) {
+    double v1 = s1 ? tensor__cuda_load_f64(s1, sd) : 0, v2 = s2 ? tensor__cuda_load_f64(s2, sd) : 0;
+    double np = tensor__optim_update(&r, tensor__cuda_load_f64(p, pd), tensor__cuda_load_f64(g, gd), &v1, &v2, sd == TENSOR_F64);
+    if (s1) tensor__cuda_store_f64(s1, sd, v1);
+    if (s2) tensor__cuda_store_f64(s2, sd, v2);
+    tensor__cuda_store_f64(p, pd, np);
+}
 __global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_optim_kernel(tensor__cuda_offsets o, tensor__optim_rule r, char *p, const char *g, char *s1, char *s2,
                                                                                    tensor_dtype pd, tensor_dtype gd, tensor_dtype sd, int64_t n) {
     TENSOR__CUDA_LOOP(i, n) {
         int64_t off[4];
         tensor__cuda_offsets_get<4>(o, i, off);
-        double v1 = s1 ? tensor__cuda_load_f64(s1 + off[2], sd) : 0, v2 = s2 ? tensor__cuda_load_f64(s2 + off[3], sd) : 0;
-        double np = tensor__optim_update(&r, tensor__cuda_load_f64(p + off[0], pd), tensor__cuda_load_f64(g + off[1], gd), &v1, &v2, sd == TENSOR_F64);
-        if (s1) tensor__cuda_store_f64(s1 + off[2], sd, v1);
-        if (s2) tensor__cuda_store_f64(s2 + off[3], sd, v2);
-        tensor__cuda_store_f64(p + off[0], pd, np);
+        tensor__cuda_optim_one(r, p + off[0], g + off[1], s1 ? s1 + off[2] : nullptr, s2 ? s2 + off[3] : nullptr, pd, gd, sd);
     }
+}
+/* Element i of the list's concatenation: its parameter k (a scan of at most
+   TENSOR__CUDA_OPTIM_LIST ends; neighbouring threads share k) and its index there. */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_optim_list_kernel(tensor__cuda_optim_list l) {
+    TENSOR__CUDA_LOOP(i, l.end[l.n - 1]) {
+        int k = 0;
+        while (i >= l.end[k]) k++;
+        int64_t j = i - (k ? l.end[k - 1] : 0);
+        tensor_dtype pd = (tensor_dtype)l.pd[k], gd = (tensor_dtype)l.gd[k], sd = (tensor_dtype)l.sd[k];
+        tensor__cuda_optim_one(l.rule[k], l.p[k] + j * tensor__cuda_size(pd), l.g[k] + j * tensor__cuda_size(gd), l.s1[k] ? l.s1[k] + j * tensor__cuda_size(sd) : nullptr,
+                               l.s2[k] ? l.s2[k] + j * tensor__cuda_size(sd) : nullptr, pd, gd, sd);
+    }
+}
+
+static bool tensor__cuda_row_major(const tensor__dev_operand &t) {
+    int64_t expect = 1;
+    for (int d = t.ndim - 1; d >= 0; d--) {
+        if (t.shape[d] != 1 && t.strides[d] != expect) return false;
+        expect *= t.shape[d];
+    }
+    return true;
+}
+static int tensor__cuda_optim_launched(tensor__dev_optim *s) {
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess) return 0;
+    snprintf(s->error, sizeof s->error, "CUDA error: optimizer step: kernel launch: %s", cudaGetErrorString(e));
+    return 1;
+}
+static int tensor__cuda_optim_flush(tensor__dev_optim *s, tensor__cuda_optim_list *l, cudaStream_t stream) {
+    if (l->n == 0) return 0;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_optim_list_kernel<<<tensor__cuda_blocks(l->end[l->n - 1]), TENSOR__CUDA_THREADS, 0, stream>>>(*l);
+    l->n = 0;
+    return tensor__cuda_optim_launched(s);
 }
 
 static int tensor__cuda_optim_step(tensor__dev_optim *s) {
     cudaStream_t stream;
     if (!tensor__cuda_stream(&stream, s->error, sizeof s->error)) return 1;
+    tensor__cuda_optim_list l;
+    l.n = 0;
     for (int k = 0; k < s->n; k++) {
         const tensor__dev_operand *p = &s->params[k], *g = &s->grads[k], *m = &s->state1[k], *v = &s->state2[k];
         if (!p->data || !g->data || (unsigned)p->dtype >= TENSOR_DTYPE_COUNT || (unsigned)g->dtype >= TENSOR_DTYPE_COUNT) {
             snprintf(s->error, sizeof s->error, "optimizer step: parameter %d has no device data", k);
             return 1;
         }
+        int64_t n = tensor__cuda_numel(*p);
+        if (n == 0) continue;
+        tensor_dtype sd = m->data ? m->dtype : p->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
+        if (tensor__cuda_numel(*g) == n && tensor__cuda_row_major(*p) && tensor__cuda_row_major(*g) && (!m->data || (tensor__cuda_numel(*m) == n && tensor__cuda_row_major(*m))) &&
+            (!v->data || (tensor__cuda_numel(*v) == n && tensor__cuda_row_major(*v)))) {
+            l.end[l.n] = (l.n ? l.end[l.n - 1] : 0) + n;
+            l.p[l.n] = (char *)p->data;
+            l.g[l.n] = (const char *)g->data;
+            l.s1[l.n] = (char *)m->data;
+            l.s2[l.n] = (char *)v->data;
+            l.pd[l.n] = (unsigned char)p->dtype;
+            l.gd[l.n] = (unsigned char)g->dtype;
+            l.sd[l.n] = (unsigned char)sd;
+            l.rule[l.n] = s->rules[k];
+            if (++l.n == TENSOR__CUDA_OPTIM_LIST && tensor__cuda_optim_flush(s, &l, stream)) return 1;
+            continue;
+        }
         /* an absent state stands in as the parameter's own operand (never read: its pointer is NULL) */
         const tensor__dev_operand *ops[4] = {p, g, m->data ? m : p, v->data ? v : p};
         tensor__cuda_offsets o;
-        int64_t n = tensor__cuda_offsets_init(&o, 4, ops, false);
-        if (tensor__cuda_numel(*p) == 0) continue;
-        tensor_dtype sd = m->data ? m->dtype : p->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
+        tensor__cuda_offsets_init(&o, 4, ops, false);
         TENSOR__CUDA_LAUNCH_BEGIN();
         tensor__cuda_optim_kernel<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, stream>>>(o, s->rules[k], (char *)p->data, (const char *)g->data, (char *)m->data,
                                                                                                 (char *)v->data, p->dtype, g->dtype, sd, n);
-        cudaError_t e = cudaGetLastError();
-        if (e != cudaSuccess) {
-            snprintf(s->error, sizeof s->error, "CUDA error: optimizer step: kernel launch: %s", cudaGetErrorString(e));
-            return 1;
-        }
+        if (tensor__cuda_optim_launched(s)) return 1;
     }
-    return 0;
+    return tensor__cuda_optim_flush(s, &l, stream);
 }
 
 // >>cuda-reduce ----------------------------------------------------------------------------------

@@ -346,6 +346,49 @@ TEST(cuda_multinomial_matches_the_cpu) {
     tensor_scope_end();
 }
 
+/* The optimizers' steps over 30 parameters (one multi-tensor launch takes 24 contiguous ones; a
+   transposed one goes alone), f32 and f64, an empty one: bit for bit the CPU's reference loop. */
+TEST(cuda_optimizer_steps_match_the_cpu_bit_for_bit) {
+    NEED_GPU();
+    bool ref = tensor_set_reference_kernels(true);
+    enum { NP = 30 };
+    for (int kind = 0; kind < 3; kind++) {
+        tensor_scope_begin();
+        tensor *cpu[NP], *dev[NP], *grad[NP];
+        for (int i = 0; i < NP; i++) {
+            int64_t n = i == 7 ? 0 : i == 3 ? 10000 : 1 + 37 * i;
+            tensor_dtype dt = i % 5 == 4 ? TENSOR_F64 : TENSOR_F32;
+            tensor *v = rnd(dt, 1, &n, 200 + (uint64_t)i);
+            if (i == 11) v = tensor_transpose(tensor_reshape(rnd(dt, 1, (const int64_t[]){24}, 211), TENSOR_SHAPE(4, 6)), 0, 1);
+            cpu[i] = tensor_set_requires_grad(tensor_clone(v), true);
+            dev[i] = tensor_set_requires_grad(i == 11 ? tensor_transpose(device_cuda(tensor_transpose(v, 0, 1)), 0, 1) : device_cuda(v), true);
+            grad[i] = tensor_mul_scalar(tensor_sin(tensor_mul_scalar(v, 3)), 0.5);
+        }
+        tensor_optim *oc, *od;
+        if (kind == 0) { oc = tensor_optim_sgd(NP, cpu, 0.1, 0.9, 0.01, true); od = tensor_optim_sgd(NP, dev, 0.1, 0.9, 0.01, true); }
+        else if (kind == 1) { oc = tensor_optim_adam(NP, cpu, 0.01, 0.9, 0.999, 1e-8, 0.1); od = tensor_optim_adam(NP, dev, 0.01, 0.9, 0.999, 1e-8, 0.1); }
+        else { oc = tensor_optim_adamw(NP, cpu, 0.01, 0.9, 0.999, 1e-8, 0.1); od = tensor_optim_adamw(NP, dev, 0.01, 0.9, 0.999, 1e-8, 0.1); }
+        CHECK(oc && od);
+        for (int step = 0; step < 3 && oc && od; step++) {
+            for (int i = 0; i < NP; i++) {
+                CHECK(tensor_backward_with(tensor_mul_scalar(cpu[i], step + 1), grad[i]) == 0);
+                CHECK(tensor_backward_with(tensor_mul_scalar(dev[i], step + 1), device_cuda(grad[i])) == 0);
+            }
+            CHECK(tensor_optim_step(oc) == 0 && tensor_optim_step(od) == 0);
+            tensor_optim_zero_grad(oc);
+            tensor_optim_zero_grad(od);
+        }
+        for (int i = 0; i < NP; i++) {
+            tensor *h = tensor_to_device(dev[i], TENSOR_CPU);
+            CHECK_MSG(h && test_same_bits(h, cpu[i]), "optimizer kind %d, parameter %d differs from the CPU's", kind, i);
+        }
+        tensor_optim_free(oc);
+        tensor_optim_free(od);
+        tensor_scope_end();
+    }
+    tensor_set_reference_kernels(ref);
+}
+
 /* A few MLP training steps (AdamW) on the device and on the CPU from the same start. */
 TEST(cuda_training_steps_match_the_cpu) {
     NEED_GPU();
