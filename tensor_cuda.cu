@@ -1173,6 +1173,121 @@ static int tensor__cuda_optim_step(tensor__dev_optim *s) {
     return tensor__cuda_optim_flush(s, &l, stream);
 }
 
+/* tensor_clip_grad_norm's sum of squares over every gradient, in double: contiguous tensors go
+   TENSOR__CUDA_OPTIM_LIST at a time in one launch, others one launch each; every launch writes a
+   partial sum per block (at most TENSOR__CUDA_SQ_BLOCKS) and one block adds the partials in order,
+   so the total does not depend on timing. One value comes back. */
+#define TENSOR__CUDA_SQ_BLOCKS 256
+struct tensor__cuda_sq_list {
+    int n;
+    int64_t end[TENSOR__CUDA_OPTIM_LIST];
+    const char *x[TENSOR__CUDA_OPTIM_LIST];
+    unsigned char dt[TENSOR__CUDA_OPTIM_LIST];
+};
+/* The block's total of v, in thread 0. */
+TENSOR__CUDA_D double tensor__cuda_block_sum(double v) {
+    __shared__ double warp_sums[TENSOR__CUDA_THREADS / 32];
+    for (int d = 16; d > 0; d >>= 1) v += __shfl_down_sync(0xffffffffu, v, d);
+    if ((threadIdx.x & 31) == 0) warp_sums[threadIdx.x >> 5] = v;
+    __syncthreads();
+    double t = 0;
+    if (threadIdx.x == 0)
+        for (int k = 0; k < (int)(blockDim.x >> 5); k++) t += warp_sums[k];
+    return t;
+}
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_sq_list_kernel(tensor__cuda_sq_list l, double *partial) {
+    double acc = 0;
+    TENSOR__CUDA_LOOP(i, l.end[l.n - 1]) {
+        int k = 0;
+        while (i >= l.end[k]) k++;
+        tensor_dtype dt = (tensor_dtype)l.dt[k];
+        double v = tensor__cuda_load_f64(l.x[k] + (i - (k ? l.end[k - 1] : 0)) * tensor__cuda_size(dt), dt);
+        acc += v * v;
+    }
+    double t = tensor__cuda_block_sum(acc);
+    if (threadIdx.x == 0) partial[blockIdx.x] = t;
+}
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_sq_strided_kernel(tensor__cuda_offsets o, const char *x, tensor_dtype dt, int64_t n, double *partial) {
+    double acc = 0;
+    TENSOR__CUDA_LOOP(i, n) {
+        int64_t off[1];
+        tensor__cuda_offsets_get<1>(o, i, off);
+        double v = tensor__cuda_load_f64(x + off[0], dt);
+        acc += v * v;
+    }
+    double t = tensor__cuda_block_sum(acc);
+    if (threadIdx.x == 0) partial[blockIdx.x] = t;
+}
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_sq_final_kernel(const double *partial, int64_t n, double *total) {
+    double acc = 0;
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) acc += partial[i];
+    double t = tensor__cuda_block_sum(acc);
+    if (threadIdx.x == 0) *total = t;
+}
+static unsigned tensor__cuda_sq_grid(int64_t n) {
+    unsigned b = tensor__cuda_blocks(n);
+    return b < TENSOR__CUDA_SQ_BLOCKS ? b : TENSOR__CUDA_SQ_BLOCKS;
+}
+static int tensor__cuda_sum_squares(int n, const tensor__dev_operand *ts, double *total, char *error, size_t len) {
+    *total = 0;
+    cudaStream_t stream;
+    if (!tensor__cuda_stream(&stream, error, len)) return 1;
+    int launches = 0, listed = 0;
+    for (int k = 0; k < n; k++) {
+        if (!ts[k].data || (unsigned)ts[k].dtype >= TENSOR_DTYPE_COUNT) { tensor__cuda_msg(error, len, "sum of squares: tensor %d has no device data", k); return 1; }
+        if (tensor__cuda_numel(ts[k]) == 0) continue;
+        if (tensor__cuda_row_major(ts[k])) launches += listed++ % TENSOR__CUDA_OPTIM_LIST == 0;
+        else launches++;
+    }
+    if (!launches) return 0;
+    /* partials of every launch, then the total */
+    double *partial = (double *)tensor__cuda_alloc(((size_t)launches * TENSOR__CUDA_SQ_BLOCKS + 1) * sizeof(double), error, len);
+    if (!partial) return 1;
+    int64_t used = 0;
+    tensor__cuda_sq_list l;
+    l.n = 0;
+    cudaError_t e = cudaSuccess;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    for (int k = 0; k <= n && e == cudaSuccess; k++) {
+        bool last = k == n;
+        if (!last && tensor__cuda_numel(ts[k]) == 0) continue;
+        if (!last && tensor__cuda_row_major(ts[k])) {
+            l.end[l.n] = (l.n ? l.end[l.n - 1] : 0) + tensor__cuda_numel(ts[k]);
+            l.x[l.n] = (const char *)ts[k].data;
+            l.dt[l.n] = (unsigned char)ts[k].dtype;
+            l.n++;
+        } else if (!last) {
+            const tensor__dev_operand *ops[1] = {&ts[k]};
+            tensor__cuda_offsets o;
+            int64_t m = tensor__cuda_offsets_init(&o, 1, ops, false);
+            unsigned g = tensor__cuda_sq_grid(m);
+            tensor__cuda_sq_strided_kernel<<<g, TENSOR__CUDA_THREADS, 0, stream>>>(o, (const char *)ts[k].data, ts[k].dtype, m, partial + used);
+            used += g;
+            e = cudaGetLastError();
+        }
+        if (l.n && (l.n == TENSOR__CUDA_OPTIM_LIST || last)) {
+            unsigned g = tensor__cuda_sq_grid(l.end[l.n - 1]);
+            tensor__cuda_sq_list_kernel<<<g, TENSOR__CUDA_THREADS, 0, stream>>>(l, partial + used);
+            used += g;
+            l.n = 0;
+            e = cudaGetLastError();
+        }
+    }
+    double *dev_total = partial + (size_t)launches * TENSOR__CUDA_SQ_BLOCKS;
+    if (e == cudaSuccess) {
+        tensor__cuda_sq_final_kernel<<<1, TENSOR__CUDA_THREADS, 0, stream>>>(partial, used, dev_total);
+        e = cudaGetLastError();
+    }
+    if (e == cudaSuccess) e = cudaMemcpyAsync(total, dev_total, sizeof *total, cudaMemcpyDeviceToHost, stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
+    tensor__cuda_free(partial); /* after the wait (or after a failure: stream-ordered, as any free) */
+    if (e != cudaSuccess) {
+        tensor__cuda_msg_err(error, len, "sum of squares", e);
+        return 1;
+    }
+    return 0;
+}
+
 // >>cuda-reduce ----------------------------------------------------------------------------------
 /* The reductions of >>reduce (sum, mean, prod, max, min, argmax, argmin, var, std, logsumexp,
    norm, all, any and cumsum), with the call record their CPU kernels read: in[0] the input;
@@ -4500,6 +4615,7 @@ static const tensor__device tensor__cuda_device = {
     tensor__cuda_set_allow_tf32,
     tensor__cuda_optim_step,
     tensor__cuda_backward_kernels,
+    tensor__cuda_sum_squares,
 };
 
 /* Registration before main: linking this object is all a program does to get the device. The

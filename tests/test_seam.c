@@ -195,6 +195,19 @@ static int seam_k_multinomial(tensor__dev_call *c) {
     return 0;
 }
 
+static int seam_sum_squares_calls;
+static int seam_sum_squares(int n, const tensor__dev_operand *ts, double *total, char *error, size_t len) {
+    (void)error;
+    (void)len;
+    seam_sum_squares_calls++;
+    *total = 0;
+    for (int k = 0; k < n; k++)
+        for (int64_t i = 0, m = seam_numel(&ts[k]); i < m; i++) {
+            double v = test_load_f64(seam_elem(&ts[k], &ts[k], i), ts[k].dtype);
+            *total += v * v;
+        }
+    return 0;
+}
 static int seam_optim_calls;
 static int seam_optim_step(tensor__dev_optim *s) {
     seam_optim_calls++;
@@ -283,7 +296,7 @@ static void seam_install(void) {
     seam_kernels[TENSOR_OP_multinomial] = seam_k_multinomial;
     seam_backward[TENSOR_OP_softmax] = seam_kb_softmax;
     tensor__device d = {TENSOR__DEVICE_ABI, TENSOR_CUDA, TENSOR_OP_COUNT, seam_names, seam_kernels, seam_device_count, seam_info,
-                        seam_alloc, seam_free, seam_copy, seam_synchronize, NULL, seam_set_allow_tf32, seam_optim_step, seam_backward};
+                        seam_alloc, seam_free, seam_copy, seam_synchronize, NULL, seam_set_allow_tf32, seam_optim_step, seam_backward, seam_sum_squares};
     seam_device = d;
     seam_limit = SIZE_MAX;
     seam_count = 1;
@@ -543,9 +556,19 @@ TEST(seam_optimizer_steps_on_the_device) {
     tensor *x = tensor_linspace(-2, 3, 5, TENSOR_F32);
     tensor *hp = tensor_set_requires_grad(tensor_clone(x), true), *dp = tensor_set_requires_grad(device_cuda(x), true);
     CHECK(tensor_backward_with(tensor_mul(hp, hp), x) == 0 && tensor_backward_with(tensor_mul(dp, dp), device_cuda(x)) == 0);
+    int sq_calls = seam_sum_squares_calls;
     double nh = tensor_clip_grad_norm(1, &hp, 1.0), nd = tensor_clip_grad_norm(1, &dp, 1.0);
     CHECK_NEAR(nd, nh, 1e-12, 1e-6);
+    CHECK(seam_sum_squares_calls == sq_calls + 1);
     device_check_same("clipped gradient", tensor_grad(dp), tensor_grad(hp));
+    /* a device without sum_squares: composed of its ops */
+    seam_device.sum_squares = NULL;
+    CHECK(tensor_backward_with(tensor_mul(hp, hp), x) == 0 && tensor_backward_with(tensor_mul(dp, dp), device_cuda(x)) == 0);
+    nh = tensor_clip_grad_norm(1, &hp, 1.0);
+    nd = tensor_clip_grad_norm(1, &dp, 1.0);
+    CHECK_NEAR(nd, nh, 1e-12, 1e-6);
+    CHECK(seam_sum_squares_calls == sq_calls + 1);
+    device_check_same("clipped gradient, composed", tensor_grad(dp), tensor_grad(hp));
     tensor_scope_end();
     seam_uninstall();
 }

@@ -209,7 +209,7 @@ TENSOR_API void        tensor_set_allow_tf32(bool allow); /* matmul/conv in TF32
    to fill (out2) and the place in the calling thread's generator of the words the CPU kernel
    would take (ip[1] key, ip[2] block counter, ip[3] stream, ip[4] words of that block used).
    tensor__register_device is not available under TENSOR_STATIC. */
-#define TENSOR__DEVICE_ABI 2
+#define TENSOR__DEVICE_ABI 3
 typedef struct {
     void *data;                        /* the first element, in device memory; NULL for an absent operand,
                                           and for a CPU scalar passed by value */
@@ -281,6 +281,9 @@ typedef struct tensor__device {
        (no create_graph); NULL: the derivative of tensor_autograd.h, composed of ops. The whole
        table may be NULL. */
     const tensor__dev_kernel *backward_kernels;
+    /* the sum of the squares of every element of n tensors, in double, waiting for it
+       (tensor_clip_grad_norm: one pass, one value back); 0 ok. NULL: composed of the device's ops */
+    int (*sum_squares)(int n, const tensor__dev_operand *ts, double *total, char *error, size_t error_len);
 } tensor__device;
 TENSOR_API void tensor__register_device(const tensor__device *d);
 #ifdef TENSOR_TEST_HOOKS

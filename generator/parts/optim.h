@@ -373,6 +373,44 @@ TENSOR_API void tensor_optim_free(tensor_optim *o) {
     TENSOR_FREE(o);
 }
 
+/* The sum of squares of the gradients of params on device dev, added to *total: one pass of the
+   device's sum_squares over all of them, or composed of its ops (a value back per gradient). */
+static int tensor__grad_sum_squares(const char *fn, int n, tensor *const *params, tensor_device dev, double *total) {
+    const tensor__device *d = tensor__devices[dev];
+    if (d && d->sum_squares) {
+        tensor__dev_operand *ops = (tensor__dev_operand *)TENSOR__MALLOC(sizeof *ops * (size_t)n);
+        if (!ops) return (tensor__fail(fn, "out of memory"), -1);
+        int k = 0;
+        for (int i = 0; i < n; i++) {
+            tensor *g = tensor_grad(params[i]);
+            if (g && g->storage->device == dev) tensor__dev_operand_of(&ops[k++], g);
+        }
+        char error[256] = "";
+        double v = 0;
+        int rc = d->sum_squares(k, ops, &v, error, sizeof error);
+        TENSOR_FREE(ops);
+        error[sizeof error - 1] = 0;
+        if (rc) return (tensor__fail(fn, "%s", error[0] ? error : "the device's sum of squares failed"), -1);
+        *total += v;
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        tensor *g = tensor_grad(params[i]);
+        if (!g || g->storage->device != dev) continue;
+        bool was = tensor_set_grad_enabled(false);
+        tensor *g64 = tensor_to_dtype(g, TENSOR_F64), *sq = tensor_square(g64), *sum = tensor_sum_all(sq);
+        bool ok = sum != NULL;
+        double v = ok ? tensor_item(sum) : NAN;
+        tensor_free(sum);
+        tensor_free(sq);
+        tensor_free(g64);
+        tensor_set_grad_enabled(was);
+        if (!ok) return -1;
+        *total += v;
+    }
+    return 0;
+}
+
 /* Scales every gradient by max_norm / (total + 1e-6) when the total 2-norm exceeds max_norm
    (torch.nn.utils.clip_grad_norm_). Returns the total norm before clipping, or -1 on error. */
 TENSOR_API double tensor_clip_grad_norm(int n, tensor *const *params, double max_norm) {
@@ -380,21 +418,13 @@ TENSOR_API double tensor_clip_grad_norm(int n, tensor *const *params, double max
     if (n < 0 || (n > 0 && !params)) { tensor__fail(fn, "needs n >= 0 parameters, got %d", n); return -1; }
     if (!(max_norm >= 0)) { tensor__fail(fn, "max_norm must be non-negative, got %g", max_norm); return -1; }
     double total = 0;
+    bool on_device[TENSOR_DEVICE_COUNT] = {false};
     for (int i = 0; i < n; i++) {
         if (!params[i]) { tensor__null_arg(fn, "params[i]"); return -1; }
         tensor *g = tensor_grad(params[i]);
         if (!g) continue;
-        if (g->storage->device != TENSOR_CPU) { /* on the device, composed of its ops; one value comes back */
-            bool was = tensor_set_grad_enabled(false);
-            tensor *g64 = tensor_to_dtype(g, TENSOR_F64), *sq = tensor_square(g64), *sum = tensor_sum_all(sq);
-            bool ok = sum != NULL;
-            double v = ok ? tensor_item(sum) : NAN;
-            tensor_free(sum);
-            tensor_free(sq);
-            tensor_free(g64);
-            tensor_set_grad_enabled(was);
-            if (!ok) return -1;
-            total += v;
+        if (g->storage->device != TENSOR_CPU) {
+            on_device[g->storage->device] = true;
             continue;
         }
         int64_t k = tensor__numel_of(g->ndim, g->shape);
@@ -404,6 +434,8 @@ TENSOR_API double tensor_clip_grad_norm(int n, tensor *const *params, double max
         for (int64_t j = 0; j < k; j++) total += v[j] * v[j];
         tensor_free(c);
     }
+    for (int d = 1; d < TENSOR_DEVICE_COUNT; d++)
+        if (on_device[d] && tensor__grad_sum_squares(fn, n, params, (tensor_device)d, &total)) return -1;
     total = sqrt(total);
     double coef = max_norm / (total + 1e-6);
     if (coef < 1)

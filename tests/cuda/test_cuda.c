@@ -382,6 +382,15 @@ TEST(cuda_optimizer_steps_match_the_cpu_bit_for_bit) {
             tensor *h = tensor_to_device(dev[i], TENSOR_CPU);
             CHECK_MSG(h && test_same_bits(h, cpu[i]), "optimizer kind %d, parameter %d differs from the CPU's", kind, i);
         }
+        /* clip_grad_norm over the 30 gradients: one pass on the device, the CPU's norm and scaling */
+        for (int i = 0; i < NP; i++) {
+            CHECK(tensor_backward_with(tensor_mul_scalar(cpu[i], 2), grad[i]) == 0);
+            CHECK(tensor_backward_with(tensor_mul_scalar(dev[i], 2), device_cuda(grad[i])) == 0);
+        }
+        double nh = tensor_clip_grad_norm(NP, cpu, 0.5), nd = tensor_clip_grad_norm(NP, dev, 0.5);
+        CHECK(nh > 0.5);
+        CHECK_NEAR(nd, nh, 1e-12, 1e-12);
+        for (int i = 0; i < NP; i++) device_check_same("clipped gradient", tensor_grad(dev[i]), tensor_grad(cpu[i]));
         tensor_optim_free(oc);
         tensor_optim_free(od);
         tensor_scope_end();
