@@ -110,20 +110,30 @@ CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 NVCCFLAGS ?= -O2
 CUDA_LDLIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -lcublas -lstdc++
 HAVE_CUDA_TU := $(if $(wildcard tensor_cuda.cu),$(NVCC))
-CUDA_BUILDS = $(if $(HAVE_CUDA_TU),$(BUILD)/cuda/test_cuda_link)
+# The optional cuDNN path (-DTENSOR_USE_CUDNN, linked with -lcudnn) is built beside it whenever
+# cudnn.h is found: make test compiles and links it, make test-cuda runs the suite with it too.
+HAVE_CUDNN := $(if $(HAVE_CUDA_TU),$(wildcard $(CUDA_HOME)/include/cudnn.h))
+CUDA_BUILDS = $(if $(HAVE_CUDA_TU),$(BUILD)/cuda/test_cuda_link) $(if $(HAVE_CUDNN),$(BUILD)/cudnn/test_cuda_link)
+CUDA_SKIPPED = $(if $(HAVE_CUDA_TU),$(if $(HAVE_CUDNN),,tensor_cuda.cu with -DTENSOR_USE_CUDNN (cudnn.h not found)),tensor_cuda.cu (nvcc not found: install the CUDA toolkit))
 $(BUILD)/cuda/tensor_cuda.o: tensor_cuda.cu tensor.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -c $< -o $@
 $(BUILD)/cuda/test_%: tests/cuda/test_%.c tests/main.c tests/test.h tests/device_sweep.h tensor.h $(BUILD)/cuda/tensor_cuda.o
 	$(CC) $(CFLAGS) $(WARN) -I. tests/main.c $< $(BUILD)/cuda/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS)
+$(BUILD)/cudnn/tensor_cuda.o: tensor_cuda.cu tensor.h
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -DTENSOR_USE_CUDNN -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -c $< -o $@
+$(BUILD)/cudnn/test_%: tests/cuda/test_%.c tests/main.c tests/test.h tests/device_sweep.h tensor.h $(BUILD)/cudnn/tensor_cuda.o
+	$(CC) $(CFLAGS) $(WARN) -DTEST_WITH_CUDNN -I. tests/main.c $< $(BUILD)/cudnn/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS) -lcudnn
 $(BUILD)/cuda/probe: tests/cuda/probe.c tensor.h $(BUILD)/cuda/tensor_cuda.o
 	$(CC) $(CFLAGS) $(WARN) tests/cuda/probe.c $(BUILD)/cuda/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS)
 # On a GPU the suite runs, then again under compute-sanitizer: memcheck over everything, racecheck
 # over the reductions (their shared-memory trees).
 COMPUTE_SANITIZER ?= $(firstword $(shell command -v compute-sanitizer 2>/dev/null) $(wildcard $(CUDA_HOME)/bin/compute-sanitizer $(CUDA_HOME)/compute-sanitizer/compute-sanitizer))
-test-cuda: check-amalgamation $(if $(HAVE_CUDA_TU),$(BUILD)/cuda/probe $(BUILD)/cuda/test_cuda)
+test-cuda: check-amalgamation $(if $(HAVE_CUDA_TU),$(BUILD)/cuda/probe $(BUILD)/cuda/test_cuda) $(if $(HAVE_CUDNN),$(BUILD)/cudnn/test_cuda)
 	@$(if $(HAVE_CUDA_TU),,echo "skipped: test-cuda (no nvcc: install the CUDA toolkit)"; exit 0;) \
 	 if why=$$($(BUILD)/cuda/probe); then tests/run.sh $(BUILD)/cuda/test_cuda --no-compile-matrix || exit 1; \
+	   $(if $(HAVE_CUDNN),echo "with cuDNN (-DTENSOR_USE_CUDNN):"; tests/run.sh $(BUILD)/cudnn/test_cuda --no-compile-matrix || exit 1;) \
 	   $(if $(COMPUTE_SANITIZER),$(COMPUTE_SANITIZER) --tool memcheck --leak-check full --error-exitcode 1 $(BUILD)/cuda/test_cuda > $(BUILD)/cuda/memcheck.log 2>&1 \
 	     && echo "compute-sanitizer memcheck: clean" || { tail -n 40 $(BUILD)/cuda/memcheck.log; echo "compute-sanitizer memcheck: FAILED"; exit 1; }; \
 	   $(COMPUTE_SANITIZER) --tool racecheck --error-exitcode 1 $(BUILD)/cuda/test_cuda cuda_reductions > $(BUILD)/cuda/racecheck.log 2>&1 \
@@ -131,7 +141,7 @@ test-cuda: check-amalgamation $(if $(HAVE_CUDA_TU),$(BUILD)/cuda/probe $(BUILD)/
 	 else echo "skipped: no CUDA device ($$why)"; fi
 
 test: check-amalgamation $(BUILD)/tests/test_all $(BUILD)/fuzz/replay $(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/replay-$(l)) $(NPY_BUILDS) $(CUDA_BUILDS) $(if $(HAVE_NEON_TOOLS),test-neon)
-	@CC="$(CC)" CXX="$(CXX)" FUZZ_REPLAY=$(BUILD)/fuzz/replay FUZZ_FILE_REPLAYS="$(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/replay-$(l))" EXTRA_TESTS="$(NPY_BUILDS)" CUDA_TESTS="$(CUDA_BUILDS)" TESTS_SKIPPED3="$(if $(HAVE_CUDA_TU),,tensor_cuda.cu (nvcc not found: install the CUDA toolkit))" TESTS_SKIPPED="$(if $(HAVE_NEON_TOOLS),,$(NEON_SKIPPED))" TESTS_SKIPPED2="$(if $(HAVE_ZLIB),,the .npz tests with zlib (apt-get install zlib1g-dev))" tests/run.sh $(BUILD)/tests/test_all
+	@CC="$(CC)" CXX="$(CXX)" FUZZ_REPLAY=$(BUILD)/fuzz/replay FUZZ_FILE_REPLAYS="$(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/replay-$(l))" EXTRA_TESTS="$(NPY_BUILDS)" CUDA_TESTS="$(CUDA_BUILDS)" TESTS_SKIPPED3="$(CUDA_SKIPPED)" TESTS_SKIPPED="$(if $(HAVE_NEON_TOOLS),,$(NEON_SKIPPED))" TESTS_SKIPPED2="$(if $(HAVE_ZLIB),,the .npz tests with zlib (apt-get install zlib1g-dev))" tests/run.sh $(BUILD)/tests/test_all
 
 test-asan: check-amalgamation $(BUILD)/asan/test_all $(BUILD)/fuzz/replay-asan $(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/asan-replay-$(l))
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

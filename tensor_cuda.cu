@@ -22,6 +22,9 @@
 #endif
 
 #include <cuda_runtime.h>
+#ifdef TENSOR_USE_CUDNN
+#include <cudnn.h>
+#endif
 
 #include <atomic>
 #include <cstdarg>
@@ -74,7 +77,13 @@ static const char *tensor__cuda_info(void) {
             (void)cudaGetLastError();
             return;
         }
-        snprintf(line, sizeof line, "%.200s (sm_%d%d), CUDA runtime %d.%d", prop.name, prop.major, prop.minor, rt / 1000, (rt % 1000) / 10);
+        int at = snprintf(line, sizeof line, "%.180s (sm_%d%d), CUDA runtime %d.%d", prop.name, prop.major, prop.minor, rt / 1000, (rt % 1000) / 10);
+#ifdef TENSOR_USE_CUDNN
+        size_t v = cudnnGetVersion(); /* 9.x: major * 10000 + minor * 100 + patch */
+        if (at > 0 && (size_t)at < sizeof line) snprintf(line + at, sizeof line - (size_t)at, ", cuDNN %zu.%zu", v / 10000, v / 100 % 100);
+#else
+        (void)at;
+#endif
     });
     return line;
 }
@@ -3691,6 +3700,171 @@ __global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_conv_epilog
     }
 }
 
+#ifdef TENSOR_USE_CUDNN
+/* cuDNN (tensor_cuda.cu built with -DTENSOR_USE_CUDNN and linked with -lcudnn): conv1d/conv2d
+   forward and the input and weight gradients by cuDNN's algorithms (the first of its heuristics'
+   ranking that runs in a workspace the allocator gives); the bias and its gradient by the kernels
+   here. Only dense NCHW operands of one float dtype go to cuDNN; anything else, or a convolution
+   cuDNN reports it cannot do (bf16 on an older GPU, say), takes the im2col path, so enabling
+   cuDNN never loses an op. f32 keeps FMA math (no TF32) unless set_allow_tf32 is on, as PyTorch's
+   allow_tf32 for cuDNN. Returns 0 done, 1 error (in c->error), -1 not taken (nothing written). */
+struct tensor__cudnn_thread {
+    cudnnHandle_t h = nullptr;
+    ~tensor__cudnn_thread() {
+        if (h) (void)cudnnDestroy(h);
+        (void)cudaGetLastError();
+    }
+};
+static int tensor__cudnn_fail(tensor__dev_call *c, const char *what, cudnnStatus_t st) {
+    return tensor__cuda_fail(c, "cuDNN error: %s %s: %s", tensor__cuda_op_name(c->op), what, cudnnGetErrorString(st));
+}
+/* One handle per host thread, bound to its stream (as cuBLAS's). */
+static bool tensor__cudnn_handle(tensor__dev_call *c, cudnnHandle_t *out) {
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return false;
+    static thread_local tensor__cudnn_thread t;
+    if (!t.h) {
+        cudnnHandle_t h = nullptr;
+        cudnnStatus_t st = cudnnCreate(&h);
+        if (st != CUDNN_STATUS_SUCCESS) { tensor__cudnn_fail(c, "cudnnCreate", st); return false; }
+        if ((st = cudnnSetStream(h, s)) != CUDNN_STATUS_SUCCESS) {
+            (void)cudnnDestroy(h);
+            tensor__cudnn_fail(c, "cudnnSetStream", st);
+            return false;
+        }
+        t.h = h;
+    }
+    *out = t.h;
+    return true;
+}
+/* The descriptors of one convolution, destroyed on every path. */
+struct tensor__cudnn_conv {
+    cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+    cudnnFilterDescriptor_t w = nullptr;
+    cudnnConvolutionDescriptor_t conv = nullptr;
+    bool f64 = false;
+    ~tensor__cudnn_conv() {
+        if (x) (void)cudnnDestroyTensorDescriptor(x);
+        if (y) (void)cudnnDestroyTensorDescriptor(y);
+        if (w) (void)cudnnDestroyFilterDescriptor(w);
+        if (conv) (void)cudnnDestroyConvolutionDescriptor(conv);
+    }
+};
+/* Describes the convolution of geometry g in dtype d (x [N, C, H, W], w [O, C / groups, kH, kW],
+   y [N, O, oH, oW], all dense). false: cuDNN cannot take it (dtype, sizes past int). */
+static bool tensor__cudnn_describe(const tensor__cuda_conv_geom &g, tensor_dtype d, tensor__cudnn_conv *cd) {
+    cudnnDataType_t t, compute;
+    cudnnMathType_t math;
+    switch (d) {
+    case TENSOR_F32: t = CUDNN_DATA_FLOAT; compute = CUDNN_DATA_FLOAT; math = tensor__cuda_tf32.load() ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH; break;
+    case TENSOR_F64: t = CUDNN_DATA_DOUBLE; compute = CUDNN_DATA_DOUBLE; math = CUDNN_DEFAULT_MATH; break;
+    case TENSOR_F16: t = CUDNN_DATA_HALF; compute = CUDNN_DATA_FLOAT; math = CUDNN_TENSOR_OP_MATH; break;
+    case TENSOR_BF16: t = CUDNN_DATA_BFLOAT16; compute = CUDNN_DATA_FLOAT; math = CUDNN_TENSOR_OP_MATH; break;
+    default: return false;
+    }
+    const int64_t sizes[] = {g.N, g.C, g.H, g.W, g.O, g.kH, g.kW, g.oH, g.oW, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, g.groups,
+                             g.N * g.C * g.H * g.W, g.N * g.O * g.oH * g.oW, g.O * (g.C / g.groups) * g.kH * g.kW};
+    for (int64_t v : sizes)
+        if (v > INT_MAX) return false;
+    cd->f64 = d == TENSOR_F64;
+    return cudnnCreateTensorDescriptor(&cd->x) == CUDNN_STATUS_SUCCESS && cudnnCreateTensorDescriptor(&cd->y) == CUDNN_STATUS_SUCCESS &&
+           cudnnCreateFilterDescriptor(&cd->w) == CUDNN_STATUS_SUCCESS && cudnnCreateConvolutionDescriptor(&cd->conv) == CUDNN_STATUS_SUCCESS &&
+           cudnnSetTensor4dDescriptor(cd->x, CUDNN_TENSOR_NCHW, t, (int)g.N, (int)g.C, (int)g.H, (int)g.W) == CUDNN_STATUS_SUCCESS &&
+           cudnnSetTensor4dDescriptor(cd->y, CUDNN_TENSOR_NCHW, t, (int)g.N, (int)g.O, (int)g.oH, (int)g.oW) == CUDNN_STATUS_SUCCESS &&
+           cudnnSetFilter4dDescriptor(cd->w, t, CUDNN_TENSOR_NCHW, (int)g.O, (int)(g.C / g.groups), (int)g.kH, (int)g.kW) == CUDNN_STATUS_SUCCESS &&
+           cudnnSetConvolution2dDescriptor(cd->conv, (int)g.ph, (int)g.pw, (int)g.sh, (int)g.sw, (int)g.dh, (int)g.dw, CUDNN_CROSS_CORRELATION, compute) ==
+               CUDNN_STATUS_SUCCESS &&
+           cudnnSetConvolutionGroupCount(cd->conv, (int)g.groups) == CUDNN_STATUS_SUCCESS && cudnnSetConvolutionMathType(cd->conv, math) == CUDNN_STATUS_SUCCESS;
+}
+/* Runs run(algo, workspace, bytes) for the heuristics' algorithms in rank order until one is
+   supported and its workspace can be had: 0 done, 1 error, -1 none would (nothing written). */
+template <class Perf, class Run> static int tensor__cudnn_try(tensor__dev_call *c, const char *what, const Perf *perf, int found, Run run) {
+    for (int i = 0; i < found; i++) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+        void *ws = nullptr;
+        if (perf[i].memory && !(ws = tensor__cuda_alloc(perf[i].memory, c->error, sizeof c->error))) continue; /* a smaller one may do */
+        cudnnStatus_t st = run(perf[i].algo, ws, perf[i].memory);
+        tensor__cuda_free(ws); /* stream-ordered: after the convolution */
+        if (st == CUDNN_STATUS_SUCCESS) return 0;
+        if (st != CUDNN_STATUS_NOT_SUPPORTED) return tensor__cudnn_fail(c, what, st);
+    }
+    c->error[0] = 0;
+    return -1;
+}
+/* out[n, o, p] += bias[o] over a dense out [N, O, P], in double, rounded once more. */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cudnn_bias_kernel(char *out, tensor_dtype od, const char *bias, tensor_dtype bd, int64_t bs, int64_t O, int64_t P,
+                                                                                   int64_t total) {
+    const int osz = tensor__cuda_size(od), bsz = tensor__cuda_size(bd);
+    TENSOR__CUDA_LOOP(i, total) {
+        char *o = out + i * osz;
+        tensor__cuda_store_f64(o, od, tensor__cuda_load_f64(o, od) + tensor__cuda_load_f64(bias + ((i / P) % O) * bs * bsz, bd));
+    }
+}
+static int tensor__cudnn_conv_forward(tensor__dev_call *c, const tensor__cuda_conv_geom &g, const tensor__dev_operand &x, const tensor__dev_operand &w,
+                                      const tensor__dev_operand &out, const char *bias, tensor_dtype bd, int64_t bstep) {
+    if (w.dtype != x.dtype || out.dtype != x.dtype || !tensor__cuda_rowmajor(x) || !tensor__cuda_rowmajor(w) || !tensor__cuda_rowmajor(out)) return -1;
+    tensor__cudnn_conv cd;
+    if (!tensor__cudnn_describe(g, x.dtype, &cd)) return -1;
+    cudnnHandle_t h;
+    if (!tensor__cudnn_handle(c, &h)) return 1;
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int found = 0;
+    if (cudnnGetConvolutionForwardAlgorithm_v7(h, cd.x, cd.w, cd.conv, cd.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf) != CUDNN_STATUS_SUCCESS) return -1;
+    float one32 = 1, zero32 = 0;
+    double one64 = 1, zero64 = 0;
+    const void *one = cd.f64 ? (const void *)&one64 : (const void *)&one32, *zero = cd.f64 ? (const void *)&zero64 : (const void *)&zero32;
+    int r = tensor__cudnn_try(c, "cudnnConvolutionForward", perf, found, [&](cudnnConvolutionFwdAlgo_t algo, void *ws, size_t bytes) {
+        return cudnnConvolutionForward(h, one, cd.x, x.data, cd.w, w.data, cd.conv, algo, ws, bytes, zero, cd.y, out.data);
+    });
+    if (r || !bias) return r;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    int64_t P = g.oH * g.oW, total = g.N * g.O * P;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cudnn_bias_kernel<<<tensor__cuda_blocks(total), TENSOR__CUDA_THREADS, 0, s>>>((char *)out.data, out.dtype, bias, bd, bstep, g.O, P, total);
+    return tensor__cuda_launch_check(c);
+}
+/* The input and weight gradients (either may be absent); the bias's is done already. */
+static int tensor__cudnn_conv_backward(tensor__dev_call *c, const tensor__cuda_conv_geom &g, const tensor__dev_operand &x, const tensor__dev_operand &w,
+                                       const tensor__dev_operand &gy, const tensor__dev_operand *gx, const tensor__dev_operand *gw) {
+    tensor_dtype d = x.dtype;
+    if (w.dtype != d || gy.dtype != d || !tensor__cuda_rowmajor(x) || !tensor__cuda_rowmajor(w) || !tensor__cuda_rowmajor(gy) ||
+        (gx && (gx->dtype != d || !tensor__cuda_rowmajor(*gx))) || (gw && (gw->dtype != d || !tensor__cuda_rowmajor(*gw))))
+        return -1;
+    tensor__cudnn_conv cd;
+    if (!tensor__cudnn_describe(g, d, &cd)) return -1;
+    cudnnHandle_t h;
+    if (!tensor__cudnn_handle(c, &h)) return 1;
+    cudnnConvolutionBwdDataAlgoPerf_t dperf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    cudnnConvolutionBwdFilterAlgoPerf_t fperf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    int dfound = 0, ffound = 0;
+    /* both choices first, so a convolution cuDNN cannot do falls back before anything is written */
+    if (gx && cudnnGetConvolutionBackwardDataAlgorithm_v7(h, cd.w, cd.y, cd.conv, cd.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &dfound, dperf) != CUDNN_STATUS_SUCCESS) return -1;
+    if (gw && cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, cd.x, cd.y, cd.conv, cd.w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &ffound, fperf) != CUDNN_STATUS_SUCCESS)
+        return -1;
+    float one32 = 1, zero32 = 0;
+    double one64 = 1, zero64 = 0;
+    const void *one = cd.f64 ? (const void *)&one64 : (const void *)&one32, *zero = cd.f64 ? (const void *)&zero64 : (const void *)&zero32;
+    bool wrote = false;
+    if (gx) {
+        int r = tensor__cudnn_try(c, "cudnnConvolutionBackwardData", dperf, dfound, [&](cudnnConvolutionBwdDataAlgo_t algo, void *ws, size_t bytes) {
+            return cudnnConvolutionBackwardData(h, one, cd.w, w.data, cd.y, gy.data, cd.conv, algo, ws, bytes, zero, cd.x, gx->data);
+        });
+        if (r) return r;
+        wrote = true;
+    }
+    if (gw) {
+        int r = tensor__cudnn_try(c, "cudnnConvolutionBackwardFilter", fperf, ffound, [&](cudnnConvolutionBwdFilterAlgo_t algo, void *ws, size_t bytes) {
+            return cudnnConvolutionBackwardFilter(h, one, cd.x, x.data, cd.y, gy.data, cd.conv, algo, ws, bytes, zero, cd.w, gw->data);
+        });
+        /* gx written and no algorithm for gw: the whole backward again by im2col (it rewrites gx) */
+        if (r < 0 && wrote) return -1;
+        if (r) return r;
+    }
+    return 0;
+}
+#endif /* TENSOR_USE_CUDNN */
+
 /* conv1d/conv2d: in[0] x [N, C, (H,) W] or unbatched, in[1] w [O, C / groups, (kH,) kW], in[2]
    bias [O] (optional), ip = {stride, padding, dilation, groups}; out [N, O, (oH,) oW]. */
 static int tensor__cuda_conv_run(tensor__dev_call *c, int sd) {
@@ -3704,6 +3878,10 @@ static int tensor__cuda_conv_run(tensor__dev_call *c, int sd) {
     tensor__cuda_conv_geom g;
     tensor__cuda_conv_geometry(x, w, out, sd, c->ip, &g);
     if (tensor__cuda_numel(out) == 0) return 0;
+#ifdef TENSOR_USE_CUDNN
+    int by_cudnn = tensor__cudnn_conv_forward(c, g, x, w, out, bias, bd, bstep);
+    if (by_cudnn >= 0) return by_cudnn;
+#endif
     cudaStream_t s;
     if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
     tensor_dtype ct = x.dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
@@ -3945,6 +4123,10 @@ static int tensor__cuda_conv_backward_run(tensor__dev_call *c, int sd) {
         if (tensor__cuda_launch_check(c)) return 1;
     }
     if (!gx && !gw) return 0;
+#ifdef TENSOR_USE_CUDNN
+    int by_cudnn = tensor__cudnn_conv_backward(c, g, x, w, gy, gx, gw);
+    if (by_cudnn >= 0) return by_cudnn;
+#endif
     tensor_dtype ct = x.dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32, opd = gy.dtype == x.dtype ? x.dtype : ct;
     int csz = tensor__cuda_size(ct), osz = tensor__cuda_size(opd), big = csz > osz ? csz : osz;
     int64_t Cg = g.C / g.groups, Og = g.O / g.groups, K = Cg * g.kH * g.kW, P = g.oH * g.oW, rows = g.C * g.kH * g.kW;

@@ -10,6 +10,9 @@ TEST(cuda_object_registers_itself) {
     tensor *t = tensor_arange(0, 6, 1, TENSOR_F32);
     if (tensor_cuda_available()) { /* a GPU: the round trip */
         CHECK(tensor_cuda_device_count() >= 1);
+#ifdef TEST_WITH_CUDNN
+        CHECK_MSG(strstr(info, ", cuDNN ") != NULL, "build info: %s", info); /* the object built with -DTENSOR_USE_CUDNN */
+#endif
         tensor *d = tensor_to_device(t, TENSOR_CUDA), *h = tensor_to_device(d, TENSOR_CPU);
         CHECK(h && test_same_bits(h, t));
         CHECK(tensor_cuda_synchronize() == 0);
