@@ -34,6 +34,8 @@
 #include <new>
 #include <set>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 // >>cuda-runtime ---------------------------------------------------------------------------------
 #if defined(__GNUC__) || defined(__clang__)
@@ -160,8 +162,10 @@ static int tensor__cuda_synchronize(char *error, size_t len) {
    again. Rules:
    - A block belongs to the stream of the thread that allocated it and is reused only by that
      stream: work queued on the stream before the free runs before any work of the next owner, so
-     no synchronization is needed (a block that another thread's stream still reads when it is freed
-     is the caller's business, as without record_stream in PyTorch).
+     no synchronization is needed. A block freed by a thread with another stream (a tensor made by
+     one thread, used and dropped by another) may still be read by work queued on that stream: an
+     event is recorded there and the block waits in `pending` until the event has completed (what
+     PyTorch's record_stream asks its users to do by hand).
    - Small requests (<= 1 MiB) are rounded up to 512 B and carved out of 2 MiB segments; large ones
      are rounded up to a multiple of 2 MiB and get a segment of exactly that size. Each kind has
      its own pool of free blocks ordered by (stream, size, address); a request takes the best fit
@@ -196,7 +200,8 @@ struct tensor__cuda_allocator {
     std::mutex mu;
     tensor__cuda_pool small, large;                           /* free blocks */
     std::unordered_map<void *, tensor__cuda_block *> live;    /* allocated blocks by address */
-    size_t in_use = 0, reserved = 0;                          /* bytes in live blocks, in all segments */
+    std::vector<std::pair<tensor__cuda_block *, cudaEvent_t>> pending; /* freed, waiting for another stream */
+    size_t in_use = 0, reserved = 0;                          /* bytes in live and pending blocks, in all segments */
 };
 static tensor__cuda_allocator *tensor__cuda_allocator_get(void) {
     static tensor__cuda_allocator *a = new (std::nothrow) tensor__cuda_allocator; /* never deleted: see above */
@@ -205,8 +210,10 @@ static tensor__cuda_allocator *tensor__cuda_allocator_get(void) {
 
 /* Gives back every wholly free segment (a free block with no neighbours). The device is
    synchronized first: a cached block may still be read by queued work. Called with a->mu held. */
+static void tensor__cuda_release_pending(tensor__cuda_allocator *a, bool all);
 static void tensor__cuda_release_cached(tensor__cuda_allocator *a) {
     (void)cudaDeviceSynchronize();
+    tensor__cuda_release_pending(a, true); /* every event has completed */
     tensor__cuda_pool *pools[2] = {&a->small, &a->large};
     for (int k = 0; k < 2; k++) {
         tensor__cuda_pool &p = *pools[k];
@@ -261,6 +268,7 @@ static void *tensor__cuda_alloc(size_t nbytes, char *error, size_t len) {
     /* a zero-byte request gets a block of its own too: its pointer is unique and not NULL */
     size_t size = small ? tensor__cuda_round_up(nbytes ? nbytes : 1, TENSOR__CUDA_ROUND) : tensor__cuda_round_up(nbytes, TENSOR__CUDA_LARGE_ROUND);
     std::lock_guard<std::mutex> lock(a->mu);
+    if (!a->pending.empty()) tensor__cuda_release_pending(a, false);
     tensor__cuda_pool &pool = small ? a->small : a->large;
     try {
         tensor__cuda_block key = {nullptr, size, stream, small, false, nullptr, nullptr};
@@ -304,15 +312,8 @@ static void *tensor__cuda_alloc(size_t nbytes, char *error, size_t len) {
     }
 }
 
-static void tensor__cuda_free(void *p) {
-    if (!p) return;
-    tensor__cuda_allocator *a = tensor__cuda_allocator_get();
-    if (!a) return;
-    std::lock_guard<std::mutex> lock(a->mu);
-    auto found = a->live.find(p);
-    if (found == a->live.end()) return; /* not ours: ignored */
-    tensor__cuda_block *b = found->second;
-    a->live.erase(found);
+/* Returns a freed block to its pool, merged with free neighbours. Called with a->mu held. */
+static void tensor__cuda_release(tensor__cuda_allocator *a, tensor__cuda_block *b) {
     a->in_use -= b->size;
     b->allocated = false;
     tensor__cuda_pool &pool = b->small ? a->small : a->large;
@@ -340,6 +341,55 @@ static void tensor__cuda_free(void *p) {
         /* out of host memory: the block stays out of the pool (free, so neighbours still merge
            with it; pool.erase of a block not there is a no-op), its bytes cached but unused */
     }
+}
+/* Releases the pending blocks whose event has completed (all: every one, the device having been
+   synchronized). A failed query counts as completed: the fault is sticky and reported by the next
+   call on any stream. Called with a->mu held. */
+static void tensor__cuda_release_pending(tensor__cuda_allocator *a, bool all) {
+    size_t kept = 0;
+    for (size_t i = 0; i < a->pending.size(); i++) {
+        std::pair<tensor__cuda_block *, cudaEvent_t> q = a->pending[i];
+        if (!all && cudaEventQuery(q.second) == cudaErrorNotReady) {
+            a->pending[kept++] = q;
+            continue;
+        }
+        (void)cudaEventDestroy(q.second);
+        tensor__cuda_release(a, q.first);
+    }
+    a->pending.resize(kept);
+    (void)cudaGetLastError(); /* cudaErrorNotReady is not an error of the next launch */
+}
+
+static void tensor__cuda_free(void *p) {
+    if (!p) return;
+    tensor__cuda_allocator *a = tensor__cuda_allocator_get();
+    if (!a) return;
+    tensor__cuda_thread &t = tensor__cuda_self; /* its stream, if this thread ever queued work */
+    std::lock_guard<std::mutex> lock(a->mu);
+    auto found = a->live.find(p);
+    if (found == a->live.end()) return; /* not ours: ignored */
+    tensor__cuda_block *b = found->second;
+    a->live.erase(found);
+    if (t.have_stream && t.stream != b->stream) {
+        /* this thread's stream may still read the block: its owner waits for an event there */
+        cudaEvent_t ev = nullptr;
+        bool queued = false;
+        if (cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) == cudaSuccess && cudaEventRecord(ev, t.stream) == cudaSuccess) {
+            try {
+                a->pending.emplace_back(b, ev);
+                queued = true;
+            } catch (const std::bad_alloc &) {
+            }
+        }
+        if (!queued) { /* no event (or no host memory for the list): wait here instead */
+            if (ev) (void)cudaEventDestroy(ev);
+            (void)cudaStreamSynchronize(t.stream);
+            (void)cudaGetLastError();
+            tensor__cuda_release(a, b);
+        }
+        return;
+    }
+    tensor__cuda_release(a, b);
 }
 
 static void tensor__cuda_empty_cache(void) {

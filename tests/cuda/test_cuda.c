@@ -2,6 +2,7 @@
    reference. Every op the CPU has a kernel for must have a CUDA kernel: the first test lists
    the ones missing and fails while any is. */
 #include "../device_sweep.h"
+#include <pthread.h>
 
 #ifdef DEVICE_SELF_CHECK
 #define NEED_GPU() do { } while (0)
@@ -49,6 +50,77 @@ TEST(cuda_transfers_every_dtype_and_layout) {
 }
 
 /* Many sizes allocated and freed out of order: every tensor keeps its own values. */
+/* A tensor made on one thread (its block belongs to that thread's stream), used by a second
+   thread's queued work and dropped there before that work ran: the first thread's next allocation
+   must not get the block (and overwrite it) while the second's stream still reads it. */
+typedef struct {
+    tensor *x, *w;
+    double expect, got;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int stage;
+} cross_free;
+static void cross_free_set(cross_free *c, int stage) {
+    pthread_mutex_lock(&c->mu);
+    c->stage = stage;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+static void cross_free_wait(cross_free *c, int stage) {
+    pthread_mutex_lock(&c->mu);
+    while (c->stage < stage) pthread_cond_wait(&c->cv, &c->mu);
+    pthread_mutex_unlock(&c->mu);
+}
+static void *cross_free_reader(void *arg) {
+    cross_free *c = (cross_free *)arg;
+    tensor *acc = NULL;
+    for (int i = 0; i < 40; i++) { /* milliseconds of queued matmuls reading x */
+        tensor *m = tensor_matmul(c->x, c->w), *y = tensor_sum_all(m);
+        tensor_free(m);
+        tensor *next = acc ? tensor_add(acc, y) : tensor_clone(y);
+        tensor_free(acc);
+        tensor_free(y);
+        acc = next;
+    }
+    tensor_free(c->x); /* the last handle: the block is freed here, its reads still queued */
+    c->x = NULL;
+    cross_free_set(c, 1);
+    cross_free_wait(c, 2);
+    c->got = acc ? tensor_item(acc) : NAN;
+    tensor_free(acc);
+    return NULL;
+}
+TEST(cuda_a_block_freed_by_another_thread_waits_for_its_stream) {
+    NEED_GPU();
+    cross_free c;
+    memset(&c, 0, sizeof c);
+    pthread_mutex_init(&c.mu, NULL);
+    pthread_cond_init(&c.cv, NULL);
+    tensor *hx = tensor_rand(TENSOR_SHAPE(2048, 2048), TENSOR_F32), *hw = tensor_rand(TENSOR_SHAPE(2048, 64), TENSOR_F32);
+    c.x = device_cuda(hx);
+    c.w = device_cuda(hw);
+    CHECK(c.x && c.w);
+    tensor *m = tensor_matmul(c.x, c.w), *one = tensor_sum_all(m);
+    c.expect = 40 * tensor_item(one);
+    tensor_free(one);
+    tensor_free(m);
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, cross_free_reader, &c) == 0);
+    cross_free_wait(&c, 1);
+    /* this thread's allocations of x's size, overwritten at once */
+    tensor *junk[4];
+    for (int i = 0; i < 4; i++) junk[i] = tensor_fill_(device_cuda(hx), 1e30);
+    cross_free_set(&c, 2);
+    pthread_join(th, NULL);
+    CHECK_NEAR(c.got, c.expect, 1e-9, 1e-4);
+    for (int i = 0; i < 4; i++) tensor_free(junk[i]);
+    tensor_free(c.w);
+    tensor_free(hx);
+    tensor_free(hw);
+    pthread_mutex_destroy(&c.mu);
+    pthread_cond_destroy(&c.cv);
+}
+
 TEST(cuda_allocator_under_churn) {
     NEED_GPU();
     enum { N = 64 };
