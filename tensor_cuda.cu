@@ -1813,6 +1813,68 @@ template <class Op> static int tensor__cuda_red_launch(tensor__dev_call *c, cons
     return tensor__cuda_launch_check(c);
 }
 
+/* sum and mean of a few outputs over many elements: one block an output would leave the other
+   SMs idle, so the reduced range is cut into slices of TENSOR__CUDA_RED_SLICE elements, a block
+   sums each (partial sums in double, or wrapping int64), and a second kernel adds an output's
+   partials in slice order. The cut depends on the shapes only, so the result does too. */
+#define TENSOR__CUDA_RED_SLICE 65536
+#define TENSOR__CUDA_RED_SPLIT_OUTPUTS 64   /* outputs up to which the split is taken */
+template <class T, class Add>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_sum_slices(tensor__cuda_red r, int64_t slices, T *partial) {
+    __shared__ unsigned long long buf[TENSOR__CUDA_RED_WORDS];
+    for (int64_t b = blockIdx.x; b < r.knumel * slices; b += gridDim.x) {
+        int64_t e = b / slices, lo = (b - e * slices) * TENSOR__CUDA_RED_SLICE, hi = lo + TENSOR__CUDA_RED_SLICE < r.rnumel ? lo + TENSOR__CUDA_RED_SLICE : r.rnumel;
+        int64_t io, oo;
+        tensor__cuda_red_kept(r, e, &io, &oo);
+        const char *in = r.in + io;
+        Add add;
+        T acc = 0;
+        for (int64_t j = lo + threadIdx.x; j < hi; j += blockDim.x) {
+            const char *q = in + tensor__cuda_red_off(r, j);
+            acc = add(acc, tensor__cuda_is_float(r.in_dt) ? (T)tensor__cuda_load_f64(q, r.in_dt) : (T)tensor__cuda_load_i64(q, r.in_dt));
+        }
+        acc = tensor__cuda_grp_reduce<2>(acc, add, buf);
+        if (threadIdx.x == 0) partial[b] = acc;
+    }
+}
+template <class T, class Add>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_sum_partials(tensor__cuda_red r, tensor__cuda_red_prm p, int64_t slices, const T *partial) {
+    __shared__ unsigned long long buf[TENSOR__CUDA_RED_WORDS];
+    for (int64_t e = blockIdx.x; e < r.knumel; e += gridDim.x) {
+        Add add;
+        T acc = 0;
+        for (int64_t k = threadIdx.x; k < slices; k += blockDim.x) acc = add(acc, partial[e * slices + k]);
+        acc = tensor__cuda_grp_reduce<2>(acc, add, buf);
+        if (threadIdx.x != 0) continue;
+        int64_t io, oo;
+        tensor__cuda_red_kept(r, e, &io, &oo);
+        if (tensor__cuda_is_float(r.in_dt)) tensor__cuda_red_store_f(r, r.out + oo, p.kind ? (double)acc / (double)r.rnumel : (double)acc);
+        else tensor__cuda_red_store_i(r, r.out + oo, (int64_t)acc);
+    }
+}
+/* 0 done, 1 error, -1 not taken (many outputs or few elements: tensor__cuda_red_launch). */
+static int tensor__cuda_sum_split(tensor__dev_call *c, const tensor__cuda_red &r, const tensor__cuda_red_prm &p) {
+    if (r.knumel == 0 || r.knumel > TENSOR__CUDA_RED_SPLIT_OUTPUTS || r.rnumel < 2 * TENSOR__CUDA_RED_SLICE || tensor__cuda_red_mode(r) != 2) return -1;
+    int64_t slices = (r.rnumel + TENSOR__CUDA_RED_SLICE - 1) / TENSOR__CUDA_RED_SLICE;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    void *partial = tensor__cuda_alloc((size_t)(r.knumel * slices) * 8, c->error, sizeof c->error);
+    if (!partial) return 1;
+    int64_t blocks = r.knumel * slices;
+    unsigned grid = (unsigned)(blocks > TENSOR__CUDA_MAX_BLOCKS ? TENSOR__CUDA_MAX_BLOCKS : blocks), out_grid = (unsigned)r.knumel;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (tensor__cuda_is_float(r.in_dt)) {
+        tensor__cuda_sum_slices<double, tensor__cuda_add_f><<<grid, TENSOR__CUDA_THREADS, 0, s>>>(r, slices, (double *)partial);
+        tensor__cuda_sum_partials<double, tensor__cuda_add_f><<<out_grid, TENSOR__CUDA_THREADS, 0, s>>>(r, p, slices, (const double *)partial);
+    } else {
+        tensor__cuda_sum_slices<int64_t, tensor__cuda_add_i><<<grid, TENSOR__CUDA_THREADS, 0, s>>>(r, slices, (int64_t *)partial);
+        tensor__cuda_sum_partials<int64_t, tensor__cuda_add_i><<<out_grid, TENSOR__CUDA_THREADS, 0, s>>>(r, p, slices, (const int64_t *)partial);
+    }
+    int rc = tensor__cuda_launch_check(c);
+    tensor__cuda_free(partial); /* stream-ordered: after both kernels */
+    return rc;
+}
+
 /* ---- the kernels of the table ---- */
 static bool tensor__cuda_red_float_only(tensor__dev_call *c, const tensor__cuda_red &r) {
     if (tensor__cuda_is_float(r.in_dt)) return true;
@@ -1827,6 +1889,8 @@ static int tensor__cuda_sum(tensor__dev_call *c) {
     memset(&p, 0, sizeof p);
     p.kind = c->op == TENSOR_OP_mean || c->op == TENSOR_OP_mean_all || c->op == TENSOR_OP_mean_dims;
     if (p.kind && !tensor__cuda_red_float_only(c, r)) return 1;
+    int split = tensor__cuda_sum_split(c, r, p);
+    if (split >= 0) return split;
     return tensor__cuda_red_launch<tensor__cuda_red_sum>(c, r, p);
 }
 static int tensor__cuda_prod(tensor__dev_call *c) {

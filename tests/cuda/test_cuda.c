@@ -292,6 +292,16 @@ TEST(cuda_reductions_match_the_cpu) {
     cuda_case("cumsum i64", 1, IN(xi), c_cumsum);
     cuda_case("argmin i64", 1, IN(xi), c_argmin);
     tensor_free(xi);
+    /* few outputs over many elements: the sliced sum (and its gradient), contiguous and strided */
+    tensor *big = rnd(TENSOR_F32, 2, (const int64_t[]){3, 400000}, 3), *bigt = tensor_transpose(tensor_reshape(big, TENSOR_SHAPE(400000, 3)), 0, 1);
+    cuda_case("sum over 400000", 1, IN(big), c_sum);
+    cuda_case("sum over 400000 strided", 1, IN(bigt), c_sum);
+    cuda_case("mean_all of 1200000", 1, IN(big), c_mean_all);
+    tensor *bigi = tensor_to_dtype(tensor_mul_scalar(big, 1000), TENSOR_I32);
+    cuda_case("sum over 400000 i32", 1, IN(bigi), c_sum);
+    tensor_free(bigi);
+    tensor_free(bigt);
+    tensor_free(big);
 }
 
 TEST(cuda_matmul_matches_the_cpu) {
