@@ -477,7 +477,9 @@ static void check_norm_backward(int line, tensor_dtype dt, int64_t R, int64_t C,
     tensor *l = norm_loss_of(&c, n, ins);
     CHECK(tensor_autograd_grad(1, &l, NULL, n, ins, g1, false) == 0);
     tensor_set_num_threads(threads);
-    double tol = dt == TENSOR_F64 ? 1e-12 : 1e-5;
+    /* C == 1: gx is 0 exactly, and each way leaves f32 rounding of g w times rstd (up to
+       1/sqrt(eps) = 316), so the bound is that noise, not the usual one */
+    double tol = dt == TENSOR_F64 ? 1e-12 : C == 1 ? 4e-7 / sqrt(eps) : 1e-5;
     for (int i = 0; i < n; i++) {
         double t = tol * (i ? sqrt((double)R) : 1); /* gw, gb sum over R rows */
         check_same(line, gf[i], gc[i], t, t);
