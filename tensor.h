@@ -140,6 +140,28 @@ typedef struct tensor tensor;
     X(ge, BINARY, KERNEL, BOOL, NODIFF, (tensor *a, tensor *b), "a >= b (bool)") \
     X(logical_and, BINARY, KERNEL, BOOL, NODIFF, (tensor *a, tensor *b), "a && b (bool)") \
     X(logical_or, BINARY, KERNEL, BOOL, NODIFF, (tensor *a, tensor *b), "a || b (bool)") \
+    X(hypot, BINARY, KERNEL, FLOAT, DIFF, (tensor *a, tensor *b), "sqrt(a ** 2 + b ** 2) without overflow") \
+    X(logaddexp, BINARY, KERNEL, FLOAT, DIFF, (tensor *a, tensor *b), "log(e ** a + e ** b), stable") \
+    X(logaddexp2, BINARY, KERNEL, FLOAT, DIFF, (tensor *a, tensor *b), "log2(2 ** a + 2 ** b), stable") \
+    X(copysign, BINARY, KERNEL, FLOAT, DIFF, (tensor *a, tensor *b), "|a| with the sign of b (ints give f32)") \
+    X(nextafter, BINARY, KERNEL, FLOAT, NODIFF, (tensor *a, tensor *b), "the next representable value after a toward b (f32, f64)") \
+    X(remainder, BINARY, KERNEL, NUM, DIFF, (tensor *a, tensor *b), "Python's a % b: the sign of b (integer division by zero is an error)") \
+    X(floor_divide, BINARY, KERNEL, NUM, NODIFF, (tensor *a, tensor *b), "Python's a // b: floor(a / b) (integer division by zero is an error)") \
+    X(fmax, BINARY, KERNEL, SAME, DIFF, (tensor *a, tensor *b), "elementwise max, NaN ignored (NaN only if both are)") \
+    X(fmin, BINARY, KERNEL, SAME, DIFF, (tensor *a, tensor *b), "elementwise min, NaN ignored (NaN only if both are)") \
+    X(heaviside, BINARY, KERNEL, SAME, NODIFF, (tensor *a, tensor *b), "0 if a < 0, b if a == 0, 1 if a > 0 (a and b of one dtype)") \
+    X(xlogy, BINARY, KERNEL, FLOAT, DIFF, (tensor *a, tensor *b), "a * log(b), 0 where a == 0 (unless b is NaN)") \
+    X(xlog1py, BINARY, KERNEL, FLOAT, DIFF, (tensor *a, tensor *b), "a * log1p(b), 0 where a == 0 (unless b is NaN)") \
+    X(float_power, BINARY, KERNEL, F64, DIFF, (tensor *a, tensor *b), "a ** b computed and returned in f64") \
+    X(ldexp, BINARY, KERNEL, FLOAT, DIFF, (tensor *a, tensor *b), "a * 2 ** b") \
+    X(logical_xor, BINARY, KERNEL, BOOL, NODIFF, (tensor *a, tensor *b), "a xor b, each taken as a truth value (bool)") \
+    X(bitwise_and, BINARY, KERNEL, BITS, NODIFF, (tensor *a, tensor *b), "a & b (integers and bool)") \
+    X(bitwise_or, BINARY, KERNEL, BITS, NODIFF, (tensor *a, tensor *b), "a | b (integers and bool)") \
+    X(bitwise_xor, BINARY, KERNEL, BITS, NODIFF, (tensor *a, tensor *b), "a ^ b (integers and bool)") \
+    X(bitwise_left_shift, BINARY, KERNEL, INT, NODIFF, (tensor *a, tensor *b), "a << b (integers; a count outside [0, 64) gives 0)") \
+    X(bitwise_right_shift, BINARY, KERNEL, INT, NODIFF, (tensor *a, tensor *b), "a >> b, arithmetic (integers; a count outside [0, 64) gives the sign)") \
+    X(gcd, BINARY, KERNEL, INT, NODIFF, (tensor *a, tensor *b), "greatest common divisor, non-negative (integers)") \
+    X(lcm, BINARY, KERNEL, INT, NODIFF, (tensor *a, tensor *b), "least common multiple, non-negative (integers)") \
     X(add_scalar, SCALAR, COMPOSITE, SAME, DIFF, (tensor *a, double s), "a + s") \
     X(sub_scalar, SCALAR, COMPOSITE, NUM, DIFF, (tensor *a, double s), "a - s") \
     X(mul_scalar, SCALAR, COMPOSITE, SAME, DIFF, (tensor *a, double s), "a * s") \
@@ -181,17 +203,44 @@ typedef struct tensor tensor;
     X(mish, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "a * tanh(softplus(a))") \
     X(softplus, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "log(1 + e ** a) (beta 1, threshold 20)") \
     X(erf, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "error function") \
-    X(floor, UNARY, KERNEL, SAME, NODIFF, (tensor *a), "round toward -inf") \
-    X(ceil, UNARY, KERNEL, SAME, NODIFF, (tensor *a), "round toward +inf") \
-    X(round, UNARY, KERNEL, SAME, NODIFF, (tensor *a), "round half to even") \
-    X(trunc, UNARY, KERNEL, SAME, NODIFF, (tensor *a), "round toward 0") \
+    X(floor, UNARY, KERNEL, SAME, DIFF, (tensor *a), "round toward -inf (gradient 0)") \
+    X(ceil, UNARY, KERNEL, SAME, DIFF, (tensor *a), "round toward +inf (gradient 0)") \
+    X(round, UNARY, KERNEL, SAME, DIFF, (tensor *a), "round half to even (gradient 0)") \
+    X(trunc, UNARY, KERNEL, SAME, DIFF, (tensor *a), "round toward 0 (gradient 0)") \
     X(logical_not, UNARY, KERNEL, BOOL, NODIFF, (tensor *a), "!a (bool)") \
     X(isnan, UNARY, KERNEL, BOOL, NODIFF, (tensor *a), "a is NaN (bool)") \
     X(isinf, UNARY, KERNEL, BOOL, NODIFF, (tensor *a), "a is +-inf (bool)") \
+    X(erfc, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "1 - erf(a), accurate for large a") \
+    X(erfinv, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "inverse error function (+-inf at +-1, NaN outside [-1, 1])") \
+    X(lgamma, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "log |Gamma(a)|") \
+    X(digamma, UNARY, KERNEL, FLOAT, NODIFF, (tensor *a), "d/da lgamma(a) (no derivative here: trigamma is not implemented)") \
+    X(sinc, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "sin(pi a) / (pi a), 1 at 0") \
+    X(deg2rad, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "a * pi / 180") \
+    X(rad2deg, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "a * 180 / pi") \
+    X(frac, UNARY, KERNEL, REAL, DIFF, (tensor *a), "a - trunc(a) (floating dtypes only)") \
+    X(log10, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "base-10 logarithm") \
+    X(signbit, UNARY, KERNEL, BOOL, NODIFF, (tensor *a), "the sign bit of a is set (-0.0 included) (bool)") \
+    X(isfinite, UNARY, KERNEL, BOOL, NODIFF, (tensor *a), "a is neither +-inf nor NaN (bool)") \
+    X(isposinf, UNARY, KERNEL, BOOL, NODIFF, (tensor *a), "a is +inf (bool)") \
+    X(isneginf, UNARY, KERNEL, BOOL, NODIFF, (tensor *a), "a is -inf (bool)") \
+    X(hardswish, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "a * hardsigmoid(a)") \
+    X(hardsigmoid, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "min(max(a + 3, 0), 6) / 6") \
+    X(selu, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "scale * elu(a, alpha) with SELU's constants") \
+    X(softsign, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "a / (1 + |a|)") \
+    X(tanhshrink, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "a - tanh(a)") \
+    X(bitwise_not, UNARY, KERNEL, BITS, NODIFF, (tensor *a), "~a (integers; logical not for bool)") \
     X(leaky_relu, UNARY_P, KERNEL, FLOAT, DIFF, (tensor *a, double slope), "a if a > 0 else slope * a") \
     X(elu, UNARY_P, KERNEL, FLOAT, DIFF, (tensor *a, double alpha), "a if a > 0 else alpha * (e ** a - 1)") \
     X(hardtanh, UNARY_P, KERNEL, NUM, DIFF, (tensor *a, double lo, double hi), "a clamped to [lo, hi]") \
     X(clamp, UNARY_P, KERNEL, NUM, DIFF, (tensor *a, double lo, double hi), "a clamped to [lo, hi] (NaN bounds: no bound)") \
+    X(logit, UNARY_P, KERNEL, FLOAT, DIFF, (tensor *a, double eps), "log(a / (1 - a)), a clamped to [eps, 1 - eps] first (eps NaN: None, no clamp)") \
+    X(celu, UNARY_P, KERNEL, FLOAT, DIFF, (tensor *a, double alpha), "a if a > 0 else alpha * (e ** (a / alpha) - 1)") \
+    X(hardshrink, UNARY_P, KERNEL, FLOAT, DIFF, (tensor *a, double lambd), "a if |a| > lambd else 0") \
+    X(softshrink, UNARY_P, KERNEL, FLOAT, DIFF, (tensor *a, double lambd), "a - lambd if a > lambd, a + lambd if a < -lambd, else 0 (lambd >= 0)") \
+    X(threshold, UNARY_P, KERNEL, NUM, DIFF, (tensor *a, double threshold, double value), "a if a > threshold else value") \
+    X(clamp_min, UNARY_P, COMPOSITE, NUM, DIFF, (tensor *a, double min), "max(a, min): clamp with a lower bound only (NaN min: NaN)") \
+    X(clamp_max, UNARY_P, COMPOSITE, NUM, DIFF, (tensor *a, double max), "min(a, max): clamp with an upper bound only (NaN max: NaN)") \
+    X(nan_to_num, UNARY_P, COMPOSITE, SAME, DIFF, (tensor *a, double nan, double posinf, double neginf), "NaN, +inf, -inf replaced (a NaN argument: PyTorch's default, 0 and the dtype's finite extremes)") \
     X(add_, INPLACE, KERNEL, ANY, NODIFF, (tensor *a, tensor *b), "a += b (b broadcast to a)") \
     X(mul_scalar_, INPLACE, KERNEL, ANY, NODIFF, (tensor *a, double s), "a *= s") \
     X(copy_, INPLACE, KERNEL, ANY, NODIFF, (tensor *dst, tensor *src), "dst[...] = src (broadcast, converted to dst's dtype)") \
@@ -294,6 +343,28 @@ typedef enum tensor_op {
     TENSOR_OP_ge,
     TENSOR_OP_logical_and,
     TENSOR_OP_logical_or,
+    TENSOR_OP_hypot,
+    TENSOR_OP_logaddexp,
+    TENSOR_OP_logaddexp2,
+    TENSOR_OP_copysign,
+    TENSOR_OP_nextafter,
+    TENSOR_OP_remainder,
+    TENSOR_OP_floor_divide,
+    TENSOR_OP_fmax,
+    TENSOR_OP_fmin,
+    TENSOR_OP_heaviside,
+    TENSOR_OP_xlogy,
+    TENSOR_OP_xlog1py,
+    TENSOR_OP_float_power,
+    TENSOR_OP_ldexp,
+    TENSOR_OP_logical_xor,
+    TENSOR_OP_bitwise_and,
+    TENSOR_OP_bitwise_or,
+    TENSOR_OP_bitwise_xor,
+    TENSOR_OP_bitwise_left_shift,
+    TENSOR_OP_bitwise_right_shift,
+    TENSOR_OP_gcd,
+    TENSOR_OP_lcm,
     TENSOR_OP_add_scalar,
     TENSOR_OP_sub_scalar,
     TENSOR_OP_mul_scalar,
@@ -342,10 +413,37 @@ typedef enum tensor_op {
     TENSOR_OP_logical_not,
     TENSOR_OP_isnan,
     TENSOR_OP_isinf,
+    TENSOR_OP_erfc,
+    TENSOR_OP_erfinv,
+    TENSOR_OP_lgamma,
+    TENSOR_OP_digamma,
+    TENSOR_OP_sinc,
+    TENSOR_OP_deg2rad,
+    TENSOR_OP_rad2deg,
+    TENSOR_OP_frac,
+    TENSOR_OP_log10,
+    TENSOR_OP_signbit,
+    TENSOR_OP_isfinite,
+    TENSOR_OP_isposinf,
+    TENSOR_OP_isneginf,
+    TENSOR_OP_hardswish,
+    TENSOR_OP_hardsigmoid,
+    TENSOR_OP_selu,
+    TENSOR_OP_softsign,
+    TENSOR_OP_tanhshrink,
+    TENSOR_OP_bitwise_not,
     TENSOR_OP_leaky_relu,
     TENSOR_OP_elu,
     TENSOR_OP_hardtanh,
     TENSOR_OP_clamp,
+    TENSOR_OP_logit,
+    TENSOR_OP_celu,
+    TENSOR_OP_hardshrink,
+    TENSOR_OP_softshrink,
+    TENSOR_OP_threshold,
+    TENSOR_OP_clamp_min,
+    TENSOR_OP_clamp_max,
+    TENSOR_OP_nan_to_num,
     TENSOR_OP_add_,
     TENSOR_OP_mul_scalar_,
     TENSOR_OP_copy_,
@@ -732,6 +830,50 @@ TENSOR_API tensor *tensor_ge(tensor *a, tensor *b);
 TENSOR_API tensor *tensor_logical_and(tensor *a, tensor *b);
 /* a || b (bool) */
 TENSOR_API tensor *tensor_logical_or(tensor *a, tensor *b);
+/* sqrt(a ** 2 + b ** 2) without overflow */
+TENSOR_API tensor *tensor_hypot(tensor *a, tensor *b);
+/* log(e ** a + e ** b), stable */
+TENSOR_API tensor *tensor_logaddexp(tensor *a, tensor *b);
+/* log2(2 ** a + 2 ** b), stable */
+TENSOR_API tensor *tensor_logaddexp2(tensor *a, tensor *b);
+/* |a| with the sign of b (ints give f32) */
+TENSOR_API tensor *tensor_copysign(tensor *a, tensor *b);
+/* the next representable value after a toward b (f32, f64) */
+TENSOR_API tensor *tensor_nextafter(tensor *a, tensor *b);
+/* Python's a % b: the sign of b (integer division by zero is an error) */
+TENSOR_API tensor *tensor_remainder(tensor *a, tensor *b);
+/* Python's a // b: floor(a / b) (integer division by zero is an error) */
+TENSOR_API tensor *tensor_floor_divide(tensor *a, tensor *b);
+/* elementwise max, NaN ignored (NaN only if both are) */
+TENSOR_API tensor *tensor_fmax(tensor *a, tensor *b);
+/* elementwise min, NaN ignored (NaN only if both are) */
+TENSOR_API tensor *tensor_fmin(tensor *a, tensor *b);
+/* 0 if a < 0, b if a == 0, 1 if a > 0 (a and b of one dtype) */
+TENSOR_API tensor *tensor_heaviside(tensor *a, tensor *b);
+/* a * log(b), 0 where a == 0 (unless b is NaN) */
+TENSOR_API tensor *tensor_xlogy(tensor *a, tensor *b);
+/* a * log1p(b), 0 where a == 0 (unless b is NaN) */
+TENSOR_API tensor *tensor_xlog1py(tensor *a, tensor *b);
+/* a ** b computed and returned in f64 */
+TENSOR_API tensor *tensor_float_power(tensor *a, tensor *b);
+/* a * 2 ** b */
+TENSOR_API tensor *tensor_ldexp(tensor *a, tensor *b);
+/* a xor b, each taken as a truth value (bool) */
+TENSOR_API tensor *tensor_logical_xor(tensor *a, tensor *b);
+/* a & b (integers and bool) */
+TENSOR_API tensor *tensor_bitwise_and(tensor *a, tensor *b);
+/* a | b (integers and bool) */
+TENSOR_API tensor *tensor_bitwise_or(tensor *a, tensor *b);
+/* a ^ b (integers and bool) */
+TENSOR_API tensor *tensor_bitwise_xor(tensor *a, tensor *b);
+/* a << b (integers; a count outside [0, 64) gives 0) */
+TENSOR_API tensor *tensor_bitwise_left_shift(tensor *a, tensor *b);
+/* a >> b, arithmetic (integers; a count outside [0, 64) gives the sign) */
+TENSOR_API tensor *tensor_bitwise_right_shift(tensor *a, tensor *b);
+/* greatest common divisor, non-negative (integers) */
+TENSOR_API tensor *tensor_gcd(tensor *a, tensor *b);
+/* least common multiple, non-negative (integers) */
+TENSOR_API tensor *tensor_lcm(tensor *a, tensor *b);
 
 /* -- SCALAR ops -- */
 /* a + s */
@@ -820,13 +962,13 @@ TENSOR_API tensor *tensor_mish(tensor *a);
 TENSOR_API tensor *tensor_softplus(tensor *a);
 /* error function */
 TENSOR_API tensor *tensor_erf(tensor *a);
-/* round toward -inf */
+/* round toward -inf (gradient 0) */
 TENSOR_API tensor *tensor_floor(tensor *a);
-/* round toward +inf */
+/* round toward +inf (gradient 0) */
 TENSOR_API tensor *tensor_ceil(tensor *a);
-/* round half to even */
+/* round half to even (gradient 0) */
 TENSOR_API tensor *tensor_round(tensor *a);
-/* round toward 0 */
+/* round toward 0 (gradient 0) */
 TENSOR_API tensor *tensor_trunc(tensor *a);
 /* !a (bool) */
 TENSOR_API tensor *tensor_logical_not(tensor *a);
@@ -834,6 +976,44 @@ TENSOR_API tensor *tensor_logical_not(tensor *a);
 TENSOR_API tensor *tensor_isnan(tensor *a);
 /* a is +-inf (bool) */
 TENSOR_API tensor *tensor_isinf(tensor *a);
+/* 1 - erf(a), accurate for large a */
+TENSOR_API tensor *tensor_erfc(tensor *a);
+/* inverse error function (+-inf at +-1, NaN outside [-1, 1]) */
+TENSOR_API tensor *tensor_erfinv(tensor *a);
+/* log |Gamma(a)| */
+TENSOR_API tensor *tensor_lgamma(tensor *a);
+/* d/da lgamma(a) (no derivative here: trigamma is not implemented) */
+TENSOR_API tensor *tensor_digamma(tensor *a);
+/* sin(pi a) / (pi a), 1 at 0 */
+TENSOR_API tensor *tensor_sinc(tensor *a);
+/* a * pi / 180 */
+TENSOR_API tensor *tensor_deg2rad(tensor *a);
+/* a * 180 / pi */
+TENSOR_API tensor *tensor_rad2deg(tensor *a);
+/* a - trunc(a) (floating dtypes only) */
+TENSOR_API tensor *tensor_frac(tensor *a);
+/* base-10 logarithm */
+TENSOR_API tensor *tensor_log10(tensor *a);
+/* the sign bit of a is set (-0.0 included) (bool) */
+TENSOR_API tensor *tensor_signbit(tensor *a);
+/* a is neither +-inf nor NaN (bool) */
+TENSOR_API tensor *tensor_isfinite(tensor *a);
+/* a is +inf (bool) */
+TENSOR_API tensor *tensor_isposinf(tensor *a);
+/* a is -inf (bool) */
+TENSOR_API tensor *tensor_isneginf(tensor *a);
+/* a * hardsigmoid(a) */
+TENSOR_API tensor *tensor_hardswish(tensor *a);
+/* min(max(a + 3, 0), 6) / 6 */
+TENSOR_API tensor *tensor_hardsigmoid(tensor *a);
+/* scale * elu(a, alpha) with SELU's constants */
+TENSOR_API tensor *tensor_selu(tensor *a);
+/* a / (1 + |a|) */
+TENSOR_API tensor *tensor_softsign(tensor *a);
+/* a - tanh(a) */
+TENSOR_API tensor *tensor_tanhshrink(tensor *a);
+/* ~a (integers; logical not for bool) */
+TENSOR_API tensor *tensor_bitwise_not(tensor *a);
 
 /* -- UNARY_P ops -- */
 /* a if a > 0 else slope * a */
@@ -844,6 +1024,22 @@ TENSOR_API tensor *tensor_elu(tensor *a, double alpha);
 TENSOR_API tensor *tensor_hardtanh(tensor *a, double lo, double hi);
 /* a clamped to [lo, hi] (NaN bounds: no bound) */
 TENSOR_API tensor *tensor_clamp(tensor *a, double lo, double hi);
+/* log(a / (1 - a)), a clamped to [eps, 1 - eps] first (eps NaN: None, no clamp) */
+TENSOR_API tensor *tensor_logit(tensor *a, double eps);
+/* a if a > 0 else alpha * (e ** (a / alpha) - 1) */
+TENSOR_API tensor *tensor_celu(tensor *a, double alpha);
+/* a if |a| > lambd else 0 */
+TENSOR_API tensor *tensor_hardshrink(tensor *a, double lambd);
+/* a - lambd if a > lambd, a + lambd if a < -lambd, else 0 (lambd >= 0) */
+TENSOR_API tensor *tensor_softshrink(tensor *a, double lambd);
+/* a if a > threshold else value */
+TENSOR_API tensor *tensor_threshold(tensor *a, double threshold, double value);
+/* max(a, min): clamp with a lower bound only (NaN min: NaN) */
+TENSOR_API tensor *tensor_clamp_min(tensor *a, double min);
+/* min(a, max): clamp with an upper bound only (NaN max: NaN) */
+TENSOR_API tensor *tensor_clamp_max(tensor *a, double max);
+/* NaN, +inf, -inf replaced (a NaN argument: PyTorch's default, 0 and the dtype's finite extremes) */
+TENSOR_API tensor *tensor_nan_to_num(tensor *a, double nan, double posinf, double neginf);
 
 /* -- INPLACE ops -- */
 /* a += b (b broadcast to a) */
@@ -1006,7 +1202,7 @@ TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tenso
    TENSOR__UNARY_FORMULAS(X) and TENSOR__BINARY_FORMULAS(X) call X(name, FEXPR, IEXPR): the float
    formula on double x (and y), evaluated in double and rounded once to the output dtype, and the
    integer formula on int64_t x (and y) for ops that keep integer dtypes. p0, p1 are the op's
-   parameters; err (an int *) is the flag a formula raises for a value it cannot compute (integer
+   parameters (a binary op's p0: 1 when its output is f32, which nextafter needs); err (an int *) is the flag a formula raises for a value it cannot compute (integer
    division by zero), which the kernel turns into an error after the loop. */
 #if defined(TENSOR_IMPLEMENTATION) || defined(TENSOR__DEVICE_SOURCE)
 #ifndef TENSOR__FORMULAS_DONE
@@ -1064,6 +1260,178 @@ TENSOR__HOSTDEV double tensor__logsigmoid(double x) { return x < 0 ? x - log1p(e
 TENSOR__HOSTDEV double tensor__gelu_tanh(double x) { return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 TENSOR__HOSTDEV double tensor__sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
 TENSOR__HOSTDEV double tensor__isinf(double x) { return x == INFINITY || x == -INFINITY; }
+
+/* ---- helpers of the special functions and the ops added with them (host and device alike: no
+   libm function that nvcc lacks, and none that writes global state, as lgamma's signgam) ---- */
+#define TENSOR__PI 3.14159265358979323846
+/* log|Gamma(x)| for x >= 0.5: the recurrence up to z >= 15, then Stirling's series (its error
+   there is below 1e-19). The product of the shifts is at most 15^15, so it cannot overflow. Near
+   the roots 1 and 2 the result is a difference of two values near 26, so its absolute error is
+   about 1e-14 there (exact at 1 and 2). */
+TENSOR__HOSTDEV double tensor__lgamma_pos(double x) {
+    if (x == 1 || x == 2) return 0;
+    double p = 1, z = x;
+    while (z < 15) { p *= z; z += 1; }
+    double r = 1 / z, r2 = r * r;
+    double series = r * (1.0 / 12 - r2 * (1.0 / 360 - r2 * (1.0 / 1260 - r2 * (1.0 / 1680 - r2 * (1.0 / 1188 - r2 * (691.0 / 360360 - r2 / 156))))));
+    return (z - 0.5) * log(z) - z + 0.91893853320467274178 + series - log(p);
+}
+/* log|Gamma(x)| (PyTorch's lgamma): +inf at 0 and the negative integers and at +-inf, the
+   reflection formula below 0.5 (sin(pi x) taken on x reduced to [-1, 1), exactly: large |x| lose
+   nothing there and x near 0 keeps all its digits). */
+TENSOR__HOSTDEV double tensor__lgamma(double x) {
+    if (x != x) return x;
+    if (x == INFINITY || x == -INFINITY) return INFINITY;
+    if (x <= 0 && x == floor(x)) return INFINITY;
+    if (x >= 0.5) return tensor__lgamma_pos(x);
+    double m = x - 2 * floor(x * 0.5 + 0.5); /* x mod 2, in [-1, 1): x itself for x near 0 */
+    double s = fabs(sin(TENSOR__PI * m));
+    return log(TENSOR__PI / s) - tensor__lgamma_pos(1 - x);
+}
+/* The digamma function psi(x) (PyTorch's digamma): psi(+-0) = -+inf, NaN at the negative
+   integers and -inf; reflection below 0, the recurrence up to x >= 10, then the asymptotic series. */
+TENSOR__HOSTDEV double tensor__digamma(double x) {
+    if (x != x || x == INFINITY) return x;
+    if (x == 0) return signbit(x) ? INFINITY : -INFINITY; /* copysign(inf, -x) */
+    double r = 0;
+    if (x < 0) {
+        if (x == floor(x)) return NAN; /* -inf included */
+        r = -TENSOR__PI / tan(TENSOR__PI * (x - floor(x + 0.5))); /* tan has period pi: x reduced to [-0.5, 0.5) */
+        x = 1 - x;
+    }
+    while (x < 10) { r -= 1 / x; x += 1; }
+    double z = 1 / (x * x);
+    double series = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
+    return r + log(x) - 0.5 / x - series;
+}
+/* The inverse error function: Giles' single-precision approximation, then two Newton steps on
+   erf(y) = |x| (each doubles the correct digits: ~1e-7 -> ~1e-14 -> double precision); above 0.5
+   up to eight (until the step is below an ulp) on log erfc(y) = log(1 - |x|) (1 - |x| exact there), so that values near +-1 keep their
+   digits and the start, extrapolated beyond f32's range there, still converges. */
+TENSOR__HOSTDEV double tensor__erfinv(double x) {
+    if (x != x || x < -1 || x > 1) return NAN;
+    if (x == 1 || x == -1) return x * INFINITY;
+    double ax = fabs(x), t = 1 - ax; /* t exact for ax > 0.5 (Sterbenz) */
+    double w = ax <= 0.5 ? -log1p(-ax * ax) : -log(t * (1 + ax)), p;
+    if (w < 5) {
+        w -= 2.5;
+        p = 2.81022636e-08;
+        p = 3.43273939e-07 + p * w;
+        p = -3.5233877e-06 + p * w;
+        p = -4.39150654e-06 + p * w;
+        p = 0.00021858087 + p * w;
+        p = -0.00125372503 + p * w;
+        p = -0.00417768164 + p * w;
+        p = 0.246640727 + p * w;
+        p = 1.50140941 + p * w;
+    } else {
+        w = sqrt(w) - 3;
+        p = -0.000200214257;
+        p = 0.000100950558 + p * w;
+        p = 0.00134934322 + p * w;
+        p = -0.00367342844 + p * w;
+        p = 0.00573950773 + p * w;
+        p = -0.0076224613 + p * w;
+        p = 0.00943887047 + p * w;
+        p = 1.00167406 + p * w;
+        p = 2.83297682 + p * w;
+    }
+    double y = p * ax;
+    if (ax <= 0.5) {
+        for (int i = 0; i < 2; i++) y += (ax - erf(y)) / (1.12837916709551257390 * exp(-y * y));
+    } else { /* on log erfc(y) = log(1 - |x|): no cancellation near 1, and nearly quadratic in the tail */
+        double lt = log(t);
+        for (int i = 0; i < 8; i++) { /* 2 or 3 steps in f32's range, up to 6 from the extrapolated start */
+            double e = erfc(y), step = (log(e) - lt) * e / (1.12837916709551257390 * exp(-y * y));
+            y += step;
+            if (fabs(step) <= 1e-17 * y) break;
+        }
+    }
+    return copysign(y, x);
+}
+/* sin(pi x) / (pi x), 1 at 0 (PyTorch's sinc) */
+TENSOR__HOSTDEV double tensor__sinc(double x) {
+    if (x == 0) return 1;
+    double t = TENSOR__PI * x;
+    return sin(t) / t;
+}
+/* log(x / (1 - x)) with x clamped to [eps, 1 - eps] first; eps NaN: no clamp (PyTorch's eps=None) */
+TENSOR__HOSTDEV double tensor__logit(double x, double eps) {
+    double z = eps == eps ? tensor__clampd(x, eps, 1 - eps) : x;
+    return log(z / (1 - z));
+}
+TENSOR__HOSTDEV double tensor__hardsigmoid(double x) { return tensor__clampd(x + 3, 0, 6) / 6; }
+TENSOR__HOSTDEV double tensor__selu(double x) {
+    return 1.05070098735548049342 * (x > 0 ? x : 1.67326324235437728482 * expm1(x));
+}
+/* a NaN input gives 0 (softshrink) and NaN (hardshrink), as in PyTorch */
+TENSOR__HOSTDEV double tensor__softshrink(double x, double l) { return x > l ? x - l : x < -l ? x + l : 0.0; }
+TENSOR__HOSTDEV double tensor__hardshrink(double x, double l) { return x >= -l && x <= l ? 0.0 : x; }
+/* logaddexp, logaddexp2: equal infinities give themselves (not inf - inf) */
+TENSOR__HOSTDEV double tensor__logaddexp(double x, double y) {
+    if ((x == INFINITY || x == -INFINITY) && x == y) return x;
+    double m = x < y ? y : x;
+    return m + log1p(exp(-fabs(x - y)));
+}
+TENSOR__HOSTDEV double tensor__logaddexp2(double x, double y) {
+    if ((x == INFINITY || x == -INFINITY) && x == y) return x;
+    double m = x < y ? y : x;
+    return m + log1p(exp2(-fabs(x - y))) * 1.44269504088896340736;
+}
+/* Python's %: the sign of the divisor */
+TENSOR__HOSTDEV double tensor__remainder(double x, double y) {
+    double r = fmod(x, y);
+    if (r != 0 && (r < 0) != (y < 0)) r += y;
+    return r;
+}
+TENSOR__HOSTDEV int64_t tensor__iremainder(int64_t x, int64_t y, int *err) {
+    if (y == 0) { TENSOR__FLAG_RAISE(err); return 0; }
+    if (y == -1) return 0;
+    int64_t r = x % y;
+    if (r != 0 && (r < 0) != (y < 0)) r += y;
+    return r;
+}
+/* Python's //, as PyTorch's div_floor: the quotient of x - fmod(x, y), rounded to the nearest
+   integer and moved down one when fmod's sign differs from y's; a zero divisor gives x / y. */
+TENSOR__HOSTDEV double tensor__floor_divide(double x, double y) {
+    if (y == 0) return x / y;
+    double mod = fmod(x, y), div = (x - mod) / y;
+    if (mod != 0 && (y < 0) != (mod < 0)) div -= 1;
+    if (div == 0) return copysign(0.0, x / y);
+    double f = floor(div);
+    return div - f > 0.5 ? f + 1 : f;
+}
+TENSOR__HOSTDEV int64_t tensor__ifloor_divide(int64_t x, int64_t y, int *err) {
+    if (y == 0) { TENSOR__FLAG_RAISE(err); return 0; }
+    if (y == -1) return tensor__ineg(x); /* INT64_MIN / -1 wraps */
+    int64_t q = x / y, r = x % y;
+    return r != 0 && (r < 0) != (y < 0) ? q - 1 : q;
+}
+/* xlogy and xlog1py: 0 where x == 0 unless y is NaN (PyTorch) */
+TENSOR__HOSTDEV double tensor__xlogy(double x, double y) { return y != y ? y : x == 0 ? 0.0 : x * log(y); }
+TENSOR__HOSTDEV double tensor__xlog1py(double x, double y) { return y != y ? y : x == 0 ? 0.0 : x * log1p(y); }
+/* Shifts by a count outside [0, 64) give 0 (left) or the sign (right), as PyTorch 2 defines them;
+   computed on int64, then narrowed, which gives the same for the narrower dtypes. */
+TENSOR__HOSTDEV int64_t tensor__ishl(int64_t x, int64_t y) { return y < 0 || y >= 64 ? 0 : (int64_t)((uint64_t)x << y); }
+TENSOR__HOSTDEV int64_t tensor__ishr(int64_t x, int64_t y) {
+    if (y < 0 || y >= 64) return x < 0 ? -1 : 0;
+    return x < 0 ? (int64_t)~(~(uint64_t)x >> y) : (int64_t)((uint64_t)x >> y);
+}
+/* gcd and lcm of the magnitudes (non-negative; INT64_MIN's magnitude wraps to itself, as PyTorch) */
+TENSOR__HOSTDEV int64_t tensor__igcd(int64_t x, int64_t y) {
+    uint64_t a = (uint64_t)tensor__iabs(x), b = (uint64_t)tensor__iabs(y);
+    while (b) { uint64_t t = a % b; a = b; b = t; }
+    return (int64_t)a;
+}
+TENSOR__HOSTDEV int64_t tensor__ilcm(int64_t x, int64_t y) {
+    int64_t g = tensor__igcd(x, y);
+    if (g == 0) return 0;
+    return tensor__iabs(tensor__imul(x / g, y));
+}
+/* nextafter in the output's precision: f32 (f32 nonzero) or f64 */
+TENSOR__HOSTDEV double tensor__nextafter(double x, double y, double f32) {
+    return f32 != 0 ? (double)nextafterf((float)x, (float)y) : nextafter(x, y);
+}
 
 /* The optimizers' update of one element (torch.optim's rules, in double): p the parameter, g its
    gradient, *s1 and *s2 the state (SGD: the momentum buffer; Adam, AdamW: exp_avg and exp_avg_sq),
@@ -1132,10 +1500,34 @@ TENSOR__HOSTDEV double tensor__optim_update(const tensor__optim_rule *r, double 
     X(logical_not, x == 0,                                      x == 0)                  \
     X(isnan,       x != x,                                      0)                       \
     X(isinf,       tensor__isinf(x),                            0)                       \
+    X(erfc,        erfc(x),                                     0)                       \
+    X(erfinv,      tensor__erfinv(x),                           0)                       \
+    X(lgamma,      tensor__lgamma(x),                           0)                       \
+    X(digamma,     tensor__digamma(x),                          0)                       \
+    X(sinc,        tensor__sinc(x),                             0)                       \
+    X(deg2rad,     x * 0.017453292519943295769,                 0)                       \
+    X(rad2deg,     x * 57.295779513082320877,                   0)                       \
+    X(frac,        x - trunc(x),                                0)                       \
+    X(log10,       log10(x),                                    0)                       \
+    X(signbit,     signbit(x) != 0,                             x < 0)                   \
+    X(isfinite,    x == x && !tensor__isinf(x),                 1)                       \
+    X(isposinf,    x == INFINITY,                               0)                       \
+    X(isneginf,    x == -INFINITY,                              0)                       \
+    X(hardswish,   x * tensor__hardsigmoid(x),                  0)                       \
+    X(hardsigmoid, tensor__hardsigmoid(x),                      0)                       \
+    X(selu,        tensor__selu(x),                             0)                       \
+    X(softsign,    x / (1 + fabs(x)),                           0)                       \
+    X(tanhshrink,  x - tanh(x),                                 0)                       \
+    X(bitwise_not, 0,                                           ~x)                      \
     X(leaky_relu,  x > 0 ? x : p0 * x,                          0)                       \
     X(elu,         x > 0 ? x : p0 * expm1(x),                   0)                       \
     X(hardtanh,    tensor__clampd(x, p0, p1),                   tensor__clampi(x, p0, p1)) \
-    X(clamp,       tensor__clampd(x, p0, p1),                   tensor__clampi(x, p0, p1))
+    X(clamp,       tensor__clampd(x, p0, p1),                   tensor__clampi(x, p0, p1)) \
+    X(logit,       tensor__logit(x, p0),                        0)                       \
+    X(celu,        x > 0 ? x : p0 * expm1(x / p0),              0)                       \
+    X(hardshrink,  tensor__hardshrink(x, p0),                   0)                       \
+    X(softshrink,  tensor__softshrink(x, p0),                   0)                       \
+    X(threshold,   x <= p0 ? p1 : x,                            (double)x <= p0 ? (int64_t)p1 : x)
 
 /*  X(name,         float formula (double x, y),    integer formula (int64_t x, y)) */
 #define TENSOR__BINARY_FORMULAS(X)                                        \
@@ -1155,7 +1547,29 @@ TENSOR__HOSTDEV double tensor__optim_update(const tensor__optim_rule *r, double 
     X(gt,          x > y,                          x > y)                  \
     X(ge,          x >= y,                         x >= y)                 \
     X(logical_and, x != 0 && y != 0,               x != 0 && y != 0)       \
-    X(logical_or,  x != 0 || y != 0,               x != 0 || y != 0)
+    X(logical_or,  x != 0 || y != 0,               x != 0 || y != 0)       \
+    X(hypot,       hypot(x, y),                    0)                      \
+    X(logaddexp,   tensor__logaddexp(x, y),        0)                      \
+    X(logaddexp2,  tensor__logaddexp2(x, y),       0)                      \
+    X(copysign,    copysign(x, y),                 0)                      \
+    X(nextafter,   tensor__nextafter(x, y, p0),    0)                      \
+    X(remainder,   tensor__remainder(x, y),        tensor__iremainder(x, y, err)) \
+    X(floor_divide, tensor__floor_divide(x, y),    tensor__ifloor_divide(x, y, err)) \
+    X(fmax,        fmax(x, y),                     x > y ? x : y)          \
+    X(fmin,        fmin(x, y),                     x < y ? x : y)          \
+    X(heaviside,   x == 0 ? y : (double)(x > 0),   x == 0 ? y : x > 0)     \
+    X(xlogy,       tensor__xlogy(x, y),            0)                      \
+    X(xlog1py,     tensor__xlog1py(x, y),          0)                      \
+    X(float_power, pow(x, y),                      0)                      \
+    X(ldexp,       x * exp2(y),                    0)                      \
+    X(logical_xor, (x != 0) != (y != 0),           (x != 0) != (y != 0))   \
+    X(bitwise_and, 0,                              x & y)                  \
+    X(bitwise_or,  0,                              x | y)                  \
+    X(bitwise_xor, 0,                              x ^ y)                  \
+    X(bitwise_left_shift, 0,                       tensor__ishl(x, y))     \
+    X(bitwise_right_shift, 0,                      tensor__ishr(x, y))     \
+    X(gcd,         0,                              tensor__igcd(x, y))     \
+    X(lcm,         0,                              tensor__ilcm(x, y))
 
 #endif /* TENSOR__FORMULAS_DONE */
 #endif
@@ -4954,12 +5368,17 @@ TENSOR_OPS(TENSOR__DECLARE_KERNEL)
 static tensor__kernel_fn tensor__kernels[TENSOR_OP_COUNT][TENSOR_DEVICE_COUNT] = {TENSOR_OPS(TENSOR__KERNEL_ROW)};
 
 /* Static facts about each op, from the registry. */
-enum { TENSOR__TYPES_SAME, TENSOR__TYPES_FLOAT, TENSOR__TYPES_BOOL, TENSOR__TYPES_NUM, TENSOR__TYPES_ANY };
+enum { TENSOR__TYPES_SAME, TENSOR__TYPES_FLOAT, TENSOR__TYPES_BOOL, TENSOR__TYPES_NUM, TENSOR__TYPES_ANY,
+       TENSOR__TYPES_BITS, TENSOR__TYPES_INT, TENSOR__TYPES_REAL, TENSOR__TYPES_F64 };
 #define TENSOR__TYPES_OF_SAME TENSOR__TYPES_SAME
 #define TENSOR__TYPES_OF_FLOAT TENSOR__TYPES_FLOAT
 #define TENSOR__TYPES_OF_BOOL TENSOR__TYPES_BOOL
 #define TENSOR__TYPES_OF_NUM TENSOR__TYPES_NUM
 #define TENSOR__TYPES_OF_ANY TENSOR__TYPES_ANY
+#define TENSOR__TYPES_OF_BITS TENSOR__TYPES_BITS
+#define TENSOR__TYPES_OF_INT TENSOR__TYPES_INT
+#define TENSOR__TYPES_OF_REAL TENSOR__TYPES_REAL
+#define TENSOR__TYPES_OF_F64 TENSOR__TYPES_F64
 #define TENSOR__GRAD_OF_DIFF 1
 #define TENSOR__GRAD_OF_NODIFF 0
 typedef struct { const char *name, *fn, *kind; int types; bool differentiable; } tensor__op_info;
@@ -5440,11 +5859,13 @@ static void tensor__half_rows(char **ptr, const int64_t *st, int64_t n, tensor__
             if (k->vu && st[0] == 4 && st[1] == 4) { k->vu((float *)o, (const float *)a, n, k->prm); return; } \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 double x = *(const float *)(a + i * st[1]);                                              \
+                (void)x;                                                                                 \
                 *(float *)(o + i * st[0]) = (float)(FEXPR);                                              \
             }                                                                                            \
         } else if (k->out == TENSOR_F64 && k->in[0] == TENSOR_F64) {                                     \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 double x = *(const double *)(a + i * st[1]);                                             \
+                (void)x;                                                                                 \
                 *(double *)(o + i * st[0]) = (FEXPR);                                                    \
             }                                                                                            \
         } else if (tensor__half_mode(k, st, 1) == 0) {                                                   \
@@ -5452,6 +5873,7 @@ static void tensor__half_rows(char **ptr, const int64_t *st, int64_t n, tensor__
         } else {                                                                                         \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 double x = tensor__load_f64(a + i * st[1], k->in[0]);                                    \
+                (void)x;                                                                                 \
                 tensor__store_f64(o + i * st[0], k->out, (double)(FEXPR));                               \
             }                                                                                            \
         }                                                                                                \
@@ -5464,11 +5886,13 @@ static void tensor__half_rows(char **ptr, const int64_t *st, int64_t n, tensor__
         tensor__ew_ctx *k = (tensor__ew_ctx *)vk;                                                        \
         char *o = ptr[0], *a = ptr[1], *b = ptr[2];                                                      \
         int *err = &k->error;                                                                            \
-        (void)err;                                                                                       \
+        double p0 = k->p0;                                                                               \
+        (void)err; (void)p0;                                                                             \
         if (k->int_compute) {                                                                            \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 int64_t x = tensor__load_i64(a + i * st[1], k->in[0]);                                   \
                 int64_t y = tensor__load_i64(b + i * st[2], k->in[1]);                                   \
+                (void)x; (void)y;                                                                        \
                 (void)x; (void)y;                                                                        \
                 tensor__store_i64(o + i * st[0], k->out, (int64_t)(IEXPR));                              \
             }                                                                                            \
@@ -5477,11 +5901,13 @@ static void tensor__half_rows(char **ptr, const int64_t *st, int64_t n, tensor__
             if (mode >= 0) { k->vb((float *)o, (const float *)a, (const float *)b, n, mode); return; }   \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 double x = *(const float *)(a + i * st[1]), y = *(const float *)(b + i * st[2]);         \
+                (void)x; (void)y;                                                                        \
                 *(float *)(o + i * st[0]) = (float)(FEXPR);                                              \
             }                                                                                            \
         } else if (k->out == TENSOR_F64 && k->in[0] == TENSOR_F64 && k->in[1] == TENSOR_F64) {          \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 double x = *(const double *)(a + i * st[1]), y = *(const double *)(b + i * st[2]);       \
+                (void)x; (void)y;                                                                        \
                 *(double *)(o + i * st[0]) = (FEXPR);                                                    \
             }                                                                                            \
         } else {                                                                                         \
@@ -5491,7 +5917,9 @@ static void tensor__half_rows(char **ptr, const int64_t *st, int64_t n, tensor__
             if (tensor__half_mode(k, st, 2) >= 0) { tensor__half_rows(ptr, st, n, k, 2, tensor__loop_##name); return; } \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 double x = tensor__load_f64(a + i * st[1], k->in[0]);                                    \
+                (void)x;                                                                                 \
                 double y = tensor__load_f64(b + i * st[2], k->in[1]);                                    \
+                (void)x; (void)y;                                                                        \
                 tensor__store_f64(o + i * st[0], k->out, (double)(FEXPR));                               \
             }                                                                                            \
         }                                                                                                \
@@ -5680,7 +6108,24 @@ static bool tensor__elementwise_types(tensor_op op, tensor_dtype common, tensor_
         return true;
     case TENSOR__TYPES_FLOAT: *out = *compute = tensor__is_float(common) ? common : TENSOR_F32; return true;
     case TENSOR__TYPES_BOOL: *out = TENSOR_BOOL; *compute = common; return true;
-    default: *out = *compute = common; return true;
+    case TENSOR__TYPES_BITS: /* integers and bool */
+        if (tensor__is_float(common)) { tensor__fail(tensor__ops[op].fn, "not supported for %s tensors (integer and bool only)", tensor__dtype_names[common]); return false; }
+        *out = *compute = common;
+        return true;
+    case TENSOR__TYPES_INT: /* integers only */
+        if (tensor__is_float(common) || common == TENSOR_BOOL) { tensor__fail(tensor__ops[op].fn, "not supported for %s tensors (integers only)", tensor__dtype_names[common]); return false; }
+        *out = *compute = common;
+        return true;
+    case TENSOR__TYPES_REAL: /* floating only */
+        if (!tensor__is_float(common)) { tensor__fail(tensor__ops[op].fn, "not supported for %s tensors (floating dtypes only)", tensor__dtype_names[common]); return false; }
+        *out = *compute = common;
+        return true;
+    case TENSOR__TYPES_F64: *out = *compute = TENSOR_F64; return true;
+    default:
+        /* square of bool squares 0/1 as integers: int64, as PyTorch */
+        if (op == TENSOR_OP_square && common == TENSOR_BOOL) { *out = *compute = TENSOR_I64; return true; }
+        *out = *compute = common;
+        return true;
     }
 }
 
@@ -5688,6 +6133,7 @@ static bool tensor__elementwise_types(tensor_op op, tensor_dtype common, tensor_
 static tensor *tensor__unary(tensor_op op, tensor *a, double p0, double p1) {
     const char *fn = tensor__ops[op].fn;
     TENSOR__CHECK_ARG(fn, a);
+    if (op == TENSOR_OP_bitwise_not && a->dtype == TENSOR_BOOL) op = TENSOR_OP_logical_not; /* ~True is False */
     tensor__call c;
     tensor__call_init(&c, op);
     tensor_dtype out;
@@ -5715,6 +6161,7 @@ static tensor *tensor__binary_typed(tensor_op op, tensor *a, tensor *b, tensor_d
     c.in[0] = a;
     c.in[1] = b;
     c.compute = compute;
+    c.p[0] = op == TENSOR_OP_nextafter && out == TENSOR_F32; /* nextafter steps in the output's precision */
     c.out = tensor__new(fn, nd, shape, out, dev);
     return c.out ? tensor__dispatch(&c) : NULL;
 }
@@ -5727,6 +6174,10 @@ static tensor *tensor__binary(tensor_op op, tensor *a, tensor *b) {
     tensor_dtype out, compute;
     /* subtraction refuses a bool operand even where the other one promotes it (PyTorch's bool - int) */
     tensor_dtype common = op == TENSOR_OP_sub && (a->dtype == TENSOR_BOOL || b->dtype == TENSOR_BOOL) ? TENSOR_BOOL : tensor__result_type(2, ins);
+    if (op == TENSOR_OP_heaviside && a->dtype != b->dtype) /* as PyTorch */
+        return tensor__fail(fn, "not implemented for tensors with different dtypes (%s and %s)", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]);
+    if (op == TENSOR_OP_nextafter && (common == TENSOR_F16 || common == TENSOR_BF16)) /* as PyTorch's CPU */
+        return tensor__fail(fn, "not supported for %s tensors (f32 and f64 only)", tensor__dtype_names[common]);
     if (!tensor__elementwise_types(op, common, &out, &compute)) return NULL;
     return tensor__binary_typed(op, a, b, out, compute);
 }
@@ -5809,8 +6260,113 @@ static tensor *tensor__unary_bounds(tensor_op op, tensor *a, double lo, double h
 }
 TENSOR_API tensor *tensor_leaky_relu(tensor *a, double slope) { return tensor__unary(TENSOR_OP_leaky_relu, a, slope, 0); }
 TENSOR_API tensor *tensor_elu(tensor *a, double alpha) { return tensor__unary(TENSOR_OP_elu, a, alpha, 0); }
-TENSOR_API tensor *tensor_hardtanh(tensor *a, double lo, double hi) { return tensor__unary_bounds(TENSOR_OP_hardtanh, a, lo, hi); }
+/* hardtanh keeps an integer dtype, its bounds converted to it (truncated), as PyTorch; an unsigned
+   tensor refuses a negative bound. */
+TENSOR_API tensor *tensor_hardtanh(tensor *a, double lo, double hi) {
+    const char *fn = "tensor_hardtanh";
+    TENSOR__CHECK_ARG(fn, a);
+    if (a->dtype == TENSOR_BOOL) return tensor__fail(fn, "not supported for bool tensors");
+    if (tensor__is_float(a->dtype)) return tensor__unary(TENSOR_OP_hardtanh, a, lo, hi);
+    if (a->dtype == TENSOR_U8 && (lo < 0 || hi < 0)) return tensor__fail(fn, "cannot do hardtanh on an unsigned type with negative limits (%g, %g)", lo, hi);
+    return tensor__unary(TENSOR_OP_hardtanh, a, lo == lo ? trunc(lo) : lo, hi == hi ? trunc(hi) : hi);
+}
 TENSOR_API tensor *tensor_clamp(tensor *a, double lo, double hi) { return tensor__unary_bounds(TENSOR_OP_clamp, a, lo, hi); }
+
+/* ---- more unary ops with parameters (the ops PyTorch users reach for) ---- */
+TENSOR_API tensor *tensor_logit(tensor *a, double eps) { return tensor__unary(TENSOR_OP_logit, a, eps, 0); }
+TENSOR_API tensor *tensor_celu(tensor *a, double alpha) {
+    if (alpha == 0) return tensor__fail("tensor_celu", "alpha cannot be 0 for CELU");
+    return tensor__unary(TENSOR_OP_celu, a, alpha, 0);
+}
+/* v as a tensor of dtype d holds it (PyTorch compares a tensor with a scalar converted to its dtype:
+   f32 0.3f <= threshold 0.3 is true there) */
+static double tensor__scalar_as(double v, tensor_dtype d) {
+    if (!tensor__is_float(d) || d == TENSOR_F64) return v;
+    char buf[8];
+    tensor__store_f64(buf, d, v);
+    return tensor__load_f64(buf, d);
+}
+TENSOR_API tensor *tensor_hardshrink(tensor *a, double lambd) {
+    TENSOR__CHECK_ARG("tensor_hardshrink", a);
+    return tensor__unary(TENSOR_OP_hardshrink, a, tensor__scalar_as(lambd, a->dtype), 0);
+}
+TENSOR_API tensor *tensor_softshrink(tensor *a, double lambd) {
+    TENSOR__CHECK_ARG("tensor_softshrink", a);
+    if (!(lambd >= 0)) return tensor__fail("tensor_softshrink", "lambda must be greater or equal to 0, but found to be %g", lambd);
+    return tensor__unary(TENSOR_OP_softshrink, a, tensor__scalar_as(lambd, a->dtype), 0);
+}
+/* threshold converts both scalars to the tensor's dtype (truncated for integers), as PyTorch */
+TENSOR_API tensor *tensor_threshold(tensor *a, double threshold, double value) {
+    TENSOR__CHECK_ARG("tensor_threshold", a);
+    if (!tensor__is_float(a->dtype) && a->dtype != TENSOR_BOOL)
+        return tensor__unary(TENSOR_OP_threshold, a, threshold == threshold ? trunc(threshold) : threshold, value == value ? trunc(value) : value);
+    return tensor__unary(TENSOR_OP_threshold, a, tensor__scalar_as(threshold, a->dtype), tensor__scalar_as(value, a->dtype));
+}
+/* clamp_min and clamp_max: clamp with one bound (its dtype rules and gradient); a bool tensor
+   counts as int64 (PyTorch's bool with an integer scalar); a NaN bound gives NaN everywhere (a
+   float tensor: 0 * a + NaN, gradient 0, as PyTorch's mask x >= NaN is false). */
+static tensor *tensor__clamp_one(const char *fn, tensor *a, double lo, double hi) {
+    TENSOR__CHECK_ARG(fn, a);
+    double bound = lo == lo ? lo : hi;
+    if (bound != bound) {
+        tensor *f = tensor__is_float(a->dtype) ? NULL : tensor__contiguous_copy(fn, a, TENSOR_F32);
+        if (!tensor__is_float(a->dtype) && !f) return NULL;
+        tensor *z = tensor_mul_scalar(f ? f : a, 0);
+        tensor *r = z ? tensor_add_scalar(z, NAN) : NULL;
+        tensor_free(z);
+        tensor_free(f);
+        return r;
+    }
+    if (a->dtype == TENSOR_BOOL) {
+        tensor *i = tensor__contiguous_copy(fn, a, TENSOR_I64);
+        tensor *r = i ? tensor_clamp(i, lo, hi) : NULL;
+        tensor_free(i);
+        return r;
+    }
+    return tensor_clamp(a, lo, hi);
+}
+TENSOR_API tensor *tensor_clamp_min(tensor *a, double min) { return tensor__clamp_one("tensor_clamp_min", a, min, NAN); }
+TENSOR_API tensor *tensor_clamp_max(tensor *a, double max) { return tensor__clamp_one("tensor_clamp_max", a, NAN, max); }
+
+/* The finite extremes of a floating dtype (nan_to_num's defaults for the infinities). */
+static double tensor__dtype_max(tensor_dtype d) {
+    switch (d) {
+    case TENSOR_F16: return 65504.0;
+    case TENSOR_BF16: return 3.38953138925153547590e38;
+    case TENSOR_F32: return 3.40282346638528859812e38;
+    default: return 1.79769313486231570815e308;
+    }
+}
+/* nan_to_num: NaN -> nan, +inf -> posinf, -inf -> neginf; a NaN argument stands for PyTorch's None
+   (nan 0, the infinities the dtype's largest finite values). Integer and bool tensors come back
+   as a copy. Composite: three wheres with 0-dim constants, so the gradient is g where x is finite
+   and 0 elsewhere (PyTorch's), and every device that has where runs it. */
+static tensor *tensor__full_on(int ndim, const int64_t *shape, double v, tensor_dtype dtype, tensor_device device);
+static tensor *tensor__replace_where(tensor *mask, tensor *a, double v) {
+    if (!mask || !a) return NULL;
+    tensor *c = tensor__full_on(0, NULL, v, a->dtype, a->storage->device);
+    tensor *r = c ? tensor_where(mask, c, a) : NULL;
+    tensor_free(c);
+    return r;
+}
+TENSOR_API tensor *tensor_nan_to_num(tensor *a, double nan, double posinf, double neginf) {
+    const char *fn = "tensor_nan_to_num";
+    TENSOR__CHECK_ARG(fn, a);
+    if (!tensor__is_float(a->dtype)) return tensor_clone(a);
+    double big = tensor__dtype_max(a->dtype);
+    if (nan != nan) nan = 0;
+    if (posinf != posinf) posinf = big;
+    if (neginf != neginf) neginf = -big;
+    tensor *m1 = tensor_isnan(a), *r1 = tensor__replace_where(m1, a, nan);
+    tensor *m2 = tensor_isposinf(a), *r2 = tensor__replace_where(m2, r1, posinf);
+    tensor *m3 = tensor_isneginf(a), *r3 = tensor__replace_where(m3, r2, neginf);
+    tensor_free(m1);
+    tensor_free(r1);
+    tensor_free(m2);
+    tensor_free(r2);
+    tensor_free(m3);
+    return r3;
+}
 
 TENSOR_API tensor *tensor_where(tensor *cond, tensor *a, tensor *b) {
     const char *fn = "tensor_where";
@@ -14080,6 +14636,58 @@ TENSOR__DERIV_UNARY_FUSED(hardtanh, tensor_mul(g, tensor__mask_float(tensor_logi
 TENSOR__DERIV_UNARY_FUSED(clamp, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_ge, x, n->p[0] == n->p[0] ? n->p[0] : -INFINITY),
                                                                               tensor__cmp_scalar(TENSOR_OP_le, x, n->p[1] == n->p[1] ? n->p[1] : INFINITY)), g)))
 
+/* floor, ceil, round, trunc: in the graph with gradient 0 (PyTorch's zeros_like(grad)) */
+TENSOR__DERIV_UNARY(floor, tensor_mul_scalar(g, 0))
+TENSOR__DERIV_UNARY(ceil, tensor_mul_scalar(g, 0))
+TENSOR__DERIV_UNARY(round, tensor_mul_scalar(g, 0))
+TENSOR__DERIV_UNARY(trunc, tensor_mul_scalar(g, 0))
+
+/* ---- the ops PyTorch users reach for: unary (PyTorch's derivatives.yaml formulas) ---- */
+/* d/dx sinc(x) = (cos(pi x) pi x - sin(pi x)) / (pi x^2), 0 at x = 0 */
+static tensor *tensor__sinc_grad(tensor *g, tensor *x) {
+    tensor *px = tensor_mul_scalar(x, 3.14159265358979323846);
+    tensor *num = tensor_sub(tensor_mul(px, tensor_cos(px)), tensor_sin(px));
+    tensor *d = tensor_div(num, tensor_mul(px, x));
+    return tensor_mul(g, tensor_masked_fill(d, tensor__cmp_scalar(TENSOR_OP_eq, x, 0), 0));
+}
+/* logit: g / (x (1 - x)); eps None: NaN outside [0, 1]; with eps: 0 outside [eps, 1 - eps] */
+static tensor *tensor__logit_grad(tensor *g, tensor *x, double eps) {
+    tensor *d = tensor_div(g, tensor_mul(x, tensor__one_minus(x)));
+    bool none = eps != eps;
+    double lo = none ? 0 : eps, hi = none ? 1 : 1 - eps;
+    tensor *out = tensor_logical_or(tensor__cmp_scalar(TENSOR_OP_lt, x, lo), tensor__cmp_scalar(TENSOR_OP_gt, x, hi));
+    return tensor_masked_fill(d, out, none ? NAN : 0);
+}
+/* hardswish: 0 below -3, x / 3 + 0.5 on [-3, 3], 1 above */
+static tensor *tensor__hardswish_grad(tensor *g, tensor *x) {
+    tensor *mid = tensor_masked_fill(tensor_add_scalar(tensor_mul_scalar(x, 1.0 / 3), 0.5), tensor__cmp_scalar(TENSOR_OP_gt, x, 3), 1);
+    return tensor_mul(g, tensor_masked_fill(mid, tensor__cmp_scalar(TENSOR_OP_lt, x, -3), 0));
+}
+/* the shrinks: 0 on [-lambd, lambd], g outside */
+static tensor *tensor__shrink_grad(tensor *g, tensor *x, double l) {
+    tensor *in = tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_ge, x, -l), tensor__cmp_scalar(TENSOR_OP_le, x, l));
+    return tensor_masked_fill(g, in, 0);
+}
+TENSOR__DERIV_UNARY(erfc, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_neg(tensor_square(x))), -1.12837916709551257390)))
+TENSOR__DERIV_UNARY(erfinv, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_square(tensor_erfinv(x))), 0.88622692545275801365)))
+TENSOR__DERIV_UNARY(lgamma, tensor_mul(g, tensor_digamma(x)))
+TENSOR__DERIV_UNARY(sinc, tensor__sinc_grad(g, x))
+TENSOR__DERIV_UNARY(deg2rad, tensor_mul_scalar(g, 0.017453292519943295769))
+TENSOR__DERIV_UNARY(rad2deg, tensor_mul_scalar(g, 57.295779513082320877))
+TENSOR__DERIV_UNARY(frac, tensor__alias("tensor_backward", g))
+TENSOR__DERIV_UNARY(log10, tensor_div(g, tensor_mul_scalar(x, 2.30258509299404568402)))
+TENSOR__DERIV_UNARY(hardswish, tensor__hardswish_grad(g, x))
+TENSOR__DERIV_UNARY(hardsigmoid, tensor_mul_scalar(tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, -3), tensor__cmp_scalar(TENSOR_OP_lt, x, 3)), g)), 1.0 / 6))
+TENSOR__DERIV_UNARY(selu, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), tensor_mul_scalar(g, 1.05070098735548049342),
+                                       tensor_mul(g, tensor_mul_scalar(tensor_exp(x), 1.05070098735548049342 * 1.67326324235437728482))))
+TENSOR__DERIV_UNARY(softsign, tensor_div(g, tensor_square(tensor_add_scalar(tensor_abs(x), 1))))
+TENSOR__DERIV_UNARY(tanhshrink, tensor_mul(g, tensor_square(tensor_tanh(x))))
+TENSOR__DERIV_UNARY(logit, tensor__logit_grad(g, x, n->p[0]))
+TENSOR__DERIV_UNARY(celu, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul(g, tensor_exp(tensor_mul_scalar(x, 1 / n->p[0])))))
+TENSOR__DERIV_UNARY(hardshrink, tensor__shrink_grad(g, x, n->p[0]))
+TENSOR__DERIV_UNARY(softshrink, tensor__shrink_grad(g, x, n->p[0]))
+TENSOR__DERIV_UNARY(threshold, tensor_masked_fill(g, tensor__cmp_scalar(TENSOR_OP_le, x, n->p[0]), 0))
+
 /* Binary ops: grads[0] for a, grads[1] for b (the engine sums broadcast dims away). */
 #define TENSOR__DERIV_BINARY(name, GRAD_A, GRAD_B)                                                         \
     static int tensor__derivative_##name(tensor__node *n, tensor *g, tensor **grads) {                   \
@@ -14118,6 +14726,36 @@ TENSOR__DERIV_BINARY(minimum, tensor__extreme_grad(g, x, y, TENSOR_OP_gt), tenso
 TENSOR__DERIV_BINARY(atan2, tensor_div(tensor_mul(g, y), tensor_add(tensor_square(x), tensor_square(y))),
                      tensor_neg(tensor_div(tensor_mul(g, x), tensor_add(tensor_square(x), tensor_square(y)))))
 TENSOR__DERIV_BINARY(fmod, tensor__alias("tensor_backward", g), tensor_neg(tensor_mul(g, tensor_trunc(tensor_div(x, y)))))
+
+/* ---- the ops PyTorch users reach for: binary ---- */
+/* copysign: d/da = copysign(a, b) / a, 0 where a == 0; d/db = 0 */
+static tensor *tensor__copysign_grad(tensor *g, tensor *x, tensor *y) {
+    tensor *ratio = tensor_div(tensor_copysign(x, y), x);
+    return tensor_mul(g, tensor_masked_fill(ratio, tensor__cmp_scalar(TENSOR_OP_eq, x, 0), 0));
+}
+/* fmax/fmin: a gets g where it wins, ties included, or b is NaN; b gets the rest (PyTorch) */
+static tensor *tensor__fext_grad(tensor *g, tensor *x, tensor *y, tensor_op wins, bool for_a) {
+    tensor *a_gets = tensor_logical_or(tensor__binary(wins, x, y), tensor_isnan(y));
+    return tensor_masked_fill(g, for_a ? tensor_logical_not(a_gets) : a_gets, 0);
+}
+/* xlogy: d/da = log(b), 0 where a == 0 and b <= 0; d/db = a / b. xlog1py the same with log1p, b + 1. */
+static tensor *tensor__xlogy_grad_a(tensor *g, tensor *x, tensor *y, bool one_p) {
+    tensor *d = one_p ? tensor_xlog1py(g, y) : tensor_xlogy(g, y);
+    tensor *m = tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_eq, x, 0), tensor__cmp_scalar(TENSOR_OP_le, y, one_p ? -1 : 0));
+    return tensor_masked_fill(d, m, 0);
+}
+static tensor *tensor__to_f64(tensor *t) { return tensor_to_dtype(t, TENSOR_F64); }
+TENSOR__DERIV_BINARY(hypot, tensor_div(tensor_mul(g, x), tensor_hypot(x, y)), tensor_div(tensor_mul(g, y), tensor_hypot(x, y)))
+TENSOR__DERIV_BINARY(logaddexp, tensor_div(g, tensor_add_scalar(tensor_exp(tensor_sub(y, x)), 1)), tensor_div(g, tensor_add_scalar(tensor_exp(tensor_sub(x, y)), 1)))
+TENSOR__DERIV_BINARY(logaddexp2, tensor_div(g, tensor_add_scalar(tensor_exp2(tensor_sub(y, x)), 1)), tensor_div(g, tensor_add_scalar(tensor_exp2(tensor_sub(x, y)), 1)))
+TENSOR__DERIV_BINARY(copysign, tensor__copysign_grad(g, x, y), tensor_mul_scalar(g, 0))
+TENSOR__DERIV_BINARY(remainder, tensor__alias("tensor_backward", g), tensor_neg(tensor_mul(g, tensor_floor_divide(x, y))))
+TENSOR__DERIV_BINARY(fmax, tensor__fext_grad(g, x, y, TENSOR_OP_ge, true), tensor__fext_grad(g, x, y, TENSOR_OP_ge, false))
+TENSOR__DERIV_BINARY(fmin, tensor__fext_grad(g, x, y, TENSOR_OP_le, true), tensor__fext_grad(g, x, y, TENSOR_OP_le, false))
+TENSOR__DERIV_BINARY(xlogy, tensor__xlogy_grad_a(g, x, y, false), tensor_div(tensor_mul(g, x), y))
+TENSOR__DERIV_BINARY(xlog1py, tensor__xlogy_grad_a(g, x, y, true), tensor_div(tensor_mul(g, x), tensor_add_scalar(y, 1)))
+TENSOR__DERIV_BINARY(float_power, tensor__pow_grad_base(g, tensor__to_f64(x), tensor__to_f64(y)), tensor__pow_grad_exponent(g, tensor__to_f64(x), tensor__to_f64(y)))
+TENSOR__DERIV_BINARY(ldexp, tensor_mul(g, tensor_exp2(y)), tensor_mul(g, tensor_mul_scalar(tensor_mul(x, tensor_exp2(y)), 0.69314718055994530942)))
 
 static int tensor__derivative_where(tensor__node *n, tensor *g, tensor **grads) {
     tensor *cond = n->saved[0];

@@ -716,6 +716,58 @@ TENSOR__DERIV_UNARY_FUSED(hardtanh, tensor_mul(g, tensor__mask_float(tensor_logi
 TENSOR__DERIV_UNARY_FUSED(clamp, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_ge, x, n->p[0] == n->p[0] ? n->p[0] : -INFINITY),
                                                                               tensor__cmp_scalar(TENSOR_OP_le, x, n->p[1] == n->p[1] ? n->p[1] : INFINITY)), g)))
 
+/* floor, ceil, round, trunc: in the graph with gradient 0 (PyTorch's zeros_like(grad)) */
+TENSOR__DERIV_UNARY(floor, tensor_mul_scalar(g, 0))
+TENSOR__DERIV_UNARY(ceil, tensor_mul_scalar(g, 0))
+TENSOR__DERIV_UNARY(round, tensor_mul_scalar(g, 0))
+TENSOR__DERIV_UNARY(trunc, tensor_mul_scalar(g, 0))
+
+/* ---- the ops PyTorch users reach for: unary (PyTorch's derivatives.yaml formulas) ---- */
+/* d/dx sinc(x) = (cos(pi x) pi x - sin(pi x)) / (pi x^2), 0 at x = 0 */
+static tensor *tensor__sinc_grad(tensor *g, tensor *x) {
+    tensor *px = tensor_mul_scalar(x, 3.14159265358979323846);
+    tensor *num = tensor_sub(tensor_mul(px, tensor_cos(px)), tensor_sin(px));
+    tensor *d = tensor_div(num, tensor_mul(px, x));
+    return tensor_mul(g, tensor_masked_fill(d, tensor__cmp_scalar(TENSOR_OP_eq, x, 0), 0));
+}
+/* logit: g / (x (1 - x)); eps None: NaN outside [0, 1]; with eps: 0 outside [eps, 1 - eps] */
+static tensor *tensor__logit_grad(tensor *g, tensor *x, double eps) {
+    tensor *d = tensor_div(g, tensor_mul(x, tensor__one_minus(x)));
+    bool none = eps != eps;
+    double lo = none ? 0 : eps, hi = none ? 1 : 1 - eps;
+    tensor *out = tensor_logical_or(tensor__cmp_scalar(TENSOR_OP_lt, x, lo), tensor__cmp_scalar(TENSOR_OP_gt, x, hi));
+    return tensor_masked_fill(d, out, none ? NAN : 0);
+}
+/* hardswish: 0 below -3, x / 3 + 0.5 on [-3, 3], 1 above */
+static tensor *tensor__hardswish_grad(tensor *g, tensor *x) {
+    tensor *mid = tensor_masked_fill(tensor_add_scalar(tensor_mul_scalar(x, 1.0 / 3), 0.5), tensor__cmp_scalar(TENSOR_OP_gt, x, 3), 1);
+    return tensor_mul(g, tensor_masked_fill(mid, tensor__cmp_scalar(TENSOR_OP_lt, x, -3), 0));
+}
+/* the shrinks: 0 on [-lambd, lambd], g outside */
+static tensor *tensor__shrink_grad(tensor *g, tensor *x, double l) {
+    tensor *in = tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_ge, x, -l), tensor__cmp_scalar(TENSOR_OP_le, x, l));
+    return tensor_masked_fill(g, in, 0);
+}
+TENSOR__DERIV_UNARY(erfc, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_neg(tensor_square(x))), -1.12837916709551257390)))
+TENSOR__DERIV_UNARY(erfinv, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_square(tensor_erfinv(x))), 0.88622692545275801365)))
+TENSOR__DERIV_UNARY(lgamma, tensor_mul(g, tensor_digamma(x)))
+TENSOR__DERIV_UNARY(sinc, tensor__sinc_grad(g, x))
+TENSOR__DERIV_UNARY(deg2rad, tensor_mul_scalar(g, 0.017453292519943295769))
+TENSOR__DERIV_UNARY(rad2deg, tensor_mul_scalar(g, 57.295779513082320877))
+TENSOR__DERIV_UNARY(frac, tensor__alias("tensor_backward", g))
+TENSOR__DERIV_UNARY(log10, tensor_div(g, tensor_mul_scalar(x, 2.30258509299404568402)))
+TENSOR__DERIV_UNARY(hardswish, tensor__hardswish_grad(g, x))
+TENSOR__DERIV_UNARY(hardsigmoid, tensor_mul_scalar(tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, -3), tensor__cmp_scalar(TENSOR_OP_lt, x, 3)), g)), 1.0 / 6))
+TENSOR__DERIV_UNARY(selu, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), tensor_mul_scalar(g, 1.05070098735548049342),
+                                       tensor_mul(g, tensor_mul_scalar(tensor_exp(x), 1.05070098735548049342 * 1.67326324235437728482))))
+TENSOR__DERIV_UNARY(softsign, tensor_div(g, tensor_square(tensor_add_scalar(tensor_abs(x), 1))))
+TENSOR__DERIV_UNARY(tanhshrink, tensor_mul(g, tensor_square(tensor_tanh(x))))
+TENSOR__DERIV_UNARY(logit, tensor__logit_grad(g, x, n->p[0]))
+TENSOR__DERIV_UNARY(celu, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul(g, tensor_exp(tensor_mul_scalar(x, 1 / n->p[0])))))
+TENSOR__DERIV_UNARY(hardshrink, tensor__shrink_grad(g, x, n->p[0]))
+TENSOR__DERIV_UNARY(softshrink, tensor__shrink_grad(g, x, n->p[0]))
+TENSOR__DERIV_UNARY(threshold, tensor_masked_fill(g, tensor__cmp_scalar(TENSOR_OP_le, x, n->p[0]), 0))
+
 /* Binary ops: grads[0] for a, grads[1] for b (the engine sums broadcast dims away). */
 #define TENSOR__DERIV_BINARY(name, GRAD_A, GRAD_B)                                                         \
     static int tensor__derivative_##name(tensor__node *n, tensor *g, tensor **grads) {                   \
@@ -754,6 +806,36 @@ TENSOR__DERIV_BINARY(minimum, tensor__extreme_grad(g, x, y, TENSOR_OP_gt), tenso
 TENSOR__DERIV_BINARY(atan2, tensor_div(tensor_mul(g, y), tensor_add(tensor_square(x), tensor_square(y))),
                      tensor_neg(tensor_div(tensor_mul(g, x), tensor_add(tensor_square(x), tensor_square(y)))))
 TENSOR__DERIV_BINARY(fmod, tensor__alias("tensor_backward", g), tensor_neg(tensor_mul(g, tensor_trunc(tensor_div(x, y)))))
+
+/* ---- the ops PyTorch users reach for: binary ---- */
+/* copysign: d/da = copysign(a, b) / a, 0 where a == 0; d/db = 0 */
+static tensor *tensor__copysign_grad(tensor *g, tensor *x, tensor *y) {
+    tensor *ratio = tensor_div(tensor_copysign(x, y), x);
+    return tensor_mul(g, tensor_masked_fill(ratio, tensor__cmp_scalar(TENSOR_OP_eq, x, 0), 0));
+}
+/* fmax/fmin: a gets g where it wins, ties included, or b is NaN; b gets the rest (PyTorch) */
+static tensor *tensor__fext_grad(tensor *g, tensor *x, tensor *y, tensor_op wins, bool for_a) {
+    tensor *a_gets = tensor_logical_or(tensor__binary(wins, x, y), tensor_isnan(y));
+    return tensor_masked_fill(g, for_a ? tensor_logical_not(a_gets) : a_gets, 0);
+}
+/* xlogy: d/da = log(b), 0 where a == 0 and b <= 0; d/db = a / b. xlog1py the same with log1p, b + 1. */
+static tensor *tensor__xlogy_grad_a(tensor *g, tensor *x, tensor *y, bool one_p) {
+    tensor *d = one_p ? tensor_xlog1py(g, y) : tensor_xlogy(g, y);
+    tensor *m = tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_eq, x, 0), tensor__cmp_scalar(TENSOR_OP_le, y, one_p ? -1 : 0));
+    return tensor_masked_fill(d, m, 0);
+}
+static tensor *tensor__to_f64(tensor *t) { return tensor_to_dtype(t, TENSOR_F64); }
+TENSOR__DERIV_BINARY(hypot, tensor_div(tensor_mul(g, x), tensor_hypot(x, y)), tensor_div(tensor_mul(g, y), tensor_hypot(x, y)))
+TENSOR__DERIV_BINARY(logaddexp, tensor_div(g, tensor_add_scalar(tensor_exp(tensor_sub(y, x)), 1)), tensor_div(g, tensor_add_scalar(tensor_exp(tensor_sub(x, y)), 1)))
+TENSOR__DERIV_BINARY(logaddexp2, tensor_div(g, tensor_add_scalar(tensor_exp2(tensor_sub(y, x)), 1)), tensor_div(g, tensor_add_scalar(tensor_exp2(tensor_sub(x, y)), 1)))
+TENSOR__DERIV_BINARY(copysign, tensor__copysign_grad(g, x, y), tensor_mul_scalar(g, 0))
+TENSOR__DERIV_BINARY(remainder, tensor__alias("tensor_backward", g), tensor_neg(tensor_mul(g, tensor_floor_divide(x, y))))
+TENSOR__DERIV_BINARY(fmax, tensor__fext_grad(g, x, y, TENSOR_OP_ge, true), tensor__fext_grad(g, x, y, TENSOR_OP_ge, false))
+TENSOR__DERIV_BINARY(fmin, tensor__fext_grad(g, x, y, TENSOR_OP_le, true), tensor__fext_grad(g, x, y, TENSOR_OP_le, false))
+TENSOR__DERIV_BINARY(xlogy, tensor__xlogy_grad_a(g, x, y, false), tensor_div(tensor_mul(g, x), y))
+TENSOR__DERIV_BINARY(xlog1py, tensor__xlogy_grad_a(g, x, y, true), tensor_div(tensor_mul(g, x), tensor_add_scalar(y, 1)))
+TENSOR__DERIV_BINARY(float_power, tensor__pow_grad_base(g, tensor__to_f64(x), tensor__to_f64(y)), tensor__pow_grad_exponent(g, tensor__to_f64(x), tensor__to_f64(y)))
+TENSOR__DERIV_BINARY(ldexp, tensor_mul(g, tensor_exp2(y)), tensor_mul(g, tensor_mul_scalar(tensor_mul(x, tensor_exp2(y)), 0.69314718055994530942)))
 
 static int tensor__derivative_where(tensor__node *n, tensor *g, tensor **grads) {
     tensor *cond = n->saved[0];

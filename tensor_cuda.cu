@@ -786,7 +786,7 @@ struct tensor__cuda_ew_args {
     int64_t iv[TENSOR__CUDA_MAX_OPS];     /* as int64, */
     uint64_t bits[TENSOR__CUDA_MAX_OPS];  /* and its bits in its own dtype */
     double p0, p1;
-    int *err;                             /* the flag integer fmod raises; NULL for other ops */
+    int *err;                             /* the flag integer fmod, remainder, floor_divide raise; NULL for other ops */
     bool int_compute;
 };
 /* Slot k of a: operand t. A by-value scalar is stored in its dtype and loaded back, so the kernel
@@ -821,9 +821,9 @@ static void tensor__cuda_args_set(tensor__cuda_ew_args *a, int k, const tensor__
 #define TENSOR__CUDA_BINARY_OP(name, FEXPR, IEXPR)                                                             \
     struct tensor__cuda_op_##name {                                                                        \
         static constexpr tensor_op op = TENSOR_OP_##name;                                                  \
-        __device__ static double f2(double x, double y, int *err) { (void)x; (void)y; (void)err; return (double)(FEXPR); } \
+        __device__ static double f2(double x, double y, double p0, int *err) { (void)x; (void)y; (void)p0; (void)err; return (double)(FEXPR); } \
         __device__ static int64_t i2(int64_t x, int64_t y, int *err) { (void)x; (void)y; (void)err; return (int64_t)(IEXPR); } \
-        __device__ static double f(const double *v, double, double, int *err) { return f2(v[0], v[1], err); } \
+        __device__ static double f(const double *v, double p0, double, int *err) { return f2(v[0], v[1], p0, err); } \
         __device__ static int64_t i(const int64_t *v, double, double, int *err) { return i2(v[0], v[1], err); } \
     };
 TENSOR__UNARY_FORMULAS(TENSOR__CUDA_UNARY_OP)
@@ -890,7 +890,8 @@ __global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_ew_f32_kern
 static bool tensor__cuda_aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
 
 /* Runs out = Op(ins[0..NIN)) computing in `compute` (its integer formula when that is not a float
-   dtype). Integer fmod also checks its division-by-zero flag, which waits for the kernel. */
+   dtype). Integer fmod, remainder and floor_divide also check their division-by-zero flag, which
+   waits for the kernel. */
 template <class Op, int NIN>
 static int tensor__cuda_ew_run(tensor__dev_call *c, const tensor__dev_operand *ins, tensor_dtype compute) {
     const tensor__dev_operand &out = c->out;
@@ -909,7 +910,7 @@ static int tensor__cuda_ew_run(tensor__dev_call *c, const tensor__dev_operand *i
     tensor__cuda_offsets_init(&o, NIN + 1, ops, false);
     bool int_compute = !tensor__cuda_is_float(compute);
     int *flag = nullptr;
-    if (int_compute && Op::op == TENSOR_OP_fmod) {
+    if (int_compute && (Op::op == TENSOR_OP_fmod || Op::op == TENSOR_OP_remainder || Op::op == TENSOR_OP_floor_divide)) {
         flag = (int *)tensor__cuda_alloc(sizeof(int), c->error, sizeof c->error);
         if (!flag) return 1;
         cudaError_t e = cudaMemsetAsync(flag, 0, sizeof(int), s);

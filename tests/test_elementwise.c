@@ -329,6 +329,7 @@ static void run_unary_ints(const unary_case *u, tensor_dtype d, int64_t n, const
     tensor *x = from_ints(d, 1, &n, in);
     int64_t *xs = ivals(x);
     tensor_dtype od = unary_out(u->rule, d);
+    if (!strcmp(u->name, "square") && d == TENSOR_BOOL) od = TENSOR_I64; /* PyTorch: bool squares to int64 */
     tensor *y = u->fn(x);
     if (u->rule == R_NUM && d == TENSOR_BOOL) {
         CHECK_MSG(y == NULL, "%s should refuse bool", label(u->name, d, -1));
@@ -539,8 +540,8 @@ TEST(ew_unary_params_float_dtypes) {
     CHECK_SHAPE(r, 3, (const int64_t[]){2, 3, 4});
 }
 
-/* clamp and hardtanh keep integer dtypes for integral (or NaN/infinite) bounds and compute in f32
-   for a fractional one; leaky_relu and elu give f32 for integers; bool is refused by the NUM ones. */
+/* clamp keeps integer dtypes for integral (or NaN/infinite) bounds and computes in f32 for a
+   fractional one; hardtanh keeps them always, its bounds truncated (u8 refuses negative ones); leaky_relu and elu give f32 for integers; bool is refused by the NUM ones. */
 TEST(ew_unary_params_integer_and_bool_dtypes) {
     static const tensor_dtype dts[4] = {TENSOR_I32, TENSOR_I64, TENSOR_U8, TENSOR_BOOL};
     int64_t in[80];
@@ -556,6 +557,13 @@ TEST(ew_unary_params_integer_and_bool_dtypes) {
             if (p->rule == R_NUM && d == TENSOR_BOOL) {
                 CHECK_MSG(y == NULL, "%s should refuse bool", what);
                 tensor_clear_error();
+            } else if (!strcmp(p->name, "hardtanh") && d == TENSOR_U8 && (p->p0 < 0 || p->p1 < 0)) {
+                CHECK_MSG(y == NULL, "%s should refuse negative limits", what); /* PyTorch */
+                tensor_clear_error();
+            } else if (!strcmp(p->name, "hardtanh")) { /* keeps the integer dtype, bounds truncated (PyTorch) */
+                int64_t want[80];
+                for (int64_t i = 0; i < n; i++) want[i] = wrap_to(i_clamp(xs[i], trunc(p->p0), trunc(p->p1)), d);
+                CHECK_INTS(what, y, d, want, n);
             } else if (p->rule == R_NUM && integral_or_nonfinite(p->p0) && integral_or_nonfinite(p->p1)) {
                 int64_t want[80];
                 for (int64_t i = 0; i < n; i++) want[i] = wrap_to(i_clamp(xs[i], p->p0, p->p1), d);

@@ -117,6 +117,16 @@ static tensor *pow_scalar_05(tensor *a) { return tensor_pow_scalar(a, 0.5); }
 static tensor *to_device_cpu(tensor *a) { return tensor_to_device(a, TENSOR_CPU); }
 static tensor *to_dtype_f64(tensor *a) { return tensor_to_dtype(a, TENSOR_F64); }
 
+static tensor *logit_none(tensor *a) { return tensor_logit(a, NAN); }
+static tensor *logit_02(tensor *a) { return tensor_logit(a, 0.2); }
+static tensor *celu_07(tensor *a) { return tensor_celu(a, 0.7); }
+static tensor *hardshrink_05(tensor *a) { return tensor_hardshrink(a, 0.5); }
+static tensor *softshrink_05(tensor *a) { return tensor_softshrink(a, 0.5); }
+static tensor *threshold_03(tensor *a) { return tensor_threshold(a, 0.3, -1); }
+static tensor *clamp_min_m05(tensor *a) { return tensor_clamp_min(a, -0.5); }
+static tensor *clamp_max_05(tensor *a) { return tensor_clamp_max(a, 0.5); }
+static tensor *nan_to_num_(tensor *a) { return tensor_nan_to_num(a, NAN, NAN, NAN); }
+
 #define U(name, fn, dom, flat) {#name, fn, dom, flat}
 static const ucase unary_cases[] = {
     U(neg, tensor_neg, DOM(D_UNIFORM, -2, 2), true),
@@ -173,6 +183,33 @@ static const ucase unary_cases[] = {
     U(pow_scalar, pow_scalar_m15, DOM(D_UNIFORM, 0.3, 2), false),
     U(pow_scalar, pow_scalar_m2, DOM(D_SIGNED, 0.4, 2), false),
     U(pow_scalar, pow_scalar_05, DOM(D_UNIFORM, 0.3, 2), false),
+    /* floor, ceil, round, trunc: gradient 0, away from their jumps */
+    U(floor, tensor_floor, DOM(D_HALF, 0, 0), true),
+    U(ceil, tensor_ceil, DOM(D_HALF, 0, 0), true),
+    U(round, tensor_round, DOM(D_UNIFORM, 1.1, 1.4), true),
+    U(trunc, tensor_trunc, DOM(D_HALF, 0, 0), true),
+    /* the ops PyTorch users reach for */
+    U(erfc, tensor_erfc, DOM(D_UNIFORM, -2, 2), false),
+    U(erfinv, tensor_erfinv, DOM(D_UNIFORM, -0.9, 0.9), false),
+    U(sinc, tensor_sinc, DOM(D_SIGNED, 0.2, 2), false),
+    U(deg2rad, tensor_deg2rad, DOM(D_UNIFORM, -2, 2), true),
+    U(rad2deg, tensor_rad2deg, DOM(D_UNIFORM, -2, 2), true),
+    U(frac, tensor_frac, DOM(D_HALF, 0, 0), true),
+    U(log10, tensor_log10, DOM(D_UNIFORM, 0.3, 3), false),
+    U(hardswish, tensor_hardswish, DAVOID(-4, 4, -3, 3), false),
+    U(hardsigmoid, tensor_hardsigmoid, DAVOID(-4, 4, -3, 3), true),
+    U(selu, tensor_selu, DOM(D_SIGNED, 0.1, 2), false),
+    U(softsign, tensor_softsign, DOM(D_SIGNED, 0.1, 3), false),
+    U(tanhshrink, tensor_tanhshrink, DOM(D_UNIFORM, -2, 2), false),
+    U(logit, logit_none, DOM(D_UNIFORM, 0.1, 0.9), false),
+    U(logit, logit_02, DAVOID(0.05, 0.95, 0.2, 0.8), false),
+    U(celu, celu_07, DOM(D_SIGNED, 0.1, 2), false),
+    U(hardshrink, hardshrink_05, DAVOID(-2, 2, -0.5, 0.5), true),
+    U(softshrink, softshrink_05, DAVOID(-2, 2, -0.5, 0.5), true),
+    U(threshold, threshold_03, DAVOID(-2, 2, 0.3, 0.3), true),
+    U(clamp_min, clamp_min_m05, DAVOID(-2, 2, -0.5, -0.5), true),
+    U(clamp_max, clamp_max_05, DAVOID(-2, 2, 0.5, 0.5), true),
+    U(nan_to_num, nan_to_num_, DOM(D_UNIFORM, -2, 2), true),
     U(clone, tensor_clone, DOM(D_UNIFORM, -2, 2), true),
     U(contiguous, tensor_contiguous, DOM(D_UNIFORM, -2, 2), true), /* the transposed case copies */
     U(to_device, to_device_cpu, DOM(D_UNIFORM, -2, 2), true),      /* same device: an alias */
@@ -228,6 +265,38 @@ GRADCHECK_UNARY(leaky_relu)
 GRADCHECK_UNARY(elu)
 GRADCHECK_UNARY(hardtanh)
 GRADCHECK_UNARY(clamp)
+GRADCHECK_UNARY(floor)
+GRADCHECK_UNARY(ceil)
+GRADCHECK_UNARY(round)
+GRADCHECK_UNARY(trunc)
+GRADCHECK_UNARY(erfc)
+GRADCHECK_UNARY(erfinv)
+GRADCHECK_UNARY(sinc)
+GRADCHECK_UNARY(deg2rad)
+GRADCHECK_UNARY(rad2deg)
+GRADCHECK_UNARY(frac)
+GRADCHECK_UNARY(log10)
+GRADCHECK_UNARY(hardswish)
+GRADCHECK_UNARY(hardsigmoid)
+GRADCHECK_UNARY(selu)
+GRADCHECK_UNARY(softsign)
+GRADCHECK_UNARY(tanhshrink)
+GRADCHECK_UNARY(logit)
+GRADCHECK_UNARY(celu)
+GRADCHECK_UNARY(hardshrink)
+GRADCHECK_UNARY(softshrink)
+GRADCHECK_UNARY(threshold)
+GRADCHECK_UNARY(clamp_min)
+GRADCHECK_UNARY(clamp_max)
+GRADCHECK_UNARY(nan_to_num)
+/* lgamma: first derivatives only (its derivative is digamma, which has none here: no trigamma),
+   so it is not in unary_cases, whose second derivatives are checked too */
+void gradcheck_lgamma(void) {
+    static const ucase c = U(lgamma, tensor_lgamma, DOM(D_UNIFORM, 0.3, 4), false);
+    check_unary(&c);
+    static const ucase neg = U(lgamma, tensor_lgamma, DOM(D_UNIFORM, -1.8, -1.2), false);
+    check_unary(&neg);
+}
 GRADCHECK_UNARY(add_scalar)
 GRADCHECK_UNARY(sub_scalar)
 GRADCHECK_UNARY(mul_scalar)
@@ -286,6 +355,17 @@ static const bcase binary_cases[] = {
     {"minimum", tensor_minimum, DOM(D_GRID_A, 0, 0), DOM(D_GRID_B, 0, 0), true},
     {"atan2", tensor_atan2, DOM(D_SIGNED, 0.3, 2), DOM(D_UNIFORM, -2, 2), false},
     {"fmod", tensor_fmod, DOM(D_HALF, 0, 0), DOM(D_SIGNED, 0.9, 1.1), true},
+    {"hypot", tensor_hypot, DOM(D_SIGNED, 0.3, 2), DOM(D_SIGNED, 0.3, 2), false},
+    {"logaddexp", tensor_logaddexp, DOM(D_UNIFORM, -2, 2), DOM(D_UNIFORM, -2, 2), false},
+    {"logaddexp2", tensor_logaddexp2, DOM(D_UNIFORM, -2, 2), DOM(D_UNIFORM, -2, 2), false},
+    {"copysign", tensor_copysign, DOM(D_SIGNED, 0.3, 2), DOM(D_SIGNED, 0.3, 2), true},
+    {"remainder", tensor_remainder, DOM(D_HALF, 0, 0), DOM(D_SIGNED, 0.9, 1.1), true},
+    {"fmax", tensor_fmax, DOM(D_GRID_A, 0, 0), DOM(D_GRID_B, 0, 0), true},
+    {"fmin", tensor_fmin, DOM(D_GRID_A, 0, 0), DOM(D_GRID_B, 0, 0), true},
+    {"xlogy", tensor_xlogy, DOM(D_UNIFORM, -2, 2), DOM(D_UNIFORM, 0.3, 3), false},
+    {"xlog1py", tensor_xlog1py, DOM(D_UNIFORM, -2, 2), DOM(D_UNIFORM, -0.6, 2), false},
+    {"float_power", tensor_float_power, DOM(D_UNIFORM, 0.5, 2), DOM(D_UNIFORM, -1.5, 2.5), false},
+    {"ldexp", tensor_ldexp, DOM(D_UNIFORM, -2, 2), DOM(D_UNIFORM, -2, 2), false},
 };
 #define N_BINARY_CASES ((int)(sizeof binary_cases / sizeof binary_cases[0]))
 
@@ -347,6 +427,17 @@ GRADCHECK_BINARY(maximum)
 GRADCHECK_BINARY(minimum)
 GRADCHECK_BINARY(atan2)
 GRADCHECK_BINARY(fmod)
+GRADCHECK_BINARY(hypot)
+GRADCHECK_BINARY(logaddexp)
+GRADCHECK_BINARY(logaddexp2)
+GRADCHECK_BINARY(copysign)
+GRADCHECK_BINARY(remainder)
+GRADCHECK_BINARY(fmax)
+GRADCHECK_BINARY(fmin)
+GRADCHECK_BINARY(xlogy)
+GRADCHECK_BINARY(xlog1py)
+GRADCHECK_BINARY(float_power)
+GRADCHECK_BINARY(ldexp)
 
 /* ============================================================================================== */
 /* where                                                                                          */
@@ -578,22 +669,34 @@ TEST(grad_elementwise_to_dtype_values) {
 TEST(grad_elementwise_nondifferentiable_ops) {
     tensor *x = test_leaf(TENSOR_SHAPE(3, 4), -2, 2);
     tensor *y = test_leaf(TENSOR_SHAPE(4), -2, 2);
-    tensor *r[13] = {tensor_eq(x, y), tensor_ne(x, y), tensor_lt(x, y), tensor_le(x, y), tensor_gt(x, y), tensor_ge(x, y),
-                     tensor_floor(x), tensor_ceil(x), tensor_round(x), tensor_trunc(x), tensor_isnan(x), tensor_isinf(x),
-                     tensor_logical_not(x)};
-    for (int i = 0; i < 13; i++) {
+    tensor *r[9] = {tensor_eq(x, y), tensor_ne(x, y), tensor_lt(x, y), tensor_le(x, y), tensor_gt(x, y), tensor_ge(x, y),
+                    tensor_isnan(x), tensor_isinf(x), tensor_logical_not(x)};
+    for (int i = 0; i < 9; i++) {
         CHECK_MSG(r[i] != NULL, "NODIFF op %d failed: %s", i, tensor_last_error() ? tensor_last_error() : "?");
         CHECK_MSG(r[i] && !tensor_requires_grad(r[i]), "NODIFF op %d: the result requires grad", i);
     }
     CHECK(!tensor_requires_grad(tensor_logical_and(tensor_gt(x, y), tensor_lt(x, y))));
     CHECK(!tensor_requires_grad(tensor_logical_or(tensor_gt(x, y), tensor_lt(x, y))));
-    /* in a graph they contribute nothing: d/dx (x + floor(x) + round(x) * x) = 1 + round(x) */
+    /* floor, ceil, round, trunc stay in the graph with gradient 0 (PyTorch):
+       d/dx (x + floor(x) + round(x) * x) = 1 + round(x) */
     tensor *z = tensor_add(tensor_add(x, tensor_floor(x)), tensor_mul(tensor_round(x), x));
     CHECK(tensor_backward(tensor_sum_all(z)) == 0);
     double *xv = test_values(x), e[12];
     for (int i = 0; i < 12; i++) e[i] = 1 + nearbyint(xv[i]);
     free(xv);
     CHECK_VALUES(tensor_grad(x), e, 12, 0, 0);
+    /* a loss made of them alone has a gradient of zeros (it failed with "does not require grad") */
+    tensor_op rounding[4] = {TENSOR_OP_floor, TENSOR_OP_ceil, TENSOR_OP_round, TENSOR_OP_trunc};
+    tensor *(*rfn[4])(tensor *) = {tensor_floor, tensor_ceil, tensor_round, tensor_trunc};
+    for (int k = 0; k < 4; k++) {
+        tensor_zero_grad(x);
+        tensor *l = tensor_sum_all(rfn[k](x));
+        CHECK_MSG(l && tensor_requires_grad(l), "%s: not in the graph", tensor_op_name(rounding[k]));
+        CHECK_MSG(tensor_backward(l) == 0, "%s: backward failed: %s", tensor_op_name(rounding[k]), tensor_last_error() ? tensor_last_error() : "?");
+        const double zeros[12] = {0};
+        if (tensor_grad(x)) CHECK_VALUES(tensor_grad(x), zeros, 12, 0, 0);
+        else test_fail(__FILE__, __LINE__, "%s: no gradient", tensor_op_name(rounding[k]));
+    }
     /* a condition computed from x: where routes the gradient, the comparison adds none */
     tensor_zero_grad(x);
     tensor *w = tensor_where(tensor_gt(x, y), x, tensor_neg(x));

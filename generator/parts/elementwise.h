@@ -113,11 +113,13 @@ static void tensor__half_rows(char **ptr, const int64_t *st, int64_t n, tensor__
             if (k->vu && st[0] == 4 && st[1] == 4) { k->vu((float *)o, (const float *)a, n, k->prm); return; } \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 double x = *(const float *)(a + i * st[1]);                                              \
+                (void)x;                                                                                 \
                 *(float *)(o + i * st[0]) = (float)(FEXPR);                                              \
             }                                                                                            \
         } else if (k->out == TENSOR_F64 && k->in[0] == TENSOR_F64) {                                     \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 double x = *(const double *)(a + i * st[1]);                                             \
+                (void)x;                                                                                 \
                 *(double *)(o + i * st[0]) = (FEXPR);                                                    \
             }                                                                                            \
         } else if (tensor__half_mode(k, st, 1) == 0) {                                                   \
@@ -125,6 +127,7 @@ static void tensor__half_rows(char **ptr, const int64_t *st, int64_t n, tensor__
         } else {                                                                                         \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 double x = tensor__load_f64(a + i * st[1], k->in[0]);                                    \
+                (void)x;                                                                                 \
                 tensor__store_f64(o + i * st[0], k->out, (double)(FEXPR));                               \
             }                                                                                            \
         }                                                                                                \
@@ -137,11 +140,13 @@ static void tensor__half_rows(char **ptr, const int64_t *st, int64_t n, tensor__
         tensor__ew_ctx *k = (tensor__ew_ctx *)vk;                                                        \
         char *o = ptr[0], *a = ptr[1], *b = ptr[2];                                                      \
         int *err = &k->error;                                                                            \
-        (void)err;                                                                                       \
+        double p0 = k->p0;                                                                               \
+        (void)err; (void)p0;                                                                             \
         if (k->int_compute) {                                                                            \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 int64_t x = tensor__load_i64(a + i * st[1], k->in[0]);                                   \
                 int64_t y = tensor__load_i64(b + i * st[2], k->in[1]);                                   \
+                (void)x; (void)y;                                                                        \
                 (void)x; (void)y;                                                                        \
                 tensor__store_i64(o + i * st[0], k->out, (int64_t)(IEXPR));                              \
             }                                                                                            \
@@ -150,11 +155,13 @@ static void tensor__half_rows(char **ptr, const int64_t *st, int64_t n, tensor__
             if (mode >= 0) { k->vb((float *)o, (const float *)a, (const float *)b, n, mode); return; }   \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 double x = *(const float *)(a + i * st[1]), y = *(const float *)(b + i * st[2]);         \
+                (void)x; (void)y;                                                                        \
                 *(float *)(o + i * st[0]) = (float)(FEXPR);                                              \
             }                                                                                            \
         } else if (k->out == TENSOR_F64 && k->in[0] == TENSOR_F64 && k->in[1] == TENSOR_F64) {          \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 double x = *(const double *)(a + i * st[1]), y = *(const double *)(b + i * st[2]);       \
+                (void)x; (void)y;                                                                        \
                 *(double *)(o + i * st[0]) = (FEXPR);                                                    \
             }                                                                                            \
         } else {                                                                                         \
@@ -164,7 +171,9 @@ static void tensor__half_rows(char **ptr, const int64_t *st, int64_t n, tensor__
             if (tensor__half_mode(k, st, 2) >= 0) { tensor__half_rows(ptr, st, n, k, 2, tensor__loop_##name); return; } \
             for (int64_t i = 0; i < n; i++) {                                                            \
                 double x = tensor__load_f64(a + i * st[1], k->in[0]);                                    \
+                (void)x;                                                                                 \
                 double y = tensor__load_f64(b + i * st[2], k->in[1]);                                    \
+                (void)x; (void)y;                                                                        \
                 tensor__store_f64(o + i * st[0], k->out, (double)(FEXPR));                               \
             }                                                                                            \
         }                                                                                                \
@@ -353,7 +362,24 @@ static bool tensor__elementwise_types(tensor_op op, tensor_dtype common, tensor_
         return true;
     case TENSOR__TYPES_FLOAT: *out = *compute = tensor__is_float(common) ? common : TENSOR_F32; return true;
     case TENSOR__TYPES_BOOL: *out = TENSOR_BOOL; *compute = common; return true;
-    default: *out = *compute = common; return true;
+    case TENSOR__TYPES_BITS: /* integers and bool */
+        if (tensor__is_float(common)) { tensor__fail(tensor__ops[op].fn, "not supported for %s tensors (integer and bool only)", tensor__dtype_names[common]); return false; }
+        *out = *compute = common;
+        return true;
+    case TENSOR__TYPES_INT: /* integers only */
+        if (tensor__is_float(common) || common == TENSOR_BOOL) { tensor__fail(tensor__ops[op].fn, "not supported for %s tensors (integers only)", tensor__dtype_names[common]); return false; }
+        *out = *compute = common;
+        return true;
+    case TENSOR__TYPES_REAL: /* floating only */
+        if (!tensor__is_float(common)) { tensor__fail(tensor__ops[op].fn, "not supported for %s tensors (floating dtypes only)", tensor__dtype_names[common]); return false; }
+        *out = *compute = common;
+        return true;
+    case TENSOR__TYPES_F64: *out = *compute = TENSOR_F64; return true;
+    default:
+        /* square of bool squares 0/1 as integers: int64, as PyTorch */
+        if (op == TENSOR_OP_square && common == TENSOR_BOOL) { *out = *compute = TENSOR_I64; return true; }
+        *out = *compute = common;
+        return true;
     }
 }
 
@@ -361,6 +387,7 @@ static bool tensor__elementwise_types(tensor_op op, tensor_dtype common, tensor_
 static tensor *tensor__unary(tensor_op op, tensor *a, double p0, double p1) {
     const char *fn = tensor__ops[op].fn;
     TENSOR__CHECK_ARG(fn, a);
+    if (op == TENSOR_OP_bitwise_not && a->dtype == TENSOR_BOOL) op = TENSOR_OP_logical_not; /* ~True is False */
     tensor__call c;
     tensor__call_init(&c, op);
     tensor_dtype out;
@@ -388,6 +415,7 @@ static tensor *tensor__binary_typed(tensor_op op, tensor *a, tensor *b, tensor_d
     c.in[0] = a;
     c.in[1] = b;
     c.compute = compute;
+    c.p[0] = op == TENSOR_OP_nextafter && out == TENSOR_F32; /* nextafter steps in the output's precision */
     c.out = tensor__new(fn, nd, shape, out, dev);
     return c.out ? tensor__dispatch(&c) : NULL;
 }
@@ -400,6 +428,10 @@ static tensor *tensor__binary(tensor_op op, tensor *a, tensor *b) {
     tensor_dtype out, compute;
     /* subtraction refuses a bool operand even where the other one promotes it (PyTorch's bool - int) */
     tensor_dtype common = op == TENSOR_OP_sub && (a->dtype == TENSOR_BOOL || b->dtype == TENSOR_BOOL) ? TENSOR_BOOL : tensor__result_type(2, ins);
+    if (op == TENSOR_OP_heaviside && a->dtype != b->dtype) /* as PyTorch */
+        return tensor__fail(fn, "not implemented for tensors with different dtypes (%s and %s)", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]);
+    if (op == TENSOR_OP_nextafter && (common == TENSOR_F16 || common == TENSOR_BF16)) /* as PyTorch's CPU */
+        return tensor__fail(fn, "not supported for %s tensors (f32 and f64 only)", tensor__dtype_names[common]);
     if (!tensor__elementwise_types(op, common, &out, &compute)) return NULL;
     return tensor__binary_typed(op, a, b, out, compute);
 }
@@ -482,8 +514,113 @@ static tensor *tensor__unary_bounds(tensor_op op, tensor *a, double lo, double h
 }
 TENSOR_API tensor *tensor_leaky_relu(tensor *a, double slope) { return tensor__unary(TENSOR_OP_leaky_relu, a, slope, 0); }
 TENSOR_API tensor *tensor_elu(tensor *a, double alpha) { return tensor__unary(TENSOR_OP_elu, a, alpha, 0); }
-TENSOR_API tensor *tensor_hardtanh(tensor *a, double lo, double hi) { return tensor__unary_bounds(TENSOR_OP_hardtanh, a, lo, hi); }
+/* hardtanh keeps an integer dtype, its bounds converted to it (truncated), as PyTorch; an unsigned
+   tensor refuses a negative bound. */
+TENSOR_API tensor *tensor_hardtanh(tensor *a, double lo, double hi) {
+    const char *fn = "tensor_hardtanh";
+    TENSOR__CHECK_ARG(fn, a);
+    if (a->dtype == TENSOR_BOOL) return tensor__fail(fn, "not supported for bool tensors");
+    if (tensor__is_float(a->dtype)) return tensor__unary(TENSOR_OP_hardtanh, a, lo, hi);
+    if (a->dtype == TENSOR_U8 && (lo < 0 || hi < 0)) return tensor__fail(fn, "cannot do hardtanh on an unsigned type with negative limits (%g, %g)", lo, hi);
+    return tensor__unary(TENSOR_OP_hardtanh, a, lo == lo ? trunc(lo) : lo, hi == hi ? trunc(hi) : hi);
+}
 TENSOR_API tensor *tensor_clamp(tensor *a, double lo, double hi) { return tensor__unary_bounds(TENSOR_OP_clamp, a, lo, hi); }
+
+/* ---- more unary ops with parameters (the ops PyTorch users reach for) ---- */
+TENSOR_API tensor *tensor_logit(tensor *a, double eps) { return tensor__unary(TENSOR_OP_logit, a, eps, 0); }
+TENSOR_API tensor *tensor_celu(tensor *a, double alpha) {
+    if (alpha == 0) return tensor__fail("tensor_celu", "alpha cannot be 0 for CELU");
+    return tensor__unary(TENSOR_OP_celu, a, alpha, 0);
+}
+/* v as a tensor of dtype d holds it (PyTorch compares a tensor with a scalar converted to its dtype:
+   f32 0.3f <= threshold 0.3 is true there) */
+static double tensor__scalar_as(double v, tensor_dtype d) {
+    if (!tensor__is_float(d) || d == TENSOR_F64) return v;
+    char buf[8];
+    tensor__store_f64(buf, d, v);
+    return tensor__load_f64(buf, d);
+}
+TENSOR_API tensor *tensor_hardshrink(tensor *a, double lambd) {
+    TENSOR__CHECK_ARG("tensor_hardshrink", a);
+    return tensor__unary(TENSOR_OP_hardshrink, a, tensor__scalar_as(lambd, a->dtype), 0);
+}
+TENSOR_API tensor *tensor_softshrink(tensor *a, double lambd) {
+    TENSOR__CHECK_ARG("tensor_softshrink", a);
+    if (!(lambd >= 0)) return tensor__fail("tensor_softshrink", "lambda must be greater or equal to 0, but found to be %g", lambd);
+    return tensor__unary(TENSOR_OP_softshrink, a, tensor__scalar_as(lambd, a->dtype), 0);
+}
+/* threshold converts both scalars to the tensor's dtype (truncated for integers), as PyTorch */
+TENSOR_API tensor *tensor_threshold(tensor *a, double threshold, double value) {
+    TENSOR__CHECK_ARG("tensor_threshold", a);
+    if (!tensor__is_float(a->dtype) && a->dtype != TENSOR_BOOL)
+        return tensor__unary(TENSOR_OP_threshold, a, threshold == threshold ? trunc(threshold) : threshold, value == value ? trunc(value) : value);
+    return tensor__unary(TENSOR_OP_threshold, a, tensor__scalar_as(threshold, a->dtype), tensor__scalar_as(value, a->dtype));
+}
+/* clamp_min and clamp_max: clamp with one bound (its dtype rules and gradient); a bool tensor
+   counts as int64 (PyTorch's bool with an integer scalar); a NaN bound gives NaN everywhere (a
+   float tensor: 0 * a + NaN, gradient 0, as PyTorch's mask x >= NaN is false). */
+static tensor *tensor__clamp_one(const char *fn, tensor *a, double lo, double hi) {
+    TENSOR__CHECK_ARG(fn, a);
+    double bound = lo == lo ? lo : hi;
+    if (bound != bound) {
+        tensor *f = tensor__is_float(a->dtype) ? NULL : tensor__contiguous_copy(fn, a, TENSOR_F32);
+        if (!tensor__is_float(a->dtype) && !f) return NULL;
+        tensor *z = tensor_mul_scalar(f ? f : a, 0);
+        tensor *r = z ? tensor_add_scalar(z, NAN) : NULL;
+        tensor_free(z);
+        tensor_free(f);
+        return r;
+    }
+    if (a->dtype == TENSOR_BOOL) {
+        tensor *i = tensor__contiguous_copy(fn, a, TENSOR_I64);
+        tensor *r = i ? tensor_clamp(i, lo, hi) : NULL;
+        tensor_free(i);
+        return r;
+    }
+    return tensor_clamp(a, lo, hi);
+}
+TENSOR_API tensor *tensor_clamp_min(tensor *a, double min) { return tensor__clamp_one("tensor_clamp_min", a, min, NAN); }
+TENSOR_API tensor *tensor_clamp_max(tensor *a, double max) { return tensor__clamp_one("tensor_clamp_max", a, NAN, max); }
+
+/* The finite extremes of a floating dtype (nan_to_num's defaults for the infinities). */
+static double tensor__dtype_max(tensor_dtype d) {
+    switch (d) {
+    case TENSOR_F16: return 65504.0;
+    case TENSOR_BF16: return 3.38953138925153547590e38;
+    case TENSOR_F32: return 3.40282346638528859812e38;
+    default: return 1.79769313486231570815e308;
+    }
+}
+/* nan_to_num: NaN -> nan, +inf -> posinf, -inf -> neginf; a NaN argument stands for PyTorch's None
+   (nan 0, the infinities the dtype's largest finite values). Integer and bool tensors come back
+   as a copy. Composite: three wheres with 0-dim constants, so the gradient is g where x is finite
+   and 0 elsewhere (PyTorch's), and every device that has where runs it. */
+static tensor *tensor__full_on(int ndim, const int64_t *shape, double v, tensor_dtype dtype, tensor_device device);
+static tensor *tensor__replace_where(tensor *mask, tensor *a, double v) {
+    if (!mask || !a) return NULL;
+    tensor *c = tensor__full_on(0, NULL, v, a->dtype, a->storage->device);
+    tensor *r = c ? tensor_where(mask, c, a) : NULL;
+    tensor_free(c);
+    return r;
+}
+TENSOR_API tensor *tensor_nan_to_num(tensor *a, double nan, double posinf, double neginf) {
+    const char *fn = "tensor_nan_to_num";
+    TENSOR__CHECK_ARG(fn, a);
+    if (!tensor__is_float(a->dtype)) return tensor_clone(a);
+    double big = tensor__dtype_max(a->dtype);
+    if (nan != nan) nan = 0;
+    if (posinf != posinf) posinf = big;
+    if (neginf != neginf) neginf = -big;
+    tensor *m1 = tensor_isnan(a), *r1 = tensor__replace_where(m1, a, nan);
+    tensor *m2 = tensor_isposinf(a), *r2 = tensor__replace_where(m2, r1, posinf);
+    tensor *m3 = tensor_isneginf(a), *r3 = tensor__replace_where(m3, r2, neginf);
+    tensor_free(m1);
+    tensor_free(r1);
+    tensor_free(m2);
+    tensor_free(r2);
+    tensor_free(m3);
+    return r3;
+}
 
 TENSOR_API tensor *tensor_where(tensor *cond, tensor *a, tensor *b) {
     const char *fn = "tensor_where";

@@ -7,7 +7,7 @@
    TENSOR__UNARY_FORMULAS(X) and TENSOR__BINARY_FORMULAS(X) call X(name, FEXPR, IEXPR): the float
    formula on double x (and y), evaluated in double and rounded once to the output dtype, and the
    integer formula on int64_t x (and y) for ops that keep integer dtypes. p0, p1 are the op's
-   parameters; err (an int *) is the flag a formula raises for a value it cannot compute (integer
+   parameters (a binary op's p0: 1 when its output is f32, which nextafter needs); err (an int *) is the flag a formula raises for a value it cannot compute (integer
    division by zero), which the kernel turns into an error after the loop. */
 #if defined(TENSOR_IMPLEMENTATION) || defined(TENSOR__DEVICE_SOURCE)
 #ifndef TENSOR__FORMULAS_DONE
@@ -65,6 +65,178 @@ TENSOR__HOSTDEV double tensor__logsigmoid(double x) { return x < 0 ? x - log1p(e
 TENSOR__HOSTDEV double tensor__gelu_tanh(double x) { return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 TENSOR__HOSTDEV double tensor__sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
 TENSOR__HOSTDEV double tensor__isinf(double x) { return x == INFINITY || x == -INFINITY; }
+
+/* ---- helpers of the special functions and the ops added with them (host and device alike: no
+   libm function that nvcc lacks, and none that writes global state, as lgamma's signgam) ---- */
+#define TENSOR__PI 3.14159265358979323846
+/* log|Gamma(x)| for x >= 0.5: the recurrence up to z >= 15, then Stirling's series (its error
+   there is below 1e-19). The product of the shifts is at most 15^15, so it cannot overflow. Near
+   the roots 1 and 2 the result is a difference of two values near 26, so its absolute error is
+   about 1e-14 there (exact at 1 and 2). */
+TENSOR__HOSTDEV double tensor__lgamma_pos(double x) {
+    if (x == 1 || x == 2) return 0;
+    double p = 1, z = x;
+    while (z < 15) { p *= z; z += 1; }
+    double r = 1 / z, r2 = r * r;
+    double series = r * (1.0 / 12 - r2 * (1.0 / 360 - r2 * (1.0 / 1260 - r2 * (1.0 / 1680 - r2 * (1.0 / 1188 - r2 * (691.0 / 360360 - r2 / 156))))));
+    return (z - 0.5) * log(z) - z + 0.91893853320467274178 + series - log(p);
+}
+/* log|Gamma(x)| (PyTorch's lgamma): +inf at 0 and the negative integers and at +-inf, the
+   reflection formula below 0.5 (sin(pi x) taken on x reduced to [-1, 1), exactly: large |x| lose
+   nothing there and x near 0 keeps all its digits). */
+TENSOR__HOSTDEV double tensor__lgamma(double x) {
+    if (x != x) return x;
+    if (x == INFINITY || x == -INFINITY) return INFINITY;
+    if (x <= 0 && x == floor(x)) return INFINITY;
+    if (x >= 0.5) return tensor__lgamma_pos(x);
+    double m = x - 2 * floor(x * 0.5 + 0.5); /* x mod 2, in [-1, 1): x itself for x near 0 */
+    double s = fabs(sin(TENSOR__PI * m));
+    return log(TENSOR__PI / s) - tensor__lgamma_pos(1 - x);
+}
+/* The digamma function psi(x) (PyTorch's digamma): psi(+-0) = -+inf, NaN at the negative
+   integers and -inf; reflection below 0, the recurrence up to x >= 10, then the asymptotic series. */
+TENSOR__HOSTDEV double tensor__digamma(double x) {
+    if (x != x || x == INFINITY) return x;
+    if (x == 0) return signbit(x) ? INFINITY : -INFINITY; /* copysign(inf, -x) */
+    double r = 0;
+    if (x < 0) {
+        if (x == floor(x)) return NAN; /* -inf included */
+        r = -TENSOR__PI / tan(TENSOR__PI * (x - floor(x + 0.5))); /* tan has period pi: x reduced to [-0.5, 0.5) */
+        x = 1 - x;
+    }
+    while (x < 10) { r -= 1 / x; x += 1; }
+    double z = 1 / (x * x);
+    double series = z * (1.0 / 12 - z * (1.0 / 120 - z * (1.0 / 252 - z * (1.0 / 240 - z * (1.0 / 132 - z * (691.0 / 32760 - z / 12))))));
+    return r + log(x) - 0.5 / x - series;
+}
+/* The inverse error function: Giles' single-precision approximation, then two Newton steps on
+   erf(y) = |x| (each doubles the correct digits: ~1e-7 -> ~1e-14 -> double precision); above 0.5
+   up to eight (until the step is below an ulp) on log erfc(y) = log(1 - |x|) (1 - |x| exact there), so that values near +-1 keep their
+   digits and the start, extrapolated beyond f32's range there, still converges. */
+TENSOR__HOSTDEV double tensor__erfinv(double x) {
+    if (x != x || x < -1 || x > 1) return NAN;
+    if (x == 1 || x == -1) return x * INFINITY;
+    double ax = fabs(x), t = 1 - ax; /* t exact for ax > 0.5 (Sterbenz) */
+    double w = ax <= 0.5 ? -log1p(-ax * ax) : -log(t * (1 + ax)), p;
+    if (w < 5) {
+        w -= 2.5;
+        p = 2.81022636e-08;
+        p = 3.43273939e-07 + p * w;
+        p = -3.5233877e-06 + p * w;
+        p = -4.39150654e-06 + p * w;
+        p = 0.00021858087 + p * w;
+        p = -0.00125372503 + p * w;
+        p = -0.00417768164 + p * w;
+        p = 0.246640727 + p * w;
+        p = 1.50140941 + p * w;
+    } else {
+        w = sqrt(w) - 3;
+        p = -0.000200214257;
+        p = 0.000100950558 + p * w;
+        p = 0.00134934322 + p * w;
+        p = -0.00367342844 + p * w;
+        p = 0.00573950773 + p * w;
+        p = -0.0076224613 + p * w;
+        p = 0.00943887047 + p * w;
+        p = 1.00167406 + p * w;
+        p = 2.83297682 + p * w;
+    }
+    double y = p * ax;
+    if (ax <= 0.5) {
+        for (int i = 0; i < 2; i++) y += (ax - erf(y)) / (1.12837916709551257390 * exp(-y * y));
+    } else { /* on log erfc(y) = log(1 - |x|): no cancellation near 1, and nearly quadratic in the tail */
+        double lt = log(t);
+        for (int i = 0; i < 8; i++) { /* 2 or 3 steps in f32's range, up to 6 from the extrapolated start */
+            double e = erfc(y), step = (log(e) - lt) * e / (1.12837916709551257390 * exp(-y * y));
+            y += step;
+            if (fabs(step) <= 1e-17 * y) break;
+        }
+    }
+    return copysign(y, x);
+}
+/* sin(pi x) / (pi x), 1 at 0 (PyTorch's sinc) */
+TENSOR__HOSTDEV double tensor__sinc(double x) {
+    if (x == 0) return 1;
+    double t = TENSOR__PI * x;
+    return sin(t) / t;
+}
+/* log(x / (1 - x)) with x clamped to [eps, 1 - eps] first; eps NaN: no clamp (PyTorch's eps=None) */
+TENSOR__HOSTDEV double tensor__logit(double x, double eps) {
+    double z = eps == eps ? tensor__clampd(x, eps, 1 - eps) : x;
+    return log(z / (1 - z));
+}
+TENSOR__HOSTDEV double tensor__hardsigmoid(double x) { return tensor__clampd(x + 3, 0, 6) / 6; }
+TENSOR__HOSTDEV double tensor__selu(double x) {
+    return 1.05070098735548049342 * (x > 0 ? x : 1.67326324235437728482 * expm1(x));
+}
+/* a NaN input gives 0 (softshrink) and NaN (hardshrink), as in PyTorch */
+TENSOR__HOSTDEV double tensor__softshrink(double x, double l) { return x > l ? x - l : x < -l ? x + l : 0.0; }
+TENSOR__HOSTDEV double tensor__hardshrink(double x, double l) { return x >= -l && x <= l ? 0.0 : x; }
+/* logaddexp, logaddexp2: equal infinities give themselves (not inf - inf) */
+TENSOR__HOSTDEV double tensor__logaddexp(double x, double y) {
+    if ((x == INFINITY || x == -INFINITY) && x == y) return x;
+    double m = x < y ? y : x;
+    return m + log1p(exp(-fabs(x - y)));
+}
+TENSOR__HOSTDEV double tensor__logaddexp2(double x, double y) {
+    if ((x == INFINITY || x == -INFINITY) && x == y) return x;
+    double m = x < y ? y : x;
+    return m + log1p(exp2(-fabs(x - y))) * 1.44269504088896340736;
+}
+/* Python's %: the sign of the divisor */
+TENSOR__HOSTDEV double tensor__remainder(double x, double y) {
+    double r = fmod(x, y);
+    if (r != 0 && (r < 0) != (y < 0)) r += y;
+    return r;
+}
+TENSOR__HOSTDEV int64_t tensor__iremainder(int64_t x, int64_t y, int *err) {
+    if (y == 0) { TENSOR__FLAG_RAISE(err); return 0; }
+    if (y == -1) return 0;
+    int64_t r = x % y;
+    if (r != 0 && (r < 0) != (y < 0)) r += y;
+    return r;
+}
+/* Python's //, as PyTorch's div_floor: the quotient of x - fmod(x, y), rounded to the nearest
+   integer and moved down one when fmod's sign differs from y's; a zero divisor gives x / y. */
+TENSOR__HOSTDEV double tensor__floor_divide(double x, double y) {
+    if (y == 0) return x / y;
+    double mod = fmod(x, y), div = (x - mod) / y;
+    if (mod != 0 && (y < 0) != (mod < 0)) div -= 1;
+    if (div == 0) return copysign(0.0, x / y);
+    double f = floor(div);
+    return div - f > 0.5 ? f + 1 : f;
+}
+TENSOR__HOSTDEV int64_t tensor__ifloor_divide(int64_t x, int64_t y, int *err) {
+    if (y == 0) { TENSOR__FLAG_RAISE(err); return 0; }
+    if (y == -1) return tensor__ineg(x); /* INT64_MIN / -1 wraps */
+    int64_t q = x / y, r = x % y;
+    return r != 0 && (r < 0) != (y < 0) ? q - 1 : q;
+}
+/* xlogy and xlog1py: 0 where x == 0 unless y is NaN (PyTorch) */
+TENSOR__HOSTDEV double tensor__xlogy(double x, double y) { return y != y ? y : x == 0 ? 0.0 : x * log(y); }
+TENSOR__HOSTDEV double tensor__xlog1py(double x, double y) { return y != y ? y : x == 0 ? 0.0 : x * log1p(y); }
+/* Shifts by a count outside [0, 64) give 0 (left) or the sign (right), as PyTorch 2 defines them;
+   computed on int64, then narrowed, which gives the same for the narrower dtypes. */
+TENSOR__HOSTDEV int64_t tensor__ishl(int64_t x, int64_t y) { return y < 0 || y >= 64 ? 0 : (int64_t)((uint64_t)x << y); }
+TENSOR__HOSTDEV int64_t tensor__ishr(int64_t x, int64_t y) {
+    if (y < 0 || y >= 64) return x < 0 ? -1 : 0;
+    return x < 0 ? (int64_t)~(~(uint64_t)x >> y) : (int64_t)((uint64_t)x >> y);
+}
+/* gcd and lcm of the magnitudes (non-negative; INT64_MIN's magnitude wraps to itself, as PyTorch) */
+TENSOR__HOSTDEV int64_t tensor__igcd(int64_t x, int64_t y) {
+    uint64_t a = (uint64_t)tensor__iabs(x), b = (uint64_t)tensor__iabs(y);
+    while (b) { uint64_t t = a % b; a = b; b = t; }
+    return (int64_t)a;
+}
+TENSOR__HOSTDEV int64_t tensor__ilcm(int64_t x, int64_t y) {
+    int64_t g = tensor__igcd(x, y);
+    if (g == 0) return 0;
+    return tensor__iabs(tensor__imul(x / g, y));
+}
+/* nextafter in the output's precision: f32 (f32 nonzero) or f64 */
+TENSOR__HOSTDEV double tensor__nextafter(double x, double y, double f32) {
+    return f32 != 0 ? (double)nextafterf((float)x, (float)y) : nextafter(x, y);
+}
 
 /* The optimizers' update of one element (torch.optim's rules, in double): p the parameter, g its
    gradient, *s1 and *s2 the state (SGD: the momentum buffer; Adam, AdamW: exp_avg and exp_avg_sq),
@@ -133,10 +305,34 @@ TENSOR__HOSTDEV double tensor__optim_update(const tensor__optim_rule *r, double 
     X(logical_not, x == 0,                                      x == 0)                  \
     X(isnan,       x != x,                                      0)                       \
     X(isinf,       tensor__isinf(x),                            0)                       \
+    X(erfc,        erfc(x),                                     0)                       \
+    X(erfinv,      tensor__erfinv(x),                           0)                       \
+    X(lgamma,      tensor__lgamma(x),                           0)                       \
+    X(digamma,     tensor__digamma(x),                          0)                       \
+    X(sinc,        tensor__sinc(x),                             0)                       \
+    X(deg2rad,     x * 0.017453292519943295769,                 0)                       \
+    X(rad2deg,     x * 57.295779513082320877,                   0)                       \
+    X(frac,        x - trunc(x),                                0)                       \
+    X(log10,       log10(x),                                    0)                       \
+    X(signbit,     signbit(x) != 0,                             x < 0)                   \
+    X(isfinite,    x == x && !tensor__isinf(x),                 1)                       \
+    X(isposinf,    x == INFINITY,                               0)                       \
+    X(isneginf,    x == -INFINITY,                              0)                       \
+    X(hardswish,   x * tensor__hardsigmoid(x),                  0)                       \
+    X(hardsigmoid, tensor__hardsigmoid(x),                      0)                       \
+    X(selu,        tensor__selu(x),                             0)                       \
+    X(softsign,    x / (1 + fabs(x)),                           0)                       \
+    X(tanhshrink,  x - tanh(x),                                 0)                       \
+    X(bitwise_not, 0,                                           ~x)                      \
     X(leaky_relu,  x > 0 ? x : p0 * x,                          0)                       \
     X(elu,         x > 0 ? x : p0 * expm1(x),                   0)                       \
     X(hardtanh,    tensor__clampd(x, p0, p1),                   tensor__clampi(x, p0, p1)) \
-    X(clamp,       tensor__clampd(x, p0, p1),                   tensor__clampi(x, p0, p1))
+    X(clamp,       tensor__clampd(x, p0, p1),                   tensor__clampi(x, p0, p1)) \
+    X(logit,       tensor__logit(x, p0),                        0)                       \
+    X(celu,        x > 0 ? x : p0 * expm1(x / p0),              0)                       \
+    X(hardshrink,  tensor__hardshrink(x, p0),                   0)                       \
+    X(softshrink,  tensor__softshrink(x, p0),                   0)                       \
+    X(threshold,   x <= p0 ? p1 : x,                            (double)x <= p0 ? (int64_t)p1 : x)
 
 /*  X(name,         float formula (double x, y),    integer formula (int64_t x, y)) */
 #define TENSOR__BINARY_FORMULAS(X)                                        \
@@ -156,7 +352,29 @@ TENSOR__HOSTDEV double tensor__optim_update(const tensor__optim_rule *r, double 
     X(gt,          x > y,                          x > y)                  \
     X(ge,          x >= y,                         x >= y)                 \
     X(logical_and, x != 0 && y != 0,               x != 0 && y != 0)       \
-    X(logical_or,  x != 0 || y != 0,               x != 0 || y != 0)
+    X(logical_or,  x != 0 || y != 0,               x != 0 || y != 0)       \
+    X(hypot,       hypot(x, y),                    0)                      \
+    X(logaddexp,   tensor__logaddexp(x, y),        0)                      \
+    X(logaddexp2,  tensor__logaddexp2(x, y),       0)                      \
+    X(copysign,    copysign(x, y),                 0)                      \
+    X(nextafter,   tensor__nextafter(x, y, p0),    0)                      \
+    X(remainder,   tensor__remainder(x, y),        tensor__iremainder(x, y, err)) \
+    X(floor_divide, tensor__floor_divide(x, y),    tensor__ifloor_divide(x, y, err)) \
+    X(fmax,        fmax(x, y),                     x > y ? x : y)          \
+    X(fmin,        fmin(x, y),                     x < y ? x : y)          \
+    X(heaviside,   x == 0 ? y : (double)(x > 0),   x == 0 ? y : x > 0)     \
+    X(xlogy,       tensor__xlogy(x, y),            0)                      \
+    X(xlog1py,     tensor__xlog1py(x, y),          0)                      \
+    X(float_power, pow(x, y),                      0)                      \
+    X(ldexp,       x * exp2(y),                    0)                      \
+    X(logical_xor, (x != 0) != (y != 0),           (x != 0) != (y != 0))   \
+    X(bitwise_and, 0,                              x & y)                  \
+    X(bitwise_or,  0,                              x | y)                  \
+    X(bitwise_xor, 0,                              x ^ y)                  \
+    X(bitwise_left_shift, 0,                       tensor__ishl(x, y))     \
+    X(bitwise_right_shift, 0,                      tensor__ishr(x, y))     \
+    X(gcd,         0,                              tensor__igcd(x, y))     \
+    X(lcm,         0,                              tensor__ilcm(x, y))
 
 #endif /* TENSOR__FORMULAS_DONE */
 #endif
