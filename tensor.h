@@ -8963,7 +8963,7 @@ TENSOR_API tensor *tensor_roll(tensor *t, int n, const int64_t *shifts, const in
     bool had = tensor__error_set;
     if (!dims) { /* the flattened tensor, shape restored */
         if (n != 1) return tensor__fail(fn, "without dims, exactly one shift is expected, got %d", n);
-        int64_t all = -1;
+        int64_t all = tensor__numel_of(t->ndim, t->shape); /* not -1: an empty tensor has no size to infer */
         tensor *f = tensor_reshape(t, 1, &all), *r = f ? tensor__roll_one(f, 0, shifts[0]) : NULL;
         tensor *out = r ? tensor_reshape(r, t->ndim, t->shape) : NULL;
         tensor_free(f);
@@ -9024,7 +9024,7 @@ TENSOR_API tensor *tensor_repeat_interleave(tensor *t, int64_t repeats, const in
     int d = 0;
     if (dim && (d = tensor__wrap_dim(fn, *dim, t->ndim ? t->ndim : 1)) < 0) return NULL;
     if (dim && t->ndim == TENSOR_MAX_DIMS) return tensor__fail(fn, "tensor of shape %s already has the maximum of %d dims", tensor__shape_of(t), TENSOR_MAX_DIMS);
-    int64_t all = -1, n, numel = tensor__numel_of(t->ndim, t->shape);
+    int64_t n, numel = tensor__numel_of(t->ndim, t->shape), all = numel;
     if (!tensor__size_mul(numel, repeats, &n) || n > TENSOR__MAX_NUMEL) return tensor__fail(fn, "%lld repeats of shape %s give too many elements", (long long)repeats, tensor__shape_of(t));
     /* x: t, flattened when dim is NULL, 1-D when 0-dim; x.unsqueeze(d + 1).expand(..., repeats, ...) reshaped */
     tensor *x = !dim || t->ndim == 0 ? tensor_reshape(t, 1, &all) : tensor__alias(fn, t);
@@ -9079,7 +9079,7 @@ TENSOR_API tensor *tensor_diag(tensor *t, int64_t diagonal) { return tensor__dia
 TENSOR_API tensor *tensor_diagflat(tensor *t, int64_t offset) {
     const char *fn = "tensor_diagflat";
     TENSOR__CHECK_ARG(fn, t);
-    int64_t all = -1;
+    int64_t all = tensor__numel_of(t->ndim, t->shape);
     tensor *f = tensor_reshape(t, 1, &all), *r = f ? tensor__diag(fn, f, offset) : NULL;
     tensor_free(f);
     return r;
@@ -9176,7 +9176,7 @@ TENSOR_API tensor *tensor_cartesian_prod(int n, tensor *const *ts) {
     bool had = tensor__error_set;
     if (tensor__meshgrid(fn, n, ts, "ij", grid) < 0) return NULL;
     int made = 0;
-    int64_t all = -1;
+    int64_t all = tensor__numel_of(grid[0]->ndim, grid[0]->shape);
     for (; made < n; made++) if (!(flat[made] = tensor_reshape(grid[made], 1, &all))) break;
     tensor *r = made == n ? tensor_stack(n, flat, 1) : NULL;
     for (int i = 0; i < n; i++) tensor_free(grid[i]);

@@ -229,6 +229,7 @@ TEST(construct_flip_roll_rot90_values) {
     CHECK_T(tensor_roll(tensor_scalar(3, TENSOR_F32), 1, (const int64_t[]){2}, NULL), SCALAR_SHAPE, 3);
     CHECK_SHAPE(tensor_roll(tensor_zeros(TENSOR_SHAPE(0, 2), TENSOR_F32), 1, (const int64_t[]){1}, (const int[]){0}), TENSOR_SHAPE(0, 2));
     CHECK(!tensor_shares_storage(tensor_roll(m, 1, (const int64_t[]){3}, (const int[]){1}), m));
+    CHECK_SHAPE(tensor_roll(tensor_zeros(TENSOR_SHAPE(0, 2), TENSOR_F32), 1, (const int64_t[]){1}, NULL), TENSOR_SHAPE(0, 2)); /* empty, flattened */
     /* torch.rot90(m, k, (0, 1)) */
     CHECK_T(tensor_rot90(m, 1, 0, 1), TENSOR_SHAPE(3, 2), 2, 5, 1, 4, 0, 3);
     CHECK_T(tensor_rot90(m, -1, 0, 1), TENSOR_SHAPE(3, 2), 3, 0, 4, 1, 5, 2);
@@ -252,6 +253,10 @@ TEST(construct_tile_repeat_interleave_values) {
     CHECK_T(tensor_repeat_interleave(tensor_transpose(m, 0, 1), 2, &d0), TENSOR_SHAPE(6, 2), 0, 3, 0, 3, 1, 4, 1, 4, 2, 5, 2, 5);
     CHECK_T(tensor_repeat_interleave(tensor_scalar(4, TENSOR_I64), 3, &d0), TENSOR_SHAPE(3), 4, 4, 4);
     CHECK_SHAPE(tensor_repeat_interleave(m, 0, &d0), TENSOR_SHAPE(0, 3));
+    CHECK_SHAPE(tensor_repeat_interleave(tensor_zeros(TENSOR_SHAPE(2, 0), TENSOR_F32), 2, NULL), TENSOR_SHAPE(0));
+    CHECK_SHAPE(tensor_diagflat(tensor_zeros(TENSOR_SHAPE(0, 3), TENSOR_F32), 1), TENSOR_SHAPE(1, 1));
+    tensor *e0 = tensor_zeros(TENSOR_SHAPE(0), TENSOR_F32), *e2[2] = {e0, seq(TENSOR_F32, TENSOR_SHAPE(2))};
+    CHECK_SHAPE(tensor_cartesian_prod(2, e2), TENSOR_SHAPE(0, 2));
     CHECK(tensor_get_dtype(tensor_repeat_interleave(seq(TENSOR_I32, TENSOR_SHAPE(2)), 2, NULL)) == TENSOR_I32);
 }
 
