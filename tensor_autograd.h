@@ -15,6 +15,8 @@
 
 static TENSOR__THREAD_LOCAL bool tensor__no_grad; /* grad mode is per thread, as in PyTorch */
 
+static bool tensor__grad_on(void) { return !tensor__no_grad; }
+
 TENSOR_API bool tensor_set_grad_enabled(bool on) {
     bool was = !tensor__no_grad;
     tensor__no_grad = !on;
@@ -1080,6 +1082,27 @@ static int tensor__derivative_pad(tensor__node *n, tensor *g, tensor **grads) {
 }
 static int tensor__derivative_tril(tensor__node *n, tensor *g, tensor **grads) { return TENSOR__OK(grads[0] = tensor_tril(g, n->ip[0])); }
 static int tensor__derivative_triu(tensor__node *n, tensor *g, tensor **grads) { return TENSOR__OK(grads[0] = tensor_triu(g, n->ip[0])); }
+/* as_strided, unfold, diagonal (>>construct): the same view taken of x's flat positions says
+   where each element of g came from; g is summed into zeros of x's shape there (scatter_add, so
+   differentiable in g). as_strided: the input was contiguous (its front-end checks), so storage
+   position x->offset + p is x's element p. */
+static int tensor__derivative_view_back(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X, *pos = tensor__positions(x->ndim, x->shape), *idx = NULL;
+    if (pos) {
+        switch (n->op) {
+        case TENSOR_OP_as_strided: idx = tensor_as_strided(pos, n->n_dims, n->ip, n->ip + 8, (int64_t)n->p[0]); break;
+        case TENSOR_OP_unfold: idx = tensor_unfold(pos, (int)n->ip[0], n->ip[1], n->ip[2]); break;
+        default: idx = tensor_diagonal(pos, n->ip[0], (int)n->ip[1], (int)n->ip[2]); break;
+        }
+    }
+    grads[0] = tensor__scatter_positions("tensor_backward", x->ndim, x->shape, idx, g);
+    tensor_free(idx);
+    tensor_free(pos);
+    return TENSOR__OK(grads[0]);
+}
+static int tensor__derivative_as_strided(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_view_back(n, g, grads); }
+static int tensor__derivative_unfold(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_view_back(n, g, grads); }
+static int tensor__derivative_diagonal(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_view_back(n, g, grads); }
 /* gather(t, dim, index): g scattered back. */
 static int tensor__derivative_gather(tensor__node *n, tensor *g, tensor **grads) {
     tensor *x = TENSOR__X;

@@ -92,6 +92,18 @@ TENSOR_API tensor_dtype   tensor_promote_types(tensor_dtype a, tensor_dtype b); 
 
 /* ---- Shape helpers that return several tensors ---- */
 TENSOR_API int tensor_split(tensor *t, int64_t split_size, int dim, tensor **out, int max_out); /* views; returns count, -1 on error */
+/* torch.chunk: at most `chunks` views of equal size along dim (the last smaller); returns count, -1 on error */
+TENSOR_API int tensor_chunk(tensor *t, int chunks, int dim, tensor **out, int max_out);
+/* torch.tensor_split with a number of sections: `sections` views, the first size % sections one longer */
+TENSOR_API int tensor_tensor_split(tensor *t, int64_t sections, int dim, tensor **out, int max_out);
+/* torch.tensor_split with indices: n + 1 views, t[:indices[0]], t[indices[0]:indices[1]], ..., t[indices[n-1]:] */
+TENSOR_API int tensor_tensor_split_indices(tensor *t, int n, const int64_t *indices, int dim, tensor **out, int max_out);
+/* torch.unbind: the size(dim) views t.select(dim, i); returns count, -1 on error */
+TENSOR_API int tensor_unbind(tensor *t, int dim, tensor **out, int max_out);
+/* torch.broadcast_tensors: out[i] = ts[i] expanded to the common shape (views); returns n, -1 on error */
+TENSOR_API int tensor_broadcast_tensors(int n, tensor *const *ts, tensor **out);
+/* torch.meshgrid of n 0-D or 1-D tensors, indexing "ij" (NULL) or "xy"; out[i] are expanded views; returns n, -1 on error */
+TENSOR_API int tensor_meshgrid(int n, tensor *const *ts, const char *indexing, tensor **out);
 
 /* ---- The op registry at run time ---- */
 TENSOR_API const char *tensor_op_name(tensor_op op);          /* "add", ...; NULL if out of range */

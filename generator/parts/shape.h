@@ -193,9 +193,11 @@ TENSOR_API tensor *tensor_transpose(tensor *t, int dim0, int dim1) {
     return tensor__make_view(&c, t, t->ndim, sh, st, t->offset);
 }
 
-TENSOR_API tensor *tensor_expand(tensor *t, int ndim, const int64_t *shape) {
+/* expand, and broadcast_to / expand_as through it (messages name fn). */
+static tensor *tensor__expand(const char *fn, tensor *t, int ndim, const int64_t *shape) {
     tensor__call c;
     tensor__call_init(&c, TENSOR_OP_expand);
+    c.fn = fn;
     TENSOR__CHECK_ARG(c.fn, t);
     if (ndim < 0 || ndim > TENSOR_MAX_DIMS) return tensor__fail(c.fn, "ndim %d is out of range [0, %d]", ndim, TENSOR_MAX_DIMS);
     if (ndim > 0 && !shape) return tensor__fail(c.fn, "shape is NULL with ndim %d", ndim);
@@ -223,6 +225,7 @@ TENSOR_API tensor *tensor_expand(tensor *t, int ndim, const int64_t *shape) {
     if (tensor__check_shape(c.fn, ndim, sh) < 0) return NULL;
     return tensor__make_view(&c, t, ndim, sh, st, t->offset);
 }
+TENSOR_API tensor *tensor_expand(tensor *t, int ndim, const int64_t *shape) { return tensor__expand("tensor_expand", t, ndim, shape); }
 
 TENSOR_API tensor *tensor_squeeze(tensor *t, int dim) {
     tensor__call c;

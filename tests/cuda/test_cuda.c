@@ -372,6 +372,41 @@ TEST(cuda_shape_and_index_ops_match_the_cpu) {
     tensor_scope_end();
 }
 
+/* The shape and construction ops of construct.h are composites and views: on the device they run
+   the device's kernels (diag_embed and the views' backward through scatter_add, roll through cat). */
+static tensor *c_roll(tensor *const *a) { return tensor_roll(a[0], 2, (const int64_t[]){2, -1}, (const int[]){0, 2}); }
+static tensor *c_rot90(tensor *const *a) { return tensor_rot90(a[0], 1, 1, 2); }
+static tensor *c_repeat_interleave(tensor *const *a) { int d = 1; return tensor_repeat_interleave(a[0], 3, &d); }
+static tensor *c_diagonal(tensor *const *a) { return tensor_diagonal(a[0], 1, 2, 1); }
+static tensor *c_unfold(tensor *const *a) { return tensor_unfold(a[0], 2, 3, 2); }
+static tensor *c_as_strided(tensor *const *a) { return tensor_as_strided(a[0], 2, (const int64_t[]){5, 4}, (const int64_t[]){3, 2}, 7); }
+static tensor *c_diag_embed(tensor *const *a) { return tensor_diag_embed(a[0], -1, 0, 2); }
+static tensor *c_block_diag(tensor *const *a) { return tensor_block_diag(2, a); }
+static tensor *c_hstack(tensor *const *a) { return tensor_hstack(2, a); }
+static tensor *c_tile(tensor *const *a) { return tensor_tile(a[0], 2, (const int64_t[]){2, 3}); }
+TEST(cuda_construct_ops_match_the_cpu) {
+    NEED_GPU();
+    tensor_scope_begin();
+    tensor *x = rnd(TENSOR_F32, 3, (const int64_t[]){4, 5, 6}, 50);
+    cuda_case("roll", 1, IN(x), c_roll);
+    cuda_case("rot90", 1, IN(x), c_rot90);
+    cuda_case("repeat_interleave", 1, IN(x), c_repeat_interleave);
+    cuda_case("diagonal", 1, IN(x), c_diagonal);
+    cuda_case("unfold", 1, IN(x), c_unfold);
+    cuda_case("as_strided", 1, IN(x), c_as_strided);
+    cuda_case("diag_embed", 1, IN(x), c_diag_embed);
+    cuda_case("diag_embed i64", 1, IN(tensor_to_dtype(x, TENSOR_I64)), c_diag_embed);
+    cuda_case("block_diag", 2, IN(rnd(TENSOR_F32, 2, (const int64_t[]){2, 3}, 51), rnd(TENSOR_F32, 1, (const int64_t[]){4}, 52)), c_block_diag);
+    cuda_case("hstack", 2, IN(rnd(TENSOR_F32, 2, (const int64_t[]){3, 2}, 53), rnd(TENSOR_F32, 2, (const int64_t[]){3, 4}, 54)), c_hstack);
+    cuda_case("tile", 1, IN(x), c_tile);
+    /* the *_like ops keep the device */
+    tensor *d = device_cuda(x);
+    tensor *likes[4] = {tensor_zeros_like(d), tensor_full_like(d, 2.5), tensor_empty_like(d), tensor_randn_like(d)};
+    for (int i = 0; i < 4; i++) CHECK(likes[i] && tensor_get_device(likes[i]) == DEVICE_UNDER_TEST && tensor_numel(likes[i]) == 120);
+    device_check_same("full_like", likes[1], tensor_full_like(x, 2.5));
+    tensor_scope_end();
+}
+
 /* dropout draws the CPU's words: the same seed gives the same mask on both, and the generator
    goes on from the same place. */
 TEST(cuda_dropout_matches_the_cpu_bit_for_bit) {
