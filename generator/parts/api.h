@@ -304,6 +304,9 @@ TENSOR_API void tensor__register_device(const tensor__device *d);
    unary_backward_fused, optim_simd); -1 for another name. The tests compare each fast path with the
    reference, and with these they also see that it is taken where it should be. */
 TENSOR_API int64_t     tensor_test_path_count(const char *path);
+/* products.h: "einsum_cost", the planned multiply-adds of this thread's last einsum; "copies", how
+   many operand arrangements of the products (per thread) had to be copied rather than viewed. */
+TENSOR_API double      tensor_test_products_stat(const char *what);
 /* Allocation-failure injection: from now on, count every memory request of the library (storage,
    handles, graph nodes, scratch, whether cached or not) and fail the k-th one (0: fail none).
    tensor_test_alloc_count() is the number of requests since the last call. */
