@@ -48,7 +48,8 @@
 
    SECTIONS (search for the anchor)
        >>api >>impl >>core >>errors >>scopes >>dtypes >>dispatch >>iter >>create >>rng
-       >>elementwise >>reduce >>shape >>index >>linalg >>nn >>print >>autograd >>runtime
+       >>elementwise >>reduce >>shape >>index >>linalg >>nn >>norm >>conv >>pool
+       >>attention >>loss >>print >>autograd >>runtime
 
    VERSION 0.1.0. The licence (MIT) is at the end of the file.
 */
@@ -9760,7 +9761,7 @@ static bool tensor__gemm_spread(int64_t count, int64_t m, int64_t n, int64_t k) 
     return count >= threads && (count % threads == 0 || count >= 4 * threads);
 }
 /* ==== end generator/parts/gemm.h ==== */
-/* ==== begin generator/parts/nn.h ==== */
+/* ==== begin generator/parts/linalg.h ==== */
 // >>linalg -------------------------------------------------------------------------------------
 /* Matrix products and the neural-network functions built on them. The dense kernels (matmul and
    the convolutions, which lower to im2col + the same GEMM) have a fast path that packs operands
@@ -10176,8 +10177,15 @@ TENSOR_API tensor *tensor_linear(tensor *x, tensor *weight, tensor *bias) {
     tensor_free(y);
     return r;
 }
-
+/* ==== end generator/parts/linalg.h ==== */
+/* ==== begin generator/parts/nn.h ==== */
 // >>nn -----------------------------------------------------------------------------------------
+/* The neural-network functions without a part of their own (softmax, log_softmax, embedding,
+   dropout, relu's fused backward) and what the nn parts after this one share: rows along a dim
+   and the vector level of their kernels. The families follow in their own parts: >>norm
+   (layer_norm, rms_norm), >>conv (conv1d, conv2d), >>pool (max_pool2d, avg_pool2d), >>attention
+   (scaled_dot_product_attention), >>loss (cross_entropy, nll_loss and the other losses). */
+
 /* Rows along one dim: the start offsets (in elements) of every row of up to two tensors of one
    shape, walked in row-major order of the other dims. dim -1 stands for the single one-element
    row of a 0-dim tensor. */
@@ -10432,6 +10440,188 @@ static tensor *tensor__softmax_front(tensor_op op, tensor *t, int dim) {
 TENSOR_API tensor *tensor_softmax(tensor *t, int dim) { return tensor__softmax_front(TENSOR_OP_softmax, t, dim); }
 TENSOR_API tensor *tensor_log_softmax(tensor *t, int dim) { return tensor__softmax_front(TENSOR_OP_log_softmax, t, dim); }
 
+/* The vector level the kernels of the nn parts (this one and those after it) may use: 2 for
+   AVX2+FMA, 3 for AVX-512F as well (x86 with gcc/clang), 0 for the plain loops. Chosen like the elementwise kernels (>>simd): the CPU's
+   best, or a lower one named by TENSOR_SIMD, so the tests can run every path on one machine. */
+#if TENSOR__SIMD_X86 /* gcc/clang on x86 without TENSOR_NO_SIMD; >>simd included <immintrin.h> */
+#define TENSOR__NN_AVX2 1
+#define TENSOR__NN_AVX512 1
+#define TENSOR__AVX2_FN __attribute__((target("avx2,fma")))
+#define TENSOR__AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) inline /* no call in the loops */
+#define TENSOR__AVX512_FN __attribute__((target("avx512f,avx2,fma")))
+/* Unrolls the next loop whole, so arrays of vectors indexed by its counter stay in registers (gcc
+   -O2 keeps a 6-trip loop and its arrays in memory: 5x slower Winograd transforms, measured) */
+#define TENSOR__UNROLL _Pragma("GCC unroll 8")
+#else
+#define TENSOR__NN_AVX2 0
+#define TENSOR__NN_AVX512 0
+#endif
+static int tensor__nn_isa(void) {
+#if TENSOR__NN_AVX512
+    const tensor__simd_isa *v = tensor__simd();
+    return !v ? 0 : v->width >= 16 ? 3 : v->width >= 8 ? 2 : 0;
+#else
+    return 0;
+#endif
+}
+
+/* ---- embedding ---- */
+
+/* out: [*indices.shape, D] = weight[indices[...], :]; an index outside [0, V) is an error. */
+static int tensor__cpu_embedding(tensor__call *c) {
+    tensor *w = c->in[0], *ix = c->in[1], *out = c->out;
+    int64_t V = w->shape[0], D = w->shape[1];
+    size_t esz = tensor__dtype_sizes[w->dtype];
+    int64_t count = tensor__numel_of(ix->ndim, ix->shape), idx[TENSOR_MAX_DIMS] = {0};
+    const char *wb = (const char *)w->storage->data, *ib = (const char *)ix->storage->data;
+    char *o = tensor__data(out);
+    for (int64_t q = 0; q < count; q++, tensor__next_index(ix->ndim, ix->shape, idx)) {
+        int64_t v = tensor__load_i64(ib + tensor__offset_of(ix, idx) * (int64_t)tensor__dtype_sizes[ix->dtype], ix->dtype);
+        if (v < 0 || v >= V) {
+            tensor__fail(c->fn, "index %lld is out of range for %lld embeddings (weight shape %s)", (long long)v, (long long)V, tensor__shape_of(w));
+            return 1;
+        }
+        const char *src = wb + (size_t)(w->offset + v * w->strides[0]) * esz;
+        char *dst = o + (size_t)(q * D) * esz;
+        if (w->strides[1] == 1 || D <= 1) memcpy(dst, src, (size_t)D * esz);
+        else for (int64_t d = 0; d < D; d++) memcpy(dst + (size_t)d * esz, src + (size_t)(d * w->strides[1]) * esz, esz);
+    }
+    return 0;
+}
+
+TENSOR_API tensor *tensor_embedding(tensor *weight, tensor *indices) {
+    const char *fn = "tensor_embedding";
+    TENSOR__CHECK_ARG(fn, weight);
+    TENSOR__CHECK_ARG(fn, indices);
+    tensor *ins[2] = {weight, indices};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    if (weight->ndim != 2) return tensor__fail(fn, "weight must be 2-D [num_embeddings, embedding_dim], got shape %s", tensor__shape_of(weight));
+    if (indices->dtype != TENSOR_I64 && indices->dtype != TENSOR_I32)
+        return tensor__fail(fn, "indices must be an int64 or int32 tensor, got %s", tensor__dtype_names[indices->dtype]);
+    if (indices->ndim + 1 > TENSOR_MAX_DIMS) return tensor__fail(fn, "indices of shape %s have too many dims for the output", tensor__shape_of(indices));
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int d = 0; d < indices->ndim; d++) shape[d] = indices->shape[d];
+    shape[indices->ndim] = weight->shape[1];
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_embedding);
+    c.n_in = 2;
+    c.in[0] = weight;
+    c.in[1] = indices;
+    c.out = tensor__new(fn, indices->ndim + 1, shape, weight->dtype, weight->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* ---- dropout ---- */
+
+/* out: same shape as x = x * mask, mask (out2, kept for the derivative) 0 or 1 / (1 - p), drawn
+   from the library RNG in row-major order (one 32-bit draw per element, kept with probability
+   1 - p). Not training or p == 0: a copy; p == 1: x * 0 (NaN stays NaN, as in PyTorch). */
+static int tensor__cpu_dropout(tensor__call *c) {
+    tensor *out = c->out;
+    double p = c->p[0];
+    bool training = c->ip[0] != 0;
+    tensor__copy_into(out, c->in[0]);
+    if (!training || p == 0) return 0;
+    c->out2 = tensor__new_like(c->fn, out, out->dtype);
+    if (!c->out2) return 1;
+    double scale = p == 1 ? 0 : 1.0 / (1.0 - p);
+    tensor__rng_fill_run(TENSOR__RNG_KEEP, out->dtype, tensor__data(c->out2), tensor__numel_of(out->ndim, out->shape), 0, scale, p, tensor__data(out));
+    return 0;
+}
+
+TENSOR_API tensor *tensor_dropout(tensor *x, double p, bool training) {
+    const char *fn = "tensor_dropout";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!(p >= 0 && p <= 1)) return tensor__fail(fn, "dropout probability has to be between 0 and 1, got %g", p);
+    if (training && p > 0 && !tensor__is_float(x->dtype))
+        return tensor__fail(fn, "expected a floating input when training, got %s", tensor__dtype_names[x->dtype]);
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_dropout);
+    c.n_in = 1;
+    c.in[0] = x;
+    c.p[0] = p;
+    c.ip[0] = training;
+    c.out = tensor__new_like(fn, x, x->dtype);
+    if (c.out && training && p > 0 && x->storage->device != TENSOR_CPU) {
+        /* a device's kernel gets the mask to fill (out2) and the generator's place (the same words
+           the CPU kernel would take: the masks agree bit for bit): key, counter, stream, skip */
+        if (!(c.out2 = tensor__new_like(fn, x, x->dtype))) { tensor_free(c.out); return NULL; }
+        tensor__rng_fill f;
+        f.kind = TENSOR__RNG_KEEP;
+        tensor__rng_fill_take(&f, tensor__numel_of(x->ndim, x->shape));
+        c.ip[1] = (int64_t)((uint64_t)f.key[0] | (uint64_t)f.key[1] << 32);
+        c.ip[2] = (int64_t)f.counter;
+        c.ip[3] = f.stream;
+        c.ip[4] = f.skip;
+    }
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* ---- relu's backward (used by its derivative in >>autograd) ---- */
+
+/* relu's gradient in one pass, PyTorch's threshold_backward: gx = x <= 0 ? 0 : g (so a NaN x
+   passes g, and an infinite or NaN g at x <= 0 gives 0, not inf * 0). The op-composed formula of
+   >>autograd (create_graph, and the reference kernels) computes the same values. */
+#if TENSOR__NN_AVX2
+static TENSOR__AVX2_FN int64_t tensor__relu_bwd_avx2_f32(float *o, const float *x, const float *g, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) /* NLE_UQ: x > 0 or NaN */
+        _mm256_storeu_ps(o + i, _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), _mm256_setzero_ps(), _CMP_NLE_UQ), _mm256_loadu_ps(g + i)));
+    _mm256_zeroupper();
+    return i;
+}
+static TENSOR__AVX2_FN int64_t tensor__relu_bwd_avx2_f64(double *o, const double *x, const double *g, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        _mm256_storeu_pd(o + i, _mm256_and_pd(_mm256_cmp_pd(_mm256_loadu_pd(x + i), _mm256_setzero_pd(), _CMP_NLE_UQ), _mm256_loadu_pd(g + i)));
+    _mm256_zeroupper();
+    return i;
+}
+#endif
+typedef struct { const char *x, *g; char *gx; bool f32; } tensor__relu_bwd_task;
+static void tensor__relu_bwd_range(int64_t begin, int64_t end, void *vt) {
+    const tensor__relu_bwd_task *t = (const tensor__relu_bwd_task *)vt;
+    int64_t n = end - begin, i = 0;
+    if (t->f32) {
+        float *o = (float *)t->gx + begin;
+        const float *x = (const float *)t->x + begin, *g = (const float *)t->g + begin;
+#if TENSOR__NN_AVX2
+        if (tensor__nn_isa() >= 2) { TENSOR__PATH_TAKEN(relu_backward_fused); i = tensor__relu_bwd_avx2_f32(o, x, g, n); }
+#endif
+        for (; i < n; i++) o[i] = x[i] <= 0 ? 0.0f : g[i];
+    } else {
+        double *o = (double *)t->gx + begin;
+        const double *x = (const double *)t->x + begin, *g = (const double *)t->g + begin;
+#if TENSOR__NN_AVX2
+        if (tensor__nn_isa() >= 2) i = tensor__relu_bwd_avx2_f64(o, x, g, n);
+#endif
+        for (; i < n; i++) o[i] = x[i] <= 0 ? 0.0 : g[i];
+    }
+}
+
+/* 1 with *gx set, 0 when this path does not take the case (the reference kernels; not f32/f64;
+   g of another dtype or shape; an operand not contiguous), -1 on error. g is the engine's, dropped
+   after the derivative: when its storage has no other handle (a gradient made by the derivative
+   below, not the caller's grad_out), gx is written over it, which saves a buffer's worth of memory
+   traffic. */
+static int tensor__relu_backward(const char *fn, tensor *x, tensor *g, tensor **gx) {
+    if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) || g->dtype != x->dtype || !tensor__same_shape(x, g) ||
+        !tensor__contiguous(x) || !tensor__contiguous(g) || x->storage->device != TENSOR_CPU)
+        return 0;
+    tensor *r = tensor__refs_sole(&g->storage->refs, tensor__self) ? tensor__view_of(fn, g, g->ndim, g->shape, g->strides, g->offset) : tensor__new_like(fn, x, x->dtype);
+    if (!r) return -1;
+    tensor__relu_bwd_task t;
+    t.x = tensor__data(x);
+    t.g = tensor__data(g);
+    t.gx = tensor__data(r);
+    t.f32 = x->dtype == TENSOR_F32;
+    tensor__parallel_for(tensor__numel_of(x->ndim, x->shape), TENSOR__GRAIN_ELEMENTWISE, tensor__relu_bwd_range, &t);
+    *gx = r;
+    return 1;
+}
+/* ==== end generator/parts/nn.h ==== */
+/* ==== begin generator/parts/norm.h ==== */
+// >>norm ---------------------------------------------------------------------------------------
 /* ---- layer_norm, rms_norm (over the last dim) ---- */
 
 /* An optional norm parameter (weight, bias) as a contiguous array of dtype dt: the tensor's own
@@ -10687,32 +10877,9 @@ static tensor *tensor__norm_front(tensor_op op, tensor *x, tensor *weight, tenso
 }
 TENSOR_API tensor *tensor_layer_norm(tensor *x, tensor *weight, tensor *bias, double eps) { return tensor__norm_front(TENSOR_OP_layer_norm, x, weight, bias, eps); }
 TENSOR_API tensor *tensor_rms_norm(tensor *x, tensor *weight, double eps) { return tensor__norm_front(TENSOR_OP_rms_norm, x, weight, NULL, eps); }
-
-/* The vector level the kernels of this part may use: 2 for AVX2+FMA, 3 for AVX-512F as well (x86
-   with gcc/clang), 0 for the plain loops. Chosen like the elementwise kernels (>>simd): the CPU's
-   best, or a lower one named by TENSOR_SIMD, so the tests can run every path on one machine. */
-#if TENSOR__SIMD_X86 /* gcc/clang on x86 without TENSOR_NO_SIMD; >>simd included <immintrin.h> */
-#define TENSOR__NN_AVX2 1
-#define TENSOR__NN_AVX512 1
-#define TENSOR__AVX2_FN __attribute__((target("avx2,fma")))
-#define TENSOR__AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) inline /* no call in the loops */
-#define TENSOR__AVX512_FN __attribute__((target("avx512f,avx2,fma")))
-/* Unrolls the next loop whole, so arrays of vectors indexed by its counter stay in registers (gcc
-   -O2 keeps a 6-trip loop and its arrays in memory: 5x slower Winograd transforms, measured) */
-#define TENSOR__UNROLL _Pragma("GCC unroll 8")
-#else
-#define TENSOR__NN_AVX2 0
-#define TENSOR__NN_AVX512 0
-#endif
-static int tensor__nn_isa(void) {
-#if TENSOR__NN_AVX512
-    const tensor__simd_isa *v = tensor__simd();
-    return !v ? 0 : v->width >= 16 ? 3 : v->width >= 8 ? 2 : 0;
-#else
-    return 0;
-#endif
-}
-
+/* ==== end generator/parts/norm.h ==== */
+/* ==== begin generator/parts/conv.h ==== */
+// >>conv ---------------------------------------------------------------------------------------
 /* ---- convolutions: im2col + GEMM ---- */
 
 /* One convolution as 2-D: conv1d is the case H = kH = 1 (stride, padding and dilation act on W). */
@@ -11828,6 +11995,261 @@ TENSOR_API tensor *tensor_conv1d(tensor *x, tensor *w, tensor *bias, int stride,
     return tensor__conv_front(TENSOR_OP_conv1d, 1, x, w, bias, stride, padding, dilation, groups);
 }
 
+/* ---- backward (used by the derivatives in >>autograd) ---- */
+
+/* The element strides of a convolution output's gradient as [n, o, h, w] (0 on absent dims). */
+static void tensor__conv_out_strides(const tensor *gr, int sd, bool batched, int64_t *gs) {
+    int nd = gr->ndim;
+    gs[0] = batched ? gr->strides[0] : 0;
+    gs[1] = gr->strides[nd - sd - 1];
+    gs[2] = sd == 2 ? gr->strides[nd - 2] : 0;
+    gs[3] = gr->strides[nd - 1];
+}
+
+/* The reference: the adjoint of the convolution sum, written out in double straight from the
+   strided x, w and gradient gr. gx: [N, C, H, W], gw: [O, Cg, kH, kW], gb: [O] (row-major doubles,
+   zeroed by the caller; NULL where not wanted) accumulate. */
+static void tensor__conv_backward_reference(const tensor *x, const tensor *w, const tensor *gr, const int64_t *gs, const tensor__conv_geom *g,
+                                            double *gx, double *gw, double *gb) {
+    int64_t ex = (int64_t)tensor__dtype_sizes[x->dtype], ew = (int64_t)tensor__dtype_sizes[w->dtype], eg = (int64_t)tensor__dtype_sizes[gr->dtype];
+    const char *xb = (const char *)x->storage->data, *wb = (const char *)w->storage->data, *gbase = (const char *)gr->storage->data;
+    int64_t Cg = g->C / g->groups, Og = g->O / g->groups;
+    for (int64_t n = 0; n < g->N; n++)
+        for (int64_t oc = 0; oc < g->O; oc++)
+            for (int64_t oh = 0; oh < g->oH; oh++)
+                for (int64_t ow = 0; ow < g->oW; ow++) {
+                    double gv = tensor__load_f64(gbase + (gr->offset + n * gs[0] + oc * gs[1] + oh * gs[2] + ow * gs[3]) * eg, gr->dtype);
+                    if (gb) gb[oc] += gv;
+                    int64_t grp = oc / Og;
+                    for (int64_t ic = 0; ic < Cg; ic++)
+                        for (int64_t ki = 0; ki < g->kH; ki++)
+                            for (int64_t kj = 0; kj < g->kW; kj++) {
+                                int64_t ih = oh * g->sh - g->ph + ki * g->dh, iw = ow * g->sw - g->pw + kj * g->dw;
+                                if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W) continue;
+                                int64_t c = grp * Cg + ic;
+                                if (gx) {
+                                    int64_t wo = w->offset + oc * g->ws[0] + ic * g->ws[1] + ki * g->ws[2] + kj * g->ws[3];
+                                    gx[((n * g->C + c) * g->H + ih) * g->W + iw] += gv * tensor__load_f64(wb + wo * ew, w->dtype);
+                                }
+                                if (gw) {
+                                    int64_t xo = x->offset + n * g->xs[0] + c * g->xs[1] + ih * g->xs[2] + iw * g->xs[3];
+                                    gw[((oc * Cg + ic) * g->kH + ki) * g->kW + kj] += gv * tensor__load_f64(xb + xo * ex, x->dtype);
+                                }
+                            }
+                }
+}
+
+/* sum of r[0..n) in double, four chains so the adds overlap (f32 rows: tensor__row_sum_f32). */
+static double tensor__sum_row_f64(const double *r, int64_t n) {
+    double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) { a0 += r[i]; a1 += r[i + 1]; a2 += r[i + 2]; a3 += r[i + 3]; }
+    for (; i < n; i++) a0 += r[i];
+    return (a0 + a1) + (a2 + a3);
+}
+
+/* sum of the bf16 r[0..n), through f32 in chunks that stay in L1. */
+static double tensor__sum_row_bf16(const uint16_t *r, int64_t n) {
+    float t[256];
+    double acc = 0;
+    for (int64_t i = 0; i < n; i += 256) {
+        int64_t m = n - i < 256 ? n - i : 256;
+        tensor__half_to_f32(t, r + i, m, true);
+        acc += tensor__row_sum_f32(t, m);
+    }
+    return acc;
+}
+
+/* d[i] += t[i], i < n (compute dtype ct). */
+static void tensor__add_to(void *d, const void *t, int64_t n, tensor_dtype ct) {
+    if (ct == TENSOR_F32) tensor__add_row_f32((float *)d, (const float *)t, n);
+    else tensor__add_row_f64((double *)d, (const double *)t, n);
+}
+
+/* Per block of images and group (gc_g: the images' gc[n, grp * Og.., :] side by side, [Og, bn P];
+   a block of one image reads gc in place, a larger one copies the rows into the block buffer):
+     gx: cols[K, bn P] = w_g^T[K, Og] @ gc_g (w_g read transposed through strides), then col2im
+         sums each image's columns into its gx [Cg, H, W] (a 1x1 kernel with stride 1 and no padding
+         writes gx itself);
+     gw: cols = the images' im2col [K, bn P]; sum_g[Og, K] += gc_g @ cols^T (cols read transposed),
+         into this chunk's own sum (slot 0's is gw itself);
+     gb: the rows of gc summed (in double) into gbn[n, grp * Og..], while they are in cache. */
+static void tensor__conv_bwd_blocks(int64_t begin, int64_t end, void *ctx) {
+    tensor__conv_job *j = (tensor__conv_job *)ctx;
+    const tensor__conv_geom *g = j->g;
+    size_t cs = tensor__dtype_sizes[j->ct], es = tensor__dtype_sizes[j->sd];
+    int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW, X = Cg * g->H * g->W;
+    int slot = tensor__conv_claim(j);
+    char *gw = j->gw ? j->gw + (size_t)(slot * g->O * K) * cs : NULL;
+    char *cols = j->scratch + (size_t)slot * tensor__conv_slot_bytes(g, j->ct, j->direct, j->bn);
+    char *blk = j->direct ? cols : cols + (size_t)(K * j->bn * P) * cs;
+    if (j->sd == TENSOR_BF16) TENSOR__PATH_TAKEN(conv_bf16);
+    for (int64_t bi = begin; bi < end; bi++) {
+        int64_t n0 = bi * j->bn, bn = g->N - n0 < j->bn ? g->N - n0 : j->bn, ld = bn * P;
+        /* the scatter col2im adds into gx: zeroed first (the vector gathers write every element) */
+        if (j->out && !j->direct && !j->vec) memset(j->out + (size_t)(n0 * g->C * g->H * g->W) * cs, 0, (size_t)(bn * g->C * g->H * g->W) * cs);
+        for (int64_t grp = 0; grp < g->groups; grp++) {
+            const char *gcg = j->gc + (size_t)((n0 * g->O + grp * Og) * P) * es;
+            for (int64_t i = 0; i < bn; i++)
+                for (int64_t q = 0; q < Og; q++) {
+                    const char *r = j->gc + (size_t)(((n0 + i) * g->O + grp * Og + q) * P) * es;
+                    if (bn > 1) r = (const char *)memcpy(blk + (size_t)(q * ld + i * P) * es, r, (size_t)P * es); /* then summed in L1 */
+                    if (j->gbn)
+                        j->gbn[(n0 + i) * g->O + grp * Og + q] = j->sd == TENSOR_BF16 ? tensor__sum_row_bf16((const uint16_t *)(const void *)r, P)
+                                                                 : j->ct == TENSOR_F32  ? tensor__row_sum_f32((const float *)r, P)
+                                                                                        : tensor__sum_row_f64((const double *)r, P);
+                }
+            if (bn > 1) gcg = blk;
+            if (j->out) {
+                char *xg = j->out + (size_t)((n0 * g->groups + grp) * X) * cs;
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, j->sd, K, ld, Og, j->w + (size_t)(grp * Og * K) * es, 1, K, gcg, ld, 1, j->direct ? (void *)xg : cols, ld, 1, false));
+                for (int64_t i = 0; i < bn && !j->direct; i++) {
+                    char *xi = j->out + (size_t)(((n0 + i) * g->groups + grp) * X) * cs;
+#if TENSOR__NN_AVX2
+                    if (j->vec == 2) { tensor__col2im_avx2((float *)xi, (const float *)cols + i * P, ld, g, Cg); continue; }
+#endif
+#if TENSOR__NN_AVX512
+                    if (j->vec == 3) { tensor__col2im_avx512((float *)xi, (const float *)cols + i * P, ld, g, Cg); continue; }
+#endif
+                    if (j->ct == TENSOR_F32) tensor__col2im_f32((float *)xi, (const float *)cols + i * P, ld, g, Cg);
+                    else tensor__col2im_f64((double *)xi, (const double *)cols + i * P, ld, g, Cg);
+                }
+            }
+            if (gw) {
+                const char *B = NULL;
+                for (int64_t i = 0; i < bn; i++) B = tensor__conv_im2col(j, cols, ld, i * P, j->x + (size_t)(((n0 + i) * g->groups + grp) * X) * es);
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, j->sd, Og, K, ld, gcg, ld, 1, B, 1, ld, gw + (size_t)(grp * Og * K) * cs, K, 1, true));
+            }
+        }
+    }
+}
+
+/* The fast path, in the compute dtype ct (f32, or f64 for f64) with the forward's machinery: gc is
+   the gradient [N, O, P] (P = oH * oW), contiguous of the operand dtype sd (ct, or bf16 for the
+   bf16 kernel, which then reads x and w as bf16 too; its products still land in ct); gx, gw and
+   the per-image sums of gb come from tensor__conv_bwd_blocks, spread over the blocks like the
+   forward; gb adds the images' sums in order, in double. gx, gw, gb are contiguous ct buffers of x's, w's and [O]'s size, or NULL.
+   Returns 0, or 1 after recording an error. */
+static int tensor__conv_backward_fast(const char *fn, const tensor *x, const tensor *w, const char *gc, const tensor__conv_geom *g, tensor_dtype ct,
+                                      tensor_dtype sd, void *gx, void *gw, void *gb) {
+    size_t cs = tensor__dtype_sizes[ct];
+    int64_t K = g->C / g->groups * g->kH * g->kW, wn = g->O * K;
+    tensor *xc = NULL, *wc = NULL;
+    int rc = 0;
+    if (gw && !(x->dtype == sd && tensor__contiguous(x))) rc |= !(xc = tensor__contiguous_copy(fn, x, sd));
+    if (gx && !(w->dtype == sd && tensor__contiguous(w))) rc |= !(wc = tensor__contiguous_copy(fn, w, sd));
+#if TENSOR__NN_AVX2
+    if (sd == ct && tensor__wino_ok(g, ct)) {
+        rc = rc || tensor__wino_backward(fn, g, gw ? (const float *)tensor__data(xc ? xc : x) : NULL, gx ? (const float *)tensor__data(wc ? wc : w) : NULL,
+                                         (const float *)gc, (float *)gx, (float *)gw, (float *)gb);
+        tensor_free(xc);
+        tensor_free(wc);
+        return rc;
+    }
+#endif
+    tensor__conv_job j;
+    if (!tensor__conv_job_init(fn, &j, g, ct, sd)) rc = 1;
+    /* the slots' gw sums side by side (gw itself when there is one slot); the images' gb sums */
+    int64_t slots = tensor__conv_slots(&j);
+    char *sums = !gw ? NULL : slots > 1 ? (char *)tensor__cache_alloc((size_t)(slots * wn) * cs) : (char *)gw;
+    j.gbn = gb ? (double *)tensor__cache_alloc((size_t)(g->N * g->O) * sizeof(double) + 1) : NULL;
+    if (!rc && ((gw && !sums) || (gb && !j.gbn))) rc = (tensor__fail(fn, "out of memory allocating convolution scratch"), 1);
+    if (!rc) {
+        j.x = gw ? (const char *)tensor__data(xc ? xc : x) : NULL;
+        j.w = gx ? (const char *)tensor__data(wc ? wc : w) : NULL;
+        j.gc = gc;
+        j.out = (char *)gx;
+        j.gw = sums;
+        if (sums) memset(sums, 0, (size_t)((sums == (char *)gw ? 1 : slots) * wn) * cs);
+        if (!tensor__conv_blocks(tensor__conv_bwd_blocks, &j)) rc = (tensor__fail(fn, "out of memory allocating convolution scratch"), 1);
+        if (!rc && sums && sums != (char *)gw) {
+            memcpy(gw, sums, (size_t)wn * cs);
+            for (int s = 1; s < j.slot && s < slots; s++) tensor__add_to(gw, sums + (size_t)(s * wn) * cs, wn, ct);
+        }
+        for (int64_t o = 0; !rc && gb && o < g->O; o++) {
+            double acc = 0;
+            for (int64_t n = 0; n < g->N; n++) acc += j.gbn[n * g->O + o];
+            if (ct == TENSOR_F32) ((float *)gb)[o] = (float)acc;
+            else ((double *)gb)[o] = acc;
+        }
+    }
+    if (sums != (char *)gw) tensor__cache_free(sums);
+    tensor__cache_free(j.scratch);
+    tensor__cache_free(j.gbn);
+    tensor_free(xc);
+    tensor_free(wc);
+    return rc;
+}
+
+/* Gradients of a convolution with the call layout of conv2d/conv1d (ip = {stride, padding,
+   dilation, groups}, sd spatial dims): gx of x's shape, gw of w's shape, gb [O], each computed only
+   where its pointer is non-NULL, each a new contiguous tensor of x's dtype (f16/bf16 compute in
+   f32). g: the output's gradient, any layout and floating dtype. Returns 0, or 1 after recording an
+   error. */
+static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, tensor *g, const int64_t *ip, tensor **gx, tensor **gw, tensor **gb) {
+    if (!tensor__host_only(fn, x, "the backward of convolutions")) return -1;
+    tensor__conv_geom geo;
+    bool batched = x->ndim == sd + 2;
+    int od = batched ? sd + 2 : sd + 1;
+    if (g->ndim != od || (batched && g->shape[0] != x->shape[0]) || g->shape[od - sd - 1] != w->shape[0]) {
+        tensor__fail(fn, "the gradient of shape %s does not fit a convolution of input %s and weight %s", tensor__shape_of(g), tensor__shape_of(x), tensor__shape_of(w));
+        return 1;
+    }
+    tensor__conv_geometry_of(x, w, g, sd, ip, &geo);
+    int64_t O = geo.O;
+    tensor *rx = gx ? tensor__new_like(fn, x, x->dtype) : NULL;
+    tensor *rw = gw ? tensor__new_like(fn, w, x->dtype) : NULL;
+    tensor *rb = gb ? tensor__new(fn, 1, &O, x->dtype, x->storage->device) : NULL;
+    int rc = (gx && !rx) || (gw && !rw) || (gb && !rb);
+    tensor *outs[3] = {rx, rw, rb};
+    int64_t counts[3] = {rx ? tensor__numel_of(rx->ndim, rx->shape) : 0, rw ? tensor__numel_of(rw->ndim, rw->shape) : 0, rb ? O : 0};
+    /* the compute buffers: doubles for the reference; ct for the fast path, the results themselves
+       where they are of ct */
+    bool ref = tensor__reference_kernels;
+    tensor_dtype ct = ref ? TENSOR_F64 : tensor__gemm_dtype(x->dtype);
+    void *buf[3] = {NULL, NULL, NULL};
+    bool own[3] = {false, false, false};
+    for (int i = 0; i < 3 && !rc; i++) {
+        if (!outs[i]) continue;
+        own[i] = ref || outs[i]->dtype != ct;
+        buf[i] = own[i] ? tensor__scratch(fn, (size_t)counts[i] * tensor__dtype_sizes[ct]) : (void *)tensor__data(outs[i]);
+        rc |= !buf[i];
+    }
+    if (!rc && tensor__numel_of(g->ndim, g->shape) == 0) { /* every term has a factor of g: all zero, whatever the planes' size */
+        for (int i = 0; i < 3; i++) if (buf[i]) memset(buf[i], 0, (size_t)counts[i] * tensor__dtype_sizes[ct]);
+    } else if (!rc) {
+        if (ref) {
+            for (int i = 0; i < 3; i++) if (buf[i]) memset(buf[i], 0, (size_t)counts[i] * sizeof(double));
+            int64_t gs[4];
+            tensor__conv_out_strides(g, sd, batched, gs);
+            tensor__conv_backward_reference(x, w, g, gs, &geo, (double *)buf[0], (double *)buf[1], (double *)buf[2]);
+        } else {
+            /* bf16 operands only when all three are bf16 (a wider gradient is not rounded to bf16) */
+            tensor_dtype opd = x->dtype == w->dtype && g->dtype == x->dtype ? tensor__conv_operand_dtype(x->dtype, &geo) : ct;
+            bool g_ok = g->dtype == opd && tensor__contiguous(g);
+            tensor *gcopy = g_ok ? NULL : tensor__contiguous_copy(fn, g, opd);
+            rc = (!g_ok && !gcopy) || tensor__conv_backward_fast(fn, x, w, tensor__data(gcopy ? gcopy : g), &geo, ct, opd, buf[0], buf[1], buf[2]);
+            tensor_free(gcopy);
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        if (!rc && own[i]) tensor__unpack(tensor__data(outs[i]), outs[i]->dtype, buf[i], ct, counts[i]);
+        if (own[i]) tensor__free_aligned(buf[i]);
+    }
+    if (rc) {
+        tensor_free(rx);
+        tensor_free(rw);
+        tensor_free(rb);
+        return 1;
+    }
+    if (gx) *gx = rx;
+    if (gw) *gw = rw;
+    if (gb) *gb = rb;
+    return 0;
+}
+/* ==== end generator/parts/conv.h ==== */
+/* ==== begin generator/parts/pool.h ==== */
+// >>pool ---------------------------------------------------------------------------------------
 /* ---- pooling ---- */
 
 /* One plane of pooling in the compute type T (f32, or f64 for f64). Window (oh, ow) covers input
@@ -12240,98 +12662,26 @@ static tensor *tensor__pool_front(tensor_op op, tensor *x, int kernel, int strid
 TENSOR_API tensor *tensor_max_pool2d(tensor *x, int kernel, int stride, int padding) { return tensor__pool_front(TENSOR_OP_max_pool2d, x, kernel, stride, padding); }
 TENSOR_API tensor *tensor_avg_pool2d(tensor *x, int kernel, int stride, int padding) { return tensor__pool_front(TENSOR_OP_avg_pool2d, x, kernel, stride, padding); }
 
-/* ---- embedding ---- */
+/* ---- backward (used by the derivatives in >>autograd) ---- */
 
-/* out: [*indices.shape, D] = weight[indices[...], :]; an index outside [0, V) is an error. */
-static int tensor__cpu_embedding(tensor__call *c) {
-    tensor *w = c->in[0], *ix = c->in[1], *out = c->out;
-    int64_t V = w->shape[0], D = w->shape[1];
-    size_t esz = tensor__dtype_sizes[w->dtype];
-    int64_t count = tensor__numel_of(ix->ndim, ix->shape), idx[TENSOR_MAX_DIMS] = {0};
-    const char *wb = (const char *)w->storage->data, *ib = (const char *)ix->storage->data;
-    char *o = tensor__data(out);
-    for (int64_t q = 0; q < count; q++, tensor__next_index(ix->ndim, ix->shape, idx)) {
-        int64_t v = tensor__load_i64(ib + tensor__offset_of(ix, idx) * (int64_t)tensor__dtype_sizes[ix->dtype], ix->dtype);
-        if (v < 0 || v >= V) {
-            tensor__fail(c->fn, "index %lld is out of range for %lld embeddings (weight shape %s)", (long long)v, (long long)V, tensor__shape_of(w));
-            return 1;
-        }
-        const char *src = wb + (size_t)(w->offset + v * w->strides[0]) * esz;
-        char *dst = o + (size_t)(q * D) * esz;
-        if (w->strides[1] == 1 || D <= 1) memcpy(dst, src, (size_t)D * esz);
-        else for (int64_t d = 0; d < D; d++) memcpy(dst + (size_t)d * esz, src + (size_t)(d * w->strides[1]) * esz, esz);
-    }
-    return 0;
+/* Gradient of max or average pooling (ip = {kernel, stride, padding}, stride already resolved) for
+   x: a new contiguous tensor of x's shape and dtype (f16/bf16 compute in f32). g: the output's
+   gradient, any layout and floating dtype. Max sends each window's gradient to the position the
+   forward picked (tensor__pool_argmax); avg spreads g / k^2 over the window's in-bounds elements. */
+static tensor *tensor__pool_backward(const char *fn, bool is_max, tensor *x, tensor *g, const int64_t *ip) {
+    if (!tensor__host_only(fn, x, "the backward of pooling")) return NULL;
+    int xd = x->ndim;
+    if (g->ndim != xd || (xd == 4 && g->shape[0] != x->shape[0]) || g->shape[xd - 3] != x->shape[xd - 3])
+        return tensor__fail(fn, "the gradient of shape %s does not fit a pooling of input %s", tensor__shape_of(g), tensor__shape_of(x));
+    tensor *r = tensor__new_like(fn, x, x->dtype);
+    if (!r) return NULL;
+    if (tensor__numel_of(g->ndim, g->shape) == 0) { tensor__fill(r, 0); return r; }
+    if (tensor__pool_run(fn, is_max, true, x, g, r, ip)) { tensor_free(r); return NULL; }
+    return r;
 }
-
-TENSOR_API tensor *tensor_embedding(tensor *weight, tensor *indices) {
-    const char *fn = "tensor_embedding";
-    TENSOR__CHECK_ARG(fn, weight);
-    TENSOR__CHECK_ARG(fn, indices);
-    tensor *ins[2] = {weight, indices};
-    if (!tensor__same_device(fn, 2, ins)) return NULL;
-    if (weight->ndim != 2) return tensor__fail(fn, "weight must be 2-D [num_embeddings, embedding_dim], got shape %s", tensor__shape_of(weight));
-    if (indices->dtype != TENSOR_I64 && indices->dtype != TENSOR_I32)
-        return tensor__fail(fn, "indices must be an int64 or int32 tensor, got %s", tensor__dtype_names[indices->dtype]);
-    if (indices->ndim + 1 > TENSOR_MAX_DIMS) return tensor__fail(fn, "indices of shape %s have too many dims for the output", tensor__shape_of(indices));
-    int64_t shape[TENSOR_MAX_DIMS];
-    for (int d = 0; d < indices->ndim; d++) shape[d] = indices->shape[d];
-    shape[indices->ndim] = weight->shape[1];
-    tensor__call c;
-    tensor__call_init(&c, TENSOR_OP_embedding);
-    c.n_in = 2;
-    c.in[0] = weight;
-    c.in[1] = indices;
-    c.out = tensor__new(fn, indices->ndim + 1, shape, weight->dtype, weight->storage->device);
-    return c.out ? tensor__dispatch(&c) : NULL;
-}
-
-/* ---- dropout ---- */
-
-/* out: same shape as x = x * mask, mask (out2, kept for the derivative) 0 or 1 / (1 - p), drawn
-   from the library RNG in row-major order (one 32-bit draw per element, kept with probability
-   1 - p). Not training or p == 0: a copy; p == 1: x * 0 (NaN stays NaN, as in PyTorch). */
-static int tensor__cpu_dropout(tensor__call *c) {
-    tensor *out = c->out;
-    double p = c->p[0];
-    bool training = c->ip[0] != 0;
-    tensor__copy_into(out, c->in[0]);
-    if (!training || p == 0) return 0;
-    c->out2 = tensor__new_like(c->fn, out, out->dtype);
-    if (!c->out2) return 1;
-    double scale = p == 1 ? 0 : 1.0 / (1.0 - p);
-    tensor__rng_fill_run(TENSOR__RNG_KEEP, out->dtype, tensor__data(c->out2), tensor__numel_of(out->ndim, out->shape), 0, scale, p, tensor__data(out));
-    return 0;
-}
-
-TENSOR_API tensor *tensor_dropout(tensor *x, double p, bool training) {
-    const char *fn = "tensor_dropout";
-    TENSOR__CHECK_ARG(fn, x);
-    if (!(p >= 0 && p <= 1)) return tensor__fail(fn, "dropout probability has to be between 0 and 1, got %g", p);
-    if (training && p > 0 && !tensor__is_float(x->dtype))
-        return tensor__fail(fn, "expected a floating input when training, got %s", tensor__dtype_names[x->dtype]);
-    tensor__call c;
-    tensor__call_init(&c, TENSOR_OP_dropout);
-    c.n_in = 1;
-    c.in[0] = x;
-    c.p[0] = p;
-    c.ip[0] = training;
-    c.out = tensor__new_like(fn, x, x->dtype);
-    if (c.out && training && p > 0 && x->storage->device != TENSOR_CPU) {
-        /* a device's kernel gets the mask to fill (out2) and the generator's place (the same words
-           the CPU kernel would take: the masks agree bit for bit): key, counter, stream, skip */
-        if (!(c.out2 = tensor__new_like(fn, x, x->dtype))) { tensor_free(c.out); return NULL; }
-        tensor__rng_fill f;
-        f.kind = TENSOR__RNG_KEEP;
-        tensor__rng_fill_take(&f, tensor__numel_of(x->ndim, x->shape));
-        c.ip[1] = (int64_t)((uint64_t)f.key[0] | (uint64_t)f.key[1] << 32);
-        c.ip[2] = (int64_t)f.counter;
-        c.ip[3] = f.stream;
-        c.ip[4] = f.skip;
-    }
-    return c.out ? tensor__dispatch(&c) : NULL;
-}
-
+/* ==== end generator/parts/pool.h ==== */
+/* ==== begin generator/parts/attention.h ==== */
+// >>attention ----------------------------------------------------------------------------------
 /* ---- attention ---- */
 
 /* softmax(q k^T / sqrt(E) + bias) v, written with matmul, transpose, softmax and where/add so
@@ -12405,7 +12755,9 @@ TENSOR_API tensor *tensor_scaled_dot_product_attention(tensor *q, tensor *k, ten
     tensor_free(attn);
     return r;
 }
-
+/* ==== end generator/parts/attention.h ==== */
+/* ==== begin generator/parts/loss.h ==== */
+// >>loss ---------------------------------------------------------------------------------------
 /* ---- losses (mean reduction) ---- */
 
 /* Checks class-index targets against input [C] (targets 0-dim), [N, C] (targets [N]) or
@@ -12746,337 +13098,7 @@ TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tenso
     tensor_free(t2);
     return r;
 }
-
-/* ---- backward kernels (used by the derivatives in >>autograd) ---- */
-
-/* relu's gradient in one pass, PyTorch's threshold_backward: gx = x <= 0 ? 0 : g (so a NaN x
-   passes g, and an infinite or NaN g at x <= 0 gives 0, not inf * 0). The op-composed formula of
-   >>autograd (create_graph, and the reference kernels) computes the same values. */
-#if TENSOR__NN_AVX2
-static TENSOR__AVX2_FN int64_t tensor__relu_bwd_avx2_f32(float *o, const float *x, const float *g, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) /* NLE_UQ: x > 0 or NaN */
-        _mm256_storeu_ps(o + i, _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), _mm256_setzero_ps(), _CMP_NLE_UQ), _mm256_loadu_ps(g + i)));
-    _mm256_zeroupper();
-    return i;
-}
-static TENSOR__AVX2_FN int64_t tensor__relu_bwd_avx2_f64(double *o, const double *x, const double *g, int64_t n) {
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        _mm256_storeu_pd(o + i, _mm256_and_pd(_mm256_cmp_pd(_mm256_loadu_pd(x + i), _mm256_setzero_pd(), _CMP_NLE_UQ), _mm256_loadu_pd(g + i)));
-    _mm256_zeroupper();
-    return i;
-}
-#endif
-typedef struct { const char *x, *g; char *gx; bool f32; } tensor__relu_bwd_task;
-static void tensor__relu_bwd_range(int64_t begin, int64_t end, void *vt) {
-    const tensor__relu_bwd_task *t = (const tensor__relu_bwd_task *)vt;
-    int64_t n = end - begin, i = 0;
-    if (t->f32) {
-        float *o = (float *)t->gx + begin;
-        const float *x = (const float *)t->x + begin, *g = (const float *)t->g + begin;
-#if TENSOR__NN_AVX2
-        if (tensor__nn_isa() >= 2) { TENSOR__PATH_TAKEN(relu_backward_fused); i = tensor__relu_bwd_avx2_f32(o, x, g, n); }
-#endif
-        for (; i < n; i++) o[i] = x[i] <= 0 ? 0.0f : g[i];
-    } else {
-        double *o = (double *)t->gx + begin;
-        const double *x = (const double *)t->x + begin, *g = (const double *)t->g + begin;
-#if TENSOR__NN_AVX2
-        if (tensor__nn_isa() >= 2) i = tensor__relu_bwd_avx2_f64(o, x, g, n);
-#endif
-        for (; i < n; i++) o[i] = x[i] <= 0 ? 0.0 : g[i];
-    }
-}
-
-/* 1 with *gx set, 0 when this path does not take the case (the reference kernels; not f32/f64;
-   g of another dtype or shape; an operand not contiguous), -1 on error. g is the engine's, dropped
-   after the derivative: when its storage has no other handle (a gradient made by the derivative
-   below, not the caller's grad_out), gx is written over it, which saves a buffer's worth of memory
-   traffic. */
-static int tensor__relu_backward(const char *fn, tensor *x, tensor *g, tensor **gx) {
-    if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) || g->dtype != x->dtype || !tensor__same_shape(x, g) ||
-        !tensor__contiguous(x) || !tensor__contiguous(g) || x->storage->device != TENSOR_CPU)
-        return 0;
-    tensor *r = tensor__refs_sole(&g->storage->refs, tensor__self) ? tensor__view_of(fn, g, g->ndim, g->shape, g->strides, g->offset) : tensor__new_like(fn, x, x->dtype);
-    if (!r) return -1;
-    tensor__relu_bwd_task t;
-    t.x = tensor__data(x);
-    t.g = tensor__data(g);
-    t.gx = tensor__data(r);
-    t.f32 = x->dtype == TENSOR_F32;
-    tensor__parallel_for(tensor__numel_of(x->ndim, x->shape), TENSOR__GRAIN_ELEMENTWISE, tensor__relu_bwd_range, &t);
-    *gx = r;
-    return 1;
-}
-
-/* The element strides of a convolution output's gradient as [n, o, h, w] (0 on absent dims). */
-static void tensor__conv_out_strides(const tensor *gr, int sd, bool batched, int64_t *gs) {
-    int nd = gr->ndim;
-    gs[0] = batched ? gr->strides[0] : 0;
-    gs[1] = gr->strides[nd - sd - 1];
-    gs[2] = sd == 2 ? gr->strides[nd - 2] : 0;
-    gs[3] = gr->strides[nd - 1];
-}
-
-/* The reference: the adjoint of the convolution sum, written out in double straight from the
-   strided x, w and gradient gr. gx: [N, C, H, W], gw: [O, Cg, kH, kW], gb: [O] (row-major doubles,
-   zeroed by the caller; NULL where not wanted) accumulate. */
-static void tensor__conv_backward_reference(const tensor *x, const tensor *w, const tensor *gr, const int64_t *gs, const tensor__conv_geom *g,
-                                            double *gx, double *gw, double *gb) {
-    int64_t ex = (int64_t)tensor__dtype_sizes[x->dtype], ew = (int64_t)tensor__dtype_sizes[w->dtype], eg = (int64_t)tensor__dtype_sizes[gr->dtype];
-    const char *xb = (const char *)x->storage->data, *wb = (const char *)w->storage->data, *gbase = (const char *)gr->storage->data;
-    int64_t Cg = g->C / g->groups, Og = g->O / g->groups;
-    for (int64_t n = 0; n < g->N; n++)
-        for (int64_t oc = 0; oc < g->O; oc++)
-            for (int64_t oh = 0; oh < g->oH; oh++)
-                for (int64_t ow = 0; ow < g->oW; ow++) {
-                    double gv = tensor__load_f64(gbase + (gr->offset + n * gs[0] + oc * gs[1] + oh * gs[2] + ow * gs[3]) * eg, gr->dtype);
-                    if (gb) gb[oc] += gv;
-                    int64_t grp = oc / Og;
-                    for (int64_t ic = 0; ic < Cg; ic++)
-                        for (int64_t ki = 0; ki < g->kH; ki++)
-                            for (int64_t kj = 0; kj < g->kW; kj++) {
-                                int64_t ih = oh * g->sh - g->ph + ki * g->dh, iw = ow * g->sw - g->pw + kj * g->dw;
-                                if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W) continue;
-                                int64_t c = grp * Cg + ic;
-                                if (gx) {
-                                    int64_t wo = w->offset + oc * g->ws[0] + ic * g->ws[1] + ki * g->ws[2] + kj * g->ws[3];
-                                    gx[((n * g->C + c) * g->H + ih) * g->W + iw] += gv * tensor__load_f64(wb + wo * ew, w->dtype);
-                                }
-                                if (gw) {
-                                    int64_t xo = x->offset + n * g->xs[0] + c * g->xs[1] + ih * g->xs[2] + iw * g->xs[3];
-                                    gw[((oc * Cg + ic) * g->kH + ki) * g->kW + kj] += gv * tensor__load_f64(xb + xo * ex, x->dtype);
-                                }
-                            }
-                }
-}
-
-/* sum of r[0..n) in double, four chains so the adds overlap (f32 rows: tensor__row_sum_f32). */
-static double tensor__sum_row_f64(const double *r, int64_t n) {
-    double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) { a0 += r[i]; a1 += r[i + 1]; a2 += r[i + 2]; a3 += r[i + 3]; }
-    for (; i < n; i++) a0 += r[i];
-    return (a0 + a1) + (a2 + a3);
-}
-
-/* sum of the bf16 r[0..n), through f32 in chunks that stay in L1. */
-static double tensor__sum_row_bf16(const uint16_t *r, int64_t n) {
-    float t[256];
-    double acc = 0;
-    for (int64_t i = 0; i < n; i += 256) {
-        int64_t m = n - i < 256 ? n - i : 256;
-        tensor__half_to_f32(t, r + i, m, true);
-        acc += tensor__row_sum_f32(t, m);
-    }
-    return acc;
-}
-
-/* d[i] += t[i], i < n (compute dtype ct). */
-static void tensor__add_to(void *d, const void *t, int64_t n, tensor_dtype ct) {
-    if (ct == TENSOR_F32) tensor__add_row_f32((float *)d, (const float *)t, n);
-    else tensor__add_row_f64((double *)d, (const double *)t, n);
-}
-
-/* Per block of images and group (gc_g: the images' gc[n, grp * Og.., :] side by side, [Og, bn P];
-   a block of one image reads gc in place, a larger one copies the rows into the block buffer):
-     gx: cols[K, bn P] = w_g^T[K, Og] @ gc_g (w_g read transposed through strides), then col2im
-         sums each image's columns into its gx [Cg, H, W] (a 1x1 kernel with stride 1 and no padding
-         writes gx itself);
-     gw: cols = the images' im2col [K, bn P]; sum_g[Og, K] += gc_g @ cols^T (cols read transposed),
-         into this chunk's own sum (slot 0's is gw itself);
-     gb: the rows of gc summed (in double) into gbn[n, grp * Og..], while they are in cache. */
-static void tensor__conv_bwd_blocks(int64_t begin, int64_t end, void *ctx) {
-    tensor__conv_job *j = (tensor__conv_job *)ctx;
-    const tensor__conv_geom *g = j->g;
-    size_t cs = tensor__dtype_sizes[j->ct], es = tensor__dtype_sizes[j->sd];
-    int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW, X = Cg * g->H * g->W;
-    int slot = tensor__conv_claim(j);
-    char *gw = j->gw ? j->gw + (size_t)(slot * g->O * K) * cs : NULL;
-    char *cols = j->scratch + (size_t)slot * tensor__conv_slot_bytes(g, j->ct, j->direct, j->bn);
-    char *blk = j->direct ? cols : cols + (size_t)(K * j->bn * P) * cs;
-    if (j->sd == TENSOR_BF16) TENSOR__PATH_TAKEN(conv_bf16);
-    for (int64_t bi = begin; bi < end; bi++) {
-        int64_t n0 = bi * j->bn, bn = g->N - n0 < j->bn ? g->N - n0 : j->bn, ld = bn * P;
-        /* the scatter col2im adds into gx: zeroed first (the vector gathers write every element) */
-        if (j->out && !j->direct && !j->vec) memset(j->out + (size_t)(n0 * g->C * g->H * g->W) * cs, 0, (size_t)(bn * g->C * g->H * g->W) * cs);
-        for (int64_t grp = 0; grp < g->groups; grp++) {
-            const char *gcg = j->gc + (size_t)((n0 * g->O + grp * Og) * P) * es;
-            for (int64_t i = 0; i < bn; i++)
-                for (int64_t q = 0; q < Og; q++) {
-                    const char *r = j->gc + (size_t)(((n0 + i) * g->O + grp * Og + q) * P) * es;
-                    if (bn > 1) r = (const char *)memcpy(blk + (size_t)(q * ld + i * P) * es, r, (size_t)P * es); /* then summed in L1 */
-                    if (j->gbn)
-                        j->gbn[(n0 + i) * g->O + grp * Og + q] = j->sd == TENSOR_BF16 ? tensor__sum_row_bf16((const uint16_t *)(const void *)r, P)
-                                                                 : j->ct == TENSOR_F32  ? tensor__row_sum_f32((const float *)r, P)
-                                                                                        : tensor__sum_row_f64((const double *)r, P);
-                }
-            if (bn > 1) gcg = blk;
-            if (j->out) {
-                char *xg = j->out + (size_t)((n0 * g->groups + grp) * X) * cs;
-                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, j->sd, K, ld, Og, j->w + (size_t)(grp * Og * K) * es, 1, K, gcg, ld, 1, j->direct ? (void *)xg : cols, ld, 1, false));
-                for (int64_t i = 0; i < bn && !j->direct; i++) {
-                    char *xi = j->out + (size_t)(((n0 + i) * g->groups + grp) * X) * cs;
-#if TENSOR__NN_AVX2
-                    if (j->vec == 2) { tensor__col2im_avx2((float *)xi, (const float *)cols + i * P, ld, g, Cg); continue; }
-#endif
-#if TENSOR__NN_AVX512
-                    if (j->vec == 3) { tensor__col2im_avx512((float *)xi, (const float *)cols + i * P, ld, g, Cg); continue; }
-#endif
-                    if (j->ct == TENSOR_F32) tensor__col2im_f32((float *)xi, (const float *)cols + i * P, ld, g, Cg);
-                    else tensor__col2im_f64((double *)xi, (const double *)cols + i * P, ld, g, Cg);
-                }
-            }
-            if (gw) {
-                const char *B = NULL;
-                for (int64_t i = 0; i < bn; i++) B = tensor__conv_im2col(j, cols, ld, i * P, j->x + (size_t)(((n0 + i) * g->groups + grp) * X) * es);
-                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, j->sd, Og, K, ld, gcg, ld, 1, B, 1, ld, gw + (size_t)(grp * Og * K) * cs, K, 1, true));
-            }
-        }
-    }
-}
-
-/* The fast path, in the compute dtype ct (f32, or f64 for f64) with the forward's machinery: gc is
-   the gradient [N, O, P] (P = oH * oW), contiguous of the operand dtype sd (ct, or bf16 for the
-   bf16 kernel, which then reads x and w as bf16 too; its products still land in ct); gx, gw and
-   the per-image sums of gb come from tensor__conv_bwd_blocks, spread over the blocks like the
-   forward; gb adds the images' sums in order, in double. gx, gw, gb are contiguous ct buffers of x's, w's and [O]'s size, or NULL.
-   Returns 0, or 1 after recording an error. */
-static int tensor__conv_backward_fast(const char *fn, const tensor *x, const tensor *w, const char *gc, const tensor__conv_geom *g, tensor_dtype ct,
-                                      tensor_dtype sd, void *gx, void *gw, void *gb) {
-    size_t cs = tensor__dtype_sizes[ct];
-    int64_t K = g->C / g->groups * g->kH * g->kW, wn = g->O * K;
-    tensor *xc = NULL, *wc = NULL;
-    int rc = 0;
-    if (gw && !(x->dtype == sd && tensor__contiguous(x))) rc |= !(xc = tensor__contiguous_copy(fn, x, sd));
-    if (gx && !(w->dtype == sd && tensor__contiguous(w))) rc |= !(wc = tensor__contiguous_copy(fn, w, sd));
-#if TENSOR__NN_AVX2
-    if (sd == ct && tensor__wino_ok(g, ct)) {
-        rc = rc || tensor__wino_backward(fn, g, gw ? (const float *)tensor__data(xc ? xc : x) : NULL, gx ? (const float *)tensor__data(wc ? wc : w) : NULL,
-                                         (const float *)gc, (float *)gx, (float *)gw, (float *)gb);
-        tensor_free(xc);
-        tensor_free(wc);
-        return rc;
-    }
-#endif
-    tensor__conv_job j;
-    if (!tensor__conv_job_init(fn, &j, g, ct, sd)) rc = 1;
-    /* the slots' gw sums side by side (gw itself when there is one slot); the images' gb sums */
-    int64_t slots = tensor__conv_slots(&j);
-    char *sums = !gw ? NULL : slots > 1 ? (char *)tensor__cache_alloc((size_t)(slots * wn) * cs) : (char *)gw;
-    j.gbn = gb ? (double *)tensor__cache_alloc((size_t)(g->N * g->O) * sizeof(double) + 1) : NULL;
-    if (!rc && ((gw && !sums) || (gb && !j.gbn))) rc = (tensor__fail(fn, "out of memory allocating convolution scratch"), 1);
-    if (!rc) {
-        j.x = gw ? (const char *)tensor__data(xc ? xc : x) : NULL;
-        j.w = gx ? (const char *)tensor__data(wc ? wc : w) : NULL;
-        j.gc = gc;
-        j.out = (char *)gx;
-        j.gw = sums;
-        if (sums) memset(sums, 0, (size_t)((sums == (char *)gw ? 1 : slots) * wn) * cs);
-        if (!tensor__conv_blocks(tensor__conv_bwd_blocks, &j)) rc = (tensor__fail(fn, "out of memory allocating convolution scratch"), 1);
-        if (!rc && sums && sums != (char *)gw) {
-            memcpy(gw, sums, (size_t)wn * cs);
-            for (int s = 1; s < j.slot && s < slots; s++) tensor__add_to(gw, sums + (size_t)(s * wn) * cs, wn, ct);
-        }
-        for (int64_t o = 0; !rc && gb && o < g->O; o++) {
-            double acc = 0;
-            for (int64_t n = 0; n < g->N; n++) acc += j.gbn[n * g->O + o];
-            if (ct == TENSOR_F32) ((float *)gb)[o] = (float)acc;
-            else ((double *)gb)[o] = acc;
-        }
-    }
-    if (sums != (char *)gw) tensor__cache_free(sums);
-    tensor__cache_free(j.scratch);
-    tensor__cache_free(j.gbn);
-    tensor_free(xc);
-    tensor_free(wc);
-    return rc;
-}
-
-/* Gradients of a convolution with the call layout of conv2d/conv1d (ip = {stride, padding,
-   dilation, groups}, sd spatial dims): gx of x's shape, gw of w's shape, gb [O], each computed only
-   where its pointer is non-NULL, each a new contiguous tensor of x's dtype (f16/bf16 compute in
-   f32). g: the output's gradient, any layout and floating dtype. Returns 0, or 1 after recording an
-   error. */
-static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, tensor *g, const int64_t *ip, tensor **gx, tensor **gw, tensor **gb) {
-    if (!tensor__host_only(fn, x, "the backward of convolutions")) return -1;
-    tensor__conv_geom geo;
-    bool batched = x->ndim == sd + 2;
-    int od = batched ? sd + 2 : sd + 1;
-    if (g->ndim != od || (batched && g->shape[0] != x->shape[0]) || g->shape[od - sd - 1] != w->shape[0]) {
-        tensor__fail(fn, "the gradient of shape %s does not fit a convolution of input %s and weight %s", tensor__shape_of(g), tensor__shape_of(x), tensor__shape_of(w));
-        return 1;
-    }
-    tensor__conv_geometry_of(x, w, g, sd, ip, &geo);
-    int64_t O = geo.O;
-    tensor *rx = gx ? tensor__new_like(fn, x, x->dtype) : NULL;
-    tensor *rw = gw ? tensor__new_like(fn, w, x->dtype) : NULL;
-    tensor *rb = gb ? tensor__new(fn, 1, &O, x->dtype, x->storage->device) : NULL;
-    int rc = (gx && !rx) || (gw && !rw) || (gb && !rb);
-    tensor *outs[3] = {rx, rw, rb};
-    int64_t counts[3] = {rx ? tensor__numel_of(rx->ndim, rx->shape) : 0, rw ? tensor__numel_of(rw->ndim, rw->shape) : 0, rb ? O : 0};
-    /* the compute buffers: doubles for the reference; ct for the fast path, the results themselves
-       where they are of ct */
-    bool ref = tensor__reference_kernels;
-    tensor_dtype ct = ref ? TENSOR_F64 : tensor__gemm_dtype(x->dtype);
-    void *buf[3] = {NULL, NULL, NULL};
-    bool own[3] = {false, false, false};
-    for (int i = 0; i < 3 && !rc; i++) {
-        if (!outs[i]) continue;
-        own[i] = ref || outs[i]->dtype != ct;
-        buf[i] = own[i] ? tensor__scratch(fn, (size_t)counts[i] * tensor__dtype_sizes[ct]) : (void *)tensor__data(outs[i]);
-        rc |= !buf[i];
-    }
-    if (!rc && tensor__numel_of(g->ndim, g->shape) == 0) { /* every term has a factor of g: all zero, whatever the planes' size */
-        for (int i = 0; i < 3; i++) if (buf[i]) memset(buf[i], 0, (size_t)counts[i] * tensor__dtype_sizes[ct]);
-    } else if (!rc) {
-        if (ref) {
-            for (int i = 0; i < 3; i++) if (buf[i]) memset(buf[i], 0, (size_t)counts[i] * sizeof(double));
-            int64_t gs[4];
-            tensor__conv_out_strides(g, sd, batched, gs);
-            tensor__conv_backward_reference(x, w, g, gs, &geo, (double *)buf[0], (double *)buf[1], (double *)buf[2]);
-        } else {
-            /* bf16 operands only when all three are bf16 (a wider gradient is not rounded to bf16) */
-            tensor_dtype opd = x->dtype == w->dtype && g->dtype == x->dtype ? tensor__conv_operand_dtype(x->dtype, &geo) : ct;
-            bool g_ok = g->dtype == opd && tensor__contiguous(g);
-            tensor *gcopy = g_ok ? NULL : tensor__contiguous_copy(fn, g, opd);
-            rc = (!g_ok && !gcopy) || tensor__conv_backward_fast(fn, x, w, tensor__data(gcopy ? gcopy : g), &geo, ct, opd, buf[0], buf[1], buf[2]);
-            tensor_free(gcopy);
-        }
-    }
-    for (int i = 0; i < 3; i++) {
-        if (!rc && own[i]) tensor__unpack(tensor__data(outs[i]), outs[i]->dtype, buf[i], ct, counts[i]);
-        if (own[i]) tensor__free_aligned(buf[i]);
-    }
-    if (rc) {
-        tensor_free(rx);
-        tensor_free(rw);
-        tensor_free(rb);
-        return 1;
-    }
-    if (gx) *gx = rx;
-    if (gw) *gw = rw;
-    if (gb) *gb = rb;
-    return 0;
-}
-
-/* Gradient of max or average pooling (ip = {kernel, stride, padding}, stride already resolved) for
-   x: a new contiguous tensor of x's shape and dtype (f16/bf16 compute in f32). g: the output's
-   gradient, any layout and floating dtype. Max sends each window's gradient to the position the
-   forward picked (tensor__pool_argmax); avg spreads g / k^2 over the window's in-bounds elements. */
-static tensor *tensor__pool_backward(const char *fn, bool is_max, tensor *x, tensor *g, const int64_t *ip) {
-    if (!tensor__host_only(fn, x, "the backward of pooling")) return NULL;
-    int xd = x->ndim;
-    if (g->ndim != xd || (xd == 4 && g->shape[0] != x->shape[0]) || g->shape[xd - 3] != x->shape[xd - 3])
-        return tensor__fail(fn, "the gradient of shape %s does not fit a pooling of input %s", tensor__shape_of(g), tensor__shape_of(x));
-    tensor *r = tensor__new_like(fn, x, x->dtype);
-    if (!r) return NULL;
-    if (tensor__numel_of(g->ndim, g->shape) == 0) { tensor__fill(r, 0); return r; }
-    if (tensor__pool_run(fn, is_max, true, x, g, r, ip)) { tensor_free(r); return NULL; }
-    return r;
-}
-/* ==== end generator/parts/nn.h ==== */
+/* ==== end generator/parts/loss.h ==== */
 /* ==== begin generator/parts/print.h ==== */
 // >>print ------------------------------------------------------------------------------------------
 /* tensor_print / tensor_snprint: the text of PyTorch's repr(tensor) with its default print options
@@ -14447,7 +14469,7 @@ static int tensor__derivative_log_softmax(tensor__node *n, tensor *g, tensor **g
 
 /* layer_norm over the last dim: with xhat = (x - mean) rstd and gh = g w,
    gx = rstd (gh - mean(gh) - xhat mean(gh xhat)), gw = g xhat, gb = g (summed to [C]). Without
-   create_graph, the fused kernel of >>nn (tensor__norm_backward) computes all three in one pass. */
+   create_graph, the fused kernel of >>norm (tensor__norm_backward) computes all three in one pass. */
 static int tensor__derivative_layer_norm(tensor__node *n, tensor *g, tensor **grads) {
     tensor *x = n->saved[0], *w = n->saved[1];
     int fused = tensor__no_grad ? tensor__norm_backward("tensor_backward", true, x, w, g, n->p[0], n->next[0] ? &grads[0] : NULL,
@@ -14509,7 +14531,7 @@ static int tensor__derivative_nll_loss(tensor__node *n, tensor *g, tensor **grad
 }
 
 /* cross_entropy (in = {logits, targets}, ip[0] 1 for probability targets): without create_graph
-   the fused kernel of >>nn writes (softmax - onehot) g / count directly. With create_graph the same
+   the fused kernel of >>loss writes (softmax - onehot) g / count directly. With create_graph the same
    gradient is composed of differentiable ops: for class targets (softmax(x) keep - onehot) g / count,
    keep 0 on ignore_index rows; for probabilities p, gx = (softmax(x) sum(p) - p) g / rows and
    gp = -log_softmax(x) g / rows. */
@@ -14540,8 +14562,8 @@ static int tensor__derivative_dropout(tensor__node *n, tensor *g, tensor **grads
     return TENSOR__OK(grads[0] = tensor_mul(g, n->extra));
 }
 
-/* conv and pooling: fused backward kernels of >>nn (tensor__conv_backward, tensor__pool_backward),
-   not written with differentiable ops, so a graph of them cannot be differentiated again: with
+/* conv and pooling: fused backward kernels of >>conv and >>pool (tensor__conv_backward,
+   tensor__pool_backward), not written with differentiable ops, so a graph of them cannot be differentiated again: with
    create_graph they refuse rather than give a silently wrong second derivative. Call layout:
    in = {x, w, bias}, ip = {stride, padding, dilation, groups}; pooling in = {x}, ip = {kernel,
    stride, padding}. */

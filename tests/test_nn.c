@@ -2,7 +2,7 @@
    written here (naive matmul, direct convolution, softmax by hand, ...). */
 #include "test.h"
 
-/* The library's test hook (generator/parts/nn.h): routes matmul and the convolutions through
+/* The library's test hook (tensor_set_reference_kernels): routes matmul and the convolutions through
    their plain reference loops. */
 
 /* ---- helpers ---- */

@@ -47,7 +47,8 @@
 
    SECTIONS (search for the anchor)
        >>api >>impl >>core >>errors >>scopes >>dtypes >>dispatch >>iter >>create >>rng
-       >>elementwise >>reduce >>shape >>index >>linalg >>nn >>print >>autograd >>runtime
+       >>elementwise >>reduce >>shape >>index >>linalg >>nn >>norm >>conv >>pool
+       >>attention >>loss >>print >>autograd >>runtime
 
    VERSION 0.1.0. The licence (MIT) is at the end of the file.
 */
