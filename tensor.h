@@ -7353,10 +7353,12 @@ static tensor *tensor__reduce(tensor_op op, tensor *t, int n, const int *dims, b
 
     /* ops with no identity refuse to reduce over nothing */
     bool no_identity = op == TENSOR_OP_max || op == TENSOR_OP_max_all || op == TENSOR_OP_min || op == TENSOR_OP_min_all ||
-                       op == TENSOR_OP_argmax || op == TENSOR_OP_argmin || (op == TENSOR_OP_norm && isinf(p));
+                       op == TENSOR_OP_argmax || op == TENSOR_OP_argmin || (op == TENSOR_OP_norm && (p == INFINITY || p < 0));
     if (no_identity) {
         const char *what = op == TENSOR_OP_max || op == TENSOR_OP_max_all ? "the maximum" : op == TENSOR_OP_min || op == TENSOR_OP_min_all ? "the minimum"
-                         : op == TENSOR_OP_argmax ? "the argmax" : op == TENSOR_OP_argmin ? "the argmin" : p > 0 ? "the inf norm" : "the -inf norm";
+                         : op == TENSOR_OP_argmax ? "the argmax" : op == TENSOR_OP_argmin ? "the argmin" : "the norm";
+        char norm_what[48];
+        if (op == TENSOR_OP_norm) { snprintf(norm_what, sizeof norm_what, "the %g norm", p); what = norm_what; }
         for (int i = 0; i < c.n_dims; i++)
             if (t->shape[c.dims[i]] == 0) {
                 if (n < 0) return tensor__fail(fn, "cannot compute %s of an empty tensor (shape %s): it has no identity", what, tensor__shape_of(t));
@@ -7380,7 +7382,14 @@ TENSOR_API tensor *tensor_argmax(tensor *t, int dim, bool keepdim) { return tens
 TENSOR_API tensor *tensor_argmin(tensor *t, int dim, bool keepdim) { return tensor__reduce(TENSOR_OP_argmin, t, 1, &dim, keepdim, 0, 0); }
 TENSOR_API tensor *tensor_var(tensor *t, int dim, int64_t correction, bool keepdim) { return tensor__reduce(TENSOR_OP_var, t, 1, &dim, keepdim, 0, correction); }
 TENSOR_API tensor *tensor_std(tensor *t, int dim, int64_t correction, bool keepdim) { return tensor__reduce(TENSOR_OP_std, t, 1, &dim, keepdim, 0, correction); }
-TENSOR_API tensor *tensor_logsumexp(tensor *t, int dim, bool keepdim) { return tensor__reduce(TENSOR_OP_logsumexp, t, 1, &dim, keepdim, 0, 0); }
+/* Integer and bool inputs give an f32 result (PyTorch's default float dtype), as in PyTorch. */
+TENSOR_API tensor *tensor_logsumexp(tensor *t, int dim, bool keepdim) {
+    if (!t || tensor__is_float(t->dtype)) return tensor__reduce(TENSOR_OP_logsumexp, t, 1, &dim, keepdim, 0, 0);
+    tensor *f = tensor_to_dtype(t, TENSOR_F32);
+    tensor *r = f ? tensor__reduce(TENSOR_OP_logsumexp, f, 1, &dim, keepdim, 0, 0) : NULL;
+    tensor_free(f);
+    return r;
+}
 TENSOR_API tensor *tensor_all(tensor *t) { return tensor__reduce(TENSOR_OP_all, t, -1, NULL, false, 0, 0); }
 TENSOR_API tensor *tensor_any(tensor *t) { return tensor__reduce(TENSOR_OP_any, t, -1, NULL, false, 0, 0); }
 
@@ -7394,10 +7403,10 @@ TENSOR_API tensor *tensor_mean_dims(tensor *t, int n, const int *dims, bool keep
     return tensor__reduce(TENSOR_OP_mean_dims, t, n == 0 ? -1 : n, dims, keepdim, 0, 0);
 }
 
-/* p > 0, p = 0 (the count of non-zeros), INFINITY (max |x|) or -INFINITY (min |x|). */
+/* (sum |x|^p)^(1/p) for any p but NaN: p = 0 is the count of non-zeros, INFINITY max |x|,
+   -INFINITY min |x|; p < 0 gives 0 where an element is 0, and refuses an empty dim, as PyTorch. */
 TENSOR_API tensor *tensor_norm(tensor *t, double p, int dim, bool keepdim) {
-    if (t && (p != p || (p < 0 && p != -INFINITY)))
-        return tensor__fail("tensor_norm", "order p must be >= 0, INFINITY or -INFINITY, got %g", p);
+    if (t && p != p) return tensor__fail("tensor_norm", "order p must be a number, got %g", p);
     return tensor__reduce(TENSOR_OP_norm, t, 1, &dim, keepdim, p, 0);
 }
 
@@ -8396,8 +8405,13 @@ TENSOR_API tensor *tensor_masked_fill(tensor *t, tensor *mask, double value) {
     if (!tensor__broadcast_shapes(c.fn, t->ndim, t->shape, mask->ndim, mask->shape, &nd, shape)) return NULL;
     bool same = nd == t->ndim;
     for (int i = 0; same && i < nd; i++) same = shape[i] == t->shape[i];
-    if (!same) return tensor__fail(c.fn, "mask of shape %s does not broadcast to the input shape %s", tensor__shape_of(mask), tensor__shape_of(t));
     if (!tensor__check_value_fits(c.fn, value, t->dtype)) return NULL;
+    if (!same) { /* a larger mask: t broadcasts up to the common shape, as torch.masked_fill does (a view; its gradient sums back) */
+        tensor *te = tensor_expand(t, nd, shape);
+        tensor *r = te ? tensor_masked_fill(te, mask, value) : NULL;
+        tensor_free(te);
+        return r;
+    }
     c.n_in = 2;
     c.in[0] = t;
     c.in[1] = mask;
@@ -10923,7 +10937,9 @@ static void tensor__conv_geometry(const tensor__call *c, int sd, tensor__conv_ge
     tensor__conv_geometry_of(c->in[0], c->in[1], c->out, sd, c->ip, g);
 }
 
-/* The reference: the convolution sum written out, in double, straight from the strided inputs. */
+/* The reference: the convolution sum written out, in double, straight from the strided inputs;
+   for the integer dtypes in int64 arithmetic modulo 2^64 (the result wraps as PyTorch's does). It
+   is also the integer convolution's only kernel (PyTorch's is its plain slow_conv2d loop too). */
 static void tensor__conv_reference(tensor__call *c, const tensor__conv_geom *g) {
     const tensor *x = c->in[0], *w = c->in[1], *bias = c->in[2];
     tensor *out = c->out;
@@ -10932,11 +10948,14 @@ static void tensor__conv_reference(tensor__call *c, const tensor__conv_geom *g) 
     const char *xb = (const char *)x->storage->data, *wb = (const char *)w->storage->data;
     int64_t Cg = g->C / g->groups, Og = g->O / g->groups;
     char *o = tensor__data(out);
+    bool ints = !tensor__is_float(out->dtype);
     for (int64_t n = 0; n < g->N; n++)
         for (int64_t oc = 0; oc < g->O; oc++)
             for (int64_t oh = 0; oh < g->oH; oh++)
                 for (int64_t ow = 0; ow < g->oW; ow++) {
-                    double acc = bias ? tensor__load_f64((const char *)bias->storage->data + (bias->offset + oc * bias->strides[0]) * (int64_t)tensor__dtype_sizes[bias->dtype], bias->dtype) : 0;
+                    const char *bp = bias ? (const char *)bias->storage->data + (bias->offset + oc * bias->strides[0]) * (int64_t)tensor__dtype_sizes[bias->dtype] : NULL;
+                    double acc = bp ? tensor__load_f64(bp, bias->dtype) : 0;
+                    uint64_t iacc = bp && ints ? (uint64_t)tensor__load_i64(bp, bias->dtype) : 0;
                     int64_t grp = oc / Og;
                     for (int64_t ic = 0; ic < Cg; ic++)
                         for (int64_t ki = 0; ki < g->kH; ki++)
@@ -10945,9 +10964,12 @@ static void tensor__conv_reference(tensor__call *c, const tensor__conv_geom *g) 
                                 if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W) continue;
                                 int64_t xo = x->offset + n * g->xs[0] + (grp * Cg + ic) * g->xs[1] + ih * g->xs[2] + iw * g->xs[3];
                                 int64_t wo = w->offset + oc * g->ws[0] + ic * g->ws[1] + ki * g->ws[2] + kj * g->ws[3];
-                                acc += tensor__load_f64(xb + xo * ex, x->dtype) * tensor__load_f64(wb + wo * ew, w->dtype);
+                                if (ints) iacc += (uint64_t)tensor__load_i64(xb + xo * ex, x->dtype) * (uint64_t)tensor__load_i64(wb + wo * ew, w->dtype);
+                                else acc += tensor__load_f64(xb + xo * ex, x->dtype) * tensor__load_f64(wb + wo * ew, w->dtype);
                             }
-                    tensor__store_f64(o + (size_t)(((n * g->O + oc) * g->oH + oh) * g->oW + ow) * eo, out->dtype, acc);
+                    char *op = o + (size_t)(((n * g->O + oc) * g->oH + oh) * g->oW + ow) * eo;
+                    if (ints) tensor__store_i64(op, out->dtype, (int64_t)iacc);
+                    else tensor__store_f64(op, out->dtype, acc);
                 }
 }
 
@@ -11929,7 +11951,7 @@ static int tensor__conv_kernel(tensor__call *c, int sd) {
     tensor__conv_geom g;
     tensor__conv_geometry(c, sd, &g);
     if (tensor__numel_of(c->out->ndim, c->out->shape) == 0) return 0;
-    if (tensor__reference_kernels) { tensor__conv_reference(c, &g); return 0; }
+    if (tensor__reference_kernels || !tensor__is_float(c->out->dtype)) { tensor__conv_reference(c, &g); return 0; }
     return tensor__conv_fast(c, &g);
 }
 /* out: [N, O, oH, oW] or [O, oH, oW] */
@@ -11948,7 +11970,9 @@ static tensor *tensor__conv_front(tensor_op op, int sd, tensor *x, tensor *w, te
         return tensor__fail(fn, "expected a %d-D (unbatched) or %d-D (batched) input, got shape %s", sd + 1, sd + 2, tensor__shape_of(x));
     if (w->ndim != sd + 2)
         return tensor__fail(fn, "expected a %d-D weight [out_channels, in_channels/groups%s], got shape %s", sd + 2, sd == 2 ? ", kH, kW" : ", k", tensor__shape_of(w));
-    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    if (x->dtype == TENSOR_BOOL) return tensor__fail(fn, "expected a floating or integer input, got bool");
+    if (!tensor__is_float(x->dtype) && x->storage->device != TENSOR_CPU) /* PyTorch's CUDA convolution refuses them too */
+        return tensor__fail(fn, "integer convolution (%s) runs on the CPU only", tensor__dtype_names[x->dtype]);
     if (w->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and weight dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[w->dtype]);
     if (bias && bias->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and bias dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[bias->dtype]);
     if (stride < 1) return tensor__fail(fn, "stride must be positive, got %d", stride);
@@ -12308,6 +12332,24 @@ static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, t
     }
 
 typedef struct { int64_t H, W, oH, oW, k, s, pad; } tensor__pool_geom;
+
+/* avg pooling of int64 (PyTorch's only integer pooling): the window's sum, modulo 2^64, divided by
+   k^2 with C's division, which truncates toward zero as PyTorch's kernel does. */
+static void tensor__avgpool_plane_i64(uint64_t *y, const uint64_t *x, const tensor__pool_geom *p) {
+    int64_t div = p->k * p->k;
+    for (int64_t oh = 0; oh < p->oH; oh++) {
+        int64_t h0 = oh * p->s - p->pad, h1 = h0 + p->k < p->H ? h0 + p->k : p->H;
+        if (h0 < 0) h0 = 0;
+        for (int64_t ow = 0; ow < p->oW; ow++) {
+            int64_t w0 = ow * p->s - p->pad, w1 = w0 + p->k < p->W ? w0 + p->k : p->W;
+            if (w0 < 0) w0 = 0;
+            uint64_t acc = 0;
+            for (int64_t ih = h0; ih < h1; ih++)
+                for (int64_t iw = w0; iw < w1; iw++) acc += x[ih * p->W + iw];
+            y[oh * p->oW + ow] = (uint64_t)((int64_t)acc / div);
+        }
+    }
+}
 TENSOR__DEFINE_POOL(f32, float)
 TENSOR__DEFINE_POOL(f64, double)
 
@@ -12581,6 +12623,8 @@ static void tensor__pool_planes(int64_t begin, int64_t end, void *ctx) {
             } else if (j->backward) {
                 if (f32) tensor__pool_plane_bwd_f32((float *)op, (const float *)xp, (const float *)gp, p, j->is_max);
                 else tensor__pool_plane_bwd_f64((double *)op, (const double *)xp, (const double *)gp, p, j->is_max);
+            } else if (ct == TENSOR_I64) {
+                tensor__avgpool_plane_i64((uint64_t *)(void *)op, (const uint64_t *)(const void *)xp, p);
             } else {
                 if (f32) tensor__pool_plane_f32((float *)op, (const float *)xp, p, j->is_max);
                 else tensor__pool_plane_f64((double *)op, (const double *)xp, p, j->is_max);
@@ -12635,7 +12679,10 @@ static tensor *tensor__pool_front(tensor_op op, tensor *x, int kernel, int strid
     if (x->ndim != 3 && x->ndim != 4) return tensor__fail(fn, "expected a 3-D [C, H, W] or 4-D [N, C, H, W] input, got shape %s", tensor__shape_of(x));
     for (int d = x->ndim - 3; d < x->ndim; d++)
         if (x->shape[d] == 0) return tensor__fail(fn, "input of shape %s has a zero-size non-batch dim", tensor__shape_of(x));
-    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    if (!tensor__is_float(x->dtype) && (op == TENSOR_OP_max_pool2d || x->dtype != TENSOR_I64)) /* as PyTorch 1.13 on the CPU */
+        return tensor__fail(fn, "expected a floating input%s, got %s", op == TENSOR_OP_avg_pool2d ? " or int64" : "", tensor__dtype_names[x->dtype]);
+    if (!tensor__is_float(x->dtype) && x->storage->device != TENSOR_CPU) /* PyTorch's CUDA kernel refuses int64 too */
+        return tensor__fail(fn, "int64 pooling runs on the CPU only");
     if (kernel < 1) return tensor__fail(fn, "kernel size must be positive, got %d", kernel);
     if (stride < 0) return tensor__fail(fn, "stride must be positive (or 0 for the kernel size), got %d", stride);
     if (stride == 0) stride = kernel;

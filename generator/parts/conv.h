@@ -42,7 +42,9 @@ static void tensor__conv_geometry(const tensor__call *c, int sd, tensor__conv_ge
     tensor__conv_geometry_of(c->in[0], c->in[1], c->out, sd, c->ip, g);
 }
 
-/* The reference: the convolution sum written out, in double, straight from the strided inputs. */
+/* The reference: the convolution sum written out, in double, straight from the strided inputs;
+   for the integer dtypes in int64 arithmetic modulo 2^64 (the result wraps as PyTorch's does). It
+   is also the integer convolution's only kernel (PyTorch's is its plain slow_conv2d loop too). */
 static void tensor__conv_reference(tensor__call *c, const tensor__conv_geom *g) {
     const tensor *x = c->in[0], *w = c->in[1], *bias = c->in[2];
     tensor *out = c->out;
@@ -51,11 +53,14 @@ static void tensor__conv_reference(tensor__call *c, const tensor__conv_geom *g) 
     const char *xb = (const char *)x->storage->data, *wb = (const char *)w->storage->data;
     int64_t Cg = g->C / g->groups, Og = g->O / g->groups;
     char *o = tensor__data(out);
+    bool ints = !tensor__is_float(out->dtype);
     for (int64_t n = 0; n < g->N; n++)
         for (int64_t oc = 0; oc < g->O; oc++)
             for (int64_t oh = 0; oh < g->oH; oh++)
                 for (int64_t ow = 0; ow < g->oW; ow++) {
-                    double acc = bias ? tensor__load_f64((const char *)bias->storage->data + (bias->offset + oc * bias->strides[0]) * (int64_t)tensor__dtype_sizes[bias->dtype], bias->dtype) : 0;
+                    const char *bp = bias ? (const char *)bias->storage->data + (bias->offset + oc * bias->strides[0]) * (int64_t)tensor__dtype_sizes[bias->dtype] : NULL;
+                    double acc = bp ? tensor__load_f64(bp, bias->dtype) : 0;
+                    uint64_t iacc = bp && ints ? (uint64_t)tensor__load_i64(bp, bias->dtype) : 0;
                     int64_t grp = oc / Og;
                     for (int64_t ic = 0; ic < Cg; ic++)
                         for (int64_t ki = 0; ki < g->kH; ki++)
@@ -64,9 +69,12 @@ static void tensor__conv_reference(tensor__call *c, const tensor__conv_geom *g) 
                                 if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W) continue;
                                 int64_t xo = x->offset + n * g->xs[0] + (grp * Cg + ic) * g->xs[1] + ih * g->xs[2] + iw * g->xs[3];
                                 int64_t wo = w->offset + oc * g->ws[0] + ic * g->ws[1] + ki * g->ws[2] + kj * g->ws[3];
-                                acc += tensor__load_f64(xb + xo * ex, x->dtype) * tensor__load_f64(wb + wo * ew, w->dtype);
+                                if (ints) iacc += (uint64_t)tensor__load_i64(xb + xo * ex, x->dtype) * (uint64_t)tensor__load_i64(wb + wo * ew, w->dtype);
+                                else acc += tensor__load_f64(xb + xo * ex, x->dtype) * tensor__load_f64(wb + wo * ew, w->dtype);
                             }
-                    tensor__store_f64(o + (size_t)(((n * g->O + oc) * g->oH + oh) * g->oW + ow) * eo, out->dtype, acc);
+                    char *op = o + (size_t)(((n * g->O + oc) * g->oH + oh) * g->oW + ow) * eo;
+                    if (ints) tensor__store_i64(op, out->dtype, (int64_t)iacc);
+                    else tensor__store_f64(op, out->dtype, acc);
                 }
 }
 
@@ -1048,7 +1056,7 @@ static int tensor__conv_kernel(tensor__call *c, int sd) {
     tensor__conv_geom g;
     tensor__conv_geometry(c, sd, &g);
     if (tensor__numel_of(c->out->ndim, c->out->shape) == 0) return 0;
-    if (tensor__reference_kernels) { tensor__conv_reference(c, &g); return 0; }
+    if (tensor__reference_kernels || !tensor__is_float(c->out->dtype)) { tensor__conv_reference(c, &g); return 0; }
     return tensor__conv_fast(c, &g);
 }
 /* out: [N, O, oH, oW] or [O, oH, oW] */
@@ -1067,7 +1075,9 @@ static tensor *tensor__conv_front(tensor_op op, int sd, tensor *x, tensor *w, te
         return tensor__fail(fn, "expected a %d-D (unbatched) or %d-D (batched) input, got shape %s", sd + 1, sd + 2, tensor__shape_of(x));
     if (w->ndim != sd + 2)
         return tensor__fail(fn, "expected a %d-D weight [out_channels, in_channels/groups%s], got shape %s", sd + 2, sd == 2 ? ", kH, kW" : ", k", tensor__shape_of(w));
-    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    if (x->dtype == TENSOR_BOOL) return tensor__fail(fn, "expected a floating or integer input, got bool");
+    if (!tensor__is_float(x->dtype) && x->storage->device != TENSOR_CPU) /* PyTorch's CUDA convolution refuses them too */
+        return tensor__fail(fn, "integer convolution (%s) runs on the CPU only", tensor__dtype_names[x->dtype]);
     if (w->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and weight dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[w->dtype]);
     if (bias && bias->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and bias dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[bias->dtype]);
     if (stride < 1) return tensor__fail(fn, "stride must be positive, got %d", stride);

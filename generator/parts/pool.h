@@ -57,6 +57,24 @@
     }
 
 typedef struct { int64_t H, W, oH, oW, k, s, pad; } tensor__pool_geom;
+
+/* avg pooling of int64 (PyTorch's only integer pooling): the window's sum, modulo 2^64, divided by
+   k^2 with C's division, which truncates toward zero as PyTorch's kernel does. */
+static void tensor__avgpool_plane_i64(uint64_t *y, const uint64_t *x, const tensor__pool_geom *p) {
+    int64_t div = p->k * p->k;
+    for (int64_t oh = 0; oh < p->oH; oh++) {
+        int64_t h0 = oh * p->s - p->pad, h1 = h0 + p->k < p->H ? h0 + p->k : p->H;
+        if (h0 < 0) h0 = 0;
+        for (int64_t ow = 0; ow < p->oW; ow++) {
+            int64_t w0 = ow * p->s - p->pad, w1 = w0 + p->k < p->W ? w0 + p->k : p->W;
+            if (w0 < 0) w0 = 0;
+            uint64_t acc = 0;
+            for (int64_t ih = h0; ih < h1; ih++)
+                for (int64_t iw = w0; iw < w1; iw++) acc += x[ih * p->W + iw];
+            y[oh * p->oW + ow] = (uint64_t)((int64_t)acc / div);
+        }
+    }
+}
 TENSOR__DEFINE_POOL(f32, float)
 TENSOR__DEFINE_POOL(f64, double)
 
@@ -330,6 +348,8 @@ static void tensor__pool_planes(int64_t begin, int64_t end, void *ctx) {
             } else if (j->backward) {
                 if (f32) tensor__pool_plane_bwd_f32((float *)op, (const float *)xp, (const float *)gp, p, j->is_max);
                 else tensor__pool_plane_bwd_f64((double *)op, (const double *)xp, (const double *)gp, p, j->is_max);
+            } else if (ct == TENSOR_I64) {
+                tensor__avgpool_plane_i64((uint64_t *)(void *)op, (const uint64_t *)(const void *)xp, p);
             } else {
                 if (f32) tensor__pool_plane_f32((float *)op, (const float *)xp, p, j->is_max);
                 else tensor__pool_plane_f64((double *)op, (const double *)xp, p, j->is_max);
@@ -384,7 +404,10 @@ static tensor *tensor__pool_front(tensor_op op, tensor *x, int kernel, int strid
     if (x->ndim != 3 && x->ndim != 4) return tensor__fail(fn, "expected a 3-D [C, H, W] or 4-D [N, C, H, W] input, got shape %s", tensor__shape_of(x));
     for (int d = x->ndim - 3; d < x->ndim; d++)
         if (x->shape[d] == 0) return tensor__fail(fn, "input of shape %s has a zero-size non-batch dim", tensor__shape_of(x));
-    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    if (!tensor__is_float(x->dtype) && (op == TENSOR_OP_max_pool2d || x->dtype != TENSOR_I64)) /* as PyTorch 1.13 on the CPU */
+        return tensor__fail(fn, "expected a floating input%s, got %s", op == TENSOR_OP_avg_pool2d ? " or int64" : "", tensor__dtype_names[x->dtype]);
+    if (!tensor__is_float(x->dtype) && x->storage->device != TENSOR_CPU) /* PyTorch's CUDA kernel refuses int64 too */
+        return tensor__fail(fn, "int64 pooling runs on the CPU only");
     if (kernel < 1) return tensor__fail(fn, "kernel size must be positive, got %d", kernel);
     if (stride < 0) return tensor__fail(fn, "stride must be positive (or 0 for the kernel size), got %d", stride);
     if (stride == 0) stride = kernel;
