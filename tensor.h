@@ -106,6 +106,9 @@ extern "C" {
 
 typedef struct tensor tensor;
 
+/* How a loss reduces its per-element losses (PyTorch's reduction='mean', 'sum', 'none'). */
+typedef enum { TENSOR_REDUCTION_MEAN, TENSOR_REDUCTION_SUM, TENSOR_REDUCTION_NONE } tensor_reduction;
+
 /* The op registry, generated from ops.def: X(name, kind, impl, types, grad, params, doc) */
 #define TENSOR_OPS(X) \
     X(empty, CREATE, KERNEL, ANY, NODIFF, (int ndim, const int64_t *shape, tensor_dtype dtype), "uninitialized tensor of the given shape") \
@@ -255,10 +258,28 @@ typedef struct tensor tensor;
     X(embedding, NN, KERNEL, ANY, DIFF, (tensor *weight, tensor *indices), "rows of weight [V, D] at integer indices") \
     X(dropout, NN, KERNEL, ANY, DIFF, (tensor *x, double p, bool training), "zeroes elements with probability p and scales the rest by 1/(1-p) when training") \
     X(scaled_dot_product_attention, NN, COMPOSITE, ANY, DIFF, (tensor *q, tensor *k, tensor *v, tensor *mask, bool is_causal), "softmax(q k^T / sqrt(d) + mask) v; bool mask: true keeps") \
+    X(softmin, NN, COMPOSITE, ANY, DIFF, (tensor *t, int dim), "softmax of -t along dim") \
+    X(normalize, NN, COMPOSITE, ANY, DIFF, (tensor *x, double p, int dim, double eps), "x / max(p-norm of x over dim, eps) (F.normalize)") \
+    X(cosine_similarity, NN, COMPOSITE, ANY, DIFF, (tensor *x1, tensor *x2, int dim, double eps), "cosine of x1 and x2 (broadcast) along dim, each norm at least eps") \
+    X(pairwise_distance, NN, COMPOSITE, ANY, DIFF, (tensor *x1, tensor *x2, double p, double eps, bool keepdim), "p-norm of x1 - x2 + eps over the last dim") \
     X(cross_entropy, LOSS, KERNEL, ANY, DIFF, (tensor *logits, tensor *targets), "mean cross-entropy of logits [N, C] against class indices [N]") \
     X(nll_loss, LOSS, KERNEL, ANY, DIFF, (tensor *log_probs, tensor *targets), "mean negative log-likelihood of class indices") \
     X(mse_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target), "mean squared error") \
-    X(binary_cross_entropy_with_logits, LOSS, COMPOSITE, ANY, DIFF, (tensor *logits, tensor *targets), "mean binary cross-entropy on logits, stable")
+    X(binary_cross_entropy_with_logits, LOSS, COMPOSITE, ANY, DIFF, (tensor *logits, tensor *targets), "mean binary cross-entropy on logits, stable") \
+    X(l1_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, tensor_reduction reduction), "|input - target| (broadcast)") \
+    X(smooth_l1_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, tensor_reduction reduction, double beta), "0.5 z^2 / beta where z = |input - target| < beta, else z - 0.5 beta") \
+    X(huber_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, tensor_reduction reduction, double delta), "0.5 z^2 where z = |input - target| < delta, else delta (z - 0.5 delta)") \
+    X(kl_div, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, tensor_reduction reduction, bool log_target), "target (log target - input), input log-probabilities") \
+    X(binary_cross_entropy, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, tensor *weight, tensor_reduction reduction), "-w (t log x + (1 - t) log(1 - x)), logs clamped at -100; weight may be NULL") \
+    X(poisson_nll_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, bool log_input, bool full, double eps, tensor_reduction reduction), "exp(input) - target input (log_input), else input - target log(input + eps)") \
+    X(gaussian_nll_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, tensor *var, bool full, double eps, tensor_reduction reduction), "0.5 (log var + (input - target)^2 / var), var clamped at eps") \
+    X(margin_ranking_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input1, tensor *input2, tensor *target, double margin, tensor_reduction reduction), "max(0, -target (input1 - input2) + margin)") \
+    X(hinge_embedding_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, double margin, tensor_reduction reduction), "input where target is 1, max(0, margin - input) where it is -1") \
+    X(soft_margin_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, tensor_reduction reduction), "log(1 + exp(-target input))") \
+    X(multilabel_soft_margin_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, tensor *weight, tensor_reduction reduction), "per sample, the mean over classes of the binary logistic losses; weight may be NULL") \
+    X(cosine_embedding_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input1, tensor *input2, tensor *target, double margin, tensor_reduction reduction), "1 - cos where target is 1, max(0, cos - margin) where it is -1") \
+    X(triplet_margin_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *anchor, tensor *positive, tensor *negative, double margin, double p, double eps, bool swap, tensor_reduction reduction), "max(0, margin + d(anchor, positive) - d(anchor, negative)), d the pairwise_distance") \
+    X(multi_margin_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, int p, double margin, tensor *weight, tensor_reduction reduction), "per sample, sum over i != y of max(0, margin - x[y] + x[i])^p / C; weight may be NULL")
 
 /* One enumerator per op of ops.def, in registry order. */
 typedef enum tensor_op {
@@ -409,10 +430,28 @@ typedef enum tensor_op {
     TENSOR_OP_embedding,
     TENSOR_OP_dropout,
     TENSOR_OP_scaled_dot_product_attention,
+    TENSOR_OP_softmin,
+    TENSOR_OP_normalize,
+    TENSOR_OP_cosine_similarity,
+    TENSOR_OP_pairwise_distance,
     TENSOR_OP_cross_entropy,
     TENSOR_OP_nll_loss,
     TENSOR_OP_mse_loss,
     TENSOR_OP_binary_cross_entropy_with_logits,
+    TENSOR_OP_l1_loss,
+    TENSOR_OP_smooth_l1_loss,
+    TENSOR_OP_huber_loss,
+    TENSOR_OP_kl_div,
+    TENSOR_OP_binary_cross_entropy,
+    TENSOR_OP_poisson_nll_loss,
+    TENSOR_OP_gaussian_nll_loss,
+    TENSOR_OP_margin_ranking_loss,
+    TENSOR_OP_hinge_embedding_loss,
+    TENSOR_OP_soft_margin_loss,
+    TENSOR_OP_multilabel_soft_margin_loss,
+    TENSOR_OP_cosine_embedding_loss,
+    TENSOR_OP_triplet_margin_loss,
+    TENSOR_OP_multi_margin_loss,
     TENSOR_OP_COUNT
 } tensor_op;
 
@@ -978,6 +1017,14 @@ TENSOR_API tensor *tensor_embedding(tensor *weight, tensor *indices);
 TENSOR_API tensor *tensor_dropout(tensor *x, double p, bool training);
 /* softmax(q k^T / sqrt(d) + mask) v; bool mask: true keeps */
 TENSOR_API tensor *tensor_scaled_dot_product_attention(tensor *q, tensor *k, tensor *v, tensor *mask, bool is_causal);
+/* softmax of -t along dim */
+TENSOR_API tensor *tensor_softmin(tensor *t, int dim);
+/* x / max(p-norm of x over dim, eps) (F.normalize) */
+TENSOR_API tensor *tensor_normalize(tensor *x, double p, int dim, double eps);
+/* cosine of x1 and x2 (broadcast) along dim, each norm at least eps */
+TENSOR_API tensor *tensor_cosine_similarity(tensor *x1, tensor *x2, int dim, double eps);
+/* p-norm of x1 - x2 + eps over the last dim */
+TENSOR_API tensor *tensor_pairwise_distance(tensor *x1, tensor *x2, double p, double eps, bool keepdim);
 
 /* -- LOSS ops -- */
 /* mean cross-entropy of logits [N, C] against class indices [N] */
@@ -988,6 +1035,34 @@ TENSOR_API tensor *tensor_nll_loss(tensor *log_probs, tensor *targets);
 TENSOR_API tensor *tensor_mse_loss(tensor *input, tensor *target);
 /* mean binary cross-entropy on logits, stable */
 TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tensor *targets);
+/* |input - target| (broadcast) */
+TENSOR_API tensor *tensor_l1_loss(tensor *input, tensor *target, tensor_reduction reduction);
+/* 0.5 z^2 / beta where z = |input - target| < beta, else z - 0.5 beta */
+TENSOR_API tensor *tensor_smooth_l1_loss(tensor *input, tensor *target, tensor_reduction reduction, double beta);
+/* 0.5 z^2 where z = |input - target| < delta, else delta (z - 0.5 delta) */
+TENSOR_API tensor *tensor_huber_loss(tensor *input, tensor *target, tensor_reduction reduction, double delta);
+/* target (log target - input), input log-probabilities */
+TENSOR_API tensor *tensor_kl_div(tensor *input, tensor *target, tensor_reduction reduction, bool log_target);
+/* -w (t log x + (1 - t) log(1 - x)), logs clamped at -100; weight may be NULL */
+TENSOR_API tensor *tensor_binary_cross_entropy(tensor *input, tensor *target, tensor *weight, tensor_reduction reduction);
+/* exp(input) - target input (log_input), else input - target log(input + eps) */
+TENSOR_API tensor *tensor_poisson_nll_loss(tensor *input, tensor *target, bool log_input, bool full, double eps, tensor_reduction reduction);
+/* 0.5 (log var + (input - target)^2 / var), var clamped at eps */
+TENSOR_API tensor *tensor_gaussian_nll_loss(tensor *input, tensor *target, tensor *var, bool full, double eps, tensor_reduction reduction);
+/* max(0, -target (input1 - input2) + margin) */
+TENSOR_API tensor *tensor_margin_ranking_loss(tensor *input1, tensor *input2, tensor *target, double margin, tensor_reduction reduction);
+/* input where target is 1, max(0, margin - input) where it is -1 */
+TENSOR_API tensor *tensor_hinge_embedding_loss(tensor *input, tensor *target, double margin, tensor_reduction reduction);
+/* log(1 + exp(-target input)) */
+TENSOR_API tensor *tensor_soft_margin_loss(tensor *input, tensor *target, tensor_reduction reduction);
+/* per sample, the mean over classes of the binary logistic losses; weight may be NULL */
+TENSOR_API tensor *tensor_multilabel_soft_margin_loss(tensor *input, tensor *target, tensor *weight, tensor_reduction reduction);
+/* 1 - cos where target is 1, max(0, cos - margin) where it is -1 */
+TENSOR_API tensor *tensor_cosine_embedding_loss(tensor *input1, tensor *input2, tensor *target, double margin, tensor_reduction reduction);
+/* max(0, margin + d(anchor, positive) - d(anchor, negative)), d the pairwise_distance */
+TENSOR_API tensor *tensor_triplet_margin_loss(tensor *anchor, tensor *positive, tensor *negative, double margin, double p, double eps, bool swap, tensor_reduction reduction);
+/* per sample, sum over i != y of max(0, margin - x[y] + x[i])^p / C; weight may be NULL */
+TENSOR_API tensor *tensor_multi_margin_loss(tensor *input, tensor *target, int p, double margin, tensor *weight, tensor_reduction reduction);
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -10633,6 +10708,111 @@ static int tensor__relu_backward(const char *fn, tensor *x, tensor *g, tensor **
     *gx = r;
     return 1;
 }
+
+/* ---- temporaries of the composites (this part and >>loss) ----
+   A composite chains library calls, each of which takes NULL (an earlier failure) and returns
+   NULL, so it checks once at the end. Every intermediate goes through tensor__tmp, which keeps it
+   for tensor__tmps_free; tensor__tmps_take hands the result out of the list. No allocation. */
+#define TENSOR__TMPS_MAX 48
+typedef struct { tensor *t[TENSOR__TMPS_MAX]; int n; } tensor__tmps;
+static tensor *tensor__tmp(tensor__tmps *s, tensor *t) {
+    if (!t) return NULL;
+    if (s->n == TENSOR__TMPS_MAX) { TENSOR_ASSERT(!"tensor__tmp: too many temporaries"); tensor_free(t); return NULL; }
+    s->t[s->n++] = t;
+    return t;
+}
+static tensor *tensor__tmps_take(tensor__tmps *s, tensor *t) {
+    for (int i = s->n - 1; t && i >= 0; i--)
+        if (s->t[i] == t) { s->t[i] = NULL; return t; }
+    return t;
+}
+static void tensor__tmps_free(tensor__tmps *s) {
+    for (int i = 0; i < s->n; i++) tensor_free(s->t[i]);
+    s->n = 0;
+}
+/* x OP s (a comparison op; bool result), s a scalar of x's dtype. */
+static tensor *tensor__nn_cmp(tensor_op op, tensor *x, double s) {
+    if (!x) return NULL;
+    tensor *b = tensor__wrapped_scalar(tensor__ops[op].fn, s, x->dtype);
+    tensor *r = b ? tensor__binary(op, x, b) : NULL;
+    tensor_free(b);
+    return r;
+}
+/* t with its values clamped below at lo in the forward pass only: the gradient passes as if
+   unclamped, as PyTorch's clamp_ under no_grad gives it. t + detach(clamp(t, lo) - t). */
+static tensor *tensor__clamp_min_nograd(tensor__tmps *s, tensor *t, double lo) {
+    tensor *d = tensor__tmp(s, tensor_detach(tensor__tmp(s, tensor_sub(tensor__tmp(s, tensor_clamp(t, lo, NAN)), t))));
+    return tensor__tmp(s, tensor_add(t, d));
+}
+/* An integer or bool input as f32, as PyTorch's distance functions take it; float as it is. */
+static tensor *tensor__as_float(tensor__tmps *s, tensor *t) {
+    return !t || tensor__is_float(t->dtype) ? t : tensor__tmp(s, tensor_to_dtype(t, TENSOR_F32));
+}
+
+/* ---- softmin, normalize, cosine_similarity, pairwise_distance (composites) ---- */
+
+TENSOR_API tensor *tensor_softmin(tensor *t, int dim) {
+    TENSOR__CHECK_ARG("tensor_softmin", t);
+    tensor *n = tensor_neg(t);
+    tensor *r = n ? tensor_softmax(n, dim) : NULL;
+    tensor_free(n);
+    return r;
+}
+
+/* x / max(norm_p(x, dim), eps), the norm kept as a dim of size 1. */
+TENSOR_API tensor *tensor_normalize(tensor *x, double p, int dim, double eps) {
+    const char *fn = "tensor_normalize";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    tensor__tmps s = {{0}, 0};
+    tensor *n = tensor__tmp(&s, tensor_norm(x, p, dim, true));
+    tensor *r = tensor_div(x, tensor__tmp(&s, tensor_clamp(n, eps, NAN)));
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) over dim, x1 and x2 broadcast (PyTorch 1.13+: each
+   is divided by its own 2-norm first; the clamps do not stop the gradient). */
+TENSOR_API tensor *tensor_cosine_similarity(tensor *x1, tensor *x2, int dim, double eps) {
+    const char *fn = "tensor_cosine_similarity";
+    TENSOR__CHECK_ARG(fn, x1);
+    TENSOR__CHECK_ARG(fn, x2);
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS];
+    if (!tensor__broadcast_shapes(fn, x1->ndim, x1->shape, x2->ndim, x2->shape, &nd, shape)) return NULL;
+    if (tensor__wrap_dim(fn, dim, nd > 0 ? nd : 1) < 0) return NULL;
+    tensor__tmps s = {{0}, 0};
+    tensor *a = tensor__as_float(&s, x1), *b = tensor__as_float(&s, x2);
+    if (a && b && a->dtype != b->dtype) { /* the promoted float dtype for both */
+        tensor *ab[2] = {a, b};
+        tensor_dtype dt = tensor__result_type(2, ab);
+        a = tensor__tmp(&s, tensor_to_dtype(a, dt));
+        b = tensor__tmp(&s, tensor_to_dtype(b, dt));
+    }
+    a = tensor__tmp(&s, tensor_expand(a, nd, shape));
+    b = tensor__tmp(&s, tensor_expand(b, nd, shape));
+    tensor *na = tensor__clamp_min_nograd(&s, tensor__tmp(&s, tensor_norm(a, 2, dim, true)), eps);
+    tensor *nb = tensor__clamp_min_nograd(&s, tensor__tmp(&s, tensor_norm(b, 2, dim, true)), eps);
+    tensor *prod = tensor__tmp(&s, tensor_mul(tensor__tmp(&s, tensor_div(a, na)), tensor__tmp(&s, tensor_div(b, nb))));
+    tensor *r = prod ? tensor_sum(prod, dim, false) : NULL;
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* norm_p(x1 - x2 + eps) over the last dim of the broadcast shape (keepdim keeps it as size 1). */
+TENSOR_API tensor *tensor_pairwise_distance(tensor *x1, tensor *x2, double p, double eps, bool keepdim) {
+    const char *fn = "tensor_pairwise_distance";
+    TENSOR__CHECK_ARG(fn, x1);
+    TENSOR__CHECK_ARG(fn, x2);
+    tensor *ins[2] = {x1, x2};
+    if (!tensor__is_float(tensor__result_type(2, ins)))
+        return tensor__fail(fn, "expected floating inputs, got %s and %s", tensor__dtype_names[x1->dtype], tensor__dtype_names[x2->dtype]);
+    tensor__tmps s = {{0}, 0};
+    tensor *d = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_sub(x1, x2)), eps));
+    tensor *r = d ? tensor_norm(d, p, -1, keepdim) : NULL;
+    tensor__tmps_free(&s);
+    return r;
+}
 /* ==== end generator/parts/nn.h ==== */
 /* ==== begin generator/parts/norm.h ==== */
 // >>norm ---------------------------------------------------------------------------------------
@@ -13143,6 +13323,351 @@ TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tenso
     tensor_free(t1);
     tensor_free(ls);
     tensor_free(t2);
+    return r;
+}
+
+/* ---- losses with a reduction (composites: autograd and every device come with the ops) ----
+   Each takes PyTorch's arguments in PyTorch's order, reduction last but for the options PyTorch
+   puts after it. TENSOR_REDUCTION_NONE returns the per-element (or per-sample) losses. */
+
+static bool tensor__check_reduction(const char *fn, tensor_reduction r) {
+    if (r == TENSOR_REDUCTION_MEAN || r == TENSOR_REDUCTION_SUM || r == TENSOR_REDUCTION_NONE) return true;
+    tensor__fail(fn, "reduction must be TENSOR_REDUCTION_MEAN, _SUM or _NONE, got %d", (int)r);
+    return false;
+}
+/* The loss's reduction of l (a temporary of s): mean or sum of every element, or l itself, taken
+   out of s. */
+static tensor *tensor__reduce_loss(tensor__tmps *s, tensor *l, tensor_reduction r) {
+    if (!l) return NULL;
+    if (r == TENSOR_REDUCTION_NONE) return tensor__tmps_take(s, l);
+    return r == TENSOR_REDUCTION_SUM ? tensor_sum_all(l) : tensor_mean_all(l);
+}
+/* The checks every two-operand loss makes: inputs given, on one device, a floating result type,
+   and shapes that broadcast (PyTorch warns on different shapes and broadcasts). */
+static bool tensor__check_loss2(const char *fn, tensor *a, tensor *b, tensor_reduction r) {
+    if (!a) { tensor__null_arg(fn, "input"); return false; }
+    if (!b) { tensor__null_arg(fn, "target"); return false; }
+    if (!tensor__check_reduction(fn, r)) return false;
+    tensor *ins[2] = {a, b};
+    if (!tensor__same_device(fn, 2, ins)) return false;
+    if (!tensor__is_float(tensor__result_type(2, ins))) {
+        tensor__fail(fn, "expected floating inputs, got %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]);
+        return false;
+    }
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS];
+    return tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, shape);
+}
+
+/* |input - target| */
+TENSOR_API tensor *tensor_l1_loss(tensor *input, tensor *target, tensor_reduction reduction) {
+    if (!tensor__check_loss2("tensor_l1_loss", input, target, reduction)) return NULL;
+    tensor__tmps s = {{0}, 0};
+    tensor *l = tensor__tmp(&s, tensor_abs(tensor__tmp(&s, tensor_sub(input, target))));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* z = |input - target|: z < k ? 0.5 z^2 / k * q : (z - 0.5 k) * q; smooth_l1 has k = beta, q = 1
+   (beta 0: the l1 loss), huber k = delta, q = delta. */
+static tensor *tensor__smooth_l1(const char *fn, tensor *input, tensor *target, tensor_reduction reduction, double k, bool huber) {
+    if (!tensor__check_loss2(fn, input, target, reduction)) return NULL;
+    if (huber ? !(k > 0) : !(k >= 0))
+        return tensor__fail(fn, huber ? "delta must be positive, got %g" : "beta must be non-negative, got %g", k);
+    tensor__tmps s = {{0}, 0};
+    tensor *z = tensor__tmp(&s, tensor_abs(tensor__tmp(&s, tensor_sub(input, target))));
+    tensor *l = z;
+    if (k > 0) {
+        double q = huber ? k : 1;
+        tensor *quad = tensor__tmp(&s, tensor_mul_scalar(tensor__tmp(&s, tensor_square(z)), 0.5 * q / k));
+        tensor *lin = tensor__tmp(&s, tensor_mul_scalar(tensor__tmp(&s, tensor_sub_scalar(z, 0.5 * k)), q));
+        l = tensor__tmp(&s, tensor_where(tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_lt, z, k)), quad, lin));
+    }
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+TENSOR_API tensor *tensor_smooth_l1_loss(tensor *input, tensor *target, tensor_reduction reduction, double beta) {
+    return tensor__smooth_l1("tensor_smooth_l1_loss", input, target, reduction, beta, false);
+}
+TENSOR_API tensor *tensor_huber_loss(tensor *input, tensor *target, tensor_reduction reduction, double delta) {
+    return tensor__smooth_l1("tensor_huber_loss", input, target, reduction, delta, true);
+}
+
+/* t log t, 0 where t == 0 (xlogy(t, t)), with a finite gradient there. */
+static tensor *tensor__xlogx(tensor__tmps *s, tensor *t) {
+    tensor *zero = tensor__tmp(s, tensor__nn_cmp(TENSOR_OP_eq, t, 0));
+    tensor *safe = tensor__tmp(s, tensor_masked_fill(t, zero, 1));
+    return tensor__tmp(s, tensor_mul(t, tensor__tmp(s, tensor_log(safe))));
+}
+
+/* input holds log-probabilities; target probabilities (log_target: log-probabilities):
+   target (log target - input), or exp(target) (target - input). Mean is over every element
+   (PyTorch's 'mean'; its 'batchmean' is the sum divided by the batch size). */
+TENSOR_API tensor *tensor_kl_div(tensor *input, tensor *target, tensor_reduction reduction, bool log_target) {
+    if (!tensor__check_loss2("tensor_kl_div", input, target, reduction)) return NULL;
+    tensor__tmps s = {{0}, 0};
+    tensor *l;
+    if (log_target) l = tensor__tmp(&s, tensor_mul(tensor__tmp(&s, tensor_exp(target)), tensor__tmp(&s, tensor_sub(target, input))));
+    else l = tensor__tmp(&s, tensor_sub(tensor__xlogx(&s, target), tensor__tmp(&s, tensor_mul(target, input))));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* -weight (target log(input) + (1 - target) log(1 - input)), each log clamped at -100 as
+   PyTorch's; input in [0, 1] (checked on the CPU), target of input's shape, weight (NULL: none)
+   broadcast to it. */
+TENSOR_API tensor *tensor_binary_cross_entropy(tensor *input, tensor *target, tensor *weight, tensor_reduction reduction) {
+    const char *fn = "tensor_binary_cross_entropy";
+    if (!tensor__check_loss2(fn, input, target, reduction)) return NULL;
+    if (!tensor__same_shape(input, target))
+        return tensor__fail(fn, "target shape %s must be the same as input shape %s", tensor__shape_of(target), tensor__shape_of(input));
+    if (weight) {
+        tensor *ins[2] = {input, weight};
+        if (!tensor__same_device(fn, 2, ins)) return NULL;
+        if (!tensor__broadcasts_to(weight->ndim, weight->shape, input->ndim, input->shape))
+            return tensor__fail(fn, "weight of shape %s does not broadcast to the input shape %s", tensor__shape_of(weight), tensor__shape_of(input));
+    }
+    tensor__tmps s = {{0}, 0};
+    if (input->storage->device == TENSOR_CPU) {
+        tensor *bad = tensor__tmp(&s, tensor_logical_or(tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_lt, input, 0)), tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_gt, input, 1))));
+        tensor *any = tensor__tmp(&s, tensor_any(bad));
+        if (!any || tensor_item(any) != 0) {
+            tensor__tmps_free(&s);
+            return any ? tensor__fail(fn, "all elements of input should be between 0 and 1") : NULL;
+        }
+    }
+    tensor *lx = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_log(input)), -100, NAN));
+    tensor *one_minus_x = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(input)), 1));
+    tensor *l1x = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_log(one_minus_x)), -100, NAN));
+    tensor *one_minus_t = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(target)), 1));
+    tensor *sum = tensor__tmp(&s, tensor_add(tensor__tmp(&s, tensor_mul(target, lx)), tensor__tmp(&s, tensor_mul(one_minus_t, l1x))));
+    tensor *l = tensor__tmp(&s, tensor_neg(sum));
+    if (weight) l = tensor__tmp(&s, tensor_mul(l, weight));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* log_input: exp(input) - target input; else input - target log(input + eps). full adds
+   Stirling's term target log(target) - target + 0.5 log(2 pi target) where target > 1. */
+TENSOR_API tensor *tensor_poisson_nll_loss(tensor *input, tensor *target, bool log_input, bool full, double eps, tensor_reduction reduction) {
+    if (!tensor__check_loss2("tensor_poisson_nll_loss", input, target, reduction)) return NULL;
+    tensor__tmps s = {{0}, 0};
+    tensor *l;
+    if (log_input) l = tensor__tmp(&s, tensor_sub(tensor__tmp(&s, tensor_exp(input)), tensor__tmp(&s, tensor_mul(target, input))));
+    else l = tensor__tmp(&s, tensor_sub(input, tensor__tmp(&s, tensor_mul(target, tensor__tmp(&s, tensor_log(tensor__tmp(&s, tensor_add_scalar(input, eps))))))));
+    if (full) {
+        tensor *small = tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_le, target, 1));
+        tensor *t = tensor__tmp(&s, tensor_masked_fill(target, small, 2)); /* finite where it is not used */
+        tensor *st = tensor__tmp(&s, tensor_sub(tensor__xlogx(&s, t), t));
+        st = tensor__tmp(&s, tensor_add(st, tensor__tmp(&s, tensor_mul_scalar(tensor__tmp(&s, tensor_log(tensor__tmp(&s, tensor_mul_scalar(t, 2 * M_PI)))), 0.5))));
+        l = tensor__tmp(&s, tensor_add(l, tensor__tmp(&s, tensor_masked_fill(st, small, 0))));
+    }
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* 0.5 (log(max(var, eps)) + (input - target)^2 / max(var, eps)) (+ 0.5 log(2 pi) when full); the
+   clamp does not stop var's gradient (PyTorch clamps under no_grad). var has input's shape, or
+   input's without its last dim, or that with a last dim of 1; a negative var is an error. */
+TENSOR_API tensor *tensor_gaussian_nll_loss(tensor *input, tensor *target, tensor *var, bool full, double eps, tensor_reduction reduction) {
+    const char *fn = "tensor_gaussian_nll_loss";
+    if (!tensor__check_loss2(fn, input, target, reduction)) return NULL;
+    TENSOR__CHECK_ARG(fn, var);
+    tensor *ins[2] = {input, var};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    bool same = tensor__same_shape(var, input), drop_last = false, last_one = false;
+    if (!same && input->ndim >= 1) {
+        drop_last = var->ndim == input->ndim - 1;
+        for (int d = 0; drop_last && d < var->ndim; d++) drop_last = var->shape[d] == input->shape[d];
+        last_one = var->ndim == input->ndim && var->shape[var->ndim - 1] == 1;
+        for (int d = 0; last_one && d < var->ndim - 1; d++) last_one = var->shape[d] == input->shape[d];
+    }
+    if (!same && !drop_last && !last_one)
+        return tensor__fail(fn, "var of shape %s is of incorrect size for input %s", tensor__shape_of(var), tensor__shape_of(input));
+    tensor__tmps s = {{0}, 0};
+    tensor *neg = tensor__tmp(&s, tensor_any(tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_lt, var, 0))));
+    if (!neg || tensor_item(neg) != 0) {
+        tensor__tmps_free(&s);
+        return neg ? tensor__fail(fn, "var has negative entry/entries") : NULL;
+    }
+    tensor *v = drop_last ? tensor__tmp(&s, tensor_unsqueeze(var, -1)) : var;
+    v = tensor__clamp_min_nograd(&s, v, eps);
+    tensor *d2 = tensor__tmp(&s, tensor_square(tensor__tmp(&s, tensor_sub(input, target))));
+    tensor *l = tensor__tmp(&s, tensor_add(tensor__tmp(&s, tensor_log(v)), tensor__tmp(&s, tensor_div(d2, v))));
+    l = tensor__tmp(&s, tensor_mul_scalar(l, 0.5));
+    if (full) l = tensor__tmp(&s, tensor_add_scalar(l, 0.5 * log(2 * M_PI)));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* The checks of the losses of two inputs and a +-1 target (margin_ranking, cosine_embedding). */
+static bool tensor__check_loss3(const char *fn, tensor *a, tensor *b, tensor *y, tensor_reduction r) {
+    if (!a) { tensor__null_arg(fn, "input1"); return false; }
+    if (!b) { tensor__null_arg(fn, "input2"); return false; }
+    if (!y) { tensor__null_arg(fn, "target"); return false; }
+    if (!tensor__check_reduction(fn, r)) return false;
+    tensor *ins[3] = {a, b, y};
+    if (!tensor__same_device(fn, 3, ins)) return false;
+    if (!tensor__is_float(tensor__result_type(3, ins))) {
+        tensor__fail(fn, "expected floating inputs, got %s, %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype], tensor__dtype_names[y->dtype]);
+        return false;
+    }
+    return true;
+}
+
+/* max(0, -target (input1 - input2) + margin); all three of one rank, broadcast. */
+TENSOR_API tensor *tensor_margin_ranking_loss(tensor *input1, tensor *input2, tensor *target, double margin, tensor_reduction reduction) {
+    const char *fn = "tensor_margin_ranking_loss";
+    if (!tensor__check_loss3(fn, input1, input2, target, reduction)) return NULL;
+    if (input1->ndim != input2->ndim || input1->ndim != target->ndim)
+        return tensor__fail(fn, "all input tensors should have the same number of dims, got shapes %s, %s and %s", tensor__shape_of(input1),
+                            tensor__shape_of(input2), tensor__shape_of(target));
+    tensor__tmps s = {{0}, 0};
+    tensor *d = tensor__tmp(&s, tensor_mul(tensor__tmp(&s, tensor_neg(target)), tensor__tmp(&s, tensor_sub(input1, input2))));
+    tensor *l = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_add_scalar(d, margin)), 0, NAN));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* input where target != -1, plus max(0, margin - input) where target != 1 (PyTorch's; +-1 targets
+   pick one of the two). */
+TENSOR_API tensor *tensor_hinge_embedding_loss(tensor *input, tensor *target, double margin, tensor_reduction reduction) {
+    if (!tensor__check_loss2("tensor_hinge_embedding_loss", input, target, reduction)) return NULL;
+    tensor__tmps s = {{0}, 0};
+    tensor *hinge = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(input)), margin)), 0, NAN));
+    tensor *lm = tensor__tmp(&s, tensor_masked_fill(hinge, tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_eq, target, 1)), 0));
+    tensor *ls = tensor__tmp(&s, tensor_masked_fill(input, tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_eq, target, -1)), 0));
+    tensor *l = tensor__tmp(&s, tensor_add(lm, ls));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* log(1 + exp(-target input)), as softplus (stable for large |input|). */
+TENSOR_API tensor *tensor_soft_margin_loss(tensor *input, tensor *target, tensor_reduction reduction) {
+    if (!tensor__check_loss2("tensor_soft_margin_loss", input, target, reduction)) return NULL;
+    tensor__tmps s = {{0}, 0};
+    tensor *l = tensor__tmp(&s, tensor_softplus(tensor__tmp(&s, tensor_neg(tensor__tmp(&s, tensor_mul(input, target))))));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* -(target logsigmoid(input) + (1 - target) logsigmoid(-input)) (times weight, NULL: none),
+   averaged over the last (class) dim: one loss per sample before the reduction. */
+TENSOR_API tensor *tensor_multilabel_soft_margin_loss(tensor *input, tensor *target, tensor *weight, tensor_reduction reduction) {
+    const char *fn = "tensor_multilabel_soft_margin_loss";
+    if (!tensor__check_loss2(fn, input, target, reduction)) return NULL;
+    if (input->ndim == 0) return tensor__fail(fn, "input must have at least 1 dim [C] or [N, C], got a 0-dim tensor");
+    if (weight) {
+        tensor *ins[2] = {input, weight};
+        if (!tensor__same_device(fn, 2, ins)) return NULL;
+    }
+    tensor__tmps s = {{0}, 0};
+    tensor *a = tensor__tmp(&s, tensor_mul(target, tensor__tmp(&s, tensor_logsigmoid(input))));
+    tensor *one_minus_t = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(target)), 1));
+    tensor *b = tensor__tmp(&s, tensor_mul(one_minus_t, tensor__tmp(&s, tensor_logsigmoid(tensor__tmp(&s, tensor_neg(input))))));
+    tensor *l = tensor__tmp(&s, tensor_neg(tensor__tmp(&s, tensor_add(a, b))));
+    if (weight) l = tensor__tmp(&s, tensor_mul(l, weight));
+    l = tensor__tmp(&s, tensor_div_scalar(tensor__tmp(&s, tensor_sum(l, -1, false)), (double)input->shape[input->ndim - 1]));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* cos = sum(x1 x2) / sqrt((sum(x1^2) + 1e-12) (sum(x2^2) + 1e-12)) over the last dim (x1, x2
+   [N, D] with target [N], or [D] with a 0-dim target); 1 - cos where target is 1, max(0, cos -
+   margin) where it is -1, 0 elsewhere. */
+TENSOR_API tensor *tensor_cosine_embedding_loss(tensor *input1, tensor *input2, tensor *target, double margin, tensor_reduction reduction) {
+    const char *fn = "tensor_cosine_embedding_loss";
+    if (!tensor__check_loss3(fn, input1, input2, target, reduction)) return NULL;
+    if (target->ndim > 1) return tensor__fail(fn, "0-D or 1-D target tensor expected, multi-target not supported (got shape %s)", tensor__shape_of(target));
+    if (input1->ndim != target->ndim + 1 || input2->ndim != target->ndim + 1)
+        return tensor__fail(fn, "a %d-D target expects %d-D inputs, got shapes %s and %s", target->ndim, target->ndim + 1, tensor__shape_of(input1), tensor__shape_of(input2));
+    int dim = target->ndim;
+    tensor__tmps s = {{0}, 0};
+    tensor *prod = tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_mul(input1, input2)), dim, false));
+    tensor *m1 = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_mul(input1, input1)), dim, false)), 1e-12));
+    tensor *m2 = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_mul(input2, input2)), dim, false)), 1e-12));
+    tensor *cos = tensor__tmp(&s, tensor_div(prod, tensor__tmp(&s, tensor_sqrt(tensor__tmp(&s, tensor_mul(m1, m2))))));
+    tensor *pos = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(cos)), 1));
+    tensor *neg = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_sub_scalar(cos, margin)), 0, NAN));
+    tensor *lp = tensor__tmp(&s, tensor_masked_fill(pos, tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_ne, target, 1)), 0));
+    tensor *ln = tensor__tmp(&s, tensor_masked_fill(neg, tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_ne, target, -1)), 0));
+    tensor *l = tensor__tmp(&s, tensor_add(lp, ln));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* max(0, margin + d(anchor, positive) - d(anchor, negative)) with d the pairwise_distance (p, eps);
+   swap: the smaller of d(anchor, negative) and d(positive, negative). */
+TENSOR_API tensor *tensor_triplet_margin_loss(tensor *anchor, tensor *positive, tensor *negative, double margin, double p, double eps, bool swap,
+                                              tensor_reduction reduction) {
+    const char *fn = "tensor_triplet_margin_loss";
+    TENSOR__CHECK_ARG(fn, anchor);
+    TENSOR__CHECK_ARG(fn, positive);
+    TENSOR__CHECK_ARG(fn, negative);
+    if (!tensor__check_reduction(fn, reduction)) return NULL;
+    if (anchor->ndim != positive->ndim || anchor->ndim != negative->ndim)
+        return tensor__fail(fn, "anchor, positive and negative must have the same number of dims, got shapes %s, %s and %s", tensor__shape_of(anchor),
+                            tensor__shape_of(positive), tensor__shape_of(negative));
+    tensor *ins[3] = {anchor, positive, negative};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    tensor__tmps s = {{0}, 0};
+    tensor *dp = tensor__tmp(&s, tensor_pairwise_distance(anchor, positive, p, eps, false));
+    tensor *dn = tensor__tmp(&s, tensor_pairwise_distance(anchor, negative, p, eps, false));
+    if (swap) dn = tensor__tmp(&s, tensor_minimum(dn, tensor__tmp(&s, tensor_pairwise_distance(positive, negative, p, eps, false))));
+    tensor *l = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_sub(dp, dn)), margin)), 0, NAN));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* Per sample n of input [N, C] (or [C] with a 0-dim target): sum over i != y of
+   max(0, margin - x[y] + x[i])^p (times weight[y]; NULL: none) / C, y = target[n]; p 1 or 2. */
+TENSOR_API tensor *tensor_multi_margin_loss(tensor *input, tensor *target, int p, double margin, tensor *weight, tensor_reduction reduction) {
+    const char *fn = "tensor_multi_margin_loss";
+    TENSOR__CHECK_ARG(fn, input);
+    TENSOR__CHECK_ARG(fn, target);
+    if (!tensor__check_reduction(fn, reduction)) return NULL;
+    if (p != 1 && p != 2) return tensor__fail(fn, "only p == 1 and p == 2 are supported, got %d", p);
+    tensor *ins[3] = {input, target, weight};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (!tensor__is_float(input->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[input->dtype]);
+    if (!tensor__is_int(target->dtype)) return tensor__fail(fn, "target must be an integer tensor of class indices, got %s", tensor__dtype_names[target->dtype]);
+    if (input->ndim > 2 || target->ndim != (input->ndim == 2 ? 1 : 0) || (input->ndim == 2 && target->shape[0] != input->shape[0]))
+        return tensor__fail(fn, "expected input [N, C] with target [N], or input [C] (or a 0-dim one) with a 0-dim target, got shapes %s and %s",
+                            tensor__shape_of(input), tensor__shape_of(target));
+    int64_t C = input->ndim ? input->shape[input->ndim - 1] : 1;
+    if (weight && (weight->ndim != 1 || weight->shape[0] != C))
+        return tensor__fail(fn, "weight must be 1-D with %lld elements (the classes of input %s), got shape %s", (long long)C, tensor__shape_of(input), tensor__shape_of(weight));
+    int64_t rows = input->ndim == 2 ? input->shape[0] : 1;
+    int64_t xs[2] = {rows, C}, ts[2] = {rows, 1};
+    tensor__tmps s = {{0}, 0};
+    tensor *x = tensor__tmp(&s, tensor_reshape(input, 2, xs));
+    tensor *y = tensor__tmp(&s, tensor_reshape(target, 2, ts));
+    if (y && y->dtype != TENSOR_I64) y = tensor__tmp(&s, tensor_to_dtype(y, TENSOR_I64));
+    tensor *xy = tensor__tmp(&s, tensor_gather(x, 1, y)); /* [rows, 1]; checks every target against [0, C) */
+    tensor *z = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_sub(x, xy)), margin)), 0, NAN));
+    if (p == 2) z = tensor__tmp(&s, tensor_square(z));
+    if (weight) {
+        tensor *wy = tensor__tmp(&s, tensor_reshape(tensor__tmp(&s, tensor_index_select(weight, 0, tensor__tmp(&s, tensor_reshape(y, 1, xs)))), 2, ts));
+        z = tensor__tmp(&s, tensor_mul(z, wy));
+    }
+    tensor *self = tensor__tmp(&s, tensor_to_dtype(tensor__tmp(&s, tensor_one_hot(tensor__tmp(&s, tensor_reshape(y, 1, xs)), C)), TENSOR_BOOL));
+    z = tensor__tmp(&s, tensor_masked_fill(z, self, 0));
+    tensor *l = tensor__tmp(&s, tensor_div_scalar(tensor__tmp(&s, tensor_sum(z, 1, false)), (double)C));
+    if (l && input->ndim < 2) l = tensor__tmp(&s, tensor_reshape(l, 0, NULL));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
     return r;
 }
 /* ==== end generator/parts/loss.h ==== */

@@ -438,3 +438,108 @@ static int tensor__relu_backward(const char *fn, tensor *x, tensor *g, tensor **
     *gx = r;
     return 1;
 }
+
+/* ---- temporaries of the composites (this part and >>loss) ----
+   A composite chains library calls, each of which takes NULL (an earlier failure) and returns
+   NULL, so it checks once at the end. Every intermediate goes through tensor__tmp, which keeps it
+   for tensor__tmps_free; tensor__tmps_take hands the result out of the list. No allocation. */
+#define TENSOR__TMPS_MAX 48
+typedef struct { tensor *t[TENSOR__TMPS_MAX]; int n; } tensor__tmps;
+static tensor *tensor__tmp(tensor__tmps *s, tensor *t) {
+    if (!t) return NULL;
+    if (s->n == TENSOR__TMPS_MAX) { TENSOR_ASSERT(!"tensor__tmp: too many temporaries"); tensor_free(t); return NULL; }
+    s->t[s->n++] = t;
+    return t;
+}
+static tensor *tensor__tmps_take(tensor__tmps *s, tensor *t) {
+    for (int i = s->n - 1; t && i >= 0; i--)
+        if (s->t[i] == t) { s->t[i] = NULL; return t; }
+    return t;
+}
+static void tensor__tmps_free(tensor__tmps *s) {
+    for (int i = 0; i < s->n; i++) tensor_free(s->t[i]);
+    s->n = 0;
+}
+/* x OP s (a comparison op; bool result), s a scalar of x's dtype. */
+static tensor *tensor__nn_cmp(tensor_op op, tensor *x, double s) {
+    if (!x) return NULL;
+    tensor *b = tensor__wrapped_scalar(tensor__ops[op].fn, s, x->dtype);
+    tensor *r = b ? tensor__binary(op, x, b) : NULL;
+    tensor_free(b);
+    return r;
+}
+/* t with its values clamped below at lo in the forward pass only: the gradient passes as if
+   unclamped, as PyTorch's clamp_ under no_grad gives it. t + detach(clamp(t, lo) - t). */
+static tensor *tensor__clamp_min_nograd(tensor__tmps *s, tensor *t, double lo) {
+    tensor *d = tensor__tmp(s, tensor_detach(tensor__tmp(s, tensor_sub(tensor__tmp(s, tensor_clamp(t, lo, NAN)), t))));
+    return tensor__tmp(s, tensor_add(t, d));
+}
+/* An integer or bool input as f32, as PyTorch's distance functions take it; float as it is. */
+static tensor *tensor__as_float(tensor__tmps *s, tensor *t) {
+    return !t || tensor__is_float(t->dtype) ? t : tensor__tmp(s, tensor_to_dtype(t, TENSOR_F32));
+}
+
+/* ---- softmin, normalize, cosine_similarity, pairwise_distance (composites) ---- */
+
+TENSOR_API tensor *tensor_softmin(tensor *t, int dim) {
+    TENSOR__CHECK_ARG("tensor_softmin", t);
+    tensor *n = tensor_neg(t);
+    tensor *r = n ? tensor_softmax(n, dim) : NULL;
+    tensor_free(n);
+    return r;
+}
+
+/* x / max(norm_p(x, dim), eps), the norm kept as a dim of size 1. */
+TENSOR_API tensor *tensor_normalize(tensor *x, double p, int dim, double eps) {
+    const char *fn = "tensor_normalize";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    tensor__tmps s = {{0}, 0};
+    tensor *n = tensor__tmp(&s, tensor_norm(x, p, dim, true));
+    tensor *r = tensor_div(x, tensor__tmp(&s, tensor_clamp(n, eps, NAN)));
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) over dim, x1 and x2 broadcast (PyTorch 1.13+: each
+   is divided by its own 2-norm first; the clamps do not stop the gradient). */
+TENSOR_API tensor *tensor_cosine_similarity(tensor *x1, tensor *x2, int dim, double eps) {
+    const char *fn = "tensor_cosine_similarity";
+    TENSOR__CHECK_ARG(fn, x1);
+    TENSOR__CHECK_ARG(fn, x2);
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS];
+    if (!tensor__broadcast_shapes(fn, x1->ndim, x1->shape, x2->ndim, x2->shape, &nd, shape)) return NULL;
+    if (tensor__wrap_dim(fn, dim, nd > 0 ? nd : 1) < 0) return NULL;
+    tensor__tmps s = {{0}, 0};
+    tensor *a = tensor__as_float(&s, x1), *b = tensor__as_float(&s, x2);
+    if (a && b && a->dtype != b->dtype) { /* the promoted float dtype for both */
+        tensor *ab[2] = {a, b};
+        tensor_dtype dt = tensor__result_type(2, ab);
+        a = tensor__tmp(&s, tensor_to_dtype(a, dt));
+        b = tensor__tmp(&s, tensor_to_dtype(b, dt));
+    }
+    a = tensor__tmp(&s, tensor_expand(a, nd, shape));
+    b = tensor__tmp(&s, tensor_expand(b, nd, shape));
+    tensor *na = tensor__clamp_min_nograd(&s, tensor__tmp(&s, tensor_norm(a, 2, dim, true)), eps);
+    tensor *nb = tensor__clamp_min_nograd(&s, tensor__tmp(&s, tensor_norm(b, 2, dim, true)), eps);
+    tensor *prod = tensor__tmp(&s, tensor_mul(tensor__tmp(&s, tensor_div(a, na)), tensor__tmp(&s, tensor_div(b, nb))));
+    tensor *r = prod ? tensor_sum(prod, dim, false) : NULL;
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* norm_p(x1 - x2 + eps) over the last dim of the broadcast shape (keepdim keeps it as size 1). */
+TENSOR_API tensor *tensor_pairwise_distance(tensor *x1, tensor *x2, double p, double eps, bool keepdim) {
+    const char *fn = "tensor_pairwise_distance";
+    TENSOR__CHECK_ARG(fn, x1);
+    TENSOR__CHECK_ARG(fn, x2);
+    tensor *ins[2] = {x1, x2};
+    if (!tensor__is_float(tensor__result_type(2, ins)))
+        return tensor__fail(fn, "expected floating inputs, got %s and %s", tensor__dtype_names[x1->dtype], tensor__dtype_names[x2->dtype]);
+    tensor__tmps s = {{0}, 0};
+    tensor *d = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_sub(x1, x2)), eps));
+    tensor *r = d ? tensor_norm(d, p, -1, keepdim) : NULL;
+    tensor__tmps_free(&s);
+    return r;
+}
