@@ -48,7 +48,9 @@
 
    SECTIONS (search for the anchor)
        >>api >>impl >>core >>errors >>scopes >>dtypes >>dispatch >>iter >>create >>rng
-       >>elementwise >>reduce >>shape >>index >>linalg >>nn >>print >>autograd >>runtime
+       >>elementwise >>reduce >>shape >>construct >>gemm >>linalg >>products >>nn
+       >>norm >>conv >>pool >>attention >>loss >>print >>autograd >>optim >>file-io >>npy
+       >>dlpack >>runtime
 
    VERSION 0.1.0. The licence (MIT) is at the end of the file.
 */
@@ -104,6 +106,9 @@ extern "C" {
 #endif
 
 typedef struct tensor tensor;
+
+/* How a loss reduces its per-element losses (PyTorch's reduction='mean', 'sum', 'none'). */
+typedef enum { TENSOR_REDUCTION_MEAN, TENSOR_REDUCTION_SUM, TENSOR_REDUCTION_NONE } tensor_reduction;
 
 /* The op registry, generated from ops.def: X(name, kind, impl, types, grad, params, doc) */
 #define TENSOR_OPS(X) \
@@ -365,10 +370,28 @@ typedef struct tensor tensor;
     X(embedding, NN, KERNEL, ANY, DIFF, (tensor *weight, tensor *indices), "rows of weight [V, D] at integer indices") \
     X(dropout, NN, KERNEL, ANY, DIFF, (tensor *x, double p, bool training), "zeroes elements with probability p and scales the rest by 1/(1-p) when training") \
     X(scaled_dot_product_attention, NN, COMPOSITE, ANY, DIFF, (tensor *q, tensor *k, tensor *v, tensor *mask, bool is_causal), "softmax(q k^T / sqrt(d) + mask) v; bool mask: true keeps") \
+    X(softmin, NN, COMPOSITE, ANY, DIFF, (tensor *t, int dim), "softmax of -t along dim") \
+    X(normalize, NN, COMPOSITE, ANY, DIFF, (tensor *x, double p, int dim, double eps), "x / max(p-norm of x over dim, eps) (F.normalize)") \
+    X(cosine_similarity, NN, COMPOSITE, ANY, DIFF, (tensor *x1, tensor *x2, int dim, double eps), "cosine of x1 and x2 (broadcast) along dim, each norm at least eps") \
+    X(pairwise_distance, NN, COMPOSITE, ANY, DIFF, (tensor *x1, tensor *x2, double p, double eps, bool keepdim), "p-norm of x1 - x2 + eps over the last dim") \
     X(cross_entropy, LOSS, KERNEL, ANY, DIFF, (tensor *logits, tensor *targets), "mean cross-entropy of logits [N, C] against class indices [N]") \
     X(nll_loss, LOSS, KERNEL, ANY, DIFF, (tensor *log_probs, tensor *targets), "mean negative log-likelihood of class indices") \
     X(mse_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target), "mean squared error") \
-    X(binary_cross_entropy_with_logits, LOSS, COMPOSITE, ANY, DIFF, (tensor *logits, tensor *targets), "mean binary cross-entropy on logits, stable")
+    X(binary_cross_entropy_with_logits, LOSS, COMPOSITE, ANY, DIFF, (tensor *logits, tensor *targets), "mean binary cross-entropy on logits, stable") \
+    X(l1_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, tensor_reduction reduction), "|input - target| (broadcast)") \
+    X(smooth_l1_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, tensor_reduction reduction, double beta), "0.5 z^2 / beta where z = |input - target| < beta, else z - 0.5 beta") \
+    X(huber_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, tensor_reduction reduction, double delta), "0.5 z^2 where z = |input - target| < delta, else delta (z - 0.5 delta)") \
+    X(kl_div, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, tensor_reduction reduction, bool log_target), "target (log target - input), input log-probabilities") \
+    X(binary_cross_entropy, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, tensor *weight, tensor_reduction reduction), "-w (t log x + (1 - t) log(1 - x)), logs clamped at -100; weight may be NULL") \
+    X(poisson_nll_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, bool log_input, bool full, double eps, tensor_reduction reduction), "exp(input) - target input (log_input), else input - target log(input + eps)") \
+    X(gaussian_nll_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, tensor *var, bool full, double eps, tensor_reduction reduction), "0.5 (log var + (input - target)^2 / var), var clamped at eps") \
+    X(margin_ranking_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input1, tensor *input2, tensor *target, double margin, tensor_reduction reduction), "max(0, -target (input1 - input2) + margin)") \
+    X(hinge_embedding_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, double margin, tensor_reduction reduction), "input where target is 1, max(0, margin - input) where it is -1") \
+    X(soft_margin_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, tensor_reduction reduction), "log(1 + exp(-target input))") \
+    X(multilabel_soft_margin_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, tensor *weight, tensor_reduction reduction), "per sample, the mean over classes of the binary logistic losses; weight may be NULL") \
+    X(cosine_embedding_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input1, tensor *input2, tensor *target, double margin, tensor_reduction reduction), "1 - cos where target is 1, max(0, cos - margin) where it is -1") \
+    X(triplet_margin_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *anchor, tensor *positive, tensor *negative, double margin, double p, double eps, bool swap, tensor_reduction reduction), "max(0, margin + d(anchor, positive) - d(anchor, negative)), d the pairwise_distance") \
+    X(multi_margin_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, int p, double margin, tensor *weight, tensor_reduction reduction), "per sample, sum over i != y of max(0, margin - x[y] + x[i])^p / C; weight may be NULL")
 
 /* One enumerator per op of ops.def, in registry order. */
 typedef enum tensor_op {
@@ -630,10 +653,28 @@ typedef enum tensor_op {
     TENSOR_OP_embedding,
     TENSOR_OP_dropout,
     TENSOR_OP_scaled_dot_product_attention,
+    TENSOR_OP_softmin,
+    TENSOR_OP_normalize,
+    TENSOR_OP_cosine_similarity,
+    TENSOR_OP_pairwise_distance,
     TENSOR_OP_cross_entropy,
     TENSOR_OP_nll_loss,
     TENSOR_OP_mse_loss,
     TENSOR_OP_binary_cross_entropy_with_logits,
+    TENSOR_OP_l1_loss,
+    TENSOR_OP_smooth_l1_loss,
+    TENSOR_OP_huber_loss,
+    TENSOR_OP_kl_div,
+    TENSOR_OP_binary_cross_entropy,
+    TENSOR_OP_poisson_nll_loss,
+    TENSOR_OP_gaussian_nll_loss,
+    TENSOR_OP_margin_ranking_loss,
+    TENSOR_OP_hinge_embedding_loss,
+    TENSOR_OP_soft_margin_loss,
+    TENSOR_OP_multilabel_soft_margin_loss,
+    TENSOR_OP_cosine_embedding_loss,
+    TENSOR_OP_triplet_margin_loss,
+    TENSOR_OP_multi_margin_loss,
     TENSOR_OP_COUNT
 } tensor_op;
 
@@ -1441,6 +1482,14 @@ TENSOR_API tensor *tensor_embedding(tensor *weight, tensor *indices);
 TENSOR_API tensor *tensor_dropout(tensor *x, double p, bool training);
 /* softmax(q k^T / sqrt(d) + mask) v; bool mask: true keeps */
 TENSOR_API tensor *tensor_scaled_dot_product_attention(tensor *q, tensor *k, tensor *v, tensor *mask, bool is_causal);
+/* softmax of -t along dim */
+TENSOR_API tensor *tensor_softmin(tensor *t, int dim);
+/* x / max(p-norm of x over dim, eps) (F.normalize) */
+TENSOR_API tensor *tensor_normalize(tensor *x, double p, int dim, double eps);
+/* cosine of x1 and x2 (broadcast) along dim, each norm at least eps */
+TENSOR_API tensor *tensor_cosine_similarity(tensor *x1, tensor *x2, int dim, double eps);
+/* p-norm of x1 - x2 + eps over the last dim */
+TENSOR_API tensor *tensor_pairwise_distance(tensor *x1, tensor *x2, double p, double eps, bool keepdim);
 
 /* -- LOSS ops -- */
 /* mean cross-entropy of logits [N, C] against class indices [N] */
@@ -1451,6 +1500,34 @@ TENSOR_API tensor *tensor_nll_loss(tensor *log_probs, tensor *targets);
 TENSOR_API tensor *tensor_mse_loss(tensor *input, tensor *target);
 /* mean binary cross-entropy on logits, stable */
 TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tensor *targets);
+/* |input - target| (broadcast) */
+TENSOR_API tensor *tensor_l1_loss(tensor *input, tensor *target, tensor_reduction reduction);
+/* 0.5 z^2 / beta where z = |input - target| < beta, else z - 0.5 beta */
+TENSOR_API tensor *tensor_smooth_l1_loss(tensor *input, tensor *target, tensor_reduction reduction, double beta);
+/* 0.5 z^2 where z = |input - target| < delta, else delta (z - 0.5 delta) */
+TENSOR_API tensor *tensor_huber_loss(tensor *input, tensor *target, tensor_reduction reduction, double delta);
+/* target (log target - input), input log-probabilities */
+TENSOR_API tensor *tensor_kl_div(tensor *input, tensor *target, tensor_reduction reduction, bool log_target);
+/* -w (t log x + (1 - t) log(1 - x)), logs clamped at -100; weight may be NULL */
+TENSOR_API tensor *tensor_binary_cross_entropy(tensor *input, tensor *target, tensor *weight, tensor_reduction reduction);
+/* exp(input) - target input (log_input), else input - target log(input + eps) */
+TENSOR_API tensor *tensor_poisson_nll_loss(tensor *input, tensor *target, bool log_input, bool full, double eps, tensor_reduction reduction);
+/* 0.5 (log var + (input - target)^2 / var), var clamped at eps */
+TENSOR_API tensor *tensor_gaussian_nll_loss(tensor *input, tensor *target, tensor *var, bool full, double eps, tensor_reduction reduction);
+/* max(0, -target (input1 - input2) + margin) */
+TENSOR_API tensor *tensor_margin_ranking_loss(tensor *input1, tensor *input2, tensor *target, double margin, tensor_reduction reduction);
+/* input where target is 1, max(0, margin - input) where it is -1 */
+TENSOR_API tensor *tensor_hinge_embedding_loss(tensor *input, tensor *target, double margin, tensor_reduction reduction);
+/* log(1 + exp(-target input)) */
+TENSOR_API tensor *tensor_soft_margin_loss(tensor *input, tensor *target, tensor_reduction reduction);
+/* per sample, the mean over classes of the binary logistic losses; weight may be NULL */
+TENSOR_API tensor *tensor_multilabel_soft_margin_loss(tensor *input, tensor *target, tensor *weight, tensor_reduction reduction);
+/* 1 - cos where target is 1, max(0, cos - margin) where it is -1 */
+TENSOR_API tensor *tensor_cosine_embedding_loss(tensor *input1, tensor *input2, tensor *target, double margin, tensor_reduction reduction);
+/* max(0, margin + d(anchor, positive) - d(anchor, negative)), d the pairwise_distance */
+TENSOR_API tensor *tensor_triplet_margin_loss(tensor *anchor, tensor *positive, tensor *negative, double margin, double p, double eps, bool swap, tensor_reduction reduction);
+/* per sample, sum over i != y of max(0, margin - x[y] + x[i])^p / C; weight may be NULL */
+TENSOR_API tensor *tensor_multi_margin_loss(tensor *input, tensor *target, int p, double margin, tensor *weight, tensor_reduction reduction);
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -8195,10 +8272,12 @@ static tensor *tensor__reduce(tensor_op op, tensor *t, int n, const int *dims, b
 
     /* ops with no identity refuse to reduce over nothing */
     bool no_identity = op == TENSOR_OP_max || op == TENSOR_OP_max_all || op == TENSOR_OP_min || op == TENSOR_OP_min_all ||
-                       op == TENSOR_OP_argmax || op == TENSOR_OP_argmin || (op == TENSOR_OP_norm && isinf(p));
+                       op == TENSOR_OP_argmax || op == TENSOR_OP_argmin || (op == TENSOR_OP_norm && (p == INFINITY || p < 0));
     if (no_identity) {
         const char *what = op == TENSOR_OP_max || op == TENSOR_OP_max_all ? "the maximum" : op == TENSOR_OP_min || op == TENSOR_OP_min_all ? "the minimum"
-                         : op == TENSOR_OP_argmax ? "the argmax" : op == TENSOR_OP_argmin ? "the argmin" : p > 0 ? "the inf norm" : "the -inf norm";
+                         : op == TENSOR_OP_argmax ? "the argmax" : op == TENSOR_OP_argmin ? "the argmin" : "the norm";
+        char norm_what[48];
+        if (op == TENSOR_OP_norm) { snprintf(norm_what, sizeof norm_what, "the %g norm", p); what = norm_what; }
         for (int i = 0; i < c.n_dims; i++)
             if (t->shape[c.dims[i]] == 0) {
                 if (n < 0) return tensor__fail(fn, "cannot compute %s of an empty tensor (shape %s): it has no identity", what, tensor__shape_of(t));
@@ -8222,7 +8301,14 @@ TENSOR_API tensor *tensor_argmax(tensor *t, int dim, bool keepdim) { return tens
 TENSOR_API tensor *tensor_argmin(tensor *t, int dim, bool keepdim) { return tensor__reduce(TENSOR_OP_argmin, t, 1, &dim, keepdim, 0, 0); }
 TENSOR_API tensor *tensor_var(tensor *t, int dim, int64_t correction, bool keepdim) { return tensor__reduce(TENSOR_OP_var, t, 1, &dim, keepdim, 0, correction); }
 TENSOR_API tensor *tensor_std(tensor *t, int dim, int64_t correction, bool keepdim) { return tensor__reduce(TENSOR_OP_std, t, 1, &dim, keepdim, 0, correction); }
-TENSOR_API tensor *tensor_logsumexp(tensor *t, int dim, bool keepdim) { return tensor__reduce(TENSOR_OP_logsumexp, t, 1, &dim, keepdim, 0, 0); }
+/* Integer and bool inputs give an f32 result (PyTorch's default float dtype), as in PyTorch. */
+TENSOR_API tensor *tensor_logsumexp(tensor *t, int dim, bool keepdim) {
+    if (!t || tensor__is_float(t->dtype)) return tensor__reduce(TENSOR_OP_logsumexp, t, 1, &dim, keepdim, 0, 0);
+    tensor *f = tensor_to_dtype(t, TENSOR_F32);
+    tensor *r = f ? tensor__reduce(TENSOR_OP_logsumexp, f, 1, &dim, keepdim, 0, 0) : NULL;
+    tensor_free(f);
+    return r;
+}
 TENSOR_API tensor *tensor_all(tensor *t) { return tensor__reduce(TENSOR_OP_all, t, -1, NULL, false, 0, 0); }
 TENSOR_API tensor *tensor_any(tensor *t) { return tensor__reduce(TENSOR_OP_any, t, -1, NULL, false, 0, 0); }
 
@@ -8236,10 +8322,10 @@ TENSOR_API tensor *tensor_mean_dims(tensor *t, int n, const int *dims, bool keep
     return tensor__reduce(TENSOR_OP_mean_dims, t, n == 0 ? -1 : n, dims, keepdim, 0, 0);
 }
 
-/* p > 0, p = 0 (the count of non-zeros), INFINITY (max |x|) or -INFINITY (min |x|). */
+/* (sum |x|^p)^(1/p) for any p but NaN: p = 0 is the count of non-zeros, INFINITY max |x|,
+   -INFINITY min |x|; p < 0 gives 0 where an element is 0, and refuses an empty dim, as PyTorch. */
 TENSOR_API tensor *tensor_norm(tensor *t, double p, int dim, bool keepdim) {
-    if (t && (p != p || (p < 0 && p != -INFINITY)))
-        return tensor__fail("tensor_norm", "order p must be >= 0, INFINITY or -INFINITY, got %g", p);
+    if (t && p != p) return tensor__fail("tensor_norm", "order p must be a number, got %g", p);
     return tensor__reduce(TENSOR_OP_norm, t, 1, &dim, keepdim, p, 0);
 }
 
@@ -9241,8 +9327,13 @@ TENSOR_API tensor *tensor_masked_fill(tensor *t, tensor *mask, double value) {
     if (!tensor__broadcast_shapes(c.fn, t->ndim, t->shape, mask->ndim, mask->shape, &nd, shape)) return NULL;
     bool same = nd == t->ndim;
     for (int i = 0; same && i < nd; i++) same = shape[i] == t->shape[i];
-    if (!same) return tensor__fail(c.fn, "mask of shape %s does not broadcast to the input shape %s", tensor__shape_of(mask), tensor__shape_of(t));
     if (!tensor__check_value_fits(c.fn, value, t->dtype)) return NULL;
+    if (!same) { /* a larger mask: t broadcasts up to the common shape, as torch.masked_fill does (a view; its gradient sums back) */
+        tensor *te = tensor_expand(t, nd, shape);
+        tensor *r = te ? tensor_masked_fill(te, mask, value) : NULL;
+        tensor_free(te);
+        return r;
+    }
     c.n_in = 2;
     c.in[0] = t;
     c.in[1] = mask;
@@ -11417,6 +11508,423 @@ static bool tensor__gemm_spread(int64_t count, int64_t m, int64_t n, int64_t k) 
     return count >= threads && (count % threads == 0 || count >= 4 * threads);
 }
 /* ==== end generator/parts/gemm.h ==== */
+/* ==== begin generator/parts/linalg.h ==== */
+// >>linalg -------------------------------------------------------------------------------------
+/* Matrix products and the neural-network functions built on them. The dense kernels (matmul and
+   the convolutions, which lower to im2col + the same GEMM) have a fast path that packs operands
+   into contiguous f32/f64/i64 panels and a plain reference loop; tensor_set_reference_kernels
+   routes them through the reference loops so the tests can compare the two. */
+
+/* Tells the compiler that the loop after it carries no dependence through memory (its output row
+   never aliases its input rows), so it vectorizes without a run-time alias check. */
+#if defined(__clang__)
+#define TENSOR__IVDEP _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define TENSOR__IVDEP _Pragma("GCC ivdep")
+#elif defined(_MSC_VER)
+#define TENSOR__IVDEP __pragma(loop(ivdep))
+#else
+#define TENSOR__IVDEP
+#endif
+
+
+/* Scratch buffers of kernels: n bytes (at least 1), or NULL after recording an error. */
+static void *tensor__scratch(const char *fn, size_t n) {
+    void *p = tensor__alloc_aligned(n ? n : 1);
+    if (!p) tensor__fail(fn, "out of memory allocating %zu bytes of scratch", n);
+    return p;
+}
+
+/* out[n, m] = A[n, k] @ B[k, m] for the integer dtypes (as uint64_t: unsigned arithmetic wraps
+   like PyTorch's integer matmul). Rows of A, B and out are contiguous, ld* elements apart. The
+   loops run i-k-j so the innermost loop streams a row of B into a row of out (the compiler
+   vectorizes it); B is walked in KB x NB blocks that stay in cache while every row of A passes
+   over them, and four rows of B are folded per pass over the out row. f32 and f64 go through the
+   packed GEMM of >>gemm instead. */
+#define TENSOR__GEMM_NB 256
+#define TENSOR__GEMM_KB 128
+#define TENSOR__DEFINE_GEMM(sfx, T)                                                                      \
+    static void tensor__gemm_##sfx(int64_t n, int64_t m, int64_t k, const T *A, int64_t lda,           \
+                                   const T *B, int64_t ldb, T *out, int64_t ldo) {                      \
+        for (int64_t i = 0; i < n; i++)                                                                 \
+            for (int64_t j = 0; j < m; j++) out[i * ldo + j] = 0;                                       \
+        for (int64_t j0 = 0; j0 < m; j0 += TENSOR__GEMM_NB) {                                           \
+            int64_t jn = m - j0 < TENSOR__GEMM_NB ? m - j0 : TENSOR__GEMM_NB, jv = jn & ~(int64_t)15;  \
+            for (int64_t k0 = 0; k0 < k; k0 += TENSOR__GEMM_KB) {                                       \
+                int64_t kn = k - k0 < TENSOR__GEMM_KB ? k - k0 : TENSOR__GEMM_KB;                       \
+                for (int64_t i = 0; i < n; i++) {                                                       \
+                    T *o = out + i * ldo + j0;                                                          \
+                    const T *ar = A + i * lda + k0;                                                     \
+                    int64_t p = 0;                                                                      \
+                    for (; p + 4 <= kn; p += 4) {                                                       \
+                        const T a0 = ar[p], a1 = ar[p + 1], a2 = ar[p + 2], a3 = ar[p + 3];             \
+                        const T *b0 = B + (k0 + p) * ldb + j0, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb; \
+                        TENSOR__IVDEP                                                                   \
+                        for (int64_t j = 0; j < jv; j++) o[j] += a0 * b0[j] + a1 * b1[j] + a2 * b2[j] + a3 * b3[j]; \
+                        for (int64_t j = jv; j < jn; j++) o[j] += a0 * b0[j] + a1 * b1[j] + a2 * b2[j] + a3 * b3[j]; \
+                    }                                                                                   \
+                    for (; p < kn; p++) {                                                               \
+                        const T a0 = ar[p], *b0 = B + (k0 + p) * ldb + j0;                              \
+                        TENSOR__IVDEP                                                                   \
+                        for (int64_t j = 0; j < jv; j++) o[j] += a0 * b0[j];                            \
+                        for (int64_t j = jv; j < jn; j++) o[j] += a0 * b0[j];                           \
+                    }                                                                                   \
+                }                                                                                       \
+            }                                                                                           \
+        }                                                                                               \
+    }
+TENSOR__DEFINE_GEMM(u64, uint64_t)
+
+/* The compute dtype of the packed kernels for an output dtype: f32 for f32/f16/bf16, f64 for
+   f64, i64 (as uint64_t) for the integer dtypes. */
+static tensor_dtype tensor__gemm_dtype(tensor_dtype d) {
+    return d == TENSOR_F64 ? TENSOR_F64 : tensor__is_float(d) ? TENSOR_F32 : TENSOR_I64;
+}
+
+/* out[n, m] (+)= A[n, k] @ B[k, m] in compute dtype ct, element (i, p) of A at A[i * a_rs + p * a_cs],
+   (p, j) of B at B[p * b_rs + j * b_cs], (i, j) of out at out[i * o_rs + j * o_cs]. A and B hold
+   dtype sd: ct, or f16 / bf16 for ct f32 (bf16 products in the bf16 kernel where the CPU has one,
+   else converted to f32 as they are packed). add: accumulate into out. The integer dtypes need
+   a_cs = b_cs = o_cs = 1 and add = false. false: no memory for the packing panels (the caller
+   records the error; a pool task flags it in its job). */
+static bool tensor__gemm_strided(tensor_dtype ct, tensor_dtype sd, int64_t n, int64_t m, int64_t k, const void *A, int64_t a_rs, int64_t a_cs,
+                                 const void *B, int64_t b_rs, int64_t b_cs, void *out, int64_t o_rs, int64_t o_cs, bool add) {
+    if (ct == TENSOR_F32) return tensor__gemm_f32s(sd, n, m, k, A, a_rs, a_cs, B, b_rs, b_cs, (float *)out, o_rs, o_cs, add);
+    if (ct == TENSOR_F64) return tensor__gemm_f64s(TENSOR_F64, n, m, k, A, a_rs, a_cs, B, b_rs, b_cs, (double *)out, o_rs, o_cs, add);
+    tensor__gemm_u64(n, m, k, (const uint64_t *)A, a_rs, (const uint64_t *)B, b_rs, (uint64_t *)out, o_rs);
+    return true;
+}
+/* A pool task's GEMM: a failure raises the job's flag, which the caller checks after the pool. */
+#define TENSOR__GEMM_IN_TASK(flag, gemm_call) do { if (!(gemm_call)) __atomic_store_n(&(flag), 1, __ATOMIC_RELAXED); } while (0)
+#define TENSOR__TASK_FAILED(flag) __atomic_load_n(&(flag), __ATOMIC_RELAXED)
+
+/* out[n, m] = A[n, k] @ B[k, m] with contiguous rows, ld* elements apart. */
+static bool tensor__gemm(tensor_dtype ct, int64_t n, int64_t m, int64_t k, const void *A, int64_t lda,
+                         const void *B, int64_t ldb, void *out, int64_t ldo) {
+    return tensor__gemm_strided(ct, ct, n, m, k, A, lda, 1, B, ldb, 1, out, ldo, 1, false);
+}
+
+/* dst[r * cols + q] = src[r * rs + q * cs] (strides in elements of sd) converted to ct. */
+static void tensor__pack(void *dst, tensor_dtype ct, const char *src, tensor_dtype sd, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
+    int64_t esz = (int64_t)tensor__dtype_sizes[sd];
+    for (int64_t r = 0; r < rows; r++) {
+        const char *s = src + r * rs * esz;
+        if (ct == TENSOR_F32) {
+            float *d = (float *)dst + r * cols;
+            if (sd == TENSOR_F32) { const float *f = (const float *)s; for (int64_t q = 0; q < cols; q++) d[q] = f[q * cs]; }
+            else if (cs == 1 && (sd == TENSOR_F16 || sd == TENSOR_BF16)) tensor__half_to_f32(d, (const uint16_t *)(const void *)s, cols, sd == TENSOR_BF16);
+            else for (int64_t q = 0; q < cols; q++) d[q] = (float)tensor__load_f64(s + q * cs * esz, sd);
+        } else if (ct == TENSOR_F64) {
+            double *d = (double *)dst + r * cols;
+            if (sd == TENSOR_F64) { const double *f = (const double *)s; for (int64_t q = 0; q < cols; q++) d[q] = f[q * cs]; }
+            else for (int64_t q = 0; q < cols; q++) d[q] = tensor__load_f64(s + q * cs * esz, sd);
+        } else {
+            uint64_t *d = (uint64_t *)dst + r * cols;
+            for (int64_t q = 0; q < cols; q++) d[q] = (uint64_t)tensor__load_i64(s + q * cs * esz, sd);
+        }
+    }
+}
+
+/* dst (contiguous, dtype dd) = src (contiguous, compute dtype ct), count elements. */
+static void tensor__unpack(char *dst, tensor_dtype dd, const void *src, tensor_dtype ct, int64_t count) {
+    size_t esz = tensor__dtype_sizes[dd];
+    if (ct == TENSOR_F32 && (dd == TENSOR_F16 || dd == TENSOR_BF16)) tensor__f32_to_half((uint16_t *)(void *)dst, (const float *)src, count, dd == TENSOR_BF16);
+    else if (ct == TENSOR_F32) for (int64_t i = 0; i < count; i++) tensor__store_f64(dst + (size_t)i * esz, dd, ((const float *)src)[i]);
+    else if (ct == TENSOR_F64) for (int64_t i = 0; i < count; i++) tensor__store_f64(dst + (size_t)i * esz, dd, ((const double *)src)[i]);
+    else for (int64_t i = 0; i < count; i++) tensor__store_i64(dst + (size_t)i * esz, dd, (int64_t)((const uint64_t *)src)[i]);
+}
+
+/* The geometry of one matmul: per batch out[n, m] = A[n, k] @ B[k, m], with the matrix strides of
+   a and b (a 1-D operand is a single row of A or column of B) and the batch dims of out, where
+   a_bs/b_bs are 0 on dims an operand broadcasts over. */
+typedef struct {
+    int64_t n, m, k;
+    int64_t a_rs, a_cs, b_rs, b_cs;
+    int nb;
+    int64_t bshape[TENSOR_MAX_DIMS], a_bs[TENSOR_MAX_DIMS], b_bs[TENSOR_MAX_DIMS];
+    int64_t batches;
+} tensor__mm_geom;
+
+static void tensor__mm_geometry(const tensor *a, const tensor *b, const tensor *out, tensor__mm_geom *g) {
+    int ad = a->ndim, bd = b->ndim;
+    g->k = a->shape[ad - 1];
+    g->a_cs = a->strides[ad - 1];
+    if (ad >= 2) { g->n = a->shape[ad - 2]; g->a_rs = a->strides[ad - 2]; }
+    else { g->n = 1; g->a_rs = 0; }
+    if (bd >= 2) { g->m = b->shape[bd - 1]; g->b_cs = b->strides[bd - 1]; g->b_rs = b->strides[bd - 2]; }
+    else { g->m = 1; g->b_cs = 0; g->b_rs = b->strides[0]; }
+    int abn = ad >= 2 ? ad - 2 : 0, bbn = bd >= 2 ? bd - 2 : 0;
+    g->nb = out->ndim - (ad >= 2) - (bd >= 2);
+    g->batches = 1;
+    for (int i = 0; i < g->nb; i++) {
+        int ai = i - (g->nb - abn), bi = i - (g->nb - bbn);
+        g->bshape[i] = out->shape[i];
+        g->a_bs[i] = (ai >= 0 && a->shape[ai] != 1) ? a->strides[ai] : 0;
+        g->b_bs[i] = (bi >= 0 && b->shape[bi] != 1) ? b->strides[bi] : 0;
+        g->batches *= out->shape[i];
+    }
+}
+
+/* The plain reference: one dot product per output element, in double (i64 for integers). */
+static void tensor__matmul_reference(tensor__call *c, const tensor__mm_geom *g) {
+    const tensor *a = c->in[0], *b = c->in[1];
+    tensor *out = c->out;
+    int64_t ea = (int64_t)tensor__dtype_sizes[a->dtype], eb = (int64_t)tensor__dtype_sizes[b->dtype];
+    size_t eo = tensor__dtype_sizes[out->dtype];
+    bool ints = !tensor__is_float(out->dtype);
+    int64_t idx[TENSOR_MAX_DIMS] = {0};
+    char *o = tensor__data(out);
+    for (int64_t bi = 0; bi < g->batches; bi++) {
+        int64_t ao = a->offset, bo = b->offset;
+        for (int d = 0; d < g->nb; d++) { ao += idx[d] * g->a_bs[d]; bo += idx[d] * g->b_bs[d]; }
+        const char *pa = (const char *)a->storage->data + ao * ea, *pb = (const char *)b->storage->data + bo * eb;
+        for (int64_t i = 0; i < g->n; i++)
+            for (int64_t j = 0; j < g->m; j++) {
+                char *dst = o + (size_t)((bi * g->n + i) * g->m + j) * eo;
+                if (ints) {
+                    int64_t acc = 0;
+                    for (int64_t p = 0; p < g->k; p++)
+                        acc = tensor__iadd(acc, tensor__imul(tensor__load_i64(pa + (i * g->a_rs + p * g->a_cs) * ea, a->dtype),
+                                                             tensor__load_i64(pb + (p * g->b_rs + j * g->b_cs) * eb, b->dtype)));
+                    tensor__store_i64(dst, out->dtype, acc);
+                } else {
+                    double acc = 0;
+                    for (int64_t p = 0; p < g->k; p++)
+                        acc += tensor__load_f64(pa + (i * g->a_rs + p * g->a_cs) * ea, a->dtype) *
+                               tensor__load_f64(pb + (p * g->b_rs + j * g->b_cs) * eb, b->dtype);
+                    tensor__store_f64(dst, out->dtype, acc);
+                }
+            }
+        tensor__next_index(g->nb, g->bshape, idx);
+    }
+}
+
+/* The element offsets of batch bi's matrices of a and b. */
+static void tensor__mm_batch_offsets(const tensor__mm_geom *g, int64_t bi, int64_t *ao, int64_t *bo) {
+    int64_t ra = 0, rb = 0;
+    for (int d = g->nb - 1; d >= 0; d--) {
+        int64_t i = bi % g->bshape[d];
+        bi /= g->bshape[d];
+        ra += i * g->a_bs[d];
+        rb += i * g->b_bs[d];
+    }
+    *ao = ra;
+    *bo = rb;
+}
+
+/* A range of batches of a floating matmul: one strided GEMM per batch, straight from the operands'
+   storage (of dtype sd) into the output (of the compute dtype ct). */
+typedef struct {
+    const tensor__mm_geom *g;
+    tensor_dtype ct, sd;
+    const char *a, *b; /* element 0 of a and b */
+    char *o;
+    int oom;           /* a GEMM had no memory (set from any thread) */
+} tensor__mm_job;
+
+static void tensor__mm_batches(int64_t begin, int64_t end, void *ctx) {
+    tensor__mm_job *j = (tensor__mm_job *)ctx;
+    const tensor__mm_geom *g = j->g;
+    size_t cs = tensor__dtype_sizes[j->ct], es = tensor__dtype_sizes[j->sd];
+    for (int64_t bi = begin; bi < end; bi++) {
+        int64_t ao, bo;
+        tensor__mm_batch_offsets(g, bi, &ao, &bo);
+        TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, j->sd, g->n, g->m, g->k, j->a + (size_t)ao * es, g->a_rs, g->a_cs, j->b + (size_t)bo * es,
+                                                          g->b_rs, g->b_cs, j->o + (size_t)(bi * g->n * g->m) * cs, g->m, 1, false));
+    }
+}
+
+/* The fast path. f32/f64: every transposition and batch broadcast is a stride pattern of the
+   GEMM, so operands are read in place. When b is shared by every batch and a's batches are
+   evenly spaced rows (x [B, T, C] @ w [C, O]) the batches fold into one tall GEMM; otherwise
+   there is one GEMM per batch, and batches too small for the GEMM to thread itself are spread
+   over the threads instead. f16/bf16 the same, read in place too (the GEMM multiplies bf16 pairs,
+   or converts to f32 as it packs), into an f32 result rounded into out once at the end. The
+   integers (in i64): each operand
+   is converted (or, for an integer operand with strided rows, packed) into a contiguous
+   compute-dtype buffer once per distinct batch offset, then one GEMM per batch into the output
+   (or a compute-dtype buffer converted back). */
+static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
+    const tensor *a = c->in[0], *b = c->in[1];
+    tensor *out = c->out;
+    tensor_dtype dt = out->dtype, ct = tensor__gemm_dtype(dt);
+    int64_t n = g->n, m = g->m, k = g->k;
+    size_t cs = tensor__dtype_sizes[ct], eo = tensor__dtype_sizes[dt];
+    int64_t ea = (int64_t)tensor__dtype_sizes[a->dtype], eb = (int64_t)tensor__dtype_sizes[b->dtype];
+    bool half = ct == TENSOR_F32 && (dt == TENSOR_F16 || dt == TENSOR_BF16);
+    if (ct != TENSOR_I64 && a->dtype == dt && b->dtype == dt && (dt == ct || half)) {
+        tensor__mm_geom fg = *g;
+        /* rs: the stride of the folded rows; next: where the next batch dim must step */
+        bool fold = fg.batches > 1, have = n > 1;
+        int64_t rs = fg.a_rs, next = n * fg.a_rs;
+        for (int d = fg.nb - 1; d >= 0 && fold; d--) {
+            if (fg.bshape[d] == 1) continue;
+            if (!have) { rs = fg.a_bs[d]; next = rs; have = true; } /* one row per batch: its batch stride */
+            fold = fg.b_bs[d] == 0 && fg.a_bs[d] == next;
+            if (fold) next *= fg.bshape[d]; /* a's size times stride there: fits (>>shapes) */
+        }
+        if (fold) { /* n * batches rows of a, rs apart, against one b */
+            fg.n = n * fg.batches;
+            fg.a_rs = rs;
+            fg.nb = 0;
+            fg.batches = 1;
+        }
+        tensor__mm_job j;
+        j.oom = 0;
+        j.g = &fg;
+        j.ct = ct;
+        j.sd = dt;
+        j.a = (const char *)a->storage->data + a->offset * ea;
+        j.b = (const char *)b->storage->data + b->offset * eb;
+        int64_t count = fg.batches * fg.n * m;
+        float *acc = half ? (float *)tensor__cache_alloc((size_t)count * sizeof(float)) : NULL; /* (cached: no page faults) */
+        if (half && !acc) { tensor__fail(c->fn, "out of memory allocating matmul scratch"); return 1; }
+        j.o = half ? (char *)acc : tensor__data(out);
+        int64_t per = tensor__work_mul(tensor__work_mul(fg.n, m), k);
+        if (tensor__gemm_spread(fg.batches, fg.n, m, k))
+            tensor__parallel_for(fg.batches, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, tensor__mm_batches, &j);
+        else
+            tensor__mm_batches(0, fg.batches, &j);
+        if (half && !TENSOR__TASK_FAILED(j.oom)) tensor__f32_to_half((uint16_t *)(void *)tensor__data(out), acc, count, dt == TENSOR_BF16);
+        tensor__cache_free(acc);
+        if (TENSOR__TASK_FAILED(j.oom)) { tensor__fail(c->fn, "out of memory allocating matmul scratch"); return 1; }
+        return 0;
+    }
+    bool a_direct = a->dtype == ct && (g->a_cs == 1 || k == 1);
+    bool b_direct = b->dtype == ct && (g->b_cs == 1 || m == 1);
+    bool o_direct = dt == ct;
+    void *pa = a_direct ? NULL : tensor__scratch(c->fn, (size_t)(n * k) * cs);
+    void *pb = b_direct ? NULL : tensor__scratch(c->fn, (size_t)(k * m) * cs);
+    void *po = o_direct ? NULL : tensor__scratch(c->fn, (size_t)(n * m) * cs);
+    if ((!a_direct && !pa) || (!b_direct && !pb) || (!o_direct && !po)) {
+        tensor__free_aligned(pa); tensor__free_aligned(pb); tensor__free_aligned(po);
+        return 1;
+    }
+    int64_t last_a = -1, last_b = -1;
+    char *o = tensor__data(out);
+    for (int64_t bi = 0; bi < g->batches; bi++) {
+        int64_t ao, bo;
+        tensor__mm_batch_offsets(g, bi, &ao, &bo);
+        ao += a->offset;
+        bo += b->offset;
+        const char *sa = (const char *)a->storage->data + ao * ea, *sb = (const char *)b->storage->data + bo * eb;
+        if (!a_direct && ao != last_a) tensor__pack(pa, ct, sa, a->dtype, n, k, g->a_rs, g->a_cs);
+        if (!b_direct && bo != last_b) tensor__pack(pb, ct, sb, b->dtype, k, m, g->b_rs, g->b_cs);
+        last_a = ao;
+        last_b = bo;
+        char *dst = o + (size_t)(bi * n * m) * eo;
+        if (!tensor__gemm(ct, n, m, k, a_direct ? (const void *)sa : pa, a_direct ? g->a_rs : k,
+                          b_direct ? (const void *)sb : pb, b_direct ? g->b_rs : m, o_direct ? (void *)dst : po, m)) {
+            tensor__free_aligned(pa); tensor__free_aligned(pb); tensor__free_aligned(po);
+            tensor__fail(c->fn, "out of memory allocating matmul scratch");
+            return 1;
+        }
+        if (!o_direct) tensor__unpack(dst, dt, po, ct, n * m);
+    }
+    tensor__free_aligned(pa);
+    tensor__free_aligned(pb);
+    tensor__free_aligned(po);
+    return 0;
+}
+
+/* out: [batch..., n, m] (the n or m dim absent where a or b is 1-D) */
+static int tensor__cpu_matmul(tensor__call *c) {
+    tensor__mm_geom g;
+    tensor__mm_geometry(c->in[0], c->in[1], c->out, &g);
+    if (tensor__numel_of(c->out->ndim, c->out->shape) == 0) return 0;
+    if (g.k == 0) { tensor__fill(c->out, 0); return 0; }
+    if (tensor__reference_kernels) { tensor__matmul_reference(c, &g); return 0; }
+    return tensor__matmul_fast(c, &g);
+}
+
+TENSOR_API tensor *tensor_matmul(tensor *a, tensor *b) {
+    const char *fn = "tensor_matmul";
+    TENSOR__CHECK_ARG(fn, a);
+    TENSOR__CHECK_ARG(fn, b);
+    tensor *ins[2] = {a, b};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    if (a->ndim == 0 || b->ndim == 0)
+        return tensor__fail(fn, "both arguments need at least 1 dim, got shapes %s and %s", tensor__shape_of(a), tensor__shape_of(b));
+    if (a->dtype != b->dtype)
+        return tensor__fail(fn, "expected both arguments to have the same dtype, got %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]);
+    if (a->dtype == TENSOR_BOOL) return tensor__fail(fn, "not supported for bool tensors");
+    int ad = a->ndim, bd = b->ndim;
+    int64_t ka = a->shape[ad - 1], kb = bd == 1 ? b->shape[0] : b->shape[bd - 2];
+    if (ka != kb)
+        return tensor__fail(fn, "shapes %s and %s cannot be multiplied (%lld != %lld)", tensor__shape_of(a), tensor__shape_of(b), (long long)ka, (long long)kb);
+    /* batch dims: everything before the last two dims, broadcast */
+    int abn = ad >= 2 ? ad - 2 : 0, bbn = bd >= 2 ? bd - 2 : 0, nb = abn > bbn ? abn : bbn;
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int i = 0; i < nb; i++) {
+        int ai = i - (nb - abn), bi = i - (nb - bbn);
+        int64_t da = ai >= 0 ? a->shape[ai] : 1, db = bi >= 0 ? b->shape[bi] : 1;
+        if (da != db && da != 1 && db != 1) {
+            char sa[160], sb[160];
+            return tensor__fail(fn, "batch dims %s and %s of shapes %s and %s cannot be broadcast (size %lld vs %lld)",
+                                tensor__shape_str(sa, sizeof sa, abn, a->shape), tensor__shape_str(sb, sizeof sb, bbn, b->shape),
+                                tensor__shape_of(a), tensor__shape_of(b), (long long)da, (long long)db);
+        }
+        shape[i] = da == 1 ? db : da;
+    }
+    int nd = nb;
+    if (ad >= 2) shape[nd++] = a->shape[ad - 2];
+    if (bd >= 2) shape[nd++] = b->shape[bd - 1];
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_matmul);
+    c.n_in = 2;
+    c.in[0] = a;
+    c.in[1] = b;
+    c.out = tensor__new(fn, nd, shape, a->dtype, a->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* True when shape a broadcasts to exactly shape b (b does not grow); records nothing. */
+static bool tensor__broadcasts_to(int na, const int64_t *a, int nb, const int64_t *b) {
+    if (na > nb) return false;
+    for (int i = 1; i <= na; i++)
+        if (a[na - i] != b[nb - i] && a[na - i] != 1) return false;
+    return true;
+}
+
+/* x @ weight^T + bias, written with matmul, transpose and add so autograd flows through them. */
+TENSOR_API tensor *tensor_linear(tensor *x, tensor *weight, tensor *bias) {
+    const char *fn = "tensor_linear";
+    TENSOR__CHECK_ARG(fn, x);
+    TENSOR__CHECK_ARG(fn, weight);
+    tensor *ins[3] = {x, weight, bias};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (x->ndim == 0) return tensor__fail(fn, "input must have at least 1 dim, got a 0-dim tensor");
+    if (weight->ndim != 1 && weight->ndim != 2)
+        return tensor__fail(fn, "weight must be [out_features, in_features] (or 1-D), got shape %s", tensor__shape_of(weight));
+    if (x->dtype != weight->dtype || (bias && bias->dtype != x->dtype))
+        return tensor__fail(fn, "input, weight and bias must have the same dtype, got %s, %s and %s", tensor__dtype_names[x->dtype],
+                            tensor__dtype_names[weight->dtype], bias ? tensor__dtype_names[bias->dtype] : "none");
+    if (!tensor__is_float(x->dtype) && x->dtype != TENSOR_I32 && x->dtype != TENSOR_I64 && x->dtype != TENSOR_U8)
+        return tensor__fail(fn, "not supported for %s tensors", tensor__dtype_names[x->dtype]);
+    int64_t in = x->shape[x->ndim - 1], win = weight->shape[weight->ndim - 1];
+    if (in != win)
+        return tensor__fail(fn, "input shape %s and weight shape %s are incompatible (in_features %lld != %lld)", tensor__shape_of(x),
+                            tensor__shape_of(weight), (long long)in, (long long)win);
+    /* the bias must broadcast onto the output [..., out_features] without growing it */
+    int64_t oshape[TENSOR_MAX_DIMS];
+    int ond = 0;
+    for (int d = 0; d < x->ndim - 1; d++) oshape[ond++] = x->shape[d];
+    if (weight->ndim == 2) oshape[ond++] = weight->shape[0];
+    if (bias && !tensor__broadcasts_to(bias->ndim, bias->shape, ond, oshape)) {
+        char b[160];
+        return tensor__fail(fn, "bias of shape %s does not broadcast to the output shape %s (weight %s)", tensor__shape_of(bias),
+                            tensor__shape_str(b, sizeof b, ond, oshape), tensor__shape_of(weight));
+    }
+    tensor *wt = NULL; /* a 1-D weight is used as it is, so autograd sees weight itself */
+    if (weight->ndim == 2 && !(wt = tensor_transpose(weight, 0, 1))) return NULL;
+    tensor *y = tensor_matmul(x, wt ? wt : weight);
+    tensor_free(wt);
+    if (!y || !bias) return y;
+    tensor *r = tensor_add(y, bias);
+    tensor_free(y);
+    return r;
+}
+/* ==== end generator/parts/linalg.h ==== */
 /* ==== begin generator/parts/products.h ==== */
 // >>products -----------------------------------------------------------------------------------
 /* The products PyTorch users reach for: mm, bmm, mv, dot, vdot, inner, outer, kron, cross,
@@ -12510,423 +13018,13 @@ TENSOR_API tensor *tensor_trace(tensor *a) {
 }
 /* ==== end generator/parts/products.h ==== */
 /* ==== begin generator/parts/nn.h ==== */
-// >>linalg -------------------------------------------------------------------------------------
-/* Matrix products and the neural-network functions built on them. The dense kernels (matmul and
-   the convolutions, which lower to im2col + the same GEMM) have a fast path that packs operands
-   into contiguous f32/f64/i64 panels and a plain reference loop; tensor_set_reference_kernels
-   routes them through the reference loops so the tests can compare the two. */
-
-/* Tells the compiler that the loop after it carries no dependence through memory (its output row
-   never aliases its input rows), so it vectorizes without a run-time alias check. */
-#if defined(__clang__)
-#define TENSOR__IVDEP _Pragma("clang loop vectorize(assume_safety)")
-#elif defined(__GNUC__)
-#define TENSOR__IVDEP _Pragma("GCC ivdep")
-#elif defined(_MSC_VER)
-#define TENSOR__IVDEP __pragma(loop(ivdep))
-#else
-#define TENSOR__IVDEP
-#endif
-
-
-/* Scratch buffers of kernels: n bytes (at least 1), or NULL after recording an error. */
-static void *tensor__scratch(const char *fn, size_t n) {
-    void *p = tensor__alloc_aligned(n ? n : 1);
-    if (!p) tensor__fail(fn, "out of memory allocating %zu bytes of scratch", n);
-    return p;
-}
-
-/* out[n, m] = A[n, k] @ B[k, m] for the integer dtypes (as uint64_t: unsigned arithmetic wraps
-   like PyTorch's integer matmul). Rows of A, B and out are contiguous, ld* elements apart. The
-   loops run i-k-j so the innermost loop streams a row of B into a row of out (the compiler
-   vectorizes it); B is walked in KB x NB blocks that stay in cache while every row of A passes
-   over them, and four rows of B are folded per pass over the out row. f32 and f64 go through the
-   packed GEMM of >>gemm instead. */
-#define TENSOR__GEMM_NB 256
-#define TENSOR__GEMM_KB 128
-#define TENSOR__DEFINE_GEMM(sfx, T)                                                                      \
-    static void tensor__gemm_##sfx(int64_t n, int64_t m, int64_t k, const T *A, int64_t lda,           \
-                                   const T *B, int64_t ldb, T *out, int64_t ldo) {                      \
-        for (int64_t i = 0; i < n; i++)                                                                 \
-            for (int64_t j = 0; j < m; j++) out[i * ldo + j] = 0;                                       \
-        for (int64_t j0 = 0; j0 < m; j0 += TENSOR__GEMM_NB) {                                           \
-            int64_t jn = m - j0 < TENSOR__GEMM_NB ? m - j0 : TENSOR__GEMM_NB, jv = jn & ~(int64_t)15;  \
-            for (int64_t k0 = 0; k0 < k; k0 += TENSOR__GEMM_KB) {                                       \
-                int64_t kn = k - k0 < TENSOR__GEMM_KB ? k - k0 : TENSOR__GEMM_KB;                       \
-                for (int64_t i = 0; i < n; i++) {                                                       \
-                    T *o = out + i * ldo + j0;                                                          \
-                    const T *ar = A + i * lda + k0;                                                     \
-                    int64_t p = 0;                                                                      \
-                    for (; p + 4 <= kn; p += 4) {                                                       \
-                        const T a0 = ar[p], a1 = ar[p + 1], a2 = ar[p + 2], a3 = ar[p + 3];             \
-                        const T *b0 = B + (k0 + p) * ldb + j0, *b1 = b0 + ldb, *b2 = b1 + ldb, *b3 = b2 + ldb; \
-                        TENSOR__IVDEP                                                                   \
-                        for (int64_t j = 0; j < jv; j++) o[j] += a0 * b0[j] + a1 * b1[j] + a2 * b2[j] + a3 * b3[j]; \
-                        for (int64_t j = jv; j < jn; j++) o[j] += a0 * b0[j] + a1 * b1[j] + a2 * b2[j] + a3 * b3[j]; \
-                    }                                                                                   \
-                    for (; p < kn; p++) {                                                               \
-                        const T a0 = ar[p], *b0 = B + (k0 + p) * ldb + j0;                              \
-                        TENSOR__IVDEP                                                                   \
-                        for (int64_t j = 0; j < jv; j++) o[j] += a0 * b0[j];                            \
-                        for (int64_t j = jv; j < jn; j++) o[j] += a0 * b0[j];                           \
-                    }                                                                                   \
-                }                                                                                       \
-            }                                                                                           \
-        }                                                                                               \
-    }
-TENSOR__DEFINE_GEMM(u64, uint64_t)
-
-/* The compute dtype of the packed kernels for an output dtype: f32 for f32/f16/bf16, f64 for
-   f64, i64 (as uint64_t) for the integer dtypes. */
-static tensor_dtype tensor__gemm_dtype(tensor_dtype d) {
-    return d == TENSOR_F64 ? TENSOR_F64 : tensor__is_float(d) ? TENSOR_F32 : TENSOR_I64;
-}
-
-/* out[n, m] (+)= A[n, k] @ B[k, m] in compute dtype ct, element (i, p) of A at A[i * a_rs + p * a_cs],
-   (p, j) of B at B[p * b_rs + j * b_cs], (i, j) of out at out[i * o_rs + j * o_cs]. A and B hold
-   dtype sd: ct, or f16 / bf16 for ct f32 (bf16 products in the bf16 kernel where the CPU has one,
-   else converted to f32 as they are packed). add: accumulate into out. The integer dtypes need
-   a_cs = b_cs = o_cs = 1 and add = false. false: no memory for the packing panels (the caller
-   records the error; a pool task flags it in its job). */
-static bool tensor__gemm_strided(tensor_dtype ct, tensor_dtype sd, int64_t n, int64_t m, int64_t k, const void *A, int64_t a_rs, int64_t a_cs,
-                                 const void *B, int64_t b_rs, int64_t b_cs, void *out, int64_t o_rs, int64_t o_cs, bool add) {
-    if (ct == TENSOR_F32) return tensor__gemm_f32s(sd, n, m, k, A, a_rs, a_cs, B, b_rs, b_cs, (float *)out, o_rs, o_cs, add);
-    if (ct == TENSOR_F64) return tensor__gemm_f64s(TENSOR_F64, n, m, k, A, a_rs, a_cs, B, b_rs, b_cs, (double *)out, o_rs, o_cs, add);
-    tensor__gemm_u64(n, m, k, (const uint64_t *)A, a_rs, (const uint64_t *)B, b_rs, (uint64_t *)out, o_rs);
-    return true;
-}
-/* A pool task's GEMM: a failure raises the job's flag, which the caller checks after the pool. */
-#define TENSOR__GEMM_IN_TASK(flag, gemm_call) do { if (!(gemm_call)) __atomic_store_n(&(flag), 1, __ATOMIC_RELAXED); } while (0)
-#define TENSOR__TASK_FAILED(flag) __atomic_load_n(&(flag), __ATOMIC_RELAXED)
-
-/* out[n, m] = A[n, k] @ B[k, m] with contiguous rows, ld* elements apart. */
-static bool tensor__gemm(tensor_dtype ct, int64_t n, int64_t m, int64_t k, const void *A, int64_t lda,
-                         const void *B, int64_t ldb, void *out, int64_t ldo) {
-    return tensor__gemm_strided(ct, ct, n, m, k, A, lda, 1, B, ldb, 1, out, ldo, 1, false);
-}
-
-/* dst[r * cols + q] = src[r * rs + q * cs] (strides in elements of sd) converted to ct. */
-static void tensor__pack(void *dst, tensor_dtype ct, const char *src, tensor_dtype sd, int64_t rows, int64_t cols, int64_t rs, int64_t cs) {
-    int64_t esz = (int64_t)tensor__dtype_sizes[sd];
-    for (int64_t r = 0; r < rows; r++) {
-        const char *s = src + r * rs * esz;
-        if (ct == TENSOR_F32) {
-            float *d = (float *)dst + r * cols;
-            if (sd == TENSOR_F32) { const float *f = (const float *)s; for (int64_t q = 0; q < cols; q++) d[q] = f[q * cs]; }
-            else if (cs == 1 && (sd == TENSOR_F16 || sd == TENSOR_BF16)) tensor__half_to_f32(d, (const uint16_t *)(const void *)s, cols, sd == TENSOR_BF16);
-            else for (int64_t q = 0; q < cols; q++) d[q] = (float)tensor__load_f64(s + q * cs * esz, sd);
-        } else if (ct == TENSOR_F64) {
-            double *d = (double *)dst + r * cols;
-            if (sd == TENSOR_F64) { const double *f = (const double *)s; for (int64_t q = 0; q < cols; q++) d[q] = f[q * cs]; }
-            else for (int64_t q = 0; q < cols; q++) d[q] = tensor__load_f64(s + q * cs * esz, sd);
-        } else {
-            uint64_t *d = (uint64_t *)dst + r * cols;
-            for (int64_t q = 0; q < cols; q++) d[q] = (uint64_t)tensor__load_i64(s + q * cs * esz, sd);
-        }
-    }
-}
-
-/* dst (contiguous, dtype dd) = src (contiguous, compute dtype ct), count elements. */
-static void tensor__unpack(char *dst, tensor_dtype dd, const void *src, tensor_dtype ct, int64_t count) {
-    size_t esz = tensor__dtype_sizes[dd];
-    if (ct == TENSOR_F32 && (dd == TENSOR_F16 || dd == TENSOR_BF16)) tensor__f32_to_half((uint16_t *)(void *)dst, (const float *)src, count, dd == TENSOR_BF16);
-    else if (ct == TENSOR_F32) for (int64_t i = 0; i < count; i++) tensor__store_f64(dst + (size_t)i * esz, dd, ((const float *)src)[i]);
-    else if (ct == TENSOR_F64) for (int64_t i = 0; i < count; i++) tensor__store_f64(dst + (size_t)i * esz, dd, ((const double *)src)[i]);
-    else for (int64_t i = 0; i < count; i++) tensor__store_i64(dst + (size_t)i * esz, dd, (int64_t)((const uint64_t *)src)[i]);
-}
-
-/* The geometry of one matmul: per batch out[n, m] = A[n, k] @ B[k, m], with the matrix strides of
-   a and b (a 1-D operand is a single row of A or column of B) and the batch dims of out, where
-   a_bs/b_bs are 0 on dims an operand broadcasts over. */
-typedef struct {
-    int64_t n, m, k;
-    int64_t a_rs, a_cs, b_rs, b_cs;
-    int nb;
-    int64_t bshape[TENSOR_MAX_DIMS], a_bs[TENSOR_MAX_DIMS], b_bs[TENSOR_MAX_DIMS];
-    int64_t batches;
-} tensor__mm_geom;
-
-static void tensor__mm_geometry(const tensor *a, const tensor *b, const tensor *out, tensor__mm_geom *g) {
-    int ad = a->ndim, bd = b->ndim;
-    g->k = a->shape[ad - 1];
-    g->a_cs = a->strides[ad - 1];
-    if (ad >= 2) { g->n = a->shape[ad - 2]; g->a_rs = a->strides[ad - 2]; }
-    else { g->n = 1; g->a_rs = 0; }
-    if (bd >= 2) { g->m = b->shape[bd - 1]; g->b_cs = b->strides[bd - 1]; g->b_rs = b->strides[bd - 2]; }
-    else { g->m = 1; g->b_cs = 0; g->b_rs = b->strides[0]; }
-    int abn = ad >= 2 ? ad - 2 : 0, bbn = bd >= 2 ? bd - 2 : 0;
-    g->nb = out->ndim - (ad >= 2) - (bd >= 2);
-    g->batches = 1;
-    for (int i = 0; i < g->nb; i++) {
-        int ai = i - (g->nb - abn), bi = i - (g->nb - bbn);
-        g->bshape[i] = out->shape[i];
-        g->a_bs[i] = (ai >= 0 && a->shape[ai] != 1) ? a->strides[ai] : 0;
-        g->b_bs[i] = (bi >= 0 && b->shape[bi] != 1) ? b->strides[bi] : 0;
-        g->batches *= out->shape[i];
-    }
-}
-
-/* The plain reference: one dot product per output element, in double (i64 for integers). */
-static void tensor__matmul_reference(tensor__call *c, const tensor__mm_geom *g) {
-    const tensor *a = c->in[0], *b = c->in[1];
-    tensor *out = c->out;
-    int64_t ea = (int64_t)tensor__dtype_sizes[a->dtype], eb = (int64_t)tensor__dtype_sizes[b->dtype];
-    size_t eo = tensor__dtype_sizes[out->dtype];
-    bool ints = !tensor__is_float(out->dtype);
-    int64_t idx[TENSOR_MAX_DIMS] = {0};
-    char *o = tensor__data(out);
-    for (int64_t bi = 0; bi < g->batches; bi++) {
-        int64_t ao = a->offset, bo = b->offset;
-        for (int d = 0; d < g->nb; d++) { ao += idx[d] * g->a_bs[d]; bo += idx[d] * g->b_bs[d]; }
-        const char *pa = (const char *)a->storage->data + ao * ea, *pb = (const char *)b->storage->data + bo * eb;
-        for (int64_t i = 0; i < g->n; i++)
-            for (int64_t j = 0; j < g->m; j++) {
-                char *dst = o + (size_t)((bi * g->n + i) * g->m + j) * eo;
-                if (ints) {
-                    int64_t acc = 0;
-                    for (int64_t p = 0; p < g->k; p++)
-                        acc = tensor__iadd(acc, tensor__imul(tensor__load_i64(pa + (i * g->a_rs + p * g->a_cs) * ea, a->dtype),
-                                                             tensor__load_i64(pb + (p * g->b_rs + j * g->b_cs) * eb, b->dtype)));
-                    tensor__store_i64(dst, out->dtype, acc);
-                } else {
-                    double acc = 0;
-                    for (int64_t p = 0; p < g->k; p++)
-                        acc += tensor__load_f64(pa + (i * g->a_rs + p * g->a_cs) * ea, a->dtype) *
-                               tensor__load_f64(pb + (p * g->b_rs + j * g->b_cs) * eb, b->dtype);
-                    tensor__store_f64(dst, out->dtype, acc);
-                }
-            }
-        tensor__next_index(g->nb, g->bshape, idx);
-    }
-}
-
-/* The element offsets of batch bi's matrices of a and b. */
-static void tensor__mm_batch_offsets(const tensor__mm_geom *g, int64_t bi, int64_t *ao, int64_t *bo) {
-    int64_t ra = 0, rb = 0;
-    for (int d = g->nb - 1; d >= 0; d--) {
-        int64_t i = bi % g->bshape[d];
-        bi /= g->bshape[d];
-        ra += i * g->a_bs[d];
-        rb += i * g->b_bs[d];
-    }
-    *ao = ra;
-    *bo = rb;
-}
-
-/* A range of batches of a floating matmul: one strided GEMM per batch, straight from the operands'
-   storage (of dtype sd) into the output (of the compute dtype ct). */
-typedef struct {
-    const tensor__mm_geom *g;
-    tensor_dtype ct, sd;
-    const char *a, *b; /* element 0 of a and b */
-    char *o;
-    int oom;           /* a GEMM had no memory (set from any thread) */
-} tensor__mm_job;
-
-static void tensor__mm_batches(int64_t begin, int64_t end, void *ctx) {
-    tensor__mm_job *j = (tensor__mm_job *)ctx;
-    const tensor__mm_geom *g = j->g;
-    size_t cs = tensor__dtype_sizes[j->ct], es = tensor__dtype_sizes[j->sd];
-    for (int64_t bi = begin; bi < end; bi++) {
-        int64_t ao, bo;
-        tensor__mm_batch_offsets(g, bi, &ao, &bo);
-        TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, j->sd, g->n, g->m, g->k, j->a + (size_t)ao * es, g->a_rs, g->a_cs, j->b + (size_t)bo * es,
-                                                          g->b_rs, g->b_cs, j->o + (size_t)(bi * g->n * g->m) * cs, g->m, 1, false));
-    }
-}
-
-/* The fast path. f32/f64: every transposition and batch broadcast is a stride pattern of the
-   GEMM, so operands are read in place. When b is shared by every batch and a's batches are
-   evenly spaced rows (x [B, T, C] @ w [C, O]) the batches fold into one tall GEMM; otherwise
-   there is one GEMM per batch, and batches too small for the GEMM to thread itself are spread
-   over the threads instead. f16/bf16 the same, read in place too (the GEMM multiplies bf16 pairs,
-   or converts to f32 as it packs), into an f32 result rounded into out once at the end. The
-   integers (in i64): each operand
-   is converted (or, for an integer operand with strided rows, packed) into a contiguous
-   compute-dtype buffer once per distinct batch offset, then one GEMM per batch into the output
-   (or a compute-dtype buffer converted back). */
-static int tensor__matmul_fast(tensor__call *c, const tensor__mm_geom *g) {
-    const tensor *a = c->in[0], *b = c->in[1];
-    tensor *out = c->out;
-    tensor_dtype dt = out->dtype, ct = tensor__gemm_dtype(dt);
-    int64_t n = g->n, m = g->m, k = g->k;
-    size_t cs = tensor__dtype_sizes[ct], eo = tensor__dtype_sizes[dt];
-    int64_t ea = (int64_t)tensor__dtype_sizes[a->dtype], eb = (int64_t)tensor__dtype_sizes[b->dtype];
-    bool half = ct == TENSOR_F32 && (dt == TENSOR_F16 || dt == TENSOR_BF16);
-    if (ct != TENSOR_I64 && a->dtype == dt && b->dtype == dt && (dt == ct || half)) {
-        tensor__mm_geom fg = *g;
-        /* rs: the stride of the folded rows; next: where the next batch dim must step */
-        bool fold = fg.batches > 1, have = n > 1;
-        int64_t rs = fg.a_rs, next = n * fg.a_rs;
-        for (int d = fg.nb - 1; d >= 0 && fold; d--) {
-            if (fg.bshape[d] == 1) continue;
-            if (!have) { rs = fg.a_bs[d]; next = rs; have = true; } /* one row per batch: its batch stride */
-            fold = fg.b_bs[d] == 0 && fg.a_bs[d] == next;
-            if (fold) next *= fg.bshape[d]; /* a's size times stride there: fits (>>shapes) */
-        }
-        if (fold) { /* n * batches rows of a, rs apart, against one b */
-            fg.n = n * fg.batches;
-            fg.a_rs = rs;
-            fg.nb = 0;
-            fg.batches = 1;
-        }
-        tensor__mm_job j;
-        j.oom = 0;
-        j.g = &fg;
-        j.ct = ct;
-        j.sd = dt;
-        j.a = (const char *)a->storage->data + a->offset * ea;
-        j.b = (const char *)b->storage->data + b->offset * eb;
-        int64_t count = fg.batches * fg.n * m;
-        float *acc = half ? (float *)tensor__cache_alloc((size_t)count * sizeof(float)) : NULL; /* (cached: no page faults) */
-        if (half && !acc) { tensor__fail(c->fn, "out of memory allocating matmul scratch"); return 1; }
-        j.o = half ? (char *)acc : tensor__data(out);
-        int64_t per = tensor__work_mul(tensor__work_mul(fg.n, m), k);
-        if (tensor__gemm_spread(fg.batches, fg.n, m, k))
-            tensor__parallel_for(fg.batches, TENSOR__GEMM_PAR_MIN / (per > 0 ? per : 1) + 1, tensor__mm_batches, &j);
-        else
-            tensor__mm_batches(0, fg.batches, &j);
-        if (half && !TENSOR__TASK_FAILED(j.oom)) tensor__f32_to_half((uint16_t *)(void *)tensor__data(out), acc, count, dt == TENSOR_BF16);
-        tensor__cache_free(acc);
-        if (TENSOR__TASK_FAILED(j.oom)) { tensor__fail(c->fn, "out of memory allocating matmul scratch"); return 1; }
-        return 0;
-    }
-    bool a_direct = a->dtype == ct && (g->a_cs == 1 || k == 1);
-    bool b_direct = b->dtype == ct && (g->b_cs == 1 || m == 1);
-    bool o_direct = dt == ct;
-    void *pa = a_direct ? NULL : tensor__scratch(c->fn, (size_t)(n * k) * cs);
-    void *pb = b_direct ? NULL : tensor__scratch(c->fn, (size_t)(k * m) * cs);
-    void *po = o_direct ? NULL : tensor__scratch(c->fn, (size_t)(n * m) * cs);
-    if ((!a_direct && !pa) || (!b_direct && !pb) || (!o_direct && !po)) {
-        tensor__free_aligned(pa); tensor__free_aligned(pb); tensor__free_aligned(po);
-        return 1;
-    }
-    int64_t last_a = -1, last_b = -1;
-    char *o = tensor__data(out);
-    for (int64_t bi = 0; bi < g->batches; bi++) {
-        int64_t ao, bo;
-        tensor__mm_batch_offsets(g, bi, &ao, &bo);
-        ao += a->offset;
-        bo += b->offset;
-        const char *sa = (const char *)a->storage->data + ao * ea, *sb = (const char *)b->storage->data + bo * eb;
-        if (!a_direct && ao != last_a) tensor__pack(pa, ct, sa, a->dtype, n, k, g->a_rs, g->a_cs);
-        if (!b_direct && bo != last_b) tensor__pack(pb, ct, sb, b->dtype, k, m, g->b_rs, g->b_cs);
-        last_a = ao;
-        last_b = bo;
-        char *dst = o + (size_t)(bi * n * m) * eo;
-        if (!tensor__gemm(ct, n, m, k, a_direct ? (const void *)sa : pa, a_direct ? g->a_rs : k,
-                          b_direct ? (const void *)sb : pb, b_direct ? g->b_rs : m, o_direct ? (void *)dst : po, m)) {
-            tensor__free_aligned(pa); tensor__free_aligned(pb); tensor__free_aligned(po);
-            tensor__fail(c->fn, "out of memory allocating matmul scratch");
-            return 1;
-        }
-        if (!o_direct) tensor__unpack(dst, dt, po, ct, n * m);
-    }
-    tensor__free_aligned(pa);
-    tensor__free_aligned(pb);
-    tensor__free_aligned(po);
-    return 0;
-}
-
-/* out: [batch..., n, m] (the n or m dim absent where a or b is 1-D) */
-static int tensor__cpu_matmul(tensor__call *c) {
-    tensor__mm_geom g;
-    tensor__mm_geometry(c->in[0], c->in[1], c->out, &g);
-    if (tensor__numel_of(c->out->ndim, c->out->shape) == 0) return 0;
-    if (g.k == 0) { tensor__fill(c->out, 0); return 0; }
-    if (tensor__reference_kernels) { tensor__matmul_reference(c, &g); return 0; }
-    return tensor__matmul_fast(c, &g);
-}
-
-TENSOR_API tensor *tensor_matmul(tensor *a, tensor *b) {
-    const char *fn = "tensor_matmul";
-    TENSOR__CHECK_ARG(fn, a);
-    TENSOR__CHECK_ARG(fn, b);
-    tensor *ins[2] = {a, b};
-    if (!tensor__same_device(fn, 2, ins)) return NULL;
-    if (a->ndim == 0 || b->ndim == 0)
-        return tensor__fail(fn, "both arguments need at least 1 dim, got shapes %s and %s", tensor__shape_of(a), tensor__shape_of(b));
-    if (a->dtype != b->dtype)
-        return tensor__fail(fn, "expected both arguments to have the same dtype, got %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]);
-    if (a->dtype == TENSOR_BOOL) return tensor__fail(fn, "not supported for bool tensors");
-    int ad = a->ndim, bd = b->ndim;
-    int64_t ka = a->shape[ad - 1], kb = bd == 1 ? b->shape[0] : b->shape[bd - 2];
-    if (ka != kb)
-        return tensor__fail(fn, "shapes %s and %s cannot be multiplied (%lld != %lld)", tensor__shape_of(a), tensor__shape_of(b), (long long)ka, (long long)kb);
-    /* batch dims: everything before the last two dims, broadcast */
-    int abn = ad >= 2 ? ad - 2 : 0, bbn = bd >= 2 ? bd - 2 : 0, nb = abn > bbn ? abn : bbn;
-    int64_t shape[TENSOR_MAX_DIMS];
-    for (int i = 0; i < nb; i++) {
-        int ai = i - (nb - abn), bi = i - (nb - bbn);
-        int64_t da = ai >= 0 ? a->shape[ai] : 1, db = bi >= 0 ? b->shape[bi] : 1;
-        if (da != db && da != 1 && db != 1) {
-            char sa[160], sb[160];
-            return tensor__fail(fn, "batch dims %s and %s of shapes %s and %s cannot be broadcast (size %lld vs %lld)",
-                                tensor__shape_str(sa, sizeof sa, abn, a->shape), tensor__shape_str(sb, sizeof sb, bbn, b->shape),
-                                tensor__shape_of(a), tensor__shape_of(b), (long long)da, (long long)db);
-        }
-        shape[i] = da == 1 ? db : da;
-    }
-    int nd = nb;
-    if (ad >= 2) shape[nd++] = a->shape[ad - 2];
-    if (bd >= 2) shape[nd++] = b->shape[bd - 1];
-    tensor__call c;
-    tensor__call_init(&c, TENSOR_OP_matmul);
-    c.n_in = 2;
-    c.in[0] = a;
-    c.in[1] = b;
-    c.out = tensor__new(fn, nd, shape, a->dtype, a->storage->device);
-    return c.out ? tensor__dispatch(&c) : NULL;
-}
-
-/* True when shape a broadcasts to exactly shape b (b does not grow); records nothing. */
-static bool tensor__broadcasts_to(int na, const int64_t *a, int nb, const int64_t *b) {
-    if (na > nb) return false;
-    for (int i = 1; i <= na; i++)
-        if (a[na - i] != b[nb - i] && a[na - i] != 1) return false;
-    return true;
-}
-
-/* x @ weight^T + bias, written with matmul, transpose and add so autograd flows through them. */
-TENSOR_API tensor *tensor_linear(tensor *x, tensor *weight, tensor *bias) {
-    const char *fn = "tensor_linear";
-    TENSOR__CHECK_ARG(fn, x);
-    TENSOR__CHECK_ARG(fn, weight);
-    tensor *ins[3] = {x, weight, bias};
-    if (!tensor__same_device(fn, 3, ins)) return NULL;
-    if (x->ndim == 0) return tensor__fail(fn, "input must have at least 1 dim, got a 0-dim tensor");
-    if (weight->ndim != 1 && weight->ndim != 2)
-        return tensor__fail(fn, "weight must be [out_features, in_features] (or 1-D), got shape %s", tensor__shape_of(weight));
-    if (x->dtype != weight->dtype || (bias && bias->dtype != x->dtype))
-        return tensor__fail(fn, "input, weight and bias must have the same dtype, got %s, %s and %s", tensor__dtype_names[x->dtype],
-                            tensor__dtype_names[weight->dtype], bias ? tensor__dtype_names[bias->dtype] : "none");
-    if (!tensor__is_float(x->dtype) && x->dtype != TENSOR_I32 && x->dtype != TENSOR_I64 && x->dtype != TENSOR_U8)
-        return tensor__fail(fn, "not supported for %s tensors", tensor__dtype_names[x->dtype]);
-    int64_t in = x->shape[x->ndim - 1], win = weight->shape[weight->ndim - 1];
-    if (in != win)
-        return tensor__fail(fn, "input shape %s and weight shape %s are incompatible (in_features %lld != %lld)", tensor__shape_of(x),
-                            tensor__shape_of(weight), (long long)in, (long long)win);
-    /* the bias must broadcast onto the output [..., out_features] without growing it */
-    int64_t oshape[TENSOR_MAX_DIMS];
-    int ond = 0;
-    for (int d = 0; d < x->ndim - 1; d++) oshape[ond++] = x->shape[d];
-    if (weight->ndim == 2) oshape[ond++] = weight->shape[0];
-    if (bias && !tensor__broadcasts_to(bias->ndim, bias->shape, ond, oshape)) {
-        char b[160];
-        return tensor__fail(fn, "bias of shape %s does not broadcast to the output shape %s (weight %s)", tensor__shape_of(bias),
-                            tensor__shape_str(b, sizeof b, ond, oshape), tensor__shape_of(weight));
-    }
-    tensor *wt = NULL; /* a 1-D weight is used as it is, so autograd sees weight itself */
-    if (weight->ndim == 2 && !(wt = tensor_transpose(weight, 0, 1))) return NULL;
-    tensor *y = tensor_matmul(x, wt ? wt : weight);
-    tensor_free(wt);
-    if (!y || !bias) return y;
-    tensor *r = tensor_add(y, bias);
-    tensor_free(y);
-    return r;
-}
-
 // >>nn -----------------------------------------------------------------------------------------
+/* The neural-network functions without a part of their own (softmax, log_softmax, embedding,
+   dropout, relu's fused backward) and what the nn parts after this one share: rows along a dim
+   and the vector level of their kernels. The families follow in their own parts: >>norm
+   (layer_norm, rms_norm), >>conv (conv1d, conv2d), >>pool (max_pool2d, avg_pool2d), >>attention
+   (scaled_dot_product_attention), >>loss (cross_entropy, nll_loss and the other losses). */
+
 /* Rows along one dim: the start offsets (in elements) of every row of up to two tensors of one
    shape, walked in row-major order of the other dims. dim -1 stands for the single one-element
    row of a 0-dim tensor. */
@@ -13181,6 +13279,287 @@ static tensor *tensor__softmax_front(tensor_op op, tensor *t, int dim) {
 TENSOR_API tensor *tensor_softmax(tensor *t, int dim) { return tensor__softmax_front(TENSOR_OP_softmax, t, dim); }
 TENSOR_API tensor *tensor_log_softmax(tensor *t, int dim) { return tensor__softmax_front(TENSOR_OP_log_softmax, t, dim); }
 
+/* The vector level the kernels of the nn parts (this one and those after it) may use: 2 for
+   AVX2+FMA, 3 for AVX-512F as well (x86 with gcc/clang), 0 for the plain loops. Chosen like the elementwise kernels (>>simd): the CPU's
+   best, or a lower one named by TENSOR_SIMD, so the tests can run every path on one machine. */
+#if TENSOR__SIMD_X86 /* gcc/clang on x86 without TENSOR_NO_SIMD; >>simd included <immintrin.h> */
+#define TENSOR__NN_AVX2 1
+#define TENSOR__NN_AVX512 1
+#define TENSOR__AVX2_FN __attribute__((target("avx2,fma")))
+#define TENSOR__AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) inline /* no call in the loops */
+#define TENSOR__AVX512_FN __attribute__((target("avx512f,avx2,fma")))
+/* Unrolls the next loop whole, so arrays of vectors indexed by its counter stay in registers (gcc
+   -O2 keeps a 6-trip loop and its arrays in memory: 5x slower Winograd transforms, measured) */
+#define TENSOR__UNROLL _Pragma("GCC unroll 8")
+#else
+#define TENSOR__NN_AVX2 0
+#define TENSOR__NN_AVX512 0
+#endif
+static int tensor__nn_isa(void) {
+#if TENSOR__NN_AVX512
+    const tensor__simd_isa *v = tensor__simd();
+    return !v ? 0 : v->width >= 16 ? 3 : v->width >= 8 ? 2 : 0;
+#else
+    return 0;
+#endif
+}
+
+/* ---- embedding ---- */
+
+/* out: [*indices.shape, D] = weight[indices[...], :]; an index outside [0, V) is an error. */
+static int tensor__cpu_embedding(tensor__call *c) {
+    tensor *w = c->in[0], *ix = c->in[1], *out = c->out;
+    int64_t V = w->shape[0], D = w->shape[1];
+    size_t esz = tensor__dtype_sizes[w->dtype];
+    int64_t count = tensor__numel_of(ix->ndim, ix->shape), idx[TENSOR_MAX_DIMS] = {0};
+    const char *wb = (const char *)w->storage->data, *ib = (const char *)ix->storage->data;
+    char *o = tensor__data(out);
+    for (int64_t q = 0; q < count; q++, tensor__next_index(ix->ndim, ix->shape, idx)) {
+        int64_t v = tensor__load_i64(ib + tensor__offset_of(ix, idx) * (int64_t)tensor__dtype_sizes[ix->dtype], ix->dtype);
+        if (v < 0 || v >= V) {
+            tensor__fail(c->fn, "index %lld is out of range for %lld embeddings (weight shape %s)", (long long)v, (long long)V, tensor__shape_of(w));
+            return 1;
+        }
+        const char *src = wb + (size_t)(w->offset + v * w->strides[0]) * esz;
+        char *dst = o + (size_t)(q * D) * esz;
+        if (w->strides[1] == 1 || D <= 1) memcpy(dst, src, (size_t)D * esz);
+        else for (int64_t d = 0; d < D; d++) memcpy(dst + (size_t)d * esz, src + (size_t)(d * w->strides[1]) * esz, esz);
+    }
+    return 0;
+}
+
+TENSOR_API tensor *tensor_embedding(tensor *weight, tensor *indices) {
+    const char *fn = "tensor_embedding";
+    TENSOR__CHECK_ARG(fn, weight);
+    TENSOR__CHECK_ARG(fn, indices);
+    tensor *ins[2] = {weight, indices};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    if (weight->ndim != 2) return tensor__fail(fn, "weight must be 2-D [num_embeddings, embedding_dim], got shape %s", tensor__shape_of(weight));
+    if (indices->dtype != TENSOR_I64 && indices->dtype != TENSOR_I32)
+        return tensor__fail(fn, "indices must be an int64 or int32 tensor, got %s", tensor__dtype_names[indices->dtype]);
+    if (indices->ndim + 1 > TENSOR_MAX_DIMS) return tensor__fail(fn, "indices of shape %s have too many dims for the output", tensor__shape_of(indices));
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int d = 0; d < indices->ndim; d++) shape[d] = indices->shape[d];
+    shape[indices->ndim] = weight->shape[1];
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_embedding);
+    c.n_in = 2;
+    c.in[0] = weight;
+    c.in[1] = indices;
+    c.out = tensor__new(fn, indices->ndim + 1, shape, weight->dtype, weight->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* ---- dropout ---- */
+
+/* out: same shape as x = x * mask, mask (out2, kept for the derivative) 0 or 1 / (1 - p), drawn
+   from the library RNG in row-major order (one 32-bit draw per element, kept with probability
+   1 - p). Not training or p == 0: a copy; p == 1: x * 0 (NaN stays NaN, as in PyTorch). */
+static int tensor__cpu_dropout(tensor__call *c) {
+    tensor *out = c->out;
+    double p = c->p[0];
+    bool training = c->ip[0] != 0;
+    tensor__copy_into(out, c->in[0]);
+    if (!training || p == 0) return 0;
+    c->out2 = tensor__new_like(c->fn, out, out->dtype);
+    if (!c->out2) return 1;
+    double scale = p == 1 ? 0 : 1.0 / (1.0 - p);
+    tensor__rng_fill_run(TENSOR__RNG_KEEP, out->dtype, tensor__data(c->out2), tensor__numel_of(out->ndim, out->shape), 0, scale, p, tensor__data(out));
+    return 0;
+}
+
+TENSOR_API tensor *tensor_dropout(tensor *x, double p, bool training) {
+    const char *fn = "tensor_dropout";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!(p >= 0 && p <= 1)) return tensor__fail(fn, "dropout probability has to be between 0 and 1, got %g", p);
+    if (training && p > 0 && !tensor__is_float(x->dtype))
+        return tensor__fail(fn, "expected a floating input when training, got %s", tensor__dtype_names[x->dtype]);
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_dropout);
+    c.n_in = 1;
+    c.in[0] = x;
+    c.p[0] = p;
+    c.ip[0] = training;
+    c.out = tensor__new_like(fn, x, x->dtype);
+    if (c.out && training && p > 0 && x->storage->device != TENSOR_CPU) {
+        /* a device's kernel gets the mask to fill (out2) and the generator's place (the same words
+           the CPU kernel would take: the masks agree bit for bit): key, counter, stream, skip */
+        if (!(c.out2 = tensor__new_like(fn, x, x->dtype))) { tensor_free(c.out); return NULL; }
+        tensor__rng_place(&c, 1, tensor__numel_of(x->ndim, x->shape));
+    }
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* ---- relu's backward (used by its derivative in >>autograd) ---- */
+
+/* relu's gradient in one pass, PyTorch's threshold_backward: gx = x <= 0 ? 0 : g (so a NaN x
+   passes g, and an infinite or NaN g at x <= 0 gives 0, not inf * 0). The op-composed formula of
+   >>autograd (create_graph, and the reference kernels) computes the same values. */
+#if TENSOR__NN_AVX2
+static TENSOR__AVX2_FN int64_t tensor__relu_bwd_avx2_f32(float *o, const float *x, const float *g, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) /* NLE_UQ: x > 0 or NaN */
+        _mm256_storeu_ps(o + i, _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), _mm256_setzero_ps(), _CMP_NLE_UQ), _mm256_loadu_ps(g + i)));
+    _mm256_zeroupper();
+    return i;
+}
+static TENSOR__AVX2_FN int64_t tensor__relu_bwd_avx2_f64(double *o, const double *x, const double *g, int64_t n) {
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        _mm256_storeu_pd(o + i, _mm256_and_pd(_mm256_cmp_pd(_mm256_loadu_pd(x + i), _mm256_setzero_pd(), _CMP_NLE_UQ), _mm256_loadu_pd(g + i)));
+    _mm256_zeroupper();
+    return i;
+}
+#endif
+typedef struct { const char *x, *g; char *gx; bool f32; } tensor__relu_bwd_task;
+static void tensor__relu_bwd_range(int64_t begin, int64_t end, void *vt) {
+    const tensor__relu_bwd_task *t = (const tensor__relu_bwd_task *)vt;
+    int64_t n = end - begin, i = 0;
+    if (t->f32) {
+        float *o = (float *)t->gx + begin;
+        const float *x = (const float *)t->x + begin, *g = (const float *)t->g + begin;
+#if TENSOR__NN_AVX2
+        if (tensor__nn_isa() >= 2) { TENSOR__PATH_TAKEN(relu_backward_fused); i = tensor__relu_bwd_avx2_f32(o, x, g, n); }
+#endif
+        for (; i < n; i++) o[i] = x[i] <= 0 ? 0.0f : g[i];
+    } else {
+        double *o = (double *)t->gx + begin;
+        const double *x = (const double *)t->x + begin, *g = (const double *)t->g + begin;
+#if TENSOR__NN_AVX2
+        if (tensor__nn_isa() >= 2) i = tensor__relu_bwd_avx2_f64(o, x, g, n);
+#endif
+        for (; i < n; i++) o[i] = x[i] <= 0 ? 0.0 : g[i];
+    }
+}
+
+/* 1 with *gx set, 0 when this path does not take the case (the reference kernels; not f32/f64;
+   g of another dtype or shape; an operand not contiguous), -1 on error. g is the engine's, dropped
+   after the derivative: when its storage has no other handle (a gradient made by the derivative
+   below, not the caller's grad_out), gx is written over it, which saves a buffer's worth of memory
+   traffic. */
+static int tensor__relu_backward(const char *fn, tensor *x, tensor *g, tensor **gx) {
+    if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) || g->dtype != x->dtype || !tensor__same_shape(x, g) ||
+        !tensor__contiguous(x) || !tensor__contiguous(g) || x->storage->device != TENSOR_CPU)
+        return 0;
+    tensor *r = tensor__refs_sole(&g->storage->refs, tensor__self) ? tensor__view_of(fn, g, g->ndim, g->shape, g->strides, g->offset) : tensor__new_like(fn, x, x->dtype);
+    if (!r) return -1;
+    tensor__relu_bwd_task t;
+    t.x = tensor__data(x);
+    t.g = tensor__data(g);
+    t.gx = tensor__data(r);
+    t.f32 = x->dtype == TENSOR_F32;
+    tensor__parallel_for(tensor__numel_of(x->ndim, x->shape), TENSOR__GRAIN_ELEMENTWISE, tensor__relu_bwd_range, &t);
+    *gx = r;
+    return 1;
+}
+
+/* ---- temporaries of the composites (this part and >>loss) ----
+   A composite chains library calls, each of which takes NULL (an earlier failure) and returns
+   NULL, so it checks once at the end. Every intermediate goes through tensor__tmp, which keeps it
+   for tensor__tmps_free; tensor__tmps_take hands the result out of the list. No allocation. */
+#define TENSOR__TMPS_MAX 48
+typedef struct { tensor *t[TENSOR__TMPS_MAX]; int n; } tensor__tmps;
+static tensor *tensor__tmp(tensor__tmps *s, tensor *t) {
+    if (!t) return NULL;
+    if (s->n == TENSOR__TMPS_MAX) { TENSOR_ASSERT(!"tensor__tmp: too many temporaries"); tensor_free(t); return NULL; }
+    s->t[s->n++] = t;
+    return t;
+}
+static tensor *tensor__tmps_take(tensor__tmps *s, tensor *t) {
+    for (int i = s->n - 1; t && i >= 0; i--)
+        if (s->t[i] == t) { s->t[i] = NULL; return t; }
+    return t;
+}
+static void tensor__tmps_free(tensor__tmps *s) {
+    for (int i = 0; i < s->n; i++) tensor_free(s->t[i]);
+    s->n = 0;
+}
+/* x OP s (a comparison op; bool result), s a scalar of x's dtype. */
+static tensor *tensor__nn_cmp(tensor_op op, tensor *x, double s) {
+    if (!x) return NULL;
+    tensor *b = tensor__wrapped_scalar(tensor__ops[op].fn, s, x->dtype);
+    tensor *r = b ? tensor__binary(op, x, b) : NULL;
+    tensor_free(b);
+    return r;
+}
+/* t with its values clamped below at lo in the forward pass only: the gradient passes as if
+   unclamped, as PyTorch's clamp_ under no_grad gives it. t + detach(clamp(t, lo) - t). */
+static tensor *tensor__clamp_min_nograd(tensor__tmps *s, tensor *t, double lo) {
+    tensor *d = tensor__tmp(s, tensor_detach(tensor__tmp(s, tensor_sub(tensor__tmp(s, tensor_clamp(t, lo, NAN)), t))));
+    return tensor__tmp(s, tensor_add(t, d));
+}
+/* An integer or bool input as f32, as PyTorch's distance functions take it; float as it is. */
+static tensor *tensor__as_float(tensor__tmps *s, tensor *t) {
+    return !t || tensor__is_float(t->dtype) ? t : tensor__tmp(s, tensor_to_dtype(t, TENSOR_F32));
+}
+
+/* ---- softmin, normalize, cosine_similarity, pairwise_distance (composites) ---- */
+
+TENSOR_API tensor *tensor_softmin(tensor *t, int dim) {
+    TENSOR__CHECK_ARG("tensor_softmin", t);
+    tensor *n = tensor_neg(t);
+    tensor *r = n ? tensor_softmax(n, dim) : NULL;
+    tensor_free(n);
+    return r;
+}
+
+/* x / max(norm_p(x, dim), eps), the norm kept as a dim of size 1. */
+TENSOR_API tensor *tensor_normalize(tensor *x, double p, int dim, double eps) {
+    const char *fn = "tensor_normalize";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    tensor__tmps s = {{0}, 0};
+    tensor *n = tensor__tmp(&s, tensor_norm(x, p, dim, true));
+    tensor *r = tensor_div(x, tensor__tmp(&s, tensor_clamp(n, eps, NAN)));
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps)) over dim, x1 and x2 broadcast (PyTorch 1.13+: each
+   is divided by its own 2-norm first; the clamps do not stop the gradient). */
+TENSOR_API tensor *tensor_cosine_similarity(tensor *x1, tensor *x2, int dim, double eps) {
+    const char *fn = "tensor_cosine_similarity";
+    TENSOR__CHECK_ARG(fn, x1);
+    TENSOR__CHECK_ARG(fn, x2);
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS];
+    if (!tensor__broadcast_shapes(fn, x1->ndim, x1->shape, x2->ndim, x2->shape, &nd, shape)) return NULL;
+    if (tensor__wrap_dim(fn, dim, nd > 0 ? nd : 1) < 0) return NULL;
+    tensor__tmps s = {{0}, 0};
+    tensor *a = tensor__as_float(&s, x1), *b = tensor__as_float(&s, x2);
+    if (a && b && a->dtype != b->dtype) { /* the promoted float dtype for both */
+        tensor *ab[2] = {a, b};
+        tensor_dtype dt = tensor__result_type(2, ab);
+        a = tensor__tmp(&s, tensor_to_dtype(a, dt));
+        b = tensor__tmp(&s, tensor_to_dtype(b, dt));
+    }
+    a = tensor__tmp(&s, tensor_expand(a, nd, shape));
+    b = tensor__tmp(&s, tensor_expand(b, nd, shape));
+    tensor *na = tensor__clamp_min_nograd(&s, tensor__tmp(&s, tensor_norm(a, 2, dim, true)), eps);
+    tensor *nb = tensor__clamp_min_nograd(&s, tensor__tmp(&s, tensor_norm(b, 2, dim, true)), eps);
+    tensor *prod = tensor__tmp(&s, tensor_mul(tensor__tmp(&s, tensor_div(a, na)), tensor__tmp(&s, tensor_div(b, nb))));
+    tensor *r = prod ? tensor_sum(prod, dim, false) : NULL;
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* norm_p(x1 - x2 + eps) over the last dim of the broadcast shape (keepdim keeps it as size 1). */
+TENSOR_API tensor *tensor_pairwise_distance(tensor *x1, tensor *x2, double p, double eps, bool keepdim) {
+    const char *fn = "tensor_pairwise_distance";
+    TENSOR__CHECK_ARG(fn, x1);
+    TENSOR__CHECK_ARG(fn, x2);
+    tensor *ins[2] = {x1, x2};
+    if (!tensor__is_float(tensor__result_type(2, ins)))
+        return tensor__fail(fn, "expected floating inputs, got %s and %s", tensor__dtype_names[x1->dtype], tensor__dtype_names[x2->dtype]);
+    tensor__tmps s = {{0}, 0};
+    tensor *d = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_sub(x1, x2)), eps));
+    tensor *r = d ? tensor_norm(d, p, -1, keepdim) : NULL;
+    tensor__tmps_free(&s);
+    return r;
+}
+/* ==== end generator/parts/nn.h ==== */
+/* ==== begin generator/parts/norm.h ==== */
+// >>norm ---------------------------------------------------------------------------------------
 /* ---- layer_norm, rms_norm (over the last dim) ---- */
 
 /* An optional norm parameter (weight, bias) as a contiguous array of dtype dt: the tensor's own
@@ -13436,32 +13815,9 @@ static tensor *tensor__norm_front(tensor_op op, tensor *x, tensor *weight, tenso
 }
 TENSOR_API tensor *tensor_layer_norm(tensor *x, tensor *weight, tensor *bias, double eps) { return tensor__norm_front(TENSOR_OP_layer_norm, x, weight, bias, eps); }
 TENSOR_API tensor *tensor_rms_norm(tensor *x, tensor *weight, double eps) { return tensor__norm_front(TENSOR_OP_rms_norm, x, weight, NULL, eps); }
-
-/* The vector level the kernels of this part may use: 2 for AVX2+FMA, 3 for AVX-512F as well (x86
-   with gcc/clang), 0 for the plain loops. Chosen like the elementwise kernels (>>simd): the CPU's
-   best, or a lower one named by TENSOR_SIMD, so the tests can run every path on one machine. */
-#if TENSOR__SIMD_X86 /* gcc/clang on x86 without TENSOR_NO_SIMD; >>simd included <immintrin.h> */
-#define TENSOR__NN_AVX2 1
-#define TENSOR__NN_AVX512 1
-#define TENSOR__AVX2_FN __attribute__((target("avx2,fma")))
-#define TENSOR__AVX2_INLINE __attribute__((target("avx2,fma"), always_inline)) inline /* no call in the loops */
-#define TENSOR__AVX512_FN __attribute__((target("avx512f,avx2,fma")))
-/* Unrolls the next loop whole, so arrays of vectors indexed by its counter stay in registers (gcc
-   -O2 keeps a 6-trip loop and its arrays in memory: 5x slower Winograd transforms, measured) */
-#define TENSOR__UNROLL _Pragma("GCC unroll 8")
-#else
-#define TENSOR__NN_AVX2 0
-#define TENSOR__NN_AVX512 0
-#endif
-static int tensor__nn_isa(void) {
-#if TENSOR__NN_AVX512
-    const tensor__simd_isa *v = tensor__simd();
-    return !v ? 0 : v->width >= 16 ? 3 : v->width >= 8 ? 2 : 0;
-#else
-    return 0;
-#endif
-}
-
+/* ==== end generator/parts/norm.h ==== */
+/* ==== begin generator/parts/conv.h ==== */
+// >>conv ---------------------------------------------------------------------------------------
 /* ---- convolutions: im2col + GEMM ---- */
 
 /* One convolution as 2-D: conv1d is the case H = kH = 1 (stride, padding and dilation act on W). */
@@ -13505,7 +13861,9 @@ static void tensor__conv_geometry(const tensor__call *c, int sd, tensor__conv_ge
     tensor__conv_geometry_of(c->in[0], c->in[1], c->out, sd, c->ip, g);
 }
 
-/* The reference: the convolution sum written out, in double, straight from the strided inputs. */
+/* The reference: the convolution sum written out, in double, straight from the strided inputs;
+   for the integer dtypes in int64 arithmetic modulo 2^64 (the result wraps as PyTorch's does). It
+   is also the integer convolution's only kernel (PyTorch's is its plain slow_conv2d loop too). */
 static void tensor__conv_reference(tensor__call *c, const tensor__conv_geom *g) {
     const tensor *x = c->in[0], *w = c->in[1], *bias = c->in[2];
     tensor *out = c->out;
@@ -13514,11 +13872,14 @@ static void tensor__conv_reference(tensor__call *c, const tensor__conv_geom *g) 
     const char *xb = (const char *)x->storage->data, *wb = (const char *)w->storage->data;
     int64_t Cg = g->C / g->groups, Og = g->O / g->groups;
     char *o = tensor__data(out);
+    bool ints = !tensor__is_float(out->dtype);
     for (int64_t n = 0; n < g->N; n++)
         for (int64_t oc = 0; oc < g->O; oc++)
             for (int64_t oh = 0; oh < g->oH; oh++)
                 for (int64_t ow = 0; ow < g->oW; ow++) {
-                    double acc = bias ? tensor__load_f64((const char *)bias->storage->data + (bias->offset + oc * bias->strides[0]) * (int64_t)tensor__dtype_sizes[bias->dtype], bias->dtype) : 0;
+                    const char *bp = bias ? (const char *)bias->storage->data + (bias->offset + oc * bias->strides[0]) * (int64_t)tensor__dtype_sizes[bias->dtype] : NULL;
+                    double acc = bp ? tensor__load_f64(bp, bias->dtype) : 0;
+                    uint64_t iacc = bp && ints ? (uint64_t)tensor__load_i64(bp, bias->dtype) : 0;
                     int64_t grp = oc / Og;
                     for (int64_t ic = 0; ic < Cg; ic++)
                         for (int64_t ki = 0; ki < g->kH; ki++)
@@ -13527,9 +13888,12 @@ static void tensor__conv_reference(tensor__call *c, const tensor__conv_geom *g) 
                                 if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W) continue;
                                 int64_t xo = x->offset + n * g->xs[0] + (grp * Cg + ic) * g->xs[1] + ih * g->xs[2] + iw * g->xs[3];
                                 int64_t wo = w->offset + oc * g->ws[0] + ic * g->ws[1] + ki * g->ws[2] + kj * g->ws[3];
-                                acc += tensor__load_f64(xb + xo * ex, x->dtype) * tensor__load_f64(wb + wo * ew, w->dtype);
+                                if (ints) iacc += (uint64_t)tensor__load_i64(xb + xo * ex, x->dtype) * (uint64_t)tensor__load_i64(wb + wo * ew, w->dtype);
+                                else acc += tensor__load_f64(xb + xo * ex, x->dtype) * tensor__load_f64(wb + wo * ew, w->dtype);
                             }
-                    tensor__store_f64(o + (size_t)(((n * g->O + oc) * g->oH + oh) * g->oW + ow) * eo, out->dtype, acc);
+                    char *op = o + (size_t)(((n * g->O + oc) * g->oH + oh) * g->oW + ow) * eo;
+                    if (ints) tensor__store_i64(op, out->dtype, (int64_t)iacc);
+                    else tensor__store_f64(op, out->dtype, acc);
                 }
 }
 
@@ -14511,7 +14875,7 @@ static int tensor__conv_kernel(tensor__call *c, int sd) {
     tensor__conv_geom g;
     tensor__conv_geometry(c, sd, &g);
     if (tensor__numel_of(c->out->ndim, c->out->shape) == 0) return 0;
-    if (tensor__reference_kernels) { tensor__conv_reference(c, &g); return 0; }
+    if (tensor__reference_kernels || !tensor__is_float(c->out->dtype)) { tensor__conv_reference(c, &g); return 0; }
     return tensor__conv_fast(c, &g);
 }
 /* out: [N, O, oH, oW] or [O, oH, oW] */
@@ -14530,7 +14894,9 @@ static tensor *tensor__conv_front(tensor_op op, int sd, tensor *x, tensor *w, te
         return tensor__fail(fn, "expected a %d-D (unbatched) or %d-D (batched) input, got shape %s", sd + 1, sd + 2, tensor__shape_of(x));
     if (w->ndim != sd + 2)
         return tensor__fail(fn, "expected a %d-D weight [out_channels, in_channels/groups%s], got shape %s", sd + 2, sd == 2 ? ", kH, kW" : ", k", tensor__shape_of(w));
-    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    if (x->dtype == TENSOR_BOOL) return tensor__fail(fn, "expected a floating or integer input, got bool");
+    if (!tensor__is_float(x->dtype) && x->storage->device != TENSOR_CPU) /* PyTorch's CUDA convolution refuses them too */
+        return tensor__fail(fn, "integer convolution (%s) runs on the CPU only", tensor__dtype_names[x->dtype]);
     if (w->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and weight dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[w->dtype]);
     if (bias && bias->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and bias dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[bias->dtype]);
     if (stride < 1) return tensor__fail(fn, "stride must be positive, got %d", stride);
@@ -14577,6 +14943,261 @@ TENSOR_API tensor *tensor_conv1d(tensor *x, tensor *w, tensor *bias, int stride,
     return tensor__conv_front(TENSOR_OP_conv1d, 1, x, w, bias, stride, padding, dilation, groups);
 }
 
+/* ---- backward (used by the derivatives in >>autograd) ---- */
+
+/* The element strides of a convolution output's gradient as [n, o, h, w] (0 on absent dims). */
+static void tensor__conv_out_strides(const tensor *gr, int sd, bool batched, int64_t *gs) {
+    int nd = gr->ndim;
+    gs[0] = batched ? gr->strides[0] : 0;
+    gs[1] = gr->strides[nd - sd - 1];
+    gs[2] = sd == 2 ? gr->strides[nd - 2] : 0;
+    gs[3] = gr->strides[nd - 1];
+}
+
+/* The reference: the adjoint of the convolution sum, written out in double straight from the
+   strided x, w and gradient gr. gx: [N, C, H, W], gw: [O, Cg, kH, kW], gb: [O] (row-major doubles,
+   zeroed by the caller; NULL where not wanted) accumulate. */
+static void tensor__conv_backward_reference(const tensor *x, const tensor *w, const tensor *gr, const int64_t *gs, const tensor__conv_geom *g,
+                                            double *gx, double *gw, double *gb) {
+    int64_t ex = (int64_t)tensor__dtype_sizes[x->dtype], ew = (int64_t)tensor__dtype_sizes[w->dtype], eg = (int64_t)tensor__dtype_sizes[gr->dtype];
+    const char *xb = (const char *)x->storage->data, *wb = (const char *)w->storage->data, *gbase = (const char *)gr->storage->data;
+    int64_t Cg = g->C / g->groups, Og = g->O / g->groups;
+    for (int64_t n = 0; n < g->N; n++)
+        for (int64_t oc = 0; oc < g->O; oc++)
+            for (int64_t oh = 0; oh < g->oH; oh++)
+                for (int64_t ow = 0; ow < g->oW; ow++) {
+                    double gv = tensor__load_f64(gbase + (gr->offset + n * gs[0] + oc * gs[1] + oh * gs[2] + ow * gs[3]) * eg, gr->dtype);
+                    if (gb) gb[oc] += gv;
+                    int64_t grp = oc / Og;
+                    for (int64_t ic = 0; ic < Cg; ic++)
+                        for (int64_t ki = 0; ki < g->kH; ki++)
+                            for (int64_t kj = 0; kj < g->kW; kj++) {
+                                int64_t ih = oh * g->sh - g->ph + ki * g->dh, iw = ow * g->sw - g->pw + kj * g->dw;
+                                if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W) continue;
+                                int64_t c = grp * Cg + ic;
+                                if (gx) {
+                                    int64_t wo = w->offset + oc * g->ws[0] + ic * g->ws[1] + ki * g->ws[2] + kj * g->ws[3];
+                                    gx[((n * g->C + c) * g->H + ih) * g->W + iw] += gv * tensor__load_f64(wb + wo * ew, w->dtype);
+                                }
+                                if (gw) {
+                                    int64_t xo = x->offset + n * g->xs[0] + c * g->xs[1] + ih * g->xs[2] + iw * g->xs[3];
+                                    gw[((oc * Cg + ic) * g->kH + ki) * g->kW + kj] += gv * tensor__load_f64(xb + xo * ex, x->dtype);
+                                }
+                            }
+                }
+}
+
+/* sum of r[0..n) in double, four chains so the adds overlap (f32 rows: tensor__row_sum_f32). */
+static double tensor__sum_row_f64(const double *r, int64_t n) {
+    double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) { a0 += r[i]; a1 += r[i + 1]; a2 += r[i + 2]; a3 += r[i + 3]; }
+    for (; i < n; i++) a0 += r[i];
+    return (a0 + a1) + (a2 + a3);
+}
+
+/* sum of the bf16 r[0..n), through f32 in chunks that stay in L1. */
+static double tensor__sum_row_bf16(const uint16_t *r, int64_t n) {
+    float t[256];
+    double acc = 0;
+    for (int64_t i = 0; i < n; i += 256) {
+        int64_t m = n - i < 256 ? n - i : 256;
+        tensor__half_to_f32(t, r + i, m, true);
+        acc += tensor__row_sum_f32(t, m);
+    }
+    return acc;
+}
+
+/* d[i] += t[i], i < n (compute dtype ct). */
+static void tensor__add_to(void *d, const void *t, int64_t n, tensor_dtype ct) {
+    if (ct == TENSOR_F32) tensor__add_row_f32((float *)d, (const float *)t, n);
+    else tensor__add_row_f64((double *)d, (const double *)t, n);
+}
+
+/* Per block of images and group (gc_g: the images' gc[n, grp * Og.., :] side by side, [Og, bn P];
+   a block of one image reads gc in place, a larger one copies the rows into the block buffer):
+     gx: cols[K, bn P] = w_g^T[K, Og] @ gc_g (w_g read transposed through strides), then col2im
+         sums each image's columns into its gx [Cg, H, W] (a 1x1 kernel with stride 1 and no padding
+         writes gx itself);
+     gw: cols = the images' im2col [K, bn P]; sum_g[Og, K] += gc_g @ cols^T (cols read transposed),
+         into this chunk's own sum (slot 0's is gw itself);
+     gb: the rows of gc summed (in double) into gbn[n, grp * Og..], while they are in cache. */
+static void tensor__conv_bwd_blocks(int64_t begin, int64_t end, void *ctx) {
+    tensor__conv_job *j = (tensor__conv_job *)ctx;
+    const tensor__conv_geom *g = j->g;
+    size_t cs = tensor__dtype_sizes[j->ct], es = tensor__dtype_sizes[j->sd];
+    int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW, X = Cg * g->H * g->W;
+    int slot = tensor__conv_claim(j);
+    char *gw = j->gw ? j->gw + (size_t)(slot * g->O * K) * cs : NULL;
+    char *cols = j->scratch + (size_t)slot * tensor__conv_slot_bytes(g, j->ct, j->direct, j->bn);
+    char *blk = j->direct ? cols : cols + (size_t)(K * j->bn * P) * cs;
+    if (j->sd == TENSOR_BF16) TENSOR__PATH_TAKEN(conv_bf16);
+    for (int64_t bi = begin; bi < end; bi++) {
+        int64_t n0 = bi * j->bn, bn = g->N - n0 < j->bn ? g->N - n0 : j->bn, ld = bn * P;
+        /* the scatter col2im adds into gx: zeroed first (the vector gathers write every element) */
+        if (j->out && !j->direct && !j->vec) memset(j->out + (size_t)(n0 * g->C * g->H * g->W) * cs, 0, (size_t)(bn * g->C * g->H * g->W) * cs);
+        for (int64_t grp = 0; grp < g->groups; grp++) {
+            const char *gcg = j->gc + (size_t)((n0 * g->O + grp * Og) * P) * es;
+            for (int64_t i = 0; i < bn; i++)
+                for (int64_t q = 0; q < Og; q++) {
+                    const char *r = j->gc + (size_t)(((n0 + i) * g->O + grp * Og + q) * P) * es;
+                    if (bn > 1) r = (const char *)memcpy(blk + (size_t)(q * ld + i * P) * es, r, (size_t)P * es); /* then summed in L1 */
+                    if (j->gbn)
+                        j->gbn[(n0 + i) * g->O + grp * Og + q] = j->sd == TENSOR_BF16 ? tensor__sum_row_bf16((const uint16_t *)(const void *)r, P)
+                                                                 : j->ct == TENSOR_F32  ? tensor__row_sum_f32((const float *)r, P)
+                                                                                        : tensor__sum_row_f64((const double *)r, P);
+                }
+            if (bn > 1) gcg = blk;
+            if (j->out) {
+                char *xg = j->out + (size_t)((n0 * g->groups + grp) * X) * cs;
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, j->sd, K, ld, Og, j->w + (size_t)(grp * Og * K) * es, 1, K, gcg, ld, 1, j->direct ? (void *)xg : cols, ld, 1, false));
+                for (int64_t i = 0; i < bn && !j->direct; i++) {
+                    char *xi = j->out + (size_t)(((n0 + i) * g->groups + grp) * X) * cs;
+#if TENSOR__NN_AVX2
+                    if (j->vec == 2) { tensor__col2im_avx2((float *)xi, (const float *)cols + i * P, ld, g, Cg); continue; }
+#endif
+#if TENSOR__NN_AVX512
+                    if (j->vec == 3) { tensor__col2im_avx512((float *)xi, (const float *)cols + i * P, ld, g, Cg); continue; }
+#endif
+                    if (j->ct == TENSOR_F32) tensor__col2im_f32((float *)xi, (const float *)cols + i * P, ld, g, Cg);
+                    else tensor__col2im_f64((double *)xi, (const double *)cols + i * P, ld, g, Cg);
+                }
+            }
+            if (gw) {
+                const char *B = NULL;
+                for (int64_t i = 0; i < bn; i++) B = tensor__conv_im2col(j, cols, ld, i * P, j->x + (size_t)(((n0 + i) * g->groups + grp) * X) * es);
+                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, j->sd, Og, K, ld, gcg, ld, 1, B, 1, ld, gw + (size_t)(grp * Og * K) * cs, K, 1, true));
+            }
+        }
+    }
+}
+
+/* The fast path, in the compute dtype ct (f32, or f64 for f64) with the forward's machinery: gc is
+   the gradient [N, O, P] (P = oH * oW), contiguous of the operand dtype sd (ct, or bf16 for the
+   bf16 kernel, which then reads x and w as bf16 too; its products still land in ct); gx, gw and
+   the per-image sums of gb come from tensor__conv_bwd_blocks, spread over the blocks like the
+   forward; gb adds the images' sums in order, in double. gx, gw, gb are contiguous ct buffers of x's, w's and [O]'s size, or NULL.
+   Returns 0, or 1 after recording an error. */
+static int tensor__conv_backward_fast(const char *fn, const tensor *x, const tensor *w, const char *gc, const tensor__conv_geom *g, tensor_dtype ct,
+                                      tensor_dtype sd, void *gx, void *gw, void *gb) {
+    size_t cs = tensor__dtype_sizes[ct];
+    int64_t K = g->C / g->groups * g->kH * g->kW, wn = g->O * K;
+    tensor *xc = NULL, *wc = NULL;
+    int rc = 0;
+    if (gw && !(x->dtype == sd && tensor__contiguous(x))) rc |= !(xc = tensor__contiguous_copy(fn, x, sd));
+    if (gx && !(w->dtype == sd && tensor__contiguous(w))) rc |= !(wc = tensor__contiguous_copy(fn, w, sd));
+#if TENSOR__NN_AVX2
+    if (sd == ct && tensor__wino_ok(g, ct)) {
+        rc = rc || tensor__wino_backward(fn, g, gw ? (const float *)tensor__data(xc ? xc : x) : NULL, gx ? (const float *)tensor__data(wc ? wc : w) : NULL,
+                                         (const float *)gc, (float *)gx, (float *)gw, (float *)gb);
+        tensor_free(xc);
+        tensor_free(wc);
+        return rc;
+    }
+#endif
+    tensor__conv_job j;
+    if (!tensor__conv_job_init(fn, &j, g, ct, sd)) rc = 1;
+    /* the slots' gw sums side by side (gw itself when there is one slot); the images' gb sums */
+    int64_t slots = tensor__conv_slots(&j);
+    char *sums = !gw ? NULL : slots > 1 ? (char *)tensor__cache_alloc((size_t)(slots * wn) * cs) : (char *)gw;
+    j.gbn = gb ? (double *)tensor__cache_alloc((size_t)(g->N * g->O) * sizeof(double) + 1) : NULL;
+    if (!rc && ((gw && !sums) || (gb && !j.gbn))) rc = (tensor__fail(fn, "out of memory allocating convolution scratch"), 1);
+    if (!rc) {
+        j.x = gw ? (const char *)tensor__data(xc ? xc : x) : NULL;
+        j.w = gx ? (const char *)tensor__data(wc ? wc : w) : NULL;
+        j.gc = gc;
+        j.out = (char *)gx;
+        j.gw = sums;
+        if (sums) memset(sums, 0, (size_t)((sums == (char *)gw ? 1 : slots) * wn) * cs);
+        if (!tensor__conv_blocks(tensor__conv_bwd_blocks, &j)) rc = (tensor__fail(fn, "out of memory allocating convolution scratch"), 1);
+        if (!rc && sums && sums != (char *)gw) {
+            memcpy(gw, sums, (size_t)wn * cs);
+            for (int s = 1; s < j.slot && s < slots; s++) tensor__add_to(gw, sums + (size_t)(s * wn) * cs, wn, ct);
+        }
+        for (int64_t o = 0; !rc && gb && o < g->O; o++) {
+            double acc = 0;
+            for (int64_t n = 0; n < g->N; n++) acc += j.gbn[n * g->O + o];
+            if (ct == TENSOR_F32) ((float *)gb)[o] = (float)acc;
+            else ((double *)gb)[o] = acc;
+        }
+    }
+    if (sums != (char *)gw) tensor__cache_free(sums);
+    tensor__cache_free(j.scratch);
+    tensor__cache_free(j.gbn);
+    tensor_free(xc);
+    tensor_free(wc);
+    return rc;
+}
+
+/* Gradients of a convolution with the call layout of conv2d/conv1d (ip = {stride, padding,
+   dilation, groups}, sd spatial dims): gx of x's shape, gw of w's shape, gb [O], each computed only
+   where its pointer is non-NULL, each a new contiguous tensor of x's dtype (f16/bf16 compute in
+   f32). g: the output's gradient, any layout and floating dtype. Returns 0, or 1 after recording an
+   error. */
+static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, tensor *g, const int64_t *ip, tensor **gx, tensor **gw, tensor **gb) {
+    if (!tensor__host_only(fn, x, "the backward of convolutions")) return -1;
+    tensor__conv_geom geo;
+    bool batched = x->ndim == sd + 2;
+    int od = batched ? sd + 2 : sd + 1;
+    if (g->ndim != od || (batched && g->shape[0] != x->shape[0]) || g->shape[od - sd - 1] != w->shape[0]) {
+        tensor__fail(fn, "the gradient of shape %s does not fit a convolution of input %s and weight %s", tensor__shape_of(g), tensor__shape_of(x), tensor__shape_of(w));
+        return 1;
+    }
+    tensor__conv_geometry_of(x, w, g, sd, ip, &geo);
+    int64_t O = geo.O;
+    tensor *rx = gx ? tensor__new_like(fn, x, x->dtype) : NULL;
+    tensor *rw = gw ? tensor__new_like(fn, w, x->dtype) : NULL;
+    tensor *rb = gb ? tensor__new(fn, 1, &O, x->dtype, x->storage->device) : NULL;
+    int rc = (gx && !rx) || (gw && !rw) || (gb && !rb);
+    tensor *outs[3] = {rx, rw, rb};
+    int64_t counts[3] = {rx ? tensor__numel_of(rx->ndim, rx->shape) : 0, rw ? tensor__numel_of(rw->ndim, rw->shape) : 0, rb ? O : 0};
+    /* the compute buffers: doubles for the reference; ct for the fast path, the results themselves
+       where they are of ct */
+    bool ref = tensor__reference_kernels;
+    tensor_dtype ct = ref ? TENSOR_F64 : tensor__gemm_dtype(x->dtype);
+    void *buf[3] = {NULL, NULL, NULL};
+    bool own[3] = {false, false, false};
+    for (int i = 0; i < 3 && !rc; i++) {
+        if (!outs[i]) continue;
+        own[i] = ref || outs[i]->dtype != ct;
+        buf[i] = own[i] ? tensor__scratch(fn, (size_t)counts[i] * tensor__dtype_sizes[ct]) : (void *)tensor__data(outs[i]);
+        rc |= !buf[i];
+    }
+    if (!rc && tensor__numel_of(g->ndim, g->shape) == 0) { /* every term has a factor of g: all zero, whatever the planes' size */
+        for (int i = 0; i < 3; i++) if (buf[i]) memset(buf[i], 0, (size_t)counts[i] * tensor__dtype_sizes[ct]);
+    } else if (!rc) {
+        if (ref) {
+            for (int i = 0; i < 3; i++) if (buf[i]) memset(buf[i], 0, (size_t)counts[i] * sizeof(double));
+            int64_t gs[4];
+            tensor__conv_out_strides(g, sd, batched, gs);
+            tensor__conv_backward_reference(x, w, g, gs, &geo, (double *)buf[0], (double *)buf[1], (double *)buf[2]);
+        } else {
+            /* bf16 operands only when all three are bf16 (a wider gradient is not rounded to bf16) */
+            tensor_dtype opd = x->dtype == w->dtype && g->dtype == x->dtype ? tensor__conv_operand_dtype(x->dtype, &geo) : ct;
+            bool g_ok = g->dtype == opd && tensor__contiguous(g);
+            tensor *gcopy = g_ok ? NULL : tensor__contiguous_copy(fn, g, opd);
+            rc = (!g_ok && !gcopy) || tensor__conv_backward_fast(fn, x, w, tensor__data(gcopy ? gcopy : g), &geo, ct, opd, buf[0], buf[1], buf[2]);
+            tensor_free(gcopy);
+        }
+    }
+    for (int i = 0; i < 3; i++) {
+        if (!rc && own[i]) tensor__unpack(tensor__data(outs[i]), outs[i]->dtype, buf[i], ct, counts[i]);
+        if (own[i]) tensor__free_aligned(buf[i]);
+    }
+    if (rc) {
+        tensor_free(rx);
+        tensor_free(rw);
+        tensor_free(rb);
+        return 1;
+    }
+    if (gx) *gx = rx;
+    if (gw) *gw = rw;
+    if (gb) *gb = rb;
+    return 0;
+}
+/* ==== end generator/parts/conv.h ==== */
+/* ==== begin generator/parts/pool.h ==== */
+// >>pool ---------------------------------------------------------------------------------------
 /* ---- pooling ---- */
 
 /* One plane of pooling in the compute type T (f32, or f64 for f64). Window (oh, ow) covers input
@@ -14635,6 +15256,24 @@ TENSOR_API tensor *tensor_conv1d(tensor *x, tensor *w, tensor *bias, int stride,
     }
 
 typedef struct { int64_t H, W, oH, oW, k, s, pad; } tensor__pool_geom;
+
+/* avg pooling of int64 (PyTorch's only integer pooling): the window's sum, modulo 2^64, divided by
+   k^2 with C's division, which truncates toward zero as PyTorch's kernel does. */
+static void tensor__avgpool_plane_i64(uint64_t *y, const uint64_t *x, const tensor__pool_geom *p) {
+    int64_t div = p->k * p->k;
+    for (int64_t oh = 0; oh < p->oH; oh++) {
+        int64_t h0 = oh * p->s - p->pad, h1 = h0 + p->k < p->H ? h0 + p->k : p->H;
+        if (h0 < 0) h0 = 0;
+        for (int64_t ow = 0; ow < p->oW; ow++) {
+            int64_t w0 = ow * p->s - p->pad, w1 = w0 + p->k < p->W ? w0 + p->k : p->W;
+            if (w0 < 0) w0 = 0;
+            uint64_t acc = 0;
+            for (int64_t ih = h0; ih < h1; ih++)
+                for (int64_t iw = w0; iw < w1; iw++) acc += x[ih * p->W + iw];
+            y[oh * p->oW + ow] = (uint64_t)((int64_t)acc / div);
+        }
+    }
+}
 TENSOR__DEFINE_POOL(f32, float)
 TENSOR__DEFINE_POOL(f64, double)
 
@@ -14908,6 +15547,8 @@ static void tensor__pool_planes(int64_t begin, int64_t end, void *ctx) {
             } else if (j->backward) {
                 if (f32) tensor__pool_plane_bwd_f32((float *)op, (const float *)xp, (const float *)gp, p, j->is_max);
                 else tensor__pool_plane_bwd_f64((double *)op, (const double *)xp, (const double *)gp, p, j->is_max);
+            } else if (ct == TENSOR_I64) {
+                tensor__avgpool_plane_i64((uint64_t *)(void *)op, (const uint64_t *)(const void *)xp, p);
             } else {
                 if (f32) tensor__pool_plane_f32((float *)op, (const float *)xp, p, j->is_max);
                 else tensor__pool_plane_f64((double *)op, (const double *)xp, p, j->is_max);
@@ -14962,7 +15603,10 @@ static tensor *tensor__pool_front(tensor_op op, tensor *x, int kernel, int strid
     if (x->ndim != 3 && x->ndim != 4) return tensor__fail(fn, "expected a 3-D [C, H, W] or 4-D [N, C, H, W] input, got shape %s", tensor__shape_of(x));
     for (int d = x->ndim - 3; d < x->ndim; d++)
         if (x->shape[d] == 0) return tensor__fail(fn, "input of shape %s has a zero-size non-batch dim", tensor__shape_of(x));
-    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    if (!tensor__is_float(x->dtype) && (op == TENSOR_OP_max_pool2d || x->dtype != TENSOR_I64)) /* as PyTorch 1.13 on the CPU */
+        return tensor__fail(fn, "expected a floating input%s, got %s", op == TENSOR_OP_avg_pool2d ? " or int64" : "", tensor__dtype_names[x->dtype]);
+    if (!tensor__is_float(x->dtype) && x->storage->device != TENSOR_CPU) /* PyTorch's CUDA kernel refuses int64 too */
+        return tensor__fail(fn, "int64 pooling runs on the CPU only");
     if (kernel < 1) return tensor__fail(fn, "kernel size must be positive, got %d", kernel);
     if (stride < 0) return tensor__fail(fn, "stride must be positive (or 0 for the kernel size), got %d", stride);
     if (stride == 0) stride = kernel;
@@ -14989,92 +15633,26 @@ static tensor *tensor__pool_front(tensor_op op, tensor *x, int kernel, int strid
 TENSOR_API tensor *tensor_max_pool2d(tensor *x, int kernel, int stride, int padding) { return tensor__pool_front(TENSOR_OP_max_pool2d, x, kernel, stride, padding); }
 TENSOR_API tensor *tensor_avg_pool2d(tensor *x, int kernel, int stride, int padding) { return tensor__pool_front(TENSOR_OP_avg_pool2d, x, kernel, stride, padding); }
 
-/* ---- embedding ---- */
+/* ---- backward (used by the derivatives in >>autograd) ---- */
 
-/* out: [*indices.shape, D] = weight[indices[...], :]; an index outside [0, V) is an error. */
-static int tensor__cpu_embedding(tensor__call *c) {
-    tensor *w = c->in[0], *ix = c->in[1], *out = c->out;
-    int64_t V = w->shape[0], D = w->shape[1];
-    size_t esz = tensor__dtype_sizes[w->dtype];
-    int64_t count = tensor__numel_of(ix->ndim, ix->shape), idx[TENSOR_MAX_DIMS] = {0};
-    const char *wb = (const char *)w->storage->data, *ib = (const char *)ix->storage->data;
-    char *o = tensor__data(out);
-    for (int64_t q = 0; q < count; q++, tensor__next_index(ix->ndim, ix->shape, idx)) {
-        int64_t v = tensor__load_i64(ib + tensor__offset_of(ix, idx) * (int64_t)tensor__dtype_sizes[ix->dtype], ix->dtype);
-        if (v < 0 || v >= V) {
-            tensor__fail(c->fn, "index %lld is out of range for %lld embeddings (weight shape %s)", (long long)v, (long long)V, tensor__shape_of(w));
-            return 1;
-        }
-        const char *src = wb + (size_t)(w->offset + v * w->strides[0]) * esz;
-        char *dst = o + (size_t)(q * D) * esz;
-        if (w->strides[1] == 1 || D <= 1) memcpy(dst, src, (size_t)D * esz);
-        else for (int64_t d = 0; d < D; d++) memcpy(dst + (size_t)d * esz, src + (size_t)(d * w->strides[1]) * esz, esz);
-    }
-    return 0;
+/* Gradient of max or average pooling (ip = {kernel, stride, padding}, stride already resolved) for
+   x: a new contiguous tensor of x's shape and dtype (f16/bf16 compute in f32). g: the output's
+   gradient, any layout and floating dtype. Max sends each window's gradient to the position the
+   forward picked (tensor__pool_argmax); avg spreads g / k^2 over the window's in-bounds elements. */
+static tensor *tensor__pool_backward(const char *fn, bool is_max, tensor *x, tensor *g, const int64_t *ip) {
+    if (!tensor__host_only(fn, x, "the backward of pooling")) return NULL;
+    int xd = x->ndim;
+    if (g->ndim != xd || (xd == 4 && g->shape[0] != x->shape[0]) || g->shape[xd - 3] != x->shape[xd - 3])
+        return tensor__fail(fn, "the gradient of shape %s does not fit a pooling of input %s", tensor__shape_of(g), tensor__shape_of(x));
+    tensor *r = tensor__new_like(fn, x, x->dtype);
+    if (!r) return NULL;
+    if (tensor__numel_of(g->ndim, g->shape) == 0) { tensor__fill(r, 0); return r; }
+    if (tensor__pool_run(fn, is_max, true, x, g, r, ip)) { tensor_free(r); return NULL; }
+    return r;
 }
-
-TENSOR_API tensor *tensor_embedding(tensor *weight, tensor *indices) {
-    const char *fn = "tensor_embedding";
-    TENSOR__CHECK_ARG(fn, weight);
-    TENSOR__CHECK_ARG(fn, indices);
-    tensor *ins[2] = {weight, indices};
-    if (!tensor__same_device(fn, 2, ins)) return NULL;
-    if (weight->ndim != 2) return tensor__fail(fn, "weight must be 2-D [num_embeddings, embedding_dim], got shape %s", tensor__shape_of(weight));
-    if (indices->dtype != TENSOR_I64 && indices->dtype != TENSOR_I32)
-        return tensor__fail(fn, "indices must be an int64 or int32 tensor, got %s", tensor__dtype_names[indices->dtype]);
-    if (indices->ndim + 1 > TENSOR_MAX_DIMS) return tensor__fail(fn, "indices of shape %s have too many dims for the output", tensor__shape_of(indices));
-    int64_t shape[TENSOR_MAX_DIMS];
-    for (int d = 0; d < indices->ndim; d++) shape[d] = indices->shape[d];
-    shape[indices->ndim] = weight->shape[1];
-    tensor__call c;
-    tensor__call_init(&c, TENSOR_OP_embedding);
-    c.n_in = 2;
-    c.in[0] = weight;
-    c.in[1] = indices;
-    c.out = tensor__new(fn, indices->ndim + 1, shape, weight->dtype, weight->storage->device);
-    return c.out ? tensor__dispatch(&c) : NULL;
-}
-
-/* ---- dropout ---- */
-
-/* out: same shape as x = x * mask, mask (out2, kept for the derivative) 0 or 1 / (1 - p), drawn
-   from the library RNG in row-major order (one 32-bit draw per element, kept with probability
-   1 - p). Not training or p == 0: a copy; p == 1: x * 0 (NaN stays NaN, as in PyTorch). */
-static int tensor__cpu_dropout(tensor__call *c) {
-    tensor *out = c->out;
-    double p = c->p[0];
-    bool training = c->ip[0] != 0;
-    tensor__copy_into(out, c->in[0]);
-    if (!training || p == 0) return 0;
-    c->out2 = tensor__new_like(c->fn, out, out->dtype);
-    if (!c->out2) return 1;
-    double scale = p == 1 ? 0 : 1.0 / (1.0 - p);
-    tensor__rng_fill_run(TENSOR__RNG_KEEP, out->dtype, tensor__data(c->out2), tensor__numel_of(out->ndim, out->shape), 0, scale, p, tensor__data(out));
-    return 0;
-}
-
-TENSOR_API tensor *tensor_dropout(tensor *x, double p, bool training) {
-    const char *fn = "tensor_dropout";
-    TENSOR__CHECK_ARG(fn, x);
-    if (!(p >= 0 && p <= 1)) return tensor__fail(fn, "dropout probability has to be between 0 and 1, got %g", p);
-    if (training && p > 0 && !tensor__is_float(x->dtype))
-        return tensor__fail(fn, "expected a floating input when training, got %s", tensor__dtype_names[x->dtype]);
-    tensor__call c;
-    tensor__call_init(&c, TENSOR_OP_dropout);
-    c.n_in = 1;
-    c.in[0] = x;
-    c.p[0] = p;
-    c.ip[0] = training;
-    c.out = tensor__new_like(fn, x, x->dtype);
-    if (c.out && training && p > 0 && x->storage->device != TENSOR_CPU) {
-        /* a device's kernel gets the mask to fill (out2) and the generator's place (the same words
-           the CPU kernel would take: the masks agree bit for bit): key, counter, stream, skip */
-        if (!(c.out2 = tensor__new_like(fn, x, x->dtype))) { tensor_free(c.out); return NULL; }
-        tensor__rng_place(&c, 1, tensor__numel_of(x->ndim, x->shape));
-    }
-    return c.out ? tensor__dispatch(&c) : NULL;
-}
-
+/* ==== end generator/parts/pool.h ==== */
+/* ==== begin generator/parts/attention.h ==== */
+// >>attention ----------------------------------------------------------------------------------
 /* ---- attention ---- */
 
 /* softmax(q k^T / sqrt(E) + bias) v, written with matmul, transpose, softmax and where/add so
@@ -15148,7 +15726,9 @@ TENSOR_API tensor *tensor_scaled_dot_product_attention(tensor *q, tensor *k, ten
     tensor_free(attn);
     return r;
 }
-
+/* ==== end generator/parts/attention.h ==== */
+/* ==== begin generator/parts/loss.h ==== */
+// >>loss ---------------------------------------------------------------------------------------
 /* ---- losses (mean reduction) ---- */
 
 /* Checks class-index targets against input [C] (targets 0-dim), [N, C] (targets [N]) or
@@ -15490,336 +16070,351 @@ TENSOR_API tensor *tensor_binary_cross_entropy_with_logits(tensor *logits, tenso
     return r;
 }
 
-/* ---- backward kernels (used by the derivatives in >>autograd) ---- */
+/* ---- losses with a reduction (composites: autograd and every device come with the ops) ----
+   Each takes PyTorch's arguments in PyTorch's order, reduction last but for the options PyTorch
+   puts after it. TENSOR_REDUCTION_NONE returns the per-element (or per-sample) losses. */
 
-/* relu's gradient in one pass, PyTorch's threshold_backward: gx = x <= 0 ? 0 : g (so a NaN x
-   passes g, and an infinite or NaN g at x <= 0 gives 0, not inf * 0). The op-composed formula of
-   >>autograd (create_graph, and the reference kernels) computes the same values. */
-#if TENSOR__NN_AVX2
-static TENSOR__AVX2_FN int64_t tensor__relu_bwd_avx2_f32(float *o, const float *x, const float *g, int64_t n) {
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) /* NLE_UQ: x > 0 or NaN */
-        _mm256_storeu_ps(o + i, _mm256_and_ps(_mm256_cmp_ps(_mm256_loadu_ps(x + i), _mm256_setzero_ps(), _CMP_NLE_UQ), _mm256_loadu_ps(g + i)));
-    _mm256_zeroupper();
-    return i;
+static bool tensor__check_reduction(const char *fn, tensor_reduction r) {
+    if (r == TENSOR_REDUCTION_MEAN || r == TENSOR_REDUCTION_SUM || r == TENSOR_REDUCTION_NONE) return true;
+    tensor__fail(fn, "reduction must be TENSOR_REDUCTION_MEAN, _SUM or _NONE, got %d", (int)r);
+    return false;
 }
-static TENSOR__AVX2_FN int64_t tensor__relu_bwd_avx2_f64(double *o, const double *x, const double *g, int64_t n) {
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4)
-        _mm256_storeu_pd(o + i, _mm256_and_pd(_mm256_cmp_pd(_mm256_loadu_pd(x + i), _mm256_setzero_pd(), _CMP_NLE_UQ), _mm256_loadu_pd(g + i)));
-    _mm256_zeroupper();
-    return i;
+/* The loss's reduction of l (a temporary of s): mean or sum of every element, or l itself, taken
+   out of s. */
+static tensor *tensor__reduce_loss(tensor__tmps *s, tensor *l, tensor_reduction r) {
+    if (!l) return NULL;
+    if (r == TENSOR_REDUCTION_NONE) return tensor__tmps_take(s, l);
+    return r == TENSOR_REDUCTION_SUM ? tensor_sum_all(l) : tensor_mean_all(l);
 }
-#endif
-typedef struct { const char *x, *g; char *gx; bool f32; } tensor__relu_bwd_task;
-static void tensor__relu_bwd_range(int64_t begin, int64_t end, void *vt) {
-    const tensor__relu_bwd_task *t = (const tensor__relu_bwd_task *)vt;
-    int64_t n = end - begin, i = 0;
-    if (t->f32) {
-        float *o = (float *)t->gx + begin;
-        const float *x = (const float *)t->x + begin, *g = (const float *)t->g + begin;
-#if TENSOR__NN_AVX2
-        if (tensor__nn_isa() >= 2) { TENSOR__PATH_TAKEN(relu_backward_fused); i = tensor__relu_bwd_avx2_f32(o, x, g, n); }
-#endif
-        for (; i < n; i++) o[i] = x[i] <= 0 ? 0.0f : g[i];
-    } else {
-        double *o = (double *)t->gx + begin;
-        const double *x = (const double *)t->x + begin, *g = (const double *)t->g + begin;
-#if TENSOR__NN_AVX2
-        if (tensor__nn_isa() >= 2) i = tensor__relu_bwd_avx2_f64(o, x, g, n);
-#endif
-        for (; i < n; i++) o[i] = x[i] <= 0 ? 0.0 : g[i];
+/* The checks every two-operand loss makes: inputs given, on one device, a floating result type,
+   and shapes that broadcast (PyTorch warns on different shapes and broadcasts). */
+static bool tensor__check_loss2(const char *fn, tensor *a, tensor *b, tensor_reduction r) {
+    if (!a) { tensor__null_arg(fn, "input"); return false; }
+    if (!b) { tensor__null_arg(fn, "target"); return false; }
+    if (!tensor__check_reduction(fn, r)) return false;
+    tensor *ins[2] = {a, b};
+    if (!tensor__same_device(fn, 2, ins)) return false;
+    if (!tensor__is_float(tensor__result_type(2, ins))) {
+        tensor__fail(fn, "expected floating inputs, got %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]);
+        return false;
     }
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS];
+    return tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, shape);
 }
 
-/* 1 with *gx set, 0 when this path does not take the case (the reference kernels; not f32/f64;
-   g of another dtype or shape; an operand not contiguous), -1 on error. g is the engine's, dropped
-   after the derivative: when its storage has no other handle (a gradient made by the derivative
-   below, not the caller's grad_out), gx is written over it, which saves a buffer's worth of memory
-   traffic. */
-static int tensor__relu_backward(const char *fn, tensor *x, tensor *g, tensor **gx) {
-    if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) || g->dtype != x->dtype || !tensor__same_shape(x, g) ||
-        !tensor__contiguous(x) || !tensor__contiguous(g) || x->storage->device != TENSOR_CPU)
-        return 0;
-    tensor *r = tensor__refs_sole(&g->storage->refs, tensor__self) ? tensor__view_of(fn, g, g->ndim, g->shape, g->strides, g->offset) : tensor__new_like(fn, x, x->dtype);
-    if (!r) return -1;
-    tensor__relu_bwd_task t;
-    t.x = tensor__data(x);
-    t.g = tensor__data(g);
-    t.gx = tensor__data(r);
-    t.f32 = x->dtype == TENSOR_F32;
-    tensor__parallel_for(tensor__numel_of(x->ndim, x->shape), TENSOR__GRAIN_ELEMENTWISE, tensor__relu_bwd_range, &t);
-    *gx = r;
-    return 1;
-}
-
-/* The element strides of a convolution output's gradient as [n, o, h, w] (0 on absent dims). */
-static void tensor__conv_out_strides(const tensor *gr, int sd, bool batched, int64_t *gs) {
-    int nd = gr->ndim;
-    gs[0] = batched ? gr->strides[0] : 0;
-    gs[1] = gr->strides[nd - sd - 1];
-    gs[2] = sd == 2 ? gr->strides[nd - 2] : 0;
-    gs[3] = gr->strides[nd - 1];
-}
-
-/* The reference: the adjoint of the convolution sum, written out in double straight from the
-   strided x, w and gradient gr. gx: [N, C, H, W], gw: [O, Cg, kH, kW], gb: [O] (row-major doubles,
-   zeroed by the caller; NULL where not wanted) accumulate. */
-static void tensor__conv_backward_reference(const tensor *x, const tensor *w, const tensor *gr, const int64_t *gs, const tensor__conv_geom *g,
-                                            double *gx, double *gw, double *gb) {
-    int64_t ex = (int64_t)tensor__dtype_sizes[x->dtype], ew = (int64_t)tensor__dtype_sizes[w->dtype], eg = (int64_t)tensor__dtype_sizes[gr->dtype];
-    const char *xb = (const char *)x->storage->data, *wb = (const char *)w->storage->data, *gbase = (const char *)gr->storage->data;
-    int64_t Cg = g->C / g->groups, Og = g->O / g->groups;
-    for (int64_t n = 0; n < g->N; n++)
-        for (int64_t oc = 0; oc < g->O; oc++)
-            for (int64_t oh = 0; oh < g->oH; oh++)
-                for (int64_t ow = 0; ow < g->oW; ow++) {
-                    double gv = tensor__load_f64(gbase + (gr->offset + n * gs[0] + oc * gs[1] + oh * gs[2] + ow * gs[3]) * eg, gr->dtype);
-                    if (gb) gb[oc] += gv;
-                    int64_t grp = oc / Og;
-                    for (int64_t ic = 0; ic < Cg; ic++)
-                        for (int64_t ki = 0; ki < g->kH; ki++)
-                            for (int64_t kj = 0; kj < g->kW; kj++) {
-                                int64_t ih = oh * g->sh - g->ph + ki * g->dh, iw = ow * g->sw - g->pw + kj * g->dw;
-                                if (ih < 0 || ih >= g->H || iw < 0 || iw >= g->W) continue;
-                                int64_t c = grp * Cg + ic;
-                                if (gx) {
-                                    int64_t wo = w->offset + oc * g->ws[0] + ic * g->ws[1] + ki * g->ws[2] + kj * g->ws[3];
-                                    gx[((n * g->C + c) * g->H + ih) * g->W + iw] += gv * tensor__load_f64(wb + wo * ew, w->dtype);
-                                }
-                                if (gw) {
-                                    int64_t xo = x->offset + n * g->xs[0] + c * g->xs[1] + ih * g->xs[2] + iw * g->xs[3];
-                                    gw[((oc * Cg + ic) * g->kH + ki) * g->kW + kj] += gv * tensor__load_f64(xb + xo * ex, x->dtype);
-                                }
-                            }
-                }
-}
-
-/* sum of r[0..n) in double, four chains so the adds overlap (f32 rows: tensor__row_sum_f32). */
-static double tensor__sum_row_f64(const double *r, int64_t n) {
-    double a0 = 0, a1 = 0, a2 = 0, a3 = 0;
-    int64_t i = 0;
-    for (; i + 4 <= n; i += 4) { a0 += r[i]; a1 += r[i + 1]; a2 += r[i + 2]; a3 += r[i + 3]; }
-    for (; i < n; i++) a0 += r[i];
-    return (a0 + a1) + (a2 + a3);
-}
-
-/* sum of the bf16 r[0..n), through f32 in chunks that stay in L1. */
-static double tensor__sum_row_bf16(const uint16_t *r, int64_t n) {
-    float t[256];
-    double acc = 0;
-    for (int64_t i = 0; i < n; i += 256) {
-        int64_t m = n - i < 256 ? n - i : 256;
-        tensor__half_to_f32(t, r + i, m, true);
-        acc += tensor__row_sum_f32(t, m);
-    }
-    return acc;
-}
-
-/* d[i] += t[i], i < n (compute dtype ct). */
-static void tensor__add_to(void *d, const void *t, int64_t n, tensor_dtype ct) {
-    if (ct == TENSOR_F32) tensor__add_row_f32((float *)d, (const float *)t, n);
-    else tensor__add_row_f64((double *)d, (const double *)t, n);
-}
-
-/* Per block of images and group (gc_g: the images' gc[n, grp * Og.., :] side by side, [Og, bn P];
-   a block of one image reads gc in place, a larger one copies the rows into the block buffer):
-     gx: cols[K, bn P] = w_g^T[K, Og] @ gc_g (w_g read transposed through strides), then col2im
-         sums each image's columns into its gx [Cg, H, W] (a 1x1 kernel with stride 1 and no padding
-         writes gx itself);
-     gw: cols = the images' im2col [K, bn P]; sum_g[Og, K] += gc_g @ cols^T (cols read transposed),
-         into this chunk's own sum (slot 0's is gw itself);
-     gb: the rows of gc summed (in double) into gbn[n, grp * Og..], while they are in cache. */
-static void tensor__conv_bwd_blocks(int64_t begin, int64_t end, void *ctx) {
-    tensor__conv_job *j = (tensor__conv_job *)ctx;
-    const tensor__conv_geom *g = j->g;
-    size_t cs = tensor__dtype_sizes[j->ct], es = tensor__dtype_sizes[j->sd];
-    int64_t Cg = g->C / g->groups, Og = g->O / g->groups, K = Cg * g->kH * g->kW, P = g->oH * g->oW, X = Cg * g->H * g->W;
-    int slot = tensor__conv_claim(j);
-    char *gw = j->gw ? j->gw + (size_t)(slot * g->O * K) * cs : NULL;
-    char *cols = j->scratch + (size_t)slot * tensor__conv_slot_bytes(g, j->ct, j->direct, j->bn);
-    char *blk = j->direct ? cols : cols + (size_t)(K * j->bn * P) * cs;
-    if (j->sd == TENSOR_BF16) TENSOR__PATH_TAKEN(conv_bf16);
-    for (int64_t bi = begin; bi < end; bi++) {
-        int64_t n0 = bi * j->bn, bn = g->N - n0 < j->bn ? g->N - n0 : j->bn, ld = bn * P;
-        /* the scatter col2im adds into gx: zeroed first (the vector gathers write every element) */
-        if (j->out && !j->direct && !j->vec) memset(j->out + (size_t)(n0 * g->C * g->H * g->W) * cs, 0, (size_t)(bn * g->C * g->H * g->W) * cs);
-        for (int64_t grp = 0; grp < g->groups; grp++) {
-            const char *gcg = j->gc + (size_t)((n0 * g->O + grp * Og) * P) * es;
-            for (int64_t i = 0; i < bn; i++)
-                for (int64_t q = 0; q < Og; q++) {
-                    const char *r = j->gc + (size_t)(((n0 + i) * g->O + grp * Og + q) * P) * es;
-                    if (bn > 1) r = (const char *)memcpy(blk + (size_t)(q * ld + i * P) * es, r, (size_t)P * es); /* then summed in L1 */
-                    if (j->gbn)
-                        j->gbn[(n0 + i) * g->O + grp * Og + q] = j->sd == TENSOR_BF16 ? tensor__sum_row_bf16((const uint16_t *)(const void *)r, P)
-                                                                 : j->ct == TENSOR_F32  ? tensor__row_sum_f32((const float *)r, P)
-                                                                                        : tensor__sum_row_f64((const double *)r, P);
-                }
-            if (bn > 1) gcg = blk;
-            if (j->out) {
-                char *xg = j->out + (size_t)((n0 * g->groups + grp) * X) * cs;
-                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, j->sd, K, ld, Og, j->w + (size_t)(grp * Og * K) * es, 1, K, gcg, ld, 1, j->direct ? (void *)xg : cols, ld, 1, false));
-                for (int64_t i = 0; i < bn && !j->direct; i++) {
-                    char *xi = j->out + (size_t)(((n0 + i) * g->groups + grp) * X) * cs;
-#if TENSOR__NN_AVX2
-                    if (j->vec == 2) { tensor__col2im_avx2((float *)xi, (const float *)cols + i * P, ld, g, Cg); continue; }
-#endif
-#if TENSOR__NN_AVX512
-                    if (j->vec == 3) { tensor__col2im_avx512((float *)xi, (const float *)cols + i * P, ld, g, Cg); continue; }
-#endif
-                    if (j->ct == TENSOR_F32) tensor__col2im_f32((float *)xi, (const float *)cols + i * P, ld, g, Cg);
-                    else tensor__col2im_f64((double *)xi, (const double *)cols + i * P, ld, g, Cg);
-                }
-            }
-            if (gw) {
-                const char *B = NULL;
-                for (int64_t i = 0; i < bn; i++) B = tensor__conv_im2col(j, cols, ld, i * P, j->x + (size_t)(((n0 + i) * g->groups + grp) * X) * es);
-                TENSOR__GEMM_IN_TASK(j->oom, tensor__gemm_strided(j->ct, j->sd, Og, K, ld, gcg, ld, 1, B, 1, ld, gw + (size_t)(grp * Og * K) * cs, K, 1, true));
-            }
-        }
-    }
-}
-
-/* The fast path, in the compute dtype ct (f32, or f64 for f64) with the forward's machinery: gc is
-   the gradient [N, O, P] (P = oH * oW), contiguous of the operand dtype sd (ct, or bf16 for the
-   bf16 kernel, which then reads x and w as bf16 too; its products still land in ct); gx, gw and
-   the per-image sums of gb come from tensor__conv_bwd_blocks, spread over the blocks like the
-   forward; gb adds the images' sums in order, in double. gx, gw, gb are contiguous ct buffers of x's, w's and [O]'s size, or NULL.
-   Returns 0, or 1 after recording an error. */
-static int tensor__conv_backward_fast(const char *fn, const tensor *x, const tensor *w, const char *gc, const tensor__conv_geom *g, tensor_dtype ct,
-                                      tensor_dtype sd, void *gx, void *gw, void *gb) {
-    size_t cs = tensor__dtype_sizes[ct];
-    int64_t K = g->C / g->groups * g->kH * g->kW, wn = g->O * K;
-    tensor *xc = NULL, *wc = NULL;
-    int rc = 0;
-    if (gw && !(x->dtype == sd && tensor__contiguous(x))) rc |= !(xc = tensor__contiguous_copy(fn, x, sd));
-    if (gx && !(w->dtype == sd && tensor__contiguous(w))) rc |= !(wc = tensor__contiguous_copy(fn, w, sd));
-#if TENSOR__NN_AVX2
-    if (sd == ct && tensor__wino_ok(g, ct)) {
-        rc = rc || tensor__wino_backward(fn, g, gw ? (const float *)tensor__data(xc ? xc : x) : NULL, gx ? (const float *)tensor__data(wc ? wc : w) : NULL,
-                                         (const float *)gc, (float *)gx, (float *)gw, (float *)gb);
-        tensor_free(xc);
-        tensor_free(wc);
-        return rc;
-    }
-#endif
-    tensor__conv_job j;
-    if (!tensor__conv_job_init(fn, &j, g, ct, sd)) rc = 1;
-    /* the slots' gw sums side by side (gw itself when there is one slot); the images' gb sums */
-    int64_t slots = tensor__conv_slots(&j);
-    char *sums = !gw ? NULL : slots > 1 ? (char *)tensor__cache_alloc((size_t)(slots * wn) * cs) : (char *)gw;
-    j.gbn = gb ? (double *)tensor__cache_alloc((size_t)(g->N * g->O) * sizeof(double) + 1) : NULL;
-    if (!rc && ((gw && !sums) || (gb && !j.gbn))) rc = (tensor__fail(fn, "out of memory allocating convolution scratch"), 1);
-    if (!rc) {
-        j.x = gw ? (const char *)tensor__data(xc ? xc : x) : NULL;
-        j.w = gx ? (const char *)tensor__data(wc ? wc : w) : NULL;
-        j.gc = gc;
-        j.out = (char *)gx;
-        j.gw = sums;
-        if (sums) memset(sums, 0, (size_t)((sums == (char *)gw ? 1 : slots) * wn) * cs);
-        if (!tensor__conv_blocks(tensor__conv_bwd_blocks, &j)) rc = (tensor__fail(fn, "out of memory allocating convolution scratch"), 1);
-        if (!rc && sums && sums != (char *)gw) {
-            memcpy(gw, sums, (size_t)wn * cs);
-            for (int s = 1; s < j.slot && s < slots; s++) tensor__add_to(gw, sums + (size_t)(s * wn) * cs, wn, ct);
-        }
-        for (int64_t o = 0; !rc && gb && o < g->O; o++) {
-            double acc = 0;
-            for (int64_t n = 0; n < g->N; n++) acc += j.gbn[n * g->O + o];
-            if (ct == TENSOR_F32) ((float *)gb)[o] = (float)acc;
-            else ((double *)gb)[o] = acc;
-        }
-    }
-    if (sums != (char *)gw) tensor__cache_free(sums);
-    tensor__cache_free(j.scratch);
-    tensor__cache_free(j.gbn);
-    tensor_free(xc);
-    tensor_free(wc);
-    return rc;
-}
-
-/* Gradients of a convolution with the call layout of conv2d/conv1d (ip = {stride, padding,
-   dilation, groups}, sd spatial dims): gx of x's shape, gw of w's shape, gb [O], each computed only
-   where its pointer is non-NULL, each a new contiguous tensor of x's dtype (f16/bf16 compute in
-   f32). g: the output's gradient, any layout and floating dtype. Returns 0, or 1 after recording an
-   error. */
-static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, tensor *g, const int64_t *ip, tensor **gx, tensor **gw, tensor **gb) {
-    if (!tensor__host_only(fn, x, "the backward of convolutions")) return -1;
-    tensor__conv_geom geo;
-    bool batched = x->ndim == sd + 2;
-    int od = batched ? sd + 2 : sd + 1;
-    if (g->ndim != od || (batched && g->shape[0] != x->shape[0]) || g->shape[od - sd - 1] != w->shape[0]) {
-        tensor__fail(fn, "the gradient of shape %s does not fit a convolution of input %s and weight %s", tensor__shape_of(g), tensor__shape_of(x), tensor__shape_of(w));
-        return 1;
-    }
-    tensor__conv_geometry_of(x, w, g, sd, ip, &geo);
-    int64_t O = geo.O;
-    tensor *rx = gx ? tensor__new_like(fn, x, x->dtype) : NULL;
-    tensor *rw = gw ? tensor__new_like(fn, w, x->dtype) : NULL;
-    tensor *rb = gb ? tensor__new(fn, 1, &O, x->dtype, x->storage->device) : NULL;
-    int rc = (gx && !rx) || (gw && !rw) || (gb && !rb);
-    tensor *outs[3] = {rx, rw, rb};
-    int64_t counts[3] = {rx ? tensor__numel_of(rx->ndim, rx->shape) : 0, rw ? tensor__numel_of(rw->ndim, rw->shape) : 0, rb ? O : 0};
-    /* the compute buffers: doubles for the reference; ct for the fast path, the results themselves
-       where they are of ct */
-    bool ref = tensor__reference_kernels;
-    tensor_dtype ct = ref ? TENSOR_F64 : tensor__gemm_dtype(x->dtype);
-    void *buf[3] = {NULL, NULL, NULL};
-    bool own[3] = {false, false, false};
-    for (int i = 0; i < 3 && !rc; i++) {
-        if (!outs[i]) continue;
-        own[i] = ref || outs[i]->dtype != ct;
-        buf[i] = own[i] ? tensor__scratch(fn, (size_t)counts[i] * tensor__dtype_sizes[ct]) : (void *)tensor__data(outs[i]);
-        rc |= !buf[i];
-    }
-    if (!rc && tensor__numel_of(g->ndim, g->shape) == 0) { /* every term has a factor of g: all zero, whatever the planes' size */
-        for (int i = 0; i < 3; i++) if (buf[i]) memset(buf[i], 0, (size_t)counts[i] * tensor__dtype_sizes[ct]);
-    } else if (!rc) {
-        if (ref) {
-            for (int i = 0; i < 3; i++) if (buf[i]) memset(buf[i], 0, (size_t)counts[i] * sizeof(double));
-            int64_t gs[4];
-            tensor__conv_out_strides(g, sd, batched, gs);
-            tensor__conv_backward_reference(x, w, g, gs, &geo, (double *)buf[0], (double *)buf[1], (double *)buf[2]);
-        } else {
-            /* bf16 operands only when all three are bf16 (a wider gradient is not rounded to bf16) */
-            tensor_dtype opd = x->dtype == w->dtype && g->dtype == x->dtype ? tensor__conv_operand_dtype(x->dtype, &geo) : ct;
-            bool g_ok = g->dtype == opd && tensor__contiguous(g);
-            tensor *gcopy = g_ok ? NULL : tensor__contiguous_copy(fn, g, opd);
-            rc = (!g_ok && !gcopy) || tensor__conv_backward_fast(fn, x, w, tensor__data(gcopy ? gcopy : g), &geo, ct, opd, buf[0], buf[1], buf[2]);
-            tensor_free(gcopy);
-        }
-    }
-    for (int i = 0; i < 3; i++) {
-        if (!rc && own[i]) tensor__unpack(tensor__data(outs[i]), outs[i]->dtype, buf[i], ct, counts[i]);
-        if (own[i]) tensor__free_aligned(buf[i]);
-    }
-    if (rc) {
-        tensor_free(rx);
-        tensor_free(rw);
-        tensor_free(rb);
-        return 1;
-    }
-    if (gx) *gx = rx;
-    if (gw) *gw = rw;
-    if (gb) *gb = rb;
-    return 0;
-}
-
-/* Gradient of max or average pooling (ip = {kernel, stride, padding}, stride already resolved) for
-   x: a new contiguous tensor of x's shape and dtype (f16/bf16 compute in f32). g: the output's
-   gradient, any layout and floating dtype. Max sends each window's gradient to the position the
-   forward picked (tensor__pool_argmax); avg spreads g / k^2 over the window's in-bounds elements. */
-static tensor *tensor__pool_backward(const char *fn, bool is_max, tensor *x, tensor *g, const int64_t *ip) {
-    if (!tensor__host_only(fn, x, "the backward of pooling")) return NULL;
-    int xd = x->ndim;
-    if (g->ndim != xd || (xd == 4 && g->shape[0] != x->shape[0]) || g->shape[xd - 3] != x->shape[xd - 3])
-        return tensor__fail(fn, "the gradient of shape %s does not fit a pooling of input %s", tensor__shape_of(g), tensor__shape_of(x));
-    tensor *r = tensor__new_like(fn, x, x->dtype);
-    if (!r) return NULL;
-    if (tensor__numel_of(g->ndim, g->shape) == 0) { tensor__fill(r, 0); return r; }
-    if (tensor__pool_run(fn, is_max, true, x, g, r, ip)) { tensor_free(r); return NULL; }
+/* |input - target| */
+TENSOR_API tensor *tensor_l1_loss(tensor *input, tensor *target, tensor_reduction reduction) {
+    if (!tensor__check_loss2("tensor_l1_loss", input, target, reduction)) return NULL;
+    tensor__tmps s = {{0}, 0};
+    tensor *l = tensor__tmp(&s, tensor_abs(tensor__tmp(&s, tensor_sub(input, target))));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
     return r;
 }
-/* ==== end generator/parts/nn.h ==== */
+
+/* z = |input - target|: z < k ? 0.5 z^2 / k * q : (z - 0.5 k) * q; smooth_l1 has k = beta, q = 1
+   (beta 0: the l1 loss), huber k = delta, q = delta. */
+static tensor *tensor__smooth_l1(const char *fn, tensor *input, tensor *target, tensor_reduction reduction, double k, bool huber) {
+    if (!tensor__check_loss2(fn, input, target, reduction)) return NULL;
+    if (huber ? !(k > 0) : !(k >= 0))
+        return tensor__fail(fn, huber ? "delta must be positive, got %g" : "beta must be non-negative, got %g", k);
+    tensor__tmps s = {{0}, 0};
+    tensor *z = tensor__tmp(&s, tensor_abs(tensor__tmp(&s, tensor_sub(input, target))));
+    tensor *l = z;
+    if (k > 0) {
+        double q = huber ? k : 1;
+        tensor *quad = tensor__tmp(&s, tensor_mul_scalar(tensor__tmp(&s, tensor_square(z)), 0.5 * q / k));
+        tensor *lin = tensor__tmp(&s, tensor_mul_scalar(tensor__tmp(&s, tensor_sub_scalar(z, 0.5 * k)), q));
+        l = tensor__tmp(&s, tensor_where(tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_lt, z, k)), quad, lin));
+    }
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+TENSOR_API tensor *tensor_smooth_l1_loss(tensor *input, tensor *target, tensor_reduction reduction, double beta) {
+    return tensor__smooth_l1("tensor_smooth_l1_loss", input, target, reduction, beta, false);
+}
+TENSOR_API tensor *tensor_huber_loss(tensor *input, tensor *target, tensor_reduction reduction, double delta) {
+    return tensor__smooth_l1("tensor_huber_loss", input, target, reduction, delta, true);
+}
+
+/* t log t, 0 where t == 0 (xlogy(t, t)), with a finite gradient there. */
+static tensor *tensor__xlogx(tensor__tmps *s, tensor *t) {
+    tensor *zero = tensor__tmp(s, tensor__nn_cmp(TENSOR_OP_eq, t, 0));
+    tensor *safe = tensor__tmp(s, tensor_masked_fill(t, zero, 1));
+    return tensor__tmp(s, tensor_mul(t, tensor__tmp(s, tensor_log(safe))));
+}
+
+/* input holds log-probabilities; target probabilities (log_target: log-probabilities):
+   target (log target - input), or exp(target) (target - input). Mean is over every element
+   (PyTorch's 'mean'; its 'batchmean' is the sum divided by the batch size). */
+TENSOR_API tensor *tensor_kl_div(tensor *input, tensor *target, tensor_reduction reduction, bool log_target) {
+    if (!tensor__check_loss2("tensor_kl_div", input, target, reduction)) return NULL;
+    tensor__tmps s = {{0}, 0};
+    tensor *l;
+    if (log_target) l = tensor__tmp(&s, tensor_mul(tensor__tmp(&s, tensor_exp(target)), tensor__tmp(&s, tensor_sub(target, input))));
+    else l = tensor__tmp(&s, tensor_sub(tensor__xlogx(&s, target), tensor__tmp(&s, tensor_mul(target, input))));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* -weight (target log(input) + (1 - target) log(1 - input)), each log clamped at -100 as
+   PyTorch's; input in [0, 1] (checked on the CPU), target of input's shape, weight (NULL: none)
+   broadcast to it. */
+TENSOR_API tensor *tensor_binary_cross_entropy(tensor *input, tensor *target, tensor *weight, tensor_reduction reduction) {
+    const char *fn = "tensor_binary_cross_entropy";
+    if (!tensor__check_loss2(fn, input, target, reduction)) return NULL;
+    if (!tensor__same_shape(input, target))
+        return tensor__fail(fn, "target shape %s must be the same as input shape %s", tensor__shape_of(target), tensor__shape_of(input));
+    if (weight) {
+        tensor *ins[2] = {input, weight};
+        if (!tensor__same_device(fn, 2, ins)) return NULL;
+        if (!tensor__broadcasts_to(weight->ndim, weight->shape, input->ndim, input->shape))
+            return tensor__fail(fn, "weight of shape %s does not broadcast to the input shape %s", tensor__shape_of(weight), tensor__shape_of(input));
+    }
+    tensor__tmps s = {{0}, 0};
+    if (input->storage->device == TENSOR_CPU) {
+        tensor *bad = tensor__tmp(&s, tensor_logical_or(tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_lt, input, 0)), tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_gt, input, 1))));
+        tensor *any = tensor__tmp(&s, tensor_any(bad));
+        if (!any || tensor_item(any) != 0) {
+            tensor__tmps_free(&s);
+            return any ? tensor__fail(fn, "all elements of input should be between 0 and 1") : NULL;
+        }
+    }
+    tensor *lx = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_log(input)), -100, NAN));
+    tensor *one_minus_x = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(input)), 1));
+    tensor *l1x = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_log(one_minus_x)), -100, NAN));
+    tensor *one_minus_t = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(target)), 1));
+    tensor *sum = tensor__tmp(&s, tensor_add(tensor__tmp(&s, tensor_mul(target, lx)), tensor__tmp(&s, tensor_mul(one_minus_t, l1x))));
+    tensor *l = tensor__tmp(&s, tensor_neg(sum));
+    if (weight) l = tensor__tmp(&s, tensor_mul(l, weight));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* log_input: exp(input) - target input; else input - target log(input + eps). full adds
+   Stirling's term target log(target) - target + 0.5 log(2 pi target) where target > 1. */
+TENSOR_API tensor *tensor_poisson_nll_loss(tensor *input, tensor *target, bool log_input, bool full, double eps, tensor_reduction reduction) {
+    if (!tensor__check_loss2("tensor_poisson_nll_loss", input, target, reduction)) return NULL;
+    tensor__tmps s = {{0}, 0};
+    tensor *l;
+    if (log_input) l = tensor__tmp(&s, tensor_sub(tensor__tmp(&s, tensor_exp(input)), tensor__tmp(&s, tensor_mul(target, input))));
+    else l = tensor__tmp(&s, tensor_sub(input, tensor__tmp(&s, tensor_mul(target, tensor__tmp(&s, tensor_log(tensor__tmp(&s, tensor_add_scalar(input, eps))))))));
+    if (full) {
+        tensor *small = tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_le, target, 1));
+        tensor *t = tensor__tmp(&s, tensor_masked_fill(target, small, 2)); /* finite where it is not used */
+        tensor *st = tensor__tmp(&s, tensor_sub(tensor__xlogx(&s, t), t));
+        st = tensor__tmp(&s, tensor_add(st, tensor__tmp(&s, tensor_mul_scalar(tensor__tmp(&s, tensor_log(tensor__tmp(&s, tensor_mul_scalar(t, 2 * M_PI)))), 0.5))));
+        l = tensor__tmp(&s, tensor_add(l, tensor__tmp(&s, tensor_masked_fill(st, small, 0))));
+    }
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* 0.5 (log(max(var, eps)) + (input - target)^2 / max(var, eps)) (+ 0.5 log(2 pi) when full); the
+   clamp does not stop var's gradient (PyTorch clamps under no_grad). var has input's shape, or
+   input's without its last dim, or that with a last dim of 1; a negative var is an error. */
+TENSOR_API tensor *tensor_gaussian_nll_loss(tensor *input, tensor *target, tensor *var, bool full, double eps, tensor_reduction reduction) {
+    const char *fn = "tensor_gaussian_nll_loss";
+    if (!tensor__check_loss2(fn, input, target, reduction)) return NULL;
+    TENSOR__CHECK_ARG(fn, var);
+    tensor *ins[2] = {input, var};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    bool same = tensor__same_shape(var, input), drop_last = false, last_one = false;
+    if (!same && input->ndim >= 1) {
+        drop_last = var->ndim == input->ndim - 1;
+        for (int d = 0; drop_last && d < var->ndim; d++) drop_last = var->shape[d] == input->shape[d];
+        last_one = var->ndim == input->ndim && var->shape[var->ndim - 1] == 1;
+        for (int d = 0; last_one && d < var->ndim - 1; d++) last_one = var->shape[d] == input->shape[d];
+    }
+    if (!same && !drop_last && !last_one)
+        return tensor__fail(fn, "var of shape %s is of incorrect size for input %s", tensor__shape_of(var), tensor__shape_of(input));
+    tensor__tmps s = {{0}, 0};
+    tensor *neg = tensor__tmp(&s, tensor_any(tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_lt, var, 0))));
+    if (!neg || tensor_item(neg) != 0) {
+        tensor__tmps_free(&s);
+        return neg ? tensor__fail(fn, "var has negative entry/entries") : NULL;
+    }
+    tensor *v = drop_last ? tensor__tmp(&s, tensor_unsqueeze(var, -1)) : var;
+    v = tensor__clamp_min_nograd(&s, v, eps);
+    tensor *d2 = tensor__tmp(&s, tensor_square(tensor__tmp(&s, tensor_sub(input, target))));
+    tensor *l = tensor__tmp(&s, tensor_add(tensor__tmp(&s, tensor_log(v)), tensor__tmp(&s, tensor_div(d2, v))));
+    l = tensor__tmp(&s, tensor_mul_scalar(l, 0.5));
+    if (full) l = tensor__tmp(&s, tensor_add_scalar(l, 0.5 * log(2 * M_PI)));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* The checks of the losses of two inputs and a +-1 target (margin_ranking, cosine_embedding). */
+static bool tensor__check_loss3(const char *fn, tensor *a, tensor *b, tensor *y, tensor_reduction r) {
+    if (!a) { tensor__null_arg(fn, "input1"); return false; }
+    if (!b) { tensor__null_arg(fn, "input2"); return false; }
+    if (!y) { tensor__null_arg(fn, "target"); return false; }
+    if (!tensor__check_reduction(fn, r)) return false;
+    tensor *ins[3] = {a, b, y};
+    if (!tensor__same_device(fn, 3, ins)) return false;
+    if (!tensor__is_float(tensor__result_type(3, ins))) {
+        tensor__fail(fn, "expected floating inputs, got %s, %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype], tensor__dtype_names[y->dtype]);
+        return false;
+    }
+    return true;
+}
+
+/* max(0, -target (input1 - input2) + margin); all three of one rank, broadcast. */
+TENSOR_API tensor *tensor_margin_ranking_loss(tensor *input1, tensor *input2, tensor *target, double margin, tensor_reduction reduction) {
+    const char *fn = "tensor_margin_ranking_loss";
+    if (!tensor__check_loss3(fn, input1, input2, target, reduction)) return NULL;
+    if (input1->ndim != input2->ndim || input1->ndim != target->ndim)
+        return tensor__fail(fn, "all input tensors should have the same number of dims, got shapes %s, %s and %s", tensor__shape_of(input1),
+                            tensor__shape_of(input2), tensor__shape_of(target));
+    tensor__tmps s = {{0}, 0};
+    tensor *d = tensor__tmp(&s, tensor_mul(tensor__tmp(&s, tensor_neg(target)), tensor__tmp(&s, tensor_sub(input1, input2))));
+    tensor *l = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_add_scalar(d, margin)), 0, NAN));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* input where target != -1, plus max(0, margin - input) where target != 1 (PyTorch's; +-1 targets
+   pick one of the two). */
+TENSOR_API tensor *tensor_hinge_embedding_loss(tensor *input, tensor *target, double margin, tensor_reduction reduction) {
+    if (!tensor__check_loss2("tensor_hinge_embedding_loss", input, target, reduction)) return NULL;
+    tensor__tmps s = {{0}, 0};
+    tensor *hinge = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(input)), margin)), 0, NAN));
+    tensor *lm = tensor__tmp(&s, tensor_masked_fill(hinge, tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_eq, target, 1)), 0));
+    tensor *ls = tensor__tmp(&s, tensor_masked_fill(input, tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_eq, target, -1)), 0));
+    tensor *l = tensor__tmp(&s, tensor_add(lm, ls));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* log(1 + exp(-target input)), as softplus (stable for large |input|). */
+TENSOR_API tensor *tensor_soft_margin_loss(tensor *input, tensor *target, tensor_reduction reduction) {
+    if (!tensor__check_loss2("tensor_soft_margin_loss", input, target, reduction)) return NULL;
+    tensor__tmps s = {{0}, 0};
+    tensor *l = tensor__tmp(&s, tensor_softplus(tensor__tmp(&s, tensor_neg(tensor__tmp(&s, tensor_mul(input, target))))));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* -(target logsigmoid(input) + (1 - target) logsigmoid(-input)) (times weight, NULL: none),
+   averaged over the last (class) dim: one loss per sample before the reduction. */
+TENSOR_API tensor *tensor_multilabel_soft_margin_loss(tensor *input, tensor *target, tensor *weight, tensor_reduction reduction) {
+    const char *fn = "tensor_multilabel_soft_margin_loss";
+    if (!tensor__check_loss2(fn, input, target, reduction)) return NULL;
+    if (input->ndim == 0) return tensor__fail(fn, "input must have at least 1 dim [C] or [N, C], got a 0-dim tensor");
+    if (weight) {
+        tensor *ins[2] = {input, weight};
+        if (!tensor__same_device(fn, 2, ins)) return NULL;
+    }
+    tensor__tmps s = {{0}, 0};
+    tensor *a = tensor__tmp(&s, tensor_mul(target, tensor__tmp(&s, tensor_logsigmoid(input))));
+    tensor *one_minus_t = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(target)), 1));
+    tensor *b = tensor__tmp(&s, tensor_mul(one_minus_t, tensor__tmp(&s, tensor_logsigmoid(tensor__tmp(&s, tensor_neg(input))))));
+    tensor *l = tensor__tmp(&s, tensor_neg(tensor__tmp(&s, tensor_add(a, b))));
+    if (weight) l = tensor__tmp(&s, tensor_mul(l, weight));
+    l = tensor__tmp(&s, tensor_div_scalar(tensor__tmp(&s, tensor_sum(l, -1, false)), (double)input->shape[input->ndim - 1]));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* cos = sum(x1 x2) / sqrt((sum(x1^2) + 1e-12) (sum(x2^2) + 1e-12)) over the last dim (x1, x2
+   [N, D] with target [N], or [D] with a 0-dim target); 1 - cos where target is 1, max(0, cos -
+   margin) where it is -1, 0 elsewhere. */
+TENSOR_API tensor *tensor_cosine_embedding_loss(tensor *input1, tensor *input2, tensor *target, double margin, tensor_reduction reduction) {
+    const char *fn = "tensor_cosine_embedding_loss";
+    if (!tensor__check_loss3(fn, input1, input2, target, reduction)) return NULL;
+    if (target->ndim > 1) return tensor__fail(fn, "0-D or 1-D target tensor expected, multi-target not supported (got shape %s)", tensor__shape_of(target));
+    if (input1->ndim != target->ndim + 1 || input2->ndim != target->ndim + 1)
+        return tensor__fail(fn, "a %d-D target expects %d-D inputs, got shapes %s and %s", target->ndim, target->ndim + 1, tensor__shape_of(input1), tensor__shape_of(input2));
+    int dim = target->ndim;
+    tensor__tmps s = {{0}, 0};
+    tensor *prod = tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_mul(input1, input2)), dim, false));
+    tensor *m1 = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_mul(input1, input1)), dim, false)), 1e-12));
+    tensor *m2 = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_mul(input2, input2)), dim, false)), 1e-12));
+    tensor *cos = tensor__tmp(&s, tensor_div(prod, tensor__tmp(&s, tensor_sqrt(tensor__tmp(&s, tensor_mul(m1, m2))))));
+    tensor *pos = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(cos)), 1));
+    tensor *neg = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_sub_scalar(cos, margin)), 0, NAN));
+    tensor *lp = tensor__tmp(&s, tensor_masked_fill(pos, tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_ne, target, 1)), 0));
+    tensor *ln = tensor__tmp(&s, tensor_masked_fill(neg, tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_ne, target, -1)), 0));
+    tensor *l = tensor__tmp(&s, tensor_add(lp, ln));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* max(0, margin + d(anchor, positive) - d(anchor, negative)) with d the pairwise_distance (p, eps);
+   swap: the smaller of d(anchor, negative) and d(positive, negative). */
+TENSOR_API tensor *tensor_triplet_margin_loss(tensor *anchor, tensor *positive, tensor *negative, double margin, double p, double eps, bool swap,
+                                              tensor_reduction reduction) {
+    const char *fn = "tensor_triplet_margin_loss";
+    TENSOR__CHECK_ARG(fn, anchor);
+    TENSOR__CHECK_ARG(fn, positive);
+    TENSOR__CHECK_ARG(fn, negative);
+    if (!tensor__check_reduction(fn, reduction)) return NULL;
+    if (anchor->ndim != positive->ndim || anchor->ndim != negative->ndim)
+        return tensor__fail(fn, "anchor, positive and negative must have the same number of dims, got shapes %s, %s and %s", tensor__shape_of(anchor),
+                            tensor__shape_of(positive), tensor__shape_of(negative));
+    tensor *ins[3] = {anchor, positive, negative};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    tensor__tmps s = {{0}, 0};
+    tensor *dp = tensor__tmp(&s, tensor_pairwise_distance(anchor, positive, p, eps, false));
+    tensor *dn = tensor__tmp(&s, tensor_pairwise_distance(anchor, negative, p, eps, false));
+    if (swap) dn = tensor__tmp(&s, tensor_minimum(dn, tensor__tmp(&s, tensor_pairwise_distance(positive, negative, p, eps, false))));
+    tensor *l = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_sub(dp, dn)), margin)), 0, NAN));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* Per sample n of input [N, C] (or [C] with a 0-dim target): sum over i != y of
+   max(0, margin - x[y] + x[i])^p (times weight[y]; NULL: none) / C, y = target[n]; p 1 or 2. */
+TENSOR_API tensor *tensor_multi_margin_loss(tensor *input, tensor *target, int p, double margin, tensor *weight, tensor_reduction reduction) {
+    const char *fn = "tensor_multi_margin_loss";
+    TENSOR__CHECK_ARG(fn, input);
+    TENSOR__CHECK_ARG(fn, target);
+    if (!tensor__check_reduction(fn, reduction)) return NULL;
+    if (p != 1 && p != 2) return tensor__fail(fn, "only p == 1 and p == 2 are supported, got %d", p);
+    tensor *ins[3] = {input, target, weight};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (!tensor__is_float(input->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[input->dtype]);
+    if (!tensor__is_int(target->dtype)) return tensor__fail(fn, "target must be an integer tensor of class indices, got %s", tensor__dtype_names[target->dtype]);
+    if (input->ndim > 2 || target->ndim != (input->ndim == 2 ? 1 : 0) || (input->ndim == 2 && target->shape[0] != input->shape[0]))
+        return tensor__fail(fn, "expected input [N, C] with target [N], or input [C] (or a 0-dim one) with a 0-dim target, got shapes %s and %s",
+                            tensor__shape_of(input), tensor__shape_of(target));
+    int64_t C = input->ndim ? input->shape[input->ndim - 1] : 1;
+    if (weight && (weight->ndim != 1 || weight->shape[0] != C))
+        return tensor__fail(fn, "weight must be 1-D with %lld elements (the classes of input %s), got shape %s", (long long)C, tensor__shape_of(input), tensor__shape_of(weight));
+    int64_t rows = input->ndim == 2 ? input->shape[0] : 1;
+    int64_t xs[2] = {rows, C}, ts[2] = {rows, 1};
+    tensor__tmps s = {{0}, 0};
+    tensor *x = tensor__tmp(&s, tensor_reshape(input, 2, xs));
+    tensor *y = tensor__tmp(&s, tensor_reshape(target, 2, ts));
+    if (y && y->dtype != TENSOR_I64) y = tensor__tmp(&s, tensor_to_dtype(y, TENSOR_I64));
+    tensor *xy = tensor__tmp(&s, tensor_gather(x, 1, y)); /* [rows, 1]; checks every target against [0, C) */
+    tensor *z = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_sub(x, xy)), margin)), 0, NAN));
+    if (p == 2) z = tensor__tmp(&s, tensor_square(z));
+    if (weight) {
+        tensor *wy = tensor__tmp(&s, tensor_reshape(tensor__tmp(&s, tensor_index_select(weight, 0, tensor__tmp(&s, tensor_reshape(y, 1, xs)))), 2, ts));
+        z = tensor__tmp(&s, tensor_mul(z, wy));
+    }
+    tensor *self = tensor__tmp(&s, tensor_to_dtype(tensor__tmp(&s, tensor_one_hot(tensor__tmp(&s, tensor_reshape(y, 1, xs)), C)), TENSOR_BOOL));
+    z = tensor__tmp(&s, tensor_masked_fill(z, self, 0));
+    tensor *l = tensor__tmp(&s, tensor_div_scalar(tensor__tmp(&s, tensor_sum(z, 1, false)), (double)C));
+    if (l && input->ndim < 2) l = tensor__tmp(&s, tensor_reshape(l, 0, NULL));
+    tensor *r = tensor__reduce_loss(&s, l, reduction);
+    tensor__tmps_free(&s);
+    return r;
+}
+/* ==== end generator/parts/loss.h ==== */
 /* ==== begin generator/parts/print.h ==== */
 // >>print ------------------------------------------------------------------------------------------
 /* tensor_print / tensor_snprint: the text of PyTorch's repr(tensor) with its default print options
@@ -17295,7 +17890,7 @@ static int tensor__derivative_log_softmax(tensor__node *n, tensor *g, tensor **g
 
 /* layer_norm over the last dim: with xhat = (x - mean) rstd and gh = g w,
    gx = rstd (gh - mean(gh) - xhat mean(gh xhat)), gw = g xhat, gb = g (summed to [C]). Without
-   create_graph, the fused kernel of >>nn (tensor__norm_backward) computes all three in one pass. */
+   create_graph, the fused kernel of >>norm (tensor__norm_backward) computes all three in one pass. */
 static int tensor__derivative_layer_norm(tensor__node *n, tensor *g, tensor **grads) {
     tensor *x = n->saved[0], *w = n->saved[1];
     int fused = tensor__no_grad ? tensor__norm_backward("tensor_backward", true, x, w, g, n->p[0], n->next[0] ? &grads[0] : NULL,
@@ -17357,7 +17952,7 @@ static int tensor__derivative_nll_loss(tensor__node *n, tensor *g, tensor **grad
 }
 
 /* cross_entropy (in = {logits, targets}, ip[0] 1 for probability targets): without create_graph
-   the fused kernel of >>nn writes (softmax - onehot) g / count directly. With create_graph the same
+   the fused kernel of >>loss writes (softmax - onehot) g / count directly. With create_graph the same
    gradient is composed of differentiable ops: for class targets (softmax(x) keep - onehot) g / count,
    keep 0 on ignore_index rows; for probabilities p, gx = (softmax(x) sum(p) - p) g / rows and
    gp = -log_softmax(x) g / rows. */
@@ -17388,8 +17983,8 @@ static int tensor__derivative_dropout(tensor__node *n, tensor *g, tensor **grads
     return TENSOR__OK(grads[0] = tensor_mul(g, n->extra));
 }
 
-/* conv and pooling: fused backward kernels of >>nn (tensor__conv_backward, tensor__pool_backward),
-   not written with differentiable ops, so a graph of them cannot be differentiated again: with
+/* conv and pooling: fused backward kernels of >>conv and >>pool (tensor__conv_backward,
+   tensor__pool_backward), not written with differentiable ops, so a graph of them cannot be differentiated again: with
    create_graph they refuse rather than give a silently wrong second derivative. Call layout:
    in = {x, w, bias}, ip = {stride, padding, dilation, groups}; pooling in = {x}, ip = {kernel,
    stride, padding}. */

@@ -1204,7 +1204,7 @@ static int tensor__derivative_log_softmax(tensor__node *n, tensor *g, tensor **g
 
 /* layer_norm over the last dim: with xhat = (x - mean) rstd and gh = g w,
    gx = rstd (gh - mean(gh) - xhat mean(gh xhat)), gw = g xhat, gb = g (summed to [C]). Without
-   create_graph, the fused kernel of >>nn (tensor__norm_backward) computes all three in one pass. */
+   create_graph, the fused kernel of >>norm (tensor__norm_backward) computes all three in one pass. */
 static int tensor__derivative_layer_norm(tensor__node *n, tensor *g, tensor **grads) {
     tensor *x = n->saved[0], *w = n->saved[1];
     int fused = tensor__no_grad ? tensor__norm_backward("tensor_backward", true, x, w, g, n->p[0], n->next[0] ? &grads[0] : NULL,
@@ -1266,7 +1266,7 @@ static int tensor__derivative_nll_loss(tensor__node *n, tensor *g, tensor **grad
 }
 
 /* cross_entropy (in = {logits, targets}, ip[0] 1 for probability targets): without create_graph
-   the fused kernel of >>nn writes (softmax - onehot) g / count directly. With create_graph the same
+   the fused kernel of >>loss writes (softmax - onehot) g / count directly. With create_graph the same
    gradient is composed of differentiable ops: for class targets (softmax(x) keep - onehot) g / count,
    keep 0 on ignore_index rows; for probabilities p, gx = (softmax(x) sum(p) - p) g / rows and
    gp = -log_softmax(x) g / rows. */
@@ -1297,8 +1297,8 @@ static int tensor__derivative_dropout(tensor__node *n, tensor *g, tensor **grads
     return TENSOR__OK(grads[0] = tensor_mul(g, n->extra));
 }
 
-/* conv and pooling: fused backward kernels of >>nn (tensor__conv_backward, tensor__pool_backward),
-   not written with differentiable ops, so a graph of them cannot be differentiated again: with
+/* conv and pooling: fused backward kernels of >>conv and >>pool (tensor__conv_backward,
+   tensor__pool_backward), not written with differentiable ops, so a graph of them cannot be differentiated again: with
    create_graph they refuse rather than give a silently wrong second derivative. Call layout:
    in = {x, w, bias}, ip = {stride, padding, dilation, groups}; pooling in = {x}, ip = {kernel,
    stride, padding}. */

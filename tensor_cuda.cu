@@ -2028,14 +2028,14 @@ static int tensor__cuda_cumsum(tensor__dev_call *c) {
 }
 
 // >>cuda-nn --------------------------------------------------------------------------------------
-/* The fused nn ops with the call records of their CPU kernels (>>linalg, >>nn): softmax and
-   log_softmax, layer_norm and rms_norm, cross_entropy and nll_loss, embedding, and matmul through
-   cuBLAS (integers: a tiled kernel). Rows are reduced in the accumulation type Acc: float for f32,
-   f16 and bf16 inputs, double for f64 (the CPU's reference loops use double throughout, its f32
-   fast paths float lanes). Loss sums over rows are in double, in a fixed order (one block), so
-   they do not depend on the launch. An invalid class or embedding index raises a device flag (the
-   first bad position, by atomicMin) that the host reads back after the launch, waiting for it, and
-   reports with the CPU's message. */
+/* The fused nn ops with the call records of their CPU kernels (>>linalg, >>nn, >>norm, >>loss):
+   softmax and log_softmax, layer_norm and rms_norm, cross_entropy and nll_loss, embedding, and
+   matmul through cuBLAS (integers: a tiled kernel). Rows are reduced in the accumulation type Acc:
+   float for f32, f16 and bf16 inputs, double for f64 (the CPU's reference loops use double
+   throughout, its f32 fast paths float lanes). Loss sums over rows are in double, in a fixed order
+   (one block), so they do not depend on the launch. An invalid class or embedding index raises a
+   device flag (the first bad position, by atomicMin) that the host reads back after the launch,
+   waiting for it, and reports with the CPU's message. */
 #include <cublas_v2.h>
 #include <climits>
 #include <cmath>
@@ -3612,12 +3612,12 @@ static int tensor__cuda_multinomial(tensor__dev_call *c) {
 
 // >>cuda-conv ------------------------------------------------------------------------------------
 /* conv1d, conv2d (im2col + cuBLAS GEMM) and max_pool2d, avg_pool2d, with the call records of the
-   CPU's kernels (>>nn). A convolution is 2-D throughout: conv1d is H = kH = 1. The images go in
-   chunks (cols of at most TENSOR__CUDA_CONV_CHUNK bytes, at least one image): for a chunk of nb
-   images, cols [C kH kW, nb P] (P = oH oW; row (c, ki, kj), column (n, p)) holds the input
-   patches, and one strided batched GEMM over the groups gives outT [O, nb P] = w_g [Og, K] @
-   cols_g [K, nb P] (K = Cg kH kW). The operands stay in x's dtype (f16/bf16 read by cuBLAS as
-   they are), products accumulate in the compute dtype ct (f64 for f64, else f32: CUBLAS_COMPUTE_32F,
+   CPU's kernels (>>conv, >>pool). A convolution is 2-D throughout: conv1d is H = kH = 1. The images
+   go in chunks (cols of at most TENSOR__CUDA_CONV_CHUNK bytes, at least one image): for a chunk of
+   nb images, cols [C kH kW, nb P] (P = oH oW; row (c, ki, kj), column (n, p)) holds the input
+   patches, and one strided batched GEMM over the groups gives outT [O, nb P] = w_g [Og, K] @ cols_g
+   [K, nb P] (K = Cg kH kW). The operands stay in x's dtype (f16/bf16 read by cuBLAS as they are),
+   products accumulate in the compute dtype ct (f64 for f64, else f32: CUBLAS_COMPUTE_32F,
    CUBLAS_COMPUTE_32F_FAST_TF32 for f32 when set_allow_tf32 is on), and the epilogue adds the bias
    in ct and rounds once into out's dtype, as the CPU does. No atomics: every kernel here writes
    each element once, in an order fixed by the geometry. */
@@ -4129,14 +4129,15 @@ static int tensor__cuda_max_pool2d(tensor__dev_call *c) { return tensor__cuda_po
 static int tensor__cuda_avg_pool2d(tensor__dev_call *c) { return tensor__cuda_pool_run(c, false); }
 
 // >>cuda-backward --------------------------------------------------------------------------------
-/* Fused backward kernels (the device table's backward_kernels), with the CPU's math (>>nn:
-   tensor__conv_backward, tensor__pool_backward, tensor__relu_backward, tensor__softmax_backward,
-   tensor__norm_backward, tensor__cross_entropy_backward). Each gets its forward's call record
-   (in[] the saved inputs, p/ip as the forward got them), grad the gradient of the forward's
-   output (any layout and float dtype) and grads[i] the contiguous gradients to write (data NULL
-   where none is wanted), and writes every element of each wanted one. No atomics on floats: every
-   sum is in a fixed order (a gather, a per-thread loop, or a block's fixed tree), so results do not
-   depend on the grid; cuBLAS GEMMs are deterministic for a given device and problem. */
+/* Fused backward kernels (the device table's backward_kernels), with the CPU's math (>>conv,
+   >>pool, >>nn, >>norm, >>loss: tensor__conv_backward, tensor__pool_backward,
+   tensor__relu_backward, tensor__softmax_backward, tensor__norm_backward,
+   tensor__cross_entropy_backward). Each gets its forward's call record (in[] the saved inputs, p/ip
+   as the forward got them), grad the gradient of the forward's output (any layout and float dtype)
+   and grads[i] the contiguous gradients to write (data NULL where none is wanted), and writes every
+   element of each wanted one. No atomics on floats: every sum is in a fixed order (a gather, a
+   per-thread loop, or a block's fixed tree), so results do not depend on the grid; cuBLAS GEMMs are
+   deterministic for a given device and problem. */
 
 /* The wanted gradient i (contiguous, of in[i]'s shape, a float dtype); NULL when not wanted or
    after an error (*bad set). */

@@ -354,6 +354,7 @@ void gradcheck_norm(void) {
     a.p = -INFINITY; reduce_sweep(__LINE__, a, -1, 1, fill_distinct, false);
     a.p = 0.5; a.dim = 1; reduce_case(__LINE__, a, PLAIN, TENSOR_SHAPE(3, 4, 5), -1, 1, fill_away_from_zero, true);
     a.p = 0; a.dim = 1; reduce_case(__LINE__, a, PLAIN, TENSOR_SHAPE(3, 4, 5), -1, 1, fill_away_from_zero, false);
+    a.p = -1.5; a.dim = 1; reduce_case(__LINE__, a, PLAIN, TENSOR_SHAPE(3, 4, 5), -1, 1, fill_away_from_zero, true); /* negative order */
 }
 
 /* norm at a zero vector gives a zero gradient (PyTorch), and inf-norm ties split evenly. */

@@ -2,7 +2,7 @@
    written here (naive matmul, direct convolution, softmax by hand, ...). */
 #include "test.h"
 
-/* The library's test hook (generator/parts/nn.h): routes matmul and the convolutions through
+/* The library's test hook (tensor_set_reference_kernels): routes matmul and the convolutions through
    their plain reference loops. */
 
 /* ---- helpers ---- */
@@ -535,7 +535,7 @@ void bad_input_conv2d(void) {
     CHECK_BAD(tensor_conv2d(x, w, tensor_ones(TENSOR_SHAPE(3), TENSOR_F32), 1, 0, 1, 1), fn);                  /* bias size */
     CHECK_BAD(tensor_conv2d(x, w, tensor_ones(TENSOR_SHAPE(2), TENSOR_F64), 1, 0, 1, 1), fn);                  /* bias dtype */
     CHECK_BAD(tensor_conv2d(x, tensor_ones(TENSOR_SHAPE(2, 4, 3, 3), TENSOR_F64), NULL, 1, 0, 1, 1), fn);      /* weight dtype */
-    CHECK_BAD(tensor_conv2d(tensor_ones(TENSOR_SHAPE(1, 4, 5, 5), TENSOR_I64), tensor_ones(TENSOR_SHAPE(2, 4, 3, 3), TENSOR_I64), NULL, 1, 0, 1, 1), fn);
+    CHECK_BAD(tensor_conv2d(tensor_ones(TENSOR_SHAPE(1, 4, 5, 5), TENSOR_BOOL), tensor_ones(TENSOR_SHAPE(2, 4, 3, 3), TENSOR_BOOL), NULL, 1, 0, 1, 1), fn); /* (integers run, as in PyTorch) */
 }
 
 /* Direct 1-D convolution: x [N, C, L], w [O, C/g, k]. */
@@ -612,7 +612,7 @@ void bad_input_conv1d(void) {
     CHECK_BAD(tensor_conv1d(x, w, NULL, 1, 0, 1, 3), fn);
     CHECK_BAD(tensor_conv1d(x, tensor_ones(TENSOR_SHAPE(2, 4, 7), TENSOR_F32), NULL, 1, 0, 1, 1), fn);         /* kernel > input */
     CHECK_BAD(tensor_conv1d(x, w, tensor_ones(TENSOR_SHAPE(2, 1), TENSOR_F32), 1, 0, 1, 1), fn);              /* bias shape */
-    CHECK_BAD(tensor_conv1d(tensor_ones(TENSOR_SHAPE(1, 4, 5), TENSOR_I32), tensor_ones(TENSOR_SHAPE(2, 4, 3), TENSOR_I32), NULL, 1, 0, 1, 1), fn);
+    CHECK_BAD(tensor_conv1d(tensor_ones(TENSOR_SHAPE(1, 4, 5), TENSOR_BOOL), tensor_ones(TENSOR_SHAPE(2, 4, 3), TENSOR_BOOL), NULL, 1, 0, 1, 1), fn);
 }
 
 /* ---- pooling ---- */
@@ -688,7 +688,7 @@ static void bad_pool(tensor *(*f)(tensor *, int, int, int), const char *fn) {
     CHECK_BAD(f(x, 2, 0, -1), fn);                                              /* padding < 0 */
     CHECK_BAD(f(x, 3, 0, 2), fn);                                               /* padding > kernel / 2 */
     CHECK_BAD(f(x, 5, 0, 0), fn);                                               /* output too small */
-    CHECK_BAD(f(tensor_ones(TENSOR_SHAPE(1, 2, 4, 4), TENSOR_I64), 2, 0, 0), fn);
+    CHECK_BAD(f(tensor_ones(TENSOR_SHAPE(1, 2, 4, 4), TENSOR_I32), 2, 0, 0), fn);  /* (avg pooling takes int64, as in PyTorch) */
     CHECK_BAD(f(tensor_ones(TENSOR_SHAPE(1, 0, 4, 4), TENSOR_F32), 2, 0, 0), fn); /* zero channels */
 }
 void bad_input_max_pool2d(void) { bad_pool(tensor_max_pool2d, "tensor_max_pool2d"); }

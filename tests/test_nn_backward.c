@@ -1,4 +1,4 @@
-/* Gradients of the convolutions and pooling (the fused backward kernels of generator/parts/nn.h):
+/* Gradients of the convolutions and pooling (the fused backward kernels of generator/parts/conv.h, pool.h):
    finite-difference checks in f64, the fast (im2col + GEMM + col2im) path against the reference
    loops, and the gradients against adjoint sums written out here in double. */
 #include "test.h"

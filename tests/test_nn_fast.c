@@ -1,4 +1,4 @@
-/* The fast paths of the CNN training step (generator/parts/nn.h): max pooling with
+/* The fast paths of the CNN training step (generator/parts/pool.h, nn.h, conv.h): max pooling with
    non-overlapping windows (forward and backward), the fused relu backward and the convolution's
    fast path, each against the reference path (tensor_set_reference_kernels) bit for bit where the
    arithmetic is the same, and against loops written out here in double. */

@@ -557,7 +557,7 @@ TEST(reduce_error_messages_name_the_fault) {
     tensor_clear_error();
     CHECK(tensor_sum_dims(t, 2, (const int[]){1, -1}, false) == NULL && strstr(tensor_last_error(), "more than once"));
     tensor_clear_error();
-    CHECK(tensor_norm(t, -2, 0, false) == NULL && strstr(tensor_last_error(), "-2"));
+    CHECK(tensor_norm(tensor_zeros(TENSOR_SHAPE(2, 0), TENSOR_F32), -2, 1, false) == NULL && strstr(tensor_last_error(), "-2")); /* no identity */
     tensor_clear_error();
 }
 
@@ -641,14 +641,14 @@ void bad_input_std(void) {
 }
 void bad_input_logsumexp(void) {
     CHECK_BAD(tensor_logsumexp(NULL, 0, false), "tensor_logsumexp");
-    CHECK_BAD(tensor_logsumexp(tensor_zeros(TENSOR_SHAPE(4), TENSOR_I64), 0, false), "tensor_logsumexp");
+    CHECK_BAD(tensor_logsumexp(tensor_zeros(TENSOR_SHAPE(4), TENSOR_I64), 1, false), "tensor_logsumexp"); /* (ints give f32, as in PyTorch) */
     CHECK_BAD(tensor_logsumexp(tensor_zeros(TENSOR_SHAPE(4), TENSOR_F32), 1, false), "tensor_logsumexp");
 }
 void bad_input_norm(void) {
     tensor *t = tensor_zeros(TENSOR_SHAPE(4), TENSOR_F32);
     CHECK_BAD(tensor_norm(NULL, 2, 0, false), "tensor_norm");
     CHECK_BAD(tensor_norm(tensor_zeros(TENSOR_SHAPE(4), TENSOR_I32), 2, 0, false), "tensor_norm");
-    CHECK_BAD(tensor_norm(t, -1, 0, false), "tensor_norm");
+    CHECK_BAD(tensor_norm(tensor_zeros(TENSOR_SHAPE(4, 0), TENSOR_F32), -1, 1, false), "tensor_norm"); /* p < 0 has no identity */
     CHECK_BAD(tensor_norm(t, NAN, 0, false), "tensor_norm");
     CHECK_BAD(tensor_norm(t, 2, 1, false), "tensor_norm");
     CHECK_BAD(tensor_norm(tensor_zeros(TENSOR_SHAPE(0), TENSOR_F32), INFINITY, 0, false), "tensor_norm");

@@ -1068,7 +1068,7 @@ void bad_input_masked_fill(void) {
     CHECK_BAD(tensor_masked_fill(NULL, m, 0), "tensor_masked_fill");
     CHECK_BAD(tensor_masked_fill(a, NULL, 0), "tensor_masked_fill");
     CHECK_BAD(tensor_masked_fill(a, mu8, 0), "tensor_masked_fill");
-    CHECK_BAD(tensor_masked_fill(a, mbig, 0), "tensor_masked_fill"); /* mask may not enlarge t */
+    CHECK_BAD(tensor_masked_fill(a, tensor_ones(TENSOR_SHAPE(4, 3, 3), TENSOR_BOOL), 0), "tensor_masked_fill"); /* (a larger mask enlarges t, as in PyTorch; this one does not broadcast) */
     CHECK_BAD(tensor_masked_fill(a, mbad, 0), "tensor_masked_fill");
     CHECK_BAD(tensor_masked_fill(i, m, 1e10), "tensor_masked_fill"); /* value does not fit int32 */
     CHECK_BAD(tensor_masked_fill(i, m, NAN), "tensor_masked_fill");

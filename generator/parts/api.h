@@ -49,6 +49,9 @@ extern "C" {
 
 typedef struct tensor tensor;
 
+/* How a loss reduces its per-element losses (PyTorch's reduction='mean', 'sum', 'none'). */
+typedef enum { TENSOR_REDUCTION_MEAN, TENSOR_REDUCTION_SUM, TENSOR_REDUCTION_NONE } tensor_reduction;
+
 //@@ OPS_LIST
 
 //@@ OPS_ENUM

@@ -47,7 +47,9 @@
 
    SECTIONS (search for the anchor)
        >>api >>impl >>core >>errors >>scopes >>dtypes >>dispatch >>iter >>create >>rng
-       >>elementwise >>reduce >>shape >>index >>linalg >>nn >>print >>autograd >>runtime
+       >>elementwise >>reduce >>shape >>construct >>gemm >>linalg >>products >>nn
+       >>norm >>conv >>pool >>attention >>loss >>print >>autograd >>optim >>file-io >>npy
+       >>dlpack >>runtime
 
    VERSION 0.1.0. The licence (MIT) is at the end of the file.
 */

@@ -676,10 +676,12 @@ static tensor *tensor__reduce(tensor_op op, tensor *t, int n, const int *dims, b
 
     /* ops with no identity refuse to reduce over nothing */
     bool no_identity = op == TENSOR_OP_max || op == TENSOR_OP_max_all || op == TENSOR_OP_min || op == TENSOR_OP_min_all ||
-                       op == TENSOR_OP_argmax || op == TENSOR_OP_argmin || (op == TENSOR_OP_norm && isinf(p));
+                       op == TENSOR_OP_argmax || op == TENSOR_OP_argmin || (op == TENSOR_OP_norm && (p == INFINITY || p < 0));
     if (no_identity) {
         const char *what = op == TENSOR_OP_max || op == TENSOR_OP_max_all ? "the maximum" : op == TENSOR_OP_min || op == TENSOR_OP_min_all ? "the minimum"
-                         : op == TENSOR_OP_argmax ? "the argmax" : op == TENSOR_OP_argmin ? "the argmin" : p > 0 ? "the inf norm" : "the -inf norm";
+                         : op == TENSOR_OP_argmax ? "the argmax" : op == TENSOR_OP_argmin ? "the argmin" : "the norm";
+        char norm_what[48];
+        if (op == TENSOR_OP_norm) { snprintf(norm_what, sizeof norm_what, "the %g norm", p); what = norm_what; }
         for (int i = 0; i < c.n_dims; i++)
             if (t->shape[c.dims[i]] == 0) {
                 if (n < 0) return tensor__fail(fn, "cannot compute %s of an empty tensor (shape %s): it has no identity", what, tensor__shape_of(t));
@@ -703,7 +705,14 @@ TENSOR_API tensor *tensor_argmax(tensor *t, int dim, bool keepdim) { return tens
 TENSOR_API tensor *tensor_argmin(tensor *t, int dim, bool keepdim) { return tensor__reduce(TENSOR_OP_argmin, t, 1, &dim, keepdim, 0, 0); }
 TENSOR_API tensor *tensor_var(tensor *t, int dim, int64_t correction, bool keepdim) { return tensor__reduce(TENSOR_OP_var, t, 1, &dim, keepdim, 0, correction); }
 TENSOR_API tensor *tensor_std(tensor *t, int dim, int64_t correction, bool keepdim) { return tensor__reduce(TENSOR_OP_std, t, 1, &dim, keepdim, 0, correction); }
-TENSOR_API tensor *tensor_logsumexp(tensor *t, int dim, bool keepdim) { return tensor__reduce(TENSOR_OP_logsumexp, t, 1, &dim, keepdim, 0, 0); }
+/* Integer and bool inputs give an f32 result (PyTorch's default float dtype), as in PyTorch. */
+TENSOR_API tensor *tensor_logsumexp(tensor *t, int dim, bool keepdim) {
+    if (!t || tensor__is_float(t->dtype)) return tensor__reduce(TENSOR_OP_logsumexp, t, 1, &dim, keepdim, 0, 0);
+    tensor *f = tensor_to_dtype(t, TENSOR_F32);
+    tensor *r = f ? tensor__reduce(TENSOR_OP_logsumexp, f, 1, &dim, keepdim, 0, 0) : NULL;
+    tensor_free(f);
+    return r;
+}
 TENSOR_API tensor *tensor_all(tensor *t) { return tensor__reduce(TENSOR_OP_all, t, -1, NULL, false, 0, 0); }
 TENSOR_API tensor *tensor_any(tensor *t) { return tensor__reduce(TENSOR_OP_any, t, -1, NULL, false, 0, 0); }
 
@@ -717,10 +726,10 @@ TENSOR_API tensor *tensor_mean_dims(tensor *t, int n, const int *dims, bool keep
     return tensor__reduce(TENSOR_OP_mean_dims, t, n == 0 ? -1 : n, dims, keepdim, 0, 0);
 }
 
-/* p > 0, p = 0 (the count of non-zeros), INFINITY (max |x|) or -INFINITY (min |x|). */
+/* (sum |x|^p)^(1/p) for any p but NaN: p = 0 is the count of non-zeros, INFINITY max |x|,
+   -INFINITY min |x|; p < 0 gives 0 where an element is 0, and refuses an empty dim, as PyTorch. */
 TENSOR_API tensor *tensor_norm(tensor *t, double p, int dim, bool keepdim) {
-    if (t && (p != p || (p < 0 && p != -INFINITY)))
-        return tensor__fail("tensor_norm", "order p must be >= 0, INFINITY or -INFINITY, got %g", p);
+    if (t && p != p) return tensor__fail("tensor_norm", "order p must be a number, got %g", p);
     return tensor__reduce(TENSOR_OP_norm, t, 1, &dim, keepdim, p, 0);
 }
 

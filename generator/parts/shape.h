@@ -979,8 +979,13 @@ TENSOR_API tensor *tensor_masked_fill(tensor *t, tensor *mask, double value) {
     if (!tensor__broadcast_shapes(c.fn, t->ndim, t->shape, mask->ndim, mask->shape, &nd, shape)) return NULL;
     bool same = nd == t->ndim;
     for (int i = 0; same && i < nd; i++) same = shape[i] == t->shape[i];
-    if (!same) return tensor__fail(c.fn, "mask of shape %s does not broadcast to the input shape %s", tensor__shape_of(mask), tensor__shape_of(t));
     if (!tensor__check_value_fits(c.fn, value, t->dtype)) return NULL;
+    if (!same) { /* a larger mask: t broadcasts up to the common shape, as torch.masked_fill does (a view; its gradient sums back) */
+        tensor *te = tensor_expand(t, nd, shape);
+        tensor *r = te ? tensor_masked_fill(te, mask, value) : NULL;
+        tensor_free(te);
+        return r;
+    }
     c.n_in = 2;
     c.in[0] = t;
     c.in[1] = mask;

@@ -1,0 +1,256 @@
+// >>norm ---------------------------------------------------------------------------------------
+/* ---- layer_norm, rms_norm (over the last dim) ---- */
+
+/* An optional norm parameter (weight, bias) as a contiguous array of dtype dt: the tensor's own
+   data when it already is one, else a converted copy in *own (the caller frees it). NULL for an
+   absent parameter; *failed on out-of-memory. */
+static const void *tensor__param_data(const char *fn, const tensor *p, tensor_dtype dt, tensor **own, bool *failed) {
+    *own = NULL;
+    if (!p) return NULL;
+    if (p->dtype == dt && (p->strides[0] == 1 || p->shape[0] <= 1)) return tensor__data(p);
+    *own = tensor__contiguous_copy(fn, p, dt);
+    if (!*own) { *failed = true; return NULL; }
+    return tensor__data(*own);
+}
+
+typedef struct { const tensor *x; tensor *y; const float *w, *b; double eps; int64_t n; bool center; } tensor__norm_task;
+
+/* Rows [begin, end) of an f32 layer_norm (center) or rms_norm with contiguous rows: the mean (of x
+   or of x^2) and the variance accumulate in f32 lanes per block and in double across blocks. */
+static void tensor__norm_rows_f32(int64_t begin, int64_t end, void *vt) {
+    const tensor__norm_task *t = (const tensor__norm_task *)vt;
+    int last = t->x->ndim - 1;
+    tensor__rows r;
+    tensor__rows_init(&r, t->x, t->y, last);
+    tensor__rows_seek(&r, begin);
+    int64_t n = t->n;
+    for (int64_t q = begin; q < end; q++, tensor__rows_next(&r)) {
+        const float *x = (const float *)t->x->storage->data + r.off[0];
+        float *y = (float *)t->y->storage->data + r.off[1];
+        double mean = t->center ? tensor__row_sum_f32(x, n) / (double)n : 0;
+        double var = tensor__row_sqdev_f32(x, n, (float)mean) / (double)n;
+        tensor__row_norm_f32(y, x, n, mean, (float)(1.0 / sqrt(var + t->eps)), t->w, t->b);
+    }
+}
+
+/* The f32 fast path of both norms; 0, or 1 after an error. */
+static int tensor__norm_fast_f32(tensor__call *c, bool center) {
+    tensor *x = c->in[0], *own_w, *own_b;
+    bool failed = false;
+    tensor__norm_task t;
+    t.w = (const float *)tensor__param_data(c->fn, c->in[1], TENSOR_F32, &own_w, &failed);
+    t.b = center ? (const float *)tensor__param_data(c->fn, c->in[2], TENSOR_F32, &own_b, &failed) : NULL;
+    if (!center) own_b = NULL;
+    if (!failed) {
+        t.x = x;
+        t.y = c->out;
+        t.eps = c->p[0];
+        t.n = x->shape[x->ndim - 1];
+        t.center = center;
+        tensor__parallel_for(tensor__numel_of(x->ndim, x->shape) / t.n, tensor__grain(t.n), tensor__norm_rows_f32, &t);
+    }
+    tensor_free(own_w);
+    tensor_free(own_b);
+    return failed;
+}
+
+static bool tensor__norm_fast_ok(const tensor__call *c) {
+    const tensor *x = c->in[0];
+    return !tensor__reference_kernels && x->dtype == TENSOR_F32 && (x->strides[x->ndim - 1] == 1 || x->shape[x->ndim - 1] == 1);
+}
+
+/* out: [..., C] = (x - mean) / sqrt(var + eps) * weight + bias, biased variance, in double. */
+static int tensor__cpu_layer_norm(tensor__call *c) {
+    tensor *x = c->in[0], *y = c->out;
+    int last = x->ndim - 1;
+    int64_t n = x->shape[last];
+    if (tensor__numel_of(x->ndim, x->shape) == 0) return 0;
+    if (tensor__norm_fast_ok(c)) return tensor__norm_fast_f32(c, true);
+    double *row = (double *)tensor__scratch(c->fn, (size_t)n * sizeof(double));
+    double *w = tensor__param_row(c->fn, c->in[1], n, 1.0), *b = tensor__param_row(c->fn, c->in[2], n, 0.0);
+    if (!row || !w || !b) { tensor__free_aligned(row); tensor__free_aligned(w); tensor__free_aligned(b); return 1; }
+    tensor__rows r;
+    tensor__rows_init(&r, x, y, last);
+    for (int64_t q = 0; q < r.count; q++, tensor__rows_next(&r)) {
+        tensor__load_row(row, x, r.off[0], x->strides[last], n);
+        double mean = 0, var = 0;
+        for (int64_t i = 0; i < n; i++) mean += row[i];
+        mean /= (double)n;
+        for (int64_t i = 0; i < n; i++) var += (row[i] - mean) * (row[i] - mean);
+        var /= (double)n;
+        double rstd = 1.0 / sqrt(var + c->p[0]);
+        for (int64_t i = 0; i < n; i++) row[i] = (row[i] - mean) * rstd * w[i] + b[i];
+        tensor__store_row(y, r.off[1], y->strides[last], row, n);
+    }
+    tensor__free_aligned(row);
+    tensor__free_aligned(w);
+    tensor__free_aligned(b);
+    return 0;
+}
+
+/* out: [..., C] = x / sqrt(mean(x^2) + eps) * weight, in double. */
+static int tensor__cpu_rms_norm(tensor__call *c) {
+    tensor *x = c->in[0], *y = c->out;
+    int last = x->ndim - 1;
+    int64_t n = x->shape[last];
+    if (tensor__numel_of(x->ndim, x->shape) == 0) return 0;
+    if (tensor__norm_fast_ok(c)) return tensor__norm_fast_f32(c, false);
+    double *row = (double *)tensor__scratch(c->fn, (size_t)n * sizeof(double));
+    double *w = tensor__param_row(c->fn, c->in[1], n, 1.0);
+    if (!row || !w) { tensor__free_aligned(row); tensor__free_aligned(w); return 1; }
+    tensor__rows r;
+    tensor__rows_init(&r, x, y, last);
+    for (int64_t q = 0; q < r.count; q++, tensor__rows_next(&r)) {
+        tensor__load_row(row, x, r.off[0], x->strides[last], n);
+        double ms = 0;
+        for (int64_t i = 0; i < n; i++) ms += row[i] * row[i];
+        double rr = 1.0 / sqrt(ms / (double)n + c->p[0]);
+        for (int64_t i = 0; i < n; i++) row[i] = row[i] * rr * w[i];
+        tensor__store_row(y, r.off[1], y->strides[last], row, n);
+    }
+    tensor__free_aligned(row);
+    tensor__free_aligned(w);
+    return 0;
+}
+
+/* Fused backward of layer_norm (center) and rms_norm over the last dim, for f32 and f64 when the
+   backward pass is not recorded: per row, with xhat = (x - mean) rstd and gh = g w,
+   gx = rstd (gh - mean(gh) - xhat mean(gh xhat)) (rms_norm: mean 0, no mean(gh) term), and
+   gw = sum over rows of g xhat, gb = sum over rows of g. Rows are dealt out in fixed groups whose
+   gw/gb partial sums (double) add up in group order, so the result does not depend on the thread
+   count. */
+#define TENSOR__NORM_GROUP 64 /* rows per group of gw/gb partial sums */
+static void tensor__norm_bwd_row_f64(double *gx, const double *x, const double *g, const double *w, int64_t n, double eps, bool center, double *gw, double *gb) {
+    double mean = 0, var = 0, s1 = 0, s2 = 0;
+    if (center) { for (int64_t i = 0; i < n; i++) mean += x[i]; mean /= (double)n; }
+    for (int64_t i = 0; i < n; i++) var += (x[i] - mean) * (x[i] - mean);
+    double rstd = 1.0 / sqrt(var / (double)n + eps);
+    for (int64_t i = 0; i < n; i++) {
+        double xh = (x[i] - mean) * rstd, gh = w ? g[i] * w[i] : g[i];
+        s1 += gh;
+        s2 += gh * xh;
+        if (gw) gw[i] += g[i] * xh;
+        if (gb) gb[i] += g[i];
+    }
+    double m1 = center ? s1 / (double)n : 0, m2 = s2 / (double)n;
+    for (int64_t i = 0; i < n; i++) {
+        double xh = (x[i] - mean) * rstd, gh = w ? g[i] * w[i] : g[i];
+        gx[i] = rstd * (gh - m1 - xh * m2);
+    }
+}
+
+typedef struct { const char *x, *g, *w; char *gx; double *gw, *gb; int64_t n, rows; double eps; bool center, f32; } tensor__norm_bwd_task;
+static void tensor__norm_bwd_groups(int64_t begin, int64_t end, void *vt) {
+    const tensor__norm_bwd_task *t = (const tensor__norm_bwd_task *)vt;
+    int64_t n = t->n;
+    for (int64_t grp = begin; grp < end; grp++) {
+        double *gw = t->gw ? t->gw + grp * n : NULL, *gb = t->gb ? t->gb + grp * n : NULL;
+        for (int64_t j = 0; j < n; j++) { if (gw) gw[j] = 0; if (gb) gb[j] = 0; }
+        int64_t q1 = (grp + 1) * TENSOR__NORM_GROUP < t->rows ? (grp + 1) * TENSOR__NORM_GROUP : t->rows;
+        for (int64_t q = grp * TENSOR__NORM_GROUP; q < q1; q++) {
+            if (!t->f32) {
+                tensor__norm_bwd_row_f64((double *)t->gx + q * n, (const double *)t->x + q * n, (const double *)t->g + q * n,
+                                         (const double *)t->w, n, t->eps, t->center, gw, gb);
+                continue;
+            }
+            const float *x = (const float *)t->x + q * n;
+            double mean = t->center ? tensor__row_sum_f32(x, n) / (double)n : 0;
+            double var = tensor__row_sqdev_f32(x, n, (float)mean) / (double)n;
+            tensor__row_norm_bwd_f32((float *)t->gx + q * n, x, (const float *)t->g + q * n, (const float *)t->w, n, mean,
+                                     (float)(1.0 / sqrt(var + t->eps)), t->center, gw, gb);
+        }
+    }
+}
+
+/* Sets *gx, *gw, *gb (each only where its pointer is not NULL; gb only for layer_norm). Returns 1
+   when done, 0 when this path does not take the case (reference kernels, or a dtype other than
+   f32/f64), -1 on error. */
+static int tensor__norm_backward(const char *fn, bool center, tensor *x, tensor *w, tensor *g, double eps, tensor **gx, tensor **gw, tensor **gb) {
+    if (tensor__reference_kernels || (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) || x->storage->device != TENSOR_CPU) return 0;
+    tensor_dtype dt = x->dtype;
+    int64_t n = x->shape[x->ndim - 1], rows = n ? tensor__numel_of(x->ndim, x->shape) / n : 0;
+    int64_t groups = (rows + TENSOR__NORM_GROUP - 1) / TENSOR__NORM_GROUP;
+    bool failed = false;
+    tensor *own_w = NULL;
+    tensor *xc = tensor__contiguous(x) ? x : tensor__contiguous_copy(fn, x, dt);
+    tensor *gc = tensor__contiguous(g) && g->dtype == dt ? g : tensor__contiguous_copy(fn, g, dt);
+    const void *wd = tensor__param_data(fn, w, dt, &own_w, &failed);
+    tensor *rx = tensor__new_like(fn, x, dt);
+    tensor *rw = gw ? tensor__new(fn, 1, &n, dt, TENSOR_CPU) : NULL, *rb = gb ? tensor__new(fn, 1, &n, dt, TENSOR_CPU) : NULL;
+    size_t part_bytes = (size_t)(groups * n) * sizeof(double);
+    double *pw = gw ? (double *)tensor__cache_alloc(part_bytes) : NULL, *pb = gb ? (double *)tensor__cache_alloc(part_bytes) : NULL;
+    if ((gw && !pw) || (gb && !pb)) tensor__fail(fn, "out of memory allocating %zu bytes", part_bytes);
+    if (!xc || !gc || failed || !rx || (gw && (!rw || !pw)) || (gb && (!rb || !pb))) failed = true;
+    else if (rows > 0 && n > 0) {
+        tensor__norm_bwd_task t;
+        t.x = tensor__data(xc);
+        t.g = tensor__data(gc);
+        t.w = (const char *)wd;
+        t.gx = tensor__data(rx);
+        t.gw = pw;
+        t.gb = pb;
+        t.n = n;
+        t.rows = rows;
+        t.eps = eps;
+        t.center = center;
+        t.f32 = dt == TENSOR_F32;
+        tensor__parallel_for(groups, tensor__grain(n) / TENSOR__NORM_GROUP + 1, tensor__norm_bwd_groups, &t);
+    }
+    if (!failed) { /* the groups' partial sums, in group order */
+        for (int k = 0; k < 2; k++) {
+            tensor *dst = k ? rb : rw;
+            double *part = k ? pb : pw;
+            if (!dst) continue;
+            for (int64_t grp = 1; grp < groups; grp++)
+                for (int64_t j = 0; j < n; j++) part[j] += part[grp * n + j];
+            for (int64_t j = 0; j < n; j++) {
+                double s = groups ? part[j] : 0;
+                if (dt == TENSOR_F32) ((float *)tensor__data(dst))[j] = (float)s;
+                else ((double *)tensor__data(dst))[j] = s;
+            }
+        }
+    }
+    if (xc != x) tensor_free(xc);
+    if (gc != g) tensor_free(gc);
+    tensor_free(own_w);
+    tensor__cache_free(pw);
+    tensor__cache_free(pb);
+    if (failed) { tensor_free(rx); tensor_free(rw); tensor_free(rb); return -1; }
+    if (gx) *gx = rx; else tensor_free(rx);
+    if (gw) *gw = rw;
+    if (gb) *gb = rb;
+    return 1;
+}
+
+/* Checks an optional norm parameter: 1-D of the normalized size, floating. */
+static bool tensor__check_norm_param(const char *fn, const char *what, const tensor *p, const tensor *x) {
+    if (!p) return true;
+    int64_t n = x->shape[x->ndim - 1];
+    if (p->ndim != 1 || p->shape[0] != n) {
+        tensor__fail(fn, "%s of shape %s does not match the normalized shape [%lld] (the last dim of input %s)", what, tensor__shape_of(p), (long long)n, tensor__shape_of(x));
+        return false;
+    }
+    if (!tensor__is_float(p->dtype)) { tensor__fail(fn, "%s must be a floating tensor, got %s", what, tensor__dtype_names[p->dtype]); return false; }
+    return true;
+}
+
+static tensor *tensor__norm_front(tensor_op op, tensor *x, tensor *weight, tensor *bias, double eps) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, x);
+    tensor *ins[3] = {x, weight, bias};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (x->ndim == 0) return tensor__fail(fn, "input must have at least 1 dim, got a 0-dim tensor");
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    if (!tensor__check_norm_param(fn, "weight", weight, x) || !tensor__check_norm_param(fn, "bias", bias, x)) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, op);
+    c.n_in = 3;
+    c.in[0] = x;
+    c.in[1] = weight;
+    c.in[2] = bias;
+    c.p[0] = eps;
+    c.out = tensor__new_like(fn, x, x->dtype);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+TENSOR_API tensor *tensor_layer_norm(tensor *x, tensor *weight, tensor *bias, double eps) { return tensor__norm_front(TENSOR_OP_layer_norm, x, weight, bias, eps); }
+TENSOR_API tensor *tensor_rms_norm(tensor *x, tensor *weight, double eps) { return tensor__norm_front(TENSOR_OP_rms_norm, x, weight, NULL, eps); }

@@ -1,0 +1,453 @@
+// >>pool ---------------------------------------------------------------------------------------
+/* ---- pooling ---- */
+
+/* One plane of pooling in the compute type T (f32, or f64 for f64). Window (oh, ow) covers input
+   rows [oh * s - pad, + k) and columns [ow * s - pad, + k) clipped to the input: max treats the
+   padding as -inf, avg as zeros (count_include_pad: the divisor is always k^2, floor mode).
+   argmax: the position the max picks: the first maximum in row-major order, or the first NaN
+   (NaN propagates); a window of -inf picks its first element, as PyTorch does.
+   pool: y [oH, oW] from x [H, W]; pool_bwd: gx [H, W] = the adjoint, from gy [oH, oW]. */
+#define TENSOR__DEFINE_POOL(sfx, T)                                                                      \
+    static int64_t tensor__pool_argmax_##sfx(const T *x, int64_t W, int64_t h0, int64_t h1, int64_t w0, int64_t w1) { \
+        int64_t at = h0 * W + w0;                                                                       \
+        T best = (T)-INFINITY;                                                                          \
+        for (int64_t ih = h0; ih < h1; ih++)                                                            \
+            for (int64_t iw = w0; iw < w1; iw++) {                                                      \
+                int64_t i = ih * W + iw;                                                                \
+                T v = x[i];                                                                             \
+                if (v != v) return i;                                                                   \
+                int64_t gt = v > best; /* branch-free: random data makes this branch unpredictable */  \
+                best = gt ? v : best;                                                                   \
+                at += (i - at) & -gt;                                                                   \
+            }                                                                                           \
+        return at;                                                                                      \
+    }                                                                                                   \
+    static void tensor__pool_plane_##sfx(T *y, const T *x, const tensor__pool_geom *p, bool is_max) {   \
+        T div = (T)(p->k * p->k);                                                                       \
+        for (int64_t oh = 0; oh < p->oH; oh++) {                                                        \
+            int64_t h0 = oh * p->s - p->pad, h1 = h0 + p->k < p->H ? h0 + p->k : p->H;                  \
+            if (h0 < 0) h0 = 0;                                                                         \
+            for (int64_t ow = 0; ow < p->oW; ow++) {                                                    \
+                int64_t w0 = ow * p->s - p->pad, w1 = w0 + p->k < p->W ? w0 + p->k : p->W;              \
+                if (w0 < 0) w0 = 0;                                                                     \
+                if (is_max) { y[oh * p->oW + ow] = x[tensor__pool_argmax_##sfx(x, p->W, h0, h1, w0, w1)]; continue; } \
+                T acc = 0;                                                                              \
+                for (int64_t ih = h0; ih < h1; ih++)                                                    \
+                    for (int64_t iw = w0; iw < w1; iw++) acc += x[ih * p->W + iw];                      \
+                y[oh * p->oW + ow] = acc / div;                                                         \
+            }                                                                                           \
+        }                                                                                               \
+    }                                                                                                   \
+    static void tensor__pool_plane_bwd_##sfx(T *gx, const T *x, const T *gy, const tensor__pool_geom *p, bool is_max) { \
+        T div = (T)(p->k * p->k);                                                                       \
+        memset(gx, 0, (size_t)(p->H * p->W) * sizeof(T));                                               \
+        for (int64_t oh = 0; oh < p->oH; oh++) {                                                        \
+            int64_t h0 = oh * p->s - p->pad, h1 = h0 + p->k < p->H ? h0 + p->k : p->H;                  \
+            if (h0 < 0) h0 = 0;                                                                         \
+            for (int64_t ow = 0; ow < p->oW; ow++) {                                                    \
+                int64_t w0 = ow * p->s - p->pad, w1 = w0 + p->k < p->W ? w0 + p->k : p->W;              \
+                if (w0 < 0) w0 = 0;                                                                     \
+                T g = gy[oh * p->oW + ow];                                                              \
+                if (is_max) { gx[tensor__pool_argmax_##sfx(x, p->W, h0, h1, w0, w1)] += g; continue; }  \
+                g = g / div;                                                                            \
+                for (int64_t ih = h0; ih < h1; ih++)                                                    \
+                    for (int64_t iw = w0; iw < w1; iw++) gx[ih * p->W + iw] += g;                       \
+            }                                                                                           \
+        }                                                                                               \
+    }
+
+typedef struct { int64_t H, W, oH, oW, k, s, pad; } tensor__pool_geom;
+
+/* avg pooling of int64 (PyTorch's only integer pooling): the window's sum, modulo 2^64, divided by
+   k^2 with C's division, which truncates toward zero as PyTorch's kernel does. */
+static void tensor__avgpool_plane_i64(uint64_t *y, const uint64_t *x, const tensor__pool_geom *p) {
+    int64_t div = p->k * p->k;
+    for (int64_t oh = 0; oh < p->oH; oh++) {
+        int64_t h0 = oh * p->s - p->pad, h1 = h0 + p->k < p->H ? h0 + p->k : p->H;
+        if (h0 < 0) h0 = 0;
+        for (int64_t ow = 0; ow < p->oW; ow++) {
+            int64_t w0 = ow * p->s - p->pad, w1 = w0 + p->k < p->W ? w0 + p->k : p->W;
+            if (w0 < 0) w0 = 0;
+            uint64_t acc = 0;
+            for (int64_t ih = h0; ih < h1; ih++)
+                for (int64_t iw = w0; iw < w1; iw++) acc += x[ih * p->W + iw];
+            y[oh * p->oW + ow] = (uint64_t)((int64_t)acc / div);
+        }
+    }
+}
+TENSOR__DEFINE_POOL(f32, float)
+TENSOR__DEFINE_POOL(f64, double)
+
+/* The fast path of max pooling with non-overlapping windows (kernel == stride, no padding: every
+   window lies inside the input; floor mode leaves the last H % k rows and W % k columns out), such
+   as a CNN's 2x2. It gives what tensor__pool_argmax picks: a running maximum m over the window in
+   row-major order takes v when v > m or v is NaN, unless m already is NaN (so the first NaN stays,
+   and of equal values the earlier one, which tells -0 from +0). Backward writes each element of gx
+   once: gy at the window's pick (as 0 + gy, the reference's sum into zeros), 0 elsewhere. */
+#define TENSOR__POOL_TAKES(m, v) (((m) == (m)) & (((v) > (m)) | ((v) != (v)))) /* no branches: random data */
+#define TENSOR__DEFINE_POOL_NOV(sfx, T)                                                                  \
+    static void tensor__maxpool_nov_##sfx(T *y, const T *x, const tensor__pool_geom *p) {               \
+        int64_t k = p->k, W = p->W;                                                                     \
+        if (k == 2 && tensor__maxpool2_plane_##sfx(y, x, p)) return;                                    \
+        for (int64_t oh = 0; oh < p->oH; oh++) {                                                        \
+            const T *r = x + oh * k * W;                                                                \
+            T *yr = y + oh * p->oW;                                                                     \
+            int64_t ow = 0;                                                                             \
+            for (; k == 2 && ow < p->oW; ow++) {                                                        \
+                const T *q = r + 2 * ow;                                                                \
+                T m = q[0], v = q[1];                                                                   \
+                m = TENSOR__POOL_TAKES(m, v) ? v : m;                                                   \
+                v = q[W]; m = TENSOR__POOL_TAKES(m, v) ? v : m;                                         \
+                v = q[W + 1]; m = TENSOR__POOL_TAKES(m, v) ? v : m;                                     \
+                yr[ow] = m;                                                                             \
+            }                                                                                           \
+            for (; ow < p->oW; ow++) {                                                                  \
+                const T *q = r + ow * k;                                                                \
+                T m = q[0];                                                                             \
+                for (int64_t i = 0; i < k; i++)                                                         \
+                    for (int64_t j = 0; j < k; j++) {                                                   \
+                        T v = q[i * W + j];                                                             \
+                        m = TENSOR__POOL_TAKES(m, v) ? v : m;                                           \
+                    }                                                                                   \
+                yr[ow] = m;                                                                             \
+            }                                                                                           \
+        }                                                                                               \
+    }                                                                                                   \
+    static void tensor__maxpool_nov_bwd_##sfx(T *gx, const T *x, const T *gy, const tensor__pool_geom *p) { \
+        int64_t k = p->k, W = p->W, cw = p->oW * k;                                                     \
+        if (k == 2 && tensor__maxpool2_bwd_plane_##sfx(gx, x, gy, p)) return;                          \
+        for (int64_t oh = 0; oh < p->oH; oh++) {                                                        \
+            const T *r = x + oh * k * W, *gr = gy + oh * p->oW;                                         \
+            T *o = gx + oh * k * W;                                                                     \
+            int64_t ow = 0;                                                                             \
+            for (; k == 2 && ow < p->oW; ow++) {                                                        \
+                const T *q = r + 2 * ow;                                                                \
+                T m = q[0], v = q[1], g = (T)0 + gr[ow];                                                \
+                int at = 0, t = TENSOR__POOL_TAKES(m, v);                                               \
+                m = t ? v : m; at = t ? 1 : at;                                                         \
+                v = q[W]; t = TENSOR__POOL_TAKES(m, v); m = t ? v : m; at = t ? 2 : at;                 \
+                v = q[W + 1]; t = TENSOR__POOL_TAKES(m, v); at = t ? 3 : at;                            \
+                T *d = o + 2 * ow;                                                                      \
+                d[0] = at == 0 ? g : 0;                                                                 \
+                d[1] = at == 1 ? g : 0;                                                                 \
+                d[W] = at == 2 ? g : 0;                                                                 \
+                d[W + 1] = at == 3 ? g : 0;                                                             \
+            }                                                                                           \
+            for (; ow < p->oW; ow++) {                                                                  \
+                const T *q = r + ow * k;                                                                \
+                T *d = o + ow * k;                                                                      \
+                T m = q[0];                                                                             \
+                int64_t at = 0;                                                                         \
+                for (int64_t i = 0; i < k; i++)                                                         \
+                    for (int64_t j = 0; j < k; j++) {                                                   \
+                        T v = q[i * W + j];                                                             \
+                        bool t = TENSOR__POOL_TAKES(m, v);                                              \
+                        m = t ? v : m;                                                                  \
+                        at = t ? i * W + j : at;                                                        \
+                        d[i * W + j] = 0;                                                               \
+                    }                                                                                   \
+                d[at] = (T)0 + gr[ow];                                                                  \
+            }                                                                                           \
+            for (int64_t i = 0; i < k && cw < W; i++) memset(o + i * W + cw, 0, (size_t)(W - cw) * sizeof(T)); \
+        }                                                                                               \
+        if (p->oH * k < p->H) memset(gx + p->oH * k * W, 0, (size_t)((p->H - p->oH * k) * W) * sizeof(T)); \
+    }
+
+/* 2x2 windows of f32 planes, eight at a time along a row (AVX2). The columns of the
+   windows are split into even and odd ones (a, b of r0; c, d of r1), then the running maximum
+   goes a, b, c, d as above. A row of at least 8 windows ends with a block that overlaps the one
+   before it (no masks; the overlap is computed twice, the same). A shorter row is one block whose
+   loads and stores run past the row, over data the plane's later rows overwrite; masked stores are
+   slow on some CPUs, so only where the block would run past the plane (xa: elements from r1 to the
+   end of the plane, ya: from y / gy) do the loads take a mask and the stores go through a buffer. */
+#if TENSOR__NN_AVX2
+static TENSOR__AVX2_INLINE __m256 tensor__pool_even(__m256 lo, __m256 hi) { /* lo[0, 2, 4, 6], hi[0, 2, 4, 6] */
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xD8));
+}
+static TENSOR__AVX2_INLINE __m256 tensor__pool_odd(__m256 lo, __m256 hi) {
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xDD)), 0xD8));
+}
+/* lanes where the running maximum m takes v: v > m or v NaN (NLE_UQ), and m is not NaN */
+static TENSOR__AVX2_INLINE __m256 tensor__pool_takes(__m256 m, __m256 v) {
+    return _mm256_and_ps(_mm256_cmp_ps(v, m, _CMP_NLE_UQ), _mm256_cmp_ps(m, m, _CMP_ORD_Q));
+}
+static TENSOR__AVX2_INLINE void tensor__pool_corners(const float *r0, const float *r1, int64_t n, __m256 *a, __m256 *b, __m256 *c, __m256 *d) {
+    __m256 l0, h0, l1, h1;
+    if (n >= 16) { /* 16 columns of each row readable */
+        l0 = _mm256_loadu_ps(r0); h0 = _mm256_loadu_ps(r0 + 8);
+        l1 = _mm256_loadu_ps(r1); h1 = _mm256_loadu_ps(r1 + 8);
+    } else { /* the first n only */
+        __m256i ml = tensor__avx2_first(n), mh = tensor__avx2_first(n - 8);
+        l0 = _mm256_maskload_ps(r0, ml); h0 = _mm256_maskload_ps(r0 + 8, mh);
+        l1 = _mm256_maskload_ps(r1, ml); h1 = _mm256_maskload_ps(r1 + 8, mh);
+    }
+    *a = tensor__pool_even(l0, h0); *b = tensor__pool_odd(l0, h0);
+    *c = tensor__pool_even(l1, h1); *d = tensor__pool_odd(l1, h1);
+}
+static TENSOR__AVX2_INLINE __m256 tensor__pool_max4(__m256 m, __m256 b, __m256 c, __m256 d) {
+    m = _mm256_blendv_ps(m, b, tensor__pool_takes(m, b));
+    m = _mm256_blendv_ps(m, c, tensor__pool_takes(m, c));
+    return _mm256_blendv_ps(m, d, tensor__pool_takes(m, d));
+}
+/* y [oH, oW] from x [H, W] */
+static TENSOR__AVX2_FN void tensor__maxpool2_plane_avx2(float *y, const float *x, const tensor__pool_geom *p) {
+    const int64_t H = p->H, W = p->W, oH = p->oH, oW = p->oW;
+    __m256 m, b, c, d;
+    for (int64_t oh = 0; oh < oH; oh++) {
+        const float *r0 = x + 2 * oh * W, *r1 = r0 + W;
+        float *yr = y + oh * oW;
+        if (oW >= 8) {
+            for (int64_t o0 = 0; o0 < oW; o0 += 8) {
+                int64_t ow = o0 + 8 > oW ? oW - 8 : o0;
+                tensor__pool_corners(r0 + 2 * ow, r1 + 2 * ow, 16, &m, &b, &c, &d);
+                _mm256_storeu_ps(yr + ow, tensor__pool_max4(m, b, c, d));
+            }
+            continue;
+        }
+        int64_t xa = (H - 2 * oh - 1) * W, ya = (oH - oh) * oW; /* elements from r1, yr to the plane's end */
+        tensor__pool_corners(r0, r1, xa >= 16 ? 16 : 2 * oW, &m, &b, &c, &d);
+        m = tensor__pool_max4(m, b, c, d);
+        if (ya >= 8) {
+            _mm256_storeu_ps(yr, m);
+        } else {
+            float t[8];
+            _mm256_storeu_ps(t, m);
+            for (int64_t i = 0; i < oW; i++) yr[i] = t[i];
+        }
+    }
+    _mm256_zeroupper(); /* gcc leaves it out in some builds (-O1 with ASan); the tests check */
+}
+/* gx of one 2x2 block: the last take wins (d, else c, else b, else a), as 0 + g; the two rows'
+   16 columns each, interleaved back. */
+static TENSOR__AVX2_INLINE void tensor__pool_bwd_block(const float *r0, const float *r1, int64_t n, __m256 g, __m256 *o) {
+    __m256 m, b, c, d;
+    tensor__pool_corners(r0, r1, n, &m, &b, &c, &d);
+    __m256 tb = tensor__pool_takes(m, b);
+    m = _mm256_blendv_ps(m, b, tb);
+    __m256 tc = tensor__pool_takes(m, c);
+    m = _mm256_blendv_ps(m, c, tc);
+    __m256 td = tensor__pool_takes(m, d);
+    g = _mm256_add_ps(_mm256_setzero_ps(), g);
+    __m256 later = _mm256_or_ps(tc, td);
+    __m256 ga = _mm256_andnot_ps(_mm256_or_ps(tb, later), g), gb = _mm256_andnot_ps(later, _mm256_and_ps(tb, g));
+    __m256 gc = _mm256_andnot_ps(td, _mm256_and_ps(tc, g)), gd = _mm256_and_ps(td, g);
+    /* [a0 b0 a1 b1 | a4 b4 a5 b5] and [a2 b2 a3 b3 | a6 b6 a7 b7], then their halves */
+    __m256 lo0 = _mm256_unpacklo_ps(ga, gb), hi0 = _mm256_unpackhi_ps(ga, gb), lo1 = _mm256_unpacklo_ps(gc, gd), hi1 = _mm256_unpackhi_ps(gc, gd);
+    o[0] = _mm256_permute2f128_ps(lo0, hi0, 0x20); o[1] = _mm256_permute2f128_ps(lo0, hi0, 0x31);
+    o[2] = _mm256_permute2f128_ps(lo1, hi1, 0x20); o[3] = _mm256_permute2f128_ps(lo1, hi1, 0x31);
+}
+/* gx [H, W] from x [H, W] and gy [oH, oW], every element written (the column and row that no
+   window covers when W or H is odd get 0, after the blocks that spill over them) */
+static TENSOR__AVX2_FN void tensor__maxpool2_bwd_plane_avx2(float *gx, const float *x, const float *gy, const tensor__pool_geom *p) {
+    const int64_t H = p->H, W = p->W, oH = p->oH, oW = p->oW;
+    __m256 o[4];
+    for (int64_t oh = 0; oh < oH; oh++) {
+        const float *r0 = x + 2 * oh * W, *r1 = r0 + W, *gr = gy + oh * oW;
+        float *g0 = gx + 2 * oh * W, *g1 = g0 + W;
+        if (oW >= 8) {
+            for (int64_t o0 = 0; o0 < oW; o0 += 8) {
+                int64_t ow = o0 + 8 > oW ? oW - 8 : o0;
+                tensor__pool_bwd_block(r0 + 2 * ow, r1 + 2 * ow, 16, _mm256_loadu_ps(gr + ow), o);
+                _mm256_storeu_ps(g0 + 2 * ow, o[0]); _mm256_storeu_ps(g0 + 2 * ow + 8, o[1]);
+                _mm256_storeu_ps(g1 + 2 * ow, o[2]); _mm256_storeu_ps(g1 + 2 * ow + 8, o[3]);
+            }
+        } else {
+            int64_t xa = (H - 2 * oh - 1) * W, ya = (oH - oh) * oW;
+            __m256 g = ya >= 8 ? _mm256_loadu_ps(gr) : _mm256_maskload_ps(gr, tensor__avx2_first(oW));
+            tensor__pool_bwd_block(r0, r1, xa >= 16 ? 16 : 2 * oW, g, o);
+            if (xa >= 16) { /* g0's spill lands in g1, stored after it; g1's in the next rows */
+                _mm256_storeu_ps(g0, o[0]); _mm256_storeu_ps(g0 + 8, o[1]);
+                _mm256_storeu_ps(g1, o[2]); _mm256_storeu_ps(g1 + 8, o[3]);
+            } else {
+                float t[32];
+                for (int i = 0; i < 4; i++) _mm256_storeu_ps(t + 8 * i, o[i]);
+                for (int64_t i = 0; i < 2 * oW; i++) { g0[i] = t[i]; g1[i] = t[16 + i]; }
+            }
+        }
+        if (W & 1) g0[W - 1] = g1[W - 1] = 0;
+    }
+    _mm256_zeroupper();
+    if (H & 1) memset(gx + (H - 1) * W, 0, (size_t)W * sizeof(float));
+}
+#endif
+/* The 2x2 plane kernels where the CPU has AVX2 (f32); false: the scalar loops do the plane. */
+static bool tensor__maxpool2_plane_f32(float *y, const float *x, const tensor__pool_geom *p) {
+#if TENSOR__NN_AVX2
+    if (tensor__nn_isa() >= 2) { TENSOR__PATH_TAKEN(maxpool_fast); tensor__maxpool2_plane_avx2(y, x, p); return true; }
+#endif
+    (void)y; (void)x; (void)p;
+    return false;
+}
+static bool tensor__maxpool2_bwd_plane_f32(float *gx, const float *x, const float *gy, const tensor__pool_geom *p) {
+#if TENSOR__NN_AVX2
+    if (tensor__nn_isa() >= 2) { TENSOR__PATH_TAKEN(maxpool_fast); tensor__maxpool2_bwd_plane_avx2(gx, x, gy, p); return true; }
+#endif
+    (void)gx; (void)x; (void)gy; (void)p;
+    return false;
+}
+static bool tensor__maxpool2_plane_f64(double *y, const double *x, const tensor__pool_geom *p) { (void)y; (void)x; (void)p; return false; }
+static bool tensor__maxpool2_bwd_plane_f64(double *gx, const double *x, const double *gy, const tensor__pool_geom *p) {
+    (void)gx; (void)x; (void)gy; (void)p;
+    return false;
+}
+TENSOR__DEFINE_POOL_NOV(f32, float)
+TENSOR__DEFINE_POOL_NOV(f64, double)
+
+/* The planes of a pooling's operand t ([N, C, h, w] or [C, h, w]) in the compute dtype ct: plane
+   i of a contiguous t of dtype ct is used in place, else it is packed into buf. */
+static bool tensor__pool_direct(const tensor *t, tensor_dtype ct) { return t->dtype == ct && tensor__contiguous(t); }
+static const char *tensor__pool_plane_of(const tensor *t, int64_t i, int64_t C, tensor_dtype ct, void *buf) {
+    int nd = t->ndim;
+    int64_t h = t->shape[nd - 2], w = t->shape[nd - 1];
+    size_t cs = tensor__dtype_sizes[ct];
+    if (tensor__pool_direct(t, ct)) return tensor__data(t) + (size_t)(i * h * w) * cs;
+    int64_t n = i / C, ch = i % C;
+    int64_t off = t->offset + (nd == 4 ? n * t->strides[0] : 0) + ch * t->strides[nd - 3];
+    tensor__pack(buf, ct, (const char *)t->storage->data + off * (int64_t)tensor__dtype_sizes[t->dtype], t->dtype, h, w, t->strides[nd - 2], t->strides[nd - 1]);
+    return (const char *)buf;
+}
+
+/* A range of planes of a pooling, forward (out from x) or backward (out = gx from x and gy), in
+   f32 (f64 for f64): operands are read in place when contiguous of that dtype, else packed into
+   this range's own buffers; the result (a new contiguous tensor) is written in place when of that
+   dtype, else converted. fast: the non-overlapping max pooling kernels above, else the per-window
+   loops of TENSOR__DEFINE_POOL (the reference). */
+typedef struct {
+    const tensor *x, *gy;
+    tensor *out;
+    const tensor__pool_geom *p;
+    int64_t C;
+    tensor_dtype ct;
+    bool is_max, backward, fast;
+    int failed;
+} tensor__pool_job;
+
+static void tensor__pool_planes(int64_t begin, int64_t end, void *ctx) {
+    tensor__pool_job *j = (tensor__pool_job *)ctx;
+    const tensor__pool_geom *p = j->p;
+    tensor_dtype ct = j->ct;
+    size_t cs = tensor__dtype_sizes[ct], eo = tensor__dtype_sizes[j->out->dtype];
+    bool f32 = ct == TENSOR_F32, need_x = !j->backward || j->is_max, out_direct = j->out->dtype == ct;
+    int64_t in_n = p->H * p->W, pooled_n = p->oH * p->oW, out_n = j->backward ? in_n : pooled_n;
+    void *xb = need_x && !tensor__pool_direct(j->x, ct) ? tensor__alloc_aligned((size_t)in_n * cs) : NULL;
+    void *gb = j->backward && !tensor__pool_direct(j->gy, ct) ? tensor__alloc_aligned((size_t)pooled_n * cs) : NULL;
+    void *ob = out_direct ? NULL : tensor__alloc_aligned((size_t)out_n * cs);
+    if ((need_x && !xb && !tensor__pool_direct(j->x, ct)) || (j->backward && !gb && !tensor__pool_direct(j->gy, ct)) || (!out_direct && !ob)) {
+        TENSOR__ATOMIC_SET(&j->failed, 1);
+    } else {
+        for (int64_t i = begin; i < end; i++) {
+            const char *xp = need_x ? tensor__pool_plane_of(j->x, i, j->C, ct, xb) : NULL;
+            const char *gp = j->backward ? tensor__pool_plane_of(j->gy, i, j->C, ct, gb) : NULL;
+            char *op = out_direct ? tensor__data(j->out) + (size_t)(i * out_n) * cs : (char *)ob;
+            if (j->fast && j->backward) {
+                if (f32) tensor__maxpool_nov_bwd_f32((float *)op, (const float *)xp, (const float *)gp, p);
+                else tensor__maxpool_nov_bwd_f64((double *)op, (const double *)xp, (const double *)gp, p);
+            } else if (j->fast) {
+                if (f32) tensor__maxpool_nov_f32((float *)op, (const float *)xp, p);
+                else tensor__maxpool_nov_f64((double *)op, (const double *)xp, p);
+            } else if (j->backward) {
+                if (f32) tensor__pool_plane_bwd_f32((float *)op, (const float *)xp, (const float *)gp, p, j->is_max);
+                else tensor__pool_plane_bwd_f64((double *)op, (const double *)xp, (const double *)gp, p, j->is_max);
+            } else if (ct == TENSOR_I64) {
+                tensor__avgpool_plane_i64((uint64_t *)(void *)op, (const uint64_t *)(const void *)xp, p);
+            } else {
+                if (f32) tensor__pool_plane_f32((float *)op, (const float *)xp, p, j->is_max);
+                else tensor__pool_plane_f64((double *)op, (const double *)xp, p, j->is_max);
+            }
+            if (!out_direct) tensor__unpack(tensor__data(j->out) + (size_t)(i * out_n) * eo, j->out->dtype, ob, ct, out_n);
+        }
+    }
+    tensor__free_aligned(xb);
+    tensor__free_aligned(gb);
+    tensor__free_aligned(ob);
+}
+
+/* Forward (out from x) or backward (gx from x and gy) of max/avg pooling, plane by plane: the
+   planes split over the threads, with the non-overlapping max pooling kernels where they apply;
+   under tensor_set_reference_kernels, the per-window loops on the calling thread. */
+static int tensor__pool_run(const char *fn, bool is_max, bool backward, const tensor *x, const tensor *gy, tensor *out, const int64_t *ip) {
+    int xd = x->ndim;
+    const tensor *pooled = backward ? gy : out; /* the [.., oH, oW] operand */
+    tensor__pool_geom p;
+    p.H = x->shape[xd - 2]; p.W = x->shape[xd - 1];
+    p.oH = pooled->shape[xd - 2]; p.oW = pooled->shape[xd - 1];
+    p.k = ip[0]; p.s = ip[1]; p.pad = ip[2];
+    int64_t C = x->shape[xd - 3], planes = (xd == 4 ? x->shape[0] : 1) * C;
+    if (planes == 0 || p.H * p.W == 0 || p.oH * p.oW == 0) return 0;
+    tensor__pool_job j;
+    memset(&j, 0, sizeof j);
+    j.x = x;
+    j.gy = gy;
+    j.out = out;
+    j.p = &p;
+    j.C = C;
+    j.ct = tensor__gemm_dtype(x->dtype);
+    j.is_max = is_max;
+    j.backward = backward;
+    j.fast = !tensor__reference_kernels && is_max && p.k == p.s && p.pad == 0;
+    if (tensor__reference_kernels) tensor__pool_planes(0, planes, &j);
+    else tensor__parallel_for(planes, 16384 / (p.H * p.W) + 1, tensor__pool_planes, &j);
+    if (j.failed) { tensor__fail(fn, "out of memory allocating pooling scratch"); return 1; }
+    return 0;
+}
+
+/* out: [N, C, oH, oW] or [C, oH, oW]; ip = {kernel, stride, padding}. */
+static int tensor__pool_kernel(tensor__call *c, bool is_max) {
+    return tensor__pool_run(c->fn, is_max, false, c->in[0], NULL, c->out, c->ip);
+}
+static int tensor__cpu_max_pool2d(tensor__call *c) { return tensor__pool_kernel(c, true); }
+static int tensor__cpu_avg_pool2d(tensor__call *c) { return tensor__pool_kernel(c, false); }
+
+static tensor *tensor__pool_front(tensor_op op, tensor *x, int kernel, int stride, int padding) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim != 3 && x->ndim != 4) return tensor__fail(fn, "expected a 3-D [C, H, W] or 4-D [N, C, H, W] input, got shape %s", tensor__shape_of(x));
+    for (int d = x->ndim - 3; d < x->ndim; d++)
+        if (x->shape[d] == 0) return tensor__fail(fn, "input of shape %s has a zero-size non-batch dim", tensor__shape_of(x));
+    if (!tensor__is_float(x->dtype) && (op == TENSOR_OP_max_pool2d || x->dtype != TENSOR_I64)) /* as PyTorch 1.13 on the CPU */
+        return tensor__fail(fn, "expected a floating input%s, got %s", op == TENSOR_OP_avg_pool2d ? " or int64" : "", tensor__dtype_names[x->dtype]);
+    if (!tensor__is_float(x->dtype) && x->storage->device != TENSOR_CPU) /* PyTorch's CUDA kernel refuses int64 too */
+        return tensor__fail(fn, "int64 pooling runs on the CPU only");
+    if (kernel < 1) return tensor__fail(fn, "kernel size must be positive, got %d", kernel);
+    if (stride < 0) return tensor__fail(fn, "stride must be positive (or 0 for the kernel size), got %d", stride);
+    if (stride == 0) stride = kernel;
+    if (padding < 0) return tensor__fail(fn, "padding must be non-negative, got %d", padding);
+    if (padding > kernel / 2) return tensor__fail(fn, "padding %d must be at most half the kernel size %d", padding, kernel);
+    int64_t shape[4];
+    for (int d = 0; d < x->ndim; d++) shape[d] = x->shape[d];
+    for (int d = x->ndim - 2; d < x->ndim; d++) {
+        int64_t padded = x->shape[d] + 2 * (int64_t)padding;
+        if (padded < kernel)
+            return tensor__fail(fn, "output size is too small: input %s with padding %d is smaller than the kernel size %d", tensor__shape_of(x), padding, kernel);
+        shape[d] = (padded - kernel) / stride + 1;
+    }
+    tensor__call c;
+    tensor__call_init(&c, op);
+    c.n_in = 1;
+    c.in[0] = x;
+    c.ip[0] = kernel;
+    c.ip[1] = stride;
+    c.ip[2] = padding;
+    c.out = tensor__new(fn, x->ndim, shape, x->dtype, x->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+TENSOR_API tensor *tensor_max_pool2d(tensor *x, int kernel, int stride, int padding) { return tensor__pool_front(TENSOR_OP_max_pool2d, x, kernel, stride, padding); }
+TENSOR_API tensor *tensor_avg_pool2d(tensor *x, int kernel, int stride, int padding) { return tensor__pool_front(TENSOR_OP_avg_pool2d, x, kernel, stride, padding); }
+
+/* ---- backward (used by the derivatives in >>autograd) ---- */
+
+/* Gradient of max or average pooling (ip = {kernel, stride, padding}, stride already resolved) for
+   x: a new contiguous tensor of x's shape and dtype (f16/bf16 compute in f32). g: the output's
+   gradient, any layout and floating dtype. Max sends each window's gradient to the position the
+   forward picked (tensor__pool_argmax); avg spreads g / k^2 over the window's in-bounds elements. */
+static tensor *tensor__pool_backward(const char *fn, bool is_max, tensor *x, tensor *g, const int64_t *ip) {
+    if (!tensor__host_only(fn, x, "the backward of pooling")) return NULL;
+    int xd = x->ndim;
+    if (g->ndim != xd || (xd == 4 && g->shape[0] != x->shape[0]) || g->shape[xd - 3] != x->shape[xd - 3])
+        return tensor__fail(fn, "the gradient of shape %s does not fit a pooling of input %s", tensor__shape_of(g), tensor__shape_of(x));
+    tensor *r = tensor__new_like(fn, x, x->dtype);
+    if (!r) return NULL;
+    if (tensor__numel_of(g->ndim, g->shape) == 0) { tensor__fill(r, 0); return r; }
+    if (tensor__pool_run(fn, is_max, true, x, g, r, ip)) { tensor_free(r); return NULL; }
+    return r;
+}
