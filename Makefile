@@ -46,19 +46,19 @@ examples/%: examples/%.c examples/train_util.h tensor.h
 examples/fashion_mnist_%: LDLIBS += -lz
 
 # The suite: one binary from tests/main.c (the implementation) and every tests/test_*.c.
-$(BUILD)/tests/%.o: tests/%.c tests/test.h tensor.h
+$(BUILD)/tests/%.o: tests/%.c tests/test.h tests/device_sweep.h tensor.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) -I. -c $< -o $@
 $(BUILD)/tests/test_all: $(BUILD)/tests/main.o $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(TEST_SRC))
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/asan/%.o: tests/%.c tests/test.h tensor.h
+$(BUILD)/asan/%.o: tests/%.c tests/test.h tests/device_sweep.h tensor.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(SAN) $(WARN) -I. -c $< -o $@
 $(BUILD)/asan/test_all: $(BUILD)/asan/main.o $(patsubst tests/%.c,$(BUILD)/asan/%.o,$(TEST_SRC))
 	$(CC) -O1 -g $(SAN) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tsan/%.o: tests/%.c tests/test.h tensor.h
+$(BUILD)/tsan/%.o: tests/%.c tests/test.h tests/device_sweep.h tensor.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fsanitize=thread $(WARN) -I. -c $< -o $@
 $(BUILD)/tsan/test_all: $(BUILD)/tsan/main.o $(patsubst tests/%.c,$(BUILD)/tsan/%.o,$(TEST_SRC))

@@ -218,7 +218,7 @@ typedef enum { TENSOR_REDUCTION_MEAN, TENSOR_REDUCTION_SUM, TENSOR_REDUCTION_NON
     X(erfc, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "1 - erf(a), accurate for large a") \
     X(erfinv, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "inverse error function (+-inf at +-1, NaN outside [-1, 1])") \
     X(lgamma, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "log |Gamma(a)|") \
-    X(digamma, UNARY, KERNEL, FLOAT, NODIFF, (tensor *a), "d/da lgamma(a) (no derivative here: trigamma is not implemented)") \
+    X(digamma, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "d/da lgamma(a) (its derivative: polygamma(1, a))") \
     X(sinc, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "sin(pi a) / (pi a), 1 at 0") \
     X(deg2rad, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "a * pi / 180") \
     X(rad2deg, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "a * 180 / pi") \
@@ -246,6 +246,17 @@ typedef enum { TENSOR_REDUCTION_MEAN, TENSOR_REDUCTION_SUM, TENSOR_REDUCTION_NON
     X(clamp_min, UNARY_P, COMPOSITE, NUM, DIFF, (tensor *a, double min), "max(a, min): clamp with a lower bound only (NaN min: NaN)") \
     X(clamp_max, UNARY_P, COMPOSITE, NUM, DIFF, (tensor *a, double max), "min(a, max): clamp with an upper bound only (NaN max: NaN)") \
     X(nan_to_num, UNARY_P, COMPOSITE, SAME, DIFF, (tensor *a, double nan, double posinf, double neginf), "NaN, +inf, -inf replaced (a NaN argument: PyTorch's default, 0 and the dtype's finite extremes)") \
+    X(special_entr, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "-a log(a) (0 at 0, -inf below)") \
+    X(special_erfcx, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "scaled complementary error function exp(a^2) erfc(a), no overflow for large a") \
+    X(special_ndtr, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "standard normal CDF") \
+    X(special_log_ndtr, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "log of the standard normal CDF, accurate in both tails") \
+    X(special_ndtri, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "inverse of the standard normal CDF (quantile function) on [0, 1]") \
+    X(i0, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "modified Bessel function of the first kind, order 0") \
+    X(special_i0e, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "exp(-|a|) i0(a)") \
+    X(special_i1, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "modified Bessel function of the first kind, order 1") \
+    X(special_i1e, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "exp(-|a|) i1(a)") \
+    X(polygamma, UNARY_P, KERNEL, FLOAT, DIFF, (int64_t n, tensor *a), "n-th derivative of digamma (n >= 0; n = 0 is digamma)") \
+    X(special_zeta, BINARY, KERNEL, FLOAT, DIFF, (tensor *a, tensor *b), "Hurwitz zeta sum_k (k + b)^-a (a > 1; gradient for b only, as PyTorch)") \
     X(add_, INPLACE, KERNEL, ANY, NODIFF, (tensor *a, tensor *b), "a += b (b broadcast to a)") \
     X(mul_scalar_, INPLACE, KERNEL, ANY, NODIFF, (tensor *a, double s), "a *= s") \
     X(copy_, INPLACE, KERNEL, ANY, NODIFF, (tensor *dst, tensor *src), "dst[...] = src (broadcast, converted to dst's dtype)") \
@@ -529,6 +540,17 @@ typedef enum tensor_op {
     TENSOR_OP_clamp_min,
     TENSOR_OP_clamp_max,
     TENSOR_OP_nan_to_num,
+    TENSOR_OP_special_entr,
+    TENSOR_OP_special_erfcx,
+    TENSOR_OP_special_ndtr,
+    TENSOR_OP_special_log_ndtr,
+    TENSOR_OP_special_ndtri,
+    TENSOR_OP_i0,
+    TENSOR_OP_special_i0e,
+    TENSOR_OP_special_i1,
+    TENSOR_OP_special_i1e,
+    TENSOR_OP_polygamma,
+    TENSOR_OP_special_zeta,
     TENSOR_OP_add_,
     TENSOR_OP_mul_scalar_,
     TENSOR_OP_copy_,
@@ -729,6 +751,30 @@ TENSOR_API int tensor_unbind(tensor *t, int dim, tensor **out, int max_out);
 TENSOR_API int tensor_broadcast_tensors(int n, tensor *const *ts, tensor **out);
 /* torch.meshgrid of n 0-D or 1-D tensors, indexing "ij" (NULL) or "xy"; out[i] are expanded views; returns n, -1 on error */
 TENSOR_API int tensor_meshgrid(int n, tensor *const *ts, const char *indexing, tensor **out);
+
+/* ---- torch.special's other names (>>special): each is the op it names, as in PyTorch ---- */
+TENSOR_API tensor *tensor_special_expit(tensor *a);                 /* sigmoid */
+TENSOR_API tensor *tensor_special_exp2(tensor *a);
+TENSOR_API tensor *tensor_special_expm1(tensor *a);
+TENSOR_API tensor *tensor_special_log1p(tensor *a);
+TENSOR_API tensor *tensor_special_erf(tensor *a);
+TENSOR_API tensor *tensor_special_erfc(tensor *a);
+TENSOR_API tensor *tensor_special_erfinv(tensor *a);
+TENSOR_API tensor *tensor_special_gammaln(tensor *a);               /* lgamma */
+TENSOR_API tensor *tensor_special_digamma(tensor *a);
+TENSOR_API tensor *tensor_special_psi(tensor *a);                   /* digamma */
+TENSOR_API tensor *tensor_special_polygamma(int64_t n, tensor *a);
+TENSOR_API tensor *tensor_special_sinc(tensor *a);
+TENSOR_API tensor *tensor_special_round(tensor *a);
+TENSOR_API tensor *tensor_special_i0(tensor *a);
+TENSOR_API tensor *tensor_special_logit(tensor *a, double eps);     /* eps NaN: None */
+TENSOR_API tensor *tensor_special_xlogy(tensor *a, tensor *b);
+TENSOR_API tensor *tensor_special_xlog1py(tensor *a, tensor *b);
+TENSOR_API tensor *tensor_special_softmax(tensor *t, int dim);
+TENSOR_API tensor *tensor_special_log_softmax(tensor *t, int dim);
+TENSOR_API tensor *tensor_special_logsumexp(tensor *t, int dim, bool keepdim);
+/* sum_{j<p} lgamma(a - j/2) + p (p - 1)/4 log(pi), every element of a > (p - 1)/2, p >= 1 */
+TENSOR_API tensor *tensor_special_multigammaln(tensor *a, int64_t p);
 
 /* ---- The op registry at run time ---- */
 TENSOR_API const char *tensor_op_name(tensor_op op);          /* "add", ...; NULL if out of range */
@@ -1162,7 +1208,7 @@ TENSOR_API tensor *tensor_erfc(tensor *a);
 TENSOR_API tensor *tensor_erfinv(tensor *a);
 /* log |Gamma(a)| */
 TENSOR_API tensor *tensor_lgamma(tensor *a);
-/* d/da lgamma(a) (no derivative here: trigamma is not implemented) */
+/* d/da lgamma(a) (its derivative: polygamma(1, a)) */
 TENSOR_API tensor *tensor_digamma(tensor *a);
 /* sin(pi a) / (pi a), 1 at 0 */
 TENSOR_API tensor *tensor_sinc(tensor *a);
@@ -1220,6 +1266,34 @@ TENSOR_API tensor *tensor_clamp_min(tensor *a, double min);
 TENSOR_API tensor *tensor_clamp_max(tensor *a, double max);
 /* NaN, +inf, -inf replaced (a NaN argument: PyTorch's default, 0 and the dtype's finite extremes) */
 TENSOR_API tensor *tensor_nan_to_num(tensor *a, double nan, double posinf, double neginf);
+
+/* -- UNARY ops -- */
+/* -a log(a) (0 at 0, -inf below) */
+TENSOR_API tensor *tensor_special_entr(tensor *a);
+/* scaled complementary error function exp(a^2) erfc(a), no overflow for large a */
+TENSOR_API tensor *tensor_special_erfcx(tensor *a);
+/* standard normal CDF */
+TENSOR_API tensor *tensor_special_ndtr(tensor *a);
+/* log of the standard normal CDF, accurate in both tails */
+TENSOR_API tensor *tensor_special_log_ndtr(tensor *a);
+/* inverse of the standard normal CDF (quantile function) on [0, 1] */
+TENSOR_API tensor *tensor_special_ndtri(tensor *a);
+/* modified Bessel function of the first kind, order 0 */
+TENSOR_API tensor *tensor_i0(tensor *a);
+/* exp(-|a|) i0(a) */
+TENSOR_API tensor *tensor_special_i0e(tensor *a);
+/* modified Bessel function of the first kind, order 1 */
+TENSOR_API tensor *tensor_special_i1(tensor *a);
+/* exp(-|a|) i1(a) */
+TENSOR_API tensor *tensor_special_i1e(tensor *a);
+
+/* -- UNARY_P ops -- */
+/* n-th derivative of digamma (n >= 0; n = 0 is digamma) */
+TENSOR_API tensor *tensor_polygamma(int64_t n, tensor *a);
+
+/* -- BINARY ops -- */
+/* Hurwitz zeta sum_k (k + b)^-a (a > 1; gradient for b only, as PyTorch) */
+TENSOR_API tensor *tensor_special_zeta(tensor *a, tensor *b);
 
 /* -- INPLACE ops -- */
 /* a += b (b broadcast to a) */
@@ -1798,6 +1872,144 @@ TENSOR__HOSTDEV double tensor__optim_update(const tensor__optim_rule *r, double 
     return p - r->lr / r->bias1 * *s1 / denom;
 }
 
+/* ---- torch.special: the normal distribution, erfcx, the modified Bessel functions of order 0
+   and 1, Hurwitz's zeta and polygamma ---- */
+#define TENSOR__SQRT_PI 1.77245385090551602730
+#define TENSOR__SQRT2 1.41421356237309504880
+#define TENSOR__LOG_SQRT_2PI 0.91893853320467274178
+/* -x log x (0 at 0, -inf below it) */
+TENSOR__HOSTDEV double tensor__entr(double x) { return x != x ? x : x > 0 ? -x * log(x) : x == 0 ? 0.0 : -INFINITY; }
+/* exp(x^2) erfc(x). x^2 is split into its double and the rounding error of that double (fma), so
+   exp(x^2) keeps its digits where x^2 is large; from 10 the asymptotic series (its terms shrink
+   faster than 1 / (2 x^2)^k there), as erfc underflows from 26.5. */
+TENSOR__HOSTDEV double tensor__erfcx(double x) {
+    if (x != x) return x;
+    if (x < 10) {
+        double hi = x * x, lo = fma(x, x, -hi);
+        return exp(hi) * (1 + lo) * erfc(x);
+    }
+    double r = 1 / (2 * x * x), term = 1, sum = 1;
+    for (int k = 1; k < 40; k++) {
+        term *= -(2 * k - 1) * r;
+        sum += term;
+        if (fabs(term) < 1e-17 * sum) break;
+    }
+    return sum / (x * TENSOR__SQRT_PI);
+}
+/* The standard normal CDF, and its logarithm: log1p(-Phi(-x)) above 0, log of Phi down to -1,
+   and below -1 log(erfcx(-x / sqrt 2) / 2) - x^2 / 2, which neither underflows nor cancels. */
+/* erfc's relative slope is about -2z in the lower tail, so the rounding of z = -x / sqrt 2 (and of
+   1 / sqrt 2 itself) would cost 2 z^2 ulps there: both are put back to first order. */
+TENSOR__HOSTDEV double tensor__ndtr(double x) {
+    const double r_hi = 0.70710678118654757, r_lo = -4.8336466567264567e-17; /* 1 / sqrt 2 = r_hi + r_lo */
+    double z = -x * r_hi;
+    if (!(z > 1)) return 0.5 * erfc(z);
+    double e = fma(-x, r_hi, -z) - x * r_lo;
+    return 0.5 * erfc(z) * (1 - 2 * z * e);
+}
+TENSOR__HOSTDEV double tensor__log_ndtr(double x) {
+    if (x > 0) return log1p(-tensor__ndtr(-x));
+    if (x >= -1) return log(tensor__ndtr(x));
+    double t = -x / TENSOR__SQRT2;
+    return log(0.5 * tensor__erfcx(t)) - t * t;
+}
+/* d/dx log_ndtr = pdf / Phi, as one exponential (finite where pdf and Phi both underflow) */
+TENSOR__HOSTDEV double tensor__log_ndtr_slope(double x) { return exp(-0.5 * x * x - TENSOR__LOG_SQRT_2PI - tensor__log_ndtr(x)); }
+/* The inverse of Phi. Between 0.02 and 0.98 sqrt 2 erfinv(2p - 1) (erfinv is accurate to the last
+   digits, 2p - 1 exact or nearly so there); in the tails a rational start (Abramowitz and Stegun
+   26.2.23, error below 5e-4) refined by Newton's method on log Phi(x) = log p, which keeps full
+   relative precision down to the smallest p; above 0.5 by symmetry. */
+TENSOR__HOSTDEV double tensor__ndtri(double p) {
+    if (p != p || p < 0 || p > 1) return NAN;
+    if (p == 0) return -INFINITY;
+    if (p == 1) return INFINITY;
+    if (p >= 0.02 && p <= 0.98) return TENSOR__SQRT2 * tensor__erfinv(2 * p - 1);
+    if (p > 0.5) return -tensor__ndtri(1 - p);
+    double t = sqrt(-2 * log(p));
+    double x = -(t - (2.515517 + t * (0.802853 + t * 0.010328)) / (1 + t * (1.432788 + t * (0.189269 + t * 0.001308))));
+    double lp = log(p);
+    for (int k = 0; k < 8; k++) {
+        double step = (tensor__log_ndtr(x) - lp) / tensor__log_ndtr_slope(x);
+        x -= step;
+        if (fabs(step) <= 1e-16 * fabs(x)) break;
+    }
+    return x;
+}
+/* The modified Bessel functions I0 and I1, scaled by exp(-|x|) when `scaled`: the power series
+   (positive terms) up to |x| = 20, then the asymptotic series e^x / sqrt(2 pi x) sum_k
+   (-1)^k prod_{j<=k} (4 nu^2 - (2j - 1)^2) / (k! (8x)^k), whose smallest term there is below
+   e^-40. I1 is odd, I0 even. */
+TENSOR__HOSTDEV double tensor__bessel_i(int nu, double x, bool scaled) {
+    if (x != x) return x;
+    double ax = fabs(x), v;
+    if (ax == INFINITY) v = scaled ? 0.0 : INFINITY;
+    else if (ax <= 20) {
+        double q = 0.25 * ax * ax, term = nu ? 0.5 * ax : 1, sum = term;
+        for (int k = 1; k < 200; k++) {
+            term *= q / ((double)k * (double)(k + nu));
+            sum += term;
+            if (term < 1e-17 * sum) break;
+        }
+        v = scaled ? sum * exp(-ax) : sum;
+    } else {
+        double mu = 4.0 * nu * nu, r = 1 / (8 * ax), term = 1, sum = 1;
+        for (int k = 1; k < 60; k++) {
+            double t = term * -(mu - (2.0 * k - 1) * (2.0 * k - 1)) * r / k;
+            if (fabs(t) >= fabs(term)) break; /* past the smallest term */
+            term = t;
+            sum += term;
+            if (fabs(term) < 1e-17 * fabs(sum)) break;
+        }
+        double c = sum / sqrt(2 * TENSOR__PI * ax);
+        v = scaled ? c : ax > 709 ? (c * exp(0.5 * ax)) * exp(0.5 * ax) : c * exp(ax); /* exp(ax) alone overflows first */
+    }
+    return nu && x < 0 ? -v : v;
+}
+/* Hurwitz's zeta sum_k (k + q)^-s for s > 1 (s == 1: inf; s < 1: NaN, as PyTorch's): the terms up
+   to k + q >= 10 summed directly (q <= 0 only with an integer s, q not a non-positive integer),
+   the rest by Euler-Maclaurin: w^(1-s) / (s - 1) + w^-s / 2 + sum_j B_2j / (2j)! s (s + 1) ...
+   (s + 2j - 2) w^(-s-2j+1) with w = q + N. */
+TENSOR__HOSTDEV double tensor__zeta(double s, double q) {
+    if (s != s || q != q) return NAN;
+    if (s == 1) return INFINITY;
+    if (s < 1) return NAN;
+    if (q <= 0) {
+        if (q == floor(q)) return INFINITY;
+        if (s != floor(s)) return NAN;
+    }
+    double sum = 0, w = q;
+    if (q < 0 && q + 0.5 == floor(q + 0.5)) {
+        /* a half-integer q < 0: the terms of -q - j and q + j have one magnitude, so they cancel
+           (s odd) or double (s even) exactly; summed as they come they would cancel in rounding */
+        bool odd = fmod(s, 2) != 0;
+        for (double b = 0.5; b <= -q; b += 1) sum += odd ? 0.0 : 2 * pow(b, -s);
+        w = -q + 1;
+    }
+    for (int k = 0; w < 10 || w < s || k < 2; k++, w += 1) sum += pow(w, -s); /* w >= s: the tail's terms fall fast */
+    double wn = pow(w, -s);
+    sum += w * wn / (s - 1) + 0.5 * wn;
+    /* B_2j / (2j)! for j = 1..12 */
+    const double b[12] = {1.0 / 12, -1.0 / 720, 1.0 / 30240, -1.0 / 1209600, 1.0 / 47900160, -691.0 / 1307674368000.0, 1.0 / 74724249600.0,
+                          -3617.0 / 10670622842880000.0, 43867.0 / 5109094217170944000.0, -174611.0 / 802857662698291200000.0,
+                          77683.0 / 14101100039391805440000.0, -236364091.0 / 1693824136731743669452800000.0};
+    double poch = s, wp = wn / w; /* s (s+1) ... (s + 2j - 2), w^(-s-2j+1) */
+    for (int j = 0; j < 12; j++) {
+        double t = b[j] * poch * wp;
+        sum += t;
+        if (fabs(t) < 1e-17 * fabs(sum)) break;
+        poch *= (s + 2 * j + 1) * (s + 2 * j + 2);
+        wp /= w * w;
+    }
+    return sum;
+}
+/* The n-th derivative of digamma: (-1)^(n+1) n! zeta(n + 1, x) for n >= 1; digamma for n == 0. */
+TENSOR__HOSTDEV double tensor__polygamma(double n, double x) {
+    if (n == 0) return tensor__digamma(x);
+    double f = 1;
+    for (int k = 2; k <= (int)n; k++) f *= k;
+    return ((int)n % 2 ? f : -f) * tensor__zeta(n + 1, x);
+}
+
 /*  X(name,        float formula (double x),                    integer formula (int64_t x)) */
 #define TENSOR__UNARY_FORMULAS(X)                                                       \
     X(neg,         -x,                                          tensor__ineg(x))         \
@@ -1869,7 +2081,17 @@ TENSOR__HOSTDEV double tensor__optim_update(const tensor__optim_rule *r, double 
     X(celu,        x > 0 ? x : p0 * expm1(x / p0),              0)                       \
     X(hardshrink,  tensor__hardshrink(x, p0),                   0)                       \
     X(softshrink,  tensor__softshrink(x, p0),                   0)                       \
-    X(threshold,   x <= p0 ? p1 : x,                            (double)x <= p0 ? (int64_t)p1 : x)
+    X(threshold,   x <= p0 ? p1 : x,                            (double)x <= p0 ? (int64_t)p1 : x) \
+    X(special_entr,     tensor__entr(x),                        0)                       \
+    X(special_erfcx,    tensor__erfcx(x),                       0)                       \
+    X(special_ndtr,     tensor__ndtr(x),                        0)                       \
+    X(special_log_ndtr, tensor__log_ndtr(x),                    0)                       \
+    X(special_ndtri,    tensor__ndtri(x),                       0)                       \
+    X(i0,               tensor__bessel_i(0, x, false),          0)                       \
+    X(special_i0e,      tensor__bessel_i(0, x, true),           0)                       \
+    X(special_i1,       tensor__bessel_i(1, x, false),          0)                       \
+    X(special_i1e,      tensor__bessel_i(1, x, true),           0)                       \
+    X(polygamma,        tensor__polygamma(p0, x),               0)
 
 /*  X(name,         float formula (double x, y),    integer formula (int64_t x, y)) */
 #define TENSOR__BINARY_FORMULAS(X)                                        \
@@ -1911,7 +2133,8 @@ TENSOR__HOSTDEV double tensor__optim_update(const tensor__optim_rule *r, double 
     X(bitwise_left_shift, 0,                       tensor__ishl(x, y))     \
     X(bitwise_right_shift, 0,                      tensor__ishr(x, y))     \
     X(gcd,         0,                              tensor__igcd(x, y))     \
-    X(lcm,         0,                              tensor__ilcm(x, y))
+    X(lcm,         0,                              tensor__ilcm(x, y))     \
+    X(special_zeta, tensor__zeta(x, y),            0)
 
 #endif /* TENSOR__FORMULAS_DONE */
 #endif
@@ -6885,6 +7108,69 @@ TENSOR_API tensor *tensor_zero_(tensor *a) {
     return tensor__inplace_run(&c, a);
 }
 /* ==== end generator/parts/elementwise.h ==== */
+/* ==== begin generator/parts/special.h ==== */
+// >>special --------------------------------------------------------------------------------------
+/* torch.special. The functions themselves are formulas (>>formulas: tensor__erfcx, tensor__ndtri,
+   tensor__bessel_i, tensor__zeta, tensor__polygamma, ...) that the elementwise kernels of every
+   device expand, with their derivatives in tensor_autograd.h; here are polygamma's front-end and
+   PyTorch's other names for ops of the library. */
+
+TENSOR_API tensor *tensor_polygamma(int64_t n, tensor *a) {
+    if (n < 0) return tensor__fail("tensor_polygamma", "polygamma(n, x) does not support negative n, got %lld", (long long)n);
+    if (n > 170) return tensor__fail("tensor_polygamma", "polygamma(n, x) needs n <= 170 (n! overflows a double beyond), got %lld", (long long)n);
+    return tensor__unary(TENSOR_OP_polygamma, a, (double)n, 0);
+}
+
+TENSOR_API tensor *tensor_special_expit(tensor *a) { return tensor_sigmoid(a); }
+TENSOR_API tensor *tensor_special_exp2(tensor *a) { return tensor_exp2(a); }
+TENSOR_API tensor *tensor_special_expm1(tensor *a) { return tensor_expm1(a); }
+TENSOR_API tensor *tensor_special_log1p(tensor *a) { return tensor_log1p(a); }
+TENSOR_API tensor *tensor_special_erf(tensor *a) { return tensor_erf(a); }
+TENSOR_API tensor *tensor_special_erfc(tensor *a) { return tensor_erfc(a); }
+TENSOR_API tensor *tensor_special_erfinv(tensor *a) { return tensor_erfinv(a); }
+TENSOR_API tensor *tensor_special_gammaln(tensor *a) { return tensor_lgamma(a); }
+TENSOR_API tensor *tensor_special_digamma(tensor *a) { return tensor_digamma(a); }
+TENSOR_API tensor *tensor_special_psi(tensor *a) { return tensor_digamma(a); }
+TENSOR_API tensor *tensor_special_polygamma(int64_t n, tensor *a) { return tensor_polygamma(n, a); }
+TENSOR_API tensor *tensor_special_sinc(tensor *a) { return tensor_sinc(a); }
+TENSOR_API tensor *tensor_special_round(tensor *a) { return tensor_round(a); }
+TENSOR_API tensor *tensor_special_i0(tensor *a) { return tensor_i0(a); }
+TENSOR_API tensor *tensor_special_logit(tensor *a, double eps) { return tensor_logit(a, eps); }
+TENSOR_API tensor *tensor_special_xlogy(tensor *a, tensor *b) { return tensor_xlogy(a, b); }
+TENSOR_API tensor *tensor_special_xlog1py(tensor *a, tensor *b) { return tensor_xlog1py(a, b); }
+TENSOR_API tensor *tensor_special_softmax(tensor *t, int dim) { return tensor_softmax(t, dim); }
+TENSOR_API tensor *tensor_special_log_softmax(tensor *t, int dim) { return tensor_log_softmax(t, dim); }
+TENSOR_API tensor *tensor_special_logsumexp(tensor *t, int dim, bool keepdim) { return tensor_logsumexp(t, dim, keepdim); }
+
+/* The multivariate log-gamma: a sum of p shifted lgammas, composed (so it differentiates and runs
+   on any device); its domain is checked on the values, as PyTorch does (one value back). */
+TENSOR_API tensor *tensor_special_multigammaln(tensor *a, int64_t p) {
+    const char *fn = "tensor_special_multigammaln";
+    TENSOR__CHECK_ARG(fn, a);
+    if (p < 1) return tensor__fail(fn, "p has to be greater than or equal to 1, got %lld", (long long)p);
+    if (!tensor__is_float(a->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[a->dtype]);
+    if (tensor__numel_of(a->ndim, a->shape) > 0) {
+        bool was = tensor_set_grad_enabled(false);
+        tensor *m = tensor_min_all(a);
+        double lo = m ? tensor_item(m) : NAN;
+        tensor_free(m);
+        tensor_set_grad_enabled(was);
+        if (!m) return NULL;
+        if (!(lo > 0.5 * (double)(p - 1))) return tensor__fail(fn, "all elements must be greater than (p-1)/2 = %g, found %g", 0.5 * (double)(p - 1), lo);
+    }
+    tensor *sum = tensor_lgamma(a);
+    for (int64_t j = 1; j < p && sum; j++) {
+        tensor *shifted = tensor_add_scalar(a, -0.5 * (double)j), *lg = tensor_lgamma(shifted), *next = tensor_add(sum, lg);
+        tensor_free(shifted);
+        tensor_free(lg);
+        tensor_free(sum);
+        sum = next;
+    }
+    tensor *out = tensor_add_scalar(sum, (double)p * (double)(p - 1) / 4 * 1.14472988584940017414); /* log(pi) */
+    tensor_free(sum);
+    return out;
+}
+/* ==== end generator/parts/special.h ==== */
 /* ==== begin generator/parts/create.h ==== */
 // >>rng ----------------------------------------------------------------------------------------
 /* Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3"): a counter-based
@@ -17439,6 +17725,26 @@ static tensor *tensor__shrink_grad(tensor *g, tensor *x, double l) {
 TENSOR__DERIV_UNARY(erfc, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_neg(tensor_square(x))), -1.12837916709551257390)))
 TENSOR__DERIV_UNARY(erfinv, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_square(tensor_erfinv(x))), 0.88622692545275801365)))
 TENSOR__DERIV_UNARY(lgamma, tensor_mul(g, tensor_digamma(x)))
+TENSOR__DERIV_UNARY(digamma, tensor_mul(g, tensor_polygamma(1, x)))
+TENSOR__DERIV_UNARY(polygamma, tensor_mul(g, tensor_polygamma((int64_t)n->p[0] + 1, x)))
+/* torch.special: entr -(log x + 1); erfcx 2 x erfcx(x) - 2 / sqrt(pi); ndtr the normal density;
+   log_ndtr density / ndtr as one exponential; ndtri sqrt(2 pi) exp(ndtri(x)^2 / 2); i0 i1; i0e
+   i1e - sign(x) i0e; i1 i0 - i1 / x and i1e i0e - i1e (sign(x) + 1 / x), both 1/2 at 0 */
+static tensor *tensor__i1_grad(tensor *g, tensor *x, bool scaled) {
+    tensor *i1 = scaled ? tensor_special_i1e(x) : tensor_special_i1(x);
+    tensor *d = tensor_sub(scaled ? tensor_special_i0e(x) : tensor_i0(x), tensor_div(i1, x));
+    if (scaled) d = tensor_sub(d, tensor_mul(i1, tensor_sign(x)));
+    return tensor_mul(g, tensor_masked_fill(d, tensor__cmp_scalar(TENSOR_OP_eq, x, 0), 0.5));
+}
+TENSOR__DERIV_UNARY(special_entr, tensor_mul(g, tensor_neg(tensor_add_scalar(tensor_log(x), 1))))
+TENSOR__DERIV_UNARY(special_erfcx, tensor_mul(g, tensor_add_scalar(tensor_mul_scalar(tensor_mul(x, tensor_special_erfcx(x)), 2), -1.12837916709551257390)))
+TENSOR__DERIV_UNARY(special_ndtr, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_mul_scalar(tensor_square(x), -0.5)), 0.39894228040143267794)))
+TENSOR__DERIV_UNARY(special_log_ndtr, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_sub(tensor_mul_scalar(tensor_square(x), -0.5), tensor_special_log_ndtr(x))), 0.39894228040143267794)))
+TENSOR__DERIV_UNARY(special_ndtri, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_mul_scalar(tensor_square(tensor_special_ndtri(x)), 0.5)), 2.50662827463100050242)))
+TENSOR__DERIV_UNARY(i0, tensor_mul(g, tensor_special_i1(x)))
+TENSOR__DERIV_UNARY(special_i0e, tensor_mul(g, tensor_sub(tensor_special_i1e(x), tensor_mul(tensor_sign(x), tensor_special_i0e(x)))))
+TENSOR__DERIV_UNARY(special_i1, tensor__i1_grad(g, x, false))
+TENSOR__DERIV_UNARY(special_i1e, tensor__i1_grad(g, x, true))
 TENSOR__DERIV_UNARY(sinc, tensor__sinc_grad(g, x))
 TENSOR__DERIV_UNARY(deg2rad, tensor_mul_scalar(g, 0.017453292519943295769))
 TENSOR__DERIV_UNARY(rad2deg, tensor_mul_scalar(g, 57.295779513082320877))
@@ -17523,6 +17829,13 @@ TENSOR__DERIV_BINARY(fmin, tensor__fext_grad(g, x, y, TENSOR_OP_le, true), tenso
 TENSOR__DERIV_BINARY(xlogy, tensor__xlogy_grad_a(g, x, y, false), tensor_div(tensor_mul(g, x), y))
 TENSOR__DERIV_BINARY(xlog1py, tensor__xlogy_grad_a(g, x, y, true), tensor_div(tensor_mul(g, x), tensor_add_scalar(y, 1)))
 TENSOR__DERIV_BINARY(float_power, tensor__pow_grad_base(g, tensor__to_f64(x), tensor__to_f64(y)), tensor__pow_grad_exponent(g, tensor__to_f64(x), tensor__to_f64(y)))
+/* special_zeta(s, q): d/dq = -s zeta(s + 1, q); d/ds is not implemented (PyTorch raises too) */
+static int tensor__derivative_special_zeta(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X, *y = TENSOR__Y;
+    if (n->next[0]) return (tensor__fail("tensor_backward", "the derivative of special_zeta with respect to its first argument is not implemented (as in PyTorch)"), 1);
+    if (n->next[1] && !(grads[1] = tensor_mul(g, tensor_mul(tensor_neg(x), tensor_special_zeta(tensor_add_scalar(x, 1), y))))) return 1;
+    return 0;
+}
 TENSOR__DERIV_BINARY(ldexp, tensor_mul(g, tensor_exp2(y)), tensor_mul(g, tensor_mul_scalar(tensor_mul(x, tensor_exp2(y)), 0.69314718055994530942)))
 
 static int tensor__derivative_where(tensor__node *n, tensor *g, tensor **grads) {

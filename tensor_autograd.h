@@ -753,6 +753,26 @@ static tensor *tensor__shrink_grad(tensor *g, tensor *x, double l) {
 TENSOR__DERIV_UNARY(erfc, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_neg(tensor_square(x))), -1.12837916709551257390)))
 TENSOR__DERIV_UNARY(erfinv, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_square(tensor_erfinv(x))), 0.88622692545275801365)))
 TENSOR__DERIV_UNARY(lgamma, tensor_mul(g, tensor_digamma(x)))
+TENSOR__DERIV_UNARY(digamma, tensor_mul(g, tensor_polygamma(1, x)))
+TENSOR__DERIV_UNARY(polygamma, tensor_mul(g, tensor_polygamma((int64_t)n->p[0] + 1, x)))
+/* torch.special: entr -(log x + 1); erfcx 2 x erfcx(x) - 2 / sqrt(pi); ndtr the normal density;
+   log_ndtr density / ndtr as one exponential; ndtri sqrt(2 pi) exp(ndtri(x)^2 / 2); i0 i1; i0e
+   i1e - sign(x) i0e; i1 i0 - i1 / x and i1e i0e - i1e (sign(x) + 1 / x), both 1/2 at 0 */
+static tensor *tensor__i1_grad(tensor *g, tensor *x, bool scaled) {
+    tensor *i1 = scaled ? tensor_special_i1e(x) : tensor_special_i1(x);
+    tensor *d = tensor_sub(scaled ? tensor_special_i0e(x) : tensor_i0(x), tensor_div(i1, x));
+    if (scaled) d = tensor_sub(d, tensor_mul(i1, tensor_sign(x)));
+    return tensor_mul(g, tensor_masked_fill(d, tensor__cmp_scalar(TENSOR_OP_eq, x, 0), 0.5));
+}
+TENSOR__DERIV_UNARY(special_entr, tensor_mul(g, tensor_neg(tensor_add_scalar(tensor_log(x), 1))))
+TENSOR__DERIV_UNARY(special_erfcx, tensor_mul(g, tensor_add_scalar(tensor_mul_scalar(tensor_mul(x, tensor_special_erfcx(x)), 2), -1.12837916709551257390)))
+TENSOR__DERIV_UNARY(special_ndtr, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_mul_scalar(tensor_square(x), -0.5)), 0.39894228040143267794)))
+TENSOR__DERIV_UNARY(special_log_ndtr, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_sub(tensor_mul_scalar(tensor_square(x), -0.5), tensor_special_log_ndtr(x))), 0.39894228040143267794)))
+TENSOR__DERIV_UNARY(special_ndtri, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_mul_scalar(tensor_square(tensor_special_ndtri(x)), 0.5)), 2.50662827463100050242)))
+TENSOR__DERIV_UNARY(i0, tensor_mul(g, tensor_special_i1(x)))
+TENSOR__DERIV_UNARY(special_i0e, tensor_mul(g, tensor_sub(tensor_special_i1e(x), tensor_mul(tensor_sign(x), tensor_special_i0e(x)))))
+TENSOR__DERIV_UNARY(special_i1, tensor__i1_grad(g, x, false))
+TENSOR__DERIV_UNARY(special_i1e, tensor__i1_grad(g, x, true))
 TENSOR__DERIV_UNARY(sinc, tensor__sinc_grad(g, x))
 TENSOR__DERIV_UNARY(deg2rad, tensor_mul_scalar(g, 0.017453292519943295769))
 TENSOR__DERIV_UNARY(rad2deg, tensor_mul_scalar(g, 57.295779513082320877))
@@ -837,6 +857,13 @@ TENSOR__DERIV_BINARY(fmin, tensor__fext_grad(g, x, y, TENSOR_OP_le, true), tenso
 TENSOR__DERIV_BINARY(xlogy, tensor__xlogy_grad_a(g, x, y, false), tensor_div(tensor_mul(g, x), y))
 TENSOR__DERIV_BINARY(xlog1py, tensor__xlogy_grad_a(g, x, y, true), tensor_div(tensor_mul(g, x), tensor_add_scalar(y, 1)))
 TENSOR__DERIV_BINARY(float_power, tensor__pow_grad_base(g, tensor__to_f64(x), tensor__to_f64(y)), tensor__pow_grad_exponent(g, tensor__to_f64(x), tensor__to_f64(y)))
+/* special_zeta(s, q): d/dq = -s zeta(s + 1, q); d/ds is not implemented (PyTorch raises too) */
+static int tensor__derivative_special_zeta(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X, *y = TENSOR__Y;
+    if (n->next[0]) return (tensor__fail("tensor_backward", "the derivative of special_zeta with respect to its first argument is not implemented (as in PyTorch)"), 1);
+    if (n->next[1] && !(grads[1] = tensor_mul(g, tensor_mul(tensor_neg(x), tensor_special_zeta(tensor_add_scalar(x, 1), y))))) return 1;
+    return 0;
+}
 TENSOR__DERIV_BINARY(ldexp, tensor_mul(g, tensor_exp2(y)), tensor_mul(g, tensor_mul_scalar(tensor_mul(x, tensor_exp2(y)), 0.69314718055994530942)))
 
 static int tensor__derivative_where(tensor__node *n, tensor *g, tensor **grads) {

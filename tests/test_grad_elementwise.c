@@ -118,6 +118,8 @@ static tensor *to_device_cpu(tensor *a) { return tensor_to_device(a, TENSOR_CPU)
 static tensor *to_dtype_f64(tensor *a) { return tensor_to_dtype(a, TENSOR_F64); }
 
 static tensor *logit_none(tensor *a) { return tensor_logit(a, NAN); }
+static tensor *polygamma_1(tensor *a) { return tensor_polygamma(1, a); }
+static tensor *polygamma_3(tensor *a) { return tensor_polygamma(3, a); }
 static tensor *logit_02(tensor *a) { return tensor_logit(a, 0.2); }
 static tensor *celu_07(tensor *a) { return tensor_celu(a, 0.7); }
 static tensor *hardshrink_05(tensor *a) { return tensor_hardshrink(a, 0.5); }
@@ -210,6 +212,24 @@ static const ucase unary_cases[] = {
     U(clamp_min, clamp_min_m05, DAVOID(-2, 2, -0.5, -0.5), true),
     U(clamp_max, clamp_max_05, DAVOID(-2, 2, 0.5, 0.5), true),
     U(nan_to_num, nan_to_num_, DOM(D_UNIFORM, -2, 2), true),
+    /* lgamma's second derivative is polygamma(1, x); digamma and polygamma go on to higher orders */
+    U(lgamma, tensor_lgamma, DOM(D_UNIFORM, 0.3, 4), false),
+    U(lgamma, tensor_lgamma, DOM(D_UNIFORM, -1.8, -1.2), false),
+    U(digamma, tensor_digamma, DOM(D_UNIFORM, 0.3, 4), false),
+    U(digamma, tensor_digamma, DOM(D_UNIFORM, -1.8, -1.2), false),
+    U(polygamma, polygamma_1, DOM(D_UNIFORM, 0.3, 4), false),
+    U(polygamma, polygamma_3, DOM(D_UNIFORM, -2.8, -2.2), false),
+    /* torch.special */
+    U(special_entr, tensor_special_entr, DOM(D_UNIFORM, 0.2, 3), false),
+    U(special_erfcx, tensor_special_erfcx, DOM(D_UNIFORM, -2, 12), false),
+    U(special_ndtr, tensor_special_ndtr, DOM(D_UNIFORM, -3, 3), false),
+    U(special_log_ndtr, tensor_special_log_ndtr, DOM(D_UNIFORM, -8, 4), false),
+    U(special_ndtri, tensor_special_ndtri, DOM(D_UNIFORM, 0.05, 0.95), false),
+    U(special_ndtri, tensor_special_ndtri, DOM(D_UNIFORM, 0.001, 0.015), false),
+    U(i0, tensor_i0, DOM(D_UNIFORM, -3, 3), false),
+    U(special_i0e, tensor_special_i0e, DOM(D_SIGNED, 0.2, 25), false),
+    U(special_i1, tensor_special_i1, DOM(D_UNIFORM, -3, 3), false),
+    U(special_i1e, tensor_special_i1e, DOM(D_SIGNED, 0.2, 25), false),
     U(clone, tensor_clone, DOM(D_UNIFORM, -2, 2), true),
     U(contiguous, tensor_contiguous, DOM(D_UNIFORM, -2, 2), true), /* the transposed case copies */
     U(to_device, to_device_cpu, DOM(D_UNIFORM, -2, 2), true),      /* same device: an alias */
@@ -289,14 +309,18 @@ GRADCHECK_UNARY(threshold)
 GRADCHECK_UNARY(clamp_min)
 GRADCHECK_UNARY(clamp_max)
 GRADCHECK_UNARY(nan_to_num)
-/* lgamma: first derivatives only (its derivative is digamma, which has none here: no trigamma),
-   so it is not in unary_cases, whose second derivatives are checked too */
-void gradcheck_lgamma(void) {
-    static const ucase c = U(lgamma, tensor_lgamma, DOM(D_UNIFORM, 0.3, 4), false);
-    check_unary(&c);
-    static const ucase neg = U(lgamma, tensor_lgamma, DOM(D_UNIFORM, -1.8, -1.2), false);
-    check_unary(&neg);
-}
+GRADCHECK_UNARY(lgamma)
+GRADCHECK_UNARY(digamma)
+GRADCHECK_UNARY(polygamma)
+GRADCHECK_UNARY(special_entr)
+GRADCHECK_UNARY(special_erfcx)
+GRADCHECK_UNARY(special_ndtr)
+GRADCHECK_UNARY(special_log_ndtr)
+GRADCHECK_UNARY(special_ndtri)
+GRADCHECK_UNARY(i0)
+GRADCHECK_UNARY(special_i0e)
+GRADCHECK_UNARY(special_i1)
+GRADCHECK_UNARY(special_i1e)
 GRADCHECK_UNARY(add_scalar)
 GRADCHECK_UNARY(sub_scalar)
 GRADCHECK_UNARY(mul_scalar)

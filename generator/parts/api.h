@@ -108,6 +108,30 @@ TENSOR_API int tensor_broadcast_tensors(int n, tensor *const *ts, tensor **out);
 /* torch.meshgrid of n 0-D or 1-D tensors, indexing "ij" (NULL) or "xy"; out[i] are expanded views; returns n, -1 on error */
 TENSOR_API int tensor_meshgrid(int n, tensor *const *ts, const char *indexing, tensor **out);
 
+/* ---- torch.special's other names (>>special): each is the op it names, as in PyTorch ---- */
+TENSOR_API tensor *tensor_special_expit(tensor *a);                 /* sigmoid */
+TENSOR_API tensor *tensor_special_exp2(tensor *a);
+TENSOR_API tensor *tensor_special_expm1(tensor *a);
+TENSOR_API tensor *tensor_special_log1p(tensor *a);
+TENSOR_API tensor *tensor_special_erf(tensor *a);
+TENSOR_API tensor *tensor_special_erfc(tensor *a);
+TENSOR_API tensor *tensor_special_erfinv(tensor *a);
+TENSOR_API tensor *tensor_special_gammaln(tensor *a);               /* lgamma */
+TENSOR_API tensor *tensor_special_digamma(tensor *a);
+TENSOR_API tensor *tensor_special_psi(tensor *a);                   /* digamma */
+TENSOR_API tensor *tensor_special_polygamma(int64_t n, tensor *a);
+TENSOR_API tensor *tensor_special_sinc(tensor *a);
+TENSOR_API tensor *tensor_special_round(tensor *a);
+TENSOR_API tensor *tensor_special_i0(tensor *a);
+TENSOR_API tensor *tensor_special_logit(tensor *a, double eps);     /* eps NaN: None */
+TENSOR_API tensor *tensor_special_xlogy(tensor *a, tensor *b);
+TENSOR_API tensor *tensor_special_xlog1py(tensor *a, tensor *b);
+TENSOR_API tensor *tensor_special_softmax(tensor *t, int dim);
+TENSOR_API tensor *tensor_special_log_softmax(tensor *t, int dim);
+TENSOR_API tensor *tensor_special_logsumexp(tensor *t, int dim, bool keepdim);
+/* sum_{j<p} lgamma(a - j/2) + p (p - 1)/4 log(pi), every element of a > (p - 1)/2, p >= 1 */
+TENSOR_API tensor *tensor_special_multigammaln(tensor *a, int64_t p);
+
 /* ---- The op registry at run time ---- */
 TENSOR_API const char *tensor_op_name(tensor_op op);          /* "add", ...; NULL if out of range */
 TENSOR_API bool        tensor_op_differentiable(tensor_op op);

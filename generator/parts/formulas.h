@@ -261,6 +261,144 @@ TENSOR__HOSTDEV double tensor__optim_update(const tensor__optim_rule *r, double 
     return p - r->lr / r->bias1 * *s1 / denom;
 }
 
+/* ---- torch.special: the normal distribution, erfcx, the modified Bessel functions of order 0
+   and 1, Hurwitz's zeta and polygamma ---- */
+#define TENSOR__SQRT_PI 1.77245385090551602730
+#define TENSOR__SQRT2 1.41421356237309504880
+#define TENSOR__LOG_SQRT_2PI 0.91893853320467274178
+/* -x log x (0 at 0, -inf below it) */
+TENSOR__HOSTDEV double tensor__entr(double x) { return x != x ? x : x > 0 ? -x * log(x) : x == 0 ? 0.0 : -INFINITY; }
+/* exp(x^2) erfc(x). x^2 is split into its double and the rounding error of that double (fma), so
+   exp(x^2) keeps its digits where x^2 is large; from 10 the asymptotic series (its terms shrink
+   faster than 1 / (2 x^2)^k there), as erfc underflows from 26.5. */
+TENSOR__HOSTDEV double tensor__erfcx(double x) {
+    if (x != x) return x;
+    if (x < 10) {
+        double hi = x * x, lo = fma(x, x, -hi);
+        return exp(hi) * (1 + lo) * erfc(x);
+    }
+    double r = 1 / (2 * x * x), term = 1, sum = 1;
+    for (int k = 1; k < 40; k++) {
+        term *= -(2 * k - 1) * r;
+        sum += term;
+        if (fabs(term) < 1e-17 * sum) break;
+    }
+    return sum / (x * TENSOR__SQRT_PI);
+}
+/* The standard normal CDF, and its logarithm: log1p(-Phi(-x)) above 0, log of Phi down to -1,
+   and below -1 log(erfcx(-x / sqrt 2) / 2) - x^2 / 2, which neither underflows nor cancels. */
+/* erfc's relative slope is about -2z in the lower tail, so the rounding of z = -x / sqrt 2 (and of
+   1 / sqrt 2 itself) would cost 2 z^2 ulps there: both are put back to first order. */
+TENSOR__HOSTDEV double tensor__ndtr(double x) {
+    const double r_hi = 0.70710678118654757, r_lo = -4.8336466567264567e-17; /* 1 / sqrt 2 = r_hi + r_lo */
+    double z = -x * r_hi;
+    if (!(z > 1)) return 0.5 * erfc(z);
+    double e = fma(-x, r_hi, -z) - x * r_lo;
+    return 0.5 * erfc(z) * (1 - 2 * z * e);
+}
+TENSOR__HOSTDEV double tensor__log_ndtr(double x) {
+    if (x > 0) return log1p(-tensor__ndtr(-x));
+    if (x >= -1) return log(tensor__ndtr(x));
+    double t = -x / TENSOR__SQRT2;
+    return log(0.5 * tensor__erfcx(t)) - t * t;
+}
+/* d/dx log_ndtr = pdf / Phi, as one exponential (finite where pdf and Phi both underflow) */
+TENSOR__HOSTDEV double tensor__log_ndtr_slope(double x) { return exp(-0.5 * x * x - TENSOR__LOG_SQRT_2PI - tensor__log_ndtr(x)); }
+/* The inverse of Phi. Between 0.02 and 0.98 sqrt 2 erfinv(2p - 1) (erfinv is accurate to the last
+   digits, 2p - 1 exact or nearly so there); in the tails a rational start (Abramowitz and Stegun
+   26.2.23, error below 5e-4) refined by Newton's method on log Phi(x) = log p, which keeps full
+   relative precision down to the smallest p; above 0.5 by symmetry. */
+TENSOR__HOSTDEV double tensor__ndtri(double p) {
+    if (p != p || p < 0 || p > 1) return NAN;
+    if (p == 0) return -INFINITY;
+    if (p == 1) return INFINITY;
+    if (p >= 0.02 && p <= 0.98) return TENSOR__SQRT2 * tensor__erfinv(2 * p - 1);
+    if (p > 0.5) return -tensor__ndtri(1 - p);
+    double t = sqrt(-2 * log(p));
+    double x = -(t - (2.515517 + t * (0.802853 + t * 0.010328)) / (1 + t * (1.432788 + t * (0.189269 + t * 0.001308))));
+    double lp = log(p);
+    for (int k = 0; k < 8; k++) {
+        double step = (tensor__log_ndtr(x) - lp) / tensor__log_ndtr_slope(x);
+        x -= step;
+        if (fabs(step) <= 1e-16 * fabs(x)) break;
+    }
+    return x;
+}
+/* The modified Bessel functions I0 and I1, scaled by exp(-|x|) when `scaled`: the power series
+   (positive terms) up to |x| = 20, then the asymptotic series e^x / sqrt(2 pi x) sum_k
+   (-1)^k prod_{j<=k} (4 nu^2 - (2j - 1)^2) / (k! (8x)^k), whose smallest term there is below
+   e^-40. I1 is odd, I0 even. */
+TENSOR__HOSTDEV double tensor__bessel_i(int nu, double x, bool scaled) {
+    if (x != x) return x;
+    double ax = fabs(x), v;
+    if (ax == INFINITY) v = scaled ? 0.0 : INFINITY;
+    else if (ax <= 20) {
+        double q = 0.25 * ax * ax, term = nu ? 0.5 * ax : 1, sum = term;
+        for (int k = 1; k < 200; k++) {
+            term *= q / ((double)k * (double)(k + nu));
+            sum += term;
+            if (term < 1e-17 * sum) break;
+        }
+        v = scaled ? sum * exp(-ax) : sum;
+    } else {
+        double mu = 4.0 * nu * nu, r = 1 / (8 * ax), term = 1, sum = 1;
+        for (int k = 1; k < 60; k++) {
+            double t = term * -(mu - (2.0 * k - 1) * (2.0 * k - 1)) * r / k;
+            if (fabs(t) >= fabs(term)) break; /* past the smallest term */
+            term = t;
+            sum += term;
+            if (fabs(term) < 1e-17 * fabs(sum)) break;
+        }
+        double c = sum / sqrt(2 * TENSOR__PI * ax);
+        v = scaled ? c : ax > 709 ? (c * exp(0.5 * ax)) * exp(0.5 * ax) : c * exp(ax); /* exp(ax) alone overflows first */
+    }
+    return nu && x < 0 ? -v : v;
+}
+/* Hurwitz's zeta sum_k (k + q)^-s for s > 1 (s == 1: inf; s < 1: NaN, as PyTorch's): the terms up
+   to k + q >= 10 summed directly (q <= 0 only with an integer s, q not a non-positive integer),
+   the rest by Euler-Maclaurin: w^(1-s) / (s - 1) + w^-s / 2 + sum_j B_2j / (2j)! s (s + 1) ...
+   (s + 2j - 2) w^(-s-2j+1) with w = q + N. */
+TENSOR__HOSTDEV double tensor__zeta(double s, double q) {
+    if (s != s || q != q) return NAN;
+    if (s == 1) return INFINITY;
+    if (s < 1) return NAN;
+    if (q <= 0) {
+        if (q == floor(q)) return INFINITY;
+        if (s != floor(s)) return NAN;
+    }
+    double sum = 0, w = q;
+    if (q < 0 && q + 0.5 == floor(q + 0.5)) {
+        /* a half-integer q < 0: the terms of -q - j and q + j have one magnitude, so they cancel
+           (s odd) or double (s even) exactly; summed as they come they would cancel in rounding */
+        bool odd = fmod(s, 2) != 0;
+        for (double b = 0.5; b <= -q; b += 1) sum += odd ? 0.0 : 2 * pow(b, -s);
+        w = -q + 1;
+    }
+    for (int k = 0; w < 10 || w < s || k < 2; k++, w += 1) sum += pow(w, -s); /* w >= s: the tail's terms fall fast */
+    double wn = pow(w, -s);
+    sum += w * wn / (s - 1) + 0.5 * wn;
+    /* B_2j / (2j)! for j = 1..12 */
+    const double b[12] = {1.0 / 12, -1.0 / 720, 1.0 / 30240, -1.0 / 1209600, 1.0 / 47900160, -691.0 / 1307674368000.0, 1.0 / 74724249600.0,
+                          -3617.0 / 10670622842880000.0, 43867.0 / 5109094217170944000.0, -174611.0 / 802857662698291200000.0,
+                          77683.0 / 14101100039391805440000.0, -236364091.0 / 1693824136731743669452800000.0};
+    double poch = s, wp = wn / w; /* s (s+1) ... (s + 2j - 2), w^(-s-2j+1) */
+    for (int j = 0; j < 12; j++) {
+        double t = b[j] * poch * wp;
+        sum += t;
+        if (fabs(t) < 1e-17 * fabs(sum)) break;
+        poch *= (s + 2 * j + 1) * (s + 2 * j + 2);
+        wp /= w * w;
+    }
+    return sum;
+}
+/* The n-th derivative of digamma: (-1)^(n+1) n! zeta(n + 1, x) for n >= 1; digamma for n == 0. */
+TENSOR__HOSTDEV double tensor__polygamma(double n, double x) {
+    if (n == 0) return tensor__digamma(x);
+    double f = 1;
+    for (int k = 2; k <= (int)n; k++) f *= k;
+    return ((int)n % 2 ? f : -f) * tensor__zeta(n + 1, x);
+}
+
 /*  X(name,        float formula (double x),                    integer formula (int64_t x)) */
 #define TENSOR__UNARY_FORMULAS(X)                                                       \
     X(neg,         -x,                                          tensor__ineg(x))         \
@@ -332,7 +470,17 @@ TENSOR__HOSTDEV double tensor__optim_update(const tensor__optim_rule *r, double 
     X(celu,        x > 0 ? x : p0 * expm1(x / p0),              0)                       \
     X(hardshrink,  tensor__hardshrink(x, p0),                   0)                       \
     X(softshrink,  tensor__softshrink(x, p0),                   0)                       \
-    X(threshold,   x <= p0 ? p1 : x,                            (double)x <= p0 ? (int64_t)p1 : x)
+    X(threshold,   x <= p0 ? p1 : x,                            (double)x <= p0 ? (int64_t)p1 : x) \
+    X(special_entr,     tensor__entr(x),                        0)                       \
+    X(special_erfcx,    tensor__erfcx(x),                       0)                       \
+    X(special_ndtr,     tensor__ndtr(x),                        0)                       \
+    X(special_log_ndtr, tensor__log_ndtr(x),                    0)                       \
+    X(special_ndtri,    tensor__ndtri(x),                       0)                       \
+    X(i0,               tensor__bessel_i(0, x, false),          0)                       \
+    X(special_i0e,      tensor__bessel_i(0, x, true),           0)                       \
+    X(special_i1,       tensor__bessel_i(1, x, false),          0)                       \
+    X(special_i1e,      tensor__bessel_i(1, x, true),           0)                       \
+    X(polygamma,        tensor__polygamma(p0, x),               0)
 
 /*  X(name,         float formula (double x, y),    integer formula (int64_t x, y)) */
 #define TENSOR__BINARY_FORMULAS(X)                                        \
@@ -374,7 +522,8 @@ TENSOR__HOSTDEV double tensor__optim_update(const tensor__optim_rule *r, double 
     X(bitwise_left_shift, 0,                       tensor__ishl(x, y))     \
     X(bitwise_right_shift, 0,                      tensor__ishr(x, y))     \
     X(gcd,         0,                              tensor__igcd(x, y))     \
-    X(lcm,         0,                              tensor__ilcm(x, y))
+    X(lcm,         0,                              tensor__ilcm(x, y))     \
+    X(special_zeta, tensor__zeta(x, y),            0)
 
 #endif /* TENSOR__FORMULAS_DONE */
 #endif
