@@ -1981,7 +1981,7 @@ TENSOR__HOSTDEV double tensor__zeta(double s, double q) {
     if (q < 0 && q + 0.5 == floor(q + 0.5)) {
         /* a half-integer q < 0: the terms of -q - j and q + j have one magnitude, so they cancel
            (s odd) or double (s even) exactly; summed as they come they would cancel in rounding */
-        bool odd = fmod(s, 2) != 0;
+        bool odd = fmod(s, 2.0) != 0;
         for (double b = 0.5; b <= -q; b += 1) sum += odd ? 0.0 : 2 * pow(b, -s);
         w = -q + 1;
     }
