@@ -1021,6 +1021,68 @@ static int tensor__derivative_cumsum(tensor__node *n, tensor *g, tensor **grads)
     return TENSOR__OK(grads[0] = tensor_flip(tensor_cumsum(tensor_flip(g, d), d), d));
 }
 
+/* ---- sorting and the scans of >>sort (n->dims[0] the dim, none for a 0-dim input) ---- */
+/* sort, cummax, cummin: g scattered back through the indices the kernel kept (n->extra); an
+   index taken several times (cummax) adds up. */
+static int tensor__derivative_scatter_back(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X;
+    if (x->ndim == 0 || !n->extra) return TENSOR__OK(grads[0] = tensor__alias("tensor_backward", g));
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor__full_on(x->ndim, x->shape, 0, g->dtype, g->storage->device), n->dims[0], n->extra, g));
+}
+static int tensor__derivative_sort(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_scatter_back(n, g, grads); }
+static int tensor__derivative_cummax(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_scatter_back(n, g, grads); }
+static int tensor__derivative_cummin(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_scatter_back(n, g, grads); }
+/* amax / amin: g shared evenly among the entries equal to the extreme (PyTorch). */
+static int tensor__derivative_amax_like(tensor__node *n, tensor *g, tensor **grads, bool is_max) {
+    tensor *x = TENSOR__X;
+    tensor *m = is_max ? tensor_amax(x, n->n_dims, n->dims, true) : tensor_amin(x, n->n_dims, n->dims, true);
+    tensor *hit = tensor__mask_float(tensor_eq(x, m), g);
+    tensor *count = tensor_sum_dims(hit, n->n_dims, n->dims, true);
+    return TENSOR__OK(grads[0] = tensor_mul(tensor__unreduce(n, g), tensor_div(hit, count)));
+}
+static int tensor__derivative_amax(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_amax_like(n, g, grads, true); }
+static int tensor__derivative_amin(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_amax_like(n, g, grads, false); }
+/* The reversed cumulative sum along d. */
+static tensor *tensor__rev_cumsum(tensor *t, int d) { return tensor_flip(tensor_cumsum(tensor_flip(t, d), d), d); }
+/* cumprod: d out_j / d x_i = prod_{k <= j, k != i} x_k for j >= i. Where x_i != 0 that is
+   out_j / x_i, so grad_i = rev_cumsum(g out)_i / x_i (0 past the line's first zero, where every
+   out_j is 0). At the first zero f of a line: rev_cumsum(g cp)_f, cp the cumprod with x_f taken
+   as 1; at later zeros 0. Written with ops, so it differentiates again. */
+static int tensor__derivative_cumprod(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X;
+    if (x->ndim == 0) return TENSOR__OK(grads[0] = tensor__alias("tensor_backward", g));
+    int d = n->dims[0];
+    tensor *is_zero = tensor__cmp_scalar(TENSOR_OP_eq, x, 0);
+    tensor *first = tensor_logical_and(is_zero, tensor__cmp_scalar(TENSOR_OP_eq, tensor_cumsum(is_zero, d), 1));
+    tensor *out = tensor_cumprod(x, d);
+    tensor *a = tensor_div(tensor__rev_cumsum(tensor_mul(g, out), d), tensor_masked_fill(x, is_zero, 1));
+    tensor *b = tensor__rev_cumsum(tensor_mul(g, tensor_cumprod(tensor_masked_fill(x, first, 1), d)), d);
+    /* the second zero s: x_f times rev_cumsum(g cp2)_s, cp2 with x_f and x_s taken as 1 (0 in value,
+       but its derivative by x_f is what a second derivative needs); later zeros: 0 to second order */
+    tensor *zeros_so_far = tensor_cumsum(is_zero, d);
+    tensor *second = tensor_logical_and(is_zero, tensor__cmp_scalar(TENSOR_OP_eq, zeros_so_far, 2));
+    tensor *xf = tensor_sum(tensor_masked_fill(x, tensor_logical_not(first), 0), d, true);
+    tensor *c = tensor__rev_cumsum(tensor_mul(g, tensor_cumprod(tensor_masked_fill(x, tensor_logical_or(first, second), 1), d)), d);
+    tensor *later = tensor_logical_and(is_zero, tensor__cmp_scalar(TENSOR_OP_gt, zeros_so_far, 2));
+    tensor *r = tensor_where(second, tensor_mul(xf, c), tensor_where(first, b, a));
+    return TENSOR__OK(grads[0] = tensor_masked_fill(r, later, 0));
+}
+/* logcumsumexp: grad_i = sum_{j >= i} g_j exp(x_i - out_j), in log space with the positive and
+   negative parts of g apart (PyTorch's formula): exp(x + rev_logcumsumexp(log|g| - out)). */
+static int tensor__derivative_logcumsumexp(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = TENSOR__X;
+    if (x->ndim == 0) return TENSOR__OK(grads[0] = tensor__alias("tensor_backward", g));
+    int d = n->dims[0];
+    tensor *out = tensor_logcumsumexp(x, d), *logabs = tensor_log(tensor_abs(g));
+    tensor *part[2];
+    for (int k = 0; k < 2; k++) {
+        tensor *other = tensor__cmp_scalar(k == 0 ? TENSOR_OP_le : TENSOR_OP_ge, g, 0); /* not this part's sign */
+        tensor *lg = tensor_sub(tensor_masked_fill(logabs, other, -INFINITY), out);
+        part[k] = tensor_exp(tensor_add(x, tensor_flip(tensor_logcumsumexp(tensor_flip(lg, d), d), d)));
+    }
+    return TENSOR__OK(grads[0] = tensor_sub(part[0], part[1]));
+}
+
 /* ---- shape and indexing: n->dims[0] is the dim an op works along; see each op for the rest ---- */
 static int tensor__derivative_reshape_back(tensor__node *n, tensor *g, tensor **grads) {
     return TENSOR__OK(grads[0] = tensor_reshape(g, TENSOR__X->ndim, TENSOR__X->shape));

@@ -1901,13 +1901,13 @@ static int tensor__cuda_prod(tensor__dev_call *c) {
     memset(&p, 0, sizeof p);
     return tensor__cuda_red_launch<tensor__cuda_red_prod>(c, r, p);
 }
-/* max, max_all, min, min_all, argmax, argmin */
+/* max, max_all, min, min_all, argmax, argmin, amax, amin */
 static int tensor__cuda_ext_op(tensor__dev_call *c) {
     tensor__cuda_red r;
     if (!tensor__cuda_red_from_call(c, &r)) return 1;
     tensor__cuda_red_prm p;
     memset(&p, 0, sizeof p);
-    p.kind = c->op == TENSOR_OP_max || c->op == TENSOR_OP_max_all || c->op == TENSOR_OP_argmax;
+    p.kind = c->op == TENSOR_OP_max || c->op == TENSOR_OP_max_all || c->op == TENSOR_OP_argmax || c->op == TENSOR_OP_amax;
     p.index = c->op == TENSOR_OP_argmax || c->op == TENSOR_OP_argmin;
     return tensor__cuda_red_launch<tensor__cuda_red_ext>(c, r, p);
 }
@@ -2024,6 +2024,232 @@ static int tensor__cuda_cumsum(tensor__dev_call *c) {
     TENSOR__CUDA_LAUNCH_BEGIN();
     if (tensor__cuda_is_float(in.dtype)) tensor__cuda_cumsum_kernel<double><<<blocks, threads, 0, s>>>(r, n, is, os);
     else tensor__cuda_cumsum_kernel<int64_t><<<blocks, threads, 0, s>>>(r, n, is, os);
+    return tensor__cuda_launch_check(c);
+}
+
+// >>cuda-sort ------------------------------------------------------------------------------------
+/* sort, cumprod, cummax, cummin, logcumsumexp: the call layout of >>sort (in[0] the input, dims[0]
+   the dim, out the values, out2 the i64 indices of sort/cummax/cummin, ip[0] sort's descending).
+   Lines are the kept positions of a tensor__cuda_red with the dim reduced; out and out2 are
+   contiguous with one shape, so an output's element offset is the same in both.
+   sort: a block per line with a bitonic sort in shared memory for lines up to
+   TENSOR__CUDA_SORT_SHARED elements, and one thread per line with a bottom-up merge sort in
+   global scratch beyond. Both order pairs by (key, original index), a total order, so either gives
+   exactly the CPU's stable sort (NaN after every number; descending puts it first).
+   The scans: one thread per line, in order, with the CPU's arithmetic (double, or wrapping int64). */
+#define TENSOR__CUDA_SORT_SHARED 2048
+TENSOR__CUDA_D bool tensor__cuda_key_before(double a, double b, bool desc) {
+    if (desc) { double t = a; a = b; b = t; }
+    return a < b || (b != b && a == a);
+}
+TENSOR__CUDA_D bool tensor__cuda_key_before(int64_t a, int64_t b, bool desc) { return desc ? a > b : a < b; }
+/* (ka, ia) strictly before (kb, ib): by key, then by index; a pad (index < 0) after everything */
+template <class K> TENSOR__CUDA_D bool tensor__cuda_pair_before(K ka, int64_t ia, K kb, int64_t ib, bool desc) {
+    if (ia < 0) return false;
+    if (ib < 0) return true;
+    if (tensor__cuda_key_before(ka, kb, desc)) return true;
+    if (tensor__cuda_key_before(kb, ka, desc)) return false;
+    return ia < ib;
+}
+
+struct tensor__cuda_line {
+    int64_t n, is, os, xs, osz; /* line length; byte strides along it in the input, out, out2; out's element size */
+    char *idx;                  /* out2's data, or NULL */
+};
+
+template <class K>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_sort_block_kernel(tensor__cuda_red r, tensor__cuda_line L, int64_t P, bool desc) {
+    __shared__ K key[TENSOR__CUDA_SORT_SHARED];
+    __shared__ int pos[TENSOR__CUDA_SORT_SHARED];
+    for (int64_t e = blockIdx.x; e < r.knumel; e += gridDim.x) {
+        int64_t io, oo;
+        tensor__cuda_red_kept(r, e, &io, &oo);
+        for (int64_t i = threadIdx.x; i < P; i += blockDim.x) {
+            if (i < L.n) { tensor__cuda_scan_load(&key[i], r.in + io + i * L.is, r.in_dt); pos[i] = (int)i; }
+            else { key[i] = (K)0; pos[i] = -1; }
+        }
+        __syncthreads();
+        for (int64_t k = 2; k <= P; k <<= 1)
+            for (int64_t j = k >> 1; j > 0; j >>= 1) {
+                for (int64_t i = threadIdx.x; i < P; i += blockDim.x) {
+                    int64_t l = i ^ j;
+                    if (l <= i) continue;
+                    bool up = (i & k) == 0; /* this pair's half of the bitonic sequence goes up */
+                    bool swap = up ? tensor__cuda_pair_before<K>(key[l], pos[l], key[i], pos[i], desc)
+                                   : tensor__cuda_pair_before<K>(key[i], pos[i], key[l], pos[l], desc);
+                    if (swap) {
+                        K tk = key[i]; key[i] = key[l]; key[l] = tk;
+                        int tp = pos[i]; pos[i] = pos[l]; pos[l] = tp;
+                    }
+                }
+                __syncthreads();
+            }
+        char *out = r.out + oo, *ix = L.idx + oo / L.osz * 8;
+        for (int64_t i = threadIdx.x; i < L.n; i += blockDim.x) {
+            tensor__cuda_scan_store(out + i * L.os, r.out_dt, key[i]);
+            *(int64_t *)(ix + i * L.xs) = pos[i];
+        }
+        __syncthreads(); /* the shared arrays are filled again for the next line */
+    }
+}
+
+/* One thread per line: the line copied into its 2n scratch pairs, merged bottom-up (runs of 1, 2,
+   4, ...; the right run's element goes first only when strictly before: stable), written out. */
+template <class K>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_sort_line_kernel(tensor__cuda_red r, tensor__cuda_line L, bool desc, K *kbuf, int64_t *ibuf) {
+    int64_t n = L.n;
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < r.knumel; e += (int64_t)gridDim.x * blockDim.x) {
+        int64_t io, oo;
+        tensor__cuda_red_kept(r, e, &io, &oo);
+        K *ka = kbuf + e * 2 * n, *kb = ka + n;
+        int64_t *ia = ibuf + e * 2 * n, *ib = ia + n;
+        for (int64_t i = 0; i < n; i++) { tensor__cuda_scan_load(&ka[i], r.in + io + i * L.is, r.in_dt); ia[i] = i; }
+        for (int64_t w = 1; w < n; w *= 2) {
+            for (int64_t lo = 0; lo < n; lo += 2 * w) {
+                int64_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n, i = lo, j = mid, o = lo;
+                while (i < mid && j < hi) {
+                    if (tensor__cuda_key_before(ka[j], ka[i], desc)) { kb[o] = ka[j]; ib[o++] = ia[j++]; }
+                    else { kb[o] = ka[i]; ib[o++] = ia[i++]; }
+                }
+                while (i < mid) { kb[o] = ka[i]; ib[o++] = ia[i++]; }
+                while (j < hi) { kb[o] = ka[j]; ib[o++] = ia[j++]; }
+            }
+            K *tk = ka; ka = kb; kb = tk;
+            int64_t *ti = ia; ia = ib; ib = ti;
+        }
+        char *out = r.out + oo, *ix = L.idx + oo / L.osz * 8;
+        for (int64_t i = 0; i < n; i++) {
+            tensor__cuda_scan_store(out + i * L.os, r.out_dt, ka[i]);
+            *(int64_t *)(ix + i * L.xs) = ia[i];
+        }
+    }
+}
+
+/* The scans: cumprod, and cummax/cummin (a later equal value or a NaN takes over: the last index
+   of a tie, NaN kept once seen), logcumsumexp (a running logaddexp), as the CPU's lines. */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_scan_f_kernel(tensor__cuda_red r, tensor__cuda_line L, int op) {
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < r.knumel; e += (int64_t)gridDim.x * blockDim.x) {
+        int64_t io, oo;
+        tensor__cuda_red_kept(r, e, &io, &oo);
+        const char *in = r.in + io;
+        char *out = r.out + oo, *ix = L.idx ? L.idx + oo / L.osz * 8 : NULL;
+        double acc = op == TENSOR_OP_cumprod ? 1.0 : op == TENSOR_OP_logcumsumexp ? -INFINITY : 0.0;
+        int64_t best = 0;
+        for (int64_t i = 0; i < L.n; i++) {
+            double x = tensor__cuda_load_f64(in + i * L.is, r.in_dt);
+            if (op == TENSOR_OP_cumprod) acc *= x;
+            else if (op == TENSOR_OP_logcumsumexp) {
+                double lo = x != x ? x : acc < x ? acc : x, hi = x != x ? x : acc < x ? x : acc;
+                acc = (lo != hi || isfinite(lo)) ? log1p(exp(lo - hi)) + hi : lo;
+            } else {
+                bool is_max = op == TENSOR_OP_cummax;
+                if (i == 0 || x != x || (acc == acc && (is_max ? x >= acc : x <= acc))) { acc = x; best = i; }
+                *(int64_t *)(ix + i * L.xs) = best;
+            }
+            tensor__cuda_store_f64(out + i * L.os, r.out_dt, acc);
+        }
+    }
+}
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_scan_i_kernel(tensor__cuda_red r, tensor__cuda_line L, int op) {
+    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < r.knumel; e += (int64_t)gridDim.x * blockDim.x) {
+        int64_t io, oo;
+        tensor__cuda_red_kept(r, e, &io, &oo);
+        const char *in = r.in + io;
+        char *out = r.out + oo, *ix = L.idx ? L.idx + oo / L.osz * 8 : NULL;
+        int64_t acc = op == TENSOR_OP_cumprod ? 1 : 0, best = 0;
+        for (int64_t i = 0; i < L.n; i++) {
+            int64_t x = tensor__cuda_load_i64(in + i * L.is, r.in_dt);
+            if (op == TENSOR_OP_cumprod) acc = tensor__imul(acc, x);
+            else {
+                bool is_max = op == TENSOR_OP_cummax;
+                if (i == 0 || (is_max ? x >= acc : x <= acc)) { acc = x; best = i; }
+                *(int64_t *)(ix + i * L.xs) = best;
+            }
+            tensor__cuda_store_i64(out + i * L.os, r.out_dt, acc);
+        }
+    }
+}
+
+/* Checks the call and describes its lines; false + message. */
+static bool tensor__cuda_line_setup(tensor__dev_call *c, tensor__cuda_red *r, tensor__cuda_line *L, bool want_idx) {
+    const char *name = tensor__cuda_op_name(c->op);
+    if (c->n_in != 1) { tensor__cuda_fail(c, "%s: expected 1 input, got %d", name, c->n_in); return false; }
+    const tensor__dev_operand &in = c->in[0], &out = c->out, &out2 = c->out2;
+    if (!tensor__cuda_operand_ok(c, in, "input") || !tensor__cuda_operand_ok(c, out, "output")) return false;
+    if (in.by_value || out.by_value) { tensor__cuda_fail(c, "%s: the operands cannot be values", name); return false; }
+    if (out.ndim != in.ndim) { tensor__cuda_fail(c, "%s: an output of %d dims for an input of %d", name, out.ndim, in.ndim); return false; }
+    for (int d = 0; d < in.ndim; d++)
+        if (out.shape[d] != in.shape[d]) { tensor__cuda_fail(c, "%s: the output's shape differs from the input's at dim %d", name, d); return false; }
+    if (want_idx) {
+        if (!tensor__cuda_operand_ok(c, out2, "indices") || out2.dtype != TENSOR_I64 || out2.ndim != out.ndim) {
+            tensor__cuda_fail(c, "%s: expected i64 indices of the output's shape", name);
+            return false;
+        }
+        for (int d = 0; d < out.ndim; d++)
+            if (out2.shape[d] != out.shape[d] || out2.strides[d] != out.strides[d]) {
+                tensor__cuda_fail(c, "%s: the indices must have the output's shape and strides", name);
+                return false;
+            }
+    }
+    if (c->n_dims > 1) { tensor__cuda_fail(c, "%s: %d dims, expected one", name, c->n_dims); return false; }
+    unsigned mask;
+    if (!tensor__cuda_red_mask(c, &mask)) return false;
+    int dim = c->n_dims ? c->dims[0] : -1;
+    int64_t esz = tensor__cuda_size(in.dtype), osz = tensor__cuda_size(out.dtype), ostride[TENSOR_MAX_DIMS];
+    for (int d = 0; d < in.ndim; d++) ostride[d] = out.strides[d] * osz;
+    tensor__cuda_red_build(r, in, mask, ostride, out);
+    L->n = dim >= 0 ? in.shape[dim] : 1;
+    L->is = dim >= 0 ? in.strides[dim] * esz : 0;
+    L->os = dim >= 0 ? ostride[dim] : 0;
+    L->xs = dim >= 0 && want_idx ? out2.strides[dim] * 8 : 0;
+    L->osz = osz;
+    L->idx = want_idx ? (char *)out2.data : NULL;
+    return true;
+}
+
+static int tensor__cuda_sort(tensor__dev_call *c) {
+    tensor__cuda_red r;
+    tensor__cuda_line L;
+    if (!tensor__cuda_line_setup(c, &r, &L, true)) return 1;
+    if (tensor__cuda_numel(c->in[0]) == 0) return 0;
+    bool desc = c->ip[0] != 0, fl = tensor__cuda_is_float(c->in[0].dtype);
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    if (L.n <= TENSOR__CUDA_SORT_SHARED) {
+        int64_t P = 1;
+        while (P < L.n) P <<= 1;
+        unsigned blocks = (unsigned)(r.knumel > TENSOR__CUDA_MAX_BLOCKS ? TENSOR__CUDA_MAX_BLOCKS : r.knumel);
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        if (fl) tensor__cuda_sort_block_kernel<double><<<blocks, TENSOR__CUDA_THREADS, 0, s>>>(r, L, P, desc);
+        else tensor__cuda_sort_block_kernel<int64_t><<<blocks, TENSOR__CUDA_THREADS, 0, s>>>(r, L, P, desc);
+        return tensor__cuda_launch_check(c);
+    }
+    size_t pairs = (size_t)r.knumel * 2 * (size_t)L.n;
+    void *kbuf = tensor__cuda_alloc(pairs * 8, c->error, sizeof c->error); /* double and int64 keys: 8 bytes */
+    if (!kbuf) return 1;
+    void *ibuf = tensor__cuda_alloc(pairs * 8, c->error, sizeof c->error);
+    if (!ibuf) { tensor__cuda_free(kbuf); return 1; }
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (fl) tensor__cuda_sort_line_kernel<double><<<tensor__cuda_blocks(r.knumel), TENSOR__CUDA_THREADS, 0, s>>>(r, L, desc, (double *)kbuf, (int64_t *)ibuf);
+    else tensor__cuda_sort_line_kernel<int64_t><<<tensor__cuda_blocks(r.knumel), TENSOR__CUDA_THREADS, 0, s>>>(r, L, desc, (int64_t *)kbuf, (int64_t *)ibuf);
+    int rc = tensor__cuda_launch_check(c);
+    tensor__cuda_free(kbuf); /* stream-ordered: after the kernel */
+    tensor__cuda_free(ibuf);
+    return rc;
+}
+/* cumprod, cummax, cummin, logcumsumexp */
+static int tensor__cuda_scan_op(tensor__dev_call *c) {
+    bool want_idx = c->op == TENSOR_OP_cummax || c->op == TENSOR_OP_cummin;
+    tensor__cuda_red r;
+    tensor__cuda_line L;
+    if (!tensor__cuda_line_setup(c, &r, &L, want_idx)) return 1;
+    if (c->op == TENSOR_OP_logcumsumexp && !tensor__cuda_red_float_only(c, r)) return 1;
+    if (tensor__cuda_numel(c->in[0]) == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (tensor__cuda_is_float(c->in[0].dtype)) tensor__cuda_scan_f_kernel<<<tensor__cuda_blocks(r.knumel), TENSOR__CUDA_THREADS, 0, s>>>(r, L, (int)c->op);
+    else tensor__cuda_scan_i_kernel<<<tensor__cuda_blocks(r.knumel), TENSOR__CUDA_THREADS, 0, s>>>(r, L, (int)c->op);
     return tensor__cuda_launch_check(c);
 }
 
@@ -4843,6 +5069,13 @@ TENSOR__CUDA_KERNEL(min, &tensor__cuda_ext_op)
 TENSOR__CUDA_KERNEL(min_all, &tensor__cuda_ext_op)
 TENSOR__CUDA_KERNEL(argmax, &tensor__cuda_ext_op)
 TENSOR__CUDA_KERNEL(argmin, &tensor__cuda_ext_op)
+TENSOR__CUDA_KERNEL(amax, &tensor__cuda_ext_op)
+TENSOR__CUDA_KERNEL(amin, &tensor__cuda_ext_op)
+TENSOR__CUDA_KERNEL(sort, &tensor__cuda_sort)
+TENSOR__CUDA_KERNEL(cumprod, &tensor__cuda_scan_op)
+TENSOR__CUDA_KERNEL(cummax, &tensor__cuda_scan_op)
+TENSOR__CUDA_KERNEL(cummin, &tensor__cuda_scan_op)
+TENSOR__CUDA_KERNEL(logcumsumexp, &tensor__cuda_scan_op)
 TENSOR__CUDA_KERNEL(var, &tensor__cuda_var)
 TENSOR__CUDA_KERNEL(std, &tensor__cuda_var)
 TENSOR__CUDA_KERNEL(logsumexp, &tensor__cuda_logsumexp)

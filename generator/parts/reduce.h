@@ -490,7 +490,7 @@ static void tensor__elem_ext(const tensor__red *r, const char *in, char *out, vo
     tensor_op op = ((const tensor__call *)ctx)->op;
     tensor__acc a;
     tensor__acc_init(&a, r->in_dt);
-    a.mode = (op == TENSOR_OP_max || op == TENSOR_OP_max_all || op == TENSOR_OP_argmax) ? 1 : -1;
+    a.mode = (op == TENSOR_OP_max || op == TENSOR_OP_max_all || op == TENSOR_OP_argmax || op == TENSOR_OP_amax) ? 1 : -1;
     tensor__red_walk(r, in, tensor__row_ext, &a);
     if (op == TENSOR_OP_argmax || op == TENSOR_OP_argmin) { tensor__store_i64(out, TENSOR_I64, a.best); return; }
     tensor__red_store(r, out, &a);
@@ -592,6 +592,8 @@ static int tensor__cpu_max(tensor__call *c) { return tensor__reduce_run(c, tenso
 static int tensor__cpu_max_all(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_ext); }
 static int tensor__cpu_min(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_ext); }
 static int tensor__cpu_min_all(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_ext); }
+static int tensor__cpu_amax(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_ext); }
+static int tensor__cpu_amin(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_ext); }
 static int tensor__cpu_argmax(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_ext); }
 static int tensor__cpu_argmin(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_ext); }
 static int tensor__cpu_var(tensor__call *c) { return tensor__reduce_run(c, tensor__elem_var); }
@@ -675,10 +677,10 @@ static tensor *tensor__reduce(tensor_op op, tensor *t, int n, const int *dims, b
     }
 
     /* ops with no identity refuse to reduce over nothing */
-    bool no_identity = op == TENSOR_OP_max || op == TENSOR_OP_max_all || op == TENSOR_OP_min || op == TENSOR_OP_min_all ||
+    bool no_identity = op == TENSOR_OP_max || op == TENSOR_OP_max_all || op == TENSOR_OP_min || op == TENSOR_OP_min_all || op == TENSOR_OP_amax || op == TENSOR_OP_amin ||
                        op == TENSOR_OP_argmax || op == TENSOR_OP_argmin || (op == TENSOR_OP_norm && (p == INFINITY || p < 0));
     if (no_identity) {
-        const char *what = op == TENSOR_OP_max || op == TENSOR_OP_max_all ? "the maximum" : op == TENSOR_OP_min || op == TENSOR_OP_min_all ? "the minimum"
+        const char *what = op == TENSOR_OP_max || op == TENSOR_OP_max_all || op == TENSOR_OP_amax ? "the maximum" : op == TENSOR_OP_min || op == TENSOR_OP_min_all || op == TENSOR_OP_amin ? "the minimum"
                          : op == TENSOR_OP_argmax ? "the argmax" : op == TENSOR_OP_argmin ? "the argmin" : "the norm";
         char norm_what[48];
         if (op == TENSOR_OP_norm) { snprintf(norm_what, sizeof norm_what, "the %g norm", p); what = norm_what; }
