@@ -81,51 +81,51 @@ static tensor *T64(int ndim, const int64_t *shape, const double *v) { return tes
 
 TEST(sort_values_and_indices_like_pytorch) {
     tensor *x = T64(TENSOR_SHAPE(3, 5), X);
-    tensor *i = NULL, *v = tensor_sort(x, 1, false, false, &i);
+    tensor *i = NULL, *v = tensor_sort(x, 1, false, &i);
     CHECK_SHAPE(v, TENSOR_SHAPE(3, 5));
     CHECK(tensor_get_dtype(i) == TENSOR_I64);
     CHECK_VALUES(v, sort1_v, 15, 0, 0);
     CHECK_IDX(i, sort1_i, 15);
-    v = tensor_sort(x, -1, true, true, &i);
+    v = tensor_sort(x, -1, true, &i);
     CHECK_VALUES(v, sort1d_v, 15, 0, 0);
     CHECK_IDX(i, sort1d_i, 15);
-    v = tensor_sort(x, 0, false, true, &i);
+    v = tensor_sort(x, 0, false, &i);
     CHECK_VALUES(v, sort0_v, 15, 0, 0);
     CHECK_IDX(i, sort0_i, 15);
     /* the same through a transposed view (dim 1 of x is dim 0 of x^T), in f32 */
     tensor *xt = tensor_transpose(test_tensor(TENSOR_F32, TENSOR_SHAPE(3, 5), X), 0, 1);
-    v = tensor_sort(xt, 0, false, false, &i);
+    v = tensor_sort(xt, 0, false, &i);
     CHECK(tensor_get_dtype(v) == TENSOR_F32);
     CHECK_VALUES(tensor_transpose(v, 0, 1), sort1_v, 15, 0, 0);
     CHECK_IDX(tensor_transpose(i, 0, 1), sort1_i, 15);
-    CHECK_VALUES(tensor_argsort(x, 1, false, true), sort1_i, 15, 0, 0);
+    CHECK_VALUES(tensor_argsort(x, 1, false), sort1_i, 15, 0, 0);
     CHECK_VALUES(tensor_msort(x), sort0_v, 15, 0, 0);
     /* integers (descending, ties in order), bool, 0-dim, empty */
     tensor *n = test_tensor(TENSOR_I32, TENSOR_SHAPE(6), (const double[]){3, -7, 3, 100000, 0, -7});
-    v = tensor_sort(n, 0, true, true, &i);
+    v = tensor_sort(n, 0, true, &i);
     CHECK(tensor_get_dtype(v) == TENSOR_I32);
     CHECK_VALUES(v, ((const double[]){100000, 3, 3, 0, -7, -7}), 6, 0, 0);
     CHECK_IDX(i, ((const double[]){3, 0, 2, 4, 1, 5}), 6);
     const int64_t bigv[3] = {9007199254740993, 1, 9007199254740992}; /* equal as doubles: sorted as int64 */
     tensor *big = tensor_from_data(bigv, TENSOR_SHAPE(3), TENSOR_I64);
-    CHECK_VALUES(tensor_argsort(big, 0, false, false), ((const double[]){1, 2, 0}), 3, 0, 0);
+    CHECK_VALUES(tensor_argsort(big, 0, false), ((const double[]){1, 2, 0}), 3, 0, 0);
     tensor *b = test_tensor(TENSOR_BOOL, TENSOR_SHAPE(4), (const double[]){1, 0, 1, 0});
-    CHECK_VALUES(tensor_sort(b, 0, false, false, &i), ((const double[]){0, 0, 1, 1}), 4, 0, 0);
+    CHECK_VALUES(tensor_sort(b, 0, false, &i), ((const double[]){0, 0, 1, 1}), 4, 0, 0);
     CHECK_IDX(i, ((const double[]){1, 3, 0, 2}), 4);
-    v = tensor_sort(tensor_scalar(2.5, TENSOR_F32), -1, false, false, &i);
+    v = tensor_sort(tensor_scalar(2.5, TENSOR_F32), -1, false, &i);
     CHECK_SHAPE(v, 0, NULL);
     CHECK(tensor_item(v) == 2.5 && tensor_item(i) == 0);
-    CHECK_SHAPE(tensor_sort(tensor_zeros(TENSOR_SHAPE(3, 0), TENSOR_F32), 1, false, false, &i), TENSOR_SHAPE(3, 0));
+    CHECK_SHAPE(tensor_sort(tensor_zeros(TENSOR_SHAPE(3, 0), TENSOR_F32), 1, false, &i), TENSOR_SHAPE(3, 0));
     CHECK_SHAPE(i, TENSOR_SHAPE(3, 0));
     /* f16 and bf16 keep their values */
     tensor *h = test_tensor(TENSOR_BF16, TENSOR_SHAPE(4), (const double[]){1.5, -0.25, 3, -8});
-    CHECK_VALUES(tensor_sort(h, 0, false, false, NULL), ((const double[]){-8, -0.25, 1.5, 3}), 4, 0, 0);
+    CHECK_VALUES(tensor_sort(h, 0, false, NULL), ((const double[]){-8, -0.25, 1.5, 3}), 4, 0, 0);
 }
 
 /* The kernel on rows long enough to merge (and allocate), many rows (the thread pool), and a
    strided dim: every line sorted, a permutation, and ties in their original order. */
 static void check_sorted_lines(tensor *x, int dim, bool desc) {
-    tensor *idx = NULL, *v = tensor_sort(x, dim, desc, true, &idx);
+    tensor *idx = NULL, *v = tensor_sort(x, dim, desc, &idx);
     CHECK(v && idx);
     if (!v || !idx) return;
     int nd = tensor_ndim(x);
@@ -165,9 +165,9 @@ TEST(sort_long_many_and_strided_lines) {
     check_sorted_lines(tensor_randint(-3, 3, TENSOR_SHAPE(4, 1000, 3), TENSOR_I32), 1, false);
     /* the reference kernels (one thread, the same code) agree */
     bool was = tensor_set_reference_kernels(true);
-    tensor *i1 = NULL, *v1 = tensor_sort(many, 1, false, false, &i1);
+    tensor *i1 = NULL, *v1 = tensor_sort(many, 1, false, &i1);
     tensor_set_reference_kernels(was);
-    tensor *i2 = NULL, *v2 = tensor_sort(many, 1, false, false, &i2);
+    tensor *i2 = NULL, *v2 = tensor_sort(many, 1, false, &i2);
     CHECK(test_same_bits(v1, v2) && test_same_bits(i1, i2));
 }
 
@@ -359,7 +359,7 @@ static tensor *f_sortop(tensor *const *in, const void *ctx) {
     const int dims1[1] = {a->dim}, dims2[2] = {0, tensor_ndim(x) > 1 ? -1 : 0};
     int n2 = tensor_ndim(x) > 1 ? 2 : 1;
     switch (a->op) {
-    case TENSOR_OP_sort: r = tensor_sort(x, a->dim, a->flag, true, &idx); break;
+    case TENSOR_OP_sort: r = tensor_sort(x, a->dim, a->flag, &idx); break;
     case TENSOR_OP_msort: r = tensor_msort(x); break;
     case TENSOR_OP_topk: r = tensor_topk(x, a->k, a->dim, a->flag, true, &idx); break;
     case TENSOR_OP_amax: r = a->flag ? tensor_amax(x, n2, dims2, a->keep) : tensor_amax(x, 1, dims1, a->keep); break;
@@ -503,15 +503,15 @@ void gradcheck_dist(void) {
 
 void bad_input_sort(void) {
     tensor *x = tensor_zeros(TENSOR_SHAPE(2, 3), TENSOR_F32), *i = x;
-    CHECK_BAD(tensor_sort(NULL, 0, false, false, &i), "tensor_sort");
+    CHECK_BAD(tensor_sort(NULL, 0, false, &i), "tensor_sort");
     CHECK(i == NULL); /* an out-pointer is cleared on failure */
-    CHECK_BAD(tensor_sort(x, 2, false, false, NULL), "tensor_sort");
-    CHECK_BAD(tensor_sort(x, -3, true, true, NULL), "tensor_sort");
-    CHECK_BAD(tensor_sort(tensor_scalar(1, TENSOR_F32), 1, false, false, NULL), "tensor_sort");
+    CHECK_BAD(tensor_sort(x, 2, false, NULL), "tensor_sort");
+    CHECK_BAD(tensor_sort(x, -3, true, NULL), "tensor_sort");
+    CHECK_BAD(tensor_sort(tensor_scalar(1, TENSOR_F32), 1, false, NULL), "tensor_sort");
 }
 void bad_input_argsort(void) {
-    CHECK_BAD(tensor_argsort(NULL, 0, false, false), "tensor_argsort");
-    CHECK_BAD(tensor_argsort(tensor_zeros(TENSOR_SHAPE(2), TENSOR_F32), 1, false, false), "tensor_sort");
+    CHECK_BAD(tensor_argsort(NULL, 0, false), "tensor_argsort");
+    CHECK_BAD(tensor_argsort(tensor_zeros(TENSOR_SHAPE(2), TENSOR_F32), 1, false), "tensor_sort");
 }
 void bad_input_msort(void) {
     CHECK_BAD(tensor_msort(NULL), "tensor_sort");

@@ -263,21 +263,20 @@ static tensor *tensor__along(tensor_op op, tensor *t, int dim, tensor_dtype out_
     return r;
 }
 
-/* Sorted values along dim (NaN the largest, as PyTorch); the sort is always stable, so `stable`
-   changes nothing (PyTorch's stable=false allows any order of ties). */
-TENSOR_API tensor *tensor_sort(tensor *t, int dim, bool descending, bool stable, tensor **indices) {
-    (void)stable;
+/* Sorted values along dim (NaN the largest, as PyTorch); always stable (ties keep their order:
+   PyTorch's stable=True, which its stable=False allows too), so there is no flag for it. */
+TENSOR_API tensor *tensor_sort(tensor *t, int dim, bool descending, tensor **indices) {
     return tensor__along(TENSOR_OP_sort, t, dim, t ? t->dtype : TENSOR_F32, true, descending, indices);
 }
-TENSOR_API tensor *tensor_argsort(tensor *t, int dim, bool descending, bool stable) {
+TENSOR_API tensor *tensor_argsort(tensor *t, int dim, bool descending) {
     if (!t) return tensor__null_arg("tensor_argsort", "t");
-    tensor *idx = NULL, *v = tensor_sort(t, dim, descending, stable, &idx);
+    tensor *idx = NULL, *v = tensor_sort(t, dim, descending, &idx);
     tensor_free(v);
     return idx;
 }
 TENSOR_API tensor *tensor_msort(tensor *t) {
     if (t && t->ndim == 0) return tensor__fail("tensor_msort", "expected a tensor of at least 1 dim, got a 0-dim tensor");
-    return tensor_sort(t, 0, false, false, NULL);
+    return tensor_sort(t, 0, false, NULL);
 }
 
 /* The k largest (smallest) along dim, in order (sorted = false gives them sorted too). */
@@ -291,7 +290,7 @@ TENSOR_API tensor *tensor_topk(tensor *t, int64_t k, int dim, bool largest, bool
     int64_t n = t->ndim ? t->shape[d] : 1;
     if (k < 0 || k > n) return tensor__fail(fn, "k (%lld) is out of range for dim %d of size %lld", (long long)k, d, (long long)n);
     tensor__stmps s = {{0}, 0};
-    tensor *idx = NULL, *v = tensor__stmp(&s, tensor_sort(t, d, largest, true, indices ? &idx : NULL));
+    tensor *idx = NULL, *v = tensor__stmp(&s, tensor_sort(t, d, largest, indices ? &idx : NULL));
     tensor__stmp(&s, idx);
     tensor *rv = NULL, *ri = NULL;
     if (t->ndim == 0) { rv = v; ri = idx; } /* k is 0 or 1: PyTorch keeps the 0-dim tensor */
@@ -413,7 +412,7 @@ static tensor *tensor__median_dim(bool nan, tensor *t, int dim, bool keepdim, te
     tensor__stmps s = {{0}, 0};
     int64_t one = 1;
     tensor *x = t->ndim ? t : tensor__stmp(&s, tensor_reshape(t, 1, &one));
-    tensor *sidx = NULL, *sorted = tensor__stmp(&s, tensor_sort(x, d, false, true, &sidx));
+    tensor *sidx = NULL, *sorted = tensor__stmp(&s, tensor_sort(x, d, false, &sidx));
     tensor__stmp(&s, sidx);
     /* per line: nn = the count of non-NaN values; the position to take */
     tensor *nn = tensor__stmp(&s, tensor_sum(tensor__stmp(&s, tensor_logical_not(tensor__stmp(&s, tensor_isnan(x)))), d, true));
@@ -488,7 +487,7 @@ TENSOR_API tensor *tensor_kthvalue(tensor *t, int64_t k, int dim, bool keepdim, 
     tensor__stmps s = {{0}, 0};
     int64_t one = 1;
     tensor *x = t->ndim ? t : tensor__stmp(&s, tensor_reshape(t, 1, &one));
-    tensor *sidx = NULL, *sorted = tensor__stmp(&s, tensor_sort(x, d, false, true, indices ? &sidx : NULL));
+    tensor *sidx = NULL, *sorted = tensor__stmp(&s, tensor_sort(x, d, false, indices ? &sidx : NULL));
     tensor__stmp(&s, sidx);
     tensor *v = tensor__stmp(&s, tensor_narrow(sorted, d, k - 1, 1));
     tensor *ix = indices ? tensor__stmp(&s, tensor_narrow(sidx, d, k - 1, 1)) : NULL;
@@ -519,7 +518,7 @@ TENSOR_API tensor *tensor_mode(tensor *t, int dim, bool keepdim, tensor **indice
     tensor__stmps s = {{0}, 0};
     int64_t one = 1;
     tensor *x = t->ndim ? t : tensor__stmp(&s, tensor_reshape(t, 1, &one));
-    tensor *sidx = NULL, *sorted = tensor__stmp(&s, tensor_sort(x, d, false, true, &sidx));
+    tensor *sidx = NULL, *sorted = tensor__stmp(&s, tensor_sort(x, d, false, &sidx));
     tensor__stmp(&s, sidx);
     tensor *sd = tensor__stmp(&s, tensor_detach(sorted));
     /* start[i]: a run begins at i (i == 0, or a value other than the one before) */
@@ -591,7 +590,7 @@ static tensor *tensor__quantile(const char *fn, bool ignore_nan, tensor *t, tens
     tensor *x = !dim ? tensor__stmp(&s, tensor_reshape(t, 1, &flat))
               : t->ndim == 0 ? tensor__stmp(&s, tensor_reshape(t, 1, &one))
               : tensor__stmp(&s, tensor_movedim(t, d, -1));
-    tensor *sorted = tensor__stmp(&s, tensor_sort(x, -1, false, true, NULL));
+    tensor *sorted = tensor__stmp(&s, tensor_sort(x, -1, false, NULL));
     int64_t n = x ? x->shape[x->ndim - 1] : 0;
     tensor *qq = tensor__stmp(&s, tensor_reshape(q, 1, &nq)); /* [Q] */
     tensor *nanm = tensor__stmp(&s, tensor_isnan(sorted));
