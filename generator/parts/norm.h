@@ -317,6 +317,19 @@ static bool tensor__running_update(tensor *running, tensor *stat, double momentu
     return r != NULL;
 }
 
+/* The per-channel mean of x [N, C, *] as [C, 1, ...] (broadcasts against x): the mean over * of
+   x seen as [N, C, L], then over N (equal counts, so the mean of the means), two reductions
+   along contiguous rows rather than one over scattered dims. */
+static tensor *tensor__bn_mean(tensor__tmps *s, tensor *x) {
+    if (!x) return NULL;
+    int64_t ncl[3] = {x->shape[0], x->shape[1], tensor__numel_of(x->ndim - 2, x->shape + 2)}, shape[TENSOR_MAX_DIMS];
+    tensor *m = tensor__tmp(s, tensor_mean(tensor__tmp(s, tensor_reshape(x, 3, ncl)), 2, false));
+    m = tensor__tmp(s, tensor_mean(m, 0, false));
+    shape[0] = ncl[1];
+    for (int i = 1; i < x->ndim - 1; i++) shape[i] = 1;
+    return tensor__tmp(s, tensor_reshape(m, x->ndim - 1, shape));
+}
+
 /* x [N, C, *]: normalized per channel over N and *; training: with the batch statistics (biased
    variance), and running_mean/var (when given) updated in place with the unbiased variance, as
    PyTorch; otherwise with running_mean/var. */
@@ -330,11 +343,9 @@ TENSOR_API tensor *tensor_batch_norm(tensor *x, tensor *running_mean, tensor *ru
     tensor *w, *b, *mean, *invstd;
     if (!tensor__channel_param(fn, "weight", weight, x, &s, &w) || !tensor__channel_param(fn, "bias", bias, x, &s, &b)) { tensor__tmps_free(&s); return NULL; }
     if (training) {
-        int dims[TENSOR_MAX_DIMS], nd = 0;
-        for (int i = 0; i < x->ndim; i++) if (i != 1) dims[nd++] = i;
-        mean = tensor__tmp(&s, tensor_mean_dims(x, nd, dims, true));
+        mean = tensor__bn_mean(&s, x);
         tensor *xc = tensor__tmp(&s, tensor_sub(x, mean));
-        tensor *var = tensor__tmp(&s, tensor_mean_dims(tensor__tmp(&s, tensor_mul(xc, xc)), nd, dims, true));
+        tensor *var = tensor__bn_mean(&s, tensor__tmp(&s, tensor_mul(xc, xc)));
         invstd = tensor__tmp(&s, tensor_rsqrt(tensor__tmp(&s, tensor_add_scalar(var, eps))));
         if (running_mean && mean && var && count > 1) {
             int64_t cs[1] = {C};
