@@ -414,6 +414,25 @@ typedef enum { TENSOR_REDUCTION_MEAN, TENSOR_REDUCTION_SUM, TENSOR_REDUCTION_NON
     X(normalize, NN, COMPOSITE, ANY, DIFF, (tensor *x, double p, int dim, double eps), "x / max(p-norm of x over dim, eps) (F.normalize)") \
     X(cosine_similarity, NN, COMPOSITE, ANY, DIFF, (tensor *x1, tensor *x2, int dim, double eps), "cosine of x1 and x2 (broadcast) along dim, each norm at least eps") \
     X(pairwise_distance, NN, COMPOSITE, ANY, DIFF, (tensor *x1, tensor *x2, double p, double eps, bool keepdim), "p-norm of x1 - x2 + eps over the last dim") \
+    X(batch_norm, NN, COMPOSITE, ANY, DIFF, (tensor *x, tensor *running_mean, tensor *running_var, tensor *weight, tensor *bias, bool training, double momentum, double eps), "x [N, C, *] normalized per channel; training: batch statistics, running ones updated in place; any of the 4 may be NULL (running ones: when training)") \
+    X(instance_norm, NN, COMPOSITE, ANY, DIFF, (tensor *x, tensor *running_mean, tensor *running_var, tensor *weight, tensor *bias, bool use_input_stats, double momentum, double eps), "x [N, C, *] normalized per sample and channel (use_input_stats false: with the running statistics)") \
+    X(group_norm, NN, COMPOSITE, ANY, DIFF, (tensor *x, int64_t num_groups, tensor *weight, tensor *bias, double eps), "x [N, C, *] normalized per sample over groups of C / num_groups channels; weight, bias [C] may be NULL") \
+    X(max_pool2d_with_indices, NN, COMPOSITE, ANY, DIFF, (tensor *x, int kernel, int stride, int padding, int dilation, bool ceil_mode, tensor **indices), "2-D max pooling with dilation and ceil_mode (stride 0: kernel); *indices: flat h * W + w of each max (i64)") \
+    X(max_pool1d, NN, COMPOSITE, ANY, DIFF, (tensor *x, int kernel, int stride, int padding, int dilation, bool ceil_mode, tensor **indices), "1-D max pooling of x [N, C, L] or [C, L] (stride 0: kernel); *indices may be NULL") \
+    X(avg_pool1d, NN, COMPOSITE, ANY, DIFF, (tensor *x, int kernel, int stride, int padding, bool ceil_mode, bool count_include_pad), "1-D average pooling of x [N, C, L] or [C, L] (stride 0: kernel)") \
+    X(adaptive_avg_pool1d, NN, COMPOSITE, ANY, DIFF, (tensor *x, int64_t output_size), "average pooling of x [N, C, L] or [C, L] to output_size windows") \
+    X(adaptive_avg_pool2d, NN, COMPOSITE, ANY, DIFF, (tensor *x, int64_t output_h, int64_t output_w), "average pooling of x [N, C, H, W] or [C, H, W] to output_h x output_w windows") \
+    X(adaptive_max_pool2d, NN, COMPOSITE, ANY, DIFF, (tensor *x, int64_t output_h, int64_t output_w, tensor **indices), "max pooling to output_h x output_w windows; *indices (may be NULL): flat h * W + w (i64)") \
+    X(max_unpool2d, NN, COMPOSITE, ANY, DIFF, (tensor *x, tensor *indices, int kernel, int stride, int padding, int64_t output_h, int64_t output_w), "x placed at the flat indices of max pooling in zeros (output size 0, 0: the default)") \
+    X(conv2d_padding, NN, COMPOSITE, ANY, DIFF, (tensor *x, tensor *w, tensor *bias, int stride, const char *padding, int dilation, int groups), "conv2d with padding given as the string same (stride 1) or valid") \
+    X(conv1d_padding, NN, COMPOSITE, ANY, DIFF, (tensor *x, tensor *w, tensor *bias, int stride, const char *padding, int dilation, int groups), "conv1d with padding given as the string same (stride 1) or valid") \
+    X(conv_transpose2d, NN, COMPOSITE, ANY, DIFF, (tensor *x, tensor *w, tensor *bias, int stride, int padding, int output_padding, int groups, int dilation), "transposed 2-D convolution, x [N, Ci, H, W], w [Ci, Co/groups, kH, kW]") \
+    X(conv_transpose1d, NN, COMPOSITE, ANY, DIFF, (tensor *x, tensor *w, tensor *bias, int stride, int padding, int output_padding, int groups, int dilation), "transposed 1-D convolution, x [N, Ci, L], w [Ci, Co/groups, k]") \
+    X(pixel_shuffle, NN, COMPOSITE, ANY, DIFF, (tensor *x, int64_t upscale_factor), "[*, C r^2, H, W] -> [*, C, H r, W r]") \
+    X(pixel_unshuffle, NN, COMPOSITE, ANY, DIFF, (tensor *x, int64_t downscale_factor), "[*, C, H r, W r] -> [*, C r^2, H, W]") \
+    X(interpolate, NN, COMPOSITE, ANY, DIFF, (tensor *x, int n, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners), "resize over the spatial dims: size or scale_factor (n entries: 1 or one per dim); nearest, nearest-exact, (bi/tri)linear, bicubic, area") \
+    X(im2col, NN, COMPOSITE, ANY, DIFF, (tensor *x, int kernel, int dilation, int padding, int stride), "F.unfold: the sliding blocks of x [N, C, H, W] as columns [N, C k^2, L]") \
+    X(col2im, NN, COMPOSITE, ANY, DIFF, (tensor *cols, int64_t output_h, int64_t output_w, int kernel, int dilation, int padding, int stride), "F.fold: columns [N, C k^2, L] summed into [N, C, output_h, output_w]") \
     X(cross_entropy, LOSS, KERNEL, ANY, DIFF, (tensor *logits, tensor *targets), "mean cross-entropy of logits [N, C] against class indices [N]") \
     X(nll_loss, LOSS, KERNEL, ANY, DIFF, (tensor *log_probs, tensor *targets), "mean negative log-likelihood of class indices") \
     X(mse_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target), "mean squared error") \
@@ -737,6 +756,25 @@ typedef enum tensor_op {
     TENSOR_OP_normalize,
     TENSOR_OP_cosine_similarity,
     TENSOR_OP_pairwise_distance,
+    TENSOR_OP_batch_norm,
+    TENSOR_OP_instance_norm,
+    TENSOR_OP_group_norm,
+    TENSOR_OP_max_pool2d_with_indices,
+    TENSOR_OP_max_pool1d,
+    TENSOR_OP_avg_pool1d,
+    TENSOR_OP_adaptive_avg_pool1d,
+    TENSOR_OP_adaptive_avg_pool2d,
+    TENSOR_OP_adaptive_max_pool2d,
+    TENSOR_OP_max_unpool2d,
+    TENSOR_OP_conv2d_padding,
+    TENSOR_OP_conv1d_padding,
+    TENSOR_OP_conv_transpose2d,
+    TENSOR_OP_conv_transpose1d,
+    TENSOR_OP_pixel_shuffle,
+    TENSOR_OP_pixel_unshuffle,
+    TENSOR_OP_interpolate,
+    TENSOR_OP_im2col,
+    TENSOR_OP_col2im,
     TENSOR_OP_cross_entropy,
     TENSOR_OP_nll_loss,
     TENSOR_OP_mse_loss,
@@ -1680,6 +1718,44 @@ TENSOR_API tensor *tensor_normalize(tensor *x, double p, int dim, double eps);
 TENSOR_API tensor *tensor_cosine_similarity(tensor *x1, tensor *x2, int dim, double eps);
 /* p-norm of x1 - x2 + eps over the last dim */
 TENSOR_API tensor *tensor_pairwise_distance(tensor *x1, tensor *x2, double p, double eps, bool keepdim);
+/* x [N, C, *] normalized per channel; training: batch statistics, running ones updated in place; any of the 4 may be NULL (running ones: when training) */
+TENSOR_API tensor *tensor_batch_norm(tensor *x, tensor *running_mean, tensor *running_var, tensor *weight, tensor *bias, bool training, double momentum, double eps);
+/* x [N, C, *] normalized per sample and channel (use_input_stats false: with the running statistics) */
+TENSOR_API tensor *tensor_instance_norm(tensor *x, tensor *running_mean, tensor *running_var, tensor *weight, tensor *bias, bool use_input_stats, double momentum, double eps);
+/* x [N, C, *] normalized per sample over groups of C / num_groups channels; weight, bias [C] may be NULL */
+TENSOR_API tensor *tensor_group_norm(tensor *x, int64_t num_groups, tensor *weight, tensor *bias, double eps);
+/* 2-D max pooling with dilation and ceil_mode (stride 0: kernel); *indices: flat h * W + w of each max (i64) */
+TENSOR_API tensor *tensor_max_pool2d_with_indices(tensor *x, int kernel, int stride, int padding, int dilation, bool ceil_mode, tensor **indices);
+/* 1-D max pooling of x [N, C, L] or [C, L] (stride 0: kernel); *indices may be NULL */
+TENSOR_API tensor *tensor_max_pool1d(tensor *x, int kernel, int stride, int padding, int dilation, bool ceil_mode, tensor **indices);
+/* 1-D average pooling of x [N, C, L] or [C, L] (stride 0: kernel) */
+TENSOR_API tensor *tensor_avg_pool1d(tensor *x, int kernel, int stride, int padding, bool ceil_mode, bool count_include_pad);
+/* average pooling of x [N, C, L] or [C, L] to output_size windows */
+TENSOR_API tensor *tensor_adaptive_avg_pool1d(tensor *x, int64_t output_size);
+/* average pooling of x [N, C, H, W] or [C, H, W] to output_h x output_w windows */
+TENSOR_API tensor *tensor_adaptive_avg_pool2d(tensor *x, int64_t output_h, int64_t output_w);
+/* max pooling to output_h x output_w windows; *indices (may be NULL): flat h * W + w (i64) */
+TENSOR_API tensor *tensor_adaptive_max_pool2d(tensor *x, int64_t output_h, int64_t output_w, tensor **indices);
+/* x placed at the flat indices of max pooling in zeros (output size 0, 0: the default) */
+TENSOR_API tensor *tensor_max_unpool2d(tensor *x, tensor *indices, int kernel, int stride, int padding, int64_t output_h, int64_t output_w);
+/* conv2d with padding given as the string same (stride 1) or valid */
+TENSOR_API tensor *tensor_conv2d_padding(tensor *x, tensor *w, tensor *bias, int stride, const char *padding, int dilation, int groups);
+/* conv1d with padding given as the string same (stride 1) or valid */
+TENSOR_API tensor *tensor_conv1d_padding(tensor *x, tensor *w, tensor *bias, int stride, const char *padding, int dilation, int groups);
+/* transposed 2-D convolution, x [N, Ci, H, W], w [Ci, Co/groups, kH, kW] */
+TENSOR_API tensor *tensor_conv_transpose2d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int output_padding, int groups, int dilation);
+/* transposed 1-D convolution, x [N, Ci, L], w [Ci, Co/groups, k] */
+TENSOR_API tensor *tensor_conv_transpose1d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int output_padding, int groups, int dilation);
+/* [*, C r^2, H, W] -> [*, C, H r, W r] */
+TENSOR_API tensor *tensor_pixel_shuffle(tensor *x, int64_t upscale_factor);
+/* [*, C, H r, W r] -> [*, C r^2, H, W] */
+TENSOR_API tensor *tensor_pixel_unshuffle(tensor *x, int64_t downscale_factor);
+/* resize over the spatial dims: size or scale_factor (n entries: 1 or one per dim); nearest, nearest-exact, (bi/tri)linear, bicubic, area */
+TENSOR_API tensor *tensor_interpolate(tensor *x, int n, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners);
+/* F.unfold: the sliding blocks of x [N, C, H, W] as columns [N, C k^2, L] */
+TENSOR_API tensor *tensor_im2col(tensor *x, int kernel, int dilation, int padding, int stride);
+/* F.fold: columns [N, C k^2, L] summed into [N, C, output_h, output_w] */
+TENSOR_API tensor *tensor_col2im(tensor *cols, int64_t output_h, int64_t output_w, int kernel, int dilation, int padding, int stride);
 
 /* -- LOSS ops -- */
 /* mean cross-entropy of logits [N, C] against class indices [N] */
@@ -14929,6 +15005,173 @@ static tensor *tensor__norm_front(tensor_op op, tensor *x, tensor *weight, tenso
 }
 TENSOR_API tensor *tensor_layer_norm(tensor *x, tensor *weight, tensor *bias, double eps) { return tensor__norm_front(TENSOR_OP_layer_norm, x, weight, bias, eps); }
 TENSOR_API tensor *tensor_rms_norm(tensor *x, tensor *weight, double eps) { return tensor__norm_front(TENSOR_OP_rms_norm, x, weight, NULL, eps); }
+
+/* ---- batch_norm, instance_norm, group_norm (composites: the statistics are reductions, the rest
+   elementwise, so autograd and every device come from those ops) ---- */
+
+/* An optional per-channel tensor p [C] checked (1-D of size C, floating) and viewed as [C, 1, ...]
+   (nd - 2 trailing ones) to broadcast against x [N, C, *]; *out NULL when p is. */
+static bool tensor__channel_param(const char *fn, const char *what, tensor *p, const tensor *x, tensor__tmps *s, tensor **out) {
+    *out = NULL;
+    if (!p) return true;
+    int64_t C = x->shape[1];
+    if (p->ndim != 1 || p->shape[0] != C) {
+        tensor__fail(fn, "%s of shape %s must be 1-D with the channel count %lld of input %s", what, tensor__shape_of(p), (long long)C, tensor__shape_of(x));
+        return false;
+    }
+    if (!tensor__is_float(p->dtype)) { tensor__fail(fn, "%s must be a floating tensor, got %s", what, tensor__dtype_names[p->dtype]); return false; }
+    int64_t shape[TENSOR_MAX_DIMS];
+    shape[0] = C;
+    for (int i = 1; i < x->ndim - 1; i++) shape[i] = 1;
+    *out = tensor__tmp(s, tensor_reshape(p, x->ndim - 1, shape));
+    return *out != NULL;
+}
+
+/* (x - mean) * invstd * w + b, mean and invstd broadcast against x, w and b NULL or [C, 1, ...]. */
+static tensor *tensor__norm_affine(tensor__tmps *s, tensor *x, tensor *mean, tensor *invstd, tensor *w, tensor *b) {
+    tensor *y = tensor__tmp(s, tensor_mul(tensor__tmp(s, tensor_sub(x, mean)), invstd));
+    if (w) y = tensor__tmp(s, tensor_mul(y, w));
+    if (b) y = tensor__tmp(s, tensor_add(y, b));
+    return y;
+}
+
+/* The common checks of batch_norm and instance_norm; false after an error. */
+static bool tensor__bn_check(const char *fn, tensor *x, int min_nd, tensor *rm, tensor *rv, tensor *w, tensor *b, bool use_input_stats) {
+    tensor *ins[5] = {x, rm, rv, w, b};
+    if (!tensor__same_device(fn, 5, ins)) return false;
+    if (x->ndim < min_nd) { tensor__fail(fn, "input must have at least %d dims [N, C, ...], got shape %s", min_nd, tensor__shape_of(x)); return false; }
+    if (!tensor__is_float(x->dtype)) { tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]); return false; }
+    if (!use_input_stats && (!rm || !rv)) { tensor__fail(fn, "running_mean and running_var must be given when the input statistics are not used (evaluation)"); return false; }
+    if ((rm == NULL) != (rv == NULL)) { tensor__fail(fn, "running_mean and running_var must be given together"); return false; }
+    const char *names[4] = {"running_mean", "running_var", "weight", "bias"};
+    for (int i = 0; i < 4; i++) {
+        tensor *p = ins[i + 1];
+        if (p && (p->ndim != 1 || p->shape[0] != x->shape[1])) {
+            tensor__fail(fn, "%s of shape %s must be 1-D with the channel count %lld of input %s", names[i], tensor__shape_of(p), (long long)x->shape[1], tensor__shape_of(x));
+            return false;
+        }
+        if (p && !tensor__is_float(p->dtype)) { tensor__fail(fn, "%s must be a floating tensor, got %s", names[i], tensor__dtype_names[p->dtype]); return false; }
+    }
+    return true;
+}
+
+/* running = (1 - momentum) running + momentum stat, stat [C] (or broadcastable), outside the graph. */
+static bool tensor__running_update(tensor *running, tensor *stat, double momentum) {
+    bool was = tensor_set_grad_enabled(false);
+    tensor *a = tensor_mul_scalar(running, 1 - momentum);
+    tensor *st = stat ? tensor_to_dtype(stat, running->dtype) : NULL;
+    tensor *bb = st ? tensor_mul_scalar(st, momentum) : NULL;
+    tensor *n = a && bb ? tensor_add(a, bb) : NULL;
+    tensor *r = n ? tensor_copy_(running, n) : NULL;
+    tensor_free(a); tensor_free(st); tensor_free(bb); tensor_free(n);
+    tensor_set_grad_enabled(was);
+    return r != NULL;
+}
+
+/* The per-channel mean of x [N, C, *] as [C, 1, ...] (broadcasts against x): the mean over * of
+   x seen as [N, C, L], then over N (equal counts, so the mean of the means), two reductions
+   along contiguous rows rather than one over scattered dims. */
+static tensor *tensor__bn_mean(tensor__tmps *s, tensor *x) {
+    if (!x) return NULL;
+    int64_t ncl[3] = {x->shape[0], x->shape[1], tensor__numel_of(x->ndim - 2, x->shape + 2)}, shape[TENSOR_MAX_DIMS];
+    tensor *m = tensor__tmp(s, tensor_mean(tensor__tmp(s, tensor_reshape(x, 3, ncl)), 2, false));
+    m = tensor__tmp(s, tensor_mean(m, 0, false));
+    shape[0] = ncl[1];
+    for (int i = 1; i < x->ndim - 1; i++) shape[i] = 1;
+    return tensor__tmp(s, tensor_reshape(m, x->ndim - 1, shape));
+}
+
+/* x [N, C, *]: normalized per channel over N and *; training: with the batch statistics (biased
+   variance), and running_mean/var (when given) updated in place with the unbiased variance, as
+   PyTorch; otherwise with running_mean/var. */
+TENSOR_API tensor *tensor_batch_norm(tensor *x, tensor *running_mean, tensor *running_var, tensor *weight, tensor *bias, bool training, double momentum, double eps) {
+    const char *fn = "tensor_batch_norm";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__bn_check(fn, x, 2, running_mean, running_var, weight, bias, training)) return NULL;
+    int64_t C = x->shape[1], count = tensor__numel_of(x->ndim, x->shape) / (C ? C : 1);
+    if (training && C > 0 && count == 1) return tensor__fail(fn, "expected more than 1 value per channel when training, got input of shape %s", tensor__shape_of(x));
+    tensor__tmps s = {{0}, 0};
+    tensor *w, *b, *mean, *invstd;
+    if (!tensor__channel_param(fn, "weight", weight, x, &s, &w) || !tensor__channel_param(fn, "bias", bias, x, &s, &b)) { tensor__tmps_free(&s); return NULL; }
+    if (training) {
+        mean = tensor__bn_mean(&s, x);
+        tensor *xc = tensor__tmp(&s, tensor_sub(x, mean));
+        tensor *var = tensor__bn_mean(&s, tensor__tmp(&s, tensor_mul(xc, xc)));
+        invstd = tensor__tmp(&s, tensor_rsqrt(tensor__tmp(&s, tensor_add_scalar(var, eps))));
+        if (running_mean && mean && var && count > 1) {
+            int64_t cs[1] = {C};
+            tensor *m1 = tensor__tmp(&s, tensor_reshape(mean, 1, cs));
+            tensor *v1 = tensor__tmp(&s, tensor_mul_scalar(tensor__tmp(&s, tensor_reshape(var, 1, cs)), (double)count / (double)(count - 1)));
+            if (!m1 || !v1 || !tensor__running_update(running_mean, m1, momentum) || !tensor__running_update(running_var, v1, momentum)) { tensor__tmps_free(&s); return NULL; }
+        }
+    } else {
+        tensor *rm, *rv;
+        if (!tensor__channel_param(fn, "running_mean", running_mean, x, &s, &rm) || !tensor__channel_param(fn, "running_var", running_var, x, &s, &rv)) { tensor__tmps_free(&s); return NULL; }
+        mean = tensor__tmp(&s, tensor_to_dtype(rm, x->dtype));
+        invstd = tensor__tmp(&s, tensor_rsqrt(tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_to_dtype(rv, x->dtype)), eps))));
+    }
+    tensor *y = tensor__tmps_take(&s, tensor__norm_affine(&s, x, mean, invstd, w, b));
+    tensor__tmps_free(&s);
+    return y;
+}
+
+/* x [N, C, *]: each (sample, channel) normalized over *; use_input_stats false: with the running
+   statistics instead; with them given and use_input_stats, they are updated in place with the
+   per-instance statistics averaged over the batch (as PyTorch's F.instance_norm). */
+TENSOR_API tensor *tensor_instance_norm(tensor *x, tensor *running_mean, tensor *running_var, tensor *weight, tensor *bias, bool use_input_stats, double momentum, double eps) {
+    const char *fn = "tensor_instance_norm";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__bn_check(fn, x, 3, running_mean, running_var, weight, bias, use_input_stats)) return NULL;
+    int64_t count = tensor__numel_of(x->ndim - 2, x->shape + 2);
+    if (use_input_stats && count == 1) return tensor__fail(fn, "expected more than 1 spatial element when training, got input of shape %s", tensor__shape_of(x));
+    if (!use_input_stats) return tensor_batch_norm(x, running_mean, running_var, weight, bias, false, momentum, eps);
+    tensor__tmps s = {{0}, 0};
+    tensor *w, *b;
+    if (!tensor__channel_param(fn, "weight", weight, x, &s, &w) || !tensor__channel_param(fn, "bias", bias, x, &s, &b)) { tensor__tmps_free(&s); return NULL; }
+    int dims[TENSOR_MAX_DIMS], nd = 0;
+    for (int i = 2; i < x->ndim; i++) dims[nd++] = i;
+    tensor *mean = tensor__tmp(&s, tensor_mean_dims(x, nd, dims, true));
+    tensor *xc = tensor__tmp(&s, tensor_sub(x, mean));
+    tensor *var = tensor__tmp(&s, tensor_mean_dims(tensor__tmp(&s, tensor_mul(xc, xc)), nd, dims, true));
+    tensor *invstd = tensor__tmp(&s, tensor_rsqrt(tensor__tmp(&s, tensor_add_scalar(var, eps))));
+    if (running_mean && mean && var && x->shape[0] > 0 && count > 1) {
+        int64_t nc[2] = {x->shape[0], x->shape[1]};
+        tensor *m1 = tensor__tmp(&s, tensor_mean(tensor__tmp(&s, tensor_reshape(mean, 2, nc)), 0, false));
+        tensor *v1 = tensor__tmp(&s, tensor_mul_scalar(tensor__tmp(&s, tensor_mean(tensor__tmp(&s, tensor_reshape(var, 2, nc)), 0, false)), (double)count / (double)(count - 1)));
+        if (!m1 || !v1 || !tensor__running_update(running_mean, m1, momentum) || !tensor__running_update(running_var, v1, momentum)) { tensor__tmps_free(&s); return NULL; }
+    }
+    tensor *y = tensor__tmps_take(&s, tensor__norm_affine(&s, x, mean, invstd, w, b));
+    tensor__tmps_free(&s);
+    return y;
+}
+
+/* x [N, C, *]: the channels split into num_groups groups, each (sample, group) normalized over its
+   channels and *, then the per-channel weight and bias. */
+TENSOR_API tensor *tensor_group_norm(tensor *x, int64_t num_groups, tensor *weight, tensor *bias, double eps) {
+    const char *fn = "tensor_group_norm";
+    TENSOR__CHECK_ARG(fn, x);
+    tensor *ins[3] = {x, weight, bias};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (x->ndim < 2) return tensor__fail(fn, "input must have at least 2 dims [N, C, ...], got shape %s", tensor__shape_of(x));
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    int64_t N = x->shape[0], C = x->shape[1];
+    if (num_groups <= 0 || C % num_groups) return tensor__fail(fn, "the channel count %lld must be divisible by num_groups %lld (> 0)", (long long)C, (long long)num_groups);
+    tensor__tmps s = {{0}, 0};
+    tensor *w, *b;
+    if (!tensor__channel_param(fn, "weight", weight, x, &s, &w) || !tensor__channel_param(fn, "bias", bias, x, &s, &b)) { tensor__tmps_free(&s); return NULL; }
+    int64_t gs[3] = {N, num_groups, tensor__numel_of(x->ndim, x->shape) / (N ? N : 1) / num_groups};
+    tensor *xg = tensor__tmp(&s, tensor_reshape(x, 3, gs));
+    tensor *mean = tensor__tmp(&s, tensor_mean(xg, 2, true));
+    tensor *xc = tensor__tmp(&s, tensor_sub(xg, mean));
+    tensor *var = tensor__tmp(&s, tensor_mean(tensor__tmp(&s, tensor_mul(xc, xc)), 2, true));
+    tensor *y = tensor__tmp(&s, tensor_mul(xc, tensor__tmp(&s, tensor_rsqrt(tensor__tmp(&s, tensor_add_scalar(var, eps))))));
+    y = tensor__tmp(&s, tensor_reshape(y, x->ndim, x->shape));
+    if (w) y = tensor__tmp(&s, tensor_mul(y, w));
+    if (b) y = tensor__tmp(&s, tensor_add(y, b));
+    y = tensor__tmps_take(&s, y);
+    tensor__tmps_free(&s);
+    return y;
+}
 /* ==== end generator/parts/norm.h ==== */
 /* ==== begin generator/parts/conv.h ==== */
 // >>conv ---------------------------------------------------------------------------------------
@@ -16309,6 +16552,43 @@ static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, t
     if (gb) *gb = rb;
     return 0;
 }
+
+/* ---- conv2d, conv1d with a padding mode (composites: pad, then the convolution) ---- */
+
+/* padding "valid": none; "same": the output has the input's size (stride 1), the total padding
+   d (k - 1) of each dim split in halves, the odd one more on the right/bottom (PyTorch). */
+static tensor *tensor__conv_padding_front(const char *fn, int sd, tensor *x, tensor *w, tensor *bias, int stride, const char *padding, int dilation, int groups) {
+    TENSOR__CHECK_ARG(fn, x);
+    TENSOR__CHECK_ARG(fn, w);
+    if (!padding) return tensor__fail(fn, "padding is NULL (expected \"same\" or \"valid\")");
+    bool same = !strcmp(padding, "same");
+    if (!same && strcmp(padding, "valid")) return tensor__fail(fn, "padding '%s' is not \"same\" or \"valid\"", padding);
+    if (same && stride != 1) return tensor__fail(fn, "padding \"same\" is not supported for strided convolutions (stride %d)", stride);
+    if (w->ndim != sd + 2) return tensor__fail(fn, "expected a %d-D weight, got shape %s", sd + 2, tensor__shape_of(w));
+    if (dilation < 1) return tensor__fail(fn, "dilation must be positive, got %d", dilation);
+    tensor *(*conv)(tensor *, tensor *, tensor *, int, int, int, int) = sd == 2 ? tensor_conv2d : tensor_conv1d;
+    if (!same) return conv(x, w, bias, stride, 0, dilation, groups);
+    int64_t pads[4], sym = -1;
+    bool uniform = true;
+    for (int i = 0; i < sd; i++) {
+        int64_t total = (int64_t)dilation * (w->shape[w->ndim - 1 - i] - 1);
+        pads[2 * i] = total / 2;
+        pads[2 * i + 1] = total - total / 2;
+        if (pads[2 * i] != pads[2 * i + 1] || (sym >= 0 && sym != pads[2 * i]) || total / 2 > INT32_MAX) uniform = false;
+        sym = pads[2 * i];
+    }
+    if (uniform) return conv(x, w, bias, 1, (int)sym, dilation, groups);
+    tensor *xp = tensor_pad(x, 2 * sd, pads, 0);
+    tensor *y = xp ? conv(xp, w, bias, 1, 0, dilation, groups) : NULL;
+    tensor_free(xp);
+    return y;
+}
+TENSOR_API tensor *tensor_conv2d_padding(tensor *x, tensor *w, tensor *bias, int stride, const char *padding, int dilation, int groups) {
+    return tensor__conv_padding_front("tensor_conv2d_padding", 2, x, w, bias, stride, padding, dilation, groups);
+}
+TENSOR_API tensor *tensor_conv1d_padding(tensor *x, tensor *w, tensor *bias, int stride, const char *padding, int dilation, int groups) {
+    return tensor__conv_padding_front("tensor_conv1d_padding", 1, x, w, bias, stride, padding, dilation, groups);
+}
 /* ==== end generator/parts/conv.h ==== */
 /* ==== begin generator/parts/pool.h ==== */
 // >>pool ---------------------------------------------------------------------------------------
@@ -16764,7 +17044,679 @@ static tensor *tensor__pool_backward(const char *fn, bool is_max, tensor *x, ten
     if (tensor__pool_run(fn, is_max, true, x, g, r, ip)) { tensor_free(r); return NULL; }
     return r;
 }
+
+/* ---- max_pool2d_with_indices, max/avg_pool1d, adaptive pools, max_unpool2d (composites) ----
+   A window of a pooling is a list of flat input positions: the input, seen as [..., H * W], is read
+   at a table of positions (index_select), the [..., L, K] windows reduced with max or sum. Autograd
+   and every device come from index_select, max, sum and gather. */
+
+/* An i64 tensor [n] holding v, on like's device (a temporary of s). */
+static tensor *tensor__index_on(tensor__tmps *s, const int64_t *v, int64_t n, const tensor *like) {
+    int64_t shape[1] = {n};
+    tensor *t = tensor__tmp(s, tensor_from_data(v, 1, shape, TENSOR_I64));
+    if (t && like->storage->device != TENSOR_CPU) t = tensor__tmp(s, tensor_to_device(t, like->storage->device));
+    return t;
+}
+
+/* The K positions of window o along one dim of size n (-1: outside the input), with its count of
+   positions inside and its PyTorch divisor with padding (avg pooling's count_include_pad).
+   adaptive: [floor(o n / out), ceil((o + 1) n / out)); else o s - p + j d for j < k. */
+typedef struct { int64_t n, out, k, s, p, d, K; bool adaptive; } tensor__win1d;
+static void tensor__win1d_at(const tensor__win1d *w, int64_t o, int64_t *pos, int64_t *inside, int64_t *padded) {
+    int64_t start, end, cnt = 0;
+    if (w->adaptive) {
+        start = o * w->n / w->out, end = ((o + 1) * w->n + w->out - 1) / w->out;
+        for (int64_t j = 0; j < w->K; j++) pos[j] = start + j < end ? start + j : -1;
+        *inside = *padded = end - start;
+        return;
+    }
+    start = o * w->s - w->p;
+    for (int64_t j = 0; j < w->K; j++) {
+        int64_t h = start + j * w->d;
+        pos[j] = h >= 0 && h < w->n ? h : -1;
+        cnt += pos[j] >= 0;
+    }
+    *inside = cnt;
+    end = start + w->k < w->n + w->p ? start + w->k : w->n + w->p;
+    *padded = end - start;
+}
+/* The largest adaptive window of n split into out (its entry count K). */
+static int64_t tensor__adaptive_k(int64_t n, int64_t out) {
+    int64_t k = 0;
+    for (int64_t o = 0; o < out; o++) {
+        int64_t len = ((o + 1) * n + out - 1) / out - o * n / out;
+        if (len > k) k = len;
+    }
+    return k;
+}
+
+/* Pools x [..., H, W] (3-D or 4-D) over the windows hw x ww: max (positions outside the input
+   repeat the window's first inside element, so the max and its first index are PyTorch's; a
+   window with none reads -inf), or the sum divided by the count inside (count_include_pad: by the
+   padded size). *indices (if asked, max only): the flat position h * W + w of each max, i64. */
+static tensor *tensor__pool_windows(const char *fn, tensor *x, const tensor__win1d *hw, const tensor__win1d *ww, bool is_max, bool count_include_pad, tensor **indices) {
+    int nd = x->ndim;
+    int64_t H = x->shape[nd - 2], W = x->shape[nd - 1], oH = hw->out, oW = ww->out, KH = hw->K, KW = ww->K;
+    int64_t L = oH * oW, K = KH * KW, sentinel = H * W;
+    if (L > 0 && K > TENSOR__MAX_NUMEL / L) return tensor__fail(fn, "the pooling windows of input %s are too large", tensor__shape_of(x));
+    int64_t *idx = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(L * K + 2 * (KH + KW) + 1));
+    double *div = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(L + 1));
+    if (!idx || !div) { TENSOR_FREE(idx); TENSOR_FREE(div); return tensor__fail(fn, "out of memory"); }
+    int64_t *ph = idx + L * K, *pw = ph + KH;
+    bool need_sentinel = false;
+    for (int64_t oh = 0; oh < oH; oh++) {
+        int64_t hin, hpad;
+        tensor__win1d_at(hw, oh, ph, &hin, &hpad);
+        for (int64_t ow = 0; ow < oW; ow++) {
+            int64_t win, wpad, first = -1;
+            tensor__win1d_at(ww, ow, pw, &win, &wpad);
+            int64_t *e = idx + (oh * oW + ow) * K;
+            for (int64_t i = 0; i < KH; i++)
+                for (int64_t j = 0; j < KW; j++) {
+                    int64_t v = ph[i] >= 0 && pw[j] >= 0 ? ph[i] * W + pw[j] : -1;
+                    if (v >= 0 && first < 0) first = v;
+                    e[i * KW + j] = v;
+                }
+            if (is_max && first < 0) need_sentinel = true;
+            for (int64_t q = 0; q < K; q++)
+                if (e[q] < 0) e[q] = is_max && first >= 0 ? first : sentinel;
+            div[oh * oW + ow] = (double)(count_include_pad ? hpad * wpad : hin * win);
+            if (!is_max && hin * win < K) need_sentinel = true;
+        }
+    }
+    tensor__tmps s = {{0}, 0};
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int i = 0; i < nd - 2; i++) shape[i] = x->shape[i];
+    shape[nd - 2] = H * W;
+    tensor *flat = tensor__tmp(&s, tensor_reshape(x, nd - 1, shape));
+    if (need_sentinel) {
+        int64_t pads[2] = {0, 1};
+        flat = tensor__tmp(&s, tensor_pad(flat, 2, pads, is_max ? -INFINITY : 0));
+    }
+    tensor *table = tensor__index_on(&s, idx, L * K, x);
+    tensor *g = tensor__tmp(&s, tensor_index_select(flat, nd - 2, table));
+    shape[nd - 2] = L;
+    shape[nd - 1] = K;
+    g = tensor__tmp(&s, tensor_reshape(g, nd, shape));
+    tensor *y;
+    if (is_max) {
+        y = tensor__tmp(&s, tensor_max(g, nd - 1, false));
+        if (indices && y) {
+            tensor *a = tensor__tmp(&s, tensor_argmax(g, nd - 1, true));
+            int64_t ts[2] = {L, K};
+            tensor *tb = tensor__tmp(&s, tensor_expand(tensor__tmp(&s, tensor_reshape(table, 2, ts)), nd, shape));
+            tensor *at = tensor__tmp(&s, tensor_gather(tb, nd - 1, a));
+            shape[nd - 2] = oH;
+            shape[nd - 1] = oW;
+            *indices = tensor__tmps_take(&s, tensor__tmp(&s, tensor_reshape(at, nd, shape)));
+        }
+    } else {
+        for (int64_t l = 0; l < L; l++) div[l] = 1 / div[l];
+        int64_t ls[1] = {L};
+        tensor *r = tensor__tmp(&s, tensor_from_data(div, 1, ls, TENSOR_F64));
+        r = tensor__tmp(&s, tensor_to_dtype(r, x->dtype));
+        if (r && x->storage->device != TENSOR_CPU) r = tensor__tmp(&s, tensor_to_device(r, x->storage->device));
+        y = tensor__tmp(&s, tensor_mul(tensor__tmp(&s, tensor_sum(g, nd - 1, false)), r));
+    }
+    shape[nd - 2] = oH;
+    shape[nd - 1] = oW;
+    y = tensor__tmps_take(&s, tensor__tmp(&s, tensor_reshape(y, nd, shape)));
+    tensor__tmps_free(&s);
+    TENSOR_FREE(idx);
+    TENSOR_FREE(div);
+    if (indices && !y) { tensor_free(*indices); *indices = NULL; }
+    if (indices && y && !*indices) { tensor_free(y); return NULL; }
+    return y;
+}
+
+/* Checks a pooling input (3-D or 4-D, floating, non-empty but for the batch). */
+static bool tensor__pool_input_ok(const char *fn, const tensor *x, int nd_lo, int nd_hi, const char *shapes) {
+    if (x->ndim < nd_lo || x->ndim > nd_hi) { tensor__fail(fn, "expected a %s input, got shape %s", shapes, tensor__shape_of(x)); return false; }
+    for (int d = x->ndim == nd_hi ? 1 : 0; d < x->ndim; d++)
+        if (x->shape[d] == 0) { tensor__fail(fn, "input of shape %s has a zero-size non-batch dim", tensor__shape_of(x)); return false; }
+    if (!tensor__is_float(x->dtype)) { tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]); return false; }
+    return true;
+}
+
+/* One dim of a regular pooling: checks and output size (PyTorch's pooling_output_shape). */
+static bool tensor__pool_dim(const char *fn, int64_t n, int kernel, int *stride, int padding, int dilation, bool ceil_mode, tensor__win1d *w) {
+    if (kernel < 1) { tensor__fail(fn, "kernel size must be positive, got %d", kernel); return false; }
+    if (*stride < 0) { tensor__fail(fn, "stride must be positive (or 0 for the kernel size), got %d", *stride); return false; }
+    if (*stride == 0) *stride = kernel;
+    if (dilation < 1) { tensor__fail(fn, "dilation must be positive, got %d", dilation); return false; }
+    if (padding < 0 || padding > kernel / 2) { tensor__fail(fn, "padding %d must be non-negative and at most half the kernel size %d", padding, kernel); return false; }
+    int64_t k = kernel, s = *stride, p = padding, d = dilation;
+    int64_t num = n + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+    int64_t out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+    if (ceil_mode && out > 0 && (out - 1) * s >= n + p) out--;
+    if (out < 1) { tensor__fail(fn, "output size is too small: input size %lld, kernel %d, padding %d, dilation %d", (long long)n, kernel, padding, dilation); return false; }
+    tensor__win1d r = {n, out, k, s, p, d, k, false};
+    *w = r;
+    return true;
+}
+
+TENSOR_API tensor *tensor_max_pool2d_with_indices(tensor *x, int kernel, int stride, int padding, int dilation, bool ceil_mode, tensor **indices) {
+    const char *fn = "tensor_max_pool2d_with_indices";
+    if (indices) *indices = NULL;
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]")) return NULL;
+    tensor__win1d hw, ww;
+    int st = stride;
+    if (!tensor__pool_dim(fn, x->shape[x->ndim - 2], kernel, &st, padding, dilation, ceil_mode, &hw)) return NULL;
+    st = stride;
+    if (!tensor__pool_dim(fn, x->shape[x->ndim - 1], kernel, &st, padding, dilation, ceil_mode, &ww)) return NULL;
+    return tensor__pool_windows(fn, x, &hw, &ww, true, false, indices);
+}
+
+/* x [C, L] or [N, C, L] pooled as [..., 1, L]; the result (and *indices) squeezed back. */
+static tensor *tensor__pool1d(const char *fn, tensor *x, const tensor__win1d *lw, bool is_max, bool count_include_pad, tensor **indices) {
+    tensor__win1d one = {1, 1, 1, 1, 0, 1, 1, false};
+    tensor *x4 = tensor_unsqueeze(x, x->ndim - 1);
+    tensor *ix = NULL;
+    tensor *y4 = x4 ? tensor__pool_windows(fn, x4, &one, lw, is_max, count_include_pad, indices ? &ix : NULL) : NULL;
+    tensor *y = y4 ? tensor_squeeze(y4, x->ndim - 1) : NULL;
+    if (indices && y) {
+        *indices = tensor_squeeze(ix, x->ndim - 1);
+        if (!*indices) { tensor_free(y); y = NULL; }
+    }
+    tensor_free(x4); tensor_free(y4); tensor_free(ix);
+    return y;
+}
+
+TENSOR_API tensor *tensor_max_pool1d(tensor *x, int kernel, int stride, int padding, int dilation, bool ceil_mode, tensor **indices) {
+    const char *fn = "tensor_max_pool1d";
+    if (indices) *indices = NULL;
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__pool_input_ok(fn, x, 2, 3, "2-D [C, L] or 3-D [N, C, L]")) return NULL;
+    tensor__win1d lw;
+    if (!tensor__pool_dim(fn, x->shape[x->ndim - 1], kernel, &stride, padding, dilation, ceil_mode, &lw)) return NULL;
+    return tensor__pool1d(fn, x, &lw, true, false, indices);
+}
+
+TENSOR_API tensor *tensor_avg_pool1d(tensor *x, int kernel, int stride, int padding, bool ceil_mode, bool count_include_pad) {
+    const char *fn = "tensor_avg_pool1d";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__pool_input_ok(fn, x, 2, 3, "2-D [C, L] or 3-D [N, C, L]")) return NULL;
+    tensor__win1d lw;
+    if (!tensor__pool_dim(fn, x->shape[x->ndim - 1], kernel, &stride, padding, 1, ceil_mode, &lw)) return NULL;
+    return tensor__pool1d(fn, x, &lw, false, count_include_pad, NULL);
+}
+
+static bool tensor__adaptive_dim(const char *fn, int64_t n, int64_t out, tensor__win1d *w) {
+    if (out < 1) { tensor__fail(fn, "output size must be positive, got %lld", (long long)out); return false; }
+    tensor__win1d r = {n, out, 0, 0, 0, 1, tensor__adaptive_k(n, out), true};
+    *w = r;
+    return true;
+}
+
+TENSOR_API tensor *tensor_adaptive_avg_pool1d(tensor *x, int64_t output_size) {
+    const char *fn = "tensor_adaptive_avg_pool1d";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__pool_input_ok(fn, x, 2, 3, "2-D [C, L] or 3-D [N, C, L]")) return NULL;
+    tensor__win1d lw;
+    if (!tensor__adaptive_dim(fn, x->shape[x->ndim - 1], output_size, &lw)) return NULL;
+    return tensor__pool1d(fn, x, &lw, false, false, NULL);
+}
+
+TENSOR_API tensor *tensor_adaptive_avg_pool2d(tensor *x, int64_t output_h, int64_t output_w) {
+    const char *fn = "tensor_adaptive_avg_pool2d";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]")) return NULL;
+    tensor__win1d hw, ww;
+    if (!tensor__adaptive_dim(fn, x->shape[x->ndim - 2], output_h, &hw) || !tensor__adaptive_dim(fn, x->shape[x->ndim - 1], output_w, &ww)) return NULL;
+    return tensor__pool_windows(fn, x, &hw, &ww, false, false, NULL);
+}
+
+TENSOR_API tensor *tensor_adaptive_max_pool2d(tensor *x, int64_t output_h, int64_t output_w, tensor **indices) {
+    const char *fn = "tensor_adaptive_max_pool2d";
+    if (indices) *indices = NULL;
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]")) return NULL;
+    tensor__win1d hw, ww;
+    if (!tensor__adaptive_dim(fn, x->shape[x->ndim - 2], output_h, &hw) || !tensor__adaptive_dim(fn, x->shape[x->ndim - 1], output_w, &ww)) return NULL;
+    return tensor__pool_windows(fn, x, &hw, &ww, true, false, indices);
+}
+
+/* The inverse of max pooling: x [..., h, w] placed at the flat positions indices [..., h, w] of
+   zeros [..., output_h, output_w] (output_h, output_w 0: (in - 1) stride - 2 padding + kernel).
+   A position named twice (overlapping windows) holds the mean of the values sent there, which is
+   the value itself when they come from a max pooling (PyTorch keeps one of them). */
+TENSOR_API tensor *tensor_max_unpool2d(tensor *x, tensor *indices, int kernel, int stride, int padding, int64_t output_h, int64_t output_w) {
+    const char *fn = "tensor_max_unpool2d";
+    TENSOR__CHECK_ARG(fn, x);
+    TENSOR__CHECK_ARG(fn, indices);
+    tensor *ins[2] = {x, indices};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]")) return NULL;
+    if (indices->dtype != TENSOR_I64) return tensor__fail(fn, "indices must be int64, got %s", tensor__dtype_names[indices->dtype]);
+    if (!tensor__same_shape(x, indices)) return tensor__fail(fn, "indices of shape %s must have the shape of input %s", tensor__shape_of(indices), tensor__shape_of(x));
+    if (kernel < 1 || stride < 0 || padding < 0) return tensor__fail(fn, "kernel %d, stride %d, padding %d: expected kernel > 0, stride >= 0 (0: kernel), padding >= 0", kernel, stride, padding);
+    if (stride == 0) stride = kernel;
+    int nd = x->ndim;
+    int64_t h = x->shape[nd - 2], w = x->shape[nd - 1];
+    if ((output_h == 0) != (output_w == 0) || output_h < 0 || output_w < 0) return tensor__fail(fn, "output size (%lld, %lld) must be both positive or both 0 (the default)", (long long)output_h, (long long)output_w);
+    if (output_h == 0) {
+        output_h = (h - 1) * stride - 2 * (int64_t)padding + kernel;
+        output_w = (w - 1) * stride - 2 * (int64_t)padding + kernel;
+        if (output_h < 1 || output_w < 1) return tensor__fail(fn, "the default output size (%lld, %lld) is not positive", (long long)output_h, (long long)output_w);
+    }
+    if (output_h > TENSOR__MAX_NUMEL / output_w) return tensor__fail(fn, "output size (%lld, %lld) is too large", (long long)output_h, (long long)output_w);
+    tensor__tmps s = {{0}, 0};
+    int64_t shape[4];
+    for (int i = 0; i < nd - 2; i++) shape[i] = x->shape[i];
+    shape[nd - 2] = h * w;
+    tensor *xf = tensor__tmp(&s, tensor_reshape(x, nd - 1, shape));
+    tensor *jf = tensor__tmp(&s, tensor_reshape(indices, nd - 1, shape));
+    shape[nd - 2] = output_h * output_w;
+    tensor *z = tensor__tmp(&s, tensor_zeros(nd - 1, shape, x->dtype));
+    if (z && x->storage->device != TENSOR_CPU) z = tensor__tmp(&s, tensor_to_device(z, x->storage->device));
+    tensor *sum = tensor__tmp(&s, tensor_scatter_add(z, nd - 2, jf, xf));
+    tensor *cnt = NULL;
+    if (sum) { /* positions named more than once, outside the graph */
+        bool was = tensor_set_grad_enabled(false);
+        tensor *ones = tensor__tmp(&s, tensor_ones_like(xf));
+        cnt = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_scatter_add(z, nd - 2, jf, ones)), 1, NAN));
+        tensor_set_grad_enabled(was);
+    }
+    tensor *y = tensor__tmp(&s, tensor_div(sum, cnt));
+    shape[nd - 2] = output_h;
+    shape[nd - 1] = output_w;
+    y = tensor__tmps_take(&s, tensor__tmp(&s, tensor_reshape(y, nd, shape)));
+    tensor__tmps_free(&s);
+    return y;
+}
 /* ==== end generator/parts/pool.h ==== */
+/* ==== begin generator/parts/resample.h ==== */
+// >>resample -------------------------------------------------------------------------------------
+/* pixel_shuffle, pixel_unshuffle, interpolate, im2col (F.unfold), col2im (F.fold) and the
+   transposed convolutions (a matmul, then col2im, as PyTorch's slow_conv_transpose): composites
+   of reshape, permute, index_select, scatter_add and matmul, so autograd and every device come
+   from those ops. */
+
+/* ---- pixel_shuffle, pixel_unshuffle ---- */
+
+/* x [*, C r^2, H, W] -> [*, C, H r, W r] (shuffle) or x [*, C, H r, W r] -> [*, C r^2, H, W]. */
+static tensor *tensor__pixel_shuffle(const char *fn, tensor *x, int64_t r, bool up) {
+    TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim < 3) return tensor__fail(fn, "expected an input of at least 3 dims [*, C, H, W], got shape %s", tensor__shape_of(x));
+    if (r < 1) return tensor__fail(fn, "the %s factor must be positive, got %lld", up ? "upscale" : "downscale", (long long)r);
+    int nd = x->ndim;
+    int64_t C = x->shape[nd - 3], H = x->shape[nd - 2], W = x->shape[nd - 1];
+    int64_t B = tensor__numel_of(nd - 3, x->shape);
+    if (up && C % (r * r)) return tensor__fail(fn, "the channel count %lld of input %s must be divisible by the square of the upscale factor %lld", (long long)C, tensor__shape_of(x), (long long)r);
+    if (!up && (H % r || W % r)) return tensor__fail(fn, "the height %lld and width %lld of input %s must be divisible by the downscale factor %lld", (long long)H, (long long)W, tensor__shape_of(x), (long long)r);
+    tensor__tmps s = {{0}, 0};
+    int64_t shape[TENSOR_MAX_DIMS];
+    tensor *v, *p;
+    if (up) {
+        int64_t c = C / (r * r), s6[6] = {B, c, r, r, H, W};
+        int perm[6] = {0, 1, 4, 2, 5, 3};
+        v = tensor__tmp(&s, tensor_reshape(x, 6, s6));
+        p = tensor__tmp(&s, tensor_permute(v, 6, perm));
+        for (int i = 0; i < nd - 3; i++) shape[i] = x->shape[i];
+        shape[nd - 3] = c; shape[nd - 2] = H * r; shape[nd - 1] = W * r;
+    } else {
+        int64_t s6[6] = {B, C, H / r, r, W / r, r};
+        int perm[6] = {0, 1, 3, 5, 2, 4};
+        v = tensor__tmp(&s, tensor_reshape(x, 6, s6));
+        p = tensor__tmp(&s, tensor_permute(v, 6, perm));
+        for (int i = 0; i < nd - 3; i++) shape[i] = x->shape[i];
+        shape[nd - 3] = C * r * r; shape[nd - 2] = H / r; shape[nd - 1] = W / r;
+    }
+    tensor *y = p ? tensor_reshape(p, nd, shape) : NULL;
+    tensor__tmps_free(&s);
+    return y;
+}
+TENSOR_API tensor *tensor_pixel_shuffle(tensor *x, int64_t upscale_factor) { return tensor__pixel_shuffle("tensor_pixel_shuffle", x, upscale_factor, true); }
+TENSOR_API tensor *tensor_pixel_unshuffle(tensor *x, int64_t downscale_factor) { return tensor__pixel_shuffle("tensor_pixel_unshuffle", x, downscale_factor, false); }
+
+/* ---- interpolate ---- */
+
+/* One output position's taps along a dim: up to 4 input indices and weights. */
+typedef struct { int64_t i[4]; double w[4]; } tensor__taps;
+
+static double tensor__cubic1(double x, double A) { return ((A + 2) * x - (A + 3)) * x * x + 1; }
+static double tensor__cubic2(double x, double A) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; }
+
+/* The taps of output index o along a dim of n inputs, out outputs (PyTorch's upsample kernels:
+   nearest_idx, area_pixel_compute_source_index, guard_index_and_lambda; the coordinate math is
+   done in f32 for non-f64 inputs, as theirs). mode: 0 nearest, 1 nearest-exact, 2 linear,
+   3 cubic. scale: the user's scale factor, or 0. */
+static int tensor__interp_taps(int mode, int64_t n, int64_t out, double scale, bool align, bool f64, int64_t o, tensor__taps *t) {
+    if (mode <= 1) {
+        int64_t src;
+        if (mode == 0 && out == n) src = o;
+        else if (mode == 0 && out == 2 * n) src = o >> 1;
+        else if (f64) {
+            double sc = scale > 0 ? 1.0 / scale : (double)n / (double)out;
+            src = (int64_t)floor(mode ? ((double)o + 0.5) * sc : (double)o * sc);
+        } else {
+            float sc = scale > 0 ? (float)(1.0 / scale) : (float)n / (float)out;
+            src = (int64_t)floorf(mode ? ((float)o + 0.5f) * sc : (float)o * sc);
+        }
+        t->i[0] = src < n - 1 ? src : n - 1;
+        t->w[0] = 1;
+        return 1;
+    }
+    double real, lambda;
+    int64_t i0;
+    if (f64) {
+        double sc = align ? (out > 1 ? (double)(n - 1) / (double)(out - 1) : 0) : (scale > 0 ? 1.0 / scale : (double)n / (double)out);
+        real = align ? sc * (double)o : sc * ((double)o + 0.5) - 0.5;
+        if (mode == 2 && real < 0) real = 0;
+        i0 = (int64_t)floor(real);
+    } else {
+        float sc = align ? (out > 1 ? (float)(n - 1) / (float)(out - 1) : 0) : (scale > 0 ? (float)(1.0 / scale) : (float)n / (float)out);
+        float rf = align ? sc * (float)o : sc * ((float)o + 0.5f) - 0.5f;
+        if (mode == 2 && rf < 0) rf = 0;
+        real = rf;
+        i0 = (int64_t)floorf(rf);
+    }
+    if (i0 > n - 1) i0 = n - 1;
+    lambda = real - (double)i0;
+    lambda = lambda < 0 ? 0 : lambda > 1 ? 1 : lambda;
+    if (!f64) lambda = (float)lambda;
+    if (mode == 2) {
+        t->i[0] = i0;
+        t->i[1] = i0 + (i0 < n - 1 ? 1 : 0);
+        t->w[0] = 1 - lambda;
+        t->w[1] = lambda;
+        return 2;
+    }
+    const double A = -0.75;
+    t->w[0] = tensor__cubic2(lambda + 1, A);
+    t->w[1] = tensor__cubic1(lambda, A);
+    t->w[2] = tensor__cubic1(1 - lambda, A);
+    t->w[3] = tensor__cubic2(2 - lambda, A);
+    for (int j = 0; j < 4; j++) {
+        int64_t k = i0 - 1 + j;
+        t->i[j] = k < 0 ? 0 : k > n - 1 ? n - 1 : k;
+    }
+    return 4;
+}
+
+/* x resampled along dim d to out entries: sum over the taps of index_select(x, d, idx_j) * w_j,
+   w_j [out, 1, ...] broadcast over the dims after d. A temporary of ts. */
+static tensor *tensor__interp_dim(const char *fn, tensor__tmps *ts, tensor *x, int d, int64_t out, int mode, double scale, bool align) {
+    if (!x) return NULL;
+    tensor__tmps st = {{0}, 0}, *s = &st;
+    int64_t n = x->shape[d];
+    bool f64 = x->dtype == TENSOR_F64;
+    int64_t *idx = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(4 * out));
+    double *w = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(4 * out));
+    if (!idx || !w) { TENSOR_FREE(idx); TENSOR_FREE(w); tensor__fail(fn, "out of memory"); return NULL; }
+    int taps = 1;
+    for (int64_t o = 0; o < out; o++) {
+        tensor__taps t;
+        taps = tensor__interp_taps(mode, n, out, scale, align, f64, o, &t);
+        for (int j = 0; j < taps; j++) { idx[j * out + o] = t.i[j]; w[j * out + o] = t.w[j]; }
+    }
+    int64_t ws[TENSOR_MAX_DIMS];
+    ws[0] = out;
+    for (int i = d + 1; i < x->ndim; i++) ws[i - d] = 1;
+    tensor *y = NULL;
+    for (int j = 0; j < taps; j++) {
+        tensor *g = tensor__tmp(s, tensor_index_select(x, d, tensor__index_on(s, idx + j * out, out, x)));
+        if (taps > 1) {
+            int64_t ls[1] = {out};
+            tensor *wt = tensor__tmp(s, tensor_from_data(w + j * out, 1, ls, TENSOR_F64));
+            wt = tensor__tmp(s, tensor_reshape(tensor__tmp(s, tensor_to_dtype(wt, x->dtype)), x->ndim - d, ws));
+            if (wt && x->storage->device != TENSOR_CPU) wt = tensor__tmp(s, tensor_to_device(wt, x->storage->device));
+            g = tensor__tmp(s, tensor_mul(g, wt));
+        }
+        y = j == 0 ? g : tensor__tmp(s, tensor_add(y, g));
+    }
+    TENSOR_FREE(idx);
+    TENSOR_FREE(w);
+    y = tensor__tmps_take(s, y);
+    tensor__tmps_free(s);
+    return tensor__tmp(ts, y);
+}
+
+/* x [N, C, d1 (, d2 (, d3))] resized over its spatial dims (F.interpolate). size or scale_factor
+   (exactly one of them, n entries: 1 for every spatial dim, or one each); mode "nearest",
+   "nearest-exact", "linear" (3-D), "bilinear" (4-D), "bicubic" (4-D), "trilinear" (5-D), "area"
+   (adaptive average pooling, 3-D and 4-D); align_corners for the linear and cubic modes only. */
+TENSOR_API tensor *tensor_interpolate(tensor *x, int n, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners) {
+    const char *fn = "tensor_interpolate";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!mode) return tensor__fail(fn, "mode is NULL");
+    if (x->ndim < 3 || x->ndim > 5) return tensor__fail(fn, "expected a 3-D, 4-D or 5-D input [N, C, ...], got shape %s", tensor__shape_of(x));
+    int sd = x->ndim - 2, m;
+    if (!strcmp(mode, "nearest")) m = 0;
+    else if (!strcmp(mode, "nearest-exact")) m = 1;
+    else if (!strcmp(mode, "linear") || !strcmp(mode, "bilinear") || !strcmp(mode, "trilinear")) m = 2;
+    else if (!strcmp(mode, "bicubic")) m = 3;
+    else if (!strcmp(mode, "area")) m = 4;
+    else return tensor__fail(fn, "unknown mode '%s' (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area)", mode);
+    int need = !strcmp(mode, "linear") ? 1 : !strcmp(mode, "bilinear") || m == 3 ? 2 : !strcmp(mode, "trilinear") ? 3 : m == 4 && sd == 3 ? -1 : 0;
+    if (need < 0) return tensor__fail(fn, "mode 'area' takes a 3-D or 4-D input, got shape %s", tensor__shape_of(x));
+    if (need && need != sd) return tensor__fail(fn, "mode '%s' expects a %d-D input, got shape %s", mode, need + 2, tensor__shape_of(x));
+    if (align_corners && (m <= 1 || m == 4)) return tensor__fail(fn, "align_corners can only be set with the interpolating modes (linear, bilinear, bicubic, trilinear), not '%s'", mode);
+    if ((size == NULL) == (scale_factor == NULL)) return tensor__fail(fn, "exactly one of size and scale_factor must be given");
+    if (n != 1 && n != sd) return tensor__fail(fn, "%s has %d entries, expected 1 or %d (the spatial dims of input %s)", size ? "size" : "scale_factor", n, sd, tensor__shape_of(x));
+    if (m >= 2 && !tensor__is_float(x->dtype)) return tensor__fail(fn, "mode '%s' expects a floating input, got %s", mode, tensor__dtype_names[x->dtype]);
+    if (m <= 1 && x->dtype == TENSOR_BOOL) return tensor__fail(fn, "expected a numeric input, got bool");
+    int64_t out[3];
+    double sc[3];
+    for (int i = 0; i < sd; i++) {
+        int64_t in = x->shape[2 + i];
+        if (in == 0 || x->shape[1] == 0) return tensor__fail(fn, "input of shape %s has a zero-size non-batch dim", tensor__shape_of(x));
+        if (size) {
+            out[i] = size[n == 1 ? 0 : i];
+            sc[i] = 0;
+            if (out[i] < 1) return tensor__fail(fn, "output size %lld must be positive", (long long)out[i]);
+        } else {
+            sc[i] = scale_factor[n == 1 ? 0 : i];
+            if (!(sc[i] > 0) || !isfinite(sc[i])) return tensor__fail(fn, "scale_factor %g must be positive and finite", sc[i]);
+            double o = floor((double)in * sc[i]);
+            if (o < 1 || o > (double)TENSOR__MAX_NUMEL) return tensor__fail(fn, "input size %lld times scale_factor %g gives output size %g", (long long)in, sc[i], o);
+            out[i] = (int64_t)o;
+        }
+        if (m == 4) sc[i] = 0;
+    }
+    if (m == 4) return sd == 1 ? tensor_adaptive_avg_pool1d(x, out[0]) : tensor_adaptive_avg_pool2d(x, out[0], out[1]);
+    tensor__tmps s = {{0}, 0};
+    tensor *y = x;
+    for (int i = 0; i < sd; i++) y = tensor__interp_dim(fn, &s, y, 2 + i, out[i], m, sc[i], align_corners);
+    if (y == x) y = tensor_clone(x);
+    else y = tensor__tmps_take(&s, y);
+    tensor__tmps_free(&s);
+    return y;
+}
+
+/* ---- im2col (F.unfold), col2im (F.fold) ---- */
+
+/* The geometry of a sliding window over a padded H x W plane: kh x kw taps, dilation, stride,
+   padding; bh x bw blocks. */
+typedef struct { int64_t H, W, kh, kw, dh, dw, ph, pw, sh, sw, bh, bw; } tensor__fold_geom;
+
+/* idx[(i kw + j) L + l] = the flat position in the padded plane (W + 2 pw wide) of tap (i, j) of
+   block l (L = bh bw), an i64 tensor on like's device (a temporary of s). */
+static tensor *tensor__fold_index(const char *fn, tensor__tmps *s, const tensor__fold_geom *g, const tensor *like) {
+    int64_t L = g->bh * g->bw, K = g->kh * g->kw, Wp = g->W + 2 * g->pw;
+    if (L > 0 && K > TENSOR__MAX_NUMEL / L) { tensor__fail(fn, "the column buffer of %lld x %lld entries is too large", (long long)K, (long long)L); return NULL; }
+    int64_t *idx = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(K * L + 1));
+    if (!idx) { tensor__fail(fn, "out of memory"); return NULL; }
+    for (int64_t i = 0; i < g->kh; i++)
+        for (int64_t j = 0; j < g->kw; j++)
+            for (int64_t bi = 0; bi < g->bh; bi++)
+                for (int64_t bj = 0; bj < g->bw; bj++)
+                    idx[(i * g->kw + j) * L + bi * g->bw + bj] = (bi * g->sh + i * g->dh) * Wp + bj * g->sw + j * g->dw;
+    tensor *t = tensor__index_on(s, idx, K * L, like);
+    TENSOR_FREE(idx);
+    return t;
+}
+
+/* x [N, C, H, W] -> [N, C kh kw, L]. */
+static tensor *tensor__im2col(const char *fn, tensor *x, const tensor__fold_geom *g) {
+    tensor__tmps s = {{0}, 0};
+    int64_t N = x->shape[0], C = x->shape[1], Hp = g->H + 2 * g->ph, Wp = g->W + 2 * g->pw;
+    int64_t pads[4] = {g->pw, g->pw, g->ph, g->ph};
+    tensor *xp = g->ph || g->pw ? tensor__tmp(&s, tensor_pad(x, 4, pads, 0)) : x;
+    int64_t f3[3] = {N, C, Hp * Wp};
+    tensor *flat = tensor__tmp(&s, tensor_reshape(xp, 3, f3));
+    tensor *cols = tensor__tmp(&s, tensor_index_select(flat, 2, tensor__fold_index(fn, &s, g, x)));
+    int64_t o3[3] = {N, C * g->kh * g->kw, g->bh * g->bw};
+    tensor *y = cols ? tensor_reshape(cols, 3, o3) : NULL;
+    tensor__tmps_free(&s);
+    return y;
+}
+
+/* cols [N, C kh kw, L] -> [N, C, H, W]: each column entry added at its position (the adjoint of
+   im2col). */
+static tensor *tensor__col2im(const char *fn, tensor *cols, const tensor__fold_geom *g) {
+    tensor__tmps s = {{0}, 0};
+    int64_t N = cols->shape[0], K = g->kh * g->kw, C = cols->shape[1] / K, L = g->bh * g->bw;
+    int64_t Hp = g->H + 2 * g->ph, Wp = g->W + 2 * g->pw;
+    int64_t c3[3] = {N, C, K * L}, z3[3] = {N, C, Hp * Wp}, i3[3] = {1, 1, K * L};
+    tensor *src = tensor__tmp(&s, tensor_reshape(cols, 3, c3));
+    tensor *z = tensor__tmp(&s, tensor_zeros(3, z3, cols->dtype));
+    if (z && cols->storage->device != TENSOR_CPU) z = tensor__tmp(&s, tensor_to_device(z, cols->storage->device));
+    tensor *idx = tensor__tmp(&s, tensor_expand(tensor__tmp(&s, tensor_reshape(tensor__fold_index(fn, &s, g, cols), 3, i3)), 3, c3));
+    tensor *sum = tensor__tmp(&s, tensor_scatter_add(z, 2, idx, src));
+    int64_t p4[4] = {N, C, Hp, Wp};
+    tensor *y = tensor__tmp(&s, tensor_reshape(sum, 4, p4));
+    if (g->ph || g->pw) {
+        int64_t crop[4] = {-g->pw, -g->pw, -g->ph, -g->ph};
+        y = tensor__tmp(&s, tensor_pad(y, 4, crop, 0));
+    }
+    y = tensor__tmps_take(&s, y);
+    tensor__tmps_free(&s);
+    return y;
+}
+
+/* The blocks of a window over n (padded by p): (n + 2p - d (k - 1) - 1) / s + 1, or < 1. */
+static int64_t tensor__fold_blocks(int64_t n, int64_t k, int64_t d, int64_t p, int64_t s) {
+    int64_t num = n + 2 * p - d * (k - 1) - 1;
+    return num < 0 ? 0 : num / s + 1;
+}
+
+static bool tensor__fold_params(const char *fn, int kernel, int dilation, int padding, int stride) {
+    if (kernel < 1 || dilation < 1 || stride < 1 || padding < 0) {
+        tensor__fail(fn, "kernel %d, dilation %d, stride %d must be positive and padding %d non-negative", kernel, dilation, stride, padding);
+        return false;
+    }
+    return true;
+}
+
+TENSOR_API tensor *tensor_im2col(tensor *x, int kernel, int dilation, int padding, int stride) {
+    const char *fn = "tensor_im2col";
+    TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim != 3 && x->ndim != 4) return tensor__fail(fn, "expected a 3-D [C, H, W] or 4-D [N, C, H, W] input, got shape %s", tensor__shape_of(x));
+    if (!tensor__fold_params(fn, kernel, dilation, padding, stride)) return NULL;
+    for (int d = x->ndim - 3; d < x->ndim; d++)
+        if (x->shape[d] == 0) return tensor__fail(fn, "input of shape %s has a zero-size non-batch dim", tensor__shape_of(x));
+    int64_t H = x->shape[x->ndim - 2], W = x->shape[x->ndim - 1];
+    tensor__fold_geom g = {H, W, kernel, kernel, dilation, dilation, padding, padding, stride, stride,
+                           tensor__fold_blocks(H, kernel, dilation, padding, stride), tensor__fold_blocks(W, kernel, dilation, padding, stride)};
+    if (g.bh < 1 || g.bw < 1) return tensor__fail(fn, "no sliding block fits input %s with kernel %d, dilation %d, padding %d", tensor__shape_of(x), kernel, dilation, padding);
+    if (x->ndim == 4) return tensor__im2col(fn, x, &g);
+    tensor *x4 = tensor_unsqueeze(x, 0);
+    tensor *y4 = x4 ? tensor__im2col(fn, x4, &g) : NULL;
+    tensor *y = y4 ? tensor_squeeze(y4, 0) : NULL;
+    tensor_free(x4); tensor_free(y4);
+    return y;
+}
+
+TENSOR_API tensor *tensor_col2im(tensor *cols, int64_t output_h, int64_t output_w, int kernel, int dilation, int padding, int stride) {
+    const char *fn = "tensor_col2im";
+    TENSOR__CHECK_ARG(fn, cols);
+    if (cols->ndim != 2 && cols->ndim != 3) return tensor__fail(fn, "expected a 2-D [C k^2, L] or 3-D [N, C k^2, L] input, got shape %s", tensor__shape_of(cols));
+    if (!tensor__fold_params(fn, kernel, dilation, padding, stride)) return NULL;
+    if (output_h < 1 || output_w < 1) return tensor__fail(fn, "output size (%lld, %lld) must be positive", (long long)output_h, (long long)output_w);
+    int nd = cols->ndim;
+    int64_t K = (int64_t)kernel * kernel, CK = cols->shape[nd - 2], L = cols->shape[nd - 1];
+    if (CK == 0 || CK % K) return tensor__fail(fn, "dim %d of input %s must be a positive multiple of kernel^2 = %lld", nd - 2, tensor__shape_of(cols), (long long)K);
+    tensor__fold_geom g = {output_h, output_w, kernel, kernel, dilation, dilation, padding, padding, stride, stride,
+                           tensor__fold_blocks(output_h, kernel, dilation, padding, stride), tensor__fold_blocks(output_w, kernel, dilation, padding, stride)};
+    if (g.bh < 1 || g.bw < 1 || g.bh * g.bw != L)
+        return tensor__fail(fn, "input %s has %lld blocks, output size (%lld, %lld) with kernel %d, dilation %d, padding %d, stride %d makes %lld", tensor__shape_of(cols),
+                            (long long)L, (long long)output_h, (long long)output_w, kernel, dilation, padding, stride, (long long)(g.bh * g.bw));
+    if (nd == 3) return tensor__col2im(fn, cols, &g);
+    tensor *c3 = tensor_unsqueeze(cols, 0);
+    tensor *y4 = c3 ? tensor__col2im(fn, c3, &g) : NULL;
+    tensor *y = y4 ? tensor_squeeze(y4, 0) : NULL;
+    tensor_free(c3); tensor_free(y4);
+    return y;
+}
+
+/* ---- conv_transpose1d, conv_transpose2d ---- */
+
+/* x [N, Ci, H, W], w [Ci, Co/groups, kh, kw] -> [N, Co, Ho, Wo]: the columns w^T x per group (a
+   batched matmul), summed into place by col2im. gm: the geometry (H, W the output's). */
+static tensor *tensor__conv_transpose(const char *fn, tensor *x, tensor *w, tensor *bias, int groups, tensor__fold_geom *gm) {
+    tensor__tmps s = {{0}, 0};
+    int64_t N = x->shape[0], Ci = x->shape[1], Cog = w->shape[1], K = gm->kh * gm->kw, G = groups;
+    int64_t w3[3] = {G, Ci / G, Cog * K}, x4[4] = {N, G, Ci / G, gm->bh * gm->bw}, c3[3] = {N, G * Cog * K, gm->bh * gm->bw};
+    tensor *wt = tensor__tmp(&s, tensor_transpose(tensor__tmp(&s, tensor_reshape(w, 3, w3)), 1, 2));
+    tensor *xg = tensor__tmp(&s, tensor_reshape(x, 4, x4));
+    tensor *cols = tensor__tmp(&s, tensor_reshape(tensor__tmp(&s, tensor_matmul(wt, xg)), 3, c3));
+    tensor *y = cols ? tensor__tmp(&s, tensor__col2im(fn, cols, gm)) : NULL;
+    if (bias) {
+        int64_t b3[3] = {G * Cog, 1, 1};
+        y = tensor__tmp(&s, tensor_add(y, tensor__tmp(&s, tensor_reshape(bias, 3, b3))));
+    }
+    y = tensor__tmps_take(&s, y);
+    tensor__tmps_free(&s);
+    return y;
+}
+
+/* The checks and geometry of both; sd the spatial dims (1 or 2). */
+static tensor *tensor__conv_transpose_front(const char *fn, int sd, tensor *x, tensor *w, tensor *bias, int stride, int padding, int output_padding, int groups, int dilation) {
+    TENSOR__CHECK_ARG(fn, x);
+    TENSOR__CHECK_ARG(fn, w);
+    tensor *ins[3] = {x, w, bias};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (x->ndim != sd + 1 && x->ndim != sd + 2)
+        return tensor__fail(fn, "expected a %d-D (unbatched) or %d-D (batched) input, got shape %s", sd + 1, sd + 2, tensor__shape_of(x));
+    if (w->ndim != sd + 2)
+        return tensor__fail(fn, "expected a %d-D weight [in_channels, out_channels/groups%s], got shape %s", sd + 2, sd == 2 ? ", kH, kW" : ", k", tensor__shape_of(w));
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    if (w->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and weight dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[w->dtype]);
+    if (bias && bias->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and bias dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[bias->dtype]);
+    if (stride < 1 || dilation < 1 || groups < 1 || padding < 0 || output_padding < 0)
+        return tensor__fail(fn, "stride %d, dilation %d, groups %d must be positive, padding %d and output_padding %d non-negative", stride, dilation, groups, padding, output_padding);
+    if (output_padding >= stride && output_padding >= dilation)
+        return tensor__fail(fn, "output_padding %d must be smaller than either stride %d or dilation %d", output_padding, stride, dilation);
+    bool batched = x->ndim == sd + 2;
+    int64_t Ci = x->shape[batched ? 1 : 0];
+    if (w->shape[0] != Ci) return tensor__fail(fn, "input of shape %s has %lld channels, weight %s expects %lld", tensor__shape_of(x), (long long)Ci, tensor__shape_of(w), (long long)w->shape[0]);
+    if (Ci % groups) return tensor__fail(fn, "in_channels %lld is not divisible by groups %d", (long long)Ci, groups);
+    int64_t Co = w->shape[1] * groups;
+    if (bias && (bias->ndim != 1 || bias->shape[0] != Co))
+        return tensor__fail(fn, "bias must be 1-D with %lld elements (out_channels), got shape %s", (long long)Co, tensor__shape_of(bias));
+    for (int d = 0; d < x->ndim; d++)
+        if (x->shape[d] == 0 && (d > 0 || !batched)) return tensor__fail(fn, "input of shape %s has a zero-size non-batch dim", tensor__shape_of(x));
+    for (int d = 0; d < w->ndim; d++)
+        if (w->shape[d] == 0) return tensor__fail(fn, "weight of shape %s has a zero-size dim", tensor__shape_of(w));
+    int64_t in_h = sd == 2 ? x->shape[x->ndim - 2] : 1, in_w = x->shape[x->ndim - 1];
+    int64_t kh = sd == 2 ? w->shape[2] : 1, kw = w->shape[w->ndim - 1];
+    int64_t s = stride, p = padding, d = dilation, op = output_padding;
+    int64_t oh = sd == 2 ? (in_h - 1) * s - 2 * p + d * (kh - 1) + op + 1 : 1, ow = (in_w - 1) * s - 2 * p + d * (kw - 1) + op + 1;
+    if (oh < 1 || ow < 1) return tensor__fail(fn, "output size (%lld, %lld) is not positive (input %s, weight %s, padding %d)", (long long)oh, (long long)ow, tensor__shape_of(x), tensor__shape_of(w), padding);
+    tensor__fold_geom g = {oh, ow, kh, kw, sd == 2 ? d : 1, d, sd == 2 ? p : 0, p, sd == 2 ? s : 1, s, in_h, in_w};
+    tensor__tmps t = {{0}, 0};
+    tensor *x4 = batched ? x : tensor__tmp(&t, tensor_unsqueeze(x, 0)), *w4 = w;
+    if (sd == 1) {
+        x4 = tensor__tmp(&t, tensor_unsqueeze(x4, 2));
+        w4 = tensor__tmp(&t, tensor_unsqueeze(w, 2));
+    }
+    tensor *y = x4 && w4 ? tensor__tmp(&t, tensor__conv_transpose(fn, x4, w4, bias, groups, &g)) : NULL;
+    if (sd == 1) y = tensor__tmp(&t, tensor_squeeze(y, 2));
+    if (!batched) y = tensor__tmp(&t, tensor_squeeze(y, 0));
+    y = tensor__tmps_take(&t, y);
+    tensor__tmps_free(&t);
+    return y;
+}
+
+TENSOR_API tensor *tensor_conv_transpose2d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int output_padding, int groups, int dilation) {
+    return tensor__conv_transpose_front("tensor_conv_transpose2d", 2, x, w, bias, stride, padding, output_padding, groups, dilation);
+}
+TENSOR_API tensor *tensor_conv_transpose1d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int output_padding, int groups, int dilation) {
+    return tensor__conv_transpose_front("tensor_conv_transpose1d", 1, x, w, bias, stride, padding, output_padding, groups, dilation);
+}
+/* ==== end generator/parts/resample.h ==== */
 /* ==== begin generator/parts/attention.h ==== */
 // >>attention ----------------------------------------------------------------------------------
 /* ---- attention ---- */

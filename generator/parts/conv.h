@@ -1376,3 +1376,40 @@ static int tensor__conv_backward(const char *fn, int sd, tensor *x, tensor *w, t
     if (gb) *gb = rb;
     return 0;
 }
+
+/* ---- conv2d, conv1d with a padding mode (composites: pad, then the convolution) ---- */
+
+/* padding "valid": none; "same": the output has the input's size (stride 1), the total padding
+   d (k - 1) of each dim split in halves, the odd one more on the right/bottom (PyTorch). */
+static tensor *tensor__conv_padding_front(const char *fn, int sd, tensor *x, tensor *w, tensor *bias, int stride, const char *padding, int dilation, int groups) {
+    TENSOR__CHECK_ARG(fn, x);
+    TENSOR__CHECK_ARG(fn, w);
+    if (!padding) return tensor__fail(fn, "padding is NULL (expected \"same\" or \"valid\")");
+    bool same = !strcmp(padding, "same");
+    if (!same && strcmp(padding, "valid")) return tensor__fail(fn, "padding '%s' is not \"same\" or \"valid\"", padding);
+    if (same && stride != 1) return tensor__fail(fn, "padding \"same\" is not supported for strided convolutions (stride %d)", stride);
+    if (w->ndim != sd + 2) return tensor__fail(fn, "expected a %d-D weight, got shape %s", sd + 2, tensor__shape_of(w));
+    if (dilation < 1) return tensor__fail(fn, "dilation must be positive, got %d", dilation);
+    tensor *(*conv)(tensor *, tensor *, tensor *, int, int, int, int) = sd == 2 ? tensor_conv2d : tensor_conv1d;
+    if (!same) return conv(x, w, bias, stride, 0, dilation, groups);
+    int64_t pads[4], sym = -1;
+    bool uniform = true;
+    for (int i = 0; i < sd; i++) {
+        int64_t total = (int64_t)dilation * (w->shape[w->ndim - 1 - i] - 1);
+        pads[2 * i] = total / 2;
+        pads[2 * i + 1] = total - total / 2;
+        if (pads[2 * i] != pads[2 * i + 1] || (sym >= 0 && sym != pads[2 * i]) || total / 2 > INT32_MAX) uniform = false;
+        sym = pads[2 * i];
+    }
+    if (uniform) return conv(x, w, bias, 1, (int)sym, dilation, groups);
+    tensor *xp = tensor_pad(x, 2 * sd, pads, 0);
+    tensor *y = xp ? conv(xp, w, bias, 1, 0, dilation, groups) : NULL;
+    tensor_free(xp);
+    return y;
+}
+TENSOR_API tensor *tensor_conv2d_padding(tensor *x, tensor *w, tensor *bias, int stride, const char *padding, int dilation, int groups) {
+    return tensor__conv_padding_front("tensor_conv2d_padding", 2, x, w, bias, stride, padding, dilation, groups);
+}
+TENSOR_API tensor *tensor_conv1d_padding(tensor *x, tensor *w, tensor *bias, int stride, const char *padding, int dilation, int groups) {
+    return tensor__conv_padding_front("tensor_conv1d_padding", 1, x, w, bias, stride, padding, dilation, groups);
+}

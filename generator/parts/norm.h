@@ -254,3 +254,170 @@ static tensor *tensor__norm_front(tensor_op op, tensor *x, tensor *weight, tenso
 }
 TENSOR_API tensor *tensor_layer_norm(tensor *x, tensor *weight, tensor *bias, double eps) { return tensor__norm_front(TENSOR_OP_layer_norm, x, weight, bias, eps); }
 TENSOR_API tensor *tensor_rms_norm(tensor *x, tensor *weight, double eps) { return tensor__norm_front(TENSOR_OP_rms_norm, x, weight, NULL, eps); }
+
+/* ---- batch_norm, instance_norm, group_norm (composites: the statistics are reductions, the rest
+   elementwise, so autograd and every device come from those ops) ---- */
+
+/* An optional per-channel tensor p [C] checked (1-D of size C, floating) and viewed as [C, 1, ...]
+   (nd - 2 trailing ones) to broadcast against x [N, C, *]; *out NULL when p is. */
+static bool tensor__channel_param(const char *fn, const char *what, tensor *p, const tensor *x, tensor__tmps *s, tensor **out) {
+    *out = NULL;
+    if (!p) return true;
+    int64_t C = x->shape[1];
+    if (p->ndim != 1 || p->shape[0] != C) {
+        tensor__fail(fn, "%s of shape %s must be 1-D with the channel count %lld of input %s", what, tensor__shape_of(p), (long long)C, tensor__shape_of(x));
+        return false;
+    }
+    if (!tensor__is_float(p->dtype)) { tensor__fail(fn, "%s must be a floating tensor, got %s", what, tensor__dtype_names[p->dtype]); return false; }
+    int64_t shape[TENSOR_MAX_DIMS];
+    shape[0] = C;
+    for (int i = 1; i < x->ndim - 1; i++) shape[i] = 1;
+    *out = tensor__tmp(s, tensor_reshape(p, x->ndim - 1, shape));
+    return *out != NULL;
+}
+
+/* (x - mean) * invstd * w + b, mean and invstd broadcast against x, w and b NULL or [C, 1, ...]. */
+static tensor *tensor__norm_affine(tensor__tmps *s, tensor *x, tensor *mean, tensor *invstd, tensor *w, tensor *b) {
+    tensor *y = tensor__tmp(s, tensor_mul(tensor__tmp(s, tensor_sub(x, mean)), invstd));
+    if (w) y = tensor__tmp(s, tensor_mul(y, w));
+    if (b) y = tensor__tmp(s, tensor_add(y, b));
+    return y;
+}
+
+/* The common checks of batch_norm and instance_norm; false after an error. */
+static bool tensor__bn_check(const char *fn, tensor *x, int min_nd, tensor *rm, tensor *rv, tensor *w, tensor *b, bool use_input_stats) {
+    tensor *ins[5] = {x, rm, rv, w, b};
+    if (!tensor__same_device(fn, 5, ins)) return false;
+    if (x->ndim < min_nd) { tensor__fail(fn, "input must have at least %d dims [N, C, ...], got shape %s", min_nd, tensor__shape_of(x)); return false; }
+    if (!tensor__is_float(x->dtype)) { tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]); return false; }
+    if (!use_input_stats && (!rm || !rv)) { tensor__fail(fn, "running_mean and running_var must be given when the input statistics are not used (evaluation)"); return false; }
+    if ((rm == NULL) != (rv == NULL)) { tensor__fail(fn, "running_mean and running_var must be given together"); return false; }
+    const char *names[4] = {"running_mean", "running_var", "weight", "bias"};
+    for (int i = 0; i < 4; i++) {
+        tensor *p = ins[i + 1];
+        if (p && (p->ndim != 1 || p->shape[0] != x->shape[1])) {
+            tensor__fail(fn, "%s of shape %s must be 1-D with the channel count %lld of input %s", names[i], tensor__shape_of(p), (long long)x->shape[1], tensor__shape_of(x));
+            return false;
+        }
+        if (p && !tensor__is_float(p->dtype)) { tensor__fail(fn, "%s must be a floating tensor, got %s", names[i], tensor__dtype_names[p->dtype]); return false; }
+    }
+    return true;
+}
+
+/* running = (1 - momentum) running + momentum stat, stat [C] (or broadcastable), outside the graph. */
+static bool tensor__running_update(tensor *running, tensor *stat, double momentum) {
+    bool was = tensor_set_grad_enabled(false);
+    tensor *a = tensor_mul_scalar(running, 1 - momentum);
+    tensor *st = stat ? tensor_to_dtype(stat, running->dtype) : NULL;
+    tensor *bb = st ? tensor_mul_scalar(st, momentum) : NULL;
+    tensor *n = a && bb ? tensor_add(a, bb) : NULL;
+    tensor *r = n ? tensor_copy_(running, n) : NULL;
+    tensor_free(a); tensor_free(st); tensor_free(bb); tensor_free(n);
+    tensor_set_grad_enabled(was);
+    return r != NULL;
+}
+
+/* The per-channel mean of x [N, C, *] as [C, 1, ...] (broadcasts against x): the mean over * of
+   x seen as [N, C, L], then over N (equal counts, so the mean of the means), two reductions
+   along contiguous rows rather than one over scattered dims. */
+static tensor *tensor__bn_mean(tensor__tmps *s, tensor *x) {
+    if (!x) return NULL;
+    int64_t ncl[3] = {x->shape[0], x->shape[1], tensor__numel_of(x->ndim - 2, x->shape + 2)}, shape[TENSOR_MAX_DIMS];
+    tensor *m = tensor__tmp(s, tensor_mean(tensor__tmp(s, tensor_reshape(x, 3, ncl)), 2, false));
+    m = tensor__tmp(s, tensor_mean(m, 0, false));
+    shape[0] = ncl[1];
+    for (int i = 1; i < x->ndim - 1; i++) shape[i] = 1;
+    return tensor__tmp(s, tensor_reshape(m, x->ndim - 1, shape));
+}
+
+/* x [N, C, *]: normalized per channel over N and *; training: with the batch statistics (biased
+   variance), and running_mean/var (when given) updated in place with the unbiased variance, as
+   PyTorch; otherwise with running_mean/var. */
+TENSOR_API tensor *tensor_batch_norm(tensor *x, tensor *running_mean, tensor *running_var, tensor *weight, tensor *bias, bool training, double momentum, double eps) {
+    const char *fn = "tensor_batch_norm";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__bn_check(fn, x, 2, running_mean, running_var, weight, bias, training)) return NULL;
+    int64_t C = x->shape[1], count = tensor__numel_of(x->ndim, x->shape) / (C ? C : 1);
+    if (training && C > 0 && count == 1) return tensor__fail(fn, "expected more than 1 value per channel when training, got input of shape %s", tensor__shape_of(x));
+    tensor__tmps s = {{0}, 0};
+    tensor *w, *b, *mean, *invstd;
+    if (!tensor__channel_param(fn, "weight", weight, x, &s, &w) || !tensor__channel_param(fn, "bias", bias, x, &s, &b)) { tensor__tmps_free(&s); return NULL; }
+    if (training) {
+        mean = tensor__bn_mean(&s, x);
+        tensor *xc = tensor__tmp(&s, tensor_sub(x, mean));
+        tensor *var = tensor__bn_mean(&s, tensor__tmp(&s, tensor_mul(xc, xc)));
+        invstd = tensor__tmp(&s, tensor_rsqrt(tensor__tmp(&s, tensor_add_scalar(var, eps))));
+        if (running_mean && mean && var && count > 1) {
+            int64_t cs[1] = {C};
+            tensor *m1 = tensor__tmp(&s, tensor_reshape(mean, 1, cs));
+            tensor *v1 = tensor__tmp(&s, tensor_mul_scalar(tensor__tmp(&s, tensor_reshape(var, 1, cs)), (double)count / (double)(count - 1)));
+            if (!m1 || !v1 || !tensor__running_update(running_mean, m1, momentum) || !tensor__running_update(running_var, v1, momentum)) { tensor__tmps_free(&s); return NULL; }
+        }
+    } else {
+        tensor *rm, *rv;
+        if (!tensor__channel_param(fn, "running_mean", running_mean, x, &s, &rm) || !tensor__channel_param(fn, "running_var", running_var, x, &s, &rv)) { tensor__tmps_free(&s); return NULL; }
+        mean = tensor__tmp(&s, tensor_to_dtype(rm, x->dtype));
+        invstd = tensor__tmp(&s, tensor_rsqrt(tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_to_dtype(rv, x->dtype)), eps))));
+    }
+    tensor *y = tensor__tmps_take(&s, tensor__norm_affine(&s, x, mean, invstd, w, b));
+    tensor__tmps_free(&s);
+    return y;
+}
+
+/* x [N, C, *]: each (sample, channel) normalized over *; use_input_stats false: with the running
+   statistics instead; with them given and use_input_stats, they are updated in place with the
+   per-instance statistics averaged over the batch (as PyTorch's F.instance_norm). */
+TENSOR_API tensor *tensor_instance_norm(tensor *x, tensor *running_mean, tensor *running_var, tensor *weight, tensor *bias, bool use_input_stats, double momentum, double eps) {
+    const char *fn = "tensor_instance_norm";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__bn_check(fn, x, 3, running_mean, running_var, weight, bias, use_input_stats)) return NULL;
+    int64_t count = tensor__numel_of(x->ndim - 2, x->shape + 2);
+    if (use_input_stats && count == 1) return tensor__fail(fn, "expected more than 1 spatial element when training, got input of shape %s", tensor__shape_of(x));
+    if (!use_input_stats) return tensor_batch_norm(x, running_mean, running_var, weight, bias, false, momentum, eps);
+    tensor__tmps s = {{0}, 0};
+    tensor *w, *b;
+    if (!tensor__channel_param(fn, "weight", weight, x, &s, &w) || !tensor__channel_param(fn, "bias", bias, x, &s, &b)) { tensor__tmps_free(&s); return NULL; }
+    int dims[TENSOR_MAX_DIMS], nd = 0;
+    for (int i = 2; i < x->ndim; i++) dims[nd++] = i;
+    tensor *mean = tensor__tmp(&s, tensor_mean_dims(x, nd, dims, true));
+    tensor *xc = tensor__tmp(&s, tensor_sub(x, mean));
+    tensor *var = tensor__tmp(&s, tensor_mean_dims(tensor__tmp(&s, tensor_mul(xc, xc)), nd, dims, true));
+    tensor *invstd = tensor__tmp(&s, tensor_rsqrt(tensor__tmp(&s, tensor_add_scalar(var, eps))));
+    if (running_mean && mean && var && x->shape[0] > 0 && count > 1) {
+        int64_t nc[2] = {x->shape[0], x->shape[1]};
+        tensor *m1 = tensor__tmp(&s, tensor_mean(tensor__tmp(&s, tensor_reshape(mean, 2, nc)), 0, false));
+        tensor *v1 = tensor__tmp(&s, tensor_mul_scalar(tensor__tmp(&s, tensor_mean(tensor__tmp(&s, tensor_reshape(var, 2, nc)), 0, false)), (double)count / (double)(count - 1)));
+        if (!m1 || !v1 || !tensor__running_update(running_mean, m1, momentum) || !tensor__running_update(running_var, v1, momentum)) { tensor__tmps_free(&s); return NULL; }
+    }
+    tensor *y = tensor__tmps_take(&s, tensor__norm_affine(&s, x, mean, invstd, w, b));
+    tensor__tmps_free(&s);
+    return y;
+}
+
+/* x [N, C, *]: the channels split into num_groups groups, each (sample, group) normalized over its
+   channels and *, then the per-channel weight and bias. */
+TENSOR_API tensor *tensor_group_norm(tensor *x, int64_t num_groups, tensor *weight, tensor *bias, double eps) {
+    const char *fn = "tensor_group_norm";
+    TENSOR__CHECK_ARG(fn, x);
+    tensor *ins[3] = {x, weight, bias};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (x->ndim < 2) return tensor__fail(fn, "input must have at least 2 dims [N, C, ...], got shape %s", tensor__shape_of(x));
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    int64_t N = x->shape[0], C = x->shape[1];
+    if (num_groups <= 0 || C % num_groups) return tensor__fail(fn, "the channel count %lld must be divisible by num_groups %lld (> 0)", (long long)C, (long long)num_groups);
+    tensor__tmps s = {{0}, 0};
+    tensor *w, *b;
+    if (!tensor__channel_param(fn, "weight", weight, x, &s, &w) || !tensor__channel_param(fn, "bias", bias, x, &s, &b)) { tensor__tmps_free(&s); return NULL; }
+    int64_t gs[3] = {N, num_groups, tensor__numel_of(x->ndim, x->shape) / (N ? N : 1) / num_groups};
+    tensor *xg = tensor__tmp(&s, tensor_reshape(x, 3, gs));
+    tensor *mean = tensor__tmp(&s, tensor_mean(xg, 2, true));
+    tensor *xc = tensor__tmp(&s, tensor_sub(xg, mean));
+    tensor *var = tensor__tmp(&s, tensor_mean(tensor__tmp(&s, tensor_mul(xc, xc)), 2, true));
+    tensor *y = tensor__tmp(&s, tensor_mul(xc, tensor__tmp(&s, tensor_rsqrt(tensor__tmp(&s, tensor_add_scalar(var, eps))))));
+    y = tensor__tmp(&s, tensor_reshape(y, x->ndim, x->shape));
+    if (w) y = tensor__tmp(&s, tensor_mul(y, w));
+    if (b) y = tensor__tmp(&s, tensor_add(y, b));
+    y = tensor__tmps_take(&s, y);
+    tensor__tmps_free(&s);
+    return y;
+}

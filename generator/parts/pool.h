@@ -451,3 +451,284 @@ static tensor *tensor__pool_backward(const char *fn, bool is_max, tensor *x, ten
     if (tensor__pool_run(fn, is_max, true, x, g, r, ip)) { tensor_free(r); return NULL; }
     return r;
 }
+
+/* ---- max_pool2d_with_indices, max/avg_pool1d, adaptive pools, max_unpool2d (composites) ----
+   A window of a pooling is a list of flat input positions: the input, seen as [..., H * W], is read
+   at a table of positions (index_select), the [..., L, K] windows reduced with max or sum. Autograd
+   and every device come from index_select, max, sum and gather. */
+
+/* An i64 tensor [n] holding v, on like's device (a temporary of s). */
+static tensor *tensor__index_on(tensor__tmps *s, const int64_t *v, int64_t n, const tensor *like) {
+    int64_t shape[1] = {n};
+    tensor *t = tensor__tmp(s, tensor_from_data(v, 1, shape, TENSOR_I64));
+    if (t && like->storage->device != TENSOR_CPU) t = tensor__tmp(s, tensor_to_device(t, like->storage->device));
+    return t;
+}
+
+/* The K positions of window o along one dim of size n (-1: outside the input), with its count of
+   positions inside and its PyTorch divisor with padding (avg pooling's count_include_pad).
+   adaptive: [floor(o n / out), ceil((o + 1) n / out)); else o s - p + j d for j < k. */
+typedef struct { int64_t n, out, k, s, p, d, K; bool adaptive; } tensor__win1d;
+static void tensor__win1d_at(const tensor__win1d *w, int64_t o, int64_t *pos, int64_t *inside, int64_t *padded) {
+    int64_t start, end, cnt = 0;
+    if (w->adaptive) {
+        start = o * w->n / w->out, end = ((o + 1) * w->n + w->out - 1) / w->out;
+        for (int64_t j = 0; j < w->K; j++) pos[j] = start + j < end ? start + j : -1;
+        *inside = *padded = end - start;
+        return;
+    }
+    start = o * w->s - w->p;
+    for (int64_t j = 0; j < w->K; j++) {
+        int64_t h = start + j * w->d;
+        pos[j] = h >= 0 && h < w->n ? h : -1;
+        cnt += pos[j] >= 0;
+    }
+    *inside = cnt;
+    end = start + w->k < w->n + w->p ? start + w->k : w->n + w->p;
+    *padded = end - start;
+}
+/* The largest adaptive window of n split into out (its entry count K). */
+static int64_t tensor__adaptive_k(int64_t n, int64_t out) {
+    int64_t k = 0;
+    for (int64_t o = 0; o < out; o++) {
+        int64_t len = ((o + 1) * n + out - 1) / out - o * n / out;
+        if (len > k) k = len;
+    }
+    return k;
+}
+
+/* Pools x [..., H, W] (3-D or 4-D) over the windows hw x ww: max (positions outside the input
+   repeat the window's first inside element, so the max and its first index are PyTorch's; a
+   window with none reads -inf), or the sum divided by the count inside (count_include_pad: by the
+   padded size). *indices (if asked, max only): the flat position h * W + w of each max, i64. */
+static tensor *tensor__pool_windows(const char *fn, tensor *x, const tensor__win1d *hw, const tensor__win1d *ww, bool is_max, bool count_include_pad, tensor **indices) {
+    int nd = x->ndim;
+    int64_t H = x->shape[nd - 2], W = x->shape[nd - 1], oH = hw->out, oW = ww->out, KH = hw->K, KW = ww->K;
+    int64_t L = oH * oW, K = KH * KW, sentinel = H * W;
+    if (L > 0 && K > TENSOR__MAX_NUMEL / L) return tensor__fail(fn, "the pooling windows of input %s are too large", tensor__shape_of(x));
+    int64_t *idx = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(L * K + 2 * (KH + KW) + 1));
+    double *div = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(L + 1));
+    if (!idx || !div) { TENSOR_FREE(idx); TENSOR_FREE(div); return tensor__fail(fn, "out of memory"); }
+    int64_t *ph = idx + L * K, *pw = ph + KH;
+    bool need_sentinel = false;
+    for (int64_t oh = 0; oh < oH; oh++) {
+        int64_t hin, hpad;
+        tensor__win1d_at(hw, oh, ph, &hin, &hpad);
+        for (int64_t ow = 0; ow < oW; ow++) {
+            int64_t win, wpad, first = -1;
+            tensor__win1d_at(ww, ow, pw, &win, &wpad);
+            int64_t *e = idx + (oh * oW + ow) * K;
+            for (int64_t i = 0; i < KH; i++)
+                for (int64_t j = 0; j < KW; j++) {
+                    int64_t v = ph[i] >= 0 && pw[j] >= 0 ? ph[i] * W + pw[j] : -1;
+                    if (v >= 0 && first < 0) first = v;
+                    e[i * KW + j] = v;
+                }
+            if (is_max && first < 0) need_sentinel = true;
+            for (int64_t q = 0; q < K; q++)
+                if (e[q] < 0) e[q] = is_max && first >= 0 ? first : sentinel;
+            div[oh * oW + ow] = (double)(count_include_pad ? hpad * wpad : hin * win);
+            if (!is_max && hin * win < K) need_sentinel = true;
+        }
+    }
+    tensor__tmps s = {{0}, 0};
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int i = 0; i < nd - 2; i++) shape[i] = x->shape[i];
+    shape[nd - 2] = H * W;
+    tensor *flat = tensor__tmp(&s, tensor_reshape(x, nd - 1, shape));
+    if (need_sentinel) {
+        int64_t pads[2] = {0, 1};
+        flat = tensor__tmp(&s, tensor_pad(flat, 2, pads, is_max ? -INFINITY : 0));
+    }
+    tensor *table = tensor__index_on(&s, idx, L * K, x);
+    tensor *g = tensor__tmp(&s, tensor_index_select(flat, nd - 2, table));
+    shape[nd - 2] = L;
+    shape[nd - 1] = K;
+    g = tensor__tmp(&s, tensor_reshape(g, nd, shape));
+    tensor *y;
+    if (is_max) {
+        y = tensor__tmp(&s, tensor_max(g, nd - 1, false));
+        if (indices && y) {
+            tensor *a = tensor__tmp(&s, tensor_argmax(g, nd - 1, true));
+            int64_t ts[2] = {L, K};
+            tensor *tb = tensor__tmp(&s, tensor_expand(tensor__tmp(&s, tensor_reshape(table, 2, ts)), nd, shape));
+            tensor *at = tensor__tmp(&s, tensor_gather(tb, nd - 1, a));
+            shape[nd - 2] = oH;
+            shape[nd - 1] = oW;
+            *indices = tensor__tmps_take(&s, tensor__tmp(&s, tensor_reshape(at, nd, shape)));
+        }
+    } else {
+        for (int64_t l = 0; l < L; l++) div[l] = 1 / div[l];
+        int64_t ls[1] = {L};
+        tensor *r = tensor__tmp(&s, tensor_from_data(div, 1, ls, TENSOR_F64));
+        r = tensor__tmp(&s, tensor_to_dtype(r, x->dtype));
+        if (r && x->storage->device != TENSOR_CPU) r = tensor__tmp(&s, tensor_to_device(r, x->storage->device));
+        y = tensor__tmp(&s, tensor_mul(tensor__tmp(&s, tensor_sum(g, nd - 1, false)), r));
+    }
+    shape[nd - 2] = oH;
+    shape[nd - 1] = oW;
+    y = tensor__tmps_take(&s, tensor__tmp(&s, tensor_reshape(y, nd, shape)));
+    tensor__tmps_free(&s);
+    TENSOR_FREE(idx);
+    TENSOR_FREE(div);
+    if (indices && !y) { tensor_free(*indices); *indices = NULL; }
+    if (indices && y && !*indices) { tensor_free(y); return NULL; }
+    return y;
+}
+
+/* Checks a pooling input (3-D or 4-D, floating, non-empty but for the batch). */
+static bool tensor__pool_input_ok(const char *fn, const tensor *x, int nd_lo, int nd_hi, const char *shapes) {
+    if (x->ndim < nd_lo || x->ndim > nd_hi) { tensor__fail(fn, "expected a %s input, got shape %s", shapes, tensor__shape_of(x)); return false; }
+    for (int d = x->ndim == nd_hi ? 1 : 0; d < x->ndim; d++)
+        if (x->shape[d] == 0) { tensor__fail(fn, "input of shape %s has a zero-size non-batch dim", tensor__shape_of(x)); return false; }
+    if (!tensor__is_float(x->dtype)) { tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]); return false; }
+    return true;
+}
+
+/* One dim of a regular pooling: checks and output size (PyTorch's pooling_output_shape). */
+static bool tensor__pool_dim(const char *fn, int64_t n, int kernel, int *stride, int padding, int dilation, bool ceil_mode, tensor__win1d *w) {
+    if (kernel < 1) { tensor__fail(fn, "kernel size must be positive, got %d", kernel); return false; }
+    if (*stride < 0) { tensor__fail(fn, "stride must be positive (or 0 for the kernel size), got %d", *stride); return false; }
+    if (*stride == 0) *stride = kernel;
+    if (dilation < 1) { tensor__fail(fn, "dilation must be positive, got %d", dilation); return false; }
+    if (padding < 0 || padding > kernel / 2) { tensor__fail(fn, "padding %d must be non-negative and at most half the kernel size %d", padding, kernel); return false; }
+    int64_t k = kernel, s = *stride, p = padding, d = dilation;
+    int64_t num = n + 2 * p - d * (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+    int64_t out = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+    if (ceil_mode && out > 0 && (out - 1) * s >= n + p) out--;
+    if (out < 1) { tensor__fail(fn, "output size is too small: input size %lld, kernel %d, padding %d, dilation %d", (long long)n, kernel, padding, dilation); return false; }
+    tensor__win1d r = {n, out, k, s, p, d, k, false};
+    *w = r;
+    return true;
+}
+
+TENSOR_API tensor *tensor_max_pool2d_with_indices(tensor *x, int kernel, int stride, int padding, int dilation, bool ceil_mode, tensor **indices) {
+    const char *fn = "tensor_max_pool2d_with_indices";
+    if (indices) *indices = NULL;
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]")) return NULL;
+    tensor__win1d hw, ww;
+    int st = stride;
+    if (!tensor__pool_dim(fn, x->shape[x->ndim - 2], kernel, &st, padding, dilation, ceil_mode, &hw)) return NULL;
+    st = stride;
+    if (!tensor__pool_dim(fn, x->shape[x->ndim - 1], kernel, &st, padding, dilation, ceil_mode, &ww)) return NULL;
+    return tensor__pool_windows(fn, x, &hw, &ww, true, false, indices);
+}
+
+/* x [C, L] or [N, C, L] pooled as [..., 1, L]; the result (and *indices) squeezed back. */
+static tensor *tensor__pool1d(const char *fn, tensor *x, const tensor__win1d *lw, bool is_max, bool count_include_pad, tensor **indices) {
+    tensor__win1d one = {1, 1, 1, 1, 0, 1, 1, false};
+    tensor *x4 = tensor_unsqueeze(x, x->ndim - 1);
+    tensor *ix = NULL;
+    tensor *y4 = x4 ? tensor__pool_windows(fn, x4, &one, lw, is_max, count_include_pad, indices ? &ix : NULL) : NULL;
+    tensor *y = y4 ? tensor_squeeze(y4, x->ndim - 1) : NULL;
+    if (indices && y) {
+        *indices = tensor_squeeze(ix, x->ndim - 1);
+        if (!*indices) { tensor_free(y); y = NULL; }
+    }
+    tensor_free(x4); tensor_free(y4); tensor_free(ix);
+    return y;
+}
+
+TENSOR_API tensor *tensor_max_pool1d(tensor *x, int kernel, int stride, int padding, int dilation, bool ceil_mode, tensor **indices) {
+    const char *fn = "tensor_max_pool1d";
+    if (indices) *indices = NULL;
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__pool_input_ok(fn, x, 2, 3, "2-D [C, L] or 3-D [N, C, L]")) return NULL;
+    tensor__win1d lw;
+    if (!tensor__pool_dim(fn, x->shape[x->ndim - 1], kernel, &stride, padding, dilation, ceil_mode, &lw)) return NULL;
+    return tensor__pool1d(fn, x, &lw, true, false, indices);
+}
+
+TENSOR_API tensor *tensor_avg_pool1d(tensor *x, int kernel, int stride, int padding, bool ceil_mode, bool count_include_pad) {
+    const char *fn = "tensor_avg_pool1d";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__pool_input_ok(fn, x, 2, 3, "2-D [C, L] or 3-D [N, C, L]")) return NULL;
+    tensor__win1d lw;
+    if (!tensor__pool_dim(fn, x->shape[x->ndim - 1], kernel, &stride, padding, 1, ceil_mode, &lw)) return NULL;
+    return tensor__pool1d(fn, x, &lw, false, count_include_pad, NULL);
+}
+
+static bool tensor__adaptive_dim(const char *fn, int64_t n, int64_t out, tensor__win1d *w) {
+    if (out < 1) { tensor__fail(fn, "output size must be positive, got %lld", (long long)out); return false; }
+    tensor__win1d r = {n, out, 0, 0, 0, 1, tensor__adaptive_k(n, out), true};
+    *w = r;
+    return true;
+}
+
+TENSOR_API tensor *tensor_adaptive_avg_pool1d(tensor *x, int64_t output_size) {
+    const char *fn = "tensor_adaptive_avg_pool1d";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__pool_input_ok(fn, x, 2, 3, "2-D [C, L] or 3-D [N, C, L]")) return NULL;
+    tensor__win1d lw;
+    if (!tensor__adaptive_dim(fn, x->shape[x->ndim - 1], output_size, &lw)) return NULL;
+    return tensor__pool1d(fn, x, &lw, false, false, NULL);
+}
+
+TENSOR_API tensor *tensor_adaptive_avg_pool2d(tensor *x, int64_t output_h, int64_t output_w) {
+    const char *fn = "tensor_adaptive_avg_pool2d";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]")) return NULL;
+    tensor__win1d hw, ww;
+    if (!tensor__adaptive_dim(fn, x->shape[x->ndim - 2], output_h, &hw) || !tensor__adaptive_dim(fn, x->shape[x->ndim - 1], output_w, &ww)) return NULL;
+    return tensor__pool_windows(fn, x, &hw, &ww, false, false, NULL);
+}
+
+TENSOR_API tensor *tensor_adaptive_max_pool2d(tensor *x, int64_t output_h, int64_t output_w, tensor **indices) {
+    const char *fn = "tensor_adaptive_max_pool2d";
+    if (indices) *indices = NULL;
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]")) return NULL;
+    tensor__win1d hw, ww;
+    if (!tensor__adaptive_dim(fn, x->shape[x->ndim - 2], output_h, &hw) || !tensor__adaptive_dim(fn, x->shape[x->ndim - 1], output_w, &ww)) return NULL;
+    return tensor__pool_windows(fn, x, &hw, &ww, true, false, indices);
+}
+
+/* The inverse of max pooling: x [..., h, w] placed at the flat positions indices [..., h, w] of
+   zeros [..., output_h, output_w] (output_h, output_w 0: (in - 1) stride - 2 padding + kernel).
+   A position named twice (overlapping windows) holds the mean of the values sent there, which is
+   the value itself when they come from a max pooling (PyTorch keeps one of them). */
+TENSOR_API tensor *tensor_max_unpool2d(tensor *x, tensor *indices, int kernel, int stride, int padding, int64_t output_h, int64_t output_w) {
+    const char *fn = "tensor_max_unpool2d";
+    TENSOR__CHECK_ARG(fn, x);
+    TENSOR__CHECK_ARG(fn, indices);
+    tensor *ins[2] = {x, indices};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]")) return NULL;
+    if (indices->dtype != TENSOR_I64) return tensor__fail(fn, "indices must be int64, got %s", tensor__dtype_names[indices->dtype]);
+    if (!tensor__same_shape(x, indices)) return tensor__fail(fn, "indices of shape %s must have the shape of input %s", tensor__shape_of(indices), tensor__shape_of(x));
+    if (kernel < 1 || stride < 0 || padding < 0) return tensor__fail(fn, "kernel %d, stride %d, padding %d: expected kernel > 0, stride >= 0 (0: kernel), padding >= 0", kernel, stride, padding);
+    if (stride == 0) stride = kernel;
+    int nd = x->ndim;
+    int64_t h = x->shape[nd - 2], w = x->shape[nd - 1];
+    if ((output_h == 0) != (output_w == 0) || output_h < 0 || output_w < 0) return tensor__fail(fn, "output size (%lld, %lld) must be both positive or both 0 (the default)", (long long)output_h, (long long)output_w);
+    if (output_h == 0) {
+        output_h = (h - 1) * stride - 2 * (int64_t)padding + kernel;
+        output_w = (w - 1) * stride - 2 * (int64_t)padding + kernel;
+        if (output_h < 1 || output_w < 1) return tensor__fail(fn, "the default output size (%lld, %lld) is not positive", (long long)output_h, (long long)output_w);
+    }
+    if (output_h > TENSOR__MAX_NUMEL / output_w) return tensor__fail(fn, "output size (%lld, %lld) is too large", (long long)output_h, (long long)output_w);
+    tensor__tmps s = {{0}, 0};
+    int64_t shape[4];
+    for (int i = 0; i < nd - 2; i++) shape[i] = x->shape[i];
+    shape[nd - 2] = h * w;
+    tensor *xf = tensor__tmp(&s, tensor_reshape(x, nd - 1, shape));
+    tensor *jf = tensor__tmp(&s, tensor_reshape(indices, nd - 1, shape));
+    shape[nd - 2] = output_h * output_w;
+    tensor *z = tensor__tmp(&s, tensor_zeros(nd - 1, shape, x->dtype));
+    if (z && x->storage->device != TENSOR_CPU) z = tensor__tmp(&s, tensor_to_device(z, x->storage->device));
+    tensor *sum = tensor__tmp(&s, tensor_scatter_add(z, nd - 2, jf, xf));
+    tensor *cnt = NULL;
+    if (sum) { /* positions named more than once, outside the graph */
+        bool was = tensor_set_grad_enabled(false);
+        tensor *ones = tensor__tmp(&s, tensor_ones_like(xf));
+        cnt = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_scatter_add(z, nd - 2, jf, ones)), 1, NAN));
+        tensor_set_grad_enabled(was);
+    }
+    tensor *y = tensor__tmp(&s, tensor_div(sum, cnt));
+    shape[nd - 2] = output_h;
+    shape[nd - 1] = output_w;
+    y = tensor__tmps_take(&s, tensor__tmp(&s, tensor_reshape(y, nd, shape)));
+    tensor__tmps_free(&s);
+    return y;
+}

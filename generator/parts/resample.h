@@ -1,0 +1,389 @@
+// >>resample -------------------------------------------------------------------------------------
+/* pixel_shuffle, pixel_unshuffle, interpolate, im2col (F.unfold), col2im (F.fold) and the
+   transposed convolutions (a matmul, then col2im, as PyTorch's slow_conv_transpose): composites
+   of reshape, permute, index_select, scatter_add and matmul, so autograd and every device come
+   from those ops. */
+
+/* ---- pixel_shuffle, pixel_unshuffle ---- */
+
+/* x [*, C r^2, H, W] -> [*, C, H r, W r] (shuffle) or x [*, C, H r, W r] -> [*, C r^2, H, W]. */
+static tensor *tensor__pixel_shuffle(const char *fn, tensor *x, int64_t r, bool up) {
+    TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim < 3) return tensor__fail(fn, "expected an input of at least 3 dims [*, C, H, W], got shape %s", tensor__shape_of(x));
+    if (r < 1) return tensor__fail(fn, "the %s factor must be positive, got %lld", up ? "upscale" : "downscale", (long long)r);
+    int nd = x->ndim;
+    int64_t C = x->shape[nd - 3], H = x->shape[nd - 2], W = x->shape[nd - 1];
+    int64_t B = tensor__numel_of(nd - 3, x->shape);
+    if (up && C % (r * r)) return tensor__fail(fn, "the channel count %lld of input %s must be divisible by the square of the upscale factor %lld", (long long)C, tensor__shape_of(x), (long long)r);
+    if (!up && (H % r || W % r)) return tensor__fail(fn, "the height %lld and width %lld of input %s must be divisible by the downscale factor %lld", (long long)H, (long long)W, tensor__shape_of(x), (long long)r);
+    tensor__tmps s = {{0}, 0};
+    int64_t shape[TENSOR_MAX_DIMS];
+    tensor *v, *p;
+    if (up) {
+        int64_t c = C / (r * r), s6[6] = {B, c, r, r, H, W};
+        int perm[6] = {0, 1, 4, 2, 5, 3};
+        v = tensor__tmp(&s, tensor_reshape(x, 6, s6));
+        p = tensor__tmp(&s, tensor_permute(v, 6, perm));
+        for (int i = 0; i < nd - 3; i++) shape[i] = x->shape[i];
+        shape[nd - 3] = c; shape[nd - 2] = H * r; shape[nd - 1] = W * r;
+    } else {
+        int64_t s6[6] = {B, C, H / r, r, W / r, r};
+        int perm[6] = {0, 1, 3, 5, 2, 4};
+        v = tensor__tmp(&s, tensor_reshape(x, 6, s6));
+        p = tensor__tmp(&s, tensor_permute(v, 6, perm));
+        for (int i = 0; i < nd - 3; i++) shape[i] = x->shape[i];
+        shape[nd - 3] = C * r * r; shape[nd - 2] = H / r; shape[nd - 1] = W / r;
+    }
+    tensor *y = p ? tensor_reshape(p, nd, shape) : NULL;
+    tensor__tmps_free(&s);
+    return y;
+}
+TENSOR_API tensor *tensor_pixel_shuffle(tensor *x, int64_t upscale_factor) { return tensor__pixel_shuffle("tensor_pixel_shuffle", x, upscale_factor, true); }
+TENSOR_API tensor *tensor_pixel_unshuffle(tensor *x, int64_t downscale_factor) { return tensor__pixel_shuffle("tensor_pixel_unshuffle", x, downscale_factor, false); }
+
+/* ---- interpolate ---- */
+
+/* One output position's taps along a dim: up to 4 input indices and weights. */
+typedef struct { int64_t i[4]; double w[4]; } tensor__taps;
+
+static double tensor__cubic1(double x, double A) { return ((A + 2) * x - (A + 3)) * x * x + 1; }
+static double tensor__cubic2(double x, double A) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; }
+
+/* The taps of output index o along a dim of n inputs, out outputs (PyTorch's upsample kernels:
+   nearest_idx, area_pixel_compute_source_index, guard_index_and_lambda; the coordinate math is
+   done in f32 for non-f64 inputs, as theirs). mode: 0 nearest, 1 nearest-exact, 2 linear,
+   3 cubic. scale: the user's scale factor, or 0. */
+static int tensor__interp_taps(int mode, int64_t n, int64_t out, double scale, bool align, bool f64, int64_t o, tensor__taps *t) {
+    if (mode <= 1) {
+        int64_t src;
+        if (mode == 0 && out == n) src = o;
+        else if (mode == 0 && out == 2 * n) src = o >> 1;
+        else if (f64) {
+            double sc = scale > 0 ? 1.0 / scale : (double)n / (double)out;
+            src = (int64_t)floor(mode ? ((double)o + 0.5) * sc : (double)o * sc);
+        } else {
+            float sc = scale > 0 ? (float)(1.0 / scale) : (float)n / (float)out;
+            src = (int64_t)floorf(mode ? ((float)o + 0.5f) * sc : (float)o * sc);
+        }
+        t->i[0] = src < n - 1 ? src : n - 1;
+        t->w[0] = 1;
+        return 1;
+    }
+    double real, lambda;
+    int64_t i0;
+    if (f64) {
+        double sc = align ? (out > 1 ? (double)(n - 1) / (double)(out - 1) : 0) : (scale > 0 ? 1.0 / scale : (double)n / (double)out);
+        real = align ? sc * (double)o : sc * ((double)o + 0.5) - 0.5;
+        if (mode == 2 && real < 0) real = 0;
+        i0 = (int64_t)floor(real);
+    } else {
+        float sc = align ? (out > 1 ? (float)(n - 1) / (float)(out - 1) : 0) : (scale > 0 ? (float)(1.0 / scale) : (float)n / (float)out);
+        float rf = align ? sc * (float)o : sc * ((float)o + 0.5f) - 0.5f;
+        if (mode == 2 && rf < 0) rf = 0;
+        real = rf;
+        i0 = (int64_t)floorf(rf);
+    }
+    if (i0 > n - 1) i0 = n - 1;
+    lambda = real - (double)i0;
+    lambda = lambda < 0 ? 0 : lambda > 1 ? 1 : lambda;
+    if (!f64) lambda = (float)lambda;
+    if (mode == 2) {
+        t->i[0] = i0;
+        t->i[1] = i0 + (i0 < n - 1 ? 1 : 0);
+        t->w[0] = 1 - lambda;
+        t->w[1] = lambda;
+        return 2;
+    }
+    const double A = -0.75;
+    t->w[0] = tensor__cubic2(lambda + 1, A);
+    t->w[1] = tensor__cubic1(lambda, A);
+    t->w[2] = tensor__cubic1(1 - lambda, A);
+    t->w[3] = tensor__cubic2(2 - lambda, A);
+    for (int j = 0; j < 4; j++) {
+        int64_t k = i0 - 1 + j;
+        t->i[j] = k < 0 ? 0 : k > n - 1 ? n - 1 : k;
+    }
+    return 4;
+}
+
+/* x resampled along dim d to out entries: sum over the taps of index_select(x, d, idx_j) * w_j,
+   w_j [out, 1, ...] broadcast over the dims after d. A temporary of ts. */
+static tensor *tensor__interp_dim(const char *fn, tensor__tmps *ts, tensor *x, int d, int64_t out, int mode, double scale, bool align) {
+    if (!x) return NULL;
+    tensor__tmps st = {{0}, 0}, *s = &st;
+    int64_t n = x->shape[d];
+    bool f64 = x->dtype == TENSOR_F64;
+    int64_t *idx = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(4 * out));
+    double *w = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(4 * out));
+    if (!idx || !w) { TENSOR_FREE(idx); TENSOR_FREE(w); tensor__fail(fn, "out of memory"); return NULL; }
+    int taps = 1;
+    for (int64_t o = 0; o < out; o++) {
+        tensor__taps t;
+        taps = tensor__interp_taps(mode, n, out, scale, align, f64, o, &t);
+        for (int j = 0; j < taps; j++) { idx[j * out + o] = t.i[j]; w[j * out + o] = t.w[j]; }
+    }
+    int64_t ws[TENSOR_MAX_DIMS];
+    ws[0] = out;
+    for (int i = d + 1; i < x->ndim; i++) ws[i - d] = 1;
+    tensor *y = NULL;
+    for (int j = 0; j < taps; j++) {
+        tensor *g = tensor__tmp(s, tensor_index_select(x, d, tensor__index_on(s, idx + j * out, out, x)));
+        if (taps > 1) {
+            int64_t ls[1] = {out};
+            tensor *wt = tensor__tmp(s, tensor_from_data(w + j * out, 1, ls, TENSOR_F64));
+            wt = tensor__tmp(s, tensor_reshape(tensor__tmp(s, tensor_to_dtype(wt, x->dtype)), x->ndim - d, ws));
+            if (wt && x->storage->device != TENSOR_CPU) wt = tensor__tmp(s, tensor_to_device(wt, x->storage->device));
+            g = tensor__tmp(s, tensor_mul(g, wt));
+        }
+        y = j == 0 ? g : tensor__tmp(s, tensor_add(y, g));
+    }
+    TENSOR_FREE(idx);
+    TENSOR_FREE(w);
+    y = tensor__tmps_take(s, y);
+    tensor__tmps_free(s);
+    return tensor__tmp(ts, y);
+}
+
+/* x [N, C, d1 (, d2 (, d3))] resized over its spatial dims (F.interpolate). size or scale_factor
+   (exactly one of them, n entries: 1 for every spatial dim, or one each); mode "nearest",
+   "nearest-exact", "linear" (3-D), "bilinear" (4-D), "bicubic" (4-D), "trilinear" (5-D), "area"
+   (adaptive average pooling, 3-D and 4-D); align_corners for the linear and cubic modes only. */
+TENSOR_API tensor *tensor_interpolate(tensor *x, int n, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners) {
+    const char *fn = "tensor_interpolate";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!mode) return tensor__fail(fn, "mode is NULL");
+    if (x->ndim < 3 || x->ndim > 5) return tensor__fail(fn, "expected a 3-D, 4-D or 5-D input [N, C, ...], got shape %s", tensor__shape_of(x));
+    int sd = x->ndim - 2, m;
+    if (!strcmp(mode, "nearest")) m = 0;
+    else if (!strcmp(mode, "nearest-exact")) m = 1;
+    else if (!strcmp(mode, "linear") || !strcmp(mode, "bilinear") || !strcmp(mode, "trilinear")) m = 2;
+    else if (!strcmp(mode, "bicubic")) m = 3;
+    else if (!strcmp(mode, "area")) m = 4;
+    else return tensor__fail(fn, "unknown mode '%s' (nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area)", mode);
+    int need = !strcmp(mode, "linear") ? 1 : !strcmp(mode, "bilinear") || m == 3 ? 2 : !strcmp(mode, "trilinear") ? 3 : m == 4 && sd == 3 ? -1 : 0;
+    if (need < 0) return tensor__fail(fn, "mode 'area' takes a 3-D or 4-D input, got shape %s", tensor__shape_of(x));
+    if (need && need != sd) return tensor__fail(fn, "mode '%s' expects a %d-D input, got shape %s", mode, need + 2, tensor__shape_of(x));
+    if (align_corners && (m <= 1 || m == 4)) return tensor__fail(fn, "align_corners can only be set with the interpolating modes (linear, bilinear, bicubic, trilinear), not '%s'", mode);
+    if ((size == NULL) == (scale_factor == NULL)) return tensor__fail(fn, "exactly one of size and scale_factor must be given");
+    if (n != 1 && n != sd) return tensor__fail(fn, "%s has %d entries, expected 1 or %d (the spatial dims of input %s)", size ? "size" : "scale_factor", n, sd, tensor__shape_of(x));
+    if (m >= 2 && !tensor__is_float(x->dtype)) return tensor__fail(fn, "mode '%s' expects a floating input, got %s", mode, tensor__dtype_names[x->dtype]);
+    if (m <= 1 && x->dtype == TENSOR_BOOL) return tensor__fail(fn, "expected a numeric input, got bool");
+    int64_t out[3];
+    double sc[3];
+    for (int i = 0; i < sd; i++) {
+        int64_t in = x->shape[2 + i];
+        if (in == 0 || x->shape[1] == 0) return tensor__fail(fn, "input of shape %s has a zero-size non-batch dim", tensor__shape_of(x));
+        if (size) {
+            out[i] = size[n == 1 ? 0 : i];
+            sc[i] = 0;
+            if (out[i] < 1) return tensor__fail(fn, "output size %lld must be positive", (long long)out[i]);
+        } else {
+            sc[i] = scale_factor[n == 1 ? 0 : i];
+            if (!(sc[i] > 0) || !isfinite(sc[i])) return tensor__fail(fn, "scale_factor %g must be positive and finite", sc[i]);
+            double o = floor((double)in * sc[i]);
+            if (o < 1 || o > (double)TENSOR__MAX_NUMEL) return tensor__fail(fn, "input size %lld times scale_factor %g gives output size %g", (long long)in, sc[i], o);
+            out[i] = (int64_t)o;
+        }
+        if (m == 4) sc[i] = 0;
+    }
+    if (m == 4) return sd == 1 ? tensor_adaptive_avg_pool1d(x, out[0]) : tensor_adaptive_avg_pool2d(x, out[0], out[1]);
+    tensor__tmps s = {{0}, 0};
+    tensor *y = x;
+    for (int i = 0; i < sd; i++) y = tensor__interp_dim(fn, &s, y, 2 + i, out[i], m, sc[i], align_corners);
+    if (y == x) y = tensor_clone(x);
+    else y = tensor__tmps_take(&s, y);
+    tensor__tmps_free(&s);
+    return y;
+}
+
+/* ---- im2col (F.unfold), col2im (F.fold) ---- */
+
+/* The geometry of a sliding window over a padded H x W plane: kh x kw taps, dilation, stride,
+   padding; bh x bw blocks. */
+typedef struct { int64_t H, W, kh, kw, dh, dw, ph, pw, sh, sw, bh, bw; } tensor__fold_geom;
+
+/* idx[(i kw + j) L + l] = the flat position in the padded plane (W + 2 pw wide) of tap (i, j) of
+   block l (L = bh bw), an i64 tensor on like's device (a temporary of s). */
+static tensor *tensor__fold_index(const char *fn, tensor__tmps *s, const tensor__fold_geom *g, const tensor *like) {
+    int64_t L = g->bh * g->bw, K = g->kh * g->kw, Wp = g->W + 2 * g->pw;
+    if (L > 0 && K > TENSOR__MAX_NUMEL / L) { tensor__fail(fn, "the column buffer of %lld x %lld entries is too large", (long long)K, (long long)L); return NULL; }
+    int64_t *idx = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(K * L + 1));
+    if (!idx) { tensor__fail(fn, "out of memory"); return NULL; }
+    for (int64_t i = 0; i < g->kh; i++)
+        for (int64_t j = 0; j < g->kw; j++)
+            for (int64_t bi = 0; bi < g->bh; bi++)
+                for (int64_t bj = 0; bj < g->bw; bj++)
+                    idx[(i * g->kw + j) * L + bi * g->bw + bj] = (bi * g->sh + i * g->dh) * Wp + bj * g->sw + j * g->dw;
+    tensor *t = tensor__index_on(s, idx, K * L, like);
+    TENSOR_FREE(idx);
+    return t;
+}
+
+/* x [N, C, H, W] -> [N, C kh kw, L]. */
+static tensor *tensor__im2col(const char *fn, tensor *x, const tensor__fold_geom *g) {
+    tensor__tmps s = {{0}, 0};
+    int64_t N = x->shape[0], C = x->shape[1], Hp = g->H + 2 * g->ph, Wp = g->W + 2 * g->pw;
+    int64_t pads[4] = {g->pw, g->pw, g->ph, g->ph};
+    tensor *xp = g->ph || g->pw ? tensor__tmp(&s, tensor_pad(x, 4, pads, 0)) : x;
+    int64_t f3[3] = {N, C, Hp * Wp};
+    tensor *flat = tensor__tmp(&s, tensor_reshape(xp, 3, f3));
+    tensor *cols = tensor__tmp(&s, tensor_index_select(flat, 2, tensor__fold_index(fn, &s, g, x)));
+    int64_t o3[3] = {N, C * g->kh * g->kw, g->bh * g->bw};
+    tensor *y = cols ? tensor_reshape(cols, 3, o3) : NULL;
+    tensor__tmps_free(&s);
+    return y;
+}
+
+/* cols [N, C kh kw, L] -> [N, C, H, W]: each column entry added at its position (the adjoint of
+   im2col). */
+static tensor *tensor__col2im(const char *fn, tensor *cols, const tensor__fold_geom *g) {
+    tensor__tmps s = {{0}, 0};
+    int64_t N = cols->shape[0], K = g->kh * g->kw, C = cols->shape[1] / K, L = g->bh * g->bw;
+    int64_t Hp = g->H + 2 * g->ph, Wp = g->W + 2 * g->pw;
+    int64_t c3[3] = {N, C, K * L}, z3[3] = {N, C, Hp * Wp}, i3[3] = {1, 1, K * L};
+    tensor *src = tensor__tmp(&s, tensor_reshape(cols, 3, c3));
+    tensor *z = tensor__tmp(&s, tensor_zeros(3, z3, cols->dtype));
+    if (z && cols->storage->device != TENSOR_CPU) z = tensor__tmp(&s, tensor_to_device(z, cols->storage->device));
+    tensor *idx = tensor__tmp(&s, tensor_expand(tensor__tmp(&s, tensor_reshape(tensor__fold_index(fn, &s, g, cols), 3, i3)), 3, c3));
+    tensor *sum = tensor__tmp(&s, tensor_scatter_add(z, 2, idx, src));
+    int64_t p4[4] = {N, C, Hp, Wp};
+    tensor *y = tensor__tmp(&s, tensor_reshape(sum, 4, p4));
+    if (g->ph || g->pw) {
+        int64_t crop[4] = {-g->pw, -g->pw, -g->ph, -g->ph};
+        y = tensor__tmp(&s, tensor_pad(y, 4, crop, 0));
+    }
+    y = tensor__tmps_take(&s, y);
+    tensor__tmps_free(&s);
+    return y;
+}
+
+/* The blocks of a window over n (padded by p): (n + 2p - d (k - 1) - 1) / s + 1, or < 1. */
+static int64_t tensor__fold_blocks(int64_t n, int64_t k, int64_t d, int64_t p, int64_t s) {
+    int64_t num = n + 2 * p - d * (k - 1) - 1;
+    return num < 0 ? 0 : num / s + 1;
+}
+
+static bool tensor__fold_params(const char *fn, int kernel, int dilation, int padding, int stride) {
+    if (kernel < 1 || dilation < 1 || stride < 1 || padding < 0) {
+        tensor__fail(fn, "kernel %d, dilation %d, stride %d must be positive and padding %d non-negative", kernel, dilation, stride, padding);
+        return false;
+    }
+    return true;
+}
+
+TENSOR_API tensor *tensor_im2col(tensor *x, int kernel, int dilation, int padding, int stride) {
+    const char *fn = "tensor_im2col";
+    TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim != 3 && x->ndim != 4) return tensor__fail(fn, "expected a 3-D [C, H, W] or 4-D [N, C, H, W] input, got shape %s", tensor__shape_of(x));
+    if (!tensor__fold_params(fn, kernel, dilation, padding, stride)) return NULL;
+    for (int d = x->ndim - 3; d < x->ndim; d++)
+        if (x->shape[d] == 0) return tensor__fail(fn, "input of shape %s has a zero-size non-batch dim", tensor__shape_of(x));
+    int64_t H = x->shape[x->ndim - 2], W = x->shape[x->ndim - 1];
+    tensor__fold_geom g = {H, W, kernel, kernel, dilation, dilation, padding, padding, stride, stride,
+                           tensor__fold_blocks(H, kernel, dilation, padding, stride), tensor__fold_blocks(W, kernel, dilation, padding, stride)};
+    if (g.bh < 1 || g.bw < 1) return tensor__fail(fn, "no sliding block fits input %s with kernel %d, dilation %d, padding %d", tensor__shape_of(x), kernel, dilation, padding);
+    if (x->ndim == 4) return tensor__im2col(fn, x, &g);
+    tensor *x4 = tensor_unsqueeze(x, 0);
+    tensor *y4 = x4 ? tensor__im2col(fn, x4, &g) : NULL;
+    tensor *y = y4 ? tensor_squeeze(y4, 0) : NULL;
+    tensor_free(x4); tensor_free(y4);
+    return y;
+}
+
+TENSOR_API tensor *tensor_col2im(tensor *cols, int64_t output_h, int64_t output_w, int kernel, int dilation, int padding, int stride) {
+    const char *fn = "tensor_col2im";
+    TENSOR__CHECK_ARG(fn, cols);
+    if (cols->ndim != 2 && cols->ndim != 3) return tensor__fail(fn, "expected a 2-D [C k^2, L] or 3-D [N, C k^2, L] input, got shape %s", tensor__shape_of(cols));
+    if (!tensor__fold_params(fn, kernel, dilation, padding, stride)) return NULL;
+    if (output_h < 1 || output_w < 1) return tensor__fail(fn, "output size (%lld, %lld) must be positive", (long long)output_h, (long long)output_w);
+    int nd = cols->ndim;
+    int64_t K = (int64_t)kernel * kernel, CK = cols->shape[nd - 2], L = cols->shape[nd - 1];
+    if (CK == 0 || CK % K) return tensor__fail(fn, "dim %d of input %s must be a positive multiple of kernel^2 = %lld", nd - 2, tensor__shape_of(cols), (long long)K);
+    tensor__fold_geom g = {output_h, output_w, kernel, kernel, dilation, dilation, padding, padding, stride, stride,
+                           tensor__fold_blocks(output_h, kernel, dilation, padding, stride), tensor__fold_blocks(output_w, kernel, dilation, padding, stride)};
+    if (g.bh < 1 || g.bw < 1 || g.bh * g.bw != L)
+        return tensor__fail(fn, "input %s has %lld blocks, output size (%lld, %lld) with kernel %d, dilation %d, padding %d, stride %d makes %lld", tensor__shape_of(cols),
+                            (long long)L, (long long)output_h, (long long)output_w, kernel, dilation, padding, stride, (long long)(g.bh * g.bw));
+    if (nd == 3) return tensor__col2im(fn, cols, &g);
+    tensor *c3 = tensor_unsqueeze(cols, 0);
+    tensor *y4 = c3 ? tensor__col2im(fn, c3, &g) : NULL;
+    tensor *y = y4 ? tensor_squeeze(y4, 0) : NULL;
+    tensor_free(c3); tensor_free(y4);
+    return y;
+}
+
+/* ---- conv_transpose1d, conv_transpose2d ---- */
+
+/* x [N, Ci, H, W], w [Ci, Co/groups, kh, kw] -> [N, Co, Ho, Wo]: the columns w^T x per group (a
+   batched matmul), summed into place by col2im. gm: the geometry (H, W the output's). */
+static tensor *tensor__conv_transpose(const char *fn, tensor *x, tensor *w, tensor *bias, int groups, tensor__fold_geom *gm) {
+    tensor__tmps s = {{0}, 0};
+    int64_t N = x->shape[0], Ci = x->shape[1], Cog = w->shape[1], K = gm->kh * gm->kw, G = groups;
+    int64_t w3[3] = {G, Ci / G, Cog * K}, x4[4] = {N, G, Ci / G, gm->bh * gm->bw}, c3[3] = {N, G * Cog * K, gm->bh * gm->bw};
+    tensor *wt = tensor__tmp(&s, tensor_transpose(tensor__tmp(&s, tensor_reshape(w, 3, w3)), 1, 2));
+    tensor *xg = tensor__tmp(&s, tensor_reshape(x, 4, x4));
+    tensor *cols = tensor__tmp(&s, tensor_reshape(tensor__tmp(&s, tensor_matmul(wt, xg)), 3, c3));
+    tensor *y = cols ? tensor__tmp(&s, tensor__col2im(fn, cols, gm)) : NULL;
+    if (bias) {
+        int64_t b3[3] = {G * Cog, 1, 1};
+        y = tensor__tmp(&s, tensor_add(y, tensor__tmp(&s, tensor_reshape(bias, 3, b3))));
+    }
+    y = tensor__tmps_take(&s, y);
+    tensor__tmps_free(&s);
+    return y;
+}
+
+/* The checks and geometry of both; sd the spatial dims (1 or 2). */
+static tensor *tensor__conv_transpose_front(const char *fn, int sd, tensor *x, tensor *w, tensor *bias, int stride, int padding, int output_padding, int groups, int dilation) {
+    TENSOR__CHECK_ARG(fn, x);
+    TENSOR__CHECK_ARG(fn, w);
+    tensor *ins[3] = {x, w, bias};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (x->ndim != sd + 1 && x->ndim != sd + 2)
+        return tensor__fail(fn, "expected a %d-D (unbatched) or %d-D (batched) input, got shape %s", sd + 1, sd + 2, tensor__shape_of(x));
+    if (w->ndim != sd + 2)
+        return tensor__fail(fn, "expected a %d-D weight [in_channels, out_channels/groups%s], got shape %s", sd + 2, sd == 2 ? ", kH, kW" : ", k", tensor__shape_of(w));
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    if (w->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and weight dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[w->dtype]);
+    if (bias && bias->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and bias dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[bias->dtype]);
+    if (stride < 1 || dilation < 1 || groups < 1 || padding < 0 || output_padding < 0)
+        return tensor__fail(fn, "stride %d, dilation %d, groups %d must be positive, padding %d and output_padding %d non-negative", stride, dilation, groups, padding, output_padding);
+    if (output_padding >= stride && output_padding >= dilation)
+        return tensor__fail(fn, "output_padding %d must be smaller than either stride %d or dilation %d", output_padding, stride, dilation);
+    bool batched = x->ndim == sd + 2;
+    int64_t Ci = x->shape[batched ? 1 : 0];
+    if (w->shape[0] != Ci) return tensor__fail(fn, "input of shape %s has %lld channels, weight %s expects %lld", tensor__shape_of(x), (long long)Ci, tensor__shape_of(w), (long long)w->shape[0]);
+    if (Ci % groups) return tensor__fail(fn, "in_channels %lld is not divisible by groups %d", (long long)Ci, groups);
+    int64_t Co = w->shape[1] * groups;
+    if (bias && (bias->ndim != 1 || bias->shape[0] != Co))
+        return tensor__fail(fn, "bias must be 1-D with %lld elements (out_channels), got shape %s", (long long)Co, tensor__shape_of(bias));
+    for (int d = 0; d < x->ndim; d++)
+        if (x->shape[d] == 0 && (d > 0 || !batched)) return tensor__fail(fn, "input of shape %s has a zero-size non-batch dim", tensor__shape_of(x));
+    for (int d = 0; d < w->ndim; d++)
+        if (w->shape[d] == 0) return tensor__fail(fn, "weight of shape %s has a zero-size dim", tensor__shape_of(w));
+    int64_t in_h = sd == 2 ? x->shape[x->ndim - 2] : 1, in_w = x->shape[x->ndim - 1];
+    int64_t kh = sd == 2 ? w->shape[2] : 1, kw = w->shape[w->ndim - 1];
+    int64_t s = stride, p = padding, d = dilation, op = output_padding;
+    int64_t oh = sd == 2 ? (in_h - 1) * s - 2 * p + d * (kh - 1) + op + 1 : 1, ow = (in_w - 1) * s - 2 * p + d * (kw - 1) + op + 1;
+    if (oh < 1 || ow < 1) return tensor__fail(fn, "output size (%lld, %lld) is not positive (input %s, weight %s, padding %d)", (long long)oh, (long long)ow, tensor__shape_of(x), tensor__shape_of(w), padding);
+    tensor__fold_geom g = {oh, ow, kh, kw, sd == 2 ? d : 1, d, sd == 2 ? p : 0, p, sd == 2 ? s : 1, s, in_h, in_w};
+    tensor__tmps t = {{0}, 0};
+    tensor *x4 = batched ? x : tensor__tmp(&t, tensor_unsqueeze(x, 0)), *w4 = w;
+    if (sd == 1) {
+        x4 = tensor__tmp(&t, tensor_unsqueeze(x4, 2));
+        w4 = tensor__tmp(&t, tensor_unsqueeze(w, 2));
+    }
+    tensor *y = x4 && w4 ? tensor__tmp(&t, tensor__conv_transpose(fn, x4, w4, bias, groups, &g)) : NULL;
+    if (sd == 1) y = tensor__tmp(&t, tensor_squeeze(y, 2));
+    if (!batched) y = tensor__tmp(&t, tensor_squeeze(y, 0));
+    y = tensor__tmps_take(&t, y);
+    tensor__tmps_free(&t);
+    return y;
+}
+
+TENSOR_API tensor *tensor_conv_transpose2d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int output_padding, int groups, int dilation) {
+    return tensor__conv_transpose_front("tensor_conv_transpose2d", 2, x, w, bias, stride, padding, output_padding, groups, dilation);
+}
+TENSOR_API tensor *tensor_conv_transpose1d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int output_padding, int groups, int dilation) {
+    return tensor__conv_transpose_front("tensor_conv_transpose1d", 1, x, w, bias, stride, padding, output_padding, groups, dilation);
+}
