@@ -1239,6 +1239,99 @@ static int tensor__derivative_embedding(tensor__node *n, tensor *g, tensor **gra
     return TENSOR__OK(grads[0] = tensor_scatter_add(tensor__full_on(2, w->shape, 0, g->dtype, g->storage->device), 0, idx, tensor_reshape(g, 2, gshape)));
 }
 
+/* ---- indexing (more): scatter, scatter_reduce (>>index) ---- */
+/* The part of src that index reaches (src may be larger): its leading index-shaped block. */
+static tensor *tensor__src_under_index(tensor *src, tensor *index) {
+    tensor *r = tensor__alias("tensor_backward", src);
+    for (int d = 0; r && d < src->ndim; d++) {
+        int64_t k = index->ndim ? index->shape[d] : 1;
+        if (k != src->shape[d]) r = tensor_slice(r, d, 0, k, 1);
+    }
+    return r;
+}
+/* gs (index's shape) as the gradient of src: zeros where src is larger than index. */
+static tensor *tensor__grad_to_src(tensor *gs, tensor *index, tensor *src) {
+    int64_t pads[2 * TENSOR_MAX_DIMS], ishape[TENSOR_MAX_DIMS];
+    bool same = true;
+    for (int d = 0; d < src->ndim; d++) ishape[d] = index->ndim ? index->shape[d] : 1;
+    if (gs && index->ndim != src->ndim) gs = tensor_reshape(gs, src->ndim, ishape);
+    for (int k = 0; k < src->ndim; k++) {
+        int d = src->ndim - 1 - k;
+        pads[2 * k] = 0;
+        pads[2 * k + 1] = src->shape[d] - ishape[d];
+        same &= pads[2 * k + 1] == 0;
+    }
+    return same ? gs : tensor_pad(gs, 2 * src->ndim, pads, 0);
+}
+/* scatter(t, dim, index, src): t gets g but where src was written (0 there); src gets g gathered
+   at index. */
+static int tensor__derivative_scatter(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *index = n->saved[1], *src = n->saved[2];
+    int d = (int)n->ip[0];
+    if (n->next[0] && !(grads[0] = tensor_scatter_value(g, d, index, 0))) return 1;
+    if (!n->next[2]) return 0;
+    if (tensor__numel_of(index->ndim, index->shape) == 0) return TENSOR__OK(grads[2] = tensor__full_on(src->ndim, src->shape, 0, g->dtype, g->storage->device));
+    return TENSOR__OK(grads[2] = tensor__grad_to_src(tensor_gather(g, d, index), index, src));
+}
+/* scatter_reduce (sum, prod, amax, amin; mean is a sum divided by counts): PyTorch's formulas.
+   prod: the product of the others, computed without dividing by a zero (a zero of self or a lone
+   zero of src replaced by 1 in one more reduction); amax / amin: g shared evenly among the
+   elements equal to the result. Without include_self, self gets nothing where src was reduced. */
+static int tensor__derivative_scatter_reduce(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *self = n->saved[0], *index = n->saved[1], *src = n->saved[2];
+    int d = (int)n->ip[0], mode = (int)n->ip[1];
+    bool incl = n->ip[2] != 0;
+    static const char *const names[5] = {"sum", "prod", "mean", "amax", "amin"};
+    tensor_device dev = g->storage->device;
+    if (tensor__numel_of(index->ndim, index->shape) == 0) { /* nothing reduced: out is self */
+        if (n->next[0] && !(grads[0] = tensor__alias("tensor_backward", g))) return 1;
+        return n->next[2] ? TENSOR__OK(grads[2] = tensor__full_on(src->ndim, src->shape, 0, g->dtype, dev)) : 0;
+    }
+    tensor *gself = NULL, *gsrc = NULL;
+    tensor *si = tensor__src_under_index(src, index);
+    if (!si) return 1;
+    switch (mode) {
+    case 0: /* sum */
+        gself = tensor__alias("tensor_backward", g);
+        gsrc = tensor_gather(g, d, index);
+        break;
+    case 1: { /* prod */
+        tensor *result = tensor_scatter_reduce(self, d, index, src, names[mode], incl);
+        tensor *self_zero = tensor__cmp_scalar(TENSOR_OP_eq, self, 0);
+        tensor *masked_self = tensor_masked_fill(self, self_zero, 1);
+        tensor *msr = tensor_scatter_reduce(masked_self, d, index, src, names[mode], incl);
+        gself = tensor_div(tensor_mul(g, msr), masked_self);
+        tensor *src_zero = tensor__cmp_scalar(TENSOR_OP_eq, si, 0);
+        tensor *zeros_at = tensor_scatter_add(tensor__full_on(self->ndim, self->shape, 0, self->dtype, dev), d, index, tensor_to_dtype(src_zero, self->dtype));
+        tensor *num_zeros = tensor_gather(zeros_at, d, index);
+        tensor *single = tensor_logical_and(src_zero, tensor__cmp_scalar(TENSOR_OP_eq, num_zeros, 1));
+        tensor *msrc = tensor_masked_fill(si, single, 1);
+        tensor *msrc_result = tensor_scatter_reduce(self, d, index, msrc, names[mode], incl);
+        tensor *a = tensor_gather(tensor_mul(g, msrc_result), d, index);
+        tensor *b = tensor_div(tensor_gather(tensor_mul(g, result), d, index), tensor_masked_fill(si, src_zero, 1));
+        gsrc = tensor_where(single, a, b);
+        break;
+    }
+    default: { /* amax, amin */
+        tensor *result = tensor_scatter_reduce(self, d, index, src, names[mode], incl);
+        tensor *self_is = tensor_to_dtype(tensor_eq(self, result), g->dtype);
+        tensor *value = tensor_gather(result, d, index);
+        tensor *src_is = tensor_to_dtype(tensor_eq(si, value), g->dtype);
+        tensor *count = tensor_scatter_add(self_is, d, index, src_is);
+        tensor *share = tensor_div(g, count);
+        gself = tensor_mul(self_is, share);
+        gsrc = tensor_mul(src_is, tensor_gather(share, d, index));
+        break;
+    }
+    }
+    if (n->next[0]) {
+        if (!incl) gself = tensor_scatter_value(gself, d, index, 0);
+        if (!(grads[0] = gself)) return 1;
+    }
+    if (!n->next[2]) return 0;
+    return TENSOR__OK(grads[2] = tensor__grad_to_src(gsrc, index, src));
+}
+
 /* ---- linear algebra and neural-network functions ---- */
 
 /* matmul: ga = g b^T, gb = a^T g, with 1-D operands made 2-D first and batch dims summed away. */

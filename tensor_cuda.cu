@@ -3457,6 +3457,192 @@ static int tensor__cuda_scatter_add(tensor__dev_call *c) {
     return tensor__cuda_scatter_launch(c, false, g, index, out, src, n);
 }
 
+/* ---- indexing (more): scatter, scatter_reduce, searchsorted (>>index) ----
+   scatter and scatter_reduce: in = {t, index, src (t's dtype)}, ip[0] the (wrapped) dim,
+   scatter_reduce's ip[1] the reduction (0 sum, 1 prod, 3 amax, 4 amin: the CPU's
+   TENSOR__SCATTER_* values; scatter is -1, a plain store) and ip[2] include_self. out = t; a first
+   kernel checks every index (and, without include_self, writes the reduction's identity at each
+   target); the second combines. Colliding updates go through a compare-and-swap of the word that
+   holds the element, each one rounded to the dtype as the CPU's loop rounds it (the order of
+   colliding float sums and products is the scheduler's); colliding plain stores leave one of the
+   values, as PyTorch's scatter does. */
+TENSOR__CUDA_D void tensor__cuda_scatter_combine(char *q, const char *sp, tensor_dtype dt, int mode) {
+    if (tensor__cuda_is_float(dt)) {
+        double a = tensor__cuda_load_f64(q, dt), b = tensor__cuda_load_f64(sp, dt), r;
+        switch (mode) {
+        case 0: r = a + b; break;
+        case 1: r = a * b; break;
+        case 3: r = a != a || b != b ? (double)NAN : a > b ? a : b; break;
+        default: r = a != a || b != b ? (double)NAN : a < b ? a : b; break;
+        }
+        tensor__cuda_store_f64(q, dt, r);
+        return;
+    }
+    if (dt == TENSOR_BOOL) {
+        uint8_t a = *(const uint8_t *)q != 0, b = *(const uint8_t *)sp != 0;
+        *(uint8_t *)q = (uint8_t)(mode == 0 || mode == 3 ? (a | b) : (a & b));
+        return;
+    }
+    int64_t a = tensor__cuda_load_i64(q, dt), b = tensor__cuda_load_i64(sp, dt), r;
+    switch (mode) {
+    case 0: r = (int64_t)((uint64_t)a + (uint64_t)b); break;
+    case 1: r = (int64_t)((uint64_t)a * (uint64_t)b); break;
+    case 3: r = a > b ? a : b; break;
+    default: r = a < b ? a : b; break;
+    }
+    tensor__cuda_store_i64(q, dt, r);
+}
+TENSOR__CUDA_D void tensor__cuda_scatter_identity(char *q, tensor_dtype dt, int mode) {
+    bool fl = tensor__cuda_is_float(dt);
+    switch (mode) {
+    case 1: tensor__cuda_store_f64(q, dt, 1); return;
+    case 3:
+        if (fl) tensor__cuda_store_f64(q, dt, -(double)INFINITY);
+        else tensor__cuda_store_i64(q, dt, dt == TENSOR_I64 ? INT64_MIN : dt == TENSOR_I32 ? (int64_t)INT32_MIN : 0);
+        return;
+    case 4:
+        if (fl) tensor__cuda_store_f64(q, dt, (double)INFINITY);
+        else tensor__cuda_store_i64(q, dt, dt == TENSOR_I64 ? INT64_MAX : dt == TENSOR_I32 ? (int64_t)INT32_MAX : dt == TENSOR_U8 ? 255 : 1);
+        return;
+    default: tensor__cuda_store_f64(q, dt, 0); return;
+    }
+}
+/* *q = *q op *sp atomically: a compare-and-swap loop on the 8-byte element, or on the aligned
+   4-byte word holding a smaller one (the other bytes of the word kept as they are). */
+TENSOR__CUDA_D void tensor__cuda_atomic_reduce(char *q, const char *sp, tensor_dtype dt, int mode) {
+    int size = tensor__cuda_size(dt);
+    if (size == 8) {
+        unsigned long long *w = reinterpret_cast<unsigned long long *>(q);
+        unsigned long long old = *w, assumed;
+        do {
+            assumed = old;
+            char e[8];
+            tensor__cuda_wr<unsigned long long>(e, assumed);
+            tensor__cuda_scatter_combine(e, sp, dt, mode);
+            old = atomicCAS(w, assumed, tensor__cuda_rd<unsigned long long>(e));
+        } while (old != assumed);
+        return;
+    }
+    uintptr_t addr = reinterpret_cast<uintptr_t>(q);
+    unsigned int *word = reinterpret_cast<unsigned int *>(addr & ~(uintptr_t)3);
+    unsigned int shift = (unsigned int)(addr & 3) * 8;
+    unsigned int low = size == 4 ? 0xffffffffu : size == 2 ? 0xffffu : 0xffu, mask = low << shift;
+    unsigned int old = *word, assumed;
+    do {
+        assumed = old;
+        char e[4];
+        tensor__cuda_wr<unsigned int>(e, (assumed & mask) >> shift); /* the element in e's first bytes (little-endian) */
+        tensor__cuda_scatter_combine(e, sp, dt, mode);
+        unsigned int next = tensor__cuda_rd<unsigned int>(e) & low;
+        old = atomicCAS(word, assumed, (assumed & ~mask) | (next << shift));
+    } while (old != assumed);
+}
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_scatter_check_kernel(tensor__cuda_scatter_geom g, char *out, const char *ix, tensor_dtype id, tensor_dtype dt,
+                                                                                          int mode, bool init, int64_t n, unsigned long long *bad) {
+    TENSOR__CUDA_LOOP(q, n) {
+        int64_t io, to, so;
+        tensor__cuda_scatter_offsets(g, q, &io, &to, &so);
+        int64_t k = tensor__cuda_load_i64(ix + io, id);
+        if (k < 0 || k >= g.size) { atomicMin(bad, (unsigned long long)q); continue; }
+        if (init) tensor__cuda_scatter_identity(out + to + k * g.tstride[g.dim], dt, mode);
+    }
+}
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_scatter_reduce_kernel(tensor__cuda_scatter_geom g, char *out, const char *src, const char *ix, tensor_dtype id,
+                                                                                           tensor_dtype dt, int mode, int64_t n) {
+    TENSOR__CUDA_LOOP(q, n) {
+        int64_t io, to, so;
+        tensor__cuda_scatter_offsets(g, q, &io, &to, &so);
+        char *p = out + to + tensor__cuda_load_i64(ix + io, id) * g.tstride[g.dim]; /* checked by the first kernel */
+        if (mode < 0) tensor__cuda_store_bits(p, tensor__cuda_size(dt), tensor__cuda_load_bits(src + so, tensor__cuda_size(dt)));
+        else tensor__cuda_atomic_reduce(p, src + so, dt, mode);
+    }
+}
+static int tensor__cuda_scatter_modes(tensor__dev_call *c, const char *what, int mode, bool include_self) {
+    if (c->n_in != 3) return tensor__cuda_fail(c, "%s: expected 3 inputs, got %d", what, c->n_in);
+    const tensor__dev_operand &t = c->in[0], &index = c->in[1], &src = c->in[2], &out = c->out;
+    for (int i = 0; i < 3; i++)
+        if (!tensor__cuda_operand_ok(c, c->in[i], "input") || c->in[i].by_value) return 1;
+    if (!tensor__cuda_operand_ok(c, out, "output") || out.by_value) return 1;
+    if ((index.dtype != TENSOR_I64 && index.dtype != TENSOR_I32) || out.dtype != t.dtype || src.dtype != t.dtype || mode < -1 || mode > 4 || mode == 2)
+        return tensor__cuda_fail(c, "%s: invalid operands", what);
+    if (tensor__cuda_copy_run(c, out, t)) return 1;
+    int64_t n = tensor__cuda_numel(index);
+    if (n == 0) return 0; /* an empty index: its shape was not checked against src's */
+    tensor__cuda_scatter_geom g;
+    if (!tensor__cuda_scatter_geom_of(index, out, src, (int)c->ip[0], &g)) return tensor__cuda_fail(c, "%s: the index does not fit the input or src", what);
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    unsigned long long *bad = tensor__cuda_flag_new(c, s);
+    if (!bad) return 1;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_scatter_check_kernel<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>(g, (char *)out.data, (const char *)index.data, index.dtype, out.dtype, mode,
+                                                                                              mode >= 0 && !include_self, n, bad);
+    if (tensor__cuda_launch_check(c)) { tensor__cuda_free(bad); return 1; }
+    unsigned long long pos;
+    if (tensor__cuda_flag_read(c, s, bad, &pos)) return 1;
+    if (pos != ULLONG_MAX) return tensor__cuda_bad_scatter_index(c, s, index, pos, g.dim, g.size);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_scatter_reduce_kernel<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>(g, (char *)out.data, (const char *)src.data, (const char *)index.data, index.dtype,
+                                                                                               out.dtype, mode, n);
+    return tensor__cuda_launch_check(c);
+}
+static int tensor__cuda_scatter(tensor__dev_call *c) { return tensor__cuda_scatter_modes(c, "scatter", -1, true); }
+static int tensor__cuda_scatter_reduce(tensor__dev_call *c) { return tensor__cuda_scatter_modes(c, "scatter_reduce", (int)c->ip[1], c->ip[2] != 0); }
+
+/* searchsorted: in = {sorted rows [..., M], values [..., K]} (contiguous, one dtype), ip[0] right;
+   out (values' shape, i64 or i32) = the first i with row[i] >= v (right: > v), compared as the
+   CPU does (in double for floats, int64 for integers). One thread per value. */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_searchsorted_kernel(const char *seq, const char *val, char *out, tensor_dtype dt, tensor_dtype odt,
+                                                                                         int64_t n, int64_t M, int64_t K, bool rows, bool right) {
+    int esz = tensor__cuda_size(dt), osz = tensor__cuda_size(odt);
+    bool fl = tensor__cuda_is_float(dt);
+    TENSOR__CUDA_LOOP(q, n) {
+        const char *row = seq + (rows ? (q / K) * M : 0) * esz;
+        int64_t lo = 0, hi = M;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            bool go_right;
+            if (fl) {
+                double x = tensor__cuda_load_f64(row + mid * esz, dt), v = tensor__cuda_load_f64(val + q * esz, dt);
+                go_right = right ? !(x > v) : !(x >= v);
+            } else {
+                int64_t x = tensor__cuda_load_i64(row + mid * esz, dt), v = tensor__cuda_load_i64(val + q * esz, dt);
+                go_right = right ? !(x > v) : !(x >= v);
+            }
+            if (go_right) lo = mid + 1;
+            else hi = mid;
+        }
+        tensor__cuda_store_i64(out + q * osz, odt, lo);
+    }
+}
+/* t's strides are row-major contiguous (size-1 dims aside). */
+static bool tensor__cuda_dense(const tensor__dev_operand &t) {
+    int64_t st = 1;
+    for (int d = t.ndim - 1; d >= 0; d--) {
+        if (t.shape[d] != 1 && t.strides[d] != st) return false;
+        st *= t.shape[d];
+    }
+    return true;
+}
+static int tensor__cuda_searchsorted(tensor__dev_call *c) {
+    if (c->n_in != 2) return tensor__cuda_fail(c, "searchsorted: expected 2 inputs, got %d", c->n_in);
+    const tensor__dev_operand &seq = c->in[0], &val = c->in[1], &out = c->out;
+    for (int i = 0; i < 2; i++)
+        if (!tensor__cuda_operand_ok(c, c->in[i], "input") || c->in[i].by_value) return 1;
+    if (!tensor__cuda_operand_ok(c, out, "output") || out.by_value) return 1;
+    if (seq.ndim < 1 || seq.dtype != val.dtype || (out.dtype != TENSOR_I64 && out.dtype != TENSOR_I32) || !tensor__cuda_dense(seq) || !tensor__cuda_dense(val) ||
+        !tensor__cuda_dense(out) || tensor__cuda_numel(out) != tensor__cuda_numel(val))
+        return tensor__cuda_fail(c, "searchsorted: invalid operands");
+    int64_t n = tensor__cuda_numel(val), M = seq.shape[seq.ndim - 1], K = val.ndim ? val.shape[val.ndim - 1] : 1;
+    if (n == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_searchsorted_kernel<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>((const char *)seq.data, (const char *)val.data, (char *)out.data, val.dtype, out.dtype, n, M,
+                                                                                             K, seq.ndim > 1, c->ip[0] != 0);
+    return tensor__cuda_launch_check(c);
+}
+
 /* ---- index_select: in = {t, index (0-dim or 1-D, i64 or i32)}, ip[0] the (wrapped) dim; out =
    t's shape with dim's size = index's numel, slab p along dim = slab index[p] of t (bits). Every
    index is checked first, as the CPU does: the first bad one is reported. A 0-dim t is copied. ---- */
@@ -5099,6 +5285,9 @@ TENSOR__CUDA_KERNEL(triu, &tensor__cuda_triu)
 TENSOR__CUDA_KERNEL(gather, &tensor__cuda_gather)
 TENSOR__CUDA_KERNEL(scatter_add, &tensor__cuda_scatter_add)
 TENSOR__CUDA_KERNEL(index_select, &tensor__cuda_index_select)
+TENSOR__CUDA_KERNEL(scatter, &tensor__cuda_scatter)
+TENSOR__CUDA_KERNEL(scatter_reduce, &tensor__cuda_scatter_reduce)
+TENSOR__CUDA_KERNEL(searchsorted, &tensor__cuda_searchsorted)
 TENSOR__CUDA_KERNEL(masked_fill, &tensor__cuda_masked_fill)
 TENSOR__CUDA_KERNEL(dropout, &tensor__cuda_dropout)
 TENSOR__CUDA_KERNEL(multinomial, &tensor__cuda_multinomial)

@@ -372,6 +372,62 @@ TEST(cuda_shape_and_index_ops_match_the_cpu) {
     tensor_scope_end();
 }
 
+/* The indexing ops of index.h: scatter, scatter_reduce and searchsorted are kernels of their own;
+   the rest are composites that run the device's kernels (and read counts back). */
+static tensor *c_scatter(tensor *const *a) { return tensor_scatter(a[0], 0, a[1], a[2]); }
+static tensor *c_scatter_sum(tensor *const *a) { return tensor_scatter_reduce(a[0], 1, a[1], a[2], "sum", true); }
+static tensor *c_scatter_prod(tensor *const *a) { return tensor_scatter_reduce(a[0], 1, a[1], a[2], "prod", false); }
+static tensor *c_scatter_mean(tensor *const *a) { return tensor_scatter_reduce(a[0], 1, a[1], a[2], "mean", true); }
+static tensor *c_scatter_amax(tensor *const *a) { return tensor_scatter_reduce(a[0], 1, a[1], a[2], "amax", false); }
+static tensor *c_scatter_amin(tensor *const *a) { return tensor_scatter_reduce(a[0], 1, a[1], a[2], "amin", true); }
+static tensor *c_index_add(tensor *const *a) { return tensor_index_add(a[0], 0, a[1], a[2], 0.5); }
+static tensor *c_index_fill(tensor *const *a) { return tensor_index_fill(a[0], 1, a[1], -2); }
+static tensor *c_index_put(tensor *const *a) { return tensor_index_put(a[0], 2, a + 1, a[3], true); }
+static tensor *c_take_along_dim(tensor *const *a) { int d = 1; return tensor_take_along_dim(a[0], a[1], &d); }
+static tensor *c_masked_select(tensor *const *a) { return tensor_masked_select(a[0], a[1]); }
+static tensor *c_masked_scatter(tensor *const *a) { return tensor_masked_scatter(a[0], a[1], a[2]); }
+static tensor *c_nonzero(tensor *const *a) { return tensor_nonzero(a[0]); }
+static tensor *c_searchsorted(tensor *const *a) { return tensor_searchsorted(a[0], a[1], false, true, NULL); }
+static tensor *c_bincount(tensor *const *a) { return tensor_bincount(a[0], a[1], 3); }
+static tensor *c_histc(tensor *const *a) { return tensor_histc(a[0], 7, -1, 1); }
+static tensor *c_unique_counts(tensor *const *a) { tensor *cnt = NULL, *u = tensor_unique(a[0], true, NULL, NULL, &cnt); return u ? cnt : NULL; }
+static tensor *c_diagonal_scatter(tensor *const *a) { return tensor_diagonal_scatter(a[0], a[1], 1, 0, 1); }
+TEST(cuda_index_more_ops_match_the_cpu) {
+    NEED_GPU();
+    tensor_scope_begin();
+    tensor *x = rnd(TENSOR_F32, 2, (const int64_t[]){6, 9}, 60);
+    tensor *perm = tensor_reshape(tensor_randperm(6, TENSOR_I64), 2, (const int64_t[]){6, 1}); /* no repeats: scatter's stores do not collide */
+    cuda_case("scatter", 3, IN(x, tensor_expand(perm, 2, (const int64_t[]){6, 4}), rnd(TENSOR_F32, 2, (const int64_t[]){6, 4}, 61)), c_scatter);
+    tensor *idx = tensor_randint(0, 9, TENSOR_SHAPE(6, 12), TENSOR_I64); /* repeats */
+    tensor *src = rnd(TENSOR_F32, 2, (const int64_t[]){6, 12}, 62);
+    cuda_case("scatter_reduce sum", 3, IN(x, idx, src), c_scatter_sum);
+    cuda_case("scatter_reduce prod", 3, IN(x, idx, src), c_scatter_prod);
+    cuda_case("scatter_reduce mean", 3, IN(x, idx, src), c_scatter_mean);
+    cuda_case("scatter_reduce amax", 3, IN(x, idx, src), c_scatter_amax);
+    cuda_case("scatter_reduce amin", 3, IN(x, idx, src), c_scatter_amin);
+    cuda_case("scatter_reduce amax i32", 3, IN(tensor_to_dtype(x, TENSOR_I32), idx, tensor_to_dtype(tensor_mul_scalar(src, 10), TENSOR_I32)), c_scatter_amax);
+    cuda_case("scatter_reduce sum f16", 3, IN(tensor_to_dtype(x, TENSOR_F16), idx, tensor_to_dtype(src, TENSOR_F16)), c_scatter_sum);
+    cuda_case("scatter_reduce prod u8", 3, IN(tensor_to_dtype(tensor_abs(x), TENSOR_U8), idx, tensor_to_dtype(tensor_add_scalar(tensor_abs(src), 1), TENSOR_U8)), c_scatter_prod);
+    cuda_case("index_add", 3, IN(x, tensor_randint(0, 6, TENSOR_SHAPE(5), TENSOR_I64), rnd(TENSOR_F32, 2, (const int64_t[]){5, 9}, 63)), c_index_add);
+    cuda_case("index_fill", 2, IN(x, tensor_randint(-9, 9, TENSOR_SHAPE(4), TENSOR_I64)), c_index_fill);
+    cuda_case("index_put", 4, IN(x, tensor_randint(-6, 6, TENSOR_SHAPE(7), TENSOR_I64), tensor_randint(0, 9, TENSOR_SHAPE(7), TENSOR_I64), rnd(TENSOR_F32, 1, (const int64_t[]){7}, 64)), c_index_put);
+    cuda_case("take_along_dim", 2, IN(x, tensor_randint(0, 9, TENSOR_SHAPE(1, 5), TENSOR_I64)), c_take_along_dim);
+    tensor *mask = tensor_gt(rnd(TENSOR_F32, 1, (const int64_t[]){9}, 65), tensor_scalar(0, TENSOR_F32));
+    cuda_case("masked_select", 2, IN(x, mask), c_masked_select);
+    cuda_case("masked_scatter", 3, IN(x, mask, rnd(TENSOR_F32, 1, (const int64_t[]){60}, 66)), c_masked_scatter);
+    cuda_case("nonzero", 1, IN(tensor_to_dtype(x, TENSOR_I64)), c_nonzero);
+    cuda_case("searchsorted", 2, IN(tensor_cumsum(tensor_abs(rnd(TENSOR_F64, 2, (const int64_t[]){6, 9}, 67)), 1), rnd(TENSOR_F64, 2, (const int64_t[]){6, 5}, 68)), c_searchsorted);
+    cuda_case("bincount", 2, IN(tensor_randint(0, 8, TENSOR_SHAPE(40), TENSOR_I64), rnd(TENSOR_F32, 1, (const int64_t[]){40}, 69)), c_bincount);
+    cuda_case("histc", 1, IN(x), c_histc);
+    cuda_case("unique counts", 1, IN(tensor_randint(0, 8, TENSOR_SHAPE(40), TENSOR_I64)), c_unique_counts);
+    cuda_case("diagonal_scatter", 2, IN(x, rnd(TENSOR_F32, 1, (const int64_t[]){6}, 70)), c_diagonal_scatter);
+#ifndef DEVICE_SELF_CHECK
+    CHECK_BAD(tensor_scatter_reduce(device_cuda(x), 1, device_cuda(tensor_full(TENSOR_SHAPE(2, 2), 9, TENSOR_I64)), device_cuda(src), "amax", true), "tensor_scatter_reduce");
+    CHECK_BAD(tensor_take(device_cuda(x), device_cuda(tensor_full(TENSOR_SHAPE(2), 54, TENSOR_I64))), "tensor_take");
+#endif
+    tensor_scope_end();
+}
+
 /* The shape and construction ops of construct.h are composites and views: on the device they run
    the device's kernels (diag_embed and the views' backward through scatter_add, roll through cat). */
 static tensor *c_roll(tensor *const *a) { return tensor_roll(a[0], 2, (const int64_t[]){2, -1}, (const int[]){0, 2}); }
