@@ -7052,6 +7052,38 @@ static tensor *tensor__wrapped_scalar(const char *fn, double s, tensor_dtype res
     return t;
 }
 
+/* x OP s for a binary op and a number s wrapped as a scalar of x's dtype (what the composites
+   and derivatives write as x > 0, x * 2, ...). NULL in, NULL out. */
+static tensor *tensor__op_scalar(tensor_op op, tensor *x, double s) {
+    if (!x) return NULL;
+    tensor *b = tensor__wrapped_scalar(tensor__ops[op].fn, s, x->dtype);
+    tensor *r = b ? tensor__binary(op, x, b) : NULL;
+    tensor_free(b);
+    return r;
+}
+
+/* ---- temporaries of the composites ----
+   A composite chains library calls, each of which takes NULL (an earlier failure) and returns
+   NULL, so it checks once at the end. Every intermediate goes through tensor__tmp, which keeps it
+   for tensor__tmps_free; tensor__tmps_take hands the result out of the list. No allocation. */
+#define TENSOR__TMPS_MAX 48
+typedef struct { tensor *t[TENSOR__TMPS_MAX]; int n; } tensor__tmps;
+static tensor *tensor__tmp(tensor__tmps *s, tensor *t) {
+    if (!t) return NULL;
+    if (s->n == TENSOR__TMPS_MAX) { TENSOR_ASSERT(!"tensor__tmp: too many temporaries"); tensor_free(t); return NULL; }
+    s->t[s->n++] = t;
+    return t;
+}
+static tensor *tensor__tmps_take(tensor__tmps *s, tensor *t) {
+    for (int i = s->n - 1; t && i >= 0; i--)
+        if (s->t[i] == t) { s->t[i] = NULL; return t; }
+    return t;
+}
+static void tensor__tmps_free(tensor__tmps *s) {
+    for (int i = 0; i < s->n; i++) tensor_free(s->t[i]);
+    s->n = 0;
+}
+
 static tensor *tensor__binary_scalar(tensor_op op, tensor *a, double s) {
     const char *fn = tensor__ops[op].fn;
     TENSOR__CHECK_ARG(fn, a);
@@ -8930,34 +8962,7 @@ TENSOR_API tensor *tensor_cumsum(tensor *t, int dim) {
    Every output is contiguous (the front-ends allocate them), so an output element's offset in
    elements is the same in out and out2. Lines are independent: they run on the thread pool. */
 
-/* The temporaries of a composite here (as >>nn's tensor__tmps, which comes later in the file):
-   every intermediate goes through tensor__stmp; tensor__stmps_take hands the result out. */
 static bool tensor__grad_on(void); /* >>autograd */
-#define TENSOR__STMPS_MAX 40
-typedef struct { tensor *t[TENSOR__STMPS_MAX]; int n; } tensor__stmps;
-static tensor *tensor__stmp(tensor__stmps *s, tensor *t) {
-    if (!t) return NULL;
-    if (s->n == TENSOR__STMPS_MAX) { TENSOR_ASSERT(!"tensor__stmp: too many temporaries"); tensor_free(t); return NULL; }
-    s->t[s->n++] = t;
-    return t;
-}
-static tensor *tensor__stmps_take(tensor__stmps *s, tensor *t) {
-    for (int i = s->n - 1; t && i >= 0; i--)
-        if (s->t[i] == t) { s->t[i] = NULL; return t; }
-    return t;
-}
-static void tensor__stmps_free(tensor__stmps *s) {
-    for (int i = 0; i < s->n; i++) tensor_free(s->t[i]);
-    s->n = 0;
-}
-/* x OP v (a binary op), v a wrapped scalar of x's dtype. */
-static tensor *tensor__sort_bin(tensor_op op, tensor *x, double v) {
-    if (!x) return NULL;
-    tensor *b = tensor__wrapped_scalar(tensor__ops[op].fn, v, x->dtype);
-    tensor *r = b ? tensor__binary(op, x, b) : NULL;
-    tensor_free(b);
-    return r;
-}
 
 // >>sort-kernels -------------------------------------------------------------------------------
 /* A stable merge sort of (key, index) pairs: insertion sort of runs of 24, then bottom-up merges
@@ -9209,22 +9214,22 @@ TENSOR_API tensor *tensor_topk(tensor *t, int64_t k, int dim, bool largest, bool
     if (d < 0) return NULL;
     int64_t n = t->ndim ? t->shape[d] : 1;
     if (k < 0 || k > n) return tensor__fail(fn, "k (%lld) is out of range for dim %d of size %lld", (long long)k, d, (long long)n);
-    tensor__stmps s = {{0}, 0};
-    tensor *idx = NULL, *v = tensor__stmp(&s, tensor_sort(t, d, largest, indices ? &idx : NULL));
-    tensor__stmp(&s, idx);
+    tensor__tmps s = {{0}, 0};
+    tensor *idx = NULL, *v = tensor__tmp(&s, tensor_sort(t, d, largest, indices ? &idx : NULL));
+    tensor__tmp(&s, idx);
     tensor *rv = NULL, *ri = NULL;
     if (t->ndim == 0) { rv = v; ri = idx; } /* k is 0 or 1: PyTorch keeps the 0-dim tensor */
     else {
-        rv = tensor__stmp(&s, tensor_contiguous(tensor__stmp(&s, tensor_narrow(v, d, 0, k))));
-        if (idx) ri = tensor__stmp(&s, tensor_contiguous(tensor__stmp(&s, tensor_narrow(idx, d, 0, k))));
+        rv = tensor__tmp(&s, tensor_contiguous(tensor__tmp(&s, tensor_narrow(v, d, 0, k))));
+        if (idx) ri = tensor__tmp(&s, tensor_contiguous(tensor__tmp(&s, tensor_narrow(idx, d, 0, k))));
     }
     bool ok = rv && (!indices || ri);
     if (ok) {
         if (t->ndim == 0 && k == 0) { ok = false; tensor__fail(fn, "k = 0 of a 0-dim tensor is not supported"); }
     }
-    rv = ok ? tensor__stmps_take(&s, rv) : NULL;
-    if (ok && indices) *indices = tensor__stmps_take(&s, ri);
-    tensor__stmps_free(&s);
+    rv = ok ? tensor__tmps_take(&s, rv) : NULL;
+    if (ok && indices) *indices = tensor__tmps_take(&s, ri);
+    tensor__tmps_free(&s);
     return rv;
 }
 
@@ -9291,16 +9296,16 @@ static tensor *tensor__nan_reduce(bool mean, tensor *t, int n, const int *dims, 
         tensor *r = tensor_sum_dims(t, n, dims, keepdim);
         return r;
     }
-    tensor__stmps s = {{0}, 0};
-    tensor *nan = tensor__stmp(&s, tensor_isnan(t));
-    tensor *z = tensor__stmp(&s, tensor_masked_fill(t, nan, 0));
-    tensor *r = tensor__stmp(&s, tensor_sum_dims(z, n, dims, keepdim));
+    tensor__tmps s = {{0}, 0};
+    tensor *nan = tensor__tmp(&s, tensor_isnan(t));
+    tensor *z = tensor__tmp(&s, tensor_masked_fill(t, nan, 0));
+    tensor *r = tensor__tmp(&s, tensor_sum_dims(z, n, dims, keepdim));
     if (mean) {
-        tensor *cnt = tensor__stmp(&s, tensor_sum_dims(tensor__stmp(&s, tensor_logical_not(nan)), n, dims, keepdim));
-        r = tensor__stmp(&s, tensor_div(r, tensor__stmp(&s, tensor_to_dtype(cnt, t->dtype))));
+        tensor *cnt = tensor__tmp(&s, tensor_sum_dims(tensor__tmp(&s, tensor_logical_not(nan)), n, dims, keepdim));
+        r = tensor__tmp(&s, tensor_div(r, tensor__tmp(&s, tensor_to_dtype(cnt, t->dtype))));
     }
-    r = tensor__stmps_take(&s, r);
-    tensor__stmps_free(&s);
+    r = tensor__tmps_take(&s, r);
+    tensor__tmps_free(&s);
     return r;
 }
 TENSOR_API tensor *tensor_nansum(tensor *t, int n, const int *dims, bool keepdim) { return tensor__nan_reduce(false, t, n, dims, keepdim); }
@@ -9308,12 +9313,12 @@ TENSOR_API tensor *tensor_nanmean(tensor *t, int n, const int *dims, bool keepdi
 
 /* The value at sorted position k[...] (an i64 tensor of size 1 along dim) of each line of t
    along dim, and its index: the selection under median, nanmedian, kthvalue. t is >= 1-D. */
-static tensor *tensor__select_sorted(tensor__stmps *s, tensor *sorted, tensor *sidx, int d, tensor *k, bool keepdim, tensor **indices) {
-    tensor *v = tensor__stmp(s, tensor_gather(sorted, d, k));
-    tensor *i = indices ? tensor__stmp(s, tensor_gather(sidx, d, k)) : NULL;
+static tensor *tensor__select_sorted(tensor__tmps *s, tensor *sorted, tensor *sidx, int d, tensor *k, bool keepdim, tensor **indices) {
+    tensor *v = tensor__tmp(s, tensor_gather(sorted, d, k));
+    tensor *i = indices ? tensor__tmp(s, tensor_gather(sidx, d, k)) : NULL;
     if (!keepdim) {
-        v = tensor__stmp(s, tensor_squeeze(v, d));
-        if (indices) i = tensor__stmp(s, tensor_squeeze(i, d));
+        v = tensor__tmp(s, tensor_squeeze(v, d));
+        if (indices) i = tensor__tmp(s, tensor_squeeze(i, d));
     }
     if (indices) *indices = i;
     return v;
@@ -9329,32 +9334,32 @@ static tensor *tensor__median_dim(bool nan, tensor *t, int dim, bool keepdim, te
     if (d < 0) return NULL;
     int64_t n = t->ndim ? t->shape[d] : 1;
     if (n == 0) return tensor__fail(fn, "cannot compute the median on an empty dim (dim %d of shape %s)", d, tensor__shape_of(t));
-    tensor__stmps s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     int64_t one = 1;
-    tensor *x = t->ndim ? t : tensor__stmp(&s, tensor_reshape(t, 1, &one));
-    tensor *sidx = NULL, *sorted = tensor__stmp(&s, tensor_sort(x, d, false, &sidx));
-    tensor__stmp(&s, sidx);
+    tensor *x = t->ndim ? t : tensor__tmp(&s, tensor_reshape(t, 1, &one));
+    tensor *sidx = NULL, *sorted = tensor__tmp(&s, tensor_sort(x, d, false, &sidx));
+    tensor__tmp(&s, sidx);
     /* per line: nn = the count of non-NaN values; the position to take */
-    tensor *nn = tensor__stmp(&s, tensor_sum(tensor__stmp(&s, tensor_logical_not(tensor__stmp(&s, tensor_isnan(x)))), d, true));
+    tensor *nn = tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_logical_not(tensor__tmp(&s, tensor_isnan(x)))), d, true));
     tensor *k;
     if (nan) { /* (max(nn, 1) - 1) / 2 */
-        tensor *m1 = tensor__stmp(&s, tensor_sub_scalar(tensor__stmp(&s, tensor_clamp_min(nn, 1)), 1));
-        k = tensor__stmp(&s, tensor__sort_bin(TENSOR_OP_floor_divide, m1, 2));
+        tensor *m1 = tensor__tmp(&s, tensor_sub_scalar(tensor__tmp(&s, tensor_clamp_min(nn, 1)), 1));
+        k = tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_floor_divide, m1, 2));
     } else { /* nn < n (a NaN): nn, the first NaN's place; else (n - 1) / 2 */
-        tensor *has = tensor__stmp(&s, tensor__sort_bin(TENSOR_OP_lt, nn, (double)n));
-        tensor *mid = tensor__stmp(&s, tensor_full_like(nn, (double)((n - 1) / 2)));
-        k = tensor__stmp(&s, tensor_where(has, nn, mid));
+        tensor *has = tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_lt, nn, (double)n));
+        tensor *mid = tensor__tmp(&s, tensor_full_like(nn, (double)((n - 1) / 2)));
+        k = tensor__tmp(&s, tensor_where(has, nn, mid));
     }
     tensor *ix = NULL;
     tensor *v = tensor__select_sorted(&s, sorted, sidx, d, k, keepdim || t->ndim == 0, indices ? &ix : NULL);
     if (v && t->ndim == 0) { /* back to 0-dim */
-        v = tensor__stmp(&s, tensor_reshape(v, 0, NULL));
-        if (indices) ix = tensor__stmp(&s, tensor_reshape(ix, 0, NULL));
+        v = tensor__tmp(&s, tensor_reshape(v, 0, NULL));
+        if (indices) ix = tensor__tmp(&s, tensor_reshape(ix, 0, NULL));
     }
     bool ok = v && (!indices || ix);
-    v = ok ? tensor__stmps_take(&s, v) : NULL;
-    if (ok && indices) *indices = tensor__stmps_take(&s, ix);
-    tensor__stmps_free(&s);
+    v = ok ? tensor__tmps_take(&s, v) : NULL;
+    if (ok && indices) *indices = tensor__tmps_take(&s, ix);
+    tensor__tmps_free(&s);
     return v;
 }
 TENSOR_API tensor *tensor_median(tensor *t, int dim, bool keepdim, tensor **indices) { return tensor__median_dim(false, t, dim, keepdim, indices); }
@@ -9366,29 +9371,29 @@ TENSOR_API tensor *tensor_nanmedian(tensor *t, int dim, bool keepdim, tensor **i
 static tensor *tensor__median_all(bool nan, tensor *t) {
     const char *fn = nan ? "tensor_nanmedian_all" : "tensor_median_all";
     TENSOR__CHECK_ARG(fn, t);
-    tensor__stmps s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     int64_t all = -1;
-    tensor *flat = tensor__stmp(&s, tensor_reshape(t, 1, &all));
+    tensor *flat = tensor__tmp(&s, tensor_reshape(t, 1, &all));
     tensor *m;
-    if (flat && flat->shape[0] == 0) m = tensor__stmp(&s, tensor__full_on(0, NULL, NAN, t->dtype, t->storage->device));
+    if (flat && flat->shape[0] == 0) m = tensor__tmp(&s, tensor__full_on(0, NULL, NAN, t->dtype, t->storage->device));
     else {
-        tensor *fd = tensor__stmp(&s, tensor_detach(flat));
-        m = tensor__stmp(&s, tensor__median_dim(nan, fd, 0, false, NULL));
+        tensor *fd = tensor__tmp(&s, tensor_detach(flat));
+        m = tensor__tmp(&s, tensor__median_dim(nan, fd, 0, false, NULL));
     }
     tensor *r = m;
     if (m && flat && flat->shape[0] > 0 && t->requires_grad && tensor__grad_on() && tensor__is_float(t->dtype)) {
-        tensor *mnan = tensor__stmp(&s, tensor_isnan(m));
-        tensor *hit = tensor__stmp(&s, tensor_where(mnan, tensor__stmp(&s, tensor_isnan(flat)), tensor__stmp(&s, tensor_eq(flat, m))));
-        tensor *fin = tensor__stmp(&s, tensor_logical_and(hit, tensor__stmp(&s, tensor_isfinite(flat))));
-        tensor *hf = tensor__stmp(&s, tensor_to_dtype(hit, t->dtype));
-        tensor *share = tensor__stmp(&s, tensor_div(hf, tensor__stmp(&s, tensor_sum_all(hf))));
-        tensor *sel = tensor__stmp(&s, tensor_mul(tensor__stmp(&s, tensor_masked_fill(flat, tensor__stmp(&s, tensor_logical_not(fin)), 0)), share));
-        tensor *sum = tensor__stmp(&s, tensor_sum_all(sel));
-        tensor *zero = tensor__stmp(&s, tensor_sub(sum, tensor__stmp(&s, tensor_detach(sum))));
-        r = tensor__stmp(&s, tensor_add(m, zero));
+        tensor *mnan = tensor__tmp(&s, tensor_isnan(m));
+        tensor *hit = tensor__tmp(&s, tensor_where(mnan, tensor__tmp(&s, tensor_isnan(flat)), tensor__tmp(&s, tensor_eq(flat, m))));
+        tensor *fin = tensor__tmp(&s, tensor_logical_and(hit, tensor__tmp(&s, tensor_isfinite(flat))));
+        tensor *hf = tensor__tmp(&s, tensor_to_dtype(hit, t->dtype));
+        tensor *share = tensor__tmp(&s, tensor_div(hf, tensor__tmp(&s, tensor_sum_all(hf))));
+        tensor *sel = tensor__tmp(&s, tensor_mul(tensor__tmp(&s, tensor_masked_fill(flat, tensor__tmp(&s, tensor_logical_not(fin)), 0)), share));
+        tensor *sum = tensor__tmp(&s, tensor_sum_all(sel));
+        tensor *zero = tensor__tmp(&s, tensor_sub(sum, tensor__tmp(&s, tensor_detach(sum))));
+        r = tensor__tmp(&s, tensor_add(m, zero));
     }
-    r = tensor__stmps_take(&s, r);
-    tensor__stmps_free(&s);
+    r = tensor__tmps_take(&s, r);
+    tensor__tmps_free(&s);
     return r;
 }
 TENSOR_API tensor *tensor_median_all(tensor *t) { return tensor__median_all(false, t); }
@@ -9404,23 +9409,23 @@ TENSOR_API tensor *tensor_kthvalue(tensor *t, int64_t k, int dim, bool keepdim, 
     if (d < 0) return NULL;
     int64_t n = t->ndim ? t->shape[d] : 1;
     if (k < 1 || k > n) return tensor__fail(fn, "k (%lld) is out of range for dim %d of size %lld (expected 1..%lld)", (long long)k, d, (long long)n, (long long)n);
-    tensor__stmps s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     int64_t one = 1;
-    tensor *x = t->ndim ? t : tensor__stmp(&s, tensor_reshape(t, 1, &one));
-    tensor *sidx = NULL, *sorted = tensor__stmp(&s, tensor_sort(x, d, false, indices ? &sidx : NULL));
-    tensor__stmp(&s, sidx);
-    tensor *v = tensor__stmp(&s, tensor_narrow(sorted, d, k - 1, 1));
-    tensor *ix = indices ? tensor__stmp(&s, tensor_narrow(sidx, d, k - 1, 1)) : NULL;
+    tensor *x = t->ndim ? t : tensor__tmp(&s, tensor_reshape(t, 1, &one));
+    tensor *sidx = NULL, *sorted = tensor__tmp(&s, tensor_sort(x, d, false, indices ? &sidx : NULL));
+    tensor__tmp(&s, sidx);
+    tensor *v = tensor__tmp(&s, tensor_narrow(sorted, d, k - 1, 1));
+    tensor *ix = indices ? tensor__tmp(&s, tensor_narrow(sidx, d, k - 1, 1)) : NULL;
     if (!keepdim || t->ndim == 0) {
-        v = tensor__stmp(&s, tensor_squeeze(v, d));
-        if (indices) ix = tensor__stmp(&s, tensor_squeeze(ix, d));
+        v = tensor__tmp(&s, tensor_squeeze(v, d));
+        if (indices) ix = tensor__tmp(&s, tensor_squeeze(ix, d));
     }
-    v = tensor__stmp(&s, tensor_contiguous(v));
-    if (indices) ix = tensor__stmp(&s, tensor_contiguous(ix));
+    v = tensor__tmp(&s, tensor_contiguous(v));
+    if (indices) ix = tensor__tmp(&s, tensor_contiguous(ix));
     bool ok = v && (!indices || ix);
-    v = ok ? tensor__stmps_take(&s, v) : NULL;
-    if (ok && indices) *indices = tensor__stmps_take(&s, ix);
-    tensor__stmps_free(&s);
+    v = ok ? tensor__tmps_take(&s, v) : NULL;
+    if (ok && indices) *indices = tensor__tmps_take(&s, ix);
+    tensor__tmps_free(&s);
     return v;
 }
 
@@ -9435,37 +9440,37 @@ TENSOR_API tensor *tensor_mode(tensor *t, int dim, bool keepdim, tensor **indice
     if (d < 0) return NULL;
     int64_t n = t->ndim ? t->shape[d] : 1;
     if (n == 0) return tensor__fail(fn, "cannot compute the mode on an empty dim (dim %d of shape %s)", d, tensor__shape_of(t));
-    tensor__stmps s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     int64_t one = 1;
-    tensor *x = t->ndim ? t : tensor__stmp(&s, tensor_reshape(t, 1, &one));
-    tensor *sidx = NULL, *sorted = tensor__stmp(&s, tensor_sort(x, d, false, &sidx));
-    tensor__stmp(&s, sidx);
-    tensor *sd = tensor__stmp(&s, tensor_detach(sorted));
+    tensor *x = t->ndim ? t : tensor__tmp(&s, tensor_reshape(t, 1, &one));
+    tensor *sidx = NULL, *sorted = tensor__tmp(&s, tensor_sort(x, d, false, &sidx));
+    tensor__tmp(&s, sidx);
+    tensor *sd = tensor__tmp(&s, tensor_detach(sorted));
     /* start[i]: a run begins at i (i == 0, or a value other than the one before) */
     tensor *start;
-    if (n == 1) start = tensor__stmp(&s, tensor_ones_like(tensor__stmp(&s, tensor_to_dtype(sd, TENSOR_BOOL))));
+    if (n == 1) start = tensor__tmp(&s, tensor_ones_like(tensor__tmp(&s, tensor_to_dtype(sd, TENSOR_BOOL))));
     else {
-        tensor *head = tensor__stmp(&s, tensor_ones_like(tensor__stmp(&s, tensor_to_dtype(tensor__stmp(&s, tensor_narrow(sd, d, 0, 1)), TENSOR_BOOL))));
-        tensor *diff = tensor__stmp(&s, tensor_ne(tensor__stmp(&s, tensor_narrow(sd, d, 1, n - 1)), tensor__stmp(&s, tensor_narrow(sd, d, 0, n - 1))));
+        tensor *head = tensor__tmp(&s, tensor_ones_like(tensor__tmp(&s, tensor_to_dtype(tensor__tmp(&s, tensor_narrow(sd, d, 0, 1)), TENSOR_BOOL))));
+        tensor *diff = tensor__tmp(&s, tensor_ne(tensor__tmp(&s, tensor_narrow(sd, d, 1, n - 1)), tensor__tmp(&s, tensor_narrow(sd, d, 0, n - 1))));
         tensor *pair[2] = {head, diff};
-        start = tensor__stmp(&s, tensor_cat(2, pair, d));
+        start = tensor__tmp(&s, tensor_cat(2, pair, d));
     }
-    tensor *run = tensor__stmp(&s, tensor_sub_scalar(tensor__stmp(&s, tensor_cumsum(start, d)), 1)); /* the run of each place */
-    tensor *ones = tensor__stmp(&s, tensor_ones_like(run));
-    tensor *counts = tensor__stmp(&s, tensor_scatter_add(tensor__stmp(&s, tensor_zeros_like(run)), d, run, ones));
-    tensor *len = tensor__stmp(&s, tensor_gather(counts, d, run));          /* the length of each place's run */
-    tensor *first = tensor__stmp(&s, tensor_argmax(len, d, true));          /* the first place of the first longest run */
-    tensor *last = tensor__stmp(&s, tensor_sub_scalar(tensor__stmp(&s, tensor_add(first, tensor__stmp(&s, tensor_gather(len, d, first)))), 1));
+    tensor *run = tensor__tmp(&s, tensor_sub_scalar(tensor__tmp(&s, tensor_cumsum(start, d)), 1)); /* the run of each place */
+    tensor *ones = tensor__tmp(&s, tensor_ones_like(run));
+    tensor *counts = tensor__tmp(&s, tensor_scatter_add(tensor__tmp(&s, tensor_zeros_like(run)), d, run, ones));
+    tensor *len = tensor__tmp(&s, tensor_gather(counts, d, run));          /* the length of each place's run */
+    tensor *first = tensor__tmp(&s, tensor_argmax(len, d, true));          /* the first place of the first longest run */
+    tensor *last = tensor__tmp(&s, tensor_sub_scalar(tensor__tmp(&s, tensor_add(first, tensor__tmp(&s, tensor_gather(len, d, first)))), 1));
     tensor *ix = NULL;
     tensor *v = tensor__select_sorted(&s, sorted, sidx, d, last, keepdim || t->ndim == 0, indices ? &ix : NULL);
     if (v && t->ndim == 0) {
-        v = tensor__stmp(&s, tensor_reshape(v, 0, NULL));
-        if (indices) ix = tensor__stmp(&s, tensor_reshape(ix, 0, NULL));
+        v = tensor__tmp(&s, tensor_reshape(v, 0, NULL));
+        if (indices) ix = tensor__tmp(&s, tensor_reshape(ix, 0, NULL));
     }
     bool ok = v && (!indices || ix);
-    v = ok ? tensor__stmps_take(&s, v) : NULL;
-    if (ok && indices) *indices = tensor__stmps_take(&s, ix);
-    tensor__stmps_free(&s);
+    v = ok ? tensor__tmps_take(&s, v) : NULL;
+    if (ok && indices) *indices = tensor__tmps_take(&s, ix);
+    tensor__tmps_free(&s);
     return v;
 }
 
@@ -9505,64 +9510,64 @@ static tensor *tensor__quantile(const char *fn, bool ignore_nan, tensor *t, tens
         if (rc) return NULL;
         if (bad) return tensor__fail(fn, "q values must be in the range [0, 1], got %g", badv);
     }
-    tensor__stmps s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     int64_t flat = -1, one = 1;
-    tensor *x = !dim ? tensor__stmp(&s, tensor_reshape(t, 1, &flat))
-              : t->ndim == 0 ? tensor__stmp(&s, tensor_reshape(t, 1, &one))
-              : tensor__stmp(&s, tensor_movedim(t, d, -1));
-    tensor *sorted = tensor__stmp(&s, tensor_sort(x, -1, false, NULL));
+    tensor *x = !dim ? tensor__tmp(&s, tensor_reshape(t, 1, &flat))
+              : t->ndim == 0 ? tensor__tmp(&s, tensor_reshape(t, 1, &one))
+              : tensor__tmp(&s, tensor_movedim(t, d, -1));
+    tensor *sorted = tensor__tmp(&s, tensor_sort(x, -1, false, NULL));
     int64_t n = x ? x->shape[x->ndim - 1] : 0;
-    tensor *qq = tensor__stmp(&s, tensor_reshape(q, 1, &nq)); /* [Q] */
-    tensor *nanm = tensor__stmp(&s, tensor_isnan(sorted));
+    tensor *qq = tensor__tmp(&s, tensor_reshape(q, 1, &nq)); /* [Q] */
+    tensor *nanm = tensor__tmp(&s, tensor_isnan(sorted));
     tensor *ranks;
     if (ignore_nan) {
-        tensor *cnt = tensor__stmp(&s, tensor_sum(tensor__stmp(&s, tensor_logical_not(nanm)), -1, true));
-        tensor *last = tensor__stmp(&s, tensor_to_dtype(tensor__stmp(&s, tensor_sub_scalar(cnt, 1)), t->dtype));
-        ranks = tensor__stmp(&s, tensor_mul(qq, last));
-        ranks = tensor__stmp(&s, tensor_masked_fill(ranks, tensor__stmp(&s, tensor__sort_bin(TENSOR_OP_lt, ranks, 0)), 0));
+        tensor *cnt = tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_logical_not(nanm)), -1, true));
+        tensor *last = tensor__tmp(&s, tensor_to_dtype(tensor__tmp(&s, tensor_sub_scalar(cnt, 1)), t->dtype));
+        ranks = tensor__tmp(&s, tensor_mul(qq, last));
+        ranks = tensor__tmp(&s, tensor_masked_fill(ranks, tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_lt, ranks, 0)), 0));
     } else {
-        tensor *has = tensor__stmp(&s, tensor__sort_bin(TENSOR_OP_gt, tensor__stmp(&s, tensor_sum(nanm, -1, true)), 0));
-        ranks = tensor__stmp(&s, tensor_masked_fill(tensor__stmp(&s, tensor_mul_scalar(qq, (double)(n - 1))), has, (double)(n - 1)));
+        tensor *has = tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_gt, tensor__tmp(&s, tensor_sum(nanm, -1, true)), 0));
+        ranks = tensor__tmp(&s, tensor_masked_fill(tensor__tmp(&s, tensor_mul_scalar(qq, (double)(n - 1))), has, (double)(n - 1)));
     }
-    if (mode == TENSOR__Q_LOWER) ranks = tensor__stmp(&s, tensor_floor(ranks));
-    else if (mode == TENSOR__Q_HIGHER) ranks = tensor__stmp(&s, tensor_ceil(ranks));
-    else if (mode == TENSOR__Q_NEAREST) ranks = tensor__stmp(&s, tensor_round(ranks));
+    if (mode == TENSOR__Q_LOWER) ranks = tensor__tmp(&s, tensor_floor(ranks));
+    else if (mode == TENSOR__Q_HIGHER) ranks = tensor__tmp(&s, tensor_ceil(ranks));
+    else if (mode == TENSOR__Q_NEAREST) ranks = tensor__tmp(&s, tensor_round(ranks));
     /* ranks may be [Q] (no NaN rule per line): every line takes the same places */
     if (ranks && x && ranks->ndim < x->ndim) {
         int64_t shape[TENSOR_MAX_DIMS];
         for (int i = 0; i < x->ndim - 1; i++) shape[i] = x->shape[i];
         shape[x->ndim - 1] = nq;
-        ranks = tensor__stmp(&s, tensor_contiguous(tensor__stmp(&s, tensor_expand(ranks, x->ndim, shape))));
+        ranks = tensor__tmp(&s, tensor_contiguous(tensor__tmp(&s, tensor_expand(ranks, x->ndim, shape))));
     }
-    tensor *below = tensor__stmp(&s, tensor_to_dtype(ranks, TENSOR_I64));
-    tensor *r = tensor__stmp(&s, tensor_gather(sorted, -1, below));
+    tensor *below = tensor__tmp(&s, tensor_to_dtype(ranks, TENSOR_I64));
+    tensor *r = tensor__tmp(&s, tensor_gather(sorted, -1, below));
     if (mode == TENSOR__Q_LINEAR || mode == TENSOR__Q_MIDPOINT) {
-        tensor *w = mode == TENSOR__Q_MIDPOINT ? tensor__stmp(&s, tensor_full_like(ranks, 0.5))
-                                               : tensor__stmp(&s, tensor_sub(ranks, tensor__stmp(&s, tensor_to_dtype(below, t->dtype))));
-        tensor *above = tensor__stmp(&s, tensor_gather(sorted, -1, tensor__stmp(&s, tensor_to_dtype(tensor__stmp(&s, tensor_ceil(ranks)), TENSOR_I64))));
-        tensor *span = tensor__stmp(&s, tensor_sub(above, r));
-        tensor *lo = tensor__stmp(&s, tensor_add(r, tensor__stmp(&s, tensor_mul(w, span))));
-        tensor *hi = tensor__stmp(&s, tensor_sub(above, tensor__stmp(&s, tensor_mul(span, tensor__stmp(&s, tensor_sub_scalar(tensor__stmp(&s, tensor_neg(w)), -1))))));
-        r = tensor__stmp(&s, tensor_where(tensor__stmp(&s, tensor__sort_bin(TENSOR_OP_lt, w, 0.5)), lo, hi));
+        tensor *w = mode == TENSOR__Q_MIDPOINT ? tensor__tmp(&s, tensor_full_like(ranks, 0.5))
+                                               : tensor__tmp(&s, tensor_sub(ranks, tensor__tmp(&s, tensor_to_dtype(below, t->dtype))));
+        tensor *above = tensor__tmp(&s, tensor_gather(sorted, -1, tensor__tmp(&s, tensor_to_dtype(tensor__tmp(&s, tensor_ceil(ranks)), TENSOR_I64))));
+        tensor *span = tensor__tmp(&s, tensor_sub(above, r));
+        tensor *lo = tensor__tmp(&s, tensor_add(r, tensor__tmp(&s, tensor_mul(w, span))));
+        tensor *hi = tensor__tmp(&s, tensor_sub(above, tensor__tmp(&s, tensor_mul(span, tensor__tmp(&s, tensor_sub_scalar(tensor__tmp(&s, tensor_neg(w)), -1))))));
+        r = tensor__tmp(&s, tensor_where(tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_lt, w, 0.5)), lo, hi));
     }
     /* r: [..., Q] -> PyTorch's layout */
-    r = q_scalar ? tensor__stmp(&s, tensor_squeeze(r, -1)) : tensor__stmp(&s, tensor_movedim(r, -1, 0));
+    r = q_scalar ? tensor__tmp(&s, tensor_squeeze(r, -1)) : tensor__tmp(&s, tensor_movedim(r, -1, 0));
     if (r && keepdim) {
         if (!dim) {
             int64_t shape[TENSOR_MAX_DIMS + 1];
             int nd = 0;
             if (!q_scalar) shape[nd++] = nq;
             for (int i = 0; i < t->ndim; i++) shape[nd++] = 1;
-            r = tensor__stmp(&s, tensor_reshape(r, nd, shape));
-        } else if (t->ndim > 0) r = tensor__stmp(&s, tensor_unsqueeze(r, d + (q_scalar ? 0 : 1)));
+            r = tensor__tmp(&s, tensor_reshape(r, nd, shape));
+        } else if (t->ndim > 0) r = tensor__tmp(&s, tensor_unsqueeze(r, d + (q_scalar ? 0 : 1)));
     }
     if (r && dim && t->ndim == 0 && !keepdim) { /* a 0-dim input over its dim: no dim left */
         int64_t qs = nq;
-        r = tensor__stmp(&s, tensor_reshape(r, q_scalar ? 0 : 1, &qs));
+        r = tensor__tmp(&s, tensor_reshape(r, q_scalar ? 0 : 1, &qs));
     }
-    r = tensor__stmp(&s, tensor_contiguous(r));
-    r = tensor__stmps_take(&s, r);
-    tensor__stmps_free(&s);
+    r = tensor__tmp(&s, tensor_contiguous(r));
+    r = tensor__tmps_take(&s, r);
+    tensor__tmps_free(&s);
     return r;
 }
 static tensor *tensor__quantile_scalar(const char *fn, bool ignore_nan, tensor *t, double q, const int *dim, bool keepdim, const char *interpolation) {
@@ -9605,7 +9610,7 @@ TENSOR_API tensor *tensor_count_nonzero(tensor *t, int n, const int *dims) {
     const char *fn = "tensor_count_nonzero";
     TENSOR__CHECK_ARG(fn, t);
     if (n < 0) return tensor__fail(fn, "the number of dims must be >= 0, got %d", n);
-    tensor *nz = tensor__sort_bin(TENSOR_OP_ne, t, 0);
+    tensor *nz = tensor__op_scalar(TENSOR_OP_ne, t, 0);
     tensor *r = nz ? tensor_sum_dims(nz, n, dims, false) : NULL;
     tensor_free(nz);
     return r;
@@ -9617,13 +9622,13 @@ TENSOR_API tensor *tensor_dist(tensor *a, tensor *b, double p) {
     TENSOR__CHECK_ARG(fn, a);
     TENSOR__CHECK_ARG(fn, b);
     if (p != p) return tensor__fail(fn, "order p must be a number, got %g", p);
-    tensor__stmps s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     int64_t flat = -1;
-    tensor *diff = tensor__stmp(&s, tensor_sub(a, b));
-    if (diff && !tensor__is_float(diff->dtype)) { tensor__stmps_free(&s); return tensor__fail(fn, "expected floating inputs, got %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]); }
-    tensor *r = tensor__stmp(&s, tensor_norm(tensor__stmp(&s, tensor_reshape(diff, 1, &flat)), p, 0, false));
-    r = tensor__stmps_take(&s, r);
-    tensor__stmps_free(&s);
+    tensor *diff = tensor__tmp(&s, tensor_sub(a, b));
+    if (diff && !tensor__is_float(diff->dtype)) { tensor__tmps_free(&s); return tensor__fail(fn, "expected floating inputs, got %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]); }
+    tensor *r = tensor__tmp(&s, tensor_norm(tensor__tmp(&s, tensor_reshape(diff, 1, &flat)), p, 0, false));
+    r = tensor__tmps_take(&s, r);
+    tensor__tmps_free(&s);
     return r;
 }
 /* ==== end generator/parts/sort.h ==== */
@@ -15795,35 +15800,6 @@ static int tensor__relu_backward(const char *fn, tensor *x, tensor *g, tensor **
     return 1;
 }
 
-/* ---- temporaries of the composites (this part and >>loss) ----
-   A composite chains library calls, each of which takes NULL (an earlier failure) and returns
-   NULL, so it checks once at the end. Every intermediate goes through tensor__tmp, which keeps it
-   for tensor__tmps_free; tensor__tmps_take hands the result out of the list. No allocation. */
-#define TENSOR__TMPS_MAX 48
-typedef struct { tensor *t[TENSOR__TMPS_MAX]; int n; } tensor__tmps;
-static tensor *tensor__tmp(tensor__tmps *s, tensor *t) {
-    if (!t) return NULL;
-    if (s->n == TENSOR__TMPS_MAX) { TENSOR_ASSERT(!"tensor__tmp: too many temporaries"); tensor_free(t); return NULL; }
-    s->t[s->n++] = t;
-    return t;
-}
-static tensor *tensor__tmps_take(tensor__tmps *s, tensor *t) {
-    for (int i = s->n - 1; t && i >= 0; i--)
-        if (s->t[i] == t) { s->t[i] = NULL; return t; }
-    return t;
-}
-static void tensor__tmps_free(tensor__tmps *s) {
-    for (int i = 0; i < s->n; i++) tensor_free(s->t[i]);
-    s->n = 0;
-}
-/* x OP s (a comparison op; bool result), s a scalar of x's dtype. */
-static tensor *tensor__nn_cmp(tensor_op op, tensor *x, double s) {
-    if (!x) return NULL;
-    tensor *b = tensor__wrapped_scalar(tensor__ops[op].fn, s, x->dtype);
-    tensor *r = b ? tensor__binary(op, x, b) : NULL;
-    tensor_free(b);
-    return r;
-}
 /* t with its values clamped below at lo in the forward pass only: the gradient passes as if
    unclamped, as PyTorch's clamp_ under no_grad gives it. t + detach(clamp(t, lo) - t). */
 static tensor *tensor__clamp_min_nograd(tensor__tmps *s, tensor *t, double lo) {
@@ -19344,7 +19320,7 @@ static tensor *tensor__smooth_l1(const char *fn, tensor *input, tensor *target, 
         double q = huber ? k : 1;
         tensor *quad = tensor__tmp(&s, tensor_mul_scalar(tensor__tmp(&s, tensor_square(z)), 0.5 * q / k));
         tensor *lin = tensor__tmp(&s, tensor_mul_scalar(tensor__tmp(&s, tensor_sub_scalar(z, 0.5 * k)), q));
-        l = tensor__tmp(&s, tensor_where(tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_lt, z, k)), quad, lin));
+        l = tensor__tmp(&s, tensor_where(tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_lt, z, k)), quad, lin));
     }
     tensor *r = tensor__reduce_loss(&s, l, reduction);
     tensor__tmps_free(&s);
@@ -19359,7 +19335,7 @@ TENSOR_API tensor *tensor_huber_loss(tensor *input, tensor *target, tensor_reduc
 
 /* t log t, 0 where t == 0 (xlogy(t, t)), with a finite gradient there. */
 static tensor *tensor__xlogx(tensor__tmps *s, tensor *t) {
-    tensor *zero = tensor__tmp(s, tensor__nn_cmp(TENSOR_OP_eq, t, 0));
+    tensor *zero = tensor__tmp(s, tensor__op_scalar(TENSOR_OP_eq, t, 0));
     tensor *safe = tensor__tmp(s, tensor_masked_fill(t, zero, 1));
     return tensor__tmp(s, tensor_mul(t, tensor__tmp(s, tensor_log(safe))));
 }
@@ -19394,7 +19370,7 @@ TENSOR_API tensor *tensor_binary_cross_entropy(tensor *input, tensor *target, te
     }
     tensor__tmps s = {{0}, 0};
     if (input->storage->device == TENSOR_CPU) {
-        tensor *bad = tensor__tmp(&s, tensor_logical_or(tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_lt, input, 0)), tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_gt, input, 1))));
+        tensor *bad = tensor__tmp(&s, tensor_logical_or(tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_lt, input, 0)), tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_gt, input, 1))));
         tensor *any = tensor__tmp(&s, tensor_any(bad));
         if (!any || tensor_item(any) != 0) {
             tensor__tmps_free(&s);
@@ -19422,7 +19398,7 @@ TENSOR_API tensor *tensor_poisson_nll_loss(tensor *input, tensor *target, bool l
     if (log_input) l = tensor__tmp(&s, tensor_sub(tensor__tmp(&s, tensor_exp(input)), tensor__tmp(&s, tensor_mul(target, input))));
     else l = tensor__tmp(&s, tensor_sub(input, tensor__tmp(&s, tensor_mul(target, tensor__tmp(&s, tensor_log(tensor__tmp(&s, tensor_add_scalar(input, eps))))))));
     if (full) {
-        tensor *small = tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_le, target, 1));
+        tensor *small = tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_le, target, 1));
         tensor *t = tensor__tmp(&s, tensor_masked_fill(target, small, 2)); /* finite where it is not used */
         tensor *st = tensor__tmp(&s, tensor_sub(tensor__xlogx(&s, t), t));
         st = tensor__tmp(&s, tensor_add(st, tensor__tmp(&s, tensor_mul_scalar(tensor__tmp(&s, tensor_log(tensor__tmp(&s, tensor_mul_scalar(t, 2 * M_PI)))), 0.5))));
@@ -19452,7 +19428,7 @@ TENSOR_API tensor *tensor_gaussian_nll_loss(tensor *input, tensor *target, tenso
     if (!same && !drop_last && !last_one)
         return tensor__fail(fn, "var of shape %s is of incorrect size for input %s", tensor__shape_of(var), tensor__shape_of(input));
     tensor__tmps s = {{0}, 0};
-    tensor *neg = tensor__tmp(&s, tensor_any(tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_lt, var, 0))));
+    tensor *neg = tensor__tmp(&s, tensor_any(tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_lt, var, 0))));
     if (!neg || tensor_item(neg) != 0) {
         tensor__tmps_free(&s);
         return neg ? tensor__fail(fn, "var has negative entry/entries") : NULL;
@@ -19504,8 +19480,8 @@ TENSOR_API tensor *tensor_hinge_embedding_loss(tensor *input, tensor *target, do
     if (!tensor__check_loss2("tensor_hinge_embedding_loss", input, target, reduction)) return NULL;
     tensor__tmps s = {{0}, 0};
     tensor *hinge = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(input)), margin)), 0, NAN));
-    tensor *lm = tensor__tmp(&s, tensor_masked_fill(hinge, tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_eq, target, 1)), 0));
-    tensor *ls = tensor__tmp(&s, tensor_masked_fill(input, tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_eq, target, -1)), 0));
+    tensor *lm = tensor__tmp(&s, tensor_masked_fill(hinge, tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_eq, target, 1)), 0));
+    tensor *ls = tensor__tmp(&s, tensor_masked_fill(input, tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_eq, target, -1)), 0));
     tensor *l = tensor__tmp(&s, tensor_add(lm, ls));
     tensor *r = tensor__reduce_loss(&s, l, reduction);
     tensor__tmps_free(&s);
@@ -19561,8 +19537,8 @@ TENSOR_API tensor *tensor_cosine_embedding_loss(tensor *input1, tensor *input2, 
     tensor *cos = tensor__tmp(&s, tensor_div(prod, tensor__tmp(&s, tensor_sqrt(tensor__tmp(&s, tensor_mul(m1, m2))))));
     tensor *pos = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(cos)), 1));
     tensor *neg = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_sub_scalar(cos, margin)), 0, NAN));
-    tensor *lp = tensor__tmp(&s, tensor_masked_fill(pos, tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_ne, target, 1)), 0));
-    tensor *ln = tensor__tmp(&s, tensor_masked_fill(neg, tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_ne, target, -1)), 0));
+    tensor *lp = tensor__tmp(&s, tensor_masked_fill(pos, tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_ne, target, 1)), 0));
+    tensor *ln = tensor__tmp(&s, tensor_masked_fill(neg, tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_ne, target, -1)), 0));
     tensor *l = tensor__tmp(&s, tensor_add(lp, ln));
     tensor *r = tensor__reduce_loss(&s, l, reduction);
     tensor__tmps_free(&s);
@@ -20539,13 +20515,6 @@ static tensor *tensor__mask_float(tensor *mask, tensor *like) { return tensor_to
 /* 1 - t */
 static tensor *tensor__one_minus(tensor *t) { return tensor_add_scalar(tensor_neg(t), 1); }
 /* x OP s for a comparison op, s a wrapped scalar (bool result). */
-static tensor *tensor__cmp_scalar(tensor_op op, tensor *x, double s) {
-    if (!x) return NULL;
-    tensor *b = tensor__wrapped_scalar(tensor__ops[op].fn, s, x->dtype);
-    tensor *r = b ? tensor__binary(op, x, b) : NULL;
-    tensor_free(b);
-    return r;
-}
 static tensor *tensor__sigmoid_grad(tensor *g, tensor *s) { return tensor_mul(g, tensor_mul(s, tensor__one_minus(s))); }
 /* d/dx x Phi(x) = Phi(x) + x phi(x) */
 static tensor *tensor__gelu_grad(tensor *x) {
@@ -20606,21 +20575,21 @@ TENSOR__DERIV_UNARY(logsigmoid, tensor_mul(g, tensor_sigmoid(tensor_neg(x))))
 static int tensor__derivative_relu(tensor__node *n, tensor *g, tensor **grads) {
     int fused = tensor__no_grad ? tensor__relu_backward("tensor_backward", TENSOR__X, g, &grads[0]) : 0;
     if (fused) return fused < 0;
-    return TENSOR__OK(grads[0] = tensor_masked_fill(g, tensor__cmp_scalar(TENSOR_OP_le, TENSOR__X, 0), 0));
+    return TENSOR__OK(grads[0] = tensor_masked_fill(g, tensor__op_scalar(TENSOR_OP_le, TENSOR__X, 0), 0));
 }
-TENSOR__DERIV_UNARY_FUSED(relu6, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), tensor__cmp_scalar(TENSOR_OP_lt, x, 6)), g)))
+TENSOR__DERIV_UNARY_FUSED(relu6, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__op_scalar(TENSOR_OP_gt, x, 0), tensor__op_scalar(TENSOR_OP_lt, x, 6)), g)))
 TENSOR__DERIV_UNARY_FUSED(gelu, tensor_mul(g, tensor__gelu_grad(x)))
 TENSOR__DERIV_UNARY(gelu_tanh, tensor_mul(g, tensor__gelu_tanh_grad(x)))
 TENSOR__DERIV_UNARY_FUSED(silu, tensor_mul(g, tensor__silu_grad(x)))
 TENSOR__DERIV_UNARY(mish, tensor_mul(g, tensor__mish_grad(x)))
-TENSOR__DERIV_UNARY(softplus, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 20), g, tensor_mul(g, tensor_sigmoid(x))))
+TENSOR__DERIV_UNARY(softplus, tensor_where(tensor__op_scalar(TENSOR_OP_gt, x, 20), g, tensor_mul(g, tensor_sigmoid(x))))
 TENSOR__DERIV_UNARY(erf, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_neg(tensor_square(x))), 1.12837916709551257390)))
-TENSOR__DERIV_UNARY_FUSED(leaky_relu, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul_scalar(g, n->p[0])))
-TENSOR__DERIV_UNARY(elu, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul(g, tensor_mul_scalar(tensor_exp(x), n->p[0]))))
+TENSOR__DERIV_UNARY_FUSED(leaky_relu, tensor_where(tensor__op_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul_scalar(g, n->p[0])))
+TENSOR__DERIV_UNARY(elu, tensor_where(tensor__op_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul(g, tensor_mul_scalar(tensor_exp(x), n->p[0]))))
 /* hardtanh passes the gradient strictly inside (lo, hi), clamp on [lo, hi] (PyTorch's choice). */
-TENSOR__DERIV_UNARY_FUSED(hardtanh, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, n->p[0]), tensor__cmp_scalar(TENSOR_OP_lt, x, n->p[1])), g)))
-TENSOR__DERIV_UNARY_FUSED(clamp, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_ge, x, n->p[0] == n->p[0] ? n->p[0] : -INFINITY),
-                                                                              tensor__cmp_scalar(TENSOR_OP_le, x, n->p[1] == n->p[1] ? n->p[1] : INFINITY)), g)))
+TENSOR__DERIV_UNARY_FUSED(hardtanh, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__op_scalar(TENSOR_OP_gt, x, n->p[0]), tensor__op_scalar(TENSOR_OP_lt, x, n->p[1])), g)))
+TENSOR__DERIV_UNARY_FUSED(clamp, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__op_scalar(TENSOR_OP_ge, x, n->p[0] == n->p[0] ? n->p[0] : -INFINITY),
+                                                                              tensor__op_scalar(TENSOR_OP_le, x, n->p[1] == n->p[1] ? n->p[1] : INFINITY)), g)))
 
 /* floor, ceil, round, trunc: in the graph with gradient 0 (PyTorch's zeros_like(grad)) */
 TENSOR__DERIV_UNARY(floor, tensor_mul_scalar(g, 0))
@@ -20634,24 +20603,24 @@ static tensor *tensor__sinc_grad(tensor *g, tensor *x) {
     tensor *px = tensor_mul_scalar(x, 3.14159265358979323846);
     tensor *num = tensor_sub(tensor_mul(px, tensor_cos(px)), tensor_sin(px));
     tensor *d = tensor_div(num, tensor_mul(px, x));
-    return tensor_mul(g, tensor_masked_fill(d, tensor__cmp_scalar(TENSOR_OP_eq, x, 0), 0));
+    return tensor_mul(g, tensor_masked_fill(d, tensor__op_scalar(TENSOR_OP_eq, x, 0), 0));
 }
 /* logit: g / (x (1 - x)); eps None: NaN outside [0, 1]; with eps: 0 outside [eps, 1 - eps] */
 static tensor *tensor__logit_grad(tensor *g, tensor *x, double eps) {
     tensor *d = tensor_div(g, tensor_mul(x, tensor__one_minus(x)));
     bool none = eps != eps;
     double lo = none ? 0 : eps, hi = none ? 1 : 1 - eps;
-    tensor *out = tensor_logical_or(tensor__cmp_scalar(TENSOR_OP_lt, x, lo), tensor__cmp_scalar(TENSOR_OP_gt, x, hi));
+    tensor *out = tensor_logical_or(tensor__op_scalar(TENSOR_OP_lt, x, lo), tensor__op_scalar(TENSOR_OP_gt, x, hi));
     return tensor_masked_fill(d, out, none ? NAN : 0);
 }
 /* hardswish: 0 below -3, x / 3 + 0.5 on [-3, 3], 1 above */
 static tensor *tensor__hardswish_grad(tensor *g, tensor *x) {
-    tensor *mid = tensor_masked_fill(tensor_add_scalar(tensor_mul_scalar(x, 1.0 / 3), 0.5), tensor__cmp_scalar(TENSOR_OP_gt, x, 3), 1);
-    return tensor_mul(g, tensor_masked_fill(mid, tensor__cmp_scalar(TENSOR_OP_lt, x, -3), 0));
+    tensor *mid = tensor_masked_fill(tensor_add_scalar(tensor_mul_scalar(x, 1.0 / 3), 0.5), tensor__op_scalar(TENSOR_OP_gt, x, 3), 1);
+    return tensor_mul(g, tensor_masked_fill(mid, tensor__op_scalar(TENSOR_OP_lt, x, -3), 0));
 }
 /* the shrinks: 0 on [-lambd, lambd], g outside */
 static tensor *tensor__shrink_grad(tensor *g, tensor *x, double l) {
-    tensor *in = tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_ge, x, -l), tensor__cmp_scalar(TENSOR_OP_le, x, l));
+    tensor *in = tensor_logical_and(tensor__op_scalar(TENSOR_OP_ge, x, -l), tensor__op_scalar(TENSOR_OP_le, x, l));
     return tensor_masked_fill(g, in, 0);
 }
 TENSOR__DERIV_UNARY(erfc, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_neg(tensor_square(x))), -1.12837916709551257390)))
@@ -20666,7 +20635,7 @@ static tensor *tensor__i1_grad(tensor *g, tensor *x, bool scaled) {
     tensor *i1 = scaled ? tensor_special_i1e(x) : tensor_special_i1(x);
     tensor *d = tensor_sub(scaled ? tensor_special_i0e(x) : tensor_i0(x), tensor_div(i1, x));
     if (scaled) d = tensor_sub(d, tensor_mul(i1, tensor_sign(x)));
-    return tensor_mul(g, tensor_masked_fill(d, tensor__cmp_scalar(TENSOR_OP_eq, x, 0), 0.5));
+    return tensor_mul(g, tensor_masked_fill(d, tensor__op_scalar(TENSOR_OP_eq, x, 0), 0.5));
 }
 TENSOR__DERIV_UNARY(special_entr, tensor_mul(g, tensor_neg(tensor_add_scalar(tensor_log(x), 1))))
 TENSOR__DERIV_UNARY(special_erfcx, tensor_mul(g, tensor_add_scalar(tensor_mul_scalar(tensor_mul(x, tensor_special_erfcx(x)), 2), -1.12837916709551257390)))
@@ -20683,16 +20652,16 @@ TENSOR__DERIV_UNARY(rad2deg, tensor_mul_scalar(g, 57.295779513082320877))
 TENSOR__DERIV_UNARY(frac, tensor__alias("tensor_backward", g))
 TENSOR__DERIV_UNARY(log10, tensor_div(g, tensor_mul_scalar(x, 2.30258509299404568402)))
 TENSOR__DERIV_UNARY(hardswish, tensor__hardswish_grad(g, x))
-TENSOR__DERIV_UNARY(hardsigmoid, tensor_mul_scalar(tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, -3), tensor__cmp_scalar(TENSOR_OP_lt, x, 3)), g)), 1.0 / 6))
-TENSOR__DERIV_UNARY(selu, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), tensor_mul_scalar(g, 1.05070098735548049342),
+TENSOR__DERIV_UNARY(hardsigmoid, tensor_mul_scalar(tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__op_scalar(TENSOR_OP_gt, x, -3), tensor__op_scalar(TENSOR_OP_lt, x, 3)), g)), 1.0 / 6))
+TENSOR__DERIV_UNARY(selu, tensor_where(tensor__op_scalar(TENSOR_OP_gt, x, 0), tensor_mul_scalar(g, 1.05070098735548049342),
                                        tensor_mul(g, tensor_mul_scalar(tensor_exp(x), 1.05070098735548049342 * 1.67326324235437728482))))
 TENSOR__DERIV_UNARY(softsign, tensor_div(g, tensor_square(tensor_add_scalar(tensor_abs(x), 1))))
 TENSOR__DERIV_UNARY(tanhshrink, tensor_mul(g, tensor_square(tensor_tanh(x))))
 TENSOR__DERIV_UNARY(logit, tensor__logit_grad(g, x, n->p[0]))
-TENSOR__DERIV_UNARY(celu, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul(g, tensor_exp(tensor_mul_scalar(x, 1 / n->p[0])))))
+TENSOR__DERIV_UNARY(celu, tensor_where(tensor__op_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul(g, tensor_exp(tensor_mul_scalar(x, 1 / n->p[0])))))
 TENSOR__DERIV_UNARY(hardshrink, tensor__shrink_grad(g, x, n->p[0]))
 TENSOR__DERIV_UNARY(softshrink, tensor__shrink_grad(g, x, n->p[0]))
-TENSOR__DERIV_UNARY(threshold, tensor_masked_fill(g, tensor__cmp_scalar(TENSOR_OP_le, x, n->p[0]), 0))
+TENSOR__DERIV_UNARY(threshold, tensor_masked_fill(g, tensor__op_scalar(TENSOR_OP_le, x, n->p[0]), 0))
 
 /* Binary ops: grads[0] for a, grads[1] for b (the engine sums broadcast dims away). */
 #define TENSOR__DERIV_BINARY(name, GRAD_A, GRAD_B)                                                         \
@@ -20708,11 +20677,11 @@ TENSOR__DERIV_UNARY(threshold, tensor_masked_fill(g, tensor__cmp_scalar(TENSOR_O
    d/db = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch). */
 static tensor *tensor__pow_grad_base(tensor *g, tensor *x, tensor *y) {
     tensor *v = tensor_mul(g, tensor_mul(y, tensor_pow(x, tensor_sub_scalar(y, 1))));
-    return tensor_masked_fill(v, tensor__cmp_scalar(TENSOR_OP_eq, y, 0), 0);
+    return tensor_masked_fill(v, tensor__op_scalar(TENSOR_OP_eq, y, 0), 0);
 }
 static tensor *tensor__pow_grad_exponent(tensor *g, tensor *x, tensor *y) {
     tensor *v = tensor_mul(g, tensor_mul(tensor_pow(x, y), tensor_log(x)));
-    tensor *zero_base = tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_eq, x, 0), tensor__cmp_scalar(TENSOR_OP_ge, y, 0));
+    tensor *zero_base = tensor_logical_and(tensor__op_scalar(TENSOR_OP_eq, x, 0), tensor__op_scalar(TENSOR_OP_ge, y, 0));
     return tensor_masked_fill(v, zero_base, 0);
 }
 /* maximum/minimum: x gets the gradient unless it loses, half of it on a tie (PyTorch; so where
@@ -20737,7 +20706,7 @@ TENSOR__DERIV_BINARY(fmod, tensor__alias("tensor_backward", g), tensor_neg(tenso
 /* copysign: d/da = copysign(a, b) / a, 0 where a == 0; d/db = 0 */
 static tensor *tensor__copysign_grad(tensor *g, tensor *x, tensor *y) {
     tensor *ratio = tensor_div(tensor_copysign(x, y), x);
-    return tensor_mul(g, tensor_masked_fill(ratio, tensor__cmp_scalar(TENSOR_OP_eq, x, 0), 0));
+    return tensor_mul(g, tensor_masked_fill(ratio, tensor__op_scalar(TENSOR_OP_eq, x, 0), 0));
 }
 /* fmax/fmin: a gets g where it wins, ties included, or b is NaN; b gets the rest (PyTorch) */
 static tensor *tensor__fext_grad(tensor *g, tensor *x, tensor *y, tensor_op wins, bool for_a) {
@@ -20747,7 +20716,7 @@ static tensor *tensor__fext_grad(tensor *g, tensor *x, tensor *y, tensor_op wins
 /* xlogy: d/da = log(b), 0 where a == 0 and b <= 0; d/db = a / b. xlog1py the same with log1p, b + 1. */
 static tensor *tensor__xlogy_grad_a(tensor *g, tensor *x, tensor *y, bool one_p) {
     tensor *d = one_p ? tensor_xlog1py(g, y) : tensor_xlogy(g, y);
-    tensor *m = tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_eq, x, 0), tensor__cmp_scalar(TENSOR_OP_le, y, one_p ? -1 : 0));
+    tensor *m = tensor_logical_and(tensor__op_scalar(TENSOR_OP_eq, x, 0), tensor__op_scalar(TENSOR_OP_le, y, one_p ? -1 : 0));
     return tensor_masked_fill(d, m, 0);
 }
 static tensor *tensor__to_f64(tensor *t) { return tensor_to_dtype(t, TENSOR_F64); }
@@ -20842,11 +20811,11 @@ static int tensor__derivative_prod(tensor__node *n, tensor *g, tensor **grads) {
     tensor *x = TENSOR__X;
     if (x->ndim == 0) return TENSOR__OK(grads[0] = tensor__alias("tensor_backward", g));
     int d = n->dims[0];
-    tensor *is_zero = tensor__cmp_scalar(TENSOR_OP_eq, x, 0);
+    tensor *is_zero = tensor__op_scalar(TENSOR_OP_eq, x, 0);
     tensor *prod = tensor__keep_stat(n, TENSOR_OP_prod);
     tensor *prod_nonzero = tensor_prod(tensor_masked_fill(x, is_zero, 1), d, true);
     tensor *zeros_in_slice = tensor_sum(is_zero, d, true);
-    tensor *at_zero = tensor_masked_fill(prod_nonzero, tensor_logical_not(tensor__cmp_scalar(TENSOR_OP_eq, zeros_in_slice, 1)), 0);
+    tensor *at_zero = tensor_masked_fill(prod_nonzero, tensor_logical_not(tensor__op_scalar(TENSOR_OP_eq, zeros_in_slice, 1)), 0);
     tensor *others = tensor_where(is_zero, tensor_expand(at_zero, x->ndim, x->shape), tensor_div(prod, tensor_masked_fill(x, is_zero, 1)));
     return TENSOR__OK(grads[0] = tensor_mul(tensor__unreduce(n, g), others));
 }
@@ -20884,7 +20853,7 @@ static int tensor__derivative_std(tensor__node *n, tensor *g, tensor **grads) {
     tensor *x = TENSOR__X;
     double denom = tensor__reduced_count(n) - (double)n->ip[1];
     tensor *centered = tensor_sub(x, tensor__keep_stat(n, TENSOR_OP_mean));
-    tensor *sd = tensor__keep_stat(n, TENSOR_OP_std), *sd_zero = tensor__cmp_scalar(TENSOR_OP_eq, sd, 0);
+    tensor *sd = tensor__keep_stat(n, TENSOR_OP_std), *sd_zero = tensor__op_scalar(TENSOR_OP_eq, sd, 0);
     tensor *scaled = tensor_div(centered, tensor_mul_scalar(tensor_masked_fill(sd, sd_zero, 1), denom));
     return TENSOR__OK(grads[0] = tensor_mul(tensor__unreduce(n, g), tensor_masked_fill(scaled, sd_zero, 0)));
 }
@@ -20903,7 +20872,7 @@ static int tensor__derivative_norm(tensor__node *n, tensor *g, tensor **grads) {
     else if (p == 1) local = tensor_sign(x);
     else {
         tensor *nrm = tensor__keep_stat(n, TENSOR_OP_norm);
-        tensor *nrm_zero = tensor__cmp_scalar(TENSOR_OP_eq, nrm, 0);
+        tensor *nrm_zero = tensor__op_scalar(TENSOR_OP_eq, nrm, 0);
         if (isinf(p)) {
             tensor *hit = tensor__mask_float(tensor_eq(tensor_abs(x), nrm), x);
             tensor *count = x->ndim ? tensor_sum_dims(hit, n->n_dims, n->dims, true) : hit;
@@ -20956,18 +20925,18 @@ static int tensor__derivative_cumprod(tensor__node *n, tensor *g, tensor **grads
     tensor *x = TENSOR__X;
     if (x->ndim == 0) return TENSOR__OK(grads[0] = tensor__alias("tensor_backward", g));
     int d = n->dims[0];
-    tensor *is_zero = tensor__cmp_scalar(TENSOR_OP_eq, x, 0);
-    tensor *first = tensor_logical_and(is_zero, tensor__cmp_scalar(TENSOR_OP_eq, tensor_cumsum(is_zero, d), 1));
+    tensor *is_zero = tensor__op_scalar(TENSOR_OP_eq, x, 0);
+    tensor *first = tensor_logical_and(is_zero, tensor__op_scalar(TENSOR_OP_eq, tensor_cumsum(is_zero, d), 1));
     tensor *out = tensor_cumprod(x, d);
     tensor *a = tensor_div(tensor__rev_cumsum(tensor_mul(g, out), d), tensor_masked_fill(x, is_zero, 1));
     tensor *b = tensor__rev_cumsum(tensor_mul(g, tensor_cumprod(tensor_masked_fill(x, first, 1), d)), d);
     /* the second zero s: x_f times rev_cumsum(g cp2)_s, cp2 with x_f and x_s taken as 1 (0 in value,
        but its derivative by x_f is what a second derivative needs); later zeros: 0 to second order */
     tensor *zeros_so_far = tensor_cumsum(is_zero, d);
-    tensor *second = tensor_logical_and(is_zero, tensor__cmp_scalar(TENSOR_OP_eq, zeros_so_far, 2));
+    tensor *second = tensor_logical_and(is_zero, tensor__op_scalar(TENSOR_OP_eq, zeros_so_far, 2));
     tensor *xf = tensor_sum(tensor_masked_fill(x, tensor_logical_not(first), 0), d, true);
     tensor *c = tensor__rev_cumsum(tensor_mul(g, tensor_cumprod(tensor_masked_fill(x, tensor_logical_or(first, second), 1), d)), d);
-    tensor *later = tensor_logical_and(is_zero, tensor__cmp_scalar(TENSOR_OP_gt, zeros_so_far, 2));
+    tensor *later = tensor_logical_and(is_zero, tensor__op_scalar(TENSOR_OP_gt, zeros_so_far, 2));
     tensor *r = tensor_where(second, tensor_mul(xf, c), tensor_where(first, b, a));
     return TENSOR__OK(grads[0] = tensor_masked_fill(r, later, 0));
 }
@@ -20980,7 +20949,7 @@ static int tensor__derivative_logcumsumexp(tensor__node *n, tensor *g, tensor **
     tensor *out = tensor_logcumsumexp(x, d), *logabs = tensor_log(tensor_abs(g));
     tensor *part[2];
     for (int k = 0; k < 2; k++) {
-        tensor *other = tensor__cmp_scalar(k == 0 ? TENSOR_OP_le : TENSOR_OP_ge, g, 0); /* not this part's sign */
+        tensor *other = tensor__op_scalar(k == 0 ? TENSOR_OP_le : TENSOR_OP_ge, g, 0); /* not this part's sign */
         tensor *lg = tensor_sub(tensor_masked_fill(logabs, other, -INFINITY), out);
         part[k] = tensor_exp(tensor_add(x, tensor_flip(tensor_logcumsumexp(tensor_flip(lg, d), d), d)));
     }
@@ -21201,14 +21170,14 @@ static int tensor__derivative_scatter_reduce(tensor__node *n, tensor *g, tensor 
         break;
     case 1: { /* prod */
         tensor *result = tensor_scatter_reduce(self, d, index, src, names[mode], incl);
-        tensor *self_zero = tensor__cmp_scalar(TENSOR_OP_eq, self, 0);
+        tensor *self_zero = tensor__op_scalar(TENSOR_OP_eq, self, 0);
         tensor *masked_self = tensor_masked_fill(self, self_zero, 1);
         tensor *msr = tensor_scatter_reduce(masked_self, d, index, src, names[mode], incl);
         gself = tensor_div(tensor_mul(g, msr), masked_self);
-        tensor *src_zero = tensor__cmp_scalar(TENSOR_OP_eq, si, 0);
+        tensor *src_zero = tensor__op_scalar(TENSOR_OP_eq, si, 0);
         tensor *zeros_at = tensor_scatter_add(tensor__full_on(self->ndim, self->shape, 0, self->dtype, dev), d, index, tensor_to_dtype(src_zero, self->dtype));
         tensor *num_zeros = tensor_gather(zeros_at, d, index);
-        tensor *single = tensor_logical_and(src_zero, tensor__cmp_scalar(TENSOR_OP_eq, num_zeros, 1));
+        tensor *single = tensor_logical_and(src_zero, tensor__op_scalar(TENSOR_OP_eq, num_zeros, 1));
         tensor *msrc = tensor_masked_fill(si, single, 1);
         tensor *msrc_result = tensor_scatter_reduce(self, d, index, msrc, names[mode], incl);
         tensor *a = tensor_gather(tensor_mul(g, msrc_result), d, index);
@@ -21329,7 +21298,7 @@ static int tensor__derivative_rms_norm(tensor__node *n, tensor *g, tensor **grad
    the ignored entries 0, any valid index, unsqueezed at cdim), keep_w (1 where kept, 0 where
    ignored, in g's dtype, unsqueezed) and k, the number kept. false on error. */
 static bool tensor__class_targets(tensor *t, tensor *g, int cdim, tensor **idx, tensor **keep_w, double *k) {
-    tensor *ignored = tensor__cmp_scalar(TENSOR_OP_eq, t, TENSOR__IGNORE_INDEX);
+    tensor *ignored = tensor__op_scalar(TENSOR_OP_eq, t, TENSOR__IGNORE_INDEX);
     tensor *kept = ignored ? tensor_logical_not(ignored) : NULL;
     tensor *count = kept ? tensor_sum_all(kept) : NULL;
     if (!count) return false;

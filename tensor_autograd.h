@@ -635,13 +635,6 @@ static tensor *tensor__mask_float(tensor *mask, tensor *like) { return tensor_to
 /* 1 - t */
 static tensor *tensor__one_minus(tensor *t) { return tensor_add_scalar(tensor_neg(t), 1); }
 /* x OP s for a comparison op, s a wrapped scalar (bool result). */
-static tensor *tensor__cmp_scalar(tensor_op op, tensor *x, double s) {
-    if (!x) return NULL;
-    tensor *b = tensor__wrapped_scalar(tensor__ops[op].fn, s, x->dtype);
-    tensor *r = b ? tensor__binary(op, x, b) : NULL;
-    tensor_free(b);
-    return r;
-}
 static tensor *tensor__sigmoid_grad(tensor *g, tensor *s) { return tensor_mul(g, tensor_mul(s, tensor__one_minus(s))); }
 /* d/dx x Phi(x) = Phi(x) + x phi(x) */
 static tensor *tensor__gelu_grad(tensor *x) {
@@ -702,21 +695,21 @@ TENSOR__DERIV_UNARY(logsigmoid, tensor_mul(g, tensor_sigmoid(tensor_neg(x))))
 static int tensor__derivative_relu(tensor__node *n, tensor *g, tensor **grads) {
     int fused = tensor__no_grad ? tensor__relu_backward("tensor_backward", TENSOR__X, g, &grads[0]) : 0;
     if (fused) return fused < 0;
-    return TENSOR__OK(grads[0] = tensor_masked_fill(g, tensor__cmp_scalar(TENSOR_OP_le, TENSOR__X, 0), 0));
+    return TENSOR__OK(grads[0] = tensor_masked_fill(g, tensor__op_scalar(TENSOR_OP_le, TENSOR__X, 0), 0));
 }
-TENSOR__DERIV_UNARY_FUSED(relu6, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), tensor__cmp_scalar(TENSOR_OP_lt, x, 6)), g)))
+TENSOR__DERIV_UNARY_FUSED(relu6, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__op_scalar(TENSOR_OP_gt, x, 0), tensor__op_scalar(TENSOR_OP_lt, x, 6)), g)))
 TENSOR__DERIV_UNARY_FUSED(gelu, tensor_mul(g, tensor__gelu_grad(x)))
 TENSOR__DERIV_UNARY(gelu_tanh, tensor_mul(g, tensor__gelu_tanh_grad(x)))
 TENSOR__DERIV_UNARY_FUSED(silu, tensor_mul(g, tensor__silu_grad(x)))
 TENSOR__DERIV_UNARY(mish, tensor_mul(g, tensor__mish_grad(x)))
-TENSOR__DERIV_UNARY(softplus, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 20), g, tensor_mul(g, tensor_sigmoid(x))))
+TENSOR__DERIV_UNARY(softplus, tensor_where(tensor__op_scalar(TENSOR_OP_gt, x, 20), g, tensor_mul(g, tensor_sigmoid(x))))
 TENSOR__DERIV_UNARY(erf, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_neg(tensor_square(x))), 1.12837916709551257390)))
-TENSOR__DERIV_UNARY_FUSED(leaky_relu, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul_scalar(g, n->p[0])))
-TENSOR__DERIV_UNARY(elu, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul(g, tensor_mul_scalar(tensor_exp(x), n->p[0]))))
+TENSOR__DERIV_UNARY_FUSED(leaky_relu, tensor_where(tensor__op_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul_scalar(g, n->p[0])))
+TENSOR__DERIV_UNARY(elu, tensor_where(tensor__op_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul(g, tensor_mul_scalar(tensor_exp(x), n->p[0]))))
 /* hardtanh passes the gradient strictly inside (lo, hi), clamp on [lo, hi] (PyTorch's choice). */
-TENSOR__DERIV_UNARY_FUSED(hardtanh, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, n->p[0]), tensor__cmp_scalar(TENSOR_OP_lt, x, n->p[1])), g)))
-TENSOR__DERIV_UNARY_FUSED(clamp, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_ge, x, n->p[0] == n->p[0] ? n->p[0] : -INFINITY),
-                                                                              tensor__cmp_scalar(TENSOR_OP_le, x, n->p[1] == n->p[1] ? n->p[1] : INFINITY)), g)))
+TENSOR__DERIV_UNARY_FUSED(hardtanh, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__op_scalar(TENSOR_OP_gt, x, n->p[0]), tensor__op_scalar(TENSOR_OP_lt, x, n->p[1])), g)))
+TENSOR__DERIV_UNARY_FUSED(clamp, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__op_scalar(TENSOR_OP_ge, x, n->p[0] == n->p[0] ? n->p[0] : -INFINITY),
+                                                                              tensor__op_scalar(TENSOR_OP_le, x, n->p[1] == n->p[1] ? n->p[1] : INFINITY)), g)))
 
 /* floor, ceil, round, trunc: in the graph with gradient 0 (PyTorch's zeros_like(grad)) */
 TENSOR__DERIV_UNARY(floor, tensor_mul_scalar(g, 0))
@@ -730,24 +723,24 @@ static tensor *tensor__sinc_grad(tensor *g, tensor *x) {
     tensor *px = tensor_mul_scalar(x, 3.14159265358979323846);
     tensor *num = tensor_sub(tensor_mul(px, tensor_cos(px)), tensor_sin(px));
     tensor *d = tensor_div(num, tensor_mul(px, x));
-    return tensor_mul(g, tensor_masked_fill(d, tensor__cmp_scalar(TENSOR_OP_eq, x, 0), 0));
+    return tensor_mul(g, tensor_masked_fill(d, tensor__op_scalar(TENSOR_OP_eq, x, 0), 0));
 }
 /* logit: g / (x (1 - x)); eps None: NaN outside [0, 1]; with eps: 0 outside [eps, 1 - eps] */
 static tensor *tensor__logit_grad(tensor *g, tensor *x, double eps) {
     tensor *d = tensor_div(g, tensor_mul(x, tensor__one_minus(x)));
     bool none = eps != eps;
     double lo = none ? 0 : eps, hi = none ? 1 : 1 - eps;
-    tensor *out = tensor_logical_or(tensor__cmp_scalar(TENSOR_OP_lt, x, lo), tensor__cmp_scalar(TENSOR_OP_gt, x, hi));
+    tensor *out = tensor_logical_or(tensor__op_scalar(TENSOR_OP_lt, x, lo), tensor__op_scalar(TENSOR_OP_gt, x, hi));
     return tensor_masked_fill(d, out, none ? NAN : 0);
 }
 /* hardswish: 0 below -3, x / 3 + 0.5 on [-3, 3], 1 above */
 static tensor *tensor__hardswish_grad(tensor *g, tensor *x) {
-    tensor *mid = tensor_masked_fill(tensor_add_scalar(tensor_mul_scalar(x, 1.0 / 3), 0.5), tensor__cmp_scalar(TENSOR_OP_gt, x, 3), 1);
-    return tensor_mul(g, tensor_masked_fill(mid, tensor__cmp_scalar(TENSOR_OP_lt, x, -3), 0));
+    tensor *mid = tensor_masked_fill(tensor_add_scalar(tensor_mul_scalar(x, 1.0 / 3), 0.5), tensor__op_scalar(TENSOR_OP_gt, x, 3), 1);
+    return tensor_mul(g, tensor_masked_fill(mid, tensor__op_scalar(TENSOR_OP_lt, x, -3), 0));
 }
 /* the shrinks: 0 on [-lambd, lambd], g outside */
 static tensor *tensor__shrink_grad(tensor *g, tensor *x, double l) {
-    tensor *in = tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_ge, x, -l), tensor__cmp_scalar(TENSOR_OP_le, x, l));
+    tensor *in = tensor_logical_and(tensor__op_scalar(TENSOR_OP_ge, x, -l), tensor__op_scalar(TENSOR_OP_le, x, l));
     return tensor_masked_fill(g, in, 0);
 }
 TENSOR__DERIV_UNARY(erfc, tensor_mul(g, tensor_mul_scalar(tensor_exp(tensor_neg(tensor_square(x))), -1.12837916709551257390)))
@@ -762,7 +755,7 @@ static tensor *tensor__i1_grad(tensor *g, tensor *x, bool scaled) {
     tensor *i1 = scaled ? tensor_special_i1e(x) : tensor_special_i1(x);
     tensor *d = tensor_sub(scaled ? tensor_special_i0e(x) : tensor_i0(x), tensor_div(i1, x));
     if (scaled) d = tensor_sub(d, tensor_mul(i1, tensor_sign(x)));
-    return tensor_mul(g, tensor_masked_fill(d, tensor__cmp_scalar(TENSOR_OP_eq, x, 0), 0.5));
+    return tensor_mul(g, tensor_masked_fill(d, tensor__op_scalar(TENSOR_OP_eq, x, 0), 0.5));
 }
 TENSOR__DERIV_UNARY(special_entr, tensor_mul(g, tensor_neg(tensor_add_scalar(tensor_log(x), 1))))
 TENSOR__DERIV_UNARY(special_erfcx, tensor_mul(g, tensor_add_scalar(tensor_mul_scalar(tensor_mul(x, tensor_special_erfcx(x)), 2), -1.12837916709551257390)))
@@ -779,16 +772,16 @@ TENSOR__DERIV_UNARY(rad2deg, tensor_mul_scalar(g, 57.295779513082320877))
 TENSOR__DERIV_UNARY(frac, tensor__alias("tensor_backward", g))
 TENSOR__DERIV_UNARY(log10, tensor_div(g, tensor_mul_scalar(x, 2.30258509299404568402)))
 TENSOR__DERIV_UNARY(hardswish, tensor__hardswish_grad(g, x))
-TENSOR__DERIV_UNARY(hardsigmoid, tensor_mul_scalar(tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_gt, x, -3), tensor__cmp_scalar(TENSOR_OP_lt, x, 3)), g)), 1.0 / 6))
-TENSOR__DERIV_UNARY(selu, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), tensor_mul_scalar(g, 1.05070098735548049342),
+TENSOR__DERIV_UNARY(hardsigmoid, tensor_mul_scalar(tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__op_scalar(TENSOR_OP_gt, x, -3), tensor__op_scalar(TENSOR_OP_lt, x, 3)), g)), 1.0 / 6))
+TENSOR__DERIV_UNARY(selu, tensor_where(tensor__op_scalar(TENSOR_OP_gt, x, 0), tensor_mul_scalar(g, 1.05070098735548049342),
                                        tensor_mul(g, tensor_mul_scalar(tensor_exp(x), 1.05070098735548049342 * 1.67326324235437728482))))
 TENSOR__DERIV_UNARY(softsign, tensor_div(g, tensor_square(tensor_add_scalar(tensor_abs(x), 1))))
 TENSOR__DERIV_UNARY(tanhshrink, tensor_mul(g, tensor_square(tensor_tanh(x))))
 TENSOR__DERIV_UNARY(logit, tensor__logit_grad(g, x, n->p[0]))
-TENSOR__DERIV_UNARY(celu, tensor_where(tensor__cmp_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul(g, tensor_exp(tensor_mul_scalar(x, 1 / n->p[0])))))
+TENSOR__DERIV_UNARY(celu, tensor_where(tensor__op_scalar(TENSOR_OP_gt, x, 0), g, tensor_mul(g, tensor_exp(tensor_mul_scalar(x, 1 / n->p[0])))))
 TENSOR__DERIV_UNARY(hardshrink, tensor__shrink_grad(g, x, n->p[0]))
 TENSOR__DERIV_UNARY(softshrink, tensor__shrink_grad(g, x, n->p[0]))
-TENSOR__DERIV_UNARY(threshold, tensor_masked_fill(g, tensor__cmp_scalar(TENSOR_OP_le, x, n->p[0]), 0))
+TENSOR__DERIV_UNARY(threshold, tensor_masked_fill(g, tensor__op_scalar(TENSOR_OP_le, x, n->p[0]), 0))
 
 /* Binary ops: grads[0] for a, grads[1] for b (the engine sums broadcast dims away). */
 #define TENSOR__DERIV_BINARY(name, GRAD_A, GRAD_B)                                                         \
@@ -804,11 +797,11 @@ TENSOR__DERIV_UNARY(threshold, tensor_masked_fill(g, tensor__cmp_scalar(TENSOR_O
    d/db = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch). */
 static tensor *tensor__pow_grad_base(tensor *g, tensor *x, tensor *y) {
     tensor *v = tensor_mul(g, tensor_mul(y, tensor_pow(x, tensor_sub_scalar(y, 1))));
-    return tensor_masked_fill(v, tensor__cmp_scalar(TENSOR_OP_eq, y, 0), 0);
+    return tensor_masked_fill(v, tensor__op_scalar(TENSOR_OP_eq, y, 0), 0);
 }
 static tensor *tensor__pow_grad_exponent(tensor *g, tensor *x, tensor *y) {
     tensor *v = tensor_mul(g, tensor_mul(tensor_pow(x, y), tensor_log(x)));
-    tensor *zero_base = tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_eq, x, 0), tensor__cmp_scalar(TENSOR_OP_ge, y, 0));
+    tensor *zero_base = tensor_logical_and(tensor__op_scalar(TENSOR_OP_eq, x, 0), tensor__op_scalar(TENSOR_OP_ge, y, 0));
     return tensor_masked_fill(v, zero_base, 0);
 }
 /* maximum/minimum: x gets the gradient unless it loses, half of it on a tie (PyTorch; so where
@@ -833,7 +826,7 @@ TENSOR__DERIV_BINARY(fmod, tensor__alias("tensor_backward", g), tensor_neg(tenso
 /* copysign: d/da = copysign(a, b) / a, 0 where a == 0; d/db = 0 */
 static tensor *tensor__copysign_grad(tensor *g, tensor *x, tensor *y) {
     tensor *ratio = tensor_div(tensor_copysign(x, y), x);
-    return tensor_mul(g, tensor_masked_fill(ratio, tensor__cmp_scalar(TENSOR_OP_eq, x, 0), 0));
+    return tensor_mul(g, tensor_masked_fill(ratio, tensor__op_scalar(TENSOR_OP_eq, x, 0), 0));
 }
 /* fmax/fmin: a gets g where it wins, ties included, or b is NaN; b gets the rest (PyTorch) */
 static tensor *tensor__fext_grad(tensor *g, tensor *x, tensor *y, tensor_op wins, bool for_a) {
@@ -843,7 +836,7 @@ static tensor *tensor__fext_grad(tensor *g, tensor *x, tensor *y, tensor_op wins
 /* xlogy: d/da = log(b), 0 where a == 0 and b <= 0; d/db = a / b. xlog1py the same with log1p, b + 1. */
 static tensor *tensor__xlogy_grad_a(tensor *g, tensor *x, tensor *y, bool one_p) {
     tensor *d = one_p ? tensor_xlog1py(g, y) : tensor_xlogy(g, y);
-    tensor *m = tensor_logical_and(tensor__cmp_scalar(TENSOR_OP_eq, x, 0), tensor__cmp_scalar(TENSOR_OP_le, y, one_p ? -1 : 0));
+    tensor *m = tensor_logical_and(tensor__op_scalar(TENSOR_OP_eq, x, 0), tensor__op_scalar(TENSOR_OP_le, y, one_p ? -1 : 0));
     return tensor_masked_fill(d, m, 0);
 }
 static tensor *tensor__to_f64(tensor *t) { return tensor_to_dtype(t, TENSOR_F64); }
@@ -938,11 +931,11 @@ static int tensor__derivative_prod(tensor__node *n, tensor *g, tensor **grads) {
     tensor *x = TENSOR__X;
     if (x->ndim == 0) return TENSOR__OK(grads[0] = tensor__alias("tensor_backward", g));
     int d = n->dims[0];
-    tensor *is_zero = tensor__cmp_scalar(TENSOR_OP_eq, x, 0);
+    tensor *is_zero = tensor__op_scalar(TENSOR_OP_eq, x, 0);
     tensor *prod = tensor__keep_stat(n, TENSOR_OP_prod);
     tensor *prod_nonzero = tensor_prod(tensor_masked_fill(x, is_zero, 1), d, true);
     tensor *zeros_in_slice = tensor_sum(is_zero, d, true);
-    tensor *at_zero = tensor_masked_fill(prod_nonzero, tensor_logical_not(tensor__cmp_scalar(TENSOR_OP_eq, zeros_in_slice, 1)), 0);
+    tensor *at_zero = tensor_masked_fill(prod_nonzero, tensor_logical_not(tensor__op_scalar(TENSOR_OP_eq, zeros_in_slice, 1)), 0);
     tensor *others = tensor_where(is_zero, tensor_expand(at_zero, x->ndim, x->shape), tensor_div(prod, tensor_masked_fill(x, is_zero, 1)));
     return TENSOR__OK(grads[0] = tensor_mul(tensor__unreduce(n, g), others));
 }
@@ -980,7 +973,7 @@ static int tensor__derivative_std(tensor__node *n, tensor *g, tensor **grads) {
     tensor *x = TENSOR__X;
     double denom = tensor__reduced_count(n) - (double)n->ip[1];
     tensor *centered = tensor_sub(x, tensor__keep_stat(n, TENSOR_OP_mean));
-    tensor *sd = tensor__keep_stat(n, TENSOR_OP_std), *sd_zero = tensor__cmp_scalar(TENSOR_OP_eq, sd, 0);
+    tensor *sd = tensor__keep_stat(n, TENSOR_OP_std), *sd_zero = tensor__op_scalar(TENSOR_OP_eq, sd, 0);
     tensor *scaled = tensor_div(centered, tensor_mul_scalar(tensor_masked_fill(sd, sd_zero, 1), denom));
     return TENSOR__OK(grads[0] = tensor_mul(tensor__unreduce(n, g), tensor_masked_fill(scaled, sd_zero, 0)));
 }
@@ -999,7 +992,7 @@ static int tensor__derivative_norm(tensor__node *n, tensor *g, tensor **grads) {
     else if (p == 1) local = tensor_sign(x);
     else {
         tensor *nrm = tensor__keep_stat(n, TENSOR_OP_norm);
-        tensor *nrm_zero = tensor__cmp_scalar(TENSOR_OP_eq, nrm, 0);
+        tensor *nrm_zero = tensor__op_scalar(TENSOR_OP_eq, nrm, 0);
         if (isinf(p)) {
             tensor *hit = tensor__mask_float(tensor_eq(tensor_abs(x), nrm), x);
             tensor *count = x->ndim ? tensor_sum_dims(hit, n->n_dims, n->dims, true) : hit;
@@ -1052,18 +1045,18 @@ static int tensor__derivative_cumprod(tensor__node *n, tensor *g, tensor **grads
     tensor *x = TENSOR__X;
     if (x->ndim == 0) return TENSOR__OK(grads[0] = tensor__alias("tensor_backward", g));
     int d = n->dims[0];
-    tensor *is_zero = tensor__cmp_scalar(TENSOR_OP_eq, x, 0);
-    tensor *first = tensor_logical_and(is_zero, tensor__cmp_scalar(TENSOR_OP_eq, tensor_cumsum(is_zero, d), 1));
+    tensor *is_zero = tensor__op_scalar(TENSOR_OP_eq, x, 0);
+    tensor *first = tensor_logical_and(is_zero, tensor__op_scalar(TENSOR_OP_eq, tensor_cumsum(is_zero, d), 1));
     tensor *out = tensor_cumprod(x, d);
     tensor *a = tensor_div(tensor__rev_cumsum(tensor_mul(g, out), d), tensor_masked_fill(x, is_zero, 1));
     tensor *b = tensor__rev_cumsum(tensor_mul(g, tensor_cumprod(tensor_masked_fill(x, first, 1), d)), d);
     /* the second zero s: x_f times rev_cumsum(g cp2)_s, cp2 with x_f and x_s taken as 1 (0 in value,
        but its derivative by x_f is what a second derivative needs); later zeros: 0 to second order */
     tensor *zeros_so_far = tensor_cumsum(is_zero, d);
-    tensor *second = tensor_logical_and(is_zero, tensor__cmp_scalar(TENSOR_OP_eq, zeros_so_far, 2));
+    tensor *second = tensor_logical_and(is_zero, tensor__op_scalar(TENSOR_OP_eq, zeros_so_far, 2));
     tensor *xf = tensor_sum(tensor_masked_fill(x, tensor_logical_not(first), 0), d, true);
     tensor *c = tensor__rev_cumsum(tensor_mul(g, tensor_cumprod(tensor_masked_fill(x, tensor_logical_or(first, second), 1), d)), d);
-    tensor *later = tensor_logical_and(is_zero, tensor__cmp_scalar(TENSOR_OP_gt, zeros_so_far, 2));
+    tensor *later = tensor_logical_and(is_zero, tensor__op_scalar(TENSOR_OP_gt, zeros_so_far, 2));
     tensor *r = tensor_where(second, tensor_mul(xf, c), tensor_where(first, b, a));
     return TENSOR__OK(grads[0] = tensor_masked_fill(r, later, 0));
 }
@@ -1076,7 +1069,7 @@ static int tensor__derivative_logcumsumexp(tensor__node *n, tensor *g, tensor **
     tensor *out = tensor_logcumsumexp(x, d), *logabs = tensor_log(tensor_abs(g));
     tensor *part[2];
     for (int k = 0; k < 2; k++) {
-        tensor *other = tensor__cmp_scalar(k == 0 ? TENSOR_OP_le : TENSOR_OP_ge, g, 0); /* not this part's sign */
+        tensor *other = tensor__op_scalar(k == 0 ? TENSOR_OP_le : TENSOR_OP_ge, g, 0); /* not this part's sign */
         tensor *lg = tensor_sub(tensor_masked_fill(logabs, other, -INFINITY), out);
         part[k] = tensor_exp(tensor_add(x, tensor_flip(tensor_logcumsumexp(tensor_flip(lg, d), d), d)));
     }
@@ -1297,14 +1290,14 @@ static int tensor__derivative_scatter_reduce(tensor__node *n, tensor *g, tensor 
         break;
     case 1: { /* prod */
         tensor *result = tensor_scatter_reduce(self, d, index, src, names[mode], incl);
-        tensor *self_zero = tensor__cmp_scalar(TENSOR_OP_eq, self, 0);
+        tensor *self_zero = tensor__op_scalar(TENSOR_OP_eq, self, 0);
         tensor *masked_self = tensor_masked_fill(self, self_zero, 1);
         tensor *msr = tensor_scatter_reduce(masked_self, d, index, src, names[mode], incl);
         gself = tensor_div(tensor_mul(g, msr), masked_self);
-        tensor *src_zero = tensor__cmp_scalar(TENSOR_OP_eq, si, 0);
+        tensor *src_zero = tensor__op_scalar(TENSOR_OP_eq, si, 0);
         tensor *zeros_at = tensor_scatter_add(tensor__full_on(self->ndim, self->shape, 0, self->dtype, dev), d, index, tensor_to_dtype(src_zero, self->dtype));
         tensor *num_zeros = tensor_gather(zeros_at, d, index);
-        tensor *single = tensor_logical_and(src_zero, tensor__cmp_scalar(TENSOR_OP_eq, num_zeros, 1));
+        tensor *single = tensor_logical_and(src_zero, tensor__op_scalar(TENSOR_OP_eq, num_zeros, 1));
         tensor *msrc = tensor_masked_fill(si, single, 1);
         tensor *msrc_result = tensor_scatter_reduce(self, d, index, msrc, names[mode], incl);
         tensor *a = tensor_gather(tensor_mul(g, msrc_result), d, index);
@@ -1425,7 +1418,7 @@ static int tensor__derivative_rms_norm(tensor__node *n, tensor *g, tensor **grad
    the ignored entries 0, any valid index, unsqueezed at cdim), keep_w (1 where kept, 0 where
    ignored, in g's dtype, unsqueezed) and k, the number kept. false on error. */
 static bool tensor__class_targets(tensor *t, tensor *g, int cdim, tensor **idx, tensor **keep_w, double *k) {
-    tensor *ignored = tensor__cmp_scalar(TENSOR_OP_eq, t, TENSOR__IGNORE_INDEX);
+    tensor *ignored = tensor__op_scalar(TENSOR_OP_eq, t, TENSOR__IGNORE_INDEX);
     tensor *kept = ignored ? tensor_logical_not(ignored) : NULL;
     tensor *count = kept ? tensor_sum_all(kept) : NULL;
     if (!count) return false;

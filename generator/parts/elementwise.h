@@ -457,6 +457,38 @@ static tensor *tensor__wrapped_scalar(const char *fn, double s, tensor_dtype res
     return t;
 }
 
+/* x OP s for a binary op and a number s wrapped as a scalar of x's dtype (what the composites
+   and derivatives write as x > 0, x * 2, ...). NULL in, NULL out. */
+static tensor *tensor__op_scalar(tensor_op op, tensor *x, double s) {
+    if (!x) return NULL;
+    tensor *b = tensor__wrapped_scalar(tensor__ops[op].fn, s, x->dtype);
+    tensor *r = b ? tensor__binary(op, x, b) : NULL;
+    tensor_free(b);
+    return r;
+}
+
+/* ---- temporaries of the composites ----
+   A composite chains library calls, each of which takes NULL (an earlier failure) and returns
+   NULL, so it checks once at the end. Every intermediate goes through tensor__tmp, which keeps it
+   for tensor__tmps_free; tensor__tmps_take hands the result out of the list. No allocation. */
+#define TENSOR__TMPS_MAX 48
+typedef struct { tensor *t[TENSOR__TMPS_MAX]; int n; } tensor__tmps;
+static tensor *tensor__tmp(tensor__tmps *s, tensor *t) {
+    if (!t) return NULL;
+    if (s->n == TENSOR__TMPS_MAX) { TENSOR_ASSERT(!"tensor__tmp: too many temporaries"); tensor_free(t); return NULL; }
+    s->t[s->n++] = t;
+    return t;
+}
+static tensor *tensor__tmps_take(tensor__tmps *s, tensor *t) {
+    for (int i = s->n - 1; t && i >= 0; i--)
+        if (s->t[i] == t) { s->t[i] = NULL; return t; }
+    return t;
+}
+static void tensor__tmps_free(tensor__tmps *s) {
+    for (int i = 0; i < s->n; i++) tensor_free(s->t[i]);
+    s->n = 0;
+}
+
 static tensor *tensor__binary_scalar(tensor_op op, tensor *a, double s) {
     const char *fn = tensor__ops[op].fn;
     TENSOR__CHECK_ARG(fn, a);

@@ -396,7 +396,7 @@ static tensor *tensor__smooth_l1(const char *fn, tensor *input, tensor *target, 
         double q = huber ? k : 1;
         tensor *quad = tensor__tmp(&s, tensor_mul_scalar(tensor__tmp(&s, tensor_square(z)), 0.5 * q / k));
         tensor *lin = tensor__tmp(&s, tensor_mul_scalar(tensor__tmp(&s, tensor_sub_scalar(z, 0.5 * k)), q));
-        l = tensor__tmp(&s, tensor_where(tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_lt, z, k)), quad, lin));
+        l = tensor__tmp(&s, tensor_where(tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_lt, z, k)), quad, lin));
     }
     tensor *r = tensor__reduce_loss(&s, l, reduction);
     tensor__tmps_free(&s);
@@ -411,7 +411,7 @@ TENSOR_API tensor *tensor_huber_loss(tensor *input, tensor *target, tensor_reduc
 
 /* t log t, 0 where t == 0 (xlogy(t, t)), with a finite gradient there. */
 static tensor *tensor__xlogx(tensor__tmps *s, tensor *t) {
-    tensor *zero = tensor__tmp(s, tensor__nn_cmp(TENSOR_OP_eq, t, 0));
+    tensor *zero = tensor__tmp(s, tensor__op_scalar(TENSOR_OP_eq, t, 0));
     tensor *safe = tensor__tmp(s, tensor_masked_fill(t, zero, 1));
     return tensor__tmp(s, tensor_mul(t, tensor__tmp(s, tensor_log(safe))));
 }
@@ -446,7 +446,7 @@ TENSOR_API tensor *tensor_binary_cross_entropy(tensor *input, tensor *target, te
     }
     tensor__tmps s = {{0}, 0};
     if (input->storage->device == TENSOR_CPU) {
-        tensor *bad = tensor__tmp(&s, tensor_logical_or(tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_lt, input, 0)), tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_gt, input, 1))));
+        tensor *bad = tensor__tmp(&s, tensor_logical_or(tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_lt, input, 0)), tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_gt, input, 1))));
         tensor *any = tensor__tmp(&s, tensor_any(bad));
         if (!any || tensor_item(any) != 0) {
             tensor__tmps_free(&s);
@@ -474,7 +474,7 @@ TENSOR_API tensor *tensor_poisson_nll_loss(tensor *input, tensor *target, bool l
     if (log_input) l = tensor__tmp(&s, tensor_sub(tensor__tmp(&s, tensor_exp(input)), tensor__tmp(&s, tensor_mul(target, input))));
     else l = tensor__tmp(&s, tensor_sub(input, tensor__tmp(&s, tensor_mul(target, tensor__tmp(&s, tensor_log(tensor__tmp(&s, tensor_add_scalar(input, eps))))))));
     if (full) {
-        tensor *small = tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_le, target, 1));
+        tensor *small = tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_le, target, 1));
         tensor *t = tensor__tmp(&s, tensor_masked_fill(target, small, 2)); /* finite where it is not used */
         tensor *st = tensor__tmp(&s, tensor_sub(tensor__xlogx(&s, t), t));
         st = tensor__tmp(&s, tensor_add(st, tensor__tmp(&s, tensor_mul_scalar(tensor__tmp(&s, tensor_log(tensor__tmp(&s, tensor_mul_scalar(t, 2 * M_PI)))), 0.5))));
@@ -504,7 +504,7 @@ TENSOR_API tensor *tensor_gaussian_nll_loss(tensor *input, tensor *target, tenso
     if (!same && !drop_last && !last_one)
         return tensor__fail(fn, "var of shape %s is of incorrect size for input %s", tensor__shape_of(var), tensor__shape_of(input));
     tensor__tmps s = {{0}, 0};
-    tensor *neg = tensor__tmp(&s, tensor_any(tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_lt, var, 0))));
+    tensor *neg = tensor__tmp(&s, tensor_any(tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_lt, var, 0))));
     if (!neg || tensor_item(neg) != 0) {
         tensor__tmps_free(&s);
         return neg ? tensor__fail(fn, "var has negative entry/entries") : NULL;
@@ -556,8 +556,8 @@ TENSOR_API tensor *tensor_hinge_embedding_loss(tensor *input, tensor *target, do
     if (!tensor__check_loss2("tensor_hinge_embedding_loss", input, target, reduction)) return NULL;
     tensor__tmps s = {{0}, 0};
     tensor *hinge = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(input)), margin)), 0, NAN));
-    tensor *lm = tensor__tmp(&s, tensor_masked_fill(hinge, tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_eq, target, 1)), 0));
-    tensor *ls = tensor__tmp(&s, tensor_masked_fill(input, tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_eq, target, -1)), 0));
+    tensor *lm = tensor__tmp(&s, tensor_masked_fill(hinge, tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_eq, target, 1)), 0));
+    tensor *ls = tensor__tmp(&s, tensor_masked_fill(input, tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_eq, target, -1)), 0));
     tensor *l = tensor__tmp(&s, tensor_add(lm, ls));
     tensor *r = tensor__reduce_loss(&s, l, reduction);
     tensor__tmps_free(&s);
@@ -613,8 +613,8 @@ TENSOR_API tensor *tensor_cosine_embedding_loss(tensor *input1, tensor *input2, 
     tensor *cos = tensor__tmp(&s, tensor_div(prod, tensor__tmp(&s, tensor_sqrt(tensor__tmp(&s, tensor_mul(m1, m2))))));
     tensor *pos = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(cos)), 1));
     tensor *neg = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_sub_scalar(cos, margin)), 0, NAN));
-    tensor *lp = tensor__tmp(&s, tensor_masked_fill(pos, tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_ne, target, 1)), 0));
-    tensor *ln = tensor__tmp(&s, tensor_masked_fill(neg, tensor__tmp(&s, tensor__nn_cmp(TENSOR_OP_ne, target, -1)), 0));
+    tensor *lp = tensor__tmp(&s, tensor_masked_fill(pos, tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_ne, target, 1)), 0));
+    tensor *ln = tensor__tmp(&s, tensor_masked_fill(neg, tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_ne, target, -1)), 0));
     tensor *l = tensor__tmp(&s, tensor_add(lp, ln));
     tensor *r = tensor__reduce_loss(&s, l, reduction);
     tensor__tmps_free(&s);

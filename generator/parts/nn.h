@@ -433,35 +433,6 @@ static int tensor__relu_backward(const char *fn, tensor *x, tensor *g, tensor **
     return 1;
 }
 
-/* ---- temporaries of the composites (this part and >>loss) ----
-   A composite chains library calls, each of which takes NULL (an earlier failure) and returns
-   NULL, so it checks once at the end. Every intermediate goes through tensor__tmp, which keeps it
-   for tensor__tmps_free; tensor__tmps_take hands the result out of the list. No allocation. */
-#define TENSOR__TMPS_MAX 48
-typedef struct { tensor *t[TENSOR__TMPS_MAX]; int n; } tensor__tmps;
-static tensor *tensor__tmp(tensor__tmps *s, tensor *t) {
-    if (!t) return NULL;
-    if (s->n == TENSOR__TMPS_MAX) { TENSOR_ASSERT(!"tensor__tmp: too many temporaries"); tensor_free(t); return NULL; }
-    s->t[s->n++] = t;
-    return t;
-}
-static tensor *tensor__tmps_take(tensor__tmps *s, tensor *t) {
-    for (int i = s->n - 1; t && i >= 0; i--)
-        if (s->t[i] == t) { s->t[i] = NULL; return t; }
-    return t;
-}
-static void tensor__tmps_free(tensor__tmps *s) {
-    for (int i = 0; i < s->n; i++) tensor_free(s->t[i]);
-    s->n = 0;
-}
-/* x OP s (a comparison op; bool result), s a scalar of x's dtype. */
-static tensor *tensor__nn_cmp(tensor_op op, tensor *x, double s) {
-    if (!x) return NULL;
-    tensor *b = tensor__wrapped_scalar(tensor__ops[op].fn, s, x->dtype);
-    tensor *r = b ? tensor__binary(op, x, b) : NULL;
-    tensor_free(b);
-    return r;
-}
 /* t with its values clamped below at lo in the forward pass only: the gradient passes as if
    unclamped, as PyTorch's clamp_ under no_grad gives it. t + detach(clamp(t, lo) - t). */
 static tensor *tensor__clamp_min_nograd(tensor__tmps *s, tensor *t, double lo) {

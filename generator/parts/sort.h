@@ -10,34 +10,7 @@
    Every output is contiguous (the front-ends allocate them), so an output element's offset in
    elements is the same in out and out2. Lines are independent: they run on the thread pool. */
 
-/* The temporaries of a composite here (as >>nn's tensor__tmps, which comes later in the file):
-   every intermediate goes through tensor__stmp; tensor__stmps_take hands the result out. */
 static bool tensor__grad_on(void); /* >>autograd */
-#define TENSOR__STMPS_MAX 40
-typedef struct { tensor *t[TENSOR__STMPS_MAX]; int n; } tensor__stmps;
-static tensor *tensor__stmp(tensor__stmps *s, tensor *t) {
-    if (!t) return NULL;
-    if (s->n == TENSOR__STMPS_MAX) { TENSOR_ASSERT(!"tensor__stmp: too many temporaries"); tensor_free(t); return NULL; }
-    s->t[s->n++] = t;
-    return t;
-}
-static tensor *tensor__stmps_take(tensor__stmps *s, tensor *t) {
-    for (int i = s->n - 1; t && i >= 0; i--)
-        if (s->t[i] == t) { s->t[i] = NULL; return t; }
-    return t;
-}
-static void tensor__stmps_free(tensor__stmps *s) {
-    for (int i = 0; i < s->n; i++) tensor_free(s->t[i]);
-    s->n = 0;
-}
-/* x OP v (a binary op), v a wrapped scalar of x's dtype. */
-static tensor *tensor__sort_bin(tensor_op op, tensor *x, double v) {
-    if (!x) return NULL;
-    tensor *b = tensor__wrapped_scalar(tensor__ops[op].fn, v, x->dtype);
-    tensor *r = b ? tensor__binary(op, x, b) : NULL;
-    tensor_free(b);
-    return r;
-}
 
 // >>sort-kernels -------------------------------------------------------------------------------
 /* A stable merge sort of (key, index) pairs: insertion sort of runs of 24, then bottom-up merges
@@ -289,22 +262,22 @@ TENSOR_API tensor *tensor_topk(tensor *t, int64_t k, int dim, bool largest, bool
     if (d < 0) return NULL;
     int64_t n = t->ndim ? t->shape[d] : 1;
     if (k < 0 || k > n) return tensor__fail(fn, "k (%lld) is out of range for dim %d of size %lld", (long long)k, d, (long long)n);
-    tensor__stmps s = {{0}, 0};
-    tensor *idx = NULL, *v = tensor__stmp(&s, tensor_sort(t, d, largest, indices ? &idx : NULL));
-    tensor__stmp(&s, idx);
+    tensor__tmps s = {{0}, 0};
+    tensor *idx = NULL, *v = tensor__tmp(&s, tensor_sort(t, d, largest, indices ? &idx : NULL));
+    tensor__tmp(&s, idx);
     tensor *rv = NULL, *ri = NULL;
     if (t->ndim == 0) { rv = v; ri = idx; } /* k is 0 or 1: PyTorch keeps the 0-dim tensor */
     else {
-        rv = tensor__stmp(&s, tensor_contiguous(tensor__stmp(&s, tensor_narrow(v, d, 0, k))));
-        if (idx) ri = tensor__stmp(&s, tensor_contiguous(tensor__stmp(&s, tensor_narrow(idx, d, 0, k))));
+        rv = tensor__tmp(&s, tensor_contiguous(tensor__tmp(&s, tensor_narrow(v, d, 0, k))));
+        if (idx) ri = tensor__tmp(&s, tensor_contiguous(tensor__tmp(&s, tensor_narrow(idx, d, 0, k))));
     }
     bool ok = rv && (!indices || ri);
     if (ok) {
         if (t->ndim == 0 && k == 0) { ok = false; tensor__fail(fn, "k = 0 of a 0-dim tensor is not supported"); }
     }
-    rv = ok ? tensor__stmps_take(&s, rv) : NULL;
-    if (ok && indices) *indices = tensor__stmps_take(&s, ri);
-    tensor__stmps_free(&s);
+    rv = ok ? tensor__tmps_take(&s, rv) : NULL;
+    if (ok && indices) *indices = tensor__tmps_take(&s, ri);
+    tensor__tmps_free(&s);
     return rv;
 }
 
@@ -371,16 +344,16 @@ static tensor *tensor__nan_reduce(bool mean, tensor *t, int n, const int *dims, 
         tensor *r = tensor_sum_dims(t, n, dims, keepdim);
         return r;
     }
-    tensor__stmps s = {{0}, 0};
-    tensor *nan = tensor__stmp(&s, tensor_isnan(t));
-    tensor *z = tensor__stmp(&s, tensor_masked_fill(t, nan, 0));
-    tensor *r = tensor__stmp(&s, tensor_sum_dims(z, n, dims, keepdim));
+    tensor__tmps s = {{0}, 0};
+    tensor *nan = tensor__tmp(&s, tensor_isnan(t));
+    tensor *z = tensor__tmp(&s, tensor_masked_fill(t, nan, 0));
+    tensor *r = tensor__tmp(&s, tensor_sum_dims(z, n, dims, keepdim));
     if (mean) {
-        tensor *cnt = tensor__stmp(&s, tensor_sum_dims(tensor__stmp(&s, tensor_logical_not(nan)), n, dims, keepdim));
-        r = tensor__stmp(&s, tensor_div(r, tensor__stmp(&s, tensor_to_dtype(cnt, t->dtype))));
+        tensor *cnt = tensor__tmp(&s, tensor_sum_dims(tensor__tmp(&s, tensor_logical_not(nan)), n, dims, keepdim));
+        r = tensor__tmp(&s, tensor_div(r, tensor__tmp(&s, tensor_to_dtype(cnt, t->dtype))));
     }
-    r = tensor__stmps_take(&s, r);
-    tensor__stmps_free(&s);
+    r = tensor__tmps_take(&s, r);
+    tensor__tmps_free(&s);
     return r;
 }
 TENSOR_API tensor *tensor_nansum(tensor *t, int n, const int *dims, bool keepdim) { return tensor__nan_reduce(false, t, n, dims, keepdim); }
@@ -388,12 +361,12 @@ TENSOR_API tensor *tensor_nanmean(tensor *t, int n, const int *dims, bool keepdi
 
 /* The value at sorted position k[...] (an i64 tensor of size 1 along dim) of each line of t
    along dim, and its index: the selection under median, nanmedian, kthvalue. t is >= 1-D. */
-static tensor *tensor__select_sorted(tensor__stmps *s, tensor *sorted, tensor *sidx, int d, tensor *k, bool keepdim, tensor **indices) {
-    tensor *v = tensor__stmp(s, tensor_gather(sorted, d, k));
-    tensor *i = indices ? tensor__stmp(s, tensor_gather(sidx, d, k)) : NULL;
+static tensor *tensor__select_sorted(tensor__tmps *s, tensor *sorted, tensor *sidx, int d, tensor *k, bool keepdim, tensor **indices) {
+    tensor *v = tensor__tmp(s, tensor_gather(sorted, d, k));
+    tensor *i = indices ? tensor__tmp(s, tensor_gather(sidx, d, k)) : NULL;
     if (!keepdim) {
-        v = tensor__stmp(s, tensor_squeeze(v, d));
-        if (indices) i = tensor__stmp(s, tensor_squeeze(i, d));
+        v = tensor__tmp(s, tensor_squeeze(v, d));
+        if (indices) i = tensor__tmp(s, tensor_squeeze(i, d));
     }
     if (indices) *indices = i;
     return v;
@@ -409,32 +382,32 @@ static tensor *tensor__median_dim(bool nan, tensor *t, int dim, bool keepdim, te
     if (d < 0) return NULL;
     int64_t n = t->ndim ? t->shape[d] : 1;
     if (n == 0) return tensor__fail(fn, "cannot compute the median on an empty dim (dim %d of shape %s)", d, tensor__shape_of(t));
-    tensor__stmps s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     int64_t one = 1;
-    tensor *x = t->ndim ? t : tensor__stmp(&s, tensor_reshape(t, 1, &one));
-    tensor *sidx = NULL, *sorted = tensor__stmp(&s, tensor_sort(x, d, false, &sidx));
-    tensor__stmp(&s, sidx);
+    tensor *x = t->ndim ? t : tensor__tmp(&s, tensor_reshape(t, 1, &one));
+    tensor *sidx = NULL, *sorted = tensor__tmp(&s, tensor_sort(x, d, false, &sidx));
+    tensor__tmp(&s, sidx);
     /* per line: nn = the count of non-NaN values; the position to take */
-    tensor *nn = tensor__stmp(&s, tensor_sum(tensor__stmp(&s, tensor_logical_not(tensor__stmp(&s, tensor_isnan(x)))), d, true));
+    tensor *nn = tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_logical_not(tensor__tmp(&s, tensor_isnan(x)))), d, true));
     tensor *k;
     if (nan) { /* (max(nn, 1) - 1) / 2 */
-        tensor *m1 = tensor__stmp(&s, tensor_sub_scalar(tensor__stmp(&s, tensor_clamp_min(nn, 1)), 1));
-        k = tensor__stmp(&s, tensor__sort_bin(TENSOR_OP_floor_divide, m1, 2));
+        tensor *m1 = tensor__tmp(&s, tensor_sub_scalar(tensor__tmp(&s, tensor_clamp_min(nn, 1)), 1));
+        k = tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_floor_divide, m1, 2));
     } else { /* nn < n (a NaN): nn, the first NaN's place; else (n - 1) / 2 */
-        tensor *has = tensor__stmp(&s, tensor__sort_bin(TENSOR_OP_lt, nn, (double)n));
-        tensor *mid = tensor__stmp(&s, tensor_full_like(nn, (double)((n - 1) / 2)));
-        k = tensor__stmp(&s, tensor_where(has, nn, mid));
+        tensor *has = tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_lt, nn, (double)n));
+        tensor *mid = tensor__tmp(&s, tensor_full_like(nn, (double)((n - 1) / 2)));
+        k = tensor__tmp(&s, tensor_where(has, nn, mid));
     }
     tensor *ix = NULL;
     tensor *v = tensor__select_sorted(&s, sorted, sidx, d, k, keepdim || t->ndim == 0, indices ? &ix : NULL);
     if (v && t->ndim == 0) { /* back to 0-dim */
-        v = tensor__stmp(&s, tensor_reshape(v, 0, NULL));
-        if (indices) ix = tensor__stmp(&s, tensor_reshape(ix, 0, NULL));
+        v = tensor__tmp(&s, tensor_reshape(v, 0, NULL));
+        if (indices) ix = tensor__tmp(&s, tensor_reshape(ix, 0, NULL));
     }
     bool ok = v && (!indices || ix);
-    v = ok ? tensor__stmps_take(&s, v) : NULL;
-    if (ok && indices) *indices = tensor__stmps_take(&s, ix);
-    tensor__stmps_free(&s);
+    v = ok ? tensor__tmps_take(&s, v) : NULL;
+    if (ok && indices) *indices = tensor__tmps_take(&s, ix);
+    tensor__tmps_free(&s);
     return v;
 }
 TENSOR_API tensor *tensor_median(tensor *t, int dim, bool keepdim, tensor **indices) { return tensor__median_dim(false, t, dim, keepdim, indices); }
@@ -446,29 +419,29 @@ TENSOR_API tensor *tensor_nanmedian(tensor *t, int dim, bool keepdim, tensor **i
 static tensor *tensor__median_all(bool nan, tensor *t) {
     const char *fn = nan ? "tensor_nanmedian_all" : "tensor_median_all";
     TENSOR__CHECK_ARG(fn, t);
-    tensor__stmps s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     int64_t all = -1;
-    tensor *flat = tensor__stmp(&s, tensor_reshape(t, 1, &all));
+    tensor *flat = tensor__tmp(&s, tensor_reshape(t, 1, &all));
     tensor *m;
-    if (flat && flat->shape[0] == 0) m = tensor__stmp(&s, tensor__full_on(0, NULL, NAN, t->dtype, t->storage->device));
+    if (flat && flat->shape[0] == 0) m = tensor__tmp(&s, tensor__full_on(0, NULL, NAN, t->dtype, t->storage->device));
     else {
-        tensor *fd = tensor__stmp(&s, tensor_detach(flat));
-        m = tensor__stmp(&s, tensor__median_dim(nan, fd, 0, false, NULL));
+        tensor *fd = tensor__tmp(&s, tensor_detach(flat));
+        m = tensor__tmp(&s, tensor__median_dim(nan, fd, 0, false, NULL));
     }
     tensor *r = m;
     if (m && flat && flat->shape[0] > 0 && t->requires_grad && tensor__grad_on() && tensor__is_float(t->dtype)) {
-        tensor *mnan = tensor__stmp(&s, tensor_isnan(m));
-        tensor *hit = tensor__stmp(&s, tensor_where(mnan, tensor__stmp(&s, tensor_isnan(flat)), tensor__stmp(&s, tensor_eq(flat, m))));
-        tensor *fin = tensor__stmp(&s, tensor_logical_and(hit, tensor__stmp(&s, tensor_isfinite(flat))));
-        tensor *hf = tensor__stmp(&s, tensor_to_dtype(hit, t->dtype));
-        tensor *share = tensor__stmp(&s, tensor_div(hf, tensor__stmp(&s, tensor_sum_all(hf))));
-        tensor *sel = tensor__stmp(&s, tensor_mul(tensor__stmp(&s, tensor_masked_fill(flat, tensor__stmp(&s, tensor_logical_not(fin)), 0)), share));
-        tensor *sum = tensor__stmp(&s, tensor_sum_all(sel));
-        tensor *zero = tensor__stmp(&s, tensor_sub(sum, tensor__stmp(&s, tensor_detach(sum))));
-        r = tensor__stmp(&s, tensor_add(m, zero));
+        tensor *mnan = tensor__tmp(&s, tensor_isnan(m));
+        tensor *hit = tensor__tmp(&s, tensor_where(mnan, tensor__tmp(&s, tensor_isnan(flat)), tensor__tmp(&s, tensor_eq(flat, m))));
+        tensor *fin = tensor__tmp(&s, tensor_logical_and(hit, tensor__tmp(&s, tensor_isfinite(flat))));
+        tensor *hf = tensor__tmp(&s, tensor_to_dtype(hit, t->dtype));
+        tensor *share = tensor__tmp(&s, tensor_div(hf, tensor__tmp(&s, tensor_sum_all(hf))));
+        tensor *sel = tensor__tmp(&s, tensor_mul(tensor__tmp(&s, tensor_masked_fill(flat, tensor__tmp(&s, tensor_logical_not(fin)), 0)), share));
+        tensor *sum = tensor__tmp(&s, tensor_sum_all(sel));
+        tensor *zero = tensor__tmp(&s, tensor_sub(sum, tensor__tmp(&s, tensor_detach(sum))));
+        r = tensor__tmp(&s, tensor_add(m, zero));
     }
-    r = tensor__stmps_take(&s, r);
-    tensor__stmps_free(&s);
+    r = tensor__tmps_take(&s, r);
+    tensor__tmps_free(&s);
     return r;
 }
 TENSOR_API tensor *tensor_median_all(tensor *t) { return tensor__median_all(false, t); }
@@ -484,23 +457,23 @@ TENSOR_API tensor *tensor_kthvalue(tensor *t, int64_t k, int dim, bool keepdim, 
     if (d < 0) return NULL;
     int64_t n = t->ndim ? t->shape[d] : 1;
     if (k < 1 || k > n) return tensor__fail(fn, "k (%lld) is out of range for dim %d of size %lld (expected 1..%lld)", (long long)k, d, (long long)n, (long long)n);
-    tensor__stmps s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     int64_t one = 1;
-    tensor *x = t->ndim ? t : tensor__stmp(&s, tensor_reshape(t, 1, &one));
-    tensor *sidx = NULL, *sorted = tensor__stmp(&s, tensor_sort(x, d, false, indices ? &sidx : NULL));
-    tensor__stmp(&s, sidx);
-    tensor *v = tensor__stmp(&s, tensor_narrow(sorted, d, k - 1, 1));
-    tensor *ix = indices ? tensor__stmp(&s, tensor_narrow(sidx, d, k - 1, 1)) : NULL;
+    tensor *x = t->ndim ? t : tensor__tmp(&s, tensor_reshape(t, 1, &one));
+    tensor *sidx = NULL, *sorted = tensor__tmp(&s, tensor_sort(x, d, false, indices ? &sidx : NULL));
+    tensor__tmp(&s, sidx);
+    tensor *v = tensor__tmp(&s, tensor_narrow(sorted, d, k - 1, 1));
+    tensor *ix = indices ? tensor__tmp(&s, tensor_narrow(sidx, d, k - 1, 1)) : NULL;
     if (!keepdim || t->ndim == 0) {
-        v = tensor__stmp(&s, tensor_squeeze(v, d));
-        if (indices) ix = tensor__stmp(&s, tensor_squeeze(ix, d));
+        v = tensor__tmp(&s, tensor_squeeze(v, d));
+        if (indices) ix = tensor__tmp(&s, tensor_squeeze(ix, d));
     }
-    v = tensor__stmp(&s, tensor_contiguous(v));
-    if (indices) ix = tensor__stmp(&s, tensor_contiguous(ix));
+    v = tensor__tmp(&s, tensor_contiguous(v));
+    if (indices) ix = tensor__tmp(&s, tensor_contiguous(ix));
     bool ok = v && (!indices || ix);
-    v = ok ? tensor__stmps_take(&s, v) : NULL;
-    if (ok && indices) *indices = tensor__stmps_take(&s, ix);
-    tensor__stmps_free(&s);
+    v = ok ? tensor__tmps_take(&s, v) : NULL;
+    if (ok && indices) *indices = tensor__tmps_take(&s, ix);
+    tensor__tmps_free(&s);
     return v;
 }
 
@@ -515,37 +488,37 @@ TENSOR_API tensor *tensor_mode(tensor *t, int dim, bool keepdim, tensor **indice
     if (d < 0) return NULL;
     int64_t n = t->ndim ? t->shape[d] : 1;
     if (n == 0) return tensor__fail(fn, "cannot compute the mode on an empty dim (dim %d of shape %s)", d, tensor__shape_of(t));
-    tensor__stmps s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     int64_t one = 1;
-    tensor *x = t->ndim ? t : tensor__stmp(&s, tensor_reshape(t, 1, &one));
-    tensor *sidx = NULL, *sorted = tensor__stmp(&s, tensor_sort(x, d, false, &sidx));
-    tensor__stmp(&s, sidx);
-    tensor *sd = tensor__stmp(&s, tensor_detach(sorted));
+    tensor *x = t->ndim ? t : tensor__tmp(&s, tensor_reshape(t, 1, &one));
+    tensor *sidx = NULL, *sorted = tensor__tmp(&s, tensor_sort(x, d, false, &sidx));
+    tensor__tmp(&s, sidx);
+    tensor *sd = tensor__tmp(&s, tensor_detach(sorted));
     /* start[i]: a run begins at i (i == 0, or a value other than the one before) */
     tensor *start;
-    if (n == 1) start = tensor__stmp(&s, tensor_ones_like(tensor__stmp(&s, tensor_to_dtype(sd, TENSOR_BOOL))));
+    if (n == 1) start = tensor__tmp(&s, tensor_ones_like(tensor__tmp(&s, tensor_to_dtype(sd, TENSOR_BOOL))));
     else {
-        tensor *head = tensor__stmp(&s, tensor_ones_like(tensor__stmp(&s, tensor_to_dtype(tensor__stmp(&s, tensor_narrow(sd, d, 0, 1)), TENSOR_BOOL))));
-        tensor *diff = tensor__stmp(&s, tensor_ne(tensor__stmp(&s, tensor_narrow(sd, d, 1, n - 1)), tensor__stmp(&s, tensor_narrow(sd, d, 0, n - 1))));
+        tensor *head = tensor__tmp(&s, tensor_ones_like(tensor__tmp(&s, tensor_to_dtype(tensor__tmp(&s, tensor_narrow(sd, d, 0, 1)), TENSOR_BOOL))));
+        tensor *diff = tensor__tmp(&s, tensor_ne(tensor__tmp(&s, tensor_narrow(sd, d, 1, n - 1)), tensor__tmp(&s, tensor_narrow(sd, d, 0, n - 1))));
         tensor *pair[2] = {head, diff};
-        start = tensor__stmp(&s, tensor_cat(2, pair, d));
+        start = tensor__tmp(&s, tensor_cat(2, pair, d));
     }
-    tensor *run = tensor__stmp(&s, tensor_sub_scalar(tensor__stmp(&s, tensor_cumsum(start, d)), 1)); /* the run of each place */
-    tensor *ones = tensor__stmp(&s, tensor_ones_like(run));
-    tensor *counts = tensor__stmp(&s, tensor_scatter_add(tensor__stmp(&s, tensor_zeros_like(run)), d, run, ones));
-    tensor *len = tensor__stmp(&s, tensor_gather(counts, d, run));          /* the length of each place's run */
-    tensor *first = tensor__stmp(&s, tensor_argmax(len, d, true));          /* the first place of the first longest run */
-    tensor *last = tensor__stmp(&s, tensor_sub_scalar(tensor__stmp(&s, tensor_add(first, tensor__stmp(&s, tensor_gather(len, d, first)))), 1));
+    tensor *run = tensor__tmp(&s, tensor_sub_scalar(tensor__tmp(&s, tensor_cumsum(start, d)), 1)); /* the run of each place */
+    tensor *ones = tensor__tmp(&s, tensor_ones_like(run));
+    tensor *counts = tensor__tmp(&s, tensor_scatter_add(tensor__tmp(&s, tensor_zeros_like(run)), d, run, ones));
+    tensor *len = tensor__tmp(&s, tensor_gather(counts, d, run));          /* the length of each place's run */
+    tensor *first = tensor__tmp(&s, tensor_argmax(len, d, true));          /* the first place of the first longest run */
+    tensor *last = tensor__tmp(&s, tensor_sub_scalar(tensor__tmp(&s, tensor_add(first, tensor__tmp(&s, tensor_gather(len, d, first)))), 1));
     tensor *ix = NULL;
     tensor *v = tensor__select_sorted(&s, sorted, sidx, d, last, keepdim || t->ndim == 0, indices ? &ix : NULL);
     if (v && t->ndim == 0) {
-        v = tensor__stmp(&s, tensor_reshape(v, 0, NULL));
-        if (indices) ix = tensor__stmp(&s, tensor_reshape(ix, 0, NULL));
+        v = tensor__tmp(&s, tensor_reshape(v, 0, NULL));
+        if (indices) ix = tensor__tmp(&s, tensor_reshape(ix, 0, NULL));
     }
     bool ok = v && (!indices || ix);
-    v = ok ? tensor__stmps_take(&s, v) : NULL;
-    if (ok && indices) *indices = tensor__stmps_take(&s, ix);
-    tensor__stmps_free(&s);
+    v = ok ? tensor__tmps_take(&s, v) : NULL;
+    if (ok && indices) *indices = tensor__tmps_take(&s, ix);
+    tensor__tmps_free(&s);
     return v;
 }
 
@@ -585,64 +558,64 @@ static tensor *tensor__quantile(const char *fn, bool ignore_nan, tensor *t, tens
         if (rc) return NULL;
         if (bad) return tensor__fail(fn, "q values must be in the range [0, 1], got %g", badv);
     }
-    tensor__stmps s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     int64_t flat = -1, one = 1;
-    tensor *x = !dim ? tensor__stmp(&s, tensor_reshape(t, 1, &flat))
-              : t->ndim == 0 ? tensor__stmp(&s, tensor_reshape(t, 1, &one))
-              : tensor__stmp(&s, tensor_movedim(t, d, -1));
-    tensor *sorted = tensor__stmp(&s, tensor_sort(x, -1, false, NULL));
+    tensor *x = !dim ? tensor__tmp(&s, tensor_reshape(t, 1, &flat))
+              : t->ndim == 0 ? tensor__tmp(&s, tensor_reshape(t, 1, &one))
+              : tensor__tmp(&s, tensor_movedim(t, d, -1));
+    tensor *sorted = tensor__tmp(&s, tensor_sort(x, -1, false, NULL));
     int64_t n = x ? x->shape[x->ndim - 1] : 0;
-    tensor *qq = tensor__stmp(&s, tensor_reshape(q, 1, &nq)); /* [Q] */
-    tensor *nanm = tensor__stmp(&s, tensor_isnan(sorted));
+    tensor *qq = tensor__tmp(&s, tensor_reshape(q, 1, &nq)); /* [Q] */
+    tensor *nanm = tensor__tmp(&s, tensor_isnan(sorted));
     tensor *ranks;
     if (ignore_nan) {
-        tensor *cnt = tensor__stmp(&s, tensor_sum(tensor__stmp(&s, tensor_logical_not(nanm)), -1, true));
-        tensor *last = tensor__stmp(&s, tensor_to_dtype(tensor__stmp(&s, tensor_sub_scalar(cnt, 1)), t->dtype));
-        ranks = tensor__stmp(&s, tensor_mul(qq, last));
-        ranks = tensor__stmp(&s, tensor_masked_fill(ranks, tensor__stmp(&s, tensor__sort_bin(TENSOR_OP_lt, ranks, 0)), 0));
+        tensor *cnt = tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_logical_not(nanm)), -1, true));
+        tensor *last = tensor__tmp(&s, tensor_to_dtype(tensor__tmp(&s, tensor_sub_scalar(cnt, 1)), t->dtype));
+        ranks = tensor__tmp(&s, tensor_mul(qq, last));
+        ranks = tensor__tmp(&s, tensor_masked_fill(ranks, tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_lt, ranks, 0)), 0));
     } else {
-        tensor *has = tensor__stmp(&s, tensor__sort_bin(TENSOR_OP_gt, tensor__stmp(&s, tensor_sum(nanm, -1, true)), 0));
-        ranks = tensor__stmp(&s, tensor_masked_fill(tensor__stmp(&s, tensor_mul_scalar(qq, (double)(n - 1))), has, (double)(n - 1)));
+        tensor *has = tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_gt, tensor__tmp(&s, tensor_sum(nanm, -1, true)), 0));
+        ranks = tensor__tmp(&s, tensor_masked_fill(tensor__tmp(&s, tensor_mul_scalar(qq, (double)(n - 1))), has, (double)(n - 1)));
     }
-    if (mode == TENSOR__Q_LOWER) ranks = tensor__stmp(&s, tensor_floor(ranks));
-    else if (mode == TENSOR__Q_HIGHER) ranks = tensor__stmp(&s, tensor_ceil(ranks));
-    else if (mode == TENSOR__Q_NEAREST) ranks = tensor__stmp(&s, tensor_round(ranks));
+    if (mode == TENSOR__Q_LOWER) ranks = tensor__tmp(&s, tensor_floor(ranks));
+    else if (mode == TENSOR__Q_HIGHER) ranks = tensor__tmp(&s, tensor_ceil(ranks));
+    else if (mode == TENSOR__Q_NEAREST) ranks = tensor__tmp(&s, tensor_round(ranks));
     /* ranks may be [Q] (no NaN rule per line): every line takes the same places */
     if (ranks && x && ranks->ndim < x->ndim) {
         int64_t shape[TENSOR_MAX_DIMS];
         for (int i = 0; i < x->ndim - 1; i++) shape[i] = x->shape[i];
         shape[x->ndim - 1] = nq;
-        ranks = tensor__stmp(&s, tensor_contiguous(tensor__stmp(&s, tensor_expand(ranks, x->ndim, shape))));
+        ranks = tensor__tmp(&s, tensor_contiguous(tensor__tmp(&s, tensor_expand(ranks, x->ndim, shape))));
     }
-    tensor *below = tensor__stmp(&s, tensor_to_dtype(ranks, TENSOR_I64));
-    tensor *r = tensor__stmp(&s, tensor_gather(sorted, -1, below));
+    tensor *below = tensor__tmp(&s, tensor_to_dtype(ranks, TENSOR_I64));
+    tensor *r = tensor__tmp(&s, tensor_gather(sorted, -1, below));
     if (mode == TENSOR__Q_LINEAR || mode == TENSOR__Q_MIDPOINT) {
-        tensor *w = mode == TENSOR__Q_MIDPOINT ? tensor__stmp(&s, tensor_full_like(ranks, 0.5))
-                                               : tensor__stmp(&s, tensor_sub(ranks, tensor__stmp(&s, tensor_to_dtype(below, t->dtype))));
-        tensor *above = tensor__stmp(&s, tensor_gather(sorted, -1, tensor__stmp(&s, tensor_to_dtype(tensor__stmp(&s, tensor_ceil(ranks)), TENSOR_I64))));
-        tensor *span = tensor__stmp(&s, tensor_sub(above, r));
-        tensor *lo = tensor__stmp(&s, tensor_add(r, tensor__stmp(&s, tensor_mul(w, span))));
-        tensor *hi = tensor__stmp(&s, tensor_sub(above, tensor__stmp(&s, tensor_mul(span, tensor__stmp(&s, tensor_sub_scalar(tensor__stmp(&s, tensor_neg(w)), -1))))));
-        r = tensor__stmp(&s, tensor_where(tensor__stmp(&s, tensor__sort_bin(TENSOR_OP_lt, w, 0.5)), lo, hi));
+        tensor *w = mode == TENSOR__Q_MIDPOINT ? tensor__tmp(&s, tensor_full_like(ranks, 0.5))
+                                               : tensor__tmp(&s, tensor_sub(ranks, tensor__tmp(&s, tensor_to_dtype(below, t->dtype))));
+        tensor *above = tensor__tmp(&s, tensor_gather(sorted, -1, tensor__tmp(&s, tensor_to_dtype(tensor__tmp(&s, tensor_ceil(ranks)), TENSOR_I64))));
+        tensor *span = tensor__tmp(&s, tensor_sub(above, r));
+        tensor *lo = tensor__tmp(&s, tensor_add(r, tensor__tmp(&s, tensor_mul(w, span))));
+        tensor *hi = tensor__tmp(&s, tensor_sub(above, tensor__tmp(&s, tensor_mul(span, tensor__tmp(&s, tensor_sub_scalar(tensor__tmp(&s, tensor_neg(w)), -1))))));
+        r = tensor__tmp(&s, tensor_where(tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_lt, w, 0.5)), lo, hi));
     }
     /* r: [..., Q] -> PyTorch's layout */
-    r = q_scalar ? tensor__stmp(&s, tensor_squeeze(r, -1)) : tensor__stmp(&s, tensor_movedim(r, -1, 0));
+    r = q_scalar ? tensor__tmp(&s, tensor_squeeze(r, -1)) : tensor__tmp(&s, tensor_movedim(r, -1, 0));
     if (r && keepdim) {
         if (!dim) {
             int64_t shape[TENSOR_MAX_DIMS + 1];
             int nd = 0;
             if (!q_scalar) shape[nd++] = nq;
             for (int i = 0; i < t->ndim; i++) shape[nd++] = 1;
-            r = tensor__stmp(&s, tensor_reshape(r, nd, shape));
-        } else if (t->ndim > 0) r = tensor__stmp(&s, tensor_unsqueeze(r, d + (q_scalar ? 0 : 1)));
+            r = tensor__tmp(&s, tensor_reshape(r, nd, shape));
+        } else if (t->ndim > 0) r = tensor__tmp(&s, tensor_unsqueeze(r, d + (q_scalar ? 0 : 1)));
     }
     if (r && dim && t->ndim == 0 && !keepdim) { /* a 0-dim input over its dim: no dim left */
         int64_t qs = nq;
-        r = tensor__stmp(&s, tensor_reshape(r, q_scalar ? 0 : 1, &qs));
+        r = tensor__tmp(&s, tensor_reshape(r, q_scalar ? 0 : 1, &qs));
     }
-    r = tensor__stmp(&s, tensor_contiguous(r));
-    r = tensor__stmps_take(&s, r);
-    tensor__stmps_free(&s);
+    r = tensor__tmp(&s, tensor_contiguous(r));
+    r = tensor__tmps_take(&s, r);
+    tensor__tmps_free(&s);
     return r;
 }
 static tensor *tensor__quantile_scalar(const char *fn, bool ignore_nan, tensor *t, double q, const int *dim, bool keepdim, const char *interpolation) {
@@ -685,7 +658,7 @@ TENSOR_API tensor *tensor_count_nonzero(tensor *t, int n, const int *dims) {
     const char *fn = "tensor_count_nonzero";
     TENSOR__CHECK_ARG(fn, t);
     if (n < 0) return tensor__fail(fn, "the number of dims must be >= 0, got %d", n);
-    tensor *nz = tensor__sort_bin(TENSOR_OP_ne, t, 0);
+    tensor *nz = tensor__op_scalar(TENSOR_OP_ne, t, 0);
     tensor *r = nz ? tensor_sum_dims(nz, n, dims, false) : NULL;
     tensor_free(nz);
     return r;
@@ -697,12 +670,12 @@ TENSOR_API tensor *tensor_dist(tensor *a, tensor *b, double p) {
     TENSOR__CHECK_ARG(fn, a);
     TENSOR__CHECK_ARG(fn, b);
     if (p != p) return tensor__fail(fn, "order p must be a number, got %g", p);
-    tensor__stmps s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     int64_t flat = -1;
-    tensor *diff = tensor__stmp(&s, tensor_sub(a, b));
-    if (diff && !tensor__is_float(diff->dtype)) { tensor__stmps_free(&s); return tensor__fail(fn, "expected floating inputs, got %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]); }
-    tensor *r = tensor__stmp(&s, tensor_norm(tensor__stmp(&s, tensor_reshape(diff, 1, &flat)), p, 0, false));
-    r = tensor__stmps_take(&s, r);
-    tensor__stmps_free(&s);
+    tensor *diff = tensor__tmp(&s, tensor_sub(a, b));
+    if (diff && !tensor__is_float(diff->dtype)) { tensor__tmps_free(&s); return tensor__fail(fn, "expected floating inputs, got %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]); }
+    tensor *r = tensor__tmp(&s, tensor_norm(tensor__tmp(&s, tensor_reshape(diff, 1, &flat)), p, 0, false));
+    r = tensor__tmps_take(&s, r);
+    tensor__tmps_free(&s);
     return r;
 }
