@@ -51,8 +51,9 @@ typedef struct {
 
 #define TENSOR__DEFINE_LA(sfx, T, ABS, SQRT)                                                                 \
     /* LU with partial pivoting of a (n x n, row stride n) in place; piv 1-based. Full rows are          \
-       swapped. The trailing update of each panel goes through the GEMM (scratch: n * nb of T). */     \
-    static void tensor__lu_##sfx(T *a, int64_t n, int32_t *piv, T *scratch) {                           \
+       swapped. The trailing update of each panel goes through the GEMM (scratch: n * nb of T); false: \
+       the GEMM had no memory for its panels. */                                                        \
+    static bool tensor__lu_##sfx(T *a, int64_t n, int32_t *piv, T *scratch) {                           \
         int64_t nb = n >= TENSOR__LA_BLOCK_MIN && scratch ? TENSOR__LA_NB : n;                          \
         for (int64_t k0 = 0; k0 < n; k0 += nb) {                                                         \
             int64_t kb = n - k0 < nb ? n - k0 : nb, k1 = k0 + kb;                                        \
@@ -87,13 +88,14 @@ typedef struct {
             int64_t m = n - k1;                                                                          \
             for (int64_t i = 0; i < m; i++)                                                              \
                 for (int64_t p = 0; p < kb; p++) scratch[i * kb + p] = -a[(k1 + i) * n + k0 + p];        \
-            tensor__gemm_strided(TENSOR_##sfx, TENSOR_##sfx, m, m, kb, scratch, kb, 1, a + k0 * n + k1, n, 1, \
-                                 a + k1 * n + k1, n, 1, true);                                           \
+            if (!tensor__gemm_strided(TENSOR_##sfx, TENSOR_##sfx, m, m, kb, scratch, kb, 1, a + k0 * n + k1, n, 1, \
+                                      a + k1 * n + k1, n, 1, true)) return false;                         \
         }                                                                                                \
+        return true;                                                                                     \
     }                                                                                                    \
     /* Cholesky (lower) of a in place, reading its lower triangle; 0, or the order of the first       \
-       leading minor that is not positive-definite (its diagonal entry set to NaN). The strict upper    \
-       triangle is zeroed. */                                                                          \
+       leading minor that is not positive-definite (its diagonal entry set to NaN); -1: the GEMM had    \
+       no memory. The strict upper triangle is zeroed. */                                               \
     static int64_t tensor__cholesky_##sfx(T *a, int64_t n, T *scratch) {                                \
         int64_t nb = n >= TENSOR__LA_BLOCK_MIN && scratch ? TENSOR__LA_NB : n, bad = 0;                 \
         for (int64_t k0 = 0; k0 < n && !bad; k0 += nb) {                                                 \
@@ -117,8 +119,8 @@ typedef struct {
             int64_t m = n - k1;                                                                          \
             for (int64_t i = 0; i < m; i++)                                                              \
                 for (int64_t p = 0; p < kb; p++) scratch[i * kb + p] = -a[(k1 + i) * n + k0 + p];        \
-            tensor__gemm_strided(TENSOR_##sfx, TENSOR_##sfx, m, m, kb, scratch, kb, 1, a + k1 * n + k0, 1, n, \
-                                 a + k1 * n + k1, n, 1, true);                                           \
+            if (!tensor__gemm_strided(TENSOR_##sfx, TENSOR_##sfx, m, m, kb, scratch, kb, 1, a + k1 * n + k0, 1, n, \
+                                      a + k1 * n + k1, n, 1, true)) return -1;                            \
         }                                                                                                \
         for (int64_t i = 0; i < n; i++)                                                                  \
             for (int64_t c = i + 1; c < n; c++) a[i * n + c] = 0;                                        \
@@ -152,8 +154,9 @@ static void tensor__la_lu_range(int64_t lo, int64_t hi, void *ctx) {
     for (int64_t b = lo; b < hi; b++) {
         char *a = j->out + b * n * n * esz;
         memcpy(a, j->in + b * n * n * esz, (size_t)(n * n * esz));
-        if (j->dt == TENSOR_F32) tensor__lu_F32((float *)(void *)a, n, j->piv + b * n, (float *)scratch);
-        else tensor__lu_F64((double *)(void *)a, n, j->piv + b * n, (double *)scratch);
+        bool ok = j->dt == TENSOR_F32 ? tensor__lu_F32((float *)(void *)a, n, j->piv + b * n, (float *)scratch)
+                                      : tensor__lu_F64((double *)(void *)a, n, j->piv + b * n, (double *)scratch);
+        if (!ok) __atomic_store_n(&j->oom, 1, __ATOMIC_RELAXED);
     }
     if (scratch) tensor__free_aligned(scratch);
 }
@@ -165,8 +168,9 @@ static void tensor__la_cholesky_range(int64_t lo, int64_t hi, void *ctx) {
     for (int64_t b = lo; b < hi; b++) {
         char *a = j->out + b * n * n * esz;
         memcpy(a, j->in + b * n * n * esz, (size_t)(n * n * esz));
-        if (j->dt == TENSOR_F32) tensor__cholesky_F32((float *)(void *)a, n, (float *)scratch);
-        else tensor__cholesky_F64((double *)(void *)a, n, (double *)scratch);
+        int64_t r = j->dt == TENSOR_F32 ? tensor__cholesky_F32((float *)(void *)a, n, (float *)scratch)
+                                        : tensor__cholesky_F64((double *)(void *)a, n, (double *)scratch);
+        if (r < 0) __atomic_store_n(&j->oom, 1, __ATOMIC_RELAXED);
     }
     if (scratch) tensor__free_aligned(scratch);
 }
