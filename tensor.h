@@ -13527,7 +13527,8 @@ static int64_t tensor__la_grain(int64_t work) { return work >= 32768 ? 1 : 32768
 
 /* in[0] A contiguous [..., n, n]; out LU (same shape), out2 pivots i32 [..., n] */
 static int tensor__cpu_linalg_lu_factor(tensor__call *c) {
-    tensor__la_job j = {0};
+    tensor__la_job j;
+    memset(&j, 0, sizeof j);
     tensor *a = c->in[0];
     j.dt = a->dtype;
     j.n = a->shape[a->ndim - 1];
@@ -13541,7 +13542,8 @@ static int tensor__cpu_linalg_lu_factor(tensor__call *c) {
 }
 /* in[0] A contiguous [..., n, n]; out L */
 static int tensor__cpu_linalg_cholesky(tensor__call *c) {
-    tensor__la_job j = {0};
+    tensor__la_job j;
+    memset(&j, 0, sizeof j);
     tensor *a = c->in[0];
     j.dt = a->dtype;
     j.n = a->shape[a->ndim - 1];
@@ -13555,7 +13557,8 @@ static int tensor__cpu_linalg_cholesky(tensor__call *c) {
 /* in[0] A contiguous [..., n, n], in[1] B contiguous [..., n, k] (the same batch dims); ip[0]
    upper, ip[1] unitriangular; out X = A^-1 B */
 static int tensor__cpu_linalg_solve_triangular(tensor__call *c) {
-    tensor__la_job j = {0};
+    tensor__la_job j;
+    memset(&j, 0, sizeof j);
     tensor *a = c->in[0], *b = c->in[1];
     j.dt = a->dtype;
     j.n = a->shape[a->ndim - 1];
@@ -13698,8 +13701,9 @@ static tensor *tensor__la_lu(const char *fn, tensor *A, tensor **pivots, bool ch
     c.out = tensor__new(fn, A->ndim, A->shape, A->dtype, A->storage->device);
     c.out2 = c.out ? tensor__new(fn, A->ndim - 1, ps, TENSOR_I32, A->storage->device) : NULL;
     if (!c.out2) { tensor_free(c.out); tensor_free(ac); return NULL; }
-    tensor *piv = tensor_detach(c.out2);
-    tensor *lu = piv ? tensor__dispatch(&c) : (tensor_free(c.out), tensor_free(c.out2), NULL);
+    tensor *piv = tensor_detach(c.out2), *lu = NULL;
+    if (piv) lu = tensor__dispatch(&c);
+    else { tensor_free(c.out); tensor_free(c.out2); }
     tensor_free(ac);
     if (!lu) { tensor_free(piv); return NULL; }
     if (check) {
