@@ -1497,3 +1497,48 @@ static int tensor__derivative_avg_pool2d(tensor__node *n, tensor *g, tensor **gr
     if (!tensor__first_order_only(n)) return 1;
     return TENSOR__OK(grads[0] = tensor__pool_backward("tensor_backward", false, n->saved[0], g, n->ip));
 }
+
+/* ---- linear algebra (decompositions) (>>linalg-decomp): PyTorch's formulas, written with the
+   library's ops (so they differentiate again). Each recomputes its factor from the saved input
+   (the contiguous A the kernel read). ---- */
+/* LU (square, partial pivoting), A = P L U: A_grad = P L^-T (tril(L^T gL, -1) + triu(gU U^T)) U^-T
+   with gL = tril(g, -1), gU = triu(g) (PyTorch's linalg_lu_backward). */
+static int tensor__derivative_linalg_lu_factor(tensor__node *n, tensor *g, tensor **grads) {
+    const char *fn = "tensor_backward";
+    tensor *piv = NULL, *lu = tensor__la_lu(fn, TENSOR__X, &piv, false);
+    if (!lu) return 1;
+    tensor *eye = tensor_eye(lu->shape[lu->ndim - 1], lu->dtype);
+    if (eye && lu->storage->device != TENSOR_CPU) eye = tensor_to_device(eye, lu->storage->device);
+    tensor *L = tensor_add(tensor_tril(lu, -1), eye), *U = tensor_triu(lu, 0);
+    tensor *phi = tensor_add(tensor_tril(tensor_matmul(tensor_transpose(L, -1, -2), tensor_tril(g, -1)), -1),
+                             tensor_triu(tensor_matmul(tensor_triu(g, 0), tensor_transpose(U, -1, -2)), 0));
+    tensor *y = phi ? tensor_linalg_solve_triangular(tensor_transpose(L, -1, -2), phi, true, true, true) : NULL; /* L^-T phi */
+    tensor *z = y ? tensor_linalg_solve_triangular(tensor_transpose(U, -1, -2), y, false, false, false) : NULL; /* y U^-T */
+    tensor *inv = z ? tensor__la_perm(fn, piv, true) : NULL;
+    return TENSOR__OK(grads[0] = inv ? tensor__la_rows(z, inv) : NULL);
+}
+/* Cholesky, A = L L^T: A_grad = sym(L^-T Phi(L^T g) L^-1), Phi: the lower triangle with its
+   diagonal halved, sym(X) = (X + X^T) / 2 (PyTorch's cholesky_backward). */
+static int tensor__derivative_linalg_cholesky(tensor__node *n, tensor *g, tensor **grads) {
+    const char *fn = "tensor_backward";
+    tensor *L = tensor__la_cholesky(fn, TENSOR__X, false);
+    tensor *Lt = L ? tensor_transpose(L, -1, -2) : NULL;
+    tensor *phi = Lt ? tensor_matmul(Lt, g) : NULL;
+    phi = phi ? tensor_add(tensor_tril(phi, -1), tensor_mul_scalar(tensor_tril(tensor_triu(phi, 0), 0), 0.5)) : NULL;
+    tensor *y = phi ? tensor__la_trsm(fn, Lt, phi, true, false) : NULL;                          /* L^-T phi */
+    tensor *xt = y ? tensor__la_trsm(fn, Lt, tensor_transpose(y, -1, -2), true, false) : NULL;   /* (y L^-1)^T */
+    return TENSOR__OK(grads[0] = xt ? tensor_mul_scalar(tensor_add(xt, tensor_transpose(xt, -1, -2)), 0.5) : NULL);
+}
+/* X = A^-1 B (A triangular): B_grad = A^-T g; A_grad = -B_grad X^T on A's triangle (strictly, when
+   unitriangular). in = {A, B} at one batch shape; ip[0] upper, ip[1] unitriangular. */
+static int tensor__derivative_linalg_solve_triangular(tensor__node *n, tensor *g, tensor **grads) {
+    const char *fn = "tensor_backward";
+    bool upper = n->ip[0] != 0, unit = n->ip[1] != 0;
+    tensor *x = tensor__la_trsm(fn, TENSOR__X, TENSOR__Y, upper, unit);
+    tensor *gb = x ? tensor__la_trsm(fn, tensor_transpose(TENSOR__X, -1, -2), g, !upper, unit) : NULL;
+    tensor *ga = gb ? tensor_neg(tensor_matmul(gb, tensor_transpose(x, -1, -2))) : NULL;
+    if (!ga) return 1;
+    grads[0] = upper ? tensor_triu(ga, unit ? 1 : 0) : tensor_tril(ga, unit ? -1 : 0);
+    grads[1] = gb;
+    return TENSOR__OK(grads[0]);
+}

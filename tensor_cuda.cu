@@ -12,7 +12,8 @@
    >>cuda-reduce (reductions and cumsum), >>cuda-nn (matmul through cuBLAS, softmax, norms, losses,
    embedding), >>cuda-index (flip, repeat, pad, tril/triu, gather, scatter_add, index_select,
    masked_fill, dropout; cat is tensor.h's copies), >>cuda-conv (conv1d/2d by im2col + cuBLAS,
-   pooling), >>cuda-backward (fused backward kernels), >>cuda-register (the tables). */
+   pooling), >>cuda-linalg-decomp (LU, Cholesky, triangular solves: a block per matrix),
+   >>cuda-backward (fused backward kernels), >>cuda-register (the tables). */
 
 #ifdef TENSOR_IMPLEMENTATION
 #error "tensor_cuda.cu includes tensor.h for its declarations only: compile it without TENSOR_IMPLEMENTATION"
@@ -4540,6 +4541,173 @@ static int tensor__cuda_pool_run(tensor__dev_call *c, bool is_max) {
 static int tensor__cuda_max_pool2d(tensor__dev_call *c) { return tensor__cuda_pool_run(c, true); }
 static int tensor__cuda_avg_pool2d(tensor__dev_call *c) { return tensor__cuda_pool_run(c, false); }
 
+// >>cuda-linalg-decomp ---------------------------------------------------------------------------
+/* linalg_lu_factor, linalg_cholesky, linalg_solve_triangular (tensor.h's >>linalg-decomp; its
+   front-ends hand these contiguous f32/f64 operands at one batch shape): one thread block per
+   matrix, working in global memory (out holds the copy of A being factored); plain loops, kept
+   simple. The front-ends read U's / L's diagonal afterwards for the singular / not
+   positive-definite errors, so the kernels report nothing of their own. */
+static bool tensor__cuda_la_dense(const tensor__dev_operand &t) {
+    int64_t s = 1;
+    for (int d = t.ndim - 1; d >= 0; d--) {
+        if (t.shape[d] != 1 && t.strides[d] != s) return false;
+        s *= t.shape[d];
+    }
+    return true;
+}
+/* the operands' common checks; *batches: matrices in out, n: their order */
+static bool tensor__cuda_la_operands(tensor__dev_call *c, int n_in, int64_t *batches, int64_t *n) {
+    if (c->n_in != n_in) { tensor__cuda_fail(c, "%s: expected %d inputs, got %d", tensor__cuda_op_name(c->op), n_in, c->n_in); return false; }
+    for (int i = 0; i < n_in; i++) {
+        const tensor__dev_operand &t = c->in[i];
+        if (!tensor__cuda_operand_ok(c, t, "input") || t.by_value || t.ndim < 2 || t.dtype != c->out.dtype || !tensor__cuda_la_dense(t)) {
+            tensor__cuda_fail(c, "%s: expected dense f32/f64 matrices", tensor__cuda_op_name(c->op));
+            return false;
+        }
+    }
+    const tensor__dev_operand &out = c->out;
+    if (!tensor__cuda_operand_ok(c, out, "output") || out.by_value || out.ndim < 2 || !tensor__cuda_la_dense(out) || (out.dtype != TENSOR_F32 && out.dtype != TENSOR_F64)) {
+        tensor__cuda_fail(c, "%s: expected a dense f32/f64 output", tensor__cuda_op_name(c->op));
+        return false;
+    }
+    *n = c->in[0].shape[c->in[0].ndim - 1];
+    int64_t rows = out.shape[out.ndim - 2] * out.shape[out.ndim - 1];
+    *batches = rows ? tensor__cuda_numel(out) / rows : 0;
+    if (*batches > 2147483647) { tensor__cuda_fail(c, "%s: more than 2^31 - 1 matrices", tensor__cuda_op_name(c->op)); return false; }
+    return true;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_lu_kernel(const T *in, T *out, int32_t *piv, int64_t n) {
+    __shared__ int64_t pivot_row;
+    const int64_t nn = n * n;
+    const T *src = in + (int64_t)blockIdx.x * nn;
+    T *a = out + (int64_t)blockIdx.x * nn;
+    int32_t *pv = piv + (int64_t)blockIdx.x * n;
+    for (int64_t i = threadIdx.x; i < nn; i += blockDim.x) a[i] = src[i];
+    __syncthreads();
+    for (int64_t j = 0; j < n; j++) {
+        if (threadIdx.x == 0) { /* the first row of largest |value| in column j, as LAPACK */
+            int64_t p = j;
+            T best = a[j * n + j] < 0 ? -a[j * n + j] : a[j * n + j];
+            for (int64_t i = j + 1; i < n; i++) {
+                T v = a[i * n + j] < 0 ? -a[i * n + j] : a[i * n + j];
+                if (v > best) { best = v; p = i; }
+            }
+            pv[j] = (int32_t)(p + 1);
+            pivot_row = p;
+        }
+        __syncthreads();
+        const int64_t p = pivot_row;
+        if (p != j)
+            for (int64_t c = threadIdx.x; c < n; c += blockDim.x) { T t = a[j * n + c]; a[j * n + c] = a[p * n + c]; a[p * n + c] = t; }
+        __syncthreads();
+        const T d = a[j * n + j];
+        if (d != 0)
+            for (int64_t i = j + 1 + threadIdx.x; i < n; i += blockDim.x) a[i * n + j] /= d;
+        __syncthreads();
+        const int64_t m = n - j - 1;
+        for (int64_t idx = threadIdx.x; idx < m * m; idx += blockDim.x) {
+            int64_t i = j + 1 + idx / m, c = j + 1 + idx % m;
+            a[i * n + c] -= a[i * n + j] * a[j * n + c];
+        }
+        __syncthreads();
+    }
+}
+/* lower Cholesky factor; a leading minor that is not positive-definite leaves NaN on the diagonal
+   there (the front-end's check) and stops */
+template <typename T>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_cholesky_kernel(const T *in, T *out, int64_t n) {
+    __shared__ int bad;
+    const int64_t nn = n * n;
+    const T *src = in + (int64_t)blockIdx.x * nn;
+    T *a = out + (int64_t)blockIdx.x * nn;
+    for (int64_t i = threadIdx.x; i < nn; i += blockDim.x) a[i] = src[i];
+    if (threadIdx.x == 0) bad = 0;
+    __syncthreads();
+    for (int64_t j = 0; j < n; j++) {
+        if (threadIdx.x == 0) {
+            T d = a[j * n + j];
+            for (int64_t p = 0; p < j; p++) d -= a[j * n + p] * a[j * n + p];
+            if (!(d > 0)) { a[j * n + j] = (T)NAN; bad = 1; }
+            else a[j * n + j] = sqrt(d);
+        }
+        __syncthreads();
+        if (bad) break; /* the same for every thread of the block */
+        const T d = a[j * n + j];
+        for (int64_t i = j + 1 + threadIdx.x; i < n; i += blockDim.x) {
+            T s = a[i * n + j];
+            for (int64_t p = 0; p < j; p++) s -= a[i * n + p] * a[j * n + p];
+            a[i * n + j] = s / d;
+        }
+        __syncthreads();
+    }
+    __syncthreads();
+    for (int64_t idx = threadIdx.x; idx < nn; idx += blockDim.x)
+        if (idx % n > idx / n) a[idx] = 0;
+}
+/* X = A^-1 B for triangular A: each thread substitutes down (or up) its own columns of X */
+template <typename T>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_trsm_kernel(const T *A, const T *B, T *X, int64_t n, int64_t k, bool upper, bool unit) {
+    const T *a = A + (int64_t)blockIdx.x * n * n;
+    const T *b = B + (int64_t)blockIdx.x * n * k;
+    T *x = X + (int64_t)blockIdx.x * n * k;
+    for (int64_t c = threadIdx.x; c < k; c += blockDim.x) {
+        for (int64_t s = 0; s < n; s++) {
+            int64_t i = upper ? n - 1 - s : s, p0 = upper ? i + 1 : 0, p1 = upper ? n : i;
+            T v = b[i * k + c];
+            for (int64_t p = p0; p < p1; p++) v -= a[i * n + p] * x[p * k + c];
+            if (!unit) v /= a[i * n + i];
+            x[i * k + c] = v;
+        }
+    }
+}
+
+static int tensor__cuda_linalg_lu_factor(tensor__dev_call *c) {
+    int64_t batches, n;
+    if (!tensor__cuda_la_operands(c, 1, &batches, &n)) return 1;
+    const tensor__dev_operand &piv = c->out2;
+    if (!tensor__cuda_operand_ok(c, piv, "pivots") || piv.by_value || piv.dtype != TENSOR_I32 || !tensor__cuda_la_dense(piv))
+        return tensor__cuda_fail(c, "%s: expected dense i32 pivots", tensor__cuda_op_name(c->op));
+    if (batches == 0 || n == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (c->out.dtype == TENSOR_F64)
+        tensor__cuda_lu_kernel<double><<<(unsigned)batches, TENSOR__CUDA_THREADS, 0, s>>>((const double *)c->in[0].data, (double *)c->out.data, (int32_t *)piv.data, n);
+    else
+        tensor__cuda_lu_kernel<float><<<(unsigned)batches, TENSOR__CUDA_THREADS, 0, s>>>((const float *)c->in[0].data, (float *)c->out.data, (int32_t *)piv.data, n);
+    return tensor__cuda_launch_check(c);
+}
+static int tensor__cuda_linalg_cholesky(tensor__dev_call *c) {
+    int64_t batches, n;
+    if (!tensor__cuda_la_operands(c, 1, &batches, &n)) return 1;
+    if (batches == 0 || n == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (c->out.dtype == TENSOR_F64)
+        tensor__cuda_cholesky_kernel<double><<<(unsigned)batches, TENSOR__CUDA_THREADS, 0, s>>>((const double *)c->in[0].data, (double *)c->out.data, n);
+    else
+        tensor__cuda_cholesky_kernel<float><<<(unsigned)batches, TENSOR__CUDA_THREADS, 0, s>>>((const float *)c->in[0].data, (float *)c->out.data, n);
+    return tensor__cuda_launch_check(c);
+}
+static int tensor__cuda_linalg_solve_triangular(tensor__dev_call *c) {
+    int64_t batches, n;
+    if (!tensor__cuda_la_operands(c, 2, &batches, &n)) return 1;
+    int64_t k = c->out.shape[c->out.ndim - 1];
+    if (batches == 0 || n == 0 || k == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    bool upper = c->ip[0] != 0, unit = c->ip[1] != 0;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (c->out.dtype == TENSOR_F64)
+        tensor__cuda_trsm_kernel<double><<<(unsigned)batches, TENSOR__CUDA_THREADS, 0, s>>>((const double *)c->in[0].data, (const double *)c->in[1].data, (double *)c->out.data, n, k, upper, unit);
+    else
+        tensor__cuda_trsm_kernel<float><<<(unsigned)batches, TENSOR__CUDA_THREADS, 0, s>>>((const float *)c->in[0].data, (const float *)c->in[1].data, (float *)c->out.data, n, k, upper, unit);
+    return tensor__cuda_launch_check(c);
+}
+
 // >>cuda-backward --------------------------------------------------------------------------------
 /* Fused backward kernels (the device table's backward_kernels), with the CPU's math (>>conv,
    >>pool, >>nn, >>norm, >>loss: tensor__conv_backward, tensor__pool_backward,
@@ -5281,6 +5449,9 @@ TENSOR__CUDA_KERNEL(flip, &tensor__cuda_flip)
 TENSOR__CUDA_KERNEL(repeat, &tensor__cuda_repeat)
 TENSOR__CUDA_KERNEL(pad, &tensor__cuda_pad)
 TENSOR__CUDA_KERNEL(tril, &tensor__cuda_tril)
+TENSOR__CUDA_KERNEL(linalg_lu_factor, &tensor__cuda_linalg_lu_factor)
+TENSOR__CUDA_KERNEL(linalg_cholesky, &tensor__cuda_linalg_cholesky)
+TENSOR__CUDA_KERNEL(linalg_solve_triangular, &tensor__cuda_linalg_solve_triangular)
 TENSOR__CUDA_KERNEL(triu, &tensor__cuda_triu)
 TENSOR__CUDA_KERNEL(gather, &tensor__cuda_gather)
 TENSOR__CUDA_KERNEL(scatter_add, &tensor__cuda_scatter_add)

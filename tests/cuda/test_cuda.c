@@ -327,6 +327,53 @@ TEST(cuda_matmul_matches_the_cpu) {
     tensor_scope_end();
 }
 
+/* linear algebra (decompositions): the three kernels (a block per matrix on the device, blocked
+   from n = 128 on the CPU) and the composites built on them, forward and gradients; A = R + 4 I
+   (well-conditioned), S = R R^T + n I (positive-definite) */
+static tensor *la_shift4(tensor *a) { return tensor_add(a, tensor_mul_scalar(tensor_to_device(tensor_eye(tensor_shape(a)[tensor_ndim(a) - 1], tensor_get_dtype(a)), tensor_get_device(a)), 4)); }
+static tensor *c_lu_factor(tensor *const *a) { return tensor_linalg_lu_factor(la_shift4(a[0]), NULL); }
+static tensor *c_lu_pivots(tensor *const *a) { tensor *p = NULL; tensor_free(tensor_linalg_lu_factor(la_shift4(a[0]), &p)); return p; }
+static tensor *c_lu_solve(tensor *const *a) { tensor *p = NULL, *lu = tensor_linalg_lu_factor(la_shift4(a[0]), &p); return tensor_linalg_lu_solve(lu, p, a[1], true, true); }
+static tensor *c_solve(tensor *const *a) { return tensor_linalg_solve(la_shift4(a[0]), a[1], true); }
+static tensor *c_inv(tensor *const *a) { return tensor_linalg_inv(la_shift4(a[0])); }
+static tensor *c_det(tensor *const *a) { return tensor_linalg_det(la_shift4(a[0])); }
+static tensor *c_slogdet(tensor *const *a) { tensor *l = NULL; tensor_free(tensor_linalg_slogdet(la_shift4(a[0]), &l)); return l; }
+static tensor *c_cholesky(tensor *const *a) {
+    int64_t n = tensor_shape(a[0])[tensor_ndim(a[0]) - 1];
+    tensor *s = tensor_add(tensor_matmul(a[0], tensor_transpose(a[0], -1, -2)), tensor_mul_scalar(tensor_to_device(tensor_eye(n, tensor_get_dtype(a[0])), tensor_get_device(a[0])), (double)n));
+    return tensor_linalg_cholesky(s, false);
+}
+static tensor *c_trsm(tensor *const *a) { return tensor_linalg_solve_triangular(la_shift4(a[0]), a[1], true, false, false); }
+TEST(cuda_linalg_decomp_matches_the_cpu) {
+    NEED_GPU();
+    for (int k = 0; k < 2; k++) {
+        tensor_scope_begin();
+        tensor_dtype t = k ? TENSOR_F64 : TENSOR_F32;
+        char what[64];
+        tensor *A = rnd(t, 3, (const int64_t[]){3, 6, 6}, 21), *B = rnd(t, 2, (const int64_t[]){6, 2}, 22), *Br = rnd(t, 3, (const int64_t[]){3, 2, 6}, 23);
+#define LA_CASE(name, n, ...) do { snprintf(what, sizeof what, "%s %s", #name, tensor_dtype_name(t)); cuda_case(what, n, IN(__VA_ARGS__), c_##name); } while (0)
+        LA_CASE(lu_factor, 1, A);
+        LA_CASE(lu_pivots, 1, A);
+        LA_CASE(lu_solve, 2, A, B);
+        LA_CASE(solve, 2, A, B);
+        LA_CASE(inv, 1, A);
+        LA_CASE(det, 1, A);
+        LA_CASE(slogdet, 1, A);
+        LA_CASE(cholesky, 1, A);
+        LA_CASE(trsm, 2, A, Br);
+        tensor_scope_end();
+    }
+    tensor_scope_begin(); /* f64 at n = 130: the CPU's blocked kernels against the device's plain ones */
+    char what[64];
+    tensor_dtype t = TENSOR_F64;
+    tensor *A = rnd(t, 2, (const int64_t[]){130, 130}, 24), *B = rnd(t, 2, (const int64_t[]){130, 3}, 25);
+    LA_CASE(lu_factor, 1, A);
+    LA_CASE(solve, 2, A, B);
+    LA_CASE(cholesky, 1, A);
+#undef LA_CASE
+    tensor_scope_end();
+}
+
 TEST(cuda_nn_ops_match_the_cpu) {
     NEED_GPU();
     tensor_scope_begin();
