@@ -416,7 +416,7 @@ typedef enum { TENSOR_REDUCTION_MEAN, TENSOR_REDUCTION_SUM, TENSOR_REDUCTION_NON
     X(addbmm, LINALG, COMPOSITE, ANY, DIFF, (tensor *input, tensor *batch1, tensor *batch2, double beta, double alpha), "beta * input + alpha * sum over b of batch1[b] @ batch2[b]") \
     X(baddbmm, LINALG, COMPOSITE, ANY, DIFF, (tensor *input, tensor *batch1, tensor *batch2, double beta, double alpha), "beta * input + alpha * bmm(batch1, batch2)") \
     X(addr, LINALG, COMPOSITE, ANY, DIFF, (tensor *input, tensor *vec1, tensor *vec2, double beta, double alpha), "beta * input + alpha * outer(vec1, vec2)") \
-    X(matrix_power, LINALG, COMPOSITE, ANY, DIFF, (tensor *a, int64_t n), "a @ a @ ... (n times) over the last two dims, n >= 0 (negative n: not yet, needs linalg.inv)") \
+    X(matrix_power, LINALG, COMPOSITE, ANY, DIFF, (tensor *a, int64_t n), "a @ a @ ... (n times) over the last two dims; n < 0: powers of linalg_inv(a)") \
     X(linalg_multi_dot, LINALG, COMPOSITE, ANY, DIFF, (int n, tensor *const *tensors), "chained matrix product in the cheapest order (first and last may be 1-D)") \
     X(cdist, LINALG, COMPOSITE, ANY, DIFF, (tensor *x1, tensor *x2, double p), "p-norm distances between the rows of x1 [..., P, M] and x2 [..., R, M]") \
     X(cov, LINALG, COMPOSITE, ANY, DIFF, (tensor *input, int64_t correction, tensor *fweights, tensor *aweights), "covariance of the rows (variables) of input; fweights, aweights may be NULL") \
@@ -1792,7 +1792,7 @@ TENSOR_API tensor *tensor_addbmm(tensor *input, tensor *batch1, tensor *batch2, 
 TENSOR_API tensor *tensor_baddbmm(tensor *input, tensor *batch1, tensor *batch2, double beta, double alpha);
 /* beta * input + alpha * outer(vec1, vec2) */
 TENSOR_API tensor *tensor_addr(tensor *input, tensor *vec1, tensor *vec2, double beta, double alpha);
-/* a @ a @ ... (n times) over the last two dims, n >= 0 (negative n: not yet, needs linalg.inv) */
+/* a @ a @ ... (n times) over the last two dims; n < 0: powers of linalg_inv(a) */
 TENSOR_API tensor *tensor_matrix_power(tensor *a, int64_t n);
 /* chained matrix product in the cheapest order (first and last may be 1-D) */
 TENSOR_API tensor *tensor_linalg_multi_dot(int n, tensor *const *tensors);
@@ -15143,15 +15143,20 @@ TENSOR_API tensor *tensor_addr(tensor *input, tensor *vec1, tensor *vec2, double
 
 /* ---- powers and chains ---- */
 
-/* n >= 0 by repeated squaring (n = 0: the identity, which does not depend on a). Negative powers
-   need the inverse, which tensor.h does not have yet: they are refused. */
+/* By repeated squaring (n = 0: the identity, which does not depend on a); n < 0 raises
+   linalg_inv(a) to -n, as PyTorch (a singular a is an error there). */
 TENSOR_API tensor *tensor_matrix_power(tensor *a, int64_t n) {
     const char *fn = "tensor_matrix_power";
     TENSOR__CHECK_ARG(fn, a);
     if (a->ndim < 2 || a->shape[a->ndim - 1] != a->shape[a->ndim - 2])
         return tensor__fail(fn, "expected batches of square matrices, got shape %s", tensor__shape_of(a));
     if (a->dtype == TENSOR_BOOL) return tensor__fail(fn, "not supported for bool tensors");
-    if (n < 0) return tensor__fail(fn, "negative powers (n = %lld) need linalg.inv, which tensor.h does not have yet", (long long)n);
+    if (n < 0) {
+        if (n == INT64_MIN) return tensor__fail(fn, "n = %lld is out of range", (long long)n);
+        tensor *inv = tensor_linalg_inv(a), *r = inv ? tensor_matrix_power(inv, -n) : NULL;
+        tensor_free(inv);
+        return r;
+    }
     if (n == 0) {
         tensor *e = tensor_eye(a->shape[a->ndim - 1], a->dtype);
         e = tensor__swap(e, tensor_to_device(e, a->storage->device));

@@ -816,15 +816,20 @@ TENSOR_API tensor *tensor_addr(tensor *input, tensor *vec1, tensor *vec2, double
 
 /* ---- powers and chains ---- */
 
-/* n >= 0 by repeated squaring (n = 0: the identity, which does not depend on a). Negative powers
-   need the inverse, which tensor.h does not have yet: they are refused. */
+/* By repeated squaring (n = 0: the identity, which does not depend on a); n < 0 raises
+   linalg_inv(a) to -n, as PyTorch (a singular a is an error there). */
 TENSOR_API tensor *tensor_matrix_power(tensor *a, int64_t n) {
     const char *fn = "tensor_matrix_power";
     TENSOR__CHECK_ARG(fn, a);
     if (a->ndim < 2 || a->shape[a->ndim - 1] != a->shape[a->ndim - 2])
         return tensor__fail(fn, "expected batches of square matrices, got shape %s", tensor__shape_of(a));
     if (a->dtype == TENSOR_BOOL) return tensor__fail(fn, "not supported for bool tensors");
-    if (n < 0) return tensor__fail(fn, "negative powers (n = %lld) need linalg.inv, which tensor.h does not have yet", (long long)n);
+    if (n < 0) {
+        if (n == INT64_MIN) return tensor__fail(fn, "n = %lld is out of range", (long long)n);
+        tensor *inv = tensor_linalg_inv(a), *r = inv ? tensor_matrix_power(inv, -n) : NULL;
+        tensor_free(inv);
+        return r;
+    }
     if (n == 0) {
         tensor *e = tensor_eye(a->shape[a->ndim - 1], a->dtype);
         e = tensor__swap(e, tensor_to_device(e, a->storage->device));
