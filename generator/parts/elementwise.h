@@ -471,7 +471,7 @@ static tensor *tensor__op_scalar(tensor_op op, tensor *x, double s) {
    A composite chains library calls, each of which takes NULL (an earlier failure) and returns
    NULL, so it checks once at the end. Every intermediate goes through tensor__tmp, which keeps it
    for tensor__tmps_free; tensor__tmps_take hands the result out of the list. No allocation. */
-#define TENSOR__TMPS_MAX 48
+#define TENSOR__TMPS_MAX 64
 typedef struct { tensor *t[TENSOR__TMPS_MAX]; int n; } tensor__tmps;
 static tensor *tensor__tmp(tensor__tmps *s, tensor *t) {
     if (!t) return NULL;

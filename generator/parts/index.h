@@ -12,46 +12,29 @@
    rest of it composed of ops. Indices out of range are errors naming the function, the index and
    the size, checked before anything is written. */
 
-/* Temporaries of a composite, freed together (every handle made on the way). */
-#define TENSOR__IX_MAX 64
-typedef struct { tensor *t[TENSOR__IX_MAX]; int n; } tensor__ixt;
-static tensor *tensor__ix(tensor__ixt *s, tensor *t) {
-    if (!t) return NULL;
-    if (s->n == TENSOR__IX_MAX) { TENSOR_ASSERT(!"tensor__ix: too many temporaries"); tensor_free(t); return NULL; }
-    s->t[s->n++] = t;
-    return t;
-}
-/* t taken out of the list (the caller owns it). */
-static tensor *tensor__ix_keep(tensor__ixt *s, tensor *t) {
-    for (int i = s->n - 1; t && i >= 0; i--)
-        if (s->t[i] == t) { s->t[i] = NULL; break; }
-    return t;
-}
-static void tensor__ix_free(tensor__ixt *s) {
-    for (int i = 0; i < s->n; i++) tensor_free(s->t[i]);
-    s->n = 0;
-}
+static const int64_t tensor__one_dim[1] = {1}; /* the shape [1] */
+
 /* Ends a composite: r (owned by the list) handed to the caller, or NULL with the inner error
    renamed to fn when the inner op set the first one. */
-static tensor *tensor__ix_done(tensor__ixt *s, tensor *r, const char *fn, bool had) {
-    tensor__ix_keep(s, r);
-    tensor__ix_free(s);
+static tensor *tensor__ix_done(tensor__tmps *s, tensor *r, const char *fn, bool had) {
+    tensor__tmps_take(s, r);
+    tensor__tmps_free(s);
     return r ? r : tensor__fail_as(fn, had);
 }
 /* A 0-dim tensor holding v (dtype, device). */
-static tensor *tensor__ix_num(tensor__ixt *s, double v, tensor_dtype dt, tensor_device dev) { return tensor__ix(s, tensor__full_on(0, NULL, v, dt, dev)); }
+static tensor *tensor__ix_num(tensor__tmps *s, double v, tensor_dtype dt, tensor_device dev) { return tensor__tmp(s, tensor__full_on(0, NULL, v, dt, dev)); }
 /* t as a 1-D tensor of its numel elements (a view where the strides allow). */
-static tensor *tensor__ix_flat(tensor__ixt *s, tensor *t) {
+static tensor *tensor__ix_flat(tensor__tmps *s, tensor *t) {
     if (!t) return NULL;
     int64_t n = tensor__numel_of(t->ndim, t->shape);
-    return tensor__ix(s, tensor_reshape(t, 1, &n));
+    return tensor__tmp(s, tensor_reshape(t, 1, &n));
 }
-static tensor *tensor__ix_dev(tensor__ixt *s, tensor *t, tensor_device dev) {
+static tensor *tensor__ix_dev(tensor__tmps *s, tensor *t, tensor_device dev) {
     if (!t) return NULL;
-    return t->storage->device == dev ? t : tensor__ix(s, tensor_to_device(t, dev));
+    return t->storage->device == dev ? t : tensor__tmp(s, tensor_to_device(t, dev));
 }
 /* 0, 1, ..., n - 1 (i64) on dev. */
-static tensor *tensor__ix_arange(tensor__ixt *s, int64_t n, tensor_device dev) { return tensor__ix_dev(s, tensor__ix(s, tensor_arange(0, (double)n, 1, TENSOR_I64)), dev); }
+static tensor *tensor__ix_arange(tensor__tmps *s, int64_t n, tensor_device dev) { return tensor__ix_dev(s, tensor__tmp(s, tensor_arange(0, (double)n, 1, TENSOR_I64)), dev); }
 /* The value of a one-element tensor, read back to the host. */
 static bool tensor__ix_item(tensor *t, double *v) {
     if (!t) return false;
@@ -62,14 +45,14 @@ static bool tensor__ix_item(tensor *t, double *v) {
 /* idx (an integer tensor) checked against [-size, size) when negatives wrap (neg), else [0, size),
    and returned as i64 in [0, size). The bounds come from its min and max, read back to the host,
    so the check works on any device. */
-static tensor *tensor__ix_wrap(tensor__ixt *s, const char *fn, tensor *idx, int64_t size, int dim, bool neg) {
+static tensor *tensor__ix_wrap(tensor__tmps *s, const char *fn, tensor *idx, int64_t size, int dim, bool neg) {
     if (!idx) return NULL;
     if (idx->dtype != TENSOR_I64 && idx->dtype != TENSOR_I32 && idx->dtype != TENSOR_U8)
         return tensor__fail(fn, "indices must be an integer tensor (int64 or int32), got %s", tensor__dtype_names[idx->dtype]);
-    tensor *i64 = idx->dtype == TENSOR_I64 ? idx : tensor__ix(s, tensor_to_dtype(idx, TENSOR_I64));
+    tensor *i64 = idx->dtype == TENSOR_I64 ? idx : tensor__tmp(s, tensor_to_dtype(idx, TENSOR_I64));
     if (!i64 || tensor__numel_of(idx->ndim, idx->shape) == 0) return i64;
     double lo, hi;
-    if (!tensor__ix_item(tensor__ix(s, tensor_min_all(i64)), &lo) || !tensor__ix_item(tensor__ix(s, tensor_max_all(i64)), &hi)) return NULL;
+    if (!tensor__ix_item(tensor__tmp(s, tensor_min_all(i64)), &lo) || !tensor__ix_item(tensor__tmp(s, tensor_max_all(i64)), &hi)) return NULL;
     double low = neg ? -(double)size : 0;
     if (lo < low || hi >= (double)size) {
         double bad = hi >= (double)size ? hi : lo;
@@ -78,17 +61,17 @@ static tensor *tensor__ix_wrap(tensor__ixt *s, const char *fn, tensor *idx, int6
     }
     if (lo >= 0) return i64;
     tensor_device dev = idx->storage->device;
-    tensor *isneg = tensor__ix(s, tensor_lt(i64, tensor__ix_num(s, 0, TENSOR_I64, dev)));
-    return tensor__ix(s, tensor_where(isneg, tensor__ix(s, tensor_add(i64, tensor__ix_num(s, (double)size, TENSOR_I64, dev))), i64));
+    tensor *isneg = tensor__tmp(s, tensor_lt(i64, tensor__ix_num(s, 0, TENSOR_I64, dev)));
+    return tensor__tmp(s, tensor_where(isneg, tensor__tmp(s, tensor_add(i64, tensor__ix_num(s, (double)size, TENSOR_I64, dev))), i64));
 }
 
 /* index (0-dim or 1-D integer) viewed along dim of an nd-dim tensor and expanded to shape (the
    shape of the source of index_add / index_copy): the index of scatter / scatter_add. */
-static tensor *tensor__ix_along(tensor__ixt *s, tensor *index, int nd, int dim, const int64_t *shape) {
+static tensor *tensor__ix_along(tensor__tmps *s, tensor *index, int nd, int dim, const int64_t *shape) {
     int64_t v[TENSOR_MAX_DIMS];
     for (int i = 0; i < nd; i++) v[i] = i == dim ? shape[dim] : 1;
-    tensor *r = tensor__ix(s, tensor_reshape(index, nd, v));
-    return r ? tensor__ix(s, tensor_expand(r, nd, shape)) : NULL;
+    tensor *r = tensor__tmp(s, tensor_reshape(index, nd, v));
+    return r ? tensor__tmp(s, tensor_expand(r, nd, shape)) : NULL;
 }
 
 static bool tensor__ix_index_dtype(const char *fn, const tensor *index) {
@@ -229,11 +212,11 @@ TENSOR_API tensor *tensor_scatter_value(tensor *t, int dim, tensor *index, doubl
     TENSOR__CHECK_ARG(fn, index);
     if (!tensor__check_value_fits(fn, value, t->dtype)) return NULL;
     bool had = tensor__error_set;
-    tensor__ixt s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     /* src: value broadcast to index's shape (0-dim stays 0-dim: the kernel sees both as [1]) */
     tensor *v = tensor__ix_num(&s, value, t->dtype, t->storage->device);
-    tensor *src = v ? tensor__ix(&s, tensor_expand(v, index->ndim, index->shape)) : NULL;
-    tensor *r = src ? tensor__ix(&s, tensor_scatter(t, dim, index, src)) : NULL;
+    tensor *src = v ? tensor__tmp(&s, tensor_expand(v, index->ndim, index->shape)) : NULL;
+    tensor *r = src ? tensor__tmp(&s, tensor_scatter(t, dim, index, src)) : NULL;
     return tensor__ix_done(&s, r, fn, had);
 }
 
@@ -258,16 +241,16 @@ TENSOR_API tensor *tensor_scatter_reduce(tensor *t, int dim, tensor *index, tens
     /* mean: the sum, divided by the count of what was summed (self counted when included; a
        position nothing was scattered to keeps its value); integers divide with floor, as PyTorch */
     bool had = tensor__error_set;
-    tensor__ixt s = {{0}, 0};
-    tensor *sum = tensor__ix(&s, tensor__scatter_call(TENSOR_OP_scatter_reduce, t, dim, index, src, TENSOR__SCATTER_SUM, include_self)), *r = NULL;
+    tensor__tmps s = {{0}, 0};
+    tensor *sum = tensor__tmp(&s, tensor__scatter_call(TENSOR_OP_scatter_reduce, t, dim, index, src, TENSOR__SCATTER_SUM, include_self)), *r = NULL;
     if (sum) {
         tensor_device dev = t->storage->device;
-        tensor *ones = tensor__ix(&s, tensor__full_on(index->ndim, index->shape, 1, t->dtype, dev));
-        tensor *base = tensor__ix(&s, tensor__full_on(t->ndim, t->shape, include_self ? 1 : 0, t->dtype, dev));
-        tensor *cnt = ones && base ? tensor__ix(&s, tensor_scatter_add(base, dim, index, ones)) : NULL;
-        tensor *zero = cnt ? tensor__ix(&s, tensor_eq(cnt, tensor__ix_num(&s, 0, t->dtype, dev))) : NULL;
-        tensor *den = zero ? tensor__ix(&s, tensor_masked_fill(cnt, zero, 1)) : NULL;
-        if (den) r = tensor__ix(&s, tensor__is_float(t->dtype) ? tensor_div(sum, den) : tensor_floor_divide(sum, den));
+        tensor *ones = tensor__tmp(&s, tensor__full_on(index->ndim, index->shape, 1, t->dtype, dev));
+        tensor *base = tensor__tmp(&s, tensor__full_on(t->ndim, t->shape, include_self ? 1 : 0, t->dtype, dev));
+        tensor *cnt = ones && base ? tensor__tmp(&s, tensor_scatter_add(base, dim, index, ones)) : NULL;
+        tensor *zero = cnt ? tensor__tmp(&s, tensor_eq(cnt, tensor__ix_num(&s, 0, t->dtype, dev))) : NULL;
+        tensor *den = zero ? tensor__tmp(&s, tensor_masked_fill(cnt, zero, 1)) : NULL;
+        if (den) r = tensor__tmp(&s, tensor__is_float(t->dtype) ? tensor_div(sum, den) : tensor_floor_divide(sum, den));
     }
     return tensor__ix_done(&s, r, fn, had);
 }
@@ -302,17 +285,17 @@ static tensor *tensor__index_scatter(const char *fn, tensor *t, int dim, tensor 
     if (!tensor__index_source_ok(fn, t, dim, index, source, &d)) return NULL;
     if (add && !tensor__is_float(t->dtype) && alpha != floor(alpha)) return tensor__fail(fn, "alpha %g must be an integer for an integer input", alpha);
     bool had = tensor__error_set;
-    tensor__ixt s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     /* a 0-dim input and source are seen as [1] */
     int64_t one = 1;
-    tensor *tt = t->ndim ? t : tensor__ix(&s, tensor_reshape(t, 1, &one));
-    tensor *ss = source->ndim ? source : tensor__ix(&s, tensor_reshape(source, 1, &one));
+    tensor *tt = t->ndim ? t : tensor__tmp(&s, tensor_reshape(t, 1, &one));
+    tensor *ss = source->ndim ? source : tensor__tmp(&s, tensor_reshape(source, 1, &one));
     tensor *r = NULL;
     if (tt && ss) {
         tensor *idx = tensor__ix_along(&s, index, tt->ndim, d, ss->shape);
-        if (add && alpha != 1) ss = tensor__ix(&s, tensor_mul(ss, tensor__ix_num(&s, alpha, t->dtype, t->storage->device)));
-        if (idx && ss) r = tensor__ix(&s, add ? tensor_scatter_add(tt, d, idx, ss) : tensor_scatter(tt, d, idx, ss));
-        if (r && !t->ndim) r = tensor__ix(&s, tensor_reshape(r, 0, NULL));
+        if (add && alpha != 1) ss = tensor__tmp(&s, tensor_mul(ss, tensor__ix_num(&s, alpha, t->dtype, t->storage->device)));
+        if (idx && ss) r = tensor__tmp(&s, add ? tensor_scatter_add(tt, d, idx, ss) : tensor_scatter(tt, d, idx, ss));
+        if (r && !t->ndim) r = tensor__tmp(&s, tensor_reshape(r, 0, NULL));
     }
     return tensor__ix_done(&s, r, fn, had);
 }
@@ -330,18 +313,18 @@ TENSOR_API tensor *tensor_index_fill(tensor *t, int dim, tensor *index, double v
     if (index->ndim > 1) return tensor__fail(fn, "index must be 0-dim or 1-D, got shape %s", tensor__shape_of(index));
     if (!tensor__check_value_fits(fn, value, t->dtype)) return NULL;
     bool had = tensor__error_set;
-    tensor__ixt s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     int64_t size = t->ndim ? t->shape[d] : 1;
     tensor_device dev = t->storage->device;
     /* the mask along dim: true at every index (negative ones wrap, as PyTorch's index_fill) */
     tensor *idx = tensor__ix_flat(&s, tensor__ix_wrap(&s, fn, index, size, d, true));
-    tensor *z = idx ? tensor__ix(&s, tensor__full_on(1, &size, 0, TENSOR_BOOL, dev)) : NULL;
-    tensor *m = z ? tensor__ix(&s, tensor_scatter_value(z, 0, idx, 1)) : NULL, *r = NULL;
+    tensor *z = idx ? tensor__tmp(&s, tensor__full_on(1, &size, 0, TENSOR_BOOL, dev)) : NULL;
+    tensor *m = z ? tensor__tmp(&s, tensor_scatter_value(z, 0, idx, 1)) : NULL, *r = NULL;
     if (m) {
         int64_t v[TENSOR_MAX_DIMS];
         for (int i = 0; i < t->ndim; i++) v[i] = i == d ? size : 1;
-        tensor *mv = tensor__ix(&s, tensor_reshape(m, t->ndim, v));
-        r = mv ? tensor__ix(&s, tensor_masked_fill(t, mv, value)) : NULL;
+        tensor *mv = tensor__tmp(&s, tensor_reshape(m, t->ndim, v));
+        r = mv ? tensor__tmp(&s, tensor_masked_fill(t, mv, value)) : NULL;
     }
     return tensor__ix_done(&s, r, fn, had);
 }
@@ -351,26 +334,26 @@ TENSOR_API tensor *tensor_index_fill(tensor *t, int dim, tensor *index, double v
 /* The flat positions (1-D i64, row-major) of the true elements of a bool tensor, in order: each
    true element's rank among them (a cumsum) is where its position goes; the false ones all go to
    one spare slot past the end, dropped. The count is read back to the host. */
-static tensor *tensor__ix_flat_nonzero(tensor__ixt *s, tensor *mask, int64_t *count) {
+static tensor *tensor__ix_flat_nonzero(tensor__tmps *s, tensor *mask, int64_t *count) {
     tensor *f = tensor__ix_flat(s, mask);
     if (!f) return NULL;
     tensor_device dev = mask->storage->device;
     int64_t n = f->shape[0];
     double c;
-    tensor *fi = tensor__ix(s, tensor_to_dtype(f, TENSOR_I64));
-    if (!fi || !tensor__ix_item(tensor__ix(s, tensor_sum_all(fi)), &c)) return NULL;
+    tensor *fi = tensor__tmp(s, tensor_to_dtype(f, TENSOR_I64));
+    if (!fi || !tensor__ix_item(tensor__tmp(s, tensor_sum_all(fi)), &c)) return NULL;
     *count = (int64_t)c;
     if (*count == n) return tensor__ix_arange(s, n, dev);
     int64_t slots = *count + 1;
-    tensor *rank = tensor__ix(s, tensor_cumsum(fi, 0));
-    tensor *slot = rank ? tensor__ix(s, tensor_where(f, tensor__ix(s, tensor_sub(rank, tensor__ix_num(s, 1, TENSOR_I64, dev))), tensor__ix_num(s, (double)*count, TENSOR_I64, dev))) : NULL;
-    tensor *buf = slot ? tensor__ix(s, tensor__full_on(1, &slots, 0, TENSOR_I64, dev)) : NULL;
+    tensor *rank = tensor__tmp(s, tensor_cumsum(fi, 0));
+    tensor *slot = rank ? tensor__tmp(s, tensor_where(f, tensor__tmp(s, tensor_sub(rank, tensor__ix_num(s, 1, TENSOR_I64, dev))), tensor__ix_num(s, (double)*count, TENSOR_I64, dev))) : NULL;
+    tensor *buf = slot ? tensor__tmp(s, tensor__full_on(1, &slots, 0, TENSOR_I64, dev)) : NULL;
     tensor *ar = buf ? tensor__ix_arange(s, n, dev) : NULL;
-    tensor *pos = ar ? tensor__ix(s, tensor_scatter(buf, 0, slot, ar)) : NULL;
-    return pos ? tensor__ix(s, tensor_slice(pos, 0, 0, *count, 1)) : NULL;
+    tensor *pos = ar ? tensor__tmp(s, tensor_scatter(buf, 0, slot, ar)) : NULL;
+    return pos ? tensor__tmp(s, tensor_slice(pos, 0, 0, *count, 1)) : NULL;
 }
 /* The true elements of mask (bool) as [count, ndim] i64 indices. */
-static tensor *tensor__nonzero(tensor__ixt *s, tensor *mask) {
+static tensor *tensor__nonzero(tensor__tmps *s, tensor *mask) {
     int64_t count = 0;
     tensor *pos = tensor__ix_flat_nonzero(s, mask, &count);
     if (!pos) return NULL;
@@ -378,27 +361,27 @@ static tensor *tensor__nonzero(tensor__ixt *s, tensor *mask) {
     int nd = mask->ndim;
     if (nd == 0 || count == 0) {
         int64_t sh[2] = {count, nd};
-        return tensor__ix(s, tensor__full_on(2, sh, 0, TENSOR_I64, dev));
+        return tensor__tmp(s, tensor__full_on(2, sh, 0, TENSOR_I64, dev));
     }
     tensor *cols[TENSOR_MAX_DIMS];
     int64_t stride = 1;
     for (int d = nd - 1; d >= 0; d--) {
-        tensor *q = stride == 1 ? pos : tensor__ix(s, tensor_floor_divide(pos, tensor__ix_num(s, (double)stride, TENSOR_I64, dev)));
-        cols[d] = d == 0 || !q ? q : tensor__ix(s, tensor_remainder(q, tensor__ix_num(s, (double)mask->shape[d], TENSOR_I64, dev)));
+        tensor *q = stride == 1 ? pos : tensor__tmp(s, tensor_floor_divide(pos, tensor__ix_num(s, (double)stride, TENSOR_I64, dev)));
+        cols[d] = d == 0 || !q ? q : tensor__tmp(s, tensor_remainder(q, tensor__ix_num(s, (double)mask->shape[d], TENSOR_I64, dev)));
         if (!cols[d]) return NULL;
         stride *= mask->shape[d];
     }
-    return tensor__ix(s, tensor_stack(nd, cols, 1));
+    return tensor__tmp(s, tensor_stack(nd, cols, 1));
 }
 /* t != 0 as bool (t itself when bool). */
-static tensor *tensor__ix_truth(tensor__ixt *s, tensor *t) {
+static tensor *tensor__ix_truth(tensor__tmps *s, tensor *t) {
     if (t->dtype == TENSOR_BOOL) return t;
-    return tensor__ix(s, tensor_ne(t, tensor__ix_num(s, 0, t->dtype, t->storage->device)));
+    return tensor__tmp(s, tensor_ne(t, tensor__ix_num(s, 0, t->dtype, t->storage->device)));
 }
 static tensor *tensor__nonzero_op(const char *fn, tensor *t) {
     TENSOR__CHECK_ARG(fn, t);
     bool had = tensor__error_set;
-    tensor__ixt s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     tensor *m = tensor__ix_truth(&s, t);
     tensor *r = m ? tensor__nonzero(&s, m) : NULL;
     return tensor__ix_done(&s, r, fn, had);
@@ -407,13 +390,13 @@ TENSOR_API tensor *tensor_nonzero(tensor *t) { return tensor__nonzero_op("tensor
 TENSOR_API tensor *tensor_argwhere(tensor *t) { return tensor__nonzero_op("tensor_argwhere", t); }
 
 /* t and a bool mask broadcast together: *te, *me (views), shape in (nd, shape). */
-static bool tensor__ix_masked_args(tensor__ixt *s, const char *fn, tensor *t, tensor *mask, tensor **te, tensor **me, int *nd, int64_t *shape) {
+static bool tensor__ix_masked_args(tensor__tmps *s, const char *fn, tensor *t, tensor *mask, tensor **te, tensor **me, int *nd, int64_t *shape) {
     tensor *ins[2] = {t, mask};
     if (!tensor__same_device(fn, 2, ins)) return false;
     if (mask->dtype != TENSOR_BOOL) { tensor__fail(fn, "mask must be a bool tensor, got %s", tensor__dtype_names[mask->dtype]); return false; }
     if (!tensor__broadcast_shapes(fn, t->ndim, t->shape, mask->ndim, mask->shape, nd, shape)) return false;
-    *te = tensor__ix(s, tensor_expand(t, *nd, shape));
-    *me = tensor__ix(s, tensor_expand(mask, *nd, shape));
+    *te = tensor__tmp(s, tensor_expand(t, *nd, shape));
+    *me = tensor__tmp(s, tensor_expand(mask, *nd, shape));
     return *te && *me;
 }
 
@@ -422,14 +405,14 @@ TENSOR_API tensor *tensor_masked_select(tensor *t, tensor *mask) {
     TENSOR__CHECK_ARG(fn, t);
     TENSOR__CHECK_ARG(fn, mask);
     bool had = tensor__error_set;
-    tensor__ixt s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     tensor *te, *me, *r = NULL;
     int nd;
     int64_t shape[TENSOR_MAX_DIMS], count;
     if (tensor__ix_masked_args(&s, fn, t, mask, &te, &me, &nd, shape)) {
         tensor *pos = tensor__ix_flat_nonzero(&s, me, &count);
         tensor *tf = pos ? tensor__ix_flat(&s, te) : NULL;
-        r = tf ? tensor__ix(&s, tensor_index_select(tf, 0, pos)) : NULL;
+        r = tf ? tensor__tmp(&s, tensor_index_select(tf, 0, pos)) : NULL;
     } else if (!tensor__error_set) tensor__fail(fn, "out of memory");
     return tensor__ix_done(&s, r, fn, had);
 }
@@ -442,31 +425,31 @@ TENSOR_API tensor *tensor_masked_scatter(tensor *t, tensor *mask, tensor *source
     if (source->dtype != t->dtype) return tensor__fail(fn, "source dtype %s must equal the input dtype %s", tensor__dtype_names[source->dtype], tensor__dtype_names[t->dtype]);
     if (source->storage->device != t->storage->device) return tensor__fail(fn, "inputs are on different devices (%s and %s)", tensor__device_name(t->storage->device), tensor__device_name(source->storage->device));
     bool had = tensor__error_set;
-    tensor__ixt s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     tensor *te, *me, *r = NULL;
     int nd;
     int64_t shape[TENSOR_MAX_DIMS];
     if (tensor__ix_masked_args(&s, fn, t, mask, &te, &me, &nd, shape)) {
         tensor_device dev = t->storage->device;
         tensor *mf = tensor__ix_flat(&s, me);
-        tensor *mi = mf ? tensor__ix(&s, tensor_to_dtype(mf, TENSOR_I64)) : NULL;
+        tensor *mi = mf ? tensor__tmp(&s, tensor_to_dtype(mf, TENSOR_I64)) : NULL;
         double c;
         int64_t avail = tensor__numel_of(source->ndim, source->shape);
-        if (mi && tensor__ix_item(tensor__ix(&s, tensor_sum_all(mi)), &c)) {
+        if (mi && tensor__ix_item(tensor__tmp(&s, tensor_sum_all(mi)), &c)) {
             if ((int64_t)c > avail) {
                 tensor__fail(fn, "the mask has %lld true elements but source has only %lld", (long long)c, (long long)avail);
             } else if (c == 0) {
-                r = tensor__ix(&s, tensor_clone(te));
+                r = tensor__tmp(&s, tensor_clone(te));
             } else {
                 /* element i takes source[rank of i among the true ones] (clamped to 0 where false) */
-                tensor *rank = tensor__ix(&s, tensor_cumsum(mi, 0));
-                tensor *at = rank ? tensor__ix(&s, tensor_sub(rank, tensor__ix_num(&s, 1, TENSOR_I64, dev))) : NULL;
-                tensor *pos = at ? tensor__ix(&s, tensor_clamp_min(at, 0)) : NULL;
+                tensor *rank = tensor__tmp(&s, tensor_cumsum(mi, 0));
+                tensor *at = rank ? tensor__tmp(&s, tensor_sub(rank, tensor__ix_num(&s, 1, TENSOR_I64, dev))) : NULL;
+                tensor *pos = at ? tensor__tmp(&s, tensor_clamp_min(at, 0)) : NULL;
                 tensor *sf = pos ? tensor__ix_flat(&s, source) : NULL;
-                tensor *vals = sf ? tensor__ix(&s, tensor_index_select(sf, 0, pos)) : NULL;
+                tensor *vals = sf ? tensor__tmp(&s, tensor_index_select(sf, 0, pos)) : NULL;
                 tensor *tf = vals ? tensor__ix_flat(&s, te) : NULL;
-                tensor *w = tf ? tensor__ix(&s, tensor_where(mf, vals, tf)) : NULL;
-                r = w ? tensor__ix(&s, tensor_reshape(w, nd, shape)) : NULL;
+                tensor *w = tf ? tensor__tmp(&s, tensor_where(mf, vals, tf)) : NULL;
+                r = w ? tensor__tmp(&s, tensor_reshape(w, nd, shape)) : NULL;
             }
         }
     } else if (!tensor__error_set) tensor__fail(fn, "out of memory");
@@ -488,7 +471,7 @@ TENSOR_API tensor *tensor_index_put(tensor *t, int n, tensor *const *indices, te
     for (int i = 0; i < n; i++)
         if (indices[i]->storage->device != dev || values->storage->device != dev) return tensor__fail(fn, "inputs are on different devices; move them with tensor_to_device");
     bool had = tensor__error_set;
-    tensor__ixt s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     tensor *r = NULL;
     /* the index list: a bool (or u8) mask of k dims stands for its nonzero's k columns */
     tensor *list[TENSOR_MAX_DIMS];
@@ -501,10 +484,10 @@ TENSOR_API tensor *tensor_index_put(tensor *t, int n, tensor *const *indices, te
             for (int j = 0; j < ix->ndim; j++)
                 if (ix->shape[j] != t->shape[m + j]) { tensor__fail(fn, "the shape of mask %d (%s) does not match the indexed tensor (%s) at dim %d", i, tensor__shape_of(ix), tensor__shape_of(t), m + j); goto done; }
             if (ix->ndim == 0) { tensor__fail(fn, "a 0-dim bool index is not supported"); goto done; }
-            tensor *b = ix->dtype == TENSOR_BOOL ? ix : tensor__ix(&s, tensor_to_dtype(ix, TENSOR_BOOL));
+            tensor *b = ix->dtype == TENSOR_BOOL ? ix : tensor__tmp(&s, tensor_to_dtype(ix, TENSOR_BOOL));
             tensor *nz = b ? tensor__nonzero(&s, b) : NULL;
             for (int j = 0; j < k; j++) {
-                if (!nz || !(list[m + j] = tensor__ix(&s, tensor_select(nz, 1, j)))) goto done;
+                if (!nz || !(list[m + j] = tensor__tmp(&s, tensor_select(nz, 1, j)))) goto done;
             }
             m += k;
         } else if (ix->dtype == TENSOR_I64 || ix->dtype == TENSOR_I32) {
@@ -530,9 +513,9 @@ TENSOR_API tensor *tensor_index_put(tensor *t, int n, tensor *const *indices, te
         tensor *lin = NULL;
         int64_t stride = 1;
         for (int i = m - 1; i >= 0; i--) {
-            tensor *e = tensor__ix(&s, tensor_expand(list[i], nb, bs));
-            tensor *term = e && stride != 1 ? tensor__ix(&s, tensor_mul(e, tensor__ix_num(&s, (double)stride, TENSOR_I64, dev))) : e;
-            lin = !term ? NULL : !lin ? term : tensor__ix(&s, tensor_add(lin, term));
+            tensor *e = tensor__tmp(&s, tensor_expand(list[i], nb, bs));
+            tensor *term = e && stride != 1 ? tensor__tmp(&s, tensor_mul(e, tensor__ix_num(&s, (double)stride, TENSOR_I64, dev))) : e;
+            lin = !term ? NULL : !lin ? term : tensor__tmp(&s, tensor_add(lin, term));
             if (!lin) goto done;
             stride *= t->shape[i];
         }
@@ -551,13 +534,13 @@ TENSOR_API tensor *tensor_index_put(tensor *t, int n, tensor *const *indices, te
         for (int i = 0; i < vn; i++)
             if (vb[i] != vs[i]) { tensor__fail(fn, "values of shape %s cannot be broadcast to the indexed shape", tensor__shape_of(values)); goto done; }
         int64_t two[2] = {M, R}, v2[2] = {nB, R}, l2[2] = {nB, 1};
-        tensor *tv = tensor__ix(&s, tensor_reshape(t, 2, two));
-        tensor *ve = tensor__ix(&s, tensor_expand(values, vn, vs));
-        tensor *vv = ve ? tensor__ix(&s, tensor_reshape(ve, 2, v2)) : NULL;
-        tensor *li = tensor__ix(&s, tensor_reshape(lin, 2, l2));
-        tensor *ie = li ? tensor__ix(&s, tensor_expand(li, 2, v2)) : NULL;
-        tensor *o = tv && vv && ie ? tensor__ix(&s, accumulate ? tensor_scatter_add(tv, 0, ie, vv) : tensor_scatter(tv, 0, ie, vv)) : NULL;
-        r = o ? tensor__ix(&s, tensor_reshape(o, t->ndim, t->shape)) : NULL;
+        tensor *tv = tensor__tmp(&s, tensor_reshape(t, 2, two));
+        tensor *ve = tensor__tmp(&s, tensor_expand(values, vn, vs));
+        tensor *vv = ve ? tensor__tmp(&s, tensor_reshape(ve, 2, v2)) : NULL;
+        tensor *li = tensor__tmp(&s, tensor_reshape(lin, 2, l2));
+        tensor *ie = li ? tensor__tmp(&s, tensor_expand(li, 2, v2)) : NULL;
+        tensor *o = tv && vv && ie ? tensor__tmp(&s, accumulate ? tensor_scatter_add(tv, 0, ie, vv) : tensor_scatter(tv, 0, ie, vv)) : NULL;
+        r = o ? tensor__tmp(&s, tensor_reshape(o, t->ndim, t->shape)) : NULL;
     }
 done:
     return tensor__ix_done(&s, r, fn, had);
@@ -571,11 +554,11 @@ TENSOR_API tensor *tensor_take(tensor *t, tensor *index) {
     if (!tensor__same_device(fn, 2, ins)) return NULL;
     if (!tensor__ix_index_dtype(fn, index)) return NULL;
     bool had = tensor__error_set;
-    tensor__ixt s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     tensor *tf = tensor__ix_flat(&s, t);
     tensor *idx = tf ? tensor__ix_flat(&s, tensor__ix_wrap(&s, fn, index, tf->shape[0], -1, true)) : NULL;
-    tensor *v = idx ? tensor__ix(&s, tensor_index_select(tf, 0, idx)) : NULL;
-    tensor *r = v ? tensor__ix(&s, tensor_reshape(v, index->ndim, index->shape)) : NULL;
+    tensor *v = idx ? tensor__tmp(&s, tensor_index_select(tf, 0, idx)) : NULL;
+    tensor *r = v ? tensor__tmp(&s, tensor_reshape(v, index->ndim, index->shape)) : NULL;
     return tensor__ix_done(&s, r, fn, had);
 }
 
@@ -587,21 +570,21 @@ TENSOR_API tensor *tensor_take_along_dim(tensor *t, tensor *indices, const int *
     if (!tensor__same_device(fn, 2, ins)) return NULL;
     if (!tensor__ix_index_dtype(fn, indices)) return NULL;
     bool had = tensor__error_set;
-    tensor__ixt s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     tensor *r = NULL;
     if (!dim) { /* the flattened t and indices */
         tensor *tf = tensor__ix_flat(&s, t), *xf = tensor__ix_flat(&s, indices);
-        r = tf && xf ? tensor__ix(&s, tensor_gather(tf, 0, xf)) : NULL;
+        r = tf && xf ? tensor__tmp(&s, tensor_gather(tf, 0, xf)) : NULL;
         return tensor__ix_done(&s, r, fn, had);
     }
     if (t->ndim != indices->ndim) {
-        tensor__ix_free(&s);
+        tensor__tmps_free(&s);
         return tensor__fail(fn, "input and indices should have the same number of dims, got %d and %d", t->ndim, indices->ndim);
     }
     int d = tensor__wrap_dim(fn, *dim, t->ndim ? t->ndim : 1);
     if (d < 0) return NULL;
     if (t->ndim == 0) {
-        r = tensor__ix(&s, tensor_gather(t, 0, indices));
+        r = tensor__tmp(&s, tensor_gather(t, 0, indices));
         return tensor__ix_done(&s, r, fn, had);
     }
     /* every dim but d broadcast between t and indices */
@@ -610,13 +593,13 @@ TENSOR_API tensor *tensor_take_along_dim(tensor *t, tensor *indices, const int *
         int64_t a = t->shape[i], b = indices->shape[i];
         if (i == d) { ts[i] = a; is[i] = b; continue; }
         if (a != b && a != 1 && b != 1) {
-            tensor__ix_free(&s);
+            tensor__tmps_free(&s);
             return tensor__fail(fn, "input of shape %s and indices of shape %s cannot be broadcast (size %lld vs %lld at dim %d)", tensor__shape_of(t), tensor__shape_of(indices), (long long)a, (long long)b, i);
         }
         ts[i] = is[i] = a == 1 ? b : a;
     }
-    tensor *te = tensor__ix(&s, tensor_expand(t, t->ndim, ts)), *ie = tensor__ix(&s, tensor_expand(indices, t->ndim, is));
-    r = te && ie ? tensor__ix(&s, tensor_gather(te, d, ie)) : NULL;
+    tensor *te = tensor__tmp(&s, tensor_expand(t, t->ndim, ts)), *ie = tensor__tmp(&s, tensor_expand(indices, t->ndim, is));
+    r = te && ie ? tensor__tmp(&s, tensor_gather(te, d, ie)) : NULL;
     return tensor__ix_done(&s, r, fn, had);
 }
 
@@ -632,12 +615,12 @@ TENSOR_API tensor *tensor_put(tensor *t, tensor *index, tensor *source, bool acc
     int64_t k = tensor__numel_of(index->ndim, index->shape), ns = tensor__numel_of(source->ndim, source->shape);
     if (k != ns) return tensor__fail(fn, "source has %lld elements but index has %lld: they must be equal", (long long)ns, (long long)k);
     bool had = tensor__error_set;
-    tensor__ixt s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     tensor *tf = tensor__ix_flat(&s, t);
     tensor *idx = tf ? tensor__ix_flat(&s, tensor__ix_wrap(&s, fn, index, tf->shape[0], -1, true)) : NULL;
     tensor *sf = idx ? tensor__ix_flat(&s, source) : NULL;
-    tensor *o = sf ? tensor__ix(&s, accumulate ? tensor_scatter_add(tf, 0, idx, sf) : tensor_scatter(tf, 0, idx, sf)) : NULL;
-    tensor *r = o ? tensor__ix(&s, tensor_reshape(o, t->ndim, t->shape)) : NULL;
+    tensor *o = sf ? tensor__tmp(&s, accumulate ? tensor_scatter_add(tf, 0, idx, sf) : tensor_scatter(tf, 0, idx, sf)) : NULL;
+    tensor *r = o ? tensor__tmp(&s, tensor_reshape(o, t->ndim, t->shape)) : NULL;
     return tensor__ix_done(&s, r, fn, had);
 }
 
@@ -665,17 +648,17 @@ TENSOR_API tensor *tensor_slice_scatter(tensor *t, tensor *src, int dim, int64_t
     if (d < 0) return NULL;
     if (step <= 0) return tensor__fail(fn, "step must be positive, got %lld", (long long)step);
     bool had = tensor__error_set;
-    tensor__ixt s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     tensor *r = NULL;
     /* the positions the slice takes along d (Python's slice rules, from tensor_slice) */
     tensor *ar = tensor__ix_arange(&s, t->shape[d], TENSOR_CPU);
-    tensor *idx = ar ? tensor__ix(&s, tensor_slice(ar, 0, start, end, step)) : NULL;
+    tensor *idx = ar ? tensor__tmp(&s, tensor_slice(ar, 0, start, end, step)) : NULL;
     if (idx) {
         int64_t sh[TENSOR_MAX_DIMS];
         for (int i = 0; i < t->ndim; i++) sh[i] = i == d ? idx->shape[0] : t->shape[i];
         if (tensor__ix_fits(fn, src, t, t->ndim, sh)) {
             tensor *di = tensor__ix_dev(&s, idx, t->storage->device);
-            r = di ? tensor__ix(&s, tensor_index_copy(t, d, di, src)) : NULL;
+            r = di ? tensor__tmp(&s, tensor_index_copy(t, d, di, src)) : NULL;
         }
     }
     return tensor__ix_done(&s, r, fn, had);
@@ -696,10 +679,10 @@ TENSOR_API tensor *tensor_select_scatter(tensor *t, tensor *src, int dim, int64_
         if (i != d) sh[j++] = t->shape[i];
     if (!tensor__ix_fits(fn, src, t, t->ndim - 1, sh)) return NULL;
     bool had = tensor__error_set;
-    tensor__ixt s = {{0}, 0};
-    tensor *ix = tensor__ix(&s, tensor__full_on(1, (const int64_t[]){1}, (double)index, TENSOR_I64, t->storage->device));
-    tensor *u = ix ? tensor__ix(&s, tensor_unsqueeze(src, d)) : NULL;
-    tensor *r = u ? tensor__ix(&s, tensor_index_copy(t, d, ix, u)) : NULL;
+    tensor__tmps s = {{0}, 0};
+    tensor *ix = tensor__tmp(&s, tensor__full_on(1, tensor__one_dim, (double)index, TENSOR_I64, t->storage->device));
+    tensor *u = ix ? tensor__tmp(&s, tensor_unsqueeze(src, d)) : NULL;
+    tensor *r = u ? tensor__tmp(&s, tensor_index_copy(t, d, ix, u)) : NULL;
     return tensor__ix_done(&s, r, fn, had);
 }
 
@@ -708,16 +691,16 @@ TENSOR_API tensor *tensor_diagonal_scatter(tensor *t, tensor *src, int64_t offse
     TENSOR__CHECK_ARG(fn, t);
     TENSOR__CHECK_ARG(fn, src);
     bool had = tensor__error_set;
-    tensor__ixt s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     tensor *r = NULL;
     /* the flat positions of the diagonal's elements: the same diagonal taken of 0..numel-1 */
-    tensor *pos = tensor__ix(&s, tensor__positions(t->ndim, t->shape));
-    tensor *dg = pos ? tensor__ix(&s, tensor_diagonal(pos, offset, dim1, dim2)) : NULL;
+    tensor *pos = tensor__tmp(&s, tensor__positions(t->ndim, t->shape));
+    tensor *dg = pos ? tensor__tmp(&s, tensor_diagonal(pos, offset, dim1, dim2)) : NULL;
     if (dg && tensor__ix_fits(fn, src, t, dg->ndim, dg->shape)) {
         tensor *di = tensor__ix_dev(&s, tensor__ix_flat(&s, dg), t->storage->device);
         tensor *tf = di ? tensor__ix_flat(&s, t) : NULL, *sf = tf ? tensor__ix_flat(&s, src) : NULL;
-        tensor *o = sf ? tensor__ix(&s, tensor_scatter(tf, 0, di, sf)) : NULL;
-        r = o ? tensor__ix(&s, tensor_reshape(o, t->ndim, t->shape)) : NULL;
+        tensor *o = sf ? tensor__tmp(&s, tensor_scatter(tf, 0, di, sf)) : NULL;
+        r = o ? tensor__tmp(&s, tensor_reshape(o, t->ndim, t->shape)) : NULL;
     }
     return tensor__ix_done(&s, r, fn, had);
 }
@@ -781,16 +764,16 @@ static tensor *tensor__searchsorted(const char *fn, tensor *seq, tensor *values,
         if (!ok) return tensor__fail(fn, "sorter of shape %s must have the shape of the sorted sequence, %s", tensor__shape_of(sorter), tensor__shape_of(seq));
     }
     bool had = tensor__error_set;
-    tensor__ixt s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     tensor *r = NULL;
     tensor_dtype dt = tensor_promote_types(seq->dtype, values->dtype);
     tensor *sq = seq;
     if (sorter) {
         int last = seq->ndim - 1;
-        sq = tensor__ix(&s, tensor_take_along_dim(seq, sorter, &last));
+        sq = tensor__tmp(&s, tensor_take_along_dim(seq, sorter, &last));
     }
-    tensor *sc = sq ? tensor__ix(&s, tensor_contiguous(sq->dtype == dt ? sq : tensor__ix(&s, tensor_to_dtype(sq, dt)))) : NULL;
-    tensor *vc = sc ? tensor__ix(&s, tensor_contiguous(values->dtype == dt ? values : tensor__ix(&s, tensor_to_dtype(values, dt)))) : NULL;
+    tensor *sc = sq ? tensor__tmp(&s, tensor_contiguous(sq->dtype == dt ? sq : tensor__tmp(&s, tensor_to_dtype(sq, dt)))) : NULL;
+    tensor *vc = sc ? tensor__tmp(&s, tensor_contiguous(values->dtype == dt ? values : tensor__tmp(&s, tensor_to_dtype(values, dt)))) : NULL;
     if (vc) {
         tensor__call c;
         tensor__call_init(&c, TENSOR_OP_searchsorted);
@@ -800,7 +783,7 @@ static tensor *tensor__searchsorted(const char *fn, tensor *seq, tensor *values,
         c.in[1] = vc;
         c.ip[0] = right;
         c.out = tensor__new(fn, values->ndim, values->shape, out_int32 ? TENSOR_I32 : TENSOR_I64, values->storage->device);
-        r = c.out ? tensor__ix(&s, tensor__dispatch(&c)) : NULL;
+        r = c.out ? tensor__tmp(&s, tensor__dispatch(&c)) : NULL;
     }
     return tensor__ix_done(&s, r, fn, had);
 }
@@ -829,23 +812,23 @@ TENSOR_API tensor *tensor_bincount(tensor *input, tensor *weights, int64_t minle
         if (weights->dtype == TENSOR_BOOL) return tensor__fail(fn, "weights must be numbers, got bool");
     }
     bool had = tensor__error_set;
-    tensor__ixt s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     tensor *r = NULL;
     tensor_device dev = input->storage->device;
     tensor_dtype odt = !weights ? TENSOR_I64 : weights->dtype == TENSOR_F32 ? TENSOR_F32 : TENSOR_F64;
     int64_t n = input->shape[0], size = minlength;
-    tensor *ix = tensor__ix(&s, tensor_to_dtype(input, TENSOR_I64));
+    tensor *ix = tensor__tmp(&s, tensor_to_dtype(input, TENSOR_I64));
     if (ix && n > 0) {
         double lo, hi;
-        if (!tensor__ix_item(tensor__ix(&s, tensor_min_all(ix)), &lo) || !tensor__ix_item(tensor__ix(&s, tensor_max_all(ix)), &hi)) goto done;
+        if (!tensor__ix_item(tensor__tmp(&s, tensor_min_all(ix)), &lo) || !tensor__ix_item(tensor__tmp(&s, tensor_max_all(ix)), &hi)) goto done;
         if (lo < 0) { tensor__fail(fn, "input must be non-negative, got %lld", (long long)lo); goto done; }
         if ((int64_t)hi + 1 > size) size = (int64_t)hi + 1;
         if (size > TENSOR__MAX_NUMEL) { tensor__fail(fn, "the largest input %lld needs too many bins", (long long)hi); goto done; }
     }
     if (ix) {
-        tensor *z = tensor__ix(&s, tensor__full_on(1, &size, 0, odt, dev));
-        tensor *w = !z ? NULL : weights ? (weights->dtype == odt ? weights : tensor__ix(&s, tensor_to_dtype(weights, odt))) : tensor__ix(&s, tensor__full_on(1, &n, 1, odt, dev));
-        r = w ? tensor__ix(&s, tensor_scatter_add(z, 0, ix, w)) : NULL;
+        tensor *z = tensor__tmp(&s, tensor__full_on(1, &size, 0, odt, dev));
+        tensor *w = !z ? NULL : weights ? (weights->dtype == odt ? weights : tensor__tmp(&s, tensor_to_dtype(weights, odt))) : tensor__tmp(&s, tensor__full_on(1, &n, 1, odt, dev));
+        r = w ? tensor__tmp(&s, tensor_scatter_add(z, 0, ix, w)) : NULL;
     }
 done:
     return tensor__ix_done(&s, r, fn, had);
@@ -859,13 +842,13 @@ TENSOR_API tensor *tensor_histc(tensor *input, int64_t bins, double min, double 
     if (!(min <= max)) return tensor__fail(fn, "max must be larger than min, got min %g and max %g", min, max);
     if (!isfinite(min) || !isfinite(max)) return tensor__fail(fn, "range of [%g, %g] is not finite", min, max);
     bool had = tensor__error_set;
-    tensor__ixt s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     tensor *r = NULL;
     tensor_dtype dt = input->dtype;
     tensor_device dev = input->storage->device;
     int64_t n = tensor__numel_of(input->ndim, input->shape);
     if (min == max && n > 0) { /* the data's range */
-        if (!tensor__ix_item(tensor__ix(&s, tensor_min_all(input)), &min) || !tensor__ix_item(tensor__ix(&s, tensor_max_all(input)), &max)) goto done;
+        if (!tensor__ix_item(tensor__tmp(&s, tensor_min_all(input)), &min) || !tensor__ix_item(tensor__tmp(&s, tensor_max_all(input)), &max)) goto done;
         if (!isfinite(min) || !isfinite(max)) { tensor__fail(fn, "range of [%g, %g] is not finite", min, max); goto done; }
     }
     if (min == max) { min -= 1; max += 1; }
@@ -874,16 +857,16 @@ TENSOR_API tensor *tensor_histc(tensor *input, int64_t bins, double min, double 
            the last bin; x outside [min, max] (or NaN) counted nowhere */
         tensor *x = tensor__ix_flat(&s, input);
         tensor *lo = tensor__ix_num(&s, min, dt, dev), *hi = tensor__ix_num(&s, max, dt, dev);
-        tensor *in = x && lo && hi ? tensor__ix(&s, tensor_logical_and(tensor__ix(&s, tensor_ge(x, lo)), tensor__ix(&s, tensor_le(x, hi)))) : NULL;
-        tensor *lo_t = in ? tensor__ix(&s, tensor_to_dtype(lo, dt)) : NULL;
-        tensor *span = lo_t ? tensor__ix(&s, tensor_sub(hi, lo_t)) : NULL;
-        tensor *pos = span ? tensor__ix(&s, tensor_div(tensor__ix(&s, tensor_mul(tensor__ix(&s, tensor_sub(x, lo)), tensor__ix_num(&s, (double)bins, dt, dev))), span)) : NULL;
-        tensor *safe = pos ? tensor__ix(&s, tensor_where(in, pos, tensor__ix_num(&s, 0, dt, dev))) : NULL;
-        tensor *bi = safe ? tensor__ix(&s, tensor_to_dtype(tensor__ix(&s, tensor_trunc(safe)), TENSOR_I64)) : NULL;
-        tensor *bc = bi ? tensor__ix(&s, tensor_clamp_max(bi, (double)(bins - 1))) : NULL;
-        tensor *w = bc ? tensor__ix(&s, tensor_to_dtype(in, dt)) : NULL;
-        tensor *z = w ? tensor__ix(&s, tensor__full_on(1, &bins, 0, dt, dev)) : NULL;
-        r = z ? tensor__ix(&s, tensor_scatter_add(z, 0, bc, w)) : NULL;
+        tensor *in = x && lo && hi ? tensor__tmp(&s, tensor_logical_and(tensor__tmp(&s, tensor_ge(x, lo)), tensor__tmp(&s, tensor_le(x, hi)))) : NULL;
+        tensor *lo_t = in ? tensor__tmp(&s, tensor_to_dtype(lo, dt)) : NULL;
+        tensor *span = lo_t ? tensor__tmp(&s, tensor_sub(hi, lo_t)) : NULL;
+        tensor *pos = span ? tensor__tmp(&s, tensor_div(tensor__tmp(&s, tensor_mul(tensor__tmp(&s, tensor_sub(x, lo)), tensor__ix_num(&s, (double)bins, dt, dev))), span)) : NULL;
+        tensor *safe = pos ? tensor__tmp(&s, tensor_where(in, pos, tensor__ix_num(&s, 0, dt, dev))) : NULL;
+        tensor *bi = safe ? tensor__tmp(&s, tensor_to_dtype(tensor__tmp(&s, tensor_trunc(safe)), TENSOR_I64)) : NULL;
+        tensor *bc = bi ? tensor__tmp(&s, tensor_clamp_max(bi, (double)(bins - 1))) : NULL;
+        tensor *w = bc ? tensor__tmp(&s, tensor_to_dtype(in, dt)) : NULL;
+        tensor *z = w ? tensor__tmp(&s, tensor__full_on(1, &bins, 0, dt, dev)) : NULL;
+        r = z ? tensor__tmp(&s, tensor_scatter_add(z, 0, bc, w)) : NULL;
     }
 done:
     return tensor__ix_done(&s, r, fn, had);
@@ -893,18 +876,18 @@ done:
 
 /* unique_consecutive of x2 [S, R] (rows compared whole): the row positions where a new run starts
    (*starts, 1-D i64) and the mask of those rows (*mask, [S] bool). */
-static bool tensor__ix_runs(tensor__ixt *s, tensor *x2, tensor **mask, tensor **starts, int64_t *count) {
+static bool tensor__ix_runs(tensor__tmps *s, tensor *x2, tensor **mask, tensor **starts, int64_t *count) {
     tensor_device dev = x2->storage->device;
     int64_t S = x2->shape[0];
-    tensor *first = tensor__ix(s, tensor__full_on(1, (const int64_t[]){1}, 1, TENSOR_BOOL, dev));
+    tensor *first = tensor__tmp(s, tensor__full_on(1, tensor__one_dim, 1, TENSOR_BOOL, dev));
     tensor *m = first;
     if (S > 1 && first) {
-        tensor *a = tensor__ix(s, tensor_slice(x2, 0, 1, S, 1)), *b = tensor__ix(s, tensor_slice(x2, 0, 0, S - 1, 1));
-        tensor *ne = a && b ? tensor__ix(s, tensor_ne(a, b)) : NULL;
-        tensor *cnt = ne ? tensor__ix(s, tensor_sum(ne, 1, false)) : NULL;
-        tensor *diff = cnt ? tensor__ix(s, tensor_gt(cnt, tensor__ix_num(s, 0, cnt->dtype, dev))) : NULL;
+        tensor *a = tensor__tmp(s, tensor_slice(x2, 0, 1, S, 1)), *b = tensor__tmp(s, tensor_slice(x2, 0, 0, S - 1, 1));
+        tensor *ne = a && b ? tensor__tmp(s, tensor_ne(a, b)) : NULL;
+        tensor *cnt = ne ? tensor__tmp(s, tensor_sum(ne, 1, false)) : NULL;
+        tensor *diff = cnt ? tensor__tmp(s, tensor_gt(cnt, tensor__ix_num(s, 0, cnt->dtype, dev))) : NULL;
         tensor *parts[2] = {first, diff};
-        m = diff ? tensor__ix(s, tensor_cat(2, parts, 0)) : NULL;
+        m = diff ? tensor__tmp(s, tensor_cat(2, parts, 0)) : NULL;
     }
     if (!m) return false;
     *mask = m;
@@ -913,46 +896,46 @@ static bool tensor__ix_runs(tensor__ixt *s, tensor *x2, tensor **mask, tensor **
 }
 
 /* x seen as [S, R] rows along d (d < 0: the flattened x, rows of one element). */
-static tensor *tensor__ix_rows(tensor__ixt *s, tensor *x, int d) {
+static tensor *tensor__ix_rows(tensor__tmps *s, tensor *x, int d) {
     if (d < 0) {
         int64_t sh[2] = {tensor__numel_of(x->ndim, x->shape), 1};
-        return tensor__ix(s, tensor_reshape(x, 2, sh));
+        return tensor__tmp(s, tensor_reshape(x, 2, sh));
     }
-    tensor *mv = tensor__ix(s, tensor_movedim(x, d, 0));
+    tensor *mv = tensor__tmp(s, tensor_movedim(x, d, 0));
     if (!mv) return NULL;
     int64_t sh[2] = {x->shape[d], tensor__numel_of(x->ndim, x->shape) / (x->shape[d] ? x->shape[d] : 1)};
     if (x->shape[d] == 0) sh[1] = tensor__numel_of(x->ndim - 1, mv->shape + 1);
-    return tensor__ix(s, tensor_reshape(mv, 2, sh));
+    return tensor__tmp(s, tensor_reshape(mv, 2, sh));
 }
 
 /* The runs of equal rows of x along d (d < 0: elements of the flattened x): the values, the run of
    each row (*inverse, d < 0: x's shape) and each run's length (*counts). */
-static tensor *tensor__ix_consecutive(tensor__ixt *s, tensor *x, int d, tensor **inverse, tensor **counts) {
+static tensor *tensor__ix_consecutive(tensor__tmps *s, tensor *x, int d, tensor **inverse, tensor **counts) {
     tensor *x2 = tensor__ix_rows(s, x, d), *mask, *starts;
     int64_t u;
     if (!x2 || !tensor__ix_runs(s, x2, &mask, &starts, &u)) return NULL;
     int64_t S = x2->shape[0];
     tensor_device dev = x->storage->device;
     if (S == 0) { /* nothing: empty values, inverse, counts */
-        if (inverse && !(*inverse = tensor__ix(s, tensor__full_on(d < 0 ? x->ndim : 1, d < 0 ? x->shape : &S, 0, TENSOR_I64, dev)))) return NULL;
-        if (counts && !(*counts = tensor__ix(s, tensor__full_on(1, &S, 0, TENSOR_I64, dev)))) return NULL;
-        return d < 0 ? tensor__ix_flat(s, x) : tensor__ix(s, tensor_clone(x));
+        if (inverse && !(*inverse = tensor__tmp(s, tensor__full_on(d < 0 ? x->ndim : 1, d < 0 ? x->shape : &S, 0, TENSOR_I64, dev)))) return NULL;
+        if (counts && !(*counts = tensor__tmp(s, tensor__full_on(1, &S, 0, TENSOR_I64, dev)))) return NULL;
+        return d < 0 ? tensor__ix_flat(s, x) : tensor__tmp(s, tensor_clone(x));
     }
     if (inverse) {
-        tensor *mi = tensor__ix(s, tensor_to_dtype(mask, TENSOR_I64));
-        tensor *cs = mi ? tensor__ix(s, tensor_cumsum(mi, 0)) : NULL;
-        tensor *inv = cs ? tensor__ix(s, tensor_sub(cs, tensor__ix_num(s, 1, TENSOR_I64, dev))) : NULL;
-        if (!inv || !(*inverse = d < 0 ? tensor__ix(s, tensor_reshape(inv, x->ndim, x->shape)) : inv)) return NULL;
+        tensor *mi = tensor__tmp(s, tensor_to_dtype(mask, TENSOR_I64));
+        tensor *cs = mi ? tensor__tmp(s, tensor_cumsum(mi, 0)) : NULL;
+        tensor *inv = cs ? tensor__tmp(s, tensor_sub(cs, tensor__ix_num(s, 1, TENSOR_I64, dev))) : NULL;
+        if (!inv || !(*inverse = d < 0 ? tensor__tmp(s, tensor_reshape(inv, x->ndim, x->shape)) : inv)) return NULL;
     }
     if (counts) {
-        tensor *tail = tensor__ix(s, tensor__full_on(1, (const int64_t[]){1}, (double)S, TENSOR_I64, dev));
-        tensor *nx = tail ? tensor__ix(s, tensor_slice(starts, 0, 1, u, 1)) : NULL;
+        tensor *tail = tensor__tmp(s, tensor__full_on(1, tensor__one_dim, (double)S, TENSOR_I64, dev));
+        tensor *nx = tail ? tensor__tmp(s, tensor_slice(starts, 0, 1, u, 1)) : NULL;
         tensor *parts[2] = {nx, tail};
-        tensor *ends = nx ? tensor__ix(s, tensor_cat(2, parts, 0)) : NULL;
-        if (!ends || !(*counts = tensor__ix(s, tensor_sub(ends, starts)))) return NULL;
+        tensor *ends = nx ? tensor__tmp(s, tensor_cat(2, parts, 0)) : NULL;
+        if (!ends || !(*counts = tensor__tmp(s, tensor_sub(ends, starts)))) return NULL;
     }
-    if (d < 0) return tensor__ix(s, tensor_index_select(tensor__ix_flat(s, x), 0, starts));
-    return tensor__ix(s, tensor_index_select(x, d, starts));
+    if (d < 0) return tensor__tmp(s, tensor_index_select(tensor__ix_flat(s, x), 0, starts));
+    return tensor__tmp(s, tensor_index_select(x, d, starts));
 }
 
 static bool tensor__ix_dim_arg(const char *fn, tensor *t, const int *dim, int *d) {
@@ -970,12 +953,12 @@ TENSOR_API tensor *tensor_unique_consecutive(tensor *t, const int *dim, tensor *
     int d;
     if (!tensor__ix_dim_arg(fn, t, dim, &d)) return NULL;
     bool had = tensor__error_set;
-    tensor__ixt s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     tensor *inv = NULL, *cnt = NULL;
     tensor *r = tensor__ix_consecutive(&s, t, d, inverse ? &inv : NULL, counts ? &cnt : NULL);
     if (r) {
-        if (inverse) *inverse = tensor__ix_keep(&s, inv);
-        if (counts) *counts = tensor__ix_keep(&s, cnt);
+        if (inverse) *inverse = tensor__tmps_take(&s, inv);
+        if (counts) *counts = tensor__tmps_take(&s, cnt);
     }
     return tensor__ix_done(&s, r, fn, had);
 }
@@ -1019,15 +1002,15 @@ TENSOR_API tensor *tensor_unique(tensor *t, bool sorted, const int *dim, tensor 
     int d;
     if (!tensor__ix_dim_arg(fn, t, dim, &d)) return NULL;
     bool had = tensor__error_set;
-    tensor__ixt s = {{0}, 0};
+    tensor__tmps s = {{0}, 0};
     tensor *r = NULL, *inv = NULL, *cnt = NULL;
     tensor_device dev = t->storage->device;
     /* the rows' order, on the host */
     tensor *x2 = tensor__ix_rows(&s, t, d);
-    tensor *h = x2 ? tensor__ix(&s, tensor_contiguous(tensor__ix_dev(&s, x2, TENSOR_CPU))) : NULL;
+    tensor *h = x2 ? tensor__tmp(&s, tensor_contiguous(tensor__ix_dev(&s, x2, TENSOR_CPU))) : NULL;
     if (h) {
         int64_t S = h->shape[0];
-        tensor *perm = tensor__ix(&s, tensor_empty(1, &S, TENSOR_I64));
+        tensor *perm = tensor__tmp(&s, tensor_empty(1, &S, TENSOR_I64));
         int64_t *tmp = perm ? (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(S ? S : 1)) : NULL;
         if (perm && !tmp) tensor__fail(fn, "out of memory");
         if (tmp) {
@@ -1038,21 +1021,21 @@ TENSOR_API tensor *tensor_unique(tensor *t, bool sorted, const int *dim, tensor 
             TENSOR_FREE(tmp);
             tensor *pd = tensor__ix_dev(&s, perm, dev);
             /* the sorted rows, their runs; the inverse maps back through the permutation */
-            tensor *sorted_x = pd ? tensor__ix(&s, d < 0 ? tensor_index_select(tensor__ix_flat(&s, t), 0, pd) : tensor_index_select(t, d, pd)) : NULL;
+            tensor *sorted_x = pd ? tensor__tmp(&s, d < 0 ? tensor_index_select(tensor__ix_flat(&s, t), 0, pd) : tensor_index_select(t, d, pd)) : NULL;
             tensor *sinv = NULL;
             r = sorted_x ? tensor__ix_consecutive(&s, sorted_x, d < 0 ? -1 : d, inverse ? &sinv : NULL, counts ? &cnt : NULL) : NULL;
             if (r && inverse) {
                 tensor *sf = tensor__ix_flat(&s, sinv);
-                tensor *z = sf ? tensor__ix(&s, tensor__full_on(1, &S, 0, TENSOR_I64, dev)) : NULL;
-                tensor *iv = z ? tensor__ix(&s, tensor_scatter(z, 0, pd, sf)) : NULL;
-                inv = !iv ? NULL : d < 0 ? tensor__ix(&s, tensor_reshape(iv, t->ndim, t->shape)) : iv;
+                tensor *z = sf ? tensor__tmp(&s, tensor__full_on(1, &S, 0, TENSOR_I64, dev)) : NULL;
+                tensor *iv = z ? tensor__tmp(&s, tensor_scatter(z, 0, pd, sf)) : NULL;
+                inv = !iv ? NULL : d < 0 ? tensor__tmp(&s, tensor_reshape(iv, t->ndim, t->shape)) : iv;
                 if (!inv) r = NULL;
             }
         }
     }
     if (r) {
-        if (inverse) *inverse = tensor__ix_keep(&s, inv);
-        if (counts) *counts = tensor__ix_keep(&s, cnt);
+        if (inverse) *inverse = tensor__tmps_take(&s, inv);
+        if (counts) *counts = tensor__tmps_take(&s, cnt);
     }
     return tensor__ix_done(&s, r, fn, had);
 }

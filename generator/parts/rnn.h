@@ -119,10 +119,12 @@ TENSOR_API tensor *tensor_bilinear(tensor *input1, tensor *input2, tensor *weigh
     tensor__tmps s = {{0}, 0};
     int nd = input1->ndim;
     int64_t b = tensor__numel_of(nd - 1, input1->shape);
-    tensor *x1 = tensor__tmp(&s, tensor_reshape(input1, 2, (int64_t[]){b, I}));
-    tensor *x2 = tensor__tmp(&s, tensor_reshape(input2, 3, (int64_t[]){b, 1, J}));
-    tensor *w = tensor__tmp(&s, tensor_reshape(tensor__tmp(&s, tensor_permute(weight, 3, (const int[]){1, 0, 2})), 2, (int64_t[]){I, O * J}));
-    tensor *xw = tensor__tmp(&s, tensor_reshape(tensor__tmp(&s, tensor_matmul(x1, w)), 3, (int64_t[]){b, O, J}));
+    const int64_t s1[2] = {b, I}, s2[3] = {b, 1, J}, sw[2] = {I, O * J}, sxw[3] = {b, O, J};
+    const int perm[3] = {1, 0, 2};
+    tensor *x1 = tensor__tmp(&s, tensor_reshape(input1, 2, s1));
+    tensor *x2 = tensor__tmp(&s, tensor_reshape(input2, 3, s2));
+    tensor *w = tensor__tmp(&s, tensor_reshape(tensor__tmp(&s, tensor_permute(weight, 3, perm)), 2, sw));
+    tensor *xw = tensor__tmp(&s, tensor_reshape(tensor__tmp(&s, tensor_matmul(x1, w)), 3, sxw));
     tensor *y = tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_mul(xw, x2)), 2, false));
     if (bias) y = tensor__tmp(&s, tensor_add(y, bias));
     int64_t shape[TENSOR_MAX_DIMS];
