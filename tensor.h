@@ -10006,6 +10006,22 @@ TENSOR_API tensor *tensor_select(tensor *t, int dim, int64_t index) {
     return tensor__make_view(&c, t, n, sh, st, t->offset + index * t->strides[d]);
 }
 
+/* t[start:end] along d (0 <= start <= end <= size) as a view recorded as a slice: a piece of
+   tensor_split and of the splitting helpers of >>construct. */
+static tensor *tensor__piece(const char *fn, tensor *t, int d, int64_t start, int64_t end) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_slice);
+    c.fn = fn;
+    int64_t sh[TENSOR_MAX_DIMS];
+    for (int k = 0; k < t->ndim; k++) sh[k] = t->shape[k];
+    sh[d] = end - start;
+    c.ip[0] = d;
+    c.ip[1] = start;
+    c.ip[2] = end;
+    c.ip[3] = 1;
+    return tensor__make_view(&c, t, t->ndim, sh, t->strides, t->offset + (end > start ? start * t->strides[d] : 0));
+}
+
 /* tensor_split: views of split_size along dim (the last one smaller), as torch.split. */
 TENSOR_API int tensor_split(tensor *t, int64_t split_size, int dim, tensor **out, int max_out) {
     const char *fn = "tensor_split";
@@ -10026,18 +10042,7 @@ TENSOR_API int tensor_split(tensor *t, int64_t split_size, int dim, tensor **out
     }
     for (int64_t i = 0; i < count; i++) {
         int64_t start = i * split_size, end = size - start < split_size ? size : start + split_size;
-        tensor__call c;
-        tensor__call_init(&c, TENSOR_OP_slice);
-        c.fn = fn;
-        int64_t sh[TENSOR_MAX_DIMS];
-        for (int k = 0; k < t->ndim; k++) sh[k] = t->shape[k];
-        sh[d] = end - start;
-        c.ip[0] = d;
-        c.ip[1] = start;
-        c.ip[2] = end;
-        c.ip[3] = 1;
-        out[i] = tensor__make_view(&c, t, t->ndim, sh, t->strides, t->offset + start * t->strides[d]);
-        if (!out[i]) {
+        if (!(out[i] = tensor__piece(fn, t, d, start, end))) {
             for (int64_t k = 0; k < i; k++) { tensor_free(out[k]); out[k] = NULL; }
             return -1;
         }
@@ -10548,9 +10553,12 @@ static int tensor__cpu_scatter_add(tensor__call *c) {
     return 0;
 }
 
-TENSOR_API tensor *tensor_scatter_add(tensor *t, int dim, tensor *index, tensor *src) {
+/* The front-end of scatter_add, scatter and scatter_reduce (>>index): checks, then out = t with src
+   combined at index; mode and include_self are read by the last two only (a scatter_reduce mode
+   MEAN is not a kernel mode: its caller divides a sum). */
+static tensor *tensor__scatter_call(tensor_op op, tensor *t, int dim, tensor *index, tensor *src, int mode, bool include_self) {
     tensor__call c;
-    tensor__call_init(&c, TENSOR_OP_scatter_add);
+    tensor__call_init(&c, op);
     TENSOR__CHECK_ARG(c.fn, t);
     TENSOR__CHECK_ARG(c.fn, index);
     TENSOR__CHECK_ARG(c.fn, src);
@@ -10565,8 +10573,14 @@ TENSOR_API tensor *tensor_scatter_add(tensor *t, int dim, tensor *index, tensor 
     c.in[1] = index;
     c.in[2] = src;
     c.ip[0] = d;
+    c.ip[1] = mode;
+    c.ip[2] = include_self;
     c.out = tensor__new_like(c.fn, t, t->dtype);
     return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+TENSOR_API tensor *tensor_scatter_add(tensor *t, int dim, tensor *index, tensor *src) {
+    return tensor__scatter_call(TENSOR_OP_scatter_add, t, dim, index, src, 0, true);
 }
 
 /* out: t's shape with dim's size = index's numel; slab p of out along dim = slab index[p] of t.
@@ -11331,19 +11345,7 @@ TENSOR_API tensor *tensor_block_diag(int n, tensor *const *ts) {
    recorded as a slice; count, or -1 with every out freed. */
 static int tensor__pieces(const char *fn, tensor *t, int d, int64_t count, const int64_t *bounds, tensor **out) {
     for (int64_t i = 0; i < count; i++) {
-        int64_t start = bounds[2 * i], end = bounds[2 * i + 1];
-        tensor__call c;
-        tensor__call_init(&c, TENSOR_OP_slice);
-        c.fn = fn;
-        int64_t sh[TENSOR_MAX_DIMS];
-        for (int k = 0; k < t->ndim; k++) sh[k] = t->shape[k];
-        sh[d] = end - start;
-        c.ip[0] = d;
-        c.ip[1] = start;
-        c.ip[2] = end;
-        c.ip[3] = 1;
-        out[i] = tensor__make_view(&c, t, t->ndim, sh, t->strides, t->offset + (end > start ? start * t->strides[d] : 0));
-        if (!out[i]) {
+        if (!(out[i] = tensor__piece(fn, t, d, bounds[2 * i], bounds[2 * i + 1]))) {
             for (int64_t k = 0; k < i; k++) { tensor_free(out[k]); out[k] = NULL; }
             return -1;
         }
@@ -11735,30 +11737,6 @@ static int tensor__scatter_run(tensor__call *c, int mode, bool include_self) {
 static int tensor__cpu_scatter(tensor__call *c) { return tensor__scatter_run(c, TENSOR__SCATTER_ASSIGN, true); }
 static int tensor__cpu_scatter_reduce(tensor__call *c) { return tensor__scatter_run(c, (int)c->ip[1], c->ip[2] != 0); }
 
-/* The front-end of both kernels: checks, then out = t with src combined at index. mode MEAN is
-   not a kernel mode (the caller divides a sum). */
-static tensor *tensor__scatter_call(tensor_op op, tensor *t, int dim, tensor *index, tensor *src, int mode, bool include_self) {
-    tensor__call c;
-    tensor__call_init(&c, op);
-    TENSOR__CHECK_ARG(c.fn, t);
-    TENSOR__CHECK_ARG(c.fn, index);
-    TENSOR__CHECK_ARG(c.fn, src);
-    tensor *ins[3] = {t, index, src};
-    if (!tensor__same_device(c.fn, 3, ins)) return NULL;
-    int d = tensor__wrap_dim(c.fn, dim, t->ndim ? t->ndim : 1);
-    if (d < 0 || !tensor__check_index_dtype(c.fn, index)) return NULL;
-    if (src->dtype != t->dtype) return tensor__fail(c.fn, "src dtype %s must equal the input dtype %s", tensor__dtype_names[src->dtype], tensor__dtype_names[t->dtype]);
-    if (tensor__numel_of(index->ndim, index->shape) > 0 && !tensor__check_scatter_shapes(c.fn, t, d, index, src)) return NULL;
-    c.n_in = 3;
-    c.in[0] = t;
-    c.in[1] = index;
-    c.in[2] = src;
-    c.ip[0] = d;
-    c.ip[1] = mode;
-    c.ip[2] = include_self;
-    c.out = tensor__new_like(c.fn, t, t->dtype);
-    return c.out ? tensor__dispatch(&c) : NULL;
-}
 
 TENSOR_API tensor *tensor_scatter(tensor *t, int dim, tensor *index, tensor *src) {
     return tensor__scatter_call(TENSOR_OP_scatter, t, dim, index, src, TENSOR__SCATTER_ASSIGN, true);

@@ -584,19 +584,7 @@ TENSOR_API tensor *tensor_block_diag(int n, tensor *const *ts) {
    recorded as a slice; count, or -1 with every out freed. */
 static int tensor__pieces(const char *fn, tensor *t, int d, int64_t count, const int64_t *bounds, tensor **out) {
     for (int64_t i = 0; i < count; i++) {
-        int64_t start = bounds[2 * i], end = bounds[2 * i + 1];
-        tensor__call c;
-        tensor__call_init(&c, TENSOR_OP_slice);
-        c.fn = fn;
-        int64_t sh[TENSOR_MAX_DIMS];
-        for (int k = 0; k < t->ndim; k++) sh[k] = t->shape[k];
-        sh[d] = end - start;
-        c.ip[0] = d;
-        c.ip[1] = start;
-        c.ip[2] = end;
-        c.ip[3] = 1;
-        out[i] = tensor__make_view(&c, t, t->ndim, sh, t->strides, t->offset + (end > start ? start * t->strides[d] : 0));
-        if (!out[i]) {
+        if (!(out[i] = tensor__piece(fn, t, d, bounds[2 * i], bounds[2 * i + 1]))) {
             for (int64_t k = 0; k < i; k++) { tensor_free(out[k]); out[k] = NULL; }
             return -1;
         }

@@ -177,30 +177,6 @@ static int tensor__scatter_run(tensor__call *c, int mode, bool include_self) {
 static int tensor__cpu_scatter(tensor__call *c) { return tensor__scatter_run(c, TENSOR__SCATTER_ASSIGN, true); }
 static int tensor__cpu_scatter_reduce(tensor__call *c) { return tensor__scatter_run(c, (int)c->ip[1], c->ip[2] != 0); }
 
-/* The front-end of both kernels: checks, then out = t with src combined at index. mode MEAN is
-   not a kernel mode (the caller divides a sum). */
-static tensor *tensor__scatter_call(tensor_op op, tensor *t, int dim, tensor *index, tensor *src, int mode, bool include_self) {
-    tensor__call c;
-    tensor__call_init(&c, op);
-    TENSOR__CHECK_ARG(c.fn, t);
-    TENSOR__CHECK_ARG(c.fn, index);
-    TENSOR__CHECK_ARG(c.fn, src);
-    tensor *ins[3] = {t, index, src};
-    if (!tensor__same_device(c.fn, 3, ins)) return NULL;
-    int d = tensor__wrap_dim(c.fn, dim, t->ndim ? t->ndim : 1);
-    if (d < 0 || !tensor__check_index_dtype(c.fn, index)) return NULL;
-    if (src->dtype != t->dtype) return tensor__fail(c.fn, "src dtype %s must equal the input dtype %s", tensor__dtype_names[src->dtype], tensor__dtype_names[t->dtype]);
-    if (tensor__numel_of(index->ndim, index->shape) > 0 && !tensor__check_scatter_shapes(c.fn, t, d, index, src)) return NULL;
-    c.n_in = 3;
-    c.in[0] = t;
-    c.in[1] = index;
-    c.in[2] = src;
-    c.ip[0] = d;
-    c.ip[1] = mode;
-    c.ip[2] = include_self;
-    c.out = tensor__new_like(c.fn, t, t->dtype);
-    return c.out ? tensor__dispatch(&c) : NULL;
-}
 
 TENSOR_API tensor *tensor_scatter(tensor *t, int dim, tensor *index, tensor *src) {
     return tensor__scatter_call(TENSOR_OP_scatter, t, dim, index, src, TENSOR__SCATTER_ASSIGN, true);
