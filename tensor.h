@@ -245,6 +245,9 @@ typedef enum { TENSOR_REDUCTION_MEAN, TENSOR_REDUCTION_SUM, TENSOR_REDUCTION_NON
     X(threshold, UNARY_P, KERNEL, NUM, DIFF, (tensor *a, double threshold, double value), "a if a > threshold else value") \
     X(clamp_min, UNARY_P, COMPOSITE, NUM, DIFF, (tensor *a, double min), "max(a, min): clamp with a lower bound only (NaN min: NaN)") \
     X(clamp_max, UNARY_P, COMPOSITE, NUM, DIFF, (tensor *a, double max), "min(a, max): clamp with an upper bound only (NaN max: NaN)") \
+    X(clamp_tensor, UNARY_P, COMPOSITE, NUM, DIFF, (tensor *a, tensor *min, tensor *max), "torch.clamp with tensor bounds (broadcast; either may be NULL, not both): min(max(a, min), max), a NaN bound gives NaN") \
+    X(clamp_min_tensor, UNARY_P, COMPOSITE, NUM, DIFF, (tensor *a, tensor *min), "clamp_tensor(a, min, NULL)") \
+    X(clamp_max_tensor, UNARY_P, COMPOSITE, NUM, DIFF, (tensor *a, tensor *max), "clamp_tensor(a, NULL, max)") \
     X(nan_to_num, UNARY_P, COMPOSITE, SAME, DIFF, (tensor *a, double nan, double posinf, double neginf), "NaN, +inf, -inf replaced (a NaN argument: PyTorch's default, 0 and the dtype's finite extremes)") \
     X(special_entr, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "-a log(a) (0 at 0, -inf below)") \
     X(special_erfcx, UNARY, KERNEL, FLOAT, DIFF, (tensor *a), "scaled complementary error function exp(a^2) erfc(a), no overflow for large a") \
@@ -397,6 +400,7 @@ typedef enum { TENSOR_REDUCTION_MEAN, TENSOR_REDUCTION_SUM, TENSOR_REDUCTION_NON
     X(histc, INDEX, COMPOSITE, ANY, NODIFF, (tensor *input, int64_t bins, double min, double max), "histogram of bins equal bins over [min, max] (min == max: the data's range)") \
     X(unique, INDEX, COMPOSITE, ANY, NODIFF, (tensor *t, bool sorted, const int *dim, tensor **inverse, tensor **counts), "sorted unique elements (rows along *dim; dim NULL: flattened); *inverse, *counts may be NULL") \
     X(unique_consecutive, INDEX, COMPOSITE, ANY, NODIFF, (tensor *t, const int *dim, tensor **inverse, tensor **counts), "first of each run of equal consecutive elements (rows along *dim); *inverse, *counts may be NULL") \
+    X(repeat_interleave_tensor, INDEX, COMPOSITE, ANY, DIFF, (tensor *t, tensor *repeats, const int *dim), "element i repeated repeats[i] times along *dim (dim NULL: of the flattened tensor); repeats an integer tensor of one or size(dim) elements") \
     X(matmul, LINALG, KERNEL, ANY, DIFF, (tensor *a, tensor *b), "matrix product, NumPy/PyTorch semantics with batch broadcasting") \
     X(linear, LINALG, COMPOSITE, ANY, DIFF, (tensor *x, tensor *weight, tensor *bias), "x @ weight^T + bias; weight [out, in]; bias may be NULL") \
     X(mm, LINALG, COMPOSITE, ANY, DIFF, (tensor *a, tensor *b), "matrix product of two 2-D tensors (no broadcasting)") \
@@ -623,6 +627,9 @@ typedef enum tensor_op {
     TENSOR_OP_threshold,
     TENSOR_OP_clamp_min,
     TENSOR_OP_clamp_max,
+    TENSOR_OP_clamp_tensor,
+    TENSOR_OP_clamp_min_tensor,
+    TENSOR_OP_clamp_max_tensor,
     TENSOR_OP_nan_to_num,
     TENSOR_OP_special_entr,
     TENSOR_OP_special_erfcx,
@@ -775,6 +782,7 @@ typedef enum tensor_op {
     TENSOR_OP_histc,
     TENSOR_OP_unique,
     TENSOR_OP_unique_consecutive,
+    TENSOR_OP_repeat_interleave_tensor,
     TENSOR_OP_matmul,
     TENSOR_OP_linear,
     TENSOR_OP_mm,
@@ -1432,6 +1440,12 @@ TENSOR_API tensor *tensor_threshold(tensor *a, double threshold, double value);
 TENSOR_API tensor *tensor_clamp_min(tensor *a, double min);
 /* min(a, max): clamp with an upper bound only (NaN max: NaN) */
 TENSOR_API tensor *tensor_clamp_max(tensor *a, double max);
+/* torch.clamp with tensor bounds (broadcast; either may be NULL, not both): min(max(a, min), max), a NaN bound gives NaN */
+TENSOR_API tensor *tensor_clamp_tensor(tensor *a, tensor *min, tensor *max);
+/* clamp_tensor(a, min, NULL) */
+TENSOR_API tensor *tensor_clamp_min_tensor(tensor *a, tensor *min);
+/* clamp_tensor(a, NULL, max) */
+TENSOR_API tensor *tensor_clamp_max_tensor(tensor *a, tensor *max);
 /* NaN, +inf, -inf replaced (a NaN argument: PyTorch's default, 0 and the dtype's finite extremes) */
 TENSOR_API tensor *tensor_nan_to_num(tensor *a, double nan, double posinf, double neginf);
 
@@ -1752,6 +1766,8 @@ TENSOR_API tensor *tensor_histc(tensor *input, int64_t bins, double min, double 
 TENSOR_API tensor *tensor_unique(tensor *t, bool sorted, const int *dim, tensor **inverse, tensor **counts);
 /* first of each run of equal consecutive elements (rows along *dim); *inverse, *counts may be NULL */
 TENSOR_API tensor *tensor_unique_consecutive(tensor *t, const int *dim, tensor **inverse, tensor **counts);
+/* element i repeated repeats[i] times along *dim (dim NULL: of the flattened tensor); repeats an integer tensor of one or size(dim) elements */
+TENSOR_API tensor *tensor_repeat_interleave_tensor(tensor *t, tensor *repeats, const int *dim);
 
 /* -- LINALG ops -- */
 /* matrix product, NumPy/PyTorch semantics with batch broadcasting */
@@ -7136,6 +7152,17 @@ static void tensor__tmps_free(tensor__tmps *s) {
     s->n = 0;
 }
 
+/* A composite's inner op failed: when it set the first error (none was set before, `had`), the
+   message is recorded again under fn, so that it names the function the user called. */
+static tensor *tensor__fail_as(const char *fn, bool had) {
+    if (had || !tensor__error_set) return NULL;
+    char inner[sizeof tensor__error_buf];
+    memcpy(inner, tensor__error_buf, sizeof inner);
+    inner[sizeof inner - 1] = 0;
+    tensor__error_set = false;
+    return tensor__fail(fn, "%s", inner);
+}
+
 static tensor *tensor__binary_scalar(tensor_op op, tensor *a, double s) {
     const char *fn = tensor__ops[op].fn;
     TENSOR__CHECK_ARG(fn, a);
@@ -7260,6 +7287,41 @@ static tensor *tensor__clamp_one(const char *fn, tensor *a, double lo, double hi
 }
 TENSOR_API tensor *tensor_clamp_min(tensor *a, double min) { return tensor__clamp_one("tensor_clamp_min", a, min, NAN); }
 TENSOR_API tensor *tensor_clamp_max(tensor *a, double max) { return tensor__clamp_one("tensor_clamp_max", a, NAN, max); }
+
+/* clamp with tensor bounds: two where()s, so the dtype is the promoted one of a and the bounds and
+   the gradient goes where the result came from: to a where min <= a <= max, to min where a < min
+   (unless max then wins), to max where the result is max, as PyTorch's clamp backward; a NaN bound
+   is taken (the comparison is widened by isnan), so it gives NaN as PyTorch. */
+static tensor *tensor__clamp_bound(tensor__tmps *s, tensor *r, tensor *bound, bool lower) {
+    tensor *past = tensor__tmp(s, lower ? tensor_lt(r, bound) : tensor_gt(r, bound));
+    tensor *take = past ? tensor__tmp(s, tensor_logical_or(past, tensor__tmp(s, tensor_isnan(bound)))) : NULL;
+    return take ? tensor__tmp(s, tensor_where(take, bound, r)) : NULL;
+}
+static tensor *tensor__clamp_tensors(const char *fn, tensor *a, tensor *min, tensor *max) {
+    TENSOR__CHECK_ARG(fn, a);
+    if (!min && !max) return tensor__fail(fn, "at least one of min and max must be given");
+    tensor *ins[3] = {a, min ? min : max, max ? max : min};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (a->dtype == TENSOR_BOOL && (!min || min->dtype == TENSOR_BOOL) && (!max || max->dtype == TENSOR_BOOL))
+        return tensor__fail(fn, "not implemented for bool tensors");
+    bool had = tensor__error_set;
+    tensor__tmps s = {{0}, 0};
+    tensor *r = a;
+    if (min) r = tensor__clamp_bound(&s, r, min, true);
+    if (max && r) r = tensor__clamp_bound(&s, r, max, false);
+    tensor__tmps_take(&s, r);
+    tensor__tmps_free(&s);
+    return r ? r : tensor__fail_as(fn, had);
+}
+TENSOR_API tensor *tensor_clamp_tensor(tensor *a, tensor *min, tensor *max) { return tensor__clamp_tensors("tensor_clamp_tensor", a, min, max); }
+TENSOR_API tensor *tensor_clamp_min_tensor(tensor *a, tensor *min) {
+    if (!min) return tensor__null_arg("tensor_clamp_min_tensor", "min");
+    return tensor__clamp_tensors("tensor_clamp_min_tensor", a, min, NULL);
+}
+TENSOR_API tensor *tensor_clamp_max_tensor(tensor *a, tensor *max) {
+    if (!max) return tensor__null_arg("tensor_clamp_max_tensor", "max");
+    return tensor__clamp_tensors("tensor_clamp_max_tensor", a, NULL, max);
+}
 
 /* The finite extremes of a floating dtype (nan_to_num's defaults for the infinities). */
 static double tensor__dtype_max(tensor_dtype d) {
@@ -10771,17 +10833,6 @@ TENSOR_API tensor *tensor_one_hot(tensor *indices, int64_t num_classes) {
    tensors (chunk, tensor_split, unbind, broadcast_tensors, meshgrid) return views recorded by
    the view ops they are made of (slice, select, expand, reshape). */
 
-/* A composite's inner op failed: when it set the first error (none was set before, `had`), the
-   message is recorded again under fn, so that it names the function the user called. */
-static tensor *tensor__fail_as(const char *fn, bool had) {
-    if (had || !tensor__error_set) return NULL;
-    char inner[sizeof tensor__error_buf];
-    memcpy(inner, tensor__error_buf, sizeof inner);
-    inner[sizeof inner - 1] = 0;
-    tensor__error_set = false;
-    return tensor__fail(fn, "%s", inner);
-}
-
 static bool tensor__grad_on(void); /* >>autograd: grad mode of this thread */
 
 /* The flat positions 0..numel-1 (i64, CPU) in a contiguous tensor of shape. */
@@ -12573,6 +12624,42 @@ TENSOR_API tensor *tensor_unique(tensor *t, bool sorted, const int *dim, tensor 
         if (inverse) *inverse = tensor__tmps_take(&s, inv);
         if (counts) *counts = tensor__tmps_take(&s, cnt);
     }
+    return tensor__ix_done(&s, r, fn, had);
+}
+
+/* ---- repeat_interleave with a tensor of repeats ---- */
+
+/* Output position p takes source element idx[p] = the number of running totals of repeats that are
+   <= p (searchsorted, right), so the index is built where t lives and only the total and the
+   smallest repeat come back to the host (the total summed in f64: an i64 sum could wrap);
+   index_select then gives the gradient. */
+TENSOR_API tensor *tensor_repeat_interleave_tensor(tensor *t, tensor *repeats, const int *dim) {
+    const char *fn = "tensor_repeat_interleave_tensor";
+    TENSOR__CHECK_ARG(fn, t);
+    TENSOR__CHECK_ARG(fn, repeats);
+    tensor *ins[2] = {t, repeats};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    if (!tensor__is_int(repeats->dtype) || repeats->ndim > 1)
+        return tensor__fail(fn, "repeats must be a 0-dim or 1-D integer tensor, got %s of shape %s", tensor__dtype_names[repeats->dtype], tensor__shape_of(repeats));
+    int d = 0;
+    if (dim && (d = tensor__wrap_dim(fn, *dim, t->ndim ? t->ndim : 1)) < 0) return NULL;
+    bool had = tensor__error_set;
+    tensor__tmps s = {{0}, 0};
+    tensor *x = !dim || t->ndim == 0 ? tensor__ix_flat(&s, t) : t, *rep = NULL, *ends = NULL, *pos = NULL, *idx = NULL, *r = NULL;
+    int64_t size = x ? x->shape[d] : 0, nrep = tensor__numel_of(repeats->ndim, repeats->shape);
+    double lo = 0, total = 0;
+    if (!x) goto done;
+    if (nrep != 1 && nrep != size) { tensor__fail(fn, "repeats must have one element or %lld (the size of the dim), got %lld", (long long)size, (long long)nrep); goto done; }
+    rep = tensor__tmp(&s, tensor_to_dtype(tensor__ix_flat(&s, repeats), TENSOR_I64));
+    if (rep && nrep == 1 && size != 1) rep = tensor__tmp(&s, tensor_expand(rep, 1, &size));
+    if (!rep || (size > 0 && (!tensor__ix_item(tensor__tmp(&s, tensor_min_all(rep)), &lo) || !tensor__ix_item(tensor__tmp(&s, tensor_sum_all(tensor__tmp(&s, tensor_to_dtype(rep, TENSOR_F64)))), &total)))) goto done;
+    if (lo < 0) { tensor__fail(fn, "repeats can not be negative, got %lld", (long long)lo); goto done; }
+    if (total > (double)TENSOR__MAX_NUMEL) { tensor__fail(fn, "repeats sum to too many elements (%.0f)", total); goto done; }
+    ends = size > 0 ? tensor__tmp(&s, tensor_cumsum(rep, 0)) : rep;
+    pos = ends ? tensor__ix_arange(&s, (int64_t)total, t->storage->device) : NULL;
+    idx = pos ? tensor__tmp(&s, tensor_searchsorted(ends, pos, false, true, NULL)) : NULL;
+    r = idx ? tensor__tmp(&s, tensor_index_select(x, d, idx)) : NULL;
+done:
     return tensor__ix_done(&s, r, fn, had);
 }
 /* ==== end generator/parts/index.h ==== */

@@ -556,3 +556,75 @@ MORE_BAD_BINARY_INT(bitwise_left_shift, true)
 MORE_BAD_BINARY_INT(bitwise_right_shift, true)
 MORE_BAD_BINARY_INT(gcd, true)
 MORE_BAD_BINARY_INT(lcm, true)
+
+/* ---- clamp with tensor bounds (torch.clamp(a, min, max) with tensors) ---- */
+
+#define CT_VALS(...) ((const double[]){__VA_ARGS__})
+TEST(ew_more_clamp_tensor_against_pytorch) {
+    /* torch.clamp(a, mn, mx) and its gradients (PyTorch 1.13); the NaN bound gives NaN */
+    tensor *a = tensor_set_requires_grad(test_tensor(TENSOR_F64, TENSOR_SHAPE(4), CT_VALS(1, 5, 3, -3)), true);
+    tensor *mn = tensor_set_requires_grad(test_tensor(TENSOR_F64, TENSOR_SHAPE(4), CT_VALS(2, 2, 0, NAN)), true);
+    tensor *mx = tensor_set_requires_grad(test_tensor(TENSOR_F64, TENSOR_SHAPE(4), CT_VALS(4, 1, 3.5, 0)), true);
+    tensor *y = tensor_clamp_tensor(a, mn, mx);
+    CHECK_VALUES(y, CT_VALS(2, 1, 3, NAN), 4, 0, 0);
+    CHECK(tensor_backward(tensor_sum_all(tensor_nan_to_num(y, 0, 0, 0))) == 0);
+    CHECK_VALUES(tensor_grad(a), CT_VALS(0, 0, 1, 0), 4, 0, 0);
+    CHECK_VALUES(tensor_grad(mn), CT_VALS(1, 0, 0, 0), 4, 0, 0); /* nan_to_num stops the gradient at the NaN */
+    CHECK_VALUES(tensor_grad(mx), CT_VALS(0, 1, 0, 0), 4, 0, 0);
+    /* dtype promotion and broadcasting: int64 with an f32 bound is f32; int32 with int64 is int64 */
+    tensor *c = tensor_clamp_tensor(test_tensor(TENSOR_I64, TENSOR_SHAPE(3), CT_VALS(1, 5, 3)), test_tensor(TENSOR_F32, TENSOR_SHAPE(1), CT_VALS(2.5)), NULL);
+    CHECK(tensor_get_dtype(c) == TENSOR_F32);
+    CHECK_VALUES(c, CT_VALS(2.5, 5, 3), 3, 0, 0);
+    tensor *d = tensor_clamp_min_tensor(test_tensor(TENSOR_I32, TENSOR_SHAPE(3), CT_VALS(1, 5, 3)), test_tensor(TENSOR_I64, TENSOR_SHAPE(1), CT_VALS(2)));
+    CHECK(tensor_get_dtype(d) == TENSOR_I64);
+    CHECK_VALUES(d, CT_VALS(2, 5, 3), 3, 0, 0);
+    tensor *e = tensor_clamp_max_tensor(tensor_transpose(test_tensor(TENSOR_F32, TENSOR_SHAPE(2, 3), CT_VALS(0, 1, 2, 3, 4, 5)), 0, 1), test_tensor(TENSOR_F32, TENSOR_SHAPE(2), CT_VALS(1, 3.5)));
+    CHECK_SHAPE(e, TENSOR_SHAPE(3, 2));
+    CHECK_VALUES(e, CT_VALS(0, 3, 1, 3.5, 1, 3.5), 6, 0, 0);
+    /* min above max: the result is max (PyTorch: min(max(a, min), max)) */
+    CHECK_VALUES(tensor_clamp_tensor(test_tensor(TENSOR_F32, TENSOR_SHAPE(2), CT_VALS(0, 9)), test_tensor(TENSOR_F32, TENSOR_SHAPE(1), CT_VALS(5)), test_tensor(TENSOR_F32, TENSOR_SHAPE(1), CT_VALS(2))), CT_VALS(2, 2), 2, 0, 0);
+}
+
+/* in: a, min, max (ctx 1: a seen transposed; 2: the result squared) */
+static tensor *f_clamp3(tensor *const *in, const void *ctx) {
+    int mode = *(const int *)ctx;
+    tensor *r = tensor_clamp_tensor(mode == 1 ? tensor_transpose(in[0], 0, 1) : in[0], in[1], in[2]);
+    return mode == 2 ? tensor_square(r) : r;
+}
+static tensor *f_clamp_min_t(tensor *const *in, const void *ctx) { (void)ctx; return tensor_clamp_min_tensor(in[0], in[1]); }
+static tensor *f_clamp_max_t(tensor *const *in, const void *ctx) { (void)ctx; return tensor_clamp_max_tensor(in[0], in[1]); }
+void gradcheck_clamp_tensor(void) {
+    int plain = 0, transposed = 1, squared = 2;
+    /* a [3, 4] in [-1, 1], min [4] in [-0.6, -0.1], max [3, 1] in [0.1, 0.6]: each part taken somewhere */
+    tensor *in1[3] = {test_leaf(TENSOR_SHAPE(3, 4), -1, 1), test_leaf(TENSOR_SHAPE(4), -0.6, -0.1), test_leaf(TENSOR_SHAPE(3, 1), 0.1, 0.6)};
+    GRADCHECK(f_clamp3, &plain, 3, in1);
+    GRADGRADCHECK(f_clamp3, &squared, 3, in1);
+    tensor *in2[3] = {test_leaf(TENSOR_SHAPE(4, 3), -1, 1), test_leaf(0, NULL, -0.5, -0.4), test_leaf(TENSOR_SHAPE(3, 4), 0.1, 0.6)};
+    GRADCHECK(f_clamp3, &transposed, 3, in2);
+}
+void gradcheck_clamp_min_tensor(void) {
+    tensor *in[2] = {test_leaf(TENSOR_SHAPE(3, 4), -1, 1), test_leaf(TENSOR_SHAPE(4), -0.5, 0.5)};
+    GRADCHECK(f_clamp_min_t, NULL, 2, in);
+}
+void gradcheck_clamp_max_tensor(void) {
+    tensor *in[2] = {test_leaf(TENSOR_SHAPE(3, 4), -1, 1), test_leaf(TENSOR_SHAPE(3, 1), -0.5, 0.5)};
+    GRADCHECK(f_clamp_max_t, NULL, 2, in);
+}
+void bad_input_clamp_tensor(void) {
+    const char *fn = "tensor_clamp_tensor";
+    tensor *b = test_tensor(TENSOR_BOOL, TENSOR_SHAPE(2), CT_VALS(1, 0));
+    CHECK_BAD(tensor_clamp_tensor(NULL, m_f4(), NULL), fn);
+    CHECK_BAD(tensor_clamp_tensor(m_f4(), NULL, NULL), fn);                 /* no bound */
+    CHECK_BAD(tensor_clamp_tensor(m_f4(), m_f23(), NULL), fn);              /* shapes [4], [2, 3] */
+    CHECK_BAD(tensor_clamp_tensor(b, b, NULL), fn);                         /* bool */
+}
+void bad_input_clamp_min_tensor(void) {
+    CHECK_BAD(tensor_clamp_min_tensor(NULL, m_f4()), "tensor_clamp_min_tensor");
+    CHECK_BAD(tensor_clamp_min_tensor(m_f4(), NULL), "tensor_clamp_min_tensor");
+    CHECK_BAD(tensor_clamp_min_tensor(m_f4(), m_f23()), "tensor_clamp_min_tensor");
+}
+void bad_input_clamp_max_tensor(void) {
+    CHECK_BAD(tensor_clamp_max_tensor(NULL, m_f4()), "tensor_clamp_max_tensor");
+    CHECK_BAD(tensor_clamp_max_tensor(m_f4(), NULL), "tensor_clamp_max_tensor");
+    CHECK_BAD(tensor_clamp_max_tensor(m_f4(), m_f23()), "tensor_clamp_max_tensor");
+}

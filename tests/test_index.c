@@ -278,6 +278,23 @@ TEST(index_unique_values) {
     CHECK_T(tensor_unique_consecutive(tensor_transpose(I64(TENSOR_SHAPE(2, 2), 5, 6, 5, 5), 0, 1), NULL, NULL, NULL), TENSOR_SHAPE(3), 5, 6, 5);
 }
 
+/* ---- repeat_interleave with a tensor of repeats ---- */
+
+TEST(index_repeat_interleave_tensor_values) {
+    tensor *m = I64(TENSOR_SHAPE(2, 2), 1, 2, 3, 4);
+    int zero = 0, one = 1, neg = -1;
+    /* torch.repeat_interleave(m, torch.tensor([1, 2]), dim=0) and friends (PyTorch 1.13) */
+    CHECK_T(tensor_repeat_interleave_tensor(m, I64(TENSOR_SHAPE(2), 1, 2), &zero), TENSOR_SHAPE(3, 2), 1, 2, 3, 4, 3, 4);
+    CHECK_T(tensor_repeat_interleave_tensor(m, I64(TENSOR_SHAPE(1), 2), &one), TENSOR_SHAPE(2, 4), 1, 1, 2, 2, 3, 3, 4, 4);
+    CHECK_T(tensor_repeat_interleave_tensor(m, I64(TENSOR_SHAPE(4), 1, 0, 2, 1), NULL), TENSOR_SHAPE(4), 1, 3, 3, 4);
+    CHECK_T(tensor_repeat_interleave_tensor(m, I64(SCALAR_SHAPE, 2), NULL), TENSOR_SHAPE(8), 1, 1, 2, 2, 3, 3, 4, 4);
+    /* transposed input, i32 repeats, a zero repeat, dim -1 */
+    CHECK_T(tensor_repeat_interleave_tensor(tensor_transpose(m, 0, 1), tensor_to_dtype(I64(TENSOR_SHAPE(2), 0, 3), TENSOR_I32), &neg), TENSOR_SHAPE(2, 3), 3, 3, 3, 4, 4, 4);
+    CHECK_T(tensor_repeat_interleave_tensor(m, I64(TENSOR_SHAPE(2), 0, 0), &zero), TENSOR_SHAPE(0, 2));
+    CHECK_T(tensor_repeat_interleave_tensor(tensor_zeros(TENSOR_SHAPE(0, 3), TENSOR_F32), I64(TENSOR_SHAPE(1), 4), &zero), TENSOR_SHAPE(0, 3));
+    CHECK_T(tensor_repeat_interleave_tensor(F32(SCALAR_SHAPE, 7), I64(TENSOR_SHAPE(1), 3), &zero), TENSOR_SHAPE(3), 7, 7, 7);
+}
+
 /* ---- gradient checks (f64, finite differences), run by the registry sweep ---- */
 
 typedef struct {
@@ -313,6 +330,11 @@ static tensor *f_masked_select(tensor *const *in, const void *p) { const gctx *c
 static tensor *f_slice_scatter(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_slice_scatter(g_in(c, in[0]), in[1], c->dim, 1, INT64_MAX, 2)); }
 static tensor *f_select_scatter(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_select_scatter(g_in(c, in[0]), in[1], c->dim, -1)); }
 static tensor *f_diagonal_scatter(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_diagonal_scatter(g_in(c, in[0]), in[1], (int64_t)c->v, 0, 1)); }
+
+static tensor *f_repeat_interleave_tensor(tensor *const *in, const void *p) {
+    const gctx *c = p;
+    return g_out(c, tensor_repeat_interleave_tensor(g_in(c, in[0]), c->index, c->flag ? &c->dim : NULL));
+}
 
 #define LEAVES(...) ((tensor *const[]){__VA_ARGS__})
 #define LEAF(...) test_leaf(TENSOR_SHAPE(__VA_ARGS__), -1, 1)
@@ -658,6 +680,28 @@ void bad_input_unique_consecutive(void) {
     int d = -3;
     CHECK_BAD(tensor_unique_consecutive(NULL, NULL, NULL, NULL), "tensor_unique_consecutive");
     CHECK_BAD(tensor_unique_consecutive(tensor_zeros(TENSOR_SHAPE(2, 2), TENSOR_F32), &d, NULL, NULL), "tensor_unique_consecutive");
+}
+
+void gradcheck_repeat_interleave_tensor(void) {
+    gctx c = {.dim = 1, .index = I64(TENSOR_SHAPE(3), 2, 0, 3), .flag = true};
+    GRADCHECK(f_repeat_interleave_tensor, &c, 1, LEAVES(LEAF(2, 3)));
+    c.transposed = true;
+    GRADCHECK(f_repeat_interleave_tensor, &c, 1, LEAVES(LEAF(3, 2)));
+    c = (gctx){.index = I64(TENSOR_SHAPE(4), 1, 3, 0, 2), .squared = true};
+    GRADGRADCHECK(f_repeat_interleave_tensor, &c, 1, LEAVES(LEAF(2, 2)));
+}
+void bad_input_repeat_interleave_tensor(void) {
+    const char *fn = "tensor_repeat_interleave_tensor";
+    tensor *a = tensor_zeros(TENSOR_SHAPE(2, 3), TENSOR_F32);
+    int one = 1, two = 2;
+    CHECK_BAD(tensor_repeat_interleave_tensor(NULL, I64(TENSOR_SHAPE(1), 2), NULL), fn);
+    CHECK_BAD(tensor_repeat_interleave_tensor(a, NULL, NULL), fn);
+    CHECK_BAD(tensor_repeat_interleave_tensor(a, F32(TENSOR_SHAPE(3), 1, 1, 1), &one), fn);           /* float repeats */
+    CHECK_BAD(tensor_repeat_interleave_tensor(a, I64(TENSOR_SHAPE(1, 3), 1, 1, 1), &one), fn);        /* 2-D repeats */
+    CHECK_BAD(tensor_repeat_interleave_tensor(a, I64(TENSOR_SHAPE(2), 1, 1), &one), fn);              /* 2 repeats for 3 */
+    CHECK_BAD(tensor_repeat_interleave_tensor(a, I64(TENSOR_SHAPE(3), 1, -1, 1), &one), fn);          /* negative */
+    CHECK_BAD(tensor_repeat_interleave_tensor(a, I64(TENSOR_SHAPE(1), 1), &two), fn);                 /* dim out of range */
+    CHECK_BAD(tensor_repeat_interleave_tensor(a, I64(TENSOR_SHAPE(1), INT64_MAX / 4), NULL), fn);     /* too many elements */
 }
 
 TEST(index_bad_inputs) {

@@ -10,17 +10,6 @@
    tensors (chunk, tensor_split, unbind, broadcast_tensors, meshgrid) return views recorded by
    the view ops they are made of (slice, select, expand, reshape). */
 
-/* A composite's inner op failed: when it set the first error (none was set before, `had`), the
-   message is recorded again under fn, so that it names the function the user called. */
-static tensor *tensor__fail_as(const char *fn, bool had) {
-    if (had || !tensor__error_set) return NULL;
-    char inner[sizeof tensor__error_buf];
-    memcpy(inner, tensor__error_buf, sizeof inner);
-    inner[sizeof inner - 1] = 0;
-    tensor__error_set = false;
-    return tensor__fail(fn, "%s", inner);
-}
-
 static bool tensor__grad_on(void); /* >>autograd: grad mode of this thread */
 
 /* The flat positions 0..numel-1 (i64, CPU) in a contiguous tensor of shape. */

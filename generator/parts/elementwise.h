@@ -489,6 +489,17 @@ static void tensor__tmps_free(tensor__tmps *s) {
     s->n = 0;
 }
 
+/* A composite's inner op failed: when it set the first error (none was set before, `had`), the
+   message is recorded again under fn, so that it names the function the user called. */
+static tensor *tensor__fail_as(const char *fn, bool had) {
+    if (had || !tensor__error_set) return NULL;
+    char inner[sizeof tensor__error_buf];
+    memcpy(inner, tensor__error_buf, sizeof inner);
+    inner[sizeof inner - 1] = 0;
+    tensor__error_set = false;
+    return tensor__fail(fn, "%s", inner);
+}
+
 static tensor *tensor__binary_scalar(tensor_op op, tensor *a, double s) {
     const char *fn = tensor__ops[op].fn;
     TENSOR__CHECK_ARG(fn, a);
@@ -613,6 +624,41 @@ static tensor *tensor__clamp_one(const char *fn, tensor *a, double lo, double hi
 }
 TENSOR_API tensor *tensor_clamp_min(tensor *a, double min) { return tensor__clamp_one("tensor_clamp_min", a, min, NAN); }
 TENSOR_API tensor *tensor_clamp_max(tensor *a, double max) { return tensor__clamp_one("tensor_clamp_max", a, NAN, max); }
+
+/* clamp with tensor bounds: two where()s, so the dtype is the promoted one of a and the bounds and
+   the gradient goes where the result came from: to a where min <= a <= max, to min where a < min
+   (unless max then wins), to max where the result is max, as PyTorch's clamp backward; a NaN bound
+   is taken (the comparison is widened by isnan), so it gives NaN as PyTorch. */
+static tensor *tensor__clamp_bound(tensor__tmps *s, tensor *r, tensor *bound, bool lower) {
+    tensor *past = tensor__tmp(s, lower ? tensor_lt(r, bound) : tensor_gt(r, bound));
+    tensor *take = past ? tensor__tmp(s, tensor_logical_or(past, tensor__tmp(s, tensor_isnan(bound)))) : NULL;
+    return take ? tensor__tmp(s, tensor_where(take, bound, r)) : NULL;
+}
+static tensor *tensor__clamp_tensors(const char *fn, tensor *a, tensor *min, tensor *max) {
+    TENSOR__CHECK_ARG(fn, a);
+    if (!min && !max) return tensor__fail(fn, "at least one of min and max must be given");
+    tensor *ins[3] = {a, min ? min : max, max ? max : min};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (a->dtype == TENSOR_BOOL && (!min || min->dtype == TENSOR_BOOL) && (!max || max->dtype == TENSOR_BOOL))
+        return tensor__fail(fn, "not implemented for bool tensors");
+    bool had = tensor__error_set;
+    tensor__tmps s = {{0}, 0};
+    tensor *r = a;
+    if (min) r = tensor__clamp_bound(&s, r, min, true);
+    if (max && r) r = tensor__clamp_bound(&s, r, max, false);
+    tensor__tmps_take(&s, r);
+    tensor__tmps_free(&s);
+    return r ? r : tensor__fail_as(fn, had);
+}
+TENSOR_API tensor *tensor_clamp_tensor(tensor *a, tensor *min, tensor *max) { return tensor__clamp_tensors("tensor_clamp_tensor", a, min, max); }
+TENSOR_API tensor *tensor_clamp_min_tensor(tensor *a, tensor *min) {
+    if (!min) return tensor__null_arg("tensor_clamp_min_tensor", "min");
+    return tensor__clamp_tensors("tensor_clamp_min_tensor", a, min, NULL);
+}
+TENSOR_API tensor *tensor_clamp_max_tensor(tensor *a, tensor *max) {
+    if (!max) return tensor__null_arg("tensor_clamp_max_tensor", "max");
+    return tensor__clamp_tensors("tensor_clamp_max_tensor", a, NULL, max);
+}
 
 /* The finite extremes of a floating dtype (nan_to_num's defaults for the infinities). */
 static double tensor__dtype_max(tensor_dtype d) {

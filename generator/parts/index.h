@@ -1015,3 +1015,39 @@ TENSOR_API tensor *tensor_unique(tensor *t, bool sorted, const int *dim, tensor 
     }
     return tensor__ix_done(&s, r, fn, had);
 }
+
+/* ---- repeat_interleave with a tensor of repeats ---- */
+
+/* Output position p takes source element idx[p] = the number of running totals of repeats that are
+   <= p (searchsorted, right), so the index is built where t lives and only the total and the
+   smallest repeat come back to the host (the total summed in f64: an i64 sum could wrap);
+   index_select then gives the gradient. */
+TENSOR_API tensor *tensor_repeat_interleave_tensor(tensor *t, tensor *repeats, const int *dim) {
+    const char *fn = "tensor_repeat_interleave_tensor";
+    TENSOR__CHECK_ARG(fn, t);
+    TENSOR__CHECK_ARG(fn, repeats);
+    tensor *ins[2] = {t, repeats};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    if (!tensor__is_int(repeats->dtype) || repeats->ndim > 1)
+        return tensor__fail(fn, "repeats must be a 0-dim or 1-D integer tensor, got %s of shape %s", tensor__dtype_names[repeats->dtype], tensor__shape_of(repeats));
+    int d = 0;
+    if (dim && (d = tensor__wrap_dim(fn, *dim, t->ndim ? t->ndim : 1)) < 0) return NULL;
+    bool had = tensor__error_set;
+    tensor__tmps s = {{0}, 0};
+    tensor *x = !dim || t->ndim == 0 ? tensor__ix_flat(&s, t) : t, *rep = NULL, *ends = NULL, *pos = NULL, *idx = NULL, *r = NULL;
+    int64_t size = x ? x->shape[d] : 0, nrep = tensor__numel_of(repeats->ndim, repeats->shape);
+    double lo = 0, total = 0;
+    if (!x) goto done;
+    if (nrep != 1 && nrep != size) { tensor__fail(fn, "repeats must have one element or %lld (the size of the dim), got %lld", (long long)size, (long long)nrep); goto done; }
+    rep = tensor__tmp(&s, tensor_to_dtype(tensor__ix_flat(&s, repeats), TENSOR_I64));
+    if (rep && nrep == 1 && size != 1) rep = tensor__tmp(&s, tensor_expand(rep, 1, &size));
+    if (!rep || (size > 0 && (!tensor__ix_item(tensor__tmp(&s, tensor_min_all(rep)), &lo) || !tensor__ix_item(tensor__tmp(&s, tensor_sum_all(tensor__tmp(&s, tensor_to_dtype(rep, TENSOR_F64)))), &total)))) goto done;
+    if (lo < 0) { tensor__fail(fn, "repeats can not be negative, got %lld", (long long)lo); goto done; }
+    if (total > (double)TENSOR__MAX_NUMEL) { tensor__fail(fn, "repeats sum to too many elements (%.0f)", total); goto done; }
+    ends = size > 0 ? tensor__tmp(&s, tensor_cumsum(rep, 0)) : rep;
+    pos = ends ? tensor__ix_arange(&s, (int64_t)total, t->storage->device) : NULL;
+    idx = pos ? tensor__tmp(&s, tensor_searchsorted(ends, pos, false, true, NULL)) : NULL;
+    r = idx ? tensor__tmp(&s, tensor_index_select(x, d, idx)) : NULL;
+done:
+    return tensor__ix_done(&s, r, fn, had);
+}
