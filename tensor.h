@@ -16073,12 +16073,13 @@ TENSOR_API tensor *tensor_linalg_slogdet(tensor *A, tensor **logabsdet) {
    autograd node carries both results: qr: Q's m * kq values then R's kr * n (row-major); eigh:
    the n eigenvalues then V's n * n (eigvalsh: the eigenvalues only). The front-ends hand out views
    (narrow + reshape) of it, so the gradients of both outputs reach the node as one packed
-   gradient. The kernels work on transposed copies (a column of A is a contiguous row there) and
-   run the batch on the thread pool. Derivatives (tensor_autograd.h) are PyTorch's, written with
+   gradient (eigh without the eigenvectors asked for runs eigvalsh's kernel). The kernels work on
+   transposed copies (a column of A is a contiguous row there) and run the batch on the thread
+   pool. Derivatives (tensor_autograd.h) are PyTorch's, written with
    library ops: qr (reduced with m >= n): gA = (gQ + Q copyltu(M)) R^-T, M = R gR^T - gQ^T Q;
    wide (m < n): A = [X | Y], gY = Q gR2 and X's with gQ + Y gR2^T; eigh: gA = V (diag(gL) +
-   skew(V^T gV) / E) V^T, E_ij = w_j - w_i (inf/NaN for repeated eigenvalues where gV is not 0, as
-   PyTorch's); eigvalsh: V diag(gL) V^T. */
+   skew(V^T gV) / E) V^T, E_ij = w_j - w_i (inf for repeated eigenvalues where skew(V^T gV) is not
+   0, as PyTorch's); eigvalsh: V diag(gL) V^T. */
 
 #define TENSOR__EIGH_MAX_ITER 60
 
@@ -16488,13 +16489,14 @@ TENSOR_API tensor *tensor_linalg_eigh(tensor *A, const char *UPLO, tensor **eige
     if (!tensor__la_float(fn, "A", A) || !tensor__la_square(fn, "A", A)) return NULL;
     int up = tensor__uplo(fn, UPLO);
     if (up < 0) return NULL;
+    if (!eigenvectors) return tensor__la_eigh_packed(fn, A, up != 0, true, true); /* eigvalsh's kernel */
     TENSOR__LA_BEGIN(fn);
     tensor *w = NULL, *V = NULL;
     if (!tensor__la_eigh(fn, A, up != 0, true, &w, &V)) return tensor__la_end(NULL);
     w = tensor_contiguous(w);
-    V = eigenvectors ? tensor_contiguous(V) : V;
+    V = tensor_contiguous(V);
     if (!w || !V) return tensor__la_end(NULL);
-    if (eigenvectors) *eigenvectors = tensor_keep(V);
+    *eigenvectors = tensor_keep(V);
     return tensor__la_end(w);
 }
 
@@ -22740,8 +22742,9 @@ static int tensor__derivative_linalg_qr(tensor__node *n, tensor *g, tensor **gra
     return TENSOR__OK(grads[0] = parts[0] && parts[1] ? tensor_cat(2, parts, -1) : NULL);
 }
 /* eigh, A = V diag(w) V^T: gA = V (diag(gw) + skew(V^T gV) / E) V^T with skew(X) = (X - X^T) / 2,
-   E_ij = w_j - w_i off the diagonal (1 on it; repeated eigenvalues give inf/NaN there, as
-   PyTorch's); eigenvalues only (eigvalsh, ip[1]): V diag(gw) V^T. ip[0]: upper. */
+   E_ij = w_j - w_i off the diagonal (1 on it; repeated eigenvalues give inf there where skew(V^T
+   gV) is not 0, as PyTorch's); eigenvalues only (eigvalsh, or eigh without its eigenvectors,
+   ip[1]): V diag(gw) V^T. ip[0]: upper. */
 static int tensor__derivative_linalg_eigh(tensor__node *n, tensor *g, tensor **grads) {
     const char *fn = "tensor_backward";
     tensor *A = TENSOR__X;
@@ -22756,7 +22759,9 @@ static int tensor__derivative_linalg_eigh(tensor__node *n, tensor *g, tensor **g
         if (eye && A->storage->device != TENSOR_CPU) eye = tensor_to_device(eye, A->storage->device);
         tensor *E = tensor_add(tensor_sub(tensor_unsqueeze(w, -2), tensor_unsqueeze(w, -1)), eye);
         tensor *K = tensor_matmul(Vt, tensor__qe_part(g, nn, nn, nn));
-        tensor *S = tensor_div(tensor_mul_scalar(tensor_sub(K, tensor_transpose(K, -1, -2)), 0.5), E);
+        tensor *Sk = tensor_mul_scalar(tensor_sub(K, tensor_transpose(K, -1, -2)), 0.5);
+        /* 0 where skew(V^T gV) is 0 (a loss that does not use V gives no 0/0 at repeated eigenvalues) */
+        tensor *S = tensor_masked_fill(tensor_div(Sk, E), tensor_eq(Sk, tensor_zeros_like(Sk)), 0);
         inner = tensor_add(inner, S);
     }
     return TENSOR__OK(grads[0] = tensor_matmul(V, tensor_matmul(inner, Vt)));

@@ -1579,8 +1579,9 @@ static int tensor__derivative_linalg_qr(tensor__node *n, tensor *g, tensor **gra
     return TENSOR__OK(grads[0] = parts[0] && parts[1] ? tensor_cat(2, parts, -1) : NULL);
 }
 /* eigh, A = V diag(w) V^T: gA = V (diag(gw) + skew(V^T gV) / E) V^T with skew(X) = (X - X^T) / 2,
-   E_ij = w_j - w_i off the diagonal (1 on it; repeated eigenvalues give inf/NaN there, as
-   PyTorch's); eigenvalues only (eigvalsh, ip[1]): V diag(gw) V^T. ip[0]: upper. */
+   E_ij = w_j - w_i off the diagonal (1 on it; repeated eigenvalues give inf there where skew(V^T
+   gV) is not 0, as PyTorch's); eigenvalues only (eigvalsh, or eigh without its eigenvectors,
+   ip[1]): V diag(gw) V^T. ip[0]: upper. */
 static int tensor__derivative_linalg_eigh(tensor__node *n, tensor *g, tensor **grads) {
     const char *fn = "tensor_backward";
     tensor *A = TENSOR__X;
@@ -1595,7 +1596,9 @@ static int tensor__derivative_linalg_eigh(tensor__node *n, tensor *g, tensor **g
         if (eye && A->storage->device != TENSOR_CPU) eye = tensor_to_device(eye, A->storage->device);
         tensor *E = tensor_add(tensor_sub(tensor_unsqueeze(w, -2), tensor_unsqueeze(w, -1)), eye);
         tensor *K = tensor_matmul(Vt, tensor__qe_part(g, nn, nn, nn));
-        tensor *S = tensor_div(tensor_mul_scalar(tensor_sub(K, tensor_transpose(K, -1, -2)), 0.5), E);
+        tensor *Sk = tensor_mul_scalar(tensor_sub(K, tensor_transpose(K, -1, -2)), 0.5);
+        /* 0 where skew(V^T gV) is 0 (a loss that does not use V gives no 0/0 at repeated eigenvalues) */
+        tensor *S = tensor_masked_fill(tensor_div(Sk, E), tensor_eq(Sk, tensor_zeros_like(Sk)), 0);
         inner = tensor_add(inner, S);
     }
     return TENSOR__OK(grads[0] = tensor_matmul(V, tensor_matmul(inner, Vt)));

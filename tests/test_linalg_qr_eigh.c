@@ -302,6 +302,16 @@ TEST(linalg_qr_eigh_gradients_against_pytorch) {
     A = tensor_set_requires_grad(tensor_add(X, qe_mT(X)), true); /* eigh's eigenvalues alone: eigvalsh's gradient */
     CHECK(tensor_backward(tensor_sum_all(tensor_mul(tensor_linalg_eigh(A, "U", NULL), IN(8, 4)))) == 0);
     CHECK_E(tensor_grad(A), geigvalsh);
+    /* repeated eigenvalues (the identity): a loss of w alone has a gradient, V diag(g) V^T, with or
+       without V asked for; one of V is inf/NaN, as PyTorch's */
+    A = tensor_set_requires_grad(tensor_eye(3, TENSOR_F64), true);
+    w = tensor_linalg_eigh(A, NULL, &V);
+    CHECK(tensor_backward(tensor_sum_all(tensor_mul(w, IN(8, 3)))) == 0);
+    CHECK_VALUES(tensor_grad(A), ((double[]){-0.75, 0, 0, 0, 1.25, 0, 0, 0, 0.5}), 9, 1e-15, 0);
+    A = tensor_set_requires_grad(tensor_eye(3, TENSOR_F64), true);
+    w = tensor_linalg_eigh(A, NULL, &V);
+    CHECK(tensor_backward(tensor_sum_all(tensor_mul(V, IN(9, 3, 3)))) == 0);
+    CHECK(tensor_grad(A) && tensor_item(tensor_sum_all(tensor_isfinite(tensor_grad(A)))) < 9);
     /* PyTorch's refusals, at backward */
     A = tensor_set_requires_grad(IN(1, 4, 3), true);
     tensor_linalg_qr(A, "r", &R);

@@ -16,12 +16,13 @@
    autograd node carries both results: qr: Q's m * kq values then R's kr * n (row-major); eigh:
    the n eigenvalues then V's n * n (eigvalsh: the eigenvalues only). The front-ends hand out views
    (narrow + reshape) of it, so the gradients of both outputs reach the node as one packed
-   gradient. The kernels work on transposed copies (a column of A is a contiguous row there) and
-   run the batch on the thread pool. Derivatives (tensor_autograd.h) are PyTorch's, written with
+   gradient (eigh without the eigenvectors asked for runs eigvalsh's kernel). The kernels work on
+   transposed copies (a column of A is a contiguous row there) and run the batch on the thread
+   pool. Derivatives (tensor_autograd.h) are PyTorch's, written with
    library ops: qr (reduced with m >= n): gA = (gQ + Q copyltu(M)) R^-T, M = R gR^T - gQ^T Q;
    wide (m < n): A = [X | Y], gY = Q gR2 and X's with gQ + Y gR2^T; eigh: gA = V (diag(gL) +
-   skew(V^T gV) / E) V^T, E_ij = w_j - w_i (inf/NaN for repeated eigenvalues where gV is not 0, as
-   PyTorch's); eigvalsh: V diag(gL) V^T. */
+   skew(V^T gV) / E) V^T, E_ij = w_j - w_i (inf for repeated eigenvalues where skew(V^T gV) is not
+   0, as PyTorch's); eigvalsh: V diag(gL) V^T. */
 
 #define TENSOR__EIGH_MAX_ITER 60
 
@@ -431,13 +432,14 @@ TENSOR_API tensor *tensor_linalg_eigh(tensor *A, const char *UPLO, tensor **eige
     if (!tensor__la_float(fn, "A", A) || !tensor__la_square(fn, "A", A)) return NULL;
     int up = tensor__uplo(fn, UPLO);
     if (up < 0) return NULL;
+    if (!eigenvectors) return tensor__la_eigh_packed(fn, A, up != 0, true, true); /* eigvalsh's kernel */
     TENSOR__LA_BEGIN(fn);
     tensor *w = NULL, *V = NULL;
     if (!tensor__la_eigh(fn, A, up != 0, true, &w, &V)) return tensor__la_end(NULL);
     w = tensor_contiguous(w);
-    V = eigenvectors ? tensor_contiguous(V) : V;
+    V = tensor_contiguous(V);
     if (!w || !V) return tensor__la_end(NULL);
-    if (eigenvectors) *eigenvectors = tensor_keep(V);
+    *eigenvectors = tensor_keep(V);
     return tensor__la_end(w);
 }
 
