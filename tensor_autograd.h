@@ -1542,3 +1542,64 @@ static int tensor__derivative_linalg_solve_triangular(tensor__node *n, tensor *g
     grads[1] = gb;
     return TENSOR__OK(grads[0]);
 }
+
+/* ---- linear algebra (QR, eigh) (>>linalg-qr-eigh): PyTorch's formulas, written with the library's
+   ops (so they differentiate again); each recomputes its factors from the saved input. The node's
+   output is the kernel's packed result, so g holds the gradients of both results. ---- */
+/* A = Q R with m >= n (Q [m, n], R [n, n]): gA = (gQ + Q copyltu(M)) R^-T, M = R gR^T - gQ^T Q,
+   copyltu(M) = tril(M) + tril(M, -1)^T */
+static tensor *tensor__qr_back_tall(tensor *Q, tensor *R, tensor *gQ, tensor *gR) {
+    tensor *M = tensor_sub(tensor_matmul(R, tensor_transpose(gR, -1, -2)), tensor_matmul(tensor_transpose(gQ, -1, -2), Q));
+    tensor *K = tensor_add(tensor_tril(M, 0), tensor_transpose(tensor_tril(M, -1), -1, -2));
+    tensor *B = tensor_add(gQ, tensor_matmul(Q, K));
+    return B ? tensor_linalg_solve_triangular(tensor_transpose(R, -1, -2), B, false, false, false) : NULL; /* X R^T = B */
+}
+/* QR (reduced, or complete with m <= n, the same factors); wide A = [X | Y] (m < n): R = [R1 | R2]
+   with X = Q R1, R2 = Q^T Y: gY = Q gR2, and X's gradient with gQ + Y gR2^T, gR1 (PyTorch's
+   linalg_qr_backward). ip[0]: the mode (0 reduced, 1 complete, 2 r). */
+static int tensor__derivative_linalg_qr(tensor__node *n, tensor *g, tensor **grads) {
+    const char *fn = "tensor_backward";
+    tensor *A = TENSOR__X;
+    int64_t m = A->shape[A->ndim - 2], nc = A->shape[A->ndim - 1], k = m < nc ? m : nc;
+    if (n->ip[0] == 2) {
+        tensor__fail(fn, "the derivative of linalg_qr depends on Q, which is not computed when mode='r'; use mode 'reduced' if you are going to differentiate through linalg_qr");
+        return 1;
+    }
+    if (n->ip[0] == 1 && m > nc) {
+        tensor__fail(fn, "the QR decomposition is not differentiable when mode='complete' and nrows > ncols");
+        return 1;
+    }
+    tensor *Q = NULL, *R = NULL;
+    if (!tensor__la_qr(fn, A, 0, &Q, &R)) return 1;
+    tensor *gQ = tensor__qe_part(g, 0, m, k), *gR = tensor__qe_part(g, m * k, k, nc);
+    if (m >= nc) return TENSOR__OK(grads[0] = tensor__qr_back_tall(Q, R, gQ, gR));
+    tensor *gR2 = tensor_narrow(gR, -1, m, nc - m);
+    tensor *gQ2 = tensor_add(gQ, tensor_matmul(tensor_narrow(A, -1, m, nc - m), tensor_transpose(gR2, -1, -2)));
+    tensor *parts[2] = {tensor__qr_back_tall(Q, tensor_narrow(R, -1, 0, m), gQ2, tensor_narrow(gR, -1, 0, m)), tensor_matmul(Q, gR2)};
+    return TENSOR__OK(grads[0] = parts[0] && parts[1] ? tensor_cat(2, parts, -1) : NULL);
+}
+/* eigh, A = V diag(w) V^T: gA = V (diag(gw) + skew(V^T gV) / E) V^T with skew(X) = (X - X^T) / 2,
+   E_ij = w_j - w_i off the diagonal (1 on it; repeated eigenvalues give inf there where skew(V^T
+   gV) is not 0, as PyTorch's); eigenvalues only (eigvalsh, or eigh without its eigenvectors,
+   ip[1]): V diag(gw) V^T. ip[0]: upper. */
+static int tensor__derivative_linalg_eigh(tensor__node *n, tensor *g, tensor **grads) {
+    const char *fn = "tensor_backward";
+    tensor *A = TENSOR__X;
+    int64_t nn = A->shape[A->ndim - 1];
+    tensor *w = NULL, *V = NULL;
+    if (!tensor__la_eigh(fn, A, n->ip[0] != 0, false, &w, &V)) return 1;
+    tensor *Vt = tensor_transpose(V, -1, -2);
+    tensor *gw = n->ip[1] ? g : tensor_narrow(g, -1, 0, nn);
+    tensor *inner = tensor_diag_embed(gw, 0, -2, -1);
+    if (!n->ip[1]) {
+        tensor *eye = tensor_eye(nn, A->dtype);
+        if (eye && A->storage->device != TENSOR_CPU) eye = tensor_to_device(eye, A->storage->device);
+        tensor *E = tensor_add(tensor_sub(tensor_unsqueeze(w, -2), tensor_unsqueeze(w, -1)), eye);
+        tensor *K = tensor_matmul(Vt, tensor__qe_part(g, nn, nn, nn));
+        tensor *Sk = tensor_mul_scalar(tensor_sub(K, tensor_transpose(K, -1, -2)), 0.5);
+        /* 0 where skew(V^T gV) is 0 (a loss that does not use V gives no 0/0 at repeated eigenvalues) */
+        tensor *S = tensor_masked_fill(tensor_div(Sk, E), tensor_eq(Sk, tensor_zeros_like(Sk)), 0);
+        inner = tensor_add(inner, S);
+    }
+    return TENSOR__OK(grads[0] = tensor_matmul(V, tensor_matmul(inner, Vt)));
+}

@@ -13,7 +13,8 @@
    embedding), >>cuda-index (flip, repeat, pad, tril/triu, gather, scatter_add, index_select,
    masked_fill, dropout; cat is tensor.h's copies), >>cuda-conv (conv1d/2d by im2col + cuBLAS,
    pooling), >>cuda-linalg-decomp (LU, Cholesky, triangular solves: a block per matrix),
-   >>cuda-backward (fused backward kernels), >>cuda-register (the tables). */
+   >>cuda-linalg-qr-eigh (QR, eigh: a thread per matrix), >>cuda-backward (fused backward kernels),
+   >>cuda-register (the tables). */
 
 #ifdef TENSOR_IMPLEMENTATION
 #error "tensor_cuda.cu includes tensor.h for its declarations only: compile it without TENSOR_IMPLEMENTATION"
@@ -28,6 +29,7 @@
 #endif
 
 #include <atomic>
+#include <cfloat>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -4708,6 +4710,266 @@ static int tensor__cuda_linalg_solve_triangular(tensor__dev_call *c) {
     return tensor__cuda_launch_check(c);
 }
 
+// >>cuda-linalg-qr-eigh ------------------------------------------------------------------------
+/* linalg_qr and linalg_eigh (tensor.h's >>linalg-qr-eigh: the front-ends hand these a contiguous
+   f32/f64 A and a packed output per matrix): one thread per matrix running the CPU's algorithm
+   (Householder QR with LAPACK's reflectors and Q accumulated backwards; Householder
+   tridiagonalisation and implicit QL with Wilkinson shifts), its working copies in global scratch.
+   Plain loops, kept simple; eigh leaves NaN eigenvalues where it did not converge, which the
+   front-end reports. */
+__device__ inline float tensor__qe_abs(float x) { return fabsf(x); }
+__device__ inline double tensor__qe_abs(double x) { return fabs(x); }
+__device__ inline float tensor__qe_sqrt(float x) { return sqrtf(x); }
+__device__ inline double tensor__qe_sqrt(double x) { return sqrt(x); }
+__device__ inline float tensor__qe_hypot(float a, float b) { return hypotf(a, b); }
+__device__ inline double tensor__qe_hypot(double a, double b) { return hypot(a, b); }
+__device__ inline float tensor__qe_copysign(float a, float b) { return copysignf(a, b); }
+__device__ inline double tensor__qe_copysign(double a, double b) { return copysign(a, b); }
+__device__ inline float tensor__qe_eps(float) { return FLT_EPSILON; }
+__device__ inline double tensor__qe_eps(double) { return DBL_EPSILON; }
+__device__ inline float tensor__qe_tiny(float) { return FLT_MIN; }
+__device__ inline double tensor__qe_tiny(double) { return DBL_MIN; }
+
+/* LAPACK's dlarfg on x[0..len): x[0] becomes beta, x[1..] v's tail; returns tau */
+template <typename T>
+__device__ T tensor__qe_house(T *x, int64_t len) {
+    if (len <= 1) return 0;
+    T scale = 0, ssq = 0;
+    bool nan = false;
+    for (int64_t i = 1; i < len; i++) { if (tensor__qe_abs(x[i]) > scale) scale = tensor__qe_abs(x[i]); nan |= x[i] != x[i]; }
+    if (nan) scale = 1;
+    else if (scale == 0) return 0;
+    for (int64_t i = 1; i < len; i++) { T t = x[i] / scale; ssq += t * t; }
+    T xnorm = scale * tensor__qe_sqrt(ssq), alpha = x[0];
+    T beta = -tensor__qe_copysign(tensor__qe_hypot(alpha, xnorm), alpha);
+    T tau = (beta - alpha) / beta, s = 1 / (alpha - beta);
+    for (int64_t i = 1; i < len; i++) x[i] *= s;
+    x[0] = beta;
+    return tau;
+}
+/* y[0..len) -= tau v (v . y), v = [1, v1[0..len-1)] */
+template <typename T>
+__device__ void tensor__qe_house_apply(const T *v1, T tau, T *y, int64_t len) {
+    T s = y[0];
+    for (int64_t i = 1; i < len; i++) s += v1[i - 1] * y[i];
+    s *= tau;
+    y[0] -= s;
+    for (int64_t i = 1; i < len; i++) y[i] -= s * v1[i - 1];
+}
+/* a: [batches, m, n]; out: [batches, m*kq + kr*n]; scratch: [batches, n*m + k + kq*m] */
+template <typename T>
+__global__ void tensor__cuda_qr_kernel(const T *in, T *out, T *scratch, int64_t batches, int64_t m, int64_t n, int64_t kq, int64_t kr) {
+    int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= batches) return;
+    int64_t k = m < n ? m : n;
+    const T *a = in + b * m * n;
+    T *q = out + b * (m * kq + kr * n), *r = q + m * kq;
+    T *at = scratch + b * (n * m + k + kq * m), *tau = at + n * m, *qt = tau + k;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) at[j * m + i] = a[i * n + j];
+    for (int64_t j = 0; j < k; j++) {
+        T *cj = at + j * m + j;
+        tau[j] = tensor__qe_house(cj, m - j);
+        if (tau[j] != 0)
+            for (int64_t c = j + 1; c < n; c++) tensor__qe_house_apply(cj + 1, tau[j], at + c * m + j, m - j);
+    }
+    for (int64_t i = 0; i < kr; i++)
+        for (int64_t c = 0; c < n; c++) r[i * n + c] = i <= c && i < k ? at[c * m + i] : (T)0;
+    if (!kq) return;
+    for (int64_t c = 0; c < kq; c++)
+        for (int64_t i = 0; i < m; i++) qt[c * m + i] = i == c ? (T)1 : (T)0;
+    for (int64_t j = k - 1; j >= 0; j--) {
+        if (tau[j] == 0) continue;
+        for (int64_t c = j; c < kq; c++) tensor__qe_house_apply(at + j * m + j + 1, tau[j], qt + c * m + j, m - j);
+    }
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t c = 0; c < kq; c++) q[i * kq + c] = qt[c * m + i];
+}
+/* a: [batches, n, n]; out: [batches, n (+ n*n)]: eigenvalues ascending, then V; scratch:
+   [batches, 2 n*n + 4 n] */
+template <typename T>
+__global__ void tensor__cuda_eigh_kernel(const T *in, T *out, T *scratch, int64_t batches, int64_t n, bool upper, bool vectors) {
+    int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= batches) return;
+    const T *a = in + b * n * n;
+    T *wout = out + b * (n + (vectors ? n * n : 0)), *vout = wout + n;
+    T *s = scratch + b * (2 * n * n + 4 * n), *z = s + n * n, *d = z + n * n, *e = d + n, *tau = e + n, *tmp = tau + n;
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t j = 0; j <= i; j++) s[i * n + j] = s[j * n + i] = upper ? a[j * n + i] : a[i * n + j];
+    for (int64_t k = 0; k + 2 < n; k++) {
+        int64_t p = n - k - 1;
+        T *x = s + k * n + k + 1;
+        d[k] = s[k * n + k];
+        T t = tau[k] = tensor__qe_house(x, p);
+        e[k] = x[0];
+        if (t == 0) continue;
+        T yv = 0;
+        for (int64_t i = 0; i < p; i++) {
+            const T *row = s + (k + 1 + i) * n + k + 1;
+            T acc = row[0];
+            for (int64_t j = 1; j < p; j++) acc += row[j] * x[j];
+            tmp[i] = t * acc;
+            yv += tmp[i] * (i ? x[i] : (T)1);
+        }
+        T kk = t * yv / 2;
+        for (int64_t i = 0; i < p; i++) tmp[i] -= kk * (i ? x[i] : (T)1);
+        for (int64_t i = 0; i < p; i++) {
+            T *row = s + (k + 1 + i) * n + k + 1;
+            T vi = i ? x[i] : (T)1, wi = tmp[i];
+            row[0] -= vi * tmp[0] + wi;
+            for (int64_t j = 1; j < p; j++) row[j] -= vi * tmp[j] + wi * x[j];
+        }
+    }
+    if (n >= 2) {
+        d[n - 2] = s[(n - 2) * n + n - 2];
+        e[n - 2] = s[(n - 2) * n + n - 1];
+        tau[n - 2] = 0;
+    }
+    d[n - 1] = s[(n - 1) * n + n - 1];
+    e[n - 1] = 0;
+    if (vectors) {
+        for (int64_t i = 0; i < n * n; i++) z[i] = 0;
+        for (int64_t i = 0; i < n; i++) z[i * n + i] = 1;
+        for (int64_t k = n - 3; k >= 0; k--) {
+            T t = tau[k];
+            if (t == 0) continue;
+            int64_t p = n - k - 1;
+            const T *x = s + k * n + k + 1;
+            for (int64_t c = 0; c < p; c++) tmp[c] = 0;
+            for (int64_t i = 0; i < p; i++) {
+                T vi = i ? x[i] : (T)1;
+                const T *row = z + (k + 1 + i) * n + k + 1;
+                for (int64_t c = 0; c < p; c++) tmp[c] += vi * row[c];
+            }
+            for (int64_t i = 0; i < p; i++) {
+                T f = t * (i ? x[i] : (T)1);
+                T *row = z + (k + 1 + i) * n + k + 1;
+                for (int64_t c = 0; c < p; c++) row[c] -= f * tmp[c];
+            }
+        }
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = i + 1; j < n; j++) { T t = z[i * n + j]; z[i * n + j] = z[j * n + i]; z[j * n + i] = t; }
+    }
+    const T eps = tensor__qe_eps((T)0), tiny = tensor__qe_tiny((T)0);
+    bool ok = true;
+    for (int64_t l = 0; l < n && ok; l++) {
+        int iter = 0;
+        int64_t m;
+        for (;;) {
+            for (m = l; m < n - 1; m++) {
+                T dd = tensor__qe_abs(d[m]) + tensor__qe_abs(d[m + 1]);
+                if (tensor__qe_abs(e[m]) <= eps * dd || tensor__qe_abs(e[m]) < tiny) break;
+            }
+            if (m == l) break;
+            if (++iter > 60) { ok = false; break; }
+            T g = (d[l + 1] - d[l]) / (2 * e[l]);
+            T r = tensor__qe_hypot(g, (T)1);
+            g = d[m] - d[l] + e[l] / (g + tensor__qe_copysign(r, g));
+            T sn = 1, cs = 1, p = 0;
+            int64_t i;
+            for (i = m - 1; i >= l; i--) {
+                T f = sn * e[i], bb = cs * e[i];
+                e[i + 1] = r = tensor__qe_hypot(f, g);
+                if (r == 0) { d[i + 1] -= p; e[m] = 0; break; }
+                sn = f / r;
+                cs = g / r;
+                g = d[i + 1] - p;
+                r = (d[i] - g) * sn + 2 * cs * bb;
+                p = sn * r;
+                d[i + 1] = g + p;
+                g = cs * r - bb;
+                if (vectors) {
+                    T *zi = z + i * n, *zj = z + (i + 1) * n;
+                    for (int64_t c = 0; c < n; c++) {
+                        T f2 = zj[c];
+                        zj[c] = sn * zi[c] + cs * f2;
+                        zi[c] = cs * zi[c] - sn * f2;
+                    }
+                }
+            }
+            if (r == 0 && i >= l) continue;
+            d[l] -= p;
+            e[l] = g;
+            e[m] = 0;
+        }
+    }
+    if (!ok) {
+        for (int64_t i = 0; i < n; i++) wout[i] = (T)NAN;
+        if (vectors) for (int64_t i = 0; i < n * n; i++) vout[i] = (T)NAN;
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        int64_t bi = i;
+        for (int64_t j = i + 1; j < n; j++) if (d[j] < d[bi]) bi = j;
+        if (bi == i) continue;
+        T t = d[i]; d[i] = d[bi]; d[bi] = t;
+        if (vectors)
+            for (int64_t c = 0; c < n; c++) { t = z[i * n + c]; z[i * n + c] = z[bi * n + c]; z[bi * n + c] = t; }
+    }
+    for (int64_t i = 0; i < n; i++) wout[i] = d[i];
+    if (vectors)
+        for (int64_t i = 0; i < n; i++)
+            for (int64_t j = 0; j < n; j++) vout[i * n + j] = z[j * n + i];
+}
+
+/* the operands' checks: one dense f32/f64 input [..., m, n], a dense output of its dtype */
+static bool tensor__cuda_qe_operands(tensor__dev_call *c, int64_t *batches, int64_t *m, int64_t *n) {
+    const tensor__dev_operand &a = c->in[0], &out = c->out;
+    if (c->n_in != 1 || !tensor__cuda_operand_ok(c, a, "input") || a.by_value || a.ndim < 2 || !tensor__cuda_la_dense(a) ||
+        (a.dtype != TENSOR_F32 && a.dtype != TENSOR_F64)) {
+        tensor__cuda_fail(c, "%s: expected a dense f32/f64 input", tensor__cuda_op_name(c->op));
+        return false;
+    }
+    if (!tensor__cuda_operand_ok(c, out, "output") || out.by_value || out.ndim < 1 || !tensor__cuda_la_dense(out) || out.dtype != a.dtype) {
+        tensor__cuda_fail(c, "%s: expected a dense output of the input's dtype", tensor__cuda_op_name(c->op));
+        return false;
+    }
+    *m = a.shape[a.ndim - 2];
+    *n = a.shape[a.ndim - 1];
+    *batches = 1;
+    for (int d = 0; d < a.ndim - 2; d++) *batches *= a.shape[d];
+    return true;
+}
+static int tensor__cuda_linalg_qr(tensor__dev_call *c) {
+    int64_t batches, m, n;
+    if (!tensor__cuda_qe_operands(c, &batches, &m, &n)) return 1;
+    int64_t k = m < n ? m : n, kq = c->ip[0] == 2 ? 0 : c->ip[0] == 1 ? m : k, kr = c->ip[0] == 1 ? m : k;
+    if (batches == 0 || m * kq + kr * n == 0) return 0;
+    size_t esz = c->out.dtype == TENSOR_F64 ? 8 : 4;
+    tensor__cuda_scratch sc;
+    sc.p[0] = tensor__cuda_alloc((size_t)(batches * (n * m + k + kq * m)) * esz, c->error, sizeof c->error);
+    if (!sc.p[0]) return 1;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    unsigned blocks = (unsigned)((batches + 127) / 128);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (c->out.dtype == TENSOR_F64)
+        tensor__cuda_qr_kernel<double><<<blocks, 128, 0, s>>>((const double *)c->in[0].data, (double *)c->out.data, (double *)sc.p[0], batches, m, n, kq, kr);
+    else
+        tensor__cuda_qr_kernel<float><<<blocks, 128, 0, s>>>((const float *)c->in[0].data, (float *)c->out.data, (float *)sc.p[0], batches, m, n, kq, kr);
+    return tensor__cuda_launch_check(c);
+}
+static int tensor__cuda_linalg_eigh(tensor__dev_call *c) {
+    int64_t batches, m, n;
+    if (!tensor__cuda_qe_operands(c, &batches, &m, &n)) return 1;
+    if (m != n) return tensor__cuda_fail(c, "linalg_eigh: expected square matrices");
+    if (batches == 0 || n == 0) return 0;
+    bool upper = c->ip[0] != 0, vectors = c->ip[1] == 0;
+    size_t esz = c->out.dtype == TENSOR_F64 ? 8 : 4;
+    tensor__cuda_scratch sc;
+    sc.p[0] = tensor__cuda_alloc((size_t)(batches * (2 * n * n + 4 * n)) * esz, c->error, sizeof c->error);
+    if (!sc.p[0]) return 1;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    unsigned blocks = (unsigned)((batches + 127) / 128);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (c->out.dtype == TENSOR_F64)
+        tensor__cuda_eigh_kernel<double><<<blocks, 128, 0, s>>>((const double *)c->in[0].data, (double *)c->out.data, (double *)sc.p[0], batches, n, upper, vectors);
+    else
+        tensor__cuda_eigh_kernel<float><<<blocks, 128, 0, s>>>((const float *)c->in[0].data, (float *)c->out.data, (float *)sc.p[0], batches, n, upper, vectors);
+    return tensor__cuda_launch_check(c);
+}
+
 // >>cuda-backward --------------------------------------------------------------------------------
 /* Fused backward kernels (the device table's backward_kernels), with the CPU's math (>>conv,
    >>pool, >>nn, >>norm, >>loss: tensor__conv_backward, tensor__pool_backward,
@@ -5452,6 +5714,8 @@ TENSOR__CUDA_KERNEL(tril, &tensor__cuda_tril)
 TENSOR__CUDA_KERNEL(linalg_lu_factor, &tensor__cuda_linalg_lu_factor)
 TENSOR__CUDA_KERNEL(linalg_cholesky, &tensor__cuda_linalg_cholesky)
 TENSOR__CUDA_KERNEL(linalg_solve_triangular, &tensor__cuda_linalg_solve_triangular)
+TENSOR__CUDA_KERNEL(linalg_qr, &tensor__cuda_linalg_qr)
+TENSOR__CUDA_KERNEL(linalg_eigh, &tensor__cuda_linalg_eigh)
 TENSOR__CUDA_KERNEL(triu, &tensor__cuda_triu)
 TENSOR__CUDA_KERNEL(gather, &tensor__cuda_gather)
 TENSOR__CUDA_KERNEL(scatter_add, &tensor__cuda_scatter_add)

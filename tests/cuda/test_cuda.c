@@ -374,6 +374,46 @@ TEST(cuda_linalg_decomp_matches_the_cpu) {
     tensor_scope_end();
 }
 
+/* QR and eigh (a thread per matrix on the device): Q and R together; eigh's eigenvalues with V * V
+   (independent of the eigenvectors' signs) of S = A + A^T */
+static tensor *qe_flat(tensor *t) { return tensor_reshape(t, 1, (const int64_t[]){-1}); }
+static tensor *c_qr_pair(tensor *a, const char *mode) {
+    tensor *R = NULL, *Q = tensor_linalg_qr(a, mode, &R);
+    tensor *parts[2] = {qe_flat(Q), qe_flat(R)};
+    return Q && R ? tensor_cat(2, parts, 0) : NULL;
+}
+static tensor *c_qr(tensor *const *a) { return c_qr_pair(a[0], "reduced"); }
+static tensor *c_qr_complete(tensor *const *a) { return c_qr_pair(tensor_transpose(a[0], -1, -2), "complete"); } /* wide */
+static tensor *c_qr_r(tensor *const *a) { tensor *R = NULL; tensor_free(tensor_linalg_qr(tensor_detach(a[0]), "r", &R)); return R; }
+static tensor *c_eigh(tensor *const *a) {
+    tensor *V = NULL, *w = tensor_linalg_eigh(tensor_add(a[0], tensor_transpose(a[0], -1, -2)), "L", &V);
+    tensor *parts[2] = {qe_flat(w), qe_flat(tensor_mul(V, V))};
+    return w && V ? tensor_cat(2, parts, 0) : NULL;
+}
+static tensor *c_eigvalsh(tensor *const *a) { return tensor_linalg_eigvalsh(tensor_add(a[0], tensor_transpose(a[0], -1, -2)), "U"); }
+TEST(cuda_linalg_qr_eigh_matches_the_cpu) {
+    NEED_GPU();
+    for (int k = 0; k < 2; k++) {
+        tensor_scope_begin();
+        tensor_dtype t = k ? TENSOR_F64 : TENSOR_F32;
+        char what[64];
+        tensor *T = rnd(t, 3, (const int64_t[]){3, 6, 4}, 41), *S = rnd(t, 3, (const int64_t[]){3, 5, 5}, 42);
+#define QE_CASE(name, A) do { snprintf(what, sizeof what, "%s %s", #name, tensor_dtype_name(t)); cuda_case(what, 1, IN(A), c_##name); } while (0)
+        QE_CASE(qr, T);
+        QE_CASE(qr_complete, T);
+        QE_CASE(qr_r, T);
+        QE_CASE(eigh, S);
+        QE_CASE(eigvalsh, S);
+#undef QE_CASE
+        tensor_scope_end();
+    }
+#ifndef DEVICE_SELF_CHECK
+    tensor_scope_begin(); /* no convergence (NaN): the CPU's message, from the device's eigenvalues */
+    CHECK_BAD(tensor_linalg_eigh(device_cuda(tensor_full(TENSOR_SHAPE(2, 3, 3), NAN, TENSOR_F64)), NULL, NULL), "(Batch element 0): the algorithm failed to converge");
+    tensor_scope_end();
+#endif
+}
+
 TEST(cuda_nn_ops_match_the_cpu) {
     NEED_GPU();
     tensor_scope_begin();
