@@ -486,7 +486,16 @@ typedef enum { TENSOR_REDUCTION_MEAN, TENSOR_REDUCTION_SUM, TENSOR_REDUCTION_NON
     X(multilabel_soft_margin_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, tensor *weight, tensor_reduction reduction), "per sample, the mean over classes of the binary logistic losses; weight may be NULL") \
     X(cosine_embedding_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input1, tensor *input2, tensor *target, double margin, tensor_reduction reduction), "1 - cos where target is 1, max(0, cos - margin) where it is -1") \
     X(triplet_margin_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *anchor, tensor *positive, tensor *negative, double margin, double p, double eps, bool swap, tensor_reduction reduction), "max(0, margin + d(anchor, positive) - d(anchor, negative)), d the pairwise_distance") \
-    X(multi_margin_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, int p, double margin, tensor *weight, tensor_reduction reduction), "per sample, sum over i != y of max(0, margin - x[y] + x[i])^p / C; weight may be NULL")
+    X(multi_margin_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, int p, double margin, tensor *weight, tensor_reduction reduction), "per sample, sum over i != y of max(0, margin - x[y] + x[i])^p / C; weight may be NULL") \
+    X(lerp, TERNARY, COMPOSITE, FLOAT, DIFF, (tensor *start, tensor *end, tensor *weight), "start + weight (end - start), broadcasting all three (one floating dtype)") \
+    X(lerp_scalar, TERNARY, COMPOSITE, FLOAT, DIFF, (tensor *start, tensor *end, double weight), "start + weight (end - start) with a number weight") \
+    X(addcmul, TERNARY, COMPOSITE, SAME, DIFF, (tensor *t, tensor *tensor1, tensor *tensor2, double value), "t + value * tensor1 * tensor2, broadcast and promoted (integer dtypes: value truncated)") \
+    X(addcdiv, TERNARY, COMPOSITE, FLOAT, DIFF, (tensor *t, tensor *tensor1, tensor *tensor2, double value), "t + value * tensor1 / tensor2 (tensor1 and tensor2 not both integer)") \
+    X(isclose, TERNARY, COMPOSITE, BOOL, NODIFF, (tensor *a, tensor *b, double rtol, double atol, bool equal_nan), "|a - b| <= atol + rtol |b| or a == b (bool, broadcast; a and b of one dtype; PyTorch's defaults 1e-5, 1e-8)") \
+    X(glu, NN, COMPOSITE, ANY, DIFF, (tensor *x, int dim), "gated linear unit a * sigmoid(b), a and b the halves of x along dim") \
+    X(prelu, NN, COMPOSITE, ANY, DIFF, (tensor *x, tensor *weight), "x where x > 0, else weight * x; weight of 1 or C elements (C: x's dim 1)") \
+    X(local_response_norm, NN, COMPOSITE, ANY, DIFF, (tensor *x, int size, double alpha, double beta, double k), "x [N, C, *] / (k + alpha * mean of x^2 over size channels, zero padded)^beta") \
+    X(pdist, LINALG, COMPOSITE, ANY, DIFF, (tensor *x, double p), "p-norm distances between the rows of x [N, M], the upper triangle row by row: [N (N - 1) / 2]")
 
 /* One enumerator per op of ops.def, in registry order. */
 typedef enum tensor_op {
@@ -865,6 +874,15 @@ typedef enum tensor_op {
     TENSOR_OP_cosine_embedding_loss,
     TENSOR_OP_triplet_margin_loss,
     TENSOR_OP_multi_margin_loss,
+    TENSOR_OP_lerp,
+    TENSOR_OP_lerp_scalar,
+    TENSOR_OP_addcmul,
+    TENSOR_OP_addcdiv,
+    TENSOR_OP_isclose,
+    TENSOR_OP_glu,
+    TENSOR_OP_prelu,
+    TENSOR_OP_local_response_norm,
+    TENSOR_OP_pdist,
     TENSOR_OP_COUNT
 } tensor_op;
 
@@ -919,6 +937,13 @@ TENSOR_API int tensor_unbind(tensor *t, int dim, tensor **out, int max_out);
 TENSOR_API int tensor_broadcast_tensors(int n, tensor *const *ts, tensor **out);
 /* torch.meshgrid of n 0-D or 1-D tensors, indexing "ij" (NULL) or "xy"; out[i] are expanded views; returns n, -1 on error */
 TENSOR_API int tensor_meshgrid(int n, tensor *const *ts, const char *indexing, tensor **out);
+
+/* ---- Comparisons answering with a C bool (>>elementwise): false, with the error set, for a NULL
+   or bad input (tensor_last_error tells a failure from a plain false) ---- */
+/* torch.allclose: every element of tensor_isclose(a, b, rtol, atol, equal_nan) (PyTorch's defaults 1e-5, 1e-8, false) */
+TENSOR_API bool tensor_allclose(tensor *a, tensor *b, double rtol, double atol, bool equal_nan);
+/* torch.equal: a and b have the same shape and equal values (any dtypes, compared promoted; NaN unequal) */
+TENSOR_API bool tensor_equal(tensor *a, tensor *b);
 
 /* ---- torch.special's other names (>>special): each is the op it names, as in PyTorch ---- */
 TENSOR_API tensor *tensor_special_expit(tensor *a);                 /* sigmoid */
@@ -1938,6 +1963,30 @@ TENSOR_API tensor *tensor_cosine_embedding_loss(tensor *input1, tensor *input2, 
 TENSOR_API tensor *tensor_triplet_margin_loss(tensor *anchor, tensor *positive, tensor *negative, double margin, double p, double eps, bool swap, tensor_reduction reduction);
 /* per sample, sum over i != y of max(0, margin - x[y] + x[i])^p / C; weight may be NULL */
 TENSOR_API tensor *tensor_multi_margin_loss(tensor *input, tensor *target, int p, double margin, tensor *weight, tensor_reduction reduction);
+
+/* -- TERNARY ops -- */
+/* start + weight (end - start), broadcasting all three (one floating dtype) */
+TENSOR_API tensor *tensor_lerp(tensor *start, tensor *end, tensor *weight);
+/* start + weight (end - start) with a number weight */
+TENSOR_API tensor *tensor_lerp_scalar(tensor *start, tensor *end, double weight);
+/* t + value * tensor1 * tensor2, broadcast and promoted (integer dtypes: value truncated) */
+TENSOR_API tensor *tensor_addcmul(tensor *t, tensor *tensor1, tensor *tensor2, double value);
+/* t + value * tensor1 / tensor2 (tensor1 and tensor2 not both integer) */
+TENSOR_API tensor *tensor_addcdiv(tensor *t, tensor *tensor1, tensor *tensor2, double value);
+/* |a - b| <= atol + rtol |b| or a == b (bool, broadcast; a and b of one dtype; PyTorch's defaults 1e-5, 1e-8) */
+TENSOR_API tensor *tensor_isclose(tensor *a, tensor *b, double rtol, double atol, bool equal_nan);
+
+/* -- NN ops -- */
+/* gated linear unit a * sigmoid(b), a and b the halves of x along dim */
+TENSOR_API tensor *tensor_glu(tensor *x, int dim);
+/* x where x > 0, else weight * x; weight of 1 or C elements (C: x's dim 1) */
+TENSOR_API tensor *tensor_prelu(tensor *x, tensor *weight);
+/* x [N, C, *] / (k + alpha * mean of x^2 over size channels, zero padded)^beta */
+TENSOR_API tensor *tensor_local_response_norm(tensor *x, int size, double alpha, double beta, double k);
+
+/* -- LINALG ops -- */
+/* p-norm distances between the rows of x [N, M], the upper triangle row by row: [N (N - 1) / 2] */
+TENSOR_API tensor *tensor_pdist(tensor *x, double p);
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -7474,6 +7523,147 @@ TENSOR_API tensor *tensor_zero_(tensor *a) {
     tensor__call c;
     tensor__call_init(&c, TENSOR_OP_zero_);
     return tensor__inplace_run(&c, a);
+}
+
+/* ---- misc: lerp, addcmul, addcdiv, isclose, allclose, equal (composites of the ops above, so
+   every device that has them runs these, and autograd comes from their derivatives) ---- */
+
+/* t as dtype d, kept in s (an alias when it already is). */
+static tensor *tensor__misc_as(tensor__tmps *s, tensor *t, tensor_dtype d) { return tensor__tmp(s, tensor_to_dtype(t, d)); }
+
+/* start, end and weight (NULL: a number) of one floating dtype, as PyTorch's lerp requires. */
+static bool tensor__lerp_check(const char *fn, tensor *start, tensor *end, tensor *weight) {
+    if (end->dtype != start->dtype) { tensor__fail(fn, "expected dtype %s for `end` but got dtype %s", tensor__dtype_names[start->dtype], tensor__dtype_names[end->dtype]); return false; }
+    if (weight && weight->dtype != start->dtype) { tensor__fail(fn, "expected dtype %s for `weight` but got dtype %s", tensor__dtype_names[start->dtype], tensor__dtype_names[weight->dtype]); return false; }
+    if (!tensor__is_float(start->dtype)) { tensor__fail(fn, "not implemented for %s tensors (floating dtypes only)", tensor__dtype_names[start->dtype]); return false; }
+    tensor *ins[3] = {start, end, weight};
+    int nd;
+    int64_t s1[TENSOR_MAX_DIMS], s2[TENSOR_MAX_DIMS];
+    if (!tensor__same_device(fn, 3, ins)) return false;
+    if (!tensor__broadcast_shapes(fn, start->ndim, start->shape, end->ndim, end->shape, &nd, s1)) return false;
+    return !weight || tensor__broadcast_shapes(fn, nd, s1, weight->ndim, weight->shape, &nd, s2);
+}
+
+/* PyTorch's formula: start + w (end - start) where |w| < 0.5, else end - (end - start)(1 - w), so
+   w = 1 gives end exactly; f16 and bf16 compute in f32 (PyTorch's opmath) and round once. */
+TENSOR_API tensor *tensor_lerp(tensor *start, tensor *end, tensor *weight) {
+    const char *fn = "tensor_lerp";
+    TENSOR__CHECK_ARG(fn, start);
+    TENSOR__CHECK_ARG(fn, end);
+    TENSOR__CHECK_ARG(fn, weight);
+    if (!tensor__lerp_check(fn, start, end, weight)) return NULL;
+    tensor_dtype dt = start->dtype, ct = dt == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
+    tensor__tmps s = {{0}, 0};
+    tensor *a = tensor__misc_as(&s, start, ct), *b = tensor__misc_as(&s, end, ct), *w = tensor__misc_as(&s, weight, ct);
+    tensor *diff = tensor__tmp(&s, tensor_sub(b, a));
+    tensor *small = tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_lt, tensor__tmp(&s, tensor_abs(w)), 0.5));
+    tensor *lo = tensor__tmp(&s, tensor_add(a, tensor__tmp(&s, tensor_mul(w, diff))));
+    tensor *hi = tensor__tmp(&s, tensor_add(b, tensor__tmp(&s, tensor_mul(diff, tensor__tmp(&s, tensor_sub_scalar(w, 1))))));
+    tensor *r = tensor__tmp(&s, tensor_where(small, lo, hi));
+    r = tensor__tmps_take(&s, tensor__misc_as(&s, r, dt));
+    tensor__tmps_free(&s);
+    return r;
+}
+TENSOR_API tensor *tensor_lerp_scalar(tensor *start, tensor *end, double weight) {
+    const char *fn = "tensor_lerp_scalar";
+    TENSOR__CHECK_ARG(fn, start);
+    TENSOR__CHECK_ARG(fn, end);
+    if (!tensor__lerp_check(fn, start, end, NULL)) return NULL;
+    tensor_dtype dt = start->dtype, ct = dt == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
+    double w = tensor__scalar_as(weight, ct), wm1 = tensor__scalar_as(w - 1, ct); /* PyTorch's weight in opmath */
+    tensor__tmps s = {{0}, 0};
+    tensor *a = tensor__misc_as(&s, start, ct), *b = tensor__misc_as(&s, end, ct);
+    tensor *diff = tensor__tmp(&s, tensor_sub(b, a));
+    tensor *r = fabs(w) < 0.5 ? tensor__tmp(&s, tensor_add(a, tensor__tmp(&s, tensor_mul_scalar(diff, w))))
+                              : tensor__tmp(&s, tensor_add(b, tensor__tmp(&s, tensor_mul_scalar(diff, wm1))));
+    r = tensor__tmps_take(&s, tensor__misc_as(&s, r, dt));
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* addcmul and addcdiv: the three inputs promoted to one dtype first (PyTorch's ternary ops), then
+   t + (value * tensor1) op tensor2; an integer result truncates value, as PyTorch's conversion of
+   the scalar to the dtype does. */
+static tensor *tensor__addc(const char *fn, tensor *t, tensor *t1, tensor *t2, double value, bool divide) {
+    TENSOR__CHECK_ARG(fn, t);
+    TENSOR__CHECK_ARG(fn, t1);
+    TENSOR__CHECK_ARG(fn, t2);
+    tensor *ins[3] = {t, t1, t2};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (divide && !tensor__is_float(t1->dtype) && !tensor__is_float(t2->dtype))
+        return tensor__fail(fn, "integer division with addcdiv is not supported (tensor1 %s, tensor2 %s): use t + value * trunc(tensor1 / tensor2) or true division of floats", tensor__dtype_names[t1->dtype], tensor__dtype_names[t2->dtype]);
+    tensor_dtype dt = tensor__result_type(3, ins);
+    if (dt == TENSOR_BOOL) return tensor__fail(fn, "not implemented for bool tensors");
+    if (!tensor__is_float(dt) && value == value) value = trunc(value);
+    tensor__tmps s = {{0}, 0};
+    tensor *a = tensor__misc_as(&s, t, dt), *b = tensor__misc_as(&s, t1, dt), *c = tensor__misc_as(&s, t2, dt);
+    tensor *vb = tensor__tmp(&s, tensor_mul_scalar(b, value));
+    tensor *q = tensor__tmp(&s, divide ? tensor_div(vb, c) : tensor_mul(vb, c));
+    tensor *r = q ? tensor_add(a, q) : NULL;
+    tensor__tmps_free(&s);
+    return r;
+}
+TENSOR_API tensor *tensor_addcmul(tensor *t, tensor *tensor1, tensor *tensor2, double value) { return tensor__addc("tensor_addcmul", t, tensor1, tensor2, value, false); }
+TENSOR_API tensor *tensor_addcdiv(tensor *t, tensor *tensor1, tensor *tensor2, double value) { return tensor__addc("tensor_addcdiv", t, tensor1, tensor2, value, true); }
+
+/* PyTorch's isclose: a == b (NaN == NaN too with equal_nan), or |a - b| finite and at most
+   atol + |rtol b|, computed in a's dtype, integers and bool converted to f32 first (as PyTorch's:
+   2^24 + 1 is close to 2^24 with atol 0.5, and u8 differences do not wrap). */
+TENSOR_API tensor *tensor_isclose(tensor *a, tensor *b, double rtol, double atol, bool equal_nan) {
+    const char *fn = "tensor_isclose";
+    TENSOR__CHECK_ARG(fn, a);
+    TENSOR__CHECK_ARG(fn, b);
+    if (a->dtype != b->dtype) return tensor__fail(fn, "%s did not match %s (a and b must have one dtype)", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]);
+    if (!(rtol >= 0)) return tensor__fail(fn, "rtol must be greater than or equal to zero, but got %g", rtol);
+    if (!(atol >= 0)) return tensor__fail(fn, "atol must be greater than or equal to zero, but got %g", atol);
+    tensor *ins[2] = {a, b};
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS];
+    if (!tensor__same_device(fn, 2, ins) || !tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, shape)) return NULL;
+    bool fl = tensor__is_float(a->dtype);
+    tensor__tmps s = {{0}, 0};
+    tensor *close = tensor__tmp(&s, tensor_eq(a, b));
+    if (equal_nan && fl)
+        close = tensor__tmp(&s, tensor_logical_or(close, tensor__tmp(&s, tensor_logical_and(tensor__tmp(&s, tensor_isnan(a)), tensor__tmp(&s, tensor_isnan(b))))));
+    if (rtol != 0 || atol != 0) {
+        tensor *ca = fl ? a : tensor__misc_as(&s, a, TENSOR_F32), *cb = fl ? b : tensor__misc_as(&s, b, TENSOR_F32);
+        tensor *allowed = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_abs(tensor__tmp(&s, tensor_mul_scalar(cb, rtol)))), atol));
+        tensor *actual = tensor__tmp(&s, tensor_abs(tensor__tmp(&s, tensor_sub(ca, cb))));
+        tensor *ok = tensor__tmp(&s, tensor_logical_and(tensor__tmp(&s, tensor_le(actual, allowed)), tensor__tmp(&s, tensor_isfinite(actual))));
+        close = tensor__tmp(&s, tensor_logical_or(close, ok));
+    }
+    tensor *r = tensor__tmps_take(&s, close);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* A 0-dim bool result on any device as a C bool; false with the error kept on failure. */
+static bool tensor__misc_truth(tensor *t) {
+    if (!t) return false;
+    double v = tensor_item(t);
+    tensor_free(t);
+    return v == v && v != 0;
+}
+TENSOR_API bool tensor_allclose(tensor *a, tensor *b, double rtol, double atol, bool equal_nan) {
+    tensor *c = tensor_isclose(a, b, rtol, atol, equal_nan);
+    if (!c) return false;
+    tensor *all = tensor_all(c);
+    tensor_free(c);
+    return tensor__misc_truth(all);
+}
+/* torch.equal: the same shape and equal values (compared after promotion; NaN is unequal). */
+TENSOR_API bool tensor_equal(tensor *a, tensor *b) {
+    const char *fn = "tensor_equal";
+    if (!a) { tensor__null_arg(fn, "a"); return false; }
+    if (!b) { tensor__null_arg(fn, "b"); return false; }
+    tensor *ins[2] = {a, b};
+    if (!tensor__same_device(fn, 2, ins)) return false;
+    if (a->ndim != b->ndim) return false;
+    for (int d = 0; d < a->ndim; d++) if (a->shape[d] != b->shape[d]) return false;
+    tensor *e = tensor_eq(a, b);
+    tensor *all = e ? tensor_all(e) : NULL;
+    tensor_free(e);
+    return tensor__misc_truth(all);
 }
 /* ==== end generator/parts/elementwise.h ==== */
 /* ==== begin generator/parts/special.h ==== */
@@ -15381,6 +15571,29 @@ TENSOR_API tensor *tensor_trace(tensor *a) {
     f = tensor__swap(f, tensor_slice(f, 0, 0, k ? (k - 1) * (n + 1) + 1 : 0, n + 1));
     return tensor__swap(f, tensor_sum_all(f));
 }
+
+/* ---- misc: pdist (composite) ----
+   torch.pdist: the p-norm distance of every pair i < j of rows of x [N, M], in row-major order of
+   the upper triangle. The pairs' rows are gathered by index_select (N (N - 1) / 2 rows of M each,
+   no pair computed twice) and reduced by norm, whose derivative is 0 at a zero distance, as
+   PyTorch's pdist backward. */
+TENSOR_API tensor *tensor_pdist(tensor *x, double p) {
+    const char *fn = "tensor_pdist";
+    TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim != 2) return tensor__fail(fn, "pdist only supports 2-D tensors, got shape %s", tensor__shape_of(x));
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "pdist only supports floating-point dtypes, got %s", tensor__dtype_names[x->dtype]);
+    if (!(p >= 0)) return tensor__fail(fn, "pdist only supports non-negative p values, got %g", p);
+    int64_t N = x->shape[0];
+    tensor__tmps s = {{0}, 0};
+    tensor *ij = tensor__tmp(&s, tensor_triu_indices(N, N, 1, TENSOR_I64));
+    if (ij && ij->storage->device != x->storage->device) ij = tensor__tmp(&s, tensor_to_device(ij, x->storage->device));
+    tensor *a = tensor__tmp(&s, tensor_index_select(x, 0, tensor__tmp(&s, tensor_select(ij, 0, 0))));
+    tensor *b = tensor__tmp(&s, tensor_index_select(x, 0, tensor__tmp(&s, tensor_select(ij, 0, 1))));
+    tensor *d = tensor__tmp(&s, tensor_sub(a, b));
+    tensor *r = d ? tensor_norm(d, p, -1, false) : NULL;
+    tensor__tmps_free(&s);
+    return r;
+}
 /* ==== end generator/parts/products.h ==== */
 /* ==== begin generator/parts/linalg_decomp.h ==== */
 // >>linalg-decomp ------------------------------------------------------------------------------
@@ -16553,6 +16766,55 @@ TENSOR_API tensor *tensor_pairwise_distance(tensor *x1, tensor *x2, double p, do
     tensor__tmps_free(&s);
     return r;
 }
+
+/* ---- misc: glu, prelu (composites) ---- */
+
+/* F.glu: a * sigmoid(b), a the first half of x along dim and b the second. */
+TENSOR_API tensor *tensor_glu(tensor *x, int dim) {
+    const char *fn = "tensor_glu";
+    TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim == 0) return tensor__fail(fn, "glu does not support scalars because halving size must be even");
+    int d = tensor__wrap_dim(fn, dim, x->ndim);
+    if (d < 0) return NULL;
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "not implemented for %s tensors (floating dtypes only)", tensor__dtype_names[x->dtype]);
+    int64_t n = x->shape[d];
+    if (n % 2) return tensor__fail(fn, "halving dimension must be even, but dimension %d is size %lld", d, (long long)n);
+    tensor__tmps s = {{0}, 0};
+    tensor *a = tensor__tmp(&s, tensor_narrow(x, d, 0, n / 2));
+    tensor *g = tensor__tmp(&s, tensor_sigmoid(tensor__tmp(&s, tensor_narrow(x, d, n / 2, n / 2))));
+    tensor *r = a && g ? tensor_mul(a, g) : NULL;
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* F.prelu: where(x > 0, x, weight * x); weight 0-D or 1-D, of one element (shared) or of C = x's
+   dim 1 (a 1-D x has one channel), x and weight of one floating dtype, as PyTorch. */
+TENSOR_API tensor *tensor_prelu(tensor *x, tensor *weight) {
+    const char *fn = "tensor_prelu";
+    TENSOR__CHECK_ARG(fn, x);
+    TENSOR__CHECK_ARG(fn, weight);
+    tensor *ins[2] = {x, weight};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "not implemented for %s tensors (floating dtypes only)", tensor__dtype_names[x->dtype]);
+    if (weight->dtype != x->dtype) return tensor__fail(fn, "weight has dtype %s but x has %s (they must be one dtype)", tensor__dtype_names[weight->dtype], tensor__dtype_names[x->dtype]);
+    if (weight->ndim > 1) return tensor__fail(fn, "expected weight to be a scalar or 1-D tensor, got shape %s", tensor__shape_of(weight));
+    int64_t nw = tensor_numel(weight), C = x->ndim > 1 ? x->shape[1] : 1;
+    int64_t wshape[TENSOR_MAX_DIMS];
+    int wnd = 0;
+    if (nw != 1) {
+        if (x->ndim == 0) return tensor__fail(fn, "weight of %lld elements for a 0-dim x (only one element is allowed)", (long long)nw);
+        if (nw != C) return tensor__fail(fn, "mismatch of parameter numbers and input channel size: weight has %lld elements, x %s has %lld channels", (long long)nw, tensor__shape_of(x), (long long)C);
+        wshape[wnd++] = C; /* [C, 1, ..., 1] against x's dims 1.. */
+        for (int d = 2; d < x->ndim; d++) wshape[wnd++] = 1;
+    }
+    tensor__tmps s = {{0}, 0};
+    tensor *w = tensor__tmp(&s, tensor_reshape(weight, wnd, wshape));
+    tensor *pos = tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_gt, x, 0));
+    tensor *wx = tensor__tmp(&s, tensor_mul(w, x));
+    tensor *r = pos && wx ? tensor_where(pos, x, wx) : NULL;
+    tensor__tmps_free(&s);
+    return r;
+}
 /* ==== end generator/parts/nn.h ==== */
 /* ==== begin generator/parts/norm.h ==== */
 // >>norm ---------------------------------------------------------------------------------------
@@ -16977,6 +17239,33 @@ TENSOR_API tensor *tensor_group_norm(tensor *x, int64_t num_groups, tensor *weig
     y = tensor__tmps_take(&s, y);
     tensor__tmps_free(&s);
     return y;
+}
+
+/* ---- misc: local_response_norm (composite) ----
+   PyTorch's formula: x / (k + alpha * div)^beta, div[c] the mean of x^2 over the channels
+   c - size/2 .. c + (size - 1)/2 with zeros beyond the ends (its avg_pool over channels, padded).
+   x^2 as [N, C, R] is padded along C and windowed by unfold (a view), so each window is summed
+   once. An integer x averages in its dtype (truncating, as PyTorch's avg_pool does) and gives f32. */
+TENSOR_API tensor *tensor_local_response_norm(tensor *x, int size, double alpha, double beta, double k) {
+    const char *fn = "tensor_local_response_norm";
+    TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim < 3) return tensor__fail(fn, "expected 3-D or higher dimensionality input, got shape %s", tensor__shape_of(x));
+    if (size <= 0) return tensor__fail(fn, "size should be greater than zero, got %d", size);
+    if (x->dtype == TENSOR_BOOL) return tensor__fail(fn, "not implemented for bool tensors");
+    if (tensor_numel(x) == 0) return tensor__alias(fn, x);
+    int64_t N = x->shape[0], C = x->shape[1], R = tensor_numel(x) / (N * C);
+    int64_t shape3[3] = {N, C, R}, pads[4] = {0, 0, size / 2, (size - 1) / 2};
+    tensor__tmps s = {{0}, 0};
+    tensor *sq = tensor__tmp(&s, tensor_reshape(tensor__tmp(&s, tensor_mul(x, x)), 3, shape3));
+    tensor *win = tensor__tmp(&s, tensor_unfold(tensor__tmp(&s, tensor_pad(sq, 4, pads, 0)), 1, size, 1)); /* [N, C, R, size] */
+    tensor *sum = tensor__tmp(&s, tensor_sum(win, -1, false));
+    if (sum && sum->dtype != x->dtype) sum = tensor__misc_as(&s, sum, x->dtype); /* integer sums come as i64 */
+    tensor *div = tensor__tmp(&s, tensor__is_float(x->dtype) ? tensor_div_scalar(sum, size) : tensor__op_scalar(TENSOR_OP_floor_divide, sum, size));
+    div = tensor__tmp(&s, tensor_reshape(div, x->ndim, x->shape));
+    div = tensor__tmp(&s, tensor_pow_scalar(tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_mul_scalar(div, alpha)), k)), beta));
+    tensor *r = div ? tensor_div(x, div) : NULL;
+    tensor__tmps_free(&s);
+    return r;
 }
 /* ==== end generator/parts/norm.h ==== */
 /* ==== begin generator/parts/conv.h ==== */

@@ -828,3 +828,144 @@ TENSOR_API tensor *tensor_zero_(tensor *a) {
     tensor__call_init(&c, TENSOR_OP_zero_);
     return tensor__inplace_run(&c, a);
 }
+
+/* ---- misc: lerp, addcmul, addcdiv, isclose, allclose, equal (composites of the ops above, so
+   every device that has them runs these, and autograd comes from their derivatives) ---- */
+
+/* t as dtype d, kept in s (an alias when it already is). */
+static tensor *tensor__misc_as(tensor__tmps *s, tensor *t, tensor_dtype d) { return tensor__tmp(s, tensor_to_dtype(t, d)); }
+
+/* start, end and weight (NULL: a number) of one floating dtype, as PyTorch's lerp requires. */
+static bool tensor__lerp_check(const char *fn, tensor *start, tensor *end, tensor *weight) {
+    if (end->dtype != start->dtype) { tensor__fail(fn, "expected dtype %s for `end` but got dtype %s", tensor__dtype_names[start->dtype], tensor__dtype_names[end->dtype]); return false; }
+    if (weight && weight->dtype != start->dtype) { tensor__fail(fn, "expected dtype %s for `weight` but got dtype %s", tensor__dtype_names[start->dtype], tensor__dtype_names[weight->dtype]); return false; }
+    if (!tensor__is_float(start->dtype)) { tensor__fail(fn, "not implemented for %s tensors (floating dtypes only)", tensor__dtype_names[start->dtype]); return false; }
+    tensor *ins[3] = {start, end, weight};
+    int nd;
+    int64_t s1[TENSOR_MAX_DIMS], s2[TENSOR_MAX_DIMS];
+    if (!tensor__same_device(fn, 3, ins)) return false;
+    if (!tensor__broadcast_shapes(fn, start->ndim, start->shape, end->ndim, end->shape, &nd, s1)) return false;
+    return !weight || tensor__broadcast_shapes(fn, nd, s1, weight->ndim, weight->shape, &nd, s2);
+}
+
+/* PyTorch's formula: start + w (end - start) where |w| < 0.5, else end - (end - start)(1 - w), so
+   w = 1 gives end exactly; f16 and bf16 compute in f32 (PyTorch's opmath) and round once. */
+TENSOR_API tensor *tensor_lerp(tensor *start, tensor *end, tensor *weight) {
+    const char *fn = "tensor_lerp";
+    TENSOR__CHECK_ARG(fn, start);
+    TENSOR__CHECK_ARG(fn, end);
+    TENSOR__CHECK_ARG(fn, weight);
+    if (!tensor__lerp_check(fn, start, end, weight)) return NULL;
+    tensor_dtype dt = start->dtype, ct = dt == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
+    tensor__tmps s = {{0}, 0};
+    tensor *a = tensor__misc_as(&s, start, ct), *b = tensor__misc_as(&s, end, ct), *w = tensor__misc_as(&s, weight, ct);
+    tensor *diff = tensor__tmp(&s, tensor_sub(b, a));
+    tensor *small = tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_lt, tensor__tmp(&s, tensor_abs(w)), 0.5));
+    tensor *lo = tensor__tmp(&s, tensor_add(a, tensor__tmp(&s, tensor_mul(w, diff))));
+    tensor *hi = tensor__tmp(&s, tensor_add(b, tensor__tmp(&s, tensor_mul(diff, tensor__tmp(&s, tensor_sub_scalar(w, 1))))));
+    tensor *r = tensor__tmp(&s, tensor_where(small, lo, hi));
+    r = tensor__tmps_take(&s, tensor__misc_as(&s, r, dt));
+    tensor__tmps_free(&s);
+    return r;
+}
+TENSOR_API tensor *tensor_lerp_scalar(tensor *start, tensor *end, double weight) {
+    const char *fn = "tensor_lerp_scalar";
+    TENSOR__CHECK_ARG(fn, start);
+    TENSOR__CHECK_ARG(fn, end);
+    if (!tensor__lerp_check(fn, start, end, NULL)) return NULL;
+    tensor_dtype dt = start->dtype, ct = dt == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
+    double w = tensor__scalar_as(weight, ct), wm1 = tensor__scalar_as(w - 1, ct); /* PyTorch's weight in opmath */
+    tensor__tmps s = {{0}, 0};
+    tensor *a = tensor__misc_as(&s, start, ct), *b = tensor__misc_as(&s, end, ct);
+    tensor *diff = tensor__tmp(&s, tensor_sub(b, a));
+    tensor *r = fabs(w) < 0.5 ? tensor__tmp(&s, tensor_add(a, tensor__tmp(&s, tensor_mul_scalar(diff, w))))
+                              : tensor__tmp(&s, tensor_add(b, tensor__tmp(&s, tensor_mul_scalar(diff, wm1))));
+    r = tensor__tmps_take(&s, tensor__misc_as(&s, r, dt));
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* addcmul and addcdiv: the three inputs promoted to one dtype first (PyTorch's ternary ops), then
+   t + (value * tensor1) op tensor2; an integer result truncates value, as PyTorch's conversion of
+   the scalar to the dtype does. */
+static tensor *tensor__addc(const char *fn, tensor *t, tensor *t1, tensor *t2, double value, bool divide) {
+    TENSOR__CHECK_ARG(fn, t);
+    TENSOR__CHECK_ARG(fn, t1);
+    TENSOR__CHECK_ARG(fn, t2);
+    tensor *ins[3] = {t, t1, t2};
+    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (divide && !tensor__is_float(t1->dtype) && !tensor__is_float(t2->dtype))
+        return tensor__fail(fn, "integer division with addcdiv is not supported (tensor1 %s, tensor2 %s): use t + value * trunc(tensor1 / tensor2) or true division of floats", tensor__dtype_names[t1->dtype], tensor__dtype_names[t2->dtype]);
+    tensor_dtype dt = tensor__result_type(3, ins);
+    if (dt == TENSOR_BOOL) return tensor__fail(fn, "not implemented for bool tensors");
+    if (!tensor__is_float(dt) && value == value) value = trunc(value);
+    tensor__tmps s = {{0}, 0};
+    tensor *a = tensor__misc_as(&s, t, dt), *b = tensor__misc_as(&s, t1, dt), *c = tensor__misc_as(&s, t2, dt);
+    tensor *vb = tensor__tmp(&s, tensor_mul_scalar(b, value));
+    tensor *q = tensor__tmp(&s, divide ? tensor_div(vb, c) : tensor_mul(vb, c));
+    tensor *r = q ? tensor_add(a, q) : NULL;
+    tensor__tmps_free(&s);
+    return r;
+}
+TENSOR_API tensor *tensor_addcmul(tensor *t, tensor *tensor1, tensor *tensor2, double value) { return tensor__addc("tensor_addcmul", t, tensor1, tensor2, value, false); }
+TENSOR_API tensor *tensor_addcdiv(tensor *t, tensor *tensor1, tensor *tensor2, double value) { return tensor__addc("tensor_addcdiv", t, tensor1, tensor2, value, true); }
+
+/* PyTorch's isclose: a == b (NaN == NaN too with equal_nan), or |a - b| finite and at most
+   atol + |rtol b|, computed in a's dtype, integers and bool converted to f32 first (as PyTorch's:
+   2^24 + 1 is close to 2^24 with atol 0.5, and u8 differences do not wrap). */
+TENSOR_API tensor *tensor_isclose(tensor *a, tensor *b, double rtol, double atol, bool equal_nan) {
+    const char *fn = "tensor_isclose";
+    TENSOR__CHECK_ARG(fn, a);
+    TENSOR__CHECK_ARG(fn, b);
+    if (a->dtype != b->dtype) return tensor__fail(fn, "%s did not match %s (a and b must have one dtype)", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]);
+    if (!(rtol >= 0)) return tensor__fail(fn, "rtol must be greater than or equal to zero, but got %g", rtol);
+    if (!(atol >= 0)) return tensor__fail(fn, "atol must be greater than or equal to zero, but got %g", atol);
+    tensor *ins[2] = {a, b};
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS];
+    if (!tensor__same_device(fn, 2, ins) || !tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, shape)) return NULL;
+    bool fl = tensor__is_float(a->dtype);
+    tensor__tmps s = {{0}, 0};
+    tensor *close = tensor__tmp(&s, tensor_eq(a, b));
+    if (equal_nan && fl)
+        close = tensor__tmp(&s, tensor_logical_or(close, tensor__tmp(&s, tensor_logical_and(tensor__tmp(&s, tensor_isnan(a)), tensor__tmp(&s, tensor_isnan(b))))));
+    if (rtol != 0 || atol != 0) {
+        tensor *ca = fl ? a : tensor__misc_as(&s, a, TENSOR_F32), *cb = fl ? b : tensor__misc_as(&s, b, TENSOR_F32);
+        tensor *allowed = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_abs(tensor__tmp(&s, tensor_mul_scalar(cb, rtol)))), atol));
+        tensor *actual = tensor__tmp(&s, tensor_abs(tensor__tmp(&s, tensor_sub(ca, cb))));
+        tensor *ok = tensor__tmp(&s, tensor_logical_and(tensor__tmp(&s, tensor_le(actual, allowed)), tensor__tmp(&s, tensor_isfinite(actual))));
+        close = tensor__tmp(&s, tensor_logical_or(close, ok));
+    }
+    tensor *r = tensor__tmps_take(&s, close);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* A 0-dim bool result on any device as a C bool; false with the error kept on failure. */
+static bool tensor__misc_truth(tensor *t) {
+    if (!t) return false;
+    double v = tensor_item(t);
+    tensor_free(t);
+    return v == v && v != 0;
+}
+TENSOR_API bool tensor_allclose(tensor *a, tensor *b, double rtol, double atol, bool equal_nan) {
+    tensor *c = tensor_isclose(a, b, rtol, atol, equal_nan);
+    if (!c) return false;
+    tensor *all = tensor_all(c);
+    tensor_free(c);
+    return tensor__misc_truth(all);
+}
+/* torch.equal: the same shape and equal values (compared after promotion; NaN is unequal). */
+TENSOR_API bool tensor_equal(tensor *a, tensor *b) {
+    const char *fn = "tensor_equal";
+    if (!a) { tensor__null_arg(fn, "a"); return false; }
+    if (!b) { tensor__null_arg(fn, "b"); return false; }
+    tensor *ins[2] = {a, b};
+    if (!tensor__same_device(fn, 2, ins)) return false;
+    if (a->ndim != b->ndim) return false;
+    for (int d = 0; d < a->ndim; d++) if (a->shape[d] != b->shape[d]) return false;
+    tensor *e = tensor_eq(a, b);
+    tensor *all = e ? tensor_all(e) : NULL;
+    tensor_free(e);
+    return tensor__misc_truth(all);
+}
