@@ -54,6 +54,12 @@ static const double pd_0[6] = {3.0, 0.0, 3.0, 3.0, 3.0, 3.0};
 static const double pd_grad2[12] = {-1.0443936649668728, 0.2359751343620869, 1.3046852576970114, 1.8264635059084506, -1.7010105817951322, -0.09150573726541134, -1.0443936649668728, 0.2359751343620869, 1.3046852576970114, 0.26232382402529497, 1.2290603130709585, -2.517864778128611};
 static const double prelu_gx[12] = {1.0, 0.25, -0.5, 1.0, 2.0, 2.0, 1.0, 0.25, -0.5, -0.5, 1.0, 2.0};
 static const double prelu_gw[3] = {-3.0, -3.75, -10.0};
+static const double addcmul_f32[6] = {0.03700000047683716, -1.0209999084472656, 2.259000062942505, 3.740999937057495, -2.6529998779296875, 4.986999988555908};
+static const double addcdiv_f32[6] = {0.22857144474983215, -1.3290321826934814, 2.718367338180542, 2.3999998569488525, -0.49677419662475586, 1.7714285850524902};
+static const double addcmul_bf16[6] = {0.037109375, -1.015625, 2.265625, 3.734375, -2.640625, 4.96875};
+static const double addc_x[6] = {0.1, -1.3, 2.7, 3.3, -0.7, 1.9};
+static const double addc_y[2] = {0.3, -2.1};
+static const double addc_z[3] = {0.7, -3.1, 4.9};
 
 static tensor *T64(int nd, const int64_t *shape, const double *v) { return test_tensor(TENSOR_F64, nd, shape, v); }
 static tensor *tr(tensor *t) { return tensor_transpose(tensor_contiguous(tensor_transpose(t, 0, 1)), 0, 1); } /* same values, column-major */
@@ -73,7 +79,7 @@ TEST(misc_lerp_values) {
     CHECK_VALUES(r2, want2, 6, 0, 1e-15);
     tensor *rf = tensor_lerp(tensor_to_dtype(s, TENSOR_F32), tensor_to_dtype(e, TENSOR_F32), tensor_to_dtype(w, TENSOR_F32));
     CHECK(tensor_get_dtype(rf) == TENSOR_F32);
-    CHECK_VALUES(rf, lerp_want_f32, 6, 0, 3e-7); /* 2 ulp: PyTorch's vector kernel fuses w * diff + start (one rounding) */
+    CHECK_VALUES(rf, lerp_want_f32, 6, 0, 0); /* one rounding, as PyTorch's fused multiply-add */
     CHECK_VALUES(tensor_lerp_scalar(s, e, 0.7), lerp_s07, 6, 0, 1e-15);
     CHECK_VALUES(tensor_lerp_scalar(tensor_to_dtype(s, TENSOR_F32), tensor_to_dtype(e, TENSOR_F32), 0.2), lerp_s02_f32, 6, 0, 1e-7);
     /* weight 1 gives end exactly (the second branch of PyTorch's formula) */
@@ -118,6 +124,20 @@ TEST(misc_addcmul_addcdiv_values) {
     CHECK(tensor_get_dtype(tensor_addcmul(tensor_to_dtype(s, TENSOR_F32), t1, t2, 1)) == TENSOR_F64);
     double one = 1;
     CHECK(tensor_get_dtype(tensor_addcmul(T64(0, NULL, &one), tensor_to_dtype(t1, TENSOR_F32), ti2, 0.5)) == TENSOR_F32);
+}
+
+/* f32 and bf16 against PyTorch's, which rounds after each operation where the kernel computes in
+   double and rounds once: within an ulp of the dtype. */
+TEST(misc_addc_low_precision) {
+    tensor *x = T64(TENSOR_SHAPE(2, 3), addc_x), *y = T64(TENSOR_SHAPE(2, 1), addc_y), *z = T64(TENSOR_SHAPE(3), addc_z);
+    tensor *xf = tensor_to_dtype(x, TENSOR_F32), *yf = tensor_to_dtype(y, TENSOR_F32), *zf = tensor_to_dtype(z, TENSOR_F32);
+    tensor *m = tensor_addcmul(xf, yf, zf, -0.3), *d = tensor_addcdiv(xf, yf, zf, 0.3);
+    CHECK(tensor_get_dtype(m) == TENSOR_F32 && tensor_get_dtype(d) == TENSOR_F32);
+    CHECK_VALUES(m, addcmul_f32, 6, 0, 1.2e-7);
+    CHECK_VALUES(d, addcdiv_f32, 6, 0, 1.2e-7);
+    tensor *mb = tensor_addcmul(tensor_to_dtype(x, TENSOR_BF16), tensor_to_dtype(y, TENSOR_BF16), tensor_to_dtype(z, TENSOR_BF16), -0.3);
+    CHECK(tensor_get_dtype(mb) == TENSOR_BF16);
+    CHECK_VALUES(mb, addcmul_bf16, 6, 0, 7.9e-3);
 }
 
 /* ---- isclose, allclose, equal ---- */
@@ -323,7 +343,7 @@ void bad_input_addcmul(void) {
     CHECK_BAD(tensor_addcmul(f32(TENSOR_SHAPE(2)), f32(TENSOR_SHAPE(2)), NULL, 1), fn);
     tensor *bo = tensor_ones(TENSOR_SHAPE(2), TENSOR_BOOL);
     CHECK_BAD(tensor_addcmul(bo, bo, bo, 1), fn);
-    CHECK_BAD(tensor_addcmul(f32(TENSOR_SHAPE(2)), f32(TENSOR_SHAPE(3)), f32(TENSOR_SHAPE(2)), 1), "tensor_mul");
+    CHECK_BAD(tensor_addcmul(f32(TENSOR_SHAPE(2)), f32(TENSOR_SHAPE(3)), f32(TENSOR_SHAPE(2)), 1), fn);
 }
 void bad_input_addcdiv(void) {
     const char *fn = "tensor_addcdiv";
@@ -331,7 +351,7 @@ void bad_input_addcdiv(void) {
     /* integer division refused, as PyTorch, even with a float t (bool counts as integer) */
     CHECK_BAD(tensor_addcdiv(f32(TENSOR_SHAPE(2)), tensor_ones(TENSOR_SHAPE(2), TENSOR_I64), tensor_ones(TENSOR_SHAPE(2), TENSOR_I32), 1), fn);
     CHECK_BAD(tensor_addcdiv(f32(TENSOR_SHAPE(2)), tensor_ones(TENSOR_SHAPE(2), TENSOR_BOOL), tensor_ones(TENSOR_SHAPE(2), TENSOR_BOOL), 1), fn);
-    CHECK_BAD(tensor_addcdiv(f32(TENSOR_SHAPE(4)), f32(TENSOR_SHAPE(2)), f32(TENSOR_SHAPE(2)), 1), "tensor_add");
+    CHECK_BAD(tensor_addcdiv(f32(TENSOR_SHAPE(4)), f32(TENSOR_SHAPE(2)), f32(TENSOR_SHAPE(2)), 1), fn);
 }
 void bad_input_isclose(void) {
     const char *fn = "tensor_isclose";
@@ -442,4 +462,14 @@ void gradcheck_pdist(void) {
     for (int i = 0; i < 4; i++) MG(((mctx){M_PDIST, false, ps[i], 0}), 1, in, 12);
     tensor *in2[1] = {test_leaf(TENSOR_SHAPE(2, 3), -2, 2)}; /* used as [3, 2] */
     MG(((mctx){M_PDIST, true, 2, 0}), 1, in2, 6);
+}
+
+/* Second derivatives: the derivatives are written with ops, so create_graph differentiates them. */
+TEST(misc_ternary_second_order) {
+    static const int ops[3] = {M_LERP, M_ADDCMUL, M_ADDCDIV};
+    for (int i = 0; i < 3; i++) {
+        tensor *in[3] = {test_leaf(TENSOR_SHAPE(3, 2), -2, 2), test_leaf(TENSOR_SHAPE(3), -2, 2), test_leaf(TENSOR_SHAPE(2, 1), 0.5, 2)};
+        mctx c = {ops[i], true, -0.75, 0};
+        CHECK(GRADGRADCHECK(m_call, &c, 3, in) == 11);
+    }
 }
