@@ -493,7 +493,16 @@ typedef enum { TENSOR_REDUCTION_MEAN, TENSOR_REDUCTION_SUM, TENSOR_REDUCTION_NON
     X(multilabel_soft_margin_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, tensor *weight, tensor_reduction reduction), "per sample, the mean over classes of the binary logistic losses; weight may be NULL") \
     X(cosine_embedding_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input1, tensor *input2, tensor *target, double margin, tensor_reduction reduction), "1 - cos where target is 1, max(0, cos - margin) where it is -1") \
     X(triplet_margin_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *anchor, tensor *positive, tensor *negative, double margin, double p, double eps, bool swap, tensor_reduction reduction), "max(0, margin + d(anchor, positive) - d(anchor, negative)), d the pairwise_distance") \
-    X(multi_margin_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, int p, double margin, tensor *weight, tensor_reduction reduction), "per sample, sum over i != y of max(0, margin - x[y] + x[i])^p / C; weight may be NULL")
+    X(multi_margin_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target, int p, double margin, tensor *weight, tensor_reduction reduction), "per sample, sum over i != y of max(0, margin - x[y] + x[i])^p / C; weight may be NULL") \
+    X(lerp, TERNARY, KERNEL, FLOAT, DIFF, (tensor *start, tensor *end, tensor *weight), "start + weight (end - start), broadcasting all three (one floating dtype)") \
+    X(lerp_scalar, TERNARY, COMPOSITE, FLOAT, DIFF, (tensor *start, tensor *end, double weight), "start + weight (end - start) with a number weight (lerp's kernel)") \
+    X(addcmul, TERNARY, KERNEL, SAME, DIFF, (tensor *t, tensor *tensor1, tensor *tensor2, double value), "t + value * tensor1 * tensor2, broadcast and promoted (integer dtypes: value truncated)") \
+    X(addcdiv, TERNARY, KERNEL, FLOAT, DIFF, (tensor *t, tensor *tensor1, tensor *tensor2, double value), "t + value * tensor1 / tensor2 (tensor1 and tensor2 not both integer)") \
+    X(isclose, TERNARY, COMPOSITE, BOOL, NODIFF, (tensor *a, tensor *b, double rtol, double atol, bool equal_nan), "|a - b| <= atol + rtol |b| or a == b (bool, broadcast; a and b of one dtype; PyTorch's defaults 1e-5, 1e-8)") \
+    X(glu, NN, COMPOSITE, ANY, DIFF, (tensor *x, int dim), "gated linear unit a * sigmoid(b), a and b the halves of x along dim") \
+    X(prelu, NN, COMPOSITE, ANY, DIFF, (tensor *x, tensor *weight), "x where x > 0, else weight * x; weight of 1 or C elements (C: x's dim 1)") \
+    X(local_response_norm, NN, COMPOSITE, ANY, DIFF, (tensor *x, int size, double alpha, double beta, double k), "x [N, C, *] / (k + alpha * mean of x^2 over size channels, zero padded)^beta") \
+    X(pdist, LINALG, COMPOSITE, ANY, DIFF, (tensor *x, double p), "p-norm distances between the rows of x [N, M], the upper triangle row by row: [N (N - 1) / 2]")
 
 /* One enumerator per op of ops.def, in registry order. */
 typedef enum tensor_op {
@@ -879,6 +888,15 @@ typedef enum tensor_op {
     TENSOR_OP_cosine_embedding_loss,
     TENSOR_OP_triplet_margin_loss,
     TENSOR_OP_multi_margin_loss,
+    TENSOR_OP_lerp,
+    TENSOR_OP_lerp_scalar,
+    TENSOR_OP_addcmul,
+    TENSOR_OP_addcdiv,
+    TENSOR_OP_isclose,
+    TENSOR_OP_glu,
+    TENSOR_OP_prelu,
+    TENSOR_OP_local_response_norm,
+    TENSOR_OP_pdist,
     TENSOR_OP_COUNT
 } tensor_op;
 
@@ -933,6 +951,13 @@ TENSOR_API int tensor_unbind(tensor *t, int dim, tensor **out, int max_out);
 TENSOR_API int tensor_broadcast_tensors(int n, tensor *const *ts, tensor **out);
 /* torch.meshgrid of n 0-D or 1-D tensors, indexing "ij" (NULL) or "xy"; out[i] are expanded views; returns n, -1 on error */
 TENSOR_API int tensor_meshgrid(int n, tensor *const *ts, const char *indexing, tensor **out);
+
+/* ---- Comparisons answering with a C bool (>>elementwise): false, with the error set, for a NULL
+   or bad input (tensor_last_error tells a failure from a plain false) ---- */
+/* torch.allclose: every element of tensor_isclose(a, b, rtol, atol, equal_nan) (PyTorch's defaults 1e-5, 1e-8, false) */
+TENSOR_API bool tensor_allclose(tensor *a, tensor *b, double rtol, double atol, bool equal_nan);
+/* torch.equal: a and b have the same shape and equal values (any dtypes, compared promoted; NaN unequal) */
+TENSOR_API bool tensor_equal(tensor *a, tensor *b);
 
 /* ---- torch.special's other names (>>special): each is the op it names, as in PyTorch ---- */
 TENSOR_API tensor *tensor_special_expit(tensor *a);                 /* sigmoid */
@@ -1967,6 +1992,30 @@ TENSOR_API tensor *tensor_triplet_margin_loss(tensor *anchor, tensor *positive, 
 /* per sample, sum over i != y of max(0, margin - x[y] + x[i])^p / C; weight may be NULL */
 TENSOR_API tensor *tensor_multi_margin_loss(tensor *input, tensor *target, int p, double margin, tensor *weight, tensor_reduction reduction);
 
+/* -- TERNARY ops -- */
+/* start + weight (end - start), broadcasting all three (one floating dtype) */
+TENSOR_API tensor *tensor_lerp(tensor *start, tensor *end, tensor *weight);
+/* start + weight (end - start) with a number weight (lerp's kernel) */
+TENSOR_API tensor *tensor_lerp_scalar(tensor *start, tensor *end, double weight);
+/* t + value * tensor1 * tensor2, broadcast and promoted (integer dtypes: value truncated) */
+TENSOR_API tensor *tensor_addcmul(tensor *t, tensor *tensor1, tensor *tensor2, double value);
+/* t + value * tensor1 / tensor2 (tensor1 and tensor2 not both integer) */
+TENSOR_API tensor *tensor_addcdiv(tensor *t, tensor *tensor1, tensor *tensor2, double value);
+/* |a - b| <= atol + rtol |b| or a == b (bool, broadcast; a and b of one dtype; PyTorch's defaults 1e-5, 1e-8) */
+TENSOR_API tensor *tensor_isclose(tensor *a, tensor *b, double rtol, double atol, bool equal_nan);
+
+/* -- NN ops -- */
+/* gated linear unit a * sigmoid(b), a and b the halves of x along dim */
+TENSOR_API tensor *tensor_glu(tensor *x, int dim);
+/* x where x > 0, else weight * x; weight of 1 or C elements (C: x's dim 1) */
+TENSOR_API tensor *tensor_prelu(tensor *x, tensor *weight);
+/* x [N, C, *] / (k + alpha * mean of x^2 over size channels, zero padded)^beta */
+TENSOR_API tensor *tensor_local_response_norm(tensor *x, int size, double alpha, double beta, double k);
+
+/* -- LINALG ops -- */
+/* p-norm distances between the rows of x [N, M], the upper triangle row by row: [N (N - 1) / 2] */
+TENSOR_API tensor *tensor_pdist(tensor *x, double p);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
@@ -2499,6 +2548,21 @@ TENSOR__HOSTDEV double tensor__polygamma(double n, double x) {
     X(gcd,         0,                              tensor__igcd(x, y))     \
     X(lcm,         0,                              tensor__ilcm(x, y))     \
     X(special_zeta, tensor__zeta(x, y),            0)
+
+/* ---- misc: ternary ops ----
+   TENSOR__TERNARY_FORMULAS(X) calls X(name, FEXPR, IEXPR) on x, y, z (double, or int64_t where
+   the op computes in an integer dtype) and p0, the op's number (addcmul's value, truncated by the
+   front-end for integers). lerp is PyTorch's formula: the side of the weight nearer its end, so a
+   weight of 1 gives y exactly. */
+TENSOR__HOSTDEV double tensor__lerp(double x, double y, double w) {
+    double d = y - x;
+    return fabs(w) < 0.5 ? x + w * d : y - d * (1 - w);
+}
+/*  X(name,     float formula (double x, y, z),  integer formula (int64_t x, y, z)) */
+#define TENSOR__TERNARY_FORMULAS(X)                                                                          \
+    X(lerp,     tensor__lerp(x, y, z),           0)                                                          \
+    X(addcmul,  x + p0 * y * z,                  tensor__iadd(x, tensor__imul(tensor__imul(tensor__double_to_i64(p0), y), z))) \
+    X(addcdiv,  x + p0 * y / z,                  0)
 
 #endif /* TENSOR__FORMULAS_DONE */
 #endif
@@ -7548,6 +7612,184 @@ TENSOR_API tensor *tensor_zero_(tensor *a) {
     tensor__call c;
     tensor__call_init(&c, TENSOR_OP_zero_);
     return tensor__inplace_run(&c, a);
+}
+
+/* ---- misc: lerp, addcmul, addcdiv (kernels of the ternary formulas of >>formulas), isclose,
+   allclose, equal (composites of the ops above) ---- */
+
+/* t as dtype d, kept in s (an alias when it already is). */
+static tensor *tensor__misc_as(tensor__tmps *s, tensor *t, tensor_dtype d) { return tensor__tmp(s, tensor_to_dtype(t, d)); }
+
+/* The CPU kernels of the ternary formulas (>>formulas): ptr[0] the output, ptr[1..3] the inputs,
+   each converted from its own dtype; f32 and f64 operands read and written directly. */
+#define TENSOR__TERNARY(name, FEXPR, IEXPR)                                                                \
+    static void tensor__loop_##name(char **ptr, const int64_t *st, int64_t n, void *vk) {                \
+        tensor__ew_ctx *k = (tensor__ew_ctx *)vk;                                                        \
+        char *o = ptr[0], *a = ptr[1], *b = ptr[2], *w = ptr[3];                                         \
+        double p0 = k->p0;                                                                               \
+        (void)p0;                                                                                        \
+        bool all32 = k->in[0] == TENSOR_F32 && k->in[1] == TENSOR_F32 && k->in[2] == TENSOR_F32;         \
+        bool all64 = k->in[0] == TENSOR_F64 && k->in[1] == TENSOR_F64 && k->in[2] == TENSOR_F64;         \
+        if (k->int_compute) {                                                                            \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                int64_t x = tensor__load_i64(a + i * st[1], k->in[0]);                                   \
+                int64_t y = tensor__load_i64(b + i * st[2], k->in[1]);                                   \
+                int64_t z = tensor__load_i64(w + i * st[3], k->in[2]);                                   \
+                (void)x; (void)y; (void)z;                                                               \
+                tensor__store_i64(o + i * st[0], k->out, (int64_t)(IEXPR));                              \
+            }                                                                                            \
+        } else if (k->out == TENSOR_F32 && all32) {                                                      \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                double x = *(const float *)(a + i * st[1]), y = *(const float *)(b + i * st[2]);         \
+                double z = *(const float *)(w + i * st[3]);                                              \
+                *(float *)(o + i * st[0]) = (float)(FEXPR);                                              \
+            }                                                                                            \
+        } else if (k->out == TENSOR_F64 && all64) {                                                      \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                double x = *(const double *)(a + i * st[1]), y = *(const double *)(b + i * st[2]);       \
+                double z = *(const double *)(w + i * st[3]);                                             \
+                *(double *)(o + i * st[0]) = (FEXPR);                                                    \
+            }                                                                                            \
+        } else {                                                                                         \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                double x = tensor__load_f64(a + i * st[1], k->in[0]);                                    \
+                double y = tensor__load_f64(b + i * st[2], k->in[1]);                                    \
+                double z = tensor__load_f64(w + i * st[3], k->in[2]);                                    \
+                tensor__store_f64(o + i * st[0], k->out, (double)(FEXPR));                               \
+            }                                                                                            \
+        }                                                                                                \
+    }                                                                                                    \
+    static int tensor__cpu_##name(tensor__call *c) { return tensor__run_elementwise(c, tensor__loop_##name, TENSOR_OP_##name); }
+TENSOR__TERNARY_FORMULAS(TENSOR__TERNARY)
+
+/* out = op(a, b, w), the three broadcast, computing in and giving dtype dt; p0 the op's number. */
+static tensor *tensor__ternary(tensor_op op, const char *fn, tensor *a, tensor *b, tensor *w, tensor_dtype dt, double p0) {
+    tensor *ins[3] = {a, b, w};
+    tensor_device dev;
+    if (!tensor__elementwise_device(fn, 3, ins, &dev)) return NULL;
+    int nd;
+    int64_t s1[TENSOR_MAX_DIMS], s2[TENSOR_MAX_DIMS];
+    if (!tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, s1)) return NULL;
+    if (!tensor__broadcast_shapes(fn, nd, s1, w->ndim, w->shape, &nd, s2)) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, op);
+    c.fn = fn;
+    c.n_in = 3;
+    c.in[0] = a;
+    c.in[1] = b;
+    c.in[2] = w;
+    c.compute = dt;
+    c.p[0] = p0;
+    c.out = tensor__new(fn, nd, s2, dt, dev);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* start, end and weight (NULL: a number) of one floating dtype, as PyTorch's lerp requires. */
+static bool tensor__lerp_check(const char *fn, tensor *start, tensor *end, tensor *weight) {
+    if (end->dtype != start->dtype) { tensor__fail(fn, "expected dtype %s for `end` but got dtype %s", tensor__dtype_names[start->dtype], tensor__dtype_names[end->dtype]); return false; }
+    if (weight && weight->dtype != start->dtype) { tensor__fail(fn, "expected dtype %s for `weight` but got dtype %s", tensor__dtype_names[start->dtype], tensor__dtype_names[weight->dtype]); return false; }
+    if (!tensor__is_float(start->dtype)) { tensor__fail(fn, "not implemented for %s tensors (floating dtypes only)", tensor__dtype_names[start->dtype]); return false; }
+    return true;
+}
+/* lerp: PyTorch's formula (tensor__lerp) in double, rounded once to the dtype. */
+TENSOR_API tensor *tensor_lerp(tensor *start, tensor *end, tensor *weight) {
+    const char *fn = "tensor_lerp";
+    TENSOR__CHECK_ARG(fn, start);
+    TENSOR__CHECK_ARG(fn, end);
+    TENSOR__CHECK_ARG(fn, weight);
+    if (!tensor__lerp_check(fn, start, end, weight)) return NULL;
+    return tensor__ternary(TENSOR_OP_lerp, fn, start, end, weight, start->dtype, 0);
+}
+/* lerp with a number: lerp's kernel with the weight as a 0-dim CPU tensor (passed by value to any
+   device), f32 below f64 as PyTorch's weight in f32, f16 and bf16 is. */
+TENSOR_API tensor *tensor_lerp_scalar(tensor *start, tensor *end, double weight) {
+    const char *fn = "tensor_lerp_scalar";
+    TENSOR__CHECK_ARG(fn, start);
+    TENSOR__CHECK_ARG(fn, end);
+    if (!tensor__lerp_check(fn, start, end, NULL)) return NULL;
+    tensor *w = tensor__wrapped_scalar(fn, weight, start->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32);
+    tensor *r = w ? tensor__ternary(TENSOR_OP_lerp, fn, start, end, w, start->dtype, 0) : NULL;
+    tensor_free(w);
+    return r;
+}
+
+/* addcmul and addcdiv: the three inputs promoted to one dtype (PyTorch's ternary ops), each read
+   in its own dtype by the kernel; an integer result truncates value, as PyTorch's conversion of
+   the scalar to the dtype does. */
+static tensor *tensor__addc(tensor_op op, tensor *t, tensor *t1, tensor *t2, double value) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, t);
+    TENSOR__CHECK_ARG(fn, t1);
+    TENSOR__CHECK_ARG(fn, t2);
+    if (op == TENSOR_OP_addcdiv && !tensor__is_float(t1->dtype) && !tensor__is_float(t2->dtype))
+        return tensor__fail(fn, "integer division with addcdiv is not supported (tensor1 %s, tensor2 %s): use t + value * trunc(tensor1 / tensor2) or true division of floats", tensor__dtype_names[t1->dtype], tensor__dtype_names[t2->dtype]);
+    tensor *ins[3] = {t, t1, t2};
+    tensor_dtype dt = tensor__result_type(3, ins);
+    if (dt == TENSOR_BOOL) return tensor__fail(fn, "not implemented for bool tensors");
+    if (!tensor__is_float(dt) && value == value) value = trunc(value);
+    return tensor__ternary(op, fn, t, t1, t2, dt, value);
+}
+TENSOR_API tensor *tensor_addcmul(tensor *t, tensor *tensor1, tensor *tensor2, double value) { return tensor__addc(TENSOR_OP_addcmul, t, tensor1, tensor2, value); }
+TENSOR_API tensor *tensor_addcdiv(tensor *t, tensor *tensor1, tensor *tensor2, double value) { return tensor__addc(TENSOR_OP_addcdiv, t, tensor1, tensor2, value); }
+
+/* PyTorch's isclose: a == b (NaN == NaN too with equal_nan), or |a - b| finite and at most
+   atol + |rtol b|, computed in a's dtype, integers and bool converted to f32 first (as PyTorch's:
+   2^24 + 1 is close to 2^24 with atol 0.5, and u8 differences do not wrap). */
+TENSOR_API tensor *tensor_isclose(tensor *a, tensor *b, double rtol, double atol, bool equal_nan) {
+    const char *fn = "tensor_isclose";
+    TENSOR__CHECK_ARG(fn, a);
+    TENSOR__CHECK_ARG(fn, b);
+    if (a->dtype != b->dtype) return tensor__fail(fn, "%s did not match %s (a and b must have one dtype)", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]);
+    if (!(rtol >= 0)) return tensor__fail(fn, "rtol must be greater than or equal to zero, but got %g", rtol);
+    if (!(atol >= 0)) return tensor__fail(fn, "atol must be greater than or equal to zero, but got %g", atol);
+    tensor *ins[2] = {a, b};
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS];
+    if (!tensor__same_device(fn, 2, ins) || !tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, shape)) return NULL;
+    bool fl = tensor__is_float(a->dtype);
+    tensor__tmps s = {{0}, 0};
+    tensor *close = tensor__tmp(&s, tensor_eq(a, b));
+    if (equal_nan && fl)
+        close = tensor__tmp(&s, tensor_logical_or(close, tensor__tmp(&s, tensor_logical_and(tensor__tmp(&s, tensor_isnan(a)), tensor__tmp(&s, tensor_isnan(b))))));
+    if (rtol != 0 || atol != 0) {
+        tensor *ca = fl ? a : tensor__misc_as(&s, a, TENSOR_F32), *cb = fl ? b : tensor__misc_as(&s, b, TENSOR_F32);
+        tensor *allowed = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_abs(tensor__tmp(&s, tensor_mul_scalar(cb, rtol)))), atol));
+        tensor *actual = tensor__tmp(&s, tensor_abs(tensor__tmp(&s, tensor_sub(ca, cb))));
+        tensor *ok = tensor__tmp(&s, tensor_logical_and(tensor__tmp(&s, tensor_le(actual, allowed)), tensor__tmp(&s, tensor_isfinite(actual))));
+        close = tensor__tmp(&s, tensor_logical_or(close, ok));
+    }
+    tensor *r = tensor__tmps_take(&s, close);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* A 0-dim bool result on any device as a C bool; false with the error kept on failure. */
+static bool tensor__misc_truth(tensor *t) {
+    if (!t) return false;
+    double v = tensor_item(t);
+    tensor_free(t);
+    return v == v && v != 0;
+}
+TENSOR_API bool tensor_allclose(tensor *a, tensor *b, double rtol, double atol, bool equal_nan) {
+    tensor *c = tensor_isclose(a, b, rtol, atol, equal_nan);
+    if (!c) return false;
+    tensor *all = tensor_all(c);
+    tensor_free(c);
+    return tensor__misc_truth(all);
+}
+/* torch.equal: the same shape and equal values (compared after promotion; NaN is unequal). */
+TENSOR_API bool tensor_equal(tensor *a, tensor *b) {
+    const char *fn = "tensor_equal";
+    if (!a) { tensor__null_arg(fn, "a"); return false; }
+    if (!b) { tensor__null_arg(fn, "b"); return false; }
+    tensor *ins[2] = {a, b};
+    if (!tensor__same_device(fn, 2, ins)) return false;
+    if (a->ndim != b->ndim) return false;
+    for (int d = 0; d < a->ndim; d++) if (a->shape[d] != b->shape[d]) return false;
+    tensor *e = tensor_eq(a, b);
+    tensor *all = e ? tensor_all(e) : NULL;
+    tensor_free(e);
+    return tensor__misc_truth(all);
 }
 /* ==== end generator/parts/elementwise.h ==== */
 /* ==== begin generator/parts/special.h ==== */
@@ -15480,6 +15722,29 @@ TENSOR_API tensor *tensor_trace(tensor *a) {
     f = tensor__swap(f, tensor_slice(f, 0, 0, k ? (k - 1) * (n + 1) + 1 : 0, n + 1));
     return tensor__swap(f, tensor_sum_all(f));
 }
+
+/* ---- misc: pdist (composite) ----
+   torch.pdist: the p-norm distance of every pair i < j of rows of x [N, M], in row-major order of
+   the upper triangle. The pairs' rows are gathered by index_select (N (N - 1) / 2 rows of M each,
+   no pair computed twice) and reduced by norm, whose derivative is 0 at a zero distance, as
+   PyTorch's pdist backward. */
+TENSOR_API tensor *tensor_pdist(tensor *x, double p) {
+    const char *fn = "tensor_pdist";
+    TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim != 2) return tensor__fail(fn, "pdist only supports 2-D tensors, got shape %s", tensor__shape_of(x));
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "pdist only supports floating-point dtypes, got %s", tensor__dtype_names[x->dtype]);
+    if (!(p >= 0)) return tensor__fail(fn, "pdist only supports non-negative p values, got %g", p);
+    int64_t N = x->shape[0];
+    tensor__tmps s = {{0}, 0};
+    tensor *ij = tensor__tmp(&s, tensor_triu_indices(N, N, 1, TENSOR_I64));
+    if (ij && ij->storage->device != x->storage->device) ij = tensor__tmp(&s, tensor_to_device(ij, x->storage->device));
+    tensor *a = tensor__tmp(&s, tensor_index_select(x, 0, tensor__tmp(&s, tensor_select(ij, 0, 0))));
+    tensor *b = tensor__tmp(&s, tensor_index_select(x, 0, tensor__tmp(&s, tensor_select(ij, 0, 1))));
+    tensor *d = tensor__tmp(&s, tensor_sub(a, b));
+    tensor *r = d ? tensor_norm(d, p, -1, false) : NULL;
+    tensor__tmps_free(&s);
+    return r;
+}
 /* ==== end generator/parts/products.h ==== */
 /* ==== begin generator/parts/linalg_decomp.h ==== */
 // >>linalg-decomp ------------------------------------------------------------------------------
@@ -17107,6 +17372,55 @@ TENSOR_API tensor *tensor_pairwise_distance(tensor *x1, tensor *x2, double p, do
     tensor__tmps_free(&s);
     return r;
 }
+
+/* ---- misc: glu, prelu (composites) ---- */
+
+/* F.glu: a * sigmoid(b), a the first half of x along dim and b the second. */
+TENSOR_API tensor *tensor_glu(tensor *x, int dim) {
+    const char *fn = "tensor_glu";
+    TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim == 0) return tensor__fail(fn, "glu does not support scalars because halving size must be even");
+    int d = tensor__wrap_dim(fn, dim, x->ndim);
+    if (d < 0) return NULL;
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "not implemented for %s tensors (floating dtypes only)", tensor__dtype_names[x->dtype]);
+    int64_t n = x->shape[d];
+    if (n % 2) return tensor__fail(fn, "halving dimension must be even, but dimension %d is size %lld", d, (long long)n);
+    tensor__tmps s = {{0}, 0};
+    tensor *a = tensor__tmp(&s, tensor_narrow(x, d, 0, n / 2));
+    tensor *g = tensor__tmp(&s, tensor_sigmoid(tensor__tmp(&s, tensor_narrow(x, d, n / 2, n / 2))));
+    tensor *r = a && g ? tensor_mul(a, g) : NULL;
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* F.prelu: where(x > 0, x, weight * x); weight 0-D or 1-D, of one element (shared) or of C = x's
+   dim 1 (a 1-D x has one channel), x and weight of one floating dtype, as PyTorch. */
+TENSOR_API tensor *tensor_prelu(tensor *x, tensor *weight) {
+    const char *fn = "tensor_prelu";
+    TENSOR__CHECK_ARG(fn, x);
+    TENSOR__CHECK_ARG(fn, weight);
+    tensor *ins[2] = {x, weight};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "not implemented for %s tensors (floating dtypes only)", tensor__dtype_names[x->dtype]);
+    if (weight->dtype != x->dtype) return tensor__fail(fn, "weight has dtype %s but x has %s (they must be one dtype)", tensor__dtype_names[weight->dtype], tensor__dtype_names[x->dtype]);
+    if (weight->ndim > 1) return tensor__fail(fn, "expected weight to be a scalar or 1-D tensor, got shape %s", tensor__shape_of(weight));
+    int64_t nw = tensor_numel(weight), C = x->ndim > 1 ? x->shape[1] : 1;
+    int64_t wshape[TENSOR_MAX_DIMS];
+    int wnd = 0;
+    if (nw != 1) {
+        if (x->ndim == 0) return tensor__fail(fn, "weight of %lld elements for a 0-dim x (only one element is allowed)", (long long)nw);
+        if (nw != C) return tensor__fail(fn, "mismatch of parameter numbers and input channel size: weight has %lld elements, x %s has %lld channels", (long long)nw, tensor__shape_of(x), (long long)C);
+        wshape[wnd++] = C; /* [C, 1, ..., 1] against x's dims 1.. */
+        for (int d = 2; d < x->ndim; d++) wshape[wnd++] = 1;
+    }
+    tensor__tmps s = {{0}, 0};
+    tensor *w = tensor__tmp(&s, tensor_reshape(weight, wnd, wshape));
+    tensor *pos = tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_gt, x, 0));
+    tensor *wx = tensor__tmp(&s, tensor_mul(w, x));
+    tensor *r = pos && wx ? tensor_where(pos, x, wx) : NULL;
+    tensor__tmps_free(&s);
+    return r;
+}
 /* ==== end generator/parts/nn.h ==== */
 /* ==== begin generator/parts/norm.h ==== */
 // >>norm ---------------------------------------------------------------------------------------
@@ -17531,6 +17845,33 @@ TENSOR_API tensor *tensor_group_norm(tensor *x, int64_t num_groups, tensor *weig
     y = tensor__tmps_take(&s, y);
     tensor__tmps_free(&s);
     return y;
+}
+
+/* ---- misc: local_response_norm (composite) ----
+   PyTorch's formula: x / (k + alpha * div)^beta, div[c] the mean of x^2 over the channels
+   c - size/2 .. c + (size - 1)/2 with zeros beyond the ends (its avg_pool over channels, padded).
+   x^2 as [N, C, R] is padded along C and windowed by unfold (a view), so each window is summed
+   once. An integer x averages in its dtype (truncating, as PyTorch's avg_pool does) and gives f32. */
+TENSOR_API tensor *tensor_local_response_norm(tensor *x, int size, double alpha, double beta, double k) {
+    const char *fn = "tensor_local_response_norm";
+    TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim < 3) return tensor__fail(fn, "expected 3-D or higher dimensionality input, got shape %s", tensor__shape_of(x));
+    if (size <= 0) return tensor__fail(fn, "size should be greater than zero, got %d", size);
+    if (x->dtype == TENSOR_BOOL) return tensor__fail(fn, "not implemented for bool tensors");
+    if (tensor_numel(x) == 0) return tensor__alias(fn, x);
+    int64_t N = x->shape[0], C = x->shape[1], R = tensor_numel(x) / (N * C);
+    int64_t shape3[3] = {N, C, R}, pads[4] = {0, 0, size / 2, (size - 1) / 2};
+    tensor__tmps s = {{0}, 0};
+    tensor *sq = tensor__tmp(&s, tensor_reshape(tensor__tmp(&s, tensor_mul(x, x)), 3, shape3));
+    tensor *win = tensor__tmp(&s, tensor_unfold(tensor__tmp(&s, tensor_pad(sq, 4, pads, 0)), 1, size, 1)); /* [N, C, R, size] */
+    tensor *sum = tensor__tmp(&s, tensor_sum(win, -1, false));
+    if (sum && sum->dtype != x->dtype) sum = tensor__misc_as(&s, sum, x->dtype); /* integer sums come as i64 */
+    tensor *div = tensor__tmp(&s, tensor__is_float(x->dtype) ? tensor_div_scalar(sum, size) : tensor__op_scalar(TENSOR_OP_floor_divide, sum, size));
+    div = tensor__tmp(&s, tensor_reshape(div, x->ndim, x->shape));
+    div = tensor__tmp(&s, tensor_pow_scalar(tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_mul_scalar(div, alpha)), k)), beta));
+    tensor *r = div ? tensor_div(x, div) : NULL;
+    tensor__tmps_free(&s);
+    return r;
 }
 /* ==== end generator/parts/norm.h ==== */
 /* ==== begin generator/parts/conv.h ==== */
@@ -22852,6 +23193,29 @@ static int tensor__derivative_linalg_eigh(tensor__node *n, tensor *g, tensor **g
         inner = tensor_add(inner, S);
     }
     return TENSOR__OK(grads[0] = tensor_matmul(V, tensor_matmul(inner, Vt)));
+/* ---- misc: lerp, addcmul, addcdiv (PyTorch's derivatives; the engine sums each to its input's
+   shape and dtype). lerp(x, y, w): g (1 - w), g w, g (y - x); addcmul(t, a, b, v): g, g v b, g v a;
+   addcdiv(t, a, b, v): g, g v / b, -g v a / b^2. p[0] is v. ---- */
+static int tensor__derivative_lerp(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = n->saved[0], *y = n->saved[1], *w = n->saved[2];
+    if (n->next[0] && !(grads[0] = tensor_mul(g, tensor_add_scalar(tensor_neg(w), 1)))) return 1;
+    if (n->next[1] && !(grads[1] = tensor_mul(g, w))) return 1;
+    if (n->next[2] && !(grads[2] = tensor_mul(g, tensor_sub(y, x)))) return 1;
+    return 0;
+}
+static int tensor__derivative_addcmul(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *a = n->saved[1], *b = n->saved[2];
+    if (n->next[0] && !(grads[0] = tensor__alias("tensor_backward", g))) return 1;
+    if (n->next[1] && !(grads[1] = tensor_mul(tensor_mul_scalar(g, n->p[0]), b))) return 1;
+    if (n->next[2] && !(grads[2] = tensor_mul(tensor_mul_scalar(g, n->p[0]), a))) return 1;
+    return 0;
+}
+static int tensor__derivative_addcdiv(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *a = n->saved[1], *b = n->saved[2];
+    if (n->next[0] && !(grads[0] = tensor__alias("tensor_backward", g))) return 1;
+    if (n->next[1] && !(grads[1] = tensor_div(tensor_mul_scalar(g, n->p[0]), b))) return 1;
+    if (n->next[2] && !(grads[2] = tensor_div(tensor_mul(tensor_mul_scalar(g, -n->p[0]), a), tensor_mul(b, b)))) return 1;
+    return 0;
 }
 /* ==== end tensor_autograd.h ==== */
 /* ==== begin generator/parts/optim.h ==== */

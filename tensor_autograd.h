@@ -1602,4 +1602,27 @@ static int tensor__derivative_linalg_eigh(tensor__node *n, tensor *g, tensor **g
         inner = tensor_add(inner, S);
     }
     return TENSOR__OK(grads[0] = tensor_matmul(V, tensor_matmul(inner, Vt)));
+/* ---- misc: lerp, addcmul, addcdiv (PyTorch's derivatives; the engine sums each to its input's
+   shape and dtype). lerp(x, y, w): g (1 - w), g w, g (y - x); addcmul(t, a, b, v): g, g v b, g v a;
+   addcdiv(t, a, b, v): g, g v / b, -g v a / b^2. p[0] is v. ---- */
+static int tensor__derivative_lerp(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = n->saved[0], *y = n->saved[1], *w = n->saved[2];
+    if (n->next[0] && !(grads[0] = tensor_mul(g, tensor_add_scalar(tensor_neg(w), 1)))) return 1;
+    if (n->next[1] && !(grads[1] = tensor_mul(g, w))) return 1;
+    if (n->next[2] && !(grads[2] = tensor_mul(g, tensor_sub(y, x)))) return 1;
+    return 0;
+}
+static int tensor__derivative_addcmul(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *a = n->saved[1], *b = n->saved[2];
+    if (n->next[0] && !(grads[0] = tensor__alias("tensor_backward", g))) return 1;
+    if (n->next[1] && !(grads[1] = tensor_mul(tensor_mul_scalar(g, n->p[0]), b))) return 1;
+    if (n->next[2] && !(grads[2] = tensor_mul(tensor_mul_scalar(g, n->p[0]), a))) return 1;
+    return 0;
+}
+static int tensor__derivative_addcdiv(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *a = n->saved[1], *b = n->saved[2];
+    if (n->next[0] && !(grads[0] = tensor__alias("tensor_backward", g))) return 1;
+    if (n->next[1] && !(grads[1] = tensor_div(tensor_mul_scalar(g, n->p[0]), b))) return 1;
+    if (n->next[2] && !(grads[2] = tensor_div(tensor_mul(tensor_mul_scalar(g, -n->p[0]), a), tensor_mul(b, b)))) return 1;
+    return 0;
 }

@@ -831,6 +831,16 @@ static void tensor__cuda_args_set(tensor__cuda_ew_args *a, int k, const tensor__
     };
 TENSOR__UNARY_FORMULAS(TENSOR__CUDA_UNARY_OP)
 TENSOR__BINARY_FORMULAS(TENSOR__CUDA_BINARY_OP)
+/* misc: the ternary formulas (lerp, addcmul, addcdiv): x, y, z and the op's number p0 */
+#define TENSOR__CUDA_TERNARY_OP(name, FEXPR, IEXPR)                                                            \
+    struct tensor__cuda_op_##name {                                                                        \
+        static constexpr tensor_op op = TENSOR_OP_##name;                                                  \
+        __device__ static double f3(double x, double y, double z, double p0) { (void)x; (void)y; (void)z; (void)p0; return (double)(FEXPR); } \
+        __device__ static int64_t i3(int64_t x, int64_t y, int64_t z, double p0) { (void)x; (void)y; (void)z; (void)p0; return (int64_t)(IEXPR); } \
+        __device__ static double f(const double *v, double p0, double, int *) { return f3(v[0], v[1], v[2], p0); } \
+        __device__ static int64_t i(const int64_t *v, double p0, double, int *) { return i3(v[0], v[1], v[2], p0); } \
+    };
+TENSOR__TERNARY_FORMULAS(TENSOR__CUDA_TERNARY_OP)
 
 /* Any layout, any dtypes: offsets by the description, loads and stores converting. */
 template <class Op, int NIN>
@@ -855,8 +865,8 @@ __global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_ew_kernel(t
 /* f32 in, f32 out, every operand dense (or a by-value scalar: p[j] NULL, its value s[j]): the
    same formula, with 16-byte loads and stores when every pointer is 16-byte aligned. */
 struct tensor__cuda_f32_in {
-    const float *p[2];
-    float s[2];
+    const float *p[3];
+    float s[3];
 };
 template <class Op, int NIN>
 __global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_ew_f32_kernel(float *out, tensor__cuda_f32_in in, double p0, double p1, int64_t n, bool vec) {
@@ -925,7 +935,7 @@ static int tensor__cuda_ew_run(tensor__dev_call *c, const tensor__dev_operand *i
     if (fast) {
         tensor__cuda_f32_in in;
         bool vec = tensor__cuda_aligned16(out.data);
-        for (int j = 0; j < 2; j++) { in.p[j] = nullptr; in.s[j] = 0; }
+        for (int j = 0; j < 3; j++) { in.p[j] = nullptr; in.s[j] = 0; }
         for (int j = 0; j < NIN; j++) {
             in.p[j] = ins[j].by_value ? nullptr : (const float *)ins[j].data;
             in.s[j] = ins[j].by_value ? (float)ins[j].value : 0.0f; /* an f32 value: exact */
@@ -5663,6 +5673,8 @@ template <tensor_op OP> struct tensor__cuda_kernel_of { static constexpr tensor_
 #define TENSOR__CUDA_KERNEL_BINARY(name, FEXPR, IEXPR) TENSOR__CUDA_KERNEL(name, &tensor__cuda_ew<tensor__cuda_op_##name, 2>)
 TENSOR__UNARY_FORMULAS(TENSOR__CUDA_KERNEL_UNARY)
 TENSOR__BINARY_FORMULAS(TENSOR__CUDA_KERNEL_BINARY)
+#define TENSOR__CUDA_KERNEL_TERNARY(name, FEXPR, IEXPR) TENSOR__CUDA_KERNEL(name, &tensor__cuda_ew<tensor__cuda_op_##name, 3>)
+TENSOR__TERNARY_FORMULAS(TENSOR__CUDA_KERNEL_TERNARY)
 TENSOR__CUDA_KERNEL(where, &tensor__cuda_where)
 TENSOR__CUDA_KERNEL(add_, &tensor__cuda_add_)
 TENSOR__CUDA_KERNEL(mul_scalar_, &tensor__cuda_mul_scalar_)

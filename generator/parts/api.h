@@ -108,6 +108,13 @@ TENSOR_API int tensor_broadcast_tensors(int n, tensor *const *ts, tensor **out);
 /* torch.meshgrid of n 0-D or 1-D tensors, indexing "ij" (NULL) or "xy"; out[i] are expanded views; returns n, -1 on error */
 TENSOR_API int tensor_meshgrid(int n, tensor *const *ts, const char *indexing, tensor **out);
 
+/* ---- Comparisons answering with a C bool (>>elementwise): false, with the error set, for a NULL
+   or bad input (tensor_last_error tells a failure from a plain false) ---- */
+/* torch.allclose: every element of tensor_isclose(a, b, rtol, atol, equal_nan) (PyTorch's defaults 1e-5, 1e-8, false) */
+TENSOR_API bool tensor_allclose(tensor *a, tensor *b, double rtol, double atol, bool equal_nan);
+/* torch.equal: a and b have the same shape and equal values (any dtypes, compared promoted; NaN unequal) */
+TENSOR_API bool tensor_equal(tensor *a, tensor *b);
+
 /* ---- torch.special's other names (>>special): each is the op it names, as in PyTorch ---- */
 TENSOR_API tensor *tensor_special_expit(tensor *a);                 /* sigmoid */
 TENSOR_API tensor *tensor_special_exp2(tensor *a);

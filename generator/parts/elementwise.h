@@ -874,3 +874,181 @@ TENSOR_API tensor *tensor_zero_(tensor *a) {
     tensor__call_init(&c, TENSOR_OP_zero_);
     return tensor__inplace_run(&c, a);
 }
+
+/* ---- misc: lerp, addcmul, addcdiv (kernels of the ternary formulas of >>formulas), isclose,
+   allclose, equal (composites of the ops above) ---- */
+
+/* t as dtype d, kept in s (an alias when it already is). */
+static tensor *tensor__misc_as(tensor__tmps *s, tensor *t, tensor_dtype d) { return tensor__tmp(s, tensor_to_dtype(t, d)); }
+
+/* The CPU kernels of the ternary formulas (>>formulas): ptr[0] the output, ptr[1..3] the inputs,
+   each converted from its own dtype; f32 and f64 operands read and written directly. */
+#define TENSOR__TERNARY(name, FEXPR, IEXPR)                                                                \
+    static void tensor__loop_##name(char **ptr, const int64_t *st, int64_t n, void *vk) {                \
+        tensor__ew_ctx *k = (tensor__ew_ctx *)vk;                                                        \
+        char *o = ptr[0], *a = ptr[1], *b = ptr[2], *w = ptr[3];                                         \
+        double p0 = k->p0;                                                                               \
+        (void)p0;                                                                                        \
+        bool all32 = k->in[0] == TENSOR_F32 && k->in[1] == TENSOR_F32 && k->in[2] == TENSOR_F32;         \
+        bool all64 = k->in[0] == TENSOR_F64 && k->in[1] == TENSOR_F64 && k->in[2] == TENSOR_F64;         \
+        if (k->int_compute) {                                                                            \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                int64_t x = tensor__load_i64(a + i * st[1], k->in[0]);                                   \
+                int64_t y = tensor__load_i64(b + i * st[2], k->in[1]);                                   \
+                int64_t z = tensor__load_i64(w + i * st[3], k->in[2]);                                   \
+                (void)x; (void)y; (void)z;                                                               \
+                tensor__store_i64(o + i * st[0], k->out, (int64_t)(IEXPR));                              \
+            }                                                                                            \
+        } else if (k->out == TENSOR_F32 && all32) {                                                      \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                double x = *(const float *)(a + i * st[1]), y = *(const float *)(b + i * st[2]);         \
+                double z = *(const float *)(w + i * st[3]);                                              \
+                *(float *)(o + i * st[0]) = (float)(FEXPR);                                              \
+            }                                                                                            \
+        } else if (k->out == TENSOR_F64 && all64) {                                                      \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                double x = *(const double *)(a + i * st[1]), y = *(const double *)(b + i * st[2]);       \
+                double z = *(const double *)(w + i * st[3]);                                             \
+                *(double *)(o + i * st[0]) = (FEXPR);                                                    \
+            }                                                                                            \
+        } else {                                                                                         \
+            for (int64_t i = 0; i < n; i++) {                                                            \
+                double x = tensor__load_f64(a + i * st[1], k->in[0]);                                    \
+                double y = tensor__load_f64(b + i * st[2], k->in[1]);                                    \
+                double z = tensor__load_f64(w + i * st[3], k->in[2]);                                    \
+                tensor__store_f64(o + i * st[0], k->out, (double)(FEXPR));                               \
+            }                                                                                            \
+        }                                                                                                \
+    }                                                                                                    \
+    static int tensor__cpu_##name(tensor__call *c) { return tensor__run_elementwise(c, tensor__loop_##name, TENSOR_OP_##name); }
+TENSOR__TERNARY_FORMULAS(TENSOR__TERNARY)
+
+/* out = op(a, b, w), the three broadcast, computing in and giving dtype dt; p0 the op's number. */
+static tensor *tensor__ternary(tensor_op op, const char *fn, tensor *a, tensor *b, tensor *w, tensor_dtype dt, double p0) {
+    tensor *ins[3] = {a, b, w};
+    tensor_device dev;
+    if (!tensor__elementwise_device(fn, 3, ins, &dev)) return NULL;
+    int nd;
+    int64_t s1[TENSOR_MAX_DIMS], s2[TENSOR_MAX_DIMS];
+    if (!tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, s1)) return NULL;
+    if (!tensor__broadcast_shapes(fn, nd, s1, w->ndim, w->shape, &nd, s2)) return NULL;
+    tensor__call c;
+    tensor__call_init(&c, op);
+    c.fn = fn;
+    c.n_in = 3;
+    c.in[0] = a;
+    c.in[1] = b;
+    c.in[2] = w;
+    c.compute = dt;
+    c.p[0] = p0;
+    c.out = tensor__new(fn, nd, s2, dt, dev);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* start, end and weight (NULL: a number) of one floating dtype, as PyTorch's lerp requires. */
+static bool tensor__lerp_check(const char *fn, tensor *start, tensor *end, tensor *weight) {
+    if (end->dtype != start->dtype) { tensor__fail(fn, "expected dtype %s for `end` but got dtype %s", tensor__dtype_names[start->dtype], tensor__dtype_names[end->dtype]); return false; }
+    if (weight && weight->dtype != start->dtype) { tensor__fail(fn, "expected dtype %s for `weight` but got dtype %s", tensor__dtype_names[start->dtype], tensor__dtype_names[weight->dtype]); return false; }
+    if (!tensor__is_float(start->dtype)) { tensor__fail(fn, "not implemented for %s tensors (floating dtypes only)", tensor__dtype_names[start->dtype]); return false; }
+    return true;
+}
+/* lerp: PyTorch's formula (tensor__lerp) in double, rounded once to the dtype. */
+TENSOR_API tensor *tensor_lerp(tensor *start, tensor *end, tensor *weight) {
+    const char *fn = "tensor_lerp";
+    TENSOR__CHECK_ARG(fn, start);
+    TENSOR__CHECK_ARG(fn, end);
+    TENSOR__CHECK_ARG(fn, weight);
+    if (!tensor__lerp_check(fn, start, end, weight)) return NULL;
+    return tensor__ternary(TENSOR_OP_lerp, fn, start, end, weight, start->dtype, 0);
+}
+/* lerp with a number: lerp's kernel with the weight as a 0-dim CPU tensor (passed by value to any
+   device), f32 below f64 as PyTorch's weight in f32, f16 and bf16 is. */
+TENSOR_API tensor *tensor_lerp_scalar(tensor *start, tensor *end, double weight) {
+    const char *fn = "tensor_lerp_scalar";
+    TENSOR__CHECK_ARG(fn, start);
+    TENSOR__CHECK_ARG(fn, end);
+    if (!tensor__lerp_check(fn, start, end, NULL)) return NULL;
+    tensor *w = tensor__wrapped_scalar(fn, weight, start->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32);
+    tensor *r = w ? tensor__ternary(TENSOR_OP_lerp, fn, start, end, w, start->dtype, 0) : NULL;
+    tensor_free(w);
+    return r;
+}
+
+/* addcmul and addcdiv: the three inputs promoted to one dtype (PyTorch's ternary ops), each read
+   in its own dtype by the kernel; an integer result truncates value, as PyTorch's conversion of
+   the scalar to the dtype does. */
+static tensor *tensor__addc(tensor_op op, tensor *t, tensor *t1, tensor *t2, double value) {
+    const char *fn = tensor__ops[op].fn;
+    TENSOR__CHECK_ARG(fn, t);
+    TENSOR__CHECK_ARG(fn, t1);
+    TENSOR__CHECK_ARG(fn, t2);
+    if (op == TENSOR_OP_addcdiv && !tensor__is_float(t1->dtype) && !tensor__is_float(t2->dtype))
+        return tensor__fail(fn, "integer division with addcdiv is not supported (tensor1 %s, tensor2 %s): use t + value * trunc(tensor1 / tensor2) or true division of floats", tensor__dtype_names[t1->dtype], tensor__dtype_names[t2->dtype]);
+    tensor *ins[3] = {t, t1, t2};
+    tensor_dtype dt = tensor__result_type(3, ins);
+    if (dt == TENSOR_BOOL) return tensor__fail(fn, "not implemented for bool tensors");
+    if (!tensor__is_float(dt) && value == value) value = trunc(value);
+    return tensor__ternary(op, fn, t, t1, t2, dt, value);
+}
+TENSOR_API tensor *tensor_addcmul(tensor *t, tensor *tensor1, tensor *tensor2, double value) { return tensor__addc(TENSOR_OP_addcmul, t, tensor1, tensor2, value); }
+TENSOR_API tensor *tensor_addcdiv(tensor *t, tensor *tensor1, tensor *tensor2, double value) { return tensor__addc(TENSOR_OP_addcdiv, t, tensor1, tensor2, value); }
+
+/* PyTorch's isclose: a == b (NaN == NaN too with equal_nan), or |a - b| finite and at most
+   atol + |rtol b|, computed in a's dtype, integers and bool converted to f32 first (as PyTorch's:
+   2^24 + 1 is close to 2^24 with atol 0.5, and u8 differences do not wrap). */
+TENSOR_API tensor *tensor_isclose(tensor *a, tensor *b, double rtol, double atol, bool equal_nan) {
+    const char *fn = "tensor_isclose";
+    TENSOR__CHECK_ARG(fn, a);
+    TENSOR__CHECK_ARG(fn, b);
+    if (a->dtype != b->dtype) return tensor__fail(fn, "%s did not match %s (a and b must have one dtype)", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]);
+    if (!(rtol >= 0)) return tensor__fail(fn, "rtol must be greater than or equal to zero, but got %g", rtol);
+    if (!(atol >= 0)) return tensor__fail(fn, "atol must be greater than or equal to zero, but got %g", atol);
+    tensor *ins[2] = {a, b};
+    int nd;
+    int64_t shape[TENSOR_MAX_DIMS];
+    if (!tensor__same_device(fn, 2, ins) || !tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, shape)) return NULL;
+    bool fl = tensor__is_float(a->dtype);
+    tensor__tmps s = {{0}, 0};
+    tensor *close = tensor__tmp(&s, tensor_eq(a, b));
+    if (equal_nan && fl)
+        close = tensor__tmp(&s, tensor_logical_or(close, tensor__tmp(&s, tensor_logical_and(tensor__tmp(&s, tensor_isnan(a)), tensor__tmp(&s, tensor_isnan(b))))));
+    if (rtol != 0 || atol != 0) {
+        tensor *ca = fl ? a : tensor__misc_as(&s, a, TENSOR_F32), *cb = fl ? b : tensor__misc_as(&s, b, TENSOR_F32);
+        tensor *allowed = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_abs(tensor__tmp(&s, tensor_mul_scalar(cb, rtol)))), atol));
+        tensor *actual = tensor__tmp(&s, tensor_abs(tensor__tmp(&s, tensor_sub(ca, cb))));
+        tensor *ok = tensor__tmp(&s, tensor_logical_and(tensor__tmp(&s, tensor_le(actual, allowed)), tensor__tmp(&s, tensor_isfinite(actual))));
+        close = tensor__tmp(&s, tensor_logical_or(close, ok));
+    }
+    tensor *r = tensor__tmps_take(&s, close);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* A 0-dim bool result on any device as a C bool; false with the error kept on failure. */
+static bool tensor__misc_truth(tensor *t) {
+    if (!t) return false;
+    double v = tensor_item(t);
+    tensor_free(t);
+    return v == v && v != 0;
+}
+TENSOR_API bool tensor_allclose(tensor *a, tensor *b, double rtol, double atol, bool equal_nan) {
+    tensor *c = tensor_isclose(a, b, rtol, atol, equal_nan);
+    if (!c) return false;
+    tensor *all = tensor_all(c);
+    tensor_free(c);
+    return tensor__misc_truth(all);
+}
+/* torch.equal: the same shape and equal values (compared after promotion; NaN is unequal). */
+TENSOR_API bool tensor_equal(tensor *a, tensor *b) {
+    const char *fn = "tensor_equal";
+    if (!a) { tensor__null_arg(fn, "a"); return false; }
+    if (!b) { tensor__null_arg(fn, "b"); return false; }
+    tensor *ins[2] = {a, b};
+    if (!tensor__same_device(fn, 2, ins)) return false;
+    if (a->ndim != b->ndim) return false;
+    for (int d = 0; d < a->ndim; d++) if (a->shape[d] != b->shape[d]) return false;
+    tensor *e = tensor_eq(a, b);
+    tensor *all = e ? tensor_all(e) : NULL;
+    tensor_free(e);
+    return tensor__misc_truth(all);
+}

@@ -525,5 +525,20 @@ TENSOR__HOSTDEV double tensor__polygamma(double n, double x) {
     X(lcm,         0,                              tensor__ilcm(x, y))     \
     X(special_zeta, tensor__zeta(x, y),            0)
 
+/* ---- misc: ternary ops ----
+   TENSOR__TERNARY_FORMULAS(X) calls X(name, FEXPR, IEXPR) on x, y, z (double, or int64_t where
+   the op computes in an integer dtype) and p0, the op's number (addcmul's value, truncated by the
+   front-end for integers). lerp is PyTorch's formula: the side of the weight nearer its end, so a
+   weight of 1 gives y exactly. */
+TENSOR__HOSTDEV double tensor__lerp(double x, double y, double w) {
+    double d = y - x;
+    return fabs(w) < 0.5 ? x + w * d : y - d * (1 - w);
+}
+/*  X(name,     float formula (double x, y, z),  integer formula (int64_t x, y, z)) */
+#define TENSOR__TERNARY_FORMULAS(X)                                                                          \
+    X(lerp,     tensor__lerp(x, y, z),           0)                                                          \
+    X(addcmul,  x + p0 * y * z,                  tensor__iadd(x, tensor__imul(tensor__imul(tensor__double_to_i64(p0), y), z))) \
+    X(addcdiv,  x + p0 * y / z,                  0)
+
 #endif /* TENSOR__FORMULAS_DONE */
 #endif

@@ -508,3 +508,52 @@ TENSOR_API tensor *tensor_pairwise_distance(tensor *x1, tensor *x2, double p, do
     tensor__tmps_free(&s);
     return r;
 }
+
+/* ---- misc: glu, prelu (composites) ---- */
+
+/* F.glu: a * sigmoid(b), a the first half of x along dim and b the second. */
+TENSOR_API tensor *tensor_glu(tensor *x, int dim) {
+    const char *fn = "tensor_glu";
+    TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim == 0) return tensor__fail(fn, "glu does not support scalars because halving size must be even");
+    int d = tensor__wrap_dim(fn, dim, x->ndim);
+    if (d < 0) return NULL;
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "not implemented for %s tensors (floating dtypes only)", tensor__dtype_names[x->dtype]);
+    int64_t n = x->shape[d];
+    if (n % 2) return tensor__fail(fn, "halving dimension must be even, but dimension %d is size %lld", d, (long long)n);
+    tensor__tmps s = {{0}, 0};
+    tensor *a = tensor__tmp(&s, tensor_narrow(x, d, 0, n / 2));
+    tensor *g = tensor__tmp(&s, tensor_sigmoid(tensor__tmp(&s, tensor_narrow(x, d, n / 2, n / 2))));
+    tensor *r = a && g ? tensor_mul(a, g) : NULL;
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* F.prelu: where(x > 0, x, weight * x); weight 0-D or 1-D, of one element (shared) or of C = x's
+   dim 1 (a 1-D x has one channel), x and weight of one floating dtype, as PyTorch. */
+TENSOR_API tensor *tensor_prelu(tensor *x, tensor *weight) {
+    const char *fn = "tensor_prelu";
+    TENSOR__CHECK_ARG(fn, x);
+    TENSOR__CHECK_ARG(fn, weight);
+    tensor *ins[2] = {x, weight};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "not implemented for %s tensors (floating dtypes only)", tensor__dtype_names[x->dtype]);
+    if (weight->dtype != x->dtype) return tensor__fail(fn, "weight has dtype %s but x has %s (they must be one dtype)", tensor__dtype_names[weight->dtype], tensor__dtype_names[x->dtype]);
+    if (weight->ndim > 1) return tensor__fail(fn, "expected weight to be a scalar or 1-D tensor, got shape %s", tensor__shape_of(weight));
+    int64_t nw = tensor_numel(weight), C = x->ndim > 1 ? x->shape[1] : 1;
+    int64_t wshape[TENSOR_MAX_DIMS];
+    int wnd = 0;
+    if (nw != 1) {
+        if (x->ndim == 0) return tensor__fail(fn, "weight of %lld elements for a 0-dim x (only one element is allowed)", (long long)nw);
+        if (nw != C) return tensor__fail(fn, "mismatch of parameter numbers and input channel size: weight has %lld elements, x %s has %lld channels", (long long)nw, tensor__shape_of(x), (long long)C);
+        wshape[wnd++] = C; /* [C, 1, ..., 1] against x's dims 1.. */
+        for (int d = 2; d < x->ndim; d++) wshape[wnd++] = 1;
+    }
+    tensor__tmps s = {{0}, 0};
+    tensor *w = tensor__tmp(&s, tensor_reshape(weight, wnd, wshape));
+    tensor *pos = tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_gt, x, 0));
+    tensor *wx = tensor__tmp(&s, tensor_mul(w, x));
+    tensor *r = pos && wx ? tensor_where(pos, x, wx) : NULL;
+    tensor__tmps_free(&s);
+    return r;
+}

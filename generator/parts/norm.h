@@ -421,3 +421,30 @@ TENSOR_API tensor *tensor_group_norm(tensor *x, int64_t num_groups, tensor *weig
     tensor__tmps_free(&s);
     return y;
 }
+
+/* ---- misc: local_response_norm (composite) ----
+   PyTorch's formula: x / (k + alpha * div)^beta, div[c] the mean of x^2 over the channels
+   c - size/2 .. c + (size - 1)/2 with zeros beyond the ends (its avg_pool over channels, padded).
+   x^2 as [N, C, R] is padded along C and windowed by unfold (a view), so each window is summed
+   once. An integer x averages in its dtype (truncating, as PyTorch's avg_pool does) and gives f32. */
+TENSOR_API tensor *tensor_local_response_norm(tensor *x, int size, double alpha, double beta, double k) {
+    const char *fn = "tensor_local_response_norm";
+    TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim < 3) return tensor__fail(fn, "expected 3-D or higher dimensionality input, got shape %s", tensor__shape_of(x));
+    if (size <= 0) return tensor__fail(fn, "size should be greater than zero, got %d", size);
+    if (x->dtype == TENSOR_BOOL) return tensor__fail(fn, "not implemented for bool tensors");
+    if (tensor_numel(x) == 0) return tensor__alias(fn, x);
+    int64_t N = x->shape[0], C = x->shape[1], R = tensor_numel(x) / (N * C);
+    int64_t shape3[3] = {N, C, R}, pads[4] = {0, 0, size / 2, (size - 1) / 2};
+    tensor__tmps s = {{0}, 0};
+    tensor *sq = tensor__tmp(&s, tensor_reshape(tensor__tmp(&s, tensor_mul(x, x)), 3, shape3));
+    tensor *win = tensor__tmp(&s, tensor_unfold(tensor__tmp(&s, tensor_pad(sq, 4, pads, 0)), 1, size, 1)); /* [N, C, R, size] */
+    tensor *sum = tensor__tmp(&s, tensor_sum(win, -1, false));
+    if (sum && sum->dtype != x->dtype) sum = tensor__misc_as(&s, sum, x->dtype); /* integer sums come as i64 */
+    tensor *div = tensor__tmp(&s, tensor__is_float(x->dtype) ? tensor_div_scalar(sum, size) : tensor__op_scalar(TENSOR_OP_floor_divide, sum, size));
+    div = tensor__tmp(&s, tensor_reshape(div, x->ndim, x->shape));
+    div = tensor__tmp(&s, tensor_pow_scalar(tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_mul_scalar(div, alpha)), k)), beta));
+    tensor *r = div ? tensor_div(x, div) : NULL;
+    tensor__tmps_free(&s);
+    return r;
+}

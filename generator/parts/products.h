@@ -1093,3 +1093,26 @@ TENSOR_API tensor *tensor_trace(tensor *a) {
     f = tensor__swap(f, tensor_slice(f, 0, 0, k ? (k - 1) * (n + 1) + 1 : 0, n + 1));
     return tensor__swap(f, tensor_sum_all(f));
 }
+
+/* ---- misc: pdist (composite) ----
+   torch.pdist: the p-norm distance of every pair i < j of rows of x [N, M], in row-major order of
+   the upper triangle. The pairs' rows are gathered by index_select (N (N - 1) / 2 rows of M each,
+   no pair computed twice) and reduced by norm, whose derivative is 0 at a zero distance, as
+   PyTorch's pdist backward. */
+TENSOR_API tensor *tensor_pdist(tensor *x, double p) {
+    const char *fn = "tensor_pdist";
+    TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim != 2) return tensor__fail(fn, "pdist only supports 2-D tensors, got shape %s", tensor__shape_of(x));
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "pdist only supports floating-point dtypes, got %s", tensor__dtype_names[x->dtype]);
+    if (!(p >= 0)) return tensor__fail(fn, "pdist only supports non-negative p values, got %g", p);
+    int64_t N = x->shape[0];
+    tensor__tmps s = {{0}, 0};
+    tensor *ij = tensor__tmp(&s, tensor_triu_indices(N, N, 1, TENSOR_I64));
+    if (ij && ij->storage->device != x->storage->device) ij = tensor__tmp(&s, tensor_to_device(ij, x->storage->device));
+    tensor *a = tensor__tmp(&s, tensor_index_select(x, 0, tensor__tmp(&s, tensor_select(ij, 0, 0))));
+    tensor *b = tensor__tmp(&s, tensor_index_select(x, 0, tensor__tmp(&s, tensor_select(ij, 0, 1))));
+    tensor *d = tensor__tmp(&s, tensor_sub(a, b));
+    tensor *r = d ? tensor_norm(d, p, -1, false) : NULL;
+    tensor__tmps_free(&s);
+    return r;
+}

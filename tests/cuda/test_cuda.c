@@ -694,3 +694,63 @@ TEST(cuda_training_steps_match_the_cpu) {
     tensor_optim_free(od);
     tensor_scope_end();
 }
+
+/* misc: the ternary formula ops (lerp, lerp_scalar, addcmul, addcdiv) against the CPU: each dtype
+   (the CPU refusing integers for lerp and addcdiv, the device too), contiguous, transposed and
+   broadcast, a CPU 0-dim operand passed by value; and lerp's and addcdiv's gradients. */
+static tensor *cuda_ternary_call(int op, tensor *x, tensor *y, tensor *z) {
+    switch (op) {
+    case 0: return tensor_lerp(x, y, z);
+    case 1: return tensor_lerp_scalar(x, y, 0.3);
+    case 2: return tensor_addcmul(x, y, z, -1.5);
+    default: return tensor_addcdiv(x, y, z, 0.5);
+    }
+}
+TEST(cuda_ternary_ops_match_the_cpu) {
+    NEED_GPU();
+    static const double va[12] = {-2.5, -1, -0.25, 0, 0.5, 1, 1.5, 2, 3, -3, 0.75, 4};
+    static const double vb[4] = {1.5, -2, 3, 0.5}, vw[3] = {0.25, 0.75, -1.5}, v0 = 2.0;
+    static const char *const names[4] = {"lerp", "lerp_scalar", "addcmul", "addcdiv"};
+    for (int dt = 0; dt < TENSOR_DTYPE_COUNT; dt++) {
+        if (dt == TENSOR_BOOL) continue;
+        tensor_scope_begin();
+        tensor *a = test_tensor((tensor_dtype)dt, 2, (const int64_t[]){3, 4}, va);
+        tensor *b = test_tensor((tensor_dtype)dt, 1, (const int64_t[]){4}, vb);
+        tensor *w = test_tensor((tensor_dtype)dt, 2, (const int64_t[]){3, 1}, vw);
+        tensor *w0 = test_tensor((tensor_dtype)dt, 0, NULL, &v0);
+        tensor *at = tensor_transpose(tensor_contiguous(tensor_transpose(a, 0, 1)), 0, 1);
+        tensor *cases[3][3] = {{a, b, w}, {at, b, w}, {tensor_slice(at, 0, 1, 3, 1), tensor_unsqueeze(b, 0), w0}};
+        for (int k = 0; k < 3; k++)
+            for (int op = 0; op < 4; op++) {
+                char what[96];
+                snprintf(what, sizeof what, "%s %s case %d", names[op], tensor_dtype_name((tensor_dtype)dt), k);
+                tensor_clear_error();
+                tensor *want = cuda_ternary_call(op, cases[k][0], cases[k][1], cases[k][2]);
+                tensor_clear_error();
+                tensor *z = k == 2 ? cases[k][2] : device_cuda(cases[k][2]); /* case 2: the CPU 0-dim weight by value */
+                tensor *got = cuda_ternary_call(op, device_cuda(cases[k][0]), device_cuda(cases[k][1]), z);
+                if (!want) { CHECK_MSG(!got && tensor_last_error(), "%s: the CPU refuses it, the device does not", what); continue; }
+                device_check_same(what, got, want);
+            }
+        tensor_scope_end();
+    }
+    tensor_clear_error();
+    /* gradients on the device: the derivatives are ops, so they run there */
+    tensor_scope_begin();
+    tensor *hx[3] = {test_leaf(TENSOR_SHAPE(3, 4), -2, 2), test_leaf(TENSOR_SHAPE(4), -2, 2), test_leaf(TENSOR_SHAPE(3, 1), 0.5, 2)};
+    for (int op = 0; op < 4; op += 3) {
+        tensor *dx[3];
+        for (int i = 0; i < 3; i++) {
+            tensor_zero_grad(hx[i]);
+            dx[i] = tensor_set_requires_grad(tensor_detach(device_cuda(hx[i])), true);
+        }
+        CHECK(tensor_backward(tensor_sum_all(cuda_ternary_call(op, hx[0], hx[1], hx[2]))) == 0);
+        CHECK(tensor_backward(tensor_sum_all(cuda_ternary_call(op, dx[0], dx[1], dx[2]))) == 0);
+        for (int i = 0; i < 3; i++) {
+            char what[64];
+            snprintf(what, sizeof what, "%s gradient %d", names[op], i);
+            device_check_same(what, tensor_grad(dx[i]), tensor_grad(hx[i]));
+        }
+    }
+    tensor_scope_end();
+}
