@@ -2786,6 +2786,150 @@ static int tensor__cuda_nll_loss(tensor__dev_call *c) {
     return tensor__cuda_launch_check(c);
 }
 
+/* cross_entropy_ex and nll_loss_ex: in[0] input [C] or [N, C, d1, ...], in[1] targets (class
+   indices: the input's shape without the class dim; cross_entropy_ex's probabilities: the input's
+   shape), in[2] class weights [C] (absent: none), ip[0] 1 for probability targets, ip[1]
+   ignore_index, ip[2] reduction, p[0] label smoothing. One thread per row
+   along the class dim, in double, the CPU's formulas (>>loss): the row's loss (written out for
+   reduction none) and its share of the mean's divisor; one block then adds them up. */
+struct tensor__cuda_cex_args {
+    tensor__cuda_offsets o;   /* over the rows: [0] input, [1] targets */
+    const char *x, *t, *w;
+    tensor_dtype xd, td, wd;
+    int64_t xs, ts, ws;       /* bytes along the class dim (ts: probabilities), along the weight */
+    int64_t rows, C, ignore;
+    double eps;
+    bool prob, nll;
+    double *loss, *div;       /* per row */
+    char *out;                /* reduction none: the row losses, contiguous (else null) */
+    tensor_dtype od;
+    unsigned long long *bad;
+};
+__device__ static double tensor__cuda_cex_w(const tensor__cuda_cex_args &a, int64_t c) { return a.w ? tensor__cuda_load_f64(a.w + c * a.ws, a.wd) : 1.0; }
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_cex_kernel(tensor__cuda_cex_args a) {
+    TENSOR__CUDA_LOOP(q, a.rows) {
+        int64_t off[2];
+        tensor__cuda_offsets_get<2>(a.o, q, off);
+        const char *x = a.x + off[0];
+        double l = 0, d = 0;
+        int64_t k = 0;
+        bool counted = a.C > 0 || !a.prob;
+        if (!a.prob) {
+            k = tensor__cuda_load_i64(a.t + off[1], a.td);
+            if (k == a.ignore) counted = false;
+            else if (k < 0 || k >= a.C) {
+                atomicMin(a.bad, (unsigned long long)q);
+                counted = false;
+            }
+        }
+        if (counted && a.nll) {
+            d = tensor__cuda_cex_w(a, k);
+            l = -d * tensor__cuda_load_f64(x + k * a.xs, a.xd);
+        } else if (counted) {
+            double m = -INFINITY, s = 0, ec = a.eps / (double)a.C;
+            for (int64_t c = 0; c < a.C; c++) {
+                double v = tensor__cuda_load_f64(x + c * a.xs, a.xd);
+                if (v > m) m = v;
+            }
+            for (int64_t c = 0; c < a.C; c++) s += exp(tensor__cuda_load_f64(x + c * a.xs, a.xd) - m);
+            double lse = m + log(s);
+            if (a.prob) {
+                for (int64_t c = 0; c < a.C; c++) {
+                    double pv = tensor__cuda_load_f64(a.t + off[1] + c * a.ts, a.td);
+                    if (a.eps > 0) pv = pv * (1 - a.eps) + ec;
+                    l += tensor__cuda_cex_w(a, c) * pv * (lse - tensor__cuda_load_f64(x + c * a.xs, a.xd));
+                }
+                d = 1;
+            } else {
+                d = tensor__cuda_cex_w(a, k);
+                l = d * (lse - tensor__cuda_load_f64(x + k * a.xs, a.xd));
+                if (a.eps > 0) {
+                    double sm = 0;
+                    for (int64_t c = 0; c < a.C; c++) sm += tensor__cuda_cex_w(a, c) * (lse - tensor__cuda_load_f64(x + c * a.xs, a.xd));
+                    l = (1 - a.eps) * l + ec * sm;
+                }
+            }
+        }
+        a.loss[q] = l;
+        a.div[q] = d;
+        if (a.out) tensor__cuda_store_f64(a.out + q * tensor__cuda_size(a.od), a.od, l);
+    }
+}
+/* out = sum(loss) (sum) or sum(loss) / sum(div) (mean), one block. */
+__global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_cex_final(const double *loss, const double *div, int64_t rows, bool mean, char *out, tensor_dtype od) {
+    __shared__ double sl[TENSOR__CUDA_NN_THREADS], sd[TENSOR__CUDA_NN_THREADS];
+    double l = 0, d = 0;
+    for (int64_t i = threadIdx.x; i < rows; i += TENSOR__CUDA_NN_THREADS) {
+        l += loss[i];
+        d += div[i];
+    }
+    sl[threadIdx.x] = l;
+    sd[threadIdx.x] = d;
+    __syncthreads();
+    for (int h = TENSOR__CUDA_NN_THREADS / 2; h > 0; h >>= 1) {
+        if ((int)threadIdx.x < h) { sl[threadIdx.x] += sl[threadIdx.x + h]; sd[threadIdx.x] += sd[threadIdx.x + h]; }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) tensor__cuda_store_f64(out, od, mean ? sl[0] / sd[0] : sl[0]);
+}
+static int tensor__cuda_class_loss(tensor__dev_call *c, bool nll) {
+    if (!tensor__cuda_loss_operands(c)) return 1;
+    const tensor__dev_operand &x = c->in[0], &t = c->in[1];
+    bool prob = !nll && c->ip[0] != 0, has_w = c->n_in > 2 && c->in[2].data;
+    int cdim = x.ndim == 1 ? 0 : 1;
+    if (prob ? !tensor__cuda_is_float(t.dtype) || t.ndim != x.ndim : tensor__cuda_is_float(t.dtype) || t.ndim != x.ndim - 1)
+        return tensor__cuda_fail(c, "%s: targets do not match the input", tensor__cuda_op_name(c->op));
+    if (has_w && (!tensor__cuda_operand_ok(c, c->in[2], "weight") || c->in[2].by_value || c->in[2].ndim != 1 || c->in[2].shape[0] != x.shape[cdim] ||
+                  !tensor__cuda_is_float(c->in[2].dtype)))
+        return tensor__cuda_fail(c, "%s: expected floating class weights of %lld elements", tensor__cuda_op_name(c->op), (long long)x.shape[cdim]);
+    int reduction = (int)c->ip[2];
+    tensor__cuda_cex_args a;
+    memset(&a, 0, sizeof a);
+    tensor__dev_operand rx = tensor__cuda_drop_dim(x, cdim), rt = prob ? tensor__cuda_drop_dim(t, cdim) : t;
+    const tensor__dev_operand *ops[2] = {&rx, &rt};
+    a.rows = tensor__cuda_offsets_init(&a.o, 2, ops, false);
+    if (tensor__cuda_numel(rx) == 0) a.rows = 0;
+    a.C = x.shape[cdim];
+    a.x = (const char *)x.data;
+    a.t = (const char *)t.data;
+    a.w = has_w ? (const char *)c->in[2].data : nullptr;
+    a.xd = x.dtype;
+    a.td = t.dtype;
+    a.wd = has_w ? c->in[2].dtype : x.dtype;
+    a.xs = x.strides[cdim] * tensor__cuda_size(x.dtype);
+    a.ts = prob ? t.strides[cdim] * tensor__cuda_size(t.dtype) : 0;
+    a.ws = has_w ? c->in[2].strides[0] * tensor__cuda_size(c->in[2].dtype) : 0;
+    a.ignore = c->ip[1];
+    a.eps = nll ? 0 : c->p[0];
+    a.prob = prob;
+    a.nll = nll;
+    a.out = reduction == TENSOR_REDUCTION_NONE ? (char *)c->out.data : nullptr;
+    a.od = c->out.dtype;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    tensor__cuda_scratch sc;
+    size_t nrows = (size_t)(a.rows > 0 ? a.rows : 1);
+    if (!(sc.p[0] = tensor__cuda_alloc(nrows * sizeof(double), c->error, sizeof c->error))) return 1;
+    if (!(sc.p[1] = tensor__cuda_alloc(nrows * sizeof(double), c->error, sizeof c->error))) return 1;
+    a.loss = (double *)sc.p[0];
+    a.div = (double *)sc.p[1];
+    if (!(a.bad = tensor__cuda_flag_new(c, s))) return 1;
+    if (a.rows > 0) {
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        tensor__cuda_cex_kernel<<<tensor__cuda_blocks(a.rows), TENSOR__CUDA_THREADS, 0, s>>>(a);
+        if (tensor__cuda_launch_check(c)) { tensor__cuda_free(a.bad); return 1; }
+    }
+    unsigned long long pos;
+    if (tensor__cuda_flag_read(c, s, a.bad, &pos)) return 1;
+    if (pos != ULLONG_MAX) return tensor__cuda_bad_target(c, s, t, pos, a.C);
+    if (reduction == TENSOR_REDUCTION_NONE) return 0;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_cex_final<<<1, TENSOR__CUDA_NN_THREADS, 0, s>>>(a.loss, a.div, a.rows, reduction == TENSOR_REDUCTION_MEAN, (char *)c->out.data, c->out.dtype);
+    return tensor__cuda_launch_check(c);
+}
+static int tensor__cuda_cross_entropy_ex(tensor__dev_call *c) { return tensor__cuda_class_loss(c, false); }
+static int tensor__cuda_nll_loss_ex(tensor__dev_call *c) { return tensor__cuda_class_loss(c, true); }
+
 /* ---- embedding: in[0] weight [V, D] (any dtype), in[1] indices (i64 or i32), out
    [*indices.shape, D] = weight rows, bits copied. Every index is checked first (as the CPU, which
    fails on a bad index even when D is 0); the first bad one in row-major order is reported. ---- */
@@ -5443,6 +5587,8 @@ TENSOR__CUDA_KERNEL(layer_norm, &tensor__cuda_layer_norm)
 TENSOR__CUDA_KERNEL(rms_norm, &tensor__cuda_rms_norm)
 TENSOR__CUDA_KERNEL(cross_entropy, &tensor__cuda_cross_entropy)
 TENSOR__CUDA_KERNEL(nll_loss, &tensor__cuda_nll_loss)
+TENSOR__CUDA_KERNEL(cross_entropy_ex, &tensor__cuda_cross_entropy_ex)
+TENSOR__CUDA_KERNEL(nll_loss_ex, &tensor__cuda_nll_loss_ex)
 TENSOR__CUDA_KERNEL(embedding, &tensor__cuda_embedding)
 TENSOR__CUDA_KERNEL(matmul, &tensor__cuda_matmul)
 TENSOR__CUDA_KERNEL(flip, &tensor__cuda_flip)
