@@ -502,7 +502,10 @@ typedef enum { TENSOR_REDUCTION_MEAN, TENSOR_REDUCTION_SUM, TENSOR_REDUCTION_NON
     X(glu, NN, COMPOSITE, ANY, DIFF, (tensor *x, int dim), "gated linear unit a * sigmoid(b), a and b the halves of x along dim") \
     X(prelu, NN, COMPOSITE, ANY, DIFF, (tensor *x, tensor *weight), "x where x > 0, else weight * x; weight of 1 or C elements (C: x's dim 1)") \
     X(local_response_norm, NN, COMPOSITE, ANY, DIFF, (tensor *x, int size, double alpha, double beta, double k), "x [N, C, *] / (k + alpha * mean of x^2 over size channels, zero padded)^beta") \
-    X(pdist, LINALG, COMPOSITE, ANY, DIFF, (tensor *x, double p), "p-norm distances between the rows of x [N, M], the upper triangle row by row: [N (N - 1) / 2]")
+    X(pdist, LINALG, COMPOSITE, ANY, DIFF, (tensor *x, double p), "p-norm distances between the rows of x [N, M], the upper triangle row by row: [N (N - 1) / 2]") \
+    X(cross_entropy_ex, LOSS, KERNEL, ANY, DIFF, (tensor *input, tensor *target, tensor *weight, int64_t ignore_index, tensor_reduction reduction, double label_smoothing), "F.cross_entropy: class indices or probabilities, class weights (NULL: none), ignore_index (-100), label smoothing") \
+    X(nll_loss_ex, LOSS, KERNEL, ANY, DIFF, (tensor *input, tensor *target, tensor *weight, int64_t ignore_index, tensor_reduction reduction), "F.nll_loss: -weight[t] input[n, t, ...], ignore_index (-100); mean divides by the weights' sum") \
+    X(ctc_loss, LOSS, KERNEL, ANY, DIFF, (tensor *log_probs, tensor *targets, tensor *input_lengths, tensor *target_lengths, int64_t blank, tensor_reduction reduction, bool zero_infinity), "F.ctc_loss: log_probs [T, N, C], targets padded [N, S] or concatenated, integer lengths")
 
 /* One enumerator per op of ops.def, in registry order. */
 typedef enum tensor_op {
@@ -897,6 +900,9 @@ typedef enum tensor_op {
     TENSOR_OP_prelu,
     TENSOR_OP_local_response_norm,
     TENSOR_OP_pdist,
+    TENSOR_OP_cross_entropy_ex,
+    TENSOR_OP_nll_loss_ex,
+    TENSOR_OP_ctc_loss,
     TENSOR_OP_COUNT
 } tensor_op;
 
@@ -2015,6 +2021,14 @@ TENSOR_API tensor *tensor_local_response_norm(tensor *x, int size, double alpha,
 /* -- LINALG ops -- */
 /* p-norm distances between the rows of x [N, M], the upper triangle row by row: [N (N - 1) / 2] */
 TENSOR_API tensor *tensor_pdist(tensor *x, double p);
+
+/* -- LOSS ops -- */
+/* F.cross_entropy: class indices or probabilities, class weights (NULL: none), ignore_index (-100), label smoothing */
+TENSOR_API tensor *tensor_cross_entropy_ex(tensor *input, tensor *target, tensor *weight, int64_t ignore_index, tensor_reduction reduction, double label_smoothing);
+/* F.nll_loss: -weight[t] input[n, t, ...], ignore_index (-100); mean divides by the weights' sum */
+TENSOR_API tensor *tensor_nll_loss_ex(tensor *input, tensor *target, tensor *weight, int64_t ignore_index, tensor_reduction reduction);
+/* F.ctc_loss: log_probs [T, N, C], targets padded [N, S] or concatenated, integer lengths */
+TENSOR_API tensor *tensor_ctc_loss(tensor *log_probs, tensor *targets, tensor *input_lengths, tensor *target_lengths, int64_t blank, tensor_reduction reduction, bool zero_infinity);
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -20661,54 +20675,194 @@ static bool tensor__check_class_targets(const char *fn, const tensor *input, con
 
 #define TENSOR__IGNORE_INDEX (-100) /* PyTorch's default ignore_index: such targets count for nothing */
 
-/* out: 0-dim = -mean over targets t (except ignore_index -100) of input[n, t, ...]. All ignored
-   (or no targets) gives NaN, as in PyTorch. */
-static int tensor__cpu_nll_loss(tensor__call *c) {
-    tensor *x = c->in[0], *t = c->in[1];
-    int cdim = x->ndim == 1 ? 0 : 1;
-    int64_t C = x->shape[cdim], count = tensor__numel_of(t->ndim, t->shape), used = 0;
-    int64_t ti[TENSOR_MAX_DIMS] = {0}, xi[TENSOR_MAX_DIMS];
-    int64_t ex = (int64_t)tensor__dtype_sizes[x->dtype], et = (int64_t)tensor__dtype_sizes[t->dtype];
-    double sum = 0;
-    for (int64_t q = 0; q < count; q++, tensor__next_index(t->ndim, t->shape, ti)) {
-        int64_t cls = tensor__load_i64((const char *)t->storage->data + tensor__offset_of(t, ti) * et, t->dtype);
-        if (cls == TENSOR__IGNORE_INDEX) continue;
-        if (cls < 0 || cls >= C) { tensor__fail(c->fn, "target %lld is out of bounds for %lld classes", (long long)cls, (long long)C); return 1; }
-        if (x->ndim == 1) xi[0] = cls;
-        else {
-            xi[0] = ti[0];
-            xi[1] = cls;
-            for (int d = 1; d < t->ndim; d++) xi[d + 1] = ti[d];
-        }
-        sum += tensor__load_f64((const char *)x->storage->data + tensor__offset_of(x, xi) * ex, x->dtype);
-        used++;
+static bool tensor__check_reduction(const char *fn, tensor_reduction r);
+
+/* The options of the class losses: cross_entropy_ex and nll_loss_ex take them from their
+   arguments, cross_entropy and nll_loss take the defaults (no weight, ignore_index -100, mean, no
+   label smoothing). */
+typedef struct {
+    const tensor *weight;        /* [C] class weights, or NULL */
+    int64_t ignore;              /* ignore_index (class-index targets only) */
+    tensor_reduction reduction;
+    double eps;                  /* label smoothing, in [0, 1] */
+} tensor__ce_opts;
+
+static tensor__ce_opts tensor__ce_default_opts(void) {
+    tensor__ce_opts o;
+    o.weight = NULL;
+    o.ignore = TENSOR__IGNORE_INDEX;
+    o.reduction = TENSOR_REDUCTION_MEAN;
+    o.eps = 0;
+    return o;
+}
+/* The options of a call record: the _ex ops carry them (in[2] weight, ip[1] ignore_index, ip[2]
+   reduction, p[0] label smoothing), the others take the defaults. */
+static tensor__ce_opts tensor__ce_opts_of(tensor_op op, tensor *const *in, const double *p, const int64_t *ip) {
+    tensor__ce_opts o = tensor__ce_default_opts();
+    if (op == TENSOR_OP_cross_entropy_ex || op == TENSOR_OP_nll_loss_ex) {
+        o.weight = in[2];
+        o.ignore = ip[1];
+        o.reduction = (tensor_reduction)ip[2];
+        o.eps = op == TENSOR_OP_cross_entropy_ex ? p[0] : 0;
     }
-    tensor__store_f64(tensor__data(c->out), c->out->dtype, -sum / (double)used);
-    return 0;
+    return o;
 }
 
-TENSOR_API tensor *tensor_nll_loss(tensor *log_probs, tensor *targets) {
-    const char *fn = "tensor_nll_loss";
-    TENSOR__CHECK_ARG(fn, log_probs);
-    TENSOR__CHECK_ARG(fn, targets);
-    tensor *ins[2] = {log_probs, targets};
-    if (!tensor__same_device(fn, 2, ins) || !tensor__check_class_targets(fn, log_probs, targets)) return NULL;
+/* The class weights as C doubles in *w (cache memory; NULL when there are none). false after an
+   error. */
+static bool tensor__ce_weights(const char *fn, const tensor *weight, int64_t C, double **w) {
+    *w = NULL;
+    if (!weight) return true;
+    *w = (double *)tensor__cache_alloc((size_t)(C > 0 ? C : 1) * sizeof(double));
+    if (!*w) { tensor__fail(fn, "out of memory allocating %zu bytes", (size_t)(C > 0 ? C : 1) * sizeof(double)); return false; }
+    tensor__load_row(*w, weight, weight->offset, weight->strides[0], C);
+    return true;
+}
+
+/* Class targets as int64 in row order, checked (0 <= t < C, or ignore); *count gets the rows
+   that count. NULL after an error. */
+static int64_t *tensor__ce_classes(const char *fn, const tensor *targets, int64_t C, int64_t ignore, int64_t *count) {
+    int64_t n = tensor__numel_of(targets->ndim, targets->shape), idx[TENSOR_MAX_DIMS] = {0}, used = 0;
+    int64_t *cls = (int64_t *)tensor__cache_alloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+    if (!cls) { tensor__fail(fn, "out of memory allocating %zu bytes", (size_t)n * sizeof(int64_t)); return NULL; }
+    int64_t et = (int64_t)tensor__dtype_sizes[targets->dtype];
+    for (int64_t q = 0; q < n; q++, tensor__next_index(targets->ndim, targets->shape, idx)) {
+        int64_t k = tensor__load_i64((const char *)targets->storage->data + tensor__offset_of(targets, idx) * et, targets->dtype);
+        if (k != ignore && (k < 0 || k >= C)) {
+            tensor__cache_free(cls);
+            tensor__fail(fn, "target %lld is out of bounds for %lld classes", (long long)k, (long long)C);
+            return NULL;
+        }
+        used += k != ignore;
+        cls[q] = k;
+    }
+    *count = used;
+    return cls;
+}
+
+/* The divisor of the mean of the class losses: the sum of the weights of the counted targets
+   (their number without weights). */
+static double tensor__ce_divisor(const int64_t *cls, int64_t n, int64_t ignore, const double *w) {
+    double d = 0;
+    for (int64_t q = 0; q < n; q++)
+        if (cls[q] != ignore) d += w ? w[cls[q]] : 1;
+    return d;
+}
+
+/* out: [] (mean, sum) or the targets' shape (none). Per counted target k of input x [N, C, d...]
+   (or [C] with a 0-dim target): -w[k] x[n, k, ...]; ignored targets give 0. The mean divides by
+   the sum of the counted targets' weights (none counted: NaN, as PyTorch). */
+static int tensor__nll_forward(tensor__call *c, const tensor__ce_opts *o) {
+    tensor *x = c->in[0], *t = c->in[1];
+    int cdim = x->ndim == 1 ? 0 : 1;
+    int64_t C = x->shape[cdim], count = tensor__numel_of(t->ndim, t->shape), used;
+    int64_t ti[TENSOR_MAX_DIMS] = {0}, xi[TENSOR_MAX_DIMS];
+    int64_t ex = (int64_t)tensor__dtype_sizes[x->dtype], eo = (int64_t)tensor__dtype_sizes[c->out->dtype];
+    int64_t *cls = tensor__ce_classes(c->fn, t, C, o->ignore, &used);
+    double *w;
+    if (!cls) return 1;
+    if (!tensor__ce_weights(c->fn, o->weight, C, &w)) { tensor__cache_free(cls); return 1; }
+    bool none = o->reduction == TENSOR_REDUCTION_NONE;
+    char *out = (char *)tensor__data(c->out);
+    double sum = 0, wsum = 0;
+    for (int64_t q = 0; q < count; q++, tensor__next_index(t->ndim, t->shape, ti)) {
+        int64_t k = cls[q];
+        double v = 0;
+        if (k != o->ignore) {
+            if (x->ndim == 1) xi[0] = k;
+            else {
+                xi[0] = ti[0];
+                xi[1] = k;
+                for (int d = 1; d < t->ndim; d++) xi[d + 1] = ti[d];
+            }
+            double wk = w ? w[k] : 1;
+            v = -wk * tensor__load_f64((const char *)x->storage->data + tensor__offset_of(x, xi) * ex, x->dtype);
+            sum += v;
+            wsum += wk;
+        }
+        if (none) tensor__store_f64(out + q * eo, c->out->dtype, v);
+    }
+    if (!none) tensor__store_f64(out, c->out->dtype, o->reduction == TENSOR_REDUCTION_SUM ? sum : sum / wsum);
+    tensor__cache_free(cls);
+    tensor__cache_free(w);
+    return 0;
+}
+static int tensor__cpu_nll_loss(tensor__call *c) {
+    tensor__ce_opts o = tensor__ce_default_opts();
+    return tensor__nll_forward(c, &o);
+}
+static int tensor__cpu_nll_loss_ex(tensor__call *c) {
+    tensor__ce_opts o = tensor__ce_opts_of(c->op, c->in, c->p, c->ip);
+    return tensor__nll_forward(c, &o);
+}
+
+/* The checks of the class losses' options: a valid reduction, weight (NULL or a floating [C] on
+   the input's device), label smoothing in [0, 1]. */
+static bool tensor__check_ce_opts(const char *fn, const tensor *input, const tensor__ce_opts *o) {
+    if (!tensor__check_reduction(fn, o->reduction)) return false;
+    if (!(o->eps >= 0 && o->eps <= 1)) { tensor__fail(fn, "label_smoothing must be between 0.0 and 1.0, got %g", o->eps); return false; }
+    const tensor *w = o->weight;
+    if (!w) return true;
+    int64_t C = input->ndim ? input->shape[input->ndim == 1 ? 0 : 1] : 0;
+    tensor *ins[2] = {(tensor *)input, (tensor *)w};
+    if (!tensor__same_device(fn, 2, ins)) return false;
+    if (!tensor__is_float(w->dtype)) { tensor__fail(fn, "weight must be floating, got %s", tensor__dtype_names[w->dtype]); return false; }
+    if (w->ndim != 1 || w->shape[0] != C) {
+        tensor__fail(fn, "weight must be 1-D with %lld elements (the classes of input %s), got shape %s", (long long)C, tensor__shape_of(input), tensor__shape_of(w));
+        return false;
+    }
+    return true;
+}
+
+/* The output of a class loss: 0-dim, or for reduction none the input's shape without its class dim. */
+static tensor *tensor__ce_new_out(const char *fn, const tensor *input, tensor_reduction r, tensor_dtype dt) {
+    int64_t shape[TENSOR_MAX_DIMS];
+    int nd = 0;
+    if (r == TENSOR_REDUCTION_NONE && input->ndim > 1)
+        for (int d = 0; d < input->ndim; d++) if (d != 1) shape[nd++] = input->shape[d];
+    return tensor__new(fn, nd, shape, dt, input->storage->device);
+}
+
+static tensor *tensor__nll_call(const char *fn, tensor_op op, tensor *input, tensor *target, const tensor__ce_opts *o) {
+    TENSOR__CHECK_ARG(fn, input);
+    TENSOR__CHECK_ARG(fn, target);
+    tensor *ins[2] = {input, target};
+    if (!tensor__same_device(fn, 2, ins) || !tensor__check_class_targets(fn, input, target) || !tensor__check_ce_opts(fn, input, o)) return NULL;
     tensor__call c;
-    tensor__call_init(&c, TENSOR_OP_nll_loss);
-    c.n_in = 2;
-    c.in[0] = log_probs;
-    c.in[1] = targets;
-    c.out = tensor__new(fn, 0, NULL, log_probs->dtype, log_probs->storage->device);
+    tensor__call_init(&c, op);
+    c.n_in = op == TENSOR_OP_nll_loss_ex ? 3 : 2;
+    c.in[0] = input;
+    c.in[1] = target;
+    c.in[2] = (tensor *)o->weight;
+    c.ip[1] = o->ignore;
+    c.ip[2] = o->reduction;
+    c.p[0] = 0;
+    c.out = tensor__ce_new_out(fn, input, o->reduction, input->dtype);
     return c.out ? tensor__dispatch(&c) : NULL;
 }
 
+TENSOR_API tensor *tensor_nll_loss(tensor *log_probs, tensor *targets) {
+    tensor__ce_opts o = tensor__ce_default_opts();
+    return tensor__nll_call("tensor_nll_loss", TENSOR_OP_nll_loss, log_probs, targets, &o);
+}
+
+/* F.nll_loss in full: -weight[t] input[n, t, ...] per target t (ignore_index: 0 and not
+   counted); mean divides by the sum of the counted targets' weights. */
+TENSOR_API tensor *tensor_nll_loss_ex(tensor *input, tensor *target, tensor *weight, int64_t ignore_index, tensor_reduction reduction) {
+    tensor__ce_opts o = {weight, ignore_index, reduction, 0};
+    return tensor__nll_call("tensor_nll_loss_ex", TENSOR_OP_nll_loss_ex, input, target, &o);
+}
+
 /* cross_entropy as one kernel: per row of logits along the class dim, lse = max + log(sum(e^(x -
-   max))) and the row's loss lse - x[target] (class indices; ignore_index -100 rows count for
-   nothing) or sum_c p_c (lse - x_c) (class probabilities p of the logits' shape); the mean over
-   the counted rows (all ignored, or no rows: NaN, as PyTorch). Computed in double; f32 rows that
-   are contiguous take the vector path. The backward kernel below writes (softmax - onehot) / N
-   directly.
-   Call layout: in[0] logits, in[1] targets, ip[0] 1 for probability targets. */
+   max))) (never a materialised softmax). With class weights w (1 without), label smoothing eps
+   and C classes, a class-index row k has the loss
+       (1 - eps) w[k] (lse - x[k]) + eps / C sum_c w[c] (lse - x[c])
+   (ignore_index rows: 0, not counted), and a row of class probabilities p
+       sum_c w[c] p'[c] (lse - x[c]),  p' = (1 - eps) p + eps / C.
+   Reduction none keeps the row losses; sum adds them; mean divides the sum by the weights of the
+   counted index targets (their number without weights), or by the rows for probabilities: PyTorch
+   1.13's formulas (an all-ignored mean is NaN). Computed in double; f32 rows that are contiguous
+   take the vector path for lse. The backward kernel below writes the gradient directly. */
 #define TENSOR__CE_GROUP 32 /* rows per partial sum of the loss */
 
 /* max and sum(e^(x - max)) of n elements s bytes apart, in double (the reference row). */
@@ -20722,18 +20876,23 @@ static double tensor__ce_lse(const char *x, int64_t s, tensor_dtype dt, int64_t 
 typedef struct {
     const tensor *x, *p;      /* logits; probability targets (or NULL) */
     const int64_t *cls;       /* class targets, one per row in row order (or NULL) */
+    const double *w;          /* class weights (or NULL) */
+    double eps;
     int cdim;
-    int64_t C, rows;
+    int64_t C, rows, ignore;
     double *partial;          /* one per group of TENSOR__CE_GROUP rows */
+    char *out;                /* reduction none: the row losses, contiguous (else NULL) */
+    tensor_dtype od;
     bool fast;
 } tensor__ce_task;
 
 static void tensor__ce_groups(int64_t begin, int64_t end, void *vt) {
     const tensor__ce_task *t = (const tensor__ce_task *)vt;
     const tensor *x = t->x, *p = t->p ? t->p : t->x;
-    int64_t ex = (int64_t)tensor__dtype_sizes[x->dtype], ep = (int64_t)tensor__dtype_sizes[p->dtype];
+    int64_t ex = (int64_t)tensor__dtype_sizes[x->dtype], ep = (int64_t)tensor__dtype_sizes[p->dtype], eo = (int64_t)tensor__dtype_sizes[t->od];
     int64_t xs = x->strides[t->cdim] * ex, ps = p->strides[t->cdim] * ep, C = t->C;
     bool fast_rows = t->fast && x->dtype == TENSOR_F32 && (xs == 4 || C == 1);
+    double eps = t->eps, ec = C > 0 ? eps / (double)C : 0;
     tensor__rows r;
     tensor__rows_init(&r, x, p, t->cdim);
     tensor__rows_seek(&r, begin * TENSOR__CE_GROUP);
@@ -20742,7 +20901,11 @@ static void tensor__ce_groups(int64_t begin, int64_t end, void *vt) {
         int64_t q1 = (grp + 1) * TENSOR__CE_GROUP < t->rows ? (grp + 1) * TENSOR__CE_GROUP : t->rows;
         for (int64_t q = grp * TENSOR__CE_GROUP; q < q1; q++, tensor__rows_next(&r)) {
             int64_t k = t->cls ? t->cls[q] : 0;
-            if (t->cls && k == TENSOR__IGNORE_INDEX) continue;
+            double l = 0;
+            if (t->cls && k == t->ignore) {
+                if (t->out) tensor__store_f64(t->out + q * eo, t->od, 0);
+                continue;
+            }
             const char *xr = (const char *)x->storage->data + r.off[0] * ex;
             double lse = NAN;
             if (fast_rows) {
@@ -20751,37 +20914,30 @@ static void tensor__ce_groups(int64_t begin, int64_t end, void *vt) {
                 if (s == s) lse = (double)m + log(s);
             }
             if (lse != lse) lse = tensor__ce_lse(xr, xs, x->dtype, C);
-            if (t->cls) { sum += lse - tensor__load_f64(xr + k * xs, x->dtype); continue; }
-            const char *pr = (const char *)p->storage->data + r.off[1] * ep;
-            for (int64_t c = 0; c < C; c++) sum += tensor__load_f64(pr + c * ps, p->dtype) * (lse - tensor__load_f64(xr + c * xs, x->dtype));
+            if (t->cls) {
+                l = (t->w ? t->w[k] : 1) * (lse - tensor__load_f64(xr + k * xs, x->dtype));
+                if (eps > 0) {
+                    double sm = 0;
+                    for (int64_t c = 0; c < C; c++) sm += (t->w ? t->w[c] : 1) * (lse - tensor__load_f64(xr + c * xs, x->dtype));
+                    l = (1 - eps) * l + ec * sm;
+                }
+            } else {
+                const char *pr = (const char *)p->storage->data + r.off[1] * ep;
+                for (int64_t c = 0; c < C; c++) {
+                    double pv = tensor__load_f64(pr + c * ps, p->dtype);
+                    if (eps > 0) pv = pv * (1 - eps) + ec;
+                    l += (t->w ? t->w[c] : 1) * pv * (lse - tensor__load_f64(xr + c * xs, x->dtype));
+                }
+            }
+            if (t->out) tensor__store_f64(t->out + q * eo, t->od, l);
+            sum += l;
         }
         t->partial[grp] = sum;
     }
 }
 
-/* Class targets as int64 in row order, checked (0 <= t < C or ignore_index); *count gets the rows
-   that count. NULL after an error. */
-static int64_t *tensor__ce_classes(const char *fn, const tensor *targets, int64_t C, int64_t *count) {
-    int64_t n = tensor__numel_of(targets->ndim, targets->shape), idx[TENSOR_MAX_DIMS] = {0}, used = 0;
-    int64_t *cls = (int64_t *)tensor__cache_alloc((size_t)n * sizeof(int64_t));
-    if (!cls) { tensor__fail(fn, "out of memory allocating %zu bytes", (size_t)n * sizeof(int64_t)); return NULL; }
-    int64_t et = (int64_t)tensor__dtype_sizes[targets->dtype];
-    for (int64_t q = 0; q < n; q++, tensor__next_index(targets->ndim, targets->shape, idx)) {
-        int64_t k = tensor__load_i64((const char *)targets->storage->data + tensor__offset_of(targets, idx) * et, targets->dtype);
-        if (k != TENSOR__IGNORE_INDEX && (k < 0 || k >= C)) {
-            tensor__cache_free(cls);
-            tensor__fail(fn, "target %lld is out of bounds for %lld classes", (long long)k, (long long)C);
-            return NULL;
-        }
-        used += k != TENSOR__IGNORE_INDEX;
-        cls[q] = k;
-    }
-    *count = used;
-    return cls;
-}
-
-/* out: [] = the mean cross-entropy */
-static int tensor__cpu_cross_entropy(tensor__call *c) {
+/* out: [] (mean, sum) or the rows' shape (none); call layout in >>loss's front-end below. */
+static int tensor__ce_forward(tensor__call *c, const tensor__ce_opts *o) {
     tensor *x = c->in[0], *t = c->in[1];
     bool prob = c->ip[0] != 0;
     tensor__ce_task k;
@@ -20792,30 +20948,56 @@ static int tensor__cpu_cross_entropy(tensor__call *c) {
     for (int d = 0; d < x->ndim; d++) if (d != k.cdim) k.rows *= x->shape[d];
     k.p = prob ? t : NULL;
     k.cls = NULL;
+    k.eps = o->eps;
+    k.ignore = o->ignore;
     k.fast = !tensor__reference_kernels;
+    k.out = o->reduction == TENSOR_REDUCTION_NONE ? (char *)tensor__data(c->out) : NULL;
+    k.od = c->out->dtype;
     int64_t count = k.C ? k.rows : 0; /* probabilities over no classes: 0 / 0 */
     int64_t *cls = NULL;
-    if (!prob && !(cls = tensor__ce_classes(c->fn, t, k.C, &count))) return 1;
+    double *w = NULL;
+    if (!prob && !(cls = tensor__ce_classes(c->fn, t, k.C, o->ignore, &count))) return 1;
+    if (!tensor__ce_weights(c->fn, o->weight, k.C, &w)) { tensor__cache_free(cls); return 1; }
     k.cls = cls;
+    k.w = w;
     int64_t groups = (k.rows + TENSOR__CE_GROUP - 1) / TENSOR__CE_GROUP;
-    k.partial = (double *)tensor__cache_alloc((size_t)groups * sizeof(double));
-    if (!k.partial) { tensor__cache_free(cls); tensor__fail(c->fn, "out of memory allocating %zu bytes", (size_t)groups * sizeof(double)); return 1; }
+    k.partial = (double *)tensor__cache_alloc((size_t)(groups > 0 ? groups : 1) * sizeof(double));
+    if (!k.partial) {
+        tensor__cache_free(cls);
+        tensor__cache_free(w);
+        tensor__fail(c->fn, "out of memory allocating %zu bytes", (size_t)groups * sizeof(double));
+        return 1;
+    }
     if (k.C > 0) {
         if (k.fast) tensor__parallel_for(groups, tensor__grain(k.C) / TENSOR__CE_GROUP + 1, tensor__ce_groups, &k); /* C * 32 may overflow */
         else tensor__ce_groups(0, groups, &k);
-    } else for (int64_t g = 0; g < groups; g++) k.partial[g] = 0; /* no classes: only ignored rows got past the check */
-    double sum = 0;
-    for (int64_t g = 0; g < groups; g++) sum += k.partial[g];
-    tensor__store_f64(tensor__data(c->out), c->out->dtype, sum / (double)count);
+    } else { /* no classes: only ignored rows got past the check, or probabilities over nothing */
+        for (int64_t g = 0; g < groups; g++) k.partial[g] = 0;
+        for (int64_t q = 0; k.out && q < k.rows; q++) tensor__store_f64(k.out + q * (int64_t)tensor__dtype_sizes[k.od], k.od, 0);
+    }
+    if (!k.out) {
+        double sum = 0;
+        for (int64_t g = 0; g < groups; g++) sum += k.partial[g];
+        double div = o->reduction == TENSOR_REDUCTION_SUM ? 1 : prob ? (double)count : tensor__ce_divisor(cls, k.rows, o->ignore, w);
+        tensor__store_f64(tensor__data(c->out), c->out->dtype, sum / div);
+    }
     tensor__cache_free(cls);
+    tensor__cache_free(w);
     tensor__cache_free(k.partial);
     return 0;
 }
+static int tensor__cpu_cross_entropy(tensor__call *c) {
+    tensor__ce_opts o = tensor__ce_default_opts();
+    return tensor__ce_forward(c, &o);
+}
+static int tensor__cpu_cross_entropy_ex(tensor__call *c) {
+    tensor__ce_opts o = tensor__ce_opts_of(c->op, c->in, c->p, c->ip);
+    return tensor__ce_forward(c, &o);
+}
 
-/* nll_loss(log_softmax(logits, class dim), targets); with floating targets of the logits' shape
-   (class probabilities), -sum(targets * log_softmax) / (numel / C), as PyTorch. */
-TENSOR_API tensor *tensor_cross_entropy(tensor *logits, tensor *targets) {
-    const char *fn = "tensor_cross_entropy";
+/* Call layout: in[0] logits, in[1] targets, in[2] weight (the _ex op; NULL: none), ip[0] 1 for
+   probability targets, ip[1] ignore_index, ip[2] reduction, p[0] label smoothing. */
+static tensor *tensor__ce_call(const char *fn, tensor_op op, tensor *logits, tensor *targets, const tensor__ce_opts *o) {
     TENSOR__CHECK_ARG(fn, logits);
     TENSOR__CHECK_ARG(fn, targets);
     tensor *ins[2] = {logits, targets};
@@ -20826,28 +21008,50 @@ TENSOR_API tensor *tensor_cross_entropy(tensor *logits, tensor *targets) {
         if (!tensor__is_float(logits->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[logits->dtype]);
         if (!tensor__same_shape(logits, targets))
             return tensor__fail(fn, "probability targets of shape %s must have the input's shape %s", tensor__shape_of(targets), tensor__shape_of(logits));
+        if (o->ignore >= 0) return tensor__fail(fn, "ignore_index (%lld) is not supported for floating point (probability) targets", (long long)o->ignore);
     } else if (!tensor__check_class_targets(fn, logits, targets)) return NULL;
+    if (!tensor__check_ce_opts(fn, logits, o)) return NULL;
     tensor__call c;
-    tensor__call_init(&c, TENSOR_OP_cross_entropy);
-    c.n_in = 2;
+    tensor__call_init(&c, op);
+    c.n_in = op == TENSOR_OP_cross_entropy_ex ? 3 : 2;
     c.in[0] = logits;
     c.in[1] = targets;
+    c.in[2] = (tensor *)o->weight;
     c.ip[0] = prob;
-    c.out = tensor__new(fn, 0, NULL, prob ? (tensor_dtype)tensor__promotion[logits->dtype][targets->dtype] : logits->dtype, logits->storage->device);
+    c.ip[1] = o->ignore;
+    c.ip[2] = o->reduction;
+    c.p[0] = o->eps;
+    c.out = tensor__ce_new_out(fn, logits, o->reduction, prob ? (tensor_dtype)tensor__promotion[logits->dtype][targets->dtype] : logits->dtype);
     return c.out ? tensor__dispatch(&c) : NULL;
 }
 
+/* nll_loss(log_softmax(logits, class dim), targets); with floating targets of the logits' shape
+   (class probabilities), -sum(targets * log_softmax) / (numel / C), as PyTorch. */
+TENSOR_API tensor *tensor_cross_entropy(tensor *logits, tensor *targets) {
+    tensor__ce_opts o = tensor__ce_default_opts();
+    return tensor__ce_call("tensor_cross_entropy", TENSOR_OP_cross_entropy, logits, targets, &o);
+}
+
+/* F.cross_entropy in full (the formulas above the kernel). */
+TENSOR_API tensor *tensor_cross_entropy_ex(tensor *input, tensor *target, tensor *weight, int64_t ignore_index, tensor_reduction reduction, double label_smoothing) {
+    tensor__ce_opts o = {weight, ignore_index, reduction, label_smoothing};
+    return tensor__ce_call("tensor_cross_entropy_ex", TENSOR_OP_cross_entropy_ex, input, target, &o);
+}
+
 /* The fused backward of cross_entropy (the derivative uses it when the backward pass is not
-   recorded): with scale = g / count, gx = (softmax(x) - onehot(target)) scale per counted row
-   (ignored rows: 0), or for probabilities p, gx = (softmax(x) sum(p) - p) scale and
-   gp = (lse - x) scale. */
+   recorded). With s the row's share of the output gradient (none: its own; sum: g; mean: g / the
+   divisor), sm = softmax(x), a class-index row k gets
+       gx = s ((1 - eps) w[k] (sm - onehot(k)) + eps / C (sum(w) sm - w))
+   (ignored rows: 0), a row of probabilities gx = s (sm sum(w p') - w p') and
+   gp = s (1 - eps) w (lse - x). */
 typedef struct {
     const tensor *x, *p;
     tensor *gx, *gp;
     const int64_t *cls;
+    const double *w, *gq;     /* class weights; per-row output gradients (reduction none); NULL: none */
+    double scale, eps, wsum;  /* scale: s for reductions sum and mean; wsum: sum(w) (C without) */
     int cdim;
-    int64_t C;
-    double scale;
+    int64_t C, ignore;
     bool fast;
 } tensor__ce_bwd_task;
 
@@ -20857,7 +21061,8 @@ static void tensor__ce_bwd_rows(int64_t begin, int64_t end, void *vt) {
     tensor *gx = t->gx;
     int64_t ex = (int64_t)tensor__dtype_sizes[x->dtype], eg = (int64_t)tensor__dtype_sizes[gx->dtype], C = t->C;
     int64_t xs = x->strides[t->cdim] * ex, gs = gx->strides[t->cdim] * eg;
-    bool fast_rows = t->fast && t->cls && x->dtype == TENSOR_F32 && gx->dtype == TENSOR_F32 && ((xs == 4 && gs == 4) || C == 1);
+    bool fast_rows = t->fast && t->cls && !t->w && t->eps == 0 && x->dtype == TENSOR_F32 && gx->dtype == TENSOR_F32 && ((xs == 4 && gs == 4) || C == 1);
+    double eps = t->eps, ec = eps / (double)C;
     tensor__rows r, rp; /* rp: the rows of p and gp */
     tensor__rows_init(&r, x, gx, t->cdim);
     tensor__rows_seek(&r, begin);
@@ -20867,64 +21072,102 @@ static void tensor__ce_bwd_rows(int64_t begin, int64_t end, void *vt) {
         const char *xr = (const char *)x->storage->data + r.off[0] * ex;
         char *gr = (char *)gx->storage->data + r.off[1] * eg;
         int64_t k = t->cls ? t->cls[q] : -1;
-        if (t->cls && k == TENSOR__IGNORE_INDEX) {
+        double s = t->gq ? t->gq[q] : t->scale;
+        if (t->cls && k == t->ignore) {
             for (int64_t c = 0; c < C; c++) tensor__store_f64(gr + c * gs, gx->dtype, 0);
             continue;
         }
         if (fast_rows) {
             float m, *g = (float *)gr;
-            double s = tensor__row_maxsumexp_f32(g, (const float *)xr, C, &m); /* g = e^(x - max) */
-            if (s == s) {
-                tensor__row_affine_f32(g, g, C, (float)(t->scale / s), 0.0f);
-                g[k] -= (float)t->scale;
+            double sum = tensor__row_maxsumexp_f32(g, (const float *)xr, C, &m); /* g = e^(x - max) */
+            if (sum == sum) {
+                tensor__row_affine_f32(g, g, C, (float)(s / sum), 0.0f);
+                g[k] -= (float)s;
                 continue;
             }
         }
         double lse = tensor__ce_lse(xr, xs, x->dtype, C);
         if (t->cls) {
-            for (int64_t c = 0; c < C; c++)
-                tensor__store_f64(gr + c * gs, gx->dtype, (exp(tensor__load_f64(xr + c * xs, x->dtype) - lse) - (c == k)) * t->scale);
+            double a = s * (1 - eps) * (t->w ? t->w[k] : 1), b = s * ec;
+            for (int64_t c = 0; c < C; c++) {
+                double sm = exp(tensor__load_f64(xr + c * xs, x->dtype) - lse), v = a * (sm - (c == k));
+                if (eps > 0) v += b * (t->wsum * sm - (t->w ? t->w[c] : 1));
+                tensor__store_f64(gr + c * gs, gx->dtype, v);
+            }
             continue;
         }
         const tensor *p = t->p;
         int64_t ep = (int64_t)tensor__dtype_sizes[p->dtype], ps = p->strides[t->cdim] * ep;
         const char *pr = (const char *)p->storage->data + rp.off[0] * ep;
-        double psum = 0;
-        for (int64_t c = 0; c < C; c++) psum += tensor__load_f64(pr + c * ps, p->dtype);
+        double qsum = 0;
+        for (int64_t c = 0; c < C; c++) {
+            double pv = tensor__load_f64(pr + c * ps, p->dtype);
+            qsum += (t->w ? t->w[c] : 1) * (eps > 0 ? pv * (1 - eps) + ec : pv);
+        }
         for (int64_t c = 0; c < C; c++) {
             double xv = tensor__load_f64(xr + c * xs, x->dtype), pv = tensor__load_f64(pr + c * ps, p->dtype);
-            tensor__store_f64(gr + c * gs, gx->dtype, (exp(xv - lse) * psum - pv) * t->scale);
+            double qv = (t->w ? t->w[c] : 1) * (eps > 0 ? pv * (1 - eps) + ec : pv);
+            tensor__store_f64(gr + c * gs, gx->dtype, (exp(xv - lse) * qsum - qv) * s);
         }
         if (t->gp) {
             int64_t eq = (int64_t)tensor__dtype_sizes[t->gp->dtype], qs = t->gp->strides[t->cdim] * eq;
             char *qr = (char *)t->gp->storage->data + rp.off[1] * eq;
-            for (int64_t c = 0; c < C; c++) tensor__store_f64(qr + c * qs, t->gp->dtype, (lse - tensor__load_f64(xr + c * xs, x->dtype)) * t->scale);
+            for (int64_t c = 0; c < C; c++)
+                tensor__store_f64(qr + c * qs, t->gp->dtype, s * (1 - eps) * (t->w ? t->w[c] : 1) * (lse - tensor__load_f64(xr + c * xs, x->dtype)));
         }
     }
 }
 
 /* Sets *gx (logits' shape and dtype) and, for probability targets, *gp (when gp is not NULL) for
-   the loss gradient g (0-dim). 0, or -1 after an error. */
-static int tensor__cross_entropy_backward(const char *fn, tensor *x, tensor *targets, bool prob, tensor *g, tensor **gx, tensor **gp) {
+   the loss gradient g (0-dim, or the rows' shape for reduction none). 0, or -1 after an error. */
+static int tensor__cross_entropy_backward(const char *fn, tensor *x, tensor *targets, bool prob, const tensor__ce_opts *o, tensor *g, tensor **gx, tensor **gp) {
     if (!tensor__host_only(fn, x, "the backward of cross_entropy")) return -1;
     tensor__ce_bwd_task k;
     k.x = x;
     k.cdim = x->ndim == 1 ? 0 : 1;
     k.C = x->shape[k.cdim];
+    k.eps = o->eps;
+    k.ignore = o->ignore;
     int64_t rows = 1, count;
     for (int d = 0; d < x->ndim; d++) if (d != k.cdim) rows *= x->shape[d];
     count = k.C ? rows : 0;
     int64_t *cls = NULL;
-    if (!prob && !(cls = tensor__ce_classes(fn, targets, k.C, &count))) return -1;
+    double *w = NULL, *gq = NULL;
+    if (!prob && !(cls = tensor__ce_classes(fn, targets, k.C, o->ignore, &count))) return -1;
+    if (!tensor__ce_weights(fn, o->weight, k.C, &w)) { tensor__cache_free(cls); return -1; }
     k.cls = cls;
+    k.w = w;
+    k.wsum = (double)k.C;
+    if (w) { k.wsum = 0; for (int64_t c = 0; c < k.C; c++) k.wsum += w[c]; }
     k.p = prob ? targets : NULL;
     k.gx = tensor__new_like(fn, x, x->dtype);
     k.gp = prob && gp ? tensor__new_like(fn, targets, targets->dtype) : NULL;
-    k.scale = tensor__load_f64(tensor__data(g), g->dtype) / (double)(count > 0 ? count : 1);
     k.fast = !tensor__reference_kernels;
-    if (!k.gx || (prob && gp && !k.gp)) { tensor_free(k.gx); tensor_free(k.gp); tensor__cache_free(cls); return -1; }
+    k.scale = 0;
+    if (o->reduction == TENSOR_REDUCTION_NONE) {
+        gq = (double *)tensor__cache_alloc((size_t)(rows > 0 ? rows : 1) * sizeof(double));
+        if (gq) {
+            int64_t idx[TENSOR_MAX_DIMS] = {0}, eg = (int64_t)tensor__dtype_sizes[g->dtype];
+            for (int64_t q = 0; q < rows; q++, tensor__next_index(g->ndim, g->shape, idx))
+                gq[q] = tensor__load_f64((const char *)g->storage->data + tensor__offset_of(g, idx) * eg, g->dtype);
+        } else tensor__fail(fn, "out of memory allocating %zu bytes", (size_t)rows * sizeof(double));
+    } else {
+        double div = o->reduction == TENSOR_REDUCTION_SUM ? 1 : prob ? (double)count : tensor__ce_divisor(cls, rows, o->ignore, w);
+        k.scale = tensor__load_f64(tensor__data(g), g->dtype) / (div != 0 ? div : 1);
+    }
+    k.gq = gq;
+    if (!k.gx || (prob && gp && !k.gp) || (o->reduction == TENSOR_REDUCTION_NONE && !gq)) {
+        tensor_free(k.gx);
+        tensor_free(k.gp);
+        tensor__cache_free(cls);
+        tensor__cache_free(w);
+        tensor__cache_free(gq);
+        return -1;
+    }
     if (k.C > 0 && rows > 0) tensor__parallel_for(rows, tensor__grain(k.C), tensor__ce_bwd_rows, &k);
     tensor__cache_free(cls);
+    tensor__cache_free(w);
+    tensor__cache_free(gq);
     *gx = k.gx;
     if (gp) *gp = k.gp;
     return 0;
@@ -21317,6 +21560,303 @@ TENSOR_API tensor *tensor_multi_margin_loss(tensor *input, tensor *target, int p
     if (l && input->ndim < 2) l = tensor__tmp(&s, tensor_reshape(l, 0, NULL));
     tensor *r = tensor__reduce_loss(&s, l, reduction);
     tensor__tmps_free(&s);
+    return r;
+}
+
+/* ---- ctc_loss: connectionist temporal classification (Graves et al. 2006), PyTorch's CPU
+   algorithm: per batch element b, with l' = the target with blanks around and between its labels
+   (2 L + 1 states), the forward variables in log space
+       alpha[0][0] = lp[0][blank], alpha[0][1] = lp[0][l'1],
+       alpha[t][s] = logsumexp(alpha[t-1][s], alpha[t-1][s-1], alpha[t-1][s-2] if l's != l's-2) + lp[t][l's],
+   the loss -logsumexp(alpha[T_b-1][2L], alpha[T_b-1][2L-1]) (inf when no alignment fits); the
+   backward variables beta likewise from the end, and the gradient PyTorch's ctc_loss_backward
+   gives: exp(lp[t][c]) - exp(logsumexp over the states s of label c of (alpha + beta)[t][s] + loss
+   - lp[t][c]), times the output gradient, 0 past T_b (the gradient of the logits when lp is their
+   log_softmax: PyTorch's own convention). Threaded over the batch.
+   Call layout: in[0] log_probs [T, N, C], in[1] targets ([N, S] padded, or 1-D concatenated), in[2]
+   input_lengths and in[3] target_lengths (int64 [N], contiguous, on log_probs' device), ip[0]
+   blank, ip[1] reduction, ip[2] zero_infinity, ip[3] 1 for concatenated targets, ip[4] the longest
+   target. */
+typedef struct {
+    const tensor *lp, *tg;
+    const int64_t *il, *tl;
+    int64_t blank, T, C;
+    bool concat, zero_inf;
+    double *nll;          /* forward: [N] the losses */
+    const double *gb;     /* backward: [N] the output gradient of each loss (scaled by the reduction) */
+    tensor *grad;         /* backward: [T, N, C], contiguous */
+    int *status;          /* [N] 0, 1 out of memory, 2 a target out of range */
+    int64_t *bad;         /* [N] that target */
+} tensor__ctc_task;
+
+static double tensor__ctc_lp(const tensor__ctc_task *k, int64_t t, int64_t b, int64_t c) {
+    const tensor *lp = k->lp;
+    return tensor__load_f64((const char *)lp->storage->data + (lp->offset + t * lp->strides[0] + b * lp->strides[1] + c * lp->strides[2]) *
+                                                                   (int64_t)tensor__dtype_sizes[lp->dtype], lp->dtype);
+}
+/* log(e^a + e^b + e^c) as PyTorch writes it (a max of -inf counts as 0). */
+static double tensor__ctc_lse3(double a, double b, double c) {
+    double m = a > b ? a : b;
+    if (c > m) m = c;
+    if (m == -INFINITY) m = 0;
+    return log(exp(a - m) + exp(b - m) + exp(c - m)) + m;
+}
+
+/* One batch element: its loss in k->nll[b] (forward), or its gradient rows (k->grad non-NULL). */
+static void tensor__ctc_one(const tensor__ctc_task *k, int64_t b) {
+    int64_t Tb = k->il[b], L = k->tl[b], S = 2 * L + 1, C = k->C, off = 0;
+    if (k->concat) for (int64_t j = 0; j < b; j++) off += k->tl[j];
+    const tensor *tg = k->tg;
+    int64_t et = (int64_t)tensor__dtype_sizes[tg->dtype];
+    size_t need = (size_t)L * sizeof(int64_t) + (size_t)(Tb * S) * sizeof(double) * (k->grad ? 2 : 1) + (size_t)(k->grad ? Tb * C : 0) * sizeof(double);
+    char *mem = (char *)tensor__alloc_aligned(need > 0 ? need : 1);
+    if (!mem) { k->status[b] = 1; return; }
+    int64_t *lab = (int64_t *)mem;
+    double *alpha = (double *)(lab + L), *beta = alpha + Tb * S, *lg = beta + Tb * S;
+    for (int64_t i = 0; i < L; i++) {
+        int64_t o = k->concat ? tg->offset + (off + i) * tg->strides[0] : tg->offset + b * tg->strides[0] + i * tg->strides[1];
+        lab[i] = tensor__load_i64((const char *)tg->storage->data + o * et, tg->dtype);
+        if (lab[i] < 0 || lab[i] >= C) { k->status[b] = 2; k->bad[b] = lab[i]; tensor__free_aligned(mem); return; }
+    }
+#define TENSOR__CTC_LABEL(s) ((s) % 2 == 0 ? k->blank : lab[(s) / 2])
+    double nll;
+    if (Tb == 0) nll = L == 0 ? 0 : INFINITY; /* no frames: only the empty target fits */
+    else {
+        for (int64_t i = 0; i < Tb * S; i++) alpha[i] = -INFINITY;
+        alpha[0] = tensor__ctc_lp(k, 0, b, k->blank);
+        if (L > 0) alpha[1] = tensor__ctc_lp(k, 0, b, lab[0]);
+        for (int64_t t = 1; t < Tb; t++)
+            for (int64_t s = 0; s < S; s++) {
+                int64_t cur = TENSOR__CTC_LABEL(s);
+                const double *prev = alpha + (t - 1) * S;
+                double a2 = s > 0 ? prev[s - 1] : -INFINITY, a3 = s > 1 && TENSOR__CTC_LABEL(s - 2) != cur ? prev[s - 2] : -INFINITY;
+                alpha[t * S + s] = tensor__ctc_lse3(prev[s], a2, a3) + tensor__ctc_lp(k, t, b, cur);
+            }
+        const double *last = alpha + (Tb - 1) * S;
+        nll = -tensor__ctc_lse3(last[S - 1], L > 0 ? last[S - 2] : -INFINITY, -INFINITY);
+    }
+    if (!k->grad) {
+        k->nll[b] = nll;
+        tensor__free_aligned(mem);
+        return;
+    }
+    /* the gradient rows of b: [t][b][:] of the contiguous [T, N, C] grad */
+    tensor *gt = k->grad;
+    int64_t N = gt->shape[1], eg = (int64_t)tensor__dtype_sizes[gt->dtype];
+    double gr = k->zero_inf && nll == INFINITY ? 0 : k->gb[b]; /* zero_infinity: no gradient either */
+    for (int64_t t = 0; t < k->T; t++)
+        for (int64_t c = 0; c < C; c++) tensor__store_f64((char *)tensor__data(gt) + ((t * N + b) * C + c) * eg, gt->dtype, 0);
+    if (Tb == 0 || gr == 0) { tensor__free_aligned(mem); return; }
+    for (int64_t i = 0; i < Tb * S; i++) beta[i] = -INFINITY;
+    for (int64_t i = 0; i < Tb * C; i++) lg[i] = -INFINITY;
+    int64_t t1 = Tb - 1;
+    beta[t1 * S + S - 1] = tensor__ctc_lp(k, t1, b, k->blank);
+    lg[t1 * C + k->blank] = alpha[t1 * S + S - 1] + beta[t1 * S + S - 1];
+    if (L > 0) {
+        beta[t1 * S + S - 2] = tensor__ctc_lp(k, t1, b, lab[L - 1]);
+        lg[t1 * C + lab[L - 1]] = alpha[t1 * S + S - 2] + beta[t1 * S + S - 2];
+    }
+    for (int64_t t = Tb - 2; t >= 0; t--)
+        for (int64_t s = S - 1; s >= 0; s--) {
+            int64_t cur = TENSOR__CTC_LABEL(s);
+            const double *next = beta + (t + 1) * S;
+            double b2 = s < S - 1 ? next[s + 1] : -INFINITY, b3 = s < S - 2 && TENSOR__CTC_LABEL(s + 2) != cur ? next[s + 2] : -INFINITY;
+            double v = tensor__ctc_lse3(next[s], b2, b3) + tensor__ctc_lp(k, t, b, cur);
+            beta[t * S + s] = v;
+            double ab = alpha[t * S + s] + v, *acc = &lg[t * C + cur];
+            if (*acc == -INFINITY) *acc = ab;
+            else {
+                double m = *acc > ab ? *acc : ab;
+                *acc = log(exp(*acc - m) + exp(ab - m)) + m;
+            }
+        }
+#undef TENSOR__CTC_LABEL
+    for (int64_t t = 0; t < Tb; t++)
+        for (int64_t c = 0; c < C; c++) {
+            double lpv = tensor__ctc_lp(k, t, b, c);
+            tensor__store_f64((char *)tensor__data(gt) + ((t * N + b) * C + c) * eg, gt->dtype, (exp(lpv) - exp(lg[t * C + c] + nll - lpv)) * gr);
+        }
+    tensor__free_aligned(mem);
+}
+static void tensor__ctc_batch(int64_t begin, int64_t end, void *vk) {
+    for (int64_t b = begin; b < end; b++) tensor__ctc_one((const tensor__ctc_task *)vk, b);
+}
+
+/* Runs the task over the N batch elements; 0, or 1 after an error (reported for fn). */
+static int tensor__ctc_run(const char *fn, tensor__ctc_task *k, int64_t N, int64_t smax) {
+    k->status = (int *)tensor__cache_alloc((size_t)(N > 0 ? N : 1) * sizeof(int));
+    k->bad = (int64_t *)tensor__cache_alloc((size_t)(N > 0 ? N : 1) * sizeof(int64_t));
+    if (!k->status || !k->bad) {
+        tensor__cache_free(k->status);
+        tensor__cache_free(k->bad);
+        tensor__fail(fn, "out of memory");
+        return 1;
+    }
+    for (int64_t b = 0; b < N; b++) k->status[b] = 0;
+    tensor__parallel_for(N, tensor__grain(k->T * (2 * smax + 1 + k->C)), tensor__ctc_batch, k);
+    int rc = 0;
+    for (int64_t b = 0; b < N && !rc; b++) {
+        if (k->status[b] == 1) rc = (tensor__fail(fn, "out of memory"), 1);
+        else if (k->status[b] == 2)
+            rc = (tensor__fail(fn, "target %lld of batch element %lld is out of range for %lld classes", (long long)k->bad[b], (long long)b, (long long)k->C), 1);
+    }
+    tensor__cache_free(k->status);
+    tensor__cache_free(k->bad);
+    return rc;
+}
+static void tensor__ctc_task_init(tensor__ctc_task *k, tensor *const *in, const int64_t *ip) {
+    memset(k, 0, sizeof *k);
+    k->lp = in[0];
+    k->tg = in[1];
+    k->il = (const int64_t *)tensor__data(in[2]);
+    k->tl = (const int64_t *)tensor__data(in[3]);
+    k->blank = ip[0];
+    k->concat = ip[3] != 0;
+    k->zero_inf = ip[2] != 0;
+    k->T = in[0]->shape[0];
+    k->C = in[0]->shape[2];
+}
+
+/* out: [N] (none) or [] */
+static int tensor__cpu_ctc_loss(tensor__call *c) {
+    tensor__ctc_task k;
+    tensor__ctc_task_init(&k, c->in, c->ip);
+    int64_t N = c->in[0]->shape[1];
+    k.nll = (double *)tensor__cache_alloc((size_t)(N > 0 ? N : 1) * sizeof(double));
+    if (!k.nll) { tensor__fail(c->fn, "out of memory"); return 1; }
+    if (tensor__ctc_run(c->fn, &k, N, c->ip[4])) { tensor__cache_free(k.nll); return 1; }
+    tensor_reduction r = (tensor_reduction)c->ip[1];
+    double sum = 0;
+    for (int64_t b = 0; b < N; b++) {
+        double l = k.nll[b];
+        if (c->ip[2] && l == INFINITY) l = 0; /* zero_infinity */
+        if (r == TENSOR_REDUCTION_NONE) tensor__store_f64((char *)tensor__data(c->out) + b * (int64_t)tensor__dtype_sizes[c->out->dtype], c->out->dtype, l);
+        else sum += r == TENSOR_REDUCTION_MEAN ? l / (double)(k.tl[b] > 1 ? k.tl[b] : 1) : l;
+    }
+    if (r == TENSOR_REDUCTION_MEAN) sum /= (double)N;
+    if (r != TENSOR_REDUCTION_NONE) tensor__store_f64(tensor__data(c->out), c->out->dtype, sum);
+    tensor__cache_free(k.nll);
+    return 0;
+}
+
+/* The gradient of log_probs (in = the forward's saved inputs, ip its parameters) for the output
+   gradient g ([N] or []); NULL after an error. */
+static tensor *tensor__ctc_backward(const char *fn, tensor *const *in, const int64_t *ip, tensor *g) {
+    if (!tensor__host_only(fn, in[0], "the backward of ctc_loss")) return NULL;
+    tensor__ctc_task k;
+    tensor__ctc_task_init(&k, in, ip);
+    int64_t N = in[0]->shape[1];
+    tensor_reduction r = (tensor_reduction)ip[1];
+    double *gb = (double *)tensor__cache_alloc((size_t)(N > 0 ? N : 1) * sizeof(double));
+    if (!gb) return tensor__fail(fn, "out of memory");
+    int64_t idx[TENSOR_MAX_DIMS] = {0}, eg = (int64_t)tensor__dtype_sizes[g->dtype];
+    for (int64_t b = 0; b < N; b++) {
+        double gv = tensor__load_f64((const char *)g->storage->data + tensor__offset_of(g, idx) * eg, g->dtype);
+        if (r == TENSOR_REDUCTION_NONE) tensor__next_index(g->ndim, g->shape, idx);
+        else if (r == TENSOR_REDUCTION_MEAN) gv /= (double)(k.tl[b] > 1 ? k.tl[b] : 1) * (double)N;
+        gb[b] = gv;
+    }
+    k.gb = gb;
+    k.grad = tensor__new(fn, 3, in[0]->shape, in[0]->dtype, TENSOR_CPU);
+    if (!k.grad || tensor__ctc_run(fn, &k, N, ip[4])) { tensor_free(k.grad); tensor__cache_free(gb); return NULL; }
+    tensor__cache_free(gb);
+    return k.grad;
+}
+
+/* The lengths as a CPU int64 contiguous copy of n elements (ndim <= 1); NULL after an error. */
+static tensor *tensor__ctc_lengths(const char *fn, tensor *t, const char *what, int64_t n) {
+    if (!tensor__is_int(t->dtype)) return tensor__fail(fn, "%s must be an integer tensor, got %s", what, tensor__dtype_names[t->dtype]);
+    if (t->ndim > 1 || tensor__numel_of(t->ndim, t->shape) != n)
+        return tensor__fail(fn, "%s must have %lld element%s (one per batch element), got shape %s", what, (long long)n, n == 1 ? "" : "s", tensor__shape_of(t));
+    tensor *h = t->storage->device == TENSOR_CPU ? tensor__alias(fn, t) : tensor_to_device(t, TENSOR_CPU);
+    tensor *d = h ? tensor_to_dtype(h, TENSOR_I64) : NULL;
+    tensor *v = d ? tensor_reshape(d, 1, &n) : NULL;
+    tensor *r = v ? tensor_contiguous(v) : NULL;
+    tensor_free(h);
+    tensor_free(d);
+    tensor_free(v);
+    return r;
+}
+
+/* F.ctc_loss: log_probs [T, N, C] (or [T, C] unbatched), targets padded [N, S] or concatenated
+   1-D (the batch's targets one after another; unbatched: [S]), input_lengths and target_lengths
+   integer tensors of N elements (unbatched: one). Mean divides each loss by its target length
+   (at least 1) and averages over the batch; zero_infinity turns the infinite losses (no
+   alignment fits) and their gradients to 0. The gradient is PyTorch's (see the kernel). */
+TENSOR_API tensor *tensor_ctc_loss(tensor *log_probs, tensor *targets, tensor *input_lengths, tensor *target_lengths, int64_t blank, tensor_reduction reduction,
+                                   bool zero_infinity) {
+    const char *fn = "tensor_ctc_loss";
+    TENSOR__CHECK_ARG(fn, log_probs);
+    TENSOR__CHECK_ARG(fn, targets);
+    TENSOR__CHECK_ARG(fn, input_lengths);
+    TENSOR__CHECK_ARG(fn, target_lengths);
+    if (!tensor__check_reduction(fn, reduction)) return NULL;
+    tensor *ins[4] = {log_probs, targets, input_lengths, target_lengths};
+    if (!tensor__same_device(fn, 4, ins)) return NULL;
+    if (!tensor__is_float(log_probs->dtype)) return tensor__fail(fn, "log_probs must be floating, got %s", tensor__dtype_names[log_probs->dtype]);
+    if (log_probs->ndim != 3 && log_probs->ndim != 2)
+        return tensor__fail(fn, "log_probs must be [T, N, C] or unbatched [T, C], got shape %s", tensor__shape_of(log_probs));
+    if (!tensor__is_int(targets->dtype)) return tensor__fail(fn, "targets must be an integer tensor, got %s", tensor__dtype_names[targets->dtype]);
+    bool unbatched = log_probs->ndim == 2;
+    int64_t T = log_probs->shape[0], N = unbatched ? 1 : log_probs->shape[1], C = log_probs->shape[log_probs->ndim - 1];
+    bool concat = !unbatched && targets->ndim == 1;
+    if (unbatched ? targets->ndim != 1 : targets->ndim != 1 && (targets->ndim != 2 || targets->shape[0] != N))
+        return tensor__fail(fn, "targets of shape %s do not fit log_probs %s (expected %s)", tensor__shape_of(targets), tensor__shape_of(log_probs),
+                            unbatched ? "[S]" : "[N, S] padded or 1-D concatenated");
+    if (blank < 0 || blank >= C) return tensor__fail(fn, "blank must be in label range [0, %lld), got %lld", (long long)C, (long long)blank);
+    tensor *il = tensor__ctc_lengths(fn, input_lengths, "input_lengths", N);
+    tensor *tl = il ? tensor__ctc_lengths(fn, target_lengths, "target_lengths", N) : NULL;
+    tensor *r = NULL, *lp3 = NULL, *tg2 = NULL, *ild = NULL, *tld = NULL;
+    if (!tl) goto done;
+    {
+        const int64_t *ilv = (const int64_t *)tensor__data(il), *tlv = (const int64_t *)tensor__data(tl);
+        int64_t smax = 0, total = 0, S = concat ? tensor__numel_of(targets->ndim, targets->shape) : targets->shape[targets->ndim - 1];
+        for (int64_t b = 0; b < N; b++) {
+            if (ilv[b] < 0 || ilv[b] > T) { tensor__fail(fn, "input_lengths must be in [0, %lld] (the frames of log_probs), got %lld", (long long)T, (long long)ilv[b]); goto done; }
+            if (tlv[b] < 0 || (!concat && tlv[b] > S)) {
+                tensor__fail(fn, "target_lengths must be in [0, %lld] (the padded targets' length), got %lld", (long long)S, (long long)tlv[b]);
+                goto done;
+            }
+            if (tlv[b] > smax) smax = tlv[b];
+            total += tlv[b];
+        }
+        if (concat && total > S) {
+            tensor__fail(fn, "the target_lengths add up to %lld, more than the %lld concatenated targets", (long long)total, (long long)S);
+            goto done;
+        }
+        tensor_device dev = log_probs->storage->device;
+        ild = dev == TENSOR_CPU ? tensor__alias(fn, il) : tensor_to_device(il, dev);
+        tld = dev == TENSOR_CPU ? tensor__alias(fn, tl) : tensor_to_device(tl, dev);
+        lp3 = unbatched ? tensor_unsqueeze(log_probs, 1) : tensor__alias(fn, log_probs);
+        tg2 = unbatched ? tensor_unsqueeze(targets, 0) : tensor__alias(fn, targets);
+        if (!ild || !tld || !lp3 || !tg2) goto done;
+        tensor__call c;
+        tensor__call_init(&c, TENSOR_OP_ctc_loss);
+        c.n_in = 4;
+        c.in[0] = lp3;
+        c.in[1] = tg2;
+        c.in[2] = ild;
+        c.in[3] = tld;
+        c.ip[0] = blank;
+        c.ip[1] = reduction;
+        c.ip[2] = zero_infinity;
+        c.ip[3] = concat;
+        c.ip[4] = smax;
+        c.out = tensor__new(fn, reduction == TENSOR_REDUCTION_NONE ? 1 : 0, &N, log_probs->dtype, dev);
+        r = c.out ? tensor__dispatch(&c) : NULL;
+        if (r && unbatched && reduction == TENSOR_REDUCTION_NONE) {
+            tensor *s = tensor_reshape(r, 0, NULL);
+            tensor_free(r);
+            r = s;
+        }
+    }
+done:
+    tensor_free(il);
+    tensor_free(tl);
+    tensor_free(ild);
+    tensor_free(tld);
+    tensor_free(lp3);
+    tensor_free(tg2);
     return r;
 }
 /* ==== end generator/parts/loss.h ==== */
@@ -23005,57 +23545,117 @@ static int tensor__derivative_rms_norm(tensor__node *n, tensor *g, tensor **grad
     return 0;
 }
 
-/* Class targets t with ignore_index entries, for a gradient g along class dim cdim: idx (t with
-   the ignored entries 0, any valid index, unsqueezed at cdim), keep_w (1 where kept, 0 where
-   ignored, in g's dtype, unsqueezed) and k, the number kept. false on error. */
-static bool tensor__class_targets(tensor *t, tensor *g, int cdim, tensor **idx, tensor **keep_w, double *k) {
-    tensor *ignored = tensor__op_scalar(TENSOR_OP_eq, t, TENSOR__IGNORE_INDEX);
+/* The class losses' targets t (ignore_index o->ignore) for a gradient g along class dim cdim:
+   *idx (t with the ignored entries 0, any valid index, as int64), *keep (1 where counted, 0 where
+   ignored, in g's dtype, t's shape), *wt (keep times the target's class weight) and *div, the
+   divisor of the mean (the sum of wt). false on error. */
+static bool tensor__class_targets(tensor *t, tensor *g, const tensor__ce_opts *o, tensor **idx, tensor **keep, tensor **wt, double *div) {
+    tensor *ignored = tensor__op_scalar(TENSOR_OP_eq, t, (double)o->ignore);
     tensor *kept = ignored ? tensor_logical_not(ignored) : NULL;
-    tensor *count = kept ? tensor_sum_all(kept) : NULL;
-    if (!count) return false;
-    *k = tensor_item(count);
-    *idx = tensor_unsqueeze(tensor_masked_fill(t, ignored, 0), cdim);
-    *keep_w = tensor_unsqueeze(tensor__mask_float(kept, g), cdim);
-    return *idx && *keep_w;
+    tensor *i = kept ? tensor_masked_fill(t, ignored, 0) : NULL;
+    if (i && i->dtype != TENSOR_I64) i = tensor_to_dtype(i, TENSOR_I64);
+    *idx = i;
+    *keep = kept ? tensor__mask_float(kept, g) : NULL;
+    *wt = *keep;
+    if (*keep && i && o->weight) {
+        int64_t flat = -1;
+        tensor *sel = tensor_index_select((tensor *)o->weight, 0, tensor_reshape(i, 1, &flat));
+        *wt = tensor_mul(tensor_reshape(sel, t->ndim, t->shape), *keep);
+    }
+    tensor *sum = *wt ? tensor_sum_all(*wt) : NULL;
+    if (!sum) return false;
+    *div = tensor_item(sum);
+    return *idx != NULL;
+}
+/* The class weights viewed along class dim cdim of an ndim-dim input ([1, C, 1, ...]). */
+static tensor *tensor__class_weights_view(const tensor *w, int ndim, int cdim) {
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int d = 0; d < ndim; d++) shape[d] = d == cdim ? w->shape[0] : 1;
+    return tensor_reshape((tensor *)w, ndim, shape);
+}
+/* The share s of the output gradient g of each target (reduction none: its own; sum: g; mean:
+   g / div, div 0 taken as 1 so that an all-ignored batch gets zeros). */
+static tensor *tensor__class_loss_share(tensor *g, tensor_reduction r, double div) {
+    if (r != TENSOR_REDUCTION_MEAN) return tensor__alias("tensor_backward", g);
+    return tensor_div_scalar(g, div != 0 ? div : 1);
+}
+static bool tensor__no_weight_grad(tensor__node *n) {
+    if (n->n_in < 3 || !n->next[2]) return true;
+    tensor__fail("tensor_backward", "the derivative of %s with respect to weight is not implemented (PyTorch's neither): detach the class weights",
+                 tensor__ops[n->op].fn);
+    return false;
 }
 
-/* nll_loss (mean over the targets that are not ignore_index): -g / count at each kept target's
-   position along the class dim; ignored targets get nothing (all ignored: zeros, as PyTorch). */
-static int tensor__derivative_nll_loss(tensor__node *n, tensor *g, tensor **grads) {
-    tensor *lp = n->saved[0], *target = n->saved[1], *idx, *keep_w;
-    int class_dim = lp->ndim == 1 ? 0 : 1;
-    double k;
-    if (!tensor__class_targets(target, g, class_dim, &idx, &keep_w, &k)) return 1;
-    tensor *src = tensor_mul(tensor_div_scalar(tensor_neg(g), k > 0 ? k : 1), keep_w);
+/* nll_loss, nll_loss_ex: -s w[t] at each counted target's position along the class dim (s the
+   target's share of g); ignored targets get nothing (all ignored: zeros, as PyTorch). */
+static int tensor__derivative_nll(tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__no_weight_grad(n)) return 1;
+    tensor *lp = n->saved[0], *target = n->saved[1], *idx, *keep, *wt;
+    tensor__ce_opts o = tensor__ce_opts_of((tensor_op)n->op, n->saved, n->p, n->ip);
+    int cdim = lp->ndim == 1 ? 0 : 1;
+    double div;
+    if (!tensor__class_targets(target, g, &o, &idx, &keep, &wt, &div)) return 1;
+    tensor *src = tensor_unsqueeze(tensor_neg(tensor_mul(wt, tensor__class_loss_share(g, o.reduction, div))), cdim);
     if (!src) return 1;
-    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor__full_on(lp->ndim, lp->shape, 0, g->dtype, g->storage->device), class_dim, idx, src));
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor__full_on(lp->ndim, lp->shape, 0, g->dtype, g->storage->device), cdim, tensor_unsqueeze(idx, cdim), src));
 }
+static int tensor__derivative_nll_loss(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_nll(n, g, grads); }
+static int tensor__derivative_nll_loss_ex(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_nll(n, g, grads); }
 
-/* cross_entropy (in = {logits, targets}, ip[0] 1 for probability targets): without create_graph
-   the fused kernel of >>loss writes (softmax - onehot) g / count directly. With create_graph the same
-   gradient is composed of differentiable ops: for class targets (softmax(x) keep - onehot) g / count,
-   keep 0 on ignore_index rows; for probabilities p, gx = (softmax(x) sum(p) - p) g / rows and
-   gp = -log_softmax(x) g / rows. */
-static int tensor__derivative_cross_entropy(tensor__node *n, tensor *g, tensor **grads) {
+/* cross_entropy, cross_entropy_ex (in = {logits, targets, weight}, ip[0] 1 for probability
+   targets): without create_graph the fused kernel of >>loss writes the gradient directly (on the
+   CPU). With create_graph, or on a device, the same gradient is composed of differentiable ops:
+   for class targets s (1 - eps) w[t] (softmax(x) - onehot) + s eps / C (sum(w) softmax(x) - w),
+   0 on ignore_index rows; for probabilities p' = (1 - eps) p + eps / C, q = w p',
+   gx = s (softmax(x) sum(q) - q) and gp = -s (1 - eps) w log_softmax(x). */
+static int tensor__derivative_ce(tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__no_weight_grad(n)) return 1;
     tensor *x = n->saved[0], *t = n->saved[1];
+    tensor__ce_opts o = tensor__ce_opts_of((tensor_op)n->op, n->saved, n->p, n->ip);
     bool prob = n->ip[0] != 0;
     int cdim = x->ndim == 1 ? 0 : 1;
     if (tensor__no_grad && x->storage->device == TENSOR_CPU) /* a device composes it from its ops */
-        return tensor__cross_entropy_backward("tensor_backward", x, t, prob, g, &grads[0], prob && n->next[1] ? &grads[1] : NULL) != 0;
+        return tensor__cross_entropy_backward("tensor_backward", x, t, prob, &o, g, &grads[0], prob && n->next[1] ? &grads[1] : NULL) != 0;
+    int64_t C = x->shape[cdim];
+    double eps = o.eps;
+    tensor *wb = o.weight ? tensor__class_weights_view(o.weight, x->ndim, cdim) : NULL;
+    if (o.weight && !wb) return 1;
     if (prob) {
-        int64_t C = x->shape[cdim], rows = C ? tensor__numel_of(x->ndim, x->shape) / C : 0;
-        tensor *scale = tensor_div_scalar(g, (double)rows);
-        if (n->next[0] && !(grads[0] = tensor_mul(tensor_sub(tensor_mul(tensor_softmax(x, cdim), tensor_sum(t, cdim, true)), t), scale))) return 1;
-        if (n->next[1] && !(grads[1] = tensor_mul(tensor_neg(tensor_log_softmax(x, cdim)), scale))) return 1;
+        int64_t rows = C ? tensor__numel_of(x->ndim, x->shape) / C : 0;
+        tensor *s = o.reduction == TENSOR_REDUCTION_NONE ? tensor_unsqueeze(g, cdim) : tensor__class_loss_share(g, o.reduction, (double)rows);
+        tensor *pp = eps > 0 ? tensor_add_scalar(tensor_mul_scalar(t, 1 - eps), eps / (double)C) : t;
+        tensor *q = wb ? tensor_mul(pp, wb) : pp;
+        if (n->next[0] && !(grads[0] = tensor_mul(tensor_sub(tensor_mul(tensor_softmax(x, cdim), tensor_sum(q, cdim, true)), q), s))) return 1;
+        if (n->next[1]) {
+            tensor *nl = tensor_neg(tensor_log_softmax(x, cdim));
+            if (wb) nl = tensor_mul(nl, wb);
+            if (!(grads[1] = tensor_mul(tensor_mul_scalar(nl, 1 - eps), s))) return 1;
+        }
         return 0;
     }
-    tensor *idx, *keep_w;
-    double k;
-    if (!tensor__class_targets(t, g, cdim, &idx, &keep_w, &k)) return 1;
-    tensor *onehot = tensor_scatter_add(tensor__full_on(x->ndim, x->shape, 0, g->dtype, g->storage->device), cdim, idx, keep_w);
-    tensor *diff = onehot ? tensor_sub(tensor_mul(tensor_softmax(x, cdim), keep_w), onehot) : NULL;
-    return TENSOR__OK(grads[0] = tensor_mul(diff, tensor_div_scalar(g, k > 0 ? k : 1)));
+    tensor *idx, *keep, *wt;
+    double div;
+    if (!tensor__class_targets(t, g, &o, &idx, &keep, &wt, &div)) return 1;
+    tensor *s = tensor__class_loss_share(g, o.reduction, div);
+    tensor *sm = tensor_softmax(x, cdim);
+    tensor *onehot = tensor_scatter_add(tensor__full_on(x->ndim, x->shape, 0, g->dtype, g->storage->device), cdim, tensor_unsqueeze(idx, cdim), tensor_unsqueeze(keep, cdim));
+    tensor *a = tensor_unsqueeze(tensor_mul(tensor_mul_scalar(wt, 1 - eps), s), cdim);
+    tensor *gx = tensor_mul(a, tensor_sub(sm, onehot));
+    if (eps > 0) {
+        tensor *b = tensor_unsqueeze(tensor_mul(tensor_mul_scalar(keep, eps / (double)C), s), cdim);
+        double wsum = (double)C;
+        if (o.weight) {
+            tensor *ws = tensor_sum_all((tensor *)o.weight);
+            if (!ws) return 1;
+            wsum = tensor_item(ws);
+        }
+        tensor *inner = wb ? tensor_sub(tensor_mul_scalar(sm, wsum), wb) : tensor_add_scalar(tensor_mul_scalar(sm, wsum), -1);
+        gx = tensor_add(gx, tensor_mul(b, inner));
+    }
+    return TENSOR__OK(grads[0] = gx);
 }
+static int tensor__derivative_cross_entropy(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_ce(n, g, grads); }
+static int tensor__derivative_cross_entropy_ex(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_ce(n, g, grads); }
 
 /* dropout: the kernel's mask (0 or 1 / (1 - p)), kept in n->extra. */
 static int tensor__derivative_dropout(tensor__node *n, tensor *g, tensor **grads) {
@@ -23087,6 +23687,12 @@ static int tensor__derivative_max_pool2d(tensor__node *n, tensor *g, tensor **gr
 static int tensor__derivative_avg_pool2d(tensor__node *n, tensor *g, tensor **grads) {
     if (!tensor__first_order_only(n)) return 1;
     return TENSOR__OK(grads[0] = tensor__pool_backward("tensor_backward", false, n->saved[0], g, n->ip));
+}
+/* ctc_loss (in = {log_probs, targets, input_lengths, target_lengths}): the fused kernel of >>loss
+   (PyTorch's ctc_loss_backward, itself not differentiable: create_graph refuses). */
+static int tensor__derivative_ctc_loss(tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__first_order_only(n)) return 1;
+    return TENSOR__OK(grads[0] = tensor__ctc_backward("tensor_backward", n->saved, n->ip, g));
 }
 
 /* ---- linear algebra (decompositions) (>>linalg-decomp): PyTorch's formulas, written with the

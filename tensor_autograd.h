@@ -1414,57 +1414,117 @@ static int tensor__derivative_rms_norm(tensor__node *n, tensor *g, tensor **grad
     return 0;
 }
 
-/* Class targets t with ignore_index entries, for a gradient g along class dim cdim: idx (t with
-   the ignored entries 0, any valid index, unsqueezed at cdim), keep_w (1 where kept, 0 where
-   ignored, in g's dtype, unsqueezed) and k, the number kept. false on error. */
-static bool tensor__class_targets(tensor *t, tensor *g, int cdim, tensor **idx, tensor **keep_w, double *k) {
-    tensor *ignored = tensor__op_scalar(TENSOR_OP_eq, t, TENSOR__IGNORE_INDEX);
+/* The class losses' targets t (ignore_index o->ignore) for a gradient g along class dim cdim:
+   *idx (t with the ignored entries 0, any valid index, as int64), *keep (1 where counted, 0 where
+   ignored, in g's dtype, t's shape), *wt (keep times the target's class weight) and *div, the
+   divisor of the mean (the sum of wt). false on error. */
+static bool tensor__class_targets(tensor *t, tensor *g, const tensor__ce_opts *o, tensor **idx, tensor **keep, tensor **wt, double *div) {
+    tensor *ignored = tensor__op_scalar(TENSOR_OP_eq, t, (double)o->ignore);
     tensor *kept = ignored ? tensor_logical_not(ignored) : NULL;
-    tensor *count = kept ? tensor_sum_all(kept) : NULL;
-    if (!count) return false;
-    *k = tensor_item(count);
-    *idx = tensor_unsqueeze(tensor_masked_fill(t, ignored, 0), cdim);
-    *keep_w = tensor_unsqueeze(tensor__mask_float(kept, g), cdim);
-    return *idx && *keep_w;
+    tensor *i = kept ? tensor_masked_fill(t, ignored, 0) : NULL;
+    if (i && i->dtype != TENSOR_I64) i = tensor_to_dtype(i, TENSOR_I64);
+    *idx = i;
+    *keep = kept ? tensor__mask_float(kept, g) : NULL;
+    *wt = *keep;
+    if (*keep && i && o->weight) {
+        int64_t flat = -1;
+        tensor *sel = tensor_index_select((tensor *)o->weight, 0, tensor_reshape(i, 1, &flat));
+        *wt = tensor_mul(tensor_reshape(sel, t->ndim, t->shape), *keep);
+    }
+    tensor *sum = *wt ? tensor_sum_all(*wt) : NULL;
+    if (!sum) return false;
+    *div = tensor_item(sum);
+    return *idx != NULL;
+}
+/* The class weights viewed along class dim cdim of an ndim-dim input ([1, C, 1, ...]). */
+static tensor *tensor__class_weights_view(const tensor *w, int ndim, int cdim) {
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int d = 0; d < ndim; d++) shape[d] = d == cdim ? w->shape[0] : 1;
+    return tensor_reshape((tensor *)w, ndim, shape);
+}
+/* The share s of the output gradient g of each target (reduction none: its own; sum: g; mean:
+   g / div, div 0 taken as 1 so that an all-ignored batch gets zeros). */
+static tensor *tensor__class_loss_share(tensor *g, tensor_reduction r, double div) {
+    if (r != TENSOR_REDUCTION_MEAN) return tensor__alias("tensor_backward", g);
+    return tensor_div_scalar(g, div != 0 ? div : 1);
+}
+static bool tensor__no_weight_grad(tensor__node *n) {
+    if (n->n_in < 3 || !n->next[2]) return true;
+    tensor__fail("tensor_backward", "the derivative of %s with respect to weight is not implemented (PyTorch's neither): detach the class weights",
+                 tensor__ops[n->op].fn);
+    return false;
 }
 
-/* nll_loss (mean over the targets that are not ignore_index): -g / count at each kept target's
-   position along the class dim; ignored targets get nothing (all ignored: zeros, as PyTorch). */
-static int tensor__derivative_nll_loss(tensor__node *n, tensor *g, tensor **grads) {
-    tensor *lp = n->saved[0], *target = n->saved[1], *idx, *keep_w;
-    int class_dim = lp->ndim == 1 ? 0 : 1;
-    double k;
-    if (!tensor__class_targets(target, g, class_dim, &idx, &keep_w, &k)) return 1;
-    tensor *src = tensor_mul(tensor_div_scalar(tensor_neg(g), k > 0 ? k : 1), keep_w);
+/* nll_loss, nll_loss_ex: -s w[t] at each counted target's position along the class dim (s the
+   target's share of g); ignored targets get nothing (all ignored: zeros, as PyTorch). */
+static int tensor__derivative_nll(tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__no_weight_grad(n)) return 1;
+    tensor *lp = n->saved[0], *target = n->saved[1], *idx, *keep, *wt;
+    tensor__ce_opts o = tensor__ce_opts_of((tensor_op)n->op, n->saved, n->p, n->ip);
+    int cdim = lp->ndim == 1 ? 0 : 1;
+    double div;
+    if (!tensor__class_targets(target, g, &o, &idx, &keep, &wt, &div)) return 1;
+    tensor *src = tensor_unsqueeze(tensor_neg(tensor_mul(wt, tensor__class_loss_share(g, o.reduction, div))), cdim);
     if (!src) return 1;
-    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor__full_on(lp->ndim, lp->shape, 0, g->dtype, g->storage->device), class_dim, idx, src));
+    return TENSOR__OK(grads[0] = tensor_scatter_add(tensor__full_on(lp->ndim, lp->shape, 0, g->dtype, g->storage->device), cdim, tensor_unsqueeze(idx, cdim), src));
 }
+static int tensor__derivative_nll_loss(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_nll(n, g, grads); }
+static int tensor__derivative_nll_loss_ex(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_nll(n, g, grads); }
 
-/* cross_entropy (in = {logits, targets}, ip[0] 1 for probability targets): without create_graph
-   the fused kernel of >>loss writes (softmax - onehot) g / count directly. With create_graph the same
-   gradient is composed of differentiable ops: for class targets (softmax(x) keep - onehot) g / count,
-   keep 0 on ignore_index rows; for probabilities p, gx = (softmax(x) sum(p) - p) g / rows and
-   gp = -log_softmax(x) g / rows. */
-static int tensor__derivative_cross_entropy(tensor__node *n, tensor *g, tensor **grads) {
+/* cross_entropy, cross_entropy_ex (in = {logits, targets, weight}, ip[0] 1 for probability
+   targets): without create_graph the fused kernel of >>loss writes the gradient directly (on the
+   CPU). With create_graph, or on a device, the same gradient is composed of differentiable ops:
+   for class targets s (1 - eps) w[t] (softmax(x) - onehot) + s eps / C (sum(w) softmax(x) - w),
+   0 on ignore_index rows; for probabilities p' = (1 - eps) p + eps / C, q = w p',
+   gx = s (softmax(x) sum(q) - q) and gp = -s (1 - eps) w log_softmax(x). */
+static int tensor__derivative_ce(tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__no_weight_grad(n)) return 1;
     tensor *x = n->saved[0], *t = n->saved[1];
+    tensor__ce_opts o = tensor__ce_opts_of((tensor_op)n->op, n->saved, n->p, n->ip);
     bool prob = n->ip[0] != 0;
     int cdim = x->ndim == 1 ? 0 : 1;
     if (tensor__no_grad && x->storage->device == TENSOR_CPU) /* a device composes it from its ops */
-        return tensor__cross_entropy_backward("tensor_backward", x, t, prob, g, &grads[0], prob && n->next[1] ? &grads[1] : NULL) != 0;
+        return tensor__cross_entropy_backward("tensor_backward", x, t, prob, &o, g, &grads[0], prob && n->next[1] ? &grads[1] : NULL) != 0;
+    int64_t C = x->shape[cdim];
+    double eps = o.eps;
+    tensor *wb = o.weight ? tensor__class_weights_view(o.weight, x->ndim, cdim) : NULL;
+    if (o.weight && !wb) return 1;
     if (prob) {
-        int64_t C = x->shape[cdim], rows = C ? tensor__numel_of(x->ndim, x->shape) / C : 0;
-        tensor *scale = tensor_div_scalar(g, (double)rows);
-        if (n->next[0] && !(grads[0] = tensor_mul(tensor_sub(tensor_mul(tensor_softmax(x, cdim), tensor_sum(t, cdim, true)), t), scale))) return 1;
-        if (n->next[1] && !(grads[1] = tensor_mul(tensor_neg(tensor_log_softmax(x, cdim)), scale))) return 1;
+        int64_t rows = C ? tensor__numel_of(x->ndim, x->shape) / C : 0;
+        tensor *s = o.reduction == TENSOR_REDUCTION_NONE ? tensor_unsqueeze(g, cdim) : tensor__class_loss_share(g, o.reduction, (double)rows);
+        tensor *pp = eps > 0 ? tensor_add_scalar(tensor_mul_scalar(t, 1 - eps), eps / (double)C) : t;
+        tensor *q = wb ? tensor_mul(pp, wb) : pp;
+        if (n->next[0] && !(grads[0] = tensor_mul(tensor_sub(tensor_mul(tensor_softmax(x, cdim), tensor_sum(q, cdim, true)), q), s))) return 1;
+        if (n->next[1]) {
+            tensor *nl = tensor_neg(tensor_log_softmax(x, cdim));
+            if (wb) nl = tensor_mul(nl, wb);
+            if (!(grads[1] = tensor_mul(tensor_mul_scalar(nl, 1 - eps), s))) return 1;
+        }
         return 0;
     }
-    tensor *idx, *keep_w;
-    double k;
-    if (!tensor__class_targets(t, g, cdim, &idx, &keep_w, &k)) return 1;
-    tensor *onehot = tensor_scatter_add(tensor__full_on(x->ndim, x->shape, 0, g->dtype, g->storage->device), cdim, idx, keep_w);
-    tensor *diff = onehot ? tensor_sub(tensor_mul(tensor_softmax(x, cdim), keep_w), onehot) : NULL;
-    return TENSOR__OK(grads[0] = tensor_mul(diff, tensor_div_scalar(g, k > 0 ? k : 1)));
+    tensor *idx, *keep, *wt;
+    double div;
+    if (!tensor__class_targets(t, g, &o, &idx, &keep, &wt, &div)) return 1;
+    tensor *s = tensor__class_loss_share(g, o.reduction, div);
+    tensor *sm = tensor_softmax(x, cdim);
+    tensor *onehot = tensor_scatter_add(tensor__full_on(x->ndim, x->shape, 0, g->dtype, g->storage->device), cdim, tensor_unsqueeze(idx, cdim), tensor_unsqueeze(keep, cdim));
+    tensor *a = tensor_unsqueeze(tensor_mul(tensor_mul_scalar(wt, 1 - eps), s), cdim);
+    tensor *gx = tensor_mul(a, tensor_sub(sm, onehot));
+    if (eps > 0) {
+        tensor *b = tensor_unsqueeze(tensor_mul(tensor_mul_scalar(keep, eps / (double)C), s), cdim);
+        double wsum = (double)C;
+        if (o.weight) {
+            tensor *ws = tensor_sum_all((tensor *)o.weight);
+            if (!ws) return 1;
+            wsum = tensor_item(ws);
+        }
+        tensor *inner = wb ? tensor_sub(tensor_mul_scalar(sm, wsum), wb) : tensor_add_scalar(tensor_mul_scalar(sm, wsum), -1);
+        gx = tensor_add(gx, tensor_mul(b, inner));
+    }
+    return TENSOR__OK(grads[0] = gx);
 }
+static int tensor__derivative_cross_entropy(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_ce(n, g, grads); }
+static int tensor__derivative_cross_entropy_ex(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_ce(n, g, grads); }
 
 /* dropout: the kernel's mask (0 or 1 / (1 - p)), kept in n->extra. */
 static int tensor__derivative_dropout(tensor__node *n, tensor *g, tensor **grads) {
@@ -1496,6 +1556,12 @@ static int tensor__derivative_max_pool2d(tensor__node *n, tensor *g, tensor **gr
 static int tensor__derivative_avg_pool2d(tensor__node *n, tensor *g, tensor **grads) {
     if (!tensor__first_order_only(n)) return 1;
     return TENSOR__OK(grads[0] = tensor__pool_backward("tensor_backward", false, n->saved[0], g, n->ip));
+}
+/* ctc_loss (in = {log_probs, targets, input_lengths, target_lengths}): the fused kernel of >>loss
+   (PyTorch's ctc_loss_backward, itself not differentiable: create_graph refuses). */
+static int tensor__derivative_ctc_loss(tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__first_order_only(n)) return 1;
+    return TENSOR__OK(grads[0] = tensor__ctc_backward("tensor_backward", n->saved, n->ip, g));
 }
 
 /* ---- linear algebra (decompositions) (>>linalg-decomp): PyTorch's formulas, written with the

@@ -2798,6 +2798,150 @@ static int tensor__cuda_nll_loss(tensor__dev_call *c) {
     return tensor__cuda_launch_check(c);
 }
 
+/* cross_entropy_ex and nll_loss_ex: in[0] input [C] or [N, C, d1, ...], in[1] targets (class
+   indices: the input's shape without the class dim; cross_entropy_ex's probabilities: the input's
+   shape), in[2] class weights [C] (absent: none), ip[0] 1 for probability targets, ip[1]
+   ignore_index, ip[2] reduction, p[0] label smoothing. One thread per row
+   along the class dim, in double, the CPU's formulas (>>loss): the row's loss (written out for
+   reduction none) and its share of the mean's divisor; one block then adds them up. */
+struct tensor__cuda_cex_args {
+    tensor__cuda_offsets o;   /* over the rows: [0] input, [1] targets */
+    const char *x, *t, *w;
+    tensor_dtype xd, td, wd;
+    int64_t xs, ts, ws;       /* bytes along the class dim (ts: probabilities), along the weight */
+    int64_t rows, C, ignore;
+    double eps;
+    bool prob, nll;
+    double *loss, *div;       /* per row */
+    char *out;                /* reduction none: the row losses, contiguous (else null) */
+    tensor_dtype od;
+    unsigned long long *bad;
+};
+__device__ static double tensor__cuda_cex_w(const tensor__cuda_cex_args &a, int64_t c) { return a.w ? tensor__cuda_load_f64(a.w + c * a.ws, a.wd) : 1.0; }
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_cex_kernel(tensor__cuda_cex_args a) {
+    TENSOR__CUDA_LOOP(q, a.rows) {
+        int64_t off[2];
+        tensor__cuda_offsets_get<2>(a.o, q, off);
+        const char *x = a.x + off[0];
+        double l = 0, d = 0;
+        int64_t k = 0;
+        bool counted = a.C > 0 || !a.prob;
+        if (!a.prob) {
+            k = tensor__cuda_load_i64(a.t + off[1], a.td);
+            if (k == a.ignore) counted = false;
+            else if (k < 0 || k >= a.C) {
+                atomicMin(a.bad, (unsigned long long)q);
+                counted = false;
+            }
+        }
+        if (counted && a.nll) {
+            d = tensor__cuda_cex_w(a, k);
+            l = -d * tensor__cuda_load_f64(x + k * a.xs, a.xd);
+        } else if (counted) {
+            double m = -INFINITY, s = 0, ec = a.eps / (double)a.C;
+            for (int64_t c = 0; c < a.C; c++) {
+                double v = tensor__cuda_load_f64(x + c * a.xs, a.xd);
+                if (v > m) m = v;
+            }
+            for (int64_t c = 0; c < a.C; c++) s += exp(tensor__cuda_load_f64(x + c * a.xs, a.xd) - m);
+            double lse = m + log(s);
+            if (a.prob) {
+                for (int64_t c = 0; c < a.C; c++) {
+                    double pv = tensor__cuda_load_f64(a.t + off[1] + c * a.ts, a.td);
+                    if (a.eps > 0) pv = pv * (1 - a.eps) + ec;
+                    l += tensor__cuda_cex_w(a, c) * pv * (lse - tensor__cuda_load_f64(x + c * a.xs, a.xd));
+                }
+                d = 1;
+            } else {
+                d = tensor__cuda_cex_w(a, k);
+                l = d * (lse - tensor__cuda_load_f64(x + k * a.xs, a.xd));
+                if (a.eps > 0) {
+                    double sm = 0;
+                    for (int64_t c = 0; c < a.C; c++) sm += tensor__cuda_cex_w(a, c) * (lse - tensor__cuda_load_f64(x + c * a.xs, a.xd));
+                    l = (1 - a.eps) * l + ec * sm;
+                }
+            }
+        }
+        a.loss[q] = l;
+        a.div[q] = d;
+        if (a.out) tensor__cuda_store_f64(a.out + q * tensor__cuda_size(a.od), a.od, l);
+    }
+}
+/* out = sum(loss) (sum) or sum(loss) / sum(div) (mean), one block. */
+__global__ void __launch_bounds__(TENSOR__CUDA_NN_THREADS) tensor__cuda_cex_final(const double *loss, const double *div, int64_t rows, bool mean, char *out, tensor_dtype od) {
+    __shared__ double sl[TENSOR__CUDA_NN_THREADS], sd[TENSOR__CUDA_NN_THREADS];
+    double l = 0, d = 0;
+    for (int64_t i = threadIdx.x; i < rows; i += TENSOR__CUDA_NN_THREADS) {
+        l += loss[i];
+        d += div[i];
+    }
+    sl[threadIdx.x] = l;
+    sd[threadIdx.x] = d;
+    __syncthreads();
+    for (int h = TENSOR__CUDA_NN_THREADS / 2; h > 0; h >>= 1) {
+        if ((int)threadIdx.x < h) { sl[threadIdx.x] += sl[threadIdx.x + h]; sd[threadIdx.x] += sd[threadIdx.x + h]; }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) tensor__cuda_store_f64(out, od, mean ? sl[0] / sd[0] : sl[0]);
+}
+static int tensor__cuda_class_loss(tensor__dev_call *c, bool nll) {
+    if (!tensor__cuda_loss_operands(c)) return 1;
+    const tensor__dev_operand &x = c->in[0], &t = c->in[1];
+    bool prob = !nll && c->ip[0] != 0, has_w = c->n_in > 2 && c->in[2].data;
+    int cdim = x.ndim == 1 ? 0 : 1;
+    if (prob ? !tensor__cuda_is_float(t.dtype) || t.ndim != x.ndim : tensor__cuda_is_float(t.dtype) || t.ndim != x.ndim - 1)
+        return tensor__cuda_fail(c, "%s: targets do not match the input", tensor__cuda_op_name(c->op));
+    if (has_w && (!tensor__cuda_operand_ok(c, c->in[2], "weight") || c->in[2].by_value || c->in[2].ndim != 1 || c->in[2].shape[0] != x.shape[cdim] ||
+                  !tensor__cuda_is_float(c->in[2].dtype)))
+        return tensor__cuda_fail(c, "%s: expected floating class weights of %lld elements", tensor__cuda_op_name(c->op), (long long)x.shape[cdim]);
+    int reduction = (int)c->ip[2];
+    tensor__cuda_cex_args a;
+    memset(&a, 0, sizeof a);
+    tensor__dev_operand rx = tensor__cuda_drop_dim(x, cdim), rt = prob ? tensor__cuda_drop_dim(t, cdim) : t;
+    const tensor__dev_operand *ops[2] = {&rx, &rt};
+    a.rows = tensor__cuda_offsets_init(&a.o, 2, ops, false);
+    if (tensor__cuda_numel(rx) == 0) a.rows = 0;
+    a.C = x.shape[cdim];
+    a.x = (const char *)x.data;
+    a.t = (const char *)t.data;
+    a.w = has_w ? (const char *)c->in[2].data : nullptr;
+    a.xd = x.dtype;
+    a.td = t.dtype;
+    a.wd = has_w ? c->in[2].dtype : x.dtype;
+    a.xs = x.strides[cdim] * tensor__cuda_size(x.dtype);
+    a.ts = prob ? t.strides[cdim] * tensor__cuda_size(t.dtype) : 0;
+    a.ws = has_w ? c->in[2].strides[0] * tensor__cuda_size(c->in[2].dtype) : 0;
+    a.ignore = c->ip[1];
+    a.eps = nll ? 0 : c->p[0];
+    a.prob = prob;
+    a.nll = nll;
+    a.out = reduction == TENSOR_REDUCTION_NONE ? (char *)c->out.data : nullptr;
+    a.od = c->out.dtype;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    tensor__cuda_scratch sc;
+    size_t nrows = (size_t)(a.rows > 0 ? a.rows : 1);
+    if (!(sc.p[0] = tensor__cuda_alloc(nrows * sizeof(double), c->error, sizeof c->error))) return 1;
+    if (!(sc.p[1] = tensor__cuda_alloc(nrows * sizeof(double), c->error, sizeof c->error))) return 1;
+    a.loss = (double *)sc.p[0];
+    a.div = (double *)sc.p[1];
+    if (!(a.bad = tensor__cuda_flag_new(c, s))) return 1;
+    if (a.rows > 0) {
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        tensor__cuda_cex_kernel<<<tensor__cuda_blocks(a.rows), TENSOR__CUDA_THREADS, 0, s>>>(a);
+        if (tensor__cuda_launch_check(c)) { tensor__cuda_free(a.bad); return 1; }
+    }
+    unsigned long long pos;
+    if (tensor__cuda_flag_read(c, s, a.bad, &pos)) return 1;
+    if (pos != ULLONG_MAX) return tensor__cuda_bad_target(c, s, t, pos, a.C);
+    if (reduction == TENSOR_REDUCTION_NONE) return 0;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_cex_final<<<1, TENSOR__CUDA_NN_THREADS, 0, s>>>(a.loss, a.div, a.rows, reduction == TENSOR_REDUCTION_MEAN, (char *)c->out.data, c->out.dtype);
+    return tensor__cuda_launch_check(c);
+}
+static int tensor__cuda_cross_entropy_ex(tensor__dev_call *c) { return tensor__cuda_class_loss(c, false); }
+static int tensor__cuda_nll_loss_ex(tensor__dev_call *c) { return tensor__cuda_class_loss(c, true); }
+
 /* ---- embedding: in[0] weight [V, D] (any dtype), in[1] indices (i64 or i32), out
    [*indices.shape, D] = weight rows, bits copied. Every index is checked first (as the CPU, which
    fails on a bad index even when D is 0); the first bad one in row-major order is reported. ---- */
@@ -5663,6 +5807,237 @@ static int tensor__cuda_cross_entropy_backward(tensor__dev_call *c) {
     return 0;
 }
 
+/* ---- ctc_loss: in[0] log_probs [T, N, C], in[1] targets ([N, S] padded or 1-D concatenated),
+   in[2] input_lengths and in[3] target_lengths (int64 [N], contiguous), ip[0] blank, ip[1]
+   reduction, ip[2] zero_infinity, ip[3] 1 for concatenated targets, ip[4] the longest target.
+   One block per batch element looping over time, its threads over the 2 L + 1 states: the CPU's
+   recursions (>>loss) in double, alpha and beta kept in global scratch [N, T, 2 smax + 1]. */
+struct tensor__cuda_ctc_args {
+    const char *lp, *tg;
+    tensor_dtype lpd, tgd;
+    int64_t ls0, ls1, ls2, ts0, ts1;  /* bytes */
+    const int64_t *il, *tl;
+    int64_t T, N, C, blank, ss;       /* ss: 2 smax + 1, the states' stride */
+    bool concat;
+    double *alpha, *beta, *lg, *nll;  /* lg: [N, T, C] log of the summed alpha beta per label */
+    unsigned long long *bad;          /* the first batch element with a label out of range */
+};
+/* lp[t][b][c], -inf for a label out of range (reported through bad) */
+__device__ static double tensor__cuda_ctc_lp(const tensor__cuda_ctc_args &a, int64_t t, int64_t b, int64_t c) {
+    if (c < 0 || c >= a.C) return -INFINITY;
+    return tensor__cuda_load_f64(a.lp + t * a.ls0 + b * a.ls1 + c * a.ls2, a.lpd);
+}
+/* the label of state s of batch element b (targets from off on) */
+__device__ static int64_t tensor__cuda_ctc_label(const tensor__cuda_ctc_args &a, int64_t b, int64_t off, int64_t s) {
+    if (s % 2 == 0) return a.blank;
+    int64_t i = s / 2;
+    return tensor__cuda_load_i64(a.tg + (a.concat ? (off + i) * a.ts0 : b * a.ts0 + i * a.ts1), a.tgd);
+}
+__device__ static double tensor__cuda_ctc_lse3(double x, double y, double z) {
+    double m = x > y ? x : y;
+    if (z > m) m = z;
+    if (m == -INFINITY) m = 0;
+    return log(exp(x - m) + exp(y - m) + exp(z - m)) + m;
+}
+__device__ static int64_t tensor__cuda_ctc_offset(const tensor__cuda_ctc_args &a, int64_t b) {
+    int64_t off = 0;
+    if (a.concat)
+        for (int64_t j = 0; j < b; j++) off += a.tl[j];
+    return off;
+}
+/* alpha of batch element blockIdx.x, and its loss in nll[b]; every thread of the block calls it */
+__device__ static void tensor__cuda_ctc_forward_rows(const tensor__cuda_ctc_args &a) {
+    int64_t b = blockIdx.x, Tb = a.il[b], L = a.tl[b], S = 2 * L + 1, off = tensor__cuda_ctc_offset(a, b);
+    double *al = a.alpha + b * a.T * a.ss;
+    for (int64_t i = threadIdx.x; i < L; i += blockDim.x) {
+        int64_t k = tensor__cuda_ctc_label(a, b, off, 2 * i + 1);
+        if (k < 0 || k >= a.C) atomicMin(a.bad, (unsigned long long)b);
+    }
+    if (Tb == 0) {
+        if (threadIdx.x == 0) a.nll[b] = L == 0 ? 0 : INFINITY;
+        __syncthreads();
+        return;
+    }
+    for (int64_t s = threadIdx.x; s < S; s += blockDim.x)
+        al[s] = s == 0 ? tensor__cuda_ctc_lp(a, 0, b, a.blank) : s == 1 ? tensor__cuda_ctc_lp(a, 0, b, tensor__cuda_ctc_label(a, b, off, 1)) : -INFINITY;
+    __syncthreads();
+    for (int64_t t = 1; t < Tb; t++) {
+        const double *prev = al + (t - 1) * a.ss;
+        for (int64_t s = threadIdx.x; s < S; s += blockDim.x) {
+            int64_t cur = tensor__cuda_ctc_label(a, b, off, s);
+            double a2 = s > 0 ? prev[s - 1] : -INFINITY;
+            double a3 = s > 1 && tensor__cuda_ctc_label(a, b, off, s - 2) != cur ? prev[s - 2] : -INFINITY;
+            al[t * a.ss + s] = tensor__cuda_ctc_lse3(prev[s], a2, a3) + tensor__cuda_ctc_lp(a, t, b, cur);
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        const double *last = al + (Tb - 1) * a.ss;
+        a.nll[b] = -tensor__cuda_ctc_lse3(last[S - 1], L > 0 ? last[S - 2] : -INFINITY, -INFINITY);
+    }
+    __syncthreads();
+}
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_ctc_forward_kernel(tensor__cuda_ctc_args a) { tensor__cuda_ctc_forward_rows(a); }
+/* the output from the losses: none [N], or their sum / mean (one thread: N is a batch) */
+__global__ void tensor__cuda_ctc_final(const double *nll, const int64_t *tl, int64_t N, int reduction, bool zero_inf, char *out, tensor_dtype od) {
+    if (threadIdx.x != 0 || blockIdx.x != 0) return;
+    double sum = 0;
+    for (int64_t b = 0; b < N; b++) {
+        double l = zero_inf && nll[b] == INFINITY ? 0 : nll[b];
+        if (reduction == TENSOR_REDUCTION_NONE) tensor__cuda_store_f64(out + b * tensor__cuda_size(od), od, l);
+        else sum += reduction == TENSOR_REDUCTION_MEAN ? l / (double)(tl[b] > 1 ? tl[b] : 1) : l;
+    }
+    if (reduction == TENSOR_REDUCTION_MEAN) sum /= (double)N;
+    if (reduction != TENSOR_REDUCTION_NONE) tensor__cuda_store_f64(out, od, sum);
+}
+/* beta and the gradient rows [t][b][:] of grad ([T, N, C], contiguous) for the output gradient
+   g (gs: its bytes between batch elements, 0 for one shared value) */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_ctc_backward_kernel(tensor__cuda_ctc_args a, const char *g, tensor_dtype gd, int64_t gs, int reduction,
+                                                                                      bool zero_inf, char *grad, tensor_dtype grd) {
+    tensor__cuda_ctc_forward_rows(a);
+    int64_t b = blockIdx.x, Tb = a.il[b], L = a.tl[b], S = 2 * L + 1, off = tensor__cuda_ctc_offset(a, b), C = a.C;
+    double nll = a.nll[b], gr = tensor__cuda_load_f64(g + b * gs, gd);
+    if (reduction == TENSOR_REDUCTION_MEAN) gr /= (double)(L > 1 ? L : 1) * (double)a.N;
+    if (zero_inf && nll == INFINITY) gr = 0;
+    int grs = tensor__cuda_size(grd);
+    for (int64_t i = threadIdx.x; i < a.T * C; i += blockDim.x) tensor__cuda_store_f64(grad + (((i / C) * a.N + b) * C + i % C) * grs, grd, 0);
+    if (Tb == 0 || gr == 0) return; /* the block agrees */
+    const double *al = a.alpha + b * a.T * a.ss;
+    double *be = a.beta + b * a.T * a.ss, *lg = a.lg + b * a.T * C;
+    for (int64_t i = threadIdx.x; i < Tb * a.ss; i += blockDim.x) be[i] = -INFINITY;
+    for (int64_t i = threadIdx.x; i < Tb * C; i += blockDim.x) lg[i] = -INFINITY;
+    __syncthreads();
+    int64_t t1 = Tb - 1;
+    if (threadIdx.x == 0) {
+        be[t1 * a.ss + S - 1] = tensor__cuda_ctc_lp(a, t1, b, a.blank);
+        lg[t1 * C + a.blank] = al[t1 * a.ss + S - 1] + be[t1 * a.ss + S - 1];
+        if (L > 0) {
+            int64_t k = tensor__cuda_ctc_label(a, b, off, S - 2);
+            be[t1 * a.ss + S - 2] = tensor__cuda_ctc_lp(a, t1, b, k);
+            if (k >= 0 && k < C) lg[t1 * C + k] = al[t1 * a.ss + S - 2] + be[t1 * a.ss + S - 2];
+        }
+    }
+    __syncthreads();
+    for (int64_t t = Tb - 2; t >= 0; t--) {
+        const double *next = be + (t + 1) * a.ss;
+        for (int64_t s = threadIdx.x; s < S; s += blockDim.x) {
+            int64_t cur = tensor__cuda_ctc_label(a, b, off, s);
+            double b2 = s < S - 1 ? next[s + 1] : -INFINITY;
+            double b3 = s < S - 2 && tensor__cuda_ctc_label(a, b, off, s + 2) != cur ? next[s + 2] : -INFINITY;
+            be[t * a.ss + s] = tensor__cuda_ctc_lse3(next[s], b2, b3) + tensor__cuda_ctc_lp(a, t, b, cur);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) /* the log-sums per label, in the CPU's order */
+            for (int64_t s = S - 1; s >= 0; s--) {
+                int64_t cur = tensor__cuda_ctc_label(a, b, off, s);
+                if (cur < 0 || cur >= C) continue;
+                double ab = al[t * a.ss + s] + be[t * a.ss + s], *acc = &lg[t * C + cur];
+                if (*acc == -INFINITY) *acc = ab;
+                else {
+                    double m = *acc > ab ? *acc : ab;
+                    *acc = log(exp(*acc - m) + exp(ab - m)) + m;
+                }
+            }
+        __syncthreads();
+    }
+    for (int64_t i = threadIdx.x; i < Tb * C; i += blockDim.x) {
+        int64_t t = i / C, c = i % C;
+        double lpv = tensor__cuda_ctc_lp(a, t, b, c);
+        tensor__cuda_store_f64(grad + ((t * a.N + b) * C + c) * grs, grd, (exp(lpv) - exp(lg[i] + nll - lpv)) * gr);
+    }
+}
+/* Checks the operands and fills a (its scratch from sc); 0, or 1 after an error. */
+static int tensor__cuda_ctc_setup(tensor__dev_call *c, tensor__cuda_ctc_args *a, tensor__cuda_conv_scratch *sc, bool backward, cudaStream_t s) {
+    if (c->n_in < 4) return tensor__cuda_fail(c, "ctc_loss: expected 4 inputs, got %d", c->n_in);
+    for (int j = 0; j < 4; j++)
+        if (!tensor__cuda_operand_ok(c, c->in[j], "input") || c->in[j].by_value) return 1;
+    const tensor__dev_operand &lp = c->in[0], &tg = c->in[1], &il = c->in[2], &tl = c->in[3];
+    if (lp.ndim != 3 || !tensor__cuda_is_float(lp.dtype)) return tensor__cuda_fail(c, "ctc_loss: expected floating log_probs [T, N, C]");
+    int64_t N = lp.shape[1];
+    if (il.dtype != TENSOR_I64 || tl.dtype != TENSOR_I64 || il.ndim != 1 || tl.ndim != 1 || il.shape[0] != N || tl.shape[0] != N || (N > 1 && (il.strides[0] != 1 || tl.strides[0] != 1)))
+        return tensor__cuda_fail(c, "ctc_loss: expected contiguous int64 lengths of %lld elements", (long long)N);
+    bool concat = c->ip[3] != 0;
+    if (tensor__cuda_is_float(tg.dtype) || tg.ndim != (concat ? 1 : 2)) return tensor__cuda_fail(c, "ctc_loss: targets do not match the call");
+    memset(a, 0, sizeof *a);
+    int ls = tensor__cuda_size(lp.dtype), ts = tensor__cuda_size(tg.dtype);
+    a->lp = (const char *)lp.data;
+    a->tg = (const char *)tg.data;
+    a->lpd = lp.dtype;
+    a->tgd = tg.dtype;
+    a->ls0 = lp.strides[0] * ls;
+    a->ls1 = lp.strides[1] * ls;
+    a->ls2 = lp.strides[2] * ls;
+    a->ts0 = tg.strides[0] * ts;
+    a->ts1 = concat ? 0 : tg.strides[1] * ts;
+    a->il = (const int64_t *)il.data;
+    a->tl = (const int64_t *)tl.data;
+    a->T = lp.shape[0];
+    a->N = N;
+    a->C = lp.shape[2];
+    a->blank = c->ip[0];
+    a->ss = 2 * c->ip[4] + 1;
+    a->concat = concat;
+    size_t states = (size_t)(a->N * a->T * a->ss > 0 ? a->N * a->T * a->ss : 1) * sizeof(double);
+    if (!(sc->p[0] = tensor__cuda_alloc(states, c->error, sizeof c->error))) return 1;
+    if (!(sc->p[1] = tensor__cuda_alloc((size_t)(N > 0 ? N : 1) * sizeof(double), c->error, sizeof c->error))) return 1;
+    a->alpha = (double *)sc->p[0];
+    a->nll = (double *)sc->p[1];
+    if (backward) {
+        size_t lgs = (size_t)(a->N * a->T * a->C > 0 ? a->N * a->T * a->C : 1) * sizeof(double);
+        if (!(sc->p[2] = tensor__cuda_alloc(states, c->error, sizeof c->error))) return 1;
+        if (!(sc->p[3] = tensor__cuda_alloc(lgs, c->error, sizeof c->error))) return 1;
+        a->beta = (double *)sc->p[2];
+        a->lg = (double *)sc->p[3];
+    }
+    return (a->bad = tensor__cuda_flag_new(c, s)) ? 0 : 1;
+}
+/* Reads the bad-label flag (freeing it); 0, or 1 with the error. */
+static int tensor__cuda_ctc_check(tensor__dev_call *c, cudaStream_t s, tensor__cuda_ctc_args *a) {
+    unsigned long long pos;
+    if (tensor__cuda_flag_read(c, s, a->bad, &pos)) return 1;
+    if (pos != ULLONG_MAX) return tensor__cuda_fail(c, "a target of batch element %llu is out of range for %lld classes", pos, (long long)a->C);
+    return 0;
+}
+static int tensor__cuda_ctc_loss(tensor__dev_call *c) {
+    if (!tensor__cuda_operand_ok(c, c->out, "output") || c->out.by_value) return 1;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    tensor__cuda_conv_scratch sc;
+    tensor__cuda_ctc_args a;
+    if (tensor__cuda_ctc_setup(c, &a, &sc, false, s)) return 1;
+    if (a.N > 0) {
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        tensor__cuda_ctc_forward_kernel<<<(unsigned)a.N, TENSOR__CUDA_THREADS, 0, s>>>(a);
+        if (tensor__cuda_launch_check(c)) { tensor__cuda_free(a.bad); return 1; }
+    }
+    if (tensor__cuda_ctc_check(c, s, &a)) return 1;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_ctc_final<<<1, 1, 0, s>>>(a.nll, a.tl, a.N, (int)c->ip[1], c->ip[2] != 0, (char *)c->out.data, c->out.dtype);
+    return tensor__cuda_launch_check(c);
+}
+static int tensor__cuda_ctc_loss_backward(tensor__dev_call *c) {
+    bool bad = false;
+    const tensor__dev_operand *gx = tensor__cuda_bwd_grad(c, 0, &bad), &g = c->grad;
+    if (bad) return 1;
+    if (!gx) return 0;
+    int reduction = (int)c->ip[1];
+    if (!tensor__cuda_operand_ok(c, g, "gradient") || g.by_value || !tensor__cuda_is_float(g.dtype) ||
+        (reduction == TENSOR_REDUCTION_NONE ? g.ndim != 1 || g.shape[0] != c->in[0].shape[1] : tensor__cuda_numel(g) != 1))
+        return tensor__cuda_fail(c, "ctc_loss backward: the output gradient does not match the loss");
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    tensor__cuda_conv_scratch sc;
+    tensor__cuda_ctc_args a;
+    if (tensor__cuda_ctc_setup(c, &a, &sc, true, s)) return 1;
+    if (a.N > 0) {
+        int64_t gs = reduction == TENSOR_REDUCTION_NONE ? g.strides[0] * tensor__cuda_size(g.dtype) : 0;
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        tensor__cuda_ctc_backward_kernel<<<(unsigned)a.N, TENSOR__CUDA_THREADS, 0, s>>>(a, (const char *)g.data, g.dtype, gs, reduction, c->ip[2] != 0, (char *)gx->data, gx->dtype);
+        if (tensor__cuda_launch_check(c)) { tensor__cuda_free(a.bad); return 1; }
+    }
+    return tensor__cuda_ctc_check(c, s, &a);
+}
+
 // >>cuda-register --------------------------------------------------------------------------------
 /* The kernel table, built at compile time: tensor__cuda_kernel_of<op>::k is NULL unless an op has
    a specialization below, and the table lists it for every op of TENSOR_OPS in enum order. */
@@ -5717,6 +6092,9 @@ TENSOR__CUDA_KERNEL(layer_norm, &tensor__cuda_layer_norm)
 TENSOR__CUDA_KERNEL(rms_norm, &tensor__cuda_rms_norm)
 TENSOR__CUDA_KERNEL(cross_entropy, &tensor__cuda_cross_entropy)
 TENSOR__CUDA_KERNEL(nll_loss, &tensor__cuda_nll_loss)
+TENSOR__CUDA_KERNEL(cross_entropy_ex, &tensor__cuda_cross_entropy_ex)
+TENSOR__CUDA_KERNEL(nll_loss_ex, &tensor__cuda_nll_loss_ex)
+TENSOR__CUDA_KERNEL(ctc_loss, &tensor__cuda_ctc_loss)
 TENSOR__CUDA_KERNEL(embedding, &tensor__cuda_embedding)
 TENSOR__CUDA_KERNEL(matmul, &tensor__cuda_matmul)
 TENSOR__CUDA_KERNEL(flip, &tensor__cuda_flip)
@@ -5761,6 +6139,7 @@ TENSOR__CUDA_BACKWARD(log_softmax, &tensor__cuda_log_softmax_backward)
 TENSOR__CUDA_BACKWARD(layer_norm, &tensor__cuda_layer_norm_backward)
 TENSOR__CUDA_BACKWARD(rms_norm, &tensor__cuda_rms_norm_backward)
 TENSOR__CUDA_BACKWARD(cross_entropy, &tensor__cuda_cross_entropy_backward)
+TENSOR__CUDA_BACKWARD(ctc_loss, &tensor__cuda_ctc_loss_backward)
 
 #define TENSOR__CUDA_BACKWARD_ROW(name, kind, impl, types, grad, params, doc) tensor__cuda_backward_of<TENSOR_OP_##name>::k,
 static const tensor__dev_kernel tensor__cuda_backward_kernels[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__CUDA_BACKWARD_ROW)};

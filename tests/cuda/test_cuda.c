@@ -255,6 +255,16 @@ static tensor *c_layer_norm(tensor *const *a) { return tensor_layer_norm(a[0], a
 static tensor *c_rms_norm(tensor *const *a) { return tensor_rms_norm(a[0], a[1], 1e-6); }
 static tensor *c_ce(tensor *const *a) { return tensor_cross_entropy(a[0], a[1]); }
 static tensor *c_nll(tensor *const *a) { return tensor_nll_loss(tensor_log_softmax(a[0], 1), a[1]); }
+/* cross_entropy_ex, nll_loss_ex, ctc_loss: the class weights are not an input of the case (it would
+   make them require grad; the losses have no weight gradient, as PyTorch's) */
+static tensor *cx_weight;
+static tensor *cx_w(tensor *const *a) { return cx_weight && tensor_get_device(a[0]) != TENSOR_CPU ? device_cuda(cx_weight) : cx_weight; }
+static tensor *c_ce_ex_mean(tensor *const *a) { return tensor_cross_entropy_ex(a[0], a[1], cx_w(a), -100, TENSOR_REDUCTION_MEAN, 0.1); }
+static tensor *c_ce_ex_none(tensor *const *a) { return tensor_cross_entropy_ex(a[0], a[1], cx_w(a), 2, TENSOR_REDUCTION_NONE, 0.2); }
+static tensor *c_ce_ex_prob(tensor *const *a) { return tensor_cross_entropy_ex(a[0], a[1], cx_w(a), -100, TENSOR_REDUCTION_SUM, 0.3); }
+static tensor *c_nll_ex(tensor *const *a) { return tensor_nll_loss_ex(tensor_log_softmax(a[0], 1), a[1], cx_w(a), -100, TENSOR_REDUCTION_NONE); }
+static tensor *c_ctc_padded(tensor *const *a) { return tensor_ctc_loss(a[0], a[1], a[2], a[3], 0, TENSOR_REDUCTION_MEAN, true); }
+static tensor *c_ctc_concat(tensor *const *a) { return tensor_ctc_loss(a[0], a[1], a[2], a[3], 5, TENSOR_REDUCTION_NONE, false); }
 static tensor *c_embedding(tensor *const *a) { return tensor_embedding(a[0], a[1]); }
 static tensor *c_cat(tensor *const *a) { return tensor_cat(3, a, 1); }
 static tensor *c_flip(tensor *const *a) { return tensor_flip(a[0], 1); }
@@ -428,6 +438,26 @@ TEST(cuda_nn_ops_match_the_cpu) {
     cuda_case("cross_entropy", 2, IN(logits, targets), c_ce);
     cuda_case("cross_entropy probabilities", 2, IN(logits, tensor_softmax(rnd(TENSOR_F32, 2, (const int64_t[]){32, 10}, 25), 1)), c_ce);
     cuda_case("nll_loss", 2, IN(logits, targets), c_nll);
+    cx_weight = rnd(TENSOR_F32, 1, (const int64_t[]){10}, 50);
+    cx_weight = tensor_add_scalar(tensor_abs(cx_weight), 0.1);
+    cuda_case("cross_entropy_ex weights, smoothing, mean", 2, IN(logits, targets), c_ce_ex_mean);
+    cuda_case("cross_entropy_ex probabilities, weights, smoothing", 2, IN(logits, tensor_softmax(rnd(TENSOR_F32, 2, (const int64_t[]){32, 10}, 25), 1)), c_ce_ex_prob);
+    cuda_case("nll_loss_ex weights, none", 2, IN(logits, targets), c_nll_ex);
+    cx_weight = rnd(TENSOR_F64, 1, (const int64_t[]){6}, 51);
+    cx_weight = tensor_add_scalar(tensor_abs(cx_weight), 0.1);
+    cuda_case("cross_entropy_ex K-dim, ignore_index 2, none", 2, IN(rnd(TENSOR_F64, 4, (const int64_t[]){4, 6, 5, 3}, 52), tensor_randint(0, 6, TENSOR_SHAPE(4, 5, 3), TENSOR_I64)), c_ce_ex_none);
+    cx_weight = NULL;
+    cuda_case("cross_entropy_ex no weights", 2, IN(logits, targets), c_ce_ex_mean);
+    {
+        tensor *lp = tensor_log_softmax(rnd(TENSOR_F64, 3, (const int64_t[]){12, 4, 6}, 53), 2);
+        static const double il[4] = {12, 10, 12, 6}, tl[4] = {5, 3, 0, 4}, tlc[4] = {2, 3, 1, 4};
+        tensor *ilt = test_tensor(TENSOR_I64, TENSOR_SHAPE(4), il);
+        /* padded, label 1 repeated; the last element cannot fit 4 4 4 4 and the 3 blanks between into 6 frames: zero_infinity */
+        static const double tp[20] = {1, 1, 2, 3, 4, 5, 5, 2, 0, 0, 3, 0, 0, 0, 0, 4, 4, 4, 4, 0};
+        cuda_case("ctc_loss padded, mean, zero_infinity", 4, IN(lp, test_tensor(TENSOR_I64, TENSOR_SHAPE(4, 5), tp), ilt, test_tensor(TENSOR_I32, TENSOR_SHAPE(4), tl)), c_ctc_padded);
+        static const double tc[10] = {0, 0, 1, 2, 3, 4, 3, 3, 1, 3};
+        cuda_case("ctc_loss concatenated, blank 5, none", 4, IN(lp, test_tensor(TENSOR_I64, TENSOR_SHAPE(10), tc), ilt, test_tensor(TENSOR_I64, TENSOR_SHAPE(4), tlc)), c_ctc_concat);
+    }
     cuda_case("embedding", 2, IN(rnd(TENSOR_F32, 2, (const int64_t[]){50, 16}, 26), tensor_randint(0, 50, TENSOR_SHAPE(4, 9), TENSOR_I64)), c_embedding);
     cuda_case("conv2d stride 2 groups 2", 3, IN(rnd(TENSOR_F32, 4, (const int64_t[]){3, 4, 11, 9}, 27), rnd(TENSOR_F32, 4, (const int64_t[]){6, 2, 3, 3}, 28), rnd(TENSOR_F32, 1, (const int64_t[]){6}, 29)), c_conv2d);
     cuda_case("conv1d dilation 2", 3, IN(rnd(TENSOR_F32, 3, (const int64_t[]){2, 3, 20}, 30), rnd(TENSOR_F32, 3, (const int64_t[]){5, 3, 3}, 31), rnd(TENSOR_F32, 1, (const int64_t[]){5}, 32)), c_conv1d);
