@@ -505,7 +505,18 @@ typedef enum { TENSOR_REDUCTION_MEAN, TENSOR_REDUCTION_SUM, TENSOR_REDUCTION_NON
     X(pdist, LINALG, COMPOSITE, ANY, DIFF, (tensor *x, double p), "p-norm distances between the rows of x [N, M], the upper triangle row by row: [N (N - 1) / 2]") \
     X(cross_entropy_ex, LOSS, KERNEL, ANY, DIFF, (tensor *input, tensor *target, tensor *weight, int64_t ignore_index, tensor_reduction reduction, double label_smoothing), "F.cross_entropy: class indices or probabilities, class weights (NULL: none), ignore_index (-100), label smoothing") \
     X(nll_loss_ex, LOSS, KERNEL, ANY, DIFF, (tensor *input, tensor *target, tensor *weight, int64_t ignore_index, tensor_reduction reduction), "F.nll_loss: -weight[t] input[n, t, ...], ignore_index (-100); mean divides by the weights' sum") \
-    X(ctc_loss, LOSS, KERNEL, ANY, DIFF, (tensor *log_probs, tensor *targets, tensor *input_lengths, tensor *target_lengths, int64_t blank, tensor_reduction reduction, bool zero_infinity), "F.ctc_loss: log_probs [T, N, C], targets padded [N, S] or concatenated, integer lengths")
+    X(ctc_loss, LOSS, KERNEL, ANY, DIFF, (tensor *log_probs, tensor *targets, tensor *input_lengths, tensor *target_lengths, int64_t blank, tensor_reduction reduction, bool zero_infinity), "F.ctc_loss: log_probs [T, N, C], targets padded [N, S] or concatenated, integer lengths") \
+    X(bernoulli, CREATE, COMPOSITE, ANY, DIFF, (tensor *p), "0 or 1 in p's (floating) dtype, 1 with probability p (every p in [0, 1]); gradient 0") \
+    X(bernoulli_scalar, CREATE, COMPOSITE, ANY, NODIFF, (tensor *t, double p), "0 or 1 of t's shape, dtype and device, 1 with probability p in [0, 1] (torch.bernoulli(t, p))") \
+    X(normal_tensor, CREATE, COMPOSITE, ANY, DIFF, (tensor *mean, tensor *std), "normal samples of mean and std broadcast (std >= 0), mean's floating dtype; gradients 0") \
+    X(normal_std_scalar, CREATE, COMPOSITE, ANY, DIFF, (tensor *mean, double std), "torch.normal(mean, std) with a number std >= 0: mean's shape and dtype; gradient 0") \
+    X(normal_mean_scalar, CREATE, COMPOSITE, ANY, DIFF, (double mean, tensor *std), "torch.normal(mean, std) with a number mean: std's shape and floating dtype; gradient 0") \
+    X(poisson, CREATE, KERNEL, ANY, DIFF, (tensor *rates), "Poisson samples of rates >= 0 in their floating dtype (exact inversion below 10, PTRS above); gradient 0") \
+    X(dropout1d, NN, COMPOSITE, ANY, DIFF, (tensor *x, double p, bool training), "zeroes whole channels of x [N, C, L] or [C, L] with probability p, scales the rest by 1/(1-p)") \
+    X(dropout2d, NN, COMPOSITE, ANY, DIFF, (tensor *x, double p, bool training), "zeroes whole channels x[n, c] with probability p, scales the rest by 1/(1-p) (PyTorch 1.13: any input of 2+ dims, 3-D as [N, C, L])") \
+    X(alpha_dropout, NN, COMPOSITE, ANY, DIFF, (tensor *x, double p, bool training), "dropout keeping SELU's mean 0 and variance 1: dropped elements to alpha a (p - 1), kept ones a x + alpha a p") \
+    X(feature_alpha_dropout, NN, COMPOSITE, ANY, DIFF, (tensor *x, double p, bool training), "alpha_dropout of whole channels x[n, c] (2+ dims)") \
+    X(rrelu, NN, COMPOSITE, ANY, DIFF, (tensor *x, double lower, double upper, bool training), "x where x > 0, else x times a slope drawn from U(lower, upper) when training, (lower + upper) / 2 when not")
 
 /* One enumerator per op of ops.def, in registry order. */
 typedef enum tensor_op {
@@ -903,6 +914,17 @@ typedef enum tensor_op {
     TENSOR_OP_cross_entropy_ex,
     TENSOR_OP_nll_loss_ex,
     TENSOR_OP_ctc_loss,
+    TENSOR_OP_bernoulli,
+    TENSOR_OP_bernoulli_scalar,
+    TENSOR_OP_normal_tensor,
+    TENSOR_OP_normal_std_scalar,
+    TENSOR_OP_normal_mean_scalar,
+    TENSOR_OP_poisson,
+    TENSOR_OP_dropout1d,
+    TENSOR_OP_dropout2d,
+    TENSOR_OP_alpha_dropout,
+    TENSOR_OP_feature_alpha_dropout,
+    TENSOR_OP_rrelu,
     TENSOR_OP_COUNT
 } tensor_op;
 
@@ -2030,6 +2052,32 @@ TENSOR_API tensor *tensor_nll_loss_ex(tensor *input, tensor *target, tensor *wei
 /* F.ctc_loss: log_probs [T, N, C], targets padded [N, S] or concatenated, integer lengths */
 TENSOR_API tensor *tensor_ctc_loss(tensor *log_probs, tensor *targets, tensor *input_lengths, tensor *target_lengths, int64_t blank, tensor_reduction reduction, bool zero_infinity);
 
+/* -- CREATE ops -- */
+/* 0 or 1 in p's (floating) dtype, 1 with probability p (every p in [0, 1]); gradient 0 */
+TENSOR_API tensor *tensor_bernoulli(tensor *p);
+/* 0 or 1 of t's shape, dtype and device, 1 with probability p in [0, 1] (torch.bernoulli(t, p)) */
+TENSOR_API tensor *tensor_bernoulli_scalar(tensor *t, double p);
+/* normal samples of mean and std broadcast (std >= 0), mean's floating dtype; gradients 0 */
+TENSOR_API tensor *tensor_normal_tensor(tensor *mean, tensor *std);
+/* torch.normal(mean, std) with a number std >= 0: mean's shape and dtype; gradient 0 */
+TENSOR_API tensor *tensor_normal_std_scalar(tensor *mean, double std);
+/* torch.normal(mean, std) with a number mean: std's shape and floating dtype; gradient 0 */
+TENSOR_API tensor *tensor_normal_mean_scalar(double mean, tensor *std);
+/* Poisson samples of rates >= 0 in their floating dtype (exact inversion below 10, PTRS above); gradient 0 */
+TENSOR_API tensor *tensor_poisson(tensor *rates);
+
+/* -- NN ops -- */
+/* zeroes whole channels of x [N, C, L] or [C, L] with probability p, scales the rest by 1/(1-p) */
+TENSOR_API tensor *tensor_dropout1d(tensor *x, double p, bool training);
+/* zeroes whole channels x[n, c] with probability p, scales the rest by 1/(1-p) (PyTorch 1.13: any input of 2+ dims, 3-D as [N, C, L]) */
+TENSOR_API tensor *tensor_dropout2d(tensor *x, double p, bool training);
+/* dropout keeping SELU's mean 0 and variance 1: dropped elements to alpha a (p - 1), kept ones a x + alpha a p */
+TENSOR_API tensor *tensor_alpha_dropout(tensor *x, double p, bool training);
+/* alpha_dropout of whole channels x[n, c] (2+ dims) */
+TENSOR_API tensor *tensor_feature_alpha_dropout(tensor *x, double p, bool training);
+/* x where x > 0, else x times a slope drawn from U(lower, upper) when training, (lower + upper) / 2 when not */
+TENSOR_API tensor *tensor_rrelu(tensor *x, double lower, double upper, bool training);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
@@ -2435,6 +2483,66 @@ TENSOR__HOSTDEV double tensor__polygamma(double n, double x) {
     double f = 1;
     for (int k = 2; k <= (int)n; k++) f *= k;
     return ((int)n % 2 ? f : -f) * tensor__zeta(n + 1, x);
+}
+
+/* ---- random samplers (the random ops of issue 14): host and device alike, so the CPU kernel and
+   tensor_cuda.cu draw the same numbers from the same words ---- */
+/* Philox4x32-10 (>>rng's tensor__philox_block) with the counter's fourth word given: block
+   (counter, stream, word3). The stream's own blocks have word3 0; a sampler that needs an
+   unbounded number of words per element takes the blocks (its counter, stream, j), j = 0, 1, ...,
+   which no other draw uses. */
+TENSOR__HOSTDEV void tensor__philox_at(uint32_t k0, uint32_t k1, uint64_t counter, uint32_t stream, uint32_t word3, uint32_t out[4]) {
+    uint32_t c0 = (uint32_t)counter, c1 = (uint32_t)(counter >> 32), c2 = stream, c3 = word3;
+    for (int r = 0; r < 10; r++) {
+        uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        c0 = n0;
+        c1 = (uint32_t)p1;
+        c2 = n2;
+        c3 = (uint32_t)p0;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    out[0] = c0;
+    out[1] = c1;
+    out[2] = c2;
+    out[3] = c3;
+}
+/* Uniform in [0, 1) from two words (53 bits), as >>rng's tensor__u53. */
+TENSOR__HOSTDEV double tensor__u53_of(uint32_t hi, uint32_t lo) { return (double)(((uint64_t)hi << 32 | lo) >> 11) * (1.0 / 9007199254740992.0); }
+/* One Poisson(lam) sample (lam >= 0, not NaN; +inf gives +inf) from the blocks (counter, stream, j).
+   lam < 10: inversion, one uniform u (block 0's words 0 and 1): the least k with u < P(X <= k),
+   the CDF summed upwards from exp(-lam) (exact but for rounding; the sum stops where its terms no
+   longer change it). lam >= 10: Hormann's PTRS, transformed rejection with squeeze ("The
+   transformed rejection method for generating Poisson random variables", 1993), attempt j drawing
+   U and V from block j; the log-factorial is tensor__lgamma_pos (no global state, unlike lgamma). */
+TENSOR__HOSTDEV double tensor__poisson_sample(double lam, uint32_t k0, uint32_t k1, uint64_t counter, uint32_t stream) {
+    if (!(lam > 0)) return 0;
+    if (lam == INFINITY) return lam;
+    uint32_t w[4];
+    if (lam < 10) {
+        tensor__philox_at(k0, k1, counter, stream, 0, w);
+        double u = tensor__u53_of(w[0], w[1]), p = exp(-lam), cdf = p, k = 0;
+        while (u >= cdf) {
+            k += 1;
+            p *= lam / k;
+            double next = cdf + p;
+            if (next == cdf) break;
+            cdf = next;
+        }
+        return k;
+    }
+    double slam = sqrt(lam), loglam = log(lam), b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
+    double log_invalpha = log(1.1239 + 1.1328 / (b - 3.4)), vr = 0.9277 - 3.6224 / (b - 2), k = 0;
+    for (uint32_t j = 0; j < 1000; j++) { /* each attempt is accepted with probability above 0.85 */
+        tensor__philox_at(k0, k1, counter, stream, j, w);
+        double U = tensor__u53_of(w[0], w[1]) - 0.5, V = tensor__u53_of(w[2], w[3]), us = 0.5 - fabs(U);
+        k = floor((2 * a / us + b) * U + lam + 0.43);
+        if (us >= 0.07 && V <= vr) return k;
+        if (k < 0 || (us < 0.013 && V > us)) continue;
+        if (log(V) + log_invalpha - log(a / (us * us) + b) <= -lam + k * loglam - tensor__lgamma_pos(k + 1)) return k;
+    }
+    return k < 0 ? 0 : k;
 }
 
 /*  X(name,        float formula (double x),                    integer formula (int64_t x)) */
@@ -8432,6 +8540,188 @@ TENSOR_API tensor *tensor_multinomial(tensor *probs, int64_t num_samples, bool r
     c.out = tensor__new(c.fn, probs->ndim, out_shape, TENSOR_I64, probs->storage->device);
     if (!c.out) return NULL;
     tensor__rng_place(&c, 2, rows * num_samples * 2);
+    return tensor__dispatch(&c);
+}
+
+/* ---- random ops (issue 14): bernoulli, normal, poisson ----
+   PyTorch 1.13's torch.bernoulli, torch.normal and torch.poisson. bernoulli and normal are
+   composites of rand/randn (drawn on the CPU from the calling thread's generator and moved to the
+   input's device, as rand_like), so a seed gives the same numbers on every device; poisson is a
+   kernel whose sampler (>>formulas' tensor__poisson_sample) the CPU and CUDA share. Their values
+   are checked as PyTorch checks them (bernoulli's p in [0, 1], normal's std >= 0, poisson's rates
+   >= 0; NaN fails each) by a reduction over the input. Gradients: PyTorch defines them as 0 for
+   every input (the samples are not reparameterised): the results of bernoulli, normal and poisson
+   require grad when an input does, and backward gives zeros. */
+
+static bool tensor__grad_on(void); /* >>autograd: grad mode of this thread */
+
+/* The least and greatest element of t (any device), NaN where t holds one; false when t is empty. */
+static bool tensor__random_range(tensor *t, double *lo, double *hi) {
+    if (tensor__numel_of(t->ndim, t->shape) == 0) return false;
+    bool was = tensor_set_grad_enabled(false);
+    tensor *mn = tensor_min_all(t), *mx = tensor_max_all(t);
+    tensor_set_grad_enabled(was);
+    *lo = mn ? tensor_item(mn) : NAN;
+    *hi = mx ? tensor_item(mx) : NAN;
+    tensor_free(mn);
+    tensor_free(mx);
+    return true;
+}
+
+/* out + 0 sign(a) + 0 sign(b) where a or b requires grad (NULL skips one): out's values (a and b
+   are finite or out is NaN where they are not) in a graph whose gradient for a and b is 0, as
+   PyTorch's random ops define it. Takes out. */
+static tensor *tensor__random_zero_grad(tensor *out, tensor *a, tensor *b) {
+    tensor *ins[2] = {a, b};
+    for (int i = 0; i < 2 && out; i++) {
+        if (!ins[i] || !ins[i]->requires_grad || !tensor__grad_on()) continue;
+        tensor *z = tensor_mul_scalar(tensor_sign(ins[i]), 0), *s = z && z->dtype != out->dtype ? tensor_to_dtype(z, out->dtype) : NULL;
+        tensor *r = z ? tensor_add(out, s ? s : z) : NULL;
+        tensor_free(s);
+        tensor_free(z);
+        tensor_free(out);
+        out = r;
+    }
+    return out;
+}
+
+/* 0 or 1 (dtype, shape, on device), 1 where a 53-bit uniform u < p: the rand f64 draws of the
+   shape, compared on the CPU, the mask moved. p in [0, 1] (checked by the callers). */
+static tensor *tensor__bernoulli_of(const char *fn, int ndim, const int64_t *shape, tensor_dtype dtype, tensor_device device, double p) {
+    tensor__tmps s = {{0}, 0};
+    tensor *u = tensor__tmp(&s, tensor_rand(ndim, shape, TENSOR_F64));
+    tensor *m = tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_lt, u, p));
+    tensor *r = tensor__tmp(&s, tensor_to_dtype(m, dtype));
+    if (r && device != TENSOR_CPU) r = tensor__tmp(&s, tensor_to_device(r, device));
+    if (!r && !tensor__error_set) tensor__fail(fn, "out of memory");
+    r = tensor__tmps_take(&s, r);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+TENSOR_API tensor *tensor_bernoulli_scalar(tensor *t, double p) {
+    const char *fn = "tensor_bernoulli_scalar";
+    TENSOR__CHECK_ARG(fn, t);
+    if (!(p >= 0 && p <= 1)) return tensor__fail(fn, "bernoulli_ expects p to be in [0, 1], but got p=%g", p);
+    return tensor__bernoulli_of(fn, t->ndim, t->shape, t->dtype, t->storage->device, p);
+}
+
+TENSOR_API tensor *tensor_bernoulli(tensor *p) {
+    const char *fn = "tensor_bernoulli";
+    TENSOR__CHECK_ARG(fn, p);
+    if (!tensor__is_float(p->dtype)) return tensor__fail(fn, "p must be a floating tensor, got %s", tensor__dtype_names[p->dtype]);
+    double lo, hi;
+    if (tensor__random_range(p, &lo, &hi) && !(lo >= 0 && hi <= 1)) return tensor__fail(fn, "expected every p in [0, 1], got values in [%g, %g]", lo, hi);
+    tensor__tmps s = {{0}, 0};
+    bool was = tensor_set_grad_enabled(false);
+    tensor *u = tensor__tmp(&s, tensor_rand(p->ndim, p->shape, TENSOR_F64));
+    if (u && p->storage->device != TENSOR_CPU) u = tensor__tmp(&s, tensor_to_device(u, p->storage->device));
+    tensor *r = tensor__tmp(&s, tensor_to_dtype(tensor__tmp(&s, tensor_lt(u, p)), p->dtype));
+    tensor_set_grad_enabled(was);
+    r = tensor__random_zero_grad(tensor__tmps_take(&s, r), p, NULL);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* mean + std z, z standard normal of the broadcast shape in mean's dtype (randn's numbers), the
+   result in `dtype`; mean or std a number where its tensor is NULL. */
+static tensor *tensor__normal(const char *fn, tensor *mean, double mean_v, tensor *std, double std_v, tensor_dtype dtype) {
+    int nd = 0;
+    int64_t shape[TENSOR_MAX_DIMS];
+    tensor *ref = mean ? mean : std;
+    if (mean && std) {
+        if (!tensor__broadcast_shapes(fn, mean->ndim, mean->shape, std->ndim, std->shape, &nd, shape)) return NULL;
+        if (mean->storage->device != std->storage->device)
+            return tensor__fail(fn, "mean is on %s, std on %s", tensor__device_name(mean->storage->device), tensor__device_name(std->storage->device));
+    } else {
+        nd = ref->ndim;
+        for (int i = 0; i < nd; i++) shape[i] = ref->shape[i];
+    }
+    double lo, hi;
+    if (std && tensor__random_range(std, &lo, &hi) && !(lo >= 0)) return tensor__fail(fn, "normal expects all elements of std >= 0.0, got %g", lo);
+    tensor__tmps s = {{0}, 0};
+    bool was = tensor_set_grad_enabled(false);
+    tensor *z = tensor__tmp(&s, tensor_randn(nd, shape, dtype));
+    if (z && ref->storage->device != TENSOR_CPU) z = tensor__tmp(&s, tensor_to_device(z, ref->storage->device));
+    tensor *y = std ? tensor__tmp(&s, tensor_mul(z, std)) : tensor__tmp(&s, tensor_mul_scalar(z, std_v));
+    y = mean ? tensor__tmp(&s, tensor_add(y, mean)) : tensor__tmp(&s, tensor_add_scalar(y, mean_v));
+    if (y && y->dtype != dtype) y = tensor__tmp(&s, tensor_to_dtype(y, dtype));
+    tensor_set_grad_enabled(was);
+    y = tensor__random_zero_grad(tensor__tmps_take(&s, y), mean, std);
+    tensor__tmps_free(&s);
+    return y;
+}
+TENSOR_API tensor *tensor_normal_tensor(tensor *mean, tensor *std) {
+    const char *fn = "tensor_normal_tensor";
+    TENSOR__CHECK_ARG(fn, mean);
+    TENSOR__CHECK_ARG(fn, std);
+    if (!tensor__is_float(mean->dtype)) return tensor__fail(fn, "mean must be a floating tensor, got %s", tensor__dtype_names[mean->dtype]);
+    return tensor__normal(fn, mean, 0, std, 0, mean->dtype);
+}
+TENSOR_API tensor *tensor_normal_std_scalar(tensor *mean, double std) {
+    const char *fn = "tensor_normal_std_scalar";
+    TENSOR__CHECK_ARG(fn, mean);
+    if (!tensor__is_float(mean->dtype)) return tensor__fail(fn, "mean must be a floating tensor, got %s", tensor__dtype_names[mean->dtype]);
+    if (!(std >= 0)) return tensor__fail(fn, "normal expects std >= 0.0, but found std %g", std);
+    return tensor__normal(fn, mean, 0, NULL, std, mean->dtype);
+}
+TENSOR_API tensor *tensor_normal_mean_scalar(double mean, tensor *std) {
+    const char *fn = "tensor_normal_mean_scalar";
+    TENSOR__CHECK_ARG(fn, std);
+    if (!tensor__is_float(std->dtype)) return tensor__fail(fn, "std must be a floating tensor, got %s", tensor__dtype_names[std->dtype]);
+    return tensor__normal(fn, NULL, mean, std, 0, std->dtype);
+}
+
+/* poisson: in[0] the rates (any layout, floating), out contiguous in their dtype; ip[0] the key
+   (key[0] | key[1] << 32), ip[1] the block counter, ip[2] the stream: element i (row-major) is
+   tensor__poisson_sample on the blocks (counter + i, stream, j), so a value depends on the seed and
+   its place only, never on the threads; the front-end took n whole blocks of the stream for it. */
+typedef struct { const char *x; tensor_dtype dt; char *out; uint32_t k0, k1, stream; uint64_t counter; } tensor__poisson_job;
+static void tensor__poisson_range(int64_t i0, int64_t i1, void *ctx) {
+    const tensor__poisson_job *j = (const tensor__poisson_job *)ctx;
+    size_t esz = tensor__dtype_sizes[j->dt];
+    for (int64_t i = i0; i < i1; i++) {
+        double lam = tensor__load_f64(j->x + (size_t)i * esz, j->dt);
+        tensor__store_f64(j->out + (size_t)i * esz, j->dt, tensor__poisson_sample(lam, j->k0, j->k1, j->counter + (uint64_t)i, j->stream));
+    }
+}
+static int tensor__cpu_poisson(tensor__call *c) {
+    tensor *x = c->in[0];
+    tensor *xc = tensor__contiguous(x) ? NULL : tensor__contiguous_copy(c->fn, x, x->dtype);
+    if (!tensor__contiguous(x) && !xc) return 1;
+    tensor__poisson_job j;
+    j.x = tensor__data(xc ? xc : x);
+    j.dt = c->out->dtype;
+    j.out = tensor__data(c->out);
+    j.k0 = (uint32_t)(uint64_t)c->ip[0];
+    j.k1 = (uint32_t)((uint64_t)c->ip[0] >> 32);
+    j.counter = (uint64_t)c->ip[1];
+    j.stream = (uint32_t)c->ip[2];
+    tensor__parallel_for(tensor__numel_of(x->ndim, x->shape), 1024, tensor__poisson_range, &j);
+    tensor_free(xc);
+    return 0;
+}
+TENSOR_API tensor *tensor_poisson(tensor *rates) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_poisson);
+    TENSOR__CHECK_ARG(c.fn, rates);
+    if (!tensor__is_float(rates->dtype)) return tensor__fail(c.fn, "rates must be a floating tensor, got %s", tensor__dtype_names[rates->dtype]);
+    double lo, hi;
+    if (tensor__random_range(rates, &lo, &hi) && !(lo >= 0)) return tensor__fail(c.fn, "invalid Poisson rate, expected rate to be non-negative, got %g", lo);
+    int64_t n = tensor__numel_of(rates->ndim, rates->shape);
+    c.n_in = 1;
+    c.in[0] = rates;
+    c.out = tensor__new_like(c.fn, rates, rates->dtype);
+    if (!c.out) return NULL;
+    c.ip[0] = c.ip[1] = c.ip[2] = 0;
+    if (n > 0) { /* n whole blocks: the next draw starts after them */
+        tensor__rng_fill f;
+        f.kind = TENSOR__RNG_NORMAL4;
+        tensor__rng_fill_take(&f, 4 * n);
+        c.ip[0] = (int64_t)((uint64_t)f.key[0] | (uint64_t)f.key[1] << 32);
+        c.ip[1] = (int64_t)f.counter;
+        c.ip[2] = f.stream;
+    }
     return tensor__dispatch(&c);
 }
 
@@ -17248,6 +17538,74 @@ TENSOR_API tensor *tensor_dropout(tensor *x, double p, bool training) {
     return c.out ? tensor__dispatch(&c) : NULL;
 }
 
+/* ---- random nn functions (issue 14): dropout1d, dropout2d, alpha_dropout, feature_alpha_dropout,
+   rrelu ----
+   PyTorch 1.13's F.dropout1d/dropout2d (_VF.feature_dropout), F.alpha_dropout,
+   F.feature_alpha_dropout and F.rrelu, as composites: the noise is bernoulli's (>>create's
+   tensor__bernoulli_of, drawn on the CPU and moved to x's device), so they run on every device and
+   their gradients are the noise's (x * noise, differentiated by mul).
+   Feature dropout draws one number per (N, C) channel: noise of shape [s0, s1, 1, ...] (an input
+   of at least 2 dims). dropout1d takes [N, C, L] or [C, L] (unbatched: a batch of one);
+   dropout2d takes any input of at least 2 dims as PyTorch 1.13 does (3-D is [N, C, L] there,
+   PyTorch's historical behaviour it warns about, not [C, H, W]; 2-D and 5-D+ are deprecated but
+   allowed). The alpha forms keep SELU's mean and variance: kept elements a x + alpha a p, dropped
+   ones alpha a (p - 1), with alpha = 1.7580993408473766 and a = 1 / sqrt((alpha^2 p + 1)(1 - p)).
+   Not training, p == 0 or an empty x: tensor_dropout's eval result (a copy, gradient 1); p == 1:
+   x * 0 (NaN stays NaN), as PyTorch. */
+static tensor *tensor__feature_noise_dropout(const char *fn, tensor *x, double p, bool training, bool feature, bool alpha) {
+    TENSOR__CHECK_ARG(fn, x);
+    if (!(p >= 0 && p <= 1)) return tensor__fail(fn, "dropout probability has to be between 0 and 1, but got %g", p);
+    if (feature && x->ndim < 2) return tensor__fail(fn, "Feature dropout requires at least 2 dimensions in the input, got shape %s", tensor__shape_of(x));
+    if (!training || p == 0 || tensor__numel_of(x->ndim, x->shape) == 0) return tensor_dropout(x, p, false);
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input when training, got %s", tensor__dtype_names[x->dtype]);
+    if (p == 1) return tensor_mul_scalar(x, 0);
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) shape[d] = feature && d >= 2 ? 1 : x->shape[d];
+    tensor__tmps s = {{0}, 0};
+    tensor *keep = tensor__tmp(&s, tensor__bernoulli_of(fn, x->ndim, shape, x->dtype, x->storage->device, 1 - p)), *y;
+    if (!alpha) y = tensor__tmp(&s, tensor_mul(x, tensor__tmp(&s, tensor_div_scalar(keep, 1 - p))));
+    else {
+        const double al = 1.7580993408473766, a = 1.0 / sqrt((al * al * p + 1) * (1 - p));
+        tensor *b = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_mul_scalar(tensor__tmp(&s, tensor_add_scalar(keep, -1)), al * a)), al * a * p));
+        y = tensor__tmp(&s, tensor_add(tensor__tmp(&s, tensor_mul(x, tensor__tmp(&s, tensor_mul_scalar(keep, a)))), b));
+    }
+    y = tensor__tmps_take(&s, y);
+    tensor__tmps_free(&s);
+    return y;
+}
+TENSOR_API tensor *tensor_dropout1d(tensor *x, double p, bool training) {
+    const char *fn = "tensor_dropout1d";
+    TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim != 2 && x->ndim != 3) return tensor__fail(fn, "dropout1d: Expected 2D or 3D input, but received a %dD input", x->ndim);
+    if (x->ndim == 3) return tensor__feature_noise_dropout(fn, x, p, training, true, false);
+    tensor *b = tensor_unsqueeze(x, 0), *y = b ? tensor__feature_noise_dropout(fn, b, p, training, true, false) : NULL, *r = y ? tensor_squeeze(y, 0) : NULL;
+    tensor_free(b);
+    tensor_free(y);
+    return r;
+}
+TENSOR_API tensor *tensor_dropout2d(tensor *x, double p, bool training) { return tensor__feature_noise_dropout("tensor_dropout2d", x, p, training, true, false); }
+TENSOR_API tensor *tensor_alpha_dropout(tensor *x, double p, bool training) { return tensor__feature_noise_dropout("tensor_alpha_dropout", x, p, training, false, true); }
+TENSOR_API tensor *tensor_feature_alpha_dropout(tensor *x, double p, bool training) { return tensor__feature_noise_dropout("tensor_feature_alpha_dropout", x, p, training, true, true); }
+
+/* rrelu: eval leaky_relu(x, (lower + upper) / 2); training x * r where x <= 0, r = lower + (upper -
+   lower) u with u rand_like(x) (one uniform per element, in x's dtype), x elsewhere: the gradient
+   is the drawn slope there, 1 elsewhere (PyTorch's rrelu_with_noise). */
+TENSOR_API tensor *tensor_rrelu(tensor *x, double lower, double upper, bool training) {
+    const char *fn = "tensor_rrelu";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    if (!(lower <= upper)) return tensor__fail(fn, "Lower bound should be less than or equal to the upper bound, got lower %g and upper %g", lower, upper);
+    if (!training) return tensor_leaky_relu(x, (lower + upper) / 2);
+    tensor__tmps s = {{0}, 0};
+    tensor *u = tensor__tmp(&s, tensor_rand_like(x));
+    tensor *slope = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_mul_scalar(u, upper - lower)), lower));
+    tensor *neg = tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_le, x, 0));
+    tensor *y = tensor__tmp(&s, tensor_where(neg, tensor__tmp(&s, tensor_mul(x, slope)), x));
+    y = tensor__tmps_take(&s, y);
+    tensor__tmps_free(&s);
+    return y;
+}
+
 /* ---- relu's backward (used by its derivative in >>autograd) ---- */
 
 /* relu's gradient in one pass, PyTorch's threshold_backward: gx = x <= 0 ? 0 : g (so a NaN x
@@ -23661,6 +24019,13 @@ static int tensor__derivative_cross_entropy_ex(tensor__node *n, tensor *g, tenso
 static int tensor__derivative_dropout(tensor__node *n, tensor *g, tensor **grads) {
     if (!n->extra) return TENSOR__OK(grads[0] = tensor__alias("tensor_backward", g)); /* identity (not training) */
     return TENSOR__OK(grads[0] = tensor_mul(g, n->extra));
+}
+
+/* poisson (the random ops of issue 14): gradient 0 for the rates, as PyTorch's (the samples are
+   not reparameterised; bernoulli's and normal's zeros come from their composites). */
+static int tensor__derivative_poisson(tensor__node *n, tensor *g, tensor **grads) {
+    (void)n;
+    return TENSOR__OK(grads[0] = tensor_zeros_like(g));
 }
 
 /* conv and pooling: fused backward kernels of >>conv and >>pool (tensor__conv_backward,

@@ -1532,6 +1532,13 @@ static int tensor__derivative_dropout(tensor__node *n, tensor *g, tensor **grads
     return TENSOR__OK(grads[0] = tensor_mul(g, n->extra));
 }
 
+/* poisson (the random ops of issue 14): gradient 0 for the rates, as PyTorch's (the samples are
+   not reparameterised; bernoulli's and normal's zeros come from their composites). */
+static int tensor__derivative_poisson(tensor__node *n, tensor *g, tensor **grads) {
+    (void)n;
+    return TENSOR__OK(grads[0] = tensor_zeros_like(g));
+}
+
 /* conv and pooling: fused backward kernels of >>conv and >>pool (tensor__conv_backward,
    tensor__pool_backward), not written with differentiable ops, so a graph of them cannot be differentiated again: with
    create_graph they refuse rather than give a silently wrong second derivative. Call layout:

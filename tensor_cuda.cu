@@ -4179,6 +4179,41 @@ static int tensor__cuda_multinomial(tensor__dev_call *c) {
     return tensor__cuda_fail(c, "probabilities must be finite and non-negative, row %lld has %g", (long long)r, v);
 }
 
+/* ---- poisson (the random ops of issue 14): in[0] the rates (floating, any layout), out (their
+   dtype); ip[0] key (key[0] | key[1] << 32), ip[1] block counter, ip[2] stream, the front-end
+   having taken n whole blocks of the thread's stream (tensor_poisson, for every device alike).
+   Element i (row-major) is >>formulas' tensor__poisson_sample of its rate on the blocks
+   (counter + i, stream, j): the CPU kernel's code on the same words, so the same samples. ---- */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_poisson_kernel(tensor__cuda_offsets o, char *out, const char *x, tensor_dtype dt, uint32_t k0, uint32_t k1,
+                                                                                    uint64_t counter, uint32_t stream, int64_t n) {
+    TENSOR__CUDA_LOOP(i, n) {
+        int64_t off[2];
+        tensor__cuda_offsets_get<2>(o, i, off);
+        double lam = tensor__cuda_load_f64(x + off[1], dt);
+        tensor__cuda_store_f64(out + off[0], dt, tensor__poisson_sample(lam, k0, k1, counter + (uint64_t)i, stream));
+    }
+}
+static int tensor__cuda_poisson(tensor__dev_call *c) {
+    if (c->n_in != 1) return tensor__cuda_fail(c, "poisson: expected 1 input, got %d", c->n_in);
+    const tensor__dev_operand &x = c->in[0], &out = c->out;
+    if (!tensor__cuda_operand_ok(c, x, "input") || x.by_value || !tensor__cuda_operand_ok(c, out, "output") || out.by_value) return 1;
+    if (!tensor__cuda_is_float(out.dtype) || x.dtype != out.dtype || x.ndim != out.ndim) return tensor__cuda_fail(c, "poisson: invalid operands");
+    for (int d = 0; d < out.ndim; d++)
+        if (x.shape[d] != out.shape[d]) return tensor__cuda_fail(c, "poisson: the rates' shape differs from the output's");
+    int64_t n = tensor__cuda_numel(out);
+    if (n == 0) return 0;
+    uint64_t key = (uint64_t)c->ip[0];
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    const tensor__dev_operand *ops[2] = {&out, &x};
+    tensor__cuda_offsets o;
+    tensor__cuda_offsets_init(&o, 2, ops, false);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_poisson_kernel<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>(o, (char *)out.data, (const char *)x.data, out.dtype, (uint32_t)key, (uint32_t)(key >> 32),
+                                                                                        (uint64_t)c->ip[1], (uint32_t)c->ip[2], n);
+    return tensor__cuda_launch_check(c);
+}
+
 // >>cuda-conv ------------------------------------------------------------------------------------
 /* conv1d, conv2d (im2col + cuBLAS GEMM) and max_pool2d, avg_pool2d, with the call records of the
    CPU's kernels (>>conv, >>pool). A convolution is 2-D throughout: conv1d is H = kH = 1. The images
@@ -6116,6 +6151,7 @@ TENSOR__CUDA_KERNEL(searchsorted, &tensor__cuda_searchsorted)
 TENSOR__CUDA_KERNEL(masked_fill, &tensor__cuda_masked_fill)
 TENSOR__CUDA_KERNEL(dropout, &tensor__cuda_dropout)
 TENSOR__CUDA_KERNEL(multinomial, &tensor__cuda_multinomial)
+TENSOR__CUDA_KERNEL(poisson, &tensor__cuda_poisson) /* random ops (issue 14) */
 TENSOR__CUDA_KERNEL(conv2d, &tensor__cuda_conv2d)
 TENSOR__CUDA_KERNEL(conv1d, &tensor__cuda_conv1d)
 TENSOR__CUDA_KERNEL(max_pool2d, &tensor__cuda_max_pool2d)

@@ -115,4 +115,42 @@ static void device_sweep_elementwise(void) {
     CHECK(n_ops == 126); /* 86 unary, 40 binary: a new one is in the sweep without a change here */
 }
 
+/* The random ops (issue 14) on the device under test against the CPU under the same seed:
+   poisson's kernel draws the CPU's Philox blocks (a strided input too), the composites (bernoulli,
+   normal, the dropouts, rrelu) draw on the CPU and compute on the device; and the generator goes
+   on where the CPU's does. Training paths only (their eval paths are tensor_dropout's copy). */
+static tensor *device_random_call(int w, tensor *rates, tensor *p, tensor *x) {
+    switch (w) {
+    case 0: return tensor_poisson(rates);
+    case 1: return tensor_poisson(tensor_transpose(tensor_to_dtype(rates, TENSOR_F32), 0, 1));
+    case 2: return tensor_bernoulli(p);
+    case 3: return tensor_bernoulli_scalar(x, 0.3);
+    case 4: return tensor_normal_tensor(x, p);
+    case 5: return tensor_normal_mean_scalar(2, p);
+    case 6: return tensor_dropout2d(x, 0.5, true);
+    case 7: return tensor_alpha_dropout(x, 0.3, true);
+    case 8: return tensor_feature_alpha_dropout(x, 0.3, true);
+    default: return tensor_rrelu(x, 0.1, 0.4, true);
+    }
+}
+static void device_random_ops_match(void) {
+    tensor_manual_seed(1);
+    tensor *rates = tensor_mul_scalar(tensor_rand(TENSOR_SHAPE(6, 7), TENSOR_F64), 40); /* both samplers: below and above 10 */
+    tensor *p = tensor_rand(TENSOR_SHAPE(4), TENSOR_F32), *x = tensor_add_scalar(tensor_rand(TENSOR_SHAPE(2, 3, 4), TENSOR_F32), -0.5);
+    tensor *dr = device_cuda(rates), *dp = device_cuda(p), *dx = device_cuda(x);
+    for (int w = 0; w < 10; w++) {
+        tensor *got[2], *next[2];
+        for (int dev = 0; dev < 2; dev++) {
+            tensor_manual_seed(40 + (uint64_t)w);
+            tensor_rand(TENSOR_SHAPE(1), TENSOR_F32); /* part-way through a block */
+            got[dev] = dev ? device_random_call(w, dr, dp, dx) : device_random_call(w, rates, p, x);
+            next[dev] = tensor_rand(TENSOR_SHAPE(3), TENSOR_F64);
+        }
+        char what[48];
+        snprintf(what, sizeof what, "random op %d", w);
+        device_check_same(what, got[1], got[0]);
+        CHECK_MSG(test_same_bits(next[0], next[1]), "%s: the generator went on elsewhere", what);
+    }
+}
+
 #endif

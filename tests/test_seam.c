@@ -195,6 +195,16 @@ static int seam_k_multinomial(tensor__dev_call *c) {
     return 0;
 }
 
+/* poisson from the place in ip[0..2] (key, counter, stream): >>formulas' sampler on the blocks
+   (counter + i, stream, j) of element i, as tensor_cuda.cu's kernel (the random ops, issue 14) */
+static int seam_k_poisson(tensor__dev_call *c) {
+    uint64_t key = (uint64_t)c->ip[0];
+    for (int64_t i = 0, n = seam_numel(&c->out); i < n; i++)
+        test_store_f64(seam_elem(&c->out, &c->out, i), c->out.dtype,
+                       tensor__poisson_sample(seam_f(&c->in[0], &c->out, i), (uint32_t)key, (uint32_t)(key >> 32), (uint64_t)c->ip[1] + (uint64_t)i, (uint32_t)c->ip[2]));
+    return 0;
+}
+
 static int seam_sum_squares_calls;
 static int seam_sum_squares(int n, const tensor__dev_operand *ts, double *total, char *error, size_t len) {
     (void)error;
@@ -294,6 +304,7 @@ static void seam_install(void) {
     seam_kernels[TENSOR_OP_max_all] = seam_k_max_all;
     seam_kernels[TENSOR_OP_min_all] = seam_k_min_all;
     seam_kernels[TENSOR_OP_multinomial] = seam_k_multinomial;
+    seam_kernels[TENSOR_OP_poisson] = seam_k_poisson;
     seam_backward[TENSOR_OP_softmax] = seam_kb_softmax;
     tensor__device d = {TENSOR__DEVICE_ABI, TENSOR_CUDA, TENSOR_OP_COUNT, seam_names, seam_kernels, seam_device_count, seam_info,
                         seam_alloc, seam_free, seam_copy, seam_synchronize, NULL, seam_set_allow_tf32, seam_optim_step, seam_backward, seam_sum_squares};
@@ -630,6 +641,15 @@ TEST(seam_multinomial_draws_the_cpu_words) {
         CHECK(test_same_bits(next_cpu, next_dev));
     }
     CHECK_BAD(tensor_multinomial(device_cuda(probs), 0, true), "tensor_multinomial");
+    tensor_scope_end();
+    seam_uninstall();
+}
+
+/* The random ops of issue 14 on the device: the same numbers as on the CPU (device_sweep.h). */
+TEST(seam_random_ops_match_the_cpu) {
+    seam_install();
+    tensor_scope_begin();
+    device_random_ops_match();
     tensor_scope_end();
     seam_uninstall();
 }

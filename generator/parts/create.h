@@ -563,6 +563,188 @@ TENSOR_API tensor *tensor_multinomial(tensor *probs, int64_t num_samples, bool r
     return tensor__dispatch(&c);
 }
 
+/* ---- random ops (issue 14): bernoulli, normal, poisson ----
+   PyTorch 1.13's torch.bernoulli, torch.normal and torch.poisson. bernoulli and normal are
+   composites of rand/randn (drawn on the CPU from the calling thread's generator and moved to the
+   input's device, as rand_like), so a seed gives the same numbers on every device; poisson is a
+   kernel whose sampler (>>formulas' tensor__poisson_sample) the CPU and CUDA share. Their values
+   are checked as PyTorch checks them (bernoulli's p in [0, 1], normal's std >= 0, poisson's rates
+   >= 0; NaN fails each) by a reduction over the input. Gradients: PyTorch defines them as 0 for
+   every input (the samples are not reparameterised): the results of bernoulli, normal and poisson
+   require grad when an input does, and backward gives zeros. */
+
+static bool tensor__grad_on(void); /* >>autograd: grad mode of this thread */
+
+/* The least and greatest element of t (any device), NaN where t holds one; false when t is empty. */
+static bool tensor__random_range(tensor *t, double *lo, double *hi) {
+    if (tensor__numel_of(t->ndim, t->shape) == 0) return false;
+    bool was = tensor_set_grad_enabled(false);
+    tensor *mn = tensor_min_all(t), *mx = tensor_max_all(t);
+    tensor_set_grad_enabled(was);
+    *lo = mn ? tensor_item(mn) : NAN;
+    *hi = mx ? tensor_item(mx) : NAN;
+    tensor_free(mn);
+    tensor_free(mx);
+    return true;
+}
+
+/* out + 0 sign(a) + 0 sign(b) where a or b requires grad (NULL skips one): out's values (a and b
+   are finite or out is NaN where they are not) in a graph whose gradient for a and b is 0, as
+   PyTorch's random ops define it. Takes out. */
+static tensor *tensor__random_zero_grad(tensor *out, tensor *a, tensor *b) {
+    tensor *ins[2] = {a, b};
+    for (int i = 0; i < 2 && out; i++) {
+        if (!ins[i] || !ins[i]->requires_grad || !tensor__grad_on()) continue;
+        tensor *z = tensor_mul_scalar(tensor_sign(ins[i]), 0), *s = z && z->dtype != out->dtype ? tensor_to_dtype(z, out->dtype) : NULL;
+        tensor *r = z ? tensor_add(out, s ? s : z) : NULL;
+        tensor_free(s);
+        tensor_free(z);
+        tensor_free(out);
+        out = r;
+    }
+    return out;
+}
+
+/* 0 or 1 (dtype, shape, on device), 1 where a 53-bit uniform u < p: the rand f64 draws of the
+   shape, compared on the CPU, the mask moved. p in [0, 1] (checked by the callers). */
+static tensor *tensor__bernoulli_of(const char *fn, int ndim, const int64_t *shape, tensor_dtype dtype, tensor_device device, double p) {
+    tensor__tmps s = {{0}, 0};
+    tensor *u = tensor__tmp(&s, tensor_rand(ndim, shape, TENSOR_F64));
+    tensor *m = tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_lt, u, p));
+    tensor *r = tensor__tmp(&s, tensor_to_dtype(m, dtype));
+    if (r && device != TENSOR_CPU) r = tensor__tmp(&s, tensor_to_device(r, device));
+    if (!r && !tensor__error_set) tensor__fail(fn, "out of memory");
+    r = tensor__tmps_take(&s, r);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+TENSOR_API tensor *tensor_bernoulli_scalar(tensor *t, double p) {
+    const char *fn = "tensor_bernoulli_scalar";
+    TENSOR__CHECK_ARG(fn, t);
+    if (!(p >= 0 && p <= 1)) return tensor__fail(fn, "bernoulli_ expects p to be in [0, 1], but got p=%g", p);
+    return tensor__bernoulli_of(fn, t->ndim, t->shape, t->dtype, t->storage->device, p);
+}
+
+TENSOR_API tensor *tensor_bernoulli(tensor *p) {
+    const char *fn = "tensor_bernoulli";
+    TENSOR__CHECK_ARG(fn, p);
+    if (!tensor__is_float(p->dtype)) return tensor__fail(fn, "p must be a floating tensor, got %s", tensor__dtype_names[p->dtype]);
+    double lo, hi;
+    if (tensor__random_range(p, &lo, &hi) && !(lo >= 0 && hi <= 1)) return tensor__fail(fn, "expected every p in [0, 1], got values in [%g, %g]", lo, hi);
+    tensor__tmps s = {{0}, 0};
+    bool was = tensor_set_grad_enabled(false);
+    tensor *u = tensor__tmp(&s, tensor_rand(p->ndim, p->shape, TENSOR_F64));
+    if (u && p->storage->device != TENSOR_CPU) u = tensor__tmp(&s, tensor_to_device(u, p->storage->device));
+    tensor *r = tensor__tmp(&s, tensor_to_dtype(tensor__tmp(&s, tensor_lt(u, p)), p->dtype));
+    tensor_set_grad_enabled(was);
+    r = tensor__random_zero_grad(tensor__tmps_take(&s, r), p, NULL);
+    tensor__tmps_free(&s);
+    return r;
+}
+
+/* mean + std z, z standard normal of the broadcast shape in mean's dtype (randn's numbers), the
+   result in `dtype`; mean or std a number where its tensor is NULL. */
+static tensor *tensor__normal(const char *fn, tensor *mean, double mean_v, tensor *std, double std_v, tensor_dtype dtype) {
+    int nd = 0;
+    int64_t shape[TENSOR_MAX_DIMS];
+    tensor *ref = mean ? mean : std;
+    if (mean && std) {
+        if (!tensor__broadcast_shapes(fn, mean->ndim, mean->shape, std->ndim, std->shape, &nd, shape)) return NULL;
+        if (mean->storage->device != std->storage->device)
+            return tensor__fail(fn, "mean is on %s, std on %s", tensor__device_name(mean->storage->device), tensor__device_name(std->storage->device));
+    } else {
+        nd = ref->ndim;
+        for (int i = 0; i < nd; i++) shape[i] = ref->shape[i];
+    }
+    double lo, hi;
+    if (std && tensor__random_range(std, &lo, &hi) && !(lo >= 0)) return tensor__fail(fn, "normal expects all elements of std >= 0.0, got %g", lo);
+    tensor__tmps s = {{0}, 0};
+    bool was = tensor_set_grad_enabled(false);
+    tensor *z = tensor__tmp(&s, tensor_randn(nd, shape, dtype));
+    if (z && ref->storage->device != TENSOR_CPU) z = tensor__tmp(&s, tensor_to_device(z, ref->storage->device));
+    tensor *y = std ? tensor__tmp(&s, tensor_mul(z, std)) : tensor__tmp(&s, tensor_mul_scalar(z, std_v));
+    y = mean ? tensor__tmp(&s, tensor_add(y, mean)) : tensor__tmp(&s, tensor_add_scalar(y, mean_v));
+    if (y && y->dtype != dtype) y = tensor__tmp(&s, tensor_to_dtype(y, dtype));
+    tensor_set_grad_enabled(was);
+    y = tensor__random_zero_grad(tensor__tmps_take(&s, y), mean, std);
+    tensor__tmps_free(&s);
+    return y;
+}
+TENSOR_API tensor *tensor_normal_tensor(tensor *mean, tensor *std) {
+    const char *fn = "tensor_normal_tensor";
+    TENSOR__CHECK_ARG(fn, mean);
+    TENSOR__CHECK_ARG(fn, std);
+    if (!tensor__is_float(mean->dtype)) return tensor__fail(fn, "mean must be a floating tensor, got %s", tensor__dtype_names[mean->dtype]);
+    return tensor__normal(fn, mean, 0, std, 0, mean->dtype);
+}
+TENSOR_API tensor *tensor_normal_std_scalar(tensor *mean, double std) {
+    const char *fn = "tensor_normal_std_scalar";
+    TENSOR__CHECK_ARG(fn, mean);
+    if (!tensor__is_float(mean->dtype)) return tensor__fail(fn, "mean must be a floating tensor, got %s", tensor__dtype_names[mean->dtype]);
+    if (!(std >= 0)) return tensor__fail(fn, "normal expects std >= 0.0, but found std %g", std);
+    return tensor__normal(fn, mean, 0, NULL, std, mean->dtype);
+}
+TENSOR_API tensor *tensor_normal_mean_scalar(double mean, tensor *std) {
+    const char *fn = "tensor_normal_mean_scalar";
+    TENSOR__CHECK_ARG(fn, std);
+    if (!tensor__is_float(std->dtype)) return tensor__fail(fn, "std must be a floating tensor, got %s", tensor__dtype_names[std->dtype]);
+    return tensor__normal(fn, NULL, mean, std, 0, std->dtype);
+}
+
+/* poisson: in[0] the rates (any layout, floating), out contiguous in their dtype; ip[0] the key
+   (key[0] | key[1] << 32), ip[1] the block counter, ip[2] the stream: element i (row-major) is
+   tensor__poisson_sample on the blocks (counter + i, stream, j), so a value depends on the seed and
+   its place only, never on the threads; the front-end took n whole blocks of the stream for it. */
+typedef struct { const char *x; tensor_dtype dt; char *out; uint32_t k0, k1, stream; uint64_t counter; } tensor__poisson_job;
+static void tensor__poisson_range(int64_t i0, int64_t i1, void *ctx) {
+    const tensor__poisson_job *j = (const tensor__poisson_job *)ctx;
+    size_t esz = tensor__dtype_sizes[j->dt];
+    for (int64_t i = i0; i < i1; i++) {
+        double lam = tensor__load_f64(j->x + (size_t)i * esz, j->dt);
+        tensor__store_f64(j->out + (size_t)i * esz, j->dt, tensor__poisson_sample(lam, j->k0, j->k1, j->counter + (uint64_t)i, j->stream));
+    }
+}
+static int tensor__cpu_poisson(tensor__call *c) {
+    tensor *x = c->in[0];
+    tensor *xc = tensor__contiguous(x) ? NULL : tensor__contiguous_copy(c->fn, x, x->dtype);
+    if (!tensor__contiguous(x) && !xc) return 1;
+    tensor__poisson_job j;
+    j.x = tensor__data(xc ? xc : x);
+    j.dt = c->out->dtype;
+    j.out = tensor__data(c->out);
+    j.k0 = (uint32_t)(uint64_t)c->ip[0];
+    j.k1 = (uint32_t)((uint64_t)c->ip[0] >> 32);
+    j.counter = (uint64_t)c->ip[1];
+    j.stream = (uint32_t)c->ip[2];
+    tensor__parallel_for(tensor__numel_of(x->ndim, x->shape), 1024, tensor__poisson_range, &j);
+    tensor_free(xc);
+    return 0;
+}
+TENSOR_API tensor *tensor_poisson(tensor *rates) {
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_poisson);
+    TENSOR__CHECK_ARG(c.fn, rates);
+    if (!tensor__is_float(rates->dtype)) return tensor__fail(c.fn, "rates must be a floating tensor, got %s", tensor__dtype_names[rates->dtype]);
+    double lo, hi;
+    if (tensor__random_range(rates, &lo, &hi) && !(lo >= 0)) return tensor__fail(c.fn, "invalid Poisson rate, expected rate to be non-negative, got %g", lo);
+    int64_t n = tensor__numel_of(rates->ndim, rates->shape);
+    c.n_in = 1;
+    c.in[0] = rates;
+    c.out = tensor__new_like(c.fn, rates, rates->dtype);
+    if (!c.out) return NULL;
+    c.ip[0] = c.ip[1] = c.ip[2] = 0;
+    if (n > 0) { /* n whole blocks: the next draw starts after them */
+        tensor__rng_fill f;
+        f.kind = TENSOR__RNG_NORMAL4;
+        tensor__rng_fill_take(&f, 4 * n);
+        c.ip[0] = (int64_t)((uint64_t)f.key[0] | (uint64_t)f.key[1] << 32);
+        c.ip[1] = (int64_t)f.counter;
+        c.ip[2] = f.stream;
+    }
+    return tensor__dispatch(&c);
+}
+
 static int tensor__cpu_clone(tensor__call *c) { tensor__copy_into(c->out, c->in[0]); return 0; }
 static int tensor__cpu_contiguous(tensor__call *c) { tensor__copy_into(c->out, c->in[0]); return 0; }
 

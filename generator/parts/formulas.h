@@ -399,6 +399,66 @@ TENSOR__HOSTDEV double tensor__polygamma(double n, double x) {
     return ((int)n % 2 ? f : -f) * tensor__zeta(n + 1, x);
 }
 
+/* ---- random samplers (the random ops of issue 14): host and device alike, so the CPU kernel and
+   tensor_cuda.cu draw the same numbers from the same words ---- */
+/* Philox4x32-10 (>>rng's tensor__philox_block) with the counter's fourth word given: block
+   (counter, stream, word3). The stream's own blocks have word3 0; a sampler that needs an
+   unbounded number of words per element takes the blocks (its counter, stream, j), j = 0, 1, ...,
+   which no other draw uses. */
+TENSOR__HOSTDEV void tensor__philox_at(uint32_t k0, uint32_t k1, uint64_t counter, uint32_t stream, uint32_t word3, uint32_t out[4]) {
+    uint32_t c0 = (uint32_t)counter, c1 = (uint32_t)(counter >> 32), c2 = stream, c3 = word3;
+    for (int r = 0; r < 10; r++) {
+        uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+        c0 = n0;
+        c1 = (uint32_t)p1;
+        c2 = n2;
+        c3 = (uint32_t)p0;
+        k0 += 0x9E3779B9u;
+        k1 += 0xBB67AE85u;
+    }
+    out[0] = c0;
+    out[1] = c1;
+    out[2] = c2;
+    out[3] = c3;
+}
+/* Uniform in [0, 1) from two words (53 bits), as >>rng's tensor__u53. */
+TENSOR__HOSTDEV double tensor__u53_of(uint32_t hi, uint32_t lo) { return (double)(((uint64_t)hi << 32 | lo) >> 11) * (1.0 / 9007199254740992.0); }
+/* One Poisson(lam) sample (lam >= 0, not NaN; +inf gives +inf) from the blocks (counter, stream, j).
+   lam < 10: inversion, one uniform u (block 0's words 0 and 1): the least k with u < P(X <= k),
+   the CDF summed upwards from exp(-lam) (exact but for rounding; the sum stops where its terms no
+   longer change it). lam >= 10: Hormann's PTRS, transformed rejection with squeeze ("The
+   transformed rejection method for generating Poisson random variables", 1993), attempt j drawing
+   U and V from block j; the log-factorial is tensor__lgamma_pos (no global state, unlike lgamma). */
+TENSOR__HOSTDEV double tensor__poisson_sample(double lam, uint32_t k0, uint32_t k1, uint64_t counter, uint32_t stream) {
+    if (!(lam > 0)) return 0;
+    if (lam == INFINITY) return lam;
+    uint32_t w[4];
+    if (lam < 10) {
+        tensor__philox_at(k0, k1, counter, stream, 0, w);
+        double u = tensor__u53_of(w[0], w[1]), p = exp(-lam), cdf = p, k = 0;
+        while (u >= cdf) {
+            k += 1;
+            p *= lam / k;
+            double next = cdf + p;
+            if (next == cdf) break;
+            cdf = next;
+        }
+        return k;
+    }
+    double slam = sqrt(lam), loglam = log(lam), b = 0.931 + 2.53 * slam, a = -0.059 + 0.02483 * b;
+    double log_invalpha = log(1.1239 + 1.1328 / (b - 3.4)), vr = 0.9277 - 3.6224 / (b - 2), k = 0;
+    for (uint32_t j = 0; j < 1000; j++) { /* each attempt is accepted with probability above 0.85 */
+        tensor__philox_at(k0, k1, counter, stream, j, w);
+        double U = tensor__u53_of(w[0], w[1]) - 0.5, V = tensor__u53_of(w[2], w[3]), us = 0.5 - fabs(U);
+        k = floor((2 * a / us + b) * U + lam + 0.43);
+        if (us >= 0.07 && V <= vr) return k;
+        if (k < 0 || (us < 0.013 && V > us)) continue;
+        if (log(V) + log_invalpha - log(a / (us * us) + b) <= -lam + k * loglam - tensor__lgamma_pos(k + 1)) return k;
+    }
+    return k < 0 ? 0 : k;
+}
+
 /*  X(name,        float formula (double x),                    integer formula (int64_t x)) */
 #define TENSOR__UNARY_FORMULAS(X)                                                       \
     X(neg,         -x,                                          tensor__ineg(x))         \

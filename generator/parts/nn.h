@@ -370,6 +370,74 @@ TENSOR_API tensor *tensor_dropout(tensor *x, double p, bool training) {
     return c.out ? tensor__dispatch(&c) : NULL;
 }
 
+/* ---- random nn functions (issue 14): dropout1d, dropout2d, alpha_dropout, feature_alpha_dropout,
+   rrelu ----
+   PyTorch 1.13's F.dropout1d/dropout2d (_VF.feature_dropout), F.alpha_dropout,
+   F.feature_alpha_dropout and F.rrelu, as composites: the noise is bernoulli's (>>create's
+   tensor__bernoulli_of, drawn on the CPU and moved to x's device), so they run on every device and
+   their gradients are the noise's (x * noise, differentiated by mul).
+   Feature dropout draws one number per (N, C) channel: noise of shape [s0, s1, 1, ...] (an input
+   of at least 2 dims). dropout1d takes [N, C, L] or [C, L] (unbatched: a batch of one);
+   dropout2d takes any input of at least 2 dims as PyTorch 1.13 does (3-D is [N, C, L] there,
+   PyTorch's historical behaviour it warns about, not [C, H, W]; 2-D and 5-D+ are deprecated but
+   allowed). The alpha forms keep SELU's mean and variance: kept elements a x + alpha a p, dropped
+   ones alpha a (p - 1), with alpha = 1.7580993408473766 and a = 1 / sqrt((alpha^2 p + 1)(1 - p)).
+   Not training, p == 0 or an empty x: tensor_dropout's eval result (a copy, gradient 1); p == 1:
+   x * 0 (NaN stays NaN), as PyTorch. */
+static tensor *tensor__feature_noise_dropout(const char *fn, tensor *x, double p, bool training, bool feature, bool alpha) {
+    TENSOR__CHECK_ARG(fn, x);
+    if (!(p >= 0 && p <= 1)) return tensor__fail(fn, "dropout probability has to be between 0 and 1, but got %g", p);
+    if (feature && x->ndim < 2) return tensor__fail(fn, "Feature dropout requires at least 2 dimensions in the input, got shape %s", tensor__shape_of(x));
+    if (!training || p == 0 || tensor__numel_of(x->ndim, x->shape) == 0) return tensor_dropout(x, p, false);
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input when training, got %s", tensor__dtype_names[x->dtype]);
+    if (p == 1) return tensor_mul_scalar(x, 0);
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) shape[d] = feature && d >= 2 ? 1 : x->shape[d];
+    tensor__tmps s = {{0}, 0};
+    tensor *keep = tensor__tmp(&s, tensor__bernoulli_of(fn, x->ndim, shape, x->dtype, x->storage->device, 1 - p)), *y;
+    if (!alpha) y = tensor__tmp(&s, tensor_mul(x, tensor__tmp(&s, tensor_div_scalar(keep, 1 - p))));
+    else {
+        const double al = 1.7580993408473766, a = 1.0 / sqrt((al * al * p + 1) * (1 - p));
+        tensor *b = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_mul_scalar(tensor__tmp(&s, tensor_add_scalar(keep, -1)), al * a)), al * a * p));
+        y = tensor__tmp(&s, tensor_add(tensor__tmp(&s, tensor_mul(x, tensor__tmp(&s, tensor_mul_scalar(keep, a)))), b));
+    }
+    y = tensor__tmps_take(&s, y);
+    tensor__tmps_free(&s);
+    return y;
+}
+TENSOR_API tensor *tensor_dropout1d(tensor *x, double p, bool training) {
+    const char *fn = "tensor_dropout1d";
+    TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim != 2 && x->ndim != 3) return tensor__fail(fn, "dropout1d: Expected 2D or 3D input, but received a %dD input", x->ndim);
+    if (x->ndim == 3) return tensor__feature_noise_dropout(fn, x, p, training, true, false);
+    tensor *b = tensor_unsqueeze(x, 0), *y = b ? tensor__feature_noise_dropout(fn, b, p, training, true, false) : NULL, *r = y ? tensor_squeeze(y, 0) : NULL;
+    tensor_free(b);
+    tensor_free(y);
+    return r;
+}
+TENSOR_API tensor *tensor_dropout2d(tensor *x, double p, bool training) { return tensor__feature_noise_dropout("tensor_dropout2d", x, p, training, true, false); }
+TENSOR_API tensor *tensor_alpha_dropout(tensor *x, double p, bool training) { return tensor__feature_noise_dropout("tensor_alpha_dropout", x, p, training, false, true); }
+TENSOR_API tensor *tensor_feature_alpha_dropout(tensor *x, double p, bool training) { return tensor__feature_noise_dropout("tensor_feature_alpha_dropout", x, p, training, true, true); }
+
+/* rrelu: eval leaky_relu(x, (lower + upper) / 2); training x * r where x <= 0, r = lower + (upper -
+   lower) u with u rand_like(x) (one uniform per element, in x's dtype), x elsewhere: the gradient
+   is the drawn slope there, 1 elsewhere (PyTorch's rrelu_with_noise). */
+TENSOR_API tensor *tensor_rrelu(tensor *x, double lower, double upper, bool training) {
+    const char *fn = "tensor_rrelu";
+    TENSOR__CHECK_ARG(fn, x);
+    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    if (!(lower <= upper)) return tensor__fail(fn, "Lower bound should be less than or equal to the upper bound, got lower %g and upper %g", lower, upper);
+    if (!training) return tensor_leaky_relu(x, (lower + upper) / 2);
+    tensor__tmps s = {{0}, 0};
+    tensor *u = tensor__tmp(&s, tensor_rand_like(x));
+    tensor *slope = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_mul_scalar(u, upper - lower)), lower));
+    tensor *neg = tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_le, x, 0));
+    tensor *y = tensor__tmp(&s, tensor_where(neg, tensor__tmp(&s, tensor_mul(x, slope)), x));
+    y = tensor__tmps_take(&s, y);
+    tensor__tmps_free(&s);
+    return y;
+}
+
 /* ---- relu's backward (used by its derivative in >>autograd) ---- */
 
 /* relu's gradient in one pass, PyTorch's threshold_backward: gx = x <= 0 ? 0 : g (so a NaN x

@@ -16,8 +16,8 @@ TEST(cuda_every_registry_op_has_a_kernel) {
     int n = 0;
     for (int op = 0; op < TENSOR_OP_COUNT; op++) {
         /* creation ops make CPU tensors (they take no device; tensor_to_device moves them; multinomial
-           takes its device from probs), one_hot is composed of device ops there: none needs a CUDA kernel */
-        bool created = !strcmp(test_op_kind((tensor_op)op), "CREATE") && op != TENSOR_OP_clone && op != TENSOR_OP_contiguous && op != TENSOR_OP_multinomial;
+           takes its device from probs, poisson from rates), one_hot is composed of device ops there: none needs a CUDA kernel */
+        bool created = !strcmp(test_op_kind((tensor_op)op), "CREATE") && op != TENSOR_OP_clone && op != TENSOR_OP_contiguous && op != TENSOR_OP_multinomial && op != TENSOR_OP_poisson;
         if (created || op == TENSOR_OP_one_hot) continue;
         if (test_device_has_kernel((tensor_op)op, TENSOR_CPU) && !test_device_has_kernel((tensor_op)op, TENSOR_CUDA)) {
             size_t len = strlen(missing);
@@ -596,6 +596,16 @@ TEST(cuda_dropout_matches_the_cpu_bit_for_bit) {
     tensor *h = tensor_to_device(got, TENSOR_CPU);
     CHECK(h && want && test_same_bits(h, want));
     CHECK(test_same_bits(next_cpu, next_dev));
+    tensor_scope_end();
+}
+
+/* The random ops of issue 14: the same numbers as on the CPU under the same seed (poisson's
+   kernel on the CPU's Philox blocks; the composites from the CPU's draws), the generator going on
+   where the CPU's does (device_sweep.h). */
+TEST(cuda_random_ops_match_the_cpu) {
+    NEED_GPU();
+    tensor_scope_begin();
+    device_random_ops_match();
     tensor_scope_end();
 }
 
