@@ -24164,6 +24164,8 @@ static int tensor__derivative_linalg_eigh(tensor__node *n, tensor *g, tensor **g
         inner = tensor_add(inner, S);
     }
     return TENSOR__OK(grads[0] = tensor_matmul(V, tensor_matmul(inner, Vt)));
+}
+
 /* ---- misc: lerp, addcmul, addcdiv (PyTorch's derivatives; the engine sums each to its input's
    shape and dtype). lerp(x, y, w): g (1 - w), g w, g (y - x); addcmul(t, a, b, v): g, g v b, g v a;
    addcdiv(t, a, b, v): g, g v / b, -g v a / b^2. p[0] is v. ---- */
