@@ -275,10 +275,10 @@ void gradcheck_cross_entropy_ex(void) {
     tensor *t = test_tensor(TENSOR_I64, TENSOR_SHAPE(4), T4), *w = f64t(TENSOR_SHAPE(5), W5);
     tensor *in[2] = {test_leaf(TENSOR_SHAPE(4, 5), -2, 2), NULL};
     for (int r = 0; r < 3; r++)
-        for (int k = 0; k < 4; k++) {
+        for (int k = 0; k < 4; k += 3) { /* neither, or weights and smoothing (the value tests cover the rest) */
             cl_ctx c = {0, t, k & 1 ? w : NULL, -100, PY_REDS[r], k & 2 ? 0.25 : 0};
             CHECK(GRADCHECK(cl_call, &c, 1, in) == 20);
-            if (r == 1) CHECK(GRADGRADCHECK(cl_call, &c, 1, in) == 20);
+            if (r == 1 && k) CHECK(GRADGRADCHECK(cl_call, &c, 1, in) == 20);
         }
     /* K-dim, weights, smoothing */
     tensor *ink[2] = {test_leaf(TENSOR_SHAPE(2, 3, 2, 2), -2, 2), NULL};
