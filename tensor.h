@@ -16546,8 +16546,13 @@ TENSOR_API tensor *tensor_linalg_lstsq(tensor *A, tensor *B, double rcond, tenso
         return tensor__fail(fn, "expected A and B to have the same dtype, but found A of type %s and B of type %s instead", tensor__dtype_names[A->dtype], tensor__dtype_names[B->dtype]);
     if (rcond != rcond) return tensor__fail(fn, "rcond must be a number, got NaN");
     int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1];
-    /* B a batch of vectors [..., m] when it has one dim less than A, else matrices [..., m, k] */
-    bool vec = B->ndim == A->ndim - 1;
+    /* B a batch of vectors when it is 1-D or of A's shape without its last dim (as PyTorch
+       decides), else matrices [..., m, k] */
+    bool vec = B->ndim == 1;
+    if (!vec && B->ndim == A->ndim - 1) {
+        vec = true;
+        for (int d = 0; d < B->ndim; d++) vec &= B->shape[d] == A->shape[d];
+    }
     if (B->ndim < 1 || (!vec && B->ndim < 2)) return tensor__fail(fn, "the input tensor B must have at least 1 dimension, got shape %s", tensor__shape_of(B));
     int64_t bm = B->shape[B->ndim - (vec ? 1 : 2)];
     if (bm != m) return tensor__fail(fn, "incompatible shapes of A and B for the equation AX = B (%lldx%lld and %s)", (long long)m, (long long)n, tensor__shape_of(B));

@@ -275,6 +275,12 @@ TEST(linalg_svd_composites_against_pytorch) {
     CHECK_SHAPE(xv, 2, (int64_t[]){2, 3});
     CHECK_E(xv, ls_vec_x);
     CHECK_E(res, ls_vec_res);
+    /* B [4, 2] with A [2, 4, 3]: matrices (not A's shape without its last dim), broadcast */
+    tensor *A2 = IN(14, 2, 4, 3), *B2 = IN(16, 4, 2);
+    tensor *X2 = tensor_linalg_lstsq(A2, B2, -1, NULL, NULL, NULL);
+    CHECK_SHAPE(X2, 3, (int64_t[]){2, 3, 2});
+    CHECK(ls_diff(X2, tensor_linalg_lstsq(A2, tensor_contiguous(tensor_expand(B2, TENSOR_SHAPE(2, 4, 2))), -1, NULL, NULL, NULL)) < 1e-14);
+    CHECK(ls_diff(tensor_select(X2, 0, 1), tensor_linalg_lstsq(tensor_select(A2, 0, 1), B2, -1, NULL, NULL, NULL)) < 1e-13);
     /* the minimum-norm solution of the rank-deficient system is pinv(R) B */
     CHECK(ls_diff(tensor_linalg_lstsq(R, IN(12, 4, 2), -1, NULL, NULL, NULL), tensor_matmul(P, IN(12, 4, 2))) < 1e-12);
     CHECK_E(tensor_linalg_cond(Q, NULL), cond_none);
@@ -501,6 +507,7 @@ void bad_input_linalg_lstsq(void) {
     CHECK_BAD(tensor_linalg_lstsq(O(3, 2), D(3, 1), -1, NULL, NULL, NULL), "same dtype");
     CHECK_BAD(tensor_linalg_lstsq(O(3, 2), O(4, 1), -1, NULL, NULL, NULL), "incompatible shapes");
     CHECK_BAD(tensor_linalg_lstsq(O(3, 2), O(4), -1, NULL, NULL, NULL), "incompatible shapes");
+    CHECK_BAD(tensor_linalg_lstsq(O(2, 3, 2), O(2, 2), -1, NULL, NULL, NULL), "incompatible shapes"); /* a matrix [2, 2] (not [2, 3]): 2 rows, not 3 */
     CHECK_BAD(tensor_linalg_lstsq(O(2, 3, 2), O(4, 3, 1), -1, NULL, NULL, NULL), "cannot be broadcast");
     CHECK_BAD(tensor_linalg_lstsq(O(3, 2), O(3, 1), NAN, NULL, NULL, NULL), "rcond");
     CHECK_BAD(tensor_linalg_lstsq(F(TENSOR_I32, TENSOR_SHAPE(3, 2)), F(TENSOR_I32, TENSOR_SHAPE(3, 1)), -1, NULL, NULL, NULL), "float32 or float64");
