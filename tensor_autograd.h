@@ -910,7 +910,7 @@ static tensor *tensor__keep_stat(tensor__node *n, tensor_op op) {
     case TENSOR_OP_mean: return tensor_mean_dims(x, n->n_dims, n->dims, true);
     case TENSOR_OP_logsumexp: return tensor_logsumexp(x, d, true);
     case TENSOR_OP_std: return tensor_std(x, d, n->ip[1], true);
-    case TENSOR_OP_norm: return tensor_norm(x, n->p[0], d, true);
+    case TENSOR_OP_norm: return tensor__reduce(TENSOR_OP_norm, x, n->n_dims, n->dims, true, n->p[0], 0); /* every reduced dim (linalg_vector_norm reduces several) */
     case TENSOR_OP_prod: return tensor_prod(x, d, true);
     default: return tensor__fail("tensor_backward", "no statistic for %s", tensor__ops[op].fn);
     }
@@ -1700,4 +1700,45 @@ static int tensor__derivative_addcdiv(tensor__node *n, tensor *g, tensor **grads
     if (n->next[1] && !(grads[1] = tensor_div(tensor_mul_scalar(g, n->p[0]), b))) return 1;
     if (n->next[2] && !(grads[2] = tensor_div(tensor_mul(tensor_mul_scalar(g, -n->p[0]), a), tensor_mul(b, b)))) return 1;
     return 0;
+}
+
+/* ---- linear algebra (the SVD) (>>linalg-svd): PyTorch's svd_backward, written with library ops.
+   The node's output is the kernel's packed [..., P] (U, S, Vh one after the other; the front-end
+   hands out views), so g holds gU, gS, gVh (zeros where a part was not used); ip[0]
+   full_matrices (only the first k columns of U / rows of Vh take part, as PyTorch), ip[1] values
+   only (svdvals: A_grad = U diag(gS) Vh). U, S, Vh are recomputed from the saved input. ---- */
+static int tensor__derivative_linalg_svd(tensor__node *n, tensor *g, tensor **grads) {
+    const char *fn = "tensor_backward";
+    tensor *A = TENSOR__X;
+    bool full = n->ip[0] != 0, values = n->ip[1] != 0;
+    int64_t m = A->shape[A->ndim - 2], nn = A->shape[A->ndim - 1], k = m < nn ? m : nn;
+    if (k == 0) return TENSOR__OK(grads[0] = tensor_zeros_like(A));
+    tensor *U = NULL, *S = NULL, *Vh = NULL;
+    if (!tensor__svd_split(tensor__svd_run(fn, A, values ? false : full, false), m, nn, values ? false : full, &U, &S, &Vh)) return 1;
+    if (full) { U = tensor_narrow(U, -1, 0, k); Vh = tensor_narrow(Vh, -2, 0, k); }
+    if (values) /* U diag(gS) Vh */
+        return TENSOR__OK(grads[0] = tensor_matmul(tensor_mul(U, tensor_unsqueeze(g, -2)), Vh));
+    tensor *gU = NULL, *gS = NULL, *gVh = NULL;
+    if (!tensor__svd_split(g, m, nn, full, &gU, &gS, &gVh)) return 1;
+    if (full) { gU = tensor_narrow(gU, -1, 0, k); gVh = tensor_narrow(gVh, -2, 0, k); }
+    tensor *Ut = tensor_transpose(U, -1, -2), *V = tensor_transpose(Vh, -1, -2);
+    tensor *uhgu = tensor_matmul(Ut, gU), *vhgv = tensor_matmul(Vh, tensor_transpose(gVh, -1, -2));
+    uhgu = tensor_sub(uhgu, tensor_transpose(uhgu, -1, -2)); /* skew parts */
+    vhgv = tensor_sub(vhgv, tensor_transpose(vhgv, -1, -2));
+    tensor *S2 = tensor_mul(S, S);
+    tensor *eye = tensor_eye(k, A->dtype);
+    if (eye && A->storage->device != TENSOR_CPU) eye = tensor_to_device(eye, A->storage->device);
+    tensor *E = tensor_add(tensor_sub(tensor_unsqueeze(S2, -2), tensor_unsqueeze(S2, -1)), eye); /* S_j^2 - S_i^2, 1 on the diagonal */
+    tensor *gA = tensor_div(tensor_add(tensor_mul(uhgu, tensor_unsqueeze(S, -2)), tensor_mul(tensor_unsqueeze(S, -1), vhgv)), E);
+    gA = tensor_add(gA, tensor_diag_embed(gS, 0, -2, -1));
+    if (m > nn) { /* [U gA + (I - U U^T) gU S^-1] Vh */
+        tensor *gUSinv = tensor_div(gU, tensor_unsqueeze(S, -2));
+        gA = tensor_add(tensor_matmul(U, gA), tensor_sub(gUSinv, tensor_matmul(U, tensor_matmul(Ut, gUSinv))));
+        gA = tensor_matmul(gA, Vh);
+    } else if (m < nn) { /* U [gA Vh + S^-1 gVh (I - V Vh)] */
+        tensor *SinvgVh = tensor_div(gVh, tensor_unsqueeze(S, -1));
+        gA = tensor_add(tensor_matmul(gA, Vh), tensor_sub(SinvgVh, tensor_matmul(tensor_matmul(SinvgVh, V), Vh)));
+        gA = tensor_matmul(U, gA);
+    } else gA = tensor_matmul(U, tensor_matmul(gA, Vh));
+    return TENSOR__OK(grads[0] = gA);
 }

@@ -13,8 +13,8 @@
    embedding), >>cuda-index (flip, repeat, pad, tril/triu, gather, scatter_add, index_select,
    masked_fill, dropout; cat is tensor.h's copies), >>cuda-conv (conv1d/2d by im2col + cuBLAS,
    pooling), >>cuda-linalg-decomp (LU, Cholesky, triangular solves: a block per matrix),
-   >>cuda-linalg-qr-eigh (QR, eigh: a thread per matrix), >>cuda-backward (fused backward kernels),
-   >>cuda-register (the tables). */
+   >>cuda-linalg-qr-eigh (QR, eigh: a thread per matrix), >>cuda-linalg-svd (the one-sided Jacobi
+   SVD: a thread per matrix), >>cuda-backward (fused backward kernels), >>cuda-register (the tables). */
 
 #ifdef TENSOR_IMPLEMENTATION
 #error "tensor_cuda.cu includes tensor.h for its declarations only: compile it without TENSOR_IMPLEMENTATION"
@@ -5159,6 +5159,127 @@ static int tensor__cuda_linalg_eigh(tensor__dev_call *c) {
     return tensor__cuda_launch_check(c);
 }
 
+// >>cuda-linalg-svd ------------------------------------------------------------------------------
+/* linalg_svd (tensor.h's >>linalg-svd; its front-end hands a contiguous f32/f64 A [..., m, n] and
+   a contiguous output: U, S, Vh packed per matrix, or S only when ip[1]): one thread per matrix
+   running the CPU's algorithm line for line (one-sided Jacobi in double, sorted descending,
+   Gram-Schmidt completion from the unit vectors), its G, R and Q in a global scratch. */
+__device__ static void tensor__cuda_svd_complete(double *Q, int64_t have, int64_t want, int64_t L) {
+    int64_t cand = 0;
+    for (int64_t j = have; j < want; j++) {
+        double *v = Q + j * L;
+        for (int64_t tries = 0; tries < L; tries++, cand = (cand + 1) % L) {
+            for (int64_t i = 0; i < L; i++) v[i] = i == cand ? 1.0 : 0.0;
+            for (int pass = 0; pass < 2; pass++)
+                for (int64_t r = 0; r < j; r++) {
+                    const double *q = Q + r * L;
+                    double d = 0;
+                    for (int64_t i = 0; i < L; i++) d += q[i] * v[i];
+                    for (int64_t i = 0; i < L; i++) v[i] -= d * q[i];
+                }
+            double s = 0;
+            for (int64_t i = 0; i < L; i++) s += v[i] * v[i];
+            if (s > 0.5 / (double)L) {
+                s = 1 / sqrt(s);
+                for (int64_t i = 0; i < L; i++) v[i] *= s;
+                cand = (cand + 1) % L;
+                break;
+            }
+        }
+    }
+}
+template <typename T>
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_svd_kernel(const T *in, T *out, double *scratch, int64_t *perms, int64_t batches, int64_t m, int64_t n, bool full, bool values) {
+    int64_t b = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (b >= batches) return;
+    const bool tall = m >= n;
+    const int64_t L = tall ? m : n, k = tall ? n : m, uc = full ? m : k, vr = full ? n : k;
+    const int64_t per = values ? k : m * uc + k + vr * n;
+    const T *a = in + b * m * n;
+    T *o = out + b * per;
+    double *G = scratch + b * (k * L + k * k + L * L + k), *R = G + k * L, *Q = R + k * k, *sig = Q + L * L;
+    int64_t *perm = perms + b * k;
+    for (int64_t j = 0; j < k; j++)
+        for (int64_t i = 0; i < L; i++) G[j * L + i] = (double)(tall ? a[i * n + j] : a[j * n + i]);
+    for (int64_t i = 0; i < k * k; i++) R[i] = i / k == i % k ? 1.0 : 0.0;
+    const double tol = sqrt((double)L) * 2.220446049250313e-16; /* sqrt(L) DBL_EPSILON */
+    for (int sweep = 0; sweep < 80; sweep++) { /* TENSOR__SVD_SWEEPS */
+        bool rotated = false;
+        for (int64_t p = 0; p + 1 < k; p++)
+            for (int64_t q = p + 1; q < k; q++) {
+                double *gp = G + p * L, *gq = G + q * L;
+                double alpha = 0, beta = 0, gamma = 0;
+                for (int64_t i = 0; i < L; i++) { alpha += gp[i] * gp[i]; beta += gq[i] * gq[i]; gamma += gp[i] * gq[i]; }
+                if (!(fabs(gamma) > tol * sqrt(alpha) * sqrt(beta))) continue;
+                rotated = true;
+                double zeta = (beta - alpha) / (2 * gamma);
+                double t = (zeta >= 0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1 + zeta * zeta));
+                double c = 1 / sqrt(1 + t * t), s = c * t;
+                for (int64_t i = 0; i < L; i++) { double x = gp[i], y = gq[i]; gp[i] = c * x - s * y; gq[i] = s * x + c * y; }
+                double *rp = R + p * k, *rq = R + q * k;
+                for (int64_t i = 0; i < k; i++) { double x = rp[i], y = rq[i]; rp[i] = c * x - s * y; rq[i] = s * x + c * y; }
+            }
+        if (!rotated) break;
+    }
+    for (int64_t j = 0; j < k; j++) {
+        double s = 0;
+        for (int64_t i = 0; i < L; i++) s += G[j * L + i] * G[j * L + i];
+        sig[j] = sqrt(s);
+        perm[j] = j;
+    }
+    for (int64_t j = 1; j < k; j++) {
+        int64_t v = perm[j], i = j;
+        while (i > 0 && (sig[perm[i - 1]] < sig[v] || (sig[perm[i - 1]] != sig[perm[i - 1]] && sig[v] == sig[v]))) { perm[i] = perm[i - 1]; i--; }
+        perm[i] = v;
+    }
+    T *os = values ? o : o + m * uc;
+    for (int64_t j = 0; j < k; j++) os[j] = (T)sig[perm[j]];
+    if (values) return;
+    int64_t r = 0;
+    while (r < k && sig[perm[r]] > 0) r++;
+    for (int64_t j = 0; j < r; j++)
+        for (int64_t i = 0; i < L; i++) Q[j * L + i] = G[perm[j] * L + i] / sig[perm[j]];
+    tensor__cuda_svd_complete(Q, r, full ? L : k, L);
+    T *u = o, *vh = o + m * uc + k;
+    if (tall) {
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < uc; j++) u[i * uc + j] = (T)Q[j * L + i];
+        for (int64_t j = 0; j < k; j++)
+            for (int64_t i = 0; i < n; i++) vh[j * n + i] = (T)R[perm[j] * k + i];
+    } else {
+        for (int64_t j = 0; j < vr; j++)
+            for (int64_t i = 0; i < n; i++) vh[j * n + i] = (T)Q[j * L + i];
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < k; j++) u[i * uc + j] = (T)R[perm[j] * k + i];
+    }
+}
+static int tensor__cuda_linalg_svd(tensor__dev_call *c) {
+    if (c->n_in != 1) return tensor__cuda_fail(c, "%s: expected 1 input, got %d", tensor__cuda_op_name(c->op), c->n_in);
+    const tensor__dev_operand &a = c->in[0], &out = c->out;
+    if (!tensor__cuda_operand_ok(c, a, "input") || !tensor__cuda_operand_ok(c, out, "output")) return 1;
+    if (a.by_value || out.by_value || a.ndim < 2 || out.ndim < 1 || a.dtype != out.dtype || (a.dtype != TENSOR_F32 && a.dtype != TENSOR_F64) ||
+        !tensor__cuda_la_dense(a) || !tensor__cuda_la_dense(out))
+        return tensor__cuda_fail(c, "%s: expected a dense f32/f64 input and output of its dtype", tensor__cuda_op_name(c->op));
+    int64_t m = a.shape[a.ndim - 2], n = a.shape[a.ndim - 1], batches = 1;
+    for (int d = 0; d < a.ndim - 2; d++) batches *= a.shape[d];
+    bool full = c->ip[0] != 0, values = c->ip[1] != 0;
+    int64_t k = m < n ? m : n, L = m < n ? n : m;
+    if (batches == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    tensor__cuda_scratch sc;
+    size_t per = (size_t)(k * L + k * k + L * L + k);
+    if (!(sc.p[0] = tensor__cuda_alloc(sizeof(double) * per * (size_t)batches + 8, c->error, sizeof c->error))) return 1;
+    if (!(sc.p[1] = tensor__cuda_alloc(sizeof(int64_t) * (size_t)(k * batches) + 8, c->error, sizeof c->error))) return 1;
+    unsigned blocks = (unsigned)((batches + TENSOR__CUDA_THREADS - 1) / TENSOR__CUDA_THREADS);
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    if (a.dtype == TENSOR_F64)
+        tensor__cuda_svd_kernel<double><<<blocks, TENSOR__CUDA_THREADS, 0, s>>>((const double *)a.data, (double *)out.data, (double *)sc.p[0], (int64_t *)sc.p[1], batches, m, n, full, values);
+    else
+        tensor__cuda_svd_kernel<float><<<blocks, TENSOR__CUDA_THREADS, 0, s>>>((const float *)a.data, (float *)out.data, (double *)sc.p[0], (int64_t *)sc.p[1], batches, m, n, full, values);
+    return tensor__cuda_launch_check(c);
+}
+
 // >>cuda-backward --------------------------------------------------------------------------------
 /* Fused backward kernels (the device table's backward_kernels), with the CPU's math (>>conv,
    >>pool, >>nn, >>norm, >>loss: tensor__conv_backward, tensor__pool_backward,
@@ -6141,6 +6262,7 @@ TENSOR__CUDA_KERNEL(linalg_cholesky, &tensor__cuda_linalg_cholesky)
 TENSOR__CUDA_KERNEL(linalg_solve_triangular, &tensor__cuda_linalg_solve_triangular)
 TENSOR__CUDA_KERNEL(linalg_qr, &tensor__cuda_linalg_qr)
 TENSOR__CUDA_KERNEL(linalg_eigh, &tensor__cuda_linalg_eigh)
+TENSOR__CUDA_KERNEL(linalg_svd, &tensor__cuda_linalg_svd)
 TENSOR__CUDA_KERNEL(triu, &tensor__cuda_triu)
 TENSOR__CUDA_KERNEL(gather, &tensor__cuda_gather)
 TENSOR__CUDA_KERNEL(scatter_add, &tensor__cuda_scatter_add)

@@ -424,6 +424,60 @@ TEST(cuda_linalg_qr_eigh_matches_the_cpu) {
 #endif
 }
 
+/* linear algebra (norms and the SVD): the Jacobi kernel (a thread per matrix on the device) and
+   the composites on it, forward and gradients; U and Vh with their signs fixed by U's diagonal,
+   singular values made distinct by a shift of 2 j on the diagonal */
+static tensor *svd_sep(tensor *a) {
+    int64_t m = tensor_shape(a)[tensor_ndim(a) - 2], n = tensor_shape(a)[tensor_ndim(a) - 1], k = m < n ? m : n;
+    tensor *d = tensor_diag_embed(tensor_mul_scalar(tensor_arange(1, (double)k + 1, 1, tensor_get_dtype(a)), 2), 0, -2, -1);
+    d = tensor_pad(d, 4, (const int64_t[]){0, n - k, 0, m - k}, 0);
+    return tensor_add(a, tensor_to_device(d, tensor_get_device(a)));
+}
+static tensor *c_svd(tensor *const *a, bool full) {
+    tensor *S = NULL, *Vh = NULL, *U = tensor_linalg_svd(svd_sep(a[0]), full, &S, &Vh);
+    if (!U || !S || !Vh) return NULL;
+    tensor *sg = tensor_sign(tensor_detach(tensor_diagonal(U, 0, -2, -1)));
+    int64_t k = tensor_shape(S)[tensor_ndim(S) - 1];
+    tensor *parts[3] = {tensor_flatten(tensor_mul(tensor_narrow(U, -1, 0, k), tensor_unsqueeze(sg, -2)), 0, -1), tensor_flatten(S, 0, -1),
+                        tensor_flatten(tensor_mul(tensor_narrow(Vh, -2, 0, k), tensor_unsqueeze(sg, -1)), 0, -1)};
+    return tensor_cat(3, parts, 0);
+}
+static tensor *c_svd_reduced(tensor *const *a) { return c_svd(a, false); }
+static tensor *c_svd_full(tensor *const *a) { return c_svd(a, true); }
+static tensor *c_svd_full_u(tensor *const *a) { return tensor_abs(tensor_linalg_svd(tensor_detach(a[0]), true, NULL, NULL)); } /* the completed columns too */
+static tensor *c_svdvals(tensor *const *a) { return tensor_linalg_svdvals(svd_sep(a[0])); }
+static tensor *c_pinv(tensor *const *a) { return tensor_linalg_pinv(svd_sep(a[0]), 0, -1, false); }
+static tensor *c_rank(tensor *const *a) { return tensor_linalg_matrix_rank(tensor_matmul(a[0], tensor_transpose(a[0], -1, -2)), 0, -1, true); }
+static tensor *c_lstsq(tensor *const *a) { return tensor_linalg_lstsq(svd_sep(a[0]), a[1], -1, NULL, NULL, NULL); }
+static tensor *c_nuc(tensor *const *a) { return tensor_linalg_matrix_norm(svd_sep(a[0]), "nuc", -2, -1, false); }
+static tensor *c_vnorm(tensor *const *a) { return tensor_linalg_vector_norm(a[0], 3, 2, (const int[]){0, 2}, true); }
+static tensor *c_cond(tensor *const *a) { return tensor_linalg_cond(svd_sep(a[0]), "1"); }
+TEST(cuda_linalg_svd_matches_the_cpu) {
+    NEED_GPU();
+    for (int k = 0; k < 2; k++) {
+        tensor_scope_begin();
+        tensor_dtype t = k ? TENSOR_F64 : TENSOR_F32;
+        char what[64];
+        tensor *T = rnd(t, 3, (const int64_t[]){3, 7, 4}, 51), *W = rnd(t, 3, (const int64_t[]){2, 3, 6}, 52), *Q = rnd(t, 2, (const int64_t[]){5, 5}, 53);
+        tensor *B = rnd(t, 2, (const int64_t[]){7, 2}, 54);
+#define SVD_CASE(name, n, ...) do { snprintf(what, sizeof what, "%s %s", #name, tensor_dtype_name(t)); cuda_case(what, n, IN(__VA_ARGS__), c_##name); } while (0)
+        SVD_CASE(svd_reduced, 1, T);
+        SVD_CASE(svd_reduced, 1, W);
+        SVD_CASE(svd_full, 1, T);
+        SVD_CASE(svd_full, 1, W);
+        SVD_CASE(svd_full_u, 1, tensor_matmul(rnd(t, 2, (const int64_t[]){6, 2}, 55), rnd(t, 2, (const int64_t[]){2, 4}, 56))); /* rank 2 */
+        SVD_CASE(svdvals, 1, Q);
+        SVD_CASE(pinv, 1, W);
+        SVD_CASE(rank, 1, rnd(t, 3, (const int64_t[]){2, 4, 2}, 57));
+        SVD_CASE(lstsq, 2, T, B);
+        SVD_CASE(nuc, 1, T);
+        SVD_CASE(vnorm, 1, T);
+        SVD_CASE(cond, 1, Q);
+#undef SVD_CASE
+        tensor_scope_end();
+    }
+}
+
 TEST(cuda_nn_ops_match_the_cpu) {
     NEED_GPU();
     tensor_scope_begin();
