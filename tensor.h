@@ -16887,6 +16887,145 @@ static tensor *tensor__bn_mean(tensor__tmps *s, tensor *x) {
     return tensor__tmp(s, tensor_reshape(m, x->ndim - 1, shape));
 }
 
+/* ---- fast paths of the layer composites (batch_norm here; the pools of >>pool, interpolate and
+   conv_transpose of >>resample) ----
+   A composite above is the reference: it is what runs under tensor_set_reference_kernels, on a
+   device, and wherever the fast path does not apply. The fast paths are plane kernels on the
+   CPU, threaded over channels or N * C planes, for f32 and f64. Most run only where no graph is
+   recorded (tensor__layer_fast with grad false); the max pools also under autograd (their values
+   are then a gather at the kernel's indices). tensor__layers_composite: the bench's switch to the
+   composites (its reference), leaving the other kernels as they are. */
+static bool tensor__layers_composite;
+static bool tensor__layer_fast(const tensor *x, bool need_no_grad) {
+    if (tensor__reference_kernels || tensor__layers_composite || x->storage->device != TENSOR_CPU) return false;
+    if (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) return false;
+    return !need_no_grad || !tensor__grad_on() || !x->requires_grad;
+}
+/* true when an optional parameter stops the fast path (present and of another dtype, or one that
+   records a graph). */
+static bool tensor__layer_param_blocks(const tensor *p, const tensor *x) {
+    return p && (p->dtype != x->dtype || (tensor__grad_on() && p->requires_grad) || p->storage->device != TENSOR_CPU);
+}
+
+/* batch_norm's fused kernel over x [N, C, L] (contiguous): per channel, the statistics in one pass
+   over its N rows (training: sums of x - K and (x - K)^2 in double, K the channel's first value,
+   so the variance does not cancel; eight partial sums per row), then y = x scale + shift with
+   scale = invstd w, shift = b - mean scale. Channels split over the threads. */
+typedef struct {
+    const char *x;
+    char *y;
+    const char *w, *b;   /* [C] of x's dtype, or NULL */
+    double *mean, *var;  /* [C]: training: out (var biased); else in (the running statistics) */
+    int64_t N, C, L;
+    double eps;
+    bool f64, training;
+} tensor__bn_job;
+
+#define TENSOR__BN_CHANNEL(T)                                                                            \
+    {                                                                                                    \
+        const T *xs = (const T *)(const void *)j->x;                                                     \
+        T *ys = (T *)(void *)j->y;                                                                       \
+        int64_t L = j->L, CL = j->C * L;                                                                 \
+        double mean, var;                                                                                \
+        if (j->training) {                                                                               \
+            double K = (double)xs[c * L], s1 = 0, s2 = 0;                                                \
+            for (int64_t n = 0; n < j->N; n++) {                                                         \
+                const T *r = xs + n * CL + c * L;                                                        \
+                double a[8] = {0, 0, 0, 0, 0, 0, 0, 0}, q[8] = {0, 0, 0, 0, 0, 0, 0, 0};                 \
+                int64_t i = 0;                                                                           \
+                for (; i + 8 <= L; i += 8)                                                               \
+                    for (int u = 0; u < 8; u++) {                                                        \
+                        double d = (double)r[i + u] - K;                                                 \
+                        a[u] += d;                                                                       \
+                        q[u] += d * d;                                                                   \
+                    }                                                                                    \
+                for (; i < L; i++) {                                                                     \
+                    double d = (double)r[i] - K;                                                         \
+                    a[0] += d;                                                                           \
+                    q[0] += d * d;                                                                       \
+                }                                                                                        \
+                s1 += ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));                 \
+                s2 += ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]));                 \
+            }                                                                                            \
+            double cnt = (double)(j->N * L), dm = s1 / cnt;                                              \
+            mean = K + dm;                                                                               \
+            var = s2 / cnt - dm * dm;                                                                    \
+            if (var < 0) var = 0;                                                                        \
+            j->mean[c] = mean;                                                                           \
+            j->var[c] = var;                                                                             \
+        } else {                                                                                         \
+            mean = j->mean[c];                                                                           \
+            var = j->var[c];                                                                             \
+        }                                                                                                \
+        double invstd = 1 / sqrt(var + j->eps);                                                          \
+        double w = j->w ? (double)((const T *)(const void *)j->w)[c] : 1;                                \
+        double b = j->b ? (double)((const T *)(const void *)j->b)[c] : 0;                                \
+        T scale = (T)(invstd * w), shift = (T)(b - mean * invstd * w);                                   \
+        for (int64_t n = 0; n < j->N; n++) {                                                             \
+            const T *r = xs + n * CL + c * L;                                                            \
+            T *o = ys + n * CL + c * L;                                                                  \
+            for (int64_t i = 0; i < L; i++) o[i] = r[i] * scale + shift;                                 \
+        }                                                                                                \
+    }
+static void tensor__bn_channels(int64_t begin, int64_t end, void *ctx) {
+    tensor__bn_job *j = (tensor__bn_job *)ctx;
+    for (int64_t c = begin; c < end; c++) {
+        if (j->f64) TENSOR__BN_CHANNEL(double)
+        else TENSOR__BN_CHANNEL(float)
+    }
+}
+#undef TENSOR__BN_CHANNEL
+
+/* The fused batch_norm, or NULL with *taken false when it does not apply (the composite runs). */
+static tensor *tensor__bn_fast(const char *fn, tensor *x, tensor *rm, tensor *rv, tensor *w, tensor *b, bool training, double momentum, double eps, bool *taken) {
+    *taken = false;
+    if (!tensor__layer_fast(x, true) || tensor__layer_param_blocks(w, x) || tensor__layer_param_blocks(b, x)) return NULL;
+    if ((rm && rm->storage->device != TENSOR_CPU) || (rv && rv->storage->device != TENSOR_CPU)) return NULL;
+    int64_t N = x->shape[0], C = x->shape[1], L = tensor__numel_of(x->ndim - 2, x->shape + 2);
+    if (N * L == 0 || C == 0) return NULL;
+    *taken = true;
+    tensor *xc = tensor_contiguous(x), *wc = w ? tensor_contiguous(w) : NULL, *bc = b ? tensor_contiguous(b) : NULL;
+    tensor *y = xc ? tensor__new_like(fn, x, x->dtype) : NULL;
+    double *st = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(2 * C + 1));
+    bool ok = y && st && (!w || wc) && (!b || bc);
+    if (ok && !training) { /* the running statistics as doubles */
+        tensor *m = tensor_to_dtype(rm, TENSOR_F64), *v = tensor_to_dtype(rv, TENSOR_F64);
+        tensor *mc = m ? tensor_contiguous(m) : NULL, *vc = v ? tensor_contiguous(v) : NULL;
+        ok = mc && vc;
+        if (ok) {
+            memcpy(st, tensor__data(mc), sizeof(double) * (size_t)C);
+            memcpy(st + C, tensor__data(vc), sizeof(double) * (size_t)C);
+        }
+        tensor_free(m); tensor_free(v); tensor_free(mc); tensor_free(vc);
+    }
+    if (ok) {
+        tensor__bn_job j;
+        j.x = tensor__data(xc);
+        j.y = tensor__data(y);
+        j.w = wc ? tensor__data(wc) : NULL;
+        j.b = bc ? tensor__data(bc) : NULL;
+        j.mean = st;
+        j.var = st + C;
+        j.N = N; j.C = C; j.L = L;
+        j.eps = eps;
+        j.f64 = x->dtype == TENSOR_F64;
+        j.training = training;
+        tensor__parallel_for(C, 32768 / (N * L) + 1, tensor__bn_channels, &j);
+    }
+    if (ok && training && rm) { /* the running statistics, with the unbiased variance */
+        double cnt = (double)(N * L);
+        for (int64_t c = 0; c < C; c++) st[C + c] *= cnt / (cnt - 1);
+        tensor *m1 = tensor_from_data(st, 1, &C, TENSOR_F64), *v1 = tensor_from_data(st + C, 1, &C, TENSOR_F64);
+        ok = m1 && v1 && tensor__running_update(rm, m1, momentum) && tensor__running_update(rv, v1, momentum);
+        tensor_free(m1); tensor_free(v1);
+    }
+    if (!st) tensor__fail(fn, "out of memory");
+    TENSOR_FREE(st);
+    tensor_free(xc); tensor_free(wc); tensor_free(bc);
+    if (!ok) { tensor_free(y); return NULL; }
+    return y;
+}
+
 /* x [N, C, *]: normalized per channel over N and *; training: with the batch statistics (biased
    variance), and running_mean/var (when given) updated in place with the unbiased variance, as
    PyTorch; otherwise with running_mean/var. */
@@ -16896,6 +17035,9 @@ TENSOR_API tensor *tensor_batch_norm(tensor *x, tensor *running_mean, tensor *ru
     if (!tensor__bn_check(fn, x, 2, running_mean, running_var, weight, bias, training)) return NULL;
     int64_t C = x->shape[1], count = tensor__numel_of(x->ndim, x->shape) / (C ? C : 1);
     if (training && C > 0 && count == 1) return tensor__fail(fn, "expected more than 1 value per channel when training, got input of shape %s", tensor__shape_of(x));
+    bool taken;
+    tensor *fast = tensor__bn_fast(fn, x, running_mean, running_var, weight, bias, training, momentum, eps, &taken);
+    if (taken) return fast;
     tensor__tmps s = {{0}, 0};
     tensor *w, *b, *mean, *invstd;
     if (!tensor__channel_param(fn, "weight", weight, x, &s, &w) || !tensor__channel_param(fn, "bias", bias, x, &s, &b)) { tensor__tmps_free(&s); return NULL; }
@@ -18896,6 +19038,8 @@ static int64_t tensor__adaptive_k(int64_t n, int64_t out) {
     return k;
 }
 
+static tensor *tensor__pool_windows_fast(const char *fn, tensor *x, const tensor__win1d *hw, const tensor__win1d *ww, bool is_max, bool count_include_pad, tensor **indices, bool *taken);
+
 /* Pools x [..., H, W] (3-D or 4-D) over the windows hw x ww: max (positions outside the input
    repeat the window's first inside element, so the max and its first index are PyTorch's; a
    window with none reads -inf), or the sum divided by the count inside (count_include_pad: by the
@@ -18905,6 +19049,9 @@ static tensor *tensor__pool_windows(const char *fn, tensor *x, const tensor__win
     int64_t H = x->shape[nd - 2], W = x->shape[nd - 1], oH = hw->out, oW = ww->out, KH = hw->K, KW = ww->K;
     int64_t L = oH * oW, K = KH * KW, sentinel = H * W;
     if (L > 0 && K > TENSOR__MAX_NUMEL / L) return tensor__fail(fn, "the pooling windows of input %s are too large", tensor__shape_of(x));
+    bool taken;
+    tensor *fast = tensor__pool_windows_fast(fn, x, hw, ww, is_max, count_include_pad, indices, &taken);
+    if (taken) return fast;
     int64_t *idx = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(L * K + 2 * (KH + KW) + 1));
     double *div = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(L + 1));
     if (!idx || !div) { TENSOR_FREE(idx); TENSOR_FREE(div); return tensor__fail(fn, "out of memory"); }
@@ -18972,6 +19119,151 @@ static tensor *tensor__pool_windows(const char *fn, tensor *x, const tensor__win
     TENSOR_FREE(div);
     if (indices && !y) { tensor_free(*indices); *indices = NULL; }
     if (indices && y && !*indices) { tensor_free(y); return NULL; }
+    return y;
+}
+
+/* ---- the fast path of the window pools (>>norm's tensor__layer_fast): a plane kernel ----
+   The windows of tensor__pool_windows, read in place: for each output row the list of its input
+   rows inside the input, for each output column its columns (the positions outside dropped); max
+   starts from the window's first element and takes v where TENSOR__POOL_TAKES (the first NaN, else
+   the first strict maximum in row-major order: tensor__pool_argmax's pick; -0 and +0 tie), without
+   branches, with its flat index; avg sums the elements (in double) times 1 / divisor. Planes split
+   over the threads. Applies where every window has an element inside (else the composite runs). */
+typedef struct {
+    const char *x;
+    char *y;
+    int64_t *ix;               /* [planes, oH oW] or NULL */
+    const int64_t *ph, *pw;    /* [oH, KH], [oW, KW]: the inside positions first */
+    const int64_t *nh, *nw;    /* [oH], [oW]: how many are inside */
+    const double *rdiv;        /* [oH oW] 1 / divisor (avg) */
+    int64_t H, W, oH, oW, KH, KW;
+    bool f64, is_max;
+} tensor__winpool_job;
+
+#define TENSOR__WINPOOL_PLANE(T)                                                                         \
+    {                                                                                                    \
+        const T *xp = (const T *)(const void *)j->x + pl * j->H * j->W;                                  \
+        T *yp = (T *)(void *)j->y + pl * j->oH * j->oW;                                                  \
+        int64_t *ip = j->ix ? j->ix + pl * j->oH * j->oW : NULL;                                         \
+        for (int64_t oh = 0; oh < j->oH; oh++) {                                                         \
+            const int64_t *hr = j->ph + oh * j->KH, nh = j->nh[oh];                                      \
+            for (int64_t ow = 0; ow < j->oW; ow++) {                                                     \
+                const int64_t *wc = j->pw + ow * j->KW, nw = j->nw[ow];                                  \
+                int64_t o = oh * j->oW + ow;                                                             \
+                if (j->is_max) {                                                                         \
+                    int64_t at = hr[0] * j->W + wc[0];                                                   \
+                    T m = xp[at];                                                                        \
+                    for (int64_t a = 0; a < nh; a++) {                                                   \
+                        int64_t base = hr[a] * j->W;                                                     \
+                        for (int64_t b = 0; b < nw; b++) {                                               \
+                            int64_t q = base + wc[b];                                                    \
+                            T v = xp[q];                                                                 \
+                            int tk = TENSOR__POOL_TAKES(m, v);                                           \
+                            m = tk ? v : m;                                                              \
+                            at = tk ? q : at;                                                            \
+                        }                                                                                \
+                    }                                                                                    \
+                    yp[o] = m;                                                                           \
+                    if (ip) ip[o] = at;                                                                  \
+                } else {                                                                                 \
+                    double acc = 0;                                                                      \
+                    for (int64_t a = 0; a < nh; a++) {                                                   \
+                        const T *row = xp + hr[a] * j->W;                                                \
+                        for (int64_t b = 0; b < nw; b++) acc += (double)row[wc[b]];                      \
+                    }                                                                                    \
+                    yp[o] = (T)(acc * j->rdiv[o]);                                                       \
+                }                                                                                        \
+            }                                                                                            \
+        }                                                                                                \
+    }
+static void tensor__winpool_planes(int64_t begin, int64_t end, void *ctx) {
+    const tensor__winpool_job *j = (const tensor__winpool_job *)ctx;
+    for (int64_t pl = begin; pl < end; pl++) {
+        if (j->f64) TENSOR__WINPOOL_PLANE(double)
+        else TENSOR__WINPOOL_PLANE(float)
+    }
+}
+#undef TENSOR__WINPOOL_PLANE
+
+/* Moves the positions >= 0 of p[0, k) to its front, in order; returns their count. */
+static int64_t tensor__winpool_compact(int64_t *p, int64_t k) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < k; i++)
+        if (p[i] >= 0) p[n++] = p[i];
+    return n;
+}
+
+/* The pooling of tensor__pool_windows by the plane kernel, or NULL with *taken false where it does
+   not apply. Avg pooling and the result without indices need no graph here; with one (x requires
+   grad), max pooling returns gather(x, indices) over the flat planes, which records gather's node
+   (its backward a scatter_add: the gradient at each pick). */
+static tensor *tensor__pool_windows_fast(const char *fn, tensor *x, const tensor__win1d *hw, const tensor__win1d *ww, bool is_max, bool count_include_pad, tensor **indices, bool *taken) {
+    *taken = false;
+    if (!tensor__layer_fast(x, !is_max)) return NULL;
+    int nd = x->ndim;
+    int64_t H = x->shape[nd - 2], W = x->shape[nd - 1], oH = hw->out, oW = ww->out, KH = hw->K, KW = ww->K;
+    int64_t planes = tensor__numel_of(nd - 2, x->shape);
+    if (oH * KH > TENSOR__MAX_NUMEL / 4 || oW * KW > TENSOR__MAX_NUMEL / 4 || oH > TENSOR__MAX_NUMEL / oW) return NULL;
+    int64_t *pos = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(oH * KH + oW * KW + 3 * oW + oH + 1));
+    double *rdiv = is_max ? NULL : (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(oH * oW + 1));
+    if (!pos || (!is_max && !rdiv)) { TENSOR_FREE(pos); TENSOR_FREE(rdiv); return NULL; }
+    int64_t *ph = pos, *pw = ph + oH * KH, *in_w = pw + oW * KW, *pad_w = in_w + oW, *nh = pad_w + oW, *nw = nh + oH;
+    bool empty = false;
+    for (int64_t ow = 0; ow < oW; ow++) {
+        tensor__win1d_at(ww, ow, pw + ow * KW, &in_w[ow], &pad_w[ow]);
+        nw[ow] = tensor__winpool_compact(pw + ow * KW, KW);
+        empty |= nw[ow] == 0;
+    }
+    for (int64_t oh = 0; oh < oH && !empty; oh++) {
+        int64_t in_h, pad_h;
+        tensor__win1d_at(hw, oh, ph + oh * KH, &in_h, &pad_h);
+        nh[oh] = tensor__winpool_compact(ph + oh * KH, KH);
+        empty = nh[oh] == 0;
+        for (int64_t ow = 0; ow < oW && rdiv; ow++)
+            rdiv[oh * oW + ow] = 1 / (double)(count_include_pad ? pad_h * pad_w[ow] : in_h * in_w[ow]);
+    }
+    if (empty) { TENSOR_FREE(pos); TENSOR_FREE(rdiv); return NULL; }
+    *taken = true;
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int i = 0; i < nd - 2; i++) shape[i] = x->shape[i];
+    shape[nd - 2] = oH;
+    shape[nd - 1] = oW;
+    bool graph = is_max && tensor__grad_on() && x->requires_grad;
+    tensor *xc = tensor_contiguous(x);
+    tensor *y = xc ? tensor__new(fn, nd, shape, x->dtype, TENSOR_CPU) : NULL;
+    tensor *ix = y && (indices || graph) ? tensor__new(fn, nd, shape, TENSOR_I64, TENSOR_CPU) : NULL;
+    if (y && (ix || !(indices || graph))) {
+        tensor__winpool_job j;
+        j.x = tensor__data(xc);
+        j.y = tensor__data(y);
+        j.ix = ix ? (int64_t *)(void *)tensor__data(ix) : NULL;
+        j.ph = ph; j.pw = pw; j.nh = nh; j.nw = nw; j.rdiv = rdiv;
+        j.H = H; j.W = W; j.oH = oH; j.oW = oW; j.KH = KH; j.KW = KW;
+        j.f64 = x->dtype == TENSOR_F64;
+        j.is_max = is_max;
+        tensor__parallel_for(planes, 16384 / (oH * oW * KH * KW + 1) + 1, tensor__winpool_planes, &j);
+    } else {
+        tensor_free(y);
+        y = NULL;
+    }
+    TENSOR_FREE(pos);
+    TENSOR_FREE(rdiv);
+    tensor_free(xc);
+    if (y && graph) { /* the values again, as gather(x, indices): gather's node carries the gradient */
+        int64_t fs[TENSOR_MAX_DIMS];
+        for (int i = 0; i < nd - 2; i++) fs[i] = x->shape[i];
+        fs[nd - 2] = H * W;
+        tensor *xf = tensor_reshape(x, nd - 1, fs);
+        fs[nd - 2] = oH * oW;
+        tensor *jf = tensor_reshape(ix, nd - 1, fs);
+        tensor *g = xf && jf ? tensor_gather(xf, nd - 2, jf) : NULL;
+        tensor *r = g ? tensor_reshape(g, nd, shape) : NULL;
+        tensor_free(xf); tensor_free(jf); tensor_free(g);
+        tensor_free(y);
+        y = r;
+    }
+    if (y && indices) *indices = ix;
+    else tensor_free(ix);
     return y;
 }
 
@@ -19070,6 +19362,20 @@ TENSOR_API tensor *tensor_adaptive_avg_pool2d(tensor *x, int64_t output_h, int64
     if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]")) return NULL;
     tensor__win1d hw, ww;
     if (!tensor__adaptive_dim(fn, x->shape[x->ndim - 2], output_h, &hw) || !tensor__adaptive_dim(fn, x->shape[x->ndim - 1], output_w, &ww)) return NULL;
+    if (output_h == 1 && output_w == 1 && tensor__layer_fast(x, false) && !tensor__layer_fast(x, true)) {
+        /* global pooling under autograd: the mean over the flat planes (a reduction with its node) */
+        int nd = x->ndim;
+        int64_t shape[4];
+        for (int i = 0; i < nd; i++) shape[i] = x->shape[i];
+        shape[nd - 2] = x->shape[nd - 2] * x->shape[nd - 1];
+        tensor *f = tensor_reshape(x, nd - 1, shape);
+        tensor *m = f ? tensor_mean(f, nd - 2, true) : NULL;
+        shape[nd - 2] = 1;
+        shape[nd - 1] = 1;
+        tensor *y = m ? tensor_reshape(m, nd, shape) : NULL;
+        tensor_free(f); tensor_free(m);
+        return y;
+    }
     return tensor__pool_windows(fn, x, &hw, &ww, false, false, NULL);
 }
 
@@ -19279,6 +19585,110 @@ static tensor *tensor__interp_dim(const char *fn, tensor__tmps *ts, tensor *x, i
     return tensor__tmp(ts, y);
 }
 
+/* The fast path of interpolate over 1 or 2 spatial dims (nearest, nearest-exact, linear,
+   bilinear, bicubic; >>norm's tensor__layer_fast, where no graph is recorded): the taps of each
+   output row and column (tensor__interp_taps, as the composite), then per plane and output row the
+   row mix sum_a x[h_a] wh_a (the composite's first dim), then each output element sum_b r[w_b] wb
+   (its second), in x's dtype and the composite's order. Planes split over the threads. */
+typedef struct {
+    const char *x;
+    char *y;
+    const tensor__taps *th, *tw;
+    int nh, nw; /* taps per output row, per output column */
+    int64_t H, W, oH, oW;
+    bool f64;
+    int failed;
+} tensor__interp_job;
+
+#define TENSOR__INTERP_PLANES(T)                                                                         \
+    {                                                                                                    \
+        T *row = (T *)TENSOR_MALLOC(sizeof(T) * (size_t)(j->W + 1));                                     \
+        if (!row) { TENSOR__ATOMIC_SET(&j->failed, 1); return; }                                         \
+        for (int64_t pl = begin; pl < end; pl++) {                                                       \
+            const T *xp = (const T *)(const void *)j->x + pl * j->H * j->W;                              \
+            T *yp = (T *)(void *)j->y + pl * j->oH * j->oW;                                              \
+            for (int64_t oh = 0; oh < j->oH; oh++) {                                                     \
+                const tensor__taps *a = &j->th[oh];                                                      \
+                const T *src = xp + a->i[0] * j->W;                                                      \
+                if (j->nh > 1) {                                                                         \
+                    T w0 = (T)a->w[0];                                                                   \
+                    for (int64_t i = 0; i < j->W; i++) row[i] = src[i] * w0;                             \
+                    for (int k = 1; k < j->nh; k++) {                                                    \
+                        const T *s2 = xp + a->i[k] * j->W;                                               \
+                        T wk = (T)a->w[k];                                                               \
+                        for (int64_t i = 0; i < j->W; i++) row[i] = row[i] + s2[i] * wk;                 \
+                    }                                                                                    \
+                    src = row;                                                                           \
+                }                                                                                        \
+                T *yr = yp + oh * j->oW;                                                                 \
+                if (j->nw == 1) {                                                                        \
+                    for (int64_t o = 0; o < j->oW; o++) yr[o] = src[j->tw[o].i[0]];                      \
+                } else if (j->nw == 2) {                                                                 \
+                    for (int64_t o = 0; o < j->oW; o++) {                                                \
+                        const tensor__taps *b = &j->tw[o];                                               \
+                        yr[o] = src[b->i[0]] * (T)b->w[0] + src[b->i[1]] * (T)b->w[1];                  \
+                    }                                                                                    \
+                } else {                                                                                 \
+                    for (int64_t o = 0; o < j->oW; o++) {                                                \
+                        const tensor__taps *b = &j->tw[o];                                               \
+                        T acc = src[b->i[0]] * (T)b->w[0];                                               \
+                        for (int k = 1; k < j->nw; k++) acc = acc + src[b->i[k]] * (T)b->w[k];           \
+                        yr[o] = acc;                                                                     \
+                    }                                                                                    \
+                }                                                                                        \
+            }                                                                                            \
+        }                                                                                                \
+        TENSOR_FREE(row);                                                                                \
+    }
+static void tensor__interp_planes(int64_t begin, int64_t end, void *ctx) {
+    tensor__interp_job *j = (tensor__interp_job *)ctx;
+    if (j->f64) TENSOR__INTERP_PLANES(double)
+    else TENSOR__INTERP_PLANES(float)
+}
+#undef TENSOR__INTERP_PLANES
+
+/* The interpolation of x [N, C, (H,) W] to out (sd entries) by the plane kernel, or NULL with
+   *taken false where it does not apply. */
+static tensor *tensor__interp_fast(const char *fn, tensor *x, int sd, const int64_t *out, int mode, const double *sc, bool align, bool *taken) {
+    *taken = false;
+    if (sd > 2 || mode > 3 || !tensor__layer_fast(x, true)) return NULL;
+    int nd = x->ndim;
+    int64_t H = sd == 2 ? x->shape[nd - 2] : 1, W = x->shape[nd - 1], oH = sd == 2 ? out[0] : 1, oW = out[sd - 1];
+    int64_t planes = x->shape[0] * x->shape[1];
+    if (oH > TENSOR__MAX_NUMEL / oW) return NULL;
+    tensor__taps *taps = (tensor__taps *)TENSOR_MALLOC(sizeof(tensor__taps) * (size_t)(oH + oW));
+    if (!taps) return NULL;
+    *taken = true;
+    bool f64 = x->dtype == TENSOR_F64;
+    int nh = 1, nw = 1;
+    for (int64_t o = 0; o < oH; o++) {
+        if (sd == 2) nh = tensor__interp_taps(mode, H, oH, sc[0], align, f64, o, &taps[o]);
+        else { taps[o].i[0] = 0; taps[o].w[0] = 1; }
+    }
+    for (int64_t o = 0; o < oW; o++) nw = tensor__interp_taps(mode, W, oW, sc[sd - 1], align, f64, o, &taps[oH + o]);
+    int64_t shape[4];
+    for (int i = 0; i < nd; i++) shape[i] = x->shape[i];
+    for (int i = 0; i < sd; i++) shape[2 + i] = out[i];
+    tensor *xc = tensor_contiguous(x);
+    tensor *y = xc ? tensor__new(fn, nd, shape, x->dtype, TENSOR_CPU) : NULL;
+    if (y && planes > 0) {
+        tensor__interp_job j;
+        j.x = tensor__data(xc);
+        j.y = tensor__data(y);
+        j.th = taps;
+        j.tw = taps + oH;
+        j.nh = nh; j.nw = nw;
+        j.H = H; j.W = W; j.oH = oH; j.oW = oW;
+        j.f64 = f64;
+        j.failed = 0;
+        tensor__parallel_for(planes, 16384 / (oH * oW) + 1, tensor__interp_planes, &j);
+        if (j.failed) { tensor__fail(fn, "out of memory"); tensor_free(y); y = NULL; }
+    }
+    TENSOR_FREE(taps);
+    tensor_free(xc);
+    return y;
+}
+
 /* x [N, C, d1 (, d2 (, d3))] resized over its spatial dims (F.interpolate). size or scale_factor
    (exactly one of them, n entries: 1 for every spatial dim, or one each); mode "nearest",
    "nearest-exact", "linear" (3-D), "bilinear" (4-D), "bicubic" (4-D), "trilinear" (5-D), "area"
@@ -19322,6 +19732,9 @@ TENSOR_API tensor *tensor_interpolate(tensor *x, int n, const int64_t *size, con
         if (m == 4) sc[i] = 0;
     }
     if (m == 4) return sd == 1 ? tensor_adaptive_avg_pool1d(x, out[0]) : tensor_adaptive_avg_pool2d(x, out[0], out[1]);
+    bool taken;
+    tensor *fast = tensor__interp_fast(fn, x, sd, out, m, sc, align_corners, &taken);
+    if (taken) return fast;
     tensor__tmps s = {{0}, 0};
     tensor *y = x;
     for (int i = 0; i < sd; i++) y = tensor__interp_dim(fn, &s, y, 2 + i, out[i], m, sc[i], align_corners);
@@ -19449,9 +19862,47 @@ TENSOR_API tensor *tensor_col2im(tensor *cols, int64_t output_h, int64_t output_
 
 /* ---- conv_transpose1d, conv_transpose2d ---- */
 
+/* The fast path of conv_transpose (>>norm's tensor__layer_fast, where no graph is recorded): the
+   transposed convolution is the input gradient of the convolution with the same weight, so the
+   conv2d backward's GEMM + col2im kernel (>>conv, tensor__conv_backward) computes it from x in
+   place of that gradient; the bias is added per plane. NULL with *taken false where it does not
+   apply. */
+static tensor *tensor__conv_transpose_fast(const char *fn, tensor *x, tensor *w, tensor *bias, int groups, const tensor__fold_geom *gm, bool *taken) {
+    *taken = false;
+    if (!tensor__layer_fast(x, true) || tensor__layer_param_blocks(w, x) || tensor__layer_param_blocks(bias, x)) return NULL;
+    if (gm->sh != gm->sw || gm->ph != gm->pw || gm->dh != gm->dw) return NULL;
+    *taken = true;
+    int64_t N = x->shape[0], Co = w->shape[1] * groups, plane = gm->H * gm->W;
+    int64_t shape[4] = {N, Co, gm->H, gm->W}, zero[4] = {0, 0, 0, 0};
+    int64_t ip[4] = {gm->sw, gm->pw, gm->dw, groups};
+    tensor *like = tensor__view_of(fn, x, 4, shape, zero, x->offset); /* the convolution's input: its shape only */
+    tensor *y = NULL;
+    if (!like || tensor__conv_backward(fn, 2, like, w, x, ip, &y, NULL, NULL)) { tensor_free(like); return NULL; }
+    tensor_free(like);
+    if (bias && N * plane > 0) {
+        tensor *bc = tensor_contiguous(bias);
+        if (!bc) { tensor_free(y); return NULL; }
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t c = 0; c < Co; c++) {
+                if (x->dtype == TENSOR_F64) {
+                    double *p = (double *)(void *)tensor__data(y) + (n * Co + c) * plane, v = ((const double *)(const void *)tensor__data(bc))[c];
+                    for (int64_t i = 0; i < plane; i++) p[i] += v;
+                } else {
+                    float *p = (float *)(void *)tensor__data(y) + (n * Co + c) * plane, v = ((const float *)(const void *)tensor__data(bc))[c];
+                    for (int64_t i = 0; i < plane; i++) p[i] += v;
+                }
+            }
+        tensor_free(bc);
+    }
+    return y;
+}
+
 /* x [N, Ci, H, W], w [Ci, Co/groups, kh, kw] -> [N, Co, Ho, Wo]: the columns w^T x per group (a
    batched matmul), summed into place by col2im. gm: the geometry (H, W the output's). */
 static tensor *tensor__conv_transpose(const char *fn, tensor *x, tensor *w, tensor *bias, int groups, tensor__fold_geom *gm) {
+    bool taken;
+    tensor *fast = tensor__conv_transpose_fast(fn, x, w, bias, groups, gm, &taken);
+    if (taken) return fast;
     tensor__tmps s = {{0}, 0};
     int64_t N = x->shape[0], Ci = x->shape[1], Cog = w->shape[1], K = gm->kh * gm->kw, G = groups;
     int64_t w3[3] = {G, Ci / G, Cog * K}, x4[4] = {N, G, Ci / G, gm->bh * gm->bw}, c3[3] = {N, G * Cog * K, gm->bh * gm->bw};

@@ -330,6 +330,145 @@ static tensor *tensor__bn_mean(tensor__tmps *s, tensor *x) {
     return tensor__tmp(s, tensor_reshape(m, x->ndim - 1, shape));
 }
 
+/* ---- fast paths of the layer composites (batch_norm here; the pools of >>pool, interpolate and
+   conv_transpose of >>resample) ----
+   A composite above is the reference: it is what runs under tensor_set_reference_kernels, on a
+   device, and wherever the fast path does not apply. The fast paths are plane kernels on the
+   CPU, threaded over channels or N * C planes, for f32 and f64. Most run only where no graph is
+   recorded (tensor__layer_fast with grad false); the max pools also under autograd (their values
+   are then a gather at the kernel's indices). tensor__layers_composite: the bench's switch to the
+   composites (its reference), leaving the other kernels as they are. */
+static bool tensor__layers_composite;
+static bool tensor__layer_fast(const tensor *x, bool need_no_grad) {
+    if (tensor__reference_kernels || tensor__layers_composite || x->storage->device != TENSOR_CPU) return false;
+    if (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) return false;
+    return !need_no_grad || !tensor__grad_on() || !x->requires_grad;
+}
+/* true when an optional parameter stops the fast path (present and of another dtype, or one that
+   records a graph). */
+static bool tensor__layer_param_blocks(const tensor *p, const tensor *x) {
+    return p && (p->dtype != x->dtype || (tensor__grad_on() && p->requires_grad) || p->storage->device != TENSOR_CPU);
+}
+
+/* batch_norm's fused kernel over x [N, C, L] (contiguous): per channel, the statistics in one pass
+   over its N rows (training: sums of x - K and (x - K)^2 in double, K the channel's first value,
+   so the variance does not cancel; eight partial sums per row), then y = x scale + shift with
+   scale = invstd w, shift = b - mean scale. Channels split over the threads. */
+typedef struct {
+    const char *x;
+    char *y;
+    const char *w, *b;   /* [C] of x's dtype, or NULL */
+    double *mean, *var;  /* [C]: training: out (var biased); else in (the running statistics) */
+    int64_t N, C, L;
+    double eps;
+    bool f64, training;
+} tensor__bn_job;
+
+#define TENSOR__BN_CHANNEL(T)                                                                            \
+    {                                                                                                    \
+        const T *xs = (const T *)(const void *)j->x;                                                     \
+        T *ys = (T *)(void *)j->y;                                                                       \
+        int64_t L = j->L, CL = j->C * L;                                                                 \
+        double mean, var;                                                                                \
+        if (j->training) {                                                                               \
+            double K = (double)xs[c * L], s1 = 0, s2 = 0;                                                \
+            for (int64_t n = 0; n < j->N; n++) {                                                         \
+                const T *r = xs + n * CL + c * L;                                                        \
+                double a[8] = {0, 0, 0, 0, 0, 0, 0, 0}, q[8] = {0, 0, 0, 0, 0, 0, 0, 0};                 \
+                int64_t i = 0;                                                                           \
+                for (; i + 8 <= L; i += 8)                                                               \
+                    for (int u = 0; u < 8; u++) {                                                        \
+                        double d = (double)r[i + u] - K;                                                 \
+                        a[u] += d;                                                                       \
+                        q[u] += d * d;                                                                   \
+                    }                                                                                    \
+                for (; i < L; i++) {                                                                     \
+                    double d = (double)r[i] - K;                                                         \
+                    a[0] += d;                                                                           \
+                    q[0] += d * d;                                                                       \
+                }                                                                                        \
+                s1 += ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));                 \
+                s2 += ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]));                 \
+            }                                                                                            \
+            double cnt = (double)(j->N * L), dm = s1 / cnt;                                              \
+            mean = K + dm;                                                                               \
+            var = s2 / cnt - dm * dm;                                                                    \
+            if (var < 0) var = 0;                                                                        \
+            j->mean[c] = mean;                                                                           \
+            j->var[c] = var;                                                                             \
+        } else {                                                                                         \
+            mean = j->mean[c];                                                                           \
+            var = j->var[c];                                                                             \
+        }                                                                                                \
+        double invstd = 1 / sqrt(var + j->eps);                                                          \
+        double w = j->w ? (double)((const T *)(const void *)j->w)[c] : 1;                                \
+        double b = j->b ? (double)((const T *)(const void *)j->b)[c] : 0;                                \
+        T scale = (T)(invstd * w), shift = (T)(b - mean * invstd * w);                                   \
+        for (int64_t n = 0; n < j->N; n++) {                                                             \
+            const T *r = xs + n * CL + c * L;                                                            \
+            T *o = ys + n * CL + c * L;                                                                  \
+            for (int64_t i = 0; i < L; i++) o[i] = r[i] * scale + shift;                                 \
+        }                                                                                                \
+    }
+static void tensor__bn_channels(int64_t begin, int64_t end, void *ctx) {
+    tensor__bn_job *j = (tensor__bn_job *)ctx;
+    for (int64_t c = begin; c < end; c++) {
+        if (j->f64) TENSOR__BN_CHANNEL(double)
+        else TENSOR__BN_CHANNEL(float)
+    }
+}
+#undef TENSOR__BN_CHANNEL
+
+/* The fused batch_norm, or NULL with *taken false when it does not apply (the composite runs). */
+static tensor *tensor__bn_fast(const char *fn, tensor *x, tensor *rm, tensor *rv, tensor *w, tensor *b, bool training, double momentum, double eps, bool *taken) {
+    *taken = false;
+    if (!tensor__layer_fast(x, true) || tensor__layer_param_blocks(w, x) || tensor__layer_param_blocks(b, x)) return NULL;
+    if ((rm && rm->storage->device != TENSOR_CPU) || (rv && rv->storage->device != TENSOR_CPU)) return NULL;
+    int64_t N = x->shape[0], C = x->shape[1], L = tensor__numel_of(x->ndim - 2, x->shape + 2);
+    if (N * L == 0 || C == 0) return NULL;
+    *taken = true;
+    tensor *xc = tensor_contiguous(x), *wc = w ? tensor_contiguous(w) : NULL, *bc = b ? tensor_contiguous(b) : NULL;
+    tensor *y = xc ? tensor__new_like(fn, x, x->dtype) : NULL;
+    double *st = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(2 * C + 1));
+    bool ok = y && st && (!w || wc) && (!b || bc);
+    if (ok && !training) { /* the running statistics as doubles */
+        tensor *m = tensor_to_dtype(rm, TENSOR_F64), *v = tensor_to_dtype(rv, TENSOR_F64);
+        tensor *mc = m ? tensor_contiguous(m) : NULL, *vc = v ? tensor_contiguous(v) : NULL;
+        ok = mc && vc;
+        if (ok) {
+            memcpy(st, tensor__data(mc), sizeof(double) * (size_t)C);
+            memcpy(st + C, tensor__data(vc), sizeof(double) * (size_t)C);
+        }
+        tensor_free(m); tensor_free(v); tensor_free(mc); tensor_free(vc);
+    }
+    if (ok) {
+        tensor__bn_job j;
+        j.x = tensor__data(xc);
+        j.y = tensor__data(y);
+        j.w = wc ? tensor__data(wc) : NULL;
+        j.b = bc ? tensor__data(bc) : NULL;
+        j.mean = st;
+        j.var = st + C;
+        j.N = N; j.C = C; j.L = L;
+        j.eps = eps;
+        j.f64 = x->dtype == TENSOR_F64;
+        j.training = training;
+        tensor__parallel_for(C, 32768 / (N * L) + 1, tensor__bn_channels, &j);
+    }
+    if (ok && training && rm) { /* the running statistics, with the unbiased variance */
+        double cnt = (double)(N * L);
+        for (int64_t c = 0; c < C; c++) st[C + c] *= cnt / (cnt - 1);
+        tensor *m1 = tensor_from_data(st, 1, &C, TENSOR_F64), *v1 = tensor_from_data(st + C, 1, &C, TENSOR_F64);
+        ok = m1 && v1 && tensor__running_update(rm, m1, momentum) && tensor__running_update(rv, v1, momentum);
+        tensor_free(m1); tensor_free(v1);
+    }
+    if (!st) tensor__fail(fn, "out of memory");
+    TENSOR_FREE(st);
+    tensor_free(xc); tensor_free(wc); tensor_free(bc);
+    if (!ok) { tensor_free(y); return NULL; }
+    return y;
+}
+
 /* x [N, C, *]: normalized per channel over N and *; training: with the batch statistics (biased
    variance), and running_mean/var (when given) updated in place with the unbiased variance, as
    PyTorch; otherwise with running_mean/var. */
@@ -339,6 +478,9 @@ TENSOR_API tensor *tensor_batch_norm(tensor *x, tensor *running_mean, tensor *ru
     if (!tensor__bn_check(fn, x, 2, running_mean, running_var, weight, bias, training)) return NULL;
     int64_t C = x->shape[1], count = tensor__numel_of(x->ndim, x->shape) / (C ? C : 1);
     if (training && C > 0 && count == 1) return tensor__fail(fn, "expected more than 1 value per channel when training, got input of shape %s", tensor__shape_of(x));
+    bool taken;
+    tensor *fast = tensor__bn_fast(fn, x, running_mean, running_var, weight, bias, training, momentum, eps, &taken);
+    if (taken) return fast;
     tensor__tmps s = {{0}, 0};
     tensor *w, *b, *mean, *invstd;
     if (!tensor__channel_param(fn, "weight", weight, x, &s, &w) || !tensor__channel_param(fn, "bias", bias, x, &s, &b)) { tensor__tmps_free(&s); return NULL; }

@@ -497,6 +497,8 @@ static int64_t tensor__adaptive_k(int64_t n, int64_t out) {
     return k;
 }
 
+static tensor *tensor__pool_windows_fast(const char *fn, tensor *x, const tensor__win1d *hw, const tensor__win1d *ww, bool is_max, bool count_include_pad, tensor **indices, bool *taken);
+
 /* Pools x [..., H, W] (3-D or 4-D) over the windows hw x ww: max (positions outside the input
    repeat the window's first inside element, so the max and its first index are PyTorch's; a
    window with none reads -inf), or the sum divided by the count inside (count_include_pad: by the
@@ -506,6 +508,9 @@ static tensor *tensor__pool_windows(const char *fn, tensor *x, const tensor__win
     int64_t H = x->shape[nd - 2], W = x->shape[nd - 1], oH = hw->out, oW = ww->out, KH = hw->K, KW = ww->K;
     int64_t L = oH * oW, K = KH * KW, sentinel = H * W;
     if (L > 0 && K > TENSOR__MAX_NUMEL / L) return tensor__fail(fn, "the pooling windows of input %s are too large", tensor__shape_of(x));
+    bool taken;
+    tensor *fast = tensor__pool_windows_fast(fn, x, hw, ww, is_max, count_include_pad, indices, &taken);
+    if (taken) return fast;
     int64_t *idx = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(L * K + 2 * (KH + KW) + 1));
     double *div = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(L + 1));
     if (!idx || !div) { TENSOR_FREE(idx); TENSOR_FREE(div); return tensor__fail(fn, "out of memory"); }
@@ -573,6 +578,151 @@ static tensor *tensor__pool_windows(const char *fn, tensor *x, const tensor__win
     TENSOR_FREE(div);
     if (indices && !y) { tensor_free(*indices); *indices = NULL; }
     if (indices && y && !*indices) { tensor_free(y); return NULL; }
+    return y;
+}
+
+/* ---- the fast path of the window pools (>>norm's tensor__layer_fast): a plane kernel ----
+   The windows of tensor__pool_windows, read in place: for each output row the list of its input
+   rows inside the input, for each output column its columns (the positions outside dropped); max
+   starts from the window's first element and takes v where TENSOR__POOL_TAKES (the first NaN, else
+   the first strict maximum in row-major order: tensor__pool_argmax's pick; -0 and +0 tie), without
+   branches, with its flat index; avg sums the elements (in double) times 1 / divisor. Planes split
+   over the threads. Applies where every window has an element inside (else the composite runs). */
+typedef struct {
+    const char *x;
+    char *y;
+    int64_t *ix;               /* [planes, oH oW] or NULL */
+    const int64_t *ph, *pw;    /* [oH, KH], [oW, KW]: the inside positions first */
+    const int64_t *nh, *nw;    /* [oH], [oW]: how many are inside */
+    const double *rdiv;        /* [oH oW] 1 / divisor (avg) */
+    int64_t H, W, oH, oW, KH, KW;
+    bool f64, is_max;
+} tensor__winpool_job;
+
+#define TENSOR__WINPOOL_PLANE(T)                                                                         \
+    {                                                                                                    \
+        const T *xp = (const T *)(const void *)j->x + pl * j->H * j->W;                                  \
+        T *yp = (T *)(void *)j->y + pl * j->oH * j->oW;                                                  \
+        int64_t *ip = j->ix ? j->ix + pl * j->oH * j->oW : NULL;                                         \
+        for (int64_t oh = 0; oh < j->oH; oh++) {                                                         \
+            const int64_t *hr = j->ph + oh * j->KH, nh = j->nh[oh];                                      \
+            for (int64_t ow = 0; ow < j->oW; ow++) {                                                     \
+                const int64_t *wc = j->pw + ow * j->KW, nw = j->nw[ow];                                  \
+                int64_t o = oh * j->oW + ow;                                                             \
+                if (j->is_max) {                                                                         \
+                    int64_t at = hr[0] * j->W + wc[0];                                                   \
+                    T m = xp[at];                                                                        \
+                    for (int64_t a = 0; a < nh; a++) {                                                   \
+                        int64_t base = hr[a] * j->W;                                                     \
+                        for (int64_t b = 0; b < nw; b++) {                                               \
+                            int64_t q = base + wc[b];                                                    \
+                            T v = xp[q];                                                                 \
+                            int tk = TENSOR__POOL_TAKES(m, v);                                           \
+                            m = tk ? v : m;                                                              \
+                            at = tk ? q : at;                                                            \
+                        }                                                                                \
+                    }                                                                                    \
+                    yp[o] = m;                                                                           \
+                    if (ip) ip[o] = at;                                                                  \
+                } else {                                                                                 \
+                    double acc = 0;                                                                      \
+                    for (int64_t a = 0; a < nh; a++) {                                                   \
+                        const T *row = xp + hr[a] * j->W;                                                \
+                        for (int64_t b = 0; b < nw; b++) acc += (double)row[wc[b]];                      \
+                    }                                                                                    \
+                    yp[o] = (T)(acc * j->rdiv[o]);                                                       \
+                }                                                                                        \
+            }                                                                                            \
+        }                                                                                                \
+    }
+static void tensor__winpool_planes(int64_t begin, int64_t end, void *ctx) {
+    const tensor__winpool_job *j = (const tensor__winpool_job *)ctx;
+    for (int64_t pl = begin; pl < end; pl++) {
+        if (j->f64) TENSOR__WINPOOL_PLANE(double)
+        else TENSOR__WINPOOL_PLANE(float)
+    }
+}
+#undef TENSOR__WINPOOL_PLANE
+
+/* Moves the positions >= 0 of p[0, k) to its front, in order; returns their count. */
+static int64_t tensor__winpool_compact(int64_t *p, int64_t k) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < k; i++)
+        if (p[i] >= 0) p[n++] = p[i];
+    return n;
+}
+
+/* The pooling of tensor__pool_windows by the plane kernel, or NULL with *taken false where it does
+   not apply. Avg pooling and the result without indices need no graph here; with one (x requires
+   grad), max pooling returns gather(x, indices) over the flat planes, which records gather's node
+   (its backward a scatter_add: the gradient at each pick). */
+static tensor *tensor__pool_windows_fast(const char *fn, tensor *x, const tensor__win1d *hw, const tensor__win1d *ww, bool is_max, bool count_include_pad, tensor **indices, bool *taken) {
+    *taken = false;
+    if (!tensor__layer_fast(x, !is_max)) return NULL;
+    int nd = x->ndim;
+    int64_t H = x->shape[nd - 2], W = x->shape[nd - 1], oH = hw->out, oW = ww->out, KH = hw->K, KW = ww->K;
+    int64_t planes = tensor__numel_of(nd - 2, x->shape);
+    if (oH * KH > TENSOR__MAX_NUMEL / 4 || oW * KW > TENSOR__MAX_NUMEL / 4 || oH > TENSOR__MAX_NUMEL / oW) return NULL;
+    int64_t *pos = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(oH * KH + oW * KW + 3 * oW + oH + 1));
+    double *rdiv = is_max ? NULL : (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(oH * oW + 1));
+    if (!pos || (!is_max && !rdiv)) { TENSOR_FREE(pos); TENSOR_FREE(rdiv); return NULL; }
+    int64_t *ph = pos, *pw = ph + oH * KH, *in_w = pw + oW * KW, *pad_w = in_w + oW, *nh = pad_w + oW, *nw = nh + oH;
+    bool empty = false;
+    for (int64_t ow = 0; ow < oW; ow++) {
+        tensor__win1d_at(ww, ow, pw + ow * KW, &in_w[ow], &pad_w[ow]);
+        nw[ow] = tensor__winpool_compact(pw + ow * KW, KW);
+        empty |= nw[ow] == 0;
+    }
+    for (int64_t oh = 0; oh < oH && !empty; oh++) {
+        int64_t in_h, pad_h;
+        tensor__win1d_at(hw, oh, ph + oh * KH, &in_h, &pad_h);
+        nh[oh] = tensor__winpool_compact(ph + oh * KH, KH);
+        empty = nh[oh] == 0;
+        for (int64_t ow = 0; ow < oW && rdiv; ow++)
+            rdiv[oh * oW + ow] = 1 / (double)(count_include_pad ? pad_h * pad_w[ow] : in_h * in_w[ow]);
+    }
+    if (empty) { TENSOR_FREE(pos); TENSOR_FREE(rdiv); return NULL; }
+    *taken = true;
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int i = 0; i < nd - 2; i++) shape[i] = x->shape[i];
+    shape[nd - 2] = oH;
+    shape[nd - 1] = oW;
+    bool graph = is_max && tensor__grad_on() && x->requires_grad;
+    tensor *xc = tensor_contiguous(x);
+    tensor *y = xc ? tensor__new(fn, nd, shape, x->dtype, TENSOR_CPU) : NULL;
+    tensor *ix = y && (indices || graph) ? tensor__new(fn, nd, shape, TENSOR_I64, TENSOR_CPU) : NULL;
+    if (y && (ix || !(indices || graph))) {
+        tensor__winpool_job j;
+        j.x = tensor__data(xc);
+        j.y = tensor__data(y);
+        j.ix = ix ? (int64_t *)(void *)tensor__data(ix) : NULL;
+        j.ph = ph; j.pw = pw; j.nh = nh; j.nw = nw; j.rdiv = rdiv;
+        j.H = H; j.W = W; j.oH = oH; j.oW = oW; j.KH = KH; j.KW = KW;
+        j.f64 = x->dtype == TENSOR_F64;
+        j.is_max = is_max;
+        tensor__parallel_for(planes, 16384 / (oH * oW * KH * KW + 1) + 1, tensor__winpool_planes, &j);
+    } else {
+        tensor_free(y);
+        y = NULL;
+    }
+    TENSOR_FREE(pos);
+    TENSOR_FREE(rdiv);
+    tensor_free(xc);
+    if (y && graph) { /* the values again, as gather(x, indices): gather's node carries the gradient */
+        int64_t fs[TENSOR_MAX_DIMS];
+        for (int i = 0; i < nd - 2; i++) fs[i] = x->shape[i];
+        fs[nd - 2] = H * W;
+        tensor *xf = tensor_reshape(x, nd - 1, fs);
+        fs[nd - 2] = oH * oW;
+        tensor *jf = tensor_reshape(ix, nd - 1, fs);
+        tensor *g = xf && jf ? tensor_gather(xf, nd - 2, jf) : NULL;
+        tensor *r = g ? tensor_reshape(g, nd, shape) : NULL;
+        tensor_free(xf); tensor_free(jf); tensor_free(g);
+        tensor_free(y);
+        y = r;
+    }
+    if (y && indices) *indices = ix;
+    else tensor_free(ix);
     return y;
 }
 
@@ -671,6 +821,20 @@ TENSOR_API tensor *tensor_adaptive_avg_pool2d(tensor *x, int64_t output_h, int64
     if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]")) return NULL;
     tensor__win1d hw, ww;
     if (!tensor__adaptive_dim(fn, x->shape[x->ndim - 2], output_h, &hw) || !tensor__adaptive_dim(fn, x->shape[x->ndim - 1], output_w, &ww)) return NULL;
+    if (output_h == 1 && output_w == 1 && tensor__layer_fast(x, false) && !tensor__layer_fast(x, true)) {
+        /* global pooling under autograd: the mean over the flat planes (a reduction with its node) */
+        int nd = x->ndim;
+        int64_t shape[4];
+        for (int i = 0; i < nd; i++) shape[i] = x->shape[i];
+        shape[nd - 2] = x->shape[nd - 2] * x->shape[nd - 1];
+        tensor *f = tensor_reshape(x, nd - 1, shape);
+        tensor *m = f ? tensor_mean(f, nd - 2, true) : NULL;
+        shape[nd - 2] = 1;
+        shape[nd - 1] = 1;
+        tensor *y = m ? tensor_reshape(m, nd, shape) : NULL;
+        tensor_free(f); tensor_free(m);
+        return y;
+    }
     return tensor__pool_windows(fn, x, &hw, &ww, false, false, NULL);
 }
 
