@@ -2491,7 +2491,8 @@ TENSOR__HOSTDEV double tensor__polygamma(double n, double x) {
 
 /* The fast paths' counts for tensor_test_path_count (TENSOR_TEST_HOOKS builds; nothing otherwise):
    kernels bump theirs with TENSOR__PATH_TAKEN(name), from any thread. */
-#define TENSOR__PATHS(X) X(conv_winograd) X(conv_im2col_simd) X(conv_smallk) X(conv_bf16) X(maxpool_fast) X(relu_backward_fused) X(unary_backward_fused) X(optim_simd)
+#define TENSOR__PATHS(X) X(conv_winograd) X(conv_im2col_simd) X(conv_smallk) X(conv_bf16) X(maxpool_fast) X(relu_backward_fused) X(unary_backward_fused) X(optim_simd) \
+    X(layer_pool) X(layer_batch_norm) X(layer_conv_transpose) X(layer_interpolate)
 #ifdef TENSOR_TEST_HOOKS
 #define TENSOR__PATH_ENUM(name) TENSOR__PATH_##name,
 enum { TENSOR__PATHS(TENSOR__PATH_ENUM) TENSOR__N_PATHS };
@@ -17011,6 +17012,7 @@ static tensor *tensor__bn_fast(const char *fn, tensor *x, tensor *rm, tensor *rv
         j.f64 = x->dtype == TENSOR_F64;
         j.training = training;
         tensor__parallel_for(C, 32768 / (N * L) + 1, tensor__bn_channels, &j);
+        TENSOR__PATH_TAKEN(layer_batch_norm);
     }
     if (ok && training && rm) { /* the running statistics, with the unbiased variance */
         double cnt = (double)(N * L);
@@ -19242,6 +19244,7 @@ static tensor *tensor__pool_windows_fast(const char *fn, tensor *x, const tensor
         j.f64 = x->dtype == TENSOR_F64;
         j.is_max = is_max;
         tensor__parallel_for(planes, 16384 / (oH * oW * KH * KW + 1) + 1, tensor__winpool_planes, &j);
+        TENSOR__PATH_TAKEN(layer_pool);
     } else {
         tensor_free(y);
         y = NULL;
@@ -19682,6 +19685,7 @@ static tensor *tensor__interp_fast(const char *fn, tensor *x, int sd, const int6
         j.f64 = f64;
         j.failed = 0;
         tensor__parallel_for(planes, 16384 / (oH * oW) + 1, tensor__interp_planes, &j);
+        TENSOR__PATH_TAKEN(layer_interpolate);
         if (j.failed) { tensor__fail(fn, "out of memory"); tensor_free(y); y = NULL; }
     }
     TENSOR_FREE(taps);
@@ -19879,6 +19883,7 @@ static tensor *tensor__conv_transpose_fast(const char *fn, tensor *x, tensor *w,
     tensor *y = NULL;
     if (!like || tensor__conv_backward(fn, 2, like, w, x, ip, &y, NULL, NULL)) { tensor_free(like); return NULL; }
     tensor_free(like);
+    TENSOR__PATH_TAKEN(layer_conv_transpose);
     if (bias && N * plane > 0) {
         tensor *bc = tensor_contiguous(bias);
         if (!bc) { tensor_free(y); return NULL; }

@@ -454,6 +454,7 @@ static tensor *tensor__bn_fast(const char *fn, tensor *x, tensor *rm, tensor *rv
         j.f64 = x->dtype == TENSOR_F64;
         j.training = training;
         tensor__parallel_for(C, 32768 / (N * L) + 1, tensor__bn_channels, &j);
+        TENSOR__PATH_TAKEN(layer_batch_norm);
     }
     if (ok && training && rm) { /* the running statistics, with the unbiased variance */
         double cnt = (double)(N * L);

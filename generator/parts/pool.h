@@ -701,6 +701,7 @@ static tensor *tensor__pool_windows_fast(const char *fn, tensor *x, const tensor
         j.f64 = x->dtype == TENSOR_F64;
         j.is_max = is_max;
         tensor__parallel_for(planes, 16384 / (oH * oW * KH * KW + 1) + 1, tensor__winpool_planes, &j);
+        TENSOR__PATH_TAKEN(layer_pool);
     } else {
         tensor_free(y);
         y = NULL;

@@ -241,6 +241,7 @@ static tensor *tensor__interp_fast(const char *fn, tensor *x, int sd, const int6
         j.f64 = f64;
         j.failed = 0;
         tensor__parallel_for(planes, 16384 / (oH * oW) + 1, tensor__interp_planes, &j);
+        TENSOR__PATH_TAKEN(layer_interpolate);
         if (j.failed) { tensor__fail(fn, "out of memory"); tensor_free(y); y = NULL; }
     }
     TENSOR_FREE(taps);
@@ -438,6 +439,7 @@ static tensor *tensor__conv_transpose_fast(const char *fn, tensor *x, tensor *w,
     tensor *y = NULL;
     if (!like || tensor__conv_backward(fn, 2, like, w, x, ip, &y, NULL, NULL)) { tensor_free(like); return NULL; }
     tensor_free(like);
+    TENSOR__PATH_TAKEN(layer_conv_transpose);
     if (bias && N * plane > 0) {
         tensor *bc = tensor_contiguous(bias);
         if (!bc) { tensor_free(y); return NULL; }
