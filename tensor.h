@@ -16892,20 +16892,39 @@ static tensor *tensor__bn_mean(tensor__tmps *s, tensor *x) {
    conv_transpose of >>resample) ----
    A composite above is the reference: it is what runs under tensor_set_reference_kernels, on a
    device, and wherever the fast path does not apply. The fast paths are plane kernels on the
-   CPU, threaded over channels or N * C planes, for f32 and f64. Most run only where no graph is
-   recorded (tensor__layer_fast with grad false); the max pools also under autograd (their values
-   are then a gather at the kernel's indices). tensor__layers_composite: the bench's switch to the
-   composites (its reference), leaving the other kernels as they are. */
+   CPU, threaded over channels or N * C planes, for f32 and f64. Under autograd, batch_norm,
+   conv_transpose2d and interpolate record a node of their own op (tensor__layer_record), whose
+   derivative (tensor__derivative_layer in >>autograd) runs a fused backward kernel; the max pools
+   return gather(x, indices), gather's node carrying the gradient. The registry keeps them
+   COMPOSITE: a device, and the reference mode, run the composite. tensor__layers_composite: the
+   bench's switch to the composites (its reference), leaving the other kernels as they are. */
 static bool tensor__layers_composite;
 static bool tensor__layer_fast(const tensor *x, bool need_no_grad) {
     if (tensor__reference_kernels || tensor__layers_composite || x->storage->device != TENSOR_CPU) return false;
     if (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) return false;
     return !need_no_grad || !tensor__grad_on() || !x->requires_grad;
 }
-/* true when an optional parameter stops the fast path (present and of another dtype, or one that
-   records a graph). */
+/* true when an optional parameter stops the fast path (present, and of another dtype or device). */
 static bool tensor__layer_param_blocks(const tensor *p, const tensor *x) {
-    return p && (p->dtype != x->dtype || (tensor__grad_on() && p->requires_grad) || p->storage->device != TENSOR_CPU);
+    return p && (p->dtype != x->dtype || p->storage->device != TENSOR_CPU);
+}
+/* Records y's node for op (inputs in[0, n_in), NULL where absent; ip, p its parameters; extra a
+   tensor the derivative needs, owned by this call) when an input requires grad. Returns y, or
+   NULL after freeing it when the node could not be recorded. */
+static tensor *tensor__layer_record(tensor_op op, tensor *y, int n_in, tensor *const *in, const int64_t *ip, int nip, const double *p, int np, tensor *extra) {
+    if (!y) { tensor_free(extra); return NULL; }
+    tensor__call c;
+    tensor__call_init(&c, op);
+    c.n_in = n_in;
+    for (int i = 0; i < n_in; i++) c.in[i] = in[i];
+    for (int i = 0; i < nip; i++) c.ip[i] = ip[i];
+    for (int i = 0; i < np; i++) c.p[i] = p[i];
+    c.out = y;
+    c.out2 = extra;
+    bool ok = tensor__autograd_record(&c);
+    tensor_free(extra);
+    if (!ok) { tensor_free(y); return NULL; }
+    return y;
 }
 
 /* batch_norm's fused kernel over x [N, C, L] (contiguous): per channel, the statistics in one pass
@@ -16977,17 +16996,22 @@ static void tensor__bn_channels(int64_t begin, int64_t end, void *ctx) {
 }
 #undef TENSOR__BN_CHANNEL
 
-/* The fused batch_norm, or NULL with *taken false when it does not apply (the composite runs). */
+/* The fused batch_norm, or NULL with *taken false when it does not apply (the composite runs).
+   Under autograd its node keeps x, weight, bias and the statistics [2, C] (f64: the mean and
+   1 / sqrt(var + eps) it normalized with). */
 static tensor *tensor__bn_fast(const char *fn, tensor *x, tensor *rm, tensor *rv, tensor *w, tensor *b, bool training, double momentum, double eps, bool *taken) {
     *taken = false;
-    if (!tensor__layer_fast(x, true) || tensor__layer_param_blocks(w, x) || tensor__layer_param_blocks(b, x)) return NULL;
+    if (!tensor__layer_fast(x, false) || tensor__layer_param_blocks(w, x) || tensor__layer_param_blocks(b, x)) return NULL;
     if ((rm && rm->storage->device != TENSOR_CPU) || (rv && rv->storage->device != TENSOR_CPU)) return NULL;
     int64_t N = x->shape[0], C = x->shape[1], L = tensor__numel_of(x->ndim - 2, x->shape + 2);
     if (N * L == 0 || C == 0) return NULL;
     *taken = true;
+    bool graph = tensor__grad_on() && (x->requires_grad || (w && w->requires_grad) || (b && b->requires_grad));
     tensor *xc = tensor_contiguous(x), *wc = w ? tensor_contiguous(w) : NULL, *bc = b ? tensor_contiguous(b) : NULL;
     tensor *y = xc ? tensor__new_like(fn, x, x->dtype) : NULL;
-    double *st = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(2 * C + 1));
+    int64_t ss[2] = {2, C};
+    tensor *stats = y ? tensor__new(fn, 2, ss, TENSOR_F64, TENSOR_CPU) : NULL;
+    double *st = stats ? (double *)(void *)tensor__data(stats) : NULL;
     bool ok = y && st && (!w || wc) && (!b || bc);
     if (ok && !training) { /* the running statistics as doubles */
         tensor *m = tensor_to_dtype(rm, TENSOR_F64), *v = tensor_to_dtype(rv, TENSOR_F64);
@@ -17015,17 +17039,123 @@ static tensor *tensor__bn_fast(const char *fn, tensor *x, tensor *rm, tensor *rv
         TENSOR__PATH_TAKEN(layer_batch_norm);
     }
     if (ok && training && rm) { /* the running statistics, with the unbiased variance */
-        double cnt = (double)(N * L);
-        for (int64_t c = 0; c < C; c++) st[C + c] *= cnt / (cnt - 1);
-        tensor *m1 = tensor_from_data(st, 1, &C, TENSOR_F64), *v1 = tensor_from_data(st + C, 1, &C, TENSOR_F64);
+        double cnt = (double)(N * L), *uv = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)C);
+        if (!uv) ok = (tensor__fail(fn, "out of memory"), false);
+        for (int64_t c = 0; ok && c < C; c++) uv[c] = st[C + c] * cnt / (cnt - 1);
+        tensor *m1 = ok ? tensor_from_data(st, 1, &C, TENSOR_F64) : NULL, *v1 = ok ? tensor_from_data(uv, 1, &C, TENSOR_F64) : NULL;
         ok = m1 && v1 && tensor__running_update(rm, m1, momentum) && tensor__running_update(rv, v1, momentum);
         tensor_free(m1); tensor_free(v1);
+        TENSOR_FREE(uv);
     }
-    if (!st) tensor__fail(fn, "out of memory");
-    TENSOR_FREE(st);
+    for (int64_t c = 0; ok && c < C; c++) st[C + c] = 1 / sqrt(st[C + c] + eps); /* the variance becomes invstd */
     tensor_free(xc); tensor_free(wc); tensor_free(bc);
-    if (!ok) { tensor_free(y); return NULL; }
-    return y;
+    if (!ok) { tensor_free(y); tensor_free(stats); return NULL; }
+    if (!graph) { tensor_free(stats); return y; }
+    tensor *in[3] = {x, w, b};
+    int64_t ip[1] = {training};
+    double p[1] = {eps};
+    return tensor__layer_record(TENSOR_OP_batch_norm, y, 3, in, ip, 1, p, 1, stats);
+}
+
+/* batch_norm's fused backward (PyTorch's): per channel, sg = sum g and sgx = sum g (x - mean) in
+   double over its N rows; then gx = w invstd (g - sg / M - (x - mean) invstd^2 sgx / M) with the
+   batch statistics (training), or g w invstd with fixed ones; gw = sgx invstd, gb = sg. */
+typedef struct {
+    const char *x, *g, *w;
+    char *gx;
+    const double *st;    /* [2, C]: mean, invstd */
+    double *gw, *gb;     /* [C] */
+    int64_t N, C, L;
+    bool f64, training;
+} tensor__bn_bwd_job;
+#define TENSOR__BN_BWD_CHANNEL(T)                                                                        \
+    {                                                                                                    \
+        const T *xs = (const T *)(const void *)j->x, *gs = (const T *)(const void *)j->g;                \
+        int64_t L = j->L, CL = j->C * L;                                                                 \
+        double mean = j->st[c], invstd = j->st[j->C + c], sg = 0, sgx = 0;                               \
+        for (int64_t n = 0; n < j->N; n++) {                                                             \
+            const T *xr = xs + n * CL + c * L, *gr = gs + n * CL + c * L;                                \
+            double a[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0};                                             \
+            int64_t i = 0;                                                                               \
+            for (; i + 4 <= L; i += 4)                                                                   \
+                for (int u = 0; u < 4; u++) {                                                            \
+                    double gv = (double)gr[i + u];                                                       \
+                    a[u] += gv;                                                                          \
+                    q[u] += gv * ((double)xr[i + u] - mean);                                             \
+                }                                                                                        \
+            for (; i < L; i++) {                                                                         \
+                a[0] += (double)gr[i];                                                                   \
+                q[0] += (double)gr[i] * ((double)xr[i] - mean);                                          \
+            }                                                                                            \
+            sg += (a[0] + a[1]) + (a[2] + a[3]);                                                         \
+            sgx += (q[0] + q[1]) + (q[2] + q[3]);                                                        \
+        }                                                                                                \
+        if (j->gw) j->gw[c] = sgx * invstd;                                                              \
+        if (j->gb) j->gb[c] = sg;                                                                        \
+        if (j->gx) {                                                                                     \
+            double w = j->w ? (double)((const T *)(const void *)j->w)[c] : 1, M = (double)(j->N * L);    \
+            T k = (T)(w * invstd), mg = (T)(j->training ? sg / M : 0), kx = (T)(j->training ? invstd * invstd * sgx / M : 0), m = (T)mean; \
+            for (int64_t n = 0; n < j->N; n++) {                                                         \
+                const T *xr = xs + n * CL + c * L, *gr = gs + n * CL + c * L;                            \
+                T *o = (T *)(void *)j->gx + n * CL + c * L;                                              \
+                for (int64_t i = 0; i < L; i++) o[i] = k * (gr[i] - mg - (xr[i] - m) * kx);              \
+            }                                                                                            \
+        }                                                                                                \
+    }
+static void tensor__bn_bwd_channels(int64_t begin, int64_t end, void *ctx) {
+    tensor__bn_bwd_job *j = (tensor__bn_bwd_job *)ctx;
+    for (int64_t c = begin; c < end; c++) {
+        if (j->f64) TENSOR__BN_BWD_CHANNEL(double)
+        else TENSOR__BN_BWD_CHANNEL(float)
+    }
+}
+#undef TENSOR__BN_BWD_CHANNEL
+
+/* The gradients of the fused batch_norm (its node: x, w (or NULL), the statistics st [2, C] f64):
+   each wanted one (gx, gw, gb non-NULL) a new contiguous tensor of x's dtype. Returns 0, or 1
+   after recording an error. */
+static int tensor__bn_backward(const char *fn, tensor *x, tensor *w, tensor *st, tensor *g, bool training, tensor **gx, tensor **gw, tensor **gb) {
+    int64_t N = x->shape[0], C = x->shape[1], L = tensor__numel_of(x->ndim - 2, x->shape + 2);
+    tensor *xc = tensor_contiguous(x), *wc = w ? tensor_contiguous(w) : NULL;
+    tensor *gc = g->dtype == x->dtype && tensor__contiguous(g) ? tensor_contiguous(g) : tensor__contiguous_copy(fn, g, x->dtype);
+    tensor *rx = gx ? tensor__new_like(fn, x, x->dtype) : NULL;
+    double *sums = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(2 * C + 1));
+    bool ok = xc && (!w || wc) && gc && (!gx || rx) && sums;
+    if (!sums) tensor__fail(fn, "out of memory");
+    if (ok) {
+        tensor__bn_bwd_job j;
+        j.x = tensor__data(xc);
+        j.g = tensor__data(gc);
+        j.w = wc ? tensor__data(wc) : NULL;
+        j.gx = rx ? tensor__data(rx) : NULL;
+        j.st = (const double *)(const void *)tensor__data(st);
+        j.gw = sums;
+        j.gb = sums + C;
+        j.N = N; j.C = C; j.L = L;
+        j.f64 = x->dtype == TENSOR_F64;
+        j.training = training;
+        tensor__parallel_for(C, 32768 / (N * L + 1) + 1, tensor__bn_bwd_channels, &j);
+    }
+    tensor *rw = NULL, *rb = NULL;
+    if (ok && gw) {
+        tensor *d = tensor_from_data(sums, 1, &C, TENSOR_F64);
+        rw = d ? tensor_to_dtype(d, x->dtype) : NULL;
+        tensor_free(d);
+        ok = rw != NULL;
+    }
+    if (ok && gb) {
+        tensor *d = tensor_from_data(sums + C, 1, &C, TENSOR_F64);
+        rb = d ? tensor_to_dtype(d, x->dtype) : NULL;
+        tensor_free(d);
+        ok = rb != NULL;
+    }
+    TENSOR_FREE(sums);
+    tensor_free(xc); tensor_free(wc); tensor_free(gc);
+    if (!ok) { tensor_free(rx); tensor_free(rw); tensor_free(rb); return 1; }
+    if (gx) *gx = rx;
+    if (gw) *gw = rw;
+    if (gb) *gb = rb;
+    return 0;
 }
 
 /* x [N, C, *]: normalized per channel over N and *; training: with the batch statistics (biased
@@ -19589,7 +19719,7 @@ static tensor *tensor__interp_dim(const char *fn, tensor__tmps *ts, tensor *x, i
 }
 
 /* The fast path of interpolate over 1 or 2 spatial dims (nearest, nearest-exact, linear,
-   bilinear, bicubic; >>norm's tensor__layer_fast, where no graph is recorded): the taps of each
+   bilinear, bicubic; >>norm's tensor__layer_fast): the taps of each
    output row and column (tensor__interp_taps, as the composite), then per plane and output row the
    row mix sum_a x[h_a] wh_a (the composite's first dim), then each output element sum_b r[w_b] wb
    (its second), in x's dtype and the composite's order. Planes split over the threads. */
@@ -19650,25 +19780,37 @@ static void tensor__interp_planes(int64_t begin, int64_t end, void *ctx) {
 }
 #undef TENSOR__INTERP_PLANES
 
+/* The taps of an interpolation of x [N, C, (H,) W] to out (sd entries), output rows first then
+   columns (one row of weight 1 for sd 1); *nh, *nw the taps per row and column. NULL: no memory. */
+static tensor__taps *tensor__interp_table(const tensor *x, int sd, const int64_t *out, int mode, const double *sc, bool align, int *nh, int *nw) {
+    int nd = x->ndim;
+    int64_t H = sd == 2 ? x->shape[nd - 2] : 1, W = x->shape[nd - 1], oH = sd == 2 ? out[0] : 1, oW = out[sd - 1];
+    bool f64 = x->dtype == TENSOR_F64;
+    tensor__taps *taps = (tensor__taps *)TENSOR_MALLOC(sizeof(tensor__taps) * (size_t)(oH + oW));
+    if (!taps) return NULL;
+    *nh = *nw = 1;
+    for (int64_t o = 0; o < oH; o++) {
+        if (sd == 2) *nh = tensor__interp_taps(mode, H, oH, sc[0], align, f64, o, &taps[o]);
+        else { taps[o].i[0] = 0; taps[o].w[0] = 1; }
+    }
+    for (int64_t o = 0; o < oW; o++) *nw = tensor__interp_taps(mode, W, oW, sc[sd - 1], align, f64, o, &taps[oH + o]);
+    return taps;
+}
+
 /* The interpolation of x [N, C, (H,) W] to out (sd entries) by the plane kernel, or NULL with
-   *taken false where it does not apply. */
+   *taken false where it does not apply. Under autograd: a node of interpolate (its derivative
+   tensor__interp_backward). */
 static tensor *tensor__interp_fast(const char *fn, tensor *x, int sd, const int64_t *out, int mode, const double *sc, bool align, bool *taken) {
     *taken = false;
-    if (sd > 2 || mode > 3 || !tensor__layer_fast(x, true)) return NULL;
+    if (sd > 2 || mode > 3 || !tensor__layer_fast(x, false)) return NULL;
     int nd = x->ndim;
     int64_t H = sd == 2 ? x->shape[nd - 2] : 1, W = x->shape[nd - 1], oH = sd == 2 ? out[0] : 1, oW = out[sd - 1];
     int64_t planes = x->shape[0] * x->shape[1];
     if (oH > TENSOR__MAX_NUMEL / oW) return NULL;
-    tensor__taps *taps = (tensor__taps *)TENSOR_MALLOC(sizeof(tensor__taps) * (size_t)(oH + oW));
+    int nh, nw;
+    tensor__taps *taps = tensor__interp_table(x, sd, out, mode, sc, align, &nh, &nw);
     if (!taps) return NULL;
     *taken = true;
-    bool f64 = x->dtype == TENSOR_F64;
-    int nh = 1, nw = 1;
-    for (int64_t o = 0; o < oH; o++) {
-        if (sd == 2) nh = tensor__interp_taps(mode, H, oH, sc[0], align, f64, o, &taps[o]);
-        else { taps[o].i[0] = 0; taps[o].w[0] = 1; }
-    }
-    for (int64_t o = 0; o < oW; o++) nw = tensor__interp_taps(mode, W, oW, sc[sd - 1], align, f64, o, &taps[oH + o]);
     int64_t shape[4];
     for (int i = 0; i < nd; i++) shape[i] = x->shape[i];
     for (int i = 0; i < sd; i++) shape[2 + i] = out[i];
@@ -19682,7 +19824,7 @@ static tensor *tensor__interp_fast(const char *fn, tensor *x, int sd, const int6
         j.tw = taps + oH;
         j.nh = nh; j.nw = nw;
         j.H = H; j.W = W; j.oH = oH; j.oW = oW;
-        j.f64 = f64;
+        j.f64 = x->dtype == TENSOR_F64;
         j.failed = 0;
         tensor__parallel_for(planes, 16384 / (oH * oW) + 1, tensor__interp_planes, &j);
         TENSOR__PATH_TAKEN(layer_interpolate);
@@ -19690,7 +19832,71 @@ static tensor *tensor__interp_fast(const char *fn, tensor *x, int sd, const int6
     }
     TENSOR_FREE(taps);
     tensor_free(xc);
-    return y;
+    if (!y || !tensor__grad_on() || !x->requires_grad) return y;
+    int64_t ip[5] = {sd, mode, align, out[0], sd == 2 ? out[1] : 0};
+    double p[2] = {sc[0], sd == 2 ? sc[1] : 0};
+    return tensor__layer_record(TENSOR_OP_interpolate, y, 1, &x, ip, 5, p, 2, NULL);
+}
+
+/* interpolate's backward (the adjoint of the plane kernel): per plane, each output element's
+   gradient g[oh][ow] sent to its taps, gx[h_a][w_b] += wh_a wb_b g, in x's dtype. */
+typedef struct {
+    const char *g;
+    char *gx;
+    const tensor__taps *th, *tw;
+    int nh, nw;
+    int64_t H, W, oH, oW;
+    bool f64;
+} tensor__interp_bwd_job;
+#define TENSOR__INTERP_BWD_PLANES(T)                                                                     \
+    for (int64_t pl = begin; pl < end; pl++) {                                                           \
+        const T *gp = (const T *)(const void *)j->g + pl * j->oH * j->oW;                                \
+        T *xp = (T *)(void *)j->gx + pl * j->H * j->W;                                                   \
+        memset(xp, 0, sizeof(T) * (size_t)(j->H * j->W));                                                \
+        for (int64_t oh = 0; oh < j->oH; oh++) {                                                         \
+            const tensor__taps *a = &j->th[oh];                                                          \
+            const T *gr = gp + oh * j->oW;                                                               \
+            for (int k = 0; k < j->nh; k++) {                                                            \
+                T *row = xp + a->i[k] * j->W, wa = (T)a->w[k];                                           \
+                for (int64_t o = 0; o < j->oW; o++) {                                                    \
+                    const tensor__taps *b = &j->tw[o];                                                   \
+                    T v = gr[o] * wa;                                                                    \
+                    for (int q = 0; q < j->nw; q++) row[b->i[q]] += v * (T)b->w[q];                      \
+                }                                                                                        \
+            }                                                                                            \
+        }                                                                                                \
+    }
+static void tensor__interp_bwd_planes(int64_t begin, int64_t end, void *ctx) {
+    const tensor__interp_bwd_job *j = (const tensor__interp_bwd_job *)ctx;
+    if (j->f64) { TENSOR__INTERP_BWD_PLANES(double) }
+    else { TENSOR__INTERP_BWD_PLANES(float) }
+}
+#undef TENSOR__INTERP_BWD_PLANES
+
+/* gx for the node of tensor__interp_fast (ip = {sd, mode, align, out...}, p the scales): a new
+   contiguous tensor of x's shape and dtype; g any layout and floating dtype. */
+static tensor *tensor__interp_backward(const char *fn, tensor *x, tensor *g, const int64_t *ip, const double *p) {
+    int sd = (int)ip[0], nd = x->ndim, nh, nw;
+    int64_t out[2] = {ip[3], ip[4]};
+    tensor__taps *taps = tensor__interp_table(x, sd, out, (int)ip[1], p, ip[2] != 0, &nh, &nw);
+    if (!taps) return tensor__fail(fn, "out of memory");
+    tensor *gc = g->dtype == x->dtype && tensor__contiguous(g) ? tensor_contiguous(g) : tensor__contiguous_copy(fn, g, x->dtype);
+    tensor *gx = gc ? tensor__new_like(fn, x, x->dtype) : NULL;
+    if (gx) {
+        tensor__interp_bwd_job j;
+        j.g = tensor__data(gc);
+        j.gx = tensor__data(gx);
+        j.th = taps;
+        j.nh = nh; j.nw = nw;
+        j.H = sd == 2 ? x->shape[nd - 2] : 1; j.W = x->shape[nd - 1];
+        j.oH = sd == 2 ? out[0] : 1; j.oW = out[sd - 1];
+        j.tw = taps + j.oH;
+        j.f64 = x->dtype == TENSOR_F64;
+        tensor__parallel_for(x->shape[0] * x->shape[1], 16384 / (j.oH * j.oW) + 1, tensor__interp_bwd_planes, &j);
+    }
+    TENSOR_FREE(taps);
+    tensor_free(gc);
+    return gx;
 }
 
 /* x [N, C, d1 (, d2 (, d3))] resized over its spatial dims (F.interpolate). size or scale_factor
@@ -19866,15 +20072,19 @@ TENSOR_API tensor *tensor_col2im(tensor *cols, int64_t output_h, int64_t output_
 
 /* ---- conv_transpose1d, conv_transpose2d ---- */
 
-/* The fast path of conv_transpose (>>norm's tensor__layer_fast, where no graph is recorded): the
-   transposed convolution is the input gradient of the convolution with the same weight, so the
-   conv2d backward's GEMM + col2im kernel (>>conv, tensor__conv_backward) computes it from x in
-   place of that gradient; the bias is added per plane. NULL with *taken false where it does not
+/* The fast path of conv_transpose2d (>>norm's tensor__layer_fast): the transposed convolution is
+   the input gradient of the convolution with the same weight, so the conv2d backward's GEMM +
+   col2im kernel (>>conv, tensor__conv_backward) computes it from x in place of that gradient; the
+   bias is added per plane. Under autograd: a node of conv_transpose2d (its derivative in
+   >>autograd: conv2d and conv2d's weight gradient). NULL with *taken false where it does not
    apply. */
 static tensor *tensor__conv_transpose_fast(const char *fn, tensor *x, tensor *w, tensor *bias, int groups, const tensor__fold_geom *gm, bool *taken) {
     *taken = false;
-    if (!tensor__layer_fast(x, true) || tensor__layer_param_blocks(w, x) || tensor__layer_param_blocks(bias, x)) return NULL;
+    if (!tensor__layer_fast(x, false) || tensor__layer_param_blocks(w, x) || tensor__layer_param_blocks(bias, x)) return NULL;
     if (gm->sh != gm->sw || gm->ph != gm->pw || gm->dh != gm->dw) return NULL;
+    bool graph = tensor__grad_on() && (x->requires_grad || w->requires_grad || (bias && bias->requires_grad));
+    int64_t oph = gm->H - ((gm->bh - 1) * gm->sh - 2 * gm->ph + gm->dh * (gm->kh - 1) + 1), opw = gm->W - ((gm->bw - 1) * gm->sw - 2 * gm->pw + gm->dw * (gm->kw - 1) + 1);
+    if (graph && (oph >= gm->sh || opw >= gm->sw)) return NULL; /* conv2d(g, w) would be larger than x: the composite */
     *taken = true;
     int64_t N = x->shape[0], Co = w->shape[1] * groups, plane = gm->H * gm->W;
     int64_t shape[4] = {N, Co, gm->H, gm->W}, zero[4] = {0, 0, 0, 0};
@@ -19899,7 +20109,9 @@ static tensor *tensor__conv_transpose_fast(const char *fn, tensor *x, tensor *w,
             }
         tensor_free(bc);
     }
-    return y;
+    if (!graph) return y;
+    tensor *in[3] = {x, w, bias};
+    return tensor__layer_record(TENSOR_OP_conv_transpose2d, y, 3, in, ip, 4, NULL, 0, NULL);
 }
 
 /* x [N, Ci, H, W], w [Ci, Co/groups, kh, kw] -> [N, Co, Ho, Wo]: the columns w^T x per group (a
@@ -21464,6 +21676,9 @@ TENSOR_OPS(TENSOR__DECLARE_DERIVATIVE)
 #define TENSOR__DERIVATIVE_ENTRY_(impl, grad, name) TENSOR__DERIVATIVE_ENTRY_##impl##_##grad(name)
 #define TENSOR__DERIVATIVE_ENTRY(name, kind, impl, types, grad, params, doc) TENSOR__DERIVATIVE_ENTRY_(impl, grad, name)
 static const tensor__derivative_fn tensor__derivatives[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__DERIVATIVE_ENTRY)};
+/* The nodes some composites record on the CPU fast path (>>norm, >>resample): below, with the
+   layers' derivatives. */
+static int tensor__derivative_layer(tensor__node *n, tensor *g, tensor **grads);
 
 /* g reduced to shape (ndim, shape) by summing the dims broadcasting added or expanded. */
 static tensor *tensor__sum_to(tensor *g, int ndim, const int64_t *shape) {
@@ -21646,7 +21861,7 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
                 goto done;
             }
             int fused = tensor__device_backward(fn, n, g, grads);
-            int drc = fused ? fused < 0 : tensor__derivatives[n->op](n, g, grads);
+            int drc = fused ? fused < 0 : tensor__derivatives[n->op] ? tensor__derivatives[n->op](n, g, grads) : tensor__derivative_layer(n, g, grads);
             for (int i = 0; i < n->n_in; i++) {
                 if (!n->next[i] || !grads[i]) {
                     /* an input that needs a gradient and got none: the derivative failed without saying so */
@@ -22648,6 +22863,74 @@ static int tensor__derivative_max_pool2d(tensor__node *n, tensor *g, tensor **gr
 static int tensor__derivative_avg_pool2d(tensor__node *n, tensor *g, tensor **grads) {
     if (!tensor__first_order_only(n)) return 1;
     return TENSOR__OK(grads[0] = tensor__pool_backward("tensor_backward", false, n->saved[0], g, n->ip));
+}
+
+/* ---- the nodes of the layer composites' fast paths (>>norm: tensor__layer_record) ----
+   batch_norm: in = {x, weight, bias}, extra the statistics [2, C] f64 (mean, invstd), ip[0]
+   training, p[0] eps: the fused backward of >>norm without create_graph; with it the same
+   gradients composed of ops (training: the statistics recomputed from x, so they differentiate
+   again). conv_transpose2d: in = {x, w, bias}, ip = {stride, padding, dilation, groups}: gx is
+   conv2d(g, w), gw conv2d's weight gradient with g as its input and x as its output's gradient
+   (tensor__conv_backward), gb the sum of g. interpolate: in = {x}, ip = {spatial dims, mode,
+   align_corners, out...}, p the scales: the adjoint plane kernel of >>resample. The last two are
+   fused kernels, so (as conv2d's) they refuse create_graph. */
+static tensor *tensor__layer_sum_c(tensor *t) { /* [N, C, *] summed to [C] */
+    if (!t) return NULL;
+    int64_t s[3] = {t->shape[0], t->shape[1], tensor__numel_of(t->ndim - 2, t->shape + 2)};
+    return tensor_sum(tensor_sum(tensor_reshape(t, 3, s), 2, false), 0, false);
+}
+static tensor *tensor__layer_per_c(tensor *v, const tensor *x) { /* [C] viewed as [C, 1, ...] */
+    if (!v) return NULL;
+    int64_t s[TENSOR_MAX_DIMS];
+    s[0] = x->shape[1];
+    for (int i = 1; i < x->ndim - 1; i++) s[i] = 1;
+    return tensor_reshape(v, x->ndim - 1, s);
+}
+static int tensor__derivative_batch_norm_node(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = n->saved[0], *w = n->saved[1];
+    bool training = n->ip[0] != 0;
+    if (tensor__no_grad)
+        return tensor__bn_backward("tensor_backward", x, w, n->extra, g, training, n->next[0] ? &grads[0] : NULL, n->next[1] ? &grads[1] : NULL,
+                                   n->next[2] ? &grads[2] : NULL);
+    tensor__tmps s = {{0}, 0}; /* the scope of the derivative owns what they hold */
+    tensor *mean, *invstd;
+    if (training) {
+        mean = tensor__bn_mean(&s, x);
+        tensor *xc = tensor_sub(x, mean);
+        invstd = tensor_rsqrt(tensor_add_scalar(tensor__bn_mean(&s, tensor_mul(xc, xc)), n->p[0]));
+    } else {
+        mean = tensor__layer_per_c(tensor_to_dtype(tensor_select(n->extra, 0, 0), x->dtype), x);
+        invstd = tensor__layer_per_c(tensor_to_dtype(tensor_select(n->extra, 0, 1), x->dtype), x);
+    }
+    tensor *xhat = tensor_mul(tensor_sub(x, mean), invstd);
+    tensor *gh = w ? tensor_mul(g, tensor__layer_per_c(w, x)) : tensor__alias("tensor_backward", g);
+    if (n->next[0]) {
+        tensor *inner = training ? tensor_sub(tensor_sub(gh, tensor__bn_mean(&s, gh)), tensor_mul(xhat, tensor__bn_mean(&s, tensor_mul(gh, xhat)))) : gh;
+        if (!(grads[0] = tensor_mul(inner, invstd))) return 1;
+    }
+    if (n->next[1] && !(grads[1] = tensor__layer_sum_c(tensor_mul(g, xhat)))) return 1;
+    if (n->next[2] && !(grads[2] = tensor__layer_sum_c(g))) return 1;
+    return 0;
+}
+static int tensor__derivative_conv_transpose2d_node(tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__first_order_only(n)) return 1;
+    tensor *x = n->saved[0], *w = n->saved[1];
+    if (n->next[0] && !(grads[0] = tensor_conv2d(g, w, NULL, (int)n->ip[0], (int)n->ip[1], (int)n->ip[2], (int)n->ip[3]))) return 1;
+    if (n->next[1] && tensor__conv_backward("tensor_backward", 2, g, w, x, n->ip, NULL, &grads[1], NULL)) return 1;
+    if (n->next[2] && !(grads[2] = tensor__layer_sum_c(g))) return 1;
+    return 0;
+}
+static int tensor__derivative_interpolate_node(tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__first_order_only(n)) return 1;
+    return TENSOR__OK(grads[0] = tensor__interp_backward("tensor_backward", n->saved[0], g, n->ip, n->p));
+}
+static int tensor__derivative_layer(tensor__node *n, tensor *g, tensor **grads) {
+    switch (n->op) {
+    case TENSOR_OP_batch_norm: return tensor__derivative_batch_norm_node(n, g, grads);
+    case TENSOR_OP_conv_transpose2d: return tensor__derivative_conv_transpose2d_node(n, g, grads);
+    case TENSOR_OP_interpolate: return tensor__derivative_interpolate_node(n, g, grads);
+    default: tensor__fail("tensor_backward", "%s recorded a node without a derivative", tensor__ops[n->op].fn); return 1;
+    }
 }
 
 /* ---- linear algebra (decompositions) (>>linalg-decomp): PyTorch's formulas, written with the

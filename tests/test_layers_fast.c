@@ -293,3 +293,107 @@ TEST(layers_fast_conv_transpose2d) {
     tensor_scope_end();
     CHECK(tensor_test_path_count("layer_conv_transpose") > before);
 }
+
+/* ---- under autograd: the nodes of batch_norm, conv_transpose2d and interpolate ---- */
+
+static tensor *layer_of(tensor *const *in, int which) {
+    double sc = 1.5;
+    int64_t size[2] = {7, 4};
+    switch (which) {
+    case 0: return tensor_batch_norm(in[0], NULL, NULL, in[1], in[2], true, 0.1, 1e-3);
+    case 1: return tensor_batch_norm(in[0], in[3], in[4], in[1], in[2], false, 0.1, 1e-3);
+    case 2: return tensor_batch_norm(in[0], NULL, NULL, NULL, NULL, true, 0.1, 1e-3);
+    case 3: return tensor_conv_transpose2d(in[0], in[1], in[2], 2, 1, 1, 2, 1);
+    case 4: return tensor_conv_transpose2d(in[0], in[1], NULL, 1, 1, 0, 1, 2);
+    case 5: return tensor_interpolate(in[0], 1, NULL, &sc, "bilinear", false);
+    case 6: return tensor_interpolate(in[0], 2, size, NULL, "bicubic", true);
+    case 7: return tensor_interpolate(in[0], 1, NULL, &sc, "nearest", false);
+    default: return NULL;
+    }
+}
+/* The gradients of every input (n of them require grad) of layer `which` on the fast path and on
+   the composite, for one output gradient. */
+static void layer_grads(int which, int n, tensor *const *in0, tensor *gy, bool reference, tensor **y, tensor **grads) {
+    tensor *in[5];
+    for (int i = 0; i < 5; i++) in[i] = in0[i] && i < n ? tensor_set_requires_grad(tensor_clone(in0[i]), true) : in0[i];
+    bool was = tensor_set_reference_kernels(reference);
+    *y = layer_of(in, which);
+    int rc = *y ? tensor_backward_with(*y, gy) : -1;
+    tensor_set_reference_kernels(was);
+    CHECK_MSG(rc == 0, "layer %d: backward failed: %s", which, tensor_last_error() ? tensor_last_error() : "?");
+    for (int i = 0; i < n; i++) grads[i] = rc == 0 ? tensor_grad(in[i]) : NULL;
+}
+TEST(layers_fast_nodes_backward) {
+    static const char *const paths[] = {"layer_batch_norm", "layer_batch_norm", "layer_batch_norm", "layer_conv_transpose", "layer_conv_transpose",
+                                        "layer_interpolate", "layer_interpolate", "layer_interpolate"};
+    tensor_scope_begin();
+    for (int dt = 0; dt < 2; dt++) {
+        tensor_dtype t = dt ? TENSOR_F64 : TENSOR_F32;
+        double tol = dt ? 1e-11 : 2e-5;
+        for (int which = 0; which < 8; which++) {
+            tensor *in[5] = {NULL, NULL, NULL, NULL, NULL};
+            int n = 1;
+            if (which <= 2) {
+                in[0] = strided(uniform, t, TENSOR_SHAPE(3, 4, 5, 6), false);
+                in[1] = test_random(t, TENSOR_SHAPE(4), 0.5, 1.5);
+                in[2] = test_random(t, TENSOR_SHAPE(4), -1, 1);
+                in[3] = test_random(t, TENSOR_SHAPE(4), -1, 1);
+                in[4] = test_random(t, TENSOR_SHAPE(4), 0.5, 2);
+                n = which == 2 ? 1 : 3;
+            } else if (which <= 4) {
+                in[0] = strided(uniform, t, TENSOR_SHAPE(2, 4, 6, 5), false);
+                in[1] = which == 3 ? test_random(t, TENSOR_SHAPE(4, 3, 3, 2), -1, 1) : test_random(t, TENSOR_SHAPE(4, 2, 3, 3), -1, 1);
+                in[2] = test_random(t, TENSOR_SHAPE(6), -1, 1);
+                n = which == 3 ? 3 : 2;
+            } else {
+                in[0] = strided(uniform, t, TENSOR_SHAPE(2, 3, 6, 5), false);
+            }
+            tensor *y0 = layer_of(in, which); /* no graph: for the output's shape */
+            tensor *gy = y0 ? test_random(t, tensor_ndim(y0), tensor_shape(y0), -1, 1) : NULL;
+            tensor *yr, *yf, *gr[3] = {NULL, NULL, NULL}, *gf[3] = {NULL, NULL, NULL};
+            layer_grads(which, n, in, gy, true, &yr, gr);
+            int64_t before = tensor_test_path_count(paths[which]);
+            layer_grads(which, n, in, gy, false, &yf, gf);
+            CHECK_MSG(tensor_test_path_count(paths[which]) > before, "layer %d: the fast path did not run under autograd", which);
+            char what[64];
+            snprintf(what, sizeof what, "layer %d (%s) forward", which, dt ? "f64" : "f32");
+            same_values(what, yf, yr, tol, tol);
+            for (int i = 0; i < n; i++) {
+                snprintf(what, sizeof what, "layer %d (%s) gradient %d", which, dt ? "f64" : "f32", i);
+                same_values(what, gf[i], gr[i], tol, tol);
+            }
+        }
+    }
+    tensor_scope_end();
+}
+
+/* create_graph: batch_norm's node composes its gradient of ops (second derivatives by finite
+   differences); conv_transpose2d's and interpolate's fused backward refuse it, as conv2d's. */
+static tensor *f_bn_train(tensor *const *in, const void *ctx) { (void)ctx; return tensor_batch_norm(in[0], NULL, NULL, in[1], in[2], true, 0.1, 1e-3); }
+static tensor *f_bn_eval(tensor *const *in, const void *ctx) {
+    (void)ctx;
+    tensor *rm = tensor_full(TENSOR_SHAPE(3), 0.25, TENSOR_F64), *rv = tensor_full(TENSOR_SHAPE(3), 1.5, TENSOR_F64);
+    tensor *y = tensor_batch_norm(in[0], rm, rv, in[1], in[2], false, 0.1, 1e-3);
+    tensor_free(rm);
+    tensor_free(rv);
+    return y;
+}
+TEST(layers_fast_nodes_create_graph) {
+    int64_t before = tensor_test_path_count("layer_batch_norm");
+    tensor_scope_begin();
+    tensor *in[3] = {test_leaf(TENSOR_SHAPE(3, 3, 2, 2), -1, 1), test_leaf(TENSOR_SHAPE(3), 0.5, 1.5), test_leaf(TENSOR_SHAPE(3), -1, 1)};
+    CHECK(GRADCHECK(f_bn_train, NULL, 3, in) > 0);
+    CHECK(GRADGRADCHECK(f_bn_train, NULL, 3, in) > 0);
+    CHECK(GRADGRADCHECK(f_bn_eval, NULL, 3, in) > 0);
+    tensor *x = test_leaf(TENSOR_SHAPE(1, 2, 3, 3), -1, 1), *w = test_leaf(TENSOR_SHAPE(2, 2, 2, 2), -1, 1);
+    double sc = 2;
+    tensor *ys[2] = {tensor_conv_transpose2d(x, w, NULL, 2, 0, 0, 1, 1), tensor_interpolate(x, 1, NULL, &sc, "bilinear", false)};
+    for (int i = 0; i < 2; i++) {
+        tensor *gx = NULL;
+        CHECK(ys[i] != NULL);
+        int rc = tensor_autograd_grad(1, (tensor *[]){tensor_sum_all(tensor_mul(ys[i], ys[i]))}, NULL, 1, (tensor *[]){x}, &gx, true);
+        CHECK_MSG(rc != 0 && tensor_last_error() && strstr(tensor_last_error(), "create_graph"), "case %d: create_graph through a fused backward should be refused", i);
+    }
+    tensor_scope_end();
+    CHECK(tensor_test_path_count("layer_batch_norm") > before);
+}

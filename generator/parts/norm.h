@@ -334,20 +334,39 @@ static tensor *tensor__bn_mean(tensor__tmps *s, tensor *x) {
    conv_transpose of >>resample) ----
    A composite above is the reference: it is what runs under tensor_set_reference_kernels, on a
    device, and wherever the fast path does not apply. The fast paths are plane kernels on the
-   CPU, threaded over channels or N * C planes, for f32 and f64. Most run only where no graph is
-   recorded (tensor__layer_fast with grad false); the max pools also under autograd (their values
-   are then a gather at the kernel's indices). tensor__layers_composite: the bench's switch to the
-   composites (its reference), leaving the other kernels as they are. */
+   CPU, threaded over channels or N * C planes, for f32 and f64. Under autograd, batch_norm,
+   conv_transpose2d and interpolate record a node of their own op (tensor__layer_record), whose
+   derivative (tensor__derivative_layer in >>autograd) runs a fused backward kernel; the max pools
+   return gather(x, indices), gather's node carrying the gradient. The registry keeps them
+   COMPOSITE: a device, and the reference mode, run the composite. tensor__layers_composite: the
+   bench's switch to the composites (its reference), leaving the other kernels as they are. */
 static bool tensor__layers_composite;
 static bool tensor__layer_fast(const tensor *x, bool need_no_grad) {
     if (tensor__reference_kernels || tensor__layers_composite || x->storage->device != TENSOR_CPU) return false;
     if (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) return false;
     return !need_no_grad || !tensor__grad_on() || !x->requires_grad;
 }
-/* true when an optional parameter stops the fast path (present and of another dtype, or one that
-   records a graph). */
+/* true when an optional parameter stops the fast path (present, and of another dtype or device). */
 static bool tensor__layer_param_blocks(const tensor *p, const tensor *x) {
-    return p && (p->dtype != x->dtype || (tensor__grad_on() && p->requires_grad) || p->storage->device != TENSOR_CPU);
+    return p && (p->dtype != x->dtype || p->storage->device != TENSOR_CPU);
+}
+/* Records y's node for op (inputs in[0, n_in), NULL where absent; ip, p its parameters; extra a
+   tensor the derivative needs, owned by this call) when an input requires grad. Returns y, or
+   NULL after freeing it when the node could not be recorded. */
+static tensor *tensor__layer_record(tensor_op op, tensor *y, int n_in, tensor *const *in, const int64_t *ip, int nip, const double *p, int np, tensor *extra) {
+    if (!y) { tensor_free(extra); return NULL; }
+    tensor__call c;
+    tensor__call_init(&c, op);
+    c.n_in = n_in;
+    for (int i = 0; i < n_in; i++) c.in[i] = in[i];
+    for (int i = 0; i < nip; i++) c.ip[i] = ip[i];
+    for (int i = 0; i < np; i++) c.p[i] = p[i];
+    c.out = y;
+    c.out2 = extra;
+    bool ok = tensor__autograd_record(&c);
+    tensor_free(extra);
+    if (!ok) { tensor_free(y); return NULL; }
+    return y;
 }
 
 /* batch_norm's fused kernel over x [N, C, L] (contiguous): per channel, the statistics in one pass
@@ -419,17 +438,22 @@ static void tensor__bn_channels(int64_t begin, int64_t end, void *ctx) {
 }
 #undef TENSOR__BN_CHANNEL
 
-/* The fused batch_norm, or NULL with *taken false when it does not apply (the composite runs). */
+/* The fused batch_norm, or NULL with *taken false when it does not apply (the composite runs).
+   Under autograd its node keeps x, weight, bias and the statistics [2, C] (f64: the mean and
+   1 / sqrt(var + eps) it normalized with). */
 static tensor *tensor__bn_fast(const char *fn, tensor *x, tensor *rm, tensor *rv, tensor *w, tensor *b, bool training, double momentum, double eps, bool *taken) {
     *taken = false;
-    if (!tensor__layer_fast(x, true) || tensor__layer_param_blocks(w, x) || tensor__layer_param_blocks(b, x)) return NULL;
+    if (!tensor__layer_fast(x, false) || tensor__layer_param_blocks(w, x) || tensor__layer_param_blocks(b, x)) return NULL;
     if ((rm && rm->storage->device != TENSOR_CPU) || (rv && rv->storage->device != TENSOR_CPU)) return NULL;
     int64_t N = x->shape[0], C = x->shape[1], L = tensor__numel_of(x->ndim - 2, x->shape + 2);
     if (N * L == 0 || C == 0) return NULL;
     *taken = true;
+    bool graph = tensor__grad_on() && (x->requires_grad || (w && w->requires_grad) || (b && b->requires_grad));
     tensor *xc = tensor_contiguous(x), *wc = w ? tensor_contiguous(w) : NULL, *bc = b ? tensor_contiguous(b) : NULL;
     tensor *y = xc ? tensor__new_like(fn, x, x->dtype) : NULL;
-    double *st = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(2 * C + 1));
+    int64_t ss[2] = {2, C};
+    tensor *stats = y ? tensor__new(fn, 2, ss, TENSOR_F64, TENSOR_CPU) : NULL;
+    double *st = stats ? (double *)(void *)tensor__data(stats) : NULL;
     bool ok = y && st && (!w || wc) && (!b || bc);
     if (ok && !training) { /* the running statistics as doubles */
         tensor *m = tensor_to_dtype(rm, TENSOR_F64), *v = tensor_to_dtype(rv, TENSOR_F64);
@@ -457,17 +481,123 @@ static tensor *tensor__bn_fast(const char *fn, tensor *x, tensor *rm, tensor *rv
         TENSOR__PATH_TAKEN(layer_batch_norm);
     }
     if (ok && training && rm) { /* the running statistics, with the unbiased variance */
-        double cnt = (double)(N * L);
-        for (int64_t c = 0; c < C; c++) st[C + c] *= cnt / (cnt - 1);
-        tensor *m1 = tensor_from_data(st, 1, &C, TENSOR_F64), *v1 = tensor_from_data(st + C, 1, &C, TENSOR_F64);
+        double cnt = (double)(N * L), *uv = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)C);
+        if (!uv) ok = (tensor__fail(fn, "out of memory"), false);
+        for (int64_t c = 0; ok && c < C; c++) uv[c] = st[C + c] * cnt / (cnt - 1);
+        tensor *m1 = ok ? tensor_from_data(st, 1, &C, TENSOR_F64) : NULL, *v1 = ok ? tensor_from_data(uv, 1, &C, TENSOR_F64) : NULL;
         ok = m1 && v1 && tensor__running_update(rm, m1, momentum) && tensor__running_update(rv, v1, momentum);
         tensor_free(m1); tensor_free(v1);
+        TENSOR_FREE(uv);
     }
-    if (!st) tensor__fail(fn, "out of memory");
-    TENSOR_FREE(st);
+    for (int64_t c = 0; ok && c < C; c++) st[C + c] = 1 / sqrt(st[C + c] + eps); /* the variance becomes invstd */
     tensor_free(xc); tensor_free(wc); tensor_free(bc);
-    if (!ok) { tensor_free(y); return NULL; }
-    return y;
+    if (!ok) { tensor_free(y); tensor_free(stats); return NULL; }
+    if (!graph) { tensor_free(stats); return y; }
+    tensor *in[3] = {x, w, b};
+    int64_t ip[1] = {training};
+    double p[1] = {eps};
+    return tensor__layer_record(TENSOR_OP_batch_norm, y, 3, in, ip, 1, p, 1, stats);
+}
+
+/* batch_norm's fused backward (PyTorch's): per channel, sg = sum g and sgx = sum g (x - mean) in
+   double over its N rows; then gx = w invstd (g - sg / M - (x - mean) invstd^2 sgx / M) with the
+   batch statistics (training), or g w invstd with fixed ones; gw = sgx invstd, gb = sg. */
+typedef struct {
+    const char *x, *g, *w;
+    char *gx;
+    const double *st;    /* [2, C]: mean, invstd */
+    double *gw, *gb;     /* [C] */
+    int64_t N, C, L;
+    bool f64, training;
+} tensor__bn_bwd_job;
+#define TENSOR__BN_BWD_CHANNEL(T)                                                                        \
+    {                                                                                                    \
+        const T *xs = (const T *)(const void *)j->x, *gs = (const T *)(const void *)j->g;                \
+        int64_t L = j->L, CL = j->C * L;                                                                 \
+        double mean = j->st[c], invstd = j->st[j->C + c], sg = 0, sgx = 0;                               \
+        for (int64_t n = 0; n < j->N; n++) {                                                             \
+            const T *xr = xs + n * CL + c * L, *gr = gs + n * CL + c * L;                                \
+            double a[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0};                                             \
+            int64_t i = 0;                                                                               \
+            for (; i + 4 <= L; i += 4)                                                                   \
+                for (int u = 0; u < 4; u++) {                                                            \
+                    double gv = (double)gr[i + u];                                                       \
+                    a[u] += gv;                                                                          \
+                    q[u] += gv * ((double)xr[i + u] - mean);                                             \
+                }                                                                                        \
+            for (; i < L; i++) {                                                                         \
+                a[0] += (double)gr[i];                                                                   \
+                q[0] += (double)gr[i] * ((double)xr[i] - mean);                                          \
+            }                                                                                            \
+            sg += (a[0] + a[1]) + (a[2] + a[3]);                                                         \
+            sgx += (q[0] + q[1]) + (q[2] + q[3]);                                                        \
+        }                                                                                                \
+        if (j->gw) j->gw[c] = sgx * invstd;                                                              \
+        if (j->gb) j->gb[c] = sg;                                                                        \
+        if (j->gx) {                                                                                     \
+            double w = j->w ? (double)((const T *)(const void *)j->w)[c] : 1, M = (double)(j->N * L);    \
+            T k = (T)(w * invstd), mg = (T)(j->training ? sg / M : 0), kx = (T)(j->training ? invstd * invstd * sgx / M : 0), m = (T)mean; \
+            for (int64_t n = 0; n < j->N; n++) {                                                         \
+                const T *xr = xs + n * CL + c * L, *gr = gs + n * CL + c * L;                            \
+                T *o = (T *)(void *)j->gx + n * CL + c * L;                                              \
+                for (int64_t i = 0; i < L; i++) o[i] = k * (gr[i] - mg - (xr[i] - m) * kx);              \
+            }                                                                                            \
+        }                                                                                                \
+    }
+static void tensor__bn_bwd_channels(int64_t begin, int64_t end, void *ctx) {
+    tensor__bn_bwd_job *j = (tensor__bn_bwd_job *)ctx;
+    for (int64_t c = begin; c < end; c++) {
+        if (j->f64) TENSOR__BN_BWD_CHANNEL(double)
+        else TENSOR__BN_BWD_CHANNEL(float)
+    }
+}
+#undef TENSOR__BN_BWD_CHANNEL
+
+/* The gradients of the fused batch_norm (its node: x, w (or NULL), the statistics st [2, C] f64):
+   each wanted one (gx, gw, gb non-NULL) a new contiguous tensor of x's dtype. Returns 0, or 1
+   after recording an error. */
+static int tensor__bn_backward(const char *fn, tensor *x, tensor *w, tensor *st, tensor *g, bool training, tensor **gx, tensor **gw, tensor **gb) {
+    int64_t N = x->shape[0], C = x->shape[1], L = tensor__numel_of(x->ndim - 2, x->shape + 2);
+    tensor *xc = tensor_contiguous(x), *wc = w ? tensor_contiguous(w) : NULL;
+    tensor *gc = g->dtype == x->dtype && tensor__contiguous(g) ? tensor_contiguous(g) : tensor__contiguous_copy(fn, g, x->dtype);
+    tensor *rx = gx ? tensor__new_like(fn, x, x->dtype) : NULL;
+    double *sums = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(2 * C + 1));
+    bool ok = xc && (!w || wc) && gc && (!gx || rx) && sums;
+    if (!sums) tensor__fail(fn, "out of memory");
+    if (ok) {
+        tensor__bn_bwd_job j;
+        j.x = tensor__data(xc);
+        j.g = tensor__data(gc);
+        j.w = wc ? tensor__data(wc) : NULL;
+        j.gx = rx ? tensor__data(rx) : NULL;
+        j.st = (const double *)(const void *)tensor__data(st);
+        j.gw = sums;
+        j.gb = sums + C;
+        j.N = N; j.C = C; j.L = L;
+        j.f64 = x->dtype == TENSOR_F64;
+        j.training = training;
+        tensor__parallel_for(C, 32768 / (N * L + 1) + 1, tensor__bn_bwd_channels, &j);
+    }
+    tensor *rw = NULL, *rb = NULL;
+    if (ok && gw) {
+        tensor *d = tensor_from_data(sums, 1, &C, TENSOR_F64);
+        rw = d ? tensor_to_dtype(d, x->dtype) : NULL;
+        tensor_free(d);
+        ok = rw != NULL;
+    }
+    if (ok && gb) {
+        tensor *d = tensor_from_data(sums + C, 1, &C, TENSOR_F64);
+        rb = d ? tensor_to_dtype(d, x->dtype) : NULL;
+        tensor_free(d);
+        ok = rb != NULL;
+    }
+    TENSOR_FREE(sums);
+    tensor_free(xc); tensor_free(wc); tensor_free(gc);
+    if (!ok) { tensor_free(rx); tensor_free(rw); tensor_free(rb); return 1; }
+    if (gx) *gx = rx;
+    if (gw) *gw = rw;
+    if (gb) *gb = rb;
+    return 0;
 }
 
 /* x [N, C, *]: normalized per channel over N and *; training: with the batch statistics (biased

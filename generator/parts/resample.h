@@ -145,7 +145,7 @@ static tensor *tensor__interp_dim(const char *fn, tensor__tmps *ts, tensor *x, i
 }
 
 /* The fast path of interpolate over 1 or 2 spatial dims (nearest, nearest-exact, linear,
-   bilinear, bicubic; >>norm's tensor__layer_fast, where no graph is recorded): the taps of each
+   bilinear, bicubic; >>norm's tensor__layer_fast): the taps of each
    output row and column (tensor__interp_taps, as the composite), then per plane and output row the
    row mix sum_a x[h_a] wh_a (the composite's first dim), then each output element sum_b r[w_b] wb
    (its second), in x's dtype and the composite's order. Planes split over the threads. */
@@ -206,25 +206,37 @@ static void tensor__interp_planes(int64_t begin, int64_t end, void *ctx) {
 }
 #undef TENSOR__INTERP_PLANES
 
+/* The taps of an interpolation of x [N, C, (H,) W] to out (sd entries), output rows first then
+   columns (one row of weight 1 for sd 1); *nh, *nw the taps per row and column. NULL: no memory. */
+static tensor__taps *tensor__interp_table(const tensor *x, int sd, const int64_t *out, int mode, const double *sc, bool align, int *nh, int *nw) {
+    int nd = x->ndim;
+    int64_t H = sd == 2 ? x->shape[nd - 2] : 1, W = x->shape[nd - 1], oH = sd == 2 ? out[0] : 1, oW = out[sd - 1];
+    bool f64 = x->dtype == TENSOR_F64;
+    tensor__taps *taps = (tensor__taps *)TENSOR_MALLOC(sizeof(tensor__taps) * (size_t)(oH + oW));
+    if (!taps) return NULL;
+    *nh = *nw = 1;
+    for (int64_t o = 0; o < oH; o++) {
+        if (sd == 2) *nh = tensor__interp_taps(mode, H, oH, sc[0], align, f64, o, &taps[o]);
+        else { taps[o].i[0] = 0; taps[o].w[0] = 1; }
+    }
+    for (int64_t o = 0; o < oW; o++) *nw = tensor__interp_taps(mode, W, oW, sc[sd - 1], align, f64, o, &taps[oH + o]);
+    return taps;
+}
+
 /* The interpolation of x [N, C, (H,) W] to out (sd entries) by the plane kernel, or NULL with
-   *taken false where it does not apply. */
+   *taken false where it does not apply. Under autograd: a node of interpolate (its derivative
+   tensor__interp_backward). */
 static tensor *tensor__interp_fast(const char *fn, tensor *x, int sd, const int64_t *out, int mode, const double *sc, bool align, bool *taken) {
     *taken = false;
-    if (sd > 2 || mode > 3 || !tensor__layer_fast(x, true)) return NULL;
+    if (sd > 2 || mode > 3 || !tensor__layer_fast(x, false)) return NULL;
     int nd = x->ndim;
     int64_t H = sd == 2 ? x->shape[nd - 2] : 1, W = x->shape[nd - 1], oH = sd == 2 ? out[0] : 1, oW = out[sd - 1];
     int64_t planes = x->shape[0] * x->shape[1];
     if (oH > TENSOR__MAX_NUMEL / oW) return NULL;
-    tensor__taps *taps = (tensor__taps *)TENSOR_MALLOC(sizeof(tensor__taps) * (size_t)(oH + oW));
+    int nh, nw;
+    tensor__taps *taps = tensor__interp_table(x, sd, out, mode, sc, align, &nh, &nw);
     if (!taps) return NULL;
     *taken = true;
-    bool f64 = x->dtype == TENSOR_F64;
-    int nh = 1, nw = 1;
-    for (int64_t o = 0; o < oH; o++) {
-        if (sd == 2) nh = tensor__interp_taps(mode, H, oH, sc[0], align, f64, o, &taps[o]);
-        else { taps[o].i[0] = 0; taps[o].w[0] = 1; }
-    }
-    for (int64_t o = 0; o < oW; o++) nw = tensor__interp_taps(mode, W, oW, sc[sd - 1], align, f64, o, &taps[oH + o]);
     int64_t shape[4];
     for (int i = 0; i < nd; i++) shape[i] = x->shape[i];
     for (int i = 0; i < sd; i++) shape[2 + i] = out[i];
@@ -238,7 +250,7 @@ static tensor *tensor__interp_fast(const char *fn, tensor *x, int sd, const int6
         j.tw = taps + oH;
         j.nh = nh; j.nw = nw;
         j.H = H; j.W = W; j.oH = oH; j.oW = oW;
-        j.f64 = f64;
+        j.f64 = x->dtype == TENSOR_F64;
         j.failed = 0;
         tensor__parallel_for(planes, 16384 / (oH * oW) + 1, tensor__interp_planes, &j);
         TENSOR__PATH_TAKEN(layer_interpolate);
@@ -246,7 +258,71 @@ static tensor *tensor__interp_fast(const char *fn, tensor *x, int sd, const int6
     }
     TENSOR_FREE(taps);
     tensor_free(xc);
-    return y;
+    if (!y || !tensor__grad_on() || !x->requires_grad) return y;
+    int64_t ip[5] = {sd, mode, align, out[0], sd == 2 ? out[1] : 0};
+    double p[2] = {sc[0], sd == 2 ? sc[1] : 0};
+    return tensor__layer_record(TENSOR_OP_interpolate, y, 1, &x, ip, 5, p, 2, NULL);
+}
+
+/* interpolate's backward (the adjoint of the plane kernel): per plane, each output element's
+   gradient g[oh][ow] sent to its taps, gx[h_a][w_b] += wh_a wb_b g, in x's dtype. */
+typedef struct {
+    const char *g;
+    char *gx;
+    const tensor__taps *th, *tw;
+    int nh, nw;
+    int64_t H, W, oH, oW;
+    bool f64;
+} tensor__interp_bwd_job;
+#define TENSOR__INTERP_BWD_PLANES(T)                                                                     \
+    for (int64_t pl = begin; pl < end; pl++) {                                                           \
+        const T *gp = (const T *)(const void *)j->g + pl * j->oH * j->oW;                                \
+        T *xp = (T *)(void *)j->gx + pl * j->H * j->W;                                                   \
+        memset(xp, 0, sizeof(T) * (size_t)(j->H * j->W));                                                \
+        for (int64_t oh = 0; oh < j->oH; oh++) {                                                         \
+            const tensor__taps *a = &j->th[oh];                                                          \
+            const T *gr = gp + oh * j->oW;                                                               \
+            for (int k = 0; k < j->nh; k++) {                                                            \
+                T *row = xp + a->i[k] * j->W, wa = (T)a->w[k];                                           \
+                for (int64_t o = 0; o < j->oW; o++) {                                                    \
+                    const tensor__taps *b = &j->tw[o];                                                   \
+                    T v = gr[o] * wa;                                                                    \
+                    for (int q = 0; q < j->nw; q++) row[b->i[q]] += v * (T)b->w[q];                      \
+                }                                                                                        \
+            }                                                                                            \
+        }                                                                                                \
+    }
+static void tensor__interp_bwd_planes(int64_t begin, int64_t end, void *ctx) {
+    const tensor__interp_bwd_job *j = (const tensor__interp_bwd_job *)ctx;
+    if (j->f64) { TENSOR__INTERP_BWD_PLANES(double) }
+    else { TENSOR__INTERP_BWD_PLANES(float) }
+}
+#undef TENSOR__INTERP_BWD_PLANES
+
+/* gx for the node of tensor__interp_fast (ip = {sd, mode, align, out...}, p the scales): a new
+   contiguous tensor of x's shape and dtype; g any layout and floating dtype. */
+static tensor *tensor__interp_backward(const char *fn, tensor *x, tensor *g, const int64_t *ip, const double *p) {
+    int sd = (int)ip[0], nd = x->ndim, nh, nw;
+    int64_t out[2] = {ip[3], ip[4]};
+    tensor__taps *taps = tensor__interp_table(x, sd, out, (int)ip[1], p, ip[2] != 0, &nh, &nw);
+    if (!taps) return tensor__fail(fn, "out of memory");
+    tensor *gc = g->dtype == x->dtype && tensor__contiguous(g) ? tensor_contiguous(g) : tensor__contiguous_copy(fn, g, x->dtype);
+    tensor *gx = gc ? tensor__new_like(fn, x, x->dtype) : NULL;
+    if (gx) {
+        tensor__interp_bwd_job j;
+        j.g = tensor__data(gc);
+        j.gx = tensor__data(gx);
+        j.th = taps;
+        j.nh = nh; j.nw = nw;
+        j.H = sd == 2 ? x->shape[nd - 2] : 1; j.W = x->shape[nd - 1];
+        j.oH = sd == 2 ? out[0] : 1; j.oW = out[sd - 1];
+        j.tw = taps + j.oH;
+        j.f64 = x->dtype == TENSOR_F64;
+        tensor__parallel_for(x->shape[0] * x->shape[1], 16384 / (j.oH * j.oW) + 1, tensor__interp_bwd_planes, &j);
+    }
+    TENSOR_FREE(taps);
+    tensor_free(gc);
+    return gx;
 }
 
 /* x [N, C, d1 (, d2 (, d3))] resized over its spatial dims (F.interpolate). size or scale_factor
@@ -422,15 +498,19 @@ TENSOR_API tensor *tensor_col2im(tensor *cols, int64_t output_h, int64_t output_
 
 /* ---- conv_transpose1d, conv_transpose2d ---- */
 
-/* The fast path of conv_transpose (>>norm's tensor__layer_fast, where no graph is recorded): the
-   transposed convolution is the input gradient of the convolution with the same weight, so the
-   conv2d backward's GEMM + col2im kernel (>>conv, tensor__conv_backward) computes it from x in
-   place of that gradient; the bias is added per plane. NULL with *taken false where it does not
+/* The fast path of conv_transpose2d (>>norm's tensor__layer_fast): the transposed convolution is
+   the input gradient of the convolution with the same weight, so the conv2d backward's GEMM +
+   col2im kernel (>>conv, tensor__conv_backward) computes it from x in place of that gradient; the
+   bias is added per plane. Under autograd: a node of conv_transpose2d (its derivative in
+   >>autograd: conv2d and conv2d's weight gradient). NULL with *taken false where it does not
    apply. */
 static tensor *tensor__conv_transpose_fast(const char *fn, tensor *x, tensor *w, tensor *bias, int groups, const tensor__fold_geom *gm, bool *taken) {
     *taken = false;
-    if (!tensor__layer_fast(x, true) || tensor__layer_param_blocks(w, x) || tensor__layer_param_blocks(bias, x)) return NULL;
+    if (!tensor__layer_fast(x, false) || tensor__layer_param_blocks(w, x) || tensor__layer_param_blocks(bias, x)) return NULL;
     if (gm->sh != gm->sw || gm->ph != gm->pw || gm->dh != gm->dw) return NULL;
+    bool graph = tensor__grad_on() && (x->requires_grad || w->requires_grad || (bias && bias->requires_grad));
+    int64_t oph = gm->H - ((gm->bh - 1) * gm->sh - 2 * gm->ph + gm->dh * (gm->kh - 1) + 1), opw = gm->W - ((gm->bw - 1) * gm->sw - 2 * gm->pw + gm->dw * (gm->kw - 1) + 1);
+    if (graph && (oph >= gm->sh || opw >= gm->sw)) return NULL; /* conv2d(g, w) would be larger than x: the composite */
     *taken = true;
     int64_t N = x->shape[0], Co = w->shape[1] * groups, plane = gm->H * gm->W;
     int64_t shape[4] = {N, Co, gm->H, gm->W}, zero[4] = {0, 0, 0, 0};
@@ -455,7 +535,9 @@ static tensor *tensor__conv_transpose_fast(const char *fn, tensor *x, tensor *w,
             }
         tensor_free(bc);
     }
-    return y;
+    if (!graph) return y;
+    tensor *in[3] = {x, w, bias};
+    return tensor__layer_record(TENSOR_OP_conv_transpose2d, y, 3, in, ip, 4, NULL, 0, NULL);
 }
 
 /* x [N, Ci, H, W], w [Ci, Co/groups, kh, kw] -> [N, Co, Ho, Wo]: the columns w^T x per group (a
