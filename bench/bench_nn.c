@@ -37,17 +37,24 @@ struct bench_case {
     case_fn fn;
     tensor *x, *w, *b, *rm, *rv; /* inputs (w, b, rm, rv where the op has them) */
     bool backward;
+    tensor *gy;                  /* the output's gradient (random, made on the first run) */
 };
 
 /* One run: the op (and its backward), returning a copy of the output (or of x's gradient). */
 static tensor *run_once(bench_case *c) {
     tensor_scope_begin();
     tensor *x = c->backward ? tensor_set_requires_grad(tensor_detach(c->x), true) : c->x;
-    tensor *y = c->fn(c, x);
+    bench_case cc = *c; /* with grad: the weight and bias require grad too */
+    if (c->backward && c->w) cc.w = tensor_set_requires_grad(tensor_detach(c->w), true);
+    if (c->backward && c->b) cc.b = tensor_set_requires_grad(tensor_detach(c->b), true);
+    tensor *y = c->fn(&cc, x);
     tensor *keep = y;
     if (y && c->backward) {
-        tensor *g = tensor_full_like(y, 0.5);
-        if (tensor_backward_with(y, g) == 0) keep = tensor_grad(x);
+        if (!c->gy) {
+            tensor_manual_seed(5);
+            c->gy = tensor_keep(tensor_randn(tensor_ndim(y), tensor_shape(y), tensor_get_dtype(y)));
+        }
+        if (tensor_backward_with(y, c->gy) == 0) keep = tensor_grad(x);
         else keep = NULL;
     }
     if (keep) keep = tensor_keep(tensor_clone(keep));
@@ -138,23 +145,31 @@ int main(int argc, char **argv) {
     tensor *rm = tensor_zeros(1, cs, TENSOR_F32), *rv = tensor_ones(1, cs, TENSOR_F32);
     tensor *xt = tensor_randn(4, ts, TENSOR_F32), *wt = tensor_randn(4, ws, TENSOR_F32), *bt = tensor_randn(1, bs, TENSOR_F32);
     bench_case cases[] = {
-        {"max_pool2d_with_indices [32,64,56,56] k3 s2 p1", f_maxpool, x, NULL, NULL, NULL, NULL, false},
-        {"max_pool2d_with_indices [32,64,56,56] k3 s2 p1", f_maxpool, x, NULL, NULL, NULL, NULL, true},
-        {"max_pool2d_with_indices k2 d2 ceil_mode", f_maxpool_dil, x, NULL, NULL, NULL, NULL, false},
-        {"adaptive_max_pool2d [32,64,56,56] -> 7x7", f_amax7, x, NULL, NULL, NULL, NULL, false},
-        {"adaptive_max_pool2d [32,64,56,56] -> 7x7", f_amax7, x, NULL, NULL, NULL, NULL, true},
-        {"adaptive_avg_pool2d [32,64,56,56] -> 7x7", f_aavg7, x, NULL, NULL, NULL, NULL, false},
-        {"adaptive_avg_pool2d [32,64,56,56] -> 5x5", f_aavg5, x, NULL, NULL, NULL, NULL, false},
-        {"adaptive_avg_pool2d [32,64,56,56] -> 1x1", f_aavg1, x, NULL, NULL, NULL, NULL, false},
-        {"adaptive_avg_pool2d [32,64,56,56] -> 1x1", f_aavg1, x, NULL, NULL, NULL, NULL, true},
-        {"interpolate bilinear x2 [32,64,56,56]", f_bilinear, x, NULL, NULL, NULL, NULL, false},
-        {"interpolate bilinear x2 align_corners", f_bilinear_ac, x, NULL, NULL, NULL, NULL, false},
-        {"interpolate nearest x2 [32,64,56,56]", f_nearest, x, NULL, NULL, NULL, NULL, false},
-        {"batch_norm training [32,64,56,56]", f_bn_train, x, w, b, rm, rv, false},
-        {"batch_norm eval [32,64,56,56]", f_bn_eval, x, w, b, rm, rv, false},
-        {"conv_transpose2d [8,64,32,32] -> 32, k4 s2 p1", f_convt, xt, wt, bt, NULL, NULL, false},
+        {"max_pool2d_with_indices [32,64,56,56] k3 s2 p1", f_maxpool, x, NULL, NULL, NULL, NULL, false, NULL},
+        {"max_pool2d_with_indices [32,64,56,56] k3 s2 p1", f_maxpool, x, NULL, NULL, NULL, NULL, true, NULL},
+        {"max_pool2d_with_indices k2 d2 ceil_mode", f_maxpool_dil, x, NULL, NULL, NULL, NULL, false, NULL},
+        {"adaptive_max_pool2d [32,64,56,56] -> 7x7", f_amax7, x, NULL, NULL, NULL, NULL, false, NULL},
+        {"adaptive_max_pool2d [32,64,56,56] -> 7x7", f_amax7, x, NULL, NULL, NULL, NULL, true, NULL},
+        {"adaptive_avg_pool2d [32,64,56,56] -> 7x7", f_aavg7, x, NULL, NULL, NULL, NULL, false, NULL},
+        {"adaptive_avg_pool2d [32,64,56,56] -> 5x5", f_aavg5, x, NULL, NULL, NULL, NULL, false, NULL},
+        {"adaptive_avg_pool2d [32,64,56,56] -> 1x1", f_aavg1, x, NULL, NULL, NULL, NULL, false, NULL},
+        {"adaptive_avg_pool2d [32,64,56,56] -> 1x1", f_aavg1, x, NULL, NULL, NULL, NULL, true, NULL},
+        {"interpolate bilinear x2 [32,64,56,56]", f_bilinear, x, NULL, NULL, NULL, NULL, false, NULL},
+        {"interpolate bilinear x2 [32,64,56,56]", f_bilinear, x, NULL, NULL, NULL, NULL, true, NULL},
+        {"interpolate bilinear x2 align_corners", f_bilinear_ac, x, NULL, NULL, NULL, NULL, false, NULL},
+        {"interpolate nearest x2 [32,64,56,56]", f_nearest, x, NULL, NULL, NULL, NULL, false, NULL},
+        {"interpolate nearest x2 [32,64,56,56]", f_nearest, x, NULL, NULL, NULL, NULL, true, NULL},
+        {"batch_norm training [32,64,56,56]", f_bn_train, x, w, b, rm, rv, false, NULL},
+        {"batch_norm training [32,64,56,56]", f_bn_train, x, w, b, rm, rv, true, NULL},
+        {"batch_norm eval [32,64,56,56]", f_bn_eval, x, w, b, rm, rv, false, NULL},
+        {"batch_norm eval [32,64,56,56]", f_bn_eval, x, w, b, rm, rv, true, NULL},
+        {"conv_transpose2d [8,64,32,32] -> 32, k4 s2 p1", f_convt, xt, wt, bt, NULL, NULL, false, NULL},
+        {"conv_transpose2d [8,64,32,32] -> 32, k4 s2 p1", f_convt, xt, wt, bt, NULL, NULL, true, NULL},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) bench(&cases[i]);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bench(&cases[i]);
+        tensor_free(cases[i].gy);
+    }
     tensor_free(x); tensor_free(w); tensor_free(b); tensor_free(rm); tensor_free(rv);
     tensor_free(xt); tensor_free(wt); tensor_free(bt);
     return 0;

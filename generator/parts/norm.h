@@ -371,8 +371,9 @@ static tensor *tensor__layer_record(tensor_op op, tensor *y, int n_in, tensor *c
 
 /* batch_norm's fused kernel over x [N, C, L] (contiguous): per channel, the statistics in one pass
    over its N rows (training: sums of x - K and (x - K)^2 in double, K the channel's first value,
-   so the variance does not cancel; eight partial sums per row), then y = x scale + shift with
-   scale = invstd w, shift = b - mean scale. Channels split over the threads. */
+   so the variance does not cancel: a row's sums, then the rows' sums), then y = x scale + shift
+   with scale = invstd w, shift = b - mean scale. Channels split over the threads. f64: the
+   loops below (eight partial sums per row); f32: tensor__bn_channel_f32 with the SIMD rows. */
 typedef struct {
     const char *x;
     char *y;
@@ -429,11 +430,41 @@ typedef struct {
             for (int64_t i = 0; i < L; i++) o[i] = r[i] * scale + shift;                                 \
         }                                                                                                \
     }
+/* f32 with the SIMD rows of >>simd: per row, sum x and sum (x - K)^2 (the row read twice while
+   it is in the cache; both sums in double), then y = x scale + shift. */
+static void tensor__bn_channel_f32(const tensor__bn_job *j, int64_t c) {
+    const float *xs = (const float *)(const void *)j->x;
+    float *ys = (float *)(void *)j->y;
+    int64_t L = j->L, CL = j->C * L;
+    double mean, var;
+    if (j->training) {
+        float K = xs[c * L];
+        double s1 = 0, s2 = 0;
+        for (int64_t n = 0; n < j->N; n++) {
+            const float *r = xs + n * CL + c * L;
+            s1 += tensor__row_sum_f32(r, L) - (double)K * (double)L;
+            s2 += tensor__row_sqdev_f32(r, L, K);
+        }
+        double cnt = (double)(j->N * L), dm = s1 / cnt;
+        mean = (double)K + dm;
+        var = s2 / cnt - dm * dm;
+        if (var < 0) var = 0;
+        j->mean[c] = mean;
+        j->var[c] = var;
+    } else {
+        mean = j->mean[c];
+        var = j->var[c];
+    }
+    double invstd = 1 / sqrt(var + j->eps);
+    double w = j->w ? (double)((const float *)(const void *)j->w)[c] : 1, b = j->b ? (double)((const float *)(const void *)j->b)[c] : 0;
+    float scale = (float)(invstd * w), shift = (float)(b - mean * invstd * w);
+    for (int64_t n = 0; n < j->N; n++) tensor__row_affine_f32(ys + n * CL + c * L, xs + n * CL + c * L, L, scale, shift);
+}
 static void tensor__bn_channels(int64_t begin, int64_t end, void *ctx) {
     tensor__bn_job *j = (tensor__bn_job *)ctx;
     for (int64_t c = begin; c < end; c++) {
         if (j->f64) TENSOR__BN_CHANNEL(double)
-        else TENSOR__BN_CHANNEL(float)
+        else tensor__bn_channel_f32(j, c);
     }
 }
 #undef TENSOR__BN_CHANNEL
@@ -509,6 +540,7 @@ typedef struct {
     double *gw, *gb;     /* [C] */
     int64_t N, C, L;
     bool f64, training;
+    int failed;
 } tensor__bn_bwd_job;
 #define TENSOR__BN_BWD_CHANNEL(T)                                                                        \
     {                                                                                                    \
@@ -544,12 +576,40 @@ typedef struct {
             }                                                                                            \
         }                                                                                                \
     }
+/* f32 with the SIMD rows: per row, sg += sum g, sgx += dot(g, x - mean) (x - mean into the
+   thread's row buffer d, sums in double); then gx = k (g - (x kx + mg - mean kx)) row by row. */
+static void tensor__bn_bwd_channel_f32(const tensor__bn_bwd_job *j, int64_t c, float *d) {
+    const float *xs = (const float *)(const void *)j->x, *gs = (const float *)(const void *)j->g;
+    int64_t L = j->L, CL = j->C * L;
+    double mean = j->st[c], invstd = j->st[j->C + c], sg = 0, sgx = 0;
+    for (int64_t n = 0; n < j->N; n++) {
+        const float *xr = xs + n * CL + c * L, *gr = gs + n * CL + c * L;
+        tensor__row_affine_f32(d, xr, L, 1.0f, (float)-mean);
+        sg += tensor__row_sum_f32(gr, L);
+        sgx += tensor__row_dot_f32(gr, d, L);
+    }
+    if (j->gw) j->gw[c] = sgx * invstd;
+    if (j->gb) j->gb[c] = sg;
+    if (!j->gx) return;
+    double w = j->w ? (double)((const float *)(const void *)j->w)[c] : 1, M = (double)(j->N * L);
+    double mg = j->training ? sg / M : 0, kx = j->training ? invstd * invstd * sgx / M : 0;
+    float k = (float)(w * invstd), a = (float)kx, b = (float)(mg - mean * kx);
+    for (int64_t n = 0; n < j->N; n++) {
+        float *o = (float *)(void *)j->gx + n * CL + c * L;
+        tensor__row_affine_f32(o, xs + n * CL + c * L, L, a, b);    /* o = x kx + mg - mean kx */
+        tensor__row_fms_f32(o, gs + n * CL + c * L, L, 1.0f);        /* o = g - o */
+        tensor__row_affine_f32(o, o, L, k, 0.0f);                    /* o = k o */
+    }
+}
 static void tensor__bn_bwd_channels(int64_t begin, int64_t end, void *ctx) {
     tensor__bn_bwd_job *j = (tensor__bn_bwd_job *)ctx;
+    float *d = j->f64 ? NULL : (float *)TENSOR_MALLOC(sizeof(float) * (size_t)(j->L + 1));
+    if (!j->f64 && !d) { TENSOR__ATOMIC_SET(&j->failed, 1); return; }
     for (int64_t c = begin; c < end; c++) {
         if (j->f64) TENSOR__BN_BWD_CHANNEL(double)
-        else TENSOR__BN_BWD_CHANNEL(float)
+        else tensor__bn_bwd_channel_f32(j, c, d);
     }
+    TENSOR_FREE(d);
 }
 #undef TENSOR__BN_BWD_CHANNEL
 
@@ -576,7 +636,9 @@ static int tensor__bn_backward(const char *fn, tensor *x, tensor *w, tensor *st,
         j.N = N; j.C = C; j.L = L;
         j.f64 = x->dtype == TENSOR_F64;
         j.training = training;
+        j.failed = 0;
         tensor__parallel_for(C, 32768 / (N * L + 1) + 1, tensor__bn_bwd_channels, &j);
+        if (j.failed) ok = (tensor__fail(fn, "out of memory"), false);
     }
     tensor *rw = NULL, *rb = NULL;
     if (ok && gw) {

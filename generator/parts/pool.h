@@ -599,6 +599,35 @@ typedef struct {
     bool f64, is_max;
 } tensor__winpool_job;
 
+/* One window (oh, ow) of the plane kernel below. */
+#define TENSOR__WINPOOL_ONE(T)                                                                           \
+    {                                                                                                    \
+        const int64_t *wc = j->pw + ow * j->KW;                                                          \
+        int64_t o = oh * j->oW + ow;                                                                     \
+        if (j->is_max) {                                                                             \
+            int64_t at = hr[0] * j->W + wc[0];                                                       \
+            T m = xp[at];                                                                            \
+            for (int64_t a = 0; a < nh; a++) {                                                       \
+                int64_t base = hr[a] * j->W;                                                         \
+                for (int64_t b = 0; b < nw; b++) {                                                   \
+                    int64_t q = base + wc[b];                                                        \
+                    T v = xp[q];                                                                     \
+                    int tk = TENSOR__POOL_TAKES(m, v);                                               \
+                    m = tk ? v : m;                                                                  \
+                    at = tk ? q : at;                                                                \
+                }                                                                                    \
+            }                                                                                        \
+            yp[o] = m;                                                                               \
+            if (ip) ip[o] = at;                                                                      \
+        } else {                                                                                     \
+            double acc = 0;                                                                          \
+            for (int64_t a = 0; a < nh; a++) {                                                       \
+                const T *row = xp + hr[a] * j->W;                                                    \
+                for (int64_t b = 0; b < nw; b++) acc += (double)row[wc[b]];                          \
+            }                                                                                        \
+            yp[o] = (T)(acc * j->rdiv[o]);                                                           \
+        }                                                                                            \
+    }
 #define TENSOR__WINPOOL_PLANE(T)                                                                         \
     {                                                                                                    \
         const T *xp = (const T *)(const void *)j->x + pl * j->H * j->W;                                  \
@@ -606,32 +635,36 @@ typedef struct {
         int64_t *ip = j->ix ? j->ix + pl * j->oH * j->oW : NULL;                                         \
         for (int64_t oh = 0; oh < j->oH; oh++) {                                                         \
             const int64_t *hr = j->ph + oh * j->KH, nh = j->nh[oh];                                      \
-            for (int64_t ow = 0; ow < j->oW; ow++) {                                                     \
-                const int64_t *wc = j->pw + ow * j->KW, nw = j->nw[ow];                                  \
-                int64_t o = oh * j->oW + ow;                                                             \
-                if (j->is_max) {                                                                         \
-                    int64_t at = hr[0] * j->W + wc[0];                                                   \
-                    T m = xp[at];                                                                        \
-                    for (int64_t a = 0; a < nh; a++) {                                                   \
-                        int64_t base = hr[a] * j->W;                                                     \
-                        for (int64_t b = 0; b < nw; b++) {                                               \
-                            int64_t q = base + wc[b];                                                    \
-                            T v = xp[q];                                                                 \
-                            int tk = TENSOR__POOL_TAKES(m, v);                                           \
-                            m = tk ? v : m;                                                              \
-                            at = tk ? q : at;                                                            \
-                        }                                                                                \
-                    }                                                                                    \
-                    yp[o] = m;                                                                           \
-                    if (ip) ip[o] = at;                                                                  \
-                } else {                                                                                 \
-                    double acc = 0;                                                                      \
-                    for (int64_t a = 0; a < nh; a++) {                                                   \
-                        const T *row = xp + hr[a] * j->W;                                                \
-                        for (int64_t b = 0; b < nw; b++) acc += (double)row[wc[b]];                      \
-                    }                                                                                    \
-                    yp[o] = (T)(acc * j->rdiv[o]);                                                       \
+            int64_t ow = 0;                                                                              \
+            /* four windows of one row at a time where they have as many columns: four independent   \
+               chains of compares (one chain waits on each compare's latency) */                       \
+            while (ow < j->oW) {                                                                         \
+                int64_t nw = j->nw[ow];                                                                  \
+                if (!j->is_max || ow + 4 > j->oW || j->nw[ow + 1] != nw || j->nw[ow + 2] != nw || j->nw[ow + 3] != nw) { \
+                    TENSOR__WINPOOL_ONE(T)                                                               \
+                    ow++;                                                                                \
+                    continue;                                                                            \
                 }                                                                                        \
+                const int64_t *c0 = j->pw + ow * j->KW, *c1 = c0 + j->KW, *c2 = c1 + j->KW, *c3 = c2 + j->KW; \
+                int64_t a0 = hr[0] * j->W + c0[0], a1 = hr[0] * j->W + c1[0], a2 = hr[0] * j->W + c2[0], a3 = hr[0] * j->W + c3[0]; \
+                T m0 = xp[a0], m1 = xp[a1], m2 = xp[a2], m3 = xp[a3];                                    \
+                for (int64_t a = 0; a < nh; a++) {                                                       \
+                    int64_t base = hr[a] * j->W;                                                         \
+                    for (int64_t b = 0; b < nw; b++) {                                                   \
+                        int64_t q0 = base + c0[b], q1 = base + c1[b], q2 = base + c2[b], q3 = base + c3[b]; \
+                        T v0 = xp[q0], v1 = xp[q1], v2 = xp[q2], v3 = xp[q3];                            \
+                        int t0 = TENSOR__POOL_TAKES(m0, v0), t1 = TENSOR__POOL_TAKES(m1, v1);            \
+                        int t2 = TENSOR__POOL_TAKES(m2, v2), t3 = TENSOR__POOL_TAKES(m3, v3);            \
+                        m0 = t0 ? v0 : m0; a0 = t0 ? q0 : a0;                                            \
+                        m1 = t1 ? v1 : m1; a1 = t1 ? q1 : a1;                                            \
+                        m2 = t2 ? v2 : m2; a2 = t2 ? q2 : a2;                                            \
+                        m3 = t3 ? v3 : m3; a3 = t3 ? q3 : a3;                                            \
+                    }                                                                                    \
+                }                                                                                        \
+                int64_t o = oh * j->oW + ow;                                                             \
+                yp[o] = m0; yp[o + 1] = m1; yp[o + 2] = m2; yp[o + 3] = m3;                              \
+                if (ip) { ip[o] = a0; ip[o + 1] = a1; ip[o + 2] = a2; ip[o + 3] = a3; }                  \
+                ow += 4;                                                                                 \
             }                                                                                            \
         }                                                                                                \
     }
@@ -643,6 +676,7 @@ static void tensor__winpool_planes(int64_t begin, int64_t end, void *ctx) {
     }
 }
 #undef TENSOR__WINPOOL_PLANE
+#undef TENSOR__WINPOOL_ONE
 
 /* Moves the positions >= 0 of p[0, k) to its front, in order; returns their count. */
 static int64_t tensor__winpool_compact(int64_t *p, int64_t k) {
