@@ -19425,16 +19425,17 @@ static int64_t tensor__winpool_compact(int64_t *p, int64_t k) {
    not apply. Avg pooling and the result without indices need no graph here; with one (x requires
    grad), max pooling returns gather(x, indices) over the flat planes, which records gather's node
    (its backward a scatter_add: the gradient at each pick). */
-static tensor *tensor__pool_windows_fast(const char *fn, tensor *x, const tensor__win1d *hw, const tensor__win1d *ww, bool is_max, bool count_include_pad, tensor **indices, bool *taken) {
-    *taken = false;
-    if (!tensor__layer_fast(x, !is_max)) return NULL;
-    int nd = x->ndim;
-    int64_t H = x->shape[nd - 2], W = x->shape[nd - 1], oH = hw->out, oW = ww->out, KH = hw->K, KW = ww->K;
-    int64_t planes = tensor__numel_of(nd - 2, x->shape);
-    if (oH * KH > TENSOR__MAX_NUMEL / 4 || oW * KW > TENSOR__MAX_NUMEL / 4 || oH > TENSOR__MAX_NUMEL / oW) return NULL;
+/* The windows of a pooling as the plane kernel reads them (rdiv only for avg); false when some
+   window has no element inside (or no memory): the composite then runs. pos owns the arrays. */
+typedef struct { int64_t *pos, *ph, *pw, *nh, *nw; double *rdiv; } tensor__winpool_table;
+static bool tensor__winpool_table_of(const tensor__win1d *hw, const tensor__win1d *ww, bool is_max, bool count_include_pad, tensor__winpool_table *tb) {
+    int64_t oH = hw->out, oW = ww->out, KH = hw->K, KW = ww->K;
+    tb->pos = NULL;
+    tb->rdiv = NULL;
+    if (oH * KH > TENSOR__MAX_NUMEL / 4 || oW * KW > TENSOR__MAX_NUMEL / 4 || oH > TENSOR__MAX_NUMEL / oW) return false;
     int64_t *pos = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(oH * KH + oW * KW + 3 * oW + oH + 1));
     double *rdiv = is_max ? NULL : (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(oH * oW + 1));
-    if (!pos || (!is_max && !rdiv)) { TENSOR_FREE(pos); TENSOR_FREE(rdiv); return NULL; }
+    if (!pos || (!is_max && !rdiv)) { TENSOR_FREE(pos); TENSOR_FREE(rdiv); return false; }
     int64_t *ph = pos, *pw = ph + oH * KH, *in_w = pw + oW * KW, *pad_w = in_w + oW, *nh = pad_w + oW, *nw = nh + oH;
     bool empty = false;
     for (int64_t ow = 0; ow < oW; ow++) {
@@ -19450,22 +19451,39 @@ static tensor *tensor__pool_windows_fast(const char *fn, tensor *x, const tensor
         for (int64_t ow = 0; ow < oW && rdiv; ow++)
             rdiv[oh * oW + ow] = 1 / (double)(count_include_pad ? pad_h * pad_w[ow] : in_h * in_w[ow]);
     }
-    if (empty) { TENSOR_FREE(pos); TENSOR_FREE(rdiv); return NULL; }
+    if (empty) { TENSOR_FREE(pos); TENSOR_FREE(rdiv); return false; }
+    tb->pos = pos; tb->ph = ph; tb->pw = pw; tb->nh = nh; tb->nw = nw; tb->rdiv = rdiv;
+    return true;
+}
+
+/* The op whose node an average pooling records (its derivative: tensor__derivative_layer). */
+static tensor_op tensor__avgpool_op(const char *fn) {
+    return !strcmp(fn, "tensor_avg_pool1d") ? TENSOR_OP_avg_pool1d : !strcmp(fn, "tensor_adaptive_avg_pool1d") ? TENSOR_OP_adaptive_avg_pool1d : TENSOR_OP_adaptive_avg_pool2d;
+}
+
+static tensor *tensor__pool_windows_fast(const char *fn, tensor *x, const tensor__win1d *hw, const tensor__win1d *ww, bool is_max, bool count_include_pad, tensor **indices, bool *taken) {
+    *taken = false;
+    if (!tensor__layer_fast(x, false)) return NULL;
+    int nd = x->ndim;
+    int64_t H = x->shape[nd - 2], W = x->shape[nd - 1], oH = hw->out, oW = ww->out, KH = hw->K, KW = ww->K;
+    int64_t planes = tensor__numel_of(nd - 2, x->shape);
+    tensor__winpool_table tb;
+    if (!tensor__winpool_table_of(hw, ww, is_max, count_include_pad, &tb)) return NULL;
     *taken = true;
     int64_t shape[TENSOR_MAX_DIMS];
     for (int i = 0; i < nd - 2; i++) shape[i] = x->shape[i];
     shape[nd - 2] = oH;
     shape[nd - 1] = oW;
-    bool graph = is_max && tensor__grad_on() && x->requires_grad;
+    bool graph = tensor__grad_on() && x->requires_grad, gather = is_max && graph;
     tensor *xc = tensor_contiguous(x);
     tensor *y = xc ? tensor__new(fn, nd, shape, x->dtype, TENSOR_CPU) : NULL;
-    tensor *ix = y && (indices || graph) ? tensor__new(fn, nd, shape, TENSOR_I64, TENSOR_CPU) : NULL;
-    if (y && (ix || !(indices || graph))) {
+    tensor *ix = y && (indices || gather) ? tensor__new(fn, nd, shape, TENSOR_I64, TENSOR_CPU) : NULL;
+    if (y && (ix || !(indices || gather))) {
         tensor__winpool_job j;
         j.x = tensor__data(xc);
         j.y = tensor__data(y);
         j.ix = ix ? (int64_t *)(void *)tensor__data(ix) : NULL;
-        j.ph = ph; j.pw = pw; j.nh = nh; j.nw = nw; j.rdiv = rdiv;
+        j.ph = tb.ph; j.pw = tb.pw; j.nh = tb.nh; j.nw = tb.nw; j.rdiv = tb.rdiv;
         j.H = H; j.W = W; j.oH = oH; j.oW = oW; j.KH = KH; j.KW = KW;
         j.f64 = x->dtype == TENSOR_F64;
         j.is_max = is_max;
@@ -19475,10 +19493,10 @@ static tensor *tensor__pool_windows_fast(const char *fn, tensor *x, const tensor
         tensor_free(y);
         y = NULL;
     }
-    TENSOR_FREE(pos);
-    TENSOR_FREE(rdiv);
+    TENSOR_FREE(tb.pos);
+    TENSOR_FREE(tb.rdiv);
     tensor_free(xc);
-    if (y && graph) { /* the values again, as gather(x, indices): gather's node carries the gradient */
+    if (y && gather) { /* the values again, as gather(x, indices): gather's node carries the gradient */
         int64_t fs[TENSOR_MAX_DIMS];
         for (int i = 0; i < nd - 2; i++) fs[i] = x->shape[i];
         fs[nd - 2] = H * W;
@@ -19490,10 +19508,69 @@ static tensor *tensor__pool_windows_fast(const char *fn, tensor *x, const tensor
         tensor_free(xf); tensor_free(jf); tensor_free(g);
         tensor_free(y);
         y = r;
+    } else if (y && graph) { /* average pooling: a node of its own (the windows in ip) */
+        int64_t ip[15] = {hw->out, hw->k, hw->s, hw->p, hw->d, hw->K, hw->adaptive, ww->out, ww->k, ww->s, ww->p, ww->d, ww->K, ww->adaptive, count_include_pad};
+        y = tensor__layer_record(tensor__avgpool_op(fn), y, 1, &x, ip, 15, NULL, 0, NULL);
     }
     if (y && indices) *indices = ix;
     else tensor_free(ix);
     return y;
+}
+
+/* The backward of the fast average pooling (its node's ip: the windows): per plane, each
+   window's g / divisor added to its inside elements; a new contiguous tensor of x's shape and
+   dtype. */
+typedef struct {
+    const char *g;
+    char *gx;
+    const tensor__winpool_table *tb;
+    int64_t H, W, oH, oW, KH, KW;
+    bool f64;
+} tensor__avgpool_bwd_job;
+#define TENSOR__AVGPOOL_BWD(T)                                                                           \
+    for (int64_t pl = begin; pl < end; pl++) {                                                           \
+        const T *gp = (const T *)(const void *)j->g + pl * j->oH * j->oW;                                \
+        T *xp = (T *)(void *)j->gx + pl * j->H * j->W;                                                   \
+        memset(xp, 0, sizeof(T) * (size_t)(j->H * j->W));                                                \
+        for (int64_t oh = 0; oh < j->oH; oh++) {                                                         \
+            const int64_t *hr = j->tb->ph + oh * j->KH;                                                  \
+            for (int64_t ow = 0; ow < j->oW; ow++) {                                                     \
+                const int64_t *wc = j->tb->pw + ow * j->KW;                                              \
+                T v = (T)((double)gp[oh * j->oW + ow] * j->tb->rdiv[oh * j->oW + ow]);                   \
+                for (int64_t a = 0; a < j->tb->nh[oh]; a++) {                                            \
+                    T *row = xp + hr[a] * j->W;                                                          \
+                    for (int64_t b = 0; b < j->tb->nw[ow]; b++) row[wc[b]] += v;                         \
+                }                                                                                        \
+            }                                                                                            \
+        }                                                                                                \
+    }
+static void tensor__avgpool_bwd_planes(int64_t begin, int64_t end, void *ctx) {
+    const tensor__avgpool_bwd_job *j = (const tensor__avgpool_bwd_job *)ctx;
+    if (j->f64) { TENSOR__AVGPOOL_BWD(double) }
+    else { TENSOR__AVGPOOL_BWD(float) }
+}
+#undef TENSOR__AVGPOOL_BWD
+static tensor *tensor__avgpool_backward(const char *fn, tensor *x, tensor *g, const int64_t *ip) {
+    int nd = x->ndim;
+    tensor__win1d hw = {x->shape[nd - 2], ip[0], ip[1], ip[2], ip[3], ip[4], ip[5], ip[6] != 0};
+    tensor__win1d ww = {x->shape[nd - 1], ip[7], ip[8], ip[9], ip[10], ip[11], ip[12], ip[13] != 0};
+    tensor__winpool_table tb;
+    if (!tensor__winpool_table_of(&hw, &ww, false, ip[14] != 0, &tb)) return tensor__fail(fn, "out of memory");
+    tensor *gc = g->dtype == x->dtype && tensor__contiguous(g) ? tensor_contiguous(g) : tensor__contiguous_copy(fn, g, x->dtype);
+    tensor *gx = gc ? tensor__new_like(fn, x, x->dtype) : NULL;
+    if (gx) {
+        tensor__avgpool_bwd_job j;
+        j.g = tensor__data(gc);
+        j.gx = tensor__data(gx);
+        j.tb = &tb;
+        j.H = hw.n; j.W = ww.n; j.oH = hw.out; j.oW = ww.out; j.KH = hw.K; j.KW = ww.K;
+        j.f64 = x->dtype == TENSOR_F64;
+        tensor__parallel_for(tensor__numel_of(nd - 2, x->shape), 16384 / (hw.n * ww.n + 1) + 1, tensor__avgpool_bwd_planes, &j);
+    }
+    TENSOR_FREE(tb.pos);
+    TENSOR_FREE(tb.rdiv);
+    tensor_free(gc);
+    return gx;
 }
 
 /* Checks a pooling input (3-D or 4-D, floating, non-empty but for the batch). */
@@ -19591,20 +19668,6 @@ TENSOR_API tensor *tensor_adaptive_avg_pool2d(tensor *x, int64_t output_h, int64
     if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]")) return NULL;
     tensor__win1d hw, ww;
     if (!tensor__adaptive_dim(fn, x->shape[x->ndim - 2], output_h, &hw) || !tensor__adaptive_dim(fn, x->shape[x->ndim - 1], output_w, &ww)) return NULL;
-    if (output_h == 1 && output_w == 1 && tensor__layer_fast(x, false) && !tensor__layer_fast(x, true)) {
-        /* global pooling under autograd: the mean over the flat planes (a reduction with its node) */
-        int nd = x->ndim;
-        int64_t shape[4];
-        for (int i = 0; i < nd; i++) shape[i] = x->shape[i];
-        shape[nd - 2] = x->shape[nd - 2] * x->shape[nd - 1];
-        tensor *f = tensor_reshape(x, nd - 1, shape);
-        tensor *m = f ? tensor_mean(f, nd - 2, true) : NULL;
-        shape[nd - 2] = 1;
-        shape[nd - 1] = 1;
-        tensor *y = m ? tensor_reshape(m, nd, shape) : NULL;
-        tensor_free(f); tensor_free(m);
-        return y;
-    }
     return tensor__pool_windows(fn, x, &hw, &ww, false, false, NULL);
 }
 
@@ -22968,8 +23031,10 @@ static int tensor__derivative_avg_pool2d(tensor__node *n, tensor *g, tensor **gr
    again). conv_transpose2d: in = {x, w, bias}, ip = {stride, padding, dilation, groups}: gx is
    conv2d(g, w), gw conv2d's weight gradient with g as its input and x as its output's gradient
    (tensor__conv_backward), gb the sum of g. interpolate: in = {x}, ip = {spatial dims, mode,
-   align_corners, out...}, p the scales: the adjoint plane kernel of >>resample. The last two are
-   fused kernels, so (as conv2d's) they refuse create_graph. */
+   align_corners, out...}, p the scales: the adjoint plane kernel of >>resample. The average pools
+   (adaptive_avg_pool2d, adaptive_avg_pool1d, avg_pool1d): in = {x} (4-D), ip the windows: the
+   adjoint plane kernel of >>pool. All but batch_norm's are fused kernels, so (as conv2d's) they
+   refuse create_graph. */
 static tensor *tensor__layer_sum_c(tensor *t) { /* [N, C, *] summed to [C] */
     if (!t) return NULL;
     int64_t s[3] = {t->shape[0], t->shape[1], tensor__numel_of(t->ndim - 2, t->shape + 2)};
@@ -23025,6 +23090,11 @@ static int tensor__derivative_layer(tensor__node *n, tensor *g, tensor **grads) 
     case TENSOR_OP_batch_norm: return tensor__derivative_batch_norm_node(n, g, grads);
     case TENSOR_OP_conv_transpose2d: return tensor__derivative_conv_transpose2d_node(n, g, grads);
     case TENSOR_OP_interpolate: return tensor__derivative_interpolate_node(n, g, grads);
+    case TENSOR_OP_adaptive_avg_pool2d:
+    case TENSOR_OP_adaptive_avg_pool1d:
+    case TENSOR_OP_avg_pool1d:
+        if (!tensor__first_order_only(n)) return 1;
+        return TENSOR__OK(grads[0] = tensor__avgpool_backward("tensor_backward", n->saved[0], g, n->ip));
     default: tensor__fail("tensor_backward", "%s recorded a node without a derivative", tensor__ops[n->op].fn); return 1;
     }
 }

@@ -1508,8 +1508,10 @@ static int tensor__derivative_avg_pool2d(tensor__node *n, tensor *g, tensor **gr
    again). conv_transpose2d: in = {x, w, bias}, ip = {stride, padding, dilation, groups}: gx is
    conv2d(g, w), gw conv2d's weight gradient with g as its input and x as its output's gradient
    (tensor__conv_backward), gb the sum of g. interpolate: in = {x}, ip = {spatial dims, mode,
-   align_corners, out...}, p the scales: the adjoint plane kernel of >>resample. The last two are
-   fused kernels, so (as conv2d's) they refuse create_graph. */
+   align_corners, out...}, p the scales: the adjoint plane kernel of >>resample. The average pools
+   (adaptive_avg_pool2d, adaptive_avg_pool1d, avg_pool1d): in = {x} (4-D), ip the windows: the
+   adjoint plane kernel of >>pool. All but batch_norm's are fused kernels, so (as conv2d's) they
+   refuse create_graph. */
 static tensor *tensor__layer_sum_c(tensor *t) { /* [N, C, *] summed to [C] */
     if (!t) return NULL;
     int64_t s[3] = {t->shape[0], t->shape[1], tensor__numel_of(t->ndim - 2, t->shape + 2)};
@@ -1565,6 +1567,11 @@ static int tensor__derivative_layer(tensor__node *n, tensor *g, tensor **grads) 
     case TENSOR_OP_batch_norm: return tensor__derivative_batch_norm_node(n, g, grads);
     case TENSOR_OP_conv_transpose2d: return tensor__derivative_conv_transpose2d_node(n, g, grads);
     case TENSOR_OP_interpolate: return tensor__derivative_interpolate_node(n, g, grads);
+    case TENSOR_OP_adaptive_avg_pool2d:
+    case TENSOR_OP_adaptive_avg_pool1d:
+    case TENSOR_OP_avg_pool1d:
+        if (!tensor__first_order_only(n)) return 1;
+        return TENSOR__OK(grads[0] = tensor__avgpool_backward("tensor_backward", n->saved[0], g, n->ip));
     default: tensor__fail("tensor_backward", "%s recorded a node without a derivative", tensor__ops[n->op].fn); return 1;
     }
 }

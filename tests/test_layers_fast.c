@@ -121,12 +121,18 @@ TEST(layers_fast_pools_adaptive_and_1d) {
     CHECK(tensor_test_path_count("layer_pool") > before);
 }
 
-/* Under autograd: max pooling's fast path (gather at its indices) and global average pooling (a
-   mean) give the composite's gradients. */
+/* Under autograd: max pooling's fast path (gather at its indices) and the average pools' node
+   (its adjoint kernel) give the composite's gradients. */
 static tensor *pool_of(int which, tensor *x) {
-    return which == 0 ? tensor_max_pool2d_with_indices(x, 3, 2, 1, 1, true, NULL)
-         : which == 1 ? tensor_adaptive_max_pool2d(x, 3, 4, NULL)
-                      : tensor_adaptive_avg_pool2d(x, 1, 1);
+    switch (which) {
+    case 0: return tensor_max_pool2d_with_indices(x, 3, 2, 1, 1, true, NULL);
+    case 1: return tensor_adaptive_max_pool2d(x, 3, 4, NULL);
+    case 2: return tensor_adaptive_avg_pool2d(x, 1, 1);
+    case 3: return tensor_adaptive_avg_pool2d(x, 4, 5);
+    case 4: return tensor_avg_pool1d(x, 3, 2, 1, true, false);
+    case 5: return tensor_avg_pool1d(x, 4, 3, 2, true, true);
+    default: return tensor_adaptive_avg_pool1d(x, 4);
+    }
 }
 static void pool_grads(int which, tensor *x0, tensor *gy, bool reference, tensor **y, tensor **gx) {
     tensor *x = tensor_set_requires_grad(tensor_clone(x0), true);
@@ -138,22 +144,25 @@ static void pool_grads(int which, tensor *x0, tensor *gy, bool reference, tensor
     *gx = rc == 0 ? tensor_grad(x) : NULL;
 }
 TEST(layers_fast_pools_backward) {
-    int64_t before = tensor_test_path_count("layer_pool");
     tensor_scope_begin();
-    for (int which = 0; which < 3; which++) {
-        tensor *x = which == 2 ? test_random(TENSOR_F64, TENSOR_SHAPE(2, 3, 5, 7), -1, 1) : ties(TENSOR_F64, TENSOR_SHAPE(2, 3, 7, 9), false);
-        tensor *y0 = pool_of(which, x);
-        tensor *gy = y0 ? test_random(TENSOR_F64, tensor_ndim(y0), tensor_shape(y0), -1, 1) : NULL;
-        tensor *yr, *gr, *yf, *gf;
-        pool_grads(which, x, gy, true, &yr, &gr);
-        int64_t b = tensor_test_path_count("layer_pool");
-        pool_grads(which, x, gy, false, &yf, &gf);
-        CHECK_MSG(which == 2 || tensor_test_path_count("layer_pool") > b, "the max pool's fast path did not run under autograd");
-        same_values("pool forward under autograd", yf, yr, 1e-15, 1e-15);
-        same_values("pool gradient", gf, gr, 1e-14, 1e-14);
-    }
+    for (int dt = 0; dt < 2; dt++)
+        for (int which = 0; which < 7; which++) {
+            tensor_dtype t = dt ? TENSOR_F64 : TENSOR_F32;
+            tensor *x = which >= 4 ? strided(uniform, t, TENSOR_SHAPE(2, 11, 3), false)
+                      : which >= 2 ? test_random(t, TENSOR_SHAPE(2, 3, 7, 9), -1, 1) : ties(t, TENSOR_SHAPE(2, 3, 7, 9), false);
+            tensor *y0 = pool_of(which, x);
+            tensor *gy = y0 ? test_random(t, tensor_ndim(y0), tensor_shape(y0), -1, 1) : NULL;
+            tensor *yr, *gr, *yf, *gf;
+            pool_grads(which, x, gy, true, &yr, &gr);
+            int64_t b = tensor_test_path_count("layer_pool");
+            pool_grads(which, x, gy, false, &yf, &gf);
+            CHECK_MSG(tensor_test_path_count("layer_pool") > b, "pool %d: the fast path did not run under autograd", which);
+            char what[64];
+            snprintf(what, sizeof what, "pool %d (%s)", which, dt ? "f64" : "f32");
+            same_values(what, yf, yr, tol_of(t), tol_of(t));
+            same_values(what, gf, gr, tol_of(t), tol_of(t));
+        }
     tensor_scope_end();
-    CHECK(tensor_test_path_count("layer_pool") > before);
 }
 
 /* ---- batch_norm ---- */
@@ -368,7 +377,8 @@ TEST(layers_fast_nodes_backward) {
 }
 
 /* create_graph: batch_norm's node composes its gradient of ops (second derivatives by finite
-   differences); conv_transpose2d's and interpolate's fused backward refuse it, as conv2d's. */
+   differences); the fused backward of conv_transpose2d, interpolate and the average pools refuse
+   it, as conv2d's. */
 static tensor *f_bn_train(tensor *const *in, const void *ctx) { (void)ctx; return tensor_batch_norm(in[0], NULL, NULL, in[1], in[2], true, 0.1, 1e-3); }
 static tensor *f_bn_eval(tensor *const *in, const void *ctx) {
     (void)ctx;
@@ -387,8 +397,8 @@ TEST(layers_fast_nodes_create_graph) {
     CHECK(GRADGRADCHECK(f_bn_eval, NULL, 3, in) > 0);
     tensor *x = test_leaf(TENSOR_SHAPE(1, 2, 3, 3), -1, 1), *w = test_leaf(TENSOR_SHAPE(2, 2, 2, 2), -1, 1);
     double sc = 2;
-    tensor *ys[2] = {tensor_conv_transpose2d(x, w, NULL, 2, 0, 0, 1, 1), tensor_interpolate(x, 1, NULL, &sc, "bilinear", false)};
-    for (int i = 0; i < 2; i++) {
+    tensor *ys[3] = {tensor_conv_transpose2d(x, w, NULL, 2, 0, 0, 1, 1), tensor_interpolate(x, 1, NULL, &sc, "bilinear", false), tensor_adaptive_avg_pool2d(x, 2, 2)};
+    for (int i = 0; i < 3; i++) {
         tensor *gx = NULL;
         CHECK(ys[i] != NULL);
         int rc = tensor_autograd_grad(1, (tensor *[]){tensor_sum_all(tensor_mul(ys[i], ys[i]))}, NULL, 1, (tensor *[]){x}, &gx, true);
