@@ -13,7 +13,7 @@ FUZZ_HEADERS = tests/fuzz/fuzz_main.h tests/fuzz/replay.h
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 EXAMPLES = $(patsubst %.c,%,$(wildcard examples/*.c))
 
-.PHONY: all test test-asan test-tsan test-neon test-sleef test-cuda check-amalgamation examples bench bench-cuda fuzz fuzz-files clean
+.PHONY: all test test-asan test-tsan test-neon test-sleef test-cuda check-amalgamation examples bench bench-nn bench-cuda fuzz fuzz-files clean
 all: tensor.h examples
 
 generator/gen: generator/gen.c
@@ -215,6 +215,12 @@ $(BUILD)/bench: bench/bench.c tensor.h
 	$(CC) -O2 $(WARN) -I. -DBENCH_CC='"$(CC)"' $(if $(BENCH_SLEEF),-DBENCH_SLEEF) bench/bench.c -o $@ -lopenblas -lmvec $(if $(BENCH_SLEEF),-lsleef) $(LDLIBS)
 bench: $(BUILD)/bench
 	$(BUILD)/bench
+# The layers' fast paths against their composites (bench/bench_nn.c; no reference library).
+$(BUILD)/bench_nn: bench/bench_nn.c tensor.h
+	@mkdir -p $(BUILD)
+	$(CC) -O2 $(WARN) -I. bench/bench_nn.c -o $@ $(LDLIBS)
+bench-nn: $(BUILD)/bench_nn
+	$(BUILD)/bench_nn
 # The CUDA benchmark (bench/bench_cuda.c, against cuBLAS and cudaMemcpy) on a machine with a GPU.
 $(BUILD)/bench_cuda: bench/bench_cuda.c tensor.h $(BUILD)/cuda/tensor_cuda.o
 	$(CC) -O2 $(WARN) -I. -I$(CUDA_HOME)/include bench/bench_cuda.c $(BUILD)/cuda/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS)

@@ -2745,7 +2745,8 @@ TENSOR__HOSTDEV double tensor__lerp(double x, double y, double w) {
 
 /* The fast paths' counts for tensor_test_path_count (TENSOR_TEST_HOOKS builds; nothing otherwise):
    kernels bump theirs with TENSOR__PATH_TAKEN(name), from any thread. */
-#define TENSOR__PATHS(X) X(conv_winograd) X(conv_im2col_simd) X(conv_smallk) X(conv_bf16) X(maxpool_fast) X(relu_backward_fused) X(unary_backward_fused) X(optim_simd)
+#define TENSOR__PATHS(X) X(conv_winograd) X(conv_im2col_simd) X(conv_smallk) X(conv_bf16) X(maxpool_fast) X(relu_backward_fused) X(unary_backward_fused) X(optim_simd) \
+    X(layer_pool) X(layer_batch_norm) X(layer_conv_transpose) X(layer_interpolate)
 #ifdef TENSOR_TEST_HOOKS
 #define TENSOR__PATH_ENUM(name) TENSOR__PATH_##name,
 enum { TENSOR__PATHS(TENSOR__PATH_ENUM) TENSOR__N_PATHS };
@@ -18716,6 +18717,338 @@ static tensor *tensor__bn_mean(tensor__tmps *s, tensor *x) {
     return tensor__tmp(s, tensor_reshape(m, x->ndim - 1, shape));
 }
 
+/* ---- fast paths of the layer composites (batch_norm here; the pools of >>pool, interpolate and
+   conv_transpose of >>resample) ----
+   A composite above is the reference: it is what runs under tensor_set_reference_kernels, on a
+   device, and wherever the fast path does not apply. The fast paths are plane kernels on the
+   CPU, threaded over channels or N * C planes, for f32 and f64. Under autograd, batch_norm,
+   conv_transpose2d and interpolate record a node of their own op (tensor__layer_record), whose
+   derivative (tensor__derivative_layer in >>autograd) runs a fused backward kernel; the max pools
+   return gather(x, indices), gather's node carrying the gradient. The registry keeps them
+   COMPOSITE: a device, and the reference mode, run the composite. tensor__layers_composite: the
+   bench's switch to the composites (its reference), leaving the other kernels as they are. */
+static bool tensor__layers_composite;
+static bool tensor__layer_fast(const tensor *x, bool need_no_grad) {
+    if (tensor__reference_kernels || tensor__layers_composite || x->storage->device != TENSOR_CPU) return false;
+    if (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) return false;
+    return !need_no_grad || !tensor__grad_on() || !x->requires_grad;
+}
+/* true when an optional parameter stops the fast path (present, and of another dtype or device). */
+static bool tensor__layer_param_blocks(const tensor *p, const tensor *x) {
+    return p && (p->dtype != x->dtype || p->storage->device != TENSOR_CPU);
+}
+/* Records y's node for op (inputs in[0, n_in), NULL where absent; ip, p its parameters; extra a
+   tensor the derivative needs, owned by this call) when an input requires grad. Returns y, or
+   NULL after freeing it when the node could not be recorded. */
+static tensor *tensor__layer_record(tensor_op op, tensor *y, int n_in, tensor *const *in, const int64_t *ip, int nip, const double *p, int np, tensor *extra) {
+    if (!y) { tensor_free(extra); return NULL; }
+    tensor__call c;
+    tensor__call_init(&c, op);
+    c.n_in = n_in;
+    for (int i = 0; i < n_in; i++) c.in[i] = in[i];
+    for (int i = 0; i < nip; i++) c.ip[i] = ip[i];
+    for (int i = 0; i < np; i++) c.p[i] = p[i];
+    c.out = y;
+    c.out2 = extra;
+    bool ok = tensor__autograd_record(&c);
+    tensor_free(extra);
+    if (!ok) { tensor_free(y); return NULL; }
+    return y;
+}
+
+/* batch_norm's fused kernel over x [N, C, L] (contiguous): per channel, the statistics in one pass
+   over its N rows (training: sums of x - K and (x - K)^2 in double, K the channel's first value,
+   so the variance does not cancel: a row's sums, then the rows' sums), then y = x scale + shift
+   with scale = invstd w, shift = b - mean scale. Channels split over the threads. f64: the
+   loops below (eight partial sums per row); f32: tensor__bn_channel_f32 with the SIMD rows. */
+typedef struct {
+    const char *x;
+    char *y;
+    const char *w, *b;   /* [C] of x's dtype, or NULL */
+    double *mean, *var;  /* [C]: training: out (var biased); else in (the running statistics) */
+    int64_t N, C, L;
+    double eps;
+    bool f64, training;
+} tensor__bn_job;
+
+#define TENSOR__BN_CHANNEL(T)                                                                            \
+    {                                                                                                    \
+        const T *xs = (const T *)(const void *)j->x;                                                     \
+        T *ys = (T *)(void *)j->y;                                                                       \
+        int64_t L = j->L, CL = j->C * L;                                                                 \
+        double mean, var;                                                                                \
+        if (j->training) {                                                                               \
+            double K = (double)xs[c * L], s1 = 0, s2 = 0;                                                \
+            for (int64_t n = 0; n < j->N; n++) {                                                         \
+                const T *r = xs + n * CL + c * L;                                                        \
+                double a[8] = {0, 0, 0, 0, 0, 0, 0, 0}, q[8] = {0, 0, 0, 0, 0, 0, 0, 0};                 \
+                int64_t i = 0;                                                                           \
+                for (; i + 8 <= L; i += 8)                                                               \
+                    for (int u = 0; u < 8; u++) {                                                        \
+                        double d = (double)r[i + u] - K;                                                 \
+                        a[u] += d;                                                                       \
+                        q[u] += d * d;                                                                   \
+                    }                                                                                    \
+                for (; i < L; i++) {                                                                     \
+                    double d = (double)r[i] - K;                                                         \
+                    a[0] += d;                                                                           \
+                    q[0] += d * d;                                                                       \
+                }                                                                                        \
+                s1 += ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));                 \
+                s2 += ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]));                 \
+            }                                                                                            \
+            double cnt = (double)(j->N * L), dm = s1 / cnt;                                              \
+            mean = K + dm;                                                                               \
+            var = s2 / cnt - dm * dm;                                                                    \
+            if (var < 0) var = 0;                                                                        \
+            j->mean[c] = mean;                                                                           \
+            j->var[c] = var;                                                                             \
+        } else {                                                                                         \
+            mean = j->mean[c];                                                                           \
+            var = j->var[c];                                                                             \
+        }                                                                                                \
+        double invstd = 1 / sqrt(var + j->eps);                                                          \
+        double w = j->w ? (double)((const T *)(const void *)j->w)[c] : 1;                                \
+        double b = j->b ? (double)((const T *)(const void *)j->b)[c] : 0;                                \
+        T scale = (T)(invstd * w), shift = (T)(b - mean * invstd * w);                                   \
+        for (int64_t n = 0; n < j->N; n++) {                                                             \
+            const T *r = xs + n * CL + c * L;                                                            \
+            T *o = ys + n * CL + c * L;                                                                  \
+            for (int64_t i = 0; i < L; i++) o[i] = r[i] * scale + shift;                                 \
+        }                                                                                                \
+    }
+/* f32 with the SIMD rows of >>simd: per row, sum x and sum (x - K)^2 (the row read twice while
+   it is in the cache; both sums in double), then y = x scale + shift. */
+static void tensor__bn_channel_f32(const tensor__bn_job *j, int64_t c) {
+    const float *xs = (const float *)(const void *)j->x;
+    float *ys = (float *)(void *)j->y;
+    int64_t L = j->L, CL = j->C * L;
+    double mean, var;
+    if (j->training) {
+        float K = xs[c * L];
+        double s1 = 0, s2 = 0;
+        for (int64_t n = 0; n < j->N; n++) {
+            const float *r = xs + n * CL + c * L;
+            s1 += tensor__row_sum_f32(r, L) - (double)K * (double)L;
+            s2 += tensor__row_sqdev_f32(r, L, K);
+        }
+        double cnt = (double)(j->N * L), dm = s1 / cnt;
+        mean = (double)K + dm;
+        var = s2 / cnt - dm * dm;
+        if (var < 0) var = 0;
+        j->mean[c] = mean;
+        j->var[c] = var;
+    } else {
+        mean = j->mean[c];
+        var = j->var[c];
+    }
+    double invstd = 1 / sqrt(var + j->eps);
+    double w = j->w ? (double)((const float *)(const void *)j->w)[c] : 1, b = j->b ? (double)((const float *)(const void *)j->b)[c] : 0;
+    float scale = (float)(invstd * w), shift = (float)(b - mean * invstd * w);
+    for (int64_t n = 0; n < j->N; n++) tensor__row_affine_f32(ys + n * CL + c * L, xs + n * CL + c * L, L, scale, shift);
+}
+static void tensor__bn_channels(int64_t begin, int64_t end, void *ctx) {
+    tensor__bn_job *j = (tensor__bn_job *)ctx;
+    for (int64_t c = begin; c < end; c++) {
+        if (j->f64) TENSOR__BN_CHANNEL(double)
+        else tensor__bn_channel_f32(j, c);
+    }
+}
+#undef TENSOR__BN_CHANNEL
+
+/* The fused batch_norm, or NULL with *taken false when it does not apply (the composite runs).
+   Under autograd its node keeps x, weight, bias and the statistics [2, C] (f64: the mean and
+   1 / sqrt(var + eps) it normalized with). */
+static tensor *tensor__bn_fast(const char *fn, tensor *x, tensor *rm, tensor *rv, tensor *w, tensor *b, bool training, double momentum, double eps, bool *taken) {
+    *taken = false;
+    if (!tensor__layer_fast(x, false) || tensor__layer_param_blocks(w, x) || tensor__layer_param_blocks(b, x)) return NULL;
+    if ((rm && rm->storage->device != TENSOR_CPU) || (rv && rv->storage->device != TENSOR_CPU)) return NULL;
+    int64_t N = x->shape[0], C = x->shape[1], L = tensor__numel_of(x->ndim - 2, x->shape + 2);
+    if (N * L == 0 || C == 0) return NULL;
+    *taken = true;
+    bool graph = tensor__grad_on() && (x->requires_grad || (w && w->requires_grad) || (b && b->requires_grad));
+    tensor *xc = tensor_contiguous(x), *wc = w ? tensor_contiguous(w) : NULL, *bc = b ? tensor_contiguous(b) : NULL;
+    tensor *y = xc ? tensor__new_like(fn, x, x->dtype) : NULL;
+    int64_t ss[2] = {2, C};
+    tensor *stats = y ? tensor__new(fn, 2, ss, TENSOR_F64, TENSOR_CPU) : NULL;
+    double *st = stats ? (double *)(void *)tensor__data(stats) : NULL;
+    bool ok = y && st && (!w || wc) && (!b || bc);
+    if (ok && !training) { /* the running statistics as doubles */
+        tensor *m = tensor_to_dtype(rm, TENSOR_F64), *v = tensor_to_dtype(rv, TENSOR_F64);
+        tensor *mc = m ? tensor_contiguous(m) : NULL, *vc = v ? tensor_contiguous(v) : NULL;
+        ok = mc && vc;
+        if (ok) {
+            memcpy(st, tensor__data(mc), sizeof(double) * (size_t)C);
+            memcpy(st + C, tensor__data(vc), sizeof(double) * (size_t)C);
+        }
+        tensor_free(m); tensor_free(v); tensor_free(mc); tensor_free(vc);
+    }
+    if (ok) {
+        tensor__bn_job j;
+        j.x = tensor__data(xc);
+        j.y = tensor__data(y);
+        j.w = wc ? tensor__data(wc) : NULL;
+        j.b = bc ? tensor__data(bc) : NULL;
+        j.mean = st;
+        j.var = st + C;
+        j.N = N; j.C = C; j.L = L;
+        j.eps = eps;
+        j.f64 = x->dtype == TENSOR_F64;
+        j.training = training;
+        tensor__parallel_for(C, 32768 / (N * L) + 1, tensor__bn_channels, &j);
+        TENSOR__PATH_TAKEN(layer_batch_norm);
+    }
+    if (ok && training && rm) { /* the running statistics, with the unbiased variance */
+        double cnt = (double)(N * L), *uv = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)C);
+        if (!uv) ok = (tensor__fail(fn, "out of memory"), false);
+        for (int64_t c = 0; ok && c < C; c++) uv[c] = st[C + c] * cnt / (cnt - 1);
+        tensor *m1 = ok ? tensor_from_data(st, 1, &C, TENSOR_F64) : NULL, *v1 = ok ? tensor_from_data(uv, 1, &C, TENSOR_F64) : NULL;
+        ok = m1 && v1 && tensor__running_update(rm, m1, momentum) && tensor__running_update(rv, v1, momentum);
+        tensor_free(m1); tensor_free(v1);
+        TENSOR_FREE(uv);
+    }
+    for (int64_t c = 0; ok && c < C; c++) st[C + c] = 1 / sqrt(st[C + c] + eps); /* the variance becomes invstd */
+    tensor_free(xc); tensor_free(wc); tensor_free(bc);
+    if (!ok) { tensor_free(y); tensor_free(stats); return NULL; }
+    if (!graph) { tensor_free(stats); return y; }
+    tensor *in[3] = {x, w, b};
+    int64_t ip[1] = {training};
+    double p[1] = {eps};
+    return tensor__layer_record(TENSOR_OP_batch_norm, y, 3, in, ip, 1, p, 1, stats);
+}
+
+/* batch_norm's fused backward (PyTorch's): per channel, sg = sum g and sgx = sum g (x - mean) in
+   double over its N rows; then gx = w invstd (g - sg / M - (x - mean) invstd^2 sgx / M) with the
+   batch statistics (training), or g w invstd with fixed ones; gw = sgx invstd, gb = sg. */
+typedef struct {
+    const char *x, *g, *w;
+    char *gx;
+    const double *st;    /* [2, C]: mean, invstd */
+    double *gw, *gb;     /* [C] */
+    int64_t N, C, L;
+    bool f64, training;
+    int failed;
+} tensor__bn_bwd_job;
+#define TENSOR__BN_BWD_CHANNEL(T)                                                                        \
+    {                                                                                                    \
+        const T *xs = (const T *)(const void *)j->x, *gs = (const T *)(const void *)j->g;                \
+        int64_t L = j->L, CL = j->C * L;                                                                 \
+        double mean = j->st[c], invstd = j->st[j->C + c], sg = 0, sgx = 0;                               \
+        for (int64_t n = 0; n < j->N; n++) {                                                             \
+            const T *xr = xs + n * CL + c * L, *gr = gs + n * CL + c * L;                                \
+            double a[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0};                                             \
+            int64_t i = 0;                                                                               \
+            for (; i + 4 <= L; i += 4)                                                                   \
+                for (int u = 0; u < 4; u++) {                                                            \
+                    double gv = (double)gr[i + u];                                                       \
+                    a[u] += gv;                                                                          \
+                    q[u] += gv * ((double)xr[i + u] - mean);                                             \
+                }                                                                                        \
+            for (; i < L; i++) {                                                                         \
+                a[0] += (double)gr[i];                                                                   \
+                q[0] += (double)gr[i] * ((double)xr[i] - mean);                                          \
+            }                                                                                            \
+            sg += (a[0] + a[1]) + (a[2] + a[3]);                                                         \
+            sgx += (q[0] + q[1]) + (q[2] + q[3]);                                                        \
+        }                                                                                                \
+        if (j->gw) j->gw[c] = sgx * invstd;                                                              \
+        if (j->gb) j->gb[c] = sg;                                                                        \
+        if (j->gx) {                                                                                     \
+            double w = j->w ? (double)((const T *)(const void *)j->w)[c] : 1, M = (double)(j->N * L);    \
+            T k = (T)(w * invstd), mg = (T)(j->training ? sg / M : 0), kx = (T)(j->training ? invstd * invstd * sgx / M : 0), m = (T)mean; \
+            for (int64_t n = 0; n < j->N; n++) {                                                         \
+                const T *xr = xs + n * CL + c * L, *gr = gs + n * CL + c * L;                            \
+                T *o = (T *)(void *)j->gx + n * CL + c * L;                                              \
+                for (int64_t i = 0; i < L; i++) o[i] = k * (gr[i] - mg - (xr[i] - m) * kx);              \
+            }                                                                                            \
+        }                                                                                                \
+    }
+/* f32 with the SIMD rows: per row, sg += sum g, sgx += dot(g, x - mean) (x - mean into the
+   thread's row buffer d, sums in double); then gx = k (g - (x kx + mg - mean kx)) row by row. */
+static void tensor__bn_bwd_channel_f32(const tensor__bn_bwd_job *j, int64_t c, float *d) {
+    const float *xs = (const float *)(const void *)j->x, *gs = (const float *)(const void *)j->g;
+    int64_t L = j->L, CL = j->C * L;
+    double mean = j->st[c], invstd = j->st[j->C + c], sg = 0, sgx = 0;
+    for (int64_t n = 0; n < j->N; n++) {
+        const float *xr = xs + n * CL + c * L, *gr = gs + n * CL + c * L;
+        tensor__row_affine_f32(d, xr, L, 1.0f, (float)-mean);
+        sg += tensor__row_sum_f32(gr, L);
+        sgx += tensor__row_dot_f32(gr, d, L);
+    }
+    if (j->gw) j->gw[c] = sgx * invstd;
+    if (j->gb) j->gb[c] = sg;
+    if (!j->gx) return;
+    double w = j->w ? (double)((const float *)(const void *)j->w)[c] : 1, M = (double)(j->N * L);
+    double mg = j->training ? sg / M : 0, kx = j->training ? invstd * invstd * sgx / M : 0;
+    float k = (float)(w * invstd), a = (float)kx, b = (float)(mg - mean * kx);
+    for (int64_t n = 0; n < j->N; n++) {
+        float *o = (float *)(void *)j->gx + n * CL + c * L;
+        tensor__row_affine_f32(o, xs + n * CL + c * L, L, a, b);    /* o = x kx + mg - mean kx */
+        tensor__row_fms_f32(o, gs + n * CL + c * L, L, 1.0f);        /* o = g - o */
+        tensor__row_affine_f32(o, o, L, k, 0.0f);                    /* o = k o */
+    }
+}
+static void tensor__bn_bwd_channels(int64_t begin, int64_t end, void *ctx) {
+    tensor__bn_bwd_job *j = (tensor__bn_bwd_job *)ctx;
+    float *d = j->f64 ? NULL : (float *)TENSOR_MALLOC(sizeof(float) * (size_t)(j->L + 1));
+    if (!j->f64 && !d) { TENSOR__ATOMIC_SET(&j->failed, 1); return; }
+    for (int64_t c = begin; c < end; c++) {
+        if (j->f64) TENSOR__BN_BWD_CHANNEL(double)
+        else tensor__bn_bwd_channel_f32(j, c, d);
+    }
+    TENSOR_FREE(d);
+}
+#undef TENSOR__BN_BWD_CHANNEL
+
+/* The gradients of the fused batch_norm (its node: x, w (or NULL), the statistics st [2, C] f64):
+   each wanted one (gx, gw, gb non-NULL) a new contiguous tensor of x's dtype. Returns 0, or 1
+   after recording an error. */
+static int tensor__bn_backward(const char *fn, tensor *x, tensor *w, tensor *st, tensor *g, bool training, tensor **gx, tensor **gw, tensor **gb) {
+    int64_t N = x->shape[0], C = x->shape[1], L = tensor__numel_of(x->ndim - 2, x->shape + 2);
+    tensor *xc = tensor_contiguous(x), *wc = w ? tensor_contiguous(w) : NULL;
+    tensor *gc = g->dtype == x->dtype && tensor__contiguous(g) ? tensor_contiguous(g) : tensor__contiguous_copy(fn, g, x->dtype);
+    tensor *rx = gx ? tensor__new_like(fn, x, x->dtype) : NULL;
+    double *sums = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(2 * C + 1));
+    bool ok = xc && (!w || wc) && gc && (!gx || rx) && sums;
+    if (!sums) tensor__fail(fn, "out of memory");
+    if (ok) {
+        tensor__bn_bwd_job j;
+        j.x = tensor__data(xc);
+        j.g = tensor__data(gc);
+        j.w = wc ? tensor__data(wc) : NULL;
+        j.gx = rx ? tensor__data(rx) : NULL;
+        j.st = (const double *)(const void *)tensor__data(st);
+        j.gw = sums;
+        j.gb = sums + C;
+        j.N = N; j.C = C; j.L = L;
+        j.f64 = x->dtype == TENSOR_F64;
+        j.training = training;
+        j.failed = 0;
+        tensor__parallel_for(C, 32768 / (N * L + 1) + 1, tensor__bn_bwd_channels, &j);
+        if (j.failed) ok = (tensor__fail(fn, "out of memory"), false);
+    }
+    tensor *rw = NULL, *rb = NULL;
+    if (ok && gw) {
+        tensor *d = tensor_from_data(sums, 1, &C, TENSOR_F64);
+        rw = d ? tensor_to_dtype(d, x->dtype) : NULL;
+        tensor_free(d);
+        ok = rw != NULL;
+    }
+    if (ok && gb) {
+        tensor *d = tensor_from_data(sums + C, 1, &C, TENSOR_F64);
+        rb = d ? tensor_to_dtype(d, x->dtype) : NULL;
+        tensor_free(d);
+        ok = rb != NULL;
+    }
+    TENSOR_FREE(sums);
+    tensor_free(xc); tensor_free(wc); tensor_free(gc);
+    if (!ok) { tensor_free(rx); tensor_free(rw); tensor_free(rb); return 1; }
+    if (gx) *gx = rx;
+    if (gw) *gw = rw;
+    if (gb) *gb = rb;
+    return 0;
+}
+
 /* x [N, C, *]: normalized per channel over N and *; training: with the batch statistics (biased
    variance), and running_mean/var (when given) updated in place with the unbiased variance, as
    PyTorch; otherwise with running_mean/var. */
@@ -18725,6 +19058,9 @@ TENSOR_API tensor *tensor_batch_norm(tensor *x, tensor *running_mean, tensor *ru
     if (!tensor__bn_check(fn, x, 2, running_mean, running_var, weight, bias, training)) return NULL;
     int64_t C = x->shape[1], count = tensor__numel_of(x->ndim, x->shape) / (C ? C : 1);
     if (training && C > 0 && count == 1) return tensor__fail(fn, "expected more than 1 value per channel when training, got input of shape %s", tensor__shape_of(x));
+    bool taken;
+    tensor *fast = tensor__bn_fast(fn, x, running_mean, running_var, weight, bias, training, momentum, eps, &taken);
+    if (taken) return fast;
     tensor__tmps s = {{0}, 0};
     tensor *w, *b, *mean, *invstd;
     if (!tensor__channel_param(fn, "weight", weight, x, &s, &w) || !tensor__channel_param(fn, "bias", bias, x, &s, &b)) { tensor__tmps_free(&s); return NULL; }
@@ -20752,6 +21088,8 @@ static int64_t tensor__adaptive_k(int64_t n, int64_t out) {
     return k;
 }
 
+static tensor *tensor__pool_windows_fast(const char *fn, tensor *x, const tensor__win1d *hw, const tensor__win1d *ww, bool is_max, bool count_include_pad, tensor **indices, bool *taken);
+
 /* Pools x [..., H, W] (3-D or 4-D) over the windows hw x ww: max (positions outside the input
    repeat the window's first inside element, so the max and its first index are PyTorch's; a
    window with none reads -inf), or the sum divided by the count inside (count_include_pad: by the
@@ -20761,6 +21099,9 @@ static tensor *tensor__pool_windows(const char *fn, tensor *x, const tensor__win
     int64_t H = x->shape[nd - 2], W = x->shape[nd - 1], oH = hw->out, oW = ww->out, KH = hw->K, KW = ww->K;
     int64_t L = oH * oW, K = KH * KW, sentinel = H * W;
     if (L > 0 && K > TENSOR__MAX_NUMEL / L) return tensor__fail(fn, "the pooling windows of input %s are too large", tensor__shape_of(x));
+    bool taken;
+    tensor *fast = tensor__pool_windows_fast(fn, x, hw, ww, is_max, count_include_pad, indices, &taken);
+    if (taken) return fast;
     int64_t *idx = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(L * K + 2 * (KH + KW) + 1));
     double *div = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(L + 1));
     if (!idx || !div) { TENSOR_FREE(idx); TENSOR_FREE(div); return tensor__fail(fn, "out of memory"); }
@@ -20829,6 +21170,263 @@ static tensor *tensor__pool_windows(const char *fn, tensor *x, const tensor__win
     if (indices && !y) { tensor_free(*indices); *indices = NULL; }
     if (indices && y && !*indices) { tensor_free(y); return NULL; }
     return y;
+}
+
+/* ---- the fast path of the window pools (>>norm's tensor__layer_fast): a plane kernel ----
+   The windows of tensor__pool_windows, read in place: for each output row the list of its input
+   rows inside the input, for each output column its columns (the positions outside dropped); max
+   starts from the window's first element and takes v where TENSOR__POOL_TAKES (the first NaN, else
+   the first strict maximum in row-major order: tensor__pool_argmax's pick; -0 and +0 tie), without
+   branches, with its flat index; avg sums the elements (in double) times 1 / divisor. Planes split
+   over the threads. Applies where every window has an element inside (else the composite runs). */
+typedef struct {
+    const char *x;
+    char *y;
+    int64_t *ix;               /* [planes, oH oW] or NULL */
+    const int64_t *ph, *pw;    /* [oH, KH], [oW, KW]: the inside positions first */
+    const int64_t *nh, *nw;    /* [oH], [oW]: how many are inside */
+    const double *rdiv;        /* [oH oW] 1 / divisor (avg) */
+    int64_t H, W, oH, oW, KH, KW;
+    bool f64, is_max;
+} tensor__winpool_job;
+
+/* One window (oh, ow) of the plane kernel below. */
+#define TENSOR__WINPOOL_ONE(T)                                                                           \
+    {                                                                                                    \
+        const int64_t *wc = j->pw + ow * j->KW;                                                          \
+        int64_t o = oh * j->oW + ow;                                                                     \
+        if (j->is_max) {                                                                             \
+            int64_t at = hr[0] * j->W + wc[0];                                                       \
+            T m = xp[at];                                                                            \
+            for (int64_t a = 0; a < nh; a++) {                                                       \
+                int64_t base = hr[a] * j->W;                                                         \
+                for (int64_t b = 0; b < nw; b++) {                                                   \
+                    int64_t q = base + wc[b];                                                        \
+                    T v = xp[q];                                                                     \
+                    int tk = TENSOR__POOL_TAKES(m, v);                                               \
+                    m = tk ? v : m;                                                                  \
+                    at = tk ? q : at;                                                                \
+                }                                                                                    \
+            }                                                                                        \
+            yp[o] = m;                                                                               \
+            if (ip) ip[o] = at;                                                                      \
+        } else {                                                                                     \
+            double acc = 0;                                                                          \
+            for (int64_t a = 0; a < nh; a++) {                                                       \
+                const T *row = xp + hr[a] * j->W;                                                    \
+                for (int64_t b = 0; b < nw; b++) acc += (double)row[wc[b]];                          \
+            }                                                                                        \
+            yp[o] = (T)(acc * j->rdiv[o]);                                                           \
+        }                                                                                            \
+    }
+#define TENSOR__WINPOOL_PLANE(T)                                                                         \
+    {                                                                                                    \
+        const T *xp = (const T *)(const void *)j->x + pl * j->H * j->W;                                  \
+        T *yp = (T *)(void *)j->y + pl * j->oH * j->oW;                                                  \
+        int64_t *ip = j->ix ? j->ix + pl * j->oH * j->oW : NULL;                                         \
+        for (int64_t oh = 0; oh < j->oH; oh++) {                                                         \
+            const int64_t *hr = j->ph + oh * j->KH, nh = j->nh[oh];                                      \
+            int64_t ow = 0;                                                                              \
+            /* four windows of one row at a time where they have as many columns: four independent   \
+               chains of compares (one chain waits on each compare's latency) */                       \
+            while (ow < j->oW) {                                                                         \
+                int64_t nw = j->nw[ow];                                                                  \
+                if (!j->is_max || ow + 4 > j->oW || j->nw[ow + 1] != nw || j->nw[ow + 2] != nw || j->nw[ow + 3] != nw) { \
+                    TENSOR__WINPOOL_ONE(T)                                                               \
+                    ow++;                                                                                \
+                    continue;                                                                            \
+                }                                                                                        \
+                const int64_t *c0 = j->pw + ow * j->KW, *c1 = c0 + j->KW, *c2 = c1 + j->KW, *c3 = c2 + j->KW; \
+                int64_t a0 = hr[0] * j->W + c0[0], a1 = hr[0] * j->W + c1[0], a2 = hr[0] * j->W + c2[0], a3 = hr[0] * j->W + c3[0]; \
+                T m0 = xp[a0], m1 = xp[a1], m2 = xp[a2], m3 = xp[a3];                                    \
+                for (int64_t a = 0; a < nh; a++) {                                                       \
+                    int64_t base = hr[a] * j->W;                                                         \
+                    for (int64_t b = 0; b < nw; b++) {                                                   \
+                        int64_t q0 = base + c0[b], q1 = base + c1[b], q2 = base + c2[b], q3 = base + c3[b]; \
+                        T v0 = xp[q0], v1 = xp[q1], v2 = xp[q2], v3 = xp[q3];                            \
+                        int t0 = TENSOR__POOL_TAKES(m0, v0), t1 = TENSOR__POOL_TAKES(m1, v1);            \
+                        int t2 = TENSOR__POOL_TAKES(m2, v2), t3 = TENSOR__POOL_TAKES(m3, v3);            \
+                        m0 = t0 ? v0 : m0; a0 = t0 ? q0 : a0;                                            \
+                        m1 = t1 ? v1 : m1; a1 = t1 ? q1 : a1;                                            \
+                        m2 = t2 ? v2 : m2; a2 = t2 ? q2 : a2;                                            \
+                        m3 = t3 ? v3 : m3; a3 = t3 ? q3 : a3;                                            \
+                    }                                                                                    \
+                }                                                                                        \
+                int64_t o = oh * j->oW + ow;                                                             \
+                yp[o] = m0; yp[o + 1] = m1; yp[o + 2] = m2; yp[o + 3] = m3;                              \
+                if (ip) { ip[o] = a0; ip[o + 1] = a1; ip[o + 2] = a2; ip[o + 3] = a3; }                  \
+                ow += 4;                                                                                 \
+            }                                                                                            \
+        }                                                                                                \
+    }
+static void tensor__winpool_planes(int64_t begin, int64_t end, void *ctx) {
+    const tensor__winpool_job *j = (const tensor__winpool_job *)ctx;
+    for (int64_t pl = begin; pl < end; pl++) {
+        if (j->f64) TENSOR__WINPOOL_PLANE(double)
+        else TENSOR__WINPOOL_PLANE(float)
+    }
+}
+#undef TENSOR__WINPOOL_PLANE
+#undef TENSOR__WINPOOL_ONE
+
+/* Moves the positions >= 0 of p[0, k) to its front, in order; returns their count. */
+static int64_t tensor__winpool_compact(int64_t *p, int64_t k) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < k; i++)
+        if (p[i] >= 0) p[n++] = p[i];
+    return n;
+}
+
+/* The pooling of tensor__pool_windows by the plane kernel, or NULL with *taken false where it does
+   not apply. Avg pooling and the result without indices need no graph here; with one (x requires
+   grad), max pooling returns gather(x, indices) over the flat planes, which records gather's node
+   (its backward a scatter_add: the gradient at each pick). */
+/* The windows of a pooling as the plane kernel reads them (rdiv only for avg); false when some
+   window has no element inside (or no memory): the composite then runs. pos owns the arrays. */
+typedef struct { int64_t *pos, *ph, *pw, *nh, *nw; double *rdiv; } tensor__winpool_table;
+static bool tensor__winpool_table_of(const tensor__win1d *hw, const tensor__win1d *ww, bool is_max, bool count_include_pad, tensor__winpool_table *tb) {
+    int64_t oH = hw->out, oW = ww->out, KH = hw->K, KW = ww->K;
+    tb->pos = NULL;
+    tb->rdiv = NULL;
+    if (oH * KH > TENSOR__MAX_NUMEL / 4 || oW * KW > TENSOR__MAX_NUMEL / 4 || oH > TENSOR__MAX_NUMEL / oW) return false;
+    int64_t *pos = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(oH * KH + oW * KW + 3 * oW + oH + 1));
+    double *rdiv = is_max ? NULL : (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(oH * oW + 1));
+    if (!pos || (!is_max && !rdiv)) { TENSOR_FREE(pos); TENSOR_FREE(rdiv); return false; }
+    int64_t *ph = pos, *pw = ph + oH * KH, *in_w = pw + oW * KW, *pad_w = in_w + oW, *nh = pad_w + oW, *nw = nh + oH;
+    bool empty = false;
+    for (int64_t ow = 0; ow < oW; ow++) {
+        tensor__win1d_at(ww, ow, pw + ow * KW, &in_w[ow], &pad_w[ow]);
+        nw[ow] = tensor__winpool_compact(pw + ow * KW, KW);
+        empty |= nw[ow] == 0;
+    }
+    for (int64_t oh = 0; oh < oH && !empty; oh++) {
+        int64_t in_h, pad_h;
+        tensor__win1d_at(hw, oh, ph + oh * KH, &in_h, &pad_h);
+        nh[oh] = tensor__winpool_compact(ph + oh * KH, KH);
+        empty = nh[oh] == 0;
+        for (int64_t ow = 0; ow < oW && rdiv; ow++)
+            rdiv[oh * oW + ow] = 1 / (double)(count_include_pad ? pad_h * pad_w[ow] : in_h * in_w[ow]);
+    }
+    if (empty) { TENSOR_FREE(pos); TENSOR_FREE(rdiv); return false; }
+    tb->pos = pos; tb->ph = ph; tb->pw = pw; tb->nh = nh; tb->nw = nw; tb->rdiv = rdiv;
+    return true;
+}
+
+/* The op whose node an average pooling records (its derivative: tensor__derivative_layer). */
+static tensor_op tensor__avgpool_op(const char *fn) {
+    return !strcmp(fn, "tensor_avg_pool1d") ? TENSOR_OP_avg_pool1d : !strcmp(fn, "tensor_adaptive_avg_pool1d") ? TENSOR_OP_adaptive_avg_pool1d : TENSOR_OP_adaptive_avg_pool2d;
+}
+
+static tensor *tensor__pool_windows_fast(const char *fn, tensor *x, const tensor__win1d *hw, const tensor__win1d *ww, bool is_max, bool count_include_pad, tensor **indices, bool *taken) {
+    *taken = false;
+    if (!tensor__layer_fast(x, false)) return NULL;
+    int nd = x->ndim;
+    int64_t H = x->shape[nd - 2], W = x->shape[nd - 1], oH = hw->out, oW = ww->out, KH = hw->K, KW = ww->K;
+    int64_t planes = tensor__numel_of(nd - 2, x->shape);
+    tensor__winpool_table tb;
+    if (!tensor__winpool_table_of(hw, ww, is_max, count_include_pad, &tb)) return NULL;
+    *taken = true;
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int i = 0; i < nd - 2; i++) shape[i] = x->shape[i];
+    shape[nd - 2] = oH;
+    shape[nd - 1] = oW;
+    bool graph = tensor__grad_on() && x->requires_grad, gather = is_max && graph;
+    tensor *xc = tensor_contiguous(x);
+    tensor *y = xc ? tensor__new(fn, nd, shape, x->dtype, TENSOR_CPU) : NULL;
+    tensor *ix = y && (indices || gather) ? tensor__new(fn, nd, shape, TENSOR_I64, TENSOR_CPU) : NULL;
+    if (y && (ix || !(indices || gather))) {
+        tensor__winpool_job j;
+        j.x = tensor__data(xc);
+        j.y = tensor__data(y);
+        j.ix = ix ? (int64_t *)(void *)tensor__data(ix) : NULL;
+        j.ph = tb.ph; j.pw = tb.pw; j.nh = tb.nh; j.nw = tb.nw; j.rdiv = tb.rdiv;
+        j.H = H; j.W = W; j.oH = oH; j.oW = oW; j.KH = KH; j.KW = KW;
+        j.f64 = x->dtype == TENSOR_F64;
+        j.is_max = is_max;
+        tensor__parallel_for(planes, 16384 / (oH * oW * KH * KW + 1) + 1, tensor__winpool_planes, &j);
+        TENSOR__PATH_TAKEN(layer_pool);
+    } else {
+        tensor_free(y);
+        y = NULL;
+    }
+    TENSOR_FREE(tb.pos);
+    TENSOR_FREE(tb.rdiv);
+    tensor_free(xc);
+    if (y && gather) { /* the values again, as gather(x, indices): gather's node carries the gradient */
+        int64_t fs[TENSOR_MAX_DIMS];
+        for (int i = 0; i < nd - 2; i++) fs[i] = x->shape[i];
+        fs[nd - 2] = H * W;
+        tensor *xf = tensor_reshape(x, nd - 1, fs);
+        fs[nd - 2] = oH * oW;
+        tensor *jf = tensor_reshape(ix, nd - 1, fs);
+        tensor *g = xf && jf ? tensor_gather(xf, nd - 2, jf) : NULL;
+        tensor *r = g ? tensor_reshape(g, nd, shape) : NULL;
+        tensor_free(xf); tensor_free(jf); tensor_free(g);
+        tensor_free(y);
+        y = r;
+    } else if (y && graph) { /* average pooling: a node of its own (the windows in ip) */
+        int64_t ip[15] = {hw->out, hw->k, hw->s, hw->p, hw->d, hw->K, hw->adaptive, ww->out, ww->k, ww->s, ww->p, ww->d, ww->K, ww->adaptive, count_include_pad};
+        y = tensor__layer_record(tensor__avgpool_op(fn), y, 1, &x, ip, 15, NULL, 0, NULL);
+    }
+    if (y && indices) *indices = ix;
+    else tensor_free(ix);
+    return y;
+}
+
+/* The backward of the fast average pooling (its node's ip: the windows): per plane, each
+   window's g / divisor added to its inside elements; a new contiguous tensor of x's shape and
+   dtype. */
+typedef struct {
+    const char *g;
+    char *gx;
+    const tensor__winpool_table *tb;
+    int64_t H, W, oH, oW, KH, KW;
+    bool f64;
+} tensor__avgpool_bwd_job;
+#define TENSOR__AVGPOOL_BWD(T)                                                                           \
+    for (int64_t pl = begin; pl < end; pl++) {                                                           \
+        const T *gp = (const T *)(const void *)j->g + pl * j->oH * j->oW;                                \
+        T *xp = (T *)(void *)j->gx + pl * j->H * j->W;                                                   \
+        memset(xp, 0, sizeof(T) * (size_t)(j->H * j->W));                                                \
+        for (int64_t oh = 0; oh < j->oH; oh++) {                                                         \
+            const int64_t *hr = j->tb->ph + oh * j->KH;                                                  \
+            for (int64_t ow = 0; ow < j->oW; ow++) {                                                     \
+                const int64_t *wc = j->tb->pw + ow * j->KW;                                              \
+                T v = (T)((double)gp[oh * j->oW + ow] * j->tb->rdiv[oh * j->oW + ow]);                   \
+                for (int64_t a = 0; a < j->tb->nh[oh]; a++) {                                            \
+                    T *row = xp + hr[a] * j->W;                                                          \
+                    for (int64_t b = 0; b < j->tb->nw[ow]; b++) row[wc[b]] += v;                         \
+                }                                                                                        \
+            }                                                                                            \
+        }                                                                                                \
+    }
+static void tensor__avgpool_bwd_planes(int64_t begin, int64_t end, void *ctx) {
+    const tensor__avgpool_bwd_job *j = (const tensor__avgpool_bwd_job *)ctx;
+    if (j->f64) { TENSOR__AVGPOOL_BWD(double) }
+    else { TENSOR__AVGPOOL_BWD(float) }
+}
+#undef TENSOR__AVGPOOL_BWD
+static tensor *tensor__avgpool_backward(const char *fn, tensor *x, tensor *g, const int64_t *ip) {
+    int nd = x->ndim;
+    tensor__win1d hw = {x->shape[nd - 2], ip[0], ip[1], ip[2], ip[3], ip[4], ip[5], ip[6] != 0};
+    tensor__win1d ww = {x->shape[nd - 1], ip[7], ip[8], ip[9], ip[10], ip[11], ip[12], ip[13] != 0};
+    tensor__winpool_table tb;
+    if (!tensor__winpool_table_of(&hw, &ww, false, ip[14] != 0, &tb)) return tensor__fail(fn, "out of memory");
+    tensor *gc = g->dtype == x->dtype && tensor__contiguous(g) ? tensor_contiguous(g) : tensor__contiguous_copy(fn, g, x->dtype);
+    tensor *gx = gc ? tensor__new_like(fn, x, x->dtype) : NULL;
+    if (gx) {
+        tensor__avgpool_bwd_job j;
+        j.g = tensor__data(gc);
+        j.gx = tensor__data(gx);
+        j.tb = &tb;
+        j.H = hw.n; j.W = ww.n; j.oH = hw.out; j.oW = ww.out; j.KH = hw.K; j.KW = ww.K;
+        j.f64 = x->dtype == TENSOR_F64;
+        tensor__parallel_for(tensor__numel_of(nd - 2, x->shape), 16384 / (hw.n * ww.n + 1) + 1, tensor__avgpool_bwd_planes, &j);
+    }
+    TENSOR_FREE(tb.pos);
+    TENSOR_FREE(tb.rdiv);
+    tensor_free(gc);
+    return gx;
 }
 
 /* Checks a pooling input (3-D or 4-D, floating, non-empty but for the batch). */
@@ -21135,6 +21733,187 @@ static tensor *tensor__interp_dim(const char *fn, tensor__tmps *ts, tensor *x, i
     return tensor__tmp(ts, y);
 }
 
+/* The fast path of interpolate over 1 or 2 spatial dims (nearest, nearest-exact, linear,
+   bilinear, bicubic; >>norm's tensor__layer_fast): the taps of each
+   output row and column (tensor__interp_taps, as the composite), then per plane and output row the
+   row mix sum_a x[h_a] wh_a (the composite's first dim), then each output element sum_b r[w_b] wb
+   (its second), in x's dtype and the composite's order. Planes split over the threads. */
+typedef struct {
+    const char *x;
+    char *y;
+    const tensor__taps *th, *tw;
+    int nh, nw; /* taps per output row, per output column */
+    int64_t H, W, oH, oW;
+    bool f64;
+    int failed;
+} tensor__interp_job;
+
+#define TENSOR__INTERP_PLANES(T)                                                                         \
+    {                                                                                                    \
+        T *row = (T *)TENSOR_MALLOC(sizeof(T) * (size_t)(j->W + 1));                                     \
+        if (!row) { TENSOR__ATOMIC_SET(&j->failed, 1); return; }                                         \
+        for (int64_t pl = begin; pl < end; pl++) {                                                       \
+            const T *xp = (const T *)(const void *)j->x + pl * j->H * j->W;                              \
+            T *yp = (T *)(void *)j->y + pl * j->oH * j->oW;                                              \
+            for (int64_t oh = 0; oh < j->oH; oh++) {                                                     \
+                const tensor__taps *a = &j->th[oh];                                                      \
+                const T *src = xp + a->i[0] * j->W;                                                      \
+                if (j->nh > 1) {                                                                         \
+                    T w0 = (T)a->w[0];                                                                   \
+                    for (int64_t i = 0; i < j->W; i++) row[i] = src[i] * w0;                             \
+                    for (int k = 1; k < j->nh; k++) {                                                    \
+                        const T *s2 = xp + a->i[k] * j->W;                                               \
+                        T wk = (T)a->w[k];                                                               \
+                        for (int64_t i = 0; i < j->W; i++) row[i] = row[i] + s2[i] * wk;                 \
+                    }                                                                                    \
+                    src = row;                                                                           \
+                }                                                                                        \
+                T *yr = yp + oh * j->oW;                                                                 \
+                if (j->nw == 1) {                                                                        \
+                    for (int64_t o = 0; o < j->oW; o++) yr[o] = src[j->tw[o].i[0]];                      \
+                } else if (j->nw == 2) {                                                                 \
+                    for (int64_t o = 0; o < j->oW; o++) {                                                \
+                        const tensor__taps *b = &j->tw[o];                                               \
+                        yr[o] = src[b->i[0]] * (T)b->w[0] + src[b->i[1]] * (T)b->w[1];                  \
+                    }                                                                                    \
+                } else {                                                                                 \
+                    for (int64_t o = 0; o < j->oW; o++) {                                                \
+                        const tensor__taps *b = &j->tw[o];                                               \
+                        T acc = src[b->i[0]] * (T)b->w[0];                                               \
+                        for (int k = 1; k < j->nw; k++) acc = acc + src[b->i[k]] * (T)b->w[k];           \
+                        yr[o] = acc;                                                                     \
+                    }                                                                                    \
+                }                                                                                        \
+            }                                                                                            \
+        }                                                                                                \
+        TENSOR_FREE(row);                                                                                \
+    }
+static void tensor__interp_planes(int64_t begin, int64_t end, void *ctx) {
+    tensor__interp_job *j = (tensor__interp_job *)ctx;
+    if (j->f64) TENSOR__INTERP_PLANES(double)
+    else TENSOR__INTERP_PLANES(float)
+}
+#undef TENSOR__INTERP_PLANES
+
+/* The taps of an interpolation of x [N, C, (H,) W] to out (sd entries), output rows first then
+   columns (one row of weight 1 for sd 1); *nh, *nw the taps per row and column. NULL: no memory. */
+static tensor__taps *tensor__interp_table(const tensor *x, int sd, const int64_t *out, int mode, const double *sc, bool align, int *nh, int *nw) {
+    int nd = x->ndim;
+    int64_t H = sd == 2 ? x->shape[nd - 2] : 1, W = x->shape[nd - 1], oH = sd == 2 ? out[0] : 1, oW = out[sd - 1];
+    bool f64 = x->dtype == TENSOR_F64;
+    tensor__taps *taps = (tensor__taps *)TENSOR_MALLOC(sizeof(tensor__taps) * (size_t)(oH + oW));
+    if (!taps) return NULL;
+    *nh = *nw = 1;
+    for (int64_t o = 0; o < oH; o++) {
+        if (sd == 2) *nh = tensor__interp_taps(mode, H, oH, sc[0], align, f64, o, &taps[o]);
+        else { taps[o].i[0] = 0; taps[o].w[0] = 1; }
+    }
+    for (int64_t o = 0; o < oW; o++) *nw = tensor__interp_taps(mode, W, oW, sc[sd - 1], align, f64, o, &taps[oH + o]);
+    return taps;
+}
+
+/* The interpolation of x [N, C, (H,) W] to out (sd entries) by the plane kernel, or NULL with
+   *taken false where it does not apply. Under autograd: a node of interpolate (its derivative
+   tensor__interp_backward). */
+static tensor *tensor__interp_fast(const char *fn, tensor *x, int sd, const int64_t *out, int mode, const double *sc, bool align, bool *taken) {
+    *taken = false;
+    if (sd > 2 || mode > 3 || !tensor__layer_fast(x, false)) return NULL;
+    int nd = x->ndim;
+    int64_t H = sd == 2 ? x->shape[nd - 2] : 1, W = x->shape[nd - 1], oH = sd == 2 ? out[0] : 1, oW = out[sd - 1];
+    int64_t planes = x->shape[0] * x->shape[1];
+    if (oH > TENSOR__MAX_NUMEL / oW) return NULL;
+    int nh, nw;
+    tensor__taps *taps = tensor__interp_table(x, sd, out, mode, sc, align, &nh, &nw);
+    if (!taps) return NULL;
+    *taken = true;
+    int64_t shape[4];
+    for (int i = 0; i < nd; i++) shape[i] = x->shape[i];
+    for (int i = 0; i < sd; i++) shape[2 + i] = out[i];
+    tensor *xc = tensor_contiguous(x);
+    tensor *y = xc ? tensor__new(fn, nd, shape, x->dtype, TENSOR_CPU) : NULL;
+    if (y && planes > 0) {
+        tensor__interp_job j;
+        j.x = tensor__data(xc);
+        j.y = tensor__data(y);
+        j.th = taps;
+        j.tw = taps + oH;
+        j.nh = nh; j.nw = nw;
+        j.H = H; j.W = W; j.oH = oH; j.oW = oW;
+        j.f64 = x->dtype == TENSOR_F64;
+        j.failed = 0;
+        tensor__parallel_for(planes, 16384 / (oH * oW) + 1, tensor__interp_planes, &j);
+        TENSOR__PATH_TAKEN(layer_interpolate);
+        if (j.failed) { tensor__fail(fn, "out of memory"); tensor_free(y); y = NULL; }
+    }
+    TENSOR_FREE(taps);
+    tensor_free(xc);
+    if (!y || !tensor__grad_on() || !x->requires_grad) return y;
+    int64_t ip[5] = {sd, mode, align, out[0], sd == 2 ? out[1] : 0};
+    double p[2] = {sc[0], sd == 2 ? sc[1] : 0};
+    return tensor__layer_record(TENSOR_OP_interpolate, y, 1, &x, ip, 5, p, 2, NULL);
+}
+
+/* interpolate's backward (the adjoint of the plane kernel): per plane, each output element's
+   gradient g[oh][ow] sent to its taps, gx[h_a][w_b] += wh_a wb_b g, in x's dtype. */
+typedef struct {
+    const char *g;
+    char *gx;
+    const tensor__taps *th, *tw;
+    int nh, nw;
+    int64_t H, W, oH, oW;
+    bool f64;
+} tensor__interp_bwd_job;
+#define TENSOR__INTERP_BWD_PLANES(T)                                                                     \
+    for (int64_t pl = begin; pl < end; pl++) {                                                           \
+        const T *gp = (const T *)(const void *)j->g + pl * j->oH * j->oW;                                \
+        T *xp = (T *)(void *)j->gx + pl * j->H * j->W;                                                   \
+        memset(xp, 0, sizeof(T) * (size_t)(j->H * j->W));                                                \
+        for (int64_t oh = 0; oh < j->oH; oh++) {                                                         \
+            const tensor__taps *a = &j->th[oh];                                                          \
+            const T *gr = gp + oh * j->oW;                                                               \
+            for (int k = 0; k < j->nh; k++) {                                                            \
+                T *row = xp + a->i[k] * j->W, wa = (T)a->w[k];                                           \
+                for (int64_t o = 0; o < j->oW; o++) {                                                    \
+                    const tensor__taps *b = &j->tw[o];                                                   \
+                    T v = gr[o] * wa;                                                                    \
+                    for (int q = 0; q < j->nw; q++) row[b->i[q]] += v * (T)b->w[q];                      \
+                }                                                                                        \
+            }                                                                                            \
+        }                                                                                                \
+    }
+static void tensor__interp_bwd_planes(int64_t begin, int64_t end, void *ctx) {
+    const tensor__interp_bwd_job *j = (const tensor__interp_bwd_job *)ctx;
+    if (j->f64) { TENSOR__INTERP_BWD_PLANES(double) }
+    else { TENSOR__INTERP_BWD_PLANES(float) }
+}
+#undef TENSOR__INTERP_BWD_PLANES
+
+/* gx for the node of tensor__interp_fast (ip = {sd, mode, align, out...}, p the scales): a new
+   contiguous tensor of x's shape and dtype; g any layout and floating dtype. */
+static tensor *tensor__interp_backward(const char *fn, tensor *x, tensor *g, const int64_t *ip, const double *p) {
+    int sd = (int)ip[0], nd = x->ndim, nh, nw;
+    int64_t out[2] = {ip[3], ip[4]};
+    tensor__taps *taps = tensor__interp_table(x, sd, out, (int)ip[1], p, ip[2] != 0, &nh, &nw);
+    if (!taps) return tensor__fail(fn, "out of memory");
+    tensor *gc = g->dtype == x->dtype && tensor__contiguous(g) ? tensor_contiguous(g) : tensor__contiguous_copy(fn, g, x->dtype);
+    tensor *gx = gc ? tensor__new_like(fn, x, x->dtype) : NULL;
+    if (gx) {
+        tensor__interp_bwd_job j;
+        j.g = tensor__data(gc);
+        j.gx = tensor__data(gx);
+        j.th = taps;
+        j.nh = nh; j.nw = nw;
+        j.H = sd == 2 ? x->shape[nd - 2] : 1; j.W = x->shape[nd - 1];
+        j.oH = sd == 2 ? out[0] : 1; j.oW = out[sd - 1];
+        j.tw = taps + j.oH;
+        j.f64 = x->dtype == TENSOR_F64;
+        tensor__parallel_for(x->shape[0] * x->shape[1], 16384 / (j.oH * j.oW) + 1, tensor__interp_bwd_planes, &j);
+    }
+    TENSOR_FREE(taps);
+    tensor_free(gc);
+    return gx;
+}
+
 /* x [N, C, d1 (, d2 (, d3))] resized over its spatial dims (F.interpolate). size or scale_factor
    (exactly one of them, n entries: 1 for every spatial dim, or one each); mode "nearest",
    "nearest-exact", "linear" (3-D), "bilinear" (4-D), "bicubic" (4-D), "trilinear" (5-D), "area"
@@ -21178,6 +21957,9 @@ TENSOR_API tensor *tensor_interpolate(tensor *x, int n, const int64_t *size, con
         if (m == 4) sc[i] = 0;
     }
     if (m == 4) return sd == 1 ? tensor_adaptive_avg_pool1d(x, out[0]) : tensor_adaptive_avg_pool2d(x, out[0], out[1]);
+    bool taken;
+    tensor *fast = tensor__interp_fast(fn, x, sd, out, m, sc, align_corners, &taken);
+    if (taken) return fast;
     tensor__tmps s = {{0}, 0};
     tensor *y = x;
     for (int i = 0; i < sd; i++) y = tensor__interp_dim(fn, &s, y, 2 + i, out[i], m, sc[i], align_corners);
@@ -21305,9 +22087,54 @@ TENSOR_API tensor *tensor_col2im(tensor *cols, int64_t output_h, int64_t output_
 
 /* ---- conv_transpose1d, conv_transpose2d ---- */
 
+/* The fast path of conv_transpose2d (>>norm's tensor__layer_fast): the transposed convolution is
+   the input gradient of the convolution with the same weight, so the conv2d backward's GEMM +
+   col2im kernel (>>conv, tensor__conv_backward) computes it from x in place of that gradient; the
+   bias is added per plane. Under autograd: a node of conv_transpose2d (its derivative in
+   >>autograd: conv2d and conv2d's weight gradient). NULL with *taken false where it does not
+   apply. */
+static tensor *tensor__conv_transpose_fast(const char *fn, tensor *x, tensor *w, tensor *bias, int groups, const tensor__fold_geom *gm, bool *taken) {
+    *taken = false;
+    if (!tensor__layer_fast(x, false) || tensor__layer_param_blocks(w, x) || tensor__layer_param_blocks(bias, x)) return NULL;
+    if (gm->sh != gm->sw || gm->ph != gm->pw || gm->dh != gm->dw) return NULL;
+    bool graph = tensor__grad_on() && (x->requires_grad || w->requires_grad || (bias && bias->requires_grad));
+    int64_t oph = gm->H - ((gm->bh - 1) * gm->sh - 2 * gm->ph + gm->dh * (gm->kh - 1) + 1), opw = gm->W - ((gm->bw - 1) * gm->sw - 2 * gm->pw + gm->dw * (gm->kw - 1) + 1);
+    if (graph && (oph >= gm->sh || opw >= gm->sw)) return NULL; /* conv2d(g, w) would be larger than x: the composite */
+    *taken = true;
+    int64_t N = x->shape[0], Co = w->shape[1] * groups, plane = gm->H * gm->W;
+    int64_t shape[4] = {N, Co, gm->H, gm->W}, zero[4] = {0, 0, 0, 0};
+    int64_t ip[4] = {gm->sw, gm->pw, gm->dw, groups};
+    tensor *like = tensor__view_of(fn, x, 4, shape, zero, x->offset); /* the convolution's input: its shape only */
+    tensor *y = NULL;
+    if (!like || tensor__conv_backward(fn, 2, like, w, x, ip, &y, NULL, NULL)) { tensor_free(like); return NULL; }
+    tensor_free(like);
+    TENSOR__PATH_TAKEN(layer_conv_transpose);
+    if (bias && N * plane > 0) {
+        tensor *bc = tensor_contiguous(bias);
+        if (!bc) { tensor_free(y); return NULL; }
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t c = 0; c < Co; c++) {
+                if (x->dtype == TENSOR_F64) {
+                    double *p = (double *)(void *)tensor__data(y) + (n * Co + c) * plane, v = ((const double *)(const void *)tensor__data(bc))[c];
+                    for (int64_t i = 0; i < plane; i++) p[i] += v;
+                } else {
+                    float *p = (float *)(void *)tensor__data(y) + (n * Co + c) * plane, v = ((const float *)(const void *)tensor__data(bc))[c];
+                    for (int64_t i = 0; i < plane; i++) p[i] += v;
+                }
+            }
+        tensor_free(bc);
+    }
+    if (!graph) return y;
+    tensor *in[3] = {x, w, bias};
+    return tensor__layer_record(TENSOR_OP_conv_transpose2d, y, 3, in, ip, 4, NULL, 0, NULL);
+}
+
 /* x [N, Ci, H, W], w [Ci, Co/groups, kh, kw] -> [N, Co, Ho, Wo]: the columns w^T x per group (a
    batched matmul), summed into place by col2im. gm: the geometry (H, W the output's). */
 static tensor *tensor__conv_transpose(const char *fn, tensor *x, tensor *w, tensor *bias, int groups, tensor__fold_geom *gm) {
+    bool taken;
+    tensor *fast = tensor__conv_transpose_fast(fn, x, w, bias, groups, gm, &taken);
+    if (taken) return fast;
     tensor__tmps s = {{0}, 0};
     int64_t N = x->shape[0], Ci = x->shape[1], Cog = w->shape[1], K = gm->kh * gm->kw, G = groups;
     int64_t w3[3] = {G, Ci / G, Cog * K}, x4[4] = {N, G, Ci / G, gm->bh * gm->bw}, c3[3] = {N, G * Cog * K, gm->bh * gm->bw};
@@ -23390,6 +24217,9 @@ TENSOR_OPS(TENSOR__DECLARE_DERIVATIVE)
 #define TENSOR__DERIVATIVE_ENTRY_(impl, grad, name) TENSOR__DERIVATIVE_ENTRY_##impl##_##grad(name)
 #define TENSOR__DERIVATIVE_ENTRY(name, kind, impl, types, grad, params, doc) TENSOR__DERIVATIVE_ENTRY_(impl, grad, name)
 static const tensor__derivative_fn tensor__derivatives[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__DERIVATIVE_ENTRY)};
+/* The nodes some composites record on the CPU fast path (>>norm, >>resample): below, with the
+   layers' derivatives. */
+static int tensor__derivative_layer(tensor__node *n, tensor *g, tensor **grads);
 
 /* g reduced to shape (ndim, shape) by summing the dims broadcasting added or expanded. */
 static tensor *tensor__sum_to(tensor *g, int ndim, const int64_t *shape) {
@@ -23572,7 +24402,7 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
                 goto done;
             }
             int fused = tensor__device_backward(fn, n, g, grads);
-            int drc = fused ? fused < 0 : tensor__derivatives[n->op](n, g, grads);
+            int drc = fused ? fused < 0 : tensor__derivatives[n->op] ? tensor__derivatives[n->op](n, g, grads) : tensor__derivative_layer(n, g, grads);
             for (int i = 0; i < n->n_in; i++) {
                 if (!n->next[i] || !grads[i]) {
                     /* an input that needs a gradient and got none: the derivative failed without saying so */
@@ -24647,6 +25477,81 @@ static int tensor__derivative_avg_pool2d(tensor__node *n, tensor *g, tensor **gr
 static int tensor__derivative_ctc_loss(tensor__node *n, tensor *g, tensor **grads) {
     if (!tensor__first_order_only(n)) return 1;
     return TENSOR__OK(grads[0] = tensor__ctc_backward("tensor_backward", n->saved, n->ip, g));
+}
+
+/* ---- the nodes of the layer composites' fast paths (>>norm: tensor__layer_record) ----
+   batch_norm: in = {x, weight, bias}, extra the statistics [2, C] f64 (mean, invstd), ip[0]
+   training, p[0] eps: the fused backward of >>norm without create_graph; with it the same
+   gradients composed of ops (training: the statistics recomputed from x, so they differentiate
+   again). conv_transpose2d: in = {x, w, bias}, ip = {stride, padding, dilation, groups}: gx is
+   conv2d(g, w), gw conv2d's weight gradient with g as its input and x as its output's gradient
+   (tensor__conv_backward), gb the sum of g. interpolate: in = {x}, ip = {spatial dims, mode,
+   align_corners, out...}, p the scales: the adjoint plane kernel of >>resample. The average pools
+   (adaptive_avg_pool2d, adaptive_avg_pool1d, avg_pool1d): in = {x} (4-D), ip the windows: the
+   adjoint plane kernel of >>pool. All but batch_norm's are fused kernels, so (as conv2d's) they
+   refuse create_graph. */
+static tensor *tensor__layer_sum_c(tensor *t) { /* [N, C, *] summed to [C] */
+    if (!t) return NULL;
+    int64_t s[3] = {t->shape[0], t->shape[1], tensor__numel_of(t->ndim - 2, t->shape + 2)};
+    return tensor_sum(tensor_sum(tensor_reshape(t, 3, s), 2, false), 0, false);
+}
+static tensor *tensor__layer_per_c(tensor *v, const tensor *x) { /* [C] viewed as [C, 1, ...] */
+    if (!v) return NULL;
+    int64_t s[TENSOR_MAX_DIMS];
+    s[0] = x->shape[1];
+    for (int i = 1; i < x->ndim - 1; i++) s[i] = 1;
+    return tensor_reshape(v, x->ndim - 1, s);
+}
+static int tensor__derivative_batch_norm_node(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = n->saved[0], *w = n->saved[1];
+    bool training = n->ip[0] != 0;
+    if (tensor__no_grad)
+        return tensor__bn_backward("tensor_backward", x, w, n->extra, g, training, n->next[0] ? &grads[0] : NULL, n->next[1] ? &grads[1] : NULL,
+                                   n->next[2] ? &grads[2] : NULL);
+    tensor__tmps s = {{0}, 0}; /* the scope of the derivative owns what they hold */
+    tensor *mean, *invstd;
+    if (training) {
+        mean = tensor__bn_mean(&s, x);
+        tensor *xc = tensor_sub(x, mean);
+        invstd = tensor_rsqrt(tensor_add_scalar(tensor__bn_mean(&s, tensor_mul(xc, xc)), n->p[0]));
+    } else {
+        mean = tensor__layer_per_c(tensor_to_dtype(tensor_select(n->extra, 0, 0), x->dtype), x);
+        invstd = tensor__layer_per_c(tensor_to_dtype(tensor_select(n->extra, 0, 1), x->dtype), x);
+    }
+    tensor *xhat = tensor_mul(tensor_sub(x, mean), invstd);
+    tensor *gh = w ? tensor_mul(g, tensor__layer_per_c(w, x)) : tensor__alias("tensor_backward", g);
+    if (n->next[0]) {
+        tensor *inner = training ? tensor_sub(tensor_sub(gh, tensor__bn_mean(&s, gh)), tensor_mul(xhat, tensor__bn_mean(&s, tensor_mul(gh, xhat)))) : gh;
+        if (!(grads[0] = tensor_mul(inner, invstd))) return 1;
+    }
+    if (n->next[1] && !(grads[1] = tensor__layer_sum_c(tensor_mul(g, xhat)))) return 1;
+    if (n->next[2] && !(grads[2] = tensor__layer_sum_c(g))) return 1;
+    return 0;
+}
+static int tensor__derivative_conv_transpose2d_node(tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__first_order_only(n)) return 1;
+    tensor *x = n->saved[0], *w = n->saved[1];
+    if (n->next[0] && !(grads[0] = tensor_conv2d(g, w, NULL, (int)n->ip[0], (int)n->ip[1], (int)n->ip[2], (int)n->ip[3]))) return 1;
+    if (n->next[1] && tensor__conv_backward("tensor_backward", 2, g, w, x, n->ip, NULL, &grads[1], NULL)) return 1;
+    if (n->next[2] && !(grads[2] = tensor__layer_sum_c(g))) return 1;
+    return 0;
+}
+static int tensor__derivative_interpolate_node(tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__first_order_only(n)) return 1;
+    return TENSOR__OK(grads[0] = tensor__interp_backward("tensor_backward", n->saved[0], g, n->ip, n->p));
+}
+static int tensor__derivative_layer(tensor__node *n, tensor *g, tensor **grads) {
+    switch (n->op) {
+    case TENSOR_OP_batch_norm: return tensor__derivative_batch_norm_node(n, g, grads);
+    case TENSOR_OP_conv_transpose2d: return tensor__derivative_conv_transpose2d_node(n, g, grads);
+    case TENSOR_OP_interpolate: return tensor__derivative_interpolate_node(n, g, grads);
+    case TENSOR_OP_adaptive_avg_pool2d:
+    case TENSOR_OP_adaptive_avg_pool1d:
+    case TENSOR_OP_avg_pool1d:
+        if (!tensor__first_order_only(n)) return 1;
+        return TENSOR__OK(grads[0] = tensor__avgpool_backward("tensor_backward", n->saved[0], g, n->ip));
+    default: tensor__fail("tensor_backward", "%s recorded a node without a derivative", tensor__ops[n->op].fn); return 1;
+    }
 }
 
 /* ---- linear algebra (decompositions) (>>linalg-decomp): PyTorch's formulas, written with the

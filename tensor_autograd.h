@@ -312,6 +312,9 @@ TENSOR_OPS(TENSOR__DECLARE_DERIVATIVE)
 #define TENSOR__DERIVATIVE_ENTRY_(impl, grad, name) TENSOR__DERIVATIVE_ENTRY_##impl##_##grad(name)
 #define TENSOR__DERIVATIVE_ENTRY(name, kind, impl, types, grad, params, doc) TENSOR__DERIVATIVE_ENTRY_(impl, grad, name)
 static const tensor__derivative_fn tensor__derivatives[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__DERIVATIVE_ENTRY)};
+/* The nodes some composites record on the CPU fast path (>>norm, >>resample): below, with the
+   layers' derivatives. */
+static int tensor__derivative_layer(tensor__node *n, tensor *g, tensor **grads);
 
 /* g reduced to shape (ndim, shape) by summing the dims broadcasting added or expanded. */
 static tensor *tensor__sum_to(tensor *g, int ndim, const int64_t *shape) {
@@ -494,7 +497,7 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
                 goto done;
             }
             int fused = tensor__device_backward(fn, n, g, grads);
-            int drc = fused ? fused < 0 : tensor__derivatives[n->op](n, g, grads);
+            int drc = fused ? fused < 0 : tensor__derivatives[n->op] ? tensor__derivatives[n->op](n, g, grads) : tensor__derivative_layer(n, g, grads);
             for (int i = 0; i < n->n_in; i++) {
                 if (!n->next[i] || !grads[i]) {
                     /* an input that needs a gradient and got none: the derivative failed without saying so */
@@ -1569,6 +1572,81 @@ static int tensor__derivative_avg_pool2d(tensor__node *n, tensor *g, tensor **gr
 static int tensor__derivative_ctc_loss(tensor__node *n, tensor *g, tensor **grads) {
     if (!tensor__first_order_only(n)) return 1;
     return TENSOR__OK(grads[0] = tensor__ctc_backward("tensor_backward", n->saved, n->ip, g));
+}
+
+/* ---- the nodes of the layer composites' fast paths (>>norm: tensor__layer_record) ----
+   batch_norm: in = {x, weight, bias}, extra the statistics [2, C] f64 (mean, invstd), ip[0]
+   training, p[0] eps: the fused backward of >>norm without create_graph; with it the same
+   gradients composed of ops (training: the statistics recomputed from x, so they differentiate
+   again). conv_transpose2d: in = {x, w, bias}, ip = {stride, padding, dilation, groups}: gx is
+   conv2d(g, w), gw conv2d's weight gradient with g as its input and x as its output's gradient
+   (tensor__conv_backward), gb the sum of g. interpolate: in = {x}, ip = {spatial dims, mode,
+   align_corners, out...}, p the scales: the adjoint plane kernel of >>resample. The average pools
+   (adaptive_avg_pool2d, adaptive_avg_pool1d, avg_pool1d): in = {x} (4-D), ip the windows: the
+   adjoint plane kernel of >>pool. All but batch_norm's are fused kernels, so (as conv2d's) they
+   refuse create_graph. */
+static tensor *tensor__layer_sum_c(tensor *t) { /* [N, C, *] summed to [C] */
+    if (!t) return NULL;
+    int64_t s[3] = {t->shape[0], t->shape[1], tensor__numel_of(t->ndim - 2, t->shape + 2)};
+    return tensor_sum(tensor_sum(tensor_reshape(t, 3, s), 2, false), 0, false);
+}
+static tensor *tensor__layer_per_c(tensor *v, const tensor *x) { /* [C] viewed as [C, 1, ...] */
+    if (!v) return NULL;
+    int64_t s[TENSOR_MAX_DIMS];
+    s[0] = x->shape[1];
+    for (int i = 1; i < x->ndim - 1; i++) s[i] = 1;
+    return tensor_reshape(v, x->ndim - 1, s);
+}
+static int tensor__derivative_batch_norm_node(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *x = n->saved[0], *w = n->saved[1];
+    bool training = n->ip[0] != 0;
+    if (tensor__no_grad)
+        return tensor__bn_backward("tensor_backward", x, w, n->extra, g, training, n->next[0] ? &grads[0] : NULL, n->next[1] ? &grads[1] : NULL,
+                                   n->next[2] ? &grads[2] : NULL);
+    tensor__tmps s = {{0}, 0}; /* the scope of the derivative owns what they hold */
+    tensor *mean, *invstd;
+    if (training) {
+        mean = tensor__bn_mean(&s, x);
+        tensor *xc = tensor_sub(x, mean);
+        invstd = tensor_rsqrt(tensor_add_scalar(tensor__bn_mean(&s, tensor_mul(xc, xc)), n->p[0]));
+    } else {
+        mean = tensor__layer_per_c(tensor_to_dtype(tensor_select(n->extra, 0, 0), x->dtype), x);
+        invstd = tensor__layer_per_c(tensor_to_dtype(tensor_select(n->extra, 0, 1), x->dtype), x);
+    }
+    tensor *xhat = tensor_mul(tensor_sub(x, mean), invstd);
+    tensor *gh = w ? tensor_mul(g, tensor__layer_per_c(w, x)) : tensor__alias("tensor_backward", g);
+    if (n->next[0]) {
+        tensor *inner = training ? tensor_sub(tensor_sub(gh, tensor__bn_mean(&s, gh)), tensor_mul(xhat, tensor__bn_mean(&s, tensor_mul(gh, xhat)))) : gh;
+        if (!(grads[0] = tensor_mul(inner, invstd))) return 1;
+    }
+    if (n->next[1] && !(grads[1] = tensor__layer_sum_c(tensor_mul(g, xhat)))) return 1;
+    if (n->next[2] && !(grads[2] = tensor__layer_sum_c(g))) return 1;
+    return 0;
+}
+static int tensor__derivative_conv_transpose2d_node(tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__first_order_only(n)) return 1;
+    tensor *x = n->saved[0], *w = n->saved[1];
+    if (n->next[0] && !(grads[0] = tensor_conv2d(g, w, NULL, (int)n->ip[0], (int)n->ip[1], (int)n->ip[2], (int)n->ip[3]))) return 1;
+    if (n->next[1] && tensor__conv_backward("tensor_backward", 2, g, w, x, n->ip, NULL, &grads[1], NULL)) return 1;
+    if (n->next[2] && !(grads[2] = tensor__layer_sum_c(g))) return 1;
+    return 0;
+}
+static int tensor__derivative_interpolate_node(tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__first_order_only(n)) return 1;
+    return TENSOR__OK(grads[0] = tensor__interp_backward("tensor_backward", n->saved[0], g, n->ip, n->p));
+}
+static int tensor__derivative_layer(tensor__node *n, tensor *g, tensor **grads) {
+    switch (n->op) {
+    case TENSOR_OP_batch_norm: return tensor__derivative_batch_norm_node(n, g, grads);
+    case TENSOR_OP_conv_transpose2d: return tensor__derivative_conv_transpose2d_node(n, g, grads);
+    case TENSOR_OP_interpolate: return tensor__derivative_interpolate_node(n, g, grads);
+    case TENSOR_OP_adaptive_avg_pool2d:
+    case TENSOR_OP_adaptive_avg_pool1d:
+    case TENSOR_OP_avg_pool1d:
+        if (!tensor__first_order_only(n)) return 1;
+        return TENSOR__OK(grads[0] = tensor__avgpool_backward("tensor_backward", n->saved[0], g, n->ip));
+    default: tensor__fail("tensor_backward", "%s recorded a node without a derivative", tensor__ops[n->op].fn); return 1;
+    }
 }
 
 /* ---- linear algebra (decompositions) (>>linalg-decomp): PyTorch's formulas, written with the

@@ -330,6 +330,338 @@ static tensor *tensor__bn_mean(tensor__tmps *s, tensor *x) {
     return tensor__tmp(s, tensor_reshape(m, x->ndim - 1, shape));
 }
 
+/* ---- fast paths of the layer composites (batch_norm here; the pools of >>pool, interpolate and
+   conv_transpose of >>resample) ----
+   A composite above is the reference: it is what runs under tensor_set_reference_kernels, on a
+   device, and wherever the fast path does not apply. The fast paths are plane kernels on the
+   CPU, threaded over channels or N * C planes, for f32 and f64. Under autograd, batch_norm,
+   conv_transpose2d and interpolate record a node of their own op (tensor__layer_record), whose
+   derivative (tensor__derivative_layer in >>autograd) runs a fused backward kernel; the max pools
+   return gather(x, indices), gather's node carrying the gradient. The registry keeps them
+   COMPOSITE: a device, and the reference mode, run the composite. tensor__layers_composite: the
+   bench's switch to the composites (its reference), leaving the other kernels as they are. */
+static bool tensor__layers_composite;
+static bool tensor__layer_fast(const tensor *x, bool need_no_grad) {
+    if (tensor__reference_kernels || tensor__layers_composite || x->storage->device != TENSOR_CPU) return false;
+    if (x->dtype != TENSOR_F32 && x->dtype != TENSOR_F64) return false;
+    return !need_no_grad || !tensor__grad_on() || !x->requires_grad;
+}
+/* true when an optional parameter stops the fast path (present, and of another dtype or device). */
+static bool tensor__layer_param_blocks(const tensor *p, const tensor *x) {
+    return p && (p->dtype != x->dtype || p->storage->device != TENSOR_CPU);
+}
+/* Records y's node for op (inputs in[0, n_in), NULL where absent; ip, p its parameters; extra a
+   tensor the derivative needs, owned by this call) when an input requires grad. Returns y, or
+   NULL after freeing it when the node could not be recorded. */
+static tensor *tensor__layer_record(tensor_op op, tensor *y, int n_in, tensor *const *in, const int64_t *ip, int nip, const double *p, int np, tensor *extra) {
+    if (!y) { tensor_free(extra); return NULL; }
+    tensor__call c;
+    tensor__call_init(&c, op);
+    c.n_in = n_in;
+    for (int i = 0; i < n_in; i++) c.in[i] = in[i];
+    for (int i = 0; i < nip; i++) c.ip[i] = ip[i];
+    for (int i = 0; i < np; i++) c.p[i] = p[i];
+    c.out = y;
+    c.out2 = extra;
+    bool ok = tensor__autograd_record(&c);
+    tensor_free(extra);
+    if (!ok) { tensor_free(y); return NULL; }
+    return y;
+}
+
+/* batch_norm's fused kernel over x [N, C, L] (contiguous): per channel, the statistics in one pass
+   over its N rows (training: sums of x - K and (x - K)^2 in double, K the channel's first value,
+   so the variance does not cancel: a row's sums, then the rows' sums), then y = x scale + shift
+   with scale = invstd w, shift = b - mean scale. Channels split over the threads. f64: the
+   loops below (eight partial sums per row); f32: tensor__bn_channel_f32 with the SIMD rows. */
+typedef struct {
+    const char *x;
+    char *y;
+    const char *w, *b;   /* [C] of x's dtype, or NULL */
+    double *mean, *var;  /* [C]: training: out (var biased); else in (the running statistics) */
+    int64_t N, C, L;
+    double eps;
+    bool f64, training;
+} tensor__bn_job;
+
+#define TENSOR__BN_CHANNEL(T)                                                                            \
+    {                                                                                                    \
+        const T *xs = (const T *)(const void *)j->x;                                                     \
+        T *ys = (T *)(void *)j->y;                                                                       \
+        int64_t L = j->L, CL = j->C * L;                                                                 \
+        double mean, var;                                                                                \
+        if (j->training) {                                                                               \
+            double K = (double)xs[c * L], s1 = 0, s2 = 0;                                                \
+            for (int64_t n = 0; n < j->N; n++) {                                                         \
+                const T *r = xs + n * CL + c * L;                                                        \
+                double a[8] = {0, 0, 0, 0, 0, 0, 0, 0}, q[8] = {0, 0, 0, 0, 0, 0, 0, 0};                 \
+                int64_t i = 0;                                                                           \
+                for (; i + 8 <= L; i += 8)                                                               \
+                    for (int u = 0; u < 8; u++) {                                                        \
+                        double d = (double)r[i + u] - K;                                                 \
+                        a[u] += d;                                                                       \
+                        q[u] += d * d;                                                                   \
+                    }                                                                                    \
+                for (; i < L; i++) {                                                                     \
+                    double d = (double)r[i] - K;                                                         \
+                    a[0] += d;                                                                           \
+                    q[0] += d * d;                                                                       \
+                }                                                                                        \
+                s1 += ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));                 \
+                s2 += ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]));                 \
+            }                                                                                            \
+            double cnt = (double)(j->N * L), dm = s1 / cnt;                                              \
+            mean = K + dm;                                                                               \
+            var = s2 / cnt - dm * dm;                                                                    \
+            if (var < 0) var = 0;                                                                        \
+            j->mean[c] = mean;                                                                           \
+            j->var[c] = var;                                                                             \
+        } else {                                                                                         \
+            mean = j->mean[c];                                                                           \
+            var = j->var[c];                                                                             \
+        }                                                                                                \
+        double invstd = 1 / sqrt(var + j->eps);                                                          \
+        double w = j->w ? (double)((const T *)(const void *)j->w)[c] : 1;                                \
+        double b = j->b ? (double)((const T *)(const void *)j->b)[c] : 0;                                \
+        T scale = (T)(invstd * w), shift = (T)(b - mean * invstd * w);                                   \
+        for (int64_t n = 0; n < j->N; n++) {                                                             \
+            const T *r = xs + n * CL + c * L;                                                            \
+            T *o = ys + n * CL + c * L;                                                                  \
+            for (int64_t i = 0; i < L; i++) o[i] = r[i] * scale + shift;                                 \
+        }                                                                                                \
+    }
+/* f32 with the SIMD rows of >>simd: per row, sum x and sum (x - K)^2 (the row read twice while
+   it is in the cache; both sums in double), then y = x scale + shift. */
+static void tensor__bn_channel_f32(const tensor__bn_job *j, int64_t c) {
+    const float *xs = (const float *)(const void *)j->x;
+    float *ys = (float *)(void *)j->y;
+    int64_t L = j->L, CL = j->C * L;
+    double mean, var;
+    if (j->training) {
+        float K = xs[c * L];
+        double s1 = 0, s2 = 0;
+        for (int64_t n = 0; n < j->N; n++) {
+            const float *r = xs + n * CL + c * L;
+            s1 += tensor__row_sum_f32(r, L) - (double)K * (double)L;
+            s2 += tensor__row_sqdev_f32(r, L, K);
+        }
+        double cnt = (double)(j->N * L), dm = s1 / cnt;
+        mean = (double)K + dm;
+        var = s2 / cnt - dm * dm;
+        if (var < 0) var = 0;
+        j->mean[c] = mean;
+        j->var[c] = var;
+    } else {
+        mean = j->mean[c];
+        var = j->var[c];
+    }
+    double invstd = 1 / sqrt(var + j->eps);
+    double w = j->w ? (double)((const float *)(const void *)j->w)[c] : 1, b = j->b ? (double)((const float *)(const void *)j->b)[c] : 0;
+    float scale = (float)(invstd * w), shift = (float)(b - mean * invstd * w);
+    for (int64_t n = 0; n < j->N; n++) tensor__row_affine_f32(ys + n * CL + c * L, xs + n * CL + c * L, L, scale, shift);
+}
+static void tensor__bn_channels(int64_t begin, int64_t end, void *ctx) {
+    tensor__bn_job *j = (tensor__bn_job *)ctx;
+    for (int64_t c = begin; c < end; c++) {
+        if (j->f64) TENSOR__BN_CHANNEL(double)
+        else tensor__bn_channel_f32(j, c);
+    }
+}
+#undef TENSOR__BN_CHANNEL
+
+/* The fused batch_norm, or NULL with *taken false when it does not apply (the composite runs).
+   Under autograd its node keeps x, weight, bias and the statistics [2, C] (f64: the mean and
+   1 / sqrt(var + eps) it normalized with). */
+static tensor *tensor__bn_fast(const char *fn, tensor *x, tensor *rm, tensor *rv, tensor *w, tensor *b, bool training, double momentum, double eps, bool *taken) {
+    *taken = false;
+    if (!tensor__layer_fast(x, false) || tensor__layer_param_blocks(w, x) || tensor__layer_param_blocks(b, x)) return NULL;
+    if ((rm && rm->storage->device != TENSOR_CPU) || (rv && rv->storage->device != TENSOR_CPU)) return NULL;
+    int64_t N = x->shape[0], C = x->shape[1], L = tensor__numel_of(x->ndim - 2, x->shape + 2);
+    if (N * L == 0 || C == 0) return NULL;
+    *taken = true;
+    bool graph = tensor__grad_on() && (x->requires_grad || (w && w->requires_grad) || (b && b->requires_grad));
+    tensor *xc = tensor_contiguous(x), *wc = w ? tensor_contiguous(w) : NULL, *bc = b ? tensor_contiguous(b) : NULL;
+    tensor *y = xc ? tensor__new_like(fn, x, x->dtype) : NULL;
+    int64_t ss[2] = {2, C};
+    tensor *stats = y ? tensor__new(fn, 2, ss, TENSOR_F64, TENSOR_CPU) : NULL;
+    double *st = stats ? (double *)(void *)tensor__data(stats) : NULL;
+    bool ok = y && st && (!w || wc) && (!b || bc);
+    if (ok && !training) { /* the running statistics as doubles */
+        tensor *m = tensor_to_dtype(rm, TENSOR_F64), *v = tensor_to_dtype(rv, TENSOR_F64);
+        tensor *mc = m ? tensor_contiguous(m) : NULL, *vc = v ? tensor_contiguous(v) : NULL;
+        ok = mc && vc;
+        if (ok) {
+            memcpy(st, tensor__data(mc), sizeof(double) * (size_t)C);
+            memcpy(st + C, tensor__data(vc), sizeof(double) * (size_t)C);
+        }
+        tensor_free(m); tensor_free(v); tensor_free(mc); tensor_free(vc);
+    }
+    if (ok) {
+        tensor__bn_job j;
+        j.x = tensor__data(xc);
+        j.y = tensor__data(y);
+        j.w = wc ? tensor__data(wc) : NULL;
+        j.b = bc ? tensor__data(bc) : NULL;
+        j.mean = st;
+        j.var = st + C;
+        j.N = N; j.C = C; j.L = L;
+        j.eps = eps;
+        j.f64 = x->dtype == TENSOR_F64;
+        j.training = training;
+        tensor__parallel_for(C, 32768 / (N * L) + 1, tensor__bn_channels, &j);
+        TENSOR__PATH_TAKEN(layer_batch_norm);
+    }
+    if (ok && training && rm) { /* the running statistics, with the unbiased variance */
+        double cnt = (double)(N * L), *uv = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)C);
+        if (!uv) ok = (tensor__fail(fn, "out of memory"), false);
+        for (int64_t c = 0; ok && c < C; c++) uv[c] = st[C + c] * cnt / (cnt - 1);
+        tensor *m1 = ok ? tensor_from_data(st, 1, &C, TENSOR_F64) : NULL, *v1 = ok ? tensor_from_data(uv, 1, &C, TENSOR_F64) : NULL;
+        ok = m1 && v1 && tensor__running_update(rm, m1, momentum) && tensor__running_update(rv, v1, momentum);
+        tensor_free(m1); tensor_free(v1);
+        TENSOR_FREE(uv);
+    }
+    for (int64_t c = 0; ok && c < C; c++) st[C + c] = 1 / sqrt(st[C + c] + eps); /* the variance becomes invstd */
+    tensor_free(xc); tensor_free(wc); tensor_free(bc);
+    if (!ok) { tensor_free(y); tensor_free(stats); return NULL; }
+    if (!graph) { tensor_free(stats); return y; }
+    tensor *in[3] = {x, w, b};
+    int64_t ip[1] = {training};
+    double p[1] = {eps};
+    return tensor__layer_record(TENSOR_OP_batch_norm, y, 3, in, ip, 1, p, 1, stats);
+}
+
+/* batch_norm's fused backward (PyTorch's): per channel, sg = sum g and sgx = sum g (x - mean) in
+   double over its N rows; then gx = w invstd (g - sg / M - (x - mean) invstd^2 sgx / M) with the
+   batch statistics (training), or g w invstd with fixed ones; gw = sgx invstd, gb = sg. */
+typedef struct {
+    const char *x, *g, *w;
+    char *gx;
+    const double *st;    /* [2, C]: mean, invstd */
+    double *gw, *gb;     /* [C] */
+    int64_t N, C, L;
+    bool f64, training;
+    int failed;
+} tensor__bn_bwd_job;
+#define TENSOR__BN_BWD_CHANNEL(T)                                                                        \
+    {                                                                                                    \
+        const T *xs = (const T *)(const void *)j->x, *gs = (const T *)(const void *)j->g;                \
+        int64_t L = j->L, CL = j->C * L;                                                                 \
+        double mean = j->st[c], invstd = j->st[j->C + c], sg = 0, sgx = 0;                               \
+        for (int64_t n = 0; n < j->N; n++) {                                                             \
+            const T *xr = xs + n * CL + c * L, *gr = gs + n * CL + c * L;                                \
+            double a[4] = {0, 0, 0, 0}, q[4] = {0, 0, 0, 0};                                             \
+            int64_t i = 0;                                                                               \
+            for (; i + 4 <= L; i += 4)                                                                   \
+                for (int u = 0; u < 4; u++) {                                                            \
+                    double gv = (double)gr[i + u];                                                       \
+                    a[u] += gv;                                                                          \
+                    q[u] += gv * ((double)xr[i + u] - mean);                                             \
+                }                                                                                        \
+            for (; i < L; i++) {                                                                         \
+                a[0] += (double)gr[i];                                                                   \
+                q[0] += (double)gr[i] * ((double)xr[i] - mean);                                          \
+            }                                                                                            \
+            sg += (a[0] + a[1]) + (a[2] + a[3]);                                                         \
+            sgx += (q[0] + q[1]) + (q[2] + q[3]);                                                        \
+        }                                                                                                \
+        if (j->gw) j->gw[c] = sgx * invstd;                                                              \
+        if (j->gb) j->gb[c] = sg;                                                                        \
+        if (j->gx) {                                                                                     \
+            double w = j->w ? (double)((const T *)(const void *)j->w)[c] : 1, M = (double)(j->N * L);    \
+            T k = (T)(w * invstd), mg = (T)(j->training ? sg / M : 0), kx = (T)(j->training ? invstd * invstd * sgx / M : 0), m = (T)mean; \
+            for (int64_t n = 0; n < j->N; n++) {                                                         \
+                const T *xr = xs + n * CL + c * L, *gr = gs + n * CL + c * L;                            \
+                T *o = (T *)(void *)j->gx + n * CL + c * L;                                              \
+                for (int64_t i = 0; i < L; i++) o[i] = k * (gr[i] - mg - (xr[i] - m) * kx);              \
+            }                                                                                            \
+        }                                                                                                \
+    }
+/* f32 with the SIMD rows: per row, sg += sum g, sgx += dot(g, x - mean) (x - mean into the
+   thread's row buffer d, sums in double); then gx = k (g - (x kx + mg - mean kx)) row by row. */
+static void tensor__bn_bwd_channel_f32(const tensor__bn_bwd_job *j, int64_t c, float *d) {
+    const float *xs = (const float *)(const void *)j->x, *gs = (const float *)(const void *)j->g;
+    int64_t L = j->L, CL = j->C * L;
+    double mean = j->st[c], invstd = j->st[j->C + c], sg = 0, sgx = 0;
+    for (int64_t n = 0; n < j->N; n++) {
+        const float *xr = xs + n * CL + c * L, *gr = gs + n * CL + c * L;
+        tensor__row_affine_f32(d, xr, L, 1.0f, (float)-mean);
+        sg += tensor__row_sum_f32(gr, L);
+        sgx += tensor__row_dot_f32(gr, d, L);
+    }
+    if (j->gw) j->gw[c] = sgx * invstd;
+    if (j->gb) j->gb[c] = sg;
+    if (!j->gx) return;
+    double w = j->w ? (double)((const float *)(const void *)j->w)[c] : 1, M = (double)(j->N * L);
+    double mg = j->training ? sg / M : 0, kx = j->training ? invstd * invstd * sgx / M : 0;
+    float k = (float)(w * invstd), a = (float)kx, b = (float)(mg - mean * kx);
+    for (int64_t n = 0; n < j->N; n++) {
+        float *o = (float *)(void *)j->gx + n * CL + c * L;
+        tensor__row_affine_f32(o, xs + n * CL + c * L, L, a, b);    /* o = x kx + mg - mean kx */
+        tensor__row_fms_f32(o, gs + n * CL + c * L, L, 1.0f);        /* o = g - o */
+        tensor__row_affine_f32(o, o, L, k, 0.0f);                    /* o = k o */
+    }
+}
+static void tensor__bn_bwd_channels(int64_t begin, int64_t end, void *ctx) {
+    tensor__bn_bwd_job *j = (tensor__bn_bwd_job *)ctx;
+    float *d = j->f64 ? NULL : (float *)TENSOR_MALLOC(sizeof(float) * (size_t)(j->L + 1));
+    if (!j->f64 && !d) { TENSOR__ATOMIC_SET(&j->failed, 1); return; }
+    for (int64_t c = begin; c < end; c++) {
+        if (j->f64) TENSOR__BN_BWD_CHANNEL(double)
+        else tensor__bn_bwd_channel_f32(j, c, d);
+    }
+    TENSOR_FREE(d);
+}
+#undef TENSOR__BN_BWD_CHANNEL
+
+/* The gradients of the fused batch_norm (its node: x, w (or NULL), the statistics st [2, C] f64):
+   each wanted one (gx, gw, gb non-NULL) a new contiguous tensor of x's dtype. Returns 0, or 1
+   after recording an error. */
+static int tensor__bn_backward(const char *fn, tensor *x, tensor *w, tensor *st, tensor *g, bool training, tensor **gx, tensor **gw, tensor **gb) {
+    int64_t N = x->shape[0], C = x->shape[1], L = tensor__numel_of(x->ndim - 2, x->shape + 2);
+    tensor *xc = tensor_contiguous(x), *wc = w ? tensor_contiguous(w) : NULL;
+    tensor *gc = g->dtype == x->dtype && tensor__contiguous(g) ? tensor_contiguous(g) : tensor__contiguous_copy(fn, g, x->dtype);
+    tensor *rx = gx ? tensor__new_like(fn, x, x->dtype) : NULL;
+    double *sums = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(2 * C + 1));
+    bool ok = xc && (!w || wc) && gc && (!gx || rx) && sums;
+    if (!sums) tensor__fail(fn, "out of memory");
+    if (ok) {
+        tensor__bn_bwd_job j;
+        j.x = tensor__data(xc);
+        j.g = tensor__data(gc);
+        j.w = wc ? tensor__data(wc) : NULL;
+        j.gx = rx ? tensor__data(rx) : NULL;
+        j.st = (const double *)(const void *)tensor__data(st);
+        j.gw = sums;
+        j.gb = sums + C;
+        j.N = N; j.C = C; j.L = L;
+        j.f64 = x->dtype == TENSOR_F64;
+        j.training = training;
+        j.failed = 0;
+        tensor__parallel_for(C, 32768 / (N * L + 1) + 1, tensor__bn_bwd_channels, &j);
+        if (j.failed) ok = (tensor__fail(fn, "out of memory"), false);
+    }
+    tensor *rw = NULL, *rb = NULL;
+    if (ok && gw) {
+        tensor *d = tensor_from_data(sums, 1, &C, TENSOR_F64);
+        rw = d ? tensor_to_dtype(d, x->dtype) : NULL;
+        tensor_free(d);
+        ok = rw != NULL;
+    }
+    if (ok && gb) {
+        tensor *d = tensor_from_data(sums + C, 1, &C, TENSOR_F64);
+        rb = d ? tensor_to_dtype(d, x->dtype) : NULL;
+        tensor_free(d);
+        ok = rb != NULL;
+    }
+    TENSOR_FREE(sums);
+    tensor_free(xc); tensor_free(wc); tensor_free(gc);
+    if (!ok) { tensor_free(rx); tensor_free(rw); tensor_free(rb); return 1; }
+    if (gx) *gx = rx;
+    if (gw) *gw = rw;
+    if (gb) *gb = rb;
+    return 0;
+}
+
 /* x [N, C, *]: normalized per channel over N and *; training: with the batch statistics (biased
    variance), and running_mean/var (when given) updated in place with the unbiased variance, as
    PyTorch; otherwise with running_mean/var. */
@@ -339,6 +671,9 @@ TENSOR_API tensor *tensor_batch_norm(tensor *x, tensor *running_mean, tensor *ru
     if (!tensor__bn_check(fn, x, 2, running_mean, running_var, weight, bias, training)) return NULL;
     int64_t C = x->shape[1], count = tensor__numel_of(x->ndim, x->shape) / (C ? C : 1);
     if (training && C > 0 && count == 1) return tensor__fail(fn, "expected more than 1 value per channel when training, got input of shape %s", tensor__shape_of(x));
+    bool taken;
+    tensor *fast = tensor__bn_fast(fn, x, running_mean, running_var, weight, bias, training, momentum, eps, &taken);
+    if (taken) return fast;
     tensor__tmps s = {{0}, 0};
     tensor *w, *b, *mean, *invstd;
     if (!tensor__channel_param(fn, "weight", weight, x, &s, &w) || !tensor__channel_param(fn, "bias", bias, x, &s, &b)) { tensor__tmps_free(&s); return NULL; }

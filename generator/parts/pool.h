@@ -497,6 +497,8 @@ static int64_t tensor__adaptive_k(int64_t n, int64_t out) {
     return k;
 }
 
+static tensor *tensor__pool_windows_fast(const char *fn, tensor *x, const tensor__win1d *hw, const tensor__win1d *ww, bool is_max, bool count_include_pad, tensor **indices, bool *taken);
+
 /* Pools x [..., H, W] (3-D or 4-D) over the windows hw x ww: max (positions outside the input
    repeat the window's first inside element, so the max and its first index are PyTorch's; a
    window with none reads -inf), or the sum divided by the count inside (count_include_pad: by the
@@ -506,6 +508,9 @@ static tensor *tensor__pool_windows(const char *fn, tensor *x, const tensor__win
     int64_t H = x->shape[nd - 2], W = x->shape[nd - 1], oH = hw->out, oW = ww->out, KH = hw->K, KW = ww->K;
     int64_t L = oH * oW, K = KH * KW, sentinel = H * W;
     if (L > 0 && K > TENSOR__MAX_NUMEL / L) return tensor__fail(fn, "the pooling windows of input %s are too large", tensor__shape_of(x));
+    bool taken;
+    tensor *fast = tensor__pool_windows_fast(fn, x, hw, ww, is_max, count_include_pad, indices, &taken);
+    if (taken) return fast;
     int64_t *idx = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(L * K + 2 * (KH + KW) + 1));
     double *div = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(L + 1));
     if (!idx || !div) { TENSOR_FREE(idx); TENSOR_FREE(div); return tensor__fail(fn, "out of memory"); }
@@ -574,6 +579,263 @@ static tensor *tensor__pool_windows(const char *fn, tensor *x, const tensor__win
     if (indices && !y) { tensor_free(*indices); *indices = NULL; }
     if (indices && y && !*indices) { tensor_free(y); return NULL; }
     return y;
+}
+
+/* ---- the fast path of the window pools (>>norm's tensor__layer_fast): a plane kernel ----
+   The windows of tensor__pool_windows, read in place: for each output row the list of its input
+   rows inside the input, for each output column its columns (the positions outside dropped); max
+   starts from the window's first element and takes v where TENSOR__POOL_TAKES (the first NaN, else
+   the first strict maximum in row-major order: tensor__pool_argmax's pick; -0 and +0 tie), without
+   branches, with its flat index; avg sums the elements (in double) times 1 / divisor. Planes split
+   over the threads. Applies where every window has an element inside (else the composite runs). */
+typedef struct {
+    const char *x;
+    char *y;
+    int64_t *ix;               /* [planes, oH oW] or NULL */
+    const int64_t *ph, *pw;    /* [oH, KH], [oW, KW]: the inside positions first */
+    const int64_t *nh, *nw;    /* [oH], [oW]: how many are inside */
+    const double *rdiv;        /* [oH oW] 1 / divisor (avg) */
+    int64_t H, W, oH, oW, KH, KW;
+    bool f64, is_max;
+} tensor__winpool_job;
+
+/* One window (oh, ow) of the plane kernel below. */
+#define TENSOR__WINPOOL_ONE(T)                                                                           \
+    {                                                                                                    \
+        const int64_t *wc = j->pw + ow * j->KW;                                                          \
+        int64_t o = oh * j->oW + ow;                                                                     \
+        if (j->is_max) {                                                                             \
+            int64_t at = hr[0] * j->W + wc[0];                                                       \
+            T m = xp[at];                                                                            \
+            for (int64_t a = 0; a < nh; a++) {                                                       \
+                int64_t base = hr[a] * j->W;                                                         \
+                for (int64_t b = 0; b < nw; b++) {                                                   \
+                    int64_t q = base + wc[b];                                                        \
+                    T v = xp[q];                                                                     \
+                    int tk = TENSOR__POOL_TAKES(m, v);                                               \
+                    m = tk ? v : m;                                                                  \
+                    at = tk ? q : at;                                                                \
+                }                                                                                    \
+            }                                                                                        \
+            yp[o] = m;                                                                               \
+            if (ip) ip[o] = at;                                                                      \
+        } else {                                                                                     \
+            double acc = 0;                                                                          \
+            for (int64_t a = 0; a < nh; a++) {                                                       \
+                const T *row = xp + hr[a] * j->W;                                                    \
+                for (int64_t b = 0; b < nw; b++) acc += (double)row[wc[b]];                          \
+            }                                                                                        \
+            yp[o] = (T)(acc * j->rdiv[o]);                                                           \
+        }                                                                                            \
+    }
+#define TENSOR__WINPOOL_PLANE(T)                                                                         \
+    {                                                                                                    \
+        const T *xp = (const T *)(const void *)j->x + pl * j->H * j->W;                                  \
+        T *yp = (T *)(void *)j->y + pl * j->oH * j->oW;                                                  \
+        int64_t *ip = j->ix ? j->ix + pl * j->oH * j->oW : NULL;                                         \
+        for (int64_t oh = 0; oh < j->oH; oh++) {                                                         \
+            const int64_t *hr = j->ph + oh * j->KH, nh = j->nh[oh];                                      \
+            int64_t ow = 0;                                                                              \
+            /* four windows of one row at a time where they have as many columns: four independent   \
+               chains of compares (one chain waits on each compare's latency) */                       \
+            while (ow < j->oW) {                                                                         \
+                int64_t nw = j->nw[ow];                                                                  \
+                if (!j->is_max || ow + 4 > j->oW || j->nw[ow + 1] != nw || j->nw[ow + 2] != nw || j->nw[ow + 3] != nw) { \
+                    TENSOR__WINPOOL_ONE(T)                                                               \
+                    ow++;                                                                                \
+                    continue;                                                                            \
+                }                                                                                        \
+                const int64_t *c0 = j->pw + ow * j->KW, *c1 = c0 + j->KW, *c2 = c1 + j->KW, *c3 = c2 + j->KW; \
+                int64_t a0 = hr[0] * j->W + c0[0], a1 = hr[0] * j->W + c1[0], a2 = hr[0] * j->W + c2[0], a3 = hr[0] * j->W + c3[0]; \
+                T m0 = xp[a0], m1 = xp[a1], m2 = xp[a2], m3 = xp[a3];                                    \
+                for (int64_t a = 0; a < nh; a++) {                                                       \
+                    int64_t base = hr[a] * j->W;                                                         \
+                    for (int64_t b = 0; b < nw; b++) {                                                   \
+                        int64_t q0 = base + c0[b], q1 = base + c1[b], q2 = base + c2[b], q3 = base + c3[b]; \
+                        T v0 = xp[q0], v1 = xp[q1], v2 = xp[q2], v3 = xp[q3];                            \
+                        int t0 = TENSOR__POOL_TAKES(m0, v0), t1 = TENSOR__POOL_TAKES(m1, v1);            \
+                        int t2 = TENSOR__POOL_TAKES(m2, v2), t3 = TENSOR__POOL_TAKES(m3, v3);            \
+                        m0 = t0 ? v0 : m0; a0 = t0 ? q0 : a0;                                            \
+                        m1 = t1 ? v1 : m1; a1 = t1 ? q1 : a1;                                            \
+                        m2 = t2 ? v2 : m2; a2 = t2 ? q2 : a2;                                            \
+                        m3 = t3 ? v3 : m3; a3 = t3 ? q3 : a3;                                            \
+                    }                                                                                    \
+                }                                                                                        \
+                int64_t o = oh * j->oW + ow;                                                             \
+                yp[o] = m0; yp[o + 1] = m1; yp[o + 2] = m2; yp[o + 3] = m3;                              \
+                if (ip) { ip[o] = a0; ip[o + 1] = a1; ip[o + 2] = a2; ip[o + 3] = a3; }                  \
+                ow += 4;                                                                                 \
+            }                                                                                            \
+        }                                                                                                \
+    }
+static void tensor__winpool_planes(int64_t begin, int64_t end, void *ctx) {
+    const tensor__winpool_job *j = (const tensor__winpool_job *)ctx;
+    for (int64_t pl = begin; pl < end; pl++) {
+        if (j->f64) TENSOR__WINPOOL_PLANE(double)
+        else TENSOR__WINPOOL_PLANE(float)
+    }
+}
+#undef TENSOR__WINPOOL_PLANE
+#undef TENSOR__WINPOOL_ONE
+
+/* Moves the positions >= 0 of p[0, k) to its front, in order; returns their count. */
+static int64_t tensor__winpool_compact(int64_t *p, int64_t k) {
+    int64_t n = 0;
+    for (int64_t i = 0; i < k; i++)
+        if (p[i] >= 0) p[n++] = p[i];
+    return n;
+}
+
+/* The pooling of tensor__pool_windows by the plane kernel, or NULL with *taken false where it does
+   not apply. Avg pooling and the result without indices need no graph here; with one (x requires
+   grad), max pooling returns gather(x, indices) over the flat planes, which records gather's node
+   (its backward a scatter_add: the gradient at each pick). */
+/* The windows of a pooling as the plane kernel reads them (rdiv only for avg); false when some
+   window has no element inside (or no memory): the composite then runs. pos owns the arrays. */
+typedef struct { int64_t *pos, *ph, *pw, *nh, *nw; double *rdiv; } tensor__winpool_table;
+static bool tensor__winpool_table_of(const tensor__win1d *hw, const tensor__win1d *ww, bool is_max, bool count_include_pad, tensor__winpool_table *tb) {
+    int64_t oH = hw->out, oW = ww->out, KH = hw->K, KW = ww->K;
+    tb->pos = NULL;
+    tb->rdiv = NULL;
+    if (oH * KH > TENSOR__MAX_NUMEL / 4 || oW * KW > TENSOR__MAX_NUMEL / 4 || oH > TENSOR__MAX_NUMEL / oW) return false;
+    int64_t *pos = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(oH * KH + oW * KW + 3 * oW + oH + 1));
+    double *rdiv = is_max ? NULL : (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(oH * oW + 1));
+    if (!pos || (!is_max && !rdiv)) { TENSOR_FREE(pos); TENSOR_FREE(rdiv); return false; }
+    int64_t *ph = pos, *pw = ph + oH * KH, *in_w = pw + oW * KW, *pad_w = in_w + oW, *nh = pad_w + oW, *nw = nh + oH;
+    bool empty = false;
+    for (int64_t ow = 0; ow < oW; ow++) {
+        tensor__win1d_at(ww, ow, pw + ow * KW, &in_w[ow], &pad_w[ow]);
+        nw[ow] = tensor__winpool_compact(pw + ow * KW, KW);
+        empty |= nw[ow] == 0;
+    }
+    for (int64_t oh = 0; oh < oH && !empty; oh++) {
+        int64_t in_h, pad_h;
+        tensor__win1d_at(hw, oh, ph + oh * KH, &in_h, &pad_h);
+        nh[oh] = tensor__winpool_compact(ph + oh * KH, KH);
+        empty = nh[oh] == 0;
+        for (int64_t ow = 0; ow < oW && rdiv; ow++)
+            rdiv[oh * oW + ow] = 1 / (double)(count_include_pad ? pad_h * pad_w[ow] : in_h * in_w[ow]);
+    }
+    if (empty) { TENSOR_FREE(pos); TENSOR_FREE(rdiv); return false; }
+    tb->pos = pos; tb->ph = ph; tb->pw = pw; tb->nh = nh; tb->nw = nw; tb->rdiv = rdiv;
+    return true;
+}
+
+/* The op whose node an average pooling records (its derivative: tensor__derivative_layer). */
+static tensor_op tensor__avgpool_op(const char *fn) {
+    return !strcmp(fn, "tensor_avg_pool1d") ? TENSOR_OP_avg_pool1d : !strcmp(fn, "tensor_adaptive_avg_pool1d") ? TENSOR_OP_adaptive_avg_pool1d : TENSOR_OP_adaptive_avg_pool2d;
+}
+
+static tensor *tensor__pool_windows_fast(const char *fn, tensor *x, const tensor__win1d *hw, const tensor__win1d *ww, bool is_max, bool count_include_pad, tensor **indices, bool *taken) {
+    *taken = false;
+    if (!tensor__layer_fast(x, false)) return NULL;
+    int nd = x->ndim;
+    int64_t H = x->shape[nd - 2], W = x->shape[nd - 1], oH = hw->out, oW = ww->out, KH = hw->K, KW = ww->K;
+    int64_t planes = tensor__numel_of(nd - 2, x->shape);
+    tensor__winpool_table tb;
+    if (!tensor__winpool_table_of(hw, ww, is_max, count_include_pad, &tb)) return NULL;
+    *taken = true;
+    int64_t shape[TENSOR_MAX_DIMS];
+    for (int i = 0; i < nd - 2; i++) shape[i] = x->shape[i];
+    shape[nd - 2] = oH;
+    shape[nd - 1] = oW;
+    bool graph = tensor__grad_on() && x->requires_grad, gather = is_max && graph;
+    tensor *xc = tensor_contiguous(x);
+    tensor *y = xc ? tensor__new(fn, nd, shape, x->dtype, TENSOR_CPU) : NULL;
+    tensor *ix = y && (indices || gather) ? tensor__new(fn, nd, shape, TENSOR_I64, TENSOR_CPU) : NULL;
+    if (y && (ix || !(indices || gather))) {
+        tensor__winpool_job j;
+        j.x = tensor__data(xc);
+        j.y = tensor__data(y);
+        j.ix = ix ? (int64_t *)(void *)tensor__data(ix) : NULL;
+        j.ph = tb.ph; j.pw = tb.pw; j.nh = tb.nh; j.nw = tb.nw; j.rdiv = tb.rdiv;
+        j.H = H; j.W = W; j.oH = oH; j.oW = oW; j.KH = KH; j.KW = KW;
+        j.f64 = x->dtype == TENSOR_F64;
+        j.is_max = is_max;
+        tensor__parallel_for(planes, 16384 / (oH * oW * KH * KW + 1) + 1, tensor__winpool_planes, &j);
+        TENSOR__PATH_TAKEN(layer_pool);
+    } else {
+        tensor_free(y);
+        y = NULL;
+    }
+    TENSOR_FREE(tb.pos);
+    TENSOR_FREE(tb.rdiv);
+    tensor_free(xc);
+    if (y && gather) { /* the values again, as gather(x, indices): gather's node carries the gradient */
+        int64_t fs[TENSOR_MAX_DIMS];
+        for (int i = 0; i < nd - 2; i++) fs[i] = x->shape[i];
+        fs[nd - 2] = H * W;
+        tensor *xf = tensor_reshape(x, nd - 1, fs);
+        fs[nd - 2] = oH * oW;
+        tensor *jf = tensor_reshape(ix, nd - 1, fs);
+        tensor *g = xf && jf ? tensor_gather(xf, nd - 2, jf) : NULL;
+        tensor *r = g ? tensor_reshape(g, nd, shape) : NULL;
+        tensor_free(xf); tensor_free(jf); tensor_free(g);
+        tensor_free(y);
+        y = r;
+    } else if (y && graph) { /* average pooling: a node of its own (the windows in ip) */
+        int64_t ip[15] = {hw->out, hw->k, hw->s, hw->p, hw->d, hw->K, hw->adaptive, ww->out, ww->k, ww->s, ww->p, ww->d, ww->K, ww->adaptive, count_include_pad};
+        y = tensor__layer_record(tensor__avgpool_op(fn), y, 1, &x, ip, 15, NULL, 0, NULL);
+    }
+    if (y && indices) *indices = ix;
+    else tensor_free(ix);
+    return y;
+}
+
+/* The backward of the fast average pooling (its node's ip: the windows): per plane, each
+   window's g / divisor added to its inside elements; a new contiguous tensor of x's shape and
+   dtype. */
+typedef struct {
+    const char *g;
+    char *gx;
+    const tensor__winpool_table *tb;
+    int64_t H, W, oH, oW, KH, KW;
+    bool f64;
+} tensor__avgpool_bwd_job;
+#define TENSOR__AVGPOOL_BWD(T)                                                                           \
+    for (int64_t pl = begin; pl < end; pl++) {                                                           \
+        const T *gp = (const T *)(const void *)j->g + pl * j->oH * j->oW;                                \
+        T *xp = (T *)(void *)j->gx + pl * j->H * j->W;                                                   \
+        memset(xp, 0, sizeof(T) * (size_t)(j->H * j->W));                                                \
+        for (int64_t oh = 0; oh < j->oH; oh++) {                                                         \
+            const int64_t *hr = j->tb->ph + oh * j->KH;                                                  \
+            for (int64_t ow = 0; ow < j->oW; ow++) {                                                     \
+                const int64_t *wc = j->tb->pw + ow * j->KW;                                              \
+                T v = (T)((double)gp[oh * j->oW + ow] * j->tb->rdiv[oh * j->oW + ow]);                   \
+                for (int64_t a = 0; a < j->tb->nh[oh]; a++) {                                            \
+                    T *row = xp + hr[a] * j->W;                                                          \
+                    for (int64_t b = 0; b < j->tb->nw[ow]; b++) row[wc[b]] += v;                         \
+                }                                                                                        \
+            }                                                                                            \
+        }                                                                                                \
+    }
+static void tensor__avgpool_bwd_planes(int64_t begin, int64_t end, void *ctx) {
+    const tensor__avgpool_bwd_job *j = (const tensor__avgpool_bwd_job *)ctx;
+    if (j->f64) { TENSOR__AVGPOOL_BWD(double) }
+    else { TENSOR__AVGPOOL_BWD(float) }
+}
+#undef TENSOR__AVGPOOL_BWD
+static tensor *tensor__avgpool_backward(const char *fn, tensor *x, tensor *g, const int64_t *ip) {
+    int nd = x->ndim;
+    tensor__win1d hw = {x->shape[nd - 2], ip[0], ip[1], ip[2], ip[3], ip[4], ip[5], ip[6] != 0};
+    tensor__win1d ww = {x->shape[nd - 1], ip[7], ip[8], ip[9], ip[10], ip[11], ip[12], ip[13] != 0};
+    tensor__winpool_table tb;
+    if (!tensor__winpool_table_of(&hw, &ww, false, ip[14] != 0, &tb)) return tensor__fail(fn, "out of memory");
+    tensor *gc = g->dtype == x->dtype && tensor__contiguous(g) ? tensor_contiguous(g) : tensor__contiguous_copy(fn, g, x->dtype);
+    tensor *gx = gc ? tensor__new_like(fn, x, x->dtype) : NULL;
+    if (gx) {
+        tensor__avgpool_bwd_job j;
+        j.g = tensor__data(gc);
+        j.gx = tensor__data(gx);
+        j.tb = &tb;
+        j.H = hw.n; j.W = ww.n; j.oH = hw.out; j.oW = ww.out; j.KH = hw.K; j.KW = ww.K;
+        j.f64 = x->dtype == TENSOR_F64;
+        tensor__parallel_for(tensor__numel_of(nd - 2, x->shape), 16384 / (hw.n * ww.n + 1) + 1, tensor__avgpool_bwd_planes, &j);
+    }
+    TENSOR_FREE(tb.pos);
+    TENSOR_FREE(tb.rdiv);
+    tensor_free(gc);
+    return gx;
 }
 
 /* Checks a pooling input (3-D or 4-D, floating, non-empty but for the batch). */

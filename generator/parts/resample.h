@@ -144,6 +144,187 @@ static tensor *tensor__interp_dim(const char *fn, tensor__tmps *ts, tensor *x, i
     return tensor__tmp(ts, y);
 }
 
+/* The fast path of interpolate over 1 or 2 spatial dims (nearest, nearest-exact, linear,
+   bilinear, bicubic; >>norm's tensor__layer_fast): the taps of each
+   output row and column (tensor__interp_taps, as the composite), then per plane and output row the
+   row mix sum_a x[h_a] wh_a (the composite's first dim), then each output element sum_b r[w_b] wb
+   (its second), in x's dtype and the composite's order. Planes split over the threads. */
+typedef struct {
+    const char *x;
+    char *y;
+    const tensor__taps *th, *tw;
+    int nh, nw; /* taps per output row, per output column */
+    int64_t H, W, oH, oW;
+    bool f64;
+    int failed;
+} tensor__interp_job;
+
+#define TENSOR__INTERP_PLANES(T)                                                                         \
+    {                                                                                                    \
+        T *row = (T *)TENSOR_MALLOC(sizeof(T) * (size_t)(j->W + 1));                                     \
+        if (!row) { TENSOR__ATOMIC_SET(&j->failed, 1); return; }                                         \
+        for (int64_t pl = begin; pl < end; pl++) {                                                       \
+            const T *xp = (const T *)(const void *)j->x + pl * j->H * j->W;                              \
+            T *yp = (T *)(void *)j->y + pl * j->oH * j->oW;                                              \
+            for (int64_t oh = 0; oh < j->oH; oh++) {                                                     \
+                const tensor__taps *a = &j->th[oh];                                                      \
+                const T *src = xp + a->i[0] * j->W;                                                      \
+                if (j->nh > 1) {                                                                         \
+                    T w0 = (T)a->w[0];                                                                   \
+                    for (int64_t i = 0; i < j->W; i++) row[i] = src[i] * w0;                             \
+                    for (int k = 1; k < j->nh; k++) {                                                    \
+                        const T *s2 = xp + a->i[k] * j->W;                                               \
+                        T wk = (T)a->w[k];                                                               \
+                        for (int64_t i = 0; i < j->W; i++) row[i] = row[i] + s2[i] * wk;                 \
+                    }                                                                                    \
+                    src = row;                                                                           \
+                }                                                                                        \
+                T *yr = yp + oh * j->oW;                                                                 \
+                if (j->nw == 1) {                                                                        \
+                    for (int64_t o = 0; o < j->oW; o++) yr[o] = src[j->tw[o].i[0]];                      \
+                } else if (j->nw == 2) {                                                                 \
+                    for (int64_t o = 0; o < j->oW; o++) {                                                \
+                        const tensor__taps *b = &j->tw[o];                                               \
+                        yr[o] = src[b->i[0]] * (T)b->w[0] + src[b->i[1]] * (T)b->w[1];                  \
+                    }                                                                                    \
+                } else {                                                                                 \
+                    for (int64_t o = 0; o < j->oW; o++) {                                                \
+                        const tensor__taps *b = &j->tw[o];                                               \
+                        T acc = src[b->i[0]] * (T)b->w[0];                                               \
+                        for (int k = 1; k < j->nw; k++) acc = acc + src[b->i[k]] * (T)b->w[k];           \
+                        yr[o] = acc;                                                                     \
+                    }                                                                                    \
+                }                                                                                        \
+            }                                                                                            \
+        }                                                                                                \
+        TENSOR_FREE(row);                                                                                \
+    }
+static void tensor__interp_planes(int64_t begin, int64_t end, void *ctx) {
+    tensor__interp_job *j = (tensor__interp_job *)ctx;
+    if (j->f64) TENSOR__INTERP_PLANES(double)
+    else TENSOR__INTERP_PLANES(float)
+}
+#undef TENSOR__INTERP_PLANES
+
+/* The taps of an interpolation of x [N, C, (H,) W] to out (sd entries), output rows first then
+   columns (one row of weight 1 for sd 1); *nh, *nw the taps per row and column. NULL: no memory. */
+static tensor__taps *tensor__interp_table(const tensor *x, int sd, const int64_t *out, int mode, const double *sc, bool align, int *nh, int *nw) {
+    int nd = x->ndim;
+    int64_t H = sd == 2 ? x->shape[nd - 2] : 1, W = x->shape[nd - 1], oH = sd == 2 ? out[0] : 1, oW = out[sd - 1];
+    bool f64 = x->dtype == TENSOR_F64;
+    tensor__taps *taps = (tensor__taps *)TENSOR_MALLOC(sizeof(tensor__taps) * (size_t)(oH + oW));
+    if (!taps) return NULL;
+    *nh = *nw = 1;
+    for (int64_t o = 0; o < oH; o++) {
+        if (sd == 2) *nh = tensor__interp_taps(mode, H, oH, sc[0], align, f64, o, &taps[o]);
+        else { taps[o].i[0] = 0; taps[o].w[0] = 1; }
+    }
+    for (int64_t o = 0; o < oW; o++) *nw = tensor__interp_taps(mode, W, oW, sc[sd - 1], align, f64, o, &taps[oH + o]);
+    return taps;
+}
+
+/* The interpolation of x [N, C, (H,) W] to out (sd entries) by the plane kernel, or NULL with
+   *taken false where it does not apply. Under autograd: a node of interpolate (its derivative
+   tensor__interp_backward). */
+static tensor *tensor__interp_fast(const char *fn, tensor *x, int sd, const int64_t *out, int mode, const double *sc, bool align, bool *taken) {
+    *taken = false;
+    if (sd > 2 || mode > 3 || !tensor__layer_fast(x, false)) return NULL;
+    int nd = x->ndim;
+    int64_t H = sd == 2 ? x->shape[nd - 2] : 1, W = x->shape[nd - 1], oH = sd == 2 ? out[0] : 1, oW = out[sd - 1];
+    int64_t planes = x->shape[0] * x->shape[1];
+    if (oH > TENSOR__MAX_NUMEL / oW) return NULL;
+    int nh, nw;
+    tensor__taps *taps = tensor__interp_table(x, sd, out, mode, sc, align, &nh, &nw);
+    if (!taps) return NULL;
+    *taken = true;
+    int64_t shape[4];
+    for (int i = 0; i < nd; i++) shape[i] = x->shape[i];
+    for (int i = 0; i < sd; i++) shape[2 + i] = out[i];
+    tensor *xc = tensor_contiguous(x);
+    tensor *y = xc ? tensor__new(fn, nd, shape, x->dtype, TENSOR_CPU) : NULL;
+    if (y && planes > 0) {
+        tensor__interp_job j;
+        j.x = tensor__data(xc);
+        j.y = tensor__data(y);
+        j.th = taps;
+        j.tw = taps + oH;
+        j.nh = nh; j.nw = nw;
+        j.H = H; j.W = W; j.oH = oH; j.oW = oW;
+        j.f64 = x->dtype == TENSOR_F64;
+        j.failed = 0;
+        tensor__parallel_for(planes, 16384 / (oH * oW) + 1, tensor__interp_planes, &j);
+        TENSOR__PATH_TAKEN(layer_interpolate);
+        if (j.failed) { tensor__fail(fn, "out of memory"); tensor_free(y); y = NULL; }
+    }
+    TENSOR_FREE(taps);
+    tensor_free(xc);
+    if (!y || !tensor__grad_on() || !x->requires_grad) return y;
+    int64_t ip[5] = {sd, mode, align, out[0], sd == 2 ? out[1] : 0};
+    double p[2] = {sc[0], sd == 2 ? sc[1] : 0};
+    return tensor__layer_record(TENSOR_OP_interpolate, y, 1, &x, ip, 5, p, 2, NULL);
+}
+
+/* interpolate's backward (the adjoint of the plane kernel): per plane, each output element's
+   gradient g[oh][ow] sent to its taps, gx[h_a][w_b] += wh_a wb_b g, in x's dtype. */
+typedef struct {
+    const char *g;
+    char *gx;
+    const tensor__taps *th, *tw;
+    int nh, nw;
+    int64_t H, W, oH, oW;
+    bool f64;
+} tensor__interp_bwd_job;
+#define TENSOR__INTERP_BWD_PLANES(T)                                                                     \
+    for (int64_t pl = begin; pl < end; pl++) {                                                           \
+        const T *gp = (const T *)(const void *)j->g + pl * j->oH * j->oW;                                \
+        T *xp = (T *)(void *)j->gx + pl * j->H * j->W;                                                   \
+        memset(xp, 0, sizeof(T) * (size_t)(j->H * j->W));                                                \
+        for (int64_t oh = 0; oh < j->oH; oh++) {                                                         \
+            const tensor__taps *a = &j->th[oh];                                                          \
+            const T *gr = gp + oh * j->oW;                                                               \
+            for (int k = 0; k < j->nh; k++) {                                                            \
+                T *row = xp + a->i[k] * j->W, wa = (T)a->w[k];                                           \
+                for (int64_t o = 0; o < j->oW; o++) {                                                    \
+                    const tensor__taps *b = &j->tw[o];                                                   \
+                    T v = gr[o] * wa;                                                                    \
+                    for (int q = 0; q < j->nw; q++) row[b->i[q]] += v * (T)b->w[q];                      \
+                }                                                                                        \
+            }                                                                                            \
+        }                                                                                                \
+    }
+static void tensor__interp_bwd_planes(int64_t begin, int64_t end, void *ctx) {
+    const tensor__interp_bwd_job *j = (const tensor__interp_bwd_job *)ctx;
+    if (j->f64) { TENSOR__INTERP_BWD_PLANES(double) }
+    else { TENSOR__INTERP_BWD_PLANES(float) }
+}
+#undef TENSOR__INTERP_BWD_PLANES
+
+/* gx for the node of tensor__interp_fast (ip = {sd, mode, align, out...}, p the scales): a new
+   contiguous tensor of x's shape and dtype; g any layout and floating dtype. */
+static tensor *tensor__interp_backward(const char *fn, tensor *x, tensor *g, const int64_t *ip, const double *p) {
+    int sd = (int)ip[0], nd = x->ndim, nh, nw;
+    int64_t out[2] = {ip[3], ip[4]};
+    tensor__taps *taps = tensor__interp_table(x, sd, out, (int)ip[1], p, ip[2] != 0, &nh, &nw);
+    if (!taps) return tensor__fail(fn, "out of memory");
+    tensor *gc = g->dtype == x->dtype && tensor__contiguous(g) ? tensor_contiguous(g) : tensor__contiguous_copy(fn, g, x->dtype);
+    tensor *gx = gc ? tensor__new_like(fn, x, x->dtype) : NULL;
+    if (gx) {
+        tensor__interp_bwd_job j;
+        j.g = tensor__data(gc);
+        j.gx = tensor__data(gx);
+        j.th = taps;
+        j.nh = nh; j.nw = nw;
+        j.H = sd == 2 ? x->shape[nd - 2] : 1; j.W = x->shape[nd - 1];
+        j.oH = sd == 2 ? out[0] : 1; j.oW = out[sd - 1];
+        j.tw = taps + j.oH;
+        j.f64 = x->dtype == TENSOR_F64;
+        tensor__parallel_for(x->shape[0] * x->shape[1], 16384 / (j.oH * j.oW) + 1, tensor__interp_bwd_planes, &j);
+    }
+    TENSOR_FREE(taps);
+    tensor_free(gc);
+    return gx;
+}
+
 /* x [N, C, d1 (, d2 (, d3))] resized over its spatial dims (F.interpolate). size or scale_factor
    (exactly one of them, n entries: 1 for every spatial dim, or one each); mode "nearest",
    "nearest-exact", "linear" (3-D), "bilinear" (4-D), "bicubic" (4-D), "trilinear" (5-D), "area"
@@ -187,6 +368,9 @@ TENSOR_API tensor *tensor_interpolate(tensor *x, int n, const int64_t *size, con
         if (m == 4) sc[i] = 0;
     }
     if (m == 4) return sd == 1 ? tensor_adaptive_avg_pool1d(x, out[0]) : tensor_adaptive_avg_pool2d(x, out[0], out[1]);
+    bool taken;
+    tensor *fast = tensor__interp_fast(fn, x, sd, out, m, sc, align_corners, &taken);
+    if (taken) return fast;
     tensor__tmps s = {{0}, 0};
     tensor *y = x;
     for (int i = 0; i < sd; i++) y = tensor__interp_dim(fn, &s, y, 2 + i, out[i], m, sc[i], align_corners);
@@ -314,9 +498,54 @@ TENSOR_API tensor *tensor_col2im(tensor *cols, int64_t output_h, int64_t output_
 
 /* ---- conv_transpose1d, conv_transpose2d ---- */
 
+/* The fast path of conv_transpose2d (>>norm's tensor__layer_fast): the transposed convolution is
+   the input gradient of the convolution with the same weight, so the conv2d backward's GEMM +
+   col2im kernel (>>conv, tensor__conv_backward) computes it from x in place of that gradient; the
+   bias is added per plane. Under autograd: a node of conv_transpose2d (its derivative in
+   >>autograd: conv2d and conv2d's weight gradient). NULL with *taken false where it does not
+   apply. */
+static tensor *tensor__conv_transpose_fast(const char *fn, tensor *x, tensor *w, tensor *bias, int groups, const tensor__fold_geom *gm, bool *taken) {
+    *taken = false;
+    if (!tensor__layer_fast(x, false) || tensor__layer_param_blocks(w, x) || tensor__layer_param_blocks(bias, x)) return NULL;
+    if (gm->sh != gm->sw || gm->ph != gm->pw || gm->dh != gm->dw) return NULL;
+    bool graph = tensor__grad_on() && (x->requires_grad || w->requires_grad || (bias && bias->requires_grad));
+    int64_t oph = gm->H - ((gm->bh - 1) * gm->sh - 2 * gm->ph + gm->dh * (gm->kh - 1) + 1), opw = gm->W - ((gm->bw - 1) * gm->sw - 2 * gm->pw + gm->dw * (gm->kw - 1) + 1);
+    if (graph && (oph >= gm->sh || opw >= gm->sw)) return NULL; /* conv2d(g, w) would be larger than x: the composite */
+    *taken = true;
+    int64_t N = x->shape[0], Co = w->shape[1] * groups, plane = gm->H * gm->W;
+    int64_t shape[4] = {N, Co, gm->H, gm->W}, zero[4] = {0, 0, 0, 0};
+    int64_t ip[4] = {gm->sw, gm->pw, gm->dw, groups};
+    tensor *like = tensor__view_of(fn, x, 4, shape, zero, x->offset); /* the convolution's input: its shape only */
+    tensor *y = NULL;
+    if (!like || tensor__conv_backward(fn, 2, like, w, x, ip, &y, NULL, NULL)) { tensor_free(like); return NULL; }
+    tensor_free(like);
+    TENSOR__PATH_TAKEN(layer_conv_transpose);
+    if (bias && N * plane > 0) {
+        tensor *bc = tensor_contiguous(bias);
+        if (!bc) { tensor_free(y); return NULL; }
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t c = 0; c < Co; c++) {
+                if (x->dtype == TENSOR_F64) {
+                    double *p = (double *)(void *)tensor__data(y) + (n * Co + c) * plane, v = ((const double *)(const void *)tensor__data(bc))[c];
+                    for (int64_t i = 0; i < plane; i++) p[i] += v;
+                } else {
+                    float *p = (float *)(void *)tensor__data(y) + (n * Co + c) * plane, v = ((const float *)(const void *)tensor__data(bc))[c];
+                    for (int64_t i = 0; i < plane; i++) p[i] += v;
+                }
+            }
+        tensor_free(bc);
+    }
+    if (!graph) return y;
+    tensor *in[3] = {x, w, bias};
+    return tensor__layer_record(TENSOR_OP_conv_transpose2d, y, 3, in, ip, 4, NULL, 0, NULL);
+}
+
 /* x [N, Ci, H, W], w [Ci, Co/groups, kh, kw] -> [N, Co, Ho, Wo]: the columns w^T x per group (a
    batched matmul), summed into place by col2im. gm: the geometry (H, W the output's). */
 static tensor *tensor__conv_transpose(const char *fn, tensor *x, tensor *w, tensor *bias, int groups, tensor__fold_geom *gm) {
+    bool taken;
+    tensor *fast = tensor__conv_transpose_fast(fn, x, w, bias, groups, gm, &taken);
+    if (taken) return fast;
     tensor__tmps s = {{0}, 0};
     int64_t N = x->shape[0], Ci = x->shape[1], Cog = w->shape[1], K = gm->kh * gm->kw, G = groups;
     int64_t w3[3] = {G, Ci / G, Cog * K}, x4[4] = {N, G, Ci / G, gm->bh * gm->bw}, c3[3] = {N, G * Cog * K, gm->bh * gm->bw};
