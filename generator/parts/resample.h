@@ -387,3 +387,165 @@ TENSOR_API tensor *tensor_conv_transpose2d(tensor *x, tensor *w, tensor *bias, i
 TENSOR_API tensor *tensor_conv_transpose1d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int output_padding, int groups, int dilation) {
     return tensor__conv_transpose_front("tensor_conv_transpose1d", 1, x, w, bias, stride, padding, output_padding, groups, dilation);
 }
+
+/* ---- grid_sample, affine_grid (composites) ----
+   grid_sample follows PyTorch's grid_sampler_2d (GridSampler.h): a grid value g in [-1, 1] maps to
+   the input coordinate ((g + 1) / 2) (S - 1) (align_corners) or ((g + 1) S - 1) / 2; border clips
+   it to [0, S - 1], reflection reflects it about the borders (the corner pixels' centres, or their
+   outer edges without align_corners) and clips; bilinear reads the 2 x 2 pixels around it, nearest
+   the pixel it rounds to (half to even), bicubic the 4 x 4 around it with the cubic convolution
+   (A = -0.75), the padding then applied to each tap's coordinate. Pixels outside the input read 0.
+   Written with elementwise ops and gather, per axis: the taps' (integer-valued) coordinates and
+   weights along x and along y, then one gather per pair of taps; so the gradient for the input
+   (gather's scatter_add) and for the grid (through the weights; the floor and round have none, as
+   PyTorch's nearest gives the grid none) come from those ops, and so does every device. */
+
+/* The taps of one axis: coordinates c (floating, integer-valued), weights w, in-bounds masks v
+   (bool). */
+typedef struct { tensor *c[4], *w[4], *v[4]; int k; } tensor__gs_axis;
+
+static tensor *tensor__gs_k(double v, tensor_dtype dt) { return tensor_scalar(v, dt); }
+static tensor *tensor__gs_one_minus(tensor *t) { return tensor_add_scalar(tensor_neg(t), 1); }
+/* PyTorch's reflect_coordinates(x, twice_low, twice_high) */
+static tensor *tensor__gs_reflect(tensor *x, int64_t twice_low, int64_t twice_high) {
+    if (twice_low == twice_high) return tensor_zeros_like(x);
+    double lo = (double)twice_low / 2, span = (double)(twice_high - twice_low) / 2;
+    tensor *a = tensor_abs(tensor_sub_scalar(x, lo));
+    tensor *extra = tensor_fmod(a, tensor__gs_k(span, x ? x->dtype : TENSOR_F32));
+    tensor *flips = tensor_floor(tensor_div_scalar(a, span));
+    tensor *even = tensor_eq(tensor_remainder(flips, tensor__gs_k(2, x ? x->dtype : TENSOR_F32)), tensor__gs_k(0, x ? x->dtype : TENSOR_F32));
+    return tensor_where(even, tensor_add_scalar(extra, lo), tensor_add_scalar(tensor_neg(extra), span + lo));
+}
+/* PyTorch's compute_coordinates: the padding applied to a coordinate (pad 0 zeros, 1 border,
+   2 reflection) */
+static tensor *tensor__gs_pad(tensor *x, int64_t S, int pad, bool align) {
+    if (pad == 0) return x;
+    if (pad == 2) x = align ? tensor__gs_reflect(x, 0, 2 * (S - 1)) : tensor__gs_reflect(x, -1, 2 * S - 1);
+    return tensor_clamp(x, 0, (double)(S - 1));
+}
+/* cubic convolution weights (PyTorch's cubic_convolution1 for |t| <= 1, cubic_convolution2 for
+   1 < |t| < 2), A = -0.75 */
+static tensor *tensor__gs_cubic1(tensor *x) { /* ((A + 2) x - (A + 3)) x x + 1 */
+    const double A = -0.75;
+    return tensor_add_scalar(tensor_mul(tensor_mul(tensor_sub_scalar(tensor_mul_scalar(x, A + 2), A + 3), x), x), 1);
+}
+static tensor *tensor__gs_cubic2(tensor *x) { /* ((A x - 5 A) x + 8 A) x - 4 A */
+    const double A = -0.75;
+    return tensor_sub_scalar(tensor_mul(tensor_add_scalar(tensor_mul(tensor_sub_scalar(tensor_mul_scalar(x, A), 5 * A), x), 8 * A), x), 4 * A);
+}
+/* The taps along an axis of S pixels for the grid values g (mode 0 bilinear, 1 nearest, 2 bicubic). */
+static void tensor__gs_taps(tensor *g, int64_t S, int mode, int pad, bool align, tensor__gs_axis *a) {
+    tensor *x = align ? tensor_mul_scalar(tensor_div_scalar(tensor_add_scalar(g, 1), 2), (double)(S - 1))
+                      : tensor_div_scalar(tensor_sub_scalar(tensor_mul_scalar(tensor_add_scalar(g, 1), (double)S), 1), 2);
+    memset(a, 0, sizeof *a);
+    if (mode == 1) {
+        a->k = 1;
+        a->c[0] = tensor_round(tensor__gs_pad(x, S, pad, align));
+        a->w[0] = tensor_add_scalar(tensor_mul_scalar(a->c[0], 0), 1); /* 1 where read (finite), through round: the grid gets a zero gradient */
+    } else if (mode == 0) {
+        x = tensor__gs_pad(x, S, pad, align);
+        tensor *x0 = tensor_floor(x), *t = tensor_sub(x, x0);
+        a->k = 2;
+        a->c[0] = x0;
+        a->c[1] = tensor_add_scalar(x0, 1);
+        a->w[0] = tensor__gs_one_minus(t);
+        a->w[1] = t;
+    } else {
+        tensor *x0 = tensor_floor(x), *t = tensor_sub(x, x0), *u = tensor__gs_one_minus(t);
+        a->k = 4;
+        for (int i = 0; i < 4; i++) a->c[i] = tensor_trunc(tensor__gs_pad(tensor_add_scalar(x0, (double)(i - 1)), S, pad, align));
+        a->w[0] = tensor__gs_cubic2(tensor_add_scalar(t, 1));
+        a->w[1] = tensor__gs_cubic1(t);
+        a->w[2] = tensor__gs_cubic1(u);
+        a->w[3] = tensor__gs_cubic2(tensor_add_scalar(u, 1));
+    }
+    for (int i = 0; i < a->k; i++) {
+        tensor_dtype dt = a->c[i] ? a->c[i]->dtype : TENSOR_F32;
+        a->v[i] = tensor_logical_and(tensor_ge(a->c[i], tensor__gs_k(0, dt)), tensor_le(a->c[i], tensor__gs_k((double)(S - 1), dt)));
+    }
+}
+
+TENSOR_API tensor *tensor_grid_sample(tensor *input, tensor *grid, const char *mode, const char *padding_mode, bool align_corners) {
+    const char *fn = "tensor_grid_sample";
+    TENSOR__CHECK_ARG(fn, input);
+    TENSOR__CHECK_ARG(fn, grid);
+    tensor *ins[2] = {input, grid};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    int m, pad;
+    if (!mode || !strcmp(mode, "bilinear")) m = 0;
+    else if (!strcmp(mode, "nearest")) m = 1;
+    else if (!strcmp(mode, "bicubic")) m = 2;
+    else return tensor__fail(fn, "unknown mode '%s' (bilinear, nearest, bicubic)", mode);
+    if (!padding_mode || !strcmp(padding_mode, "zeros")) pad = 0;
+    else if (!strcmp(padding_mode, "border")) pad = 1;
+    else if (!strcmp(padding_mode, "reflection")) pad = 2;
+    else return tensor__fail(fn, "unknown padding_mode '%s' (zeros, border, reflection)", padding_mode);
+    if (input->ndim != 4) return tensor__fail(fn, "expected a 4-D input [N, C, H, W], got shape %s", tensor__shape_of(input));
+    if (grid->ndim != 4 || grid->shape[3] != 2 || grid->shape[0] != input->shape[0])
+        return tensor__fail(fn, "expected a grid [N, H_out, W_out, 2] with N = %lld (input %s), got shape %s", (long long)input->shape[0], tensor__shape_of(input),
+                            tensor__shape_of(grid));
+    if (!tensor__is_float(input->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[input->dtype]);
+    if (grid->dtype != input->dtype) return tensor__fail(fn, "input dtype %s and grid dtype %s should be the same", tensor__dtype_names[input->dtype], tensor__dtype_names[grid->dtype]);
+    if (input->shape[2] == 0 || input->shape[3] == 0) return tensor__fail(fn, "expected an input with non-empty spatial dims, got shape %s", tensor__shape_of(input));
+    int64_t N = input->shape[0], C = input->shape[1], H = input->shape[2], W = input->shape[3], Ho = grid->shape[1], Wo = grid->shape[2];
+    TENSOR__LA_BEGIN(fn);
+    tensor__gs_axis ax, ay;
+    tensor__gs_taps(tensor_select(grid, 3, 0), W, m, pad, align_corners, &ax);
+    tensor__gs_taps(tensor_select(grid, 3, 1), H, m, pad, align_corners, &ay);
+    int64_t flat[3] = {N, C, H * W}, col[3] = {N, 1, Ho * Wo}, full[3] = {N, C, Ho * Wo}, oshape[4] = {N, C, Ho, Wo};
+    tensor *src = tensor_reshape(input, 3, flat), *acc = NULL, *zero = tensor__gs_k(0, input->dtype);
+    for (int b = 0; b < ay.k; b++)
+        for (int a = 0; a < ax.k; a++) {
+            tensor *valid = tensor_logical_and(ax.v[a], ay.v[b]);
+            tensor *lin = tensor_where(valid, tensor_add(tensor_mul_scalar(ay.c[b], (double)W), ax.c[a]), zero);
+            tensor *idx = tensor_expand(tensor_reshape(tensor_to_dtype(lin, TENSOR_I64), 3, col), 3, full);
+            tensor *wv = tensor_where(valid, tensor_mul(ax.w[a], ay.w[b]), zero);
+            tensor *term = tensor_mul(tensor_gather(src, 2, idx), tensor_reshape(wv, 3, col));
+            acc = a == 0 && b == 0 ? term : tensor_add(acc, term); /* (a NULL acc stays NULL) */
+        }
+    return tensor__la_end(tensor_reshape(acc, 4, oshape));
+}
+
+/* affine_grid: the base grid of the output's pixel centres in [-1, 1] (x along W first, then y,
+   (z), then 1; PyTorch's linspace_from_neg_one: 0 for a size of 1, scaled by (S - 1) / S without
+   align_corners) times theta^T, one matmul (so theta's gradient is matmul's). */
+TENSOR_API tensor *tensor_affine_grid(tensor *theta, int ndim, const int64_t *size, bool align_corners) {
+    const char *fn = "tensor_affine_grid";
+    TENSOR__CHECK_ARG(fn, theta);
+    if (!size) return tensor__fail(fn, "size is NULL");
+    if (ndim != 4 && ndim != 5) return tensor__fail(fn, "size must have 4 ([N, C, H, W]) or 5 ([N, C, D, H, W]) entries, got %d", ndim);
+    int sd = ndim - 2;
+    for (int i = 0; i < ndim; i++)
+        if (size[i] < 1) return tensor__fail(fn, "expected a positive output size, got %lld in entry %d", (long long)size[i], i);
+    if (!tensor__is_float(theta->dtype)) return tensor__fail(fn, "expected a floating theta, got %s", tensor__dtype_names[theta->dtype]);
+    if (theta->ndim != 3 || theta->shape[0] != size[0] || theta->shape[1] != sd || theta->shape[2] != sd + 1)
+        return tensor__fail(fn, "expected a batch of %d-D affine matrices of shape [%lld, %d, %d] for size [%lld, ...], got theta of shape %s", sd, (long long)size[0], sd,
+                            sd + 1, (long long)size[0], tensor__shape_of(theta));
+    int64_t P = 1;
+    for (int i = 2; i < ndim; i++)
+        if (!tensor__size_mul(P, size[i], &P) || P > ((int64_t)1 << 40)) return tensor__fail(fn, "the output size is too large");
+    double *base = (double *)TENSOR_MALLOC((size_t)(P * (sd + 1)) * sizeof(double));
+    if (!base) return tensor__fail(fn, "out of memory allocating the base grid");
+    for (int64_t p = 0; p < P; p++) {
+        int64_t rem = p;
+        for (int k = 0; k < sd; k++) { /* k = 0: x (the last dim), 1: y, 2: z */
+            int64_t S = size[ndim - 1 - k], i = rem % S;
+            rem /= S;
+            double v = 0;
+            if (S > 1) {
+                double step = 2.0 / (double)(S - 1);
+                v = i < S / 2 ? -1 + step * (double)i : 1 - step * (double)(S - 1 - i); /* (torch.linspace's halves) */
+                if (!align_corners) v = v * (double)(S - 1) / (double)S;
+            }
+            base[p * (sd + 1) + k] = v;
+        }
+        base[p * (sd + 1) + sd] = 1;
+    }
+    TENSOR__LA_BEGIN(fn);
+    int64_t bshape[2] = {P, sd + 1}, gshape[5] = {size[0], 0, 0, 0, 0};
+    for (int i = 0; i < sd; i++) gshape[1 + i] = size[2 + i];
+    gshape[1 + sd] = sd;
+    tensor *b = tensor_to_device(tensor_to_dtype(tensor_from_data(base, 2, bshape, TENSOR_F64), theta->dtype), theta->storage->device);
+    TENSOR_FREE(base);
+    return tensor__la_end(tensor_reshape(tensor_matmul(b, tensor_transpose(theta, 1, 2)), sd + 2, gshape));
+}
