@@ -278,8 +278,9 @@ static tensor *f_grid_sample(tensor *const *in, const void *vctx) {
     return tensor_grid_sample(in[0], g, c->mode, c->pad, c->align);
 }
 void gradcheck_grid_sample(void) {
-    static const gs_ctx cases[] = {{"bilinear", "border", true, true}, {"bilinear", "reflection", false, false}, {"bicubic", "reflection", false, true},
-                                   {"nearest", "zeros", false, false}};
+    static const gs_ctx cases[] = {{"bilinear", "zeros", false, false}, {"bilinear", "border", true, true}, {"bilinear", "reflection", false, false},
+                                   {"bilinear", "reflection", true, false}, {"bicubic", "zeros", true, false}, {"bicubic", "border", false, false},
+                                   {"bicubic", "reflection", false, true}, {"nearest", "zeros", false, false}, {"nearest", "reflection", true, false}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         tensor *in[2] = {test_leaf(TENSOR_SHAPE(1, 2, 3, 4), -1, 1), test_leaf(TENSOR_SHAPE(1, 2, 2, 2), -1.2, 1.2)};
         CHECK(GRADCHECK(f_grid_sample, &cases[i], 2, in) == 24 + 8);
@@ -380,4 +381,25 @@ void bad_input_embedding_bag(void) {
     CHECK_BAD(tensor_embedding_bag(w, in, i64v(2, (const int64_t[]){0, 9}), NULL, NULL, none, false), fn); /* past the end */
     CHECK_BAD(tensor_embedding_bag(w, i64v(3, (const int64_t[]){0, 6, 1}), i64v(1, (const int64_t[]){0}), NULL, NULL, none, false), fn); /* index range */
     CHECK_BAD(tensor_embedding_bag(w, in, tensor_zeros(TENSOR_SHAPE(0), TENSOR_I64), NULL, NULL, none, true), fn); /* include_last_offset, no offsets */
+}
+
+/* grid_sample's kernel spreads the grid points (forward) and the images (backward) over the threads:
+   the same bits as on one thread (each output and each image's sums are computed in one order). */
+TEST(nn_more_grid_sample_threads_match_one_thread) {
+    tensor_manual_seed(5);
+    tensor *x = tensor_randn(TENSOR_SHAPE(4, 3, 17, 19), TENSOR_F32);
+    tensor *g = tensor_mul_scalar(tensor_sub_scalar(tensor_rand(TENSOR_SHAPE(4, 31, 29, 2), TENSOR_F32), 0.5), 2.4);
+    tensor *gy = tensor_randn(TENSOR_SHAPE(4, 3, 31, 29), TENSOR_F32);
+    int was = tensor_get_num_threads();
+    tensor *r[2][3];
+    for (int t = 0; t < 2; t++) {
+        tensor_set_num_threads(t == 0 ? 1 : 4);
+        tensor *xl = tensor_set_requires_grad(tensor_clone(x), true), *gl = tensor_set_requires_grad(tensor_clone(g), true);
+        r[t][0] = tensor_grid_sample(xl, gl, "bicubic", "reflection", false);
+        CHECK(tensor_backward_with(r[t][0], gy) == 0);
+        r[t][1] = tensor_grad(xl);
+        r[t][2] = tensor_grad(gl);
+    }
+    tensor_set_num_threads(was);
+    for (int i = 0; i < 3; i++) CHECK(r[0][i] && r[1][i] && test_same_bits(r[0][i], r[1][i]));
 }

@@ -388,81 +388,172 @@ TENSOR_API tensor *tensor_conv_transpose1d(tensor *x, tensor *w, tensor *bias, i
     return tensor__conv_transpose_front("tensor_conv_transpose1d", 1, x, w, bias, stride, padding, output_padding, groups, dilation);
 }
 
-/* ---- grid_sample, affine_grid (composites) ----
+/* ---- grid_sample (a kernel), affine_grid (a composite) ----
    grid_sample follows PyTorch's grid_sampler_2d (GridSampler.h): a grid value g in [-1, 1] maps to
    the input coordinate ((g + 1) / 2) (S - 1) (align_corners) or ((g + 1) S - 1) / 2; border clips
    it to [0, S - 1], reflection reflects it about the borders (the corner pixels' centres, or their
    outer edges without align_corners) and clips; bilinear reads the 2 x 2 pixels around it, nearest
    the pixel it rounds to (half to even), bicubic the 4 x 4 around it with the cubic convolution
    (A = -0.75), the padding then applied to each tap's coordinate. Pixels outside the input read 0.
-   Written with elementwise ops and gather, per axis: the taps' (integer-valued) coordinates and
-   weights along x and along y, then one gather per pair of taps; so the gradient for the input
-   (gather's scatter_add) and for the grid (through the weights; the floor and round have none, as
-   PyTorch's nearest gives the grid none) come from those ops, and so does every device. */
+   Each grid point's taps along x and y (indices, weights and the weights' derivatives) come from
+   tensor__gs_taps_of (>>formulas), which the CUDA kernels share. The kernel computes in double
+   from contiguous copies in the compute dtype (f64 for f64, else f32), the points spread over the
+   threads; the backward (the derivative's fused kernel) gives input's gradient (the weights times
+   the output's gradient added at the taps, in double) and grid's (the taps' values times the
+   weights' derivatives; 0 for nearest, as PyTorch's), one image per chunk so no two threads add
+   into the same place. */
+typedef struct {
+    tensor_dtype ct;
+    const char *x, *g, *gy; /* input [N, C, H, W], grid [N, Ho, Wo, 2], backward: gy [N, C, Ho, Wo] (ct, contiguous) */
+    char *out, *gg;         /* forward: out [N, C, Ho, Wo]; backward: gg [N, Ho, Wo, 2] or NULL (ct) */
+    double *gx;             /* backward: [N, C, H, W] sums, or NULL */
+    int64_t N, C, H, W, Ho, Wo;
+    int mode, pad, align;
+} tensor__gs_job;
 
-/* The taps of one axis: coordinates c (floating, integer-valued), weights w, in-bounds masks v
-   (bool). */
-typedef struct { tensor *c[4], *w[4], *v[4]; int k; } tensor__gs_axis;
+static double tensor__gs_ld(const char *p, int64_t i, tensor_dtype ct) { return ct == TENSOR_F64 ? ((const double *)(const void *)p)[i] : (double)((const float *)(const void *)p)[i]; }
+static void tensor__gs_st(char *p, int64_t i, tensor_dtype ct, double v) {
+    if (ct == TENSOR_F64) ((double *)(void *)p)[i] = v;
+    else ((float *)(void *)p)[i] = (float)v;
+}
+static void tensor__gs_point(const tensor__gs_job *j, int64_t q, tensor__gs_taps *tx, tensor__gs_taps *ty) {
+    tensor__gs_taps_of(tensor__gs_ld(j->g, 2 * q, j->ct), j->W, j->mode, j->pad, j->align, tx);
+    tensor__gs_taps_of(tensor__gs_ld(j->g, 2 * q + 1, j->ct), j->H, j->mode, j->pad, j->align, ty);
+}
+/* points q = n Ho Wo + p in [begin, end) */
+static void tensor__gs_fwd_range(int64_t begin, int64_t end, void *ctx) {
+    const tensor__gs_job *j = (const tensor__gs_job *)ctx;
+    int64_t P = j->Ho * j->Wo, HW = j->H * j->W;
+    for (int64_t q = begin; q < end; q++) {
+        int64_t n = q / P, p = q - n * P;
+        tensor__gs_taps tx, ty;
+        tensor__gs_point(j, q, &tx, &ty);
+        for (int64_t c = 0; c < j->C; c++) {
+            int64_t base = (n * j->C + c) * HW;
+            double acc = 0;
+            for (int b = 0; b < ty.k; b++)
+                for (int a = 0; a < tx.k; a++)
+                    if (ty.v[b] && tx.v[a]) acc += tensor__gs_ld(j->x, base + ty.c[b] * j->W + tx.c[a], j->ct) * (tx.w[a] * ty.w[b]);
+            tensor__gs_st(j->out, (n * j->C + c) * P + p, j->ct, acc);
+        }
+    }
+}
+/* images n in [begin, end) */
+static void tensor__gs_bwd_range(int64_t begin, int64_t end, void *ctx) {
+    const tensor__gs_job *j = (const tensor__gs_job *)ctx;
+    int64_t P = j->Ho * j->Wo, HW = j->H * j->W;
+    for (int64_t n = begin; n < end; n++)
+        for (int64_t p = 0; p < P; p++) {
+            int64_t q = n * P + p;
+            tensor__gs_taps tx, ty;
+            tensor__gs_point(j, q, &tx, &ty);
+            double gix = 0, giy = 0;
+            for (int64_t c = 0; c < j->C; c++) {
+                int64_t base = (n * j->C + c) * HW;
+                double go = tensor__gs_ld(j->gy, (n * j->C + c) * P + p, j->ct);
+                for (int b = 0; b < ty.k; b++)
+                    for (int a = 0; a < tx.k; a++) {
+                        if (!ty.v[b] || !tx.v[a]) continue;
+                        int64_t at = base + ty.c[b] * j->W + tx.c[a];
+                        if (j->gx) j->gx[at] += tx.w[a] * ty.w[b] * go;
+                        if (j->gg) {
+                            double v = tensor__gs_ld(j->x, at, j->ct) * go;
+                            gix += v * tx.dw[a] * ty.w[b];
+                            giy += v * tx.w[a] * ty.dw[b];
+                        }
+                    }
+            }
+            if (j->gg) {
+                tensor__gs_st(j->gg, 2 * q, j->ct, gix);
+                tensor__gs_st(j->gg, 2 * q + 1, j->ct, giy);
+            }
+        }
+}
+static void tensor__gs_job_init(tensor__gs_job *j, const tensor *x, const tensor *g, const int64_t *ip, tensor_dtype ct) {
+    memset(j, 0, sizeof *j);
+    j->ct = ct;
+    j->N = x->shape[0]; j->C = x->shape[1]; j->H = x->shape[2]; j->W = x->shape[3]; j->Ho = g->shape[1]; j->Wo = g->shape[2];
+    j->mode = (int)ip[0]; j->pad = (int)ip[1]; j->align = (int)ip[2];
+}
+/* multiply-adds per grid point and channel */
+static int64_t tensor__gs_taps_per_point(int mode) { return mode == 0 ? 4 : mode == 1 ? 1 : 16; }
+/* t as a contiguous tensor of dtype ct: a new handle to t when it is one (*made false), else a copy */
+static tensor *tensor__gs_operand(const char *fn, tensor *t, tensor_dtype ct) {
+    return t->dtype == ct && tensor__contiguous(t) ? tensor__alias(fn, t) : tensor__contiguous_copy(fn, t, ct);
+}
 
-static tensor *tensor__gs_k(double v, tensor_dtype dt) { return tensor_scalar(v, dt); }
-static tensor *tensor__gs_one_minus(tensor *t) { return tensor_add_scalar(tensor_neg(t), 1); }
-/* PyTorch's reflect_coordinates(x, twice_low, twice_high) */
-static tensor *tensor__gs_reflect(tensor *x, int64_t twice_low, int64_t twice_high) {
-    if (twice_low == twice_high) return tensor_zeros_like(x);
-    double lo = (double)twice_low / 2, span = (double)(twice_high - twice_low) / 2;
-    tensor *a = tensor_abs(tensor_sub_scalar(x, lo));
-    tensor *extra = tensor_fmod(a, tensor__gs_k(span, x ? x->dtype : TENSOR_F32));
-    tensor *flips = tensor_floor(tensor_div_scalar(a, span));
-    tensor *even = tensor_eq(tensor_remainder(flips, tensor__gs_k(2, x ? x->dtype : TENSOR_F32)), tensor__gs_k(0, x ? x->dtype : TENSOR_F32));
-    return tensor_where(even, tensor_add_scalar(extra, lo), tensor_add_scalar(tensor_neg(extra), span + lo));
-}
-/* PyTorch's compute_coordinates: the padding applied to a coordinate (pad 0 zeros, 1 border,
-   2 reflection) */
-static tensor *tensor__gs_pad(tensor *x, int64_t S, int pad, bool align) {
-    if (pad == 0) return x;
-    if (pad == 2) x = align ? tensor__gs_reflect(x, 0, 2 * (S - 1)) : tensor__gs_reflect(x, -1, 2 * S - 1);
-    return tensor_clamp(x, 0, (double)(S - 1));
-}
-/* cubic convolution weights (PyTorch's cubic_convolution1 for |t| <= 1, cubic_convolution2 for
-   1 < |t| < 2), A = -0.75 */
-static tensor *tensor__gs_cubic1(tensor *x) { /* ((A + 2) x - (A + 3)) x x + 1 */
-    const double A = -0.75;
-    return tensor_add_scalar(tensor_mul(tensor_mul(tensor_sub_scalar(tensor_mul_scalar(x, A + 2), A + 3), x), x), 1);
-}
-static tensor *tensor__gs_cubic2(tensor *x) { /* ((A x - 5 A) x + 8 A) x - 4 A */
-    const double A = -0.75;
-    return tensor_sub_scalar(tensor_mul(tensor_add_scalar(tensor_mul(tensor_sub_scalar(tensor_mul_scalar(x, A), 5 * A), x), 8 * A), x), 4 * A);
-}
-/* The taps along an axis of S pixels for the grid values g (mode 0 bilinear, 1 nearest, 2 bicubic). */
-static void tensor__gs_taps(tensor *g, int64_t S, int mode, int pad, bool align, tensor__gs_axis *a) {
-    tensor *x = align ? tensor_mul_scalar(tensor_div_scalar(tensor_add_scalar(g, 1), 2), (double)(S - 1))
-                      : tensor_div_scalar(tensor_sub_scalar(tensor_mul_scalar(tensor_add_scalar(g, 1), (double)S), 1), 2);
-    memset(a, 0, sizeof *a);
-    if (mode == 1) {
-        a->k = 1;
-        a->c[0] = tensor_round(tensor__gs_pad(x, S, pad, align));
-        a->w[0] = tensor_add_scalar(tensor_mul_scalar(a->c[0], 0), 1); /* 1 where read (finite), through round: the grid gets a zero gradient */
-    } else if (mode == 0) {
-        x = tensor__gs_pad(x, S, pad, align);
-        tensor *x0 = tensor_floor(x), *t = tensor_sub(x, x0);
-        a->k = 2;
-        a->c[0] = x0;
-        a->c[1] = tensor_add_scalar(x0, 1);
-        a->w[0] = tensor__gs_one_minus(t);
-        a->w[1] = t;
-    } else {
-        tensor *x0 = tensor_floor(x), *t = tensor_sub(x, x0), *u = tensor__gs_one_minus(t);
-        a->k = 4;
-        for (int i = 0; i < 4; i++) a->c[i] = tensor_trunc(tensor__gs_pad(tensor_add_scalar(x0, (double)(i - 1)), S, pad, align));
-        a->w[0] = tensor__gs_cubic2(tensor_add_scalar(t, 1));
-        a->w[1] = tensor__gs_cubic1(t);
-        a->w[2] = tensor__gs_cubic1(u);
-        a->w[3] = tensor__gs_cubic2(tensor_add_scalar(u, 1));
+/* out: [N, C, Ho, Wo] */
+static int tensor__cpu_grid_sample(tensor__call *c) {
+    tensor *x = c->in[0], *g = c->in[1], *out = c->out;
+    if (tensor__numel_of(out->ndim, out->shape) == 0) return 0;
+    tensor_dtype ct = x->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
+    tensor__gs_job j;
+    tensor__gs_job_init(&j, x, g, c->ip, ct);
+    tensor *xc = tensor__gs_operand(c->fn, x, ct), *gc = xc ? tensor__gs_operand(c->fn, g, ct) : NULL;
+    tensor *oc = !gc ? NULL : out->dtype == ct ? tensor__alias(c->fn, out) : tensor__new_like(c->fn, out, ct);
+    int rc = !oc;
+    if (!rc) {
+        j.x = tensor__data(xc);
+        j.g = tensor__data(gc);
+        j.out = tensor__data(oc);
+        int64_t per = (j.C > 0 ? j.C : 1) * tensor__gs_taps_per_point(j.mode);
+        tensor__parallel_for(j.N * j.Ho * j.Wo, 16384 / per + 1, tensor__gs_fwd_range, &j);
+        if (oc->storage != out->storage) tensor__copy_into(out, oc);
     }
-    for (int i = 0; i < a->k; i++) {
-        tensor_dtype dt = a->c[i] ? a->c[i]->dtype : TENSOR_F32;
-        a->v[i] = tensor_logical_and(tensor_ge(a->c[i], tensor__gs_k(0, dt)), tensor_le(a->c[i], tensor__gs_k((double)(S - 1), dt)));
+    tensor_free(xc);
+    tensor_free(gc);
+    tensor_free(oc);
+    return rc;
+}
+
+/* The gradients of grid_sample (used by its derivative in >>autograd): *gx of x's shape and dtype,
+   *gg of grid's (each only where its pointer is non-NULL), from gy, the output's gradient (any
+   layout, a floating dtype). Returns 0, or 1 after recording an error. */
+static int tensor__grid_sample_backward(const char *fn, tensor *x, tensor *g, tensor *gy, const int64_t *ip, tensor **gx, tensor **gg) {
+    if (!tensor__host_only(fn, x, "the backward of grid_sample")) return 1;
+    if (gy->ndim != 4 || gy->shape[0] != x->shape[0] || gy->shape[1] != x->shape[1] || gy->shape[2] != g->shape[1] || gy->shape[3] != g->shape[2]) {
+        tensor__fail(fn, "the gradient of shape %s does not fit grid_sample of input %s and grid %s", tensor__shape_of(gy), tensor__shape_of(x), tensor__shape_of(g));
+        return 1;
     }
+    tensor_dtype ct = x->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
+    tensor__gs_job j;
+    tensor__gs_job_init(&j, x, g, ip, ct);
+    int64_t nx = tensor__numel_of(x->ndim, x->shape);
+    tensor *xc = tensor__gs_operand(fn, x, ct), *gc = xc ? tensor__gs_operand(fn, g, ct) : NULL, *gyc = gc ? tensor__gs_operand(fn, gy, ct) : NULL;
+    tensor *rx = gyc && gx ? tensor__new(fn, x->ndim, x->shape, x->dtype, TENSOR_CPU) : NULL;
+    tensor *rg = gyc && gg ? tensor__new(fn, g->ndim, g->shape, ct, TENSOR_CPU) : NULL;
+    double *sums = rx ? (double *)tensor__scratch(fn, (size_t)nx * sizeof(double)) : NULL;
+    int rc = !gyc || (gx && !rx) || (gg && !rg) || (gx && !sums);
+    if (!rc) {
+        if (sums) memset(sums, 0, (size_t)nx * sizeof(double));
+        j.x = tensor__data(xc);
+        j.g = tensor__data(gc);
+        j.gy = tensor__data(gyc);
+        j.gx = sums;
+        j.gg = rg ? tensor__data(rg) : NULL;
+        int64_t per = (j.C > 0 ? j.C : 1) * j.Ho * j.Wo * tensor__gs_taps_per_point(j.mode);
+        tensor__parallel_for(j.N, 16384 / (per > 0 ? per : 1) + 1, tensor__gs_bwd_range, &j);
+        if (rx) tensor__unpack(tensor__data(rx), rx->dtype, sums, TENSOR_F64, nx);
+        if (rg && g->dtype != ct) {
+            tensor *r = tensor__new(fn, g->ndim, g->shape, g->dtype, TENSOR_CPU);
+            if (r) tensor__copy_into(r, rg);
+            tensor_free(rg);
+            rg = r;
+            rc = !r;
+        }
+    }
+    if (sums) tensor__free_aligned(sums);
+    tensor_free(xc);
+    tensor_free(gc);
+    tensor_free(gyc);
+    if (rc) {
+        tensor_free(rx);
+        tensor_free(rg);
+        return 1;
+    }
+    if (gx) *gx = rx;
+    if (gg) *gg = rg;
+    return 0;
 }
 
 TENSOR_API tensor *tensor_grid_sample(tensor *input, tensor *grid, const char *mode, const char *padding_mode, bool align_corners) {
@@ -487,23 +578,17 @@ TENSOR_API tensor *tensor_grid_sample(tensor *input, tensor *grid, const char *m
     if (!tensor__is_float(input->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[input->dtype]);
     if (grid->dtype != input->dtype) return tensor__fail(fn, "input dtype %s and grid dtype %s should be the same", tensor__dtype_names[input->dtype], tensor__dtype_names[grid->dtype]);
     if (input->shape[2] == 0 || input->shape[3] == 0) return tensor__fail(fn, "expected an input with non-empty spatial dims, got shape %s", tensor__shape_of(input));
-    int64_t N = input->shape[0], C = input->shape[1], H = input->shape[2], W = input->shape[3], Ho = grid->shape[1], Wo = grid->shape[2];
-    TENSOR__LA_BEGIN(fn);
-    tensor__gs_axis ax, ay;
-    tensor__gs_taps(tensor_select(grid, 3, 0), W, m, pad, align_corners, &ax);
-    tensor__gs_taps(tensor_select(grid, 3, 1), H, m, pad, align_corners, &ay);
-    int64_t flat[3] = {N, C, H * W}, col[3] = {N, 1, Ho * Wo}, full[3] = {N, C, Ho * Wo}, oshape[4] = {N, C, Ho, Wo};
-    tensor *src = tensor_reshape(input, 3, flat), *acc = NULL, *zero = tensor__gs_k(0, input->dtype);
-    for (int b = 0; b < ay.k; b++)
-        for (int a = 0; a < ax.k; a++) {
-            tensor *valid = tensor_logical_and(ax.v[a], ay.v[b]);
-            tensor *lin = tensor_where(valid, tensor_add(tensor_mul_scalar(ay.c[b], (double)W), ax.c[a]), zero);
-            tensor *idx = tensor_expand(tensor_reshape(tensor_to_dtype(lin, TENSOR_I64), 3, col), 3, full);
-            tensor *wv = tensor_where(valid, tensor_mul(ax.w[a], ay.w[b]), zero);
-            tensor *term = tensor_mul(tensor_gather(src, 2, idx), tensor_reshape(wv, 3, col));
-            acc = a == 0 && b == 0 ? term : tensor_add(acc, term); /* (a NULL acc stays NULL) */
-        }
-    return tensor__la_end(tensor_reshape(acc, 4, oshape));
+    int64_t shape[4] = {input->shape[0], input->shape[1], grid->shape[1], grid->shape[2]};
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_grid_sample);
+    c.n_in = 2;
+    c.in[0] = input;
+    c.in[1] = grid;
+    c.ip[0] = m;
+    c.ip[1] = pad;
+    c.ip[2] = align_corners;
+    c.out = tensor__new(fn, 4, shape, input->dtype, input->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
 }
 
 /* affine_grid: the base grid of the output's pixel centres in [-1, 1] (x along W first, then y,
