@@ -128,6 +128,16 @@ TEST(nn_more_conv3d_values) {
         CHECK(tensor_get_dtype(r) == TENSOR_F32);
         CHECK_VALUES(r, e, n, 1e-5, 1e-5);
         free(xv); free(wv); free(bv); free(e);
+        if (t > 0) continue;
+        /* integers (CPU, as PyTorch's): exact */
+        tensor *xi = tensor_to_dtype(tensor_round(tensor_mul_scalar(x, 9)), TENSOR_I64), *wi = tensor_to_dtype(tensor_round(tensor_mul_scalar(w, 9)), TENSOR_I64);
+        xv = test_values(xi);
+        wv = test_values(wi);
+        e = ref_conv3d(xv, xs, wv, ws, NULL, c[9], c[10], c[11], c[12], os);
+        r = tensor_conv3d(xi, wi, NULL, c[9], c[10], c[11], c[12]);
+        CHECK(tensor_get_dtype(r) == TENSOR_I64);
+        CHECK_VALUES(r, e, n, 0, 0);
+        free(xv); free(wv); free(e);
     }
     /* an empty batch */
     y = tensor_conv3d(tensor_zeros(TENSOR_SHAPE(0, 2, 3, 3, 3), TENSOR_F32), tensor_ones(TENSOR_SHAPE(4, 2, 2, 2, 2), TENSOR_F32), NULL, 1, 0, 1, 1);
