@@ -403,12 +403,12 @@ TENSOR_API tensor *tensor_embedding_bag(tensor *weight, tensor *input, tensor *o
     tensor *r = NULL;
     if (ok) {
         tensor_device dev = weight->storage->device;
-        int64_t ks[1] = {kept}, rs[2] = {kept, 1}, os[2] = {B, D}, cs[2] = {B, 1};
+        int64_t ks[1] = {kept}, rs[2] = {kept, 1}, es[2] = {kept, D}, os[2] = {B, D}, cs[2] = {B, 1};
         tensor *ti = tensor_to_device(tensor_from_data(ki, 1, ks, TENSOR_I64), dev), *tb = tensor_to_device(tensor_from_data(kb, 1, ks, TENSOR_I64), dev);
         tensor *rows = tensor_index_select(weight, 0, ti); /* [kept, D] */
         if (psw) rows = tensor_mul(rows, tensor_reshape(tensor_index_select(tensor_flatten(psw, 0, -1), 0, tensor_to_device(tensor_from_data(kp, 1, ks, TENSOR_I64), dev)), 2, rs));
         tensor *zero = tensor__full_on(2, os, 0, weight->dtype, dev);
-        if (m == 2) r = tensor_scatter_reduce(zero, 0, tensor_expand(tensor_reshape(tb, 2, rs), 2, (const int64_t[]){kept, D}), rows, "amax", false);
+        if (m == 2) r = tensor_scatter_reduce(zero, 0, tensor_expand(tensor_reshape(tb, 2, rs), 2, es), rows, "amax", false);
         else r = tensor_index_add(zero, 0, tb, rows, 1);
         if (m == 1) r = tensor_div(r, tensor_to_device(tensor_to_dtype(tensor_from_data(cnt, 2, cs, TENSOR_F64), weight->dtype), dev));
     }
