@@ -90,6 +90,9 @@ typedef enum { TENSOR_F32, TENSOR_F64, TENSOR_F16, TENSOR_BF16,
 typedef enum { TENSOR_CPU, TENSOR_CUDA } tensor_device;
 #define TENSOR_DEVICE_COUNT 2
 #define TENSOR_MAX_DIMS 8
+/* tensor_embedding_bag's padding_idx for "no padding index" (PyTorch's None; a negative index in
+   [-V, -1] counts from the end, as PyTorch's) */
+#define TENSOR_NO_PADDING_IDX INT64_MIN
 
 /* TENSOR_SHAPE(3, 4) expands to the two arguments `2, (const int64_t[]){3, 4}`:
    tensor_zeros(TENSOR_SHAPE(3, 4), TENSOR_F32). In C++ the array is a temporary that lives until
@@ -486,6 +489,10 @@ typedef enum { TENSOR_REDUCTION_MEAN, TENSOR_REDUCTION_SUM, TENSOR_REDUCTION_NON
     X(interpolate, NN, COMPOSITE, ANY, DIFF, (tensor *x, int n, const int64_t *size, const double *scale_factor, const char *mode, bool align_corners), "resize over the spatial dims: size or scale_factor (n entries: 1 or one per dim); nearest, nearest-exact, (bi/tri)linear, bicubic, area") \
     X(im2col, NN, COMPOSITE, ANY, DIFF, (tensor *x, int kernel, int dilation, int padding, int stride), "F.unfold: the sliding blocks of x [N, C, H, W] as columns [N, C k^2, L]") \
     X(col2im, NN, COMPOSITE, ANY, DIFF, (tensor *cols, int64_t output_h, int64_t output_w, int kernel, int dilation, int padding, int stride), "F.fold: columns [N, C k^2, L] summed into [N, C, output_h, output_w]") \
+    X(conv3d, NN, COMPOSITE, ANY, DIFF, (tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups), "3-D convolution, x [N, C, D, H, W], w [O, C/groups, kD, kH, kW] (one conv2d over the depth windows, channels kD times)") \
+    X(grid_sample, NN, KERNEL, ANY, DIFF, (tensor *input, tensor *grid, const char *mode, const char *padding_mode, bool align_corners), "input [N, C, H, W] sampled at grid [N, Ho, Wo, 2] (x, y in [-1, 1]); mode bilinear (NULL), nearest, bicubic; padding_mode zeros (NULL), border, reflection") \
+    X(affine_grid, NN, COMPOSITE, ANY, DIFF, (tensor *theta, int ndim, const int64_t *size, bool align_corners), "sampling grid [N, H, W, 2] (or [N, D, H, W, 3]) of the affine maps theta [N, 2, 3] ([N, 3, 4]) for size [N, C, H, W] (ndim 4) or [N, C, D, H, W] (ndim 5)") \
+    X(embedding_bag, NN, COMPOSITE, ANY, DIFF, (tensor *weight, tensor *input, tensor *offsets, const char *mode, tensor *per_sample_weights, int64_t padding_idx, bool include_last_offset), "sum, mean (NULL) or max of the rows of weight [V, D] in each bag: rows of a 2-D input, or 1-D input split at offsets; padding_idx TENSOR_NO_PADDING_IDX for none") \
     X(cross_entropy, LOSS, KERNEL, ANY, DIFF, (tensor *logits, tensor *targets), "mean cross-entropy of logits [N, C] against class indices [N]") \
     X(nll_loss, LOSS, KERNEL, ANY, DIFF, (tensor *log_probs, tensor *targets), "mean negative log-likelihood of class indices") \
     X(mse_loss, LOSS, COMPOSITE, ANY, DIFF, (tensor *input, tensor *target), "mean squared error") \
@@ -904,6 +911,10 @@ typedef enum tensor_op {
     TENSOR_OP_interpolate,
     TENSOR_OP_im2col,
     TENSOR_OP_col2im,
+    TENSOR_OP_conv3d,
+    TENSOR_OP_grid_sample,
+    TENSOR_OP_affine_grid,
+    TENSOR_OP_embedding_bag,
     TENSOR_OP_cross_entropy,
     TENSOR_OP_nll_loss,
     TENSOR_OP_mse_loss,
@@ -2021,6 +2032,14 @@ TENSOR_API tensor *tensor_interpolate(tensor *x, int n, const int64_t *size, con
 TENSOR_API tensor *tensor_im2col(tensor *x, int kernel, int dilation, int padding, int stride);
 /* F.fold: columns [N, C k^2, L] summed into [N, C, output_h, output_w] */
 TENSOR_API tensor *tensor_col2im(tensor *cols, int64_t output_h, int64_t output_w, int kernel, int dilation, int padding, int stride);
+/* 3-D convolution, x [N, C, D, H, W], w [O, C/groups, kD, kH, kW] (one conv2d over the depth windows, channels kD times) */
+TENSOR_API tensor *tensor_conv3d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups);
+/* input [N, C, H, W] sampled at grid [N, Ho, Wo, 2] (x, y in [-1, 1]); mode bilinear (NULL), nearest, bicubic; padding_mode zeros (NULL), border, reflection */
+TENSOR_API tensor *tensor_grid_sample(tensor *input, tensor *grid, const char *mode, const char *padding_mode, bool align_corners);
+/* sampling grid [N, H, W, 2] (or [N, D, H, W, 3]) of the affine maps theta [N, 2, 3] ([N, 3, 4]) for size [N, C, H, W] (ndim 4) or [N, C, D, H, W] (ndim 5) */
+TENSOR_API tensor *tensor_affine_grid(tensor *theta, int ndim, const int64_t *size, bool align_corners);
+/* sum, mean (NULL) or max of the rows of weight [V, D] in each bag: rows of a 2-D input, or 1-D input split at offsets; padding_idx TENSOR_NO_PADDING_IDX for none */
+TENSOR_API tensor *tensor_embedding_bag(tensor *weight, tensor *input, tensor *offsets, const char *mode, tensor *per_sample_weights, int64_t padding_idx, bool include_last_offset);
 
 /* -- LOSS ops -- */
 /* mean cross-entropy of logits [N, C] against class indices [N] */
@@ -2725,6 +2744,81 @@ TENSOR__HOSTDEV double tensor__lerp(double x, double y, double w) {
     X(lerp,     tensor__lerp(x, y, z),           0)                                                          \
     X(addcmul,  x + p0 * y * z,                  tensor__iadd(x, tensor__imul(tensor__imul(tensor__double_to_i64(p0), y), z))) \
     X(addcdiv,  x + p0 * y / z,                  0)
+
+/* ---- grid_sample: one grid value's taps along one axis (PyTorch's GridSampler.h, in double),
+   shared by the CPU kernel (>>resample) and the CUDA one. g: the grid value; S: the input's size
+   along the axis; mode 0 bilinear, 1 nearest, 2 bicubic; pad 0 zeros, 1 border, 2 reflection. The
+   taps: k input indices c[i] (v[i]: inside [0, S), else the tap reads 0 and c[i] is 0), their
+   weights w[i] and dw[i] = dw[i] / dg (the factors of the unnormalization and of the padding
+   included: PyTorch's gix_mult). */
+typedef struct { int64_t c[4]; double w[4], dw[4]; int v[4]; int k; } tensor__gs_taps;
+
+/* PyTorch's clip_coordinates_set_grad: the borders count as outside (gradient 0) */
+TENSOR__HOSTDEV double tensor__gs_clip(double x, int64_t S, double *d) {
+    double hi = (double)(S - 1);
+    if (x <= 0) { *d = 0; return 0; }
+    if (x >= hi) { *d = 0; return hi; }
+    *d = 1;
+    return x;
+}
+/* PyTorch's reflect_coordinates_set_grad, twice_low and twice_high the doubled bounds */
+TENSOR__HOSTDEV double tensor__gs_reflect(double x, int64_t twice_low, int64_t twice_high, double *d) {
+    if (twice_low == twice_high) { *d = 0; return 0; }
+    double lo = (double)twice_low / 2, span = (double)(twice_high - twice_low) / 2, sign = 1;
+    x -= lo;
+    if (x < 0) { sign = -1; x = -x; }
+    double extra = fmod(x, span), flips = floor(x / span);
+    if (fmod(flips, 2.0) == 0) { *d = sign; return extra + lo; }
+    *d = -sign;
+    return span - extra + lo;
+}
+/* PyTorch's compute_coordinates_set_grad: the padding applied to the coordinate x */
+TENSOR__HOSTDEV double tensor__gs_pad_coord(double x, int64_t S, int pad, int align, double *d) {
+    double dr = 1, dc = 1;
+    if (pad == 2) x = align ? tensor__gs_reflect(x, 0, 2 * (S - 1), &dr) : tensor__gs_reflect(x, -1, 2 * S - 1, &dr);
+    if (pad != 0) x = tensor__gs_clip(x, S, &dc);
+    *d = dr * dc;
+    return x;
+}
+TENSOR__HOSTDEV void tensor__gs_tap(tensor__gs_taps *t, int i, double x, int64_t S) {
+    t->v[i] = x >= 0 && x <= (double)(S - 1); /* (false for NaN) */
+    t->c[i] = t->v[i] ? (int64_t)x : 0;
+}
+TENSOR__HOSTDEV void tensor__gs_taps_of(double g, int64_t S, int mode, int pad, int align, tensor__gs_taps *t) {
+    double m = align ? (double)(S - 1) / 2 : (double)S / 2, d;
+    double x = align ? ((g + 1) / 2) * (double)(S - 1) : ((g + 1) * (double)S - 1) / 2;
+    if (mode == 1) { /* nearest: the grid gets no gradient */
+        t->k = 1;
+        tensor__gs_tap(t, 0, nearbyint(tensor__gs_pad_coord(x, S, pad, align, &d)), S);
+        t->w[0] = 1;
+        t->dw[0] = 0;
+    } else if (mode == 0) { /* bilinear */
+        x = tensor__gs_pad_coord(x, S, pad, align, &d);
+        double x0 = floor(x);
+        t->k = 2;
+        tensor__gs_tap(t, 0, x0, S);
+        tensor__gs_tap(t, 1, x0 + 1, S);
+        t->w[0] = (x0 + 1) - x;
+        t->w[1] = x - x0;
+        t->dw[0] = -m * d;
+        t->dw[1] = m * d;
+    } else { /* bicubic (A = -0.75): the padding applies to each tap; the weights' derivatives */
+        const double A = -0.75;
+        double x0 = floor(x), u = x - x0, p[4] = {u + 1, u, 1 - u, 2 - u};
+        t->k = 4;
+        for (int i = 0; i < 4; i++) {
+            double a = p[i], s = i < 2 ? 1 : -1; /* da/du */
+            if (i == 0 || i == 3) { /* 1 < |a| < 2 */
+                t->w[i] = ((A * a - 5 * A) * a + 8 * A) * a - 4 * A;
+                t->dw[i] = s * m * ((3 * A * a - 10 * A) * a + 8 * A);
+            } else {
+                t->w[i] = ((A + 2) * a - (A + 3)) * a * a + 1;
+                t->dw[i] = s * m * (3 * (A + 2) * a - 2 * (A + 3)) * a;
+            }
+            tensor__gs_tap(t, i, trunc(tensor__gs_pad_coord(x0 - 1 + i, S, pad, align, &d)), S);
+        }
+    }
+}
 
 #endif /* TENSOR__FORMULAS_DONE */
 #endif
@@ -18088,6 +18182,93 @@ TENSOR_API tensor *tensor_embedding(tensor *weight, tensor *indices) {
     return c.out ? tensor__dispatch(&c) : NULL;
 }
 
+/* ---- embedding_bag (a composite) ----
+   The bags are worked out on the host from input and offsets (read back from a device: small
+   integer tensors), as PyTorch's offset2bag: bag b holds input[offsets[b] : offsets[b + 1]] (the
+   last bag runs to the end of input, or with include_last_offset to the last offset, and offsets
+   has one entry more than there are bags; entries past it are not read); a 2-D input [B, L] is B
+   bags of L. Entries equal to padding_idx are left out (of the sum, the count of the mean and the
+   max). Then the kept rows are gathered (index_select), scaled by per_sample_weights (sum mode),
+   and summed into their bags (index_add; mean divides by the kept count), or reduced with amax
+   (scatter_reduce): an empty bag gives 0 in every mode. The gradients for weight and
+   per_sample_weights are those ops'. */
+TENSOR_API tensor *tensor_embedding_bag(tensor *weight, tensor *input, tensor *offsets, const char *mode, tensor *per_sample_weights, int64_t padding_idx,
+                                        bool include_last_offset) {
+    const char *fn = "tensor_embedding_bag";
+    TENSOR__CHECK_ARG(fn, weight);
+    TENSOR__CHECK_ARG(fn, input);
+    tensor *psw = per_sample_weights;
+    tensor *ins[4] = {weight, input, offsets, psw};
+    if (!tensor__same_device(fn, 4, ins)) return NULL;
+    int m;
+    if (!mode || !strcmp(mode, "mean")) m = 1;
+    else if (!strcmp(mode, "sum")) m = 0;
+    else if (!strcmp(mode, "max")) m = 2;
+    else return tensor__fail(fn, "unknown mode '%s' (sum, mean, max)", mode);
+    if (weight->ndim != 2) return tensor__fail(fn, "weight must be 2-D [num_embeddings, embedding_dim], got shape %s", tensor__shape_of(weight));
+    if (!tensor__is_float(weight->dtype)) return tensor__fail(fn, "expected a floating weight, got %s", tensor__dtype_names[weight->dtype]);
+    if (input->dtype != TENSOR_I64 && input->dtype != TENSOR_I32) return tensor__fail(fn, "input must be an int64 or int32 tensor, got %s", tensor__dtype_names[input->dtype]);
+    if (input->ndim == 2 && offsets) return tensor__fail(fn, "offsets must be NULL for a 2-D input (each row is a bag), got offsets of shape %s", tensor__shape_of(offsets));
+    if (input->ndim == 1 && !offsets) return tensor__fail(fn, "offsets is NULL: a 1-D input needs offsets");
+    if (input->ndim != 1 && input->ndim != 2) return tensor__fail(fn, "input must be 1-D (with offsets) or 2-D, got shape %s", tensor__shape_of(input));
+    if (offsets && offsets->ndim != 1) return tensor__fail(fn, "offsets must be 1-D, got shape %s", tensor__shape_of(offsets));
+    if (offsets && offsets->dtype != TENSOR_I64 && offsets->dtype != TENSOR_I32)
+        return tensor__fail(fn, "offsets must be an int64 or int32 tensor, got %s", tensor__dtype_names[offsets->dtype]);
+    if (psw && m != 0) return tensor__fail(fn, "per_sample_weights is only supported for mode 'sum' (got mode '%s')", m == 1 ? "mean" : "max");
+    if (psw && psw->dtype != weight->dtype)
+        return tensor__fail(fn, "per_sample_weights dtype %s and weight dtype %s should be the same", tensor__dtype_names[psw->dtype], tensor__dtype_names[weight->dtype]);
+    if (psw && !tensor__same_shape(psw, input))
+        return tensor__fail(fn, "per_sample_weights of shape %s should have the shape of input %s", tensor__shape_of(psw), tensor__shape_of(input));
+    int64_t V = weight->shape[0], D = weight->shape[1], n = tensor__numel_of(input->ndim, input->shape);
+    if (padding_idx != TENSOR_NO_PADDING_IDX) {
+        if (padding_idx < -V || padding_idx >= V)
+            return tensor__fail(fn, "padding_idx %lld must be within [-%lld, %lld) (weight %s), or TENSOR_NO_PADDING_IDX", (long long)padding_idx, (long long)V, (long long)V,
+                                tensor__shape_of(weight));
+        if (padding_idx < 0) padding_idx += V;
+    }
+    int64_t nb = input->ndim == 2 ? input->shape[0] : offsets->shape[0]; /* offsets' count */
+    if (include_last_offset && nb < 1) return tensor__fail(fn, "include_last_offset needs at least one offset, got none");
+    int64_t B = include_last_offset ? nb - 1 : nb;
+    TENSOR__LA_BEGIN(fn);
+    tensor *ih = tensor__la_host(input), *oh = offsets ? tensor__la_host(offsets) : NULL;
+    int64_t *buf = (int64_t *)TENSOR_MALLOC((size_t)(3 * n + nb + 1) * sizeof(int64_t)), *ki = buf, *kb = buf + n, *kp = buf + 2 * n, *off = buf + 3 * n;
+    double *cnt = (double *)TENSOR_MALLOC((size_t)(B + 1) * sizeof(double));
+    int64_t kept = 0;
+    bool ok = ih && (!offsets || oh) && buf && cnt;
+    if (ih && (!offsets || oh) && (!buf || !cnt)) tensor__fail(fn, "out of memory reading the bags");
+    for (int64_t b = 0; ok && b < nb; b++) {
+        off[b] = oh ? tensor__load_i64((const char *)tensor__data(oh) + b * (int64_t)tensor__dtype_sizes[oh->dtype], oh->dtype) : b * input->shape[1];
+        if (b == 0 && off[0] != 0) ok = (tensor__fail(fn, "offsets[0] has to be 0 (the first bag starts at input's start), got %lld", (long long)off[0]), false);
+        else if (b > 0 && off[b] < off[b - 1]) ok = (tensor__fail(fn, "offsets must not decrease, got offsets[%lld] = %lld after %lld", (long long)b, (long long)off[b], (long long)off[b - 1]), false);
+        else if (off[b] > n) ok = (tensor__fail(fn, "offsets[%lld] = %lld is past the input's length %lld", (long long)b, (long long)off[b], (long long)n), false);
+    }
+    for (int64_t b = 0; ok && b < B; b++) {
+        int64_t end = b + 1 < nb ? off[b + 1] : n;
+        cnt[b] = 0;
+        for (int64_t j = off[b]; ok && j < end; j++) {
+            int64_t v = tensor__load_i64((const char *)tensor__data(ih) + j * (int64_t)tensor__dtype_sizes[ih->dtype], ih->dtype);
+            if (v < 0 || v >= V) ok = (tensor__fail(fn, "index %lld is out of range for %lld embeddings (weight shape %s)", (long long)v, (long long)V, tensor__shape_of(weight)), false);
+            else if (v != padding_idx) { ki[kept] = v; kb[kept] = b; kp[kept] = j; kept++; cnt[b] += 1; }
+        }
+        if (m == 1 && cnt[b] < 1) cnt[b] = 1;
+    }
+    tensor *r = NULL;
+    if (ok) {
+        tensor_device dev = weight->storage->device;
+        int64_t ks[1] = {kept}, rs[2] = {kept, 1}, es[2] = {kept, D}, os[2] = {B, D}, cs[2] = {B, 1};
+        tensor *ti = tensor_to_device(tensor_from_data(ki, 1, ks, TENSOR_I64), dev), *tb = tensor_to_device(tensor_from_data(kb, 1, ks, TENSOR_I64), dev);
+        tensor *rows = tensor_index_select(weight, 0, ti); /* [kept, D] */
+        if (psw) rows = tensor_mul(rows, tensor_reshape(tensor_index_select(tensor_flatten(psw, 0, -1), 0, tensor_to_device(tensor_from_data(kp, 1, ks, TENSOR_I64), dev)), 2, rs));
+        tensor *zero = tensor__full_on(2, os, 0, weight->dtype, dev);
+        if (m == 2) r = tensor_scatter_reduce(zero, 0, tensor_expand(tensor_reshape(tb, 2, rs), 2, es), rows, "amax", false);
+        else r = tensor_index_add(zero, 0, tb, rows, 1);
+        if (m == 1) r = tensor_div(r, tensor_to_device(tensor_to_dtype(tensor_from_data(cnt, 2, cs, TENSOR_F64), weight->dtype), dev));
+    }
+    TENSOR_FREE(buf);
+    TENSOR_FREE(cnt);
+    return tensor__la_end(r);
+}
+
 /* ---- dropout ---- */
 
 /* out: same shape as x = x * mask, mask (out2, kept for the derivative) 0 or 1 / (1 - p), drawn
@@ -20238,35 +20419,35 @@ static int tensor__cpu_conv2d(tensor__call *c) { return tensor__conv_kernel(c, 2
 /* out: [N, O, oL] or [O, oL] */
 static int tensor__cpu_conv1d(tensor__call *c) { return tensor__conv_kernel(c, 1); }
 
-/* The checks of PyTorch's convolution, for sd spatial dims (1 or 2), then the output shape. */
-static tensor *tensor__conv_front(tensor_op op, int sd, tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups) {
-    const char *fn = tensor__ops[op].fn;
-    TENSOR__CHECK_ARG(fn, x);
-    TENSOR__CHECK_ARG(fn, w);
+/* The checks of PyTorch's convolution, for sd spatial dims (1, 2 or 3), then the output shape
+   (shape, *nd dims); false after recording an error. */
+static bool tensor__conv_check(const char *fn, int sd, tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups, int64_t *shape, int *ndp) {
+    if (!x) return tensor__null_arg(fn, "x"), false;
+    if (!w) return tensor__null_arg(fn, "w"), false;
     tensor *ins[3] = {x, w, bias};
-    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (!tensor__same_device(fn, 3, ins)) return false;
     if (x->ndim != sd + 1 && x->ndim != sd + 2)
-        return tensor__fail(fn, "expected a %d-D (unbatched) or %d-D (batched) input, got shape %s", sd + 1, sd + 2, tensor__shape_of(x));
+        return tensor__fail(fn, "expected a %d-D (unbatched) or %d-D (batched) input, got shape %s", sd + 1, sd + 2, tensor__shape_of(x)), false;
     if (w->ndim != sd + 2)
-        return tensor__fail(fn, "expected a %d-D weight [out_channels, in_channels/groups%s], got shape %s", sd + 2, sd == 2 ? ", kH, kW" : ", k", tensor__shape_of(w));
-    if (x->dtype == TENSOR_BOOL) return tensor__fail(fn, "expected a floating or integer input, got bool");
+        return tensor__fail(fn, "expected a %d-D weight [out_channels, in_channels/groups%s], got shape %s", sd + 2, sd == 3 ? ", kD, kH, kW" : sd == 2 ? ", kH, kW" : ", k",
+                            tensor__shape_of(w)), false;
+    if (x->dtype == TENSOR_BOOL) return tensor__fail(fn, "expected a floating or integer input, got bool"), false;
     if (!tensor__is_float(x->dtype) && x->storage->device != TENSOR_CPU) /* PyTorch's CUDA convolution refuses them too */
-        return tensor__fail(fn, "integer convolution (%s) runs on the CPU only", tensor__dtype_names[x->dtype]);
-    if (w->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and weight dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[w->dtype]);
-    if (bias && bias->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and bias dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[bias->dtype]);
-    if (stride < 1) return tensor__fail(fn, "stride must be positive, got %d", stride);
-    if (padding < 0) return tensor__fail(fn, "padding must be non-negative, got %d", padding);
-    if (dilation < 1) return tensor__fail(fn, "dilation must be positive, got %d", dilation);
-    if (groups < 1) return tensor__fail(fn, "groups must be positive, got %d", groups);
+        return tensor__fail(fn, "integer convolution (%s) runs on the CPU only", tensor__dtype_names[x->dtype]), false;
+    if (w->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and weight dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[w->dtype]), false;
+    if (bias && bias->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and bias dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[bias->dtype]), false;
+    if (stride < 1) return tensor__fail(fn, "stride must be positive, got %d", stride), false;
+    if (padding < 0) return tensor__fail(fn, "padding must be non-negative, got %d", padding), false;
+    if (dilation < 1) return tensor__fail(fn, "dilation must be positive, got %d", dilation), false;
+    if (groups < 1) return tensor__fail(fn, "groups must be positive, got %d", groups), false;
     int64_t O = w->shape[0], C = x->shape[x->ndim - sd - 1], wc;
     if (O % groups != 0)
-        return tensor__fail(fn, "out_channels %lld of weight %s is not divisible by groups %d", (long long)O, tensor__shape_of(w), groups);
+        return tensor__fail(fn, "out_channels %lld of weight %s is not divisible by groups %d", (long long)O, tensor__shape_of(w), groups), false;
     if (!tensor__size_mul(w->shape[1], groups, &wc) || C != wc) /* (a product past 2^60 matches no input) */
         return tensor__fail(fn, "input of shape %s has %lld channels, expected %lld x %d (weight %s, groups %d)", tensor__shape_of(x), (long long)C,
-                            (long long)w->shape[1], groups, tensor__shape_of(w), groups);
+                            (long long)w->shape[1], groups, tensor__shape_of(w), groups), false;
     if (bias && (bias->ndim != 1 || bias->shape[0] != O))
-        return tensor__fail(fn, "bias must be 1-D with %lld elements (out_channels of weight %s), got shape %s", (long long)O, tensor__shape_of(w), tensor__shape_of(bias));
-    int64_t shape[TENSOR_MAX_DIMS];
+        return tensor__fail(fn, "bias must be 1-D with %lld elements (out_channels of weight %s), got shape %s", (long long)O, tensor__shape_of(w), tensor__shape_of(bias)), false;
     int nd = 0;
     if (x->ndim == sd + 2) shape[nd++] = x->shape[0];
     shape[nd++] = O;
@@ -20275,9 +20456,18 @@ static tensor *tensor__conv_front(tensor_op op, int sd, tensor *x, tensor *w, te
         int64_t padded = in + 2 * (int64_t)padding, span = 1 - dilation; /* k = 0 */
         if (k > 0 && (!tensor__size_mul(k - 1, dilation, &span) || ++span > padded)) /* a span past 2^60 exceeds any input */
             return tensor__fail(fn, "padded input size %lld (input %s, padding %d) is smaller than the dilated kernel size (%lld - 1) * %d + 1 (weight %s)",
-                                (long long)padded, tensor__shape_of(x), padding, (long long)k, dilation, tensor__shape_of(w));
+                                (long long)padded, tensor__shape_of(x), padding, (long long)k, dilation, tensor__shape_of(w)), false;
         shape[nd++] = (padded - span) / stride + 1;
     }
+    *ndp = nd;
+    return true;
+}
+
+static tensor *tensor__conv_front(tensor_op op, int sd, tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups) {
+    const char *fn = tensor__ops[op].fn;
+    int64_t shape[TENSOR_MAX_DIMS];
+    int nd;
+    if (!tensor__conv_check(fn, sd, x, w, bias, stride, padding, dilation, groups, shape, &nd)) return NULL;
     tensor__call c;
     tensor__call_init(&c, op);
     c.n_in = 3;
@@ -20586,6 +20776,47 @@ TENSOR_API tensor *tensor_conv2d_padding(tensor *x, tensor *w, tensor *bias, int
 }
 TENSOR_API tensor *tensor_conv1d_padding(tensor *x, tensor *w, tensor *bias, int stride, const char *padding, int dilation, int groups) {
     return tensor__conv_padding_front("tensor_conv1d_padding", 1, x, w, bias, stride, padding, dilation, groups);
+}
+
+/* ---- conv3d (a composite: the depth taps as channels of one conv2d) ----
+   x [N, C, D, H, W] (or [C, D, H, W]), w [O, C/groups, kD, kH, kW]. x is zero-padded along D; the
+   kD taps of each output depth (unfold along D, every dilation-th entry of a window) become
+   channels, so the images of one conv2d are the N * oD output depths: xc [N oD, groups kD Cg, H, W]
+   with channel (grp, kd, c), and wc [O, kD Cg, kH, kW] (w's c and kd swapped), with the same stride,
+   padding (H, W), dilation and groups. That is one GEMM per group with K = Cg kD kH kW, the GEMM of
+   a 3-D im2col, run by conv2d's machinery (its threads, its fast paths, its devices); gradients
+   come from conv2d's and from the copies'. xc costs kD copies of the input. */
+TENSOR_API tensor *tensor_conv3d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups) {
+    const char *fn = "tensor_conv3d";
+    int64_t shape[TENSOR_MAX_DIMS];
+    int nd;
+    if (!tensor__conv_check(fn, 3, x, w, bias, stride, padding, dilation, groups, shape, &nd)) return NULL;
+    for (int i = 2; i < 5; i++)
+        if (w->shape[i] < 1) return tensor__fail(fn, "the kernel size must be positive in every dim, got weight %s", tensor__shape_of(w));
+    bool batched = x->ndim == 5;
+    int64_t N = batched ? x->shape[0] : 1, G = groups, Cg = w->shape[1], O = w->shape[0];
+    int64_t H = x->shape[x->ndim - 2], W = x->shape[x->ndim - 1], kD = w->shape[2];
+    int64_t oD = shape[nd - 3], oH = shape[nd - 2], oW = shape[nd - 1], span = (kD - 1) * dilation + 1;
+    tensor__tmps s = {{0}, 0};
+    tensor *xb = batched ? x : tensor__tmp(&s, tensor_unsqueeze(x, 0));
+    int64_t pads[6] = {0, 0, 0, 0, padding, padding};
+    tensor *xp = padding ? tensor__tmp(&s, tensor_pad(xb, 6, pads, 0)) : xb;
+    tensor *u = tensor__tmp(&s, tensor_unfold(xp, 2, span, stride));                    /* [N, C, oD, H, W, span] */
+    if (dilation > 1) u = tensor__tmp(&s, tensor_slice(u, 5, 0, span, dilation));        /* [N, C, oD, H, W, kD] */
+    int64_t s7[7] = {N, G, Cg, oD, H, W, kD}, s4[4] = {N * oD, G * kD * Cg, H, W};
+    int p7[7] = {0, 3, 1, 6, 2, 4, 5};
+    tensor *xc = tensor__tmp(&s, tensor_reshape(tensor__tmp(&s, tensor_permute(tensor__tmp(&s, tensor_reshape(u, 7, s7)), 7, p7)), 4, s4));
+    int pw[5] = {0, 2, 1, 3, 4};
+    int64_t sw[4] = {O, kD * Cg, w->shape[3], w->shape[4]};
+    tensor *wc = tensor__tmp(&s, tensor_reshape(tensor__tmp(&s, tensor_permute(w, 5, pw)), 4, sw));
+    tensor *y = tensor__tmp(&s, tensor_conv2d(xc, wc, bias, stride, padding, dilation, groups)); /* [N oD, O, oH, oW] */
+    int64_t s5[5] = {N, oD, O, oH, oW};
+    tensor *yp = tensor__tmp(&s, tensor_permute(tensor__tmp(&s, tensor_reshape(y, 5, s5)), 5, pw));
+    tensor *r = tensor__tmp(&s, tensor_contiguous(yp));
+    if (r && !batched) r = tensor__tmp(&s, tensor_reshape(r, 4, shape));
+    r = tensor__tmps_take(&s, r);
+    tensor__tmps_free(&s);
+    return r;
 }
 /* ==== end generator/parts/conv.h ==== */
 /* ==== begin generator/parts/pool.h ==== */
@@ -22204,6 +22435,253 @@ TENSOR_API tensor *tensor_conv_transpose2d(tensor *x, tensor *w, tensor *bias, i
 }
 TENSOR_API tensor *tensor_conv_transpose1d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int output_padding, int groups, int dilation) {
     return tensor__conv_transpose_front("tensor_conv_transpose1d", 1, x, w, bias, stride, padding, output_padding, groups, dilation);
+}
+
+/* ---- grid_sample (a kernel), affine_grid (a composite) ----
+   grid_sample follows PyTorch's grid_sampler_2d (GridSampler.h): a grid value g in [-1, 1] maps to
+   the input coordinate ((g + 1) / 2) (S - 1) (align_corners) or ((g + 1) S - 1) / 2; border clips
+   it to [0, S - 1], reflection reflects it about the borders (the corner pixels' centres, or their
+   outer edges without align_corners) and clips; bilinear reads the 2 x 2 pixels around it, nearest
+   the pixel it rounds to (half to even), bicubic the 4 x 4 around it with the cubic convolution
+   (A = -0.75), the padding then applied to each tap's coordinate. Pixels outside the input read 0.
+   Each grid point's taps along x and y (indices, weights and the weights' derivatives) come from
+   tensor__gs_taps_of (>>formulas), which the CUDA kernels share. The kernel computes in double
+   from contiguous copies in the compute dtype (f64 for f64, else f32), the points spread over the
+   threads; the backward (the derivative's fused kernel) gives input's gradient (the weights times
+   the output's gradient added at the taps, in double) and grid's (the taps' values times the
+   weights' derivatives; 0 for nearest, as PyTorch's), one image per chunk so no two threads add
+   into the same place. */
+typedef struct {
+    tensor_dtype ct;
+    const char *x, *g, *gy; /* input [N, C, H, W], grid [N, Ho, Wo, 2], backward: gy [N, C, Ho, Wo] (ct, contiguous) */
+    char *out, *gg;         /* forward: out [N, C, Ho, Wo]; backward: gg [N, Ho, Wo, 2] or NULL (ct) */
+    double *gx;             /* backward: [N, C, H, W] sums, or NULL */
+    int64_t N, C, H, W, Ho, Wo;
+    int mode, pad, align;
+} tensor__gs_job;
+
+static double tensor__gs_ld(const char *p, int64_t i, tensor_dtype ct) { return ct == TENSOR_F64 ? ((const double *)(const void *)p)[i] : (double)((const float *)(const void *)p)[i]; }
+static void tensor__gs_st(char *p, int64_t i, tensor_dtype ct, double v) {
+    if (ct == TENSOR_F64) ((double *)(void *)p)[i] = v;
+    else ((float *)(void *)p)[i] = (float)v;
+}
+static void tensor__gs_point(const tensor__gs_job *j, int64_t q, tensor__gs_taps *tx, tensor__gs_taps *ty) {
+    tensor__gs_taps_of(tensor__gs_ld(j->g, 2 * q, j->ct), j->W, j->mode, j->pad, j->align, tx);
+    tensor__gs_taps_of(tensor__gs_ld(j->g, 2 * q + 1, j->ct), j->H, j->mode, j->pad, j->align, ty);
+}
+/* points q = n Ho Wo + p in [begin, end) */
+static void tensor__gs_fwd_range(int64_t begin, int64_t end, void *ctx) {
+    const tensor__gs_job *j = (const tensor__gs_job *)ctx;
+    int64_t P = j->Ho * j->Wo, HW = j->H * j->W;
+    for (int64_t q = begin; q < end; q++) {
+        int64_t n = q / P, p = q - n * P;
+        tensor__gs_taps tx, ty;
+        tensor__gs_point(j, q, &tx, &ty);
+        for (int64_t c = 0; c < j->C; c++) {
+            int64_t base = (n * j->C + c) * HW;
+            double acc = 0;
+            for (int b = 0; b < ty.k; b++)
+                for (int a = 0; a < tx.k; a++)
+                    if (ty.v[b] && tx.v[a]) acc += tensor__gs_ld(j->x, base + ty.c[b] * j->W + tx.c[a], j->ct) * (tx.w[a] * ty.w[b]);
+            tensor__gs_st(j->out, (n * j->C + c) * P + p, j->ct, acc);
+        }
+    }
+}
+/* images n in [begin, end) */
+static void tensor__gs_bwd_range(int64_t begin, int64_t end, void *ctx) {
+    const tensor__gs_job *j = (const tensor__gs_job *)ctx;
+    int64_t P = j->Ho * j->Wo, HW = j->H * j->W;
+    for (int64_t n = begin; n < end; n++)
+        for (int64_t p = 0; p < P; p++) {
+            int64_t q = n * P + p;
+            tensor__gs_taps tx, ty;
+            tensor__gs_point(j, q, &tx, &ty);
+            double gix = 0, giy = 0;
+            for (int64_t c = 0; c < j->C; c++) {
+                int64_t base = (n * j->C + c) * HW;
+                double go = tensor__gs_ld(j->gy, (n * j->C + c) * P + p, j->ct);
+                for (int b = 0; b < ty.k; b++)
+                    for (int a = 0; a < tx.k; a++) {
+                        if (!ty.v[b] || !tx.v[a]) continue;
+                        int64_t at = base + ty.c[b] * j->W + tx.c[a];
+                        if (j->gx) j->gx[at] += tx.w[a] * ty.w[b] * go;
+                        if (j->gg) {
+                            double v = tensor__gs_ld(j->x, at, j->ct) * go;
+                            gix += v * tx.dw[a] * ty.w[b];
+                            giy += v * tx.w[a] * ty.dw[b];
+                        }
+                    }
+            }
+            if (j->gg) {
+                tensor__gs_st(j->gg, 2 * q, j->ct, gix);
+                tensor__gs_st(j->gg, 2 * q + 1, j->ct, giy);
+            }
+        }
+}
+static void tensor__gs_job_init(tensor__gs_job *j, const tensor *x, const tensor *g, const int64_t *ip, tensor_dtype ct) {
+    memset(j, 0, sizeof *j);
+    j->ct = ct;
+    j->N = x->shape[0]; j->C = x->shape[1]; j->H = x->shape[2]; j->W = x->shape[3]; j->Ho = g->shape[1]; j->Wo = g->shape[2];
+    j->mode = (int)ip[0]; j->pad = (int)ip[1]; j->align = (int)ip[2];
+}
+/* multiply-adds per grid point and channel */
+static int64_t tensor__gs_taps_per_point(int mode) { return mode == 0 ? 4 : mode == 1 ? 1 : 16; }
+/* t as a contiguous tensor of dtype ct: a new handle to t when it is one (*made false), else a copy */
+static tensor *tensor__gs_operand(const char *fn, tensor *t, tensor_dtype ct) {
+    return t->dtype == ct && tensor__contiguous(t) ? tensor__alias(fn, t) : tensor__contiguous_copy(fn, t, ct);
+}
+
+/* out: [N, C, Ho, Wo] */
+static int tensor__cpu_grid_sample(tensor__call *c) {
+    tensor *x = c->in[0], *g = c->in[1], *out = c->out;
+    if (tensor__numel_of(out->ndim, out->shape) == 0) return 0;
+    tensor_dtype ct = x->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
+    tensor__gs_job j;
+    tensor__gs_job_init(&j, x, g, c->ip, ct);
+    tensor *xc = tensor__gs_operand(c->fn, x, ct), *gc = xc ? tensor__gs_operand(c->fn, g, ct) : NULL;
+    tensor *oc = !gc ? NULL : out->dtype == ct ? tensor__alias(c->fn, out) : tensor__new_like(c->fn, out, ct);
+    int rc = !oc;
+    if (!rc) {
+        j.x = tensor__data(xc);
+        j.g = tensor__data(gc);
+        j.out = tensor__data(oc);
+        int64_t per = (j.C > 0 ? j.C : 1) * tensor__gs_taps_per_point(j.mode);
+        tensor__parallel_for(j.N * j.Ho * j.Wo, 16384 / per + 1, tensor__gs_fwd_range, &j);
+        if (oc->storage != out->storage) tensor__copy_into(out, oc);
+    }
+    tensor_free(xc);
+    tensor_free(gc);
+    tensor_free(oc);
+    return rc;
+}
+
+/* The gradients of grid_sample (used by its derivative in >>autograd): *gx of x's shape and dtype,
+   *gg of grid's (each only where its pointer is non-NULL), from gy, the output's gradient (any
+   layout, a floating dtype). Returns 0, or 1 after recording an error. */
+static int tensor__grid_sample_backward(const char *fn, tensor *x, tensor *g, tensor *gy, const int64_t *ip, tensor **gx, tensor **gg) {
+    if (!tensor__host_only(fn, x, "the backward of grid_sample")) return 1;
+    if (gy->ndim != 4 || gy->shape[0] != x->shape[0] || gy->shape[1] != x->shape[1] || gy->shape[2] != g->shape[1] || gy->shape[3] != g->shape[2]) {
+        tensor__fail(fn, "the gradient of shape %s does not fit grid_sample of input %s and grid %s", tensor__shape_of(gy), tensor__shape_of(x), tensor__shape_of(g));
+        return 1;
+    }
+    tensor_dtype ct = x->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
+    tensor__gs_job j;
+    tensor__gs_job_init(&j, x, g, ip, ct);
+    int64_t nx = tensor__numel_of(x->ndim, x->shape);
+    tensor *xc = tensor__gs_operand(fn, x, ct), *gc = xc ? tensor__gs_operand(fn, g, ct) : NULL, *gyc = gc ? tensor__gs_operand(fn, gy, ct) : NULL;
+    tensor *rx = gyc && gx ? tensor__new(fn, x->ndim, x->shape, x->dtype, TENSOR_CPU) : NULL;
+    tensor *rg = gyc && gg ? tensor__new(fn, g->ndim, g->shape, ct, TENSOR_CPU) : NULL;
+    double *sums = rx ? (double *)tensor__scratch(fn, (size_t)nx * sizeof(double)) : NULL;
+    int rc = !gyc || (gx && !rx) || (gg && !rg) || (gx && !sums);
+    if (!rc) {
+        if (sums) memset(sums, 0, (size_t)nx * sizeof(double));
+        j.x = tensor__data(xc);
+        j.g = tensor__data(gc);
+        j.gy = tensor__data(gyc);
+        j.gx = sums;
+        j.gg = rg ? tensor__data(rg) : NULL;
+        int64_t per = (j.C > 0 ? j.C : 1) * j.Ho * j.Wo * tensor__gs_taps_per_point(j.mode);
+        tensor__parallel_for(j.N, 16384 / (per > 0 ? per : 1) + 1, tensor__gs_bwd_range, &j);
+        if (rx) tensor__unpack(tensor__data(rx), rx->dtype, sums, TENSOR_F64, nx);
+        if (rg && g->dtype != ct) {
+            tensor *r = tensor__new(fn, g->ndim, g->shape, g->dtype, TENSOR_CPU);
+            if (r) tensor__copy_into(r, rg);
+            tensor_free(rg);
+            rg = r;
+            rc = !r;
+        }
+    }
+    if (sums) tensor__free_aligned(sums);
+    tensor_free(xc);
+    tensor_free(gc);
+    tensor_free(gyc);
+    if (rc) {
+        tensor_free(rx);
+        tensor_free(rg);
+        return 1;
+    }
+    if (gx) *gx = rx;
+    if (gg) *gg = rg;
+    return 0;
+}
+
+TENSOR_API tensor *tensor_grid_sample(tensor *input, tensor *grid, const char *mode, const char *padding_mode, bool align_corners) {
+    const char *fn = "tensor_grid_sample";
+    TENSOR__CHECK_ARG(fn, input);
+    TENSOR__CHECK_ARG(fn, grid);
+    tensor *ins[2] = {input, grid};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    int m, pad;
+    if (!mode || !strcmp(mode, "bilinear")) m = 0;
+    else if (!strcmp(mode, "nearest")) m = 1;
+    else if (!strcmp(mode, "bicubic")) m = 2;
+    else return tensor__fail(fn, "unknown mode '%s' (bilinear, nearest, bicubic)", mode);
+    if (!padding_mode || !strcmp(padding_mode, "zeros")) pad = 0;
+    else if (!strcmp(padding_mode, "border")) pad = 1;
+    else if (!strcmp(padding_mode, "reflection")) pad = 2;
+    else return tensor__fail(fn, "unknown padding_mode '%s' (zeros, border, reflection)", padding_mode);
+    if (input->ndim != 4) return tensor__fail(fn, "expected a 4-D input [N, C, H, W], got shape %s", tensor__shape_of(input));
+    if (grid->ndim != 4 || grid->shape[3] != 2 || grid->shape[0] != input->shape[0])
+        return tensor__fail(fn, "expected a grid [N, H_out, W_out, 2] with N = %lld (input %s), got shape %s", (long long)input->shape[0], tensor__shape_of(input),
+                            tensor__shape_of(grid));
+    if (!tensor__is_float(input->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[input->dtype]);
+    if (grid->dtype != input->dtype) return tensor__fail(fn, "input dtype %s and grid dtype %s should be the same", tensor__dtype_names[input->dtype], tensor__dtype_names[grid->dtype]);
+    if (input->shape[2] == 0 || input->shape[3] == 0) return tensor__fail(fn, "expected an input with non-empty spatial dims, got shape %s", tensor__shape_of(input));
+    int64_t shape[4] = {input->shape[0], input->shape[1], grid->shape[1], grid->shape[2]};
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_grid_sample);
+    c.n_in = 2;
+    c.in[0] = input;
+    c.in[1] = grid;
+    c.ip[0] = m;
+    c.ip[1] = pad;
+    c.ip[2] = align_corners;
+    c.out = tensor__new(fn, 4, shape, input->dtype, input->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* affine_grid: the base grid of the output's pixel centres in [-1, 1] (x along W first, then y,
+   (z), then 1; PyTorch's linspace_from_neg_one: 0 for a size of 1, scaled by (S - 1) / S without
+   align_corners) times theta^T, one matmul (so theta's gradient is matmul's). */
+TENSOR_API tensor *tensor_affine_grid(tensor *theta, int ndim, const int64_t *size, bool align_corners) {
+    const char *fn = "tensor_affine_grid";
+    TENSOR__CHECK_ARG(fn, theta);
+    if (!size) return tensor__fail(fn, "size is NULL");
+    if (ndim != 4 && ndim != 5) return tensor__fail(fn, "size must have 4 ([N, C, H, W]) or 5 ([N, C, D, H, W]) entries, got %d", ndim);
+    int sd = ndim - 2;
+    for (int i = 0; i < ndim; i++)
+        if (size[i] < 1) return tensor__fail(fn, "expected a positive output size, got %lld in entry %d", (long long)size[i], i);
+    if (!tensor__is_float(theta->dtype)) return tensor__fail(fn, "expected a floating theta, got %s", tensor__dtype_names[theta->dtype]);
+    if (theta->ndim != 3 || theta->shape[0] != size[0] || theta->shape[1] != sd || theta->shape[2] != sd + 1)
+        return tensor__fail(fn, "expected a batch of %d-D affine matrices of shape [%lld, %d, %d] for size [%lld, ...], got theta of shape %s", sd, (long long)size[0], sd,
+                            sd + 1, (long long)size[0], tensor__shape_of(theta));
+    int64_t P = 1;
+    for (int i = 2; i < ndim; i++)
+        if (!tensor__size_mul(P, size[i], &P) || P > ((int64_t)1 << 40)) return tensor__fail(fn, "the output size is too large");
+    double *base = (double *)TENSOR_MALLOC((size_t)(P * (sd + 1)) * sizeof(double));
+    if (!base) return tensor__fail(fn, "out of memory allocating the base grid");
+    for (int64_t p = 0; p < P; p++) {
+        int64_t rem = p;
+        for (int k = 0; k < sd; k++) { /* k = 0: x (the last dim), 1: y, 2: z */
+            int64_t S = size[ndim - 1 - k], i = rem % S;
+            rem /= S;
+            double v = 0;
+            if (S > 1) {
+                double step = 2.0 / (double)(S - 1);
+                v = i < S / 2 ? -1 + step * (double)i : 1 - step * (double)(S - 1 - i); /* (torch.linspace's halves) */
+                if (!align_corners) v = v * (double)(S - 1) / (double)S;
+            }
+            base[p * (sd + 1) + k] = v;
+        }
+        base[p * (sd + 1) + sd] = 1;
+    }
+    TENSOR__LA_BEGIN(fn);
+    int64_t bshape[2] = {P, sd + 1}, gshape[5] = {size[0], 0, 0, 0, 0};
+    for (int i = 0; i < sd; i++) gshape[1 + i] = size[2 + i];
+    gshape[1 + sd] = sd;
+    tensor *b = tensor_to_device(tensor_to_dtype(tensor_from_data(base, 2, bshape, TENSOR_F64), theta->dtype), theta->storage->device);
+    TENSOR_FREE(base);
+    return tensor__la_end(tensor_reshape(tensor_matmul(b, tensor_transpose(theta, 1, 2)), sd + 2, gshape));
 }
 /* ==== end generator/parts/resample.h ==== */
 /* ==== begin generator/parts/attention.h ==== */
@@ -25464,6 +25942,12 @@ static int tensor__derivative_conv(tensor__node *n, tensor *g, tensor **grads, i
 }
 static int tensor__derivative_conv2d(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_conv(n, g, grads, 2); }
 static int tensor__derivative_conv1d(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_conv(n, g, grads, 1); }
+/* grid_sample (in = {input, grid}, ip = {mode, padding_mode, align_corners}): the fused backward
+   of >>resample (first order only, as conv's) */
+static int tensor__derivative_grid_sample(tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__first_order_only(n)) return 1;
+    return tensor__grid_sample_backward("tensor_backward", n->saved[0], n->saved[1], g, n->ip, n->next[0] ? &grads[0] : NULL, n->next[1] ? &grads[1] : NULL);
+}
 static int tensor__derivative_max_pool2d(tensor__node *n, tensor *g, tensor **grads) {
     if (!tensor__first_order_only(n)) return 1;
     return TENSOR__OK(grads[0] = tensor__pool_backward("tensor_backward", true, n->saved[0], g, n->ip));

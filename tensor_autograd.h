@@ -1559,6 +1559,12 @@ static int tensor__derivative_conv(tensor__node *n, tensor *g, tensor **grads, i
 }
 static int tensor__derivative_conv2d(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_conv(n, g, grads, 2); }
 static int tensor__derivative_conv1d(tensor__node *n, tensor *g, tensor **grads) { return tensor__derivative_conv(n, g, grads, 1); }
+/* grid_sample (in = {input, grid}, ip = {mode, padding_mode, align_corners}): the fused backward
+   of >>resample (first order only, as conv's) */
+static int tensor__derivative_grid_sample(tensor__node *n, tensor *g, tensor **grads) {
+    if (!tensor__first_order_only(n)) return 1;
+    return tensor__grid_sample_backward("tensor_backward", n->saved[0], n->saved[1], g, n->ip, n->next[0] ? &grads[0] : NULL, n->next[1] ? &grads[1] : NULL);
+}
 static int tensor__derivative_max_pool2d(tensor__node *n, tensor *g, tensor **grads) {
     if (!tensor__first_order_only(n)) return 1;
     return TENSOR__OK(grads[0] = tensor__pool_backward("tensor_backward", true, n->saved[0], g, n->ip));

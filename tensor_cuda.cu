@@ -4732,6 +4732,73 @@ static int tensor__cuda_pool_run(tensor__dev_call *c, bool is_max) {
 static int tensor__cuda_max_pool2d(tensor__dev_call *c) { return tensor__cuda_pool_run(c, true); }
 static int tensor__cuda_avg_pool2d(tensor__dev_call *c) { return tensor__cuda_pool_run(c, false); }
 
+/* ---- grid_sample: in[0] input [N, C, H, W], in[1] grid [N, Ho, Wo, 2] (one float dtype, any
+   strides), ip = {mode, padding_mode, align_corners}; out [N, C, Ho, Wo]. A thread per grid point
+   (all channels), in double, the taps from the shared tensor__gs_taps_of (>>formulas), as the CPU's
+   kernel. ---- */
+struct tensor__cuda_gs_args {
+    const char *x, *g;
+    int64_t xs[4], gs[4], N, C, H, W, Ho, Wo;
+    tensor_dtype dt;
+    int size, mode, pad, align;
+};
+TENSOR__CUDA_D void tensor__cuda_gs_point(const tensor__cuda_gs_args &a, int64_t q, tensor__gs_taps *tx, tensor__gs_taps *ty, int64_t *n, int64_t *h, int64_t *w) {
+    int64_t P = a.Ho * a.Wo, p = q % P;
+    *n = q / P;
+    *h = p / a.Wo;
+    *w = p % a.Wo;
+    const char *gp = a.g + (*n * a.gs[0] + *h * a.gs[1] + *w * a.gs[2]) * a.size;
+    tensor__gs_taps_of(tensor__cuda_load_f64(gp, a.dt), a.W, a.mode, a.pad, a.align, tx);
+    tensor__gs_taps_of(tensor__cuda_load_f64(gp + a.gs[3] * a.size, a.dt), a.H, a.mode, a.pad, a.align, ty);
+}
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_gs_kernel(tensor__cuda_gs_args a, char *out, int64_t os0, int64_t os1, int64_t os2, int64_t os3, int64_t n) {
+    TENSOR__CUDA_LOOP(q, n) {
+        tensor__gs_taps tx, ty;
+        int64_t b, h, w;
+        tensor__cuda_gs_point(a, q, &tx, &ty, &b, &h, &w);
+        for (int64_t c = 0; c < a.C; c++) {
+            const char *xc = a.x + (b * a.xs[0] + c * a.xs[1]) * a.size;
+            double acc = 0;
+            for (int j = 0; j < ty.k; j++)
+                for (int i = 0; i < tx.k; i++)
+                    if (ty.v[j] && tx.v[i]) acc += tensor__cuda_load_f64(xc + (ty.c[j] * a.xs[2] + tx.c[i] * a.xs[3]) * a.size, a.dt) * (tx.w[i] * ty.w[j]);
+            tensor__cuda_store_f64(out + (b * os0 + c * os1 + h * os2 + w * os3) * a.size, a.dt, acc);
+        }
+    }
+}
+static bool tensor__cuda_gs_setup(tensor__dev_call *c, tensor__cuda_gs_args *a) {
+    const tensor__dev_operand &x = c->in[0], &g = c->in[1];
+    if (c->n_in != 2 || !tensor__cuda_operand_ok(c, x, "input") || x.by_value || !tensor__cuda_operand_ok(c, g, "grid") || g.by_value) {
+        if (c->n_in != 2) tensor__cuda_fail(c, "grid_sample: expected 2 inputs, got %d", c->n_in);
+        return false;
+    }
+    if (x.ndim != 4 || g.ndim != 4 || g.shape[3] != 2 || g.shape[0] != x.shape[0] || x.dtype != g.dtype || !tensor__cuda_is_float(x.dtype)) {
+        tensor__cuda_fail(c, "grid_sample: invalid operands");
+        return false;
+    }
+    a->x = (const char *)x.data;
+    a->g = (const char *)g.data;
+    for (int d = 0; d < 4; d++) { a->xs[d] = x.strides[d]; a->gs[d] = g.strides[d]; }
+    a->N = x.shape[0]; a->C = x.shape[1]; a->H = x.shape[2]; a->W = x.shape[3]; a->Ho = g.shape[1]; a->Wo = g.shape[2];
+    a->dt = x.dtype;
+    a->size = tensor__cuda_size(x.dtype);
+    a->mode = (int)c->ip[0]; a->pad = (int)c->ip[1]; a->align = (int)c->ip[2];
+    return true;
+}
+static int tensor__cuda_grid_sample(tensor__dev_call *c) {
+    tensor__cuda_gs_args a;
+    if (!tensor__cuda_gs_setup(c, &a)) return 1;
+    const tensor__dev_operand &out = c->out;
+    if (!tensor__cuda_operand_ok(c, out, "output") || out.by_value || out.ndim != 4 || out.dtype != a.dt) return tensor__cuda_fail(c, "grid_sample: invalid output");
+    int64_t n = a.N * a.Ho * a.Wo;
+    if (n == 0 || a.C == 0) return 0;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    TENSOR__CUDA_LAUNCH_BEGIN();
+    tensor__cuda_gs_kernel<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>(a, (char *)out.data, out.strides[0], out.strides[1], out.strides[2], out.strides[3], n);
+    return tensor__cuda_launch_check(c);
+}
+
 // >>cuda-linalg-decomp ---------------------------------------------------------------------------
 /* linalg_lu_factor, linalg_cholesky, linalg_solve_triangular (tensor.h's >>linalg-decomp; its
    front-ends hand these contiguous f32/f64 operands at one batch shape): one thread block per
@@ -6194,6 +6261,74 @@ static int tensor__cuda_ctc_loss_backward(tensor__dev_call *c) {
     return tensor__cuda_ctc_check(c, s, &a);
 }
 
+/* ---- grid_sample: gx (of in[0]) and gg (of in[1]) from the output's gradient gy. A thread per
+   grid point, as the forward: its taps' weights times gy added into a double buffer of gx's size
+   (atomically: points share taps), then converted to gx's dtype; the point's own two entries of gg
+   (the taps' values times the weights' derivatives), written once. ---- */
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_gs_bwd_kernel(tensor__cuda_gs_args a, const char *gy, int64_t gy0, int64_t gy1, int64_t gy2, int64_t gy3,
+                                                                                  tensor_dtype gyd, double *gx, char *gg, tensor_dtype ggd, int64_t n) {
+    int gys = tensor__cuda_size(gyd);
+    TENSOR__CUDA_LOOP(q, n) {
+        tensor__gs_taps tx, ty;
+        int64_t b, h, w;
+        tensor__cuda_gs_point(a, q, &tx, &ty, &b, &h, &w);
+        double gix = 0, giy = 0;
+        for (int64_t c = 0; c < a.C; c++) {
+            const char *xc = a.x + (b * a.xs[0] + c * a.xs[1]) * a.size;
+            double go = tensor__cuda_load_f64(gy + (b * gy0 + c * gy1 + h * gy2 + w * gy3) * gys, gyd);
+            for (int j = 0; j < ty.k; j++)
+                for (int i = 0; i < tx.k; i++) {
+                    if (!ty.v[j] || !tx.v[i]) continue;
+                    if (gx) atomicAdd(gx + ((b * a.C + c) * a.H + ty.c[j]) * a.W + tx.c[i], tx.w[i] * ty.w[j] * go);
+                    if (gg) {
+                        double v = tensor__cuda_load_f64(xc + (ty.c[j] * a.xs[2] + tx.c[i] * a.xs[3]) * a.size, a.dt) * go;
+                        gix += v * tx.dw[i] * ty.w[j];
+                        giy += v * tx.w[i] * ty.dw[j];
+                    }
+                }
+        }
+        if (gg) {
+            int ggs = tensor__cuda_size(ggd);
+            tensor__cuda_store_f64(gg + 2 * q * ggs, ggd, gix);
+            tensor__cuda_store_f64(gg + (2 * q + 1) * ggs, ggd, giy);
+        }
+    }
+}
+__global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cuda_gs_unpack_kernel(char *dst, tensor_dtype dd, const double *src, int64_t n) {
+    int size = tensor__cuda_size(dd);
+    TENSOR__CUDA_LOOP(i, n) tensor__cuda_store_f64(dst + i * size, dd, src[i]);
+}
+static int tensor__cuda_grid_sample_backward(tensor__dev_call *c) {
+    tensor__cuda_gs_args a;
+    if (!tensor__cuda_gs_setup(c, &a)) return 1;
+    int64_t oshape[4] = {a.N, a.C, a.Ho, a.Wo};
+    tensor__dev_operand like = c->in[0];
+    for (int d = 0; d < 4; d++) like.shape[d] = oshape[d];
+    if (!tensor__cuda_bwd_incoming(c, like)) return 1;
+    bool bad = false;
+    const tensor__dev_operand *gx = tensor__cuda_bwd_grad(c, 0, &bad), *gg = tensor__cuda_bwd_grad(c, 1, &bad);
+    if (bad) return 1;
+    int64_t nx = a.N * a.C * a.H * a.W, n = a.N * a.Ho * a.Wo;
+    cudaStream_t s;
+    if (!tensor__cuda_stream(&s, c->error, sizeof c->error)) return 1;
+    tensor__cuda_scratch sc;
+    if (gx && !(sc.p[0] = tensor__cuda_alloc((size_t)(nx > 0 ? nx : 1) * sizeof(double), c->error, sizeof c->error))) return 1;
+    if (gx && nx > 0 && cudaMemsetAsync(sc.p[0], 0, (size_t)nx * sizeof(double), s) != cudaSuccess) return tensor__cuda_fail(c, "grid_sample backward: clearing the gradient failed");
+    if (n > 0 && (gx || gg)) {
+        const tensor__dev_operand &gy = c->grad;
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        tensor__cuda_gs_bwd_kernel<<<tensor__cuda_blocks(n), TENSOR__CUDA_THREADS, 0, s>>>(a, (const char *)gy.data, gy.strides[0], gy.strides[1], gy.strides[2], gy.strides[3], gy.dtype,
+                                                                                        (double *)sc.p[0], gg ? (char *)gg->data : nullptr, gg ? gg->dtype : a.dt, n);
+        if (tensor__cuda_launch_check(c)) return 1;
+    }
+    if (gx && nx > 0) {
+        TENSOR__CUDA_LAUNCH_BEGIN();
+        tensor__cuda_gs_unpack_kernel<<<tensor__cuda_blocks(nx), TENSOR__CUDA_THREADS, 0, s>>>((char *)gx->data, gx->dtype, (const double *)sc.p[0], nx);
+        if (tensor__cuda_launch_check(c)) return 1;
+    }
+    return 0;
+}
+
 // >>cuda-register --------------------------------------------------------------------------------
 /* The kernel table, built at compile time: tensor__cuda_kernel_of<op>::k is NULL unless an op has
    a specialization below, and the table lists it for every op of TENSOR_OPS in enum order. */
@@ -6278,6 +6413,7 @@ TENSOR__CUDA_KERNEL(conv2d, &tensor__cuda_conv2d)
 TENSOR__CUDA_KERNEL(conv1d, &tensor__cuda_conv1d)
 TENSOR__CUDA_KERNEL(max_pool2d, &tensor__cuda_max_pool2d)
 TENSOR__CUDA_KERNEL(avg_pool2d, &tensor__cuda_avg_pool2d)
+TENSOR__CUDA_KERNEL(grid_sample, &tensor__cuda_grid_sample)
 
 #define TENSOR__CUDA_KERNEL_ROW(name, kind, impl, types, grad, params, doc) tensor__cuda_kernel_of<TENSOR_OP_##name>::k,
 static const tensor__dev_kernel tensor__cuda_kernels[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__CUDA_KERNEL_ROW)};
@@ -6298,6 +6434,7 @@ TENSOR__CUDA_BACKWARD(layer_norm, &tensor__cuda_layer_norm_backward)
 TENSOR__CUDA_BACKWARD(rms_norm, &tensor__cuda_rms_norm_backward)
 TENSOR__CUDA_BACKWARD(cross_entropy, &tensor__cuda_cross_entropy_backward)
 TENSOR__CUDA_BACKWARD(ctc_loss, &tensor__cuda_ctc_loss_backward)
+TENSOR__CUDA_BACKWARD(grid_sample, &tensor__cuda_grid_sample_backward)
 
 #define TENSOR__CUDA_BACKWARD_ROW(name, kind, impl, types, grad, params, doc) tensor__cuda_backward_of<TENSOR_OP_##name>::k,
 static const tensor__dev_kernel tensor__cuda_backward_kernels[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__CUDA_BACKWARD_ROW)};

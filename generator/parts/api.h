@@ -32,6 +32,9 @@ typedef enum { TENSOR_F32, TENSOR_F64, TENSOR_F16, TENSOR_BF16,
 typedef enum { TENSOR_CPU, TENSOR_CUDA } tensor_device;
 #define TENSOR_DEVICE_COUNT 2
 #define TENSOR_MAX_DIMS 8
+/* tensor_embedding_bag's padding_idx for "no padding index" (PyTorch's None; a negative index in
+   [-V, -1] counts from the end, as PyTorch's) */
+#define TENSOR_NO_PADDING_IDX INT64_MIN
 
 /* TENSOR_SHAPE(3, 4) expands to the two arguments `2, (const int64_t[]){3, 4}`:
    tensor_zeros(TENSOR_SHAPE(3, 4), TENSOR_F32). In C++ the array is a temporary that lives until

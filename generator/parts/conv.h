@@ -1064,35 +1064,35 @@ static int tensor__cpu_conv2d(tensor__call *c) { return tensor__conv_kernel(c, 2
 /* out: [N, O, oL] or [O, oL] */
 static int tensor__cpu_conv1d(tensor__call *c) { return tensor__conv_kernel(c, 1); }
 
-/* The checks of PyTorch's convolution, for sd spatial dims (1 or 2), then the output shape. */
-static tensor *tensor__conv_front(tensor_op op, int sd, tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups) {
-    const char *fn = tensor__ops[op].fn;
-    TENSOR__CHECK_ARG(fn, x);
-    TENSOR__CHECK_ARG(fn, w);
+/* The checks of PyTorch's convolution, for sd spatial dims (1, 2 or 3), then the output shape
+   (shape, *nd dims); false after recording an error. */
+static bool tensor__conv_check(const char *fn, int sd, tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups, int64_t *shape, int *ndp) {
+    if (!x) return tensor__null_arg(fn, "x"), false;
+    if (!w) return tensor__null_arg(fn, "w"), false;
     tensor *ins[3] = {x, w, bias};
-    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (!tensor__same_device(fn, 3, ins)) return false;
     if (x->ndim != sd + 1 && x->ndim != sd + 2)
-        return tensor__fail(fn, "expected a %d-D (unbatched) or %d-D (batched) input, got shape %s", sd + 1, sd + 2, tensor__shape_of(x));
+        return tensor__fail(fn, "expected a %d-D (unbatched) or %d-D (batched) input, got shape %s", sd + 1, sd + 2, tensor__shape_of(x)), false;
     if (w->ndim != sd + 2)
-        return tensor__fail(fn, "expected a %d-D weight [out_channels, in_channels/groups%s], got shape %s", sd + 2, sd == 2 ? ", kH, kW" : ", k", tensor__shape_of(w));
-    if (x->dtype == TENSOR_BOOL) return tensor__fail(fn, "expected a floating or integer input, got bool");
+        return tensor__fail(fn, "expected a %d-D weight [out_channels, in_channels/groups%s], got shape %s", sd + 2, sd == 3 ? ", kD, kH, kW" : sd == 2 ? ", kH, kW" : ", k",
+                            tensor__shape_of(w)), false;
+    if (x->dtype == TENSOR_BOOL) return tensor__fail(fn, "expected a floating or integer input, got bool"), false;
     if (!tensor__is_float(x->dtype) && x->storage->device != TENSOR_CPU) /* PyTorch's CUDA convolution refuses them too */
-        return tensor__fail(fn, "integer convolution (%s) runs on the CPU only", tensor__dtype_names[x->dtype]);
-    if (w->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and weight dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[w->dtype]);
-    if (bias && bias->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and bias dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[bias->dtype]);
-    if (stride < 1) return tensor__fail(fn, "stride must be positive, got %d", stride);
-    if (padding < 0) return tensor__fail(fn, "padding must be non-negative, got %d", padding);
-    if (dilation < 1) return tensor__fail(fn, "dilation must be positive, got %d", dilation);
-    if (groups < 1) return tensor__fail(fn, "groups must be positive, got %d", groups);
+        return tensor__fail(fn, "integer convolution (%s) runs on the CPU only", tensor__dtype_names[x->dtype]), false;
+    if (w->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and weight dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[w->dtype]), false;
+    if (bias && bias->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and bias dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[bias->dtype]), false;
+    if (stride < 1) return tensor__fail(fn, "stride must be positive, got %d", stride), false;
+    if (padding < 0) return tensor__fail(fn, "padding must be non-negative, got %d", padding), false;
+    if (dilation < 1) return tensor__fail(fn, "dilation must be positive, got %d", dilation), false;
+    if (groups < 1) return tensor__fail(fn, "groups must be positive, got %d", groups), false;
     int64_t O = w->shape[0], C = x->shape[x->ndim - sd - 1], wc;
     if (O % groups != 0)
-        return tensor__fail(fn, "out_channels %lld of weight %s is not divisible by groups %d", (long long)O, tensor__shape_of(w), groups);
+        return tensor__fail(fn, "out_channels %lld of weight %s is not divisible by groups %d", (long long)O, tensor__shape_of(w), groups), false;
     if (!tensor__size_mul(w->shape[1], groups, &wc) || C != wc) /* (a product past 2^60 matches no input) */
         return tensor__fail(fn, "input of shape %s has %lld channels, expected %lld x %d (weight %s, groups %d)", tensor__shape_of(x), (long long)C,
-                            (long long)w->shape[1], groups, tensor__shape_of(w), groups);
+                            (long long)w->shape[1], groups, tensor__shape_of(w), groups), false;
     if (bias && (bias->ndim != 1 || bias->shape[0] != O))
-        return tensor__fail(fn, "bias must be 1-D with %lld elements (out_channels of weight %s), got shape %s", (long long)O, tensor__shape_of(w), tensor__shape_of(bias));
-    int64_t shape[TENSOR_MAX_DIMS];
+        return tensor__fail(fn, "bias must be 1-D with %lld elements (out_channels of weight %s), got shape %s", (long long)O, tensor__shape_of(w), tensor__shape_of(bias)), false;
     int nd = 0;
     if (x->ndim == sd + 2) shape[nd++] = x->shape[0];
     shape[nd++] = O;
@@ -1101,9 +1101,18 @@ static tensor *tensor__conv_front(tensor_op op, int sd, tensor *x, tensor *w, te
         int64_t padded = in + 2 * (int64_t)padding, span = 1 - dilation; /* k = 0 */
         if (k > 0 && (!tensor__size_mul(k - 1, dilation, &span) || ++span > padded)) /* a span past 2^60 exceeds any input */
             return tensor__fail(fn, "padded input size %lld (input %s, padding %d) is smaller than the dilated kernel size (%lld - 1) * %d + 1 (weight %s)",
-                                (long long)padded, tensor__shape_of(x), padding, (long long)k, dilation, tensor__shape_of(w));
+                                (long long)padded, tensor__shape_of(x), padding, (long long)k, dilation, tensor__shape_of(w)), false;
         shape[nd++] = (padded - span) / stride + 1;
     }
+    *ndp = nd;
+    return true;
+}
+
+static tensor *tensor__conv_front(tensor_op op, int sd, tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups) {
+    const char *fn = tensor__ops[op].fn;
+    int64_t shape[TENSOR_MAX_DIMS];
+    int nd;
+    if (!tensor__conv_check(fn, sd, x, w, bias, stride, padding, dilation, groups, shape, &nd)) return NULL;
     tensor__call c;
     tensor__call_init(&c, op);
     c.n_in = 3;
@@ -1412,4 +1421,45 @@ TENSOR_API tensor *tensor_conv2d_padding(tensor *x, tensor *w, tensor *bias, int
 }
 TENSOR_API tensor *tensor_conv1d_padding(tensor *x, tensor *w, tensor *bias, int stride, const char *padding, int dilation, int groups) {
     return tensor__conv_padding_front("tensor_conv1d_padding", 1, x, w, bias, stride, padding, dilation, groups);
+}
+
+/* ---- conv3d (a composite: the depth taps as channels of one conv2d) ----
+   x [N, C, D, H, W] (or [C, D, H, W]), w [O, C/groups, kD, kH, kW]. x is zero-padded along D; the
+   kD taps of each output depth (unfold along D, every dilation-th entry of a window) become
+   channels, so the images of one conv2d are the N * oD output depths: xc [N oD, groups kD Cg, H, W]
+   with channel (grp, kd, c), and wc [O, kD Cg, kH, kW] (w's c and kd swapped), with the same stride,
+   padding (H, W), dilation and groups. That is one GEMM per group with K = Cg kD kH kW, the GEMM of
+   a 3-D im2col, run by conv2d's machinery (its threads, its fast paths, its devices); gradients
+   come from conv2d's and from the copies'. xc costs kD copies of the input. */
+TENSOR_API tensor *tensor_conv3d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int dilation, int groups) {
+    const char *fn = "tensor_conv3d";
+    int64_t shape[TENSOR_MAX_DIMS];
+    int nd;
+    if (!tensor__conv_check(fn, 3, x, w, bias, stride, padding, dilation, groups, shape, &nd)) return NULL;
+    for (int i = 2; i < 5; i++)
+        if (w->shape[i] < 1) return tensor__fail(fn, "the kernel size must be positive in every dim, got weight %s", tensor__shape_of(w));
+    bool batched = x->ndim == 5;
+    int64_t N = batched ? x->shape[0] : 1, G = groups, Cg = w->shape[1], O = w->shape[0];
+    int64_t H = x->shape[x->ndim - 2], W = x->shape[x->ndim - 1], kD = w->shape[2];
+    int64_t oD = shape[nd - 3], oH = shape[nd - 2], oW = shape[nd - 1], span = (kD - 1) * dilation + 1;
+    tensor__tmps s = {{0}, 0};
+    tensor *xb = batched ? x : tensor__tmp(&s, tensor_unsqueeze(x, 0));
+    int64_t pads[6] = {0, 0, 0, 0, padding, padding};
+    tensor *xp = padding ? tensor__tmp(&s, tensor_pad(xb, 6, pads, 0)) : xb;
+    tensor *u = tensor__tmp(&s, tensor_unfold(xp, 2, span, stride));                    /* [N, C, oD, H, W, span] */
+    if (dilation > 1) u = tensor__tmp(&s, tensor_slice(u, 5, 0, span, dilation));        /* [N, C, oD, H, W, kD] */
+    int64_t s7[7] = {N, G, Cg, oD, H, W, kD}, s4[4] = {N * oD, G * kD * Cg, H, W};
+    int p7[7] = {0, 3, 1, 6, 2, 4, 5};
+    tensor *xc = tensor__tmp(&s, tensor_reshape(tensor__tmp(&s, tensor_permute(tensor__tmp(&s, tensor_reshape(u, 7, s7)), 7, p7)), 4, s4));
+    int pw[5] = {0, 2, 1, 3, 4};
+    int64_t sw[4] = {O, kD * Cg, w->shape[3], w->shape[4]};
+    tensor *wc = tensor__tmp(&s, tensor_reshape(tensor__tmp(&s, tensor_permute(w, 5, pw)), 4, sw));
+    tensor *y = tensor__tmp(&s, tensor_conv2d(xc, wc, bias, stride, padding, dilation, groups)); /* [N oD, O, oH, oW] */
+    int64_t s5[5] = {N, oD, O, oH, oW};
+    tensor *yp = tensor__tmp(&s, tensor_permute(tensor__tmp(&s, tensor_reshape(y, 5, s5)), 5, pw));
+    tensor *r = tensor__tmp(&s, tensor_contiguous(yp));
+    if (r && !batched) r = tensor__tmp(&s, tensor_reshape(r, 4, shape));
+    r = tensor__tmps_take(&s, r);
+    tensor__tmps_free(&s);
+    return r;
 }

@@ -600,5 +600,80 @@ TENSOR__HOSTDEV double tensor__lerp(double x, double y, double w) {
     X(addcmul,  x + p0 * y * z,                  tensor__iadd(x, tensor__imul(tensor__imul(tensor__double_to_i64(p0), y), z))) \
     X(addcdiv,  x + p0 * y / z,                  0)
 
+/* ---- grid_sample: one grid value's taps along one axis (PyTorch's GridSampler.h, in double),
+   shared by the CPU kernel (>>resample) and the CUDA one. g: the grid value; S: the input's size
+   along the axis; mode 0 bilinear, 1 nearest, 2 bicubic; pad 0 zeros, 1 border, 2 reflection. The
+   taps: k input indices c[i] (v[i]: inside [0, S), else the tap reads 0 and c[i] is 0), their
+   weights w[i] and dw[i] = dw[i] / dg (the factors of the unnormalization and of the padding
+   included: PyTorch's gix_mult). */
+typedef struct { int64_t c[4]; double w[4], dw[4]; int v[4]; int k; } tensor__gs_taps;
+
+/* PyTorch's clip_coordinates_set_grad: the borders count as outside (gradient 0) */
+TENSOR__HOSTDEV double tensor__gs_clip(double x, int64_t S, double *d) {
+    double hi = (double)(S - 1);
+    if (x <= 0) { *d = 0; return 0; }
+    if (x >= hi) { *d = 0; return hi; }
+    *d = 1;
+    return x;
+}
+/* PyTorch's reflect_coordinates_set_grad, twice_low and twice_high the doubled bounds */
+TENSOR__HOSTDEV double tensor__gs_reflect(double x, int64_t twice_low, int64_t twice_high, double *d) {
+    if (twice_low == twice_high) { *d = 0; return 0; }
+    double lo = (double)twice_low / 2, span = (double)(twice_high - twice_low) / 2, sign = 1;
+    x -= lo;
+    if (x < 0) { sign = -1; x = -x; }
+    double extra = fmod(x, span), flips = floor(x / span);
+    if (fmod(flips, 2.0) == 0) { *d = sign; return extra + lo; }
+    *d = -sign;
+    return span - extra + lo;
+}
+/* PyTorch's compute_coordinates_set_grad: the padding applied to the coordinate x */
+TENSOR__HOSTDEV double tensor__gs_pad_coord(double x, int64_t S, int pad, int align, double *d) {
+    double dr = 1, dc = 1;
+    if (pad == 2) x = align ? tensor__gs_reflect(x, 0, 2 * (S - 1), &dr) : tensor__gs_reflect(x, -1, 2 * S - 1, &dr);
+    if (pad != 0) x = tensor__gs_clip(x, S, &dc);
+    *d = dr * dc;
+    return x;
+}
+TENSOR__HOSTDEV void tensor__gs_tap(tensor__gs_taps *t, int i, double x, int64_t S) {
+    t->v[i] = x >= 0 && x <= (double)(S - 1); /* (false for NaN) */
+    t->c[i] = t->v[i] ? (int64_t)x : 0;
+}
+TENSOR__HOSTDEV void tensor__gs_taps_of(double g, int64_t S, int mode, int pad, int align, tensor__gs_taps *t) {
+    double m = align ? (double)(S - 1) / 2 : (double)S / 2, d;
+    double x = align ? ((g + 1) / 2) * (double)(S - 1) : ((g + 1) * (double)S - 1) / 2;
+    if (mode == 1) { /* nearest: the grid gets no gradient */
+        t->k = 1;
+        tensor__gs_tap(t, 0, nearbyint(tensor__gs_pad_coord(x, S, pad, align, &d)), S);
+        t->w[0] = 1;
+        t->dw[0] = 0;
+    } else if (mode == 0) { /* bilinear */
+        x = tensor__gs_pad_coord(x, S, pad, align, &d);
+        double x0 = floor(x);
+        t->k = 2;
+        tensor__gs_tap(t, 0, x0, S);
+        tensor__gs_tap(t, 1, x0 + 1, S);
+        t->w[0] = (x0 + 1) - x;
+        t->w[1] = x - x0;
+        t->dw[0] = -m * d;
+        t->dw[1] = m * d;
+    } else { /* bicubic (A = -0.75): the padding applies to each tap; the weights' derivatives */
+        const double A = -0.75;
+        double x0 = floor(x), u = x - x0, p[4] = {u + 1, u, 1 - u, 2 - u};
+        t->k = 4;
+        for (int i = 0; i < 4; i++) {
+            double a = p[i], s = i < 2 ? 1 : -1; /* da/du */
+            if (i == 0 || i == 3) { /* 1 < |a| < 2 */
+                t->w[i] = ((A * a - 5 * A) * a + 8 * A) * a - 4 * A;
+                t->dw[i] = s * m * ((3 * A * a - 10 * A) * a + 8 * A);
+            } else {
+                t->w[i] = ((A + 2) * a - (A + 3)) * a * a + 1;
+                t->dw[i] = s * m * (3 * (A + 2) * a - 2 * (A + 3)) * a;
+            }
+            tensor__gs_tap(t, i, trunc(tensor__gs_pad_coord(x0 - 1 + i, S, pad, align, &d)), S);
+        }
+    }
+}
+
 #endif /* TENSOR__FORMULAS_DONE */
 #endif

@@ -330,6 +330,93 @@ TENSOR_API tensor *tensor_embedding(tensor *weight, tensor *indices) {
     return c.out ? tensor__dispatch(&c) : NULL;
 }
 
+/* ---- embedding_bag (a composite) ----
+   The bags are worked out on the host from input and offsets (read back from a device: small
+   integer tensors), as PyTorch's offset2bag: bag b holds input[offsets[b] : offsets[b + 1]] (the
+   last bag runs to the end of input, or with include_last_offset to the last offset, and offsets
+   has one entry more than there are bags; entries past it are not read); a 2-D input [B, L] is B
+   bags of L. Entries equal to padding_idx are left out (of the sum, the count of the mean and the
+   max). Then the kept rows are gathered (index_select), scaled by per_sample_weights (sum mode),
+   and summed into their bags (index_add; mean divides by the kept count), or reduced with amax
+   (scatter_reduce): an empty bag gives 0 in every mode. The gradients for weight and
+   per_sample_weights are those ops'. */
+TENSOR_API tensor *tensor_embedding_bag(tensor *weight, tensor *input, tensor *offsets, const char *mode, tensor *per_sample_weights, int64_t padding_idx,
+                                        bool include_last_offset) {
+    const char *fn = "tensor_embedding_bag";
+    TENSOR__CHECK_ARG(fn, weight);
+    TENSOR__CHECK_ARG(fn, input);
+    tensor *psw = per_sample_weights;
+    tensor *ins[4] = {weight, input, offsets, psw};
+    if (!tensor__same_device(fn, 4, ins)) return NULL;
+    int m;
+    if (!mode || !strcmp(mode, "mean")) m = 1;
+    else if (!strcmp(mode, "sum")) m = 0;
+    else if (!strcmp(mode, "max")) m = 2;
+    else return tensor__fail(fn, "unknown mode '%s' (sum, mean, max)", mode);
+    if (weight->ndim != 2) return tensor__fail(fn, "weight must be 2-D [num_embeddings, embedding_dim], got shape %s", tensor__shape_of(weight));
+    if (!tensor__is_float(weight->dtype)) return tensor__fail(fn, "expected a floating weight, got %s", tensor__dtype_names[weight->dtype]);
+    if (input->dtype != TENSOR_I64 && input->dtype != TENSOR_I32) return tensor__fail(fn, "input must be an int64 or int32 tensor, got %s", tensor__dtype_names[input->dtype]);
+    if (input->ndim == 2 && offsets) return tensor__fail(fn, "offsets must be NULL for a 2-D input (each row is a bag), got offsets of shape %s", tensor__shape_of(offsets));
+    if (input->ndim == 1 && !offsets) return tensor__fail(fn, "offsets is NULL: a 1-D input needs offsets");
+    if (input->ndim != 1 && input->ndim != 2) return tensor__fail(fn, "input must be 1-D (with offsets) or 2-D, got shape %s", tensor__shape_of(input));
+    if (offsets && offsets->ndim != 1) return tensor__fail(fn, "offsets must be 1-D, got shape %s", tensor__shape_of(offsets));
+    if (offsets && offsets->dtype != TENSOR_I64 && offsets->dtype != TENSOR_I32)
+        return tensor__fail(fn, "offsets must be an int64 or int32 tensor, got %s", tensor__dtype_names[offsets->dtype]);
+    if (psw && m != 0) return tensor__fail(fn, "per_sample_weights is only supported for mode 'sum' (got mode '%s')", m == 1 ? "mean" : "max");
+    if (psw && psw->dtype != weight->dtype)
+        return tensor__fail(fn, "per_sample_weights dtype %s and weight dtype %s should be the same", tensor__dtype_names[psw->dtype], tensor__dtype_names[weight->dtype]);
+    if (psw && !tensor__same_shape(psw, input))
+        return tensor__fail(fn, "per_sample_weights of shape %s should have the shape of input %s", tensor__shape_of(psw), tensor__shape_of(input));
+    int64_t V = weight->shape[0], D = weight->shape[1], n = tensor__numel_of(input->ndim, input->shape);
+    if (padding_idx != TENSOR_NO_PADDING_IDX) {
+        if (padding_idx < -V || padding_idx >= V)
+            return tensor__fail(fn, "padding_idx %lld must be within [-%lld, %lld) (weight %s), or TENSOR_NO_PADDING_IDX", (long long)padding_idx, (long long)V, (long long)V,
+                                tensor__shape_of(weight));
+        if (padding_idx < 0) padding_idx += V;
+    }
+    int64_t nb = input->ndim == 2 ? input->shape[0] : offsets->shape[0]; /* offsets' count */
+    if (include_last_offset && nb < 1) return tensor__fail(fn, "include_last_offset needs at least one offset, got none");
+    int64_t B = include_last_offset ? nb - 1 : nb;
+    TENSOR__LA_BEGIN(fn);
+    tensor *ih = tensor__la_host(input), *oh = offsets ? tensor__la_host(offsets) : NULL;
+    int64_t *buf = (int64_t *)TENSOR_MALLOC((size_t)(3 * n + nb + 1) * sizeof(int64_t)), *ki = buf, *kb = buf + n, *kp = buf + 2 * n, *off = buf + 3 * n;
+    double *cnt = (double *)TENSOR_MALLOC((size_t)(B + 1) * sizeof(double));
+    int64_t kept = 0;
+    bool ok = ih && (!offsets || oh) && buf && cnt;
+    if (ih && (!offsets || oh) && (!buf || !cnt)) tensor__fail(fn, "out of memory reading the bags");
+    for (int64_t b = 0; ok && b < nb; b++) {
+        off[b] = oh ? tensor__load_i64((const char *)tensor__data(oh) + b * (int64_t)tensor__dtype_sizes[oh->dtype], oh->dtype) : b * input->shape[1];
+        if (b == 0 && off[0] != 0) ok = (tensor__fail(fn, "offsets[0] has to be 0 (the first bag starts at input's start), got %lld", (long long)off[0]), false);
+        else if (b > 0 && off[b] < off[b - 1]) ok = (tensor__fail(fn, "offsets must not decrease, got offsets[%lld] = %lld after %lld", (long long)b, (long long)off[b], (long long)off[b - 1]), false);
+        else if (off[b] > n) ok = (tensor__fail(fn, "offsets[%lld] = %lld is past the input's length %lld", (long long)b, (long long)off[b], (long long)n), false);
+    }
+    for (int64_t b = 0; ok && b < B; b++) {
+        int64_t end = b + 1 < nb ? off[b + 1] : n;
+        cnt[b] = 0;
+        for (int64_t j = off[b]; ok && j < end; j++) {
+            int64_t v = tensor__load_i64((const char *)tensor__data(ih) + j * (int64_t)tensor__dtype_sizes[ih->dtype], ih->dtype);
+            if (v < 0 || v >= V) ok = (tensor__fail(fn, "index %lld is out of range for %lld embeddings (weight shape %s)", (long long)v, (long long)V, tensor__shape_of(weight)), false);
+            else if (v != padding_idx) { ki[kept] = v; kb[kept] = b; kp[kept] = j; kept++; cnt[b] += 1; }
+        }
+        if (m == 1 && cnt[b] < 1) cnt[b] = 1;
+    }
+    tensor *r = NULL;
+    if (ok) {
+        tensor_device dev = weight->storage->device;
+        int64_t ks[1] = {kept}, rs[2] = {kept, 1}, es[2] = {kept, D}, os[2] = {B, D}, cs[2] = {B, 1};
+        tensor *ti = tensor_to_device(tensor_from_data(ki, 1, ks, TENSOR_I64), dev), *tb = tensor_to_device(tensor_from_data(kb, 1, ks, TENSOR_I64), dev);
+        tensor *rows = tensor_index_select(weight, 0, ti); /* [kept, D] */
+        if (psw) rows = tensor_mul(rows, tensor_reshape(tensor_index_select(tensor_flatten(psw, 0, -1), 0, tensor_to_device(tensor_from_data(kp, 1, ks, TENSOR_I64), dev)), 2, rs));
+        tensor *zero = tensor__full_on(2, os, 0, weight->dtype, dev);
+        if (m == 2) r = tensor_scatter_reduce(zero, 0, tensor_expand(tensor_reshape(tb, 2, rs), 2, es), rows, "amax", false);
+        else r = tensor_index_add(zero, 0, tb, rows, 1);
+        if (m == 1) r = tensor_div(r, tensor_to_device(tensor_to_dtype(tensor_from_data(cnt, 2, cs, TENSOR_F64), weight->dtype), dev));
+    }
+    TENSOR_FREE(buf);
+    TENSOR_FREE(cnt);
+    return tensor__la_end(r);
+}
+
 /* ---- dropout ---- */
 
 /* out: same shape as x = x * mask, mask (out2, kept for the derivative) 0 or 1 / (1 - p), drawn

@@ -616,3 +616,250 @@ TENSOR_API tensor *tensor_conv_transpose2d(tensor *x, tensor *w, tensor *bias, i
 TENSOR_API tensor *tensor_conv_transpose1d(tensor *x, tensor *w, tensor *bias, int stride, int padding, int output_padding, int groups, int dilation) {
     return tensor__conv_transpose_front("tensor_conv_transpose1d", 1, x, w, bias, stride, padding, output_padding, groups, dilation);
 }
+
+/* ---- grid_sample (a kernel), affine_grid (a composite) ----
+   grid_sample follows PyTorch's grid_sampler_2d (GridSampler.h): a grid value g in [-1, 1] maps to
+   the input coordinate ((g + 1) / 2) (S - 1) (align_corners) or ((g + 1) S - 1) / 2; border clips
+   it to [0, S - 1], reflection reflects it about the borders (the corner pixels' centres, or their
+   outer edges without align_corners) and clips; bilinear reads the 2 x 2 pixels around it, nearest
+   the pixel it rounds to (half to even), bicubic the 4 x 4 around it with the cubic convolution
+   (A = -0.75), the padding then applied to each tap's coordinate. Pixels outside the input read 0.
+   Each grid point's taps along x and y (indices, weights and the weights' derivatives) come from
+   tensor__gs_taps_of (>>formulas), which the CUDA kernels share. The kernel computes in double
+   from contiguous copies in the compute dtype (f64 for f64, else f32), the points spread over the
+   threads; the backward (the derivative's fused kernel) gives input's gradient (the weights times
+   the output's gradient added at the taps, in double) and grid's (the taps' values times the
+   weights' derivatives; 0 for nearest, as PyTorch's), one image per chunk so no two threads add
+   into the same place. */
+typedef struct {
+    tensor_dtype ct;
+    const char *x, *g, *gy; /* input [N, C, H, W], grid [N, Ho, Wo, 2], backward: gy [N, C, Ho, Wo] (ct, contiguous) */
+    char *out, *gg;         /* forward: out [N, C, Ho, Wo]; backward: gg [N, Ho, Wo, 2] or NULL (ct) */
+    double *gx;             /* backward: [N, C, H, W] sums, or NULL */
+    int64_t N, C, H, W, Ho, Wo;
+    int mode, pad, align;
+} tensor__gs_job;
+
+static double tensor__gs_ld(const char *p, int64_t i, tensor_dtype ct) { return ct == TENSOR_F64 ? ((const double *)(const void *)p)[i] : (double)((const float *)(const void *)p)[i]; }
+static void tensor__gs_st(char *p, int64_t i, tensor_dtype ct, double v) {
+    if (ct == TENSOR_F64) ((double *)(void *)p)[i] = v;
+    else ((float *)(void *)p)[i] = (float)v;
+}
+static void tensor__gs_point(const tensor__gs_job *j, int64_t q, tensor__gs_taps *tx, tensor__gs_taps *ty) {
+    tensor__gs_taps_of(tensor__gs_ld(j->g, 2 * q, j->ct), j->W, j->mode, j->pad, j->align, tx);
+    tensor__gs_taps_of(tensor__gs_ld(j->g, 2 * q + 1, j->ct), j->H, j->mode, j->pad, j->align, ty);
+}
+/* points q = n Ho Wo + p in [begin, end) */
+static void tensor__gs_fwd_range(int64_t begin, int64_t end, void *ctx) {
+    const tensor__gs_job *j = (const tensor__gs_job *)ctx;
+    int64_t P = j->Ho * j->Wo, HW = j->H * j->W;
+    for (int64_t q = begin; q < end; q++) {
+        int64_t n = q / P, p = q - n * P;
+        tensor__gs_taps tx, ty;
+        tensor__gs_point(j, q, &tx, &ty);
+        for (int64_t c = 0; c < j->C; c++) {
+            int64_t base = (n * j->C + c) * HW;
+            double acc = 0;
+            for (int b = 0; b < ty.k; b++)
+                for (int a = 0; a < tx.k; a++)
+                    if (ty.v[b] && tx.v[a]) acc += tensor__gs_ld(j->x, base + ty.c[b] * j->W + tx.c[a], j->ct) * (tx.w[a] * ty.w[b]);
+            tensor__gs_st(j->out, (n * j->C + c) * P + p, j->ct, acc);
+        }
+    }
+}
+/* images n in [begin, end) */
+static void tensor__gs_bwd_range(int64_t begin, int64_t end, void *ctx) {
+    const tensor__gs_job *j = (const tensor__gs_job *)ctx;
+    int64_t P = j->Ho * j->Wo, HW = j->H * j->W;
+    for (int64_t n = begin; n < end; n++)
+        for (int64_t p = 0; p < P; p++) {
+            int64_t q = n * P + p;
+            tensor__gs_taps tx, ty;
+            tensor__gs_point(j, q, &tx, &ty);
+            double gix = 0, giy = 0;
+            for (int64_t c = 0; c < j->C; c++) {
+                int64_t base = (n * j->C + c) * HW;
+                double go = tensor__gs_ld(j->gy, (n * j->C + c) * P + p, j->ct);
+                for (int b = 0; b < ty.k; b++)
+                    for (int a = 0; a < tx.k; a++) {
+                        if (!ty.v[b] || !tx.v[a]) continue;
+                        int64_t at = base + ty.c[b] * j->W + tx.c[a];
+                        if (j->gx) j->gx[at] += tx.w[a] * ty.w[b] * go;
+                        if (j->gg) {
+                            double v = tensor__gs_ld(j->x, at, j->ct) * go;
+                            gix += v * tx.dw[a] * ty.w[b];
+                            giy += v * tx.w[a] * ty.dw[b];
+                        }
+                    }
+            }
+            if (j->gg) {
+                tensor__gs_st(j->gg, 2 * q, j->ct, gix);
+                tensor__gs_st(j->gg, 2 * q + 1, j->ct, giy);
+            }
+        }
+}
+static void tensor__gs_job_init(tensor__gs_job *j, const tensor *x, const tensor *g, const int64_t *ip, tensor_dtype ct) {
+    memset(j, 0, sizeof *j);
+    j->ct = ct;
+    j->N = x->shape[0]; j->C = x->shape[1]; j->H = x->shape[2]; j->W = x->shape[3]; j->Ho = g->shape[1]; j->Wo = g->shape[2];
+    j->mode = (int)ip[0]; j->pad = (int)ip[1]; j->align = (int)ip[2];
+}
+/* multiply-adds per grid point and channel */
+static int64_t tensor__gs_taps_per_point(int mode) { return mode == 0 ? 4 : mode == 1 ? 1 : 16; }
+/* t as a contiguous tensor of dtype ct: a new handle to t when it is one (*made false), else a copy */
+static tensor *tensor__gs_operand(const char *fn, tensor *t, tensor_dtype ct) {
+    return t->dtype == ct && tensor__contiguous(t) ? tensor__alias(fn, t) : tensor__contiguous_copy(fn, t, ct);
+}
+
+/* out: [N, C, Ho, Wo] */
+static int tensor__cpu_grid_sample(tensor__call *c) {
+    tensor *x = c->in[0], *g = c->in[1], *out = c->out;
+    if (tensor__numel_of(out->ndim, out->shape) == 0) return 0;
+    tensor_dtype ct = x->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
+    tensor__gs_job j;
+    tensor__gs_job_init(&j, x, g, c->ip, ct);
+    tensor *xc = tensor__gs_operand(c->fn, x, ct), *gc = xc ? tensor__gs_operand(c->fn, g, ct) : NULL;
+    tensor *oc = !gc ? NULL : out->dtype == ct ? tensor__alias(c->fn, out) : tensor__new_like(c->fn, out, ct);
+    int rc = !oc;
+    if (!rc) {
+        j.x = tensor__data(xc);
+        j.g = tensor__data(gc);
+        j.out = tensor__data(oc);
+        int64_t per = (j.C > 0 ? j.C : 1) * tensor__gs_taps_per_point(j.mode);
+        tensor__parallel_for(j.N * j.Ho * j.Wo, 16384 / per + 1, tensor__gs_fwd_range, &j);
+        if (oc->storage != out->storage) tensor__copy_into(out, oc);
+    }
+    tensor_free(xc);
+    tensor_free(gc);
+    tensor_free(oc);
+    return rc;
+}
+
+/* The gradients of grid_sample (used by its derivative in >>autograd): *gx of x's shape and dtype,
+   *gg of grid's (each only where its pointer is non-NULL), from gy, the output's gradient (any
+   layout, a floating dtype). Returns 0, or 1 after recording an error. */
+static int tensor__grid_sample_backward(const char *fn, tensor *x, tensor *g, tensor *gy, const int64_t *ip, tensor **gx, tensor **gg) {
+    if (!tensor__host_only(fn, x, "the backward of grid_sample")) return 1;
+    if (gy->ndim != 4 || gy->shape[0] != x->shape[0] || gy->shape[1] != x->shape[1] || gy->shape[2] != g->shape[1] || gy->shape[3] != g->shape[2]) {
+        tensor__fail(fn, "the gradient of shape %s does not fit grid_sample of input %s and grid %s", tensor__shape_of(gy), tensor__shape_of(x), tensor__shape_of(g));
+        return 1;
+    }
+    tensor_dtype ct = x->dtype == TENSOR_F64 ? TENSOR_F64 : TENSOR_F32;
+    tensor__gs_job j;
+    tensor__gs_job_init(&j, x, g, ip, ct);
+    int64_t nx = tensor__numel_of(x->ndim, x->shape);
+    tensor *xc = tensor__gs_operand(fn, x, ct), *gc = xc ? tensor__gs_operand(fn, g, ct) : NULL, *gyc = gc ? tensor__gs_operand(fn, gy, ct) : NULL;
+    tensor *rx = gyc && gx ? tensor__new(fn, x->ndim, x->shape, x->dtype, TENSOR_CPU) : NULL;
+    tensor *rg = gyc && gg ? tensor__new(fn, g->ndim, g->shape, ct, TENSOR_CPU) : NULL;
+    double *sums = rx ? (double *)tensor__scratch(fn, (size_t)nx * sizeof(double)) : NULL;
+    int rc = !gyc || (gx && !rx) || (gg && !rg) || (gx && !sums);
+    if (!rc) {
+        if (sums) memset(sums, 0, (size_t)nx * sizeof(double));
+        j.x = tensor__data(xc);
+        j.g = tensor__data(gc);
+        j.gy = tensor__data(gyc);
+        j.gx = sums;
+        j.gg = rg ? tensor__data(rg) : NULL;
+        int64_t per = (j.C > 0 ? j.C : 1) * j.Ho * j.Wo * tensor__gs_taps_per_point(j.mode);
+        tensor__parallel_for(j.N, 16384 / (per > 0 ? per : 1) + 1, tensor__gs_bwd_range, &j);
+        if (rx) tensor__unpack(tensor__data(rx), rx->dtype, sums, TENSOR_F64, nx);
+        if (rg && g->dtype != ct) {
+            tensor *r = tensor__new(fn, g->ndim, g->shape, g->dtype, TENSOR_CPU);
+            if (r) tensor__copy_into(r, rg);
+            tensor_free(rg);
+            rg = r;
+            rc = !r;
+        }
+    }
+    if (sums) tensor__free_aligned(sums);
+    tensor_free(xc);
+    tensor_free(gc);
+    tensor_free(gyc);
+    if (rc) {
+        tensor_free(rx);
+        tensor_free(rg);
+        return 1;
+    }
+    if (gx) *gx = rx;
+    if (gg) *gg = rg;
+    return 0;
+}
+
+TENSOR_API tensor *tensor_grid_sample(tensor *input, tensor *grid, const char *mode, const char *padding_mode, bool align_corners) {
+    const char *fn = "tensor_grid_sample";
+    TENSOR__CHECK_ARG(fn, input);
+    TENSOR__CHECK_ARG(fn, grid);
+    tensor *ins[2] = {input, grid};
+    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    int m, pad;
+    if (!mode || !strcmp(mode, "bilinear")) m = 0;
+    else if (!strcmp(mode, "nearest")) m = 1;
+    else if (!strcmp(mode, "bicubic")) m = 2;
+    else return tensor__fail(fn, "unknown mode '%s' (bilinear, nearest, bicubic)", mode);
+    if (!padding_mode || !strcmp(padding_mode, "zeros")) pad = 0;
+    else if (!strcmp(padding_mode, "border")) pad = 1;
+    else if (!strcmp(padding_mode, "reflection")) pad = 2;
+    else return tensor__fail(fn, "unknown padding_mode '%s' (zeros, border, reflection)", padding_mode);
+    if (input->ndim != 4) return tensor__fail(fn, "expected a 4-D input [N, C, H, W], got shape %s", tensor__shape_of(input));
+    if (grid->ndim != 4 || grid->shape[3] != 2 || grid->shape[0] != input->shape[0])
+        return tensor__fail(fn, "expected a grid [N, H_out, W_out, 2] with N = %lld (input %s), got shape %s", (long long)input->shape[0], tensor__shape_of(input),
+                            tensor__shape_of(grid));
+    if (!tensor__is_float(input->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[input->dtype]);
+    if (grid->dtype != input->dtype) return tensor__fail(fn, "input dtype %s and grid dtype %s should be the same", tensor__dtype_names[input->dtype], tensor__dtype_names[grid->dtype]);
+    if (input->shape[2] == 0 || input->shape[3] == 0) return tensor__fail(fn, "expected an input with non-empty spatial dims, got shape %s", tensor__shape_of(input));
+    int64_t shape[4] = {input->shape[0], input->shape[1], grid->shape[1], grid->shape[2]};
+    tensor__call c;
+    tensor__call_init(&c, TENSOR_OP_grid_sample);
+    c.n_in = 2;
+    c.in[0] = input;
+    c.in[1] = grid;
+    c.ip[0] = m;
+    c.ip[1] = pad;
+    c.ip[2] = align_corners;
+    c.out = tensor__new(fn, 4, shape, input->dtype, input->storage->device);
+    return c.out ? tensor__dispatch(&c) : NULL;
+}
+
+/* affine_grid: the base grid of the output's pixel centres in [-1, 1] (x along W first, then y,
+   (z), then 1; PyTorch's linspace_from_neg_one: 0 for a size of 1, scaled by (S - 1) / S without
+   align_corners) times theta^T, one matmul (so theta's gradient is matmul's). */
+TENSOR_API tensor *tensor_affine_grid(tensor *theta, int ndim, const int64_t *size, bool align_corners) {
+    const char *fn = "tensor_affine_grid";
+    TENSOR__CHECK_ARG(fn, theta);
+    if (!size) return tensor__fail(fn, "size is NULL");
+    if (ndim != 4 && ndim != 5) return tensor__fail(fn, "size must have 4 ([N, C, H, W]) or 5 ([N, C, D, H, W]) entries, got %d", ndim);
+    int sd = ndim - 2;
+    for (int i = 0; i < ndim; i++)
+        if (size[i] < 1) return tensor__fail(fn, "expected a positive output size, got %lld in entry %d", (long long)size[i], i);
+    if (!tensor__is_float(theta->dtype)) return tensor__fail(fn, "expected a floating theta, got %s", tensor__dtype_names[theta->dtype]);
+    if (theta->ndim != 3 || theta->shape[0] != size[0] || theta->shape[1] != sd || theta->shape[2] != sd + 1)
+        return tensor__fail(fn, "expected a batch of %d-D affine matrices of shape [%lld, %d, %d] for size [%lld, ...], got theta of shape %s", sd, (long long)size[0], sd,
+                            sd + 1, (long long)size[0], tensor__shape_of(theta));
+    int64_t P = 1;
+    for (int i = 2; i < ndim; i++)
+        if (!tensor__size_mul(P, size[i], &P) || P > ((int64_t)1 << 40)) return tensor__fail(fn, "the output size is too large");
+    double *base = (double *)TENSOR_MALLOC((size_t)(P * (sd + 1)) * sizeof(double));
+    if (!base) return tensor__fail(fn, "out of memory allocating the base grid");
+    for (int64_t p = 0; p < P; p++) {
+        int64_t rem = p;
+        for (int k = 0; k < sd; k++) { /* k = 0: x (the last dim), 1: y, 2: z */
+            int64_t S = size[ndim - 1 - k], i = rem % S;
+            rem /= S;
+            double v = 0;
+            if (S > 1) {
+                double step = 2.0 / (double)(S - 1);
+                v = i < S / 2 ? -1 + step * (double)i : 1 - step * (double)(S - 1 - i); /* (torch.linspace's halves) */
+                if (!align_corners) v = v * (double)(S - 1) / (double)S;
+            }
+            base[p * (sd + 1) + k] = v;
+        }
+        base[p * (sd + 1) + sd] = 1;
+    }
+    TENSOR__LA_BEGIN(fn);
+    int64_t bshape[2] = {P, sd + 1}, gshape[5] = {size[0], 0, 0, 0, 0};
+    for (int i = 0; i < sd; i++) gshape[1 + i] = size[2 + i];
+    gshape[1 + sd] = sd;
+    tensor *b = tensor_to_device(tensor_to_dtype(tensor_from_data(base, 2, bshape, TENSOR_F64), theta->dtype), theta->storage->device);
+    TENSOR_FREE(base);
+    return tensor__la_end(tensor_reshape(tensor_matmul(b, tensor_transpose(theta, 1, 2)), sd + 2, gshape));
+}

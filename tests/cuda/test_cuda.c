@@ -526,6 +526,38 @@ TEST(cuda_nn_ops_match_the_cpu) {
     tensor_scope_end();
 }
 
+/* nn ops, more: grid_sample (a kernel with a fused backward), conv3d, affine_grid and
+   embedding_bag (composites of device ops) */
+static const char *const gs_modes[3] = {"bilinear", "nearest", "bicubic"}, *const gs_pads[3] = {"zeros", "border", "reflection"};
+static int gs_case_m, gs_case_p;
+static tensor *c_grid_sample(tensor *const *a) { return tensor_grid_sample(a[0], a[1], gs_modes[gs_case_m], gs_pads[gs_case_p], gs_case_m != 1 && gs_case_p == 2); }
+static tensor *c_conv3d(tensor *const *a) { return tensor_conv3d(a[0], a[1], a[2], 2, 1, 1, 2); }
+static tensor *c_affine_grid(tensor *const *a) { return tensor_affine_grid(a[0], 4, (const int64_t[]){2, 3, 5, 7}, false); }
+static tensor *c_embedding_bag_sum(tensor *const *a) { return tensor_embedding_bag(a[0], a[1], a[2], "sum", a[3], 3, false); }
+static tensor *c_embedding_bag_max(tensor *const *a) { return tensor_embedding_bag(a[0], a[1], a[2], "max", NULL, TENSOR_NO_PADDING_IDX, true); }
+
+TEST(cuda_nn_more_ops_match_the_cpu) {
+    NEED_GPU();
+    tensor_scope_begin();
+    tensor *x = rnd(TENSOR_F32, 4, (const int64_t[]){2, 3, 7, 9}, 40);
+    tensor *grid = tensor_mul_scalar(rnd(TENSOR_F32, 4, (const int64_t[]){2, 5, 6, 2}, 41), 0.6); /* in [-1.2, 1.2] */
+    for (gs_case_m = 0; gs_case_m < 3; gs_case_m++)
+        for (gs_case_p = 0; gs_case_p < 3; gs_case_p++) {
+            char what[64];
+            snprintf(what, sizeof what, "grid_sample %s %s", gs_modes[gs_case_m], gs_pads[gs_case_p]);
+            cuda_case(what, 2, IN(x, grid), c_grid_sample);
+        }
+    gs_case_m = 2;
+    gs_case_p = 1;
+    cuda_case("grid_sample f64 transposed", 2, IN(tensor_transpose(tensor_to_dtype(x, TENSOR_F64), 2, 3), tensor_to_dtype(tensor_slice(grid, 2, 0, 5, 1), TENSOR_F64)), c_grid_sample);
+    cuda_case("conv3d stride 2 groups 2", 3, IN(rnd(TENSOR_F32, 5, (const int64_t[]){2, 4, 5, 6, 7}, 42), rnd(TENSOR_F32, 5, (const int64_t[]){6, 2, 3, 2, 3}, 43), rnd(TENSOR_F32, 1, (const int64_t[]){6}, 44)), c_conv3d);
+    cuda_case("affine_grid", 1, IN(rnd(TENSOR_F32, 3, (const int64_t[]){2, 2, 3}, 45)), c_affine_grid);
+    tensor *idx = tensor_randint(0, 20, TENSOR_SHAPE(30), TENSOR_I64), *off = tensor_from_data((const int64_t[]){0, 4, 4, 11, 30}, 1, (const int64_t[]){5}, TENSOR_I64);
+    cuda_case("embedding_bag sum", 4, IN(rnd(TENSOR_F32, 2, (const int64_t[]){20, 8}, 46), idx, tensor_slice(off, 0, 0, 4, 1), rnd(TENSOR_F32, 1, (const int64_t[]){30}, 47)), c_embedding_bag_sum);
+    cuda_case("embedding_bag max", 3, IN(rnd(TENSOR_F32, 2, (const int64_t[]){20, 8}, 48), idx, off), c_embedding_bag_max);
+    tensor_scope_end();
+}
+
 TEST(cuda_shape_and_index_ops_match_the_cpu) {
     NEED_GPU();
     tensor_scope_begin();
