@@ -383,6 +383,8 @@ typedef enum { TENSOR_REDUCTION_MEAN, TENSOR_REDUCTION_SUM, TENSOR_REDUCTION_NON
     X(scatter, INDEX, KERNEL, ANY, DIFF, (tensor *t, int dim, tensor *index, tensor *src), "copy of t with src written at index along dim (torch.scatter)") \
     X(scatter_value, INDEX, COMPOSITE, ANY, DIFF, (tensor *t, int dim, tensor *index, double value), "copy of t with value written at index along dim (torch.scatter with a value)") \
     X(scatter_reduce, INDEX, KERNEL, ANY, DIFF, (tensor *t, int dim, tensor *index, tensor *src, const char *reduce, bool include_self), "src reduced into a copy of t at index along dim; reduce is sum, prod, mean, amax or amin") \
+    X(scatter_with_reduce, INDEX, COMPOSITE, ANY, DIFF, (tensor *t, int dim, tensor *index, tensor *src, const char *reduce), "torch.scatter(t, dim, index, src, reduce): reduce add or multiply (scatter_reduce's sum or prod with t's entries)") \
+    X(scatter_value_with_reduce, INDEX, COMPOSITE, ANY, DIFF, (tensor *t, int dim, tensor *index, double value, const char *reduce), "torch.scatter(t, dim, index, value, reduce): reduce add or multiply") \
     X(index_add, INDEX, COMPOSITE, ANY, DIFF, (tensor *t, int dim, tensor *index, tensor *source, double alpha), "copy of t with alpha * source added at the 1-D index along dim") \
     X(index_copy, INDEX, COMPOSITE, ANY, DIFF, (tensor *t, int dim, tensor *index, tensor *source), "copy of t with the slabs of source written at the 1-D index along dim") \
     X(index_fill, INDEX, COMPOSITE, ANY, DIFF, (tensor *t, int dim, tensor *index, double value), "copy of t with value in the slabs at the 1-D index along dim (negative indices wrap)") \
@@ -805,6 +807,8 @@ typedef enum tensor_op {
     TENSOR_OP_scatter,
     TENSOR_OP_scatter_value,
     TENSOR_OP_scatter_reduce,
+    TENSOR_OP_scatter_with_reduce,
+    TENSOR_OP_scatter_value_with_reduce,
     TENSOR_OP_index_add,
     TENSOR_OP_index_copy,
     TENSOR_OP_index_fill,
@@ -1816,6 +1820,10 @@ TENSOR_API tensor *tensor_scatter(tensor *t, int dim, tensor *index, tensor *src
 TENSOR_API tensor *tensor_scatter_value(tensor *t, int dim, tensor *index, double value);
 /* src reduced into a copy of t at index along dim; reduce is sum, prod, mean, amax or amin */
 TENSOR_API tensor *tensor_scatter_reduce(tensor *t, int dim, tensor *index, tensor *src, const char *reduce, bool include_self);
+/* torch.scatter(t, dim, index, src, reduce): reduce add or multiply (scatter_reduce's sum or prod with t's entries) */
+TENSOR_API tensor *tensor_scatter_with_reduce(tensor *t, int dim, tensor *index, tensor *src, const char *reduce);
+/* torch.scatter(t, dim, index, value, reduce): reduce add or multiply */
+TENSOR_API tensor *tensor_scatter_value_with_reduce(tensor *t, int dim, tensor *index, double value, const char *reduce);
 /* copy of t with alpha * source added at the 1-D index along dim */
 TENSOR_API tensor *tensor_index_add(tensor *t, int dim, tensor *index, tensor *source, double alpha);
 /* copy of t with the slabs of source written at the 1-D index along dim */
@@ -12507,6 +12515,32 @@ static int tensor__scatter_mode(const char *fn, const char *reduce) {
         if (strcmp(reduce, names[i]) == 0) return i;
     tensor__fail(fn, "reduce argument must be one of sum, prod, mean, amax, amin, got '%s'", reduce);
     return -2;
+}
+
+/* torch.scatter's reduce argument: "add" or "multiply" is scatter_reduce's sum or prod with the
+   entries of t included (PyTorch has no gradient here; ours is scatter_reduce's). */
+static tensor *tensor__scatter_with_reduce(const char *fn, tensor *t, int dim, tensor *index, tensor *src, const char *reduce) {
+    if (!reduce) return tensor__null_arg(fn, "reduce");
+    bool add = strcmp(reduce, "add") == 0;
+    if (!add && strcmp(reduce, "multiply") != 0) return tensor__fail(fn, "reduce argument must be either add or multiply, got '%s'", reduce);
+    bool had = tensor__error_set;
+    tensor *r = tensor_scatter_reduce(t, dim, index, src, add ? "sum" : "prod", true);
+    return r ? r : tensor__fail_as(fn, had);
+}
+TENSOR_API tensor *tensor_scatter_with_reduce(tensor *t, int dim, tensor *index, tensor *src, const char *reduce) {
+    return tensor__scatter_with_reduce("tensor_scatter_with_reduce", t, dim, index, src, reduce);
+}
+TENSOR_API tensor *tensor_scatter_value_with_reduce(tensor *t, int dim, tensor *index, double value, const char *reduce) {
+    const char *fn = "tensor_scatter_value_with_reduce";
+    TENSOR__CHECK_ARG(fn, t);
+    TENSOR__CHECK_ARG(fn, index);
+    if (!tensor__check_value_fits(fn, value, t->dtype)) return NULL;
+    bool had = tensor__error_set;
+    tensor__tmps s = {{0}, 0};
+    tensor *v = tensor__ix_num(&s, value, t->dtype, t->storage->device);
+    tensor *src = v ? tensor__tmp(&s, tensor_expand(v, index->ndim, index->shape)) : NULL;
+    tensor *r = src ? tensor__tmp(&s, tensor__scatter_with_reduce(fn, t, dim, index, src, reduce)) : NULL;
+    return tensor__ix_done(&s, r, fn, had);
 }
 
 TENSOR_API tensor *tensor_scatter_reduce(tensor *t, int dim, tensor *index, tensor *src, const char *reduce, bool include_self) {

@@ -278,6 +278,17 @@ TEST(index_unique_values) {
     CHECK_T(tensor_unique_consecutive(tensor_transpose(I64(TENSOR_SHAPE(2, 2), 5, 6, 5, 5), 0, 1), NULL, NULL, NULL), TENSOR_SHAPE(3), 5, 6, 5);
 }
 
+TEST(index_scatter_with_reduce_values) {
+    /* torch.scatter(t, dim, index, src / value, reduce=...) (PyTorch 1.13) */
+    tensor *idx = I64(TENSOR_SHAPE(2, 3), 0, 1, 0, 1, 0, 1), *src = F32(TENSOR_SHAPE(2, 3), 1, 2, 3, 4, 5, 6);
+    CHECK_T(tensor_scatter_with_reduce(tensor_zeros(TENSOR_SHAPE(2, 3), TENSOR_F32), 0, idx, src, "add"), TENSOR_SHAPE(2, 3), 1, 5, 3, 4, 2, 6);
+    CHECK_T(tensor_scatter_with_reduce(tensor_ones(TENSOR_SHAPE(2, 3), TENSOR_F32), 0, idx, src, "multiply"), TENSOR_SHAPE(2, 3), 1, 5, 3, 4, 2, 6);
+    tensor *idx2 = I64(TENSOR_SHAPE(2, 2), 0, 0, 2, 2);
+    CHECK_T(tensor_scatter_value_with_reduce(tensor_ones(TENSOR_SHAPE(2, 3), TENSOR_F32), 1, idx2, 2.5, "add"), TENSOR_SHAPE(2, 3), 6, 1, 1, 1, 1, 6);
+    CHECK_T(tensor_scatter_value_with_reduce(tensor_full(TENSOR_SHAPE(2, 3), 3, TENSOR_F32), 1, idx2, 2, "multiply"), TENSOR_SHAPE(2, 3), 12, 3, 3, 3, 3, 12);
+    CHECK_T(tensor_scatter_value_with_reduce(tensor_zeros(TENSOR_SHAPE(2, 3), TENSOR_I64), -1, idx2, 3, "add"), TENSOR_SHAPE(2, 3), 6, 0, 0, 0, 0, 6);
+}
+
 /* ---- repeat_interleave with a tensor of repeats ---- */
 
 TEST(index_repeat_interleave_tensor_values) {
@@ -331,6 +342,8 @@ static tensor *f_slice_scatter(tensor *const *in, const void *p) { const gctx *c
 static tensor *f_select_scatter(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_select_scatter(g_in(c, in[0]), in[1], c->dim, -1)); }
 static tensor *f_diagonal_scatter(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_diagonal_scatter(g_in(c, in[0]), in[1], (int64_t)c->v, 0, 1)); }
 
+static tensor *f_scatter_with_reduce(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_scatter_with_reduce(g_in(c, in[0]), c->dim, c->index, in[1], c->reduce)); }
+static tensor *f_scatter_value_with_reduce(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_scatter_value_with_reduce(g_in(c, in[0]), c->dim, c->index, c->v, c->reduce)); }
 static tensor *f_repeat_interleave_tensor(tensor *const *in, const void *p) {
     const gctx *c = p;
     return g_out(c, tensor_repeat_interleave_tensor(g_in(c, in[0]), c->index, c->flag ? &c->dim : NULL));
@@ -682,6 +695,38 @@ void bad_input_unique_consecutive(void) {
     CHECK_BAD(tensor_unique_consecutive(tensor_zeros(TENSOR_SHAPE(2, 2), TENSOR_F32), &d, NULL, NULL), "tensor_unique_consecutive");
 }
 
+void gradcheck_scatter_with_reduce(void) {
+    gctx c = {.dim = 0, .index = I64(TENSOR_SHAPE(2, 3), 2, 0, 1, 0, 2, 1), .reduce = "add"};
+    GRADCHECK(f_scatter_with_reduce, &c, 2, LEAVES(LEAF(3, 3), LEAF(2, 4)));
+    c.reduce = "multiply";
+    c.transposed = true;
+    GRADCHECK(f_scatter_with_reduce, &c, 2, LEAVES(LEAF(3, 3), LEAF(2, 3)));
+}
+void gradcheck_scatter_value_with_reduce(void) {
+    gctx c = {.dim = 1, .index = I64(TENSOR_SHAPE(3, 1), 1, 2, 0), .v = 2.5, .reduce = "multiply"};
+    GRADCHECK(f_scatter_value_with_reduce, &c, 1, LEAVES(LEAF(3, 4)));
+    c.reduce = "add";
+    GRADCHECK(f_scatter_value_with_reduce, &c, 1, LEAVES(LEAF(3, 4)));
+}
+void bad_input_scatter_with_reduce(void) {
+    const char *fn = "tensor_scatter_with_reduce";
+    tensor *a = tensor_zeros(TENSOR_SHAPE(2, 3), TENSOR_F32), *ix = tensor_zeros(TENSOR_SHAPE(2, 2), TENSOR_I64), *src = tensor_ones(TENSOR_SHAPE(2, 2), TENSOR_F32);
+    CHECK_BAD(tensor_scatter_with_reduce(NULL, 0, ix, src, "add"), fn);
+    CHECK_BAD(tensor_scatter_with_reduce(a, 0, NULL, src, "add"), fn);
+    CHECK_BAD(tensor_scatter_with_reduce(a, 0, ix, NULL, "add"), fn);
+    CHECK_BAD(tensor_scatter_with_reduce(a, 0, ix, src, NULL), fn);
+    CHECK_BAD(tensor_scatter_with_reduce(a, 0, ix, src, "mean"), fn);  /* PyTorch: add or multiply only */
+    CHECK_BAD(tensor_scatter_with_reduce(a, 2, ix, src, "add"), fn);
+    CHECK_BAD(tensor_scatter_with_reduce(a, 0, tensor_full(TENSOR_SHAPE(2, 2), 5, TENSOR_I64), src, "add"), fn);
+}
+void bad_input_scatter_value_with_reduce(void) {
+    const char *fn = "tensor_scatter_value_with_reduce";
+    tensor *a = tensor_zeros(TENSOR_SHAPE(2, 3), TENSOR_I64), *ix = tensor_zeros(TENSOR_SHAPE(2, 2), TENSOR_I64);
+    CHECK_BAD(tensor_scatter_value_with_reduce(NULL, 0, ix, 1, "add"), fn);
+    CHECK_BAD(tensor_scatter_value_with_reduce(a, 0, NULL, 1, "add"), fn);
+    CHECK_BAD(tensor_scatter_value_with_reduce(a, 0, ix, 1, "max"), fn);
+    CHECK_BAD(tensor_scatter_value_with_reduce(a, 0, ix, 1e30, "add"), fn); /* overflows int64 */
+}
 void gradcheck_repeat_interleave_tensor(void) {
     gctx c = {.dim = 1, .index = I64(TENSOR_SHAPE(3), 2, 0, 3), .flag = true};
     GRADCHECK(f_repeat_interleave_tensor, &c, 1, LEAVES(LEAF(2, 3)));

@@ -205,6 +205,32 @@ static int tensor__scatter_mode(const char *fn, const char *reduce) {
     return -2;
 }
 
+/* torch.scatter's reduce argument: "add" or "multiply" is scatter_reduce's sum or prod with the
+   entries of t included (PyTorch has no gradient here; ours is scatter_reduce's). */
+static tensor *tensor__scatter_with_reduce(const char *fn, tensor *t, int dim, tensor *index, tensor *src, const char *reduce) {
+    if (!reduce) return tensor__null_arg(fn, "reduce");
+    bool add = strcmp(reduce, "add") == 0;
+    if (!add && strcmp(reduce, "multiply") != 0) return tensor__fail(fn, "reduce argument must be either add or multiply, got '%s'", reduce);
+    bool had = tensor__error_set;
+    tensor *r = tensor_scatter_reduce(t, dim, index, src, add ? "sum" : "prod", true);
+    return r ? r : tensor__fail_as(fn, had);
+}
+TENSOR_API tensor *tensor_scatter_with_reduce(tensor *t, int dim, tensor *index, tensor *src, const char *reduce) {
+    return tensor__scatter_with_reduce("tensor_scatter_with_reduce", t, dim, index, src, reduce);
+}
+TENSOR_API tensor *tensor_scatter_value_with_reduce(tensor *t, int dim, tensor *index, double value, const char *reduce) {
+    const char *fn = "tensor_scatter_value_with_reduce";
+    TENSOR__CHECK_ARG(fn, t);
+    TENSOR__CHECK_ARG(fn, index);
+    if (!tensor__check_value_fits(fn, value, t->dtype)) return NULL;
+    bool had = tensor__error_set;
+    tensor__tmps s = {{0}, 0};
+    tensor *v = tensor__ix_num(&s, value, t->dtype, t->storage->device);
+    tensor *src = v ? tensor__tmp(&s, tensor_expand(v, index->ndim, index->shape)) : NULL;
+    tensor *r = src ? tensor__tmp(&s, tensor__scatter_with_reduce(fn, t, dim, index, src, reduce)) : NULL;
+    return tensor__ix_done(&s, r, fn, had);
+}
+
 TENSOR_API tensor *tensor_scatter_reduce(tensor *t, int dim, tensor *index, tensor *src, const char *reduce, bool include_self) {
     const char *fn = "tensor_scatter_reduce";
     int mode = tensor__scatter_mode(fn, reduce);
