@@ -89,24 +89,33 @@ C
 cp "$dir/impl.c" "$dir/impl.cpp"; cp "$dir/decl.c" "$dir/decl.cpp"; cp "$dir/hooks.c" "$dir/hooks.cpp"
 
 # A configuration whose compiler is not installed prints `skipped: NAME (apt-get install PACKAGE)`.
+# The configurations run as background jobs, one per core at a time (each compiles all of
+# tensor.h); their lines are printed in order at the end.
+jobs_max=$(nproc 2>/dev/null || echo 2)
+n=0
 run() { # name, the compiler it needs, command...
   name=$1; need=$2; shift 2
+  n=$((n + 1)); out="$dir/result.$(printf %03d $n)"
   if ! command -v "$need" > /dev/null 2>&1; then
-    echo "skipped: $name ($need is not installed: apt-get install $([ "$need" = clang++ ] && echo clang || echo "$need"))"; return
+    echo "skipped: $name ($need is not installed: apt-get install $([ "$need" = clang++ ] && echo clang || echo "$need"))" > "$out"; return
   fi
-  if "$@" > "$dir/log" 2>&1; then echo "ok $name"; else echo "FAIL $name"; sed 's/^/    /' "$dir/log" | head -30; fi
+  ( if "$@" > "$out.log" 2>&1; then echo "ok $name"; else echo "FAIL $name"; sed 's/^/    /' "$out.log" | head -30; fi ) > "$out" &
+  [ $((n % jobs_max)) -ne 0 ] || wait
 }
 for cc in gcc clang; do
   cxx=$([ $cc = gcc ] && echo g++ || echo clang++)
-  run "$cc c99 declarations only" $cc $cc -std=c99 $W -c "$dir/decl.c" -o "$dir/decl.o"
-  run "$cc c99 implementation" $cc sh -c "$cc -std=c99 $W '$dir/impl.c' -o '$dir/impl' -lm -lpthread && '$dir/impl'"
-  run "$cc c99 implementation at -O3" $cc $cc -std=c99 -O3 $W -c "$dir/impl.c" -o "$dir/impl3.o"
-  run "$cc c++11 declarations only" $cxx $cxx -std=c++11 $W -c "$dir/decl.cpp" -o "$dir/declpp.o"
-  run "$cc c++11 implementation" $cxx sh -c "$cxx -std=c++11 $W '$dir/impl.cpp' -o '$dir/implpp' -lm -lpthread && '$dir/implpp'"
-  run "$cc TENSOR_STATIC in two translation units" $cc sh -c "$cc -std=c99 $W '$dir/static1.c' '$dir/static2.c' -o '$dir/static' -lm -lpthread && '$dir/static'"
-  run "$cc overridden TENSOR_MALLOC/TENSOR_FREE" $cc sh -c "$cc -std=c99 $W '$dir/hooks.c' -o '$dir/hooks' -lm -lpthread && '$dir/hooks'"
-  run "$cc TENSOR_NO_WINOGRAD" $cc sh -c "$cc -std=c99 $W '$dir/nowino.c' -o '$dir/nowino' -lm -lpthread && '$dir/nowino'"
-  run "$cc TENSOR_NO_AVX512" $cc sh -c "$cc -std=c99 $W '$dir/noavx512.c' -o '$dir/noavx512' -lm -lpthread && '$dir/noavx512'"
-  run "$cc TENSOR_NO_SIMD" $cc sh -c "$cc -std=c99 $W -DTENSOR_NO_SIMD '$dir/noavx512.c' -o '$dir/nosimd' -lm -lpthread && '$dir/nosimd'"
-  run "$cc c++11 overridden TENSOR_MALLOC/TENSOR_FREE" $cxx sh -c "$cxx -std=c++11 $W '$dir/hooks.cpp' -o '$dir/hookspp' -lm -lpthread && '$dir/hookspp'"
+  o="$dir/$cc"; mkdir -p "$o" # each compiler's outputs apart: the jobs overlap
+  run "$cc c99 declarations only" $cc $cc -std=c99 $W -c "$dir/decl.c" -o "$o/decl.o"
+  run "$cc c99 implementation" $cc sh -c "$cc -std=c99 $W '$dir/impl.c' -o '$o/impl' -lm -lpthread && '$o/impl'"
+  run "$cc c99 implementation at -O3" $cc $cc -std=c99 -O3 $W -c "$dir/impl.c" -o "$o/impl3.o"
+  run "$cc c++11 declarations only" $cxx $cxx -std=c++11 $W -c "$dir/decl.cpp" -o "$o/declpp.o"
+  run "$cc c++11 implementation" $cxx sh -c "$cxx -std=c++11 $W '$dir/impl.cpp' -o '$o/implpp' -lm -lpthread && '$o/implpp'"
+  run "$cc TENSOR_STATIC in two translation units" $cc sh -c "$cc -std=c99 $W '$dir/static1.c' '$dir/static2.c' -o '$o/static' -lm -lpthread && '$o/static'"
+  run "$cc overridden TENSOR_MALLOC/TENSOR_FREE" $cc sh -c "$cc -std=c99 $W '$dir/hooks.c' -o '$o/hooks' -lm -lpthread && '$o/hooks'"
+  run "$cc TENSOR_NO_WINOGRAD" $cc sh -c "$cc -std=c99 $W '$dir/nowino.c' -o '$o/nowino' -lm -lpthread && '$o/nowino'"
+  run "$cc TENSOR_NO_AVX512" $cc sh -c "$cc -std=c99 $W '$dir/noavx512.c' -o '$o/noavx512' -lm -lpthread && '$o/noavx512'"
+  run "$cc TENSOR_NO_SIMD" $cc sh -c "$cc -std=c99 $W -DTENSOR_NO_SIMD '$dir/noavx512.c' -o '$o/nosimd' -lm -lpthread && '$o/nosimd'"
+  run "$cc c++11 overridden TENSOR_MALLOC/TENSOR_FREE" $cxx sh -c "$cxx -std=c++11 $W '$dir/hooks.cpp' -o '$o/hookspp' -lm -lpthread && '$o/hookspp'"
 done
+wait
+cat "$dir"/result.[0-9][0-9][0-9]
