@@ -5,10 +5,13 @@ CFLAGS  ?= -O2 -g
 WARN     = -Wall -Wextra
 LDLIBS   = -lm -lpthread
 BUILD   ?= build
-# Jobs in parallel, one per core (`make JOBS=1 ...` for one at a time): `make test` builds some
-# fifty objects, the CUDA translation unit twice and the aarch64 suite.
+# Jobs in parallel, one per core (`make JOBS=1 ...` for one at a time; sub-makes share the top
+# make's jobs): `make test` builds some fifty objects, the CUDA translation unit twice and the
+# aarch64 suite.
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
+ifeq ($(MAKELEVEL),0)
 MAKEFLAGS += -j$(JOBS)
+endif
 SAN      = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 PARTS    = $(shell grep -v '^\#' generator/manifest.txt)
