@@ -3933,21 +3933,7 @@ static int tensor__cuda_masked_fill(tensor__dev_call *c) {
    Without out2 the kernel refuses to train rather than lose the mask the backward needs. ---- */
 /* tensor__philox_block of >>rng: the four words of block `counter` of stream `stream`. */
 TENSOR__CUDA_HD void tensor__cuda_philox(uint32_t k0, uint32_t k1, uint64_t counter, uint32_t stream, uint32_t out[4]) {
-    uint32_t c0 = (uint32_t)counter, c1 = (uint32_t)(counter >> 32), c2 = stream, c3 = 0;
-    for (int r = 0; r < 10; r++) {
-        uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
-        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-        c0 = n0;
-        c1 = (uint32_t)p1;
-        c2 = n2;
-        c3 = (uint32_t)p0;
-        k0 += 0x9E3779B9u;
-        k1 += 0xBB67AE85u;
-    }
-    out[0] = c0;
-    out[1] = c1;
-    out[2] = c2;
-    out[3] = c3;
+    tensor__philox_at(k0, k1, counter, stream, 0, out);
 }
 struct tensor__cuda_keep {
     uint32_t key[2], stream;

@@ -15,20 +15,9 @@
 static uint64_t tensor__default_seed = TENSOR__DEFAULT_SEED; /* atomic */
 static TENSOR__THREAD_LOCAL tensor__philox tensor__rng_spare; /* a thread with no state (no memory for one) */
 
+/* Philox4x32-10's block `counter` of `stream` (>>formulas' tensor__philox_at, the CUDA device's too). */
 static void tensor__philox_block(const uint32_t key_in[2], uint64_t counter, uint32_t stream, uint32_t out[4]) {
-    uint32_t c[4] = {(uint32_t)counter, (uint32_t)(counter >> 32), stream, 0};
-    uint32_t k0 = key_in[0], k1 = key_in[1];
-    for (int r = 0; r < 10; r++) {
-        uint64_t p0 = (uint64_t)0xD2511F53u * c[0], p1 = (uint64_t)0xCD9E8D57u * c[2];
-        uint32_t n0 = (uint32_t)(p1 >> 32) ^ c[1] ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c[3] ^ k1;
-        c[0] = n0;
-        c[1] = (uint32_t)p1;
-        c[2] = n2;
-        c[3] = (uint32_t)p0;
-        k0 += 0x9E3779B9u;
-        k1 += 0xBB67AE85u;
-    }
-    memcpy(out, c, sizeof c);
+    tensor__philox_at(key_in[0], key_in[1], counter, stream, 0, out);
 }
 
 static void tensor__philox_seed(tensor__philox *g, uint64_t seed, uint32_t stream) {

@@ -401,7 +401,8 @@ TENSOR__HOSTDEV double tensor__polygamma(double n, double x) {
 
 /* ---- random samplers (the random ops of issue 14): host and device alike, so the CPU kernel and
    tensor_cuda.cu draw the same numbers from the same words ---- */
-/* Philox4x32-10 (>>rng's tensor__philox_block) with the counter's fourth word given: block
+/* Philox4x32-10, the library's one copy (>>rng's tensor__philox_block and the CUDA device call it),
+   with the counter's fourth word given: block
    (counter, stream, word3). The stream's own blocks have word3 0; a sampler that needs an
    unbounded number of words per element takes the blocks (its counter, stream, j), j = 0, 1, ...,
    which no other draw uses. */
