@@ -21,7 +21,9 @@
 #include <strings.h>
 #include <time.h>
 #include <unistd.h>
+#include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <cblas.h>
 
 /* OpenBLAS extensions (declared here too: a netlib cblas.h chosen by update-alternatives lacks them). */
@@ -1124,19 +1126,63 @@ static double train_measure(bool cnn) {
     return s;
 }
 
+/* Processes that spin on every core (the machine busy with other work); killed by busy_stop. */
+static int busy_start(pid_t *pids, int n) {
+    int started = 0;
+    fflush(stdout);
+    for (int i = 0; i < n; i++) {
+        pid_t p = fork();
+        if (p == 0) {
+            volatile uint64_t x = 0;
+            for (;;) x++;
+        }
+        if (p > 0) pids[started++] = p;
+    }
+    return started;
+}
+static void busy_stop(const pid_t *pids, int n) {
+    for (int i = 0; i < n; i++) kill(pids[i], SIGKILL);
+    for (int i = 0; i < n; i++) waitpid(pids[i], NULL, 0);
+}
+
 static void bench_training(void) {
     section("training steps (forward, cross_entropy, backward, AdamW step; compare with PyTorch: "
             "python3 bench/compare_torch.py)");
+    double alone[2] = {0, 0};
     for (int cnn = 0; cnn < 2; cnn++) {
         if (!wanted(train_names[cnn])) continue;
         for (int threads = 1; threads <= 2; threads++) {
             tensor_set_num_threads(threads);
             double s = train_measure(cnn != 0);
+            if (threads == 1) alone[cnn] = s;
             char note[64];
             sprintf(note, "%.0f steps/s%s", 1 / s, cnn ? "; the model of examples/fashion_mnist_cnn.c" : "");
             row(train_names[cnn], threads, s, NULL, 0, 0, note);
         }
     }
+    /* The same steps on every core's worth of threads while as many processes spin on the cores:
+       against the one-thread step on an idle machine (the pool must not wait for workers that the
+       scheduler does not run; target: at most 3x that time, a ratio >= 0.33). */
+    int cores = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores < 1) cores = 1;
+    if (cores > 64) cores = 64;
+    static const char *busy_names[2] = {"MLP step, cores busy", "CNN step, cores busy"};
+    for (int cnn = 0; cnn < 2; cnn++) {
+        if (!wanted(busy_names[cnn])) continue;
+        if (alone[cnn] <= 0) {
+            tensor_set_num_threads(1);
+            alone[cnn] = train_measure(cnn != 0);
+        }
+        tensor_set_num_threads(cores);
+        pid_t pids[64];
+        int n = busy_start(pids, cores);
+        double s = train_measure(cnn != 0);
+        busy_stop(pids, n);
+        char note[96];
+        sprintf(note, "%d spinning processes beside it", n);
+        row(busy_names[cnn], cores, s, "1 thread, idle machine", alone[cnn], 0, note);
+    }
+    tensor_set_num_threads(0);
 }
 
 /* ---------------------------------------------------------------------------------------------- */

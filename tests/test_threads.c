@@ -7,6 +7,8 @@
    record what they saw and the main thread checks it after joining them. */
 #include "test.h"
 #include <pthread.h>
+#include <time.h>
+#include <unistd.h>
 
 #define N_WORKERS 4
 
@@ -502,5 +504,89 @@ TEST(threads_shutdown_child) {
 TEST(threads_shutdown) {
 #if defined(__linux__)
     test_run_at_simd_level(__FILE__, __LINE__, "scalar", "TENSOR_TEST_THREADS_SHUTDOWN=1 ASAN_OPTIONS=detect_leaks=0 ", "threads_shutdown_child", NULL);
+#endif
+}
+
+/* ---- the pool when its workers get no core ----
+   With other processes busy on every core, the scheduler may not run a worker for a whole time
+   slice. The caller must not wait for a worker that has not started: it takes the unclaimed chunks
+   itself. tensor_test_hold_workers(true) stands in for that scheduler (workers see each job and
+   claim nothing). A training run on 2 threads then finishes on the caller alone, with bitwise the
+   parameters of a run whose workers take part (chunks are the same, whoever runs them). A
+   watchdog releases the workers after 20 s, so a pool that waits for them cannot hang the suite:
+   that is a failure here, not a slow pass. */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool done, expired;
+} pool_watchdog;
+static void *pool_watchdog_run(void *arg) {
+    pool_watchdog *w = (pool_watchdog *)arg;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 20;
+    pthread_mutex_lock(&w->mu);
+    while (!w->done)
+        if (pthread_cond_timedwait(&w->cv, &w->mu, &until) != 0) break;
+    if (!w->done) {
+        w->expired = true;
+        tensor_test_hold_workers(false);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+TEST(threads_pool_runs_without_its_workers) {
+    int saved = tensor_get_num_threads();
+    tensor_set_num_threads(2);
+    static train_job free_run, held_run; /* static: 140 KB each */
+    memset(&free_run, 0, sizeof free_run);
+    memset(&held_run, 0, sizeof held_run);
+    free_run.seed = held_run.seed = 77;
+    train_thread(&free_run); /* also starts the workers */
+    pool_watchdog w;
+    memset(&w, 0, sizeof w);
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    pthread_t dog;
+    tensor_test_hold_workers(true);
+    CHECK(pthread_create(&dog, NULL, pool_watchdog_run, &w) == 0);
+    train_thread(&held_run);
+    pthread_mutex_lock(&w.mu);
+    w.done = true;
+    bool expired = w.expired;
+    pthread_cond_signal(&w.cv);
+    pthread_mutex_unlock(&w.mu);
+    pthread_join(dog, NULL);
+    tensor_test_hold_workers(false);
+    pthread_mutex_destroy(&w.mu);
+    pthread_cond_destroy(&w.cv);
+    tensor_set_num_threads(saved);
+    CHECK_MSG(!expired, "the caller waited for workers that never ran (released by the watchdog after 20 s)");
+    CHECK_MSG(!free_run.error[0] && !held_run.error[0], "errors: '%s' '%s'", free_run.error, held_run.error);
+    CHECK(memcmp(free_run.w1, held_run.w1, sizeof free_run.w1) == 0);
+    CHECK(memcmp(free_run.w2, held_run.w2, sizeof free_run.w2) == 0);
+    CHECK(free_run.loss == held_run.loss);
+}
+
+/* TENSOR_NUM_THREADS sets the default thread count, as OMP_NUM_THREADS does for PyTorch; a value
+   that is not a count from 1 to 256 is ignored (every core). Child runs of this binary. */
+TEST(threads_num_threads_env_child) {
+    const char *want = getenv("TENSOR_TEST_EXPECT_THREADS");
+    if (!want) return; /* runs only in threads_num_threads_env's children */
+    int expect = atoi(want);
+    if (expect == 0) expect = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    CHECK_MSG(tensor_get_num_threads() == expect, "tensor_get_num_threads() %d, expected %d", tensor_get_num_threads(), expect);
+    tensor_set_num_threads(1);
+    CHECK(tensor_get_num_threads() == 1); /* tensor_set_num_threads overrides it */
+    tensor_set_num_threads(0);            /* and 0 goes back to it */
+    CHECK_MSG(tensor_get_num_threads() == expect, "after set 0: %d, expected %d", tensor_get_num_threads(), expect);
+}
+TEST(threads_num_threads_env) {
+#if defined(__linux__)
+    test_run_at_simd_level(__FILE__, __LINE__, "scalar", "TENSOR_NUM_THREADS=3 TENSOR_TEST_EXPECT_THREADS=3 ", "threads_num_threads_env_child", NULL);
+    test_run_at_simd_level(__FILE__, __LINE__, "scalar", "TENSOR_NUM_THREADS=1 TENSOR_TEST_EXPECT_THREADS=1 ", "threads_num_threads_env_child", NULL);
+    test_run_at_simd_level(__FILE__, __LINE__, "scalar", "TENSOR_NUM_THREADS=2x TENSOR_TEST_EXPECT_THREADS=0 ", "threads_num_threads_env_child", NULL);
+    test_run_at_simd_level(__FILE__, __LINE__, "scalar", "TENSOR_NUM_THREADS=0 TENSOR_TEST_EXPECT_THREADS=0 ", "threads_num_threads_env_child", NULL);
 #endif
 }

@@ -231,7 +231,7 @@ TENSOR_API struct DLManagedTensor *tensor_to_dlpack_unversioned(tensor *t);   /*
 TENSOR_API tensor *tensor_from_dlpack_unversioned(struct DLManagedTensor *m);
 
 /* ---- Runtime ---- */
-TENSOR_API void        tensor_set_num_threads(int n);   /* 0: all cores */
+TENSOR_API void        tensor_set_num_threads(int n);   /* 0: the default (TENSOR_NUM_THREADS, else all cores) */
 TENSOR_API int         tensor_get_num_threads(void);
 TENSOR_API bool        tensor_cuda_available(void);
 TENSOR_API const char *tensor_version(void);            /* "MAJOR.MINOR.PATCH" */
@@ -349,6 +349,9 @@ TENSOR_API double      tensor_test_products_stat(const char *what);
    tensor_test_alloc_count() is the number of requests since the last call. */
 TENSOR_API void        tensor_test_fail_alloc(int64_t k);
 TENSOR_API int64_t     tensor_test_alloc_count(void);
+/* While hold is true, the pool's workers take no part in any job, as workers that the scheduler
+   does not run: the caller must finish every op by itself. */
+TENSOR_API void        tensor_test_hold_workers(bool hold);
 #endif
 
 /* ---- Ops of the registry (ops.def), one prototype each ---- */

@@ -43,7 +43,8 @@
        TENSOR_SPIN_US          how long an idle pool worker polls before it sleeps, us  (5000)
    The SIMD instance (avx512, avx2, sse2, neon, scalar) is chosen at run time from the CPU; the
    environment variable TENSOR_SIMD=avx2 (etc.) picks a lower one, and the GEMM kernel follows.
-   tensor_build_info() names both.
+   tensor_build_info() names both. The thread pool uses every core unless tensor_set_num_threads
+   or the environment variable TENSOR_NUM_THREADS (read at the first use) says otherwise.
 
    SECTIONS (search for the anchor)
        >>api >>impl >>core >>errors >>scopes >>dtypes >>dispatch >>iter >>create >>rng

@@ -9,12 +9,16 @@
    Without pthreads (Windows, or TENSOR_NO_THREADS defined) everything runs inline. */
 typedef void (*tensor__range_fn)(int64_t begin, int64_t end, void *ctx);
 
-static int tensor__num_threads; /* atomic; 0 until set: then every core */
+static int tensor__num_threads; /* atomic; 0 until set: then tensor__default_threads() */
+static int tensor__default_threads(void);
 
 #if defined(_WIN32) || defined(TENSOR_NO_THREADS)
 #define TENSOR__HAVE_THREADS 0
 static int tensor__cores(void) { return 1; }
 static void tensor__parallel_for(int64_t n, int64_t grain, tensor__range_fn fn, void *ctx) { (void)grain; if (n > 0) fn(0, n, ctx); }
+#ifdef TENSOR_TEST_HOOKS
+TENSOR_API void tensor_test_hold_workers(bool hold) { (void)hold; }
+#endif
 static void tensor__pool_stop(void) {}
 #define TENSOR__ATOMIC_SET(p, v) (*(p) = (v))
 /* No thread-exit hook here: a thread's state (>>threads-state) waits for tensor_shutdown. */
@@ -80,30 +84,35 @@ static int tensor__cores(void) {
 #define TENSOR__CPU_RELAX() ((void)0)
 #endif
 
-typedef struct {
-    tensor__range_fn fn;
-    void *ctx;
-    int64_t n, chunk, n_chunks;
-    int64_t next;     /* the next chunk to claim (atomic) */
-} tensor__job;
-
-/* Posting a job: the caller (holding `busy`) stores job, zeroes workers_done and bumps generation;
-   workers see the new generation by polling or after a wake-up. A worker about to sleep counts
-   itself in `sleepers`, then re-checks the generation under `mu` and waits on `wake`; the caller
-   bumps the generation, then reads `sleepers` and only when some sleep takes `mu` to broadcast.
-   Both pairs are seq_cst, so one side sees the other's store and no wake-up is lost, and an op
-   whose workers are polling takes no lock. Each worker checks out of every generation once
-   (workers_done); the caller returns only when all have, because the job lives on its stack. The
-   caller's wait for them is the same pattern the other way (caller_waits, `done`). */
+/* The posted job lives in the pool itself, not on the caller's stack, and every chunk is claimed
+   through one word, `ticket`: the job's generation in its high 32 bits, the next chunk to claim in
+   its low 32 (TENSOR__POOL_CLOSED while a job is being posted). A worker reads the job's fields,
+   then claims a chunk by a compare-and-swap of the ticket it read them under: the swap fails if a
+   new job was posted in between, so nobody runs a chunk with another job's fields. The caller
+   claims chunks the same way, and waits only for chunks that somebody claimed (`chunks_done`): a
+   worker the scheduler has not run yet has claimed nothing, and the caller does its share itself
+   (with other processes busy on every core, a step then takes about its one-thread time instead
+   of waiting a time slice for each worker at each op).
+   Sleeping and waking: a worker about to sleep counts itself in `sleepers`, then re-checks the
+   generation under `mu` and waits on `wake`; the caller bumps the generation, then reads
+   `sleepers` and only when some sleep takes `mu` to broadcast. Both pairs are seq_cst, so one side
+   sees the other's store and no wake-up is lost, and an op whose workers are polling takes no
+   lock. The caller's wait for claimed chunks is the same pattern the other way (caller_waits,
+   `done`). */
+#define TENSOR__POOL_CLOSED 0xffffffffu
 typedef struct {
     pthread_t threads[256];
     int n_workers;
-    int workers_done;   /* atomic */
     bool started;
     int stop;           /* atomic */
-    int64_t generation; /* atomic */
-    int64_t spawn_generation; /* workers start waiting for the generation after this one */
-    tensor__job *job;   /* atomic */
+    uint64_t ticket;    /* atomic: generation << 32 | next chunk */
+    uint32_t spawn_generation; /* workers start waiting for the generation after this one */
+    /* the job of the ticket's generation (atomics: a late worker may read them while the next job
+       is posted; its claim then fails) */
+    tensor__range_fn fn;
+    void *ctx;
+    int64_t n, chunk, n_chunks;
+    int64_t chunks_done; /* atomic: chunks of this job finished */
     int sleepers;       /* atomic: workers waiting on `wake` */
     int caller_waits;   /* atomic: the caller waits on `done` */
     int caller_cpu;     /* atomic: the core the caller woke the sleepers from (-1: unknown) */
@@ -111,8 +120,8 @@ typedef struct {
     pthread_cond_t wake, done;
 } tensor__pool_state;
 
-static tensor__pool_state tensor__pool = {{0}, 0, 0, false, 0, 0, 0, NULL, 0, 0, -1, PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
-                                          PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER};
+static tensor__pool_state tensor__pool = {{0}, 0, false, 0, 0, 0, NULL, NULL, 0, 0, 0, 0, 0, 0, -1, PTHREAD_MUTEX_INITIALIZER,
+                                          PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER};
 static TENSOR__THREAD_LOCAL bool tensor__in_parallel;
 
 /* Polls until pred(arg) holds or about TENSOR_SPIN_US pass; returns whether it holds. The clock
@@ -142,13 +151,12 @@ static bool tensor__spin_until(bool (*pred)(const void *), const void *arg) {
 #endif
     }
 }
+static uint32_t tensor__pool_generation(void) { return (uint32_t)(__atomic_load_n(&tensor__pool.ticket, __ATOMIC_ACQUIRE) >> 32); }
 static bool tensor__pool_posted(const void *seen) {
-    return __atomic_load_n(&tensor__pool.generation, __ATOMIC_ACQUIRE) != *(const int64_t *)seen ||
-           __atomic_load_n(&tensor__pool.stop, __ATOMIC_ACQUIRE);
+    return tensor__pool_generation() != *(const uint32_t *)seen || __atomic_load_n(&tensor__pool.stop, __ATOMIC_ACQUIRE);
 }
-static bool tensor__pool_finished(const void *unused) {
-    (void)unused;
-    return __atomic_load_n(&tensor__pool.workers_done, __ATOMIC_ACQUIRE) == tensor__pool.n_workers;
+static bool tensor__pool_finished(const void *n_chunks) {
+    return __atomic_load_n(&tensor__pool.chunks_done, __ATOMIC_ACQUIRE) == *(const int64_t *)n_chunks;
 }
 
 /* This VM's scheduler (Linux 6.x under Firecracker) wakes a sleeping worker on the core of the
@@ -176,19 +184,46 @@ static void tensor__leave_cpu(int cpu) {
 }
 #endif
 
-static void tensor__run_chunks(tensor__job *job) {
+/* Claims and runs chunks of the posted job until none is left or another job replaces it. */
+static void tensor__pool_run_chunks(void) {
+    uint64_t t = __atomic_load_n(&tensor__pool.ticket, __ATOMIC_ACQUIRE);
     for (;;) {
-        int64_t c = __atomic_fetch_add(&job->next, 1, __ATOMIC_RELAXED);
-        if (c >= job->n_chunks) return;
-        int64_t begin = c * job->chunk, end = begin + job->chunk < job->n ? begin + job->chunk : job->n;
-        job->fn(begin, end, job->ctx);
+        uint32_t c = (uint32_t)t;
+        if (c == TENSOR__POOL_CLOSED) return;
+        tensor__range_fn fn = __atomic_load_n(&tensor__pool.fn, __ATOMIC_RELAXED);
+        void *ctx = __atomic_load_n(&tensor__pool.ctx, __ATOMIC_RELAXED);
+        int64_t n = __atomic_load_n(&tensor__pool.n, __ATOMIC_RELAXED), chunk = __atomic_load_n(&tensor__pool.chunk, __ATOMIC_RELAXED);
+        int64_t n_chunks = __atomic_load_n(&tensor__pool.n_chunks, __ATOMIC_RELAXED);
+        if ((int64_t)c >= n_chunks) return;
+        /* the fields belong to t's job only if the ticket is still t: claim chunk c of it */
+        if (!__atomic_compare_exchange_n(&tensor__pool.ticket, &t, t + 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) continue;
+        int64_t begin = (int64_t)c * chunk, end = begin + chunk < n ? begin + chunk : n;
+        fn(begin, end, ctx);
+        if (__atomic_add_fetch(&tensor__pool.chunks_done, 1, __ATOMIC_SEQ_CST) == n_chunks &&
+            __atomic_load_n(&tensor__pool.caller_waits, __ATOMIC_SEQ_CST)) {
+            pthread_mutex_lock(&tensor__pool.mu); /* the caller is asleep on `done`, or about to be */
+            pthread_cond_signal(&tensor__pool.done);
+            pthread_mutex_unlock(&tensor__pool.mu);
+        }
+        t = __atomic_load_n(&tensor__pool.ticket, __ATOMIC_ACQUIRE);
     }
 }
+
+#ifdef TENSOR_TEST_HOOKS
+/* tensor_test_hold_workers: while set, a worker that sees a job claims nothing, as a worker that
+   the scheduler does not run. */
+static int tensor__pool_hold; /* atomic */
+static bool tensor__pool_released(const void *unused) {
+    (void)unused;
+    return !__atomic_load_n(&tensor__pool_hold, __ATOMIC_ACQUIRE) || __atomic_load_n(&tensor__pool.stop, __ATOMIC_ACQUIRE);
+}
+TENSOR_API void tensor_test_hold_workers(bool hold) { __atomic_store_n(&tensor__pool_hold, hold ? 1 : 0, __ATOMIC_RELEASE); }
+#endif
 
 static void *tensor__worker(void *arg) {
     (void)arg;
     tensor__in_parallel = true;
-    int64_t seen = tensor__pool.spawn_generation; /* not .generation: a job may already be posted */
+    uint32_t seen = tensor__pool.spawn_generation; /* not the ticket's: a job may already be posted */
 #if TENSOR__UNSHARE_CORE
     int creator = __atomic_load_n(&tensor__pool.caller_cpu, __ATOMIC_RELAXED);
     if (creator >= 0 && tensor__current_cpu() == creator) tensor__leave_cpu(creator);
@@ -208,15 +243,11 @@ static void *tensor__worker(void *arg) {
 #endif
         }
         if (__atomic_load_n(&tensor__pool.stop, __ATOMIC_ACQUIRE)) break;
-        seen = __atomic_load_n(&tensor__pool.generation, __ATOMIC_ACQUIRE);
-        tensor__run_chunks(__atomic_load_n(&tensor__pool.job, __ATOMIC_ACQUIRE));
-        /* checked out: the job may be gone from here on */
-        if (__atomic_add_fetch(&tensor__pool.workers_done, 1, __ATOMIC_SEQ_CST) == tensor__pool.n_workers &&
-            __atomic_load_n(&tensor__pool.caller_waits, __ATOMIC_SEQ_CST)) {
-            pthread_mutex_lock(&tensor__pool.mu); /* the caller is asleep on `done`, or about to be */
-            pthread_cond_signal(&tensor__pool.done);
-            pthread_mutex_unlock(&tensor__pool.mu);
-        }
+        seen = tensor__pool_generation();
+#ifdef TENSOR_TEST_HOOKS
+        while (!tensor__spin_until(tensor__pool_released, NULL)) {} /* a worker the scheduler does not run */
+#endif
+        tensor__pool_run_chunks();
     }
     return NULL;
 }
@@ -246,7 +277,7 @@ static bool tensor__pool_start_locked(int workers) {
 #if TENSOR__UNSHARE_CORE
     __atomic_store_n(&tensor__pool.caller_cpu, tensor__current_cpu(), __ATOMIC_RELAXED); /* a new thread starts here too */
 #endif
-    tensor__pool.spawn_generation = __atomic_load_n(&tensor__pool.generation, __ATOMIC_RELAXED);
+    tensor__pool.spawn_generation = tensor__pool_generation();
     for (int i = 0; i < workers; i++) {
         if (pthread_create(&tensor__pool.threads[i], NULL, tensor__worker, NULL) != 0) {
             tensor__pool.n_workers = i;
@@ -265,7 +296,7 @@ static void tensor__parallel_for(int64_t n, int64_t grain, tensor__range_fn fn, 
     if (grain < 1) grain = 1;
     if (n <= grain) { fn(0, n, ctx); return; } /* small work: no pool, no thread count lookup */
     int threads = TENSOR__LOAD(&tensor__num_threads);
-    if (!threads) threads = tensor__cores();
+    if (!threads) threads = tensor__default_threads();
     if (threads <= 1 || tensor__in_parallel || pthread_mutex_trylock(&tensor__pool.busy) != 0) {
         fn(0, n, ctx);
         return;
@@ -277,16 +308,17 @@ static void tensor__parallel_for(int64_t n, int64_t grain, tensor__range_fn fn, 
         fn(0, n, ctx);
         return;
     }
-    tensor__job job;
-    job.fn = fn;
-    job.ctx = ctx;
-    job.n = n;
-    job.n_chunks = chunks;
-    job.chunk = (n + chunks - 1) / chunks;
-    job.next = 0;
-    __atomic_store_n(&tensor__pool.job, &job, __ATOMIC_RELAXED);
-    __atomic_store_n(&tensor__pool.workers_done, 0, __ATOMIC_RELAXED);
-    __atomic_add_fetch(&tensor__pool.generation, 1, __ATOMIC_SEQ_CST);
+    /* post: close the ticket (a late worker's claim of the last job fails from here on), set the
+       job, then open the ticket at chunk 0 of the next generation */
+    uint32_t gen = tensor__pool_generation() + 1;
+    __atomic_exchange_n(&tensor__pool.ticket, (uint64_t)gen << 32 | TENSOR__POOL_CLOSED, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&tensor__pool.fn, fn, __ATOMIC_RELAXED);
+    __atomic_store_n(&tensor__pool.ctx, ctx, __ATOMIC_RELAXED);
+    __atomic_store_n(&tensor__pool.n, n, __ATOMIC_RELAXED);
+    __atomic_store_n(&tensor__pool.n_chunks, chunks, __ATOMIC_RELAXED);
+    __atomic_store_n(&tensor__pool.chunk, (n + chunks - 1) / chunks, __ATOMIC_RELAXED);
+    __atomic_store_n(&tensor__pool.chunks_done, (int64_t)0, __ATOMIC_RELAXED);
+    __atomic_store_n(&tensor__pool.ticket, (uint64_t)gen << 32, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&tensor__pool.sleepers, __ATOMIC_SEQ_CST)) { /* wakes the workers that stopped polling */
         pthread_mutex_lock(&tensor__pool.mu);
 #if TENSOR__UNSHARE_CORE
@@ -296,20 +328,34 @@ static void tensor__parallel_for(int64_t n, int64_t grain, tensor__range_fn fn, 
         pthread_mutex_unlock(&tensor__pool.mu);
     }
     tensor__in_parallel = true;
-    tensor__run_chunks(&job);
+    tensor__pool_run_chunks();
     tensor__in_parallel = false;
-    if (!tensor__spin_until(tensor__pool_finished, NULL)) {
+    /* every chunk is claimed now: wait for those that others run */
+    if (!tensor__spin_until(tensor__pool_finished, &chunks)) {
         pthread_mutex_lock(&tensor__pool.mu);
         __atomic_store_n(&tensor__pool.caller_waits, 1, __ATOMIC_SEQ_CST);
-        while (__atomic_load_n(&tensor__pool.workers_done, __ATOMIC_SEQ_CST) != tensor__pool.n_workers)
-            pthread_cond_wait(&tensor__pool.done, &tensor__pool.mu);
+        while (__atomic_load_n(&tensor__pool.chunks_done, __ATOMIC_SEQ_CST) != chunks) pthread_cond_wait(&tensor__pool.done, &tensor__pool.mu);
         __atomic_store_n(&tensor__pool.caller_waits, 0, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&tensor__pool.mu);
     }
-    __atomic_store_n(&tensor__pool.job, (tensor__job *)NULL, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&tensor__pool.busy);
 }
 #endif
+
+/* The thread count when none is set: TENSOR_NUM_THREADS from the environment, read at the first
+   use (as PyTorch reads OMP_NUM_THREADS), else every core. A value that is not a whole number from
+   1 to 256 is ignored. */
+static int tensor__default_threads(void) {
+    static int cached; /* atomic */
+    int c = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+    if (c) return c;
+    const char *env = getenv("TENSOR_NUM_THREADS");
+    char *end = NULL;
+    long v = env ? strtol(env, &end, 10) : 0;
+    c = env && end != env && *end == 0 && v >= 1 && v <= 256 ? (int)v : tensor__cores();
+    __atomic_store_n(&cached, c, __ATOMIC_RELAXED);
+    return c;
+}
 
 TENSOR_API void tensor_set_num_threads(int n) {
     if (n < 0) { tensor__fail("tensor_set_num_threads", "thread count must be >= 0, got %d", n); return; }
@@ -318,5 +364,5 @@ TENSOR_API void tensor_set_num_threads(int n) {
 }
 TENSOR_API int tensor_get_num_threads(void) {
     int n = TENSOR__LOAD(&tensor__num_threads);
-    return n ? n : tensor__cores();
+    return n ? n : tensor__default_threads();
 }
