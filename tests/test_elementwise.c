@@ -197,8 +197,9 @@ static double r_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 static double r_logsigmoid(double x) { return (x < 0 ? x : 0.0) - log1p(exp(-fabs(x))); }
 static double r_relu(double x) { return x != x ? x : x > 0 ? x : 0.0; }
 static double r_relu6(double x) { return x != x ? x : x < 0 ? 0.0 : x > 6 ? 6.0 : x; }
-static double r_gelu(double x) { return 0.5 * x * (1.0 + erf(x / sqrt(2.0))); }
-static double r_gelu_tanh(double x) { return 0.5 * x * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
+/* gelu without the cancellation of 1 + erf(..) and 1 + tanh(..) below -5 (the library's formulas avoid it too) */
+static double r_gelu(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }
+static double r_gelu_tanh(double x) { return x / (1.0 + exp(-2.0 * sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x))); }
 static double r_silu(double x) { return x * r_sigmoid(x); }
 static double r_mish(double x) { return x * tanh(log1p(exp(x))); }
 static double r_softplus(double x) { return x > 20 ? x : log1p(exp(x)); } /* beta 1, threshold 20 */

@@ -62,7 +62,9 @@ TENSOR__HOSTDEV int64_t tensor__clampi(int64_t x, double lo, double hi) {
 }
 TENSOR__HOSTDEV double tensor__softplus(double x) { return x > 20 ? x : log1p(exp(x)); }
 TENSOR__HOSTDEV double tensor__logsigmoid(double x) { return x < 0 ? x - log1p(exp(x)) : -log1p(exp(-x)); }
-TENSOR__HOSTDEV double tensor__gelu_tanh(double x) { return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
+/* gelu's tanh form as x sigmoid(2 y): 0.5 x (1 + tanh(y)) cancels to 0 below -6 (gelu_tanh(-10) is
+   -1.2e-37, not -0); gelu itself is x ndtr(x) (in the list below), not 0.5 x (1 + erf(x / sqrt 2)) */
+TENSOR__HOSTDEV double tensor__gelu_tanh(double x) { return x / (1 + exp(-1.5957691216057308 * (x + 0.044715 * x * x * x))); }
 TENSOR__HOSTDEV double tensor__sign(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
 TENSOR__HOSTDEV double tensor__isinf(double x) { return x == INFINITY || x == -INFINITY; }
 
@@ -81,17 +83,27 @@ TENSOR__HOSTDEV double tensor__lgamma_pos(double x) {
     double series = r * (1.0 / 12 - r2 * (1.0 / 360 - r2 * (1.0 / 1260 - r2 * (1.0 / 1680 - r2 * (1.0 / 1188 - r2 * (691.0 / 360360 - r2 / 156))))));
     return (z - 0.5) * log(z) - z + 0.91893853320467274178 + series - log(p);
 }
+/* sin(pi x) for finite x, as (-1)^t sin(pi r) with t = trunc(x) and r = x - t, exact (r is x for
+   |x| < 1, Sterbenz beyond), then folded into [-0.5, 0.5] (exact again): beside every integer, r
+   keeps all the digits of the distance to it, which sin(pi x) itself loses (pi x is rounded
+   before sin sees it: a relative error of ~1e-16 / |x - n| there). */
+TENSOR__HOSTDEV double tensor__sinpi(double x) {
+    double t = trunc(x), r = x - t;
+    if (r > 0.5) r = 1 - r;
+    else if (r < -0.5) r = -1 - r;
+    double s = sin(TENSOR__PI * r);
+    return fmod(t, 2.0) != 0 ? -s : s;
+}
 /* log|Gamma(x)| (PyTorch's lgamma): +inf at 0 and the negative integers and at +-inf, the
-   reflection formula below 0.5 (sin(pi x) taken on x reduced to [-1, 1), exactly: large |x| lose
-   nothing there and x near 0 keeps all its digits). */
+   reflection formula log(pi / |sin(pi x)|) - lgamma(1 - x) below 0.5, with tensor__sinpi. */
 TENSOR__HOSTDEV double tensor__lgamma(double x) {
     if (x != x) return x;
     if (x == INFINITY || x == -INFINITY) return INFINITY;
     if (x <= 0 && x == floor(x)) return INFINITY;
     if (x >= 0.5) return tensor__lgamma_pos(x);
-    double m = x - 2 * floor(x * 0.5 + 0.5); /* x mod 2, in [-1, 1): x itself for x near 0 */
-    double s = fabs(sin(TENSOR__PI * m));
-    return log(TENSOR__PI / s) - tensor__lgamma_pos(1 - x);
+    if (fabs(x) < 1e-18) return -log(fabs(x)); /* the next term, -0.577 x, is below the last digit */
+    /* log pi - log|sin(pi x)|: pi / sin(pi x) overflows for tiny x */
+    return 1.14472988584940017414 - log(fabs(tensor__sinpi(x))) - tensor__lgamma_pos(1 - x);
 }
 /* The digamma function psi(x) (PyTorch's digamma): psi(+-0) = -+inf, NaN at the negative
    integers and -inf; reflection below 0, the recurrence up to x >= 10, then the asymptotic series. */
@@ -154,11 +166,11 @@ TENSOR__HOSTDEV double tensor__erfinv(double x) {
     }
     return copysign(y, x);
 }
-/* sin(pi x) / (pi x), 1 at 0 (PyTorch's sinc) */
+/* sin(pi x) / (pi x), 1 at 0 (PyTorch's sinc), with tensor__sinpi: 0 at the integers, and full
+   precision beside them and for large x */
 TENSOR__HOSTDEV double tensor__sinc(double x) {
     if (x == 0) return 1;
-    double t = TENSOR__PI * x;
-    return sin(t) / t;
+    return tensor__sinpi(x) / (TENSOR__PI * x);
 }
 /* log(x / (1 - x)) with x clamped to [eps, 1 - eps] first; eps NaN: no clamp (PyTorch's eps=None) */
 TENSOR__HOSTDEV double tensor__logit(double x, double eps) {
@@ -273,6 +285,7 @@ TENSOR__HOSTDEV double tensor__entr(double x) { return x != x ? x : x > 0 ? -x *
    faster than 1 / (2 x^2)^k there), as erfc underflows from 26.5. */
 TENSOR__HOSTDEV double tensor__erfcx(double x) {
     if (x != x) return x;
+    if (x < -26.7) return INFINITY; /* 2 exp(x^2) overflows (and x^2's rounding error is inf - inf at -inf) */
     if (x < 10) {
         double hi = x * x, lo = fma(x, x, -hi);
         return exp(hi) * (1 + lo) * erfc(x);
@@ -292,7 +305,7 @@ TENSOR__HOSTDEV double tensor__erfcx(double x) {
 TENSOR__HOSTDEV double tensor__ndtr(double x) {
     const double r_hi = 0.70710678118654757, r_lo = -4.8336466567264567e-17; /* 1 / sqrt 2 = r_hi + r_lo */
     double z = -x * r_hi;
-    if (!(z > 1)) return 0.5 * erfc(z);
+    if (!(z > 1) || z > 27) return 0.5 * erfc(z); /* erfc underflows from 26.6 (the correction: 0 * inf at -inf) */
     double e = fma(-x, r_hi, -z) - x * r_lo;
     return 0.5 * erfc(z) * (1 - 2 * z * e);
 }
@@ -354,29 +367,23 @@ TENSOR__HOSTDEV double tensor__bessel_i(int nu, double x, bool scaled) {
     }
     return nu && x < 0 ? -v : v;
 }
-/* Hurwitz's zeta sum_k (k + q)^-s for s > 1 (s == 1: inf; s < 1: NaN, as PyTorch's): the terms up
-   to k + q >= 10 summed directly (q <= 0 only with an integer s, q not a non-positive integer),
-   the rest by Euler-Maclaurin: w^(1-s) / (s - 1) + w^-s / 2 + sum_j B_2j / (2j)! s (s + 1) ...
-   (s + 2j - 2) w^(-s-2j+1) with w = q + N. */
-TENSOR__HOSTDEV double tensor__zeta(double s, double q) {
-    if (s != s || q != q) return NAN;
-    if (s == 1) return INFINITY;
-    if (s < 1) return NAN;
-    if (q <= 0) {
-        if (q == floor(q)) return INFINITY;
-        if (s != floor(s)) return NAN;
-    }
+/* Hurwitz's zeta sum_k (k + q)^-s for s > 1 and q > 0: the terms up to k + q >= max(10, s)
+   summed directly, the rest by Euler-Maclaurin: w^(1-s) / (s - 1) + w^-s / 2 + sum_j B_2j / (2j)!
+   s (s + 1) ... (s + 2j - 2) w^(-s-2j+1) with w = q + N. The direct sum stops as soon as what is
+   left of it, at most w^(1-s) / (s - 1), is below the last digit: while w < s each term is about
+   1/e of the one before or less, so the loop ends within ~60 terms for every s (s = +inf
+   included: its limit 1, 0 or inf for q = 1, > 1, < 1) and every q (past 2^53, w + 1 == w); the
+   count is capped besides. */
+TENSOR__HOSTDEV double tensor__zeta_pos(double s, double q) {
     double sum = 0, w = q;
-    if (q < 0 && q + 0.5 == floor(q + 0.5)) {
-        /* a half-integer q < 0: the terms of -q - j and q + j have one magnitude, so they cancel
-           (s odd) or double (s even) exactly; summed as they come they would cancel in rounding */
-        bool odd = fmod(s, 2.0) != 0;
-        for (double b = 0.5; b <= -q; b += 1) sum += odd ? 0.0 : 2 * pow(b, -s);
-        w = -q + 1;
+    for (int k = 0; (w < 10 || w < s || k < 2) && k < 80; k++, w += 1) {
+        /* what is left, sum_j (w + j)^-s, is at most w^(1-s) / (s - 1) */
+        double t = pow(w, -s), left = (t > 0 ? t * w : pow(w, 1 - s)) / (s - 1);
+        sum += t;
+        if (left <= 1e-17 * sum) return sum;
     }
-    for (int k = 0; w < 10 || w < s || k < 2; k++, w += 1) sum += pow(w, -s); /* w >= s: the tail's terms fall fast */
     double wn = pow(w, -s);
-    sum += w * wn / (s - 1) + 0.5 * wn;
+    sum += pow(w, 1 - s) / (s - 1) + 0.5 * wn; /* w^(1-s) itself: w * w^-s underflows first */
     /* B_2j / (2j)! for j = 1..12 */
     const double b[12] = {1.0 / 12, -1.0 / 720, 1.0 / 30240, -1.0 / 1209600, 1.0 / 47900160, -691.0 / 1307674368000.0, 1.0 / 74724249600.0,
                           -3617.0 / 10670622842880000.0, 43867.0 / 5109094217170944000.0, -174611.0 / 802857662698291200000.0,
@@ -391,11 +398,35 @@ TENSOR__HOSTDEV double tensor__zeta(double s, double q) {
     }
     return sum;
 }
+/* Hurwitz's zeta for every q (PyTorch's domain: s == 1 inf, s < 1 NaN, q a non-positive integer
+   inf, q < 0 needs an integer s). For q < 0, q = f - N with f in (0, 1): the N terms below 0 are
+   (-1)^s (j - f)^-s, j = 1..N, whose sum is zeta(s, 1 - f) - zeta(s, 1 - q), so
+   zeta(s, q) = f^-s + (-1)^s c^-s + zeta(s, 1 + f) + (-1)^s zeta(s, 1 + c) - (-1)^s zeta(s, 1 - q)
+   with c = 1 - f = ceil(q) - q (exact): no loop over the N terms, and the two leading terms,
+   which cancel exactly at a half-integer q with s odd, taken together. */
+TENSOR__HOSTDEV double tensor__zeta(double s, double q) {
+    if (s != s || q != q) return NAN;
+    if (s == 1) return INFINITY;
+    if (s < 1) return NAN;
+    if (q > 0) return tensor__zeta_pos(s, q);
+    if (q == floor(q)) return INFINITY;
+    if (s != floor(s) || s == INFINITY) return NAN; /* (-|x|)^-s: no real value (+inf: no parity) */
+    bool odd = fmod(s, 2.0) != 0;
+    double f = q - floor(q), c = ceil(q) - q, lead;
+    if (odd && f == c) lead = 0;
+    else {
+        double pf = pow(f, -s), pc = pow(c, -s);
+        lead = odd ? pf - pc : pf + pc;
+        if (lead != lead) lead = f < c ? INFINITY : -INFINITY; /* both overflow: the nearer to 0 wins */
+    }
+    double zf = tensor__zeta_pos(s, 1 + f), zc = tensor__zeta_pos(s, 1 + c), zq = tensor__zeta_pos(s, 1 - q);
+    return lead + (odd ? zf - zc : zf + zc) + (odd ? zq : -zq); /* zf - zc first: 0 exactly when f == c */
+}
 /* The n-th derivative of digamma: (-1)^(n+1) n! zeta(n + 1, x) for n >= 1; digamma for n == 0. */
 TENSOR__HOSTDEV double tensor__polygamma(double n, double x) {
     if (n == 0) return tensor__digamma(x);
     double f = 1;
-    for (int k = 2; k <= (int)n; k++) f *= k;
+    for (int k = 2; k <= (int)n && k <= 171; k++) f *= k; /* n <= 170 (tensor_polygamma); 171! is inf */
     return ((int)n % 2 ? f : -f) * tensor__zeta(n + 1, x);
 }
 
@@ -491,7 +522,7 @@ TENSOR__HOSTDEV double tensor__poisson_sample(double lam, uint32_t k0, uint32_t 
     X(logsigmoid,  tensor__logsigmoid(x),                       0)                       \
     X(relu,        x < 0 ? 0.0 : x,                             x < 0 ? 0 : x)           \
     X(relu6,       tensor__clampd(x, 0, 6),                     tensor__clampi(x, 0, 6)) \
-    X(gelu,        0.5 * x * (1 + erf(x * 0.7071067811865476)), 0)                       \
+    X(gelu,        x * tensor__ndtr(x),                         0)                       \
     X(gelu_tanh,   tensor__gelu_tanh(x),                        0)                       \
     X(silu,        x / (1.0 + exp(-x)),                         0)                       \
     X(mish,        x * tanh(tensor__softplus(x)),               0)                       \
