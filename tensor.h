@@ -4165,9 +4165,12 @@ static int tensor__wrap_dim(const char *fn, int dim, int ndim) {
     return dim < 0 ? dim + ndim : dim;
 }
 
-/* Two-way broadcast of shapes a and b (NumPy rules) into out; false and an error if they clash. */
+/* Two-way broadcast of shapes a and b (NumPy rules) into out; false and an error if they clash.
+   out may be a or b (a running shape): the result is built aside and copied at the end, since a
+   longer b would otherwise shift a's sizes under the loop that still reads them. */
 static bool tensor__broadcast_shapes(const char *fn, int na, const int64_t *a, int nb, const int64_t *b, int *nout, int64_t *out) {
     int n = na > nb ? na : nb;
+    int64_t r[TENSOR_MAX_DIMS];
     for (int i = 0; i < n; i++) {
         int64_t da = i < n - na ? 1 : a[i - (n - na)], db = i < n - nb ? 1 : b[i - (n - nb)];
         if (da != db && da != 1 && db != 1) {
@@ -4177,8 +4180,9 @@ static bool tensor__broadcast_shapes(const char *fn, int na, const int64_t *a, i
                          (long long)da, (long long)db, i);
             return false;
         }
-        out[i] = da == 1 ? db : da;
+        r[i] = da == 1 ? db : da;
     }
+    for (int i = 0; i < n; i++) out[i] = r[i];
     *nout = n;
     return true;
 }
@@ -12807,13 +12811,8 @@ TENSOR_API tensor *tensor_index_put(tensor *t, int n, tensor *const *indices, te
         /* the indices broadcast to B; the linear position over the first m dims; t as [M, R] */
         int nb = 0;
         int64_t bs[TENSOR_MAX_DIMS];
-        for (int i = 0; i < m; i++) {
-            int64_t tmp[TENSOR_MAX_DIMS];
-            int nt;
-            if (!tensor__broadcast_shapes(fn, nb, bs, list[i]->ndim, list[i]->shape, &nt, tmp)) goto done;
-            nb = nt;
-            memcpy(bs, tmp, sizeof(int64_t) * (size_t)nt);
-        }
+        for (int i = 0; i < m; i++)
+            if (!tensor__broadcast_shapes(fn, nb, bs, list[i]->ndim, list[i]->shape, &nb, bs)) goto done;
         tensor *lin = NULL;
         int64_t stride = 1;
         for (int i = m - 1; i >= 0; i--) {

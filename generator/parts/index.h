@@ -505,13 +505,8 @@ TENSOR_API tensor *tensor_index_put(tensor *t, int n, tensor *const *indices, te
         /* the indices broadcast to B; the linear position over the first m dims; t as [M, R] */
         int nb = 0;
         int64_t bs[TENSOR_MAX_DIMS];
-        for (int i = 0; i < m; i++) {
-            int64_t tmp[TENSOR_MAX_DIMS];
-            int nt;
-            if (!tensor__broadcast_shapes(fn, nb, bs, list[i]->ndim, list[i]->shape, &nt, tmp)) goto done;
-            nb = nt;
-            memcpy(bs, tmp, sizeof(int64_t) * (size_t)nt);
-        }
+        for (int i = 0; i < m; i++)
+            if (!tensor__broadcast_shapes(fn, nb, bs, list[i]->ndim, list[i]->shape, &nb, bs)) goto done;
         tensor *lin = NULL;
         int64_t stride = 1;
         for (int i = m - 1; i >= 0; i--) {
