@@ -1447,6 +1447,19 @@ TENSOR_API double tensor_item(tensor *t) {
     }
     return tensor__load_f64(tensor__data(t), t->dtype);
 }
+/* tensor_item of a one-element integer tensor, exact: a double rounds an int64 past 2^53, and
+   INT64_MAX converted back is undefined. false (the error set) on failure. */
+static bool tensor__item_i64(tensor *t, int64_t *v) {
+    if (!t) return false;
+    if (tensor__numel_of(t->ndim, t->shape) != 1) {
+        tensor__fail("tensor_item", "tensor of shape %s has %lld elements, expected 1", tensor__shape_of(t), (long long)tensor__numel_of(t->ndim, t->shape));
+        return false;
+    }
+    char b[8];
+    if (t->storage->device != TENSOR_CPU && tensor_copy_to(t, b, sizeof b)) return false;
+    *v = tensor__load_i64(t->storage->device != TENSOR_CPU ? b : tensor__data(t), t->dtype);
+    return true;
+}
 
 TENSOR_API void *tensor_data_ptr(tensor *t) {
     if (!t) return tensor__null_arg("tensor_data_ptr", "t");
