@@ -449,7 +449,7 @@ typedef enum { TENSOR_REDUCTION_MEAN, TENSOR_REDUCTION_SUM, TENSOR_REDUCTION_NON
     X(linalg_vecdot, LINALG, COMPOSITE, ANY, DIFF, (tensor *x, tensor *y, int dim), "sum of x * y (broadcast) over dim (PyTorch's default -1); one dtype") \
     X(linalg_svd, LINALG, KERNEL, ANY, DIFF, (tensor *A, bool full_matrices, tensor **S, tensor **Vh), "SVD A = U diag(S) Vh of [..., m, n] (one-sided Jacobi): returns U ([..., m, k], full_matrices: [..., m, m]), S descending [..., k] and Vh ([..., k, n] or [..., n, n]) through the out-pointers; k = min(m, n)") \
     X(linalg_svdvals, LINALG, COMPOSITE, ANY, DIFF, (tensor *A), "singular values of [..., m, n], descending [..., min(m, n)]") \
-    X(linalg_pinv, LINALG, COMPOSITE, ANY, DIFF, (tensor *A, double atol, double rtol, bool hermitian), "pseudo-inverse through the SVD, singular values <= max(atol, rtol * max S) dropped; atol 0 and rtol < 0 are None (rtol then 0 if atol > 0, else eps * max(m, n)); hermitian: reads A's lower triangle") \
+    X(linalg_pinv, LINALG, COMPOSITE, ANY, DIFF, (tensor *A, double atol, double rtol, bool hermitian), "pseudo-inverse through the SVD, singular values <= max(atol, rtol * max S) dropped; atol 0 and rtol < 0 are None (rtol then 0 if atol > 0, else eps * max(m, n)); hermitian: reads A's lower triangle; the gradient is PyTorch's pinv_backward (finite at repeated singular values)") \
     X(linalg_matrix_rank, LINALG, COMPOSITE, ANY, NODIFF, (tensor *A, double atol, double rtol, bool hermitian), "number of singular values > max(atol, rtol * max S) (i64 [...]); the tolerances as linalg_pinv's") \
     X(linalg_lstsq, LINALG, COMPOSITE, ANY, DIFF, (tensor *A, tensor *B, double rcond, tensor **residuals, tensor **rank, tensor **singular_values), "least-squares solution of A X = B (the gelsd driver: minimum norm, rank-deficient allowed; rcond < 0: eps * max(m, n)); residuals (only when m > n and full rank, else empty), i64 rank and singular values through the out-pointers") \
     X(linalg_cond, LINALG, COMPOSITE, ANY, DIFF, (tensor *A, const char *p), "condition number in the p norm (matrix_norm's orders; NULL: 2): S_max / S_min for 2 (-2: inverted), else norm(A) norm(inv(A)) (inf for a singular A)") \
@@ -1956,7 +1956,7 @@ TENSOR_API tensor *tensor_linalg_vecdot(tensor *x, tensor *y, int dim);
 TENSOR_API tensor *tensor_linalg_svd(tensor *A, bool full_matrices, tensor **S, tensor **Vh);
 /* singular values of [..., m, n], descending [..., min(m, n)] */
 TENSOR_API tensor *tensor_linalg_svdvals(tensor *A);
-/* pseudo-inverse through the SVD, singular values <= max(atol, rtol * max S) dropped; atol 0 and rtol < 0 are None (rtol then 0 if atol > 0, else eps * max(m, n)); hermitian: reads A's lower triangle */
+/* pseudo-inverse through the SVD, singular values <= max(atol, rtol * max S) dropped; atol 0 and rtol < 0 are None (rtol then 0 if atol > 0, else eps * max(m, n)); hermitian: reads A's lower triangle; the gradient is PyTorch's pinv_backward (finite at repeated singular values) */
 TENSOR_API tensor *tensor_linalg_pinv(tensor *A, double atol, double rtol, bool hermitian);
 /* number of singular values > max(atol, rtol * max S) (i64 [...]); the tolerances as linalg_pinv's */
 TENSOR_API tensor *tensor_linalg_matrix_rank(tensor *A, double atol, double rtol, bool hermitian);
@@ -4200,9 +4200,12 @@ static int tensor__wrap_dim(const char *fn, int dim, int ndim) {
     return dim < 0 ? dim + ndim : dim;
 }
 
-/* Two-way broadcast of shapes a and b (NumPy rules) into out; false and an error if they clash. */
+/* Two-way broadcast of shapes a and b (NumPy rules) into out; false and an error if they clash.
+   out may be a or b (a running shape): the result is built aside and copied at the end, since a
+   longer b would otherwise shift a's sizes under the loop that still reads them. */
 static bool tensor__broadcast_shapes(const char *fn, int na, const int64_t *a, int nb, const int64_t *b, int *nout, int64_t *out) {
     int n = na > nb ? na : nb;
+    int64_t r[TENSOR_MAX_DIMS];
     for (int i = 0; i < n; i++) {
         int64_t da = i < n - na ? 1 : a[i - (n - na)], db = i < n - nb ? 1 : b[i - (n - nb)];
         if (da != db && da != 1 && db != 1) {
@@ -4212,8 +4215,9 @@ static bool tensor__broadcast_shapes(const char *fn, int na, const int64_t *a, i
                          (long long)da, (long long)db, i);
             return false;
         }
-        out[i] = da == 1 ? db : da;
+        r[i] = da == 1 ? db : da;
     }
+    for (int i = 0; i < n; i++) out[i] = r[i];
     *nout = n;
     return true;
 }
@@ -4312,6 +4316,19 @@ TENSOR_API double tensor_item(tensor *t) {
         return tensor__load_f64(v, t->dtype);
     }
     return tensor__load_f64(tensor__data(t), t->dtype);
+}
+/* tensor_item of a one-element integer tensor, exact: a double rounds an int64 past 2^53, and
+   INT64_MAX converted back is undefined. false (the error set) on failure. */
+static bool tensor__item_i64(tensor *t, int64_t *v) {
+    if (!t) return false;
+    if (tensor__numel_of(t->ndim, t->shape) != 1) {
+        tensor__fail("tensor_item", "tensor of shape %s has %lld elements, expected 1", tensor__shape_of(t), (long long)tensor__numel_of(t->ndim, t->shape));
+        return false;
+    }
+    char b[8];
+    if (t->storage->device != TENSOR_CPU && tensor_copy_to(t, b, sizeof b)) return false;
+    *v = tensor__load_i64(t->storage->device != TENSOR_CPU ? b : tensor__data(t), t->dtype);
+    return true;
 }
 
 TENSOR_API void *tensor_data_ptr(tensor *t) {
@@ -11557,10 +11574,10 @@ TENSOR_API tensor *tensor_one_hot(tensor *indices, int64_t num_classes) {
     tensor_device dev = indices->storage->device;
     if (dev != TENSOR_CPU && n > 0) { /* the range from the device's reductions (two values come back) */
         tensor *mn = tensor_min_all(indices), *mx = tensor_max_all(indices);
-        if (mn && mx) { lo = (int64_t)tensor_item(mn); hi = (int64_t)tensor_item(mx); }
+        bool ok = tensor__item_i64(mn, &lo) && tensor__item_i64(mx, &hi);
         tensor_free(mn);
         tensor_free(mx);
-        if (!mn || !mx) return NULL;
+        if (!ok) return NULL;
     }
     for (int64_t p = 0; p < n && dev == TENSOR_CPU; p++) { /* the range of the values decides the output's shape */
         int64_t k = tensor__load_i64((char *)indices->storage->data + tensor__offset_of(indices, idx) * (int64_t)tensor__dtype_sizes[indices->dtype], indices->dtype);
@@ -12418,7 +12435,8 @@ static tensor *tensor__ix_dev(tensor__tmps *s, tensor *t, tensor_device dev) {
 }
 /* 0, 1, ..., n - 1 (i64) on dev. */
 static tensor *tensor__ix_arange(tensor__tmps *s, int64_t n, tensor_device dev) { return tensor__ix_dev(s, tensor__tmp(s, tensor_arange(0, (double)n, 1, TENSOR_I64)), dev); }
-/* The value of a one-element tensor, read back to the host. */
+/* The value of a one-element floating tensor, read back to the host (integer ones:
+   tensor__item_i64, exact). */
 static bool tensor__ix_item(tensor *t, double *v) {
     if (!t) return false;
     *v = tensor_item(t);
@@ -12434,11 +12452,11 @@ static tensor *tensor__ix_wrap(tensor__tmps *s, const char *fn, tensor *idx, int
         return tensor__fail(fn, "indices must be an integer tensor (int64 or int32), got %s", tensor__dtype_names[idx->dtype]);
     tensor *i64 = idx->dtype == TENSOR_I64 ? idx : tensor__tmp(s, tensor_to_dtype(idx, TENSOR_I64));
     if (!i64 || tensor__numel_of(idx->ndim, idx->shape) == 0) return i64;
-    double lo, hi;
-    if (!tensor__ix_item(tensor__tmp(s, tensor_min_all(i64)), &lo) || !tensor__ix_item(tensor__tmp(s, tensor_max_all(i64)), &hi)) return NULL;
-    double low = neg ? -(double)size : 0;
-    if (lo < low || hi >= (double)size) {
-        double bad = hi >= (double)size ? hi : lo;
+    int64_t lo, hi;
+    if (!tensor__item_i64(tensor__tmp(s, tensor_min_all(i64)), &lo) || !tensor__item_i64(tensor__tmp(s, tensor_max_all(i64)), &hi)) return NULL;
+    int64_t low = neg ? -size : 0;
+    if (lo < low || hi >= size) {
+        int64_t bad = hi >= size ? hi : lo;
         if (dim < 0) return tensor__fail(fn, "index %lld is out of bounds for a tensor of %lld elements", (long long)bad, (long long)size);
         return tensor__fail(fn, "index %lld is out of bounds for dim %d with size %lld", (long long)bad, dim, (long long)size);
     }
@@ -12724,10 +12742,8 @@ static tensor *tensor__ix_flat_nonzero(tensor__tmps *s, tensor *mask, int64_t *c
     if (!f) return NULL;
     tensor_device dev = mask->storage->device;
     int64_t n = f->shape[0];
-    double c;
     tensor *fi = tensor__tmp(s, tensor_to_dtype(f, TENSOR_I64));
-    if (!fi || !tensor__ix_item(tensor__tmp(s, tensor_sum_all(fi)), &c)) return NULL;
-    *count = (int64_t)c;
+    if (!fi || !tensor__item_i64(tensor__tmp(s, tensor_sum_all(fi)), count)) return NULL;
     if (*count == n) return tensor__ix_arange(s, n, dev);
     int64_t slots = *count + 1;
     tensor *rank = tensor__tmp(s, tensor_cumsum(fi, 0));
@@ -12818,10 +12834,10 @@ TENSOR_API tensor *tensor_masked_scatter(tensor *t, tensor *mask, tensor *source
         tensor_device dev = t->storage->device;
         tensor *mf = tensor__ix_flat(&s, me);
         tensor *mi = mf ? tensor__tmp(&s, tensor_to_dtype(mf, TENSOR_I64)) : NULL;
-        double c;
+        int64_t c;
         int64_t avail = tensor__numel_of(source->ndim, source->shape);
-        if (mi && tensor__ix_item(tensor__tmp(&s, tensor_sum_all(mi)), &c)) {
-            if ((int64_t)c > avail) {
+        if (mi && tensor__item_i64(tensor__tmp(&s, tensor_sum_all(mi)), &c)) {
+            if (c > avail) {
                 tensor__fail(fn, "the mask has %lld true elements but source has only %lld", (long long)c, (long long)avail);
             } else if (c == 0) {
                 r = tensor__tmp(&s, tensor_clone(te));
@@ -12888,13 +12904,8 @@ TENSOR_API tensor *tensor_index_put(tensor *t, int n, tensor *const *indices, te
         /* the indices broadcast to B; the linear position over the first m dims; t as [M, R] */
         int nb = 0;
         int64_t bs[TENSOR_MAX_DIMS];
-        for (int i = 0; i < m; i++) {
-            int64_t tmp[TENSOR_MAX_DIMS];
-            int nt;
-            if (!tensor__broadcast_shapes(fn, nb, bs, list[i]->ndim, list[i]->shape, &nt, tmp)) goto done;
-            nb = nt;
-            memcpy(bs, tmp, sizeof(int64_t) * (size_t)nt);
-        }
+        for (int i = 0; i < m; i++)
+            if (!tensor__broadcast_shapes(fn, nb, bs, list[i]->ndim, list[i]->shape, &nb, bs)) goto done;
         tensor *lin = NULL;
         int64_t stride = 1;
         for (int i = m - 1; i >= 0; i--) {
@@ -13204,11 +13215,11 @@ TENSOR_API tensor *tensor_bincount(tensor *input, tensor *weights, int64_t minle
     int64_t n = input->shape[0], size = minlength;
     tensor *ix = tensor__tmp(&s, tensor_to_dtype(input, TENSOR_I64));
     if (ix && n > 0) {
-        double lo, hi;
-        if (!tensor__ix_item(tensor__tmp(&s, tensor_min_all(ix)), &lo) || !tensor__ix_item(tensor__tmp(&s, tensor_max_all(ix)), &hi)) goto done;
+        int64_t lo, hi;
+        if (!tensor__item_i64(tensor__tmp(&s, tensor_min_all(ix)), &lo) || !tensor__item_i64(tensor__tmp(&s, tensor_max_all(ix)), &hi)) goto done;
         if (lo < 0) { tensor__fail(fn, "input must be non-negative, got %lld", (long long)lo); goto done; }
-        if ((int64_t)hi + 1 > size) size = (int64_t)hi + 1;
-        if (size > TENSOR__MAX_NUMEL) { tensor__fail(fn, "the largest input %lld needs too many bins", (long long)hi); goto done; }
+        if (hi >= TENSOR__MAX_NUMEL) { tensor__fail(fn, "the largest input %lld needs too many bins", (long long)hi); goto done; }
+        if (hi + 1 > size) size = hi + 1;
     }
     if (ix) {
         tensor *z = tensor__tmp(&s, tensor__full_on(1, &size, 0, odt, dev));
@@ -13445,14 +13456,15 @@ TENSOR_API tensor *tensor_repeat_interleave_tensor(tensor *t, tensor *repeats, c
     tensor__tmps s = {{0}, 0};
     tensor *x = !dim || t->ndim == 0 ? tensor__ix_flat(&s, t) : t, *rep = NULL, *ends = NULL, *pos = NULL, *idx = NULL, *r = NULL;
     int64_t size = x ? x->shape[d] : 0, nrep = tensor__numel_of(repeats->ndim, repeats->shape);
-    double lo = 0, total = 0;
+    int64_t lo = 0;
+    double total = 0; /* summed in double: an int64 sum could overflow */
     if (!x) goto done;
     if (nrep != 1 && nrep != size) { tensor__fail(fn, "repeats must have one element or %lld (the size of the dim), got %lld", (long long)size, (long long)nrep); goto done; }
     rep = tensor__tmp(&s, tensor_to_dtype(tensor__ix_flat(&s, repeats), TENSOR_I64));
     if (rep && nrep == 1 && size != 1) rep = tensor__tmp(&s, tensor_expand(rep, 1, &size));
-    if (!rep || (size > 0 && (!tensor__ix_item(tensor__tmp(&s, tensor_min_all(rep)), &lo) || !tensor__ix_item(tensor__tmp(&s, tensor_sum_all(tensor__tmp(&s, tensor_to_dtype(rep, TENSOR_F64)))), &total)))) goto done;
+    if (!rep || (size > 0 && (!tensor__item_i64(tensor__tmp(&s, tensor_min_all(rep)), &lo) || !tensor__ix_item(tensor__tmp(&s, tensor_sum_all(tensor__tmp(&s, tensor_to_dtype(rep, TENSOR_F64)))), &total)))) goto done;
     if (lo < 0) { tensor__fail(fn, "repeats can not be negative, got %lld", (long long)lo); goto done; }
-    if (total > (double)TENSOR__MAX_NUMEL) { tensor__fail(fn, "repeats sum to too many elements (%.0f)", total); goto done; }
+    if (total > (double)TENSOR__MAX_NUMEL) { tensor__fail(fn, "repeats sum to more than %lld elements", (long long)TENSOR__MAX_NUMEL); goto done; }
     ends = size > 0 ? tensor__tmp(&s, tensor_cumsum(rep, 0)) : rep;
     pos = ends ? tensor__ix_arange(&s, (int64_t)total, t->storage->device) : NULL;
     idx = pos ? tensor__tmp(&s, tensor_searchsorted(ends, pos, false, true, NULL)) : NULL;
@@ -17423,7 +17435,10 @@ TENSOR_API tensor *tensor_linalg_eigvalsh(tensor *A, const char *UPLO) {
      (its derivative: 0 at x = 0, the inf-norm's gradient shared among ties, as PyTorch);
      matrix_norm's fro is a vector norm, 1/inf are sums of |A| and amax/amin, 2/-2/nuc come from
      svdvals; pinv, matrix_rank, lstsq (the gelsd driver's minimum-norm solution) and cond are
-     written with the SVD. */
+     written with the SVD. pinv records a node of its own (tensor__layer_record, as the layer
+     composites of >>norm do): its derivative is PyTorch's pinv_backward, matmuls of pinv(A), A
+     and the gradient, finite where singular values repeat (the SVD's has 1 / (s_i^2 - s_j^2));
+     lstsq's solution is pinv(A) B, so its gradients go through that node too. */
 
 /* "fro", "nuc", "1", "-1", "2", "-2", "inf", "-inf" (matrix norms) -> a code; NULL is "fro" */
 enum { TENSOR__MN_FRO, TENSOR__MN_NUC, TENSOR__MN_1, TENSOR__MN_M1, TENSOR__MN_2, TENSOR__MN_M2, TENSOR__MN_INF, TENSOR__MN_MINF, TENSOR__MN_BAD };
@@ -17823,6 +17838,20 @@ static tensor *tensor__la_tol(tensor *S, int64_t m, int64_t n, double atol, doub
     return tensor_clamp_min(tensor_mul_scalar(smax, rtol), atol);
 }
 
+/* pinv from the thin SVD of A (inside the caller's scope): V diag(1 / S where S > tol, else 0) U^T */
+static tensor *tensor__pinv_of_svd(tensor *U, tensor *S, tensor *Vh, tensor *keep) {
+    tensor *sinv = tensor_where(keep, tensor_reciprocal(tensor_where(keep, S, tensor_ones_like(S))), tensor_zeros_like(S)); /* no 1 / 0 computed */
+    return tensor_matmul(tensor_mul(tensor_transpose(Vh, -1, -2), tensor_unsqueeze(sinv, -2)), tensor_transpose(U, -1, -2));
+}
+static tensor *tensor__layer_record(tensor_op op, tensor *y, int n_in, tensor *const *in, const int64_t *ip, int nip, const double *p, int np, tensor *extra);
+/* P (computed without recording) given the linalg_pinv node of A: ip[0] hermitian, p[0] atol,
+   p[1] rtol (tensor__derivative_layer in >>autograd). Returns P, or NULL after freeing it. */
+static tensor *tensor__pinv_record(tensor *P, tensor *A, double atol, double rtol, bool hermitian) {
+    int64_t ip[1] = {hermitian};
+    double p[2] = {atol, rtol};
+    return tensor__layer_record(TENSOR_OP_linalg_pinv, P, 1, &A, ip, 1, p, 2, NULL);
+}
+
 TENSOR_API tensor *tensor_linalg_pinv(tensor *A, double atol, double rtol, bool hermitian) {
     const char *fn = "tensor_linalg_pinv";
     TENSOR__CHECK_ARG(fn, A);
@@ -17831,14 +17860,13 @@ TENSOR_API tensor *tensor_linalg_pinv(tensor *A, double atol, double rtol, bool 
     if (hermitian && A->shape[A->ndim - 1] != A->shape[A->ndim - 2]) return tensor__fail(fn, "hermitian = true needs square matrices, got shape %s", tensor__shape_of(A));
     TENSOR__LA_BEGIN(fn);
     int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1];
+    bool was = tensor_set_grad_enabled(false);
     tensor *a = hermitian ? tensor__la_sym_lower(A) : A;
-    tensor *U = NULL, *S = NULL, *Vh = NULL;
-    if (!tensor__svd_split(tensor__svd_run(fn, a, false, false), m, n, false, &U, &S, &Vh)) return tensor__la_end(NULL);
-    tensor *keep = tensor_gt(S, tensor__la_tol(S, m, n, atol, rtol));
-    /* 1 / S where kept, 0 elsewhere (S replaced by 1 there first: no inf in the gradient) */
-    tensor *sinv = tensor_where(keep, tensor_reciprocal(tensor_where(keep, S, tensor_ones_like(S))), tensor_zeros_like(S));
-    tensor *r = tensor_matmul(tensor_mul(tensor_transpose(Vh, -1, -2), tensor_unsqueeze(sinv, -2)), tensor_transpose(U, -1, -2));
-    return tensor__la_end(r);
+    tensor *U = NULL, *S = NULL, *Vh = NULL, *r = NULL;
+    if (tensor__svd_split(tensor__svd_run(fn, a, false, false), m, n, false, &U, &S, &Vh))
+        r = tensor__pinv_of_svd(U, S, Vh, tensor_gt(S, tensor__la_tol(S, m, n, atol, rtol)));
+    tensor_set_grad_enabled(was);
+    return tensor__la_end(r ? tensor__pinv_record(r, A, atol, rtol, hermitian) : NULL);
 }
 
 TENSOR_API tensor *tensor_linalg_matrix_rank(tensor *A, double atol, double rtol, bool hermitian) {
@@ -17885,22 +17913,27 @@ TENSOR_API tensor *tensor_linalg_lstsq(tensor *A, tensor *B, double rcond, tenso
     TENSOR__LA_BEGIN(fn);
     tensor *b = vec ? tensor_unsqueeze(B, -1) : B;
     tensor *U = NULL, *S = NULL, *Vh = NULL;
-    if (!tensor__svd_split(tensor__svd_run(fn, A, false, false), m, n, false, &U, &S, &Vh)) return tensor__la_end(NULL);
     double eps = A->dtype == TENSOR_F32 ? (double)FLT_EPSILON : DBL_EPSILON;
     double rc = rcond < 0 ? eps * (double)(m > n ? m : n) : rcond;
-    tensor *tol = tensor__la_tol(S, m, n, 0, rc);
-    tensor *keep = tensor_gt(S, tol);
-    tensor *sinv = tensor_where(keep, tensor_reciprocal(tensor_where(keep, S, tensor_ones_like(S))), tensor_zeros_like(S));
-    /* X = V diag(sinv) U^T B */
-    tensor *x = tensor_matmul(tensor_transpose(Vh, -1, -2), tensor_mul(tensor_unsqueeze(sinv, -1), tensor_matmul(tensor_transpose(U, -1, -2), b)));
-    tensor *rk = tensor_sum(keep, -1, false);
+    /* X = pinv(A) B, pinv's node carrying A's gradient (PyTorch's linalg_lstsq_backward) */
+    bool was = tensor_set_grad_enabled(false);
+    tensor *keep = NULL, *P = NULL;
+    if (tensor__svd_split(tensor__svd_run(fn, A, false, false), m, n, false, &U, &S, &Vh)) {
+        keep = tensor_gt(S, tensor__la_tol(S, m, n, 0, rc));
+        P = tensor__pinv_of_svd(U, S, Vh, keep);
+    }
+    tensor_set_grad_enabled(was);
+    P = P ? tensor__pinv_record(P, A, 0, rc, false) : NULL;
+    tensor *x = P ? tensor_matmul(P, b) : NULL;
+    tensor *rk = keep ? tensor_sum(keep, -1, false) : NULL;
     tensor *res = NULL;
     if (x && rk && residuals) {
         /* only when m > n and every matrix has full rank (as PyTorch) */
         bool full_rank = m > n;
         if (full_rank && tensor_numel(rk) > 0) {
-            tensor *mn = tensor_min_all(rk);
-            full_rank = mn && (int64_t)tensor_item(mn) == n;
+            int64_t low = -1;
+            if (!tensor__item_i64(tensor_min_all(rk), &low)) return tensor__la_end(NULL);
+            full_rank = low == n;
         }
         if (full_rank) {
             tensor *d = tensor_sub(tensor_matmul(A, x), b);
@@ -19009,7 +19042,8 @@ static tensor *tensor__bn_mean(tensor__tmps *s, tensor *x) {
    device, and wherever the fast path does not apply. The fast paths are plane kernels on the
    CPU, threaded over channels or N * C planes, for f32 and f64. Under autograd, batch_norm,
    conv_transpose2d and interpolate record a node of their own op (tensor__layer_record), whose
-   derivative (tensor__derivative_layer in >>autograd) runs a fused backward kernel; the max pools
+   derivative (tensor__derivative_layer in >>autograd) runs a fused backward kernel (linalg_pinv
+   of >>linalg-norm records its node the same way, for a derivative of its own); the max pools
    return gather(x, indices), gather's node carrying the gradient. The registry keeps them
    COMPOSITE: a device, and the reference mode, run the composite. tensor__layers_composite: the
    bench's switch to the composites (its reference), leaving the other kernels as they are. */
@@ -24175,11 +24209,11 @@ TENSOR_API tensor *tensor_ctc_loss(tensor *log_probs, tensor *targets, tensor *i
                 goto done;
             }
             if (tlv[b] > smax) smax = tlv[b];
+            if (concat && tlv[b] > S - total) { /* checked before the sum, which could overflow (total <= S) */
+                tensor__fail(fn, "the target_lengths add up to more than the %lld concatenated targets (%lld at batch element %lld)", (long long)S, (long long)tlv[b], (long long)b);
+                goto done;
+            }
             total += tlv[b];
-        }
-        if (concat && total > S) {
-            tensor__fail(fn, "the target_lengths add up to %lld, more than the %lld concatenated targets", (long long)total, (long long)S);
-            goto done;
         }
         tensor_device dev = log_probs->storage->device;
         ild = dev == TENSOR_CPU ? tensor__alias(fn, il) : tensor_to_device(il, dev);
@@ -24800,8 +24834,8 @@ TENSOR_OPS(TENSOR__DECLARE_DERIVATIVE)
 #define TENSOR__DERIVATIVE_ENTRY_(impl, grad, name) TENSOR__DERIVATIVE_ENTRY_##impl##_##grad(name)
 #define TENSOR__DERIVATIVE_ENTRY(name, kind, impl, types, grad, params, doc) TENSOR__DERIVATIVE_ENTRY_(impl, grad, name)
 static const tensor__derivative_fn tensor__derivatives[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__DERIVATIVE_ENTRY)};
-/* The nodes some composites record on the CPU fast path (>>norm, >>resample): below, with the
-   layers' derivatives. */
+/* The nodes some composites record on the CPU fast path (>>norm, >>resample), and linalg_pinv's
+   (>>linalg-norm): below, with the layers' derivatives. */
 static int tensor__derivative_layer(tensor__node *n, tensor *g, tensor **grads);
 
 /* g reduced to shape (ndim, shape) by summing the dims broadcasting added or expanded. */
@@ -26129,8 +26163,34 @@ static int tensor__derivative_interpolate_node(tensor__node *n, tensor *g, tenso
     if (!tensor__first_order_only(n)) return 1;
     return TENSOR__OK(grads[0] = tensor__interp_backward("tensor_backward", n->saved[0], g, n->ip, n->p));
 }
+/* linalg_pinv (in = {A}, ip[0] hermitian, p = {atol, rtol}; lstsq records it too): PyTorch's
+   pinv_backward, with P = pinv(A), G = g: gA = -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A),
+   grouped so that every product is of the smaller side (K [m, m] when m <= n, else [n, n]). No
+   1 / (s_i - s_j): finite where singular values repeat. P is recomputed from A through the public
+   op, so the result differentiates again. hermitian: the formula with the symmetric matrix that
+   was inverted, its gradient in every entry (as PyTorch's, not only the lower triangle read). */
+static int tensor__derivative_linalg_pinv_node(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *A0 = TENSOR__X;
+    bool herm = n->ip[0] != 0;
+    int64_t m = A0->shape[A0->ndim - 2], nc = A0->shape[A0->ndim - 1];
+    tensor *A = herm ? tensor__la_sym_lower(A0) : A0;
+    tensor *P = tensor_linalg_pinv(A0, n->p[0], n->p[1], herm);
+    tensor *Pt = tensor_transpose(P, -1, -2), *gt = tensor_transpose(g, -1, -2), *r;
+    if (m <= nc) { /* K = G^T P: K P^T - (P K)^T - A P K P^T + P^T P (G^T - K A) */
+        tensor *K = tensor_matmul(gt, P), *KPt = tensor_matmul(K, Pt);
+        tensor *a = tensor_sub(tensor_sub(KPt, tensor_transpose(tensor_matmul(P, K), -1, -2)), tensor_matmul(tensor_matmul(A, P), KPt));
+        r = tensor_add(a, tensor_matmul(tensor_matmul(Pt, P), tensor_sub(gt, tensor_matmul(K, A))));
+    } else { /* K = P G^T: P^T K - (K P)^T + (G^T - A K) P P^T - P^T K P A */
+        tensor *K = tensor_matmul(P, gt), *PtK = tensor_matmul(Pt, K);
+        tensor *a = tensor_sub(PtK, tensor_transpose(tensor_matmul(K, P), -1, -2));
+        r = tensor_sub(tensor_add(a, tensor_matmul(tensor_sub(gt, tensor_matmul(A, K)), tensor_matmul(P, Pt))), tensor_matmul(tensor_matmul(PtK, P), A));
+    }
+    return TENSOR__OK(grads[0] = r);
+}
+
 static int tensor__derivative_layer(tensor__node *n, tensor *g, tensor **grads) {
     switch (n->op) {
+    case TENSOR_OP_linalg_pinv: return tensor__derivative_linalg_pinv_node(n, g, grads);
     case TENSOR_OP_batch_norm: return tensor__derivative_batch_norm_node(n, g, grads);
     case TENSOR_OP_conv_transpose2d: return tensor__derivative_conv_transpose2d_node(n, g, grads);
     case TENSOR_OP_interpolate: return tensor__derivative_interpolate_node(n, g, grads);

@@ -312,8 +312,8 @@ TENSOR_OPS(TENSOR__DECLARE_DERIVATIVE)
 #define TENSOR__DERIVATIVE_ENTRY_(impl, grad, name) TENSOR__DERIVATIVE_ENTRY_##impl##_##grad(name)
 #define TENSOR__DERIVATIVE_ENTRY(name, kind, impl, types, grad, params, doc) TENSOR__DERIVATIVE_ENTRY_(impl, grad, name)
 static const tensor__derivative_fn tensor__derivatives[TENSOR_OP_COUNT] = {TENSOR_OPS(TENSOR__DERIVATIVE_ENTRY)};
-/* The nodes some composites record on the CPU fast path (>>norm, >>resample): below, with the
-   layers' derivatives. */
+/* The nodes some composites record on the CPU fast path (>>norm, >>resample), and linalg_pinv's
+   (>>linalg-norm): below, with the layers' derivatives. */
 static int tensor__derivative_layer(tensor__node *n, tensor *g, tensor **grads);
 
 /* g reduced to shape (ndim, shape) by summing the dims broadcasting added or expanded. */
@@ -1641,8 +1641,34 @@ static int tensor__derivative_interpolate_node(tensor__node *n, tensor *g, tenso
     if (!tensor__first_order_only(n)) return 1;
     return TENSOR__OK(grads[0] = tensor__interp_backward("tensor_backward", n->saved[0], g, n->ip, n->p));
 }
+/* linalg_pinv (in = {A}, ip[0] hermitian, p = {atol, rtol}; lstsq records it too): PyTorch's
+   pinv_backward, with P = pinv(A), G = g: gA = -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A),
+   grouped so that every product is of the smaller side (K [m, m] when m <= n, else [n, n]). No
+   1 / (s_i - s_j): finite where singular values repeat. P is recomputed from A through the public
+   op, so the result differentiates again. hermitian: the formula with the symmetric matrix that
+   was inverted, its gradient in every entry (as PyTorch's, not only the lower triangle read). */
+static int tensor__derivative_linalg_pinv_node(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *A0 = TENSOR__X;
+    bool herm = n->ip[0] != 0;
+    int64_t m = A0->shape[A0->ndim - 2], nc = A0->shape[A0->ndim - 1];
+    tensor *A = herm ? tensor__la_sym_lower(A0) : A0;
+    tensor *P = tensor_linalg_pinv(A0, n->p[0], n->p[1], herm);
+    tensor *Pt = tensor_transpose(P, -1, -2), *gt = tensor_transpose(g, -1, -2), *r;
+    if (m <= nc) { /* K = G^T P: K P^T - (P K)^T - A P K P^T + P^T P (G^T - K A) */
+        tensor *K = tensor_matmul(gt, P), *KPt = tensor_matmul(K, Pt);
+        tensor *a = tensor_sub(tensor_sub(KPt, tensor_transpose(tensor_matmul(P, K), -1, -2)), tensor_matmul(tensor_matmul(A, P), KPt));
+        r = tensor_add(a, tensor_matmul(tensor_matmul(Pt, P), tensor_sub(gt, tensor_matmul(K, A))));
+    } else { /* K = P G^T: P^T K - (K P)^T + (G^T - A K) P P^T - P^T K P A */
+        tensor *K = tensor_matmul(P, gt), *PtK = tensor_matmul(Pt, K);
+        tensor *a = tensor_sub(PtK, tensor_transpose(tensor_matmul(K, P), -1, -2));
+        r = tensor_sub(tensor_add(a, tensor_matmul(tensor_sub(gt, tensor_matmul(A, K)), tensor_matmul(P, Pt))), tensor_matmul(tensor_matmul(PtK, P), A));
+    }
+    return TENSOR__OK(grads[0] = r);
+}
+
 static int tensor__derivative_layer(tensor__node *n, tensor *g, tensor **grads) {
     switch (n->op) {
+    case TENSOR_OP_linalg_pinv: return tensor__derivative_linalg_pinv_node(n, g, grads);
     case TENSOR_OP_batch_norm: return tensor__derivative_batch_norm_node(n, g, grads);
     case TENSOR_OP_conv_transpose2d: return tensor__derivative_conv_transpose2d_node(n, g, grads);
     case TENSOR_OP_interpolate: return tensor__derivative_interpolate_node(n, g, grads);

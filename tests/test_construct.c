@@ -55,6 +55,43 @@ TEST(construct_broadcast_expand_reshape_as) {
     CHECK(tensor_broadcast_tensors(0, NULL, NULL) == 0);
 }
 
+/* A running broadcast shape grows when a later operand has more dims (issue 24: [3] then [1, 2, 1]
+   overwrote the first sizes and failed): every order of shapes of 0 to 3 dims, for
+   broadcast_tensors and the ops that broadcast three operands. */
+TEST(construct_broadcast_growing_ndim) {
+    tensor_scope_begin();
+    tensor *outs[3];
+    tensor *two[2] = {seq(TENSOR_F32, TENSOR_SHAPE(3)), seq(TENSOR_F32, TENSOR_SHAPE(1, 2, 1))};
+    CHECK(tensor_broadcast_tensors(2, two, outs) == 2);
+    CHECK_T(outs[0], TENSOR_SHAPE(1, 2, 3), 0, 1, 2, 0, 1, 2);
+    CHECK_T(outs[1], TENSOR_SHAPE(1, 2, 3), 0, 0, 0, 1, 1, 1);
+    /* [3], [2, 1], [4, 1, 1] (and 0-dim) in every order: always [4, 2, 3] */
+    static const int order[6][3] = {{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0}};
+    tensor *base[3] = {seq(TENSOR_F64, TENSOR_SHAPE(3)), seq(TENSOR_F64, TENSOR_SHAPE(2, 1)), seq(TENSOR_F64, TENSOR_SHAPE(4, 1, 1))};
+    const int64_t want[3] = {4, 2, 3};
+    for (int o = 0; o < 6; o++) {
+        tensor *ins[3] = {base[order[o][0]], base[order[o][1]], base[order[o][2]]};
+        CHECK(tensor_broadcast_tensors(3, ins, outs) == 3);
+        for (int i = 0; i < 3; i++) CHECK_SHAPE(outs[i], 3, want);
+        tensor *with0[3] = {tensor_scalar(1, TENSOR_F64), ins[0], ins[1]};
+        CHECK(tensor_broadcast_tensors(3, with0, outs) == 3);
+        CHECK_SHAPE(outs[0], tensor_ndim(outs[2]), tensor_shape(outs[2]));
+        tensor *cond = tensor_gt(ins[0], tensor_scalar(0, TENSOR_F64));
+        CHECK_SHAPE(tensor_where(cond, ins[1], ins[2]), 3, want);
+        CHECK_SHAPE(tensor_lerp(ins[0], ins[1], ins[2]), 3, want);
+        CHECK_SHAPE(tensor_addcmul(ins[0], ins[1], ins[2], 2), 3, want);
+        CHECK_SHAPE(tensor_addcdiv(ins[0], ins[1], tensor_add_scalar(ins[2], 1), 2), 3, want);
+        CHECK_SHAPE(tensor_clamp_tensor(ins[0], ins[1], ins[2]), 3, want);
+        /* advanced indexing: the index tensors broadcast to [4, 2, 3] whatever their order; values
+           of that shape fit it */
+        tensor *ix[3];
+        for (int i = 0; i < 3; i++) ix[i] = tensor_to_dtype(ins[i], TENSOR_I64);
+        CHECK_SHAPE(tensor_index_put(tensor_zeros(TENSOR_SHAPE(4, 4, 4), TENSOR_F64), 3, ix, tensor_ones(3, want, TENSOR_F64), true), TENSOR_SHAPE(4, 4, 4));
+    }
+    CHECK(tensor_last_error() == NULL);
+    tensor_scope_end();
+}
+
 TEST(construct_unflatten_narrow_atleast) {
     tensor *x = seq(TENSOR_F32, TENSOR_SHAPE(2, 12));
     tensor *u = tensor_unflatten(x, 1, 2, (const int64_t[]){3, -1});

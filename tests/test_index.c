@@ -749,6 +749,50 @@ void bad_input_repeat_interleave_tensor(void) {
     CHECK_BAD(tensor_repeat_interleave_tensor(a, I64(TENSOR_SHAPE(1), INT64_MAX / 4), NULL), fn);     /* too many elements */
 }
 
+/* An index far out of range is named exactly in the message (issue 24: INT64_MAX went through a
+   double, whose conversion back to long long is undefined, and printed a wrong number): every op
+   that checks index values, with INT64_MAX, INT64_MIN + 1 and 2^53 + 1 (no double holds the last
+   two). */
+static void bad_index_named(int line, const char *fn, tensor *r, const char *number) {
+    const char *e = tensor_last_error();
+    if (r || !e || !strstr(e, fn) || !strstr(e, number))
+        test_fail(__FILE__, line, "%s with index %s: expected an error naming both, got %s", fn, number, r ? "a result" : e ? e : "no error");
+    tensor_free(r);
+    tensor_clear_error();
+}
+#define BAD_INDEX(fn, expr, number) do { tensor_clear_error(); bad_index_named(__LINE__, fn, (expr), number); } while (0)
+TEST(index_huge_index_exact_in_message) {
+    tensor_scope_begin();
+    static const int64_t vals[3] = {INT64_MAX, INT64_MIN + 1, ((int64_t)1 << 53) + 1};
+    static const char *const text[3] = {"9223372036854775807", "-9223372036854775807", "9007199254740993"};
+    tensor *t = ar(TENSOR_F32, TENSOR_SHAPE(3, 4));
+    for (int k = 0; k < 3; k++) {
+        tensor *ix = tensor_from_data(&vals[k], 1, (const int64_t[]){1}, TENSOR_I64);
+        tensor *ix2 = tensor_reshape(ix, 2, (const int64_t[]){1, 1});
+        tensor *src = tensor_ones(TENSOR_SHAPE(3, 1), TENSOR_F32);
+        BAD_INDEX("tensor_index_select", tensor_index_select(t, 1, ix), text[k]);
+        BAD_INDEX("tensor_index_add", tensor_index_add(t, 1, ix, src, 1), text[k]);
+        BAD_INDEX("tensor_index_copy", tensor_index_copy(t, 1, ix, src), text[k]);
+        BAD_INDEX("tensor_index_fill", tensor_index_fill(t, 1, ix, 0), text[k]);
+        BAD_INDEX("tensor_index_put", tensor_index_put(t, 1, &ix, tensor_scalar(0, TENSOR_F32), false), text[k]);
+        BAD_INDEX("tensor_take", tensor_take(t, ix), text[k]);
+        BAD_INDEX("tensor_put", tensor_put(t, ix, tensor_ones(TENSOR_SHAPE(1), TENSOR_F32), false), text[k]);
+        BAD_INDEX("tensor_gather", tensor_gather(t, 1, ix2), text[k]);
+        BAD_INDEX("tensor_scatter", tensor_scatter(t, 1, ix2, tensor_ones(TENSOR_SHAPE(1, 1), TENSOR_F32)), text[k]);
+        BAD_INDEX("tensor_scatter_add", tensor_scatter_add(t, 1, ix2, tensor_ones(TENSOR_SHAPE(1, 1), TENSOR_F32)), text[k]);
+        BAD_INDEX("tensor_take_along_dim", tensor_take_along_dim(t, ix2, (const int[]){1}), text[k]);
+        BAD_INDEX("tensor_embedding", tensor_embedding(t, ix), text[k]);
+        if (vals[k] < 0) {
+            BAD_INDEX("tensor_one_hot", tensor_one_hot(ix, -1), text[k]);
+            BAD_INDEX("tensor_bincount", tensor_bincount(ix, NULL, 0), text[k]);
+            BAD_INDEX("tensor_repeat_interleave_tensor", tensor_repeat_interleave_tensor(ar(TENSOR_F32, TENSOR_SHAPE(1)), ix, NULL), text[k]);
+        } else if (vals[k] == INT64_MAX) { /* 2^53 + 1 bins are tried (out of memory) */
+            BAD_INDEX("tensor_bincount", tensor_bincount(ix, NULL, 0), text[k]);
+        }
+    }
+    tensor_scope_end();
+}
+
 TEST(index_bad_inputs) {
     bad_input_scatter();
     bad_input_scatter_reduce();

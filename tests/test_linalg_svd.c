@@ -336,7 +336,7 @@ static tensor *f_ls(tensor *const *in, const void *vctx) {
     case G_VD: return tensor_linalg_vecdot(x, in[1], c->d0);
     case G_SVD: return ls_svd_fixed(ls_sep(in[0], c->T), c->full);
     case G_SV: return tensor_linalg_svdvals(ls_sep(in[0], c->T));
-    case G_PINV: return tensor_linalg_pinv(ls_sep(in[0], c->T), 0, -1, c->full);
+    case G_PINV: return tensor_linalg_pinv(ls_sep(c->full ? tensor_add(in[0], tensor_transpose(in[0], -1, -2)) : in[0], c->T), 0, -1, c->full);
     case G_LS: return tensor_linalg_lstsq(ls_sep(in[0], c->T), in[1], -1, NULL, NULL, NULL);
     case G_COND: return tensor_linalg_cond(ls_sep(in[0], c->T), c->s);
     default: return NULL;
@@ -391,7 +391,7 @@ void gradcheck_linalg_svdvals(void) {
 void gradcheck_linalg_pinv(void) {
     LG(((lsc){.op = G_PINV}), 1, M43, V4);
     LG(((lsc){.op = G_PINV, .T = true}), 1, B234, V4);
-    LG(((lsc){.op = G_PINV, .full = true}), 1, M3, V4); /* hermitian: the lower triangle */
+    LG(((lsc){.op = G_PINV, .full = true}), 1, M3, V4); /* hermitian: of a symmetric input, as PyTorch's gradcheck */
 }
 void gradcheck_linalg_lstsq(void) {
     LG(((lsc){.op = G_LS}), 2, M43, M42);
@@ -403,6 +403,71 @@ void gradcheck_linalg_cond(void) {
     LG(((lsc){.op = G_COND, .s = "-2", .T = true}), 1, B234, V4);
     LG(((lsc){.op = G_COND, .s = "fro"}), 1, M3, V4);
     LG(((lsc){.op = G_COND, .s = "1"}), 1, M3, V4);
+}
+
+/* ---- repeated singular values (issue 24): pinv's and lstsq's gradients are PyTorch's
+   pinv_backward, with no 1 / (s_i - s_j), so they are finite where singular values repeat ---- */
+static tensor *ls_leaf(int nd, const int64_t *shape, const double *v) { return tensor_set_requires_grad(test_tensor(TENSOR_F64, nd, shape, v), true); }
+static const double L_2I[] = {2, 0, 0, 0, 2, 0, 0, 0, 2}, L_I[] = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+/* the first two columns of the 4 x 4 Hadamard matrix / 2: orthonormal, both singular values 1 */
+static const double L_ORTHO[] = {0.5, 0.5, 0.5, -0.5, 0.5, 0.5, 0.5, -0.5}, L_ORTHO_T[] = {0.5, 0.5, 0.5, 0.5, 0.5, -0.5, 0.5, -0.5};
+static const double L_B42[] = {1, 2, 3, 4, 5, 6, 7, 8}, L_B2[] = {1, -2};
+
+TEST(linalg_pinv_lstsq_grad_repeated_singular_values) {
+    tensor_scope_begin();
+    /* d sum(pinv(2 I)) / dA = -0.25 in every entry (PyTorch; hermitian too: the gradient of the
+       symmetric input, every entry) */
+    for (int herm = 0; herm < 2; herm++)
+        for (int f32 = 0; f32 < 2; f32++) {
+            tensor *A = test_tensor(f32 ? TENSOR_F32 : TENSOR_F64, TENSOR_SHAPE(3, 3), L_2I);
+            tensor_set_requires_grad(A, true);
+            CHECK(tensor_backward(tensor_sum_all(tensor_linalg_pinv(A, 0, -1, herm != 0))) == 0);
+            CHECK_VALUES(tensor_grad(A), ((double[]){-0.25, -0.25, -0.25, -0.25, -0.25, -0.25, -0.25, -0.25, -0.25}), 9, 1e-6, 0);
+        }
+    /* lstsq with orthonormal columns: X = A^T B, sum(X); the gradients from mpmath (60 digits,
+       central differences of sum((A^T A)^-1 A^T B)) */
+    tensor *A = ls_leaf(TENSOR_SHAPE(4, 2), L_ORTHO), *B = ls_leaf(TENSOR_SHAPE(4, 2), L_B42);
+    tensor *X = tensor_linalg_lstsq(A, B, -1, NULL, NULL, NULL);
+    CHECK_VALUES(X, ((double[]){8, 10, -2, -2}), 4, 1e-12, 0);
+    CHECK(tensor_backward(tensor_sum_all(X)) == 0);
+    CHECK_VALUES(tensor_grad(A), ((double[]){-22, 0, -4, -4, -14, 8, 4, 4}), 8, 1e-12, 0);
+    CHECK_VALUES(tensor_grad(B), ((double[]){1, 1, 0, 0, 1, 1, 0, 0}), 8, 1e-12, 0);
+    /* wide (orthonormal rows), B a vector: the minimum-norm solution, sum(x * [1, 2, 3, 4]) */
+    tensor *Aw = ls_leaf(TENSOR_SHAPE(2, 4), L_ORTHO_T), *bw = ls_leaf(TENSOR_SHAPE(2), L_B2);
+    tensor *xw = tensor_linalg_lstsq(Aw, bw, -1, NULL, NULL, NULL);
+    CHECK(tensor_backward(tensor_sum_all(tensor_mul(xw, test_tensor(TENSOR_F64, TENSOR_SHAPE(4), (double[]){1, 2, 3, 4})))) == 0);
+    CHECK_VALUES(tensor_grad(Aw), ((double[]){1.5, -8.5, 3.5, -6.5, 1.5, 3.5, -2.5, -0.5}), 8, 1e-12, 0);
+    CHECK_VALUES(tensor_grad(bw), ((double[]){5, -1}), 2, 1e-12, 0);
+    tensor_scope_end();
+}
+
+/* first and second derivatives against finite differences at repeated singular values */
+typedef struct { int op; } lrc;
+static tensor *f_rep(tensor *const *in, const void *vctx) {
+    switch (((const lrc *)vctx)->op) {
+    case 0: return tensor_linalg_pinv(in[0], 0, -1, false);
+    case 1: return tensor_linalg_pinv(tensor_add(in[0], tensor_transpose(in[0], -1, -2)), 0, -1, true); /* symmetric: every entry counts */
+    case 2: return tensor_linalg_pinv(in[0], 0, -1, false); /* tall or wide, orthonormal */
+    default: return tensor_linalg_lstsq(in[0], in[1], -1, NULL, NULL, NULL);
+    }
+}
+TEST(linalg_pinv_lstsq_gradcheck_repeated_singular_values) {
+    tensor_scope_begin();
+    struct { lrc c; int n; tensor *in[2]; } cases[] = {
+        {{0}, 1, {ls_leaf(TENSOR_SHAPE(3, 3), L_2I), NULL}},
+        {{1}, 1, {ls_leaf(TENSOR_SHAPE(3, 3), L_I), NULL}},
+        {{2}, 1, {ls_leaf(TENSOR_SHAPE(4, 2), L_ORTHO), NULL}},
+        {{2}, 1, {ls_leaf(TENSOR_SHAPE(2, 4), L_ORTHO_T), NULL}},
+        {{3}, 2, {ls_leaf(TENSOR_SHAPE(4, 2), L_ORTHO), ls_leaf(TENSOR_SHAPE(4, 2), L_B42)}},
+        {{3}, 2, {ls_leaf(TENSOR_SHAPE(2, 4), L_ORTHO_T), ls_leaf(TENSOR_SHAPE(2), L_B2)}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int want = 0;
+        for (int k = 0; k < cases[i].n; k++) want += (int)tensor_numel(cases[i].in[k]);
+        CHECK(GRADCHECK(f_rep, &cases[i].c, cases[i].n, cases[i].in) == want);
+        CHECK(GRADGRADCHECK(f_rep, &cases[i].c, cases[i].n, cases[i].in) == want);
+    }
+    tensor_scope_end();
 }
 
 /* ---- the error cases ---- */

@@ -476,3 +476,14 @@ void bad_input_ctc_loss(void) {
     CHECK_BAD(tensor_ctc_loss(lp, tensor_full(TENSOR_SHAPE(3, 4), 5, TENSOR_I64), il, tl, 0, TENSOR_REDUCTION_MEAN, false), fn); /* label 5 of 5 classes */
     CHECK_BAD(tensor_ctc_loss(tensor_zeros(TENSOR_SHAPE(6, 5), TENSOR_F32), tg, tensor_scalar(6, TENSOR_I64), tensor_scalar(3, TENSOR_I64), 0, TENSOR_REDUCTION_MEAN, false), fn);
 }
+
+/* Concatenated targets whose target_lengths add up past INT64_MAX: refused before the sum (it
+   overflowed, undefined behaviour), the message naming the length at fault. */
+TEST(loss_ctc_target_lengths_sum_overflow) {
+    tensor_scope_begin();
+    tensor *lp = tensor_zeros(TENSOR_SHAPE(6, 2, 5), TENSOR_F32), *il = tensor_full(TENSOR_SHAPE(2), 6, TENSOR_I64);
+    int64_t big[2] = {1, INT64_MAX};
+    tensor *tl = tensor_from_data(big, 1, (const int64_t[]){2}, TENSOR_I64);
+    CHECK_BAD(tensor_ctc_loss(lp, tensor_ones(TENSOR_SHAPE(6), TENSOR_I64), il, tl, 0, TENSOR_REDUCTION_MEAN, false), "9223372036854775807");
+    tensor_scope_end();
+}

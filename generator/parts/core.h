@@ -1330,9 +1330,12 @@ static int tensor__wrap_dim(const char *fn, int dim, int ndim) {
     return dim < 0 ? dim + ndim : dim;
 }
 
-/* Two-way broadcast of shapes a and b (NumPy rules) into out; false and an error if they clash. */
+/* Two-way broadcast of shapes a and b (NumPy rules) into out; false and an error if they clash.
+   out may be a or b (a running shape): the result is built aside and copied at the end, since a
+   longer b would otherwise shift a's sizes under the loop that still reads them. */
 static bool tensor__broadcast_shapes(const char *fn, int na, const int64_t *a, int nb, const int64_t *b, int *nout, int64_t *out) {
     int n = na > nb ? na : nb;
+    int64_t r[TENSOR_MAX_DIMS];
     for (int i = 0; i < n; i++) {
         int64_t da = i < n - na ? 1 : a[i - (n - na)], db = i < n - nb ? 1 : b[i - (n - nb)];
         if (da != db && da != 1 && db != 1) {
@@ -1342,8 +1345,9 @@ static bool tensor__broadcast_shapes(const char *fn, int na, const int64_t *a, i
                          (long long)da, (long long)db, i);
             return false;
         }
-        out[i] = da == 1 ? db : da;
+        r[i] = da == 1 ? db : da;
     }
+    for (int i = 0; i < n; i++) out[i] = r[i];
     *nout = n;
     return true;
 }
@@ -1442,6 +1446,19 @@ TENSOR_API double tensor_item(tensor *t) {
         return tensor__load_f64(v, t->dtype);
     }
     return tensor__load_f64(tensor__data(t), t->dtype);
+}
+/* tensor_item of a one-element integer tensor, exact: a double rounds an int64 past 2^53, and
+   INT64_MAX converted back is undefined. false (the error set) on failure. */
+static bool tensor__item_i64(tensor *t, int64_t *v) {
+    if (!t) return false;
+    if (tensor__numel_of(t->ndim, t->shape) != 1) {
+        tensor__fail("tensor_item", "tensor of shape %s has %lld elements, expected 1", tensor__shape_of(t), (long long)tensor__numel_of(t->ndim, t->shape));
+        return false;
+    }
+    char b[8];
+    if (t->storage->device != TENSOR_CPU && tensor_copy_to(t, b, sizeof b)) return false;
+    *v = tensor__load_i64(t->storage->device != TENSOR_CPU ? b : tensor__data(t), t->dtype);
+    return true;
 }
 
 TENSOR_API void *tensor_data_ptr(tensor *t) {

@@ -35,7 +35,8 @@ static tensor *tensor__ix_dev(tensor__tmps *s, tensor *t, tensor_device dev) {
 }
 /* 0, 1, ..., n - 1 (i64) on dev. */
 static tensor *tensor__ix_arange(tensor__tmps *s, int64_t n, tensor_device dev) { return tensor__ix_dev(s, tensor__tmp(s, tensor_arange(0, (double)n, 1, TENSOR_I64)), dev); }
-/* The value of a one-element tensor, read back to the host. */
+/* The value of a one-element floating tensor, read back to the host (integer ones:
+   tensor__item_i64, exact). */
 static bool tensor__ix_item(tensor *t, double *v) {
     if (!t) return false;
     *v = tensor_item(t);
@@ -51,11 +52,11 @@ static tensor *tensor__ix_wrap(tensor__tmps *s, const char *fn, tensor *idx, int
         return tensor__fail(fn, "indices must be an integer tensor (int64 or int32), got %s", tensor__dtype_names[idx->dtype]);
     tensor *i64 = idx->dtype == TENSOR_I64 ? idx : tensor__tmp(s, tensor_to_dtype(idx, TENSOR_I64));
     if (!i64 || tensor__numel_of(idx->ndim, idx->shape) == 0) return i64;
-    double lo, hi;
-    if (!tensor__ix_item(tensor__tmp(s, tensor_min_all(i64)), &lo) || !tensor__ix_item(tensor__tmp(s, tensor_max_all(i64)), &hi)) return NULL;
-    double low = neg ? -(double)size : 0;
-    if (lo < low || hi >= (double)size) {
-        double bad = hi >= (double)size ? hi : lo;
+    int64_t lo, hi;
+    if (!tensor__item_i64(tensor__tmp(s, tensor_min_all(i64)), &lo) || !tensor__item_i64(tensor__tmp(s, tensor_max_all(i64)), &hi)) return NULL;
+    int64_t low = neg ? -size : 0;
+    if (lo < low || hi >= size) {
+        int64_t bad = hi >= size ? hi : lo;
         if (dim < 0) return tensor__fail(fn, "index %lld is out of bounds for a tensor of %lld elements", (long long)bad, (long long)size);
         return tensor__fail(fn, "index %lld is out of bounds for dim %d with size %lld", (long long)bad, dim, (long long)size);
     }
@@ -341,10 +342,8 @@ static tensor *tensor__ix_flat_nonzero(tensor__tmps *s, tensor *mask, int64_t *c
     if (!f) return NULL;
     tensor_device dev = mask->storage->device;
     int64_t n = f->shape[0];
-    double c;
     tensor *fi = tensor__tmp(s, tensor_to_dtype(f, TENSOR_I64));
-    if (!fi || !tensor__ix_item(tensor__tmp(s, tensor_sum_all(fi)), &c)) return NULL;
-    *count = (int64_t)c;
+    if (!fi || !tensor__item_i64(tensor__tmp(s, tensor_sum_all(fi)), count)) return NULL;
     if (*count == n) return tensor__ix_arange(s, n, dev);
     int64_t slots = *count + 1;
     tensor *rank = tensor__tmp(s, tensor_cumsum(fi, 0));
@@ -435,10 +434,10 @@ TENSOR_API tensor *tensor_masked_scatter(tensor *t, tensor *mask, tensor *source
         tensor_device dev = t->storage->device;
         tensor *mf = tensor__ix_flat(&s, me);
         tensor *mi = mf ? tensor__tmp(&s, tensor_to_dtype(mf, TENSOR_I64)) : NULL;
-        double c;
+        int64_t c;
         int64_t avail = tensor__numel_of(source->ndim, source->shape);
-        if (mi && tensor__ix_item(tensor__tmp(&s, tensor_sum_all(mi)), &c)) {
-            if ((int64_t)c > avail) {
+        if (mi && tensor__item_i64(tensor__tmp(&s, tensor_sum_all(mi)), &c)) {
+            if (c > avail) {
                 tensor__fail(fn, "the mask has %lld true elements but source has only %lld", (long long)c, (long long)avail);
             } else if (c == 0) {
                 r = tensor__tmp(&s, tensor_clone(te));
@@ -505,13 +504,8 @@ TENSOR_API tensor *tensor_index_put(tensor *t, int n, tensor *const *indices, te
         /* the indices broadcast to B; the linear position over the first m dims; t as [M, R] */
         int nb = 0;
         int64_t bs[TENSOR_MAX_DIMS];
-        for (int i = 0; i < m; i++) {
-            int64_t tmp[TENSOR_MAX_DIMS];
-            int nt;
-            if (!tensor__broadcast_shapes(fn, nb, bs, list[i]->ndim, list[i]->shape, &nt, tmp)) goto done;
-            nb = nt;
-            memcpy(bs, tmp, sizeof(int64_t) * (size_t)nt);
-        }
+        for (int i = 0; i < m; i++)
+            if (!tensor__broadcast_shapes(fn, nb, bs, list[i]->ndim, list[i]->shape, &nb, bs)) goto done;
         tensor *lin = NULL;
         int64_t stride = 1;
         for (int i = m - 1; i >= 0; i--) {
@@ -821,11 +815,11 @@ TENSOR_API tensor *tensor_bincount(tensor *input, tensor *weights, int64_t minle
     int64_t n = input->shape[0], size = minlength;
     tensor *ix = tensor__tmp(&s, tensor_to_dtype(input, TENSOR_I64));
     if (ix && n > 0) {
-        double lo, hi;
-        if (!tensor__ix_item(tensor__tmp(&s, tensor_min_all(ix)), &lo) || !tensor__ix_item(tensor__tmp(&s, tensor_max_all(ix)), &hi)) goto done;
+        int64_t lo, hi;
+        if (!tensor__item_i64(tensor__tmp(&s, tensor_min_all(ix)), &lo) || !tensor__item_i64(tensor__tmp(&s, tensor_max_all(ix)), &hi)) goto done;
         if (lo < 0) { tensor__fail(fn, "input must be non-negative, got %lld", (long long)lo); goto done; }
-        if ((int64_t)hi + 1 > size) size = (int64_t)hi + 1;
-        if (size > TENSOR__MAX_NUMEL) { tensor__fail(fn, "the largest input %lld needs too many bins", (long long)hi); goto done; }
+        if (hi >= TENSOR__MAX_NUMEL) { tensor__fail(fn, "the largest input %lld needs too many bins", (long long)hi); goto done; }
+        if (hi + 1 > size) size = hi + 1;
     }
     if (ix) {
         tensor *z = tensor__tmp(&s, tensor__full_on(1, &size, 0, odt, dev));
@@ -1062,14 +1056,15 @@ TENSOR_API tensor *tensor_repeat_interleave_tensor(tensor *t, tensor *repeats, c
     tensor__tmps s = {{0}, 0};
     tensor *x = !dim || t->ndim == 0 ? tensor__ix_flat(&s, t) : t, *rep = NULL, *ends = NULL, *pos = NULL, *idx = NULL, *r = NULL;
     int64_t size = x ? x->shape[d] : 0, nrep = tensor__numel_of(repeats->ndim, repeats->shape);
-    double lo = 0, total = 0;
+    int64_t lo = 0;
+    double total = 0; /* summed in double: an int64 sum could overflow */
     if (!x) goto done;
     if (nrep != 1 && nrep != size) { tensor__fail(fn, "repeats must have one element or %lld (the size of the dim), got %lld", (long long)size, (long long)nrep); goto done; }
     rep = tensor__tmp(&s, tensor_to_dtype(tensor__ix_flat(&s, repeats), TENSOR_I64));
     if (rep && nrep == 1 && size != 1) rep = tensor__tmp(&s, tensor_expand(rep, 1, &size));
-    if (!rep || (size > 0 && (!tensor__ix_item(tensor__tmp(&s, tensor_min_all(rep)), &lo) || !tensor__ix_item(tensor__tmp(&s, tensor_sum_all(tensor__tmp(&s, tensor_to_dtype(rep, TENSOR_F64)))), &total)))) goto done;
+    if (!rep || (size > 0 && (!tensor__item_i64(tensor__tmp(&s, tensor_min_all(rep)), &lo) || !tensor__ix_item(tensor__tmp(&s, tensor_sum_all(tensor__tmp(&s, tensor_to_dtype(rep, TENSOR_F64)))), &total)))) goto done;
     if (lo < 0) { tensor__fail(fn, "repeats can not be negative, got %lld", (long long)lo); goto done; }
-    if (total > (double)TENSOR__MAX_NUMEL) { tensor__fail(fn, "repeats sum to too many elements (%.0f)", total); goto done; }
+    if (total > (double)TENSOR__MAX_NUMEL) { tensor__fail(fn, "repeats sum to more than %lld elements", (long long)TENSOR__MAX_NUMEL); goto done; }
     ends = size > 0 ? tensor__tmp(&s, tensor_cumsum(rep, 0)) : rep;
     pos = ends ? tensor__ix_arange(&s, (int64_t)total, t->storage->device) : NULL;
     idx = pos ? tensor__tmp(&s, tensor_searchsorted(ends, pos, false, true, NULL)) : NULL;

@@ -15,7 +15,10 @@
      (its derivative: 0 at x = 0, the inf-norm's gradient shared among ties, as PyTorch);
      matrix_norm's fro is a vector norm, 1/inf are sums of |A| and amax/amin, 2/-2/nuc come from
      svdvals; pinv, matrix_rank, lstsq (the gelsd driver's minimum-norm solution) and cond are
-     written with the SVD. */
+     written with the SVD. pinv records a node of its own (tensor__layer_record, as the layer
+     composites of >>norm do): its derivative is PyTorch's pinv_backward, matmuls of pinv(A), A
+     and the gradient, finite where singular values repeat (the SVD's has 1 / (s_i^2 - s_j^2));
+     lstsq's solution is pinv(A) B, so its gradients go through that node too. */
 
 /* "fro", "nuc", "1", "-1", "2", "-2", "inf", "-inf" (matrix norms) -> a code; NULL is "fro" */
 enum { TENSOR__MN_FRO, TENSOR__MN_NUC, TENSOR__MN_1, TENSOR__MN_M1, TENSOR__MN_2, TENSOR__MN_M2, TENSOR__MN_INF, TENSOR__MN_MINF, TENSOR__MN_BAD };
@@ -415,6 +418,20 @@ static tensor *tensor__la_tol(tensor *S, int64_t m, int64_t n, double atol, doub
     return tensor_clamp_min(tensor_mul_scalar(smax, rtol), atol);
 }
 
+/* pinv from the thin SVD of A (inside the caller's scope): V diag(1 / S where S > tol, else 0) U^T */
+static tensor *tensor__pinv_of_svd(tensor *U, tensor *S, tensor *Vh, tensor *keep) {
+    tensor *sinv = tensor_where(keep, tensor_reciprocal(tensor_where(keep, S, tensor_ones_like(S))), tensor_zeros_like(S)); /* no 1 / 0 computed */
+    return tensor_matmul(tensor_mul(tensor_transpose(Vh, -1, -2), tensor_unsqueeze(sinv, -2)), tensor_transpose(U, -1, -2));
+}
+static tensor *tensor__layer_record(tensor_op op, tensor *y, int n_in, tensor *const *in, const int64_t *ip, int nip, const double *p, int np, tensor *extra);
+/* P (computed without recording) given the linalg_pinv node of A: ip[0] hermitian, p[0] atol,
+   p[1] rtol (tensor__derivative_layer in >>autograd). Returns P, or NULL after freeing it. */
+static tensor *tensor__pinv_record(tensor *P, tensor *A, double atol, double rtol, bool hermitian) {
+    int64_t ip[1] = {hermitian};
+    double p[2] = {atol, rtol};
+    return tensor__layer_record(TENSOR_OP_linalg_pinv, P, 1, &A, ip, 1, p, 2, NULL);
+}
+
 TENSOR_API tensor *tensor_linalg_pinv(tensor *A, double atol, double rtol, bool hermitian) {
     const char *fn = "tensor_linalg_pinv";
     TENSOR__CHECK_ARG(fn, A);
@@ -423,14 +440,13 @@ TENSOR_API tensor *tensor_linalg_pinv(tensor *A, double atol, double rtol, bool 
     if (hermitian && A->shape[A->ndim - 1] != A->shape[A->ndim - 2]) return tensor__fail(fn, "hermitian = true needs square matrices, got shape %s", tensor__shape_of(A));
     TENSOR__LA_BEGIN(fn);
     int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1];
+    bool was = tensor_set_grad_enabled(false);
     tensor *a = hermitian ? tensor__la_sym_lower(A) : A;
-    tensor *U = NULL, *S = NULL, *Vh = NULL;
-    if (!tensor__svd_split(tensor__svd_run(fn, a, false, false), m, n, false, &U, &S, &Vh)) return tensor__la_end(NULL);
-    tensor *keep = tensor_gt(S, tensor__la_tol(S, m, n, atol, rtol));
-    /* 1 / S where kept, 0 elsewhere (S replaced by 1 there first: no inf in the gradient) */
-    tensor *sinv = tensor_where(keep, tensor_reciprocal(tensor_where(keep, S, tensor_ones_like(S))), tensor_zeros_like(S));
-    tensor *r = tensor_matmul(tensor_mul(tensor_transpose(Vh, -1, -2), tensor_unsqueeze(sinv, -2)), tensor_transpose(U, -1, -2));
-    return tensor__la_end(r);
+    tensor *U = NULL, *S = NULL, *Vh = NULL, *r = NULL;
+    if (tensor__svd_split(tensor__svd_run(fn, a, false, false), m, n, false, &U, &S, &Vh))
+        r = tensor__pinv_of_svd(U, S, Vh, tensor_gt(S, tensor__la_tol(S, m, n, atol, rtol)));
+    tensor_set_grad_enabled(was);
+    return tensor__la_end(r ? tensor__pinv_record(r, A, atol, rtol, hermitian) : NULL);
 }
 
 TENSOR_API tensor *tensor_linalg_matrix_rank(tensor *A, double atol, double rtol, bool hermitian) {
@@ -477,22 +493,27 @@ TENSOR_API tensor *tensor_linalg_lstsq(tensor *A, tensor *B, double rcond, tenso
     TENSOR__LA_BEGIN(fn);
     tensor *b = vec ? tensor_unsqueeze(B, -1) : B;
     tensor *U = NULL, *S = NULL, *Vh = NULL;
-    if (!tensor__svd_split(tensor__svd_run(fn, A, false, false), m, n, false, &U, &S, &Vh)) return tensor__la_end(NULL);
     double eps = A->dtype == TENSOR_F32 ? (double)FLT_EPSILON : DBL_EPSILON;
     double rc = rcond < 0 ? eps * (double)(m > n ? m : n) : rcond;
-    tensor *tol = tensor__la_tol(S, m, n, 0, rc);
-    tensor *keep = tensor_gt(S, tol);
-    tensor *sinv = tensor_where(keep, tensor_reciprocal(tensor_where(keep, S, tensor_ones_like(S))), tensor_zeros_like(S));
-    /* X = V diag(sinv) U^T B */
-    tensor *x = tensor_matmul(tensor_transpose(Vh, -1, -2), tensor_mul(tensor_unsqueeze(sinv, -1), tensor_matmul(tensor_transpose(U, -1, -2), b)));
-    tensor *rk = tensor_sum(keep, -1, false);
+    /* X = pinv(A) B, pinv's node carrying A's gradient (PyTorch's linalg_lstsq_backward) */
+    bool was = tensor_set_grad_enabled(false);
+    tensor *keep = NULL, *P = NULL;
+    if (tensor__svd_split(tensor__svd_run(fn, A, false, false), m, n, false, &U, &S, &Vh)) {
+        keep = tensor_gt(S, tensor__la_tol(S, m, n, 0, rc));
+        P = tensor__pinv_of_svd(U, S, Vh, keep);
+    }
+    tensor_set_grad_enabled(was);
+    P = P ? tensor__pinv_record(P, A, 0, rc, false) : NULL;
+    tensor *x = P ? tensor_matmul(P, b) : NULL;
+    tensor *rk = keep ? tensor_sum(keep, -1, false) : NULL;
     tensor *res = NULL;
     if (x && rk && residuals) {
         /* only when m > n and every matrix has full rank (as PyTorch) */
         bool full_rank = m > n;
         if (full_rank && tensor_numel(rk) > 0) {
-            tensor *mn = tensor_min_all(rk);
-            full_rank = mn && (int64_t)tensor_item(mn) == n;
+            int64_t low = -1;
+            if (!tensor__item_i64(tensor_min_all(rk), &low)) return tensor__la_end(NULL);
+            full_rank = low == n;
         }
         if (full_rank) {
             tensor *d = tensor_sub(tensor_matmul(A, x), b);

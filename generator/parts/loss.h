@@ -1169,11 +1169,11 @@ TENSOR_API tensor *tensor_ctc_loss(tensor *log_probs, tensor *targets, tensor *i
                 goto done;
             }
             if (tlv[b] > smax) smax = tlv[b];
+            if (concat && tlv[b] > S - total) { /* checked before the sum, which could overflow (total <= S) */
+                tensor__fail(fn, "the target_lengths add up to more than the %lld concatenated targets (%lld at batch element %lld)", (long long)S, (long long)tlv[b], (long long)b);
+                goto done;
+            }
             total += tlv[b];
-        }
-        if (concat && total > S) {
-            tensor__fail(fn, "the target_lengths add up to %lld, more than the %lld concatenated targets", (long long)total, (long long)S);
-            goto done;
         }
         tensor_device dev = log_probs->storage->device;
         ild = dev == TENSOR_CPU ? tensor__alias(fn, il) : tensor_to_device(il, dev);

@@ -336,7 +336,8 @@ static tensor *tensor__bn_mean(tensor__tmps *s, tensor *x) {
    device, and wherever the fast path does not apply. The fast paths are plane kernels on the
    CPU, threaded over channels or N * C planes, for f32 and f64. Under autograd, batch_norm,
    conv_transpose2d and interpolate record a node of their own op (tensor__layer_record), whose
-   derivative (tensor__derivative_layer in >>autograd) runs a fused backward kernel; the max pools
+   derivative (tensor__derivative_layer in >>autograd) runs a fused backward kernel (linalg_pinv
+   of >>linalg-norm records its node the same way, for a derivative of its own); the max pools
    return gather(x, indices), gather's node carrying the gradient. The registry keeps them
    COMPOSITE: a device, and the reference mode, run the composite. tensor__layers_composite: the
    bench's switch to the composites (its reference), leaving the other kernels as they are. */

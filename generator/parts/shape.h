@@ -1036,10 +1036,10 @@ TENSOR_API tensor *tensor_one_hot(tensor *indices, int64_t num_classes) {
     tensor_device dev = indices->storage->device;
     if (dev != TENSOR_CPU && n > 0) { /* the range from the device's reductions (two values come back) */
         tensor *mn = tensor_min_all(indices), *mx = tensor_max_all(indices);
-        if (mn && mx) { lo = (int64_t)tensor_item(mn); hi = (int64_t)tensor_item(mx); }
+        bool ok = tensor__item_i64(mn, &lo) && tensor__item_i64(mx, &hi);
         tensor_free(mn);
         tensor_free(mx);
-        if (!mn || !mx) return NULL;
+        if (!ok) return NULL;
     }
     for (int64_t p = 0; p < n && dev == TENSOR_CPU; p++) { /* the range of the values decides the output's shape */
         int64_t k = tensor__load_i64((char *)indices->storage->data + tensor__offset_of(indices, idx) * (int64_t)tensor__dtype_sizes[indices->dtype], indices->dtype);
