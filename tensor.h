@@ -1253,6 +1253,10 @@ TENSOR_API double      tensor_test_products_stat(const char *what);
    tensor_test_alloc_count() is the number of requests since the last call. */
 TENSOR_API void        tensor_test_fail_alloc(int64_t k);
 TENSOR_API int64_t     tensor_test_alloc_count(void);
+/* From now on fail every memory request over `bytes` (0: none), and tensor_test_alloc_largest()
+   is the largest request (in bytes) since the last call. */
+TENSOR_API void        tensor_test_alloc_cap(int64_t bytes);
+TENSOR_API int64_t     tensor_test_alloc_largest(void);
 #endif
 
 /* ---- Ops of the registry (ops.def), one prototype each ---- */
@@ -2905,19 +2909,24 @@ static int64_t tensor__path_counts[TENSOR__N_PATHS];
 #endif
 
 /* Allocation-failure injection (TENSOR_TEST_HOOKS builds): every place the library asks for memory
-   goes through TENSOR__MALLOC or TENSOR__ALLOC_FAILS, so a test can count the requests of a run
-   and then fail the k-th one, whether the cache or the system would have served it. */
+   goes through TENSOR__MALLOC or TENSOR__ALLOC_FAILS(bytes), so a test can count the requests of a
+   run and then fail the k-th one, whether the cache or the system would have served it; and it
+   can fail every request over a size and see the largest one made (work on an empty tensor must
+   not ask for memory in proportion to its other dims). */
 #ifdef TENSOR_TEST_HOOKS
-static int64_t tensor__test_alloc_count, tensor__test_alloc_fail_at;
-static int tensor__test_alloc_fails(void) {
+static int64_t tensor__test_alloc_count, tensor__test_alloc_fail_at, tensor__test_alloc_cap, tensor__test_alloc_largest;
+static int tensor__test_alloc_fails(size_t bytes) {
     int64_t k = __atomic_add_fetch(&tensor__test_alloc_count, 1, __ATOMIC_RELAXED);
-    return k == __atomic_load_n(&tensor__test_alloc_fail_at, __ATOMIC_RELAXED);
+    int64_t b = bytes > (size_t)INT64_MAX ? INT64_MAX : (int64_t)bytes, was = __atomic_load_n(&tensor__test_alloc_largest, __ATOMIC_RELAXED);
+    while (b > was && !__atomic_compare_exchange_n(&tensor__test_alloc_largest, &was, b, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    int64_t cap = __atomic_load_n(&tensor__test_alloc_cap, __ATOMIC_RELAXED);
+    return k == __atomic_load_n(&tensor__test_alloc_fail_at, __ATOMIC_RELAXED) || (cap > 0 && b > cap);
 }
-#define TENSOR__ALLOC_FAILS() tensor__test_alloc_fails()
+#define TENSOR__ALLOC_FAILS(bytes) tensor__test_alloc_fails(bytes)
 #else
-#define TENSOR__ALLOC_FAILS() 0
+#define TENSOR__ALLOC_FAILS(bytes) 0
 #endif
-#define TENSOR__MALLOC(n) (TENSOR__ALLOC_FAILS() ? NULL : TENSOR_MALLOC(n))
+#define TENSOR__MALLOC(n) (TENSOR__ALLOC_FAILS(n) ? NULL : TENSOR_MALLOC(n))
 
 #ifndef TENSOR_ASSERT
 #include <assert.h>
@@ -3519,7 +3528,7 @@ TENSOR_API void tensor_empty_cache(void) {
 
 /* A block for nbytes of data: a cached one of its size class, or a new one; NULL when out of memory. */
 static tensor__storage *tensor__block_get(size_t nbytes) {
-    if (TENSOR__ALLOC_FAILS()) return NULL;
+    if (TENSOR__ALLOC_FAILS(nbytes)) return NULL;
     tensor__thread *me = tensor__self; /* NULL (a thread with no state): no cache */
     size_t cap;
     int cls = tensor__size_class(nbytes, &cap);
@@ -3696,7 +3705,7 @@ static tensor__storage *tensor__device_storage(const char *fn, size_t nbytes, te
        device count, which tensor_to_device asked when the first tensor went there */
     if (!tensor__device_ready(device)) return (tensor__storage *)tensor__device_get(fn, device);
     const tensor__device *d = tensor__devices[device];
-    if (TENSOR__ALLOC_FAILS()) return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes on %s", nbytes, tensor__device_name(device));
+    if (TENSOR__ALLOC_FAILS(nbytes)) return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes on %s", nbytes, tensor__device_name(device));
     char err[256] = "";
     void *p = d->alloc(nbytes, err, sizeof err);
     if (!p) return (tensor__storage *)tensor__fail(fn, "%s", err[0] ? err : "out of device memory");
@@ -3857,7 +3866,7 @@ static void tensor__send_handle(tensor *t) {
 static tensor *tensor__handle_new(const char *fn) {
     tensor__thread *me = tensor__me();
     if (!me || (me->levels_cap < 1 && !tensor__levels_reserve(me, 1))) return tensor__fail(fn, "out of memory");
-    if (TENSOR__ALLOC_FAILS()) return tensor__fail(fn, "out of memory allocating a tensor handle");
+    if (TENSOR__ALLOC_FAILS(sizeof(tensor))) return tensor__fail(fn, "out of memory allocating a tensor handle");
     if (TENSOR__LOAD(&me->pending)) tensor__drain(me);
     tensor *t = me->free_handles;
     if (t) { me->free_handles = t->list_next; me->n_free_handles--; TENSOR__UNPOISON(t, sizeof *t); }
@@ -24539,7 +24548,7 @@ static void tensor__node_destroy(tensor__node *n) {
 /* One block: the node, then its n_in edges, saved inputs and versions. */
 static tensor__node *tensor__node_new(int op, int n_in) {
     size_t bytes = sizeof(tensor__node) + (size_t)n_in * (sizeof(tensor__node *) + sizeof(tensor *) + sizeof(int64_t));
-    if (TENSOR__ALLOC_FAILS()) return NULL;
+    if (TENSOR__ALLOC_FAILS(bytes)) return NULL;
     tensor__thread *me = tensor__self;
     tensor__node *n = me && n_in <= TENSOR__MAX_INPUTS ? me->node_cache[n_in] : NULL;
     if (n) { me->node_cache[n_in] = n->free_next; me->node_cache_n--; TENSOR__UNPOISON(n, sizeof *n); }
@@ -28990,6 +28999,11 @@ TENSOR_API void tensor_test_fail_alloc(int64_t k) {
     __atomic_store_n(&tensor__test_alloc_count, 0, __ATOMIC_RELAXED);
 }
 TENSOR_API int64_t tensor_test_alloc_count(void) { return __atomic_load_n(&tensor__test_alloc_count, __ATOMIC_RELAXED); }
+TENSOR_API void tensor_test_alloc_cap(int64_t bytes) {
+    __atomic_store_n(&tensor__test_alloc_cap, bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&tensor__test_alloc_largest, 0, __ATOMIC_RELAXED);
+}
+TENSOR_API int64_t tensor_test_alloc_largest(void) { return __atomic_load_n(&tensor__test_alloc_largest, __ATOMIC_RELAXED); }
 #endif
 
 static void tensor__runtime_shutdown(void) {

@@ -132,7 +132,7 @@ static void tensor__node_destroy(tensor__node *n) {
 /* One block: the node, then its n_in edges, saved inputs and versions. */
 static tensor__node *tensor__node_new(int op, int n_in) {
     size_t bytes = sizeof(tensor__node) + (size_t)n_in * (sizeof(tensor__node *) + sizeof(tensor *) + sizeof(int64_t));
-    if (TENSOR__ALLOC_FAILS()) return NULL;
+    if (TENSOR__ALLOC_FAILS(bytes)) return NULL;
     tensor__thread *me = tensor__self;
     tensor__node *n = me && n_in <= TENSOR__MAX_INPUTS ? me->node_cache[n_in] : NULL;
     if (n) { me->node_cache[n_in] = n->free_next; me->node_cache_n--; TENSOR__UNPOISON(n, sizeof *n); }

@@ -349,6 +349,10 @@ TENSOR_API double      tensor_test_products_stat(const char *what);
    tensor_test_alloc_count() is the number of requests since the last call. */
 TENSOR_API void        tensor_test_fail_alloc(int64_t k);
 TENSOR_API int64_t     tensor_test_alloc_count(void);
+/* From now on fail every memory request over `bytes` (0: none), and tensor_test_alloc_largest()
+   is the largest request (in bytes) since the last call. */
+TENSOR_API void        tensor_test_alloc_cap(int64_t bytes);
+TENSOR_API int64_t     tensor_test_alloc_largest(void);
 #endif
 
 /* ---- Ops of the registry (ops.def), one prototype each ---- */
