@@ -16406,7 +16406,12 @@ static void tensor__la_trsm_range(int64_t lo, int64_t hi, void *ctx) {
         else tensor__trsm_F64((const double *)(const void *)a, (double *)(void *)x, n, k, j->upper, j->unit);
     }
 }
-static int64_t tensor__la_grain(int64_t work) { return work >= 32768 ? 1 : 32768 / (work + 1) + 1; }
+/* Matrices per task for work a b c per matrix (saturating: an empty batch of huge matrices
+   computes this too, and its product may not fit). */
+static int64_t tensor__la_grain(int64_t a, int64_t b, int64_t c) {
+    int64_t work = tensor__work_mul(tensor__work_mul(a, b), c);
+    return work >= 32768 ? 1 : 32768 / (work + 1) + 1;
+}
 
 /* in[0] A contiguous [..., n, n]; out LU (same shape), out2 pivots i32 [..., n] */
 static int tensor__cpu_linalg_lu_factor(tensor__call *c) {
@@ -16419,7 +16424,7 @@ static int tensor__cpu_linalg_lu_factor(tensor__call *c) {
     j.in = tensor__data(a);
     j.out = tensor__data(c->out);
     j.piv = (int32_t *)(void *)tensor__data(c->out2);
-    tensor__parallel_for(j.batches, tensor__la_grain(j.n * j.n * j.n), tensor__la_lu_range, &j);
+    tensor__parallel_for(j.batches, tensor__la_grain(j.n, j.n, j.n), tensor__la_lu_range, &j);
     if (j.oom) { tensor__fail(c->fn, "out of memory allocating LU scratch"); return 1; }
     return 0;
 }
@@ -16433,7 +16438,7 @@ static int tensor__cpu_linalg_cholesky(tensor__call *c) {
     j.batches = j.n ? tensor__numel_of(a->ndim, a->shape) / (j.n * j.n) : 0;
     j.in = tensor__data(a);
     j.out = tensor__data(c->out);
-    tensor__parallel_for(j.batches, tensor__la_grain(j.n * j.n * j.n), tensor__la_cholesky_range, &j);
+    tensor__parallel_for(j.batches, tensor__la_grain(j.n, j.n, j.n), tensor__la_cholesky_range, &j);
     if (j.oom) { tensor__fail(c->fn, "out of memory allocating Cholesky scratch"); return 1; }
     return 0;
 }
@@ -16452,7 +16457,7 @@ static int tensor__cpu_linalg_solve_triangular(tensor__call *c) {
     j.out = tensor__data(c->out);
     j.upper = c->ip[0] != 0;
     j.unit = c->ip[1] != 0;
-    tensor__parallel_for(j.batches, tensor__la_grain(j.n * j.n * j.k), tensor__la_trsm_range, &j);
+    tensor__parallel_for(j.batches, tensor__la_grain(j.n, j.n, j.k), tensor__la_trsm_range, &j);
     return 0;
 }
 
@@ -16836,7 +16841,8 @@ TENSOR_API tensor *tensor_linalg_inv(tensor *A) {
     TENSOR__CHECK_ARG(fn, A);
     if (!tensor__la_float(fn, "A", A) || !tensor__la_square(fn, "A", A)) return NULL;
     TENSOR__LA_BEGIN(fn);
-    tensor *eye = tensor_eye(A->shape[A->ndim - 1], A->dtype);
+    /* an empty batch solves for an empty right side: no n x n identity */
+    tensor *eye = tensor__numel_of(A->ndim, A->shape) == 0 ? tensor_zeros_like(A) : tensor_eye(A->shape[A->ndim - 1], A->dtype);
     if (eye && A->storage->device != TENSOR_CPU) eye = tensor_to_device(eye, A->storage->device);
     return tensor__la_end(eye ? tensor__la_solve(fn, A, eye, true, true) : NULL);
 }
@@ -17140,7 +17146,7 @@ static int tensor__cpu_linalg_qr(tensor__call *c) {
     j.in = tensor__data(a);
     j.out = tensor__data(c->out);
     if (j.m * j.kq + j.kr * j.n == 0) return 0;
-    tensor__parallel_for(j.batches, tensor__la_grain(j.m * j.n * (j.n + j.kq)), tensor__qr_range, &j);
+    tensor__parallel_for(j.batches, tensor__la_grain(j.m, j.n, j.n + j.kq), tensor__qr_range, &j);
     if (j.oom) { tensor__fail(c->fn, "out of memory allocating QR scratch"); return 1; }
     return 0;
 }
@@ -17159,7 +17165,7 @@ static int tensor__cpu_linalg_eigh(tensor__call *c) {
     j.in = tensor__data(a);
     j.out = tensor__data(c->out);
     if (j.n == 0) return 0;
-    tensor__parallel_for(j.batches, tensor__la_grain(j.n * j.n * j.n * (j.vectors ? 4 : 1)), tensor__eigh_range, &j);
+    tensor__parallel_for(j.batches, tensor__la_grain(j.n, j.n, j.n * (j.vectors ? 4 : 1)), tensor__eigh_range, &j);
     if (j.oom) { tensor__fail(c->fn, "out of memory allocating eigh scratch"); return 1; }
     return 0;
 }
@@ -17181,7 +17187,11 @@ static tensor *tensor__la_qr_packed(const char *fn, tensor *A, int mode) {
     int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n;
     int64_t kq = mode == 2 ? 0 : mode == 1 ? m : k, kr = mode == 1 ? m : k, ps[TENSOR_MAX_DIMS];
     for (int d = 0; d < A->ndim - 2; d++) ps[d] = A->shape[d];
-    ps[A->ndim - 2] = m * kq + kr * n;
+    int64_t pq, pr; /* complete mode on an empty [N, 0]: m kq elements may not fit */
+    if (!tensor__size_mul(m, kq, &pq) || !tensor__size_mul(kr, n, &pr) || !tensor__size_add(pq, pr, &ps[A->ndim - 2])) {
+        tensor_free(ac);
+        return tensor__fail(fn, "the size of Q and R of a %lld x %lld matrix is too large", (long long)m, (long long)n);
+    }
     tensor__call c;
     tensor__call_init(&c, TENSOR_OP_linalg_qr);
     c.n_in = 1;
@@ -17559,8 +17569,8 @@ static void tensor__svd_complete(double *Q, int64_t have, int64_t want, int64_t 
     }
 }
 /* The SVD of one m x n matrix a (doubles): S (k) into s; with vectors (u, vh not NULL) U (m x uc)
-   and Vh (vr x n), uc = vr = k, or m and n (full). w: scratch of k L + k k + L L doubles and
-   perm: k. */
+   and Vh (vr x n), uc = vr = k, or m and n (full). w: scratch of k L + k k + want L doubles (want:
+   L when full, else k) and perm: k. */
 static void tensor__svd_one(const double *a, int64_t m, int64_t n, bool full, double *u, double *s, double *vh, double *w, int64_t *perm) {
     bool tall = m >= n;
     int64_t L = tall ? m : n, k = tall ? n : m;
@@ -17610,7 +17620,10 @@ static void tensor__svd_range(int64_t lo, int64_t hi, void *ctx) {
     int64_t uc = j->full ? m : k, vr = j->full ? n : k;
     int64_t per = j->values ? k : m * uc + k + vr * n; /* packed output per matrix */
     size_t esz = tensor__dtype_sizes[j->dt];
-    size_t nd = (size_t)(m * n + per + k * L + k * k + L * L + 1);
+    /* the rows Q completes: L only for full matrices (then within the output's size); a reduced
+       SVD of a wide matrix needs no L x L scratch */
+    int64_t want = j->full && !j->values ? L : k;
+    size_t nd = (size_t)(m * n + per + k * L + k * k + want * L + 1);
     double *buf = (double *)TENSOR__MALLOC(sizeof(double) * nd);
     int64_t *perm = (int64_t *)TENSOR__MALLOC(sizeof(int64_t) * (size_t)(k + 1));
     if (!buf || !perm) {
@@ -17651,7 +17664,9 @@ static int tensor__cpu_linalg_svd(tensor__call *c) {
     j.in = tensor__data(a);
     j.out = tensor__data(c->out);
     int64_t k = j.m < j.n ? j.m : j.n, L = j.m < j.n ? j.n : j.m;
-    if (j.batches > 0) tensor__parallel_for(j.batches, tensor__la_grain(8 * k * k * L + L * L * L), tensor__svd_range, &j);
+    /* an empty result (no matrices, or the reduced SVD of empty ones): nothing to loop over */
+    if (j.batches == 0 || c->out->shape[c->out->ndim - 1] == 0) return 0;
+    tensor__parallel_for(j.batches, tensor__la_grain(L, L, L + 8 * k), tensor__svd_range, &j);
     if (j.oom) { tensor__fail(c->fn, "out of memory allocating SVD scratch"); return 1; }
     return 0;
 }
@@ -17673,7 +17688,12 @@ static tensor *tensor__svd_run(const char *fn, tensor *A, bool full, bool values
     int64_t uc = full ? m : k, vr = full ? n : k;
     int64_t shape[TENSOR_MAX_DIMS];
     for (int d = 0; d < A->ndim - 2; d++) shape[d] = A->shape[d];
-    shape[A->ndim - 2] = values ? k : m * uc + k + vr * n;
+    int64_t pu, pv, pk; /* full matrices of an empty [0, N]: Vh's N N elements may not fit */
+    if (!tensor__size_mul(m, uc, &pu) || !tensor__size_mul(vr, n, &pv) || !tensor__size_add(pu, k, &pk) || !tensor__size_add(pk, pv, &shape[A->ndim - 2])) {
+        tensor_free(ac);
+        return tensor__fail(fn, "the size of U, S and Vh of a %lld x %lld matrix is too large", (long long)m, (long long)n);
+    }
+    if (values) shape[A->ndim - 2] = k;
     tensor__call c;
     tensor__call_init(&c, TENSOR_OP_linalg_svd);
     c.n_in = 1;
@@ -17866,7 +17886,8 @@ TENSOR_API tensor *tensor_linalg_cond(tensor *A, const char *p) {
     if (!tensor__la_square(fn, "A", A)) return NULL;
     TENSOR__LA_BEGIN(fn);
     int64_t n = A->shape[A->ndim - 1];
-    if (n == 0) return tensor__la_end(tensor_sum(tensor_sum(A, -1, false), -1, false)); /* zeros of the batch shape */
+    /* zeros of the batch shape (an empty batch too: no n x n identity for it) */
+    if (tensor__numel_of(A->ndim, A->shape) == 0) return tensor__la_end(tensor_sum(tensor_sum(A, -1, false), -1, false));
     /* singular matrices (a zero on U's diagonal) give inf: they are replaced by I for the inverse */
     tensor *piv = NULL;
     tensor *lu = tensor__la_lu(fn, tensor_detach(A), &piv, false);
