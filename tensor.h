@@ -12631,6 +12631,8 @@ TENSOR_API tensor *tensor_index_fill(tensor *t, int dim, tensor *index, double v
     tensor_device dev = t->storage->device;
     /* the mask along dim: true at every index (negative ones wrap, as PyTorch's index_fill) */
     tensor *idx = tensor__ix_flat(&s, tensor__ix_wrap(&s, fn, index, size, d, true));
+    if (idx && tensor__numel_of(t->ndim, t->shape) == 0) /* nothing to fill: no mask as long as dim (which may be huge) */
+        return tensor__ix_done(&s, tensor__tmp(&s, tensor_masked_fill(t, tensor__tmp(&s, tensor__full_on(0, NULL, 0, TENSOR_BOOL, dev)), value)), fn, had);
     tensor *z = idx ? tensor__tmp(&s, tensor__full_on(1, &size, 0, TENSOR_BOOL, dev)) : NULL;
     tensor *m = z ? tensor__tmp(&s, tensor_scatter_value(z, 0, idx, 1)) : NULL, *r = NULL;
     if (m) {
@@ -15418,6 +15420,7 @@ TENSOR_API tensor *tensor_tensordot(tensor *a, tensor *b, int n, const int *dims
     for (int i = 0; i < a->ndim; i++) if (!in_a[i]) { shape[nfa] = a->shape[i]; fa[nfa++] = i; }
     for (int i = 0; i < b->ndim; i++) if (!in_b[i]) { shape[nfa + nfb] = b->shape[i]; fb[nfb++] = i; }
     if (nfa + nfb > TENSOR_MAX_DIMS) return tensor__fail(fn, "the result would have %d dims (at most %d)", nfa + nfb, TENSOR_MAX_DIMS);
+    if (tensor__check_shape(fn, nfa + nfb, shape) < 0) return NULL; /* before any work (the sums below) */
     tensor *xa = tensor__alias(fn, a), *xb = tensor__alias(fn, b);
     if (bcast) { /* a size-1 dim against a size-m one: the other side is summed over it first (keepdim) */
         int sa_d[TENSOR_MAX_DIMS], sb_d[TENSOR_MAX_DIMS], nsa = 0, nsb = 0;
@@ -15931,6 +15934,7 @@ TENSOR_API tensor *tensor_matrix_power(tensor *a, int64_t n) {
         tensor_free(inv);
         return r;
     }
+    if (n == 0 && tensor__numel_of(a->ndim, a->shape) == 0) return tensor_zeros_like(a); /* no n x n identity for an empty batch */
     if (n == 0) {
         tensor *e = tensor_eye(a->shape[a->ndim - 1], a->dtype);
         e = tensor__swap(e, tensor_to_device(e, a->storage->device));
@@ -19293,6 +19297,15 @@ TENSOR_API tensor *tensor_batch_norm(tensor *x, tensor *running_mean, tensor *ru
     if (!tensor__bn_check(fn, x, 2, running_mean, running_var, weight, bias, training)) return NULL;
     int64_t C = x->shape[1], count = tensor__numel_of(x->ndim, x->shape) / (C ? C : 1);
     if (training && C > 0 && count == 1) return tensor__fail(fn, "expected more than 1 value per channel when training, got input of shape %s", tensor__shape_of(x));
+    if (count == 0 && C > 0) { /* an empty batch: PyTorch's x * weight[0] + bias[0] at once (no statistics over huge other dims) */
+        tensor__tmps s = {{0}, 0};
+        tensor *y = tensor__tmp(&s, tensor_clone(x));
+        if (weight) y = tensor__tmp(&s, tensor_mul(y, tensor__tmp(&s, tensor_select(weight, 0, 0))));
+        if (bias) y = tensor__tmp(&s, tensor_add(y, tensor__tmp(&s, tensor_select(bias, 0, 0))));
+        y = tensor__tmps_take(&s, y);
+        tensor__tmps_free(&s);
+        return y;
+    }
     bool taken;
     tensor *fast = tensor__bn_fast(fn, x, running_mean, running_var, weight, bias, training, momentum, eps, &taken);
     if (taken) return fast;
@@ -21384,6 +21397,15 @@ static tensor *tensor__pool_windows(const char *fn, tensor *x, const tensor__win
     int64_t H = x->shape[nd - 2], W = x->shape[nd - 1], oH = hw->out, oW = ww->out, KH = hw->K, KW = ww->K;
     int64_t L = oH * oW, K = KH * KW, sentinel = H * W;
     if (L > 0 && K > TENSOR__MAX_NUMEL / L) return tensor__fail(fn, "the pooling windows of input %s are too large", tensor__shape_of(x));
+    if (tensor__numel_of(nd - 2, x->shape) == 0) { /* no planes: an empty result at once, without a window table as long as the planes are large */
+        int64_t os[TENSOR_MAX_DIMS];
+        for (int i = 0; i < nd - 2; i++) os[i] = x->shape[i];
+        os[nd - 2] = oH;
+        os[nd - 1] = oW;
+        tensor *y = tensor_reshape(x, nd, os); /* 0 elements both: a view that keeps the graph */
+        if (indices && y && !(*indices = tensor__new(fn, nd, os, TENSOR_I64, x->storage->device))) { tensor_free(y); y = NULL; }
+        return y;
+    }
     bool taken;
     tensor *fast = tensor__pool_windows_fast(fn, x, hw, ww, is_max, count_include_pad, indices, &taken);
     if (taken) return fast;
@@ -22281,12 +22303,13 @@ static tensor *tensor__fold_index(const char *fn, tensor__tmps *s, const tensor_
 static tensor *tensor__im2col(const char *fn, tensor *x, const tensor__fold_geom *g) {
     tensor__tmps s = {{0}, 0};
     int64_t N = x->shape[0], C = x->shape[1], Hp = g->H + 2 * g->ph, Wp = g->W + 2 * g->pw;
+    int64_t o3[3] = {N, C * g->kh * g->kw, g->bh * g->bw};
+    if (N * C == 0) { tensor__tmps_free(&s); return tensor_reshape(x, 3, o3); } /* no planes: no index table as long as the plane */
     int64_t pads[4] = {g->pw, g->pw, g->ph, g->ph};
     tensor *xp = g->ph || g->pw ? tensor__tmp(&s, tensor_pad(x, 4, pads, 0)) : x;
     int64_t f3[3] = {N, C, Hp * Wp};
     tensor *flat = tensor__tmp(&s, tensor_reshape(xp, 3, f3));
     tensor *cols = tensor__tmp(&s, tensor_index_select(flat, 2, tensor__fold_index(fn, &s, g, x)));
-    int64_t o3[3] = {N, C * g->kh * g->kw, g->bh * g->bw};
     tensor *y = cols ? tensor_reshape(cols, 3, o3) : NULL;
     tensor__tmps_free(&s);
     return y;
@@ -22298,6 +22321,10 @@ static tensor *tensor__col2im(const char *fn, tensor *cols, const tensor__fold_g
     tensor__tmps s = {{0}, 0};
     int64_t N = cols->shape[0], K = g->kh * g->kw, C = cols->shape[1] / K, L = g->bh * g->bw;
     int64_t Hp = g->H + 2 * g->ph, Wp = g->W + 2 * g->pw;
+    if (N * C == 0) { /* no planes: no index table as long as the plane */
+        int64_t o4[4] = {N, C, g->H, g->W};
+        return tensor_reshape(cols, 4, o4);
+    }
     int64_t c3[3] = {N, C, K * L}, z3[3] = {N, C, Hp * Wp}, i3[3] = {1, 1, K * L};
     tensor *src = tensor__tmp(&s, tensor_reshape(cols, 3, c3));
     tensor *z = tensor__tmp(&s, tensor_zeros(3, z3, cols->dtype));
