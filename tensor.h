@@ -1257,6 +1257,10 @@ TENSOR_API int64_t     tensor_test_alloc_count(void);
 /* While hold is true, the pool's workers take no part in any job, as workers that the scheduler
    does not run: the caller must finish every op by itself. */
 TENSOR_API void        tensor_test_hold_workers(bool hold);
+/* From now on fail every memory request over `bytes` (0: none), and tensor_test_alloc_largest()
+   is the largest request (in bytes) since the last call. */
+TENSOR_API void        tensor_test_alloc_cap(int64_t bytes);
+TENSOR_API int64_t     tensor_test_alloc_largest(void);
 #endif
 
 /* ---- Ops of the registry (ops.def), one prototype each ---- */
@@ -2940,19 +2944,24 @@ static int64_t tensor__path_counts[TENSOR__N_PATHS];
 #endif
 
 /* Allocation-failure injection (TENSOR_TEST_HOOKS builds): every place the library asks for memory
-   goes through TENSOR__MALLOC or TENSOR__ALLOC_FAILS, so a test can count the requests of a run
-   and then fail the k-th one, whether the cache or the system would have served it. */
+   goes through TENSOR__MALLOC or TENSOR__ALLOC_FAILS(bytes), so a test can count the requests of a
+   run and then fail the k-th one, whether the cache or the system would have served it; and it
+   can fail every request over a size and see the largest one made (work on an empty tensor must
+   not ask for memory in proportion to its other dims). */
 #ifdef TENSOR_TEST_HOOKS
-static int64_t tensor__test_alloc_count, tensor__test_alloc_fail_at;
-static int tensor__test_alloc_fails(void) {
+static int64_t tensor__test_alloc_count, tensor__test_alloc_fail_at, tensor__test_alloc_cap, tensor__test_alloc_largest;
+static int tensor__test_alloc_fails(size_t bytes) {
     int64_t k = __atomic_add_fetch(&tensor__test_alloc_count, 1, __ATOMIC_RELAXED);
-    return k == __atomic_load_n(&tensor__test_alloc_fail_at, __ATOMIC_RELAXED);
+    int64_t b = bytes > (size_t)INT64_MAX ? INT64_MAX : (int64_t)bytes, was = __atomic_load_n(&tensor__test_alloc_largest, __ATOMIC_RELAXED);
+    while (b > was && !__atomic_compare_exchange_n(&tensor__test_alloc_largest, &was, b, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    int64_t cap = __atomic_load_n(&tensor__test_alloc_cap, __ATOMIC_RELAXED);
+    return k == __atomic_load_n(&tensor__test_alloc_fail_at, __ATOMIC_RELAXED) || (cap > 0 && b > cap);
 }
-#define TENSOR__ALLOC_FAILS() tensor__test_alloc_fails()
+#define TENSOR__ALLOC_FAILS(bytes) tensor__test_alloc_fails(bytes)
 #else
-#define TENSOR__ALLOC_FAILS() 0
+#define TENSOR__ALLOC_FAILS(bytes) 0
 #endif
-#define TENSOR__MALLOC(n) (TENSOR__ALLOC_FAILS() ? NULL : TENSOR_MALLOC(n))
+#define TENSOR__MALLOC(n) (TENSOR__ALLOC_FAILS(n) ? NULL : TENSOR_MALLOC(n))
 
 #ifndef TENSOR_ASSERT
 #include <assert.h>
@@ -3554,7 +3563,7 @@ TENSOR_API void tensor_empty_cache(void) {
 
 /* A block for nbytes of data: a cached one of its size class, or a new one; NULL when out of memory. */
 static tensor__storage *tensor__block_get(size_t nbytes) {
-    if (TENSOR__ALLOC_FAILS()) return NULL;
+    if (TENSOR__ALLOC_FAILS(nbytes)) return NULL;
     tensor__thread *me = tensor__self; /* NULL (a thread with no state): no cache */
     size_t cap;
     int cls = tensor__size_class(nbytes, &cap);
@@ -3731,7 +3740,7 @@ static tensor__storage *tensor__device_storage(const char *fn, size_t nbytes, te
        device count, which tensor_to_device asked when the first tensor went there */
     if (!tensor__device_ready(device)) return (tensor__storage *)tensor__device_get(fn, device);
     const tensor__device *d = tensor__devices[device];
-    if (TENSOR__ALLOC_FAILS()) return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes on %s", nbytes, tensor__device_name(device));
+    if (TENSOR__ALLOC_FAILS(nbytes)) return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes on %s", nbytes, tensor__device_name(device));
     char err[256] = "";
     void *p = d->alloc(nbytes, err, sizeof err);
     if (!p) return (tensor__storage *)tensor__fail(fn, "%s", err[0] ? err : "out of device memory");
@@ -3892,7 +3901,7 @@ static void tensor__send_handle(tensor *t) {
 static tensor *tensor__handle_new(const char *fn) {
     tensor__thread *me = tensor__me();
     if (!me || (me->levels_cap < 1 && !tensor__levels_reserve(me, 1))) return tensor__fail(fn, "out of memory");
-    if (TENSOR__ALLOC_FAILS()) return tensor__fail(fn, "out of memory allocating a tensor handle");
+    if (TENSOR__ALLOC_FAILS(sizeof(tensor))) return tensor__fail(fn, "out of memory allocating a tensor handle");
     if (TENSOR__LOAD(&me->pending)) tensor__drain(me);
     tensor *t = me->free_handles;
     if (t) { me->free_handles = t->list_next; me->n_free_handles--; TENSOR__UNPOISON(t, sizeof *t); }
@@ -12721,6 +12730,8 @@ TENSOR_API tensor *tensor_index_fill(tensor *t, int dim, tensor *index, double v
     tensor_device dev = t->storage->device;
     /* the mask along dim: true at every index (negative ones wrap, as PyTorch's index_fill) */
     tensor *idx = tensor__ix_flat(&s, tensor__ix_wrap(&s, fn, index, size, d, true));
+    if (idx && tensor__numel_of(t->ndim, t->shape) == 0) /* nothing to fill: no mask as long as dim (which may be huge) */
+        return tensor__ix_done(&s, tensor__tmp(&s, tensor_masked_fill(t, tensor__tmp(&s, tensor__full_on(0, NULL, 0, TENSOR_BOOL, dev)), value)), fn, had);
     tensor *z = idx ? tensor__tmp(&s, tensor__full_on(1, &size, 0, TENSOR_BOOL, dev)) : NULL;
     tensor *m = z ? tensor__tmp(&s, tensor_scatter_value(z, 0, idx, 1)) : NULL, *r = NULL;
     if (m) {
@@ -15502,6 +15513,7 @@ TENSOR_API tensor *tensor_tensordot(tensor *a, tensor *b, int n, const int *dims
     for (int i = 0; i < a->ndim; i++) if (!in_a[i]) { shape[nfa] = a->shape[i]; fa[nfa++] = i; }
     for (int i = 0; i < b->ndim; i++) if (!in_b[i]) { shape[nfa + nfb] = b->shape[i]; fb[nfb++] = i; }
     if (nfa + nfb > TENSOR_MAX_DIMS) return tensor__fail(fn, "the result would have %d dims (at most %d)", nfa + nfb, TENSOR_MAX_DIMS);
+    if (tensor__check_shape(fn, nfa + nfb, shape) < 0) return NULL; /* before any work (the sums below) */
     tensor *xa = tensor__alias(fn, a), *xb = tensor__alias(fn, b);
     if (bcast) { /* a size-1 dim against a size-m one: the other side is summed over it first (keepdim) */
         int sa_d[TENSOR_MAX_DIMS], sb_d[TENSOR_MAX_DIMS], nsa = 0, nsb = 0;
@@ -16015,6 +16027,7 @@ TENSOR_API tensor *tensor_matrix_power(tensor *a, int64_t n) {
         tensor_free(inv);
         return r;
     }
+    if (n == 0 && tensor__numel_of(a->ndim, a->shape) == 0) return tensor_zeros_like(a); /* no n x n identity for an empty batch */
     if (n == 0) {
         tensor *e = tensor_eye(a->shape[a->ndim - 1], a->dtype);
         e = tensor__swap(e, tensor_to_device(e, a->storage->device));
@@ -16490,7 +16503,12 @@ static void tensor__la_trsm_range(int64_t lo, int64_t hi, void *ctx) {
         else tensor__trsm_F64((const double *)(const void *)a, (double *)(void *)x, n, k, j->upper, j->unit);
     }
 }
-static int64_t tensor__la_grain(int64_t work) { return work >= 32768 ? 1 : 32768 / (work + 1) + 1; }
+/* Matrices per task for work a b c per matrix (saturating: an empty batch of huge matrices
+   computes this too, and its product may not fit). */
+static int64_t tensor__la_grain(int64_t a, int64_t b, int64_t c) {
+    int64_t work = tensor__work_mul(tensor__work_mul(a, b), c);
+    return work >= 32768 ? 1 : 32768 / (work + 1) + 1;
+}
 
 /* in[0] A contiguous [..., n, n]; out LU (same shape), out2 pivots i32 [..., n] */
 static int tensor__cpu_linalg_lu_factor(tensor__call *c) {
@@ -16503,7 +16521,7 @@ static int tensor__cpu_linalg_lu_factor(tensor__call *c) {
     j.in = tensor__data(a);
     j.out = tensor__data(c->out);
     j.piv = (int32_t *)(void *)tensor__data(c->out2);
-    tensor__parallel_for(j.batches, tensor__la_grain(j.n * j.n * j.n), tensor__la_lu_range, &j);
+    tensor__parallel_for(j.batches, tensor__la_grain(j.n, j.n, j.n), tensor__la_lu_range, &j);
     if (j.oom) { tensor__fail(c->fn, "out of memory allocating LU scratch"); return 1; }
     return 0;
 }
@@ -16517,7 +16535,7 @@ static int tensor__cpu_linalg_cholesky(tensor__call *c) {
     j.batches = j.n ? tensor__numel_of(a->ndim, a->shape) / (j.n * j.n) : 0;
     j.in = tensor__data(a);
     j.out = tensor__data(c->out);
-    tensor__parallel_for(j.batches, tensor__la_grain(j.n * j.n * j.n), tensor__la_cholesky_range, &j);
+    tensor__parallel_for(j.batches, tensor__la_grain(j.n, j.n, j.n), tensor__la_cholesky_range, &j);
     if (j.oom) { tensor__fail(c->fn, "out of memory allocating Cholesky scratch"); return 1; }
     return 0;
 }
@@ -16536,7 +16554,7 @@ static int tensor__cpu_linalg_solve_triangular(tensor__call *c) {
     j.out = tensor__data(c->out);
     j.upper = c->ip[0] != 0;
     j.unit = c->ip[1] != 0;
-    tensor__parallel_for(j.batches, tensor__la_grain(j.n * j.n * j.k), tensor__la_trsm_range, &j);
+    tensor__parallel_for(j.batches, tensor__la_grain(j.n, j.n, j.k), tensor__la_trsm_range, &j);
     return 0;
 }
 
@@ -16920,7 +16938,8 @@ TENSOR_API tensor *tensor_linalg_inv(tensor *A) {
     TENSOR__CHECK_ARG(fn, A);
     if (!tensor__la_float(fn, "A", A) || !tensor__la_square(fn, "A", A)) return NULL;
     TENSOR__LA_BEGIN(fn);
-    tensor *eye = tensor_eye(A->shape[A->ndim - 1], A->dtype);
+    /* an empty batch solves for an empty right side: no n x n identity */
+    tensor *eye = tensor__numel_of(A->ndim, A->shape) == 0 ? tensor_zeros_like(A) : tensor_eye(A->shape[A->ndim - 1], A->dtype);
     if (eye && A->storage->device != TENSOR_CPU) eye = tensor_to_device(eye, A->storage->device);
     return tensor__la_end(eye ? tensor__la_solve(fn, A, eye, true, true) : NULL);
 }
@@ -17224,7 +17243,7 @@ static int tensor__cpu_linalg_qr(tensor__call *c) {
     j.in = tensor__data(a);
     j.out = tensor__data(c->out);
     if (j.m * j.kq + j.kr * j.n == 0) return 0;
-    tensor__parallel_for(j.batches, tensor__la_grain(j.m * j.n * (j.n + j.kq)), tensor__qr_range, &j);
+    tensor__parallel_for(j.batches, tensor__la_grain(j.m, j.n, j.n + j.kq), tensor__qr_range, &j);
     if (j.oom) { tensor__fail(c->fn, "out of memory allocating QR scratch"); return 1; }
     return 0;
 }
@@ -17243,7 +17262,7 @@ static int tensor__cpu_linalg_eigh(tensor__call *c) {
     j.in = tensor__data(a);
     j.out = tensor__data(c->out);
     if (j.n == 0) return 0;
-    tensor__parallel_for(j.batches, tensor__la_grain(j.n * j.n * j.n * (j.vectors ? 4 : 1)), tensor__eigh_range, &j);
+    tensor__parallel_for(j.batches, tensor__la_grain(j.n, j.n, j.n * (j.vectors ? 4 : 1)), tensor__eigh_range, &j);
     if (j.oom) { tensor__fail(c->fn, "out of memory allocating eigh scratch"); return 1; }
     return 0;
 }
@@ -17265,7 +17284,11 @@ static tensor *tensor__la_qr_packed(const char *fn, tensor *A, int mode) {
     int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n;
     int64_t kq = mode == 2 ? 0 : mode == 1 ? m : k, kr = mode == 1 ? m : k, ps[TENSOR_MAX_DIMS];
     for (int d = 0; d < A->ndim - 2; d++) ps[d] = A->shape[d];
-    ps[A->ndim - 2] = m * kq + kr * n;
+    int64_t pq, pr; /* complete mode on an empty [N, 0]: m kq elements may not fit */
+    if (!tensor__size_mul(m, kq, &pq) || !tensor__size_mul(kr, n, &pr) || !tensor__size_add(pq, pr, &ps[A->ndim - 2])) {
+        tensor_free(ac);
+        return tensor__fail(fn, "the size of Q and R of a %lld x %lld matrix is too large", (long long)m, (long long)n);
+    }
     tensor__call c;
     tensor__call_init(&c, TENSOR_OP_linalg_qr);
     c.n_in = 1;
@@ -17646,8 +17669,8 @@ static void tensor__svd_complete(double *Q, int64_t have, int64_t want, int64_t 
     }
 }
 /* The SVD of one m x n matrix a (doubles): S (k) into s; with vectors (u, vh not NULL) U (m x uc)
-   and Vh (vr x n), uc = vr = k, or m and n (full). w: scratch of k L + k k + L L doubles and
-   perm: k. */
+   and Vh (vr x n), uc = vr = k, or m and n (full). w: scratch of k L + k k + want L doubles (want:
+   L when full, else k) and perm: k. */
 static void tensor__svd_one(const double *a, int64_t m, int64_t n, bool full, double *u, double *s, double *vh, double *w, int64_t *perm) {
     bool tall = m >= n;
     int64_t L = tall ? m : n, k = tall ? n : m;
@@ -17697,7 +17720,10 @@ static void tensor__svd_range(int64_t lo, int64_t hi, void *ctx) {
     int64_t uc = j->full ? m : k, vr = j->full ? n : k;
     int64_t per = j->values ? k : m * uc + k + vr * n; /* packed output per matrix */
     size_t esz = tensor__dtype_sizes[j->dt];
-    size_t nd = (size_t)(m * n + per + k * L + k * k + L * L + 1);
+    /* the rows Q completes: L only for full matrices (then within the output's size); a reduced
+       SVD of a wide matrix needs no L x L scratch */
+    int64_t want = j->full && !j->values ? L : k;
+    size_t nd = (size_t)(m * n + per + k * L + k * k + want * L + 1);
     double *buf = (double *)TENSOR__MALLOC(sizeof(double) * nd);
     int64_t *perm = (int64_t *)TENSOR__MALLOC(sizeof(int64_t) * (size_t)(k + 1));
     if (!buf || !perm) {
@@ -17738,7 +17764,9 @@ static int tensor__cpu_linalg_svd(tensor__call *c) {
     j.in = tensor__data(a);
     j.out = tensor__data(c->out);
     int64_t k = j.m < j.n ? j.m : j.n, L = j.m < j.n ? j.n : j.m;
-    if (j.batches > 0) tensor__parallel_for(j.batches, tensor__la_grain(8 * k * k * L + L * L * L), tensor__svd_range, &j);
+    /* an empty result (no matrices, or the reduced SVD of empty ones): nothing to loop over */
+    if (j.batches == 0 || c->out->shape[c->out->ndim - 1] == 0) return 0;
+    tensor__parallel_for(j.batches, tensor__la_grain(L, L, L + 8 * k), tensor__svd_range, &j);
     if (j.oom) { tensor__fail(c->fn, "out of memory allocating SVD scratch"); return 1; }
     return 0;
 }
@@ -17760,7 +17788,12 @@ static tensor *tensor__svd_run(const char *fn, tensor *A, bool full, bool values
     int64_t uc = full ? m : k, vr = full ? n : k;
     int64_t shape[TENSOR_MAX_DIMS];
     for (int d = 0; d < A->ndim - 2; d++) shape[d] = A->shape[d];
-    shape[A->ndim - 2] = values ? k : m * uc + k + vr * n;
+    int64_t pu, pv, pk; /* full matrices of an empty [0, N]: Vh's N N elements may not fit */
+    if (!tensor__size_mul(m, uc, &pu) || !tensor__size_mul(vr, n, &pv) || !tensor__size_add(pu, k, &pk) || !tensor__size_add(pk, pv, &shape[A->ndim - 2])) {
+        tensor_free(ac);
+        return tensor__fail(fn, "the size of U, S and Vh of a %lld x %lld matrix is too large", (long long)m, (long long)n);
+    }
+    if (values) shape[A->ndim - 2] = k;
     tensor__call c;
     tensor__call_init(&c, TENSOR_OP_linalg_svd);
     c.n_in = 1;
@@ -17971,7 +18004,8 @@ TENSOR_API tensor *tensor_linalg_cond(tensor *A, const char *p) {
     if (!tensor__la_square(fn, "A", A)) return NULL;
     TENSOR__LA_BEGIN(fn);
     int64_t n = A->shape[A->ndim - 1];
-    if (n == 0) return tensor__la_end(tensor_sum(tensor_sum(A, -1, false), -1, false)); /* zeros of the batch shape */
+    /* zeros of the batch shape (an empty batch too: no n x n identity for it) */
+    if (tensor__numel_of(A->ndim, A->shape) == 0) return tensor__la_end(tensor_sum(tensor_sum(A, -1, false), -1, false));
     /* singular matrices (a zero on U's diagonal) give inf: they are replaced by I for the inverse */
     tensor *piv = NULL;
     tensor *lu = tensor__la_lu(fn, tensor_detach(A), &piv, false);
@@ -19378,6 +19412,15 @@ TENSOR_API tensor *tensor_batch_norm(tensor *x, tensor *running_mean, tensor *ru
     if (!tensor__bn_check(fn, x, 2, running_mean, running_var, weight, bias, training)) return NULL;
     int64_t C = x->shape[1], count = tensor__numel_of(x->ndim, x->shape) / (C ? C : 1);
     if (training && C > 0 && count == 1) return tensor__fail(fn, "expected more than 1 value per channel when training, got input of shape %s", tensor__shape_of(x));
+    if (count == 0 && C > 0) { /* an empty batch: PyTorch's x * weight[0] + bias[0] at once (no statistics over huge other dims) */
+        tensor__tmps s = {{0}, 0};
+        tensor *y = tensor__tmp(&s, tensor_clone(x));
+        if (weight) y = tensor__tmp(&s, tensor_mul(y, tensor__tmp(&s, tensor_select(weight, 0, 0))));
+        if (bias) y = tensor__tmp(&s, tensor_add(y, tensor__tmp(&s, tensor_select(bias, 0, 0))));
+        y = tensor__tmps_take(&s, y);
+        tensor__tmps_free(&s);
+        return y;
+    }
     bool taken;
     tensor *fast = tensor__bn_fast(fn, x, running_mean, running_var, weight, bias, training, momentum, eps, &taken);
     if (taken) return fast;
@@ -21469,6 +21512,15 @@ static tensor *tensor__pool_windows(const char *fn, tensor *x, const tensor__win
     int64_t H = x->shape[nd - 2], W = x->shape[nd - 1], oH = hw->out, oW = ww->out, KH = hw->K, KW = ww->K;
     int64_t L = oH * oW, K = KH * KW, sentinel = H * W;
     if (L > 0 && K > TENSOR__MAX_NUMEL / L) return tensor__fail(fn, "the pooling windows of input %s are too large", tensor__shape_of(x));
+    if (tensor__numel_of(nd - 2, x->shape) == 0) { /* no planes: an empty result at once, without a window table as long as the planes are large */
+        int64_t os[TENSOR_MAX_DIMS];
+        for (int i = 0; i < nd - 2; i++) os[i] = x->shape[i];
+        os[nd - 2] = oH;
+        os[nd - 1] = oW;
+        tensor *y = tensor_reshape(x, nd, os); /* 0 elements both: a view that keeps the graph */
+        if (indices && y && !(*indices = tensor__new(fn, nd, os, TENSOR_I64, x->storage->device))) { tensor_free(y); y = NULL; }
+        return y;
+    }
     bool taken;
     tensor *fast = tensor__pool_windows_fast(fn, x, hw, ww, is_max, count_include_pad, indices, &taken);
     if (taken) return fast;
@@ -22366,12 +22418,13 @@ static tensor *tensor__fold_index(const char *fn, tensor__tmps *s, const tensor_
 static tensor *tensor__im2col(const char *fn, tensor *x, const tensor__fold_geom *g) {
     tensor__tmps s = {{0}, 0};
     int64_t N = x->shape[0], C = x->shape[1], Hp = g->H + 2 * g->ph, Wp = g->W + 2 * g->pw;
+    int64_t o3[3] = {N, C * g->kh * g->kw, g->bh * g->bw};
+    if (N * C == 0) { tensor__tmps_free(&s); return tensor_reshape(x, 3, o3); } /* no planes: no index table as long as the plane */
     int64_t pads[4] = {g->pw, g->pw, g->ph, g->ph};
     tensor *xp = g->ph || g->pw ? tensor__tmp(&s, tensor_pad(x, 4, pads, 0)) : x;
     int64_t f3[3] = {N, C, Hp * Wp};
     tensor *flat = tensor__tmp(&s, tensor_reshape(xp, 3, f3));
     tensor *cols = tensor__tmp(&s, tensor_index_select(flat, 2, tensor__fold_index(fn, &s, g, x)));
-    int64_t o3[3] = {N, C * g->kh * g->kw, g->bh * g->bw};
     tensor *y = cols ? tensor_reshape(cols, 3, o3) : NULL;
     tensor__tmps_free(&s);
     return y;
@@ -22383,6 +22436,10 @@ static tensor *tensor__col2im(const char *fn, tensor *cols, const tensor__fold_g
     tensor__tmps s = {{0}, 0};
     int64_t N = cols->shape[0], K = g->kh * g->kw, C = cols->shape[1] / K, L = g->bh * g->bw;
     int64_t Hp = g->H + 2 * g->ph, Wp = g->W + 2 * g->pw;
+    if (N * C == 0) { /* no planes: no index table as long as the plane */
+        int64_t o4[4] = {N, C, g->H, g->W};
+        return tensor_reshape(cols, 4, o4);
+    }
     int64_t c3[3] = {N, C, K * L}, z3[3] = {N, C, Hp * Wp}, i3[3] = {1, 1, K * L};
     tensor *src = tensor__tmp(&s, tensor_reshape(cols, 3, c3));
     tensor *z = tensor__tmp(&s, tensor_zeros(3, z3, cols->dtype));
@@ -24654,7 +24711,7 @@ static void tensor__node_destroy(tensor__node *n) {
 /* One block: the node, then its n_in edges, saved inputs and versions. */
 static tensor__node *tensor__node_new(int op, int n_in) {
     size_t bytes = sizeof(tensor__node) + (size_t)n_in * (sizeof(tensor__node *) + sizeof(tensor *) + sizeof(int64_t));
-    if (TENSOR__ALLOC_FAILS()) return NULL;
+    if (TENSOR__ALLOC_FAILS(bytes)) return NULL;
     tensor__thread *me = tensor__self;
     tensor__node *n = me && n_in <= TENSOR__MAX_INPUTS ? me->node_cache[n_in] : NULL;
     if (n) { me->node_cache[n_in] = n->free_next; me->node_cache_n--; TENSOR__UNPOISON(n, sizeof *n); }
@@ -25018,8 +25075,17 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
                 rc = -1;
                 goto done;
             }
-            int fused = tensor__device_backward(fn, n, g, grads);
-            int drc = fused ? fused < 0 : tensor__derivatives[n->op] ? tensor__derivatives[n->op](n, g, grads) : tensor__derivative_layer(n, g, grads);
+            /* an empty output's inputs get zero gradients, at once: a derivative would still do work
+               in proportion to their other dims (softmax's sum over an empty dim is a [1, N] tensor).
+               With create_graph the derivative runs, so the zeros stay in the graph. */
+            int drc = 0;
+            if (!create_graph && tensor__numel_of(g->ndim, g->shape) == 0) {
+                for (int i = 0; i < n->n_in && !drc; i++)
+                    if (n->next[i] && !(grads[i] = tensor__full_on(n->saved[i]->ndim, n->saved[i]->shape, 0, n->saved[i]->dtype, n->saved[i]->storage->device))) drc = 1;
+            } else {
+                int fused = tensor__device_backward(fn, n, g, grads);
+                drc = fused ? fused < 0 : tensor__derivatives[n->op] ? tensor__derivatives[n->op](n, g, grads) : tensor__derivative_layer(n, g, grads);
+            }
             for (int i = 0; i < n->n_in; i++) {
                 if (!n->next[i] || !grads[i]) {
                     /* an input that needs a gradient and got none: the derivative failed without saying so */
@@ -29131,6 +29197,11 @@ TENSOR_API void tensor_test_fail_alloc(int64_t k) {
     __atomic_store_n(&tensor__test_alloc_count, 0, __ATOMIC_RELAXED);
 }
 TENSOR_API int64_t tensor_test_alloc_count(void) { return __atomic_load_n(&tensor__test_alloc_count, __ATOMIC_RELAXED); }
+TENSOR_API void tensor_test_alloc_cap(int64_t bytes) {
+    __atomic_store_n(&tensor__test_alloc_cap, bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&tensor__test_alloc_largest, 0, __ATOMIC_RELAXED);
+}
+TENSOR_API int64_t tensor_test_alloc_largest(void) { return __atomic_load_n(&tensor__test_alloc_largest, __ATOMIC_RELAXED); }
 #endif
 
 static void tensor__runtime_shutdown(void) {

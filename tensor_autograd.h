@@ -132,7 +132,7 @@ static void tensor__node_destroy(tensor__node *n) {
 /* One block: the node, then its n_in edges, saved inputs and versions. */
 static tensor__node *tensor__node_new(int op, int n_in) {
     size_t bytes = sizeof(tensor__node) + (size_t)n_in * (sizeof(tensor__node *) + sizeof(tensor *) + sizeof(int64_t));
-    if (TENSOR__ALLOC_FAILS()) return NULL;
+    if (TENSOR__ALLOC_FAILS(bytes)) return NULL;
     tensor__thread *me = tensor__self;
     tensor__node *n = me && n_in <= TENSOR__MAX_INPUTS ? me->node_cache[n_in] : NULL;
     if (n) { me->node_cache[n_in] = n->free_next; me->node_cache_n--; TENSOR__UNPOISON(n, sizeof *n); }
@@ -496,8 +496,17 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
                 rc = -1;
                 goto done;
             }
-            int fused = tensor__device_backward(fn, n, g, grads);
-            int drc = fused ? fused < 0 : tensor__derivatives[n->op] ? tensor__derivatives[n->op](n, g, grads) : tensor__derivative_layer(n, g, grads);
+            /* an empty output's inputs get zero gradients, at once: a derivative would still do work
+               in proportion to their other dims (softmax's sum over an empty dim is a [1, N] tensor).
+               With create_graph the derivative runs, so the zeros stay in the graph. */
+            int drc = 0;
+            if (!create_graph && tensor__numel_of(g->ndim, g->shape) == 0) {
+                for (int i = 0; i < n->n_in && !drc; i++)
+                    if (n->next[i] && !(grads[i] = tensor__full_on(n->saved[i]->ndim, n->saved[i]->shape, 0, n->saved[i]->dtype, n->saved[i]->storage->device))) drc = 1;
+            } else {
+                int fused = tensor__device_backward(fn, n, g, grads);
+                drc = fused ? fused < 0 : tensor__derivatives[n->op] ? tensor__derivatives[n->op](n, g, grads) : tensor__derivative_layer(n, g, grads);
+            }
             for (int i = 0; i < n->n_in; i++) {
                 if (!n->next[i] || !grads[i]) {
                     /* an input that needs a gradient and got none: the derivative failed without saying so */

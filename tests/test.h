@@ -134,6 +134,10 @@ int test_gradcheck(const char *file, int line, test_fn_of f, const void *ctx, in
 int test_gradgradcheck(const char *file, int line, test_fn_of f, const void *ctx, int n, tensor *const *in, double atol, double rtol);
 #define GRADCHECK(f, ctx, n, in) test_gradcheck(__FILE__, __LINE__, f, ctx, n, in, 1e-6, 1e-5)
 #define GRADGRADCHECK(f, ctx, n, in) test_gradgradcheck(__FILE__, __LINE__, f, ctx, n, in, 1e-5, 1e-4)
+/* While set (tests/test_empty.c's sweep), test_gradcheck and test_gradgradcheck hand their
+   arguments to this function instead (order 1 or 2) and return what it returns. */
+typedef int (*test_gradcheck_divert_fn)(const char *file, int line, test_fn_of f, const void *ctx, int n, tensor *const *in, int order);
+extern test_gradcheck_divert_fn test_gradcheck_divert;
 /* An f64 leaf that requires grad, filled with uniform values in [lo, hi) from test_uniform. */
 tensor *test_leaf(int ndim, const int64_t *shape, double lo, double hi);
 #endif

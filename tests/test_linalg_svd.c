@@ -303,7 +303,7 @@ enum { G_VN, G_MN, G_N, G_VD, G_SVD, G_SV, G_PINV, G_LS, G_COND };
 /* x + D, D the m x n "diagonal" 3, 6, 9, ...: well-separated singular values (and held transposed
    when T, so the op sees a non-contiguous operand) */
 static tensor *ls_sep(tensor *x, bool T) {
-    if (!x) return NULL;
+    if (!x || tensor_numel(x) == 0) return x; /* nothing to separate (tests/test_empty.c's sweep) */
     int nd = tensor_ndim(x);
     int64_t m = tensor_shape(x)[nd - 2], n = tensor_shape(x)[nd - 1];
     double d[64] = {0};
@@ -314,6 +314,7 @@ static tensor *ls_sep(tensor *x, bool T) {
 /* U and Vh with the signs fixed by U's diagonal (a smooth function of A, as PyTorch's gauge) */
 static tensor *ls_svd_fixed(tensor *A, bool full) {
     tensor *S = NULL, *Vh = NULL;
+    if (A && tensor_numel(A) == 0) full = false; /* the full factors' columns narrowed away below can be huge (tests/test_empty.c) */
     tensor *U = tensor_linalg_svd(A, full, &S, &Vh);
     if (!U || !S || !Vh) return NULL;
     int64_t k = tensor_shape(S)[tensor_ndim(S) - 1];

@@ -352,6 +352,10 @@ TENSOR_API int64_t     tensor_test_alloc_count(void);
 /* While hold is true, the pool's workers take no part in any job, as workers that the scheduler
    does not run: the caller must finish every op by itself. */
 TENSOR_API void        tensor_test_hold_workers(bool hold);
+/* From now on fail every memory request over `bytes` (0: none), and tensor_test_alloc_largest()
+   is the largest request (in bytes) since the last call. */
+TENSOR_API void        tensor_test_alloc_cap(int64_t bytes);
+TENSOR_API int64_t     tensor_test_alloc_largest(void);
 #endif
 
 /* ---- Ops of the registry (ops.def), one prototype each ---- */

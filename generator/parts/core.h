@@ -70,19 +70,24 @@ static int64_t tensor__path_counts[TENSOR__N_PATHS];
 #endif
 
 /* Allocation-failure injection (TENSOR_TEST_HOOKS builds): every place the library asks for memory
-   goes through TENSOR__MALLOC or TENSOR__ALLOC_FAILS, so a test can count the requests of a run
-   and then fail the k-th one, whether the cache or the system would have served it. */
+   goes through TENSOR__MALLOC or TENSOR__ALLOC_FAILS(bytes), so a test can count the requests of a
+   run and then fail the k-th one, whether the cache or the system would have served it; and it
+   can fail every request over a size and see the largest one made (work on an empty tensor must
+   not ask for memory in proportion to its other dims). */
 #ifdef TENSOR_TEST_HOOKS
-static int64_t tensor__test_alloc_count, tensor__test_alloc_fail_at;
-static int tensor__test_alloc_fails(void) {
+static int64_t tensor__test_alloc_count, tensor__test_alloc_fail_at, tensor__test_alloc_cap, tensor__test_alloc_largest;
+static int tensor__test_alloc_fails(size_t bytes) {
     int64_t k = __atomic_add_fetch(&tensor__test_alloc_count, 1, __ATOMIC_RELAXED);
-    return k == __atomic_load_n(&tensor__test_alloc_fail_at, __ATOMIC_RELAXED);
+    int64_t b = bytes > (size_t)INT64_MAX ? INT64_MAX : (int64_t)bytes, was = __atomic_load_n(&tensor__test_alloc_largest, __ATOMIC_RELAXED);
+    while (b > was && !__atomic_compare_exchange_n(&tensor__test_alloc_largest, &was, b, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+    int64_t cap = __atomic_load_n(&tensor__test_alloc_cap, __ATOMIC_RELAXED);
+    return k == __atomic_load_n(&tensor__test_alloc_fail_at, __ATOMIC_RELAXED) || (cap > 0 && b > cap);
 }
-#define TENSOR__ALLOC_FAILS() tensor__test_alloc_fails()
+#define TENSOR__ALLOC_FAILS(bytes) tensor__test_alloc_fails(bytes)
 #else
-#define TENSOR__ALLOC_FAILS() 0
+#define TENSOR__ALLOC_FAILS(bytes) 0
 #endif
-#define TENSOR__MALLOC(n) (TENSOR__ALLOC_FAILS() ? NULL : TENSOR_MALLOC(n))
+#define TENSOR__MALLOC(n) (TENSOR__ALLOC_FAILS(n) ? NULL : TENSOR_MALLOC(n))
 
 #ifndef TENSOR_ASSERT
 #include <assert.h>
@@ -684,7 +689,7 @@ TENSOR_API void tensor_empty_cache(void) {
 
 /* A block for nbytes of data: a cached one of its size class, or a new one; NULL when out of memory. */
 static tensor__storage *tensor__block_get(size_t nbytes) {
-    if (TENSOR__ALLOC_FAILS()) return NULL;
+    if (TENSOR__ALLOC_FAILS(nbytes)) return NULL;
     tensor__thread *me = tensor__self; /* NULL (a thread with no state): no cache */
     size_t cap;
     int cls = tensor__size_class(nbytes, &cap);
@@ -861,7 +866,7 @@ static tensor__storage *tensor__device_storage(const char *fn, size_t nbytes, te
        device count, which tensor_to_device asked when the first tensor went there */
     if (!tensor__device_ready(device)) return (tensor__storage *)tensor__device_get(fn, device);
     const tensor__device *d = tensor__devices[device];
-    if (TENSOR__ALLOC_FAILS()) return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes on %s", nbytes, tensor__device_name(device));
+    if (TENSOR__ALLOC_FAILS(nbytes)) return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes on %s", nbytes, tensor__device_name(device));
     char err[256] = "";
     void *p = d->alloc(nbytes, err, sizeof err);
     if (!p) return (tensor__storage *)tensor__fail(fn, "%s", err[0] ? err : "out of device memory");
@@ -1022,7 +1027,7 @@ static void tensor__send_handle(tensor *t) {
 static tensor *tensor__handle_new(const char *fn) {
     tensor__thread *me = tensor__me();
     if (!me || (me->levels_cap < 1 && !tensor__levels_reserve(me, 1))) return tensor__fail(fn, "out of memory");
-    if (TENSOR__ALLOC_FAILS()) return tensor__fail(fn, "out of memory allocating a tensor handle");
+    if (TENSOR__ALLOC_FAILS(sizeof(tensor))) return tensor__fail(fn, "out of memory allocating a tensor handle");
     if (TENSOR__LOAD(&me->pending)) tensor__drain(me);
     tensor *t = me->free_handles;
     if (t) { me->free_handles = t->list_next; me->n_free_handles--; TENSOR__UNPOISON(t, sizeof *t); }

@@ -321,6 +321,8 @@ TENSOR_API tensor *tensor_index_fill(tensor *t, int dim, tensor *index, double v
     tensor_device dev = t->storage->device;
     /* the mask along dim: true at every index (negative ones wrap, as PyTorch's index_fill) */
     tensor *idx = tensor__ix_flat(&s, tensor__ix_wrap(&s, fn, index, size, d, true));
+    if (idx && tensor__numel_of(t->ndim, t->shape) == 0) /* nothing to fill: no mask as long as dim (which may be huge) */
+        return tensor__ix_done(&s, tensor__tmp(&s, tensor_masked_fill(t, tensor__tmp(&s, tensor__full_on(0, NULL, 0, TENSOR_BOOL, dev)), value)), fn, had);
     tensor *z = idx ? tensor__tmp(&s, tensor__full_on(1, &size, 0, TENSOR_BOOL, dev)) : NULL;
     tensor *m = z ? tensor__tmp(&s, tensor_scatter_value(z, 0, idx, 1)) : NULL, *r = NULL;
     if (m) {

@@ -185,7 +185,12 @@ static void tensor__la_trsm_range(int64_t lo, int64_t hi, void *ctx) {
         else tensor__trsm_F64((const double *)(const void *)a, (double *)(void *)x, n, k, j->upper, j->unit);
     }
 }
-static int64_t tensor__la_grain(int64_t work) { return work >= 32768 ? 1 : 32768 / (work + 1) + 1; }
+/* Matrices per task for work a b c per matrix (saturating: an empty batch of huge matrices
+   computes this too, and its product may not fit). */
+static int64_t tensor__la_grain(int64_t a, int64_t b, int64_t c) {
+    int64_t work = tensor__work_mul(tensor__work_mul(a, b), c);
+    return work >= 32768 ? 1 : 32768 / (work + 1) + 1;
+}
 
 /* in[0] A contiguous [..., n, n]; out LU (same shape), out2 pivots i32 [..., n] */
 static int tensor__cpu_linalg_lu_factor(tensor__call *c) {
@@ -198,7 +203,7 @@ static int tensor__cpu_linalg_lu_factor(tensor__call *c) {
     j.in = tensor__data(a);
     j.out = tensor__data(c->out);
     j.piv = (int32_t *)(void *)tensor__data(c->out2);
-    tensor__parallel_for(j.batches, tensor__la_grain(j.n * j.n * j.n), tensor__la_lu_range, &j);
+    tensor__parallel_for(j.batches, tensor__la_grain(j.n, j.n, j.n), tensor__la_lu_range, &j);
     if (j.oom) { tensor__fail(c->fn, "out of memory allocating LU scratch"); return 1; }
     return 0;
 }
@@ -212,7 +217,7 @@ static int tensor__cpu_linalg_cholesky(tensor__call *c) {
     j.batches = j.n ? tensor__numel_of(a->ndim, a->shape) / (j.n * j.n) : 0;
     j.in = tensor__data(a);
     j.out = tensor__data(c->out);
-    tensor__parallel_for(j.batches, tensor__la_grain(j.n * j.n * j.n), tensor__la_cholesky_range, &j);
+    tensor__parallel_for(j.batches, tensor__la_grain(j.n, j.n, j.n), tensor__la_cholesky_range, &j);
     if (j.oom) { tensor__fail(c->fn, "out of memory allocating Cholesky scratch"); return 1; }
     return 0;
 }
@@ -231,7 +236,7 @@ static int tensor__cpu_linalg_solve_triangular(tensor__call *c) {
     j.out = tensor__data(c->out);
     j.upper = c->ip[0] != 0;
     j.unit = c->ip[1] != 0;
-    tensor__parallel_for(j.batches, tensor__la_grain(j.n * j.n * j.k), tensor__la_trsm_range, &j);
+    tensor__parallel_for(j.batches, tensor__la_grain(j.n, j.n, j.k), tensor__la_trsm_range, &j);
     return 0;
 }
 
@@ -615,7 +620,8 @@ TENSOR_API tensor *tensor_linalg_inv(tensor *A) {
     TENSOR__CHECK_ARG(fn, A);
     if (!tensor__la_float(fn, "A", A) || !tensor__la_square(fn, "A", A)) return NULL;
     TENSOR__LA_BEGIN(fn);
-    tensor *eye = tensor_eye(A->shape[A->ndim - 1], A->dtype);
+    /* an empty batch solves for an empty right side: no n x n identity */
+    tensor *eye = tensor__numel_of(A->ndim, A->shape) == 0 ? tensor_zeros_like(A) : tensor_eye(A->shape[A->ndim - 1], A->dtype);
     if (eye && A->storage->device != TENSOR_CPU) eye = tensor_to_device(eye, A->storage->device);
     return tensor__la_end(eye ? tensor__la_solve(fn, A, eye, true, true) : NULL);
 }

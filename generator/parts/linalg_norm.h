@@ -226,8 +226,8 @@ static void tensor__svd_complete(double *Q, int64_t have, int64_t want, int64_t 
     }
 }
 /* The SVD of one m x n matrix a (doubles): S (k) into s; with vectors (u, vh not NULL) U (m x uc)
-   and Vh (vr x n), uc = vr = k, or m and n (full). w: scratch of k L + k k + L L doubles and
-   perm: k. */
+   and Vh (vr x n), uc = vr = k, or m and n (full). w: scratch of k L + k k + want L doubles (want:
+   L when full, else k) and perm: k. */
 static void tensor__svd_one(const double *a, int64_t m, int64_t n, bool full, double *u, double *s, double *vh, double *w, int64_t *perm) {
     bool tall = m >= n;
     int64_t L = tall ? m : n, k = tall ? n : m;
@@ -277,7 +277,10 @@ static void tensor__svd_range(int64_t lo, int64_t hi, void *ctx) {
     int64_t uc = j->full ? m : k, vr = j->full ? n : k;
     int64_t per = j->values ? k : m * uc + k + vr * n; /* packed output per matrix */
     size_t esz = tensor__dtype_sizes[j->dt];
-    size_t nd = (size_t)(m * n + per + k * L + k * k + L * L + 1);
+    /* the rows Q completes: L only for full matrices (then within the output's size); a reduced
+       SVD of a wide matrix needs no L x L scratch */
+    int64_t want = j->full && !j->values ? L : k;
+    size_t nd = (size_t)(m * n + per + k * L + k * k + want * L + 1);
     double *buf = (double *)TENSOR__MALLOC(sizeof(double) * nd);
     int64_t *perm = (int64_t *)TENSOR__MALLOC(sizeof(int64_t) * (size_t)(k + 1));
     if (!buf || !perm) {
@@ -318,7 +321,9 @@ static int tensor__cpu_linalg_svd(tensor__call *c) {
     j.in = tensor__data(a);
     j.out = tensor__data(c->out);
     int64_t k = j.m < j.n ? j.m : j.n, L = j.m < j.n ? j.n : j.m;
-    if (j.batches > 0) tensor__parallel_for(j.batches, tensor__la_grain(8 * k * k * L + L * L * L), tensor__svd_range, &j);
+    /* an empty result (no matrices, or the reduced SVD of empty ones): nothing to loop over */
+    if (j.batches == 0 || c->out->shape[c->out->ndim - 1] == 0) return 0;
+    tensor__parallel_for(j.batches, tensor__la_grain(L, L, L + 8 * k), tensor__svd_range, &j);
     if (j.oom) { tensor__fail(c->fn, "out of memory allocating SVD scratch"); return 1; }
     return 0;
 }
@@ -340,7 +345,12 @@ static tensor *tensor__svd_run(const char *fn, tensor *A, bool full, bool values
     int64_t uc = full ? m : k, vr = full ? n : k;
     int64_t shape[TENSOR_MAX_DIMS];
     for (int d = 0; d < A->ndim - 2; d++) shape[d] = A->shape[d];
-    shape[A->ndim - 2] = values ? k : m * uc + k + vr * n;
+    int64_t pu, pv, pk; /* full matrices of an empty [0, N]: Vh's N N elements may not fit */
+    if (!tensor__size_mul(m, uc, &pu) || !tensor__size_mul(vr, n, &pv) || !tensor__size_add(pu, k, &pk) || !tensor__size_add(pk, pv, &shape[A->ndim - 2])) {
+        tensor_free(ac);
+        return tensor__fail(fn, "the size of U, S and Vh of a %lld x %lld matrix is too large", (long long)m, (long long)n);
+    }
+    if (values) shape[A->ndim - 2] = k;
     tensor__call c;
     tensor__call_init(&c, TENSOR_OP_linalg_svd);
     c.n_in = 1;
@@ -551,7 +561,8 @@ TENSOR_API tensor *tensor_linalg_cond(tensor *A, const char *p) {
     if (!tensor__la_square(fn, "A", A)) return NULL;
     TENSOR__LA_BEGIN(fn);
     int64_t n = A->shape[A->ndim - 1];
-    if (n == 0) return tensor__la_end(tensor_sum(tensor_sum(A, -1, false), -1, false)); /* zeros of the batch shape */
+    /* zeros of the batch shape (an empty batch too: no n x n identity for it) */
+    if (tensor__numel_of(A->ndim, A->shape) == 0) return tensor__la_end(tensor_sum(tensor_sum(A, -1, false), -1, false));
     /* singular matrices (a zero on U's diagonal) give inf: they are replaced by I for the inverse */
     tensor *piv = NULL;
     tensor *lu = tensor__la_lu(fn, tensor_detach(A), &piv, false);

@@ -259,7 +259,7 @@ static int tensor__cpu_linalg_qr(tensor__call *c) {
     j.in = tensor__data(a);
     j.out = tensor__data(c->out);
     if (j.m * j.kq + j.kr * j.n == 0) return 0;
-    tensor__parallel_for(j.batches, tensor__la_grain(j.m * j.n * (j.n + j.kq)), tensor__qr_range, &j);
+    tensor__parallel_for(j.batches, tensor__la_grain(j.m, j.n, j.n + j.kq), tensor__qr_range, &j);
     if (j.oom) { tensor__fail(c->fn, "out of memory allocating QR scratch"); return 1; }
     return 0;
 }
@@ -278,7 +278,7 @@ static int tensor__cpu_linalg_eigh(tensor__call *c) {
     j.in = tensor__data(a);
     j.out = tensor__data(c->out);
     if (j.n == 0) return 0;
-    tensor__parallel_for(j.batches, tensor__la_grain(j.n * j.n * j.n * (j.vectors ? 4 : 1)), tensor__eigh_range, &j);
+    tensor__parallel_for(j.batches, tensor__la_grain(j.n, j.n, j.n * (j.vectors ? 4 : 1)), tensor__eigh_range, &j);
     if (j.oom) { tensor__fail(c->fn, "out of memory allocating eigh scratch"); return 1; }
     return 0;
 }
@@ -300,7 +300,11 @@ static tensor *tensor__la_qr_packed(const char *fn, tensor *A, int mode) {
     int64_t m = A->shape[A->ndim - 2], n = A->shape[A->ndim - 1], k = m < n ? m : n;
     int64_t kq = mode == 2 ? 0 : mode == 1 ? m : k, kr = mode == 1 ? m : k, ps[TENSOR_MAX_DIMS];
     for (int d = 0; d < A->ndim - 2; d++) ps[d] = A->shape[d];
-    ps[A->ndim - 2] = m * kq + kr * n;
+    int64_t pq, pr; /* complete mode on an empty [N, 0]: m kq elements may not fit */
+    if (!tensor__size_mul(m, kq, &pq) || !tensor__size_mul(kr, n, &pr) || !tensor__size_add(pq, pr, &ps[A->ndim - 2])) {
+        tensor_free(ac);
+        return tensor__fail(fn, "the size of Q and R of a %lld x %lld matrix is too large", (long long)m, (long long)n);
+    }
     tensor__call c;
     tensor__call_init(&c, TENSOR_OP_linalg_qr);
     c.n_in = 1;

@@ -672,6 +672,15 @@ TENSOR_API tensor *tensor_batch_norm(tensor *x, tensor *running_mean, tensor *ru
     if (!tensor__bn_check(fn, x, 2, running_mean, running_var, weight, bias, training)) return NULL;
     int64_t C = x->shape[1], count = tensor__numel_of(x->ndim, x->shape) / (C ? C : 1);
     if (training && C > 0 && count == 1) return tensor__fail(fn, "expected more than 1 value per channel when training, got input of shape %s", tensor__shape_of(x));
+    if (count == 0 && C > 0) { /* an empty batch: PyTorch's x * weight[0] + bias[0] at once (no statistics over huge other dims) */
+        tensor__tmps s = {{0}, 0};
+        tensor *y = tensor__tmp(&s, tensor_clone(x));
+        if (weight) y = tensor__tmp(&s, tensor_mul(y, tensor__tmp(&s, tensor_select(weight, 0, 0))));
+        if (bias) y = tensor__tmp(&s, tensor_add(y, tensor__tmp(&s, tensor_select(bias, 0, 0))));
+        y = tensor__tmps_take(&s, y);
+        tensor__tmps_free(&s);
+        return y;
+    }
     bool taken;
     tensor *fast = tensor__bn_fast(fn, x, running_mean, running_var, weight, bias, training, momentum, eps, &taken);
     if (taken) return fast;

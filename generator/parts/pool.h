@@ -508,6 +508,15 @@ static tensor *tensor__pool_windows(const char *fn, tensor *x, const tensor__win
     int64_t H = x->shape[nd - 2], W = x->shape[nd - 1], oH = hw->out, oW = ww->out, KH = hw->K, KW = ww->K;
     int64_t L = oH * oW, K = KH * KW, sentinel = H * W;
     if (L > 0 && K > TENSOR__MAX_NUMEL / L) return tensor__fail(fn, "the pooling windows of input %s are too large", tensor__shape_of(x));
+    if (tensor__numel_of(nd - 2, x->shape) == 0) { /* no planes: an empty result at once, without a window table as long as the planes are large */
+        int64_t os[TENSOR_MAX_DIMS];
+        for (int i = 0; i < nd - 2; i++) os[i] = x->shape[i];
+        os[nd - 2] = oH;
+        os[nd - 1] = oW;
+        tensor *y = tensor_reshape(x, nd, os); /* 0 elements both: a view that keeps the graph */
+        if (indices && y && !(*indices = tensor__new(fn, nd, os, TENSOR_I64, x->storage->device))) { tensor_free(y); y = NULL; }
+        return y;
+    }
     bool taken;
     tensor *fast = tensor__pool_windows_fast(fn, x, hw, ww, is_max, count_include_pad, indices, &taken);
     if (taken) return fast;

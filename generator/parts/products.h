@@ -317,6 +317,7 @@ TENSOR_API tensor *tensor_tensordot(tensor *a, tensor *b, int n, const int *dims
     for (int i = 0; i < a->ndim; i++) if (!in_a[i]) { shape[nfa] = a->shape[i]; fa[nfa++] = i; }
     for (int i = 0; i < b->ndim; i++) if (!in_b[i]) { shape[nfa + nfb] = b->shape[i]; fb[nfb++] = i; }
     if (nfa + nfb > TENSOR_MAX_DIMS) return tensor__fail(fn, "the result would have %d dims (at most %d)", nfa + nfb, TENSOR_MAX_DIMS);
+    if (tensor__check_shape(fn, nfa + nfb, shape) < 0) return NULL; /* before any work (the sums below) */
     tensor *xa = tensor__alias(fn, a), *xb = tensor__alias(fn, b);
     if (bcast) { /* a size-1 dim against a size-m one: the other side is summed over it first (keepdim) */
         int sa_d[TENSOR_MAX_DIMS], sb_d[TENSOR_MAX_DIMS], nsa = 0, nsb = 0;
@@ -830,6 +831,7 @@ TENSOR_API tensor *tensor_matrix_power(tensor *a, int64_t n) {
         tensor_free(inv);
         return r;
     }
+    if (n == 0 && tensor__numel_of(a->ndim, a->shape) == 0) return tensor_zeros_like(a); /* no n x n identity for an empty batch */
     if (n == 0) {
         tensor *e = tensor_eye(a->shape[a->ndim - 1], a->dtype);
         e = tensor__swap(e, tensor_to_device(e, a->storage->device));

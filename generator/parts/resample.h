@@ -407,12 +407,13 @@ static tensor *tensor__fold_index(const char *fn, tensor__tmps *s, const tensor_
 static tensor *tensor__im2col(const char *fn, tensor *x, const tensor__fold_geom *g) {
     tensor__tmps s = {{0}, 0};
     int64_t N = x->shape[0], C = x->shape[1], Hp = g->H + 2 * g->ph, Wp = g->W + 2 * g->pw;
+    int64_t o3[3] = {N, C * g->kh * g->kw, g->bh * g->bw};
+    if (N * C == 0) { tensor__tmps_free(&s); return tensor_reshape(x, 3, o3); } /* no planes: no index table as long as the plane */
     int64_t pads[4] = {g->pw, g->pw, g->ph, g->ph};
     tensor *xp = g->ph || g->pw ? tensor__tmp(&s, tensor_pad(x, 4, pads, 0)) : x;
     int64_t f3[3] = {N, C, Hp * Wp};
     tensor *flat = tensor__tmp(&s, tensor_reshape(xp, 3, f3));
     tensor *cols = tensor__tmp(&s, tensor_index_select(flat, 2, tensor__fold_index(fn, &s, g, x)));
-    int64_t o3[3] = {N, C * g->kh * g->kw, g->bh * g->bw};
     tensor *y = cols ? tensor_reshape(cols, 3, o3) : NULL;
     tensor__tmps_free(&s);
     return y;
@@ -424,6 +425,10 @@ static tensor *tensor__col2im(const char *fn, tensor *cols, const tensor__fold_g
     tensor__tmps s = {{0}, 0};
     int64_t N = cols->shape[0], K = g->kh * g->kw, C = cols->shape[1] / K, L = g->bh * g->bw;
     int64_t Hp = g->H + 2 * g->ph, Wp = g->W + 2 * g->pw;
+    if (N * C == 0) { /* no planes: no index table as long as the plane */
+        int64_t o4[4] = {N, C, g->H, g->W};
+        return tensor_reshape(cols, 4, o4);
+    }
     int64_t c3[3] = {N, C, K * L}, z3[3] = {N, C, Hp * Wp}, i3[3] = {1, 1, K * L};
     tensor *src = tensor__tmp(&s, tensor_reshape(cols, 3, c3));
     tensor *z = tensor__tmp(&s, tensor_zeros(3, z3, cols->dtype));

@@ -59,6 +59,11 @@ TENSOR_API void tensor_test_fail_alloc(int64_t k) {
     __atomic_store_n(&tensor__test_alloc_count, 0, __ATOMIC_RELAXED);
 }
 TENSOR_API int64_t tensor_test_alloc_count(void) { return __atomic_load_n(&tensor__test_alloc_count, __ATOMIC_RELAXED); }
+TENSOR_API void tensor_test_alloc_cap(int64_t bytes) {
+    __atomic_store_n(&tensor__test_alloc_cap, bytes, __ATOMIC_RELAXED);
+    __atomic_store_n(&tensor__test_alloc_largest, 0, __ATOMIC_RELAXED);
+}
+TENSOR_API int64_t tensor_test_alloc_largest(void) { return __atomic_load_n(&tensor__test_alloc_largest, __ATOMIC_RELAXED); }
 #endif
 
 static void tensor__runtime_shutdown(void) {
