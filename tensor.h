@@ -1045,6 +1045,7 @@ TENSOR_API tensor *tensor_special_log_softmax(tensor *t, int dim);
 TENSOR_API tensor *tensor_special_logsumexp(tensor *t, int dim, bool keepdim);
 /* sum_{j<p} lgamma(a - j/2) + p (p - 1)/4 log(pi), every element of a > (p - 1)/2, p >= 1 */
 TENSOR_API tensor *tensor_special_multigammaln(tensor *a, int64_t p);
+TENSOR_API tensor *tensor_mvlgamma(tensor *a, int64_t p);               /* torch.mvlgamma: special_multigammaln */
 
 /* ---- The op registry at run time ---- */
 TENSOR_API const char *tensor_op_name(tensor_op op);          /* "add", ...; NULL if out of range */
@@ -8094,11 +8095,16 @@ TENSOR_API tensor *tensor_special_logsumexp(tensor *t, int dim, bool keepdim) { 
 
 /* The multivariate log-gamma: a sum of p shifted lgammas, composed (so it differentiates and runs
    on any device); its domain is checked on the values, as PyTorch does (one value back). */
-TENSOR_API tensor *tensor_special_multigammaln(tensor *a, int64_t p) {
-    const char *fn = "tensor_special_multigammaln";
+static tensor *tensor__multigammaln(const char *fn, tensor *a, int64_t p) {
     TENSOR__CHECK_ARG(fn, a);
     if (p < 1) return tensor__fail(fn, "p has to be greater than or equal to 1, got %lld", (long long)p);
-    if (!tensor__is_float(a->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[a->dtype]);
+    /* PyTorch's mvlgamma: bool refused, the other integers promoted to the default dtype (f32) */
+    if (a->dtype == TENSOR_BOOL) return tensor__fail(fn, "the input tensor may not be a boolean tensor");
+    if (!tensor__is_float(a->dtype)) {
+        tensor *f = tensor_to_dtype(a, TENSOR_F32), *r = f ? tensor__multigammaln(fn, f, p) : NULL;
+        tensor_free(f);
+        return r;
+    }
     if (tensor__numel_of(a->ndim, a->shape) > 0) {
         bool was = tensor_set_grad_enabled(false);
         tensor *m = tensor_min_all(a);
@@ -8120,6 +8126,8 @@ TENSOR_API tensor *tensor_special_multigammaln(tensor *a, int64_t p) {
     tensor_free(sum);
     return out;
 }
+TENSOR_API tensor *tensor_special_multigammaln(tensor *a, int64_t p) { return tensor__multigammaln("tensor_special_multigammaln", a, p); }
+TENSOR_API tensor *tensor_mvlgamma(tensor *a, int64_t p) { return tensor__multigammaln("tensor_mvlgamma", a, p); }
 /* ==== end generator/parts/special.h ==== */
 /* ==== begin generator/parts/create.h ==== */
 // >>rng ----------------------------------------------------------------------------------------
@@ -15900,9 +15908,18 @@ TENSOR_API tensor *tensor_addr(tensor *input, tensor *vec1, tensor *vec2, double
     TENSOR__CHECK_ARG(fn, vec1);
     TENSOR__CHECK_ARG(fn, vec2);
     tensor *ins[3] = {input, vec1, vec2};
-    if (!tensor__prod_ndim(fn, "vec1", vec1, 1) || !tensor__prod_ndim(fn, "vec2", vec2, 1) || !tensor__prod_operands(fn, 3, ins)) return NULL;
+    if (!tensor__prod_ndim(fn, "vec1", vec1, 1) || !tensor__prod_ndim(fn, "vec2", vec2, 1)) return NULL;
     int64_t shape[2] = {vec1->shape[0], vec2->shape[0]};
-    if (!tensor__prod_fits(fn, input, 2, shape)) return NULL;
+    if (input->dtype == TENSOR_BOOL && vec1->dtype == TENSOR_BOOL && vec2->dtype == TENSOR_BOOL) {
+        /* PyTorch's addr of bool (it has no matmul): (beta && input) || (alpha && vec1 vec2^T),
+           alpha and beta integral as for the integer dtypes */
+        if (!tensor__same_device(fn, 3, ins) || !tensor__prod_fits(fn, input, 2, shape)) return NULL;
+        if (beta != floor(beta) || alpha != floor(alpha)) return tensor__fail(fn, "alpha and beta must be integers for bool operands, got %g and %g", alpha, beta);
+        tensor *r = tensor_outer(vec1, vec2);
+        if (alpha == 0) r = tensor__swap(r, tensor__op_scalar(TENSOR_OP_logical_and, r, 0));
+        return beta == 0 ? r : tensor__swap(r, tensor_logical_or(r, input));
+    }
+    if (!tensor__prod_operands(fn, 3, ins) || !tensor__prod_fits(fn, input, 2, shape)) return NULL;
     return tensor__prod_axpby(fn, input, beta, tensor_outer(vec1, vec2), alpha);
 }
 
