@@ -1046,6 +1046,7 @@ TENSOR_API tensor *tensor_special_log_softmax(tensor *t, int dim);
 TENSOR_API tensor *tensor_special_logsumexp(tensor *t, int dim, bool keepdim);
 /* sum_{j<p} lgamma(a - j/2) + p (p - 1)/4 log(pi), every element of a > (p - 1)/2, p >= 1 */
 TENSOR_API tensor *tensor_special_multigammaln(tensor *a, int64_t p);
+TENSOR_API tensor *tensor_mvlgamma(tensor *a, int64_t p);               /* torch.mvlgamma: special_multigammaln */
 
 /* ---- The op registry at run time ---- */
 TENSOR_API const char *tensor_op_name(tensor_op op);          /* "add", ...; NULL if out of range */
@@ -8201,11 +8202,16 @@ TENSOR_API tensor *tensor_special_logsumexp(tensor *t, int dim, bool keepdim) { 
 
 /* The multivariate log-gamma: a sum of p shifted lgammas, composed (so it differentiates and runs
    on any device); its domain is checked on the values, as PyTorch does (one value back). */
-TENSOR_API tensor *tensor_special_multigammaln(tensor *a, int64_t p) {
-    const char *fn = "tensor_special_multigammaln";
+static tensor *tensor__multigammaln(const char *fn, tensor *a, int64_t p) {
     TENSOR__CHECK_ARG(fn, a);
     if (p < 1) return tensor__fail(fn, "p has to be greater than or equal to 1, got %lld", (long long)p);
-    if (!tensor__is_float(a->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[a->dtype]);
+    /* PyTorch's mvlgamma: bool refused, the other integers promoted to the default dtype (f32) */
+    if (a->dtype == TENSOR_BOOL) return tensor__fail(fn, "the input tensor may not be a boolean tensor");
+    if (!tensor__is_float(a->dtype)) {
+        tensor *f = tensor_to_dtype(a, TENSOR_F32), *r = f ? tensor__multigammaln(fn, f, p) : NULL;
+        tensor_free(f);
+        return r;
+    }
     if (tensor__numel_of(a->ndim, a->shape) > 0) {
         bool was = tensor_set_grad_enabled(false);
         tensor *m = tensor_min_all(a);
@@ -8227,6 +8233,8 @@ TENSOR_API tensor *tensor_special_multigammaln(tensor *a, int64_t p) {
     tensor_free(sum);
     return out;
 }
+TENSOR_API tensor *tensor_special_multigammaln(tensor *a, int64_t p) { return tensor__multigammaln("tensor_special_multigammaln", a, p); }
+TENSOR_API tensor *tensor_mvlgamma(tensor *a, int64_t p) { return tensor__multigammaln("tensor_mvlgamma", a, p); }
 /* ==== end generator/parts/special.h ==== */
 /* ==== begin generator/parts/create.h ==== */
 // >>rng ----------------------------------------------------------------------------------------
@@ -10534,10 +10542,12 @@ TENSOR_API tensor *tensor_dist(tensor *a, tensor *b, double p) {
     TENSOR__CHECK_ARG(fn, a);
     TENSOR__CHECK_ARG(fn, b);
     if (p != p) return tensor__fail(fn, "order p must be a number, got %g", p);
+    tensor *ins[2] = {a, b};
+    if (!tensor__is_float(tensor__result_type(2, ins))) /* PyTorch's norm of a - b: floating only */
+        return tensor__fail(fn, "expected floating inputs, got %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]);
     tensor__tmps s = {{0}, 0};
     int64_t flat = -1;
     tensor *diff = tensor__tmp(&s, tensor_sub(a, b));
-    if (diff && !tensor__is_float(diff->dtype)) { tensor__tmps_free(&s); return tensor__fail(fn, "expected floating inputs, got %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]); }
     tensor *r = tensor__tmp(&s, tensor_norm(tensor__tmp(&s, tensor_reshape(diff, 1, &flat)), p, 0, false));
     r = tensor__tmps_take(&s, r);
     tensor__tmps_free(&s);
@@ -16005,9 +16015,18 @@ TENSOR_API tensor *tensor_addr(tensor *input, tensor *vec1, tensor *vec2, double
     TENSOR__CHECK_ARG(fn, vec1);
     TENSOR__CHECK_ARG(fn, vec2);
     tensor *ins[3] = {input, vec1, vec2};
-    if (!tensor__prod_ndim(fn, "vec1", vec1, 1) || !tensor__prod_ndim(fn, "vec2", vec2, 1) || !tensor__prod_operands(fn, 3, ins)) return NULL;
+    if (!tensor__prod_ndim(fn, "vec1", vec1, 1) || !tensor__prod_ndim(fn, "vec2", vec2, 1)) return NULL;
     int64_t shape[2] = {vec1->shape[0], vec2->shape[0]};
-    if (!tensor__prod_fits(fn, input, 2, shape)) return NULL;
+    if (input->dtype == TENSOR_BOOL && vec1->dtype == TENSOR_BOOL && vec2->dtype == TENSOR_BOOL) {
+        /* PyTorch's addr of bool (it has no matmul): (beta && input) || (alpha && vec1 vec2^T),
+           alpha and beta integral as for the integer dtypes */
+        if (!tensor__same_device(fn, 3, ins) || !tensor__prod_fits(fn, input, 2, shape)) return NULL;
+        if (beta != floor(beta) || alpha != floor(alpha)) return tensor__fail(fn, "alpha and beta must be integers for bool operands, got %g and %g", alpha, beta);
+        tensor *r = tensor_outer(vec1, vec2);
+        if (alpha == 0) r = tensor__swap(r, tensor__op_scalar(TENSOR_OP_logical_and, r, 0));
+        return beta == 0 ? r : tensor__swap(r, tensor_logical_or(r, input));
+    }
+    if (!tensor__prod_operands(fn, 3, ins) || !tensor__prod_fits(fn, input, 2, shape)) return NULL;
     return tensor__prod_axpby(fn, input, beta, tensor_outer(vec1, vec2), alpha);
 }
 
@@ -18498,10 +18517,12 @@ TENSOR_API tensor *tensor_dropout(tensor *x, double p, bool training) {
 static tensor *tensor__feature_noise_dropout(const char *fn, tensor *x, double p, bool training, bool feature, bool alpha) {
     TENSOR__CHECK_ARG(fn, x);
     if (!(p >= 0 && p <= 1)) return tensor__fail(fn, "dropout probability has to be between 0 and 1, but got %g", p);
-    if (feature && x->ndim < 2) return tensor__fail(fn, "Feature dropout requires at least 2 dimensions in the input, got shape %s", tensor__shape_of(x));
+    /* PyTorch's _dropout_impl returns the input before it looks at the dims (make_feature_noise
+       wants 2): in evaluation, at p 0 and for an empty input any shape goes, at p 1 too */
     if (!training || p == 0 || tensor__numel_of(x->ndim, x->shape) == 0) return tensor_dropout(x, p, false);
     if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input when training, got %s", tensor__dtype_names[x->dtype]);
     if (p == 1) return tensor_mul_scalar(x, 0);
+    if (feature && x->ndim < 2) return tensor__fail(fn, "Feature dropout requires at least 2 dimensions in the input, got shape %s", tensor__shape_of(x));
     int64_t shape[TENSOR_MAX_DIMS];
     for (int d = 0; d < x->ndim; d++) shape[d] = feature && d >= 2 ? 1 : x->shape[d];
     tensor__tmps s = {{0}, 0};
@@ -18618,9 +18639,21 @@ static tensor *tensor__clamp_min_nograd(tensor__tmps *s, tensor *t, double lo) {
     tensor *d = tensor__tmp(s, tensor_detach(tensor__tmp(s, tensor_sub(tensor__tmp(s, tensor_clamp(t, lo, NAN)), t))));
     return tensor__tmp(s, tensor_add(t, d));
 }
-/* An integer or bool input as f32, as PyTorch's distance functions take it; float as it is. */
+/* An integer or bool tensor as f32 (a temporary of s), float as it is: the default floating
+   dtype PyTorch's formulas promote to where an integer meets a float scalar (x + eps, margin - x)
+   or a floating function, the integer arithmetic before that point staying integer. */
 static tensor *tensor__as_float(tensor__tmps *s, tensor *t) {
     return !t || tensor__is_float(t->dtype) ? t : tensor__tmp(s, tensor_to_dtype(t, TENSOR_F32));
+}
+/* False after an error naming fn when one of the n tensors (NULLs skipped) is bool: for the
+   composites whose formula subtracts or negates it, which PyTorch refuses for bool. */
+static bool tensor__no_bool(const char *fn, int n, tensor *const *ts) {
+    for (int i = 0; i < n; i++)
+        if (ts[i] && ts[i]->dtype == TENSOR_BOOL) {
+            tensor__fail(fn, "bool inputs are not supported (the formula subtracts or negates them, which PyTorch refuses for bool)");
+            return false;
+        }
+    return true;
 }
 
 /* ---- softmin, normalize, cosine_similarity, pairwise_distance (composites) ---- */
@@ -18655,14 +18688,14 @@ TENSOR_API tensor *tensor_cosine_similarity(tensor *x1, tensor *x2, int dim, dou
     int64_t shape[TENSOR_MAX_DIMS];
     if (!tensor__broadcast_shapes(fn, x1->ndim, x1->shape, x2->ndim, x2->shape, &nd, shape)) return NULL;
     if (tensor__wrap_dim(fn, dim, nd > 0 ? nd : 1) < 0) return NULL;
+    /* PyTorch's: the common dtype must be floating (an integer or bool operand beside a floating
+       one is converted to it; two integer ones are refused) */
+    tensor *ins[2] = {x1, x2};
+    tensor_dtype dt = tensor__result_type(2, ins);
+    if (!tensor__is_float(dt))
+        return tensor__fail(fn, "expected the common dtype to be floating point, got %s (inputs %s and %s)", tensor__dtype_names[dt], tensor__dtype_names[x1->dtype], tensor__dtype_names[x2->dtype]);
     tensor__tmps s = {{0}, 0};
-    tensor *a = tensor__as_float(&s, x1), *b = tensor__as_float(&s, x2);
-    if (a && b && a->dtype != b->dtype) { /* the promoted float dtype for both */
-        tensor *ab[2] = {a, b};
-        tensor_dtype dt = tensor__result_type(2, ab);
-        a = tensor__tmp(&s, tensor_to_dtype(a, dt));
-        b = tensor__tmp(&s, tensor_to_dtype(b, dt));
-    }
+    tensor *a = x1->dtype == dt ? x1 : tensor__tmp(&s, tensor_to_dtype(x1, dt)), *b = x2->dtype == dt ? x2 : tensor__tmp(&s, tensor_to_dtype(x2, dt));
     a = tensor__tmp(&s, tensor_expand(a, nd, shape));
     b = tensor__tmp(&s, tensor_expand(b, nd, shape));
     tensor *na = tensor__clamp_min_nograd(&s, tensor__tmp(&s, tensor_norm(a, 2, dim, true)), eps);
@@ -18673,16 +18706,17 @@ TENSOR_API tensor *tensor_cosine_similarity(tensor *x1, tensor *x2, int dim, dou
     return r;
 }
 
-/* norm_p(x1 - x2 + eps) over the last dim of the broadcast shape (keepdim keeps it as size 1). */
+/* norm_p(x1 - x2 + eps) over the last dim of the broadcast shape (keepdim keeps it as size 1).
+   Integer inputs are subtracted as integers (u8 wraps, as PyTorch's), then + eps makes them f32
+   (PyTorch's promotion of a tensor plus a float scalar); bool is refused (no bool subtraction). */
 TENSOR_API tensor *tensor_pairwise_distance(tensor *x1, tensor *x2, double p, double eps, bool keepdim) {
     const char *fn = "tensor_pairwise_distance";
     TENSOR__CHECK_ARG(fn, x1);
     TENSOR__CHECK_ARG(fn, x2);
     tensor *ins[2] = {x1, x2};
-    if (!tensor__is_float(tensor__result_type(2, ins)))
-        return tensor__fail(fn, "expected floating inputs, got %s and %s", tensor__dtype_names[x1->dtype], tensor__dtype_names[x2->dtype]);
+    if (!tensor__no_bool(fn, 2, ins)) return NULL;
     tensor__tmps s = {{0}, 0};
-    tensor *d = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_sub(x1, x2)), eps));
+    tensor *d = tensor__tmp(&s, tensor_add_scalar(tensor__as_float(&s, tensor__tmp(&s, tensor_sub(x1, x2))), eps));
     tensor *r = d ? tensor_norm(d, p, -1, keepdim) : NULL;
     tensor__tmps_free(&s);
     return r;
@@ -19406,9 +19440,28 @@ static int tensor__bn_backward(const char *fn, tensor *x, tensor *w, tensor *st,
 /* x [N, C, *]: normalized per channel over N and *; training: with the batch statistics (biased
    variance), and running_mean/var (when given) updated in place with the unbiased variance, as
    PyTorch; otherwise with running_mean/var. */
+/* y (owned) op p[0], as PyTorch's empty-input batch_norm applies weight[0] and bias[0]. */
+static tensor *tensor__bn_empty_affine(const char *fn, tensor *y, tensor *p, tensor_op op) {
+    if (!y) return NULL;
+    if (tensor__numel_of(p->ndim, p->shape) == 0) { tensor_free(y); return tensor__fail(fn, "index 0 is out of bounds for a parameter of shape %s", tensor__shape_of(p)); }
+    int64_t all = -1;
+    tensor *flat = tensor_reshape(p, 1, &all), *first = flat ? tensor_select(flat, 0, 0) : NULL;
+    tensor *r = first ? tensor__binary(op, y, first) : NULL;
+    tensor_free(flat); tensor_free(first); tensor_free(y);
+    return r;
+}
 TENSOR_API tensor *tensor_batch_norm(tensor *x, tensor *running_mean, tensor *running_var, tensor *weight, tensor *bias, bool training, double momentum, double eps) {
     const char *fn = "tensor_batch_norm";
     TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim == 1 && x->shape[0] == 0) { /* PyTorch's _batch_norm_impl_index returns an empty input's copy before its checks */
+        tensor *ins[5] = {x, running_mean, running_var, weight, bias};
+        if (!tensor__same_device(fn, 5, ins)) return NULL;
+        if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+        tensor *y = tensor_clone(x); /* a copy, not a view: the gradient reaches x */
+        if (weight) y = tensor__bn_empty_affine(fn, y, weight, TENSOR_OP_mul);
+        if (bias) y = tensor__bn_empty_affine(fn, y, bias, TENSOR_OP_add);
+        return y;
+    }
     if (!tensor__bn_check(fn, x, 2, running_mean, running_var, weight, bias, training)) return NULL;
     int64_t C = x->shape[1], count = tensor__numel_of(x->ndim, x->shape) / (C ? C : 1);
     if (training && C > 0 && count == 1) return tensor__fail(fn, "expected more than 1 value per channel when training, got input of shape %s", tensor__shape_of(x));
@@ -21575,6 +21628,14 @@ static tensor *tensor__pool_windows(const char *fn, tensor *x, const tensor__win
             shape[nd - 1] = oW;
             *indices = tensor__tmps_take(&s, tensor__tmp(&s, tensor_reshape(at, nd, shape)));
         }
+    } else if (x->dtype == TENSOR_I64) { /* (CPU) the window's sum, modulo 2^64, over the divisor with C's division, truncating toward zero as PyTorch's int64 kernel */
+        y = tensor__tmp(&s, tensor_sum(g, nd - 1, false));
+        y = y ? tensor__tmp(&s, tensor__contiguous_copy(fn, y, TENSOR_I64)) : NULL;
+        if (y) {
+            int64_t *v = (int64_t *)(void *)tensor__data(y), rows = tensor__numel_of(y->ndim, y->shape) / (L ? L : 1);
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t l = 0; l < L; l++) v[r * L + l] /= (int64_t)div[l];
+        }
     } else {
         for (int64_t l = 0; l < L; l++) div[l] = 1 / div[l];
         int64_t ls[1] = {L};
@@ -21851,12 +21912,17 @@ static tensor *tensor__avgpool_backward(const char *fn, tensor *x, tensor *g, co
     return gx;
 }
 
-/* Checks a pooling input (3-D or 4-D, floating, non-empty but for the batch). */
-static bool tensor__pool_input_ok(const char *fn, const tensor *x, int nd_lo, int nd_hi, const char *shapes) {
+/* Checks a pooling input (nd_lo or nd_hi dims, non-empty but for the batch, floating; int64 too
+   where int64_ok: PyTorch's CPU avg_pool1d/2d take it, its max and adaptive pools do not). */
+static bool tensor__pool_input_ok(const char *fn, const tensor *x, int nd_lo, int nd_hi, const char *shapes, bool int64_ok) {
     if (x->ndim < nd_lo || x->ndim > nd_hi) { tensor__fail(fn, "expected a %s input, got shape %s", shapes, tensor__shape_of(x)); return false; }
     for (int d = x->ndim == nd_hi ? 1 : 0; d < x->ndim; d++)
         if (x->shape[d] == 0) { tensor__fail(fn, "input of shape %s has a zero-size non-batch dim", tensor__shape_of(x)); return false; }
-    if (!tensor__is_float(x->dtype)) { tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]); return false; }
+    if (!tensor__is_float(x->dtype) && !(int64_ok && x->dtype == TENSOR_I64)) {
+        tensor__fail(fn, "expected a floating input%s, got %s", int64_ok ? " or int64" : "", tensor__dtype_names[x->dtype]);
+        return false;
+    }
+    if (!tensor__is_float(x->dtype) && x->storage->device != TENSOR_CPU) { tensor__fail(fn, "int64 pooling runs on the CPU only"); return false; } /* as PyTorch's CUDA kernels */
     return true;
 }
 
@@ -21881,7 +21947,7 @@ TENSOR_API tensor *tensor_max_pool2d_with_indices(tensor *x, int kernel, int str
     const char *fn = "tensor_max_pool2d_with_indices";
     if (indices) *indices = NULL;
     TENSOR__CHECK_ARG(fn, x);
-    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]")) return NULL;
+    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]", false)) return NULL;
     tensor__win1d hw, ww;
     int st = stride;
     if (!tensor__pool_dim(fn, x->shape[x->ndim - 2], kernel, &st, padding, dilation, ceil_mode, &hw)) return NULL;
@@ -21909,7 +21975,7 @@ TENSOR_API tensor *tensor_max_pool1d(tensor *x, int kernel, int stride, int padd
     const char *fn = "tensor_max_pool1d";
     if (indices) *indices = NULL;
     TENSOR__CHECK_ARG(fn, x);
-    if (!tensor__pool_input_ok(fn, x, 2, 3, "2-D [C, L] or 3-D [N, C, L]")) return NULL;
+    if (!tensor__pool_input_ok(fn, x, 2, 3, "2-D [C, L] or 3-D [N, C, L]", false)) return NULL;
     tensor__win1d lw;
     if (!tensor__pool_dim(fn, x->shape[x->ndim - 1], kernel, &stride, padding, dilation, ceil_mode, &lw)) return NULL;
     return tensor__pool1d(fn, x, &lw, true, false, indices);
@@ -21918,7 +21984,7 @@ TENSOR_API tensor *tensor_max_pool1d(tensor *x, int kernel, int stride, int padd
 TENSOR_API tensor *tensor_avg_pool1d(tensor *x, int kernel, int stride, int padding, bool ceil_mode, bool count_include_pad) {
     const char *fn = "tensor_avg_pool1d";
     TENSOR__CHECK_ARG(fn, x);
-    if (!tensor__pool_input_ok(fn, x, 2, 3, "2-D [C, L] or 3-D [N, C, L]")) return NULL;
+    if (!tensor__pool_input_ok(fn, x, 2, 3, "2-D [C, L] or 3-D [N, C, L]", true)) return NULL;
     tensor__win1d lw;
     if (!tensor__pool_dim(fn, x->shape[x->ndim - 1], kernel, &stride, padding, 1, ceil_mode, &lw)) return NULL;
     return tensor__pool1d(fn, x, &lw, false, count_include_pad, NULL);
@@ -21934,7 +22000,7 @@ static bool tensor__adaptive_dim(const char *fn, int64_t n, int64_t out, tensor_
 TENSOR_API tensor *tensor_adaptive_avg_pool1d(tensor *x, int64_t output_size) {
     const char *fn = "tensor_adaptive_avg_pool1d";
     TENSOR__CHECK_ARG(fn, x);
-    if (!tensor__pool_input_ok(fn, x, 2, 3, "2-D [C, L] or 3-D [N, C, L]")) return NULL;
+    if (!tensor__pool_input_ok(fn, x, 2, 3, "2-D [C, L] or 3-D [N, C, L]", false)) return NULL;
     tensor__win1d lw;
     if (!tensor__adaptive_dim(fn, x->shape[x->ndim - 1], output_size, &lw)) return NULL;
     return tensor__pool1d(fn, x, &lw, false, false, NULL);
@@ -21943,7 +22009,7 @@ TENSOR_API tensor *tensor_adaptive_avg_pool1d(tensor *x, int64_t output_size) {
 TENSOR_API tensor *tensor_adaptive_avg_pool2d(tensor *x, int64_t output_h, int64_t output_w) {
     const char *fn = "tensor_adaptive_avg_pool2d";
     TENSOR__CHECK_ARG(fn, x);
-    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]")) return NULL;
+    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]", false)) return NULL;
     tensor__win1d hw, ww;
     if (!tensor__adaptive_dim(fn, x->shape[x->ndim - 2], output_h, &hw) || !tensor__adaptive_dim(fn, x->shape[x->ndim - 1], output_w, &ww)) return NULL;
     return tensor__pool_windows(fn, x, &hw, &ww, false, false, NULL);
@@ -21953,7 +22019,7 @@ TENSOR_API tensor *tensor_adaptive_max_pool2d(tensor *x, int64_t output_h, int64
     const char *fn = "tensor_adaptive_max_pool2d";
     if (indices) *indices = NULL;
     TENSOR__CHECK_ARG(fn, x);
-    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]")) return NULL;
+    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]", false)) return NULL;
     tensor__win1d hw, ww;
     if (!tensor__adaptive_dim(fn, x->shape[x->ndim - 2], output_h, &hw) || !tensor__adaptive_dim(fn, x->shape[x->ndim - 1], output_w, &ww)) return NULL;
     return tensor__pool_windows(fn, x, &hw, &ww, true, false, indices);
@@ -21969,7 +22035,7 @@ TENSOR_API tensor *tensor_max_unpool2d(tensor *x, tensor *indices, int kernel, i
     TENSOR__CHECK_ARG(fn, indices);
     tensor *ins[2] = {x, indices};
     if (!tensor__same_device(fn, 2, ins)) return NULL;
-    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]")) return NULL;
+    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]", false)) return NULL;
     if (indices->dtype != TENSOR_I64) return tensor__fail(fn, "indices must be int64, got %s", tensor__dtype_names[indices->dtype]);
     if (!tensor__same_shape(x, indices)) return tensor__fail(fn, "indices of shape %s must have the shape of input %s", tensor__shape_of(indices), tensor__shape_of(x));
     if (kernel < 1 || stride < 0 || padding < 0) return tensor__fail(fn, "kernel %d, stride %d, padding %d: expected kernel > 0, stride >= 0 (0: kernel), padding >= 0", kernel, stride, padding);
@@ -22588,7 +22654,10 @@ static tensor *tensor__conv_transpose_front(const char *fn, int sd, tensor *x, t
         return tensor__fail(fn, "expected a %d-D (unbatched) or %d-D (batched) input, got shape %s", sd + 1, sd + 2, tensor__shape_of(x));
     if (w->ndim != sd + 2)
         return tensor__fail(fn, "expected a %d-D weight [in_channels, out_channels/groups%s], got shape %s", sd + 2, sd == 2 ? ", kH, kW" : ", k", tensor__shape_of(w));
-    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    /* PyTorch's CPU slow_conv_transpose2d (conv_transpose1d runs it too) takes int64 besides the
+       floating dtypes, its CUDA kernel only those; int64 sums wrap modulo 2^64 as its GEMM's do */
+    if (!tensor__is_float(x->dtype) && x->dtype != TENSOR_I64) return tensor__fail(fn, "expected a floating or int64 input, got %s", tensor__dtype_names[x->dtype]);
+    if (x->dtype == TENSOR_I64 && x->storage->device != TENSOR_CPU) return tensor__fail(fn, "int64 transposed convolution runs on the CPU only");
     if (w->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and weight dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[w->dtype]);
     if (bias && bias->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and bias dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[bias->dtype]);
     if (stride < 1 || dilation < 1 || groups < 1 || padding < 0 || output_padding < 0)
@@ -23682,15 +23751,16 @@ static tensor *tensor__reduce_loss(tensor__tmps *s, tensor *l, tensor_reduction 
     if (r == TENSOR_REDUCTION_NONE) return tensor__tmps_take(s, l);
     return r == TENSOR_REDUCTION_SUM ? tensor_sum_all(l) : tensor_mean_all(l);
 }
-/* The checks every two-operand loss makes: inputs given, on one device, a floating result type,
-   and shapes that broadcast (PyTorch warns on different shapes and broadcasts). */
-static bool tensor__check_loss2(const char *fn, tensor *a, tensor *b, tensor_reduction r) {
+/* The checks every two-operand loss makes: inputs given, on one device, shapes that broadcast
+   (PyTorch warns on different shapes and broadcasts), and where `floating`, a floating result type
+   (the losses of PyTorch's floating kernels; the others follow their formula's promotion). */
+static bool tensor__check_loss2(const char *fn, tensor *a, tensor *b, tensor_reduction r, bool floating) {
     if (!a) { tensor__null_arg(fn, "input"); return false; }
     if (!b) { tensor__null_arg(fn, "target"); return false; }
     if (!tensor__check_reduction(fn, r)) return false;
     tensor *ins[2] = {a, b};
     if (!tensor__same_device(fn, 2, ins)) return false;
-    if (!tensor__is_float(tensor__result_type(2, ins))) {
+    if (floating && !tensor__is_float(tensor__result_type(2, ins))) {
         tensor__fail(fn, "expected floating inputs, got %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]);
         return false;
     }
@@ -23699,9 +23769,13 @@ static bool tensor__check_loss2(const char *fn, tensor *a, tensor *b, tensor_red
     return tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, shape);
 }
 
-/* |input - target| */
+/* |input - target|. PyTorch's is that formula too: integers give an integer loss (summed in int64),
+   and their mean is refused as PyTorch's mean refuses integers; bool is refused (subtracted). */
 TENSOR_API tensor *tensor_l1_loss(tensor *input, tensor *target, tensor_reduction reduction) {
-    if (!tensor__check_loss2("tensor_l1_loss", input, target, reduction)) return NULL;
+    const char *fn = "tensor_l1_loss";
+    if (!tensor__check_loss2(fn, input, target, reduction, reduction == TENSOR_REDUCTION_MEAN)) return NULL;
+    tensor *ins[2] = {input, target};
+    if (!tensor__no_bool(fn, 2, ins)) return NULL;
     tensor__tmps s = {{0}, 0};
     tensor *l = tensor__tmp(&s, tensor_abs(tensor__tmp(&s, tensor_sub(input, target))));
     tensor *r = tensor__reduce_loss(&s, l, reduction);
@@ -23712,7 +23786,7 @@ TENSOR_API tensor *tensor_l1_loss(tensor *input, tensor *target, tensor_reductio
 /* z = |input - target|: z < k ? 0.5 z^2 / k * q : (z - 0.5 k) * q; smooth_l1 has k = beta, q = 1
    (beta 0: the l1 loss), huber k = delta, q = delta. */
 static tensor *tensor__smooth_l1(const char *fn, tensor *input, tensor *target, tensor_reduction reduction, double k, bool huber) {
-    if (!tensor__check_loss2(fn, input, target, reduction)) return NULL;
+    if (!tensor__check_loss2(fn, input, target, reduction, true)) return NULL;
     if (huber ? !(k > 0) : !(k >= 0))
         return tensor__fail(fn, huber ? "delta must be positive, got %g" : "beta must be non-negative, got %g", k);
     tensor__tmps s = {{0}, 0};
@@ -23744,9 +23818,14 @@ static tensor *tensor__xlogx(tensor__tmps *s, tensor *t) {
 
 /* input holds log-probabilities; target probabilities (log_target: log-probabilities):
    target (log target - input), or exp(target) (target - input). Mean is over every element
-   (PyTorch's 'mean'; its 'batchmean' is the sum divided by the batch size). */
+   (PyTorch's 'mean'; its 'batchmean' is the sum divided by the batch size). Integer operands follow
+   PyTorch's formula: exp and xlogy make it f32; bool is refused where it subtracts one (target -
+   input, or xlogy(t, t) - t input when that product is bool). */
 TENSOR_API tensor *tensor_kl_div(tensor *input, tensor *target, tensor_reduction reduction, bool log_target) {
-    if (!tensor__check_loss2("tensor_kl_div", input, target, reduction)) return NULL;
+    const char *fn = "tensor_kl_div";
+    if (!tensor__check_loss2(fn, input, target, reduction, false)) return NULL;
+    tensor *ins[2] = {input, target};
+    if (log_target ? !tensor__no_bool(fn, 2, ins) : input->dtype == TENSOR_BOOL && target->dtype == TENSOR_BOOL && !tensor__no_bool(fn, 1, ins)) return NULL;
     tensor__tmps s = {{0}, 0};
     tensor *l;
     if (log_target) l = tensor__tmp(&s, tensor_mul(tensor__tmp(&s, tensor_exp(target)), tensor__tmp(&s, tensor_sub(target, input))));
@@ -23761,7 +23840,7 @@ TENSOR_API tensor *tensor_kl_div(tensor *input, tensor *target, tensor_reduction
    broadcast to it. */
 TENSOR_API tensor *tensor_binary_cross_entropy(tensor *input, tensor *target, tensor *weight, tensor_reduction reduction) {
     const char *fn = "tensor_binary_cross_entropy";
-    if (!tensor__check_loss2(fn, input, target, reduction)) return NULL;
+    if (!tensor__check_loss2(fn, input, target, reduction, true)) return NULL;
     if (!tensor__same_shape(input, target))
         return tensor__fail(fn, "target shape %s must be the same as input shape %s", tensor__shape_of(target), tensor__shape_of(input));
     if (weight) {
@@ -23792,13 +23871,19 @@ TENSOR_API tensor *tensor_binary_cross_entropy(tensor *input, tensor *target, te
 }
 
 /* log_input: exp(input) - target input; else input - target log(input + eps). full adds
-   Stirling's term target log(target) - target + 0.5 log(2 pi target) where target > 1. */
+   Stirling's term target log(target) - target + 0.5 log(2 pi target) where target > 1. Integer
+   operands give f32 (exp, log and + eps promote, as in PyTorch's formula); bool is refused where
+   the formula subtracts it: input without log_input, target when full, a bool product. */
 TENSOR_API tensor *tensor_poisson_nll_loss(tensor *input, tensor *target, bool log_input, bool full, double eps, tensor_reduction reduction) {
-    if (!tensor__check_loss2("tensor_poisson_nll_loss", input, target, reduction)) return NULL;
+    const char *fn = "tensor_poisson_nll_loss";
+    if (!tensor__check_loss2(fn, input, target, reduction, false)) return NULL;
+    tensor *ins[2] = {input, target};
+    if ((log_input ? input->dtype == TENSOR_BOOL && target->dtype == TENSOR_BOOL : input->dtype == TENSOR_BOOL) && !tensor__no_bool(fn, 1, ins)) return NULL;
+    if (full && !tensor__no_bool(fn, 1, &ins[1])) return NULL;
     tensor__tmps s = {{0}, 0};
     tensor *l;
     if (log_input) l = tensor__tmp(&s, tensor_sub(tensor__tmp(&s, tensor_exp(input)), tensor__tmp(&s, tensor_mul(target, input))));
-    else l = tensor__tmp(&s, tensor_sub(input, tensor__tmp(&s, tensor_mul(target, tensor__tmp(&s, tensor_log(tensor__tmp(&s, tensor_add_scalar(input, eps))))))));
+    else l = tensor__tmp(&s, tensor_sub(input, tensor__tmp(&s, tensor_mul(target, tensor__tmp(&s, tensor_log(tensor__tmp(&s, tensor_add_scalar(tensor__as_float(&s, input), eps))))))));
     if (full) {
         tensor *small = tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_le, target, 1));
         tensor *t = tensor__tmp(&s, tensor_masked_fill(target, small, 2)); /* finite where it is not used */
@@ -23813,13 +23898,16 @@ TENSOR_API tensor *tensor_poisson_nll_loss(tensor *input, tensor *target, bool l
 
 /* 0.5 (log(max(var, eps)) + (input - target)^2 / max(var, eps)) (+ 0.5 log(2 pi) when full); the
    clamp does not stop var's gradient (PyTorch clamps under no_grad). var has input's shape, or
-   input's without its last dim, or that with a last dim of 1; a negative var is an error. */
+   input's without its last dim, or that with a last dim of 1; a negative var is an error. As in
+   PyTorch, var must be floating (it is clamped in place), input and target may be integers (not
+   bool: they are subtracted). */
 TENSOR_API tensor *tensor_gaussian_nll_loss(tensor *input, tensor *target, tensor *var, bool full, double eps, tensor_reduction reduction) {
     const char *fn = "tensor_gaussian_nll_loss";
-    if (!tensor__check_loss2(fn, input, target, reduction)) return NULL;
+    if (!tensor__check_loss2(fn, input, target, reduction, false)) return NULL;
     TENSOR__CHECK_ARG(fn, var);
-    tensor *ins[2] = {input, var};
-    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    tensor *ins[2] = {input, var}, *it[2] = {input, target};
+    if (!tensor__same_device(fn, 2, ins) || !tensor__no_bool(fn, 2, it)) return NULL;
+    if (!tensor__is_float(var->dtype)) return tensor__fail(fn, "var must be a floating tensor, got %s", tensor__dtype_names[var->dtype]);
     bool same = tensor__same_shape(var, input), drop_last = false, last_one = false;
     if (!same && input->ndim >= 1) {
         drop_last = var->ndim == input->ndim - 1;
@@ -23846,42 +23934,48 @@ TENSOR_API tensor *tensor_gaussian_nll_loss(tensor *input, tensor *target, tenso
     return r;
 }
 
-/* The checks of the losses of two inputs and a +-1 target (margin_ranking, cosine_embedding). */
+/* The checks of the losses of two inputs and a +-1 target (margin_ranking, cosine_embedding):
+   any dtypes (PyTorch's formulas promote integers to f32 where they meet a float). */
 static bool tensor__check_loss3(const char *fn, tensor *a, tensor *b, tensor *y, tensor_reduction r) {
     if (!a) { tensor__null_arg(fn, "input1"); return false; }
     if (!b) { tensor__null_arg(fn, "input2"); return false; }
     if (!y) { tensor__null_arg(fn, "target"); return false; }
     if (!tensor__check_reduction(fn, r)) return false;
     tensor *ins[3] = {a, b, y};
-    if (!tensor__same_device(fn, 3, ins)) return false;
-    if (!tensor__is_float(tensor__result_type(3, ins))) {
-        tensor__fail(fn, "expected floating inputs, got %s, %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype], tensor__dtype_names[y->dtype]);
-        return false;
-    }
-    return true;
+    return tensor__same_device(fn, 3, ins);
+}
+/* A +-1 target compared with -1 and 1: a bool one as int64 (PyTorch compares bool with an integer
+   scalar in int64, so true is never -1; x == -1 of a bool x would wrap -1 to true). */
+static tensor *tensor__sign_target(tensor__tmps *s, tensor *y) {
+    return y && y->dtype == TENSOR_BOOL ? tensor__tmp(s, tensor_to_dtype(y, TENSOR_I64)) : y;
 }
 
-/* max(0, -target (input1 - input2) + margin); all three of one rank, broadcast. */
+/* max(0, -target (input1 - input2) + margin); all three of one rank, broadcast. Integers: the
+   product in their promoted dtype, then f32 from + margin (PyTorch's); bool refused (negated). */
 TENSOR_API tensor *tensor_margin_ranking_loss(tensor *input1, tensor *input2, tensor *target, double margin, tensor_reduction reduction) {
     const char *fn = "tensor_margin_ranking_loss";
     if (!tensor__check_loss3(fn, input1, input2, target, reduction)) return NULL;
+    tensor *ins[3] = {input1, input2, target};
+    if (!tensor__no_bool(fn, 3, ins)) return NULL;
     if (input1->ndim != input2->ndim || input1->ndim != target->ndim)
         return tensor__fail(fn, "all input tensors should have the same number of dims, got shapes %s, %s and %s", tensor__shape_of(input1),
                             tensor__shape_of(input2), tensor__shape_of(target));
     tensor__tmps s = {{0}, 0};
     tensor *d = tensor__tmp(&s, tensor_mul(tensor__tmp(&s, tensor_neg(target)), tensor__tmp(&s, tensor_sub(input1, input2))));
-    tensor *l = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_add_scalar(d, margin)), 0, NAN));
+    tensor *l = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_add_scalar(tensor__as_float(&s, d), margin)), 0, NAN));
     tensor *r = tensor__reduce_loss(&s, l, reduction);
     tensor__tmps_free(&s);
     return r;
 }
 
 /* input where target != -1, plus max(0, margin - input) where target != 1 (PyTorch's; +-1 targets
-   pick one of the two). */
+   pick one of the two). An integer input gives f32 (margin - input is a float); bool is refused. */
 TENSOR_API tensor *tensor_hinge_embedding_loss(tensor *input, tensor *target, double margin, tensor_reduction reduction) {
-    if (!tensor__check_loss2("tensor_hinge_embedding_loss", input, target, reduction)) return NULL;
+    const char *fn = "tensor_hinge_embedding_loss";
+    if (!tensor__check_loss2(fn, input, target, reduction, false) || !tensor__no_bool(fn, 1, &input)) return NULL;
     tensor__tmps s = {{0}, 0};
-    tensor *hinge = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(input)), margin)), 0, NAN));
+    target = tensor__sign_target(&s, target);
+    tensor *hinge = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(tensor__as_float(&s, input))), margin)), 0, NAN));
     tensor *lm = tensor__tmp(&s, tensor_masked_fill(hinge, tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_eq, target, 1)), 0));
     tensor *ls = tensor__tmp(&s, tensor_masked_fill(input, tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_eq, target, -1)), 0));
     tensor *l = tensor__tmp(&s, tensor_add(lm, ls));
@@ -23890,11 +23984,13 @@ TENSOR_API tensor *tensor_hinge_embedding_loss(tensor *input, tensor *target, do
     return r;
 }
 
-/* log(1 + exp(-target input)), as softplus (stable for large |input|). */
+/* log(1 + exp(-target input)), as softplus (stable for large |input|). Integers: -input target in
+   their dtype, then f32 (PyTorch's exp); a bool input is refused (negated). */
 TENSOR_API tensor *tensor_soft_margin_loss(tensor *input, tensor *target, tensor_reduction reduction) {
-    if (!tensor__check_loss2("tensor_soft_margin_loss", input, target, reduction)) return NULL;
+    const char *fn = "tensor_soft_margin_loss";
+    if (!tensor__check_loss2(fn, input, target, reduction, false) || !tensor__no_bool(fn, 1, &input)) return NULL;
     tensor__tmps s = {{0}, 0};
-    tensor *l = tensor__tmp(&s, tensor_softplus(tensor__tmp(&s, tensor_neg(tensor__tmp(&s, tensor_mul(input, target))))));
+    tensor *l = tensor__tmp(&s, tensor_softplus(tensor__as_float(&s, tensor__tmp(&s, tensor_neg(tensor__tmp(&s, tensor_mul(input, target)))))));
     tensor *r = tensor__reduce_loss(&s, l, reduction);
     tensor__tmps_free(&s);
     return r;
@@ -23904,7 +24000,7 @@ TENSOR_API tensor *tensor_soft_margin_loss(tensor *input, tensor *target, tensor
    averaged over the last (class) dim: one loss per sample before the reduction. */
 TENSOR_API tensor *tensor_multilabel_soft_margin_loss(tensor *input, tensor *target, tensor *weight, tensor_reduction reduction) {
     const char *fn = "tensor_multilabel_soft_margin_loss";
-    if (!tensor__check_loss2(fn, input, target, reduction)) return NULL;
+    if (!tensor__check_loss2(fn, input, target, reduction, true)) return NULL;
     if (input->ndim == 0) return tensor__fail(fn, "input must have at least 1 dim [C] or [N, C], got a 0-dim tensor");
     if (weight) {
         tensor *ins[2] = {input, weight};
@@ -23924,7 +24020,8 @@ TENSOR_API tensor *tensor_multilabel_soft_margin_loss(tensor *input, tensor *tar
 
 /* cos = sum(x1 x2) / sqrt((sum(x1^2) + 1e-12) (sum(x2^2) + 1e-12)) over the last dim (x1, x2
    [N, D] with target [N], or [D] with a 0-dim target); 1 - cos where target is 1, max(0, cos -
-   margin) where it is -1, 0 elsewhere. */
+   margin) where it is -1, 0 elsewhere. Integer and bool inputs: the sums in int64 (PyTorch's),
+   f32 from + 1e-12 on. */
 TENSOR_API tensor *tensor_cosine_embedding_loss(tensor *input1, tensor *input2, tensor *target, double margin, tensor_reduction reduction) {
     const char *fn = "tensor_cosine_embedding_loss";
     if (!tensor__check_loss3(fn, input1, input2, target, reduction)) return NULL;
@@ -23933,9 +24030,10 @@ TENSOR_API tensor *tensor_cosine_embedding_loss(tensor *input1, tensor *input2, 
         return tensor__fail(fn, "a %d-D target expects %d-D inputs, got shapes %s and %s", target->ndim, target->ndim + 1, tensor__shape_of(input1), tensor__shape_of(input2));
     int dim = target->ndim;
     tensor__tmps s = {{0}, 0};
+    target = tensor__sign_target(&s, target);
     tensor *prod = tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_mul(input1, input2)), dim, false));
-    tensor *m1 = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_mul(input1, input1)), dim, false)), 1e-12));
-    tensor *m2 = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_mul(input2, input2)), dim, false)), 1e-12));
+    tensor *m1 = tensor__tmp(&s, tensor_add_scalar(tensor__as_float(&s, tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_mul(input1, input1)), dim, false))), 1e-12));
+    tensor *m2 = tensor__tmp(&s, tensor_add_scalar(tensor__as_float(&s, tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_mul(input2, input2)), dim, false))), 1e-12));
     tensor *cos = tensor__tmp(&s, tensor_div(prod, tensor__tmp(&s, tensor_sqrt(tensor__tmp(&s, tensor_mul(m1, m2))))));
     tensor *pos = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(cos)), 1));
     tensor *neg = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_sub_scalar(cos, margin)), 0, NAN));
@@ -23948,7 +24046,8 @@ TENSOR_API tensor *tensor_cosine_embedding_loss(tensor *input1, tensor *input2, 
 }
 
 /* max(0, margin + d(anchor, positive) - d(anchor, negative)) with d the pairwise_distance (p, eps);
-   swap: the smaller of d(anchor, negative) and d(positive, negative). */
+   swap: the smaller of d(anchor, negative) and d(positive, negative). Integers give f32, bool is
+   refused (pairwise_distance's rules). */
 TENSOR_API tensor *tensor_triplet_margin_loss(tensor *anchor, tensor *positive, tensor *negative, double margin, double p, double eps, bool swap,
                                               tensor_reduction reduction) {
     const char *fn = "tensor_triplet_margin_loss";
@@ -23960,7 +24059,7 @@ TENSOR_API tensor *tensor_triplet_margin_loss(tensor *anchor, tensor *positive, 
         return tensor__fail(fn, "anchor, positive and negative must have the same number of dims, got shapes %s, %s and %s", tensor__shape_of(anchor),
                             tensor__shape_of(positive), tensor__shape_of(negative));
     tensor *ins[3] = {anchor, positive, negative};
-    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (!tensor__same_device(fn, 3, ins) || !tensor__no_bool(fn, 3, ins)) return NULL;
     tensor__tmps s = {{0}, 0};
     tensor *dp = tensor__tmp(&s, tensor_pairwise_distance(anchor, positive, p, eps, false));
     tensor *dn = tensor__tmp(&s, tensor_pairwise_distance(anchor, negative, p, eps, false));
@@ -23971,8 +24070,11 @@ TENSOR_API tensor *tensor_triplet_margin_loss(tensor *anchor, tensor *positive, 
     return r;
 }
 
-/* Per sample n of input [N, C] (or [C] with a 0-dim target): sum over i != y of
-   max(0, margin - x[y] + x[i])^p (times weight[y]; NULL: none) / C, y = target[n]; p 1 or 2. */
+/* Per sample n of input [N, C] (or [C], or 0-d: one sample): sum over i != y of
+   max(0, margin - x[y] + x[i])^p (times weight[y]; NULL: none) / C, y = target[n]; p 1 or 2. As
+   PyTorch's multi_margin_loss_shape_check: the target has at most one dim and one element per
+   sample ([1] or 0-d for one), the weight C elements; no reduction gives [N] for a target with a
+   dim, a 0-d loss for a 0-d one. */
 TENSOR_API tensor *tensor_multi_margin_loss(tensor *input, tensor *target, int p, double margin, tensor *weight, tensor_reduction reduction) {
     const char *fn = "tensor_multi_margin_loss";
     TENSOR__CHECK_ARG(fn, input);
@@ -23983,15 +24085,17 @@ TENSOR_API tensor *tensor_multi_margin_loss(tensor *input, tensor *target, int p
     if (!tensor__same_device(fn, 3, ins)) return NULL;
     if (!tensor__is_float(input->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[input->dtype]);
     if (!tensor__is_int(target->dtype)) return tensor__fail(fn, "target must be an integer tensor of class indices, got %s", tensor__dtype_names[target->dtype]);
-    if (input->ndim > 2 || target->ndim != (input->ndim == 2 ? 1 : 0) || (input->ndim == 2 && target->shape[0] != input->shape[0]))
-        return tensor__fail(fn, "expected input [N, C] with target [N], or input [C] (or a 0-dim one) with a 0-dim target, got shapes %s and %s",
+    int64_t C = input->ndim ? input->shape[input->ndim - 1] : 1, rows = input->ndim == 2 ? input->shape[0] : 1;
+    if (input->ndim > 2 || C == 0)
+        return tensor__fail(fn, "expected a non-empty vector or matrix [C] or [N, C] (N may be 0) or a 0-dim input, got shape %s", tensor__shape_of(input));
+    if (target->ndim > 1 || tensor__numel_of(target->ndim, target->shape) != rows)
+        return tensor__fail(fn, "inconsistent target size: expected %lld element%s in at most one dim (input %s), got shape %s", (long long)rows, rows == 1 ? "" : "s",
                             tensor__shape_of(input), tensor__shape_of(target));
-    int64_t C = input->ndim ? input->shape[input->ndim - 1] : 1;
-    if (weight && (weight->ndim != 1 || weight->shape[0] != C))
-        return tensor__fail(fn, "weight must be 1-D with %lld elements (the classes of input %s), got shape %s", (long long)C, tensor__shape_of(input), tensor__shape_of(weight));
-    int64_t rows = input->ndim == 2 ? input->shape[0] : 1;
+    if (weight && (weight->ndim > 1 || tensor__numel_of(weight->ndim, weight->shape) != C))
+        return tensor__fail(fn, "weight must have %lld elements in at most one dim (the classes of input %s), got shape %s", (long long)C, tensor__shape_of(input), tensor__shape_of(weight));
     int64_t xs[2] = {rows, C}, ts[2] = {rows, 1};
     tensor__tmps s = {{0}, 0};
+    if (weight && !(weight = tensor__tmp(&s, tensor_reshape(weight, 1, &C)))) { tensor__tmps_free(&s); return NULL; }
     tensor *x = tensor__tmp(&s, tensor_reshape(input, 2, xs));
     tensor *y = tensor__tmp(&s, tensor_reshape(target, 2, ts));
     if (y && y->dtype != TENSOR_I64) y = tensor__tmp(&s, tensor_to_dtype(y, TENSOR_I64));
@@ -24005,7 +24109,7 @@ TENSOR_API tensor *tensor_multi_margin_loss(tensor *input, tensor *target, int p
     tensor *self = tensor__tmp(&s, tensor_to_dtype(tensor__tmp(&s, tensor_one_hot(tensor__tmp(&s, tensor_reshape(y, 1, xs)), C)), TENSOR_BOOL));
     z = tensor__tmp(&s, tensor_masked_fill(z, self, 0));
     tensor *l = tensor__tmp(&s, tensor_div_scalar(tensor__tmp(&s, tensor_sum(z, 1, false)), (double)C));
-    if (l && input->ndim < 2) l = tensor__tmp(&s, tensor_reshape(l, 0, NULL));
+    if (l && target->ndim == 0) l = tensor__tmp(&s, tensor_reshape(l, 0, NULL));
     tensor *r = tensor__reduce_loss(&s, l, reduction);
     tensor__tmps_free(&s);
     return r;

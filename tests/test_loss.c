@@ -315,6 +315,7 @@ void gradcheck_softmin(void) {
 #define BAD_REDUCTION ((tensor_reduction)7)
 static tensor *fa(void) { return tensor_zeros(2, S23, TENSOR_F32); }
 static tensor *ia(void) { return tensor_zeros(2, S23, TENSOR_I64); }
+static tensor *ba(void) { return tensor_zeros(2, S23, TENSOR_BOOL); }
 
 void bad_input_l1_loss(void) {
     const char *fn = "tensor_l1_loss";
@@ -322,7 +323,8 @@ void bad_input_l1_loss(void) {
     CHECK_BAD(tensor_l1_loss(fa(), NULL, TENSOR_REDUCTION_MEAN), fn);
     CHECK_BAD(tensor_l1_loss(fa(), fa(), BAD_REDUCTION), fn);
     CHECK_BAD(tensor_l1_loss(fa(), tensor_zeros(TENSOR_SHAPE(4), TENSOR_F32), TENSOR_REDUCTION_MEAN), fn);
-    CHECK_BAD(tensor_l1_loss(ia(), ia(), TENSOR_REDUCTION_SUM), fn);
+    CHECK_BAD(tensor_l1_loss(ia(), ia(), TENSOR_REDUCTION_MEAN), fn); /* PyTorch's mean refuses integers (their sum: tests/test_dtype_compat.c) */
+    CHECK_BAD(tensor_l1_loss(ba(), ba(), TENSOR_REDUCTION_SUM), fn);
 }
 void bad_input_smooth_l1_loss(void) {
     const char *fn = "tensor_smooth_l1_loss";
@@ -353,7 +355,7 @@ void bad_input_binary_cross_entropy(void) {
 void bad_input_poisson_nll_loss(void) {
     const char *fn = "tensor_poisson_nll_loss";
     CHECK_BAD(tensor_poisson_nll_loss(fa(), NULL, true, false, 1e-8, TENSOR_REDUCTION_MEAN), fn);
-    CHECK_BAD(tensor_poisson_nll_loss(ia(), ia(), true, false, 1e-8, TENSOR_REDUCTION_MEAN), fn);
+    CHECK_BAD(tensor_poisson_nll_loss(ba(), fa(), false, false, 1e-8, TENSOR_REDUCTION_MEAN), fn); /* bool input - float (integers: tests/test_dtype_compat.c) */
     CHECK_BAD(tensor_poisson_nll_loss(fa(), fa(), true, false, 1e-8, BAD_REDUCTION), fn);
 }
 void bad_input_gaussian_nll_loss(void) {
@@ -367,7 +369,7 @@ void bad_input_margin_ranking_loss(void) {
     const char *fn = "tensor_margin_ranking_loss";
     CHECK_BAD(tensor_margin_ranking_loss(fa(), fa(), NULL, 0, TENSOR_REDUCTION_MEAN), fn);
     CHECK_BAD(tensor_margin_ranking_loss(fa(), fa(), tensor_ones(TENSOR_SHAPE(3), TENSOR_F32), 0, TENSOR_REDUCTION_MEAN), fn); /* ranks differ */
-    CHECK_BAD(tensor_margin_ranking_loss(ia(), ia(), ia(), 0, TENSOR_REDUCTION_MEAN), fn);
+    CHECK_BAD(tensor_margin_ranking_loss(ba(), ba(), ba(), 0, TENSOR_REDUCTION_MEAN), fn);
 }
 void bad_input_hinge_embedding_loss(void) {
     const char *fn = "tensor_hinge_embedding_loss";
@@ -377,7 +379,7 @@ void bad_input_hinge_embedding_loss(void) {
 void bad_input_soft_margin_loss(void) {
     const char *fn = "tensor_soft_margin_loss";
     CHECK_BAD(tensor_soft_margin_loss(fa(), NULL, TENSOR_REDUCTION_MEAN), fn);
-    CHECK_BAD(tensor_soft_margin_loss(ia(), ia(), TENSOR_REDUCTION_MEAN), fn);
+    CHECK_BAD(tensor_soft_margin_loss(ba(), ia(), TENSOR_REDUCTION_MEAN), fn);
 }
 void bad_input_multilabel_soft_margin_loss(void) {
     const char *fn = "tensor_multilabel_soft_margin_loss";
@@ -427,17 +429,19 @@ void bad_input_cosine_similarity(void) {
 void bad_input_pairwise_distance(void) {
     const char *fn = "tensor_pairwise_distance";
     CHECK_BAD(tensor_pairwise_distance(fa(), NULL, 2, 1e-6, false), fn);
-    CHECK_BAD(tensor_pairwise_distance(ia(), ia(), 2, 1e-6, false), fn);
+    CHECK_BAD(tensor_pairwise_distance(ba(), ba(), 2, 1e-6, false), fn);
 }
 void bad_input_softmin(void) {
     CHECK_BAD(tensor_softmin(NULL, 0), "tensor_softmin");
     CHECK_BAD(tensor_softmin(fa(), 2), "tensor_softmax"); /* the dim, checked by the softmax */
 }
 
-/* Integer inputs of the distances are taken as f32, as PyTorch's cosine_similarity does. */
+/* An integer operand of cosine_similarity beside a floating one is converted to the common dtype;
+   two integer ones are refused, as PyTorch's ("expected common dtype to be floating point"). */
 TEST(nn_cosine_similarity_of_integers) {
     static const double a[3] = {1, 2, 3}, b[3] = {3, 2, 1}, want = 10.0 / 14;
-    tensor *r = tensor_cosine_similarity(test_tensor(TENSOR_I64, TENSOR_SHAPE(3), a), test_tensor(TENSOR_I32, TENSOR_SHAPE(3), b), 0, 1e-8);
+    tensor *r = tensor_cosine_similarity(test_tensor(TENSOR_I64, TENSOR_SHAPE(3), a), test_tensor(TENSOR_F32, TENSOR_SHAPE(3), b), 0, 1e-8);
     CHECK(r && tensor_get_dtype(r) == TENSOR_F32);
     CHECK_VALUES(r, &want, 1, 1e-6, 1e-6);
+    CHECK_BAD(tensor_cosine_similarity(test_tensor(TENSOR_I64, TENSOR_SHAPE(3), a), test_tensor(TENSOR_I32, TENSOR_SHAPE(3), b), 0, 1e-8), "tensor_cosine_similarity");
 }

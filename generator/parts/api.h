@@ -141,6 +141,7 @@ TENSOR_API tensor *tensor_special_log_softmax(tensor *t, int dim);
 TENSOR_API tensor *tensor_special_logsumexp(tensor *t, int dim, bool keepdim);
 /* sum_{j<p} lgamma(a - j/2) + p (p - 1)/4 log(pi), every element of a > (p - 1)/2, p >= 1 */
 TENSOR_API tensor *tensor_special_multigammaln(tensor *a, int64_t p);
+TENSOR_API tensor *tensor_mvlgamma(tensor *a, int64_t p);               /* torch.mvlgamma: special_multigammaln */
 
 /* ---- The op registry at run time ---- */
 TENSOR_API const char *tensor_op_name(tensor_op op);          /* "add", ...; NULL if out of range */

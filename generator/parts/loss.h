@@ -585,15 +585,16 @@ static tensor *tensor__reduce_loss(tensor__tmps *s, tensor *l, tensor_reduction 
     if (r == TENSOR_REDUCTION_NONE) return tensor__tmps_take(s, l);
     return r == TENSOR_REDUCTION_SUM ? tensor_sum_all(l) : tensor_mean_all(l);
 }
-/* The checks every two-operand loss makes: inputs given, on one device, a floating result type,
-   and shapes that broadcast (PyTorch warns on different shapes and broadcasts). */
-static bool tensor__check_loss2(const char *fn, tensor *a, tensor *b, tensor_reduction r) {
+/* The checks every two-operand loss makes: inputs given, on one device, shapes that broadcast
+   (PyTorch warns on different shapes and broadcasts), and where `floating`, a floating result type
+   (the losses of PyTorch's floating kernels; the others follow their formula's promotion). */
+static bool tensor__check_loss2(const char *fn, tensor *a, tensor *b, tensor_reduction r, bool floating) {
     if (!a) { tensor__null_arg(fn, "input"); return false; }
     if (!b) { tensor__null_arg(fn, "target"); return false; }
     if (!tensor__check_reduction(fn, r)) return false;
     tensor *ins[2] = {a, b};
     if (!tensor__same_device(fn, 2, ins)) return false;
-    if (!tensor__is_float(tensor__result_type(2, ins))) {
+    if (floating && !tensor__is_float(tensor__result_type(2, ins))) {
         tensor__fail(fn, "expected floating inputs, got %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]);
         return false;
     }
@@ -602,9 +603,13 @@ static bool tensor__check_loss2(const char *fn, tensor *a, tensor *b, tensor_red
     return tensor__broadcast_shapes(fn, a->ndim, a->shape, b->ndim, b->shape, &nd, shape);
 }
 
-/* |input - target| */
+/* |input - target|. PyTorch's is that formula too: integers give an integer loss (summed in int64),
+   and their mean is refused as PyTorch's mean refuses integers; bool is refused (subtracted). */
 TENSOR_API tensor *tensor_l1_loss(tensor *input, tensor *target, tensor_reduction reduction) {
-    if (!tensor__check_loss2("tensor_l1_loss", input, target, reduction)) return NULL;
+    const char *fn = "tensor_l1_loss";
+    if (!tensor__check_loss2(fn, input, target, reduction, reduction == TENSOR_REDUCTION_MEAN)) return NULL;
+    tensor *ins[2] = {input, target};
+    if (!tensor__no_bool(fn, 2, ins)) return NULL;
     tensor__tmps s = {{0}, 0};
     tensor *l = tensor__tmp(&s, tensor_abs(tensor__tmp(&s, tensor_sub(input, target))));
     tensor *r = tensor__reduce_loss(&s, l, reduction);
@@ -615,7 +620,7 @@ TENSOR_API tensor *tensor_l1_loss(tensor *input, tensor *target, tensor_reductio
 /* z = |input - target|: z < k ? 0.5 z^2 / k * q : (z - 0.5 k) * q; smooth_l1 has k = beta, q = 1
    (beta 0: the l1 loss), huber k = delta, q = delta. */
 static tensor *tensor__smooth_l1(const char *fn, tensor *input, tensor *target, tensor_reduction reduction, double k, bool huber) {
-    if (!tensor__check_loss2(fn, input, target, reduction)) return NULL;
+    if (!tensor__check_loss2(fn, input, target, reduction, true)) return NULL;
     if (huber ? !(k > 0) : !(k >= 0))
         return tensor__fail(fn, huber ? "delta must be positive, got %g" : "beta must be non-negative, got %g", k);
     tensor__tmps s = {{0}, 0};
@@ -647,9 +652,14 @@ static tensor *tensor__xlogx(tensor__tmps *s, tensor *t) {
 
 /* input holds log-probabilities; target probabilities (log_target: log-probabilities):
    target (log target - input), or exp(target) (target - input). Mean is over every element
-   (PyTorch's 'mean'; its 'batchmean' is the sum divided by the batch size). */
+   (PyTorch's 'mean'; its 'batchmean' is the sum divided by the batch size). Integer operands follow
+   PyTorch's formula: exp and xlogy make it f32; bool is refused where it subtracts one (target -
+   input, or xlogy(t, t) - t input when that product is bool). */
 TENSOR_API tensor *tensor_kl_div(tensor *input, tensor *target, tensor_reduction reduction, bool log_target) {
-    if (!tensor__check_loss2("tensor_kl_div", input, target, reduction)) return NULL;
+    const char *fn = "tensor_kl_div";
+    if (!tensor__check_loss2(fn, input, target, reduction, false)) return NULL;
+    tensor *ins[2] = {input, target};
+    if (log_target ? !tensor__no_bool(fn, 2, ins) : input->dtype == TENSOR_BOOL && target->dtype == TENSOR_BOOL && !tensor__no_bool(fn, 1, ins)) return NULL;
     tensor__tmps s = {{0}, 0};
     tensor *l;
     if (log_target) l = tensor__tmp(&s, tensor_mul(tensor__tmp(&s, tensor_exp(target)), tensor__tmp(&s, tensor_sub(target, input))));
@@ -664,7 +674,7 @@ TENSOR_API tensor *tensor_kl_div(tensor *input, tensor *target, tensor_reduction
    broadcast to it. */
 TENSOR_API tensor *tensor_binary_cross_entropy(tensor *input, tensor *target, tensor *weight, tensor_reduction reduction) {
     const char *fn = "tensor_binary_cross_entropy";
-    if (!tensor__check_loss2(fn, input, target, reduction)) return NULL;
+    if (!tensor__check_loss2(fn, input, target, reduction, true)) return NULL;
     if (!tensor__same_shape(input, target))
         return tensor__fail(fn, "target shape %s must be the same as input shape %s", tensor__shape_of(target), tensor__shape_of(input));
     if (weight) {
@@ -695,13 +705,19 @@ TENSOR_API tensor *tensor_binary_cross_entropy(tensor *input, tensor *target, te
 }
 
 /* log_input: exp(input) - target input; else input - target log(input + eps). full adds
-   Stirling's term target log(target) - target + 0.5 log(2 pi target) where target > 1. */
+   Stirling's term target log(target) - target + 0.5 log(2 pi target) where target > 1. Integer
+   operands give f32 (exp, log and + eps promote, as in PyTorch's formula); bool is refused where
+   the formula subtracts it: input without log_input, target when full, a bool product. */
 TENSOR_API tensor *tensor_poisson_nll_loss(tensor *input, tensor *target, bool log_input, bool full, double eps, tensor_reduction reduction) {
-    if (!tensor__check_loss2("tensor_poisson_nll_loss", input, target, reduction)) return NULL;
+    const char *fn = "tensor_poisson_nll_loss";
+    if (!tensor__check_loss2(fn, input, target, reduction, false)) return NULL;
+    tensor *ins[2] = {input, target};
+    if ((log_input ? input->dtype == TENSOR_BOOL && target->dtype == TENSOR_BOOL : input->dtype == TENSOR_BOOL) && !tensor__no_bool(fn, 1, ins)) return NULL;
+    if (full && !tensor__no_bool(fn, 1, &ins[1])) return NULL;
     tensor__tmps s = {{0}, 0};
     tensor *l;
     if (log_input) l = tensor__tmp(&s, tensor_sub(tensor__tmp(&s, tensor_exp(input)), tensor__tmp(&s, tensor_mul(target, input))));
-    else l = tensor__tmp(&s, tensor_sub(input, tensor__tmp(&s, tensor_mul(target, tensor__tmp(&s, tensor_log(tensor__tmp(&s, tensor_add_scalar(input, eps))))))));
+    else l = tensor__tmp(&s, tensor_sub(input, tensor__tmp(&s, tensor_mul(target, tensor__tmp(&s, tensor_log(tensor__tmp(&s, tensor_add_scalar(tensor__as_float(&s, input), eps))))))));
     if (full) {
         tensor *small = tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_le, target, 1));
         tensor *t = tensor__tmp(&s, tensor_masked_fill(target, small, 2)); /* finite where it is not used */
@@ -716,13 +732,16 @@ TENSOR_API tensor *tensor_poisson_nll_loss(tensor *input, tensor *target, bool l
 
 /* 0.5 (log(max(var, eps)) + (input - target)^2 / max(var, eps)) (+ 0.5 log(2 pi) when full); the
    clamp does not stop var's gradient (PyTorch clamps under no_grad). var has input's shape, or
-   input's without its last dim, or that with a last dim of 1; a negative var is an error. */
+   input's without its last dim, or that with a last dim of 1; a negative var is an error. As in
+   PyTorch, var must be floating (it is clamped in place), input and target may be integers (not
+   bool: they are subtracted). */
 TENSOR_API tensor *tensor_gaussian_nll_loss(tensor *input, tensor *target, tensor *var, bool full, double eps, tensor_reduction reduction) {
     const char *fn = "tensor_gaussian_nll_loss";
-    if (!tensor__check_loss2(fn, input, target, reduction)) return NULL;
+    if (!tensor__check_loss2(fn, input, target, reduction, false)) return NULL;
     TENSOR__CHECK_ARG(fn, var);
-    tensor *ins[2] = {input, var};
-    if (!tensor__same_device(fn, 2, ins)) return NULL;
+    tensor *ins[2] = {input, var}, *it[2] = {input, target};
+    if (!tensor__same_device(fn, 2, ins) || !tensor__no_bool(fn, 2, it)) return NULL;
+    if (!tensor__is_float(var->dtype)) return tensor__fail(fn, "var must be a floating tensor, got %s", tensor__dtype_names[var->dtype]);
     bool same = tensor__same_shape(var, input), drop_last = false, last_one = false;
     if (!same && input->ndim >= 1) {
         drop_last = var->ndim == input->ndim - 1;
@@ -749,42 +768,48 @@ TENSOR_API tensor *tensor_gaussian_nll_loss(tensor *input, tensor *target, tenso
     return r;
 }
 
-/* The checks of the losses of two inputs and a +-1 target (margin_ranking, cosine_embedding). */
+/* The checks of the losses of two inputs and a +-1 target (margin_ranking, cosine_embedding):
+   any dtypes (PyTorch's formulas promote integers to f32 where they meet a float). */
 static bool tensor__check_loss3(const char *fn, tensor *a, tensor *b, tensor *y, tensor_reduction r) {
     if (!a) { tensor__null_arg(fn, "input1"); return false; }
     if (!b) { tensor__null_arg(fn, "input2"); return false; }
     if (!y) { tensor__null_arg(fn, "target"); return false; }
     if (!tensor__check_reduction(fn, r)) return false;
     tensor *ins[3] = {a, b, y};
-    if (!tensor__same_device(fn, 3, ins)) return false;
-    if (!tensor__is_float(tensor__result_type(3, ins))) {
-        tensor__fail(fn, "expected floating inputs, got %s, %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype], tensor__dtype_names[y->dtype]);
-        return false;
-    }
-    return true;
+    return tensor__same_device(fn, 3, ins);
+}
+/* A +-1 target compared with -1 and 1: a bool one as int64 (PyTorch compares bool with an integer
+   scalar in int64, so true is never -1; x == -1 of a bool x would wrap -1 to true). */
+static tensor *tensor__sign_target(tensor__tmps *s, tensor *y) {
+    return y && y->dtype == TENSOR_BOOL ? tensor__tmp(s, tensor_to_dtype(y, TENSOR_I64)) : y;
 }
 
-/* max(0, -target (input1 - input2) + margin); all three of one rank, broadcast. */
+/* max(0, -target (input1 - input2) + margin); all three of one rank, broadcast. Integers: the
+   product in their promoted dtype, then f32 from + margin (PyTorch's); bool refused (negated). */
 TENSOR_API tensor *tensor_margin_ranking_loss(tensor *input1, tensor *input2, tensor *target, double margin, tensor_reduction reduction) {
     const char *fn = "tensor_margin_ranking_loss";
     if (!tensor__check_loss3(fn, input1, input2, target, reduction)) return NULL;
+    tensor *ins[3] = {input1, input2, target};
+    if (!tensor__no_bool(fn, 3, ins)) return NULL;
     if (input1->ndim != input2->ndim || input1->ndim != target->ndim)
         return tensor__fail(fn, "all input tensors should have the same number of dims, got shapes %s, %s and %s", tensor__shape_of(input1),
                             tensor__shape_of(input2), tensor__shape_of(target));
     tensor__tmps s = {{0}, 0};
     tensor *d = tensor__tmp(&s, tensor_mul(tensor__tmp(&s, tensor_neg(target)), tensor__tmp(&s, tensor_sub(input1, input2))));
-    tensor *l = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_add_scalar(d, margin)), 0, NAN));
+    tensor *l = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_add_scalar(tensor__as_float(&s, d), margin)), 0, NAN));
     tensor *r = tensor__reduce_loss(&s, l, reduction);
     tensor__tmps_free(&s);
     return r;
 }
 
 /* input where target != -1, plus max(0, margin - input) where target != 1 (PyTorch's; +-1 targets
-   pick one of the two). */
+   pick one of the two). An integer input gives f32 (margin - input is a float); bool is refused. */
 TENSOR_API tensor *tensor_hinge_embedding_loss(tensor *input, tensor *target, double margin, tensor_reduction reduction) {
-    if (!tensor__check_loss2("tensor_hinge_embedding_loss", input, target, reduction)) return NULL;
+    const char *fn = "tensor_hinge_embedding_loss";
+    if (!tensor__check_loss2(fn, input, target, reduction, false) || !tensor__no_bool(fn, 1, &input)) return NULL;
     tensor__tmps s = {{0}, 0};
-    tensor *hinge = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(input)), margin)), 0, NAN));
+    target = tensor__sign_target(&s, target);
+    tensor *hinge = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(tensor__as_float(&s, input))), margin)), 0, NAN));
     tensor *lm = tensor__tmp(&s, tensor_masked_fill(hinge, tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_eq, target, 1)), 0));
     tensor *ls = tensor__tmp(&s, tensor_masked_fill(input, tensor__tmp(&s, tensor__op_scalar(TENSOR_OP_eq, target, -1)), 0));
     tensor *l = tensor__tmp(&s, tensor_add(lm, ls));
@@ -793,11 +818,13 @@ TENSOR_API tensor *tensor_hinge_embedding_loss(tensor *input, tensor *target, do
     return r;
 }
 
-/* log(1 + exp(-target input)), as softplus (stable for large |input|). */
+/* log(1 + exp(-target input)), as softplus (stable for large |input|). Integers: -input target in
+   their dtype, then f32 (PyTorch's exp); a bool input is refused (negated). */
 TENSOR_API tensor *tensor_soft_margin_loss(tensor *input, tensor *target, tensor_reduction reduction) {
-    if (!tensor__check_loss2("tensor_soft_margin_loss", input, target, reduction)) return NULL;
+    const char *fn = "tensor_soft_margin_loss";
+    if (!tensor__check_loss2(fn, input, target, reduction, false) || !tensor__no_bool(fn, 1, &input)) return NULL;
     tensor__tmps s = {{0}, 0};
-    tensor *l = tensor__tmp(&s, tensor_softplus(tensor__tmp(&s, tensor_neg(tensor__tmp(&s, tensor_mul(input, target))))));
+    tensor *l = tensor__tmp(&s, tensor_softplus(tensor__as_float(&s, tensor__tmp(&s, tensor_neg(tensor__tmp(&s, tensor_mul(input, target)))))));
     tensor *r = tensor__reduce_loss(&s, l, reduction);
     tensor__tmps_free(&s);
     return r;
@@ -807,7 +834,7 @@ TENSOR_API tensor *tensor_soft_margin_loss(tensor *input, tensor *target, tensor
    averaged over the last (class) dim: one loss per sample before the reduction. */
 TENSOR_API tensor *tensor_multilabel_soft_margin_loss(tensor *input, tensor *target, tensor *weight, tensor_reduction reduction) {
     const char *fn = "tensor_multilabel_soft_margin_loss";
-    if (!tensor__check_loss2(fn, input, target, reduction)) return NULL;
+    if (!tensor__check_loss2(fn, input, target, reduction, true)) return NULL;
     if (input->ndim == 0) return tensor__fail(fn, "input must have at least 1 dim [C] or [N, C], got a 0-dim tensor");
     if (weight) {
         tensor *ins[2] = {input, weight};
@@ -827,7 +854,8 @@ TENSOR_API tensor *tensor_multilabel_soft_margin_loss(tensor *input, tensor *tar
 
 /* cos = sum(x1 x2) / sqrt((sum(x1^2) + 1e-12) (sum(x2^2) + 1e-12)) over the last dim (x1, x2
    [N, D] with target [N], or [D] with a 0-dim target); 1 - cos where target is 1, max(0, cos -
-   margin) where it is -1, 0 elsewhere. */
+   margin) where it is -1, 0 elsewhere. Integer and bool inputs: the sums in int64 (PyTorch's),
+   f32 from + 1e-12 on. */
 TENSOR_API tensor *tensor_cosine_embedding_loss(tensor *input1, tensor *input2, tensor *target, double margin, tensor_reduction reduction) {
     const char *fn = "tensor_cosine_embedding_loss";
     if (!tensor__check_loss3(fn, input1, input2, target, reduction)) return NULL;
@@ -836,9 +864,10 @@ TENSOR_API tensor *tensor_cosine_embedding_loss(tensor *input1, tensor *input2, 
         return tensor__fail(fn, "a %d-D target expects %d-D inputs, got shapes %s and %s", target->ndim, target->ndim + 1, tensor__shape_of(input1), tensor__shape_of(input2));
     int dim = target->ndim;
     tensor__tmps s = {{0}, 0};
+    target = tensor__sign_target(&s, target);
     tensor *prod = tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_mul(input1, input2)), dim, false));
-    tensor *m1 = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_mul(input1, input1)), dim, false)), 1e-12));
-    tensor *m2 = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_mul(input2, input2)), dim, false)), 1e-12));
+    tensor *m1 = tensor__tmp(&s, tensor_add_scalar(tensor__as_float(&s, tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_mul(input1, input1)), dim, false))), 1e-12));
+    tensor *m2 = tensor__tmp(&s, tensor_add_scalar(tensor__as_float(&s, tensor__tmp(&s, tensor_sum(tensor__tmp(&s, tensor_mul(input2, input2)), dim, false))), 1e-12));
     tensor *cos = tensor__tmp(&s, tensor_div(prod, tensor__tmp(&s, tensor_sqrt(tensor__tmp(&s, tensor_mul(m1, m2))))));
     tensor *pos = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_neg(cos)), 1));
     tensor *neg = tensor__tmp(&s, tensor_clamp(tensor__tmp(&s, tensor_sub_scalar(cos, margin)), 0, NAN));
@@ -851,7 +880,8 @@ TENSOR_API tensor *tensor_cosine_embedding_loss(tensor *input1, tensor *input2, 
 }
 
 /* max(0, margin + d(anchor, positive) - d(anchor, negative)) with d the pairwise_distance (p, eps);
-   swap: the smaller of d(anchor, negative) and d(positive, negative). */
+   swap: the smaller of d(anchor, negative) and d(positive, negative). Integers give f32, bool is
+   refused (pairwise_distance's rules). */
 TENSOR_API tensor *tensor_triplet_margin_loss(tensor *anchor, tensor *positive, tensor *negative, double margin, double p, double eps, bool swap,
                                               tensor_reduction reduction) {
     const char *fn = "tensor_triplet_margin_loss";
@@ -863,7 +893,7 @@ TENSOR_API tensor *tensor_triplet_margin_loss(tensor *anchor, tensor *positive, 
         return tensor__fail(fn, "anchor, positive and negative must have the same number of dims, got shapes %s, %s and %s", tensor__shape_of(anchor),
                             tensor__shape_of(positive), tensor__shape_of(negative));
     tensor *ins[3] = {anchor, positive, negative};
-    if (!tensor__same_device(fn, 3, ins)) return NULL;
+    if (!tensor__same_device(fn, 3, ins) || !tensor__no_bool(fn, 3, ins)) return NULL;
     tensor__tmps s = {{0}, 0};
     tensor *dp = tensor__tmp(&s, tensor_pairwise_distance(anchor, positive, p, eps, false));
     tensor *dn = tensor__tmp(&s, tensor_pairwise_distance(anchor, negative, p, eps, false));
@@ -874,8 +904,11 @@ TENSOR_API tensor *tensor_triplet_margin_loss(tensor *anchor, tensor *positive, 
     return r;
 }
 
-/* Per sample n of input [N, C] (or [C] with a 0-dim target): sum over i != y of
-   max(0, margin - x[y] + x[i])^p (times weight[y]; NULL: none) / C, y = target[n]; p 1 or 2. */
+/* Per sample n of input [N, C] (or [C], or 0-d: one sample): sum over i != y of
+   max(0, margin - x[y] + x[i])^p (times weight[y]; NULL: none) / C, y = target[n]; p 1 or 2. As
+   PyTorch's multi_margin_loss_shape_check: the target has at most one dim and one element per
+   sample ([1] or 0-d for one), the weight C elements; no reduction gives [N] for a target with a
+   dim, a 0-d loss for a 0-d one. */
 TENSOR_API tensor *tensor_multi_margin_loss(tensor *input, tensor *target, int p, double margin, tensor *weight, tensor_reduction reduction) {
     const char *fn = "tensor_multi_margin_loss";
     TENSOR__CHECK_ARG(fn, input);
@@ -886,15 +919,17 @@ TENSOR_API tensor *tensor_multi_margin_loss(tensor *input, tensor *target, int p
     if (!tensor__same_device(fn, 3, ins)) return NULL;
     if (!tensor__is_float(input->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[input->dtype]);
     if (!tensor__is_int(target->dtype)) return tensor__fail(fn, "target must be an integer tensor of class indices, got %s", tensor__dtype_names[target->dtype]);
-    if (input->ndim > 2 || target->ndim != (input->ndim == 2 ? 1 : 0) || (input->ndim == 2 && target->shape[0] != input->shape[0]))
-        return tensor__fail(fn, "expected input [N, C] with target [N], or input [C] (or a 0-dim one) with a 0-dim target, got shapes %s and %s",
+    int64_t C = input->ndim ? input->shape[input->ndim - 1] : 1, rows = input->ndim == 2 ? input->shape[0] : 1;
+    if (input->ndim > 2 || C == 0)
+        return tensor__fail(fn, "expected a non-empty vector or matrix [C] or [N, C] (N may be 0) or a 0-dim input, got shape %s", tensor__shape_of(input));
+    if (target->ndim > 1 || tensor__numel_of(target->ndim, target->shape) != rows)
+        return tensor__fail(fn, "inconsistent target size: expected %lld element%s in at most one dim (input %s), got shape %s", (long long)rows, rows == 1 ? "" : "s",
                             tensor__shape_of(input), tensor__shape_of(target));
-    int64_t C = input->ndim ? input->shape[input->ndim - 1] : 1;
-    if (weight && (weight->ndim != 1 || weight->shape[0] != C))
-        return tensor__fail(fn, "weight must be 1-D with %lld elements (the classes of input %s), got shape %s", (long long)C, tensor__shape_of(input), tensor__shape_of(weight));
-    int64_t rows = input->ndim == 2 ? input->shape[0] : 1;
+    if (weight && (weight->ndim > 1 || tensor__numel_of(weight->ndim, weight->shape) != C))
+        return tensor__fail(fn, "weight must have %lld elements in at most one dim (the classes of input %s), got shape %s", (long long)C, tensor__shape_of(input), tensor__shape_of(weight));
     int64_t xs[2] = {rows, C}, ts[2] = {rows, 1};
     tensor__tmps s = {{0}, 0};
+    if (weight && !(weight = tensor__tmp(&s, tensor_reshape(weight, 1, &C)))) { tensor__tmps_free(&s); return NULL; }
     tensor *x = tensor__tmp(&s, tensor_reshape(input, 2, xs));
     tensor *y = tensor__tmp(&s, tensor_reshape(target, 2, ts));
     if (y && y->dtype != TENSOR_I64) y = tensor__tmp(&s, tensor_to_dtype(y, TENSOR_I64));
@@ -908,7 +943,7 @@ TENSOR_API tensor *tensor_multi_margin_loss(tensor *input, tensor *target, int p
     tensor *self = tensor__tmp(&s, tensor_to_dtype(tensor__tmp(&s, tensor_one_hot(tensor__tmp(&s, tensor_reshape(y, 1, xs)), C)), TENSOR_BOOL));
     z = tensor__tmp(&s, tensor_masked_fill(z, self, 0));
     tensor *l = tensor__tmp(&s, tensor_div_scalar(tensor__tmp(&s, tensor_sum(z, 1, false)), (double)C));
-    if (l && input->ndim < 2) l = tensor__tmp(&s, tensor_reshape(l, 0, NULL));
+    if (l && target->ndim == 0) l = tensor__tmp(&s, tensor_reshape(l, 0, NULL));
     tensor *r = tensor__reduce_loss(&s, l, reduction);
     tensor__tmps_free(&s);
     return r;

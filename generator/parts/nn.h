@@ -474,10 +474,12 @@ TENSOR_API tensor *tensor_dropout(tensor *x, double p, bool training) {
 static tensor *tensor__feature_noise_dropout(const char *fn, tensor *x, double p, bool training, bool feature, bool alpha) {
     TENSOR__CHECK_ARG(fn, x);
     if (!(p >= 0 && p <= 1)) return tensor__fail(fn, "dropout probability has to be between 0 and 1, but got %g", p);
-    if (feature && x->ndim < 2) return tensor__fail(fn, "Feature dropout requires at least 2 dimensions in the input, got shape %s", tensor__shape_of(x));
+    /* PyTorch's _dropout_impl returns the input before it looks at the dims (make_feature_noise
+       wants 2): in evaluation, at p 0 and for an empty input any shape goes, at p 1 too */
     if (!training || p == 0 || tensor__numel_of(x->ndim, x->shape) == 0) return tensor_dropout(x, p, false);
     if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input when training, got %s", tensor__dtype_names[x->dtype]);
     if (p == 1) return tensor_mul_scalar(x, 0);
+    if (feature && x->ndim < 2) return tensor__fail(fn, "Feature dropout requires at least 2 dimensions in the input, got shape %s", tensor__shape_of(x));
     int64_t shape[TENSOR_MAX_DIMS];
     for (int d = 0; d < x->ndim; d++) shape[d] = feature && d >= 2 ? 1 : x->shape[d];
     tensor__tmps s = {{0}, 0};
@@ -594,9 +596,21 @@ static tensor *tensor__clamp_min_nograd(tensor__tmps *s, tensor *t, double lo) {
     tensor *d = tensor__tmp(s, tensor_detach(tensor__tmp(s, tensor_sub(tensor__tmp(s, tensor_clamp(t, lo, NAN)), t))));
     return tensor__tmp(s, tensor_add(t, d));
 }
-/* An integer or bool input as f32, as PyTorch's distance functions take it; float as it is. */
+/* An integer or bool tensor as f32 (a temporary of s), float as it is: the default floating
+   dtype PyTorch's formulas promote to where an integer meets a float scalar (x + eps, margin - x)
+   or a floating function, the integer arithmetic before that point staying integer. */
 static tensor *tensor__as_float(tensor__tmps *s, tensor *t) {
     return !t || tensor__is_float(t->dtype) ? t : tensor__tmp(s, tensor_to_dtype(t, TENSOR_F32));
+}
+/* False after an error naming fn when one of the n tensors (NULLs skipped) is bool: for the
+   composites whose formula subtracts or negates it, which PyTorch refuses for bool. */
+static bool tensor__no_bool(const char *fn, int n, tensor *const *ts) {
+    for (int i = 0; i < n; i++)
+        if (ts[i] && ts[i]->dtype == TENSOR_BOOL) {
+            tensor__fail(fn, "bool inputs are not supported (the formula subtracts or negates them, which PyTorch refuses for bool)");
+            return false;
+        }
+    return true;
 }
 
 /* ---- softmin, normalize, cosine_similarity, pairwise_distance (composites) ---- */
@@ -631,14 +645,14 @@ TENSOR_API tensor *tensor_cosine_similarity(tensor *x1, tensor *x2, int dim, dou
     int64_t shape[TENSOR_MAX_DIMS];
     if (!tensor__broadcast_shapes(fn, x1->ndim, x1->shape, x2->ndim, x2->shape, &nd, shape)) return NULL;
     if (tensor__wrap_dim(fn, dim, nd > 0 ? nd : 1) < 0) return NULL;
+    /* PyTorch's: the common dtype must be floating (an integer or bool operand beside a floating
+       one is converted to it; two integer ones are refused) */
+    tensor *ins[2] = {x1, x2};
+    tensor_dtype dt = tensor__result_type(2, ins);
+    if (!tensor__is_float(dt))
+        return tensor__fail(fn, "expected the common dtype to be floating point, got %s (inputs %s and %s)", tensor__dtype_names[dt], tensor__dtype_names[x1->dtype], tensor__dtype_names[x2->dtype]);
     tensor__tmps s = {{0}, 0};
-    tensor *a = tensor__as_float(&s, x1), *b = tensor__as_float(&s, x2);
-    if (a && b && a->dtype != b->dtype) { /* the promoted float dtype for both */
-        tensor *ab[2] = {a, b};
-        tensor_dtype dt = tensor__result_type(2, ab);
-        a = tensor__tmp(&s, tensor_to_dtype(a, dt));
-        b = tensor__tmp(&s, tensor_to_dtype(b, dt));
-    }
+    tensor *a = x1->dtype == dt ? x1 : tensor__tmp(&s, tensor_to_dtype(x1, dt)), *b = x2->dtype == dt ? x2 : tensor__tmp(&s, tensor_to_dtype(x2, dt));
     a = tensor__tmp(&s, tensor_expand(a, nd, shape));
     b = tensor__tmp(&s, tensor_expand(b, nd, shape));
     tensor *na = tensor__clamp_min_nograd(&s, tensor__tmp(&s, tensor_norm(a, 2, dim, true)), eps);
@@ -649,16 +663,17 @@ TENSOR_API tensor *tensor_cosine_similarity(tensor *x1, tensor *x2, int dim, dou
     return r;
 }
 
-/* norm_p(x1 - x2 + eps) over the last dim of the broadcast shape (keepdim keeps it as size 1). */
+/* norm_p(x1 - x2 + eps) over the last dim of the broadcast shape (keepdim keeps it as size 1).
+   Integer inputs are subtracted as integers (u8 wraps, as PyTorch's), then + eps makes them f32
+   (PyTorch's promotion of a tensor plus a float scalar); bool is refused (no bool subtraction). */
 TENSOR_API tensor *tensor_pairwise_distance(tensor *x1, tensor *x2, double p, double eps, bool keepdim) {
     const char *fn = "tensor_pairwise_distance";
     TENSOR__CHECK_ARG(fn, x1);
     TENSOR__CHECK_ARG(fn, x2);
     tensor *ins[2] = {x1, x2};
-    if (!tensor__is_float(tensor__result_type(2, ins)))
-        return tensor__fail(fn, "expected floating inputs, got %s and %s", tensor__dtype_names[x1->dtype], tensor__dtype_names[x2->dtype]);
+    if (!tensor__no_bool(fn, 2, ins)) return NULL;
     tensor__tmps s = {{0}, 0};
-    tensor *d = tensor__tmp(&s, tensor_add_scalar(tensor__tmp(&s, tensor_sub(x1, x2)), eps));
+    tensor *d = tensor__tmp(&s, tensor_add_scalar(tensor__as_float(&s, tensor__tmp(&s, tensor_sub(x1, x2))), eps));
     tensor *r = d ? tensor_norm(d, p, -1, keepdim) : NULL;
     tensor__tmps_free(&s);
     return r;

@@ -666,9 +666,28 @@ static int tensor__bn_backward(const char *fn, tensor *x, tensor *w, tensor *st,
 /* x [N, C, *]: normalized per channel over N and *; training: with the batch statistics (biased
    variance), and running_mean/var (when given) updated in place with the unbiased variance, as
    PyTorch; otherwise with running_mean/var. */
+/* y (owned) op p[0], as PyTorch's empty-input batch_norm applies weight[0] and bias[0]. */
+static tensor *tensor__bn_empty_affine(const char *fn, tensor *y, tensor *p, tensor_op op) {
+    if (!y) return NULL;
+    if (tensor__numel_of(p->ndim, p->shape) == 0) { tensor_free(y); return tensor__fail(fn, "index 0 is out of bounds for a parameter of shape %s", tensor__shape_of(p)); }
+    int64_t all = -1;
+    tensor *flat = tensor_reshape(p, 1, &all), *first = flat ? tensor_select(flat, 0, 0) : NULL;
+    tensor *r = first ? tensor__binary(op, y, first) : NULL;
+    tensor_free(flat); tensor_free(first); tensor_free(y);
+    return r;
+}
 TENSOR_API tensor *tensor_batch_norm(tensor *x, tensor *running_mean, tensor *running_var, tensor *weight, tensor *bias, bool training, double momentum, double eps) {
     const char *fn = "tensor_batch_norm";
     TENSOR__CHECK_ARG(fn, x);
+    if (x->ndim == 1 && x->shape[0] == 0) { /* PyTorch's _batch_norm_impl_index returns an empty input's copy before its checks */
+        tensor *ins[5] = {x, running_mean, running_var, weight, bias};
+        if (!tensor__same_device(fn, 5, ins)) return NULL;
+        if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+        tensor *y = tensor_clone(x); /* a copy, not a view: the gradient reaches x */
+        if (weight) y = tensor__bn_empty_affine(fn, y, weight, TENSOR_OP_mul);
+        if (bias) y = tensor__bn_empty_affine(fn, y, bias, TENSOR_OP_add);
+        return y;
+    }
     if (!tensor__bn_check(fn, x, 2, running_mean, running_var, weight, bias, training)) return NULL;
     int64_t C = x->shape[1], count = tensor__numel_of(x->ndim, x->shape) / (C ? C : 1);
     if (training && C > 0 && count == 1) return tensor__fail(fn, "expected more than 1 value per channel when training, got input of shape %s", tensor__shape_of(x));

@@ -571,6 +571,14 @@ static tensor *tensor__pool_windows(const char *fn, tensor *x, const tensor__win
             shape[nd - 1] = oW;
             *indices = tensor__tmps_take(&s, tensor__tmp(&s, tensor_reshape(at, nd, shape)));
         }
+    } else if (x->dtype == TENSOR_I64) { /* (CPU) the window's sum, modulo 2^64, over the divisor with C's division, truncating toward zero as PyTorch's int64 kernel */
+        y = tensor__tmp(&s, tensor_sum(g, nd - 1, false));
+        y = y ? tensor__tmp(&s, tensor__contiguous_copy(fn, y, TENSOR_I64)) : NULL;
+        if (y) {
+            int64_t *v = (int64_t *)(void *)tensor__data(y), rows = tensor__numel_of(y->ndim, y->shape) / (L ? L : 1);
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t l = 0; l < L; l++) v[r * L + l] /= (int64_t)div[l];
+        }
     } else {
         for (int64_t l = 0; l < L; l++) div[l] = 1 / div[l];
         int64_t ls[1] = {L};
@@ -847,12 +855,17 @@ static tensor *tensor__avgpool_backward(const char *fn, tensor *x, tensor *g, co
     return gx;
 }
 
-/* Checks a pooling input (3-D or 4-D, floating, non-empty but for the batch). */
-static bool tensor__pool_input_ok(const char *fn, const tensor *x, int nd_lo, int nd_hi, const char *shapes) {
+/* Checks a pooling input (nd_lo or nd_hi dims, non-empty but for the batch, floating; int64 too
+   where int64_ok: PyTorch's CPU avg_pool1d/2d take it, its max and adaptive pools do not). */
+static bool tensor__pool_input_ok(const char *fn, const tensor *x, int nd_lo, int nd_hi, const char *shapes, bool int64_ok) {
     if (x->ndim < nd_lo || x->ndim > nd_hi) { tensor__fail(fn, "expected a %s input, got shape %s", shapes, tensor__shape_of(x)); return false; }
     for (int d = x->ndim == nd_hi ? 1 : 0; d < x->ndim; d++)
         if (x->shape[d] == 0) { tensor__fail(fn, "input of shape %s has a zero-size non-batch dim", tensor__shape_of(x)); return false; }
-    if (!tensor__is_float(x->dtype)) { tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]); return false; }
+    if (!tensor__is_float(x->dtype) && !(int64_ok && x->dtype == TENSOR_I64)) {
+        tensor__fail(fn, "expected a floating input%s, got %s", int64_ok ? " or int64" : "", tensor__dtype_names[x->dtype]);
+        return false;
+    }
+    if (!tensor__is_float(x->dtype) && x->storage->device != TENSOR_CPU) { tensor__fail(fn, "int64 pooling runs on the CPU only"); return false; } /* as PyTorch's CUDA kernels */
     return true;
 }
 
@@ -877,7 +890,7 @@ TENSOR_API tensor *tensor_max_pool2d_with_indices(tensor *x, int kernel, int str
     const char *fn = "tensor_max_pool2d_with_indices";
     if (indices) *indices = NULL;
     TENSOR__CHECK_ARG(fn, x);
-    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]")) return NULL;
+    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]", false)) return NULL;
     tensor__win1d hw, ww;
     int st = stride;
     if (!tensor__pool_dim(fn, x->shape[x->ndim - 2], kernel, &st, padding, dilation, ceil_mode, &hw)) return NULL;
@@ -905,7 +918,7 @@ TENSOR_API tensor *tensor_max_pool1d(tensor *x, int kernel, int stride, int padd
     const char *fn = "tensor_max_pool1d";
     if (indices) *indices = NULL;
     TENSOR__CHECK_ARG(fn, x);
-    if (!tensor__pool_input_ok(fn, x, 2, 3, "2-D [C, L] or 3-D [N, C, L]")) return NULL;
+    if (!tensor__pool_input_ok(fn, x, 2, 3, "2-D [C, L] or 3-D [N, C, L]", false)) return NULL;
     tensor__win1d lw;
     if (!tensor__pool_dim(fn, x->shape[x->ndim - 1], kernel, &stride, padding, dilation, ceil_mode, &lw)) return NULL;
     return tensor__pool1d(fn, x, &lw, true, false, indices);
@@ -914,7 +927,7 @@ TENSOR_API tensor *tensor_max_pool1d(tensor *x, int kernel, int stride, int padd
 TENSOR_API tensor *tensor_avg_pool1d(tensor *x, int kernel, int stride, int padding, bool ceil_mode, bool count_include_pad) {
     const char *fn = "tensor_avg_pool1d";
     TENSOR__CHECK_ARG(fn, x);
-    if (!tensor__pool_input_ok(fn, x, 2, 3, "2-D [C, L] or 3-D [N, C, L]")) return NULL;
+    if (!tensor__pool_input_ok(fn, x, 2, 3, "2-D [C, L] or 3-D [N, C, L]", true)) return NULL;
     tensor__win1d lw;
     if (!tensor__pool_dim(fn, x->shape[x->ndim - 1], kernel, &stride, padding, 1, ceil_mode, &lw)) return NULL;
     return tensor__pool1d(fn, x, &lw, false, count_include_pad, NULL);
@@ -930,7 +943,7 @@ static bool tensor__adaptive_dim(const char *fn, int64_t n, int64_t out, tensor_
 TENSOR_API tensor *tensor_adaptive_avg_pool1d(tensor *x, int64_t output_size) {
     const char *fn = "tensor_adaptive_avg_pool1d";
     TENSOR__CHECK_ARG(fn, x);
-    if (!tensor__pool_input_ok(fn, x, 2, 3, "2-D [C, L] or 3-D [N, C, L]")) return NULL;
+    if (!tensor__pool_input_ok(fn, x, 2, 3, "2-D [C, L] or 3-D [N, C, L]", false)) return NULL;
     tensor__win1d lw;
     if (!tensor__adaptive_dim(fn, x->shape[x->ndim - 1], output_size, &lw)) return NULL;
     return tensor__pool1d(fn, x, &lw, false, false, NULL);
@@ -939,7 +952,7 @@ TENSOR_API tensor *tensor_adaptive_avg_pool1d(tensor *x, int64_t output_size) {
 TENSOR_API tensor *tensor_adaptive_avg_pool2d(tensor *x, int64_t output_h, int64_t output_w) {
     const char *fn = "tensor_adaptive_avg_pool2d";
     TENSOR__CHECK_ARG(fn, x);
-    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]")) return NULL;
+    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]", false)) return NULL;
     tensor__win1d hw, ww;
     if (!tensor__adaptive_dim(fn, x->shape[x->ndim - 2], output_h, &hw) || !tensor__adaptive_dim(fn, x->shape[x->ndim - 1], output_w, &ww)) return NULL;
     return tensor__pool_windows(fn, x, &hw, &ww, false, false, NULL);
@@ -949,7 +962,7 @@ TENSOR_API tensor *tensor_adaptive_max_pool2d(tensor *x, int64_t output_h, int64
     const char *fn = "tensor_adaptive_max_pool2d";
     if (indices) *indices = NULL;
     TENSOR__CHECK_ARG(fn, x);
-    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]")) return NULL;
+    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]", false)) return NULL;
     tensor__win1d hw, ww;
     if (!tensor__adaptive_dim(fn, x->shape[x->ndim - 2], output_h, &hw) || !tensor__adaptive_dim(fn, x->shape[x->ndim - 1], output_w, &ww)) return NULL;
     return tensor__pool_windows(fn, x, &hw, &ww, true, false, indices);
@@ -965,7 +978,7 @@ TENSOR_API tensor *tensor_max_unpool2d(tensor *x, tensor *indices, int kernel, i
     TENSOR__CHECK_ARG(fn, indices);
     tensor *ins[2] = {x, indices};
     if (!tensor__same_device(fn, 2, ins)) return NULL;
-    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]")) return NULL;
+    if (!tensor__pool_input_ok(fn, x, 3, 4, "3-D [C, H, W] or 4-D [N, C, H, W]", false)) return NULL;
     if (indices->dtype != TENSOR_I64) return tensor__fail(fn, "indices must be int64, got %s", tensor__dtype_names[indices->dtype]);
     if (!tensor__same_shape(x, indices)) return tensor__fail(fn, "indices of shape %s must have the shape of input %s", tensor__shape_of(indices), tensor__shape_of(x));
     if (kernel < 1 || stride < 0 || padding < 0) return tensor__fail(fn, "kernel %d, stride %d, padding %d: expected kernel > 0, stride >= 0 (0: kernel), padding >= 0", kernel, stride, padding);

@@ -809,9 +809,18 @@ TENSOR_API tensor *tensor_addr(tensor *input, tensor *vec1, tensor *vec2, double
     TENSOR__CHECK_ARG(fn, vec1);
     TENSOR__CHECK_ARG(fn, vec2);
     tensor *ins[3] = {input, vec1, vec2};
-    if (!tensor__prod_ndim(fn, "vec1", vec1, 1) || !tensor__prod_ndim(fn, "vec2", vec2, 1) || !tensor__prod_operands(fn, 3, ins)) return NULL;
+    if (!tensor__prod_ndim(fn, "vec1", vec1, 1) || !tensor__prod_ndim(fn, "vec2", vec2, 1)) return NULL;
     int64_t shape[2] = {vec1->shape[0], vec2->shape[0]};
-    if (!tensor__prod_fits(fn, input, 2, shape)) return NULL;
+    if (input->dtype == TENSOR_BOOL && vec1->dtype == TENSOR_BOOL && vec2->dtype == TENSOR_BOOL) {
+        /* PyTorch's addr of bool (it has no matmul): (beta && input) || (alpha && vec1 vec2^T),
+           alpha and beta integral as for the integer dtypes */
+        if (!tensor__same_device(fn, 3, ins) || !tensor__prod_fits(fn, input, 2, shape)) return NULL;
+        if (beta != floor(beta) || alpha != floor(alpha)) return tensor__fail(fn, "alpha and beta must be integers for bool operands, got %g and %g", alpha, beta);
+        tensor *r = tensor_outer(vec1, vec2);
+        if (alpha == 0) r = tensor__swap(r, tensor__op_scalar(TENSOR_OP_logical_and, r, 0));
+        return beta == 0 ? r : tensor__swap(r, tensor_logical_or(r, input));
+    }
+    if (!tensor__prod_operands(fn, 3, ins) || !tensor__prod_fits(fn, input, 2, shape)) return NULL;
     return tensor__prod_axpby(fn, input, beta, tensor_outer(vec1, vec2), alpha);
 }
 

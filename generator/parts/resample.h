@@ -577,7 +577,10 @@ static tensor *tensor__conv_transpose_front(const char *fn, int sd, tensor *x, t
         return tensor__fail(fn, "expected a %d-D (unbatched) or %d-D (batched) input, got shape %s", sd + 1, sd + 2, tensor__shape_of(x));
     if (w->ndim != sd + 2)
         return tensor__fail(fn, "expected a %d-D weight [in_channels, out_channels/groups%s], got shape %s", sd + 2, sd == 2 ? ", kH, kW" : ", k", tensor__shape_of(w));
-    if (!tensor__is_float(x->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[x->dtype]);
+    /* PyTorch's CPU slow_conv_transpose2d (conv_transpose1d runs it too) takes int64 besides the
+       floating dtypes, its CUDA kernel only those; int64 sums wrap modulo 2^64 as its GEMM's do */
+    if (!tensor__is_float(x->dtype) && x->dtype != TENSOR_I64) return tensor__fail(fn, "expected a floating or int64 input, got %s", tensor__dtype_names[x->dtype]);
+    if (x->dtype == TENSOR_I64 && x->storage->device != TENSOR_CPU) return tensor__fail(fn, "int64 transposed convolution runs on the CPU only");
     if (w->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and weight dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[w->dtype]);
     if (bias && bias->dtype != x->dtype) return tensor__fail(fn, "input dtype %s and bias dtype %s should be the same", tensor__dtype_names[x->dtype], tensor__dtype_names[bias->dtype]);
     if (stride < 1 || dilation < 1 || groups < 1 || padding < 0 || output_padding < 0)

@@ -670,10 +670,12 @@ TENSOR_API tensor *tensor_dist(tensor *a, tensor *b, double p) {
     TENSOR__CHECK_ARG(fn, a);
     TENSOR__CHECK_ARG(fn, b);
     if (p != p) return tensor__fail(fn, "order p must be a number, got %g", p);
+    tensor *ins[2] = {a, b};
+    if (!tensor__is_float(tensor__result_type(2, ins))) /* PyTorch's norm of a - b: floating only */
+        return tensor__fail(fn, "expected floating inputs, got %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]);
     tensor__tmps s = {{0}, 0};
     int64_t flat = -1;
     tensor *diff = tensor__tmp(&s, tensor_sub(a, b));
-    if (diff && !tensor__is_float(diff->dtype)) { tensor__tmps_free(&s); return tensor__fail(fn, "expected floating inputs, got %s and %s", tensor__dtype_names[a->dtype], tensor__dtype_names[b->dtype]); }
     tensor *r = tensor__tmp(&s, tensor_norm(tensor__tmp(&s, tensor_reshape(diff, 1, &flat)), p, 0, false));
     r = tensor__tmps_take(&s, r);
     tensor__tmps_free(&s);

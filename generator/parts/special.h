@@ -33,11 +33,16 @@ TENSOR_API tensor *tensor_special_logsumexp(tensor *t, int dim, bool keepdim) { 
 
 /* The multivariate log-gamma: a sum of p shifted lgammas, composed (so it differentiates and runs
    on any device); its domain is checked on the values, as PyTorch does (one value back). */
-TENSOR_API tensor *tensor_special_multigammaln(tensor *a, int64_t p) {
-    const char *fn = "tensor_special_multigammaln";
+static tensor *tensor__multigammaln(const char *fn, tensor *a, int64_t p) {
     TENSOR__CHECK_ARG(fn, a);
     if (p < 1) return tensor__fail(fn, "p has to be greater than or equal to 1, got %lld", (long long)p);
-    if (!tensor__is_float(a->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[a->dtype]);
+    /* PyTorch's mvlgamma: bool refused, the other integers promoted to the default dtype (f32) */
+    if (a->dtype == TENSOR_BOOL) return tensor__fail(fn, "the input tensor may not be a boolean tensor");
+    if (!tensor__is_float(a->dtype)) {
+        tensor *f = tensor_to_dtype(a, TENSOR_F32), *r = f ? tensor__multigammaln(fn, f, p) : NULL;
+        tensor_free(f);
+        return r;
+    }
     if (tensor__numel_of(a->ndim, a->shape) > 0) {
         bool was = tensor_set_grad_enabled(false);
         tensor *m = tensor_min_all(a);
@@ -59,3 +64,5 @@ TENSOR_API tensor *tensor_special_multigammaln(tensor *a, int64_t p) {
     tensor_free(sum);
     return out;
 }
+TENSOR_API tensor *tensor_special_multigammaln(tensor *a, int64_t p) { return tensor__multigammaln("tensor_special_multigammaln", a, p); }
+TENSOR_API tensor *tensor_mvlgamma(tensor *a, int64_t p) { return tensor__multigammaln("tensor_mvlgamma", a, p); }
