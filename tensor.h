@@ -8148,6 +8148,7 @@ static void tensor__philox_seed(tensor__philox *g, uint64_t seed, uint32_t strea
     g->key[0] = (uint32_t)seed;
     g->key[1] = (uint32_t)(seed >> 32);
     g->counter = 0;
+    memset(g->block, 0, sizeof g->block); /* no block in use: none left of an earlier seed (a checkpoint saves it) */
     g->used = 4;
     g->stream = stream;
 }
@@ -27858,7 +27859,9 @@ TENSOR_API int tensor_optim_state_load(tensor_optim *o, const tensor_dict *d, co
 }
 
 /* The calling thread's generator as 8 int64 values: key (the seed), block counter, stream, words
-   used of the current block, the block's four words. */
+   used of the current block, the block's four words (zeros when all four are used: the next draw
+   computes a new block, so a stale one is not part of the state, and the same state must give
+   the same bytes). */
 TENSOR_API int tensor_rng_state_save(tensor_dict *d, const char *name) {
     const char *fn = "tensor_rng_state_save";
     if (!d) { tensor__null_arg(fn, "d"); return -1; }
@@ -27870,7 +27873,7 @@ TENSOR_API int tensor_rng_state_save(tensor_dict *d, const char *name) {
     memcpy(&v[1], &counter, 8);
     v[2] = g->stream;
     v[3] = g->used;
-    for (int i = 0; i < 4; i++) v[4 + i] = g->block[i];
+    for (int i = 0; i < 4; i++) v[4 + i] = g->used < 4 ? g->block[i] : 0;
     int64_t eight = 8;
     tensor *t = tensor_from_data(v, 1, &eight, TENSOR_I64);
     int rc = t ? tensor__dict_put(fn, d, name, t) : -1;

@@ -1,6 +1,9 @@
 /* Files: tensor_dict, safetensors (round trips, hand-made golden files, every rejection rule, mapped
    loading), checkpoints of optimizers and the generator (resumed bit for bit in a fresh process). */
 #include "test.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <pthread.h>
 #include <unistd.h>
 
 /* A fresh path under /tmp for this process: files_path(buf, "x.safetensors"). */
@@ -460,6 +463,117 @@ TEST(checkpoint_rng_state_round_trip) {
     CHECK_BAD_INT(tensor_rng_state_load(d, "bad") != 0, "tensor_rng_state_load");
     tensor_dict_free(d);
     tensor_free(skip); tensor_free(a); tensor_free(ai); tensor_free(b); tensor_free(bi); tensor_free(bad);
+}
+
+/* The calling thread's generator state as checkpoint_rng saves it (8 int64 words). */
+static void rng_words(int64_t v[8]) {
+    tensor_dict *d = tensor_dict_new();
+    memset(v, 0, 8 * sizeof *v);
+    CHECK(tensor_rng_state_save(d, "rng") == 0);
+    tensor *t = tensor_dict_get(d, "rng");
+    CHECK(t && tensor_copy_to(t, v, 8 * sizeof *v) == 0);
+    tensor_dict_free(d);
+}
+static void rng_draw(int64_t n) { tensor_free(tensor_rand(1, &n, TENSOR_F32)); } /* n words */
+
+/* Same state, same bytes (issue 24): a file written right after tensor_manual_seed held the words
+   of the block that earlier draws left behind, and a state with no block in use saved whichever
+   block was last computed. */
+TEST(checkpoint_rng_state_is_a_function_of_the_state) {
+    int64_t a[8], b[8];
+    tensor_manual_seed(5);
+    rng_draw(5);
+    tensor_manual_seed(7);
+    rng_words(a);
+    tensor_manual_seed(9);
+    rng_draw(2);
+    tensor_manual_seed(7);
+    rng_words(b);
+    CHECK_MSG(!memcmp(a, b, sizeof a), "after tensor_manual_seed(7): block words %llx %llx vs %llx %llx", (long long)a[4], (long long)a[5], (long long)b[4], (long long)b[5]);
+    /* counter 1 with no word of a block in use, reached by 4 words at once or by 3 and then 1 */
+    tensor_manual_seed(7);
+    rng_draw(4);
+    rng_words(a);
+    tensor *x = tensor_rand(TENSOR_SHAPE(6), TENSOR_F64);
+    tensor_manual_seed(7);
+    rng_draw(3);
+    rng_draw(1);
+    rng_words(b);
+    tensor *y = tensor_rand(TENSOR_SHAPE(6), TENSOR_F64);
+    CHECK_MSG(!memcmp(a, b, sizeof a), "counter %lld, used %lld: block words %llx vs %llx", (long long)a[1], (long long)a[3], (long long)a[4], (long long)b[4]);
+    CHECK(test_same_bits(x, y));
+    tensor_free(x);
+    tensor_free(y);
+}
+
+/* The bytes of a file at path (malloc'd, *n its length), or NULL. */
+static unsigned char *read_all(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    unsigned char *b = NULL;
+    *n = 0;
+    if (f && fseek(f, 0, SEEK_END) == 0) {
+        long len = ftell(f);
+        b = len >= 0 ? (unsigned char *)malloc((size_t)len + 1) : NULL;
+        if (b && (fseek(f, 0, SEEK_SET) != 0 || fread(b, 1, (size_t)len, f) != (size_t)len)) { free(b); b = NULL; }
+        if (b) *n = (size_t)len;
+    }
+    if (f) fclose(f);
+    return b;
+}
+/* Heap memory of many sizes filled with `byte` and freed, so that memory a writer takes next and
+   does not set holds it. */
+static void dirty_heap(unsigned char byte) {
+    void *p[64];
+    for (int i = 0; i < 64; i++) {
+        size_t n = (size_t)16 << (i % 16);
+        p[i] = malloc(n);
+        if (p[i]) memset(p[i], byte, n);
+    }
+    for (int i = 0; i < 64; i++) free(p[i]);
+}
+/* A checkpoint (parameters, metadata, optimizer, generator), a .npy and an .npz of the same state
+   written twice, after filling freed memory and the generator's block with different garbage:
+   the same bytes each time (every byte written was set from the state). */
+TEST(files_are_a_function_of_the_state) {
+    char paths[3][256];
+    files_path(paths[0], sizeof paths[0], "same.safetensors");
+    files_path(paths[1], sizeof paths[1], "same.npy");
+    files_path(paths[2], sizeof paths[2], "same.npz");
+    unsigned char *first[3] = {NULL, NULL, NULL};
+    size_t first_n[3] = {0, 0, 0};
+    for (int round = 0; round < 2; round++) {
+        tensor_manual_seed(round ? 1 : 2);
+        rng_draw(round ? 3 : 6);
+        tensor_clear_error();
+        tensor_scope_begin();
+        dirty_heap(round ? 0xA5 : 0x5A);
+        tensor_manual_seed(31);
+        tensor *w = tensor_set_requires_grad(tensor_randn(TENSOR_SHAPE(3, 5), TENSOR_F32), true);
+        tensor *v = tensor_transpose(tensor_arange(0, 6, 1, TENSOR_F64), 0, 0);
+        tensor_optim *o = tensor_optim_adamw(1, &w, 1e-2, 0.9, 0.999, 1e-8, 0.1);
+        CHECK(tensor_backward(tensor_sum_all(tensor_square(w))) == 0 && tensor_optim_step(o) == 0);
+        tensor_dict *d = tensor_dict_new();
+        CHECK(tensor_dict_set(d, "w", w) == 0 && tensor_dict_set(d, "v", v) == 0 && tensor_dict_set_metadata(d, "note", "x") == 0);
+        CHECK(tensor_optim_state_save(o, d, "optim") == 0 && tensor_rng_state_save(d, "rng") == 0);
+        dirty_heap(round ? 0xFF : 0x11);
+        CHECK(tensor_save(paths[0], d) == 0);
+        CHECK(tensor_save_npy(paths[1], v) == 0);
+        CHECK(tensor_save_npz(paths[2], d) == 0);
+        for (int k = 0; k < 3; k++) {
+            size_t n;
+            unsigned char *b = read_all(paths[k], &n);
+            CHECK(b != NULL && n > 0);
+            if (!round) { first[k] = b; first_n[k] = n; continue; }
+            size_t at = 0;
+            while (b && first[k] && at < n && at < first_n[k] && b[at] == first[k][at]) at++;
+            CHECK_MSG(b && n == first_n[k] && at == n, "%s: the second save differs at byte %zu of %zu", paths[k], at, n);
+            free(b);
+        }
+        tensor_dict_free(d);
+        tensor_optim_free(o);
+        tensor_scope_end();
+    }
+    for (int k = 0; k < 3; k++) { free(first[k]); remove(paths[k]); }
 }
 
 /* The resume test of issue 12: a small MLP with dropout (the generator matters) and AdamW trains N
