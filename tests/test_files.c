@@ -576,6 +576,57 @@ TEST(files_are_a_function_of_the_state) {
     for (int k = 0; k < 3; k++) { free(first[k]); remove(paths[k]); }
 }
 
+/* Mappings of path in this process (Linux: /proc/self/maps), or -1. */
+static int mappings_of(const char *path) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return -1;
+    char line[1024];
+    int n = 0;
+    size_t len = strlen(path);
+    while (fgets(line, sizeof line, f)) {
+        char *p = strstr(line, path);
+        if (p && (p[len] == '\n' || p[len] == 0 || p[len] == ' ')) n++;
+    }
+    fclose(f);
+    return n;
+}
+typedef struct { const char *path; tensor_dict *d; tensor *view; } mmap_thread_arg;
+static void *mmap_load_thread(void *p) {
+    mmap_thread_arg *a = (mmap_thread_arg *)p;
+    a->d = tensor_load(a->path, TENSOR_LOAD_MMAP);
+    a->view = a->d ? tensor_slice(tensor_dict_get(a->d, "w"), 0, 1, 3, 1) : NULL;
+    return NULL;
+}
+/* A mapped file is unmapped when its last tensor goes, whichever thread made it and whether or not
+   that thread still runs (issue 24: loaded on a thread that then ended and freed on another, the
+   mapping stayed for good); and tensor_shutdown unmaps what is left. */
+TEST(safetensors_mapping_released_across_threads) {
+    if (mappings_of("/") < 0) { test_skip("no /proc/self/maps"); return; }
+    char path[256];
+    files_path(path, sizeof path, "threads.safetensors");
+    tensor *w = tensor_randn(TENSOR_SHAPE(64, 64), TENSOR_F32);
+    const char *names[1] = {"w"};
+    CHECK(tensor_save_safetensors(path, 1, names, &w) == 0);
+    for (int how = 0; how < 2; how++) {
+        mmap_thread_arg a = {path, NULL, NULL};
+        pthread_t th;
+        CHECK(pthread_create(&th, NULL, mmap_load_thread, &a) == 0);
+        pthread_join(th, NULL);
+        CHECK(a.d && a.view && mappings_of(path) == 1);
+        tensor *keep = NULL;
+        if (how == 1) keep = tensor_reshape(a.view, TENSOR_SHAPE(128)); /* a view of this thread's, freed last */
+        tensor_dict_free(a.d);
+        tensor_free(a.view);
+        if (how == 1) {
+            CHECK(mappings_of(path) == 1 && tensor_item(tensor_sum_all(keep)) != 0);
+            tensor_free(keep);
+        }
+        CHECK_MSG(mappings_of(path) == 0, "case %d: %d mappings of the file are left after its tensors were freed", how, mappings_of(path));
+    }
+    tensor_free(w);
+    remove(path);
+}
+
 /* The resume test of issue 12: a small MLP with dropout (the generator matters) and AdamW trains N
    steps and saves a checkpoint (parameters, optimizer, generator), then trains M more. A fresh
    process (this binary again, on this test only) loads the checkpoint and trains M steps: its
