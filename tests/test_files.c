@@ -806,3 +806,92 @@ TEST(safetensors_agrees_with_a_reader_written_from_the_specification) {
     tensor_dict_free(want);
     remove(path);
 }
+
+/* The message of the last error contains every one of the strings (NULL-terminated). */
+static void check_error_has(const char *file, int line, const char *what, ...) {
+    const char *e = tensor_last_error();
+    va_list ap;
+    va_start(ap, what);
+    for (const char *s = va_arg(ap, const char *); s; s = va_arg(ap, const char *))
+        if (!e || !strstr(e, s)) { test_fail(file, line, "%s: the message lacks \"%s\": %s", what, s, e ? e : "no error"); break; }
+    va_end(ap);
+}
+#define CHECK_ERROR_HAS(what, ...) check_error_has(__FILE__, __LINE__, what, __VA_ARGS__, (const char *)NULL)
+
+/* A file that cannot be opened: the message names the caller's path (never the writer's PATH.tmp)
+   and the system's reason (issue 24). */
+TEST(files_open_failures_name_the_path_and_the_reason) {
+    const char *nowhere = "/nonexistent-dir/x.bin";
+    const char *enoent = strerror(ENOENT);
+    tensor *t = tensor_ones(TENSOR_SHAPE(2), TENSOR_F32);
+    tensor_dict *d = tensor_dict_new();
+    const char *names[1] = {"t"};
+    CHECK(tensor_dict_set(d, "t", t) == 0);
+    for (int k = 0; k < 4; k++) {
+        tensor_clear_error();
+        int rc = k == 0 ? tensor_save(nowhere, d) : k == 1 ? tensor_save_npy(nowhere, t) : k == 2 ? tensor_save_npz(nowhere, d) : tensor_save_safetensors(nowhere, 1, names, &t);
+        CHECK(rc != 0);
+        CHECK_ERROR_HAS("save", "'/nonexistent-dir/x.bin'", enoent);
+        CHECK_MSG(tensor_last_error() && !strstr(tensor_last_error(), ".tmp"), "save %d: %s", k, tensor_last_error());
+    }
+    for (int k = 0; k < 4; k++) {
+        tensor_clear_error();
+        void *r = k == 0 ? (void *)tensor_load(nowhere, 0) : k == 1 ? (void *)tensor_load(nowhere, TENSOR_LOAD_MMAP) : k == 2 ? (void *)tensor_load_npy(nowhere) : (void *)tensor_load_npz(nowhere);
+        CHECK(r == NULL);
+        CHECK_ERROR_HAS("load", "'/nonexistent-dir/x.bin'", enoent);
+    }
+    /* a directory is not a file */
+    for (int k = 0; k < 3; k++) {
+        tensor_clear_error();
+        void *r = k == 0 ? (void *)tensor_load("/tmp", 0) : k == 1 ? (void *)tensor_load_npy("/tmp") : (void *)tensor_load_npz("/tmp");
+        CHECK(r == NULL);
+        CHECK_ERROR_HAS("load of a directory", "'/tmp'", "not a regular file");
+    }
+    tensor_clear_error();
+    tensor_dict_free(d);
+    tensor_free(t);
+}
+
+/* A file given to another format's loader says which loader reads it (issue 24: tensor_load on an
+   .npz said its header length exceeded 100 MB). */
+TEST(files_loaders_name_the_loader_of_another_format) {
+    char st[256], npy[256], npz[256];
+    files_path(st, sizeof st, "kind.safetensors");
+    files_path(npy, sizeof npy, "kind.npy");
+    files_path(npz, sizeof npz, "kind.npz");
+    tensor *t = tensor_ones(TENSOR_SHAPE(2, 2), TENSOR_F32);
+    tensor_dict *d = tensor_dict_new(), *empty = tensor_dict_new();
+    CHECK(tensor_dict_set(d, "t", t) == 0);
+    CHECK(tensor_save(st, d) == 0 && tensor_save_npy(npy, t) == 0 && tensor_save_npz(npz, d) == 0);
+    for (int mode = 0; mode < 2; mode++) {
+        tensor_clear_error();
+        CHECK(!tensor_load(npz, mode ? TENSOR_LOAD_MMAP : 0));
+        CHECK_ERROR_HAS("tensor_load of an .npz", "tensor_load:", "looks like an .npz", "tensor_load_npz");
+        tensor_clear_error();
+        CHECK(!tensor_load(npy, mode ? TENSOR_LOAD_MMAP : 0));
+        CHECK_ERROR_HAS("tensor_load of an .npy", "tensor_load:", "looks like an .npy", "tensor_load_npy");
+    }
+    CHECK(tensor_save_npz(npz, empty) == 0); /* an empty zip starts with its end record */
+    tensor_clear_error();
+    CHECK(!tensor_load(npz, 0));
+    CHECK_ERROR_HAS("tensor_load of an empty .npz", "looks like an .npz", "tensor_load_npz");
+    tensor_clear_error();
+    CHECK(!tensor_load_npy(npz));
+    CHECK_ERROR_HAS("tensor_load_npy of an .npz", "tensor_load_npy:", "looks like an .npz", "tensor_load_npz");
+    tensor_clear_error();
+    CHECK(!tensor_load_npy(st));
+    CHECK_ERROR_HAS("tensor_load_npy of a safetensors file", "tensor_load_npy:", "looks like a safetensors file", "tensor_load(");
+    tensor_clear_error();
+    CHECK(!tensor_load_npz(st));
+    CHECK_ERROR_HAS("tensor_load_npz of a safetensors file", "tensor_load_npz:", "looks like a safetensors file", "tensor_load(");
+    tensor_clear_error();
+    CHECK(!tensor_load_npz(npy));
+    CHECK_ERROR_HAS("tensor_load_npz of an .npy", "tensor_load_npz:", "looks like an .npy", "tensor_load_npy");
+    tensor_clear_error();
+    tensor_dict_free(d);
+    tensor_dict_free(empty);
+    tensor_free(t);
+    remove(st);
+    remove(npy);
+    remove(npz);
+}

@@ -198,6 +198,17 @@ static TENSOR__UNUSED tensor *tensor__from_storage(const char *fn, tensor__stora
    writers write PATH.tmp and rename it over PATH once every byte is out, so a crash (or a full
    disk) mid-save leaves the previous file intact. Files are little-endian: a big-endian host swaps
    elements on their way in and out (tensor__to_le). */
+#include <errno.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define TENSOR__FILE_MAP 1
+#else
+#define TENSOR__FILE_MAP 0 /* TENSOR_LOAD_MMAP reads the file instead */
+#endif
+
 typedef struct {
     FILE *fp;
     const unsigned char *mem; /* or the file's bytes in memory (the fuzzers: tensor__rfile_mem) */
@@ -212,22 +223,43 @@ static TENSOR__UNUSED void tensor__rfile_mem(tensor__rfile *f, const void *data,
     f->path = name;
 }
 
+/* What the system said when the last call failed (errno), for messages. strerror is C99's (the
+   _r variants are POSIX's, hidden from a strict C99 build); glibc, musl and macOS return constant
+   text for the errors a file call reports (glibc >= 2.32 keeps an unknown number's in a buffer of
+   the calling thread), and tensor__fail copies it at once. */
+static const char *tensor__errno_text(void) {
+    const char *e = strerror(errno);
+    return e ? e : "unknown error";
+}
+
 static bool tensor__rfile_open(const char *fn, const char *path, tensor__rfile *f) {
     f->fp = NULL;
     f->mem = NULL;
     f->path = path;
     if (!path) { tensor__null_arg(fn, "path"); return false; }
     f->fp = fopen(path, "rb");
-    if (!f->fp) { tensor__fail(fn, "cannot open '%.300s' for reading", path); return false; }
+    if (!f->fp) { tensor__fail(fn, "cannot open '%.300s' for reading: %s", path, tensor__errno_text()); return false; }
+#if TENSOR__FILE_MAP
+    /* fopen opens a directory on POSIX, whose size and reads then fail in less clear words (stat of
+       the path: fileno is not declared in a strict C99 build) */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        fclose(f->fp);
+        f->fp = NULL;
+        tensor__fail(fn, "'%.300s' is not a regular file%s", path, S_ISDIR(st.st_mode) ? " (a directory)" : "");
+        return false;
+    }
+#endif
 #if defined(_WIN32)
     bool ok = _fseeki64(f->fp, 0, SEEK_END) == 0 && (f->size = _ftelli64(f->fp)) >= 0 && _fseeki64(f->fp, 0, SEEK_SET) == 0;
 #else
     bool ok = fseek(f->fp, 0, SEEK_END) == 0 && (f->size = ftell(f->fp)) >= 0 && fseek(f->fp, 0, SEEK_SET) == 0;
 #endif
     if (!ok) {
+        const char *why = tensor__errno_text();
         fclose(f->fp);
         f->fp = NULL;
-        tensor__fail(fn, "cannot find the size of '%.300s' (not a regular file?)", path);
+        tensor__fail(fn, "cannot find the size of '%.300s' (not a regular file?): %s", path, why);
         return false;
     }
     return true;
@@ -252,7 +284,7 @@ static bool tensor__rfile_read(const char *fn, tensor__rfile *f, int64_t off, vo
     bool ok = (long)off == off && fseek(f->fp, (long)off, SEEK_SET) == 0;
 #endif
     if (!ok || fread(buf, 1, n, f->fp) != n) {
-        tensor__fail(fn, "'%.300s': reading %zu bytes at offset %lld failed", f->path, n, (long long)off);
+        tensor__fail(fn, "'%.300s': reading %zu bytes at offset %lld failed: %s", f->path, n, (long long)off, ferror(f->fp) ? tensor__errno_text() : "the file is shorter than it was");
         return false;
     }
     return true;
@@ -262,6 +294,24 @@ static bool tensor__rfile_read(const char *fn, tensor__rfile *f, int64_t off, vo
 static uint32_t tensor__le16(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
 static uint32_t tensor__le32(const unsigned char *p) { return tensor__le16(p) | tensor__le16(p + 2) << 16; }
 static uint64_t tensor__le64(const unsigned char *p) { return (uint64_t)tensor__le32(p) | (uint64_t)tensor__le32(p + 4) << 32; }
+
+/* The format f's first bytes look like, for the message of a loader given another format's file:
+   TENSOR__FILE_SAFETENSORS (a header length that fits, then '{'), _NPY (NumPy's magic), _NPZ (a
+   zip's first local header, or the end record an empty zip starts with), or _UNKNOWN. A loader
+   asks only where its own format has already failed, or cannot hold those bytes. */
+enum { TENSOR__FILE_UNKNOWN, TENSOR__FILE_SAFETENSORS, TENSOR__FILE_NPY, TENSOR__FILE_NPZ };
+static const char *const tensor__file_kind_hints[4] = {
+    "", "a safetensors file: load it with tensor_load(path, flags)", "an .npy: load it with tensor_load_npy", "an .npz (a zip archive): load it with tensor_load_npz"};
+static int tensor__file_kind(tensor__rfile *f) {
+    unsigned char b[9];
+    if (f->size < 9) return TENSOR__FILE_UNKNOWN;
+    if (f->mem) memcpy(b, f->mem, 9);
+    else if (fseek(f->fp, 0, SEEK_SET) != 0 || fread(b, 1, 9, f->fp) != 9) return TENSOR__FILE_UNKNOWN; /* quietly: only a hint */
+    if (b[0] == 'P' && b[1] == 'K' && ((b[2] == 3 && b[3] == 4) || (b[2] == 5 && b[3] == 6)) && b[8] != '{') return TENSOR__FILE_NPZ;
+    if (!memcmp(b, "\x93NUMPY", 6) && b[8] != '{') return TENSOR__FILE_NPY;
+    if (b[8] == '{' && tensor__le64(b) >= 2 && tensor__le64(b) <= (uint64_t)f->size - 8) return TENSOR__FILE_SAFETENSORS;
+    return TENSOR__FILE_UNKNOWN;
+}
 static void tensor__put_le(unsigned char *p, uint64_t v, int n) {
     for (int i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * i));
 }
@@ -300,8 +350,8 @@ static bool tensor__wfile_open(const char *fn, const char *path, tensor__wfile *
     memcpy(w->tmp, path, n);
     memcpy(w->tmp + n, ".tmp", 5);
     w->fp = fopen(w->tmp, "wb");
-    if (!w->fp) {
-        tensor__fail(fn, "cannot open '%.300s' for writing", w->tmp);
+    if (!w->fp) { /* the caller's path: the temporary is ours (its directory is the same) */
+        tensor__fail(fn, "cannot open '%.300s' for writing: %s", path, tensor__errno_text());
         TENSOR_FREE(w->tmp);
         w->tmp = NULL;
         return false;
@@ -312,7 +362,7 @@ static void tensor__wfile_write(const char *fn, tensor__wfile *w, const void *p,
     if (w->failed || !n) return;
     if (fwrite(p, 1, n, w->fp) != n) {
         w->failed = true;
-        tensor__fail(fn, "writing '%.300s' failed (disk full?)", w->tmp);
+        tensor__fail(fn, "writing '%.300s' failed: %s", w->path, tensor__errno_text());
     }
 }
 /* Closes the file and, when everything was written (and ok: the caller's own checks passed),
@@ -320,12 +370,12 @@ static void tensor__wfile_write(const char *fn, tensor__wfile *w, const void *p,
 static int tensor__wfile_close(const char *fn, tensor__wfile *w, bool ok) {
     if (!w->fp) return -1;
     bool good = ok && !w->failed;
-    if (fclose(w->fp) != 0 && good) { tensor__fail(fn, "writing '%.300s' failed (disk full?)", w->tmp); good = false; }
+    if (fclose(w->fp) != 0 && good) { tensor__fail(fn, "writing '%.300s' failed: %s", w->path, tensor__errno_text()); good = false; }
     w->fp = NULL;
 #if defined(_WIN32)
     if (good) remove(w->path); /* rename does not replace a file there */
 #endif
-    if (good && rename(w->tmp, w->path) != 0) { tensor__fail(fn, "cannot rename '%.300s' to '%.300s'", w->tmp, w->path); good = false; }
+    if (good && rename(w->tmp, w->path) != 0) { tensor__fail(fn, "cannot replace '%.300s' (renaming '%.300s' onto it): %s", w->path, w->tmp, tensor__errno_text()); good = false; }
     if (!good) remove(w->tmp);
     TENSOR_FREE(w->tmp);
     w->tmp = NULL;
@@ -487,16 +537,6 @@ static bool tensor__json_uint(tensor__json *j, int64_t *v) {
    dtype, and pads the header with spaces to a multiple of 8 (as the reference writer does). */
 static const char *const tensor__st_dtypes[TENSOR_DTYPE_COUNT] = {"F32", "F64", "F16", "BF16", "I32", "I64", "U8", "BOOL"};
 #define TENSOR__ST_MAX_HEADER ((int64_t)100000000)
-
-#if defined(__unix__) || defined(__APPLE__)
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#define TENSOR__FILE_MAP 1
-#else
-#define TENSOR__FILE_MAP 0 /* TENSOR_LOAD_MMAP reads the file instead */
-#endif
 
 typedef struct {
     char *name;
@@ -717,6 +757,9 @@ static bool tensor__bools_clean(const unsigned char *p, int64_t n) {
 static tensor_dict *tensor__st_parse(const char *fn, tensor__rfile *f, tensor__file_map *m) {
     const char *path = f->path;
     unsigned char len8[8];
+    int kind = tensor__file_kind(f);
+    if (kind == TENSOR__FILE_NPY || kind == TENSOR__FILE_NPZ)
+        return (tensor_dict *)tensor__fail(fn, "'%.300s' is not a safetensors file: it looks like %s", path, tensor__file_kind_hints[kind]);
     if (f->size < 8) return (tensor_dict *)tensor__fail(fn, "'%.300s' is too short for a safetensors file (%lld bytes)", path, (long long)f->size);
     if (!tensor__rfile_read(fn, f, 0, len8, 8)) return NULL;
     uint64_t hlen = tensor__le64(len8);
@@ -785,11 +828,16 @@ TENSOR_API tensor_dict *tensor_load(const char *path, int flags) {
 #if TENSOR__FILE_MAP
     if (flags & TENSOR_LOAD_MMAP) {
         int fd = open(path, O_RDONLY);
-        if (fd < 0) return (tensor_dict *)tensor__fail(fn, "cannot open '%.300s' for reading", path);
+        if (fd < 0) return (tensor_dict *)tensor__fail(fn, "cannot open '%.300s' for reading: %s", path, tensor__errno_text());
         struct stat st;
-        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (fstat(fd, &st) != 0) {
+            const char *why = tensor__errno_text();
             close(fd);
-            return (tensor_dict *)tensor__fail(fn, "'%.300s' is not a regular file", path);
+            return (tensor_dict *)tensor__fail(fn, "cannot read the size of '%.300s': %s", path, why);
+        }
+        if (!S_ISREG(st.st_mode)) {
+            close(fd);
+            return (tensor_dict *)tensor__fail(fn, "'%.300s' is not a regular file%s", path, S_ISDIR(st.st_mode) ? " (a directory)" : "");
         }
         if ((uint64_t)st.st_size < 8 || (uint64_t)st.st_size > SIZE_MAX / 2) {
             close(fd);
@@ -797,10 +845,11 @@ TENSOR_API tensor_dict *tensor_load(const char *path, int flags) {
         }
         tensor__file_map *m = (tensor__file_map *)TENSOR__MALLOC(sizeof *m);
         void *base = m ? mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+        const char *why = m ? tensor__errno_text() : "out of memory";
         close(fd); /* the mapping stays valid */
         if (base == MAP_FAILED) {
             if (m) TENSOR_FREE(m);
-            return (tensor_dict *)tensor__fail(fn, "cannot map '%.300s' (%lld bytes)", path, (long long)st.st_size);
+            return (tensor_dict *)tensor__fail(fn, "cannot map '%.300s' (%lld bytes): %s", path, (long long)st.st_size, why);
         }
         m->base = base;
         m->len = (size_t)st.st_size;
