@@ -189,7 +189,8 @@ TEST(safetensors_list_api) {
 }
 
 /* What tensor.h writes, byte for byte, for a small case worked out from the specification: the
-   header in the dict's order, data by decreasing element size (F64 first), spaces to 8 bytes. */
+   header in the dict's order (with "format": "pt" first, as the dict has no format of its own),
+   data by decreasing element size (F64 first), spaces to 8 bytes. */
 TEST(safetensors_writes_the_specified_bytes) {
     char path[256];
     files_path(path, sizeof path, "golden_out.safetensors");
@@ -201,7 +202,7 @@ TEST(safetensors_writes_the_specified_bytes) {
     tensor_dict_set(d, "f", f);
     tensor_dict_set_metadata(d, "k", "v");
     CHECK(tensor_save(path, d) == 0);
-    const char *hdr = "{\"__metadata__\":{\"k\":\"v\"},\"i\":{\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[8,16]},"
+    const char *hdr = "{\"__metadata__\":{\"format\":\"pt\",\"k\":\"v\"},\"i\":{\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[8,16]},"
                       "\"f\":{\"dtype\":\"F64\",\"shape\":[],\"data_offsets\":[0,8]}}";
     size_t h = strlen(hdr), padded = (h + 7) / 8 * 8;
     unsigned char want[512], got[600];
@@ -894,4 +895,29 @@ TEST(files_loaders_name_the_loader_of_another_format) {
     remove(st);
     remove(npy);
     remove(npz);
+}
+
+/* Hugging Face's loaders refuse a safetensors file whose metadata has no "format" (transformers:
+   "does not contain the valid metadata"): a dict without one is written with "format": "pt", as
+   torch's save_file via save_pretrained writes it; a dict's own format is kept. */
+TEST(safetensors_writes_format_pt_unless_the_dict_has_one) {
+    char path[256];
+    files_path(path, sizeof path, "format.safetensors");
+    tensor *t = tensor_ones(TENSOR_SHAPE(2), TENSOR_F32);
+    for (int k = 0; k < 3; k++) {
+        tensor_dict *d = tensor_dict_new();
+        CHECK(tensor_dict_set(d, "t", t) == 0);
+        if (k == 1) CHECK(tensor_dict_set_metadata(d, "note", "n") == 0);
+        if (k == 2) CHECK(tensor_dict_set_metadata(d, "format", "np") == 0);
+        CHECK(tensor_save(path, d) == 0);
+        tensor_dict *r = tensor_load(path, 0);
+        const char *f = tensor_dict_metadata(r, "format");
+        CHECK_MSG(f && !strcmp(f, k == 2 ? "np" : "pt"), "case %d: format %s", k, f ? f : "absent");
+        CHECK(tensor_dict_metadata_len(r) == (k == 1 ? 2 : 1));
+        CHECK(tensor_dict_metadata(d, "format") == NULL || k == 2); /* the dict itself is not changed */
+        tensor_dict_free(r);
+        tensor_dict_free(d);
+    }
+    tensor_free(t);
+    remove(path);
 }

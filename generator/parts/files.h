@@ -534,7 +534,8 @@ static bool tensor__json_uint(tensor__json *j, int64_t *v) {
    length against its offsets, and that the tensors cover the buffer exactly (no hole, no overlap,
    nothing past its end; listed in any order). Saving lays the data out in order of decreasing
    element size, so that every tensor of a file mapped at an 8-byte boundary is aligned for its
-   dtype, and pads the header with spaces to a multiple of 8 (as the reference writer does). */
+   dtype, pads the header with spaces to a multiple of 8 (as the reference writer does), and
+   writes "format": "pt" in the metadata unless the dict has a format of its own. */
 static const char *const tensor__st_dtypes[TENSOR_DTYPE_COUNT] = {"F32", "F64", "F16", "BF16", "I32", "I64", "U8", "BOOL"};
 #define TENSOR__ST_MAX_HEADER ((int64_t)100000000)
 
@@ -937,20 +938,21 @@ static int tensor__st_save(const char *fn, const char *path, const tensor_dict *
         at += tensor__numel_of(t->ndim, t->shape) * (int64_t)tensor__dtype_sizes[t->dtype];
     }
     char num[64];
-    tensor__buf_str(&b, "{");
-    if (d->n_meta) {
-        tensor__buf_str(&b, "\"__metadata__\":{");
-        for (int i = 0; i < d->n_meta; i++) {
-            if (i) tensor__buf_str(&b, ",");
-            tensor__buf_json(&b, d->meta_keys[i]);
-            tensor__buf_str(&b, ":");
-            tensor__buf_json(&b, d->meta_values[i]);
-        }
-        tensor__buf_str(&b, "}");
+    tensor__buf_str(&b, "{\"__metadata__\":{");
+    /* Hugging Face's loaders refuse a file without a "format" (transformers: "does not contain the
+       valid metadata"); save_pretrained writes "pt", and so do we unless the dict says otherwise */
+    bool own_format = tensor_dict_metadata(d, "format") != NULL;
+    if (!own_format) tensor__buf_str(&b, "\"format\":\"pt\"");
+    for (int i = 0; i < d->n_meta; i++) {
+        if (i || !own_format) tensor__buf_str(&b, ",");
+        tensor__buf_json(&b, d->meta_keys[i]);
+        tensor__buf_str(&b, ":");
+        tensor__buf_json(&b, d->meta_values[i]);
     }
+    tensor__buf_str(&b, "}");
     for (int i = 0; i < d->n; i++) {
         const tensor *t = d->ts[i];
-        if (i || d->n_meta) tensor__buf_str(&b, ",");
+        tensor__buf_str(&b, ",");
         tensor__buf_json(&b, d->names[i]);
         tensor__buf_str(&b, ":{\"dtype\":\"");
         tensor__buf_str(&b, tensor__st_dtypes[t->dtype]);
