@@ -1113,6 +1113,16 @@ TENSOR_API tensor      *tensor_load_npy(const char *path);
 TENSOR_API int          tensor_save_npz(const char *path, const tensor_dict *d);       /* stored (uncompressed) members */
 TENSOR_API tensor_dict *tensor_load_npz(const char *path);   /* deflated members need -DTENSOR_USE_ZLIB -lz */
 
+/* A model's parameters by name (torch's state_dict / load_state_dict). tensor_state_dict: a dict of
+   the parameters, each entry a detached view sharing the parameter's memory (save it with
+   tensor_save). tensor_load_state_dict checks every name and shape first and reports every problem
+   in one message ("size mismatch for fc1.weight: checkpoint [3], parameter [4, 3]"; when strict,
+   missing and unexpected names too); only then copies, under no-grad, into the parameters (a dtype
+   that differs is converted, as torch's copy_ does; a device, moved). Nothing is copied when a
+   check fails. Not strict: names absent on either side are skipped. 0 ok. */
+TENSOR_API tensor_dict *tensor_state_dict(int n, const char *const *names, tensor *const *params);
+TENSOR_API int          tensor_load_state_dict(const tensor_dict *d, int n, const char *const *names, tensor *const *params, bool strict);
+
 /* Checkpoints: optimizer state (steps, moments, hyperparameters) and this thread's random generator,
    under a name prefix, in a dict saved with the parameters (tensor_save); loading restores them so
    training resumes bit for bit. */
@@ -27751,6 +27761,133 @@ TENSOR_API int tensor_load_safetensors(const char *path, int *n, char ***names, 
     *ts = tt;
     tensor_dict_free(d);
     return 0;
+}
+
+// >>state-dict ---------------------------------------------------------------------------------
+/* A model's parameters by name, as torch's state_dict and load_state_dict. The load checks
+   everything before it writes anything, and reports every problem in one message, as PyTorch's
+   "Error(s) in loading state_dict": the missing names and the unexpected ones (strict only), then
+   each shape that differs (also when not strict: no broadcasting, a [3] never fills a [4, 3]).
+   A dtype that differs is converted, as torch's copy_ converts it. */
+
+/* Checks n, names and params (non-NULL, names unique); false with an error. */
+static bool tensor__check_named(const char *fn, int n, const char *const *names, tensor *const *params) {
+    if (n < 0 || (n > 0 && (!names || !params))) {
+        tensor__fail(fn, "needs n >= 0 names and parameters, got n = %d%s", n, n > 0 ? " with a NULL array" : "");
+        return false;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!names[i]) { tensor__fail(fn, "names[%d] is NULL", i); return false; }
+        if (!params[i]) { tensor__null_arg(fn, "params[i]"); return false; }
+    }
+    tensor_dict *seen = n > 1 ? tensor_dict_new() : NULL; /* its index finds a repeated name in linear time */
+    if (n > 1 && !seen) return false;
+    bool ok = true;
+    for (int i = 0; ok && n > 1 && i < n; i++) {
+        if (tensor_dict_contains(seen, names[i])) { tensor__fail(fn, "the name '%.200s' appears twice", names[i]); ok = false; }
+        else ok = tensor__dict_put(fn, seen, names[i], params[i]) == 0;
+    }
+    tensor_dict_free(seen);
+    return ok;
+}
+
+TENSOR_API tensor_dict *tensor_state_dict(int n, const char *const *names, tensor *const *params) {
+    const char *fn = "tensor_state_dict";
+    if (!tensor__check_named(fn, n, names, params)) return NULL;
+    tensor_dict *d = tensor_dict_new();
+    for (int i = 0; d && i < n; i++) {
+        tensor *v = tensor__view_of(fn, params[i], params[i]->ndim, params[i]->shape, params[i]->strides, params[i]->offset); /* detached */
+        int rc = v ? tensor__dict_put(fn, d, names[i], v) : -1;
+        tensor_free(v);
+        if (rc) { tensor_dict_free(d); d = NULL; }
+    }
+    return d;
+}
+
+/* The problems of a load, gathered into one message of at most cap bytes (what does not fit is
+   counted: "... and N more"). */
+typedef struct { char *p; size_t cap, at; int n, left_out; const char *sep; } tensor__problems;
+static TENSOR__PRINTF(2, 3) void tensor__problem(tensor__problems *pr, const char *fmt, ...) {
+    char item[400];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(item, sizeof item, fmt, ap);
+    va_end(ap);
+    size_t len = k < 0 ? 0 : (size_t)k < sizeof item ? (size_t)k : sizeof item - 1, sep = strlen(pr->sep);
+    pr->n++;
+    if (pr->left_out || pr->at + sep + len + 40 >= pr->cap) { pr->left_out++; return; } /* 40: room for the count */
+    memcpy(pr->p + pr->at, pr->sep, sep);
+    memcpy(pr->p + pr->at + sep, item, len);
+    pr->at += sep + len;
+    pr->p[pr->at] = 0;
+}
+
+TENSOR_API int tensor_load_state_dict(const tensor_dict *d, int n, const char *const *names, tensor *const *params, bool strict) {
+    const char *fn = "tensor_load_state_dict";
+    if (!d) { tensor__null_arg(fn, "d"); return -1; }
+    if (!tensor__check_named(fn, n, names, params)) return -1;
+    char text[900] = "";
+    tensor__problems pr = {text, sizeof text, 0, 0, 0, ""};
+    /* the names the dict holds that are parameters' (index: entry -> found) */
+    unsigned char *used = (unsigned char *)TENSOR__MALLOC((size_t)(d->n ? d->n : 1));
+    if (!used) { tensor__fail(fn, "out of memory"); return -1; }
+    memset(used, 0, (size_t)(d->n ? d->n : 1));
+    bool first = true;
+    for (int i = 0; i < n; i++) {
+        int e = tensor__dict_find(d, names[i], NULL);
+        if (e >= 0) used[e] = 1;
+        else if (strict) {
+            pr.sep = first ? "" : ", ";
+            tensor__problem(&pr, "%s\"%.200s\"", first ? "missing: " : "", names[i]);
+            first = false;
+        }
+    }
+    first = true;
+    for (int e = 0; strict && e < d->n; e++)
+        if (!used[e]) {
+            pr.sep = first ? (pr.n ? "; " : "") : ", ";
+            tensor__problem(&pr, "%s\"%.200s\"", first ? "unexpected: " : "", d->names[e]);
+            first = false;
+        }
+    TENSOR_FREE(used);
+    for (int i = 0; i < n; i++) {
+        int e = tensor__dict_find(d, names[i], NULL);
+        const tensor *src = e >= 0 ? d->ts[e] : NULL, *p = params[i];
+        pr.sep = pr.n ? "; " : "";
+        if (src && !tensor__same_shape(src, p))
+            tensor__problem(&pr, "size mismatch for %.200s: checkpoint %s, parameter %s", names[i], tensor__shape_of(src), tensor__shape_of(p));
+        for (int k = 0; k < p->ndim; k++)
+            if (src && p->strides[k] == 0 && p->shape[k] > 1) { /* as tensor_copy_ refuses it */
+                tensor__problem(&pr, "parameter %.200s (shape %s) is an expanded view: several of its elements share one memory location", names[i], tensor__shape_of(p));
+                break;
+            }
+    }
+    if (pr.n) {
+        if (pr.left_out) snprintf(text + pr.at, sizeof text - pr.at, "; ... and %d more", pr.left_out);
+        tensor__fail(fn, "%d problem%s: %s", pr.n, pr.n > 1 ? "s" : "", text);
+        return -1;
+    }
+    /* the sources on each parameter's device, made before any parameter changes (an allocation that
+       fails leaves every parameter as it was); dtypes are converted by the copy */
+    tensor **moved = (tensor **)TENSOR__MALLOC(sizeof(tensor *) * (size_t)(n ? n : 1));
+    if (!moved) { tensor__fail(fn, "out of memory"); return -1; }
+    bool ok = true;
+    for (int i = 0; i < n; i++) {
+        int e = tensor__dict_find(d, names[i], NULL);
+        tensor *src = e >= 0 ? d->ts[e] : NULL;
+        moved[i] = NULL;
+        if (ok && src && src->storage->device != params[i]->storage->device && !(moved[i] = tensor_to_device(src, params[i]->storage->device))) ok = false;
+    }
+    bool was = tensor_set_grad_enabled(false); /* writing into leaves that require grad, as torch.no_grad() */
+    for (int i = 0; ok && i < n; i++) {
+        int e = tensor__dict_find(d, names[i], NULL);
+        if (e < 0) continue;
+        if (!tensor_copy_(params[i], moved[i] ? moved[i] : d->ts[e])) ok = false;
+    }
+    tensor_set_grad_enabled(was);
+    for (int i = 0; i < n; i++) tensor_free(moved[i]);
+    TENSOR_FREE(moved);
+    return ok ? 0 : -1;
 }
 
 // >>checkpoint ---------------------------------------------------------------------------------

@@ -921,3 +921,189 @@ TEST(safetensors_writes_format_pt_unless_the_dict_has_one) {
     tensor_free(t);
     remove(path);
 }
+
+/* ---- tensor_state_dict / tensor_load_state_dict ---- */
+static const char *const sd_names[3] = {"fc1.weight", "fc1.bias", "bn.num_batches_tracked"};
+/* A small model's parameters: w [4, 3] and b [4] that require grad, and an int64 buffer [1],
+   filled with value + their element index. */
+static void sd_params(tensor *p[3], double value) {
+    tensor *w = tensor_add_scalar(tensor_arange(0, 12, 1, TENSOR_F32), value), *b = tensor_add_scalar(tensor_arange(0, 4, 1, TENSOR_F32), value);
+    p[0] = tensor_set_requires_grad(tensor_contiguous(tensor_reshape(w, TENSOR_SHAPE(4, 3))), true);
+    p[1] = tensor_set_requires_grad(tensor_clone(b), true);
+    p[2] = tensor_full(TENSOR_SHAPE(1), value, TENSOR_I64);
+    tensor_free(w);
+    tensor_free(b);
+}
+/* Whether p holds value + element index everywhere. */
+static bool sd_holds(tensor *const p[3], double value) {
+    bool ok = true;
+    for (int i = 0; i < 3 && ok; i++) {
+        tensor *d = tensor_to_dtype(p[i], TENSOR_F64);
+        double v[12];
+        ok = d && tensor_copy_to(d, v, sizeof(double) * (size_t)tensor_numel(p[i])) == 0;
+        for (int64_t k = 0; ok && k < tensor_numel(p[i]); k++) ok = v[k] == value + (i == 2 ? 0 : (double)k);
+        tensor_free(d);
+    }
+    return ok;
+}
+static void sd_free(tensor *p[3]) { for (int i = 0; i < 3; i++) tensor_free(p[i]); }
+
+/* Saved by name, loaded into another model of the same shapes: values, dtypes converted, the
+   parameters still leaves that require grad, grad mode as it was. */
+TEST(state_dict_round_trip) {
+    char path[256];
+    files_path(path, sizeof path, "state.safetensors");
+    tensor *a[3], *b[3];
+    sd_params(a, 7);
+    sd_params(b, 0);
+    tensor_dict *sd = tensor_state_dict(3, sd_names, a);
+    CHECK(sd && tensor_dict_len(sd) == 3);
+    for (int i = 0; sd && i < 3; i++) {
+        tensor *t = tensor_dict_at(sd, i);
+        CHECK(!strcmp(tensor_dict_name(sd, i), sd_names[i]));
+        CHECK_MSG(tensor_data_ptr(t) == tensor_data_ptr(a[i]) && !tensor_requires_grad(t), "%s: not a detached view of the parameter", sd_names[i]);
+    }
+    CHECK(tensor_save(path, sd) == 0);
+    tensor_dict_free(sd);
+    tensor_dict *d = tensor_load(path, TENSOR_LOAD_MMAP);
+    CHECK(d && tensor_load_state_dict(d, 3, sd_names, b, true) == 0);
+    CHECK(sd_holds(b, 7));
+    CHECK(tensor_requires_grad(b[0]) && tensor_requires_grad(b[1]));
+    CHECK(tensor_set_grad_enabled(true) == true);
+    /* under no-grad it stays so */
+    tensor_set_grad_enabled(false);
+    CHECK(tensor_load_state_dict(d, 3, sd_names, b, true) == 0);
+    CHECK(tensor_set_grad_enabled(true) == false);
+    tensor_dict_free(d);
+    /* another dtype is converted (as torch's copy_): f64 and bf16 into f32, f32 into int64 */
+    tensor *c[3];
+    sd_params(c, 3);
+    tensor *conv[3] = {tensor_to_dtype(c[0], TENSOR_F64), tensor_to_dtype(c[1], TENSOR_BF16), tensor_to_dtype(c[2], TENSOR_F32)};
+    d = tensor_state_dict(3, sd_names, conv);
+    CHECK(tensor_load_state_dict(d, 3, sd_names, b, true) == 0 && sd_holds(b, 3));
+    CHECK(tensor_get_dtype(b[0]) == TENSOR_F32 && tensor_get_dtype(b[2]) == TENSOR_I64);
+    tensor_dict_free(d);
+    sd_free(conv);
+    sd_free(c);
+    sd_free(a);
+    sd_free(b);
+    remove(path);
+}
+
+/* Every problem in one message, and nothing copied when there is one (issue 24: tensor_copy_, the
+   README's recipe, broadcast a [3] checkpoint tensor into a [4, 3] parameter without a word). */
+TEST(state_dict_load_checks_everything_first) {
+    tensor *p[3], *q[3];
+    sd_params(p, 1);
+    sd_params(q, 5);
+    tensor *small = tensor_zeros(TENSOR_SHAPE(3), TENSOR_F32), *extra = tensor_ones(TENSOR_SHAPE(2), TENSOR_F32);
+    tensor_dict *d = tensor_state_dict(3, sd_names, q);
+    CHECK(tensor_dict_set(d, "fc1.weight", small) == 0);
+    tensor_clear_error();
+    CHECK(tensor_load_state_dict(d, 3, sd_names, p, true) != 0);
+    CHECK_MSG(tensor_last_error() && !strcmp(tensor_last_error(), "tensor_load_state_dict: 1 problem: size mismatch for fc1.weight: checkpoint [3], parameter [4, 3]"),
+              "%s", tensor_last_error() ? tensor_last_error() : "no error");
+    CHECK_MSG(sd_holds(p, 1), "a parameter changed although the load failed");
+    tensor_clear_error();
+    CHECK(tensor_load_state_dict(d, 3, sd_names, p, false) != 0); /* not strict: still no broadcasting */
+    CHECK(sd_holds(p, 1));
+    tensor_dict_free(d);
+    /* strict: missing and unexpected names; a size mismatch beside them */
+    d = tensor_dict_new();
+    CHECK(tensor_dict_set(d, "fc1.bias", small) == 0 && tensor_dict_set(d, "extra", extra) == 0 && tensor_dict_set(d, "bn.num_batches_tracked", q[2]) == 0 &&
+          tensor_dict_set(d, "more", extra) == 0);
+    tensor_clear_error();
+    CHECK(tensor_load_state_dict(d, 3, sd_names, p, true) != 0);
+    CHECK_MSG(tensor_last_error() && !strcmp(tensor_last_error(), "tensor_load_state_dict: 4 problems: missing: \"fc1.weight\"; unexpected: \"extra\", \"more\"; "
+                                                                  "size mismatch for fc1.bias: checkpoint [3], parameter [4]"),
+              "%s", tensor_last_error() ? tensor_last_error() : "no error");
+    CHECK(sd_holds(p, 1));
+    tensor_clear_error();
+    CHECK(tensor_load_state_dict(d, 3, sd_names, p, false) != 0); /* the size mismatch */
+    CHECK_ERROR_HAS("not strict", "1 problem: size mismatch for fc1.bias");
+    CHECK(sd_holds(p, 1));
+    /* not strict, shapes right: what is there is copied, the rest skipped */
+    CHECK(tensor_dict_set(d, "fc1.bias", q[1]) == 0);
+    tensor_clear_error();
+    CHECK(tensor_load_state_dict(d, 3, sd_names, p, false) == 0);
+    tensor *want[3] = {p[0], q[1], q[2]};
+    for (int i = 0; i < 3; i++) CHECK(test_same_bits(p[i], want[i]));
+    tensor_dict_free(d);
+    /* a parameter that is an expanded view cannot be written */
+    tensor *e = tensor_expand(tensor_ones(TENSOR_SHAPE(1), TENSOR_F32), TENSOR_SHAPE(4));
+    tensor *pe[1] = {e};
+    const char *ne[1] = {"e"};
+    d = tensor_state_dict(1, ne, &extra);
+    tensor_dict_free(d);
+    d = tensor_dict_new();
+    CHECK(tensor_dict_set(d, "e", tensor_zeros(TENSOR_SHAPE(4), TENSOR_F32)) == 0);
+    CHECK_BAD_INT(tensor_load_state_dict(d, 1, ne, pe, true) != 0, "tensor_load_state_dict");
+    tensor_dict_free(d);
+    /* a message with more problems than fit says how many it left out */
+    enum { MANY = 300 };
+    static char many_names[MANY][16];
+    const char *mn[MANY];
+    tensor *mp[MANY];
+    for (int i = 0; i < MANY; i++) { snprintf(many_names[i], sizeof many_names[i], "layer%d", i); mn[i] = many_names[i]; mp[i] = p[1]; }
+    d = tensor_dict_new();
+    tensor_clear_error();
+    CHECK(tensor_load_state_dict(d, MANY, mn, mp, true) != 0);
+    CHECK_ERROR_HAS("300 missing", "tensor_load_state_dict: 300 problems: missing: \"layer0\", \"layer1\"", "more");
+    tensor_dict_free(d);
+    /* bad arguments */
+    const char *dup[2] = {"a", "a"};
+    const char *null_name[2] = {"a", NULL};
+    tensor *two[2] = {p[0], p[1]}, *with_null[2] = {p[0], NULL};
+    d = tensor_dict_new();
+    CHECK_BAD_INT(tensor_load_state_dict(NULL, 3, sd_names, p, true) != 0, "tensor_load_state_dict");
+    CHECK_BAD_INT(tensor_load_state_dict(d, -1, sd_names, p, true) != 0, "tensor_load_state_dict");
+    CHECK_BAD_INT(tensor_load_state_dict(d, 2, NULL, two, true) != 0, "tensor_load_state_dict");
+    CHECK_BAD_INT(tensor_load_state_dict(d, 2, dup, two, false) != 0, "tensor_load_state_dict");
+    CHECK_BAD_INT(tensor_load_state_dict(d, 2, null_name, two, false) != 0, "tensor_load_state_dict");
+    CHECK_BAD_INT(tensor_load_state_dict(d, 2, sd_names, with_null, false) != 0, "tensor_load_state_dict");
+    CHECK(tensor_load_state_dict(d, 0, NULL, NULL, true) == 0);
+    CHECK_BAD((tensor *)tensor_state_dict(2, dup, two), "tensor_state_dict");
+    CHECK_BAD((tensor *)tensor_state_dict(2, sd_names, with_null), "tensor_state_dict");
+    CHECK_BAD((tensor *)tensor_state_dict(-1, sd_names, two), "tensor_state_dict");
+    tensor_dict_free(d);
+    tensor_free(e);
+    tensor_free(small);
+    tensor_free(extra);
+    sd_free(p);
+    sd_free(q);
+}
+
+/* Running out of memory anywhere in a state dict's making or loading is an error with a message,
+   and a load that fails leaves every parameter as it was. */
+TEST(state_dict_out_of_memory_everywhere) {
+    tensor *p[3], *q[3];
+    sd_params(p, 2);
+    sd_params(q, 9);
+    tensor *conv = tensor_to_dtype(q[0], TENSOR_F64);
+    int64_t total = -1, failed = 0;
+    for (int64_t k = 0; k <= total || total < 0; k++) {
+        tensor_clear_error();
+        tensor_test_fail_alloc(k);
+        tensor_dict *d = tensor_state_dict(3, sd_names, q);
+        int rc = d && tensor_dict_set(d, "fc1.weight", conv) == 0 ? tensor_load_state_dict(d, 3, sd_names, p, true) : -1;
+        int64_t used = tensor_test_alloc_count();
+        tensor_test_fail_alloc(0);
+        if (k == 0) { total = used; CHECK(rc == 0 && sd_holds(p, 9)); }
+        else if (rc != 0) {
+            failed++;
+            CHECK_MSG(tensor_last_error() != NULL, "request %lld failed without a message", (long long)k);
+            CHECK_MSG(sd_holds(p, 2), "request %lld failed: a parameter changed", (long long)k);
+        } else CHECK(sd_holds(p, 9));
+        tensor_dict_free(d);
+        tensor *again[3];
+        sd_params(again, 2); /* back to 2 for the next request */
+        for (int i = 0; i < 3; i++) { CHECK(tensor_set_grad_enabled(false) == true); tensor_copy_(p[i], again[i]); tensor_set_grad_enabled(true); }
+        sd_free(again);
+        if (test_failures_in_current_test() > 10) break;
+    }
+    CHECK(total > 0 && failed > 0);
+    tensor_clear_error();
+    tensor_free(conv);
+    sd_free(p);
+    sd_free(q);
+}
