@@ -1041,7 +1041,7 @@ TEST(state_dict_load_checks_everything_first) {
     tensor_dict_free(d);
     /* a message with more problems than fit says how many it left out */
     enum { MANY = 300 };
-    static char many_names[MANY][16];
+    static char many_names[MANY][24];
     const char *mn[MANY];
     tensor *mp[MANY];
     for (int i = 0; i < MANY; i++) { snprintf(many_names[i], sizeof many_names[i], "layer%d", i); mn[i] = many_names[i]; mp[i] = p[1]; }
