@@ -80,28 +80,18 @@ static const char *const names[7] = {"emb", "fc1.weight", "fc1.bias", "ln.weight
 
 /* The model's weights into path, with its sizes in the metadata. */
 static int save_model(const char *path, tensor *const *params) {
-    tensor_dict *d = tensor_dict_new();
+    tensor_dict *d = tensor_state_dict(7, names, params);
     char sizes[64];
     snprintf(sizes, sizeof sizes, "block %d, embedding %d, hidden %d", BLOCK, EMB, HIDDEN);
     int rc = d ? tensor_dict_set_metadata(d, "sizes", sizes) : -1;
-    for (int i = 0; i < 7 && rc == 0; i++) rc = tensor_dict_set(d, names[i], params[i]);
     if (rc == 0) rc = tensor_save(path, d);
     tensor_dict_free(d);
     return rc;
 }
-/* Weights of the same names and shapes from path into params. */
+/* Weights of the same names and shapes from path into params (every name and shape checked first). */
 static int load_model(const char *path, tensor *const *params) {
     tensor_dict *d = tensor_load(path, TENSOR_LOAD_MMAP);
-    int rc = d ? 0 : -1;
-    bool was = tensor_set_grad_enabled(false);
-    for (int i = 0; i < 7 && rc == 0; i++) {
-        tensor *src = tensor_dict_get(d, names[i]);
-        bool same = src && tensor_ndim(src) == tensor_ndim(params[i]);
-        for (int k = 0; same && k < tensor_ndim(src); k++) same = tensor_shape(src)[k] == tensor_shape(params[i])[k];
-        if (src && !same) fprintf(stderr, "%s: '%s' has another shape than this model's\n", path, names[i]);
-        rc = same && tensor_copy_(params[i], src) ? 0 : -1;
-    }
-    tensor_set_grad_enabled(was);
+    int rc = d ? tensor_load_state_dict(d, 7, names, params, true) : -1;
     tensor_dict_free(d);
     return rc;
 }

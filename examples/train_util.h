@@ -70,43 +70,37 @@ static int parse_train_args(int argc, char **argv, train_args *a) {
    resumed from it continues exactly as the uninterrupted run would have. Python reads it with
    the safetensors package (safetensors.numpy.load_file) or any reader of the format. ---- */
 static int checkpoint_save(const char *path, int n, const char *const *names, tensor *const *params, tensor_optim *opt, int epoch) {
-    tensor_dict *d = tensor_dict_new();
+    tensor_dict *d = tensor_state_dict(n, names, params);
     tensor *e = tensor_scalar(epoch, TENSOR_I64);
     int rc = d && e ? 0 : -1;
-    for (int i = 0; i < n && rc == 0; i++) rc = tensor_dict_set(d, names[i], params[i]);
     if (rc == 0) rc = tensor_dict_set(d, "epoch", e);
     if (rc == 0) rc = tensor_optim_state_save(opt, d, "optim");
     if (rc == 0) rc = tensor_rng_state_save(d, "rng");
-    if (rc == 0) rc = tensor_dict_set_metadata(d, "format", "tensor.h checkpoint");
-    if (rc == 0) rc = tensor_save(path, d);
+    if (rc == 0) rc = tensor_dict_set_metadata(d, "content", "tensor.h checkpoint: parameters, optim.*, rng, epoch");
+    if (rc == 0) rc = tensor_save(path, d); /* with "format": "pt", which Hugging Face's loaders ask for */
     if (rc) fprintf(stderr, "cannot save %s: %s\n", path, tensor_last_error() ? tensor_last_error() : "out of memory");
     tensor_free(e);
     tensor_dict_free(d);
     return rc;
 }
 
-/* Restores what checkpoint_save wrote into params (the same names and shapes), the optimizer and
-   the generator; *epoch gets the epochs done. */
+/* Restores what checkpoint_save wrote into params (the same names and shapes, checked, on any
+   device), the optimizer and the generator; *epoch gets the epochs done. */
 static int checkpoint_load(const char *path, int n, const char *const *names, tensor *const *params, tensor_optim *opt, int *epoch) {
-    tensor_dict *d = tensor_load(path, TENSOR_LOAD_MMAP);
-    int rc = d ? 0 : -1;
-    bool was = tensor_set_grad_enabled(false); /* writing into leaves that require grad, as torch.no_grad() */
-    for (int i = 0; i < n && rc == 0; i++) {
-        tensor *src = tensor_dict_get(d, names[i]);
-        bool same = src && tensor_ndim(src) == tensor_ndim(params[i]);
-        for (int k = 0; same && k < tensor_ndim(src); k++) same = tensor_shape(src)[k] == tensor_shape(params[i])[k];
-        if (src && !same) fprintf(stderr, "%s: '%s' has another shape than this model's\n", path, names[i]);
-        tensor *there = same ? on_device(src) : NULL; /* the file's tensors are on the CPU */
-        rc = there && tensor_copy_(params[i], there) ? 0 : -1;
-        tensor_free(there);
+    tensor_dict *d = tensor_load(path, TENSOR_LOAD_MMAP), *model = d ? tensor_dict_new() : NULL;
+    int rc = model ? 0 : -1;
+    for (int i = 0; rc == 0 && i < tensor_dict_len(d); i++) { /* the model's entries: all but the optimizer's, rng and epoch */
+        const char *name = tensor_dict_name(d, i);
+        if (strncmp(name, "optim.", 6) && strcmp(name, "rng") && strcmp(name, "epoch")) rc = tensor_dict_set(model, name, tensor_dict_at(d, i));
     }
-    tensor_set_grad_enabled(was);
+    if (rc == 0) rc = tensor_load_state_dict(model, n, names, params, true);
     if (rc == 0) rc = tensor_optim_state_load(opt, d, "optim");
     if (rc == 0) rc = tensor_rng_state_load(d, "rng");
     tensor *e = rc == 0 ? tensor_dict_get(d, "epoch") : NULL;
     if (e) *epoch = (int)tensor_item(e);
     else rc = -1;
-    if (rc) fprintf(stderr, "cannot load %s: %s\n", path, tensor_last_error() ? tensor_last_error() : "see above");
+    if (rc) fprintf(stderr, "cannot load %s: %s\n", path, tensor_last_error() ? tensor_last_error() : "out of memory");
+    tensor_dict_free(model);
     tensor_dict_free(d);
     return rc;
 }

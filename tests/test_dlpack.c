@@ -557,4 +557,31 @@ TEST(dlpack_other_threads) {
     CHECK_MSG(deleted_v == 1, "deleter ran %d times", deleted_v);
 }
 
+/* An import that is a thread's first call: its storage was made before the thread had a state, so
+   its reference counted as nobody's and the deleter never ran, whichever thread freed the tensor
+   (issue 24, found with mapped files). */
+typedef struct { DLManagedTensorVersioned *m; tensor *t; bool free_here; } first_call_job;
+static void *first_call_import(void *arg) {
+    first_call_job *j = (first_call_job *)arg;
+    j->t = tensor_from_dlpack(j->m);
+    if (j->free_here) { tensor_free(j->t); j->t = NULL; }
+    return NULL;
+}
+TEST(dlpack_import_as_a_threads_first_call_is_released) {
+    static float buf[4] = {1, 2, 3, 4};
+    int64_t shape[1] = {4};
+    for (int here = 0; here < 2; here++) {
+        DLManagedTensorVersioned m;
+        make_v(&m, buf, 1, shape, NULL, kDLFloat, 32);
+        first_call_job j = {&m, NULL, here == 1};
+        pthread_t th;
+        CHECK(pthread_create(&th, NULL, first_call_import, &j) == 0);
+        pthread_join(th, NULL);
+        CHECK(here == 1 || (j.t && tensor_item(tensor_sum_all(j.t)) == 10));
+        CHECK(deleted_v == 0 || here == 1);
+        tensor_free(j.t); /* on this thread, after the importing one ended */
+        CHECK_MSG(deleted_v == 1, "%s: the deleter ran %d times", here ? "freed on the importing thread" : "freed on another thread", deleted_v);
+    }
+}
+
 #endif /* HAVE_DLPACK */

@@ -1,6 +1,9 @@
 /* Files: tensor_dict, safetensors (round trips, hand-made golden files, every rejection rule, mapped
    loading), checkpoints of optimizers and the generator (resumed bit for bit in a fresh process). */
 #include "test.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <pthread.h>
 #include <unistd.h>
 
 /* A fresh path under /tmp for this process: files_path(buf, "x.safetensors"). */
@@ -186,7 +189,8 @@ TEST(safetensors_list_api) {
 }
 
 /* What tensor.h writes, byte for byte, for a small case worked out from the specification: the
-   header in the dict's order, data by decreasing element size (F64 first), spaces to 8 bytes. */
+   header in the dict's order (with "format": "pt" first, as the dict has no format of its own),
+   data by decreasing element size (F64 first), spaces to 8 bytes. */
 TEST(safetensors_writes_the_specified_bytes) {
     char path[256];
     files_path(path, sizeof path, "golden_out.safetensors");
@@ -198,7 +202,7 @@ TEST(safetensors_writes_the_specified_bytes) {
     tensor_dict_set(d, "f", f);
     tensor_dict_set_metadata(d, "k", "v");
     CHECK(tensor_save(path, d) == 0);
-    const char *hdr = "{\"__metadata__\":{\"k\":\"v\"},\"i\":{\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[8,16]},"
+    const char *hdr = "{\"__metadata__\":{\"format\":\"pt\",\"k\":\"v\"},\"i\":{\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[8,16]},"
                       "\"f\":{\"dtype\":\"F64\",\"shape\":[],\"data_offsets\":[0,8]}}";
     size_t h = strlen(hdr), padded = (h + 7) / 8 * 8;
     unsigned char want[512], got[600];
@@ -462,6 +466,168 @@ TEST(checkpoint_rng_state_round_trip) {
     tensor_free(skip); tensor_free(a); tensor_free(ai); tensor_free(b); tensor_free(bi); tensor_free(bad);
 }
 
+/* The calling thread's generator state as checkpoint_rng saves it (8 int64 words). */
+static void rng_words(int64_t v[8]) {
+    tensor_dict *d = tensor_dict_new();
+    memset(v, 0, 8 * sizeof *v);
+    CHECK(tensor_rng_state_save(d, "rng") == 0);
+    tensor *t = tensor_dict_get(d, "rng");
+    CHECK(t && tensor_copy_to(t, v, 8 * sizeof *v) == 0);
+    tensor_dict_free(d);
+}
+static void rng_draw(int64_t n) { tensor_free(tensor_rand(1, &n, TENSOR_F32)); } /* n words */
+
+/* Same state, same bytes (issue 24): a file written right after tensor_manual_seed held the words
+   of the block that earlier draws left behind, and a state with no block in use saved whichever
+   block was last computed. */
+TEST(checkpoint_rng_state_is_a_function_of_the_state) {
+    int64_t a[8], b[8];
+    tensor_manual_seed(5);
+    rng_draw(5);
+    tensor_manual_seed(7);
+    rng_words(a);
+    tensor_manual_seed(9);
+    rng_draw(2);
+    tensor_manual_seed(7);
+    rng_words(b);
+    CHECK_MSG(!memcmp(a, b, sizeof a), "after tensor_manual_seed(7): block words %llx %llx vs %llx %llx", (long long)a[4], (long long)a[5], (long long)b[4], (long long)b[5]);
+    /* counter 1 with no word of a block in use, reached by 4 words at once or by 3 and then 1 */
+    tensor_manual_seed(7);
+    rng_draw(4);
+    rng_words(a);
+    tensor *x = tensor_rand(TENSOR_SHAPE(6), TENSOR_F64);
+    tensor_manual_seed(7);
+    rng_draw(3);
+    rng_draw(1);
+    rng_words(b);
+    tensor *y = tensor_rand(TENSOR_SHAPE(6), TENSOR_F64);
+    CHECK_MSG(!memcmp(a, b, sizeof a), "counter %lld, used %lld: block words %llx vs %llx", (long long)a[1], (long long)a[3], (long long)a[4], (long long)b[4]);
+    CHECK(test_same_bits(x, y));
+    tensor_free(x);
+    tensor_free(y);
+}
+
+/* The bytes of a file at path (malloc'd, *n its length), or NULL. */
+static unsigned char *read_all(const char *path, size_t *n) {
+    FILE *f = fopen(path, "rb");
+    unsigned char *b = NULL;
+    *n = 0;
+    if (f && fseek(f, 0, SEEK_END) == 0) {
+        long len = ftell(f);
+        b = len >= 0 ? (unsigned char *)malloc((size_t)len + 1) : NULL;
+        if (b && (fseek(f, 0, SEEK_SET) != 0 || fread(b, 1, (size_t)len, f) != (size_t)len)) { free(b); b = NULL; }
+        if (b) *n = (size_t)len;
+    }
+    if (f) fclose(f);
+    return b;
+}
+/* Heap memory of many sizes filled with `byte` and freed, so that memory a writer takes next and
+   does not set holds it. */
+static void dirty_heap(unsigned char byte) {
+    void *p[64];
+    for (int i = 0; i < 64; i++) {
+        size_t n = (size_t)16 << (i % 16);
+        p[i] = malloc(n);
+        if (p[i]) memset(p[i], byte, n);
+    }
+    for (int i = 0; i < 64; i++) free(p[i]);
+}
+/* A checkpoint (parameters, metadata, optimizer, generator), a .npy and an .npz of the same state
+   written twice, after filling freed memory and the generator's block with different garbage:
+   the same bytes each time (every byte written was set from the state). */
+TEST(files_are_a_function_of_the_state) {
+    char paths[3][256];
+    files_path(paths[0], sizeof paths[0], "same.safetensors");
+    files_path(paths[1], sizeof paths[1], "same.npy");
+    files_path(paths[2], sizeof paths[2], "same.npz");
+    unsigned char *first[3] = {NULL, NULL, NULL};
+    size_t first_n[3] = {0, 0, 0};
+    for (int round = 0; round < 2; round++) {
+        tensor_manual_seed(round ? 1 : 2);
+        rng_draw(round ? 3 : 6);
+        tensor_clear_error();
+        tensor_scope_begin();
+        dirty_heap(round ? 0xA5 : 0x5A);
+        tensor_manual_seed(31);
+        tensor *w = tensor_set_requires_grad(tensor_randn(TENSOR_SHAPE(3, 5), TENSOR_F32), true);
+        tensor *v = tensor_transpose(tensor_arange(0, 6, 1, TENSOR_F64), 0, 0);
+        tensor_optim *o = tensor_optim_adamw(1, &w, 1e-2, 0.9, 0.999, 1e-8, 0.1);
+        CHECK(tensor_backward(tensor_sum_all(tensor_square(w))) == 0 && tensor_optim_step(o) == 0);
+        tensor_dict *d = tensor_dict_new();
+        CHECK(tensor_dict_set(d, "w", w) == 0 && tensor_dict_set(d, "v", v) == 0 && tensor_dict_set_metadata(d, "note", "x") == 0);
+        CHECK(tensor_optim_state_save(o, d, "optim") == 0 && tensor_rng_state_save(d, "rng") == 0);
+        dirty_heap(round ? 0xFF : 0x11);
+        CHECK(tensor_save(paths[0], d) == 0);
+        CHECK(tensor_save_npy(paths[1], v) == 0);
+        CHECK(tensor_save_npz(paths[2], d) == 0);
+        for (int k = 0; k < 3; k++) {
+            size_t n;
+            unsigned char *b = read_all(paths[k], &n);
+            CHECK(b != NULL && n > 0);
+            if (!round) { first[k] = b; first_n[k] = n; continue; }
+            size_t at = 0;
+            while (b && first[k] && at < n && at < first_n[k] && b[at] == first[k][at]) at++;
+            CHECK_MSG(b && n == first_n[k] && at == n, "%s: the second save differs at byte %zu of %zu", paths[k], at, n);
+            free(b);
+        }
+        tensor_dict_free(d);
+        tensor_optim_free(o);
+        tensor_scope_end();
+    }
+    for (int k = 0; k < 3; k++) { free(first[k]); remove(paths[k]); }
+}
+
+/* Mappings of path in this process (Linux: /proc/self/maps), or -1. */
+static int mappings_of(const char *path) {
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f) return -1;
+    char line[1024];
+    int n = 0;
+    size_t len = strlen(path);
+    while (fgets(line, sizeof line, f)) {
+        char *p = strstr(line, path);
+        if (p && (p[len] == '\n' || p[len] == 0 || p[len] == ' ')) n++;
+    }
+    fclose(f);
+    return n;
+}
+typedef struct { const char *path; tensor_dict *d; tensor *view; } mmap_thread_arg;
+static void *mmap_load_thread(void *p) {
+    mmap_thread_arg *a = (mmap_thread_arg *)p;
+    a->d = tensor_load(a->path, TENSOR_LOAD_MMAP);
+    a->view = a->d ? tensor_slice(tensor_dict_get(a->d, "w"), 0, 1, 3, 1) : NULL;
+    return NULL;
+}
+/* A mapped file is unmapped when its last tensor goes, whichever thread made it and whether or not
+   that thread still runs (issue 24: loaded on a thread that then ended and freed on another, the
+   mapping stayed for good); and tensor_shutdown unmaps what is left. */
+TEST(safetensors_mapping_released_across_threads) {
+    if (mappings_of("/") < 0) { test_skip("no /proc/self/maps"); return; }
+    char path[256];
+    files_path(path, sizeof path, "threads.safetensors");
+    tensor *w = tensor_randn(TENSOR_SHAPE(64, 64), TENSOR_F32);
+    const char *names[1] = {"w"};
+    CHECK(tensor_save_safetensors(path, 1, names, &w) == 0);
+    for (int how = 0; how < 2; how++) {
+        mmap_thread_arg a = {path, NULL, NULL};
+        pthread_t th;
+        CHECK(pthread_create(&th, NULL, mmap_load_thread, &a) == 0);
+        pthread_join(th, NULL);
+        CHECK(a.d && a.view && mappings_of(path) == 1);
+        tensor *keep = NULL;
+        if (how == 1) keep = tensor_reshape(a.view, TENSOR_SHAPE(128)); /* a view of this thread's, freed last */
+        tensor_dict_free(a.d);
+        tensor_free(a.view);
+        if (how == 1) {
+            CHECK(mappings_of(path) == 1 && tensor_item(tensor_sum_all(keep)) != 0);
+            tensor_free(keep);
+        }
+        CHECK_MSG(mappings_of(path) == 0, "case %d: %d mappings of the file are left after its tensors were freed", how, mappings_of(path));
+    }
+    tensor_free(w);
+    remove(path);
+}
+
 /* The resume test of issue 12: a small MLP with dropout (the generator matters) and AdamW trains N
    steps and saves a checkpoint (parameters, optimizer, generator), then trains M more. A fresh
    process (this binary again, on this test only) loads the checkpoint and trains M steps: its
@@ -640,4 +806,304 @@ TEST(safetensors_agrees_with_a_reader_written_from_the_specification) {
     CHECK_MSG(run_py(py, "safetensors_spec.py", "check", path) == 0, "the specification's reader rejects tensor.h's file");
     tensor_dict_free(want);
     remove(path);
+}
+
+/* The message of the last error contains every one of the strings (NULL-terminated). */
+static void check_error_has(const char *file, int line, const char *what, ...) {
+    const char *e = tensor_last_error();
+    va_list ap;
+    va_start(ap, what);
+    for (const char *s = va_arg(ap, const char *); s; s = va_arg(ap, const char *))
+        if (!e || !strstr(e, s)) { test_fail(file, line, "%s: the message lacks \"%s\": %s", what, s, e ? e : "no error"); break; }
+    va_end(ap);
+}
+#define CHECK_ERROR_HAS(what, ...) check_error_has(__FILE__, __LINE__, what, __VA_ARGS__, (const char *)NULL)
+
+/* A file that cannot be opened: the message names the caller's path (never the writer's PATH.tmp)
+   and the system's reason (issue 24). */
+TEST(files_open_failures_name_the_path_and_the_reason) {
+    const char *nowhere = "/nonexistent-dir/x.bin";
+    const char *enoent = strerror(ENOENT);
+    tensor *t = tensor_ones(TENSOR_SHAPE(2), TENSOR_F32);
+    tensor_dict *d = tensor_dict_new();
+    const char *names[1] = {"t"};
+    CHECK(tensor_dict_set(d, "t", t) == 0);
+    for (int k = 0; k < 4; k++) {
+        tensor_clear_error();
+        int rc = k == 0 ? tensor_save(nowhere, d) : k == 1 ? tensor_save_npy(nowhere, t) : k == 2 ? tensor_save_npz(nowhere, d) : tensor_save_safetensors(nowhere, 1, names, &t);
+        CHECK(rc != 0);
+        CHECK_ERROR_HAS("save", "'/nonexistent-dir/x.bin'", enoent);
+        CHECK_MSG(tensor_last_error() && !strstr(tensor_last_error(), ".tmp"), "save %d: %s", k, tensor_last_error());
+    }
+    for (int k = 0; k < 4; k++) {
+        tensor_clear_error();
+        void *r = k == 0 ? (void *)tensor_load(nowhere, 0) : k == 1 ? (void *)tensor_load(nowhere, TENSOR_LOAD_MMAP) : k == 2 ? (void *)tensor_load_npy(nowhere) : (void *)tensor_load_npz(nowhere);
+        CHECK(r == NULL);
+        CHECK_ERROR_HAS("load", "'/nonexistent-dir/x.bin'", enoent);
+    }
+    /* a directory is not a file */
+    for (int k = 0; k < 3; k++) {
+        tensor_clear_error();
+        void *r = k == 0 ? (void *)tensor_load("/tmp", 0) : k == 1 ? (void *)tensor_load_npy("/tmp") : (void *)tensor_load_npz("/tmp");
+        CHECK(r == NULL);
+        CHECK_ERROR_HAS("load of a directory", "'/tmp'", "not a regular file");
+    }
+    tensor_clear_error();
+    tensor_dict_free(d);
+    tensor_free(t);
+}
+
+/* A file given to another format's loader says which loader reads it (issue 24: tensor_load on an
+   .npz said its header length exceeded 100 MB). */
+TEST(files_loaders_name_the_loader_of_another_format) {
+    char st[256], npy[256], npz[256];
+    files_path(st, sizeof st, "kind.safetensors");
+    files_path(npy, sizeof npy, "kind.npy");
+    files_path(npz, sizeof npz, "kind.npz");
+    tensor *t = tensor_ones(TENSOR_SHAPE(2, 2), TENSOR_F32);
+    tensor_dict *d = tensor_dict_new(), *empty = tensor_dict_new();
+    CHECK(tensor_dict_set(d, "t", t) == 0);
+    CHECK(tensor_save(st, d) == 0 && tensor_save_npy(npy, t) == 0 && tensor_save_npz(npz, d) == 0);
+    for (int mode = 0; mode < 2; mode++) {
+        tensor_clear_error();
+        CHECK(!tensor_load(npz, mode ? TENSOR_LOAD_MMAP : 0));
+        CHECK_ERROR_HAS("tensor_load of an .npz", "tensor_load:", "looks like an .npz", "tensor_load_npz");
+        tensor_clear_error();
+        CHECK(!tensor_load(npy, mode ? TENSOR_LOAD_MMAP : 0));
+        CHECK_ERROR_HAS("tensor_load of an .npy", "tensor_load:", "looks like an .npy", "tensor_load_npy");
+    }
+    CHECK(tensor_save_npz(npz, empty) == 0); /* an empty zip starts with its end record */
+    tensor_clear_error();
+    CHECK(!tensor_load(npz, 0));
+    CHECK_ERROR_HAS("tensor_load of an empty .npz", "looks like an .npz", "tensor_load_npz");
+    tensor_clear_error();
+    CHECK(!tensor_load_npy(npz));
+    CHECK_ERROR_HAS("tensor_load_npy of an .npz", "tensor_load_npy:", "looks like an .npz", "tensor_load_npz");
+    tensor_clear_error();
+    CHECK(!tensor_load_npy(st));
+    CHECK_ERROR_HAS("tensor_load_npy of a safetensors file", "tensor_load_npy:", "looks like a safetensors file", "tensor_load(");
+    tensor_clear_error();
+    CHECK(!tensor_load_npz(st));
+    CHECK_ERROR_HAS("tensor_load_npz of a safetensors file", "tensor_load_npz:", "looks like a safetensors file", "tensor_load(");
+    tensor_clear_error();
+    CHECK(!tensor_load_npz(npy));
+    CHECK_ERROR_HAS("tensor_load_npz of an .npy", "tensor_load_npz:", "looks like an .npy", "tensor_load_npy");
+    tensor_clear_error();
+    tensor_dict_free(d);
+    tensor_dict_free(empty);
+    tensor_free(t);
+    remove(st);
+    remove(npy);
+    remove(npz);
+}
+
+/* Hugging Face's loaders refuse a safetensors file whose metadata has no "format" (transformers:
+   "does not contain the valid metadata"): a dict without one is written with "format": "pt", as
+   torch's save_file via save_pretrained writes it; a dict's own format is kept. */
+TEST(safetensors_writes_format_pt_unless_the_dict_has_one) {
+    char path[256];
+    files_path(path, sizeof path, "format.safetensors");
+    tensor *t = tensor_ones(TENSOR_SHAPE(2), TENSOR_F32);
+    for (int k = 0; k < 3; k++) {
+        tensor_dict *d = tensor_dict_new();
+        CHECK(tensor_dict_set(d, "t", t) == 0);
+        if (k == 1) CHECK(tensor_dict_set_metadata(d, "note", "n") == 0);
+        if (k == 2) CHECK(tensor_dict_set_metadata(d, "format", "np") == 0);
+        CHECK(tensor_save(path, d) == 0);
+        tensor_dict *r = tensor_load(path, 0);
+        const char *f = tensor_dict_metadata(r, "format");
+        CHECK_MSG(f && !strcmp(f, k == 2 ? "np" : "pt"), "case %d: format %s", k, f ? f : "absent");
+        CHECK(tensor_dict_metadata_len(r) == (k == 1 ? 2 : 1));
+        CHECK(tensor_dict_metadata(d, "format") == NULL || k == 2); /* the dict itself is not changed */
+        tensor_dict_free(r);
+        tensor_dict_free(d);
+    }
+    tensor_free(t);
+    remove(path);
+}
+
+/* ---- tensor_state_dict / tensor_load_state_dict ---- */
+static const char *const sd_names[3] = {"fc1.weight", "fc1.bias", "bn.num_batches_tracked"};
+/* A small model's parameters: w [4, 3] and b [4] that require grad, and an int64 buffer [1],
+   filled with value + their element index. */
+static void sd_params(tensor *p[3], double value) {
+    tensor *w = tensor_add_scalar(tensor_arange(0, 12, 1, TENSOR_F32), value), *b = tensor_add_scalar(tensor_arange(0, 4, 1, TENSOR_F32), value);
+    p[0] = tensor_set_requires_grad(tensor_contiguous(tensor_reshape(w, TENSOR_SHAPE(4, 3))), true);
+    p[1] = tensor_set_requires_grad(tensor_clone(b), true);
+    p[2] = tensor_full(TENSOR_SHAPE(1), value, TENSOR_I64);
+    tensor_free(w);
+    tensor_free(b);
+}
+/* Whether p holds value + element index everywhere. */
+static bool sd_holds(tensor *const p[3], double value) {
+    bool ok = true;
+    for (int i = 0; i < 3 && ok; i++) {
+        tensor *d = tensor_to_dtype(p[i], TENSOR_F64);
+        double v[12];
+        ok = d && tensor_copy_to(d, v, sizeof(double) * (size_t)tensor_numel(p[i])) == 0;
+        for (int64_t k = 0; ok && k < tensor_numel(p[i]); k++) ok = v[k] == value + (i == 2 ? 0 : (double)k);
+        tensor_free(d);
+    }
+    return ok;
+}
+static void sd_free(tensor *p[3]) { for (int i = 0; i < 3; i++) tensor_free(p[i]); }
+
+/* Saved by name, loaded into another model of the same shapes: values, dtypes converted, the
+   parameters still leaves that require grad, grad mode as it was. */
+TEST(state_dict_round_trip) {
+    char path[256];
+    files_path(path, sizeof path, "state.safetensors");
+    tensor *a[3], *b[3];
+    sd_params(a, 7);
+    sd_params(b, 0);
+    tensor_dict *sd = tensor_state_dict(3, sd_names, a);
+    CHECK(sd && tensor_dict_len(sd) == 3);
+    for (int i = 0; sd && i < 3; i++) {
+        tensor *t = tensor_dict_at(sd, i);
+        CHECK(!strcmp(tensor_dict_name(sd, i), sd_names[i]));
+        CHECK_MSG(tensor_data_ptr(t) == tensor_data_ptr(a[i]) && !tensor_requires_grad(t), "%s: not a detached view of the parameter", sd_names[i]);
+    }
+    CHECK(tensor_save(path, sd) == 0);
+    tensor_dict_free(sd);
+    tensor_dict *d = tensor_load(path, TENSOR_LOAD_MMAP);
+    CHECK(d && tensor_load_state_dict(d, 3, sd_names, b, true) == 0);
+    CHECK(sd_holds(b, 7));
+    CHECK(tensor_requires_grad(b[0]) && tensor_requires_grad(b[1]));
+    CHECK(tensor_set_grad_enabled(true) == true);
+    /* under no-grad it stays so */
+    tensor_set_grad_enabled(false);
+    CHECK(tensor_load_state_dict(d, 3, sd_names, b, true) == 0);
+    CHECK(tensor_set_grad_enabled(true) == false);
+    tensor_dict_free(d);
+    /* another dtype is converted (as torch's copy_): f64 and bf16 into f32, f32 into int64 */
+    tensor *c[3];
+    sd_params(c, 3);
+    tensor *conv[3] = {tensor_to_dtype(c[0], TENSOR_F64), tensor_to_dtype(c[1], TENSOR_BF16), tensor_to_dtype(c[2], TENSOR_F32)};
+    d = tensor_state_dict(3, sd_names, conv);
+    CHECK(tensor_load_state_dict(d, 3, sd_names, b, true) == 0 && sd_holds(b, 3));
+    CHECK(tensor_get_dtype(b[0]) == TENSOR_F32 && tensor_get_dtype(b[2]) == TENSOR_I64);
+    tensor_dict_free(d);
+    sd_free(conv);
+    sd_free(c);
+    sd_free(a);
+    sd_free(b);
+    remove(path);
+}
+
+/* Every problem in one message, and nothing copied when there is one (issue 24: tensor_copy_, the
+   README's recipe, broadcast a [3] checkpoint tensor into a [4, 3] parameter without a word). */
+TEST(state_dict_load_checks_everything_first) {
+    tensor *p[3], *q[3];
+    sd_params(p, 1);
+    sd_params(q, 5);
+    tensor *small = tensor_zeros(TENSOR_SHAPE(3), TENSOR_F32), *extra = tensor_ones(TENSOR_SHAPE(2), TENSOR_F32);
+    tensor_dict *d = tensor_state_dict(3, sd_names, q);
+    CHECK(tensor_dict_set(d, "fc1.weight", small) == 0);
+    tensor_clear_error();
+    CHECK(tensor_load_state_dict(d, 3, sd_names, p, true) != 0);
+    CHECK_MSG(tensor_last_error() && !strcmp(tensor_last_error(), "tensor_load_state_dict: 1 problem: size mismatch for fc1.weight: checkpoint [3], parameter [4, 3]"),
+              "%s", tensor_last_error() ? tensor_last_error() : "no error");
+    CHECK_MSG(sd_holds(p, 1), "a parameter changed although the load failed");
+    tensor_clear_error();
+    CHECK(tensor_load_state_dict(d, 3, sd_names, p, false) != 0); /* not strict: still no broadcasting */
+    CHECK(sd_holds(p, 1));
+    tensor_dict_free(d);
+    /* strict: missing and unexpected names; a size mismatch beside them */
+    d = tensor_dict_new();
+    CHECK(tensor_dict_set(d, "fc1.bias", small) == 0 && tensor_dict_set(d, "extra", extra) == 0 && tensor_dict_set(d, "bn.num_batches_tracked", q[2]) == 0 &&
+          tensor_dict_set(d, "more", extra) == 0);
+    tensor_clear_error();
+    CHECK(tensor_load_state_dict(d, 3, sd_names, p, true) != 0);
+    CHECK_MSG(tensor_last_error() && !strcmp(tensor_last_error(), "tensor_load_state_dict: 4 problems: missing: \"fc1.weight\"; unexpected: \"extra\", \"more\"; "
+                                                                  "size mismatch for fc1.bias: checkpoint [3], parameter [4]"),
+              "%s", tensor_last_error() ? tensor_last_error() : "no error");
+    CHECK(sd_holds(p, 1));
+    tensor_clear_error();
+    CHECK(tensor_load_state_dict(d, 3, sd_names, p, false) != 0); /* the size mismatch */
+    CHECK_ERROR_HAS("not strict", "1 problem: size mismatch for fc1.bias");
+    CHECK(sd_holds(p, 1));
+    /* not strict, shapes right: what is there is copied, the rest skipped */
+    CHECK(tensor_dict_set(d, "fc1.bias", q[1]) == 0);
+    tensor_clear_error();
+    CHECK(tensor_load_state_dict(d, 3, sd_names, p, false) == 0);
+    tensor *want[3] = {p[0], q[1], q[2]};
+    for (int i = 0; i < 3; i++) CHECK(test_same_bits(p[i], want[i]));
+    tensor_dict_free(d);
+    /* a parameter that is an expanded view cannot be written */
+    tensor *e = tensor_expand(tensor_ones(TENSOR_SHAPE(1), TENSOR_F32), TENSOR_SHAPE(4));
+    tensor *pe[1] = {e};
+    const char *ne[1] = {"e"};
+    d = tensor_state_dict(1, ne, &extra);
+    tensor_dict_free(d);
+    d = tensor_dict_new();
+    CHECK(tensor_dict_set(d, "e", tensor_zeros(TENSOR_SHAPE(4), TENSOR_F32)) == 0);
+    CHECK_BAD_INT(tensor_load_state_dict(d, 1, ne, pe, true) != 0, "tensor_load_state_dict");
+    tensor_dict_free(d);
+    /* a message with more problems than fit says how many it left out */
+    enum { MANY = 300 };
+    static char many_names[MANY][24];
+    const char *mn[MANY];
+    tensor *mp[MANY];
+    for (int i = 0; i < MANY; i++) { snprintf(many_names[i], sizeof many_names[i], "layer%d", i); mn[i] = many_names[i]; mp[i] = p[1]; }
+    d = tensor_dict_new();
+    tensor_clear_error();
+    CHECK(tensor_load_state_dict(d, MANY, mn, mp, true) != 0);
+    CHECK_ERROR_HAS("300 missing", "tensor_load_state_dict: 300 problems: missing: \"layer0\", \"layer1\"", "more");
+    tensor_dict_free(d);
+    /* bad arguments */
+    const char *dup[2] = {"a", "a"};
+    const char *null_name[2] = {"a", NULL};
+    tensor *two[2] = {p[0], p[1]}, *with_null[2] = {p[0], NULL};
+    d = tensor_dict_new();
+    CHECK_BAD_INT(tensor_load_state_dict(NULL, 3, sd_names, p, true) != 0, "tensor_load_state_dict");
+    CHECK_BAD_INT(tensor_load_state_dict(d, -1, sd_names, p, true) != 0, "tensor_load_state_dict");
+    CHECK_BAD_INT(tensor_load_state_dict(d, 2, NULL, two, true) != 0, "tensor_load_state_dict");
+    CHECK_BAD_INT(tensor_load_state_dict(d, 2, dup, two, false) != 0, "tensor_load_state_dict");
+    CHECK_BAD_INT(tensor_load_state_dict(d, 2, null_name, two, false) != 0, "tensor_load_state_dict");
+    CHECK_BAD_INT(tensor_load_state_dict(d, 2, sd_names, with_null, false) != 0, "tensor_load_state_dict");
+    CHECK(tensor_load_state_dict(d, 0, NULL, NULL, true) == 0);
+    CHECK_BAD((tensor *)tensor_state_dict(2, dup, two), "tensor_state_dict");
+    CHECK_BAD((tensor *)tensor_state_dict(2, sd_names, with_null), "tensor_state_dict");
+    CHECK_BAD((tensor *)tensor_state_dict(-1, sd_names, two), "tensor_state_dict");
+    tensor_dict_free(d);
+    tensor_free(e);
+    tensor_free(small);
+    tensor_free(extra);
+    sd_free(p);
+    sd_free(q);
+}
+
+/* Running out of memory anywhere in a state dict's making or loading is an error with a message,
+   and a load that fails leaves every parameter as it was. */
+TEST(state_dict_out_of_memory_everywhere) {
+    tensor *p[3], *q[3];
+    sd_params(p, 2);
+    sd_params(q, 9);
+    tensor *conv = tensor_to_dtype(q[0], TENSOR_F64);
+    int64_t total = -1, failed = 0;
+    for (int64_t k = 0; k <= total || total < 0; k++) {
+        tensor_clear_error();
+        tensor_test_fail_alloc(k);
+        tensor_dict *d = tensor_state_dict(3, sd_names, q);
+        int rc = d && tensor_dict_set(d, "fc1.weight", conv) == 0 ? tensor_load_state_dict(d, 3, sd_names, p, true) : -1;
+        int64_t used = tensor_test_alloc_count();
+        tensor_test_fail_alloc(0);
+        if (k == 0) { total = used; CHECK(rc == 0 && sd_holds(p, 9)); }
+        else if (rc != 0) {
+            failed++;
+            CHECK_MSG(tensor_last_error() != NULL, "request %lld failed without a message", (long long)k);
+            CHECK_MSG(sd_holds(p, 2), "request %lld failed: a parameter changed", (long long)k);
+        } else CHECK(sd_holds(p, 9));
+        tensor_dict_free(d);
+        tensor *again[3];
+        sd_params(again, 2); /* back to 2 for the next request */
+        for (int i = 0; i < 3; i++) { CHECK(tensor_set_grad_enabled(false) == true); tensor_copy_(p[i], again[i]); tensor_set_grad_enabled(true); }
+        sd_free(again);
+        if (test_failures_in_current_test() > 10) break;
+    }
+    CHECK(total > 0 && failed > 0);
+    tensor_clear_error();
+    tensor_free(conv);
+    sd_free(p);
+    sd_free(q);
 }

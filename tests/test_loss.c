@@ -445,3 +445,25 @@ TEST(nn_cosine_similarity_of_integers) {
     CHECK_VALUES(r, &want, 1, 1e-6, 1e-6);
     CHECK_BAD(tensor_cosine_similarity(test_tensor(TENSOR_I64, TENSOR_SHAPE(3), a), test_tensor(TENSOR_I32, TENSOR_SHAPE(3), b), 0, 1e-8), "tensor_cosine_similarity");
 }
+
+/* Float targets that are not soft targets of the input's shape are usually class indices in the
+   wrong dtype: the message says which dtypes hold class indices (issue 24). */
+TEST(loss_class_targets_of_float_dtype_say_int64_or_int32) {
+    tensor *x = tensor_randn(TENSOR_SHAPE(4, 3), TENSOR_F32), *lp = tensor_log_softmax(x, 1);
+    tensor *t = tensor_arange(0, 4, 1, TENSOR_F32), *tx = tensor_zeros(TENSOR_SHAPE(4, 3, 2), TENSOR_F32), *u = tensor_zeros(TENSOR_SHAPE(4, 3), TENSOR_I64);
+    tensor *r[5];
+    const char *fn[5] = {"tensor_cross_entropy", "tensor_cross_entropy_ex", "tensor_nll_loss", "tensor_nll_loss_ex", "tensor_cross_entropy"};
+    for (int k = 0; k < 5; k++) {
+        tensor_clear_error();
+        r[k] = k == 0 ? tensor_cross_entropy(x, t) : k == 1 ? tensor_cross_entropy_ex(x, t, NULL, -100, TENSOR_REDUCTION_MEAN, 0)
+             : k == 2 ? tensor_nll_loss(lp, t) : k == 3 ? tensor_nll_loss_ex(lp, t, NULL, -100, TENSOR_REDUCTION_MEAN) : tensor_cross_entropy(x, tx);
+        const char *e = tensor_last_error();
+        CHECK_MSG(!r[k] && e && strstr(e, fn[k]) && strstr(e, "int64 or int32"), "case %d: %s", k, e ? e : "no error");
+        if (k != 2 && k != 3) CHECK_MSG(e && strstr(e, "input's shape [4, 3]"), "case %d: %s", k, e ? e : "no error");
+    }
+    /* integer targets of the input's shape are not soft targets either */
+    tensor_clear_error();
+    CHECK(!tensor_cross_entropy(x, u) && tensor_last_error() && strstr(tensor_last_error(), "do not match"));
+    tensor_clear_error();
+    tensor_free(x); tensor_free(lp); tensor_free(t); tensor_free(tx); tensor_free(u);
+}

@@ -210,6 +210,16 @@ TENSOR_API tensor      *tensor_load_npy(const char *path);
 TENSOR_API int          tensor_save_npz(const char *path, const tensor_dict *d);       /* stored (uncompressed) members */
 TENSOR_API tensor_dict *tensor_load_npz(const char *path);   /* deflated members need -DTENSOR_USE_ZLIB -lz */
 
+/* A model's parameters by name (torch's state_dict / load_state_dict). tensor_state_dict: a dict of
+   the parameters, each entry a detached view sharing the parameter's memory (save it with
+   tensor_save). tensor_load_state_dict checks every name and shape first and reports every problem
+   in one message ("size mismatch for fc1.weight: checkpoint [3], parameter [4, 3]"; when strict,
+   missing and unexpected names too); only then copies, under no-grad, into the parameters (a dtype
+   that differs is converted, as torch's copy_ does; a device, moved). Nothing is copied when a
+   check fails. Not strict: names absent on either side are skipped. 0 ok. */
+TENSOR_API tensor_dict *tensor_state_dict(int n, const char *const *names, tensor *const *params);
+TENSOR_API int          tensor_load_state_dict(const tensor_dict *d, int n, const char *const *names, tensor *const *params, bool strict);
+
 /* Checkpoints: optimizer state (steps, moments, hyperparameters) and this thread's random generator,
    under a name prefix, in a dict saved with the parameters (tensor_save); loading restores them so
    training resumes bit for bit. */

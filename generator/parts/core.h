@@ -730,26 +730,39 @@ static TENSOR__UNUSED void tensor__cache_free(void *p) {
     if (p) tensor__block_put(tensor__self, (tensor__storage *)((char *)p - TENSOR__BLOCK_HEADER));
 }
 
-static tensor__storage *tensor__storage_init(tensor__storage *s, size_t nbytes, tensor_device device) {
+/* me: the calling thread's state, the owner of the storage's references (tensor__storage_owner). */
+static tensor__storage *tensor__storage_init(tensor__storage *s, tensor__thread *me, size_t nbytes, tensor_device device) {
     s->nbytes = nbytes;
-    tensor__refs_init(&s->refs, tensor__self);
+    tensor__refs_init(&s->refs, me);
     s->device = device;
     s->version = 0;
     s->saved_by_graph = 0;
     s->saved_shared = 0;
     s->next_free = NULL;
-    tensor__count_bytes(tensor__self, (int64_t)nbytes);
+    tensor__count_bytes(me, (int64_t)nbytes);
     return s;
 }
 
 static tensor__storage *tensor__storage_external(const char *fn, void *data, size_t nbytes, tensor_device device, void (*release)(void *), void *ctx);
 static tensor__storage *tensor__device_storage(const char *fn, size_t nbytes, tensor_device device); /* >>devices */
 
+/* The calling thread's state, made now when this is its first call (a load or a DLPack import
+   makes storage before any handle), or NULL with an error. A storage owned by no state would
+   count the reference its first handle takes over as another thread's, and its count would never
+   come back to zero (issue 24: a file mapped on a fresh thread was never unmapped). */
+static tensor__thread *tensor__storage_owner(const char *fn) {
+    tensor__thread *me = tensor__me();
+    if (!me) tensor__fail(fn, "out of memory for the calling thread's state");
+    return me;
+}
+
 static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tensor_device device) {
     if (device != TENSOR_CPU) return tensor__device_storage(fn, nbytes, device);
+    tensor__thread *me = tensor__storage_owner(fn);
+    if (!me) return NULL;
     tensor__storage *s = tensor__block_get(nbytes);
     if (!s) return (tensor__storage *)tensor__fail(fn, "out of memory allocating %zu bytes", nbytes);
-    return tensor__storage_init(s, nbytes, device);
+    return tensor__storage_init(s, me, nbytes, device);
 }
 
 /* Storage over bytes someone else owns (a mapped file, a DLPack producer's buffer): a header block
@@ -759,6 +772,11 @@ static tensor__storage *tensor__storage_new(const char *fn, size_t nbytes, tenso
 typedef struct { void (*release)(void *ctx); void *ctx; } tensor__external;
 static tensor__external *tensor__external_of(tensor__storage *s) { return (tensor__external *)((char *)s + TENSOR__BLOCK_HEADER); }
 static tensor__storage *tensor__storage_external(const char *fn, void *data, size_t nbytes, tensor_device device, void (*release)(void *), void *ctx) {
+    tensor__thread *me = tensor__storage_owner(fn);
+    if (!me) {
+        if (release) release(ctx);
+        return NULL;
+    }
     char *raw = (char *)TENSOR__MALLOC(TENSOR__BLOCK_HEADER + sizeof(tensor__external) + 63);
     if (!raw) {
         if (release) release(ctx);
@@ -772,7 +790,7 @@ static tensor__storage *tensor__storage_external(const char *fn, void *data, siz
     s->data = data;
     tensor__external_of(s)->release = release;
     tensor__external_of(s)->ctx = ctx;
-    return tensor__storage_init(s, nbytes, device);
+    return tensor__storage_init(s, me, nbytes, device);
 }
 
 /* Drops one reference the calling thread took; the last one gives the block back, whichever

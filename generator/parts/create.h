@@ -24,6 +24,7 @@ static void tensor__philox_seed(tensor__philox *g, uint64_t seed, uint32_t strea
     g->key[0] = (uint32_t)seed;
     g->key[1] = (uint32_t)(seed >> 32);
     g->counter = 0;
+    memset(g->block, 0, sizeof g->block); /* no block in use: none left of an earlier seed (a checkpoint saves it) */
     g->used = 4;
     g->stream = stream;
 }

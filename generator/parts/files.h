@@ -198,6 +198,17 @@ static TENSOR__UNUSED tensor *tensor__from_storage(const char *fn, tensor__stora
    writers write PATH.tmp and rename it over PATH once every byte is out, so a crash (or a full
    disk) mid-save leaves the previous file intact. Files are little-endian: a big-endian host swaps
    elements on their way in and out (tensor__to_le). */
+#include <errno.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#define TENSOR__FILE_MAP 1
+#else
+#define TENSOR__FILE_MAP 0 /* TENSOR_LOAD_MMAP reads the file instead */
+#endif
+
 typedef struct {
     FILE *fp;
     const unsigned char *mem; /* or the file's bytes in memory (the fuzzers: tensor__rfile_mem) */
@@ -212,22 +223,43 @@ static TENSOR__UNUSED void tensor__rfile_mem(tensor__rfile *f, const void *data,
     f->path = name;
 }
 
+/* What the system said when the last call failed (errno), for messages. strerror is C99's (the
+   _r variants are POSIX's, hidden from a strict C99 build); glibc, musl and macOS return constant
+   text for the errors a file call reports (glibc >= 2.32 keeps an unknown number's in a buffer of
+   the calling thread), and tensor__fail copies it at once. */
+static const char *tensor__errno_text(void) {
+    const char *e = strerror(errno);
+    return e ? e : "unknown error";
+}
+
 static bool tensor__rfile_open(const char *fn, const char *path, tensor__rfile *f) {
     f->fp = NULL;
     f->mem = NULL;
     f->path = path;
     if (!path) { tensor__null_arg(fn, "path"); return false; }
     f->fp = fopen(path, "rb");
-    if (!f->fp) { tensor__fail(fn, "cannot open '%.300s' for reading", path); return false; }
+    if (!f->fp) { tensor__fail(fn, "cannot open '%.300s' for reading: %s", path, tensor__errno_text()); return false; }
+#if TENSOR__FILE_MAP
+    /* fopen opens a directory on POSIX, whose size and reads then fail in less clear words (stat of
+       the path: fileno is not declared in a strict C99 build) */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        fclose(f->fp);
+        f->fp = NULL;
+        tensor__fail(fn, "'%.300s' is not a regular file%s", path, S_ISDIR(st.st_mode) ? " (a directory)" : "");
+        return false;
+    }
+#endif
 #if defined(_WIN32)
     bool ok = _fseeki64(f->fp, 0, SEEK_END) == 0 && (f->size = _ftelli64(f->fp)) >= 0 && _fseeki64(f->fp, 0, SEEK_SET) == 0;
 #else
     bool ok = fseek(f->fp, 0, SEEK_END) == 0 && (f->size = ftell(f->fp)) >= 0 && fseek(f->fp, 0, SEEK_SET) == 0;
 #endif
     if (!ok) {
+        const char *why = tensor__errno_text();
         fclose(f->fp);
         f->fp = NULL;
-        tensor__fail(fn, "cannot find the size of '%.300s' (not a regular file?)", path);
+        tensor__fail(fn, "cannot find the size of '%.300s' (not a regular file?): %s", path, why);
         return false;
     }
     return true;
@@ -252,7 +284,7 @@ static bool tensor__rfile_read(const char *fn, tensor__rfile *f, int64_t off, vo
     bool ok = (long)off == off && fseek(f->fp, (long)off, SEEK_SET) == 0;
 #endif
     if (!ok || fread(buf, 1, n, f->fp) != n) {
-        tensor__fail(fn, "'%.300s': reading %zu bytes at offset %lld failed", f->path, n, (long long)off);
+        tensor__fail(fn, "'%.300s': reading %zu bytes at offset %lld failed: %s", f->path, n, (long long)off, ferror(f->fp) ? tensor__errno_text() : "the file is shorter than it was");
         return false;
     }
     return true;
@@ -262,6 +294,24 @@ static bool tensor__rfile_read(const char *fn, tensor__rfile *f, int64_t off, vo
 static uint32_t tensor__le16(const unsigned char *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8; }
 static uint32_t tensor__le32(const unsigned char *p) { return tensor__le16(p) | tensor__le16(p + 2) << 16; }
 static uint64_t tensor__le64(const unsigned char *p) { return (uint64_t)tensor__le32(p) | (uint64_t)tensor__le32(p + 4) << 32; }
+
+/* The format f's first bytes look like, for the message of a loader given another format's file:
+   TENSOR__FILE_SAFETENSORS (a header length that fits, then '{'), _NPY (NumPy's magic), _NPZ (a
+   zip's first local header, or the end record an empty zip starts with), or _UNKNOWN. A loader
+   asks only where its own format has already failed, or cannot hold those bytes. */
+enum { TENSOR__FILE_UNKNOWN, TENSOR__FILE_SAFETENSORS, TENSOR__FILE_NPY, TENSOR__FILE_NPZ };
+static const char *const tensor__file_kind_hints[4] = {
+    "", "a safetensors file: load it with tensor_load(path, flags)", "an .npy: load it with tensor_load_npy", "an .npz (a zip archive): load it with tensor_load_npz"};
+static int tensor__file_kind(tensor__rfile *f) {
+    unsigned char b[9];
+    if (f->size < 9) return TENSOR__FILE_UNKNOWN;
+    if (f->mem) memcpy(b, f->mem, 9);
+    else if (fseek(f->fp, 0, SEEK_SET) != 0 || fread(b, 1, 9, f->fp) != 9) return TENSOR__FILE_UNKNOWN; /* quietly: only a hint */
+    if (b[0] == 'P' && b[1] == 'K' && ((b[2] == 3 && b[3] == 4) || (b[2] == 5 && b[3] == 6)) && b[8] != '{') return TENSOR__FILE_NPZ;
+    if (!memcmp(b, "\x93NUMPY", 6) && b[8] != '{') return TENSOR__FILE_NPY;
+    if (b[8] == '{' && tensor__le64(b) >= 2 && tensor__le64(b) <= (uint64_t)f->size - 8) return TENSOR__FILE_SAFETENSORS;
+    return TENSOR__FILE_UNKNOWN;
+}
 static void tensor__put_le(unsigned char *p, uint64_t v, int n) {
     for (int i = 0; i < n; i++) p[i] = (unsigned char)(v >> (8 * i));
 }
@@ -300,8 +350,8 @@ static bool tensor__wfile_open(const char *fn, const char *path, tensor__wfile *
     memcpy(w->tmp, path, n);
     memcpy(w->tmp + n, ".tmp", 5);
     w->fp = fopen(w->tmp, "wb");
-    if (!w->fp) {
-        tensor__fail(fn, "cannot open '%.300s' for writing", w->tmp);
+    if (!w->fp) { /* the caller's path: the temporary is ours (its directory is the same) */
+        tensor__fail(fn, "cannot open '%.300s' for writing: %s", path, tensor__errno_text());
         TENSOR_FREE(w->tmp);
         w->tmp = NULL;
         return false;
@@ -312,7 +362,7 @@ static void tensor__wfile_write(const char *fn, tensor__wfile *w, const void *p,
     if (w->failed || !n) return;
     if (fwrite(p, 1, n, w->fp) != n) {
         w->failed = true;
-        tensor__fail(fn, "writing '%.300s' failed (disk full?)", w->tmp);
+        tensor__fail(fn, "writing '%.300s' failed: %s", w->path, tensor__errno_text());
     }
 }
 /* Closes the file and, when everything was written (and ok: the caller's own checks passed),
@@ -320,12 +370,12 @@ static void tensor__wfile_write(const char *fn, tensor__wfile *w, const void *p,
 static int tensor__wfile_close(const char *fn, tensor__wfile *w, bool ok) {
     if (!w->fp) return -1;
     bool good = ok && !w->failed;
-    if (fclose(w->fp) != 0 && good) { tensor__fail(fn, "writing '%.300s' failed (disk full?)", w->tmp); good = false; }
+    if (fclose(w->fp) != 0 && good) { tensor__fail(fn, "writing '%.300s' failed: %s", w->path, tensor__errno_text()); good = false; }
     w->fp = NULL;
 #if defined(_WIN32)
     if (good) remove(w->path); /* rename does not replace a file there */
 #endif
-    if (good && rename(w->tmp, w->path) != 0) { tensor__fail(fn, "cannot rename '%.300s' to '%.300s'", w->tmp, w->path); good = false; }
+    if (good && rename(w->tmp, w->path) != 0) { tensor__fail(fn, "cannot replace '%.300s' (renaming '%.300s' onto it): %s", w->path, w->tmp, tensor__errno_text()); good = false; }
     if (!good) remove(w->tmp);
     TENSOR_FREE(w->tmp);
     w->tmp = NULL;
@@ -484,19 +534,10 @@ static bool tensor__json_uint(tensor__json *j, int64_t *v) {
    length against its offsets, and that the tensors cover the buffer exactly (no hole, no overlap,
    nothing past its end; listed in any order). Saving lays the data out in order of decreasing
    element size, so that every tensor of a file mapped at an 8-byte boundary is aligned for its
-   dtype, and pads the header with spaces to a multiple of 8 (as the reference writer does). */
+   dtype, pads the header with spaces to a multiple of 8 (as the reference writer does), and
+   writes "format": "pt" in the metadata unless the dict has a format of its own. */
 static const char *const tensor__st_dtypes[TENSOR_DTYPE_COUNT] = {"F32", "F64", "F16", "BF16", "I32", "I64", "U8", "BOOL"};
 #define TENSOR__ST_MAX_HEADER ((int64_t)100000000)
-
-#if defined(__unix__) || defined(__APPLE__)
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#define TENSOR__FILE_MAP 1
-#else
-#define TENSOR__FILE_MAP 0 /* TENSOR_LOAD_MMAP reads the file instead */
-#endif
 
 typedef struct {
     char *name;
@@ -717,6 +758,9 @@ static bool tensor__bools_clean(const unsigned char *p, int64_t n) {
 static tensor_dict *tensor__st_parse(const char *fn, tensor__rfile *f, tensor__file_map *m) {
     const char *path = f->path;
     unsigned char len8[8];
+    int kind = tensor__file_kind(f);
+    if (kind == TENSOR__FILE_NPY || kind == TENSOR__FILE_NPZ)
+        return (tensor_dict *)tensor__fail(fn, "'%.300s' is not a safetensors file: it looks like %s", path, tensor__file_kind_hints[kind]);
     if (f->size < 8) return (tensor_dict *)tensor__fail(fn, "'%.300s' is too short for a safetensors file (%lld bytes)", path, (long long)f->size);
     if (!tensor__rfile_read(fn, f, 0, len8, 8)) return NULL;
     uint64_t hlen = tensor__le64(len8);
@@ -785,11 +829,16 @@ TENSOR_API tensor_dict *tensor_load(const char *path, int flags) {
 #if TENSOR__FILE_MAP
     if (flags & TENSOR_LOAD_MMAP) {
         int fd = open(path, O_RDONLY);
-        if (fd < 0) return (tensor_dict *)tensor__fail(fn, "cannot open '%.300s' for reading", path);
+        if (fd < 0) return (tensor_dict *)tensor__fail(fn, "cannot open '%.300s' for reading: %s", path, tensor__errno_text());
         struct stat st;
-        if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (fstat(fd, &st) != 0) {
+            const char *why = tensor__errno_text();
             close(fd);
-            return (tensor_dict *)tensor__fail(fn, "'%.300s' is not a regular file", path);
+            return (tensor_dict *)tensor__fail(fn, "cannot read the size of '%.300s': %s", path, why);
+        }
+        if (!S_ISREG(st.st_mode)) {
+            close(fd);
+            return (tensor_dict *)tensor__fail(fn, "'%.300s' is not a regular file%s", path, S_ISDIR(st.st_mode) ? " (a directory)" : "");
         }
         if ((uint64_t)st.st_size < 8 || (uint64_t)st.st_size > SIZE_MAX / 2) {
             close(fd);
@@ -797,10 +846,11 @@ TENSOR_API tensor_dict *tensor_load(const char *path, int flags) {
         }
         tensor__file_map *m = (tensor__file_map *)TENSOR__MALLOC(sizeof *m);
         void *base = m ? mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0) : MAP_FAILED;
+        const char *why = m ? tensor__errno_text() : "out of memory";
         close(fd); /* the mapping stays valid */
         if (base == MAP_FAILED) {
             if (m) TENSOR_FREE(m);
-            return (tensor_dict *)tensor__fail(fn, "cannot map '%.300s' (%lld bytes)", path, (long long)st.st_size);
+            return (tensor_dict *)tensor__fail(fn, "cannot map '%.300s' (%lld bytes): %s", path, (long long)st.st_size, why);
         }
         m->base = base;
         m->len = (size_t)st.st_size;
@@ -888,20 +938,21 @@ static int tensor__st_save(const char *fn, const char *path, const tensor_dict *
         at += tensor__numel_of(t->ndim, t->shape) * (int64_t)tensor__dtype_sizes[t->dtype];
     }
     char num[64];
-    tensor__buf_str(&b, "{");
-    if (d->n_meta) {
-        tensor__buf_str(&b, "\"__metadata__\":{");
-        for (int i = 0; i < d->n_meta; i++) {
-            if (i) tensor__buf_str(&b, ",");
-            tensor__buf_json(&b, d->meta_keys[i]);
-            tensor__buf_str(&b, ":");
-            tensor__buf_json(&b, d->meta_values[i]);
-        }
-        tensor__buf_str(&b, "}");
+    tensor__buf_str(&b, "{\"__metadata__\":{");
+    /* Hugging Face's loaders refuse a file without a "format" (transformers: "does not contain the
+       valid metadata"); save_pretrained writes "pt", and so do we unless the dict says otherwise */
+    bool own_format = tensor_dict_metadata(d, "format") != NULL;
+    if (!own_format) tensor__buf_str(&b, "\"format\":\"pt\"");
+    for (int i = 0; i < d->n_meta; i++) {
+        if (i || !own_format) tensor__buf_str(&b, ",");
+        tensor__buf_json(&b, d->meta_keys[i]);
+        tensor__buf_str(&b, ":");
+        tensor__buf_json(&b, d->meta_values[i]);
     }
+    tensor__buf_str(&b, "}");
     for (int i = 0; i < d->n; i++) {
         const tensor *t = d->ts[i];
-        if (i || d->n_meta) tensor__buf_str(&b, ",");
+        tensor__buf_str(&b, ",");
         tensor__buf_json(&b, d->names[i]);
         tensor__buf_str(&b, ":{\"dtype\":\"");
         tensor__buf_str(&b, tensor__st_dtypes[t->dtype]);
@@ -989,6 +1040,133 @@ TENSOR_API int tensor_load_safetensors(const char *path, int *n, char ***names, 
     *ts = tt;
     tensor_dict_free(d);
     return 0;
+}
+
+// >>state-dict ---------------------------------------------------------------------------------
+/* A model's parameters by name, as torch's state_dict and load_state_dict. The load checks
+   everything before it writes anything, and reports every problem in one message, as PyTorch's
+   "Error(s) in loading state_dict": the missing names and the unexpected ones (strict only), then
+   each shape that differs (also when not strict: no broadcasting, a [3] never fills a [4, 3]).
+   A dtype that differs is converted, as torch's copy_ converts it. */
+
+/* Checks n, names and params (non-NULL, names unique); false with an error. */
+static bool tensor__check_named(const char *fn, int n, const char *const *names, tensor *const *params) {
+    if (n < 0 || (n > 0 && (!names || !params))) {
+        tensor__fail(fn, "needs n >= 0 names and parameters, got n = %d%s", n, n > 0 ? " with a NULL array" : "");
+        return false;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!names[i]) { tensor__fail(fn, "names[%d] is NULL", i); return false; }
+        if (!params[i]) { tensor__null_arg(fn, "params[i]"); return false; }
+    }
+    tensor_dict *seen = n > 1 ? tensor_dict_new() : NULL; /* its index finds a repeated name in linear time */
+    if (n > 1 && !seen) return false;
+    bool ok = true;
+    for (int i = 0; ok && n > 1 && i < n; i++) {
+        if (tensor_dict_contains(seen, names[i])) { tensor__fail(fn, "the name '%.200s' appears twice", names[i]); ok = false; }
+        else ok = tensor__dict_put(fn, seen, names[i], params[i]) == 0;
+    }
+    tensor_dict_free(seen);
+    return ok;
+}
+
+TENSOR_API tensor_dict *tensor_state_dict(int n, const char *const *names, tensor *const *params) {
+    const char *fn = "tensor_state_dict";
+    if (!tensor__check_named(fn, n, names, params)) return NULL;
+    tensor_dict *d = tensor_dict_new();
+    for (int i = 0; d && i < n; i++) {
+        tensor *v = tensor__view_of(fn, params[i], params[i]->ndim, params[i]->shape, params[i]->strides, params[i]->offset); /* detached */
+        int rc = v ? tensor__dict_put(fn, d, names[i], v) : -1;
+        tensor_free(v);
+        if (rc) { tensor_dict_free(d); d = NULL; }
+    }
+    return d;
+}
+
+/* The problems of a load, gathered into one message of at most cap bytes (what does not fit is
+   counted: "... and N more"). */
+typedef struct { char *p; size_t cap, at; int n, left_out; const char *sep; } tensor__problems;
+static TENSOR__PRINTF(2, 3) void tensor__problem(tensor__problems *pr, const char *fmt, ...) {
+    char item[400];
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(item, sizeof item, fmt, ap);
+    va_end(ap);
+    size_t len = k < 0 ? 0 : (size_t)k < sizeof item ? (size_t)k : sizeof item - 1, sep = strlen(pr->sep);
+    pr->n++;
+    if (pr->left_out || pr->at + sep + len + 40 >= pr->cap) { pr->left_out++; return; } /* 40: room for the count */
+    memcpy(pr->p + pr->at, pr->sep, sep);
+    memcpy(pr->p + pr->at + sep, item, len);
+    pr->at += sep + len;
+    pr->p[pr->at] = 0;
+}
+
+TENSOR_API int tensor_load_state_dict(const tensor_dict *d, int n, const char *const *names, tensor *const *params, bool strict) {
+    const char *fn = "tensor_load_state_dict";
+    if (!d) { tensor__null_arg(fn, "d"); return -1; }
+    if (!tensor__check_named(fn, n, names, params)) return -1;
+    char text[900] = "";
+    tensor__problems pr = {text, sizeof text, 0, 0, 0, ""};
+    /* the names the dict holds that are parameters' (index: entry -> found) */
+    unsigned char *used = (unsigned char *)TENSOR__MALLOC((size_t)(d->n ? d->n : 1));
+    if (!used) { tensor__fail(fn, "out of memory"); return -1; }
+    memset(used, 0, (size_t)(d->n ? d->n : 1));
+    bool first = true;
+    for (int i = 0; i < n; i++) {
+        int e = tensor__dict_find(d, names[i], NULL);
+        if (e >= 0) used[e] = 1;
+        else if (strict) {
+            pr.sep = first ? "" : ", ";
+            tensor__problem(&pr, "%s\"%.200s\"", first ? "missing: " : "", names[i]);
+            first = false;
+        }
+    }
+    first = true;
+    for (int e = 0; strict && e < d->n; e++)
+        if (!used[e]) {
+            pr.sep = first ? (pr.n ? "; " : "") : ", ";
+            tensor__problem(&pr, "%s\"%.200s\"", first ? "unexpected: " : "", d->names[e]);
+            first = false;
+        }
+    TENSOR_FREE(used);
+    for (int i = 0; i < n; i++) {
+        int e = tensor__dict_find(d, names[i], NULL);
+        const tensor *src = e >= 0 ? d->ts[e] : NULL, *p = params[i];
+        pr.sep = pr.n ? "; " : "";
+        if (src && !tensor__same_shape(src, p))
+            tensor__problem(&pr, "size mismatch for %.200s: checkpoint %s, parameter %s", names[i], tensor__shape_of(src), tensor__shape_of(p));
+        for (int k = 0; k < p->ndim; k++)
+            if (src && p->strides[k] == 0 && p->shape[k] > 1) { /* as tensor_copy_ refuses it */
+                tensor__problem(&pr, "parameter %.200s (shape %s) is an expanded view: several of its elements share one memory location", names[i], tensor__shape_of(p));
+                break;
+            }
+    }
+    if (pr.n) {
+        if (pr.left_out) snprintf(text + pr.at, sizeof text - pr.at, "; ... and %d more", pr.left_out);
+        tensor__fail(fn, "%d problem%s: %s", pr.n, pr.n > 1 ? "s" : "", text);
+        return -1;
+    }
+    /* the sources on each parameter's device, made before any parameter changes (an allocation that
+       fails leaves every parameter as it was); dtypes are converted by the copy */
+    tensor **moved = (tensor **)TENSOR__MALLOC(sizeof(tensor *) * (size_t)(n ? n : 1));
+    if (!moved) { tensor__fail(fn, "out of memory"); return -1; }
+    bool ok = true;
+    for (int i = 0; i < n; i++) {
+        int e = tensor__dict_find(d, names[i], NULL);
+        tensor *src = e >= 0 ? d->ts[e] : NULL;
+        moved[i] = NULL;
+        if (ok && src && src->storage->device != params[i]->storage->device && !(moved[i] = tensor_to_device(src, params[i]->storage->device))) ok = false;
+    }
+    bool was = tensor_set_grad_enabled(false); /* writing into leaves that require grad, as torch.no_grad() */
+    for (int i = 0; ok && i < n; i++) {
+        int e = tensor__dict_find(d, names[i], NULL);
+        if (e < 0) continue;
+        if (!tensor_copy_(params[i], moved[i] ? moved[i] : d->ts[e])) ok = false;
+    }
+    tensor_set_grad_enabled(was);
+    for (int i = 0; i < n; i++) tensor_free(moved[i]);
+    TENSOR_FREE(moved);
+    return ok ? 0 : -1;
 }
 
 // >>checkpoint ---------------------------------------------------------------------------------
@@ -1168,7 +1346,9 @@ TENSOR_API int tensor_optim_state_load(tensor_optim *o, const tensor_dict *d, co
 }
 
 /* The calling thread's generator as 8 int64 values: key (the seed), block counter, stream, words
-   used of the current block, the block's four words. */
+   used of the current block, the block's four words (zeros when all four are used: the next draw
+   computes a new block, so a stale one is not part of the state, and the same state must give
+   the same bytes). */
 TENSOR_API int tensor_rng_state_save(tensor_dict *d, const char *name) {
     const char *fn = "tensor_rng_state_save";
     if (!d) { tensor__null_arg(fn, "d"); return -1; }
@@ -1180,7 +1360,7 @@ TENSOR_API int tensor_rng_state_save(tensor_dict *d, const char *name) {
     memcpy(&v[1], &counter, 8);
     v[2] = g->stream;
     v[3] = g->used;
-    for (int i = 0; i < 4; i++) v[4 + i] = g->block[i];
+    for (int i = 0; i < 4; i++) v[4 + i] = g->used < 4 ? g->block[i] : 0;
     int64_t eight = 8;
     tensor *t = tensor_from_data(v, 1, &eight, TENSOR_I64);
     int rc = t ? tensor__dict_put(fn, d, name, t) : -1;

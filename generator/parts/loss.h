@@ -7,7 +7,8 @@ static bool tensor__check_class_targets(const char *fn, const tensor *input, con
     if (input->ndim == 0) { tensor__fail(fn, "input must have at least 1 dim [C] or [N, C, ...], got a 0-dim tensor"); return false; }
     if (!tensor__is_float(input->dtype)) { tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[input->dtype]); return false; }
     if (!tensor__is_int(targets->dtype)) {
-        tensor__fail(fn, "targets must be an integer tensor of class indices, got %s", tensor__dtype_names[targets->dtype]);
+        tensor__fail(fn, "targets must be class indices, int64 or int32, got %s%s", tensor__dtype_names[targets->dtype],
+                     tensor__is_float(targets->dtype) ? " (tensor_to_dtype(targets, TENSOR_I64) if they hold class numbers)" : "");
         return false;
     }
     bool ok;
@@ -357,8 +358,9 @@ static tensor *tensor__ce_call(const char *fn, tensor_op op, tensor *logits, ten
     if (prob) {
         if (logits->ndim == 0) return tensor__fail(fn, "input must have at least 1 dim [C] or [N, C, ...], got a 0-dim tensor");
         if (!tensor__is_float(logits->dtype)) return tensor__fail(fn, "expected a floating input, got %s", tensor__dtype_names[logits->dtype]);
-        if (!tensor__same_shape(logits, targets))
-            return tensor__fail(fn, "probability targets of shape %s must have the input's shape %s", tensor__shape_of(targets), tensor__shape_of(logits));
+        if (!tensor__same_shape(logits, targets)) /* most often class numbers in a float tensor */
+            return tensor__fail(fn, "%s targets of shape %s are neither class indices (those must be int64 or int32) nor class probabilities (those must have the input's shape %s)",
+                                tensor__dtype_names[targets->dtype], tensor__shape_of(targets), tensor__shape_of(logits));
         if (o->ignore >= 0) return tensor__fail(fn, "ignore_index (%lld) is not supported for floating point (probability) targets", (long long)o->ignore);
     } else if (!tensor__check_class_targets(fn, logits, targets)) return NULL;
     if (!tensor__check_ce_opts(fn, logits, o)) return NULL;

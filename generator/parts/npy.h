@@ -313,7 +313,10 @@ TENSOR_API tensor *tensor_load_npy(const char *path) {
     const char *fn = "tensor_load_npy";
     tensor__rfile f;
     if (!tensor__rfile_open(fn, path, &f)) return NULL;
-    tensor *t = tensor__npy_parse(fn, &f, 0, f.size);
+    int kind = tensor__file_kind(&f);
+    tensor *t = kind == TENSOR__FILE_SAFETENSORS || kind == TENSOR__FILE_NPZ
+                    ? tensor__fail(fn, "'%.300s' is not a .npy file: it looks like %s", path, tensor__file_kind_hints[kind])
+                    : tensor__npy_parse(fn, &f, 0, f.size);
     tensor__rfile_close(&f);
     return t;
 }
@@ -473,7 +476,12 @@ static tensor_dict *tensor__npz_parse(const char *fn, tensor__rfile *f) {
     if (!tensor__rfile_read(fn, f, size - (int64_t)tail, buf, tail)) goto fail;
     for (size_t p = tail - 22 + 1; p-- > 0;)
         if (tensor__le32(buf + p) == 0x06054b50u && p + 22 + tensor__le16(buf + p + 20) == tail) { eocd = size - (int64_t)tail + (int64_t)p; memcpy(e, buf + p, 22); break; }
-    if (eocd < 0) { tensor__fail(fn, "'%.300s': not a zip archive (.npz): no end of central directory record", f->path); goto fail; }
+    if (eocd < 0) {
+        int kind = tensor__file_kind(f);
+        if (kind == TENSOR__FILE_SAFETENSORS || kind == TENSOR__FILE_NPY) tensor__fail(fn, "'%.300s' is not an .npz file: it looks like %s", f->path, tensor__file_kind_hints[kind]);
+        else tensor__fail(fn, "'%.300s': not a zip archive (.npz): no end of central directory record", f->path);
+        goto fail;
+    }
     {
         uint64_t disk = tensor__le16(e + 4), cd_disk = tensor__le16(e + 6), n_disk = tensor__le16(e + 8), n = tensor__le16(e + 10);
         uint64_t cd_size = tensor__le32(e + 12), cd_off = tensor__le32(e + 16);
