@@ -628,6 +628,35 @@ TEST(safetensors_mapping_released_across_threads) {
     remove(path);
 }
 
+/* tensor_shutdown unmaps a file whose tensors nobody freed, loaded on a thread that ended. In a
+   child run of this binary (tensor_shutdown frees the harness's tensors too); the dict struct
+   leaks by design (freeing it after tensor_shutdown would free its handles twice). */
+TEST(safetensors_mapping_released_by_shutdown_child) {
+    const char *path = getenv("TENSOR_TEST_MAP_SHUTDOWN");
+    if (!path) return; /* runs only in safetensors_mapping_released_by_shutdown's child */
+    mmap_thread_arg a = {path, NULL, NULL};
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, mmap_load_thread, &a) == 0);
+    pthread_join(th, NULL);
+    CHECK(a.d && mappings_of(path) == 1);
+    tensor_shutdown();
+    CHECK_MSG(mappings_of(path) == 0, "%d mappings of the file are left after tensor_shutdown", mappings_of(path));
+    tensor_scope_begin(); /* for the harness's scope end */
+}
+TEST(safetensors_mapping_released_by_shutdown) {
+#if defined(__linux__)
+    char path[256], env[400];
+    files_path(path, sizeof path, "shutdown.safetensors");
+    tensor *w = tensor_randn(TENSOR_SHAPE(64, 64), TENSOR_F32);
+    const char *names[1] = {"w"};
+    CHECK(tensor_save_safetensors(path, 1, names, &w) == 0);
+    snprintf(env, sizeof env, "TENSOR_TEST_MAP_SHUTDOWN='%s' ASAN_OPTIONS=detect_leaks=0 ", path);
+    test_run_at_simd_level(__FILE__, __LINE__, "scalar", env, "safetensors_mapping_released_by_shutdown_child", NULL);
+    tensor_free(w);
+    remove(path);
+#endif
+}
+
 /* The resume test of issue 12: a small MLP with dropout (the generator matters) and AdamW trains N
    steps and saves a checkpoint (parameters, optimizer, generator), then trains M more. A fresh
    process (this binary again, on this test only) loads the checkpoint and trains M steps: its
