@@ -13457,7 +13457,7 @@ TENSOR_API tensor *tensor_unique(tensor *t, bool sorted, const int *dim, tensor 
     if (h) {
         int64_t S = h->shape[0];
         tensor *perm = tensor__tmp(&s, tensor_empty(1, &S, TENSOR_I64));
-        int64_t *tmp = perm ? (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(S ? S : 1)) : NULL;
+        int64_t *tmp = perm ? (int64_t *)TENSOR__MALLOC(sizeof(int64_t) * (size_t)(S ? S : 1)) : NULL;
         if (perm && !tmp) tensor__fail(fn, "out of memory");
         if (tmp) {
             int64_t *p = (int64_t *)(void *)tensor__data(perm);
@@ -18451,8 +18451,8 @@ TENSOR_API tensor *tensor_embedding_bag(tensor *weight, tensor *input, tensor *o
     int64_t B = include_last_offset ? nb - 1 : nb;
     TENSOR__LA_BEGIN(fn);
     tensor *ih = tensor__la_host(input), *oh = offsets ? tensor__la_host(offsets) : NULL;
-    int64_t *buf = (int64_t *)TENSOR_MALLOC((size_t)(3 * n + nb + 1) * sizeof(int64_t)), *ki = buf, *kb = buf + n, *kp = buf + 2 * n, *off = buf + 3 * n;
-    double *cnt = (double *)TENSOR_MALLOC((size_t)(B + 1) * sizeof(double));
+    int64_t *buf = (int64_t *)TENSOR__MALLOC((size_t)(3 * n + nb + 1) * sizeof(int64_t)), *ki = buf, *kb = buf + n, *kp = buf + 2 * n, *off = buf + 3 * n;
+    double *cnt = (double *)TENSOR__MALLOC((size_t)(B + 1) * sizeof(double));
     int64_t kept = 0;
     bool ok = ih && (!offsets || oh) && buf && cnt;
     if (ih && (!offsets || oh) && (!buf || !cnt)) tensor__fail(fn, "out of memory reading the bags");
@@ -19316,7 +19316,7 @@ static tensor *tensor__bn_fast(const char *fn, tensor *x, tensor *rm, tensor *rv
         TENSOR__PATH_TAKEN(layer_batch_norm);
     }
     if (ok && training && rm) { /* the running statistics, with the unbiased variance */
-        double cnt = (double)(N * L), *uv = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)C);
+        double cnt = (double)(N * L), *uv = (double *)TENSOR__MALLOC(sizeof(double) * (size_t)C);
         if (!uv) ok = (tensor__fail(fn, "out of memory"), false);
         for (int64_t c = 0; ok && c < C; c++) uv[c] = st[C + c] * cnt / (cnt - 1);
         tensor *m1 = ok ? tensor_from_data(st, 1, &C, TENSOR_F64) : NULL, *v1 = ok ? tensor_from_data(uv, 1, &C, TENSOR_F64) : NULL;
@@ -19407,7 +19407,7 @@ static void tensor__bn_bwd_channel_f32(const tensor__bn_bwd_job *j, int64_t c, f
 }
 static void tensor__bn_bwd_channels(int64_t begin, int64_t end, void *ctx) {
     tensor__bn_bwd_job *j = (tensor__bn_bwd_job *)ctx;
-    float *d = j->f64 ? NULL : (float *)TENSOR_MALLOC(sizeof(float) * (size_t)(j->L + 1));
+    float *d = j->f64 ? NULL : (float *)TENSOR__MALLOC(sizeof(float) * (size_t)(j->L + 1));
     if (!j->f64 && !d) { TENSOR__ATOMIC_SET(&j->failed, 1); return; }
     for (int64_t c = begin; c < end; c++) {
         if (j->f64) TENSOR__BN_BWD_CHANNEL(double)
@@ -19425,7 +19425,7 @@ static int tensor__bn_backward(const char *fn, tensor *x, tensor *w, tensor *st,
     tensor *xc = tensor_contiguous(x), *wc = w ? tensor_contiguous(w) : NULL;
     tensor *gc = g->dtype == x->dtype && tensor__contiguous(g) ? tensor_contiguous(g) : tensor__contiguous_copy(fn, g, x->dtype);
     tensor *rx = gx ? tensor__new_like(fn, x, x->dtype) : NULL;
-    double *sums = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(2 * C + 1));
+    double *sums = (double *)TENSOR__MALLOC(sizeof(double) * (size_t)(2 * C + 1));
     bool ok = xc && (!w || wc) && gc && (!gx || rx) && sums;
     if (!sums) tensor__fail(fn, "out of memory");
     if (ok) {
@@ -21606,8 +21606,8 @@ static tensor *tensor__pool_windows(const char *fn, tensor *x, const tensor__win
     bool taken;
     tensor *fast = tensor__pool_windows_fast(fn, x, hw, ww, is_max, count_include_pad, indices, &taken);
     if (taken) return fast;
-    int64_t *idx = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(L * K + 2 * (KH + KW) + 1));
-    double *div = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(L + 1));
+    int64_t *idx = (int64_t *)TENSOR__MALLOC(sizeof(int64_t) * (size_t)(L * K + 2 * (KH + KW) + 1));
+    double *div = (double *)TENSOR__MALLOC(sizeof(double) * (size_t)(L + 1));
     if (!idx || !div) { TENSOR_FREE(idx); TENSOR_FREE(div); return tensor__fail(fn, "out of memory"); }
     int64_t *ph = idx + L * K, *pw = ph + KH;
     bool need_sentinel = false;
@@ -21801,8 +21801,8 @@ static bool tensor__winpool_table_of(const tensor__win1d *hw, const tensor__win1
     tb->pos = NULL;
     tb->rdiv = NULL;
     if (oH * KH > TENSOR__MAX_NUMEL / 4 || oW * KW > TENSOR__MAX_NUMEL / 4 || oH > TENSOR__MAX_NUMEL / oW) return false;
-    int64_t *pos = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(oH * KH + oW * KW + 3 * oW + oH + 1));
-    double *rdiv = is_max ? NULL : (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(oH * oW + 1));
+    int64_t *pos = (int64_t *)TENSOR__MALLOC(sizeof(int64_t) * (size_t)(oH * KH + oW * KW + 3 * oW + oH + 1));
+    double *rdiv = is_max ? NULL : (double *)TENSOR__MALLOC(sizeof(double) * (size_t)(oH * oW + 1));
     if (!pos || (!is_max && !rdiv)) { TENSOR_FREE(pos); TENSOR_FREE(rdiv); return false; }
     int64_t *ph = pos, *pw = ph + oH * KH, *in_w = pw + oW * KW, *pad_w = in_w + oW, *nh = pad_w + oW, *nw = nh + oH;
     bool empty = false;
@@ -22219,8 +22219,8 @@ static tensor *tensor__interp_dim(const char *fn, tensor__tmps *ts, tensor *x, i
     tensor__tmps st = {{0}, 0}, *s = &st;
     int64_t n = x->shape[d];
     bool f64 = x->dtype == TENSOR_F64;
-    int64_t *idx = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(4 * out));
-    double *w = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(4 * out));
+    int64_t *idx = (int64_t *)TENSOR__MALLOC(sizeof(int64_t) * (size_t)(4 * out));
+    double *w = (double *)TENSOR__MALLOC(sizeof(double) * (size_t)(4 * out));
     if (!idx || !w) { TENSOR_FREE(idx); TENSOR_FREE(w); tensor__fail(fn, "out of memory"); return NULL; }
     int taps = 1;
     for (int64_t o = 0; o < out; o++) {
@@ -22267,7 +22267,7 @@ typedef struct {
 
 #define TENSOR__INTERP_PLANES(T)                                                                         \
     {                                                                                                    \
-        T *row = (T *)TENSOR_MALLOC(sizeof(T) * (size_t)(j->W + 1));                                     \
+        T *row = (T *)TENSOR__MALLOC(sizeof(T) * (size_t)(j->W + 1));                                     \
         if (!row) { TENSOR__ATOMIC_SET(&j->failed, 1); return; }                                         \
         for (int64_t pl = begin; pl < end; pl++) {                                                       \
             const T *xp = (const T *)(const void *)j->x + pl * j->H * j->W;                              \
@@ -22318,7 +22318,7 @@ static tensor__taps *tensor__interp_table(const tensor *x, int sd, const int64_t
     int nd = x->ndim;
     int64_t H = sd == 2 ? x->shape[nd - 2] : 1, W = x->shape[nd - 1], oH = sd == 2 ? out[0] : 1, oW = out[sd - 1];
     bool f64 = x->dtype == TENSOR_F64;
-    tensor__taps *taps = (tensor__taps *)TENSOR_MALLOC(sizeof(tensor__taps) * (size_t)(oH + oW));
+    tensor__taps *taps = (tensor__taps *)TENSOR__MALLOC(sizeof(tensor__taps) * (size_t)(oH + oW));
     if (!taps) return NULL;
     *nh = *nw = 1;
     for (int64_t o = 0; o < oH; o++) {
@@ -22497,7 +22497,7 @@ typedef struct { int64_t H, W, kh, kw, dh, dw, ph, pw, sh, sw, bh, bw; } tensor_
 static tensor *tensor__fold_index(const char *fn, tensor__tmps *s, const tensor__fold_geom *g, const tensor *like) {
     int64_t L = g->bh * g->bw, K = g->kh * g->kw, Wp = g->W + 2 * g->pw;
     if (L > 0 && K > TENSOR__MAX_NUMEL / L) { tensor__fail(fn, "the column buffer of %lld x %lld entries is too large", (long long)K, (long long)L); return NULL; }
-    int64_t *idx = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(K * L + 1));
+    int64_t *idx = (int64_t *)TENSOR__MALLOC(sizeof(int64_t) * (size_t)(K * L + 1));
     if (!idx) { tensor__fail(fn, "out of memory"); return NULL; }
     for (int64_t i = 0; i < g->kh; i++)
         for (int64_t j = 0; j < g->kw; j++)
@@ -22952,7 +22952,7 @@ TENSOR_API tensor *tensor_affine_grid(tensor *theta, int ndim, const int64_t *si
     int64_t P = 1;
     for (int i = 2; i < ndim; i++)
         if (!tensor__size_mul(P, size[i], &P) || P > ((int64_t)1 << 40)) return tensor__fail(fn, "the output size is too large");
-    double *base = (double *)TENSOR_MALLOC((size_t)(P * (sd + 1)) * sizeof(double));
+    double *base = (double *)TENSOR__MALLOC((size_t)(P * (sd + 1)) * sizeof(double));
     if (!base) return tensor__fail(fn, "out of memory allocating the base grid");
     for (int64_t p = 0; p < P; p++) {
         int64_t rem = p;

@@ -1009,7 +1009,7 @@ TENSOR_API tensor *tensor_unique(tensor *t, bool sorted, const int *dim, tensor 
     if (h) {
         int64_t S = h->shape[0];
         tensor *perm = tensor__tmp(&s, tensor_empty(1, &S, TENSOR_I64));
-        int64_t *tmp = perm ? (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(S ? S : 1)) : NULL;
+        int64_t *tmp = perm ? (int64_t *)TENSOR__MALLOC(sizeof(int64_t) * (size_t)(S ? S : 1)) : NULL;
         if (perm && !tmp) tensor__fail(fn, "out of memory");
         if (tmp) {
             int64_t *p = (int64_t *)(void *)tensor__data(perm);

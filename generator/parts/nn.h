@@ -379,8 +379,8 @@ TENSOR_API tensor *tensor_embedding_bag(tensor *weight, tensor *input, tensor *o
     int64_t B = include_last_offset ? nb - 1 : nb;
     TENSOR__LA_BEGIN(fn);
     tensor *ih = tensor__la_host(input), *oh = offsets ? tensor__la_host(offsets) : NULL;
-    int64_t *buf = (int64_t *)TENSOR_MALLOC((size_t)(3 * n + nb + 1) * sizeof(int64_t)), *ki = buf, *kb = buf + n, *kp = buf + 2 * n, *off = buf + 3 * n;
-    double *cnt = (double *)TENSOR_MALLOC((size_t)(B + 1) * sizeof(double));
+    int64_t *buf = (int64_t *)TENSOR__MALLOC((size_t)(3 * n + nb + 1) * sizeof(int64_t)), *ki = buf, *kb = buf + n, *kp = buf + 2 * n, *off = buf + 3 * n;
+    double *cnt = (double *)TENSOR__MALLOC((size_t)(B + 1) * sizeof(double));
     int64_t kept = 0;
     bool ok = ih && (!offsets || oh) && buf && cnt;
     if (ih && (!offsets || oh) && (!buf || !cnt)) tensor__fail(fn, "out of memory reading the bags");

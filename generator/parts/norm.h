@@ -513,7 +513,7 @@ static tensor *tensor__bn_fast(const char *fn, tensor *x, tensor *rm, tensor *rv
         TENSOR__PATH_TAKEN(layer_batch_norm);
     }
     if (ok && training && rm) { /* the running statistics, with the unbiased variance */
-        double cnt = (double)(N * L), *uv = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)C);
+        double cnt = (double)(N * L), *uv = (double *)TENSOR__MALLOC(sizeof(double) * (size_t)C);
         if (!uv) ok = (tensor__fail(fn, "out of memory"), false);
         for (int64_t c = 0; ok && c < C; c++) uv[c] = st[C + c] * cnt / (cnt - 1);
         tensor *m1 = ok ? tensor_from_data(st, 1, &C, TENSOR_F64) : NULL, *v1 = ok ? tensor_from_data(uv, 1, &C, TENSOR_F64) : NULL;
@@ -604,7 +604,7 @@ static void tensor__bn_bwd_channel_f32(const tensor__bn_bwd_job *j, int64_t c, f
 }
 static void tensor__bn_bwd_channels(int64_t begin, int64_t end, void *ctx) {
     tensor__bn_bwd_job *j = (tensor__bn_bwd_job *)ctx;
-    float *d = j->f64 ? NULL : (float *)TENSOR_MALLOC(sizeof(float) * (size_t)(j->L + 1));
+    float *d = j->f64 ? NULL : (float *)TENSOR__MALLOC(sizeof(float) * (size_t)(j->L + 1));
     if (!j->f64 && !d) { TENSOR__ATOMIC_SET(&j->failed, 1); return; }
     for (int64_t c = begin; c < end; c++) {
         if (j->f64) TENSOR__BN_BWD_CHANNEL(double)
@@ -622,7 +622,7 @@ static int tensor__bn_backward(const char *fn, tensor *x, tensor *w, tensor *st,
     tensor *xc = tensor_contiguous(x), *wc = w ? tensor_contiguous(w) : NULL;
     tensor *gc = g->dtype == x->dtype && tensor__contiguous(g) ? tensor_contiguous(g) : tensor__contiguous_copy(fn, g, x->dtype);
     tensor *rx = gx ? tensor__new_like(fn, x, x->dtype) : NULL;
-    double *sums = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(2 * C + 1));
+    double *sums = (double *)TENSOR__MALLOC(sizeof(double) * (size_t)(2 * C + 1));
     bool ok = xc && (!w || wc) && gc && (!gx || rx) && sums;
     if (!sums) tensor__fail(fn, "out of memory");
     if (ok) {

@@ -520,8 +520,8 @@ static tensor *tensor__pool_windows(const char *fn, tensor *x, const tensor__win
     bool taken;
     tensor *fast = tensor__pool_windows_fast(fn, x, hw, ww, is_max, count_include_pad, indices, &taken);
     if (taken) return fast;
-    int64_t *idx = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(L * K + 2 * (KH + KW) + 1));
-    double *div = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(L + 1));
+    int64_t *idx = (int64_t *)TENSOR__MALLOC(sizeof(int64_t) * (size_t)(L * K + 2 * (KH + KW) + 1));
+    double *div = (double *)TENSOR__MALLOC(sizeof(double) * (size_t)(L + 1));
     if (!idx || !div) { TENSOR_FREE(idx); TENSOR_FREE(div); return tensor__fail(fn, "out of memory"); }
     int64_t *ph = idx + L * K, *pw = ph + KH;
     bool need_sentinel = false;
@@ -715,8 +715,8 @@ static bool tensor__winpool_table_of(const tensor__win1d *hw, const tensor__win1
     tb->pos = NULL;
     tb->rdiv = NULL;
     if (oH * KH > TENSOR__MAX_NUMEL / 4 || oW * KW > TENSOR__MAX_NUMEL / 4 || oH > TENSOR__MAX_NUMEL / oW) return false;
-    int64_t *pos = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(oH * KH + oW * KW + 3 * oW + oH + 1));
-    double *rdiv = is_max ? NULL : (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(oH * oW + 1));
+    int64_t *pos = (int64_t *)TENSOR__MALLOC(sizeof(int64_t) * (size_t)(oH * KH + oW * KW + 3 * oW + oH + 1));
+    double *rdiv = is_max ? NULL : (double *)TENSOR__MALLOC(sizeof(double) * (size_t)(oH * oW + 1));
     if (!pos || (!is_max && !rdiv)) { TENSOR_FREE(pos); TENSOR_FREE(rdiv); return false; }
     int64_t *ph = pos, *pw = ph + oH * KH, *in_w = pw + oW * KW, *pad_w = in_w + oW, *nh = pad_w + oW, *nw = nh + oH;
     bool empty = false;

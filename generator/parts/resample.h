@@ -113,8 +113,8 @@ static tensor *tensor__interp_dim(const char *fn, tensor__tmps *ts, tensor *x, i
     tensor__tmps st = {{0}, 0}, *s = &st;
     int64_t n = x->shape[d];
     bool f64 = x->dtype == TENSOR_F64;
-    int64_t *idx = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(4 * out));
-    double *w = (double *)TENSOR_MALLOC(sizeof(double) * (size_t)(4 * out));
+    int64_t *idx = (int64_t *)TENSOR__MALLOC(sizeof(int64_t) * (size_t)(4 * out));
+    double *w = (double *)TENSOR__MALLOC(sizeof(double) * (size_t)(4 * out));
     if (!idx || !w) { TENSOR_FREE(idx); TENSOR_FREE(w); tensor__fail(fn, "out of memory"); return NULL; }
     int taps = 1;
     for (int64_t o = 0; o < out; o++) {
@@ -161,7 +161,7 @@ typedef struct {
 
 #define TENSOR__INTERP_PLANES(T)                                                                         \
     {                                                                                                    \
-        T *row = (T *)TENSOR_MALLOC(sizeof(T) * (size_t)(j->W + 1));                                     \
+        T *row = (T *)TENSOR__MALLOC(sizeof(T) * (size_t)(j->W + 1));                                     \
         if (!row) { TENSOR__ATOMIC_SET(&j->failed, 1); return; }                                         \
         for (int64_t pl = begin; pl < end; pl++) {                                                       \
             const T *xp = (const T *)(const void *)j->x + pl * j->H * j->W;                              \
@@ -212,7 +212,7 @@ static tensor__taps *tensor__interp_table(const tensor *x, int sd, const int64_t
     int nd = x->ndim;
     int64_t H = sd == 2 ? x->shape[nd - 2] : 1, W = x->shape[nd - 1], oH = sd == 2 ? out[0] : 1, oW = out[sd - 1];
     bool f64 = x->dtype == TENSOR_F64;
-    tensor__taps *taps = (tensor__taps *)TENSOR_MALLOC(sizeof(tensor__taps) * (size_t)(oH + oW));
+    tensor__taps *taps = (tensor__taps *)TENSOR__MALLOC(sizeof(tensor__taps) * (size_t)(oH + oW));
     if (!taps) return NULL;
     *nh = *nw = 1;
     for (int64_t o = 0; o < oH; o++) {
@@ -391,7 +391,7 @@ typedef struct { int64_t H, W, kh, kw, dh, dw, ph, pw, sh, sw, bh, bw; } tensor_
 static tensor *tensor__fold_index(const char *fn, tensor__tmps *s, const tensor__fold_geom *g, const tensor *like) {
     int64_t L = g->bh * g->bw, K = g->kh * g->kw, Wp = g->W + 2 * g->pw;
     if (L > 0 && K > TENSOR__MAX_NUMEL / L) { tensor__fail(fn, "the column buffer of %lld x %lld entries is too large", (long long)K, (long long)L); return NULL; }
-    int64_t *idx = (int64_t *)TENSOR_MALLOC(sizeof(int64_t) * (size_t)(K * L + 1));
+    int64_t *idx = (int64_t *)TENSOR__MALLOC(sizeof(int64_t) * (size_t)(K * L + 1));
     if (!idx) { tensor__fail(fn, "out of memory"); return NULL; }
     for (int64_t i = 0; i < g->kh; i++)
         for (int64_t j = 0; j < g->kw; j++)
@@ -846,7 +846,7 @@ TENSOR_API tensor *tensor_affine_grid(tensor *theta, int ndim, const int64_t *si
     int64_t P = 1;
     for (int i = 2; i < ndim; i++)
         if (!tensor__size_mul(P, size[i], &P) || P > ((int64_t)1 << 40)) return tensor__fail(fn, "the output size is too large");
-    double *base = (double *)TENSOR_MALLOC((size_t)(P * (sd + 1)) * sizeof(double));
+    double *base = (double *)TENSOR__MALLOC((size_t)(P * (sd + 1)) * sizeof(double));
     if (!base) return tensor__fail(fn, "out of memory allocating the base grid");
     for (int64_t p = 0; p < P; p++) {
         int64_t rem = p;
