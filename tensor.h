@@ -22341,8 +22341,8 @@ static tensor *tensor__interp_fast(const char *fn, tensor *x, int sd, const int6
     if (oH > TENSOR__MAX_NUMEL / oW) return NULL;
     int nh, nw;
     tensor__taps *taps = tensor__interp_table(x, sd, out, mode, sc, align, &nh, &nw);
-    if (!taps) return NULL;
-    *taken = true;
+    *taken = true; /* out of memory too: the composite would round otherwise, a silent change */
+    if (!taps) return tensor__fail(fn, "out of memory");
     int64_t shape[4];
     for (int i = 0; i < nd; i++) shape[i] = x->shape[i];
     for (int i = 0; i < sd; i++) shape[2 + i] = out[i];
