@@ -13,14 +13,25 @@ static int current_failures, current_skipped;
 int test_failures_in_current_test(void) { return current_failures; }
 static const char *current_test;
 
+static void skip_with(const char *kind, const char *fmt, va_list ap) {
+    printf("skipped: %s: %s", current_test, kind);
+    vprintf(fmt, ap);
+    printf("\n");
+    current_skipped = 1;
+}
+
 void test_skip(const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    printf("skipped: %s: ", current_test);
-    vprintf(fmt, ap);
-    printf("\n");
+    skip_with("", fmt, ap);
     va_end(ap);
-    current_skipped = 1;
+}
+
+void test_skip_cpu(const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    skip_with("not on this CPU: ", fmt, ap);
+    va_end(ap);
 }
 
 void test_register(const char *name, const char *file, test_fn fn) {

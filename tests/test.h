@@ -31,6 +31,9 @@ void test_run_at_simd_level(const char *file, int line, const char *level, const
 /* Marks the running test skipped (printing `skipped: TEST: reason`): unless it also fails, it
    counts as neither passed nor failed. */
 void test_skip(const char *fmt, ...);
+/* The same for what this CPU cannot run (an instruction set it lacks), printing `skipped: TEST:
+   not on this CPU: reason`: no package installs it, so CI (.ci/run) accepts these skips only. */
+void test_skip_cpu(const char *fmt, ...);
 /* The GEMM of >>gemm on raw buffers (f32 or f64): C[m, n] (+)= A[m, k] B[k, n], each addressed
    through element strides (A's (i, p) at A[i * a_rs + p * a_cs]). False when it ran out of memory. */
 bool test_gemm_strided(bool f64, int64_t m, int64_t n, int64_t k, const void *A, int64_t a_rs, int64_t a_cs, const void *B, int64_t b_rs,

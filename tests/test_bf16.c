@@ -84,7 +84,7 @@ static void half_sweep(tensor_dtype sd) {
 
 TEST(bf16_gemm_kernel_edges_layouts_add_threads) {
     if (!test_gemm_has_bf16()) {
-        test_skip("the bf16 GEMM kernel (this CPU or SIMD level has no avx512_bf16; bf16 runs converted to f32: bf16_gemm_converted)");
+        test_skip_cpu("the bf16 GEMM kernel (no avx512_bf16 at this SIMD level; bf16 runs converted to f32: bf16_gemm_converted)");
         return;
     }
     half_sweep(TENSOR_BF16);
@@ -271,7 +271,7 @@ static void half_check_elems(const char *what, size_t t, int threads, tensor *go
    more, an x that is a transposed view; 1 and 2 threads. */
 TEST(bf16_conv2d_kernel_elementwise) {
     if (!test_gemm_has_bf16()) {
-        test_skip("the bf16 conv2d kernel (this CPU or SIMD level has no avx512_bf16; bf16 conv2d runs converted to f32: bf16_conv2d_forward_backward)");
+        test_skip_cpu("the bf16 conv2d kernel (no avx512_bf16 at this SIMD level; bf16 conv2d runs converted to f32: bf16_conv2d_forward_backward)");
         return;
     }
     static const int64_t cases[][11] = { /* N, C, H, W, O, k, stride, pad, dilation, groups, x transposed */

@@ -438,7 +438,7 @@ TEST(gemm_kernel_follows_simd_level) {
 #if defined(__linux__) && (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
 static void gemm_at_level(const char *level) {
     if (getenv("TENSOR_SIMD")) return; /* a child: it runs its own level's tests */
-    if (!test_cpu_runs(level)) { test_skip("the GEMM kernels at TENSOR_SIMD=%s (this CPU does not run it)", level); return; }
+    if (!test_cpu_runs(level)) { test_skip_cpu("the GEMM kernels at TENSOR_SIMD=%s", level); return; }
     if (strstr(test_simd_level(), level)) return; /* this process runs at that level */
     test_run_at_simd_level(__FILE__, __LINE__, level, "", "test_gemm", NULL);
 }

@@ -679,7 +679,7 @@ TEST(optim_half_parameters) {
    process of this binary with TENSOR_SIMD set, as test_simd.c does; one the CPU lacks is skipped. */
 static void optim_fast_at_level(const char *level) {
     if (getenv("TENSOR_SIMD")) return; /* a child, or an instance chosen from outside */
-    if (!test_cpu_runs(level)) { test_skip("the optimizer kernels at TENSOR_SIMD=%s (this CPU does not run it)", level); return; }
+    if (!test_cpu_runs(level)) { test_skip_cpu("the optimizer kernels at TENSOR_SIMD=%s", level); return; }
     if (strstr(test_simd_level(), level)) return; /* this process ran that one */
     test_run_at_simd_level(__FILE__, __LINE__, level, "", "optim_fast", "optim ");
 }

@@ -594,7 +594,7 @@ TEST(simd_rows_special_values) {
    no scalar instance to test (make test-neon runs it, under qemu). */
 static void simd_at_level(const char *level) {
     if (getenv("TENSOR_SIMD")) return; /* a child */
-    if (!test_cpu_runs(level)) { test_skip("the vector kernels at TENSOR_SIMD=%s (this CPU does not run it)", level); return; }
+    if (!test_cpu_runs(level)) { test_skip_cpu("the vector kernels at TENSOR_SIMD=%s", level); return; }
     if (strstr(test_simd_level(), level)) return; /* this process runs at that level */
     char env[64];
     snprintf(env, sizeof env, "TENSOR_TEST_ULP_POINTS=%ld ", ulp_points() / 2);
