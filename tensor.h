@@ -4314,8 +4314,32 @@ static tensor *tensor__alias(const char *fn, const tensor *t) {
     return a;
 }
 
-/* offset <= TENSOR__MAX_NUMEL (>>shapes): its byte offset fits */
-static char *tensor__data(const tensor *t) { return (char *)t->storage->data + t->offset * (int64_t)tensor__dtype_sizes[t->dtype]; }
+#ifdef TENSOR_TEST_HOOKS
+/* Test builds: host code that takes the data pointer of a device tensor (a GPU's memory, which the
+   host cannot read) is counted and named here, and the suite fails the test that did it (the fake
+   device's pointers would also fault when read). */
+static int64_t tensor__test_device_reads; /* atomic */
+static char tensor__test_device_read_fn[128];
+static void *(*tensor__test_host_of)(const void *device_ptr); /* the fake device's: where its bytes are, so a sweep goes on */
+static void tensor__test_device_read(const tensor *t) {
+    if (__atomic_fetch_add(&tensor__test_device_reads, 1, __ATOMIC_RELAXED) == 0)
+        snprintf(tensor__test_device_read_fn, sizeof tensor__test_device_read_fn, "a %dd %s tensor on %s", t->ndim, tensor__dtype_names[t->dtype],
+                 t->storage->device == TENSOR_CUDA ? "cuda" : "another device");
+    fprintf(stderr, "tensor.h test build: host code takes the data pointer of a device tensor (%s)\n", tensor__test_device_read_fn);
+}
+#endif
+/* offset <= TENSOR__MAX_NUMEL (>>shapes): its byte offset fits. CPU tensors only: a device's
+   memory is reached through its table (>>devices). */
+static char *tensor__data(const tensor *t) {
+    char *p = (char *)t->storage->data + t->offset * (int64_t)tensor__dtype_sizes[t->dtype];
+#ifdef TENSOR_TEST_HOOKS
+    if (t->storage->device != TENSOR_CPU) {
+        tensor__test_device_read(t);
+        if (tensor__test_host_of) p = (char *)tensor__test_host_of(p);
+    }
+#endif
+    return p;
+}
 
 static bool tensor__contiguous(const tensor *t) {
     if (tensor__numel_of(t->ndim, t->shape) == 0) return true; /* as PyTorch: nothing to lay out */
@@ -8001,6 +8025,10 @@ TENSOR_API tensor *tensor_fill_(tensor *a, double value) {
     c.p[0] = value;
     return tensor__inplace_run(&c, a);
 }
+/* t moved to device (a constant that a composite or a derivative made on the CPU: positions, an
+   identity, a mask); t itself when it is there already. The CPU handle stays in the caller's
+   scope. */
+static TENSOR__UNUSED tensor *tensor__on(tensor *t, tensor_device device) { return !t || t->storage->device == device ? t : tensor_to_device(t, device); }
 /* A tensor of shape filled with v on device (the derivatives' zeros and ones on the graph's device). */
 static tensor *tensor__full_on(int ndim, const int64_t *shape, double v, tensor_dtype dtype, tensor_device device) {
     if (device == TENSOR_CPU) return tensor_full(ndim, shape, v, dtype);
@@ -23022,11 +23050,14 @@ TENSOR_API tensor *tensor_scaled_dot_product_attention(tensor *q, tensor *k, ten
     tensor *causal = NULL;
     if (is_causal) {
         int64_t cs[2] = {L, S};
-        causal = tensor__new(fn, 2, cs, TENSOR_BOOL, q->storage->device);
-        if (!causal) return NULL;
-        uint8_t *m = (uint8_t *)tensor__data(causal);
+        tensor *host = tensor__new(fn, 2, cs, TENSOR_BOOL, TENSOR_CPU); /* filled here, then moved to q's device */
+        if (!host) return NULL;
+        uint8_t *m = (uint8_t *)tensor__data(host);
         for (int64_t i = 0; i < L; i++)
             for (int64_t j = 0; j < S; j++) m[i * S + j] = j <= i;
+        causal = host->storage->device == q->storage->device ? host : tensor_to_device(host, q->storage->device);
+        if (causal != host) tensor_free(host);
+        if (!causal) return NULL;
         mask = causal;
     }
     tensor *kt = tensor_transpose(k, -2, -1);
@@ -25520,15 +25551,16 @@ TENSOR__DERIV_UNARY(threshold, tensor_masked_fill(g, tensor__op_scalar(TENSOR_OP
     }
 
 /* pow: d/da = b a^(b-1), taken as 0 where b == 0 (PyTorch; b a^(b-1) would be 0 * inf at a == 0);
-   d/db = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch). */
+   d/db = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch). A wrapped-number operand (pow_scalar's exponent, a CPU 0-dim tensor) gives a CPU mask: it goes
+   to the gradient's device. */
 static tensor *tensor__pow_grad_base(tensor *g, tensor *x, tensor *y) {
     tensor *v = tensor_mul(g, tensor_mul(y, tensor_pow(x, tensor_sub_scalar(y, 1))));
-    return tensor_masked_fill(v, tensor__op_scalar(TENSOR_OP_eq, y, 0), 0);
+    return v ? tensor_masked_fill(v, tensor__on(tensor__op_scalar(TENSOR_OP_eq, y, 0), v->storage->device), 0) : NULL;
 }
 static tensor *tensor__pow_grad_exponent(tensor *g, tensor *x, tensor *y) {
     tensor *v = tensor_mul(g, tensor_mul(tensor_pow(x, y), tensor_log(x)));
     tensor *zero_base = tensor_logical_and(tensor__op_scalar(TENSOR_OP_eq, x, 0), tensor__op_scalar(TENSOR_OP_ge, y, 0));
-    return tensor_masked_fill(v, zero_base, 0);
+    return v ? tensor_masked_fill(v, tensor__on(zero_base, v->storage->device), 0) : NULL;
 }
 /* maximum/minimum: x gets the gradient unless it loses, half of it on a tie (PyTorch; so where
    either is NaN both get all of it). */
@@ -25826,7 +25858,7 @@ static tensor *tensor__scatter_back(tensor__node *n, tensor *g, int dim, int64_t
     if (!g) return NULL; /* select's unsqueeze of g failed */
     int64_t len = g->shape[dim];
     /* len positions (the arange's end falls between the last and the next); none for an empty slice */
-    tensor *pos = tensor_arange((double)start, (double)start + (len ? (double)step * (double)len - 0.5 : 0), (double)step, TENSOR_I64);
+    tensor *pos = tensor__on(tensor_arange((double)start, (double)start + (len ? (double)step * (double)len - 0.5 : 0), (double)step, TENSOR_I64), g->storage->device);
     int64_t shape[TENSOR_MAX_DIMS];
     for (int d = 0; d < g->ndim; d++) shape[d] = d == dim ? len : 1;
     tensor *idx = tensor_expand(tensor_reshape(pos, g->ndim, shape), g->ndim, g->shape);

@@ -806,15 +806,16 @@ TENSOR__DERIV_UNARY(threshold, tensor_masked_fill(g, tensor__op_scalar(TENSOR_OP
     }
 
 /* pow: d/da = b a^(b-1), taken as 0 where b == 0 (PyTorch; b a^(b-1) would be 0 * inf at a == 0);
-   d/db = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch). */
+   d/db = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch). A wrapped-number operand (pow_scalar's exponent, a CPU 0-dim tensor) gives a CPU mask: it goes
+   to the gradient's device. */
 static tensor *tensor__pow_grad_base(tensor *g, tensor *x, tensor *y) {
     tensor *v = tensor_mul(g, tensor_mul(y, tensor_pow(x, tensor_sub_scalar(y, 1))));
-    return tensor_masked_fill(v, tensor__op_scalar(TENSOR_OP_eq, y, 0), 0);
+    return v ? tensor_masked_fill(v, tensor__on(tensor__op_scalar(TENSOR_OP_eq, y, 0), v->storage->device), 0) : NULL;
 }
 static tensor *tensor__pow_grad_exponent(tensor *g, tensor *x, tensor *y) {
     tensor *v = tensor_mul(g, tensor_mul(tensor_pow(x, y), tensor_log(x)));
     tensor *zero_base = tensor_logical_and(tensor__op_scalar(TENSOR_OP_eq, x, 0), tensor__op_scalar(TENSOR_OP_ge, y, 0));
-    return tensor_masked_fill(v, zero_base, 0);
+    return v ? tensor_masked_fill(v, tensor__on(zero_base, v->storage->device), 0) : NULL;
 }
 /* maximum/minimum: x gets the gradient unless it loses, half of it on a tie (PyTorch; so where
    either is NaN both get all of it). */
@@ -1112,7 +1113,7 @@ static tensor *tensor__scatter_back(tensor__node *n, tensor *g, int dim, int64_t
     if (!g) return NULL; /* select's unsqueeze of g failed */
     int64_t len = g->shape[dim];
     /* len positions (the arange's end falls between the last and the next); none for an empty slice */
-    tensor *pos = tensor_arange((double)start, (double)start + (len ? (double)step * (double)len - 0.5 : 0), (double)step, TENSOR_I64);
+    tensor *pos = tensor__on(tensor_arange((double)start, (double)start + (len ? (double)step * (double)len - 0.5 : 0), (double)step, TENSOR_I64), g->storage->device);
     int64_t shape[TENSOR_MAX_DIMS];
     for (int d = 0; d < g->ndim; d++) shape[d] = d == dim ? len : 1;
     tensor *idx = tensor_expand(tensor_reshape(pos, g->ndim, shape), g->ndim, g->shape);

@@ -290,6 +290,7 @@ int test_upper_vector_state_dirty(void) {
 #endif
 }
 
+void test_device_host_of(void *(*host_of)(const void *device_ptr)) { tensor__test_host_of = host_of; }
 void test_device_install(const tensor__device *d) {
     tensor__devices[TENSOR_CUDA] = d;
     tensor__device_states[TENSOR_CUDA] = 0;
@@ -299,6 +300,129 @@ bool test_device_has_kernel(tensor_op op, tensor_device device) {
     if (device != TENSOR_CPU && !tensor__device_ready(device)) return false;
     return tensor__kernels[op][device] != NULL;
 }
+tensor *test_like(tensor *like, tensor *t) {
+    if (!like || !t || tensor_get_device(like) == tensor_get_device(t)) return t;
+    return tensor_to_device(t, tensor_get_device(like));
+}
+bool test_has_cpu_kernel(tensor_op op) { return tensor__kernels[op][TENSOR_CPU] != NULL; }
+
+/* A CPU tensor over the memory of a device operand (a CPU scalar passed by value: a 0-dim tensor
+   holding it); NULL for an absent operand, or with *failed set when out of memory. */
+static tensor *mirror_wrap(const tensor__dev_operand *o, void *(*to_host)(const void *), bool *failed) {
+    if (o->by_value) {
+        tensor *s = tensor__new("mirror", 0, NULL, o->dtype, TENSOR_CPU);
+        if (!s) { *failed = true; return NULL; }
+        if (tensor__is_float(o->dtype)) tensor__store_f64(tensor__data(s), o->dtype, o->value);
+        else tensor__store_i64(tensor__data(s), o->dtype, o->ivalue);
+        return s;
+    }
+    if (!o->data) return NULL;
+    int64_t span = 1; /* elements from the first to the last one addressed */
+    for (int d = 0; d < o->ndim; d++) {
+        if (o->shape[d] == 0) { span = 0; break; }
+        span += (o->shape[d] - 1) * o->strides[d];
+    }
+    tensor__storage *st = tensor__storage_external("mirror", to_host(o->data), (size_t)span * tensor__dtype_sizes[o->dtype], TENSOR_CPU, NULL, NULL);
+    tensor *t = st ? tensor__handle_new("mirror") : NULL;
+    if (!t) {
+        if (st) { tensor__storage_release(tensor__self, st); }
+        *failed = true;
+        return NULL;
+    }
+    t->storage = st;
+    t->dtype = o->dtype;
+    t->ndim = o->ndim;
+    for (int d = 0; d < o->ndim; d++) { t->shape[d] = o->shape[d]; t->strides[d] = o->strides[d]; }
+    return t;
+}
+
+int test_mirror_kernel(tensor__dev_call *dc, void *(*to_host)(const void *dev)) {
+    tensor__call c;
+    tensor__call_init(&c, dc->op);
+    bool failed = false;
+    c.n_in = dc->n_in;
+    for (int i = 0; i < TENSOR__MAX_INPUTS; i++) c.in[i] = mirror_wrap(&dc->in[i], to_host, &failed);
+    c.out = mirror_wrap(&dc->out, to_host, &failed);
+    c.out2 = mirror_wrap(&dc->out2, to_host, &failed);
+    c.compute = dc->compute;
+    memcpy(c.p, dc->p, sizeof c.p);
+    memcpy(c.ip, dc->ip, sizeof c.ip);
+    c.n_dims = dc->n_dims;
+    memcpy(c.dims, dc->dims, sizeof c.dims);
+    tensor_clear_error();
+    int rc = 1;
+    if (failed) tensor__fail(c.fn, "mirror device: out of memory");
+    else if (dc->op == TENSOR_OP_dropout && c.out2) {
+        /* the mask from the words the front-end took for the device (ip[1..4]), as tensor_cuda.cu's kernel */
+        tensor__copy_into(c.out, c.in[0]);
+        tensor__rng_fill f;
+        memset(&f, 0, sizeof f);
+        f.kind = TENSOR__RNG_KEEP;
+        f.n = tensor__numel_of(c.out->ndim, c.out->shape);
+        f.dtype = c.out->dtype;
+        f.out = tensor__data(c.out2);
+        f.x = tensor__data(c.out);
+        f.scale = c.p[0] == 1 ? 0 : 1.0 / (1.0 - c.p[0]);
+        f.p = c.p[0];
+        f.blocks = tensor__rng_blocks_ref;
+        f.normal = tensor__rng_normal_ref;
+        f.normal4 = tensor__rng_normal4_ref;
+        f.key[0] = (uint32_t)(uint64_t)c.ip[1];
+        f.key[1] = (uint32_t)((uint64_t)c.ip[1] >> 32);
+        f.counter = (uint64_t)c.ip[2];
+        f.stream = (uint32_t)c.ip[3];
+        f.skip = (int)c.ip[4];
+        tensor__rng_fill_range(0, f.n, &f);
+        rc = 0;
+    } else if (!tensor__kernels[dc->op][TENSOR_CPU]) tensor__fail(c.fn, "mirror device: %s has no CPU kernel", tensor__ops[dc->op].name);
+    else rc = tensor__kernels[dc->op][TENSOR_CPU](&c);
+    if (rc) snprintf(dc->error, sizeof dc->error, "%s", tensor_last_error() ? tensor_last_error() : "the CPU kernel failed");
+    for (int i = 0; i < TENSOR__MAX_INPUTS; i++) tensor_free(c.in[i]);
+    tensor_free(c.out);
+    tensor_free(c.out2);
+    return rc;
+}
+
+int test_mirror_backward(tensor__dev_call *dc, void *(*to_host)(const void *dev)) {
+    tensor__node n;
+    tensor *saved[TENSOR__MAX_INPUTS] = {0}, *grads[TENSOR__MAX_INPUTS] = {0};
+    tensor__node *next[TENSOR__MAX_INPUTS] = {0};
+    int64_t versions[TENSOR__MAX_INPUTS] = {0};
+    bool failed = false;
+    memset(&n, 0, sizeof n);
+    n.op = dc->op;
+    n.n_in = dc->n_in;
+    n.saved = saved;
+    n.next = next;
+    n.saved_version = versions;
+    tensor_scope_begin();
+    for (int i = 0; i < dc->n_in && i < TENSOR__MAX_INPUTS; i++) {
+        saved[i] = mirror_wrap(&dc->in[i], to_host, &failed);
+        next[i] = dc->grads[i].data ? &n : NULL; /* an input whose gradient is wanted */
+    }
+    n.extra = mirror_wrap(&dc->out2, to_host, &failed);
+    memcpy(n.p, dc->p, sizeof n.p);
+    memcpy(n.ip, dc->ip, sizeof n.ip);
+    n.n_dims = dc->n_dims;
+    memcpy(n.dims, dc->dims, sizeof n.dims);
+    tensor *g = mirror_wrap(&dc->grad, to_host, &failed);
+    tensor_clear_error();
+    bool was = tensor_set_grad_enabled(false);
+    int rc = failed ? (tensor__fail("mirror", "mirror device: out of memory"), 1)
+                    : tensor__derivatives[n.op] ? tensor__derivatives[n.op](&n, g, grads) : tensor__derivative_layer(&n, g, grads);
+    for (int i = 0; i < dc->n_in && !rc; i++) {
+        if (!dc->grads[i].data) continue;
+        tensor *into = mirror_wrap(&dc->grads[i], to_host, &failed);
+        tensor *s = grads[i] ? tensor__sum_to(grads[i], saved[i]->ndim, saved[i]->shape) : NULL;
+        if (!into || !s) { rc = 1; if (!tensor_last_error()) tensor__fail("mirror", "no gradient for input %d", i); break; }
+        tensor__copy_into(into, s);
+    }
+    tensor_set_grad_enabled(was);
+    if (rc) snprintf(dc->error, sizeof dc->error, "%s", tensor_last_error() ? tensor_last_error() : "the derivative failed");
+    tensor_scope_end();
+    return rc;
+}
+
 const char *test_op_kind(tensor_op op) { return tensor__ops[op].kind; }
 double test_load_f64(const void *p, tensor_dtype d) { return tensor__load_f64((const char *)p, d); }
 int64_t test_load_i64(const void *p, tensor_dtype d) { return tensor__load_i64((const char *)p, d); }
@@ -443,6 +567,8 @@ int main(int argc, char **argv) {
         tensor_scope_begin();
         cases[i].fn();
         tensor_scope_end();
+        int64_t reads = __atomic_exchange_n(&tensor__test_device_reads, 0, __ATOMIC_RELAXED);
+        if (reads) test_fail(cases[i].file, 0, "host code took the data pointer of a device tensor %lld times (the first: %s)", (long long)reads, tensor__test_device_read_fn);
         if (tensor_live_handles() != handles || tensor_live_bytes() != bytes)
             test_fail(cases[i].file, 0, "leaked %lld handles, %lld bytes", (long long)(tensor_live_handles() - handles), (long long)(tensor_live_bytes() - bytes));
         if (test_upper_vector_state_dirty() == 1) {

@@ -93,8 +93,21 @@ int test_failures_in_current_test(void);
 /* Makes d the registered CUDA device and forgets the checks of the previous one, as if the
    program had started with d linked (NULL: none). */
 void test_device_install(const tensor__device *d);
+/* Where the fake device's bytes are on the host: host code that takes a device tensor's data
+   pointer (counted, and the test fails) then reads them, so a sweep goes on to the next case. */
+void test_device_host_of(void *(*host_of)(const void *device_ptr));
 /* Whether the dispatch table holds a kernel for op on device (after the device's checks). */
 bool test_device_has_kernel(tensor_op op, tensor_device device);
+/* The seam's mirror device (tests/test_seam.c): runs op dc->op's CPU kernel over the operands of a
+   device call, each wrapped as a CPU tensor over the host memory that to_host gives for its device
+   pointer (dropout in training draws the words the call names, as a device's kernel does).
+   Whether the op has a CPU kernel: test_has_cpu_kernel. 0 ok, else 1 with dc->error. */
+int test_mirror_kernel(tensor__dev_call *dc, void *(*to_host)(const void *dev));
+/* The same for a fused backward kernel (tensor__device.backward_kernels): op dc->op's derivative
+   (tensor_autograd.h) on the CPU over the record's saved inputs and gradient, each gradient
+   wanted (dc->grads[i].data) written in its input's shape and dtype. */
+int test_mirror_backward(tensor__dev_call *dc, void *(*to_host)(const void *dev));
+bool test_has_cpu_kernel(tensor_op op);
 /* The kind of an op in ops.def ("UNARY", "BINARY", ...). */
 const char *test_op_kind(tensor_op op);
 /* The library's own conversions of one element (>>impl's generic loads and stores). */
@@ -141,6 +154,9 @@ int test_gradgradcheck(const char *file, int line, test_fn_of f, const void *ctx
    arguments to this function instead (order 1 or 2) and return what it returns. */
 typedef int (*test_gradcheck_divert_fn)(const char *file, int line, test_fn_of f, const void *ctx, int n, tensor *const *in, int order);
 extern test_gradcheck_divert_fn test_gradcheck_divert;
+/* t on like's device (a constant a gradient check's function makes beside its inputs, so the
+   seam's mirror device runs the case too: tests/test_seam.c); t when like is NULL or there. */
+tensor *test_like(tensor *like, tensor *t);
 /* An f64 leaf that requires grad, filled with uniform values in [lo, hi) from test_uniform. */
 tensor *test_leaf(int ndim, const int64_t *shape, double lo, double hi);
 #endif

@@ -81,7 +81,7 @@ static void check_case(int line, const char *label, test_fn_of f, const args *a,
 static tensor *finish(const args *a, tensor *r) { return a->squared ? tensor_square(r) : r; }
 
 /* An i64 tensor of a's index (shape idx_shape). */
-static tensor *index_of(const args *a) { return tensor_from_data(a->idx, a->idx_ndim, a->idx_shape, TENSOR_I64); }
+static tensor *index_of(const args *a, tensor *like) { return test_like(like, tensor_from_data(a->idx, a->idx_ndim, a->idx_shape, TENSOR_I64)); }
 
 /* A leaf holding the given values. */
 static tensor *leaf_of(int ndim, const int64_t *shape, const double *v) {
@@ -710,19 +710,19 @@ void gradcheck_stack(void) {
 
 static tensor *f_gather(tensor *const *in, const void *ctx) {
     const args *a = (const args *)ctx;
-    return finish(a, tensor_gather(arrange(in[0], a->layout), a->dim, index_of(a)));
+    return finish(a, tensor_gather(arrange(in[0], a->layout), a->dim, index_of(a, in[0])));
 }
 static tensor *f_scatter_add(tensor *const *in, const void *ctx) {
     const args *a = (const args *)ctx;
-    return finish(a, tensor_scatter_add(arrange(in[0], a->layout), a->dim, index_of(a), arrange(in[1], a->layout)));
+    return finish(a, tensor_scatter_add(arrange(in[0], a->layout), a->dim, index_of(a, in[0]), arrange(in[1], a->layout)));
 }
 static tensor *f_index_select(tensor *const *in, const void *ctx) {
     const args *a = (const args *)ctx;
-    return finish(a, tensor_index_select(arrange(in[0], a->layout), a->dim, index_of(a)));
+    return finish(a, tensor_index_select(arrange(in[0], a->layout), a->dim, index_of(a, in[0])));
 }
 static tensor *f_masked_fill(tensor *const *in, const void *ctx) {
     const args *a = (const args *)ctx;
-    tensor *mask = tensor_to_dtype(index_of(a), TENSOR_BOOL);
+    tensor *mask = tensor_to_dtype(index_of(a, in[0]), TENSOR_BOOL);
     return finish(a, tensor_masked_fill(arrange(in[0], a->layout), mask, a->p));
 }
 

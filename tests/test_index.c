@@ -321,32 +321,34 @@ static tensor *g_in(const gctx *c, tensor *x) { return c->transposed ? tensor_tr
    record nothing, so a gradgradcheck differentiates their square */
 static tensor *g_out(const gctx *c, tensor *r) { return c->squared ? tensor_square(r) : r; }
 
-static tensor *f_scatter(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_scatter(g_in(c, in[0]), c->dim, c->index, in[1])); }
-static tensor *f_scatter_value(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_scatter_value(g_in(c, in[0]), c->dim, c->index, c->v)); }
-static tensor *f_scatter_reduce(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_scatter_reduce(g_in(c, in[0]), c->dim, c->index, in[1], c->reduce, c->flag)); }
-static tensor *f_index_add(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_index_add(g_in(c, in[0]), c->dim, c->index, in[1], c->v)); }
-static tensor *f_index_copy(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_index_copy(g_in(c, in[0]), c->dim, c->index, in[1])); }
-static tensor *f_index_fill(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_index_fill(g_in(c, in[0]), c->dim, c->index, c->v)); }
+/* the case's index or mask on in[0]'s device (the seam's mirror device runs these too) */
+#define ON_IN(t) test_like(in[0], (t))
+static tensor *f_scatter(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_scatter(g_in(c, in[0]), c->dim, ON_IN(c->index), in[1])); }
+static tensor *f_scatter_value(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_scatter_value(g_in(c, in[0]), c->dim, ON_IN(c->index), c->v)); }
+static tensor *f_scatter_reduce(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_scatter_reduce(g_in(c, in[0]), c->dim, ON_IN(c->index), in[1], c->reduce, c->flag)); }
+static tensor *f_index_add(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_index_add(g_in(c, in[0]), c->dim, ON_IN(c->index), in[1], c->v)); }
+static tensor *f_index_copy(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_index_copy(g_in(c, in[0]), c->dim, ON_IN(c->index), in[1])); }
+static tensor *f_index_fill(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_index_fill(g_in(c, in[0]), c->dim, ON_IN(c->index), c->v)); }
 static tensor *f_index_put(tensor *const *in, const void *p) {
     const gctx *c = p;
-    tensor *ix[2] = {c->index, c->index2};
+    tensor *ix[2] = {ON_IN(c->index), ON_IN(c->index2)};
     return g_out(c, tensor_index_put(g_in(c, in[0]), c->index2 ? 2 : 1, ix, in[1], c->flag));
 }
-static tensor *f_index_put_mask(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_index_put(g_in(c, in[0]), 1, &c->mask, in[1], c->flag)); }
-static tensor *f_take(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_take(g_in(c, in[0]), c->index)); }
-static tensor *f_take_along_dim(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_take_along_dim(g_in(c, in[0]), c->index, c->flag ? &c->dim : NULL)); }
-static tensor *f_put(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_put(g_in(c, in[0]), c->index, in[1], c->flag)); }
-static tensor *f_masked_scatter(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_masked_scatter(g_in(c, in[0]), c->mask, in[1])); }
-static tensor *f_masked_select(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_masked_select(g_in(c, in[0]), c->mask)); }
+static tensor *f_index_put_mask(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_index_put(g_in(c, in[0]), 1, (tensor *[]){ON_IN(c->mask)}, in[1], c->flag)); }
+static tensor *f_take(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_take(g_in(c, in[0]), ON_IN(c->index))); }
+static tensor *f_take_along_dim(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_take_along_dim(g_in(c, in[0]), ON_IN(c->index), c->flag ? &c->dim : NULL)); }
+static tensor *f_put(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_put(g_in(c, in[0]), ON_IN(c->index), in[1], c->flag)); }
+static tensor *f_masked_scatter(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_masked_scatter(g_in(c, in[0]), ON_IN(c->mask), in[1])); }
+static tensor *f_masked_select(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_masked_select(g_in(c, in[0]), ON_IN(c->mask))); }
 static tensor *f_slice_scatter(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_slice_scatter(g_in(c, in[0]), in[1], c->dim, 1, INT64_MAX, 2)); }
 static tensor *f_select_scatter(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_select_scatter(g_in(c, in[0]), in[1], c->dim, -1)); }
 static tensor *f_diagonal_scatter(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_diagonal_scatter(g_in(c, in[0]), in[1], (int64_t)c->v, 0, 1)); }
 
-static tensor *f_scatter_with_reduce(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_scatter_with_reduce(g_in(c, in[0]), c->dim, c->index, in[1], c->reduce)); }
-static tensor *f_scatter_value_with_reduce(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_scatter_value_with_reduce(g_in(c, in[0]), c->dim, c->index, c->v, c->reduce)); }
+static tensor *f_scatter_with_reduce(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_scatter_with_reduce(g_in(c, in[0]), c->dim, ON_IN(c->index), in[1], c->reduce)); }
+static tensor *f_scatter_value_with_reduce(tensor *const *in, const void *p) { const gctx *c = p; return g_out(c, tensor_scatter_value_with_reduce(g_in(c, in[0]), c->dim, ON_IN(c->index), c->v, c->reduce)); }
 static tensor *f_repeat_interleave_tensor(tensor *const *in, const void *p) {
     const gctx *c = p;
-    return g_out(c, tensor_repeat_interleave_tensor(g_in(c, in[0]), c->index, c->flag ? &c->dim : NULL));
+    return g_out(c, tensor_repeat_interleave_tensor(g_in(c, in[0]), ON_IN(c->index), c->flag ? &c->dim : NULL));
 }
 
 #define LEAVES(...) ((tensor *const[]){__VA_ARGS__})

@@ -255,7 +255,7 @@ enum { L_LU, L_LUS, L_SOLVE, L_INV, L_DET, L_SLOG, L_CHOL, L_TRSM };
    when T, so the op sees a non-contiguous operand). */
 static tensor *la_shift(tensor *x, bool T) {
     int64_t n = tensor_shape(x)[tensor_ndim(x) - 1];
-    tensor *s = tensor_add(x, tensor_mul_scalar(tensor_eye(n, TENSOR_F64), 3));
+    tensor *s = tensor_add(x, test_like(x, tensor_mul_scalar(tensor_eye(n, TENSOR_F64), 3)));
     return T ? tensor_transpose(s, -1, -2) : s;
 }
 static tensor *f_la(tensor *const *in, const void *vctx) {
@@ -273,7 +273,7 @@ static tensor *f_la(tensor *const *in, const void *vctx) {
     case L_CHOL: { /* x x^T + n I: symmetric positive-definite, so the gradient is defined in every entry */
         tensor *x = c->T ? tensor_transpose(in[0], -1, -2) : in[0];
         int64_t n = tensor_shape(in[0])[tensor_ndim(in[0]) - 1]; /* in[0] square: x may be NULL (an allocation failure the sweep injects) */
-        return tensor_linalg_cholesky(tensor_add(tensor_matmul(x, tensor_transpose(x, -1, -2)), tensor_mul_scalar(tensor_eye(n, TENSOR_F64), (double)n)), c->upper);
+        return tensor_linalg_cholesky(tensor_add(tensor_matmul(x, tensor_transpose(x, -1, -2)), test_like(x, tensor_mul_scalar(tensor_eye(n, TENSOR_F64), (double)n))), c->upper);
     }
     case L_TRSM: return tensor_linalg_solve_triangular(la_shift(in[0], c->T), in[1], c->upper, c->left, c->unit);
     default: return NULL;

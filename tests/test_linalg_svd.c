@@ -308,7 +308,7 @@ static tensor *ls_sep(tensor *x, bool T) {
     int64_t m = tensor_shape(x)[nd - 2], n = tensor_shape(x)[nd - 1];
     double d[64] = {0};
     for (int64_t i = 0; i < m && i < n; i++) d[i * n + i] = 3.0 * (double)(i + 1);
-    tensor *s = tensor_add(x, test_tensor(TENSOR_F64, 2, (int64_t[]){m, n}, d));
+    tensor *s = tensor_add(x, test_like(x, test_tensor(TENSOR_F64, 2, (int64_t[]){m, n}, d)));
     return T ? tensor_transpose(tensor_contiguous(tensor_transpose(s, -1, -2)), -1, -2) : s;
 }
 /* U and Vh with the signs fixed by U's diagonal (a smooth function of A, as PyTorch's gauge) */

@@ -112,9 +112,9 @@ static tensor *upstream(tensor *l) {
 typedef struct { int kind; tensor *target, *weight; int64_t ignore; tensor_reduction r; double eps; } cl_ctx; /* kind 0 cross_entropy_ex, 1 nll_loss_ex */
 static tensor *cl_call(tensor *const *in, const void *vctx) {
     const cl_ctx *c = (const cl_ctx *)vctx;
-    tensor *t = c->target ? c->target : in[1];
-    if (c->kind == 1) return tensor_nll_loss_ex(in[0], t, c->weight, c->ignore, c->r);
-    return tensor_cross_entropy_ex(in[0], t, c->weight, c->ignore, c->r, c->eps);
+    tensor *t = c->target ? test_like(in[0], c->target) : in[1], *w = test_like(in[0], c->weight);
+    if (c->kind == 1) return tensor_nll_loss_ex(in[0], t, w, c->ignore, c->r);
+    return tensor_cross_entropy_ex(in[0], t, w, c->ignore, c->r, c->eps);
 }
 
 /* l = f(in) against value v; the gradients of in[0] (and in[1] when it is a leaf) for the output
@@ -370,7 +370,7 @@ static tensor *ctc_lp(void) {
 typedef struct { tensor *tg, *il, *tl; int64_t blank; tensor_reduction r; bool zi, softmax; } ctc_ctx;
 static tensor *ctc_call(tensor *const *in, const void *vctx) {
     const ctc_ctx *c = (const ctc_ctx *)vctx;
-    return tensor_ctc_loss(c->softmax ? tensor_log_softmax(in[0], -1) : in[0], c->tg, c->il, c->tl, c->blank, c->r, c->zi);
+    return tensor_ctc_loss(c->softmax ? tensor_log_softmax(in[0], -1) : in[0], test_like(in[0], c->tg), test_like(in[0], c->il), test_like(in[0], c->tl), c->blank, c->r, c->zi);
 }
 static tensor *i64v(int nd, const int64_t *shape, const double *v) { return test_tensor(TENSOR_I64, nd, shape, v); }
 static const double CTC_TGA[12] = {1, 1, 2, 3, 2, 4, 0, 0, 3, 3, 3, 0}, CTC_ILA[3] = {6, 5, 4}, CTC_TLA[3] = {4, 2, 3};

@@ -653,3 +653,208 @@ TEST(seam_random_ops_match_the_cpu) {
     tensor_scope_end();
     seam_uninstall();
 }
+
+/* ---- the mirror device: every op tensor_cuda.cu has a kernel for, on the fake device ----
+   Its kernels are the CPU's, run over the operands of the device call (test_mirror_kernel), so
+   it computes what the CPU computes while its memory stays out of the host's reach (tagged
+   pointers) and its tensors are not the CPU's. Whatever host code reads a device tensor's data, or
+   hands a CPU tensor to a device op, fails here as it would on a GPU; and every op's forward and
+   backward runs on it through the registry's gradient checks. Its kernels are those of
+   tensor_cuda.cu (the names it registers, read from the file), so the library takes the paths it
+   takes with a GPU: a composite where CUDA has no kernel, a "no kernel" error where neither
+   does. */
+static void *seam_to_host(const void *dev) { return seam_host(dev); }
+static int seam_k_mirror(tensor__dev_call *c) { return test_mirror_kernel(c, seam_to_host); }
+static int seam_kb_mirror(tensor__dev_call *c) { return test_mirror_backward(c, seam_to_host); }
+
+/* The ops tensor_cuda.cu registers a kernel for: the formula lists and its TENSOR__CUDA_KERNEL
+   lines. False when the file cannot be read (the suite runs from the project root). */
+static bool seam_cuda_ops(bool has[TENSOR_OP_COUNT], bool backward[TENSOR_OP_COUNT]) {
+    memset(has, 0, sizeof(bool) * TENSOR_OP_COUNT);
+    memset(backward, 0, sizeof(bool) * TENSOR_OP_COUNT);
+#define SEAM_CUDA_FORMULA(name, FEXPR, IEXPR) has[TENSOR_OP_##name] = true;
+    TENSOR__UNARY_FORMULAS(SEAM_CUDA_FORMULA)
+    TENSOR__BINARY_FORMULAS(SEAM_CUDA_FORMULA)
+    TENSOR__TERNARY_FORMULAS(SEAM_CUDA_FORMULA)
+    FILE *f = fopen("tensor_cuda.cu", "r");
+    if (!f) return false;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        bool fwd = !strncmp(line, "TENSOR__CUDA_KERNEL(", 20), bwd = !strncmp(line, "TENSOR__CUDA_BACKWARD(", 22);
+        if (!fwd && !bwd) continue;
+        char *name = line + (fwd ? 20 : 22), *end = strchr(name, ',');
+        if (!end) continue;
+        *end = 0;
+        bool found = false;
+        for (int op = 0; op < TENSOR_OP_COUNT; op++)
+            if (!strcmp(tensor_op_name((tensor_op)op), name)) (fwd ? has : backward)[op] = found = true;
+        CHECK_MSG(found, "tensor_cuda.cu registers a kernel for '%s', which is not an op of ops.def", name);
+    }
+    fclose(f);
+    return true;
+}
+
+static int seam_mirror_ops; /* kernels the mirror installed */
+static bool seam_mirror_install(void) {
+    bool cuda[TENSOR_OP_COUNT], cuda_backward[TENSOR_OP_COUNT];
+    if (!seam_cuda_ops(cuda, cuda_backward)) { test_fail(__FILE__, __LINE__, "cannot read tensor_cuda.cu (run the suite from the project root)"); return false; }
+    seam_install();
+    seam_mirror_ops = 0;
+    test_device_host_of(seam_to_host);
+    for (int op = 0; op < TENSOR_OP_COUNT; op++) {
+        seam_backward[op] = cuda_backward[op] ? seam_kb_mirror : NULL;
+        if (!cuda[op]) { seam_kernels[op] = NULL; continue; }
+        CHECK_MSG(test_has_cpu_kernel((tensor_op)op) || op == TENSOR_OP_multinomial || op == TENSOR_OP_poisson,
+                  "tensor_cuda.cu has a kernel for %s, which has no CPU kernel to mirror", tensor_op_name((tensor_op)op));
+        seam_mirror_ops++;
+        if (op == TENSOR_OP_multinomial || op == TENSOR_OP_poisson) continue; /* the seam's: they draw the words the call names */
+        seam_kernels[op] = seam_k_mirror;
+    }
+    test_device_install(&seam_device);
+    return true;
+}
+static void seam_mirror_uninstall(void) {
+    test_device_host_of(NULL);
+    for (int op = 0; op < TENSOR_OP_COUNT; op++) seam_kernels[op] = NULL;
+    seam_uninstall();
+}
+
+/* The sweep: each differentiable op's gradient checks (gradcheck_NAME) diverted here, so every
+   case (masks, is_causal, reductions, flags: the arguments the CPU's checks use) runs on the CPU
+   and again with its inputs on the mirror device; the values, the first derivatives and (for a
+   second-order check) the second must agree. A case whose forward pass the device refuses is
+   counted and named, not failed: its function may make CPU tensors of its own beside the inputs.
+   A backward pass must run wherever the forward ran. */
+#define DECLARE_MIRROR_GRADCHECK_DIFF(name) void gradcheck_##name(void) __attribute__((weak));
+#define DECLARE_MIRROR_GRADCHECK_NODIFF(name)
+#define DECLARE_MIRROR_GRADCHECK(name, kind, impl, types, grad, params, doc) DECLARE_MIRROR_GRADCHECK_##grad(name)
+TENSOR_OPS(DECLARE_MIRROR_GRADCHECK)
+#define MIRROR_GRADCHECK_ROW_DIFF(name) gradcheck_##name,
+#define MIRROR_GRADCHECK_ROW_NODIFF(name) NULL,
+#define MIRROR_GRADCHECK_ROW(name, kind, impl, types, grad, params, doc) MIRROR_GRADCHECK_ROW_##grad(name)
+static void (*const mirror_gradchecks[])(void) = {TENSOR_OPS(MIRROR_GRADCHECK_ROW)};
+
+static struct { const char *op; int cases, ran, refused; char refusal[200]; } mirror_now;
+
+/* The gradients of sum(out * w) (order 1), or of sum_i sum(g_i * v_i) over those gradients g_i
+   built with create_graph (order 2), for the inputs that require grad; NULL entries where an input
+   gets none. 0 ok. */
+static int mirror_grads(tensor *out, tensor *w, int n, tensor *const *in, int order, tensor **grads) {
+    tensor *req[8];
+    int idx[8], k = 0;
+    for (int i = 0; i < n && k < 8; i++) if (in[i] && tensor_requires_grad(in[i])) { idx[k] = i; req[k++] = in[i]; }
+    for (int i = 0; i < n; i++) grads[i] = NULL;
+    if (!k || !tensor_requires_grad(out)) return 0;
+    tensor *g[8] = {0};
+    if (tensor_autograd_grad(1, &out, &w, k, req, g, order == 2)) return 1;
+    if (order == 2) {
+        tensor *s = NULL;
+        for (int j = 0; j < k; j++) {
+            if (!g[j]) continue;
+            tensor *v = tensor_cos(tensor_mul_scalar(tensor_ones_like(g[j]), (double)j + 0.5)); /* a fixed direction, on g's device */
+            tensor *t = tensor_sum_all(tensor_mul(g[j], v));
+            s = s ? tensor_add(s, t) : t;
+        }
+        if (!s) return 0;
+        if (!tensor_requires_grad(s)) return 0;
+        for (int j = 0; j < k; j++) g[j] = NULL;
+        if (tensor_autograd_grad(1, &s, NULL, k, req, g, false)) return 1;
+    }
+    for (int j = 0; j < k; j++) grads[idx[j]] = g[j];
+    return 0;
+}
+
+static int mirror_divert(const char *file, int line, test_fn_of f, const void *ctx, int n, tensor *const *in, int order) {
+    char what[160];
+    snprintf(what, sizeof what, "%s (%s:%d, order %d)", mirror_now.op, file, line, order);
+    int compared = 0; /* what the check would compare: its callers count on it */
+    for (int i = 0; i < n; i++)
+        if (in[i] && tensor_requires_grad(in[i])) compared += (int)tensor_numel(in[i]);
+    mirror_now.cases++;
+    tensor_scope_begin();
+    tensor_clear_error();
+    tensor *out = f(in, ctx);
+    if (!out) { tensor_scope_end(); tensor_clear_error(); return compared; } /* the CPU's own check reports it */
+    tensor *w = tensor_cos(tensor_reshape(tensor_arange(0, (double)tensor_numel(out), 1, TENSOR_F64), tensor_ndim(out), tensor_shape(out)));
+    w = tensor_to_dtype(w, tensor_get_dtype(out));
+    tensor *want[8] = {0}, *got[8] = {0}, *din[8] = {0};
+    if (n > 8 || mirror_grads(out, w, n, in, order, want)) { tensor_scope_end(); tensor_clear_error(); return compared; }
+    for (int i = 0; i < n; i++) {
+        if (!in[i]) continue;
+        din[i] = device_cuda(tensor_detach(in[i]));
+        if (tensor_requires_grad(in[i])) tensor_set_requires_grad(din[i], true);
+    }
+    tensor_clear_error();
+    tensor *dout = f(din, ctx);
+    if (!dout) {
+        const char *e = tensor_last_error();
+        /* an op with no kernel on CUDA, or a CPU tensor the case makes beside its inputs */
+        CHECK_MSG(e && (strstr(e, "has no kernel on cuda") || strstr(e, "different devices")), "%s: the device refuses it: %s", what, e ? e : "no error");
+        mirror_now.refused++;
+        snprintf(mirror_now.refusal, sizeof mirror_now.refusal, "%s", e ? e : "");
+        tensor_scope_end();
+        tensor_clear_error();
+        return compared;
+    }
+    mirror_now.ran++;
+    if (!strcmp(mirror_now.op, "to_device") && tensor_get_device(dout) == TENSOR_CPU) dout = device_cuda(dout); /* its case moves to the CPU */
+    device_check_same(what, dout, out);
+    tensor_clear_error();
+    if (mirror_grads(dout, device_cuda(w), n, din, order, got)) {
+        test_fail(file, line, "%s: the backward pass fails on the device: %s", what, tensor_last_error() ? tensor_last_error() : "no error");
+    } else {
+        for (int i = 0; i < n; i++) {
+            if (!want[i] && !got[i]) continue;
+            char gw[200];
+            snprintf(gw, sizeof gw, "%s: gradient of input %d", what, i);
+            if (!want[i] || !got[i]) { test_fail(file, line, "%s: present on one side only", gw); continue; }
+            device_check_same(gw, got[i], want[i]);
+        }
+    }
+    tensor_scope_end();
+    tensor_clear_error();
+    return compared;
+}
+
+/* Differentiable ops that no case of theirs runs on the mirror device, and why. Any other op must
+   run in one case at least, and one of these that runs is taken off the list. */
+static const char *const mirror_not_run[][2] = {
+    {"special_zeta", "its check's q is a CPU tensor made beside the input"},
+    {"quantile_tensor", "its checks' q are CPU tensors made beside the input"},
+    {"nanquantile_tensor", "the same"},
+    {"batch_norm", "its checks' running statistics are CPU tensors"},
+    {"max_unpool2d", "its check's indices are a CPU tensor"},
+    {"embedding_bag", "its checks' indices and offsets are CPU tensors"},
+    {"bernoulli", "random: checked against the CPU by device_random_ops_match, not by a gradient check"},
+    {"normal_tensor", "the same"},
+    {"normal_std_scalar", "the same"},
+    {"normal_mean_scalar", "the same"},
+    {"poisson", "the same"},
+};
+
+TEST(seam_mirror_runs_every_op_forward_and_backward) {
+    if (!seam_mirror_install()) return;
+    int ops = 0, ran = 0, cases = 0, refused_cases = 0;
+    for (int op = 0; op < TENSOR_OP_COUNT; op++) {
+        if (!mirror_gradchecks[op]) continue;
+        mirror_now.op = tensor_op_name((tensor_op)op);
+        mirror_now.cases = mirror_now.ran = mirror_now.refused = 0;
+        mirror_now.refusal[0] = 0;
+        tensor_scope_begin();
+        test_gradcheck_divert = mirror_divert;
+        mirror_gradchecks[op]();
+        test_gradcheck_divert = NULL;
+        tensor_scope_end();
+        ops++;
+        cases += mirror_now.cases;
+        refused_cases += mirror_now.refused;
+        bool listed = false;
+        for (size_t k = 0; k < sizeof mirror_not_run / sizeof mirror_not_run[0]; k++) listed |= !strcmp(mirror_not_run[k][0], mirror_now.op);
+        if (mirror_now.ran) ran++;
+        CHECK_MSG(!mirror_now.ran || !listed, "%s runs on the mirror device now: take it off mirror_not_run", mirror_now.op);
+        CHECK_MSG(mirror_now.ran || listed, "%s runs on no case on the mirror device (%d refused; the last: %s)", mirror_now.op, mirror_now.refused, mirror_now.refusal);
+    }
+    printf("  mirror device: %d of %d differentiable ops ran forward and backward on it (%d cases, %d refused; %d kernels as tensor_cuda.cu)\n", ran, ops, cases,
+           refused_cases, seam_mirror_ops);
+    seam_mirror_uninstall();
+}

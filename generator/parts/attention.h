@@ -41,11 +41,14 @@ TENSOR_API tensor *tensor_scaled_dot_product_attention(tensor *q, tensor *k, ten
     tensor *causal = NULL;
     if (is_causal) {
         int64_t cs[2] = {L, S};
-        causal = tensor__new(fn, 2, cs, TENSOR_BOOL, q->storage->device);
-        if (!causal) return NULL;
-        uint8_t *m = (uint8_t *)tensor__data(causal);
+        tensor *host = tensor__new(fn, 2, cs, TENSOR_BOOL, TENSOR_CPU); /* filled here, then moved to q's device */
+        if (!host) return NULL;
+        uint8_t *m = (uint8_t *)tensor__data(host);
         for (int64_t i = 0; i < L; i++)
             for (int64_t j = 0; j < S; j++) m[i * S + j] = j <= i;
+        causal = host->storage->device == q->storage->device ? host : tensor_to_device(host, q->storage->device);
+        if (causal != host) tensor_free(host);
+        if (!causal) return NULL;
         mask = causal;
     }
     tensor *kt = tensor_transpose(k, -2, -1);

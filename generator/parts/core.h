@@ -1429,8 +1429,32 @@ static tensor *tensor__alias(const char *fn, const tensor *t) {
     return a;
 }
 
-/* offset <= TENSOR__MAX_NUMEL (>>shapes): its byte offset fits */
-static char *tensor__data(const tensor *t) { return (char *)t->storage->data + t->offset * (int64_t)tensor__dtype_sizes[t->dtype]; }
+#ifdef TENSOR_TEST_HOOKS
+/* Test builds: host code that takes the data pointer of a device tensor (a GPU's memory, which the
+   host cannot read) is counted and named here, and the suite fails the test that did it (the fake
+   device's pointers would also fault when read). */
+static int64_t tensor__test_device_reads; /* atomic */
+static char tensor__test_device_read_fn[128];
+static void *(*tensor__test_host_of)(const void *device_ptr); /* the fake device's: where its bytes are, so a sweep goes on */
+static void tensor__test_device_read(const tensor *t) {
+    if (__atomic_fetch_add(&tensor__test_device_reads, 1, __ATOMIC_RELAXED) == 0)
+        snprintf(tensor__test_device_read_fn, sizeof tensor__test_device_read_fn, "a %dd %s tensor on %s", t->ndim, tensor__dtype_names[t->dtype],
+                 t->storage->device == TENSOR_CUDA ? "cuda" : "another device");
+    fprintf(stderr, "tensor.h test build: host code takes the data pointer of a device tensor (%s)\n", tensor__test_device_read_fn);
+}
+#endif
+/* offset <= TENSOR__MAX_NUMEL (>>shapes): its byte offset fits. CPU tensors only: a device's
+   memory is reached through its table (>>devices). */
+static char *tensor__data(const tensor *t) {
+    char *p = (char *)t->storage->data + t->offset * (int64_t)tensor__dtype_sizes[t->dtype];
+#ifdef TENSOR_TEST_HOOKS
+    if (t->storage->device != TENSOR_CPU) {
+        tensor__test_device_read(t);
+        if (tensor__test_host_of) p = (char *)tensor__test_host_of(p);
+    }
+#endif
+    return p;
+}
 
 static bool tensor__contiguous(const tensor *t) {
     if (tensor__numel_of(t->ndim, t->shape) == 0) return true; /* as PyTorch: nothing to lay out */

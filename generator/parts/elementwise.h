@@ -860,6 +860,10 @@ TENSOR_API tensor *tensor_fill_(tensor *a, double value) {
     c.p[0] = value;
     return tensor__inplace_run(&c, a);
 }
+/* t moved to device (a constant that a composite or a derivative made on the CPU: positions, an
+   identity, a mask); t itself when it is there already. The CPU handle stays in the caller's
+   scope. */
+static TENSOR__UNUSED tensor *tensor__on(tensor *t, tensor_device device) { return !t || t->storage->device == device ? t : tensor_to_device(t, device); }
 /* A tensor of shape filled with v on device (the derivatives' zeros and ones on the graph's device). */
 static tensor *tensor__full_on(int ndim, const int64_t *shape, double v, tensor_dtype dtype, tensor_device device) {
     if (device == TENSOR_CPU) return tensor_full(ndim, shape, v, dtype);
