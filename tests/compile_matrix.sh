@@ -116,6 +116,15 @@ for cc in gcc clang; do
   run "$cc TENSOR_NO_AVX512" $cc sh -c "$cc -std=c99 $W '$dir/noavx512.c' -o '$o/noavx512' -lm -lpthread && '$o/noavx512'"
   run "$cc TENSOR_NO_SIMD" $cc sh -c "$cc -std=c99 $W -DTENSOR_NO_SIMD '$dir/noavx512.c' -o '$o/nosimd' -lm -lpthread && '$o/nosimd'"
   run "$cc c++11 overridden TENSOR_MALLOC/TENSOR_FREE" $cxx sh -c "$cxx -std=c++11 $W '$dir/hooks.cpp' -o '$o/hookspp' -lm -lpthread && '$o/hookspp'"
+  # the optimizers' update built free to contract a * b + c into FMA (as nvcc does) and not: the
+  # same bits (tests/fp_contract.c); the CPU must run FMA code
+  if [ "$(uname -m)" = x86_64 ] && ! grep -qw fma /proc/cpuinfo 2>/dev/null; then
+    n=$((n + 1)); echo "skipped: fp_contract: not on this CPU: no FMA to contract into ($cc)" > "$dir/result.$(printf %03d $n)"
+  else
+    fmaflag=$([ "$(uname -m)" = x86_64 ] && echo -mfma)
+    run "$cc the optimizers' update rounds the same with FMA contraction (tests/fp_contract.c)" $cc sh -c \
+      "$cc -O2 $fmaflag -ffp-contract=fast -I$root '$root/tests/fp_contract.c' -o '$o/fpc_on' -lm -lpthread && $cc -O2 -ffp-contract=off -I$root '$root/tests/fp_contract.c' -o '$o/fpc_off' -lm -lpthread && a=\$('$o/fpc_on') && b=\$('$o/fpc_off') && echo \"\$a \$b\" && [ \"\$a\" = \"\$b\" ]"
+  fi
 done
 wait
 cat "$dir"/result.[0-9][0-9][0-9]

@@ -254,23 +254,29 @@ TENSOR__HOSTDEV double tensor__nextafter(double x, double y, double f32) {
    gradient, *s1 and *s2 the state (SGD: the momentum buffer; Adam, AdamW: exp_avg and exp_avg_sq),
    each new state value rounded to the state's dtype (f32 unless s_f64) before it is used, as when
    it is stored and read back. Returns the new parameter. The CPU's reference loop and the devices'
-   kernels both run this; the CPU's vector kernel is its f32 transcription (>>simd). */
+   kernels both run this; the CPU's vector kernel is its f32 transcription (>>simd).
+   It must round the same wherever it is compiled, and compilers contract a * b + c into one fused
+   multiply-add where the target has one (nvcc always; gcc with FMA in the ISA, aarch64 included),
+   so every multiply-add here is an explicit fma() and no other product meets an addition: a
+   product only feeds an fma's addend, a division or a square root (tests/fp_contract.c checks the
+   results are the same bits built with and without contraction). */
 TENSOR__HOSTDEV double tensor__optim_round(double v, bool f64) { return f64 ? v : (double)(float)v; }
 TENSOR__HOSTDEV double tensor__optim_update(const tensor__optim_rule *r, double p, double g, double *s1, double *s2, bool s_f64) {
     if (r->kind == TENSOR__SGD) {
-        if (r->weight_decay != 0) g += r->weight_decay * p;
+        if (r->weight_decay != 0) g = fma(r->weight_decay, p, g);
         if (r->momentum != 0) {
-            *s1 = tensor__optim_round(r->first ? g : r->momentum * *s1 + g, s_f64); /* dampening 0 */
-            g = r->nesterov ? g + r->momentum * *s1 : *s1;
+            *s1 = tensor__optim_round(r->first ? g : fma(r->momentum, *s1, g), s_f64); /* dampening 0 */
+            g = r->nesterov ? fma(r->momentum, *s1, g) : *s1;
         }
-        return p - r->lr * g;
+        return fma(-r->lr, g, p);
     }
-    if (r->kind == TENSOR__ADAMW) p *= 1 - r->lr * r->weight_decay;
-    else if (r->weight_decay != 0) g += r->weight_decay * p;
-    *s1 = tensor__optim_round(r->beta1 * *s1 + (1 - r->beta1) * g, s_f64);
-    *s2 = tensor__optim_round(r->beta2 * *s2 + (1 - r->beta2) * g * g, s_f64);
+    double decay = 1; /* AdamW: p (1 - lr wd) - step, rounded once; Adam: p - step */
+    if (r->kind == TENSOR__ADAMW) decay = fma(-r->lr, r->weight_decay, 1);
+    else if (r->weight_decay != 0) g = fma(r->weight_decay, p, g);
+    *s1 = tensor__optim_round(fma(r->beta1, *s1, (1 - r->beta1) * g), s_f64);
+    *s2 = tensor__optim_round(fma(r->beta2, *s2, (1 - r->beta2) * g * g), s_f64);
     double denom = sqrt(*s2) / sqrt(r->bias2) + r->eps;
-    return p - r->lr / r->bias1 * *s1 / denom;
+    return fma(p, decay, -(r->lr / r->bias1 * *s1 / denom));
 }
 
 /* ---- torch.special: the normal distribution, erfcx, the modified Bessel functions of order 0
