@@ -2443,7 +2443,7 @@ TENSOR__HOSTDEV double tensor__optim_update(const tensor__optim_rule *r, double 
         return fma(-r->lr, g, p);
     }
     double decay = 1; /* AdamW: p (1 - lr wd) - step, rounded once; Adam: p - step */
-    if (r->kind == TENSOR__ADAMW) decay = fma(-r->lr, r->weight_decay, 1);
+    if (r->kind == TENSOR__ADAMW) decay = fma(-r->lr, r->weight_decay, 1.0);
     else if (r->weight_decay != 0) g = fma(r->weight_decay, p, g);
     *s1 = tensor__optim_round(fma(r->beta1, *s1, (1 - r->beta1) * g), s_f64);
     *s2 = tensor__optim_round(fma(r->beta2, *s2, (1 - r->beta2) * g * g), s_f64);

@@ -4496,17 +4496,25 @@ template <class Perf, class Run> static int tensor__cudnn_try(tensor__dev_call *
     c->error[0] = 0;
     return -1;
 }
-/* out[n, o, p] += bias[o] over a dense out [N, O, P], in double, rounded once more. */
+/* out[n, o, p] += bias[o] over a dense out [N, O, P], in double, rounded once more; bs: the bias's
+   step in bytes (tensor__cuda_norm_param's). It was taken in elements and multiplied by the
+   element size again, so every output channel but the first got another channel's bias (or read
+   past the bias): the wrong values the first GPU run found with cuDNN (issue 25). */
 __global__ void __launch_bounds__(TENSOR__CUDA_THREADS) tensor__cudnn_bias_kernel(char *out, tensor_dtype od, const char *bias, tensor_dtype bd, int64_t bs, int64_t O, int64_t P,
                                                                                    int64_t total) {
-    const int osz = tensor__cuda_size(od), bsz = tensor__cuda_size(bd);
+    const int osz = tensor__cuda_size(od);
     TENSOR__CUDA_LOOP(i, total) {
         char *o = out + i * osz;
-        tensor__cuda_store_f64(o, od, tensor__cuda_load_f64(o, od) + tensor__cuda_load_f64(bias + ((i / P) % O) * bs * bsz, bd));
+        tensor__cuda_store_f64(o, od, tensor__cuda_load_f64(o, od) + tensor__cuda_load_f64(bias + ((i / P) % O) * bs, bd));
     }
 }
+/* Configurations cuDNN takes: those a GPU run has shown equal to the CPU. Groups and dilation
+   were among the wrong answers of the first run (a bias bug, fixed since, but not yet run on a
+   GPU): they take the im2col path until one does. */
+static bool tensor__cudnn_proven(const tensor__cuda_conv_geom &g) { return g.groups == 1 && g.dh == 1 && g.dw == 1; }
 static int tensor__cudnn_conv_forward(tensor__dev_call *c, const tensor__cuda_conv_geom &g, const tensor__dev_operand &x, const tensor__dev_operand &w,
                                       const tensor__dev_operand &out, const char *bias, tensor_dtype bd, int64_t bstep) {
+    if (!tensor__cudnn_proven(g)) return -1;
     if (w.dtype != x.dtype || out.dtype != x.dtype || !tensor__cuda_rowmajor(x) || !tensor__cuda_rowmajor(w) || !tensor__cuda_rowmajor(out)) return -1;
     tensor__cudnn_conv cd;
     if (!tensor__cudnn_describe(g, x.dtype, &cd)) return -1;
@@ -4533,6 +4541,7 @@ static int tensor__cudnn_conv_forward(tensor__dev_call *c, const tensor__cuda_co
 static int tensor__cudnn_conv_backward(tensor__dev_call *c, const tensor__cuda_conv_geom &g, const tensor__dev_operand &x, const tensor__dev_operand &w,
                                        const tensor__dev_operand &gy, const tensor__dev_operand *gx, const tensor__dev_operand *gw) {
     tensor_dtype d = x.dtype;
+    if (!tensor__cudnn_proven(g)) return -1;
     if (w.dtype != d || gy.dtype != d || !tensor__cuda_rowmajor(x) || !tensor__cuda_rowmajor(w) || !tensor__cuda_rowmajor(gy) ||
         (gx && (gx->dtype != d || !tensor__cuda_rowmajor(*gx))) || (gw && (gw->dtype != d || !tensor__cuda_rowmajor(*gw))))
         return -1;

@@ -5,11 +5,13 @@
 #define TENSOR_IMPLEMENTATION
 #include "test.h"
 #include <stdarg.h>
+#include <time.h>
 
 typedef struct { const char *name, *file; test_fn fn; } test_case;
 static test_case *cases;
 static int n_cases, cap_cases;
 static int current_failures, current_skipped;
+void (*test_cleanup)(void);
 int test_failures_in_current_test(void) { return current_failures; }
 static const char *current_test;
 
@@ -341,9 +343,11 @@ int test_mirror_kernel(tensor__dev_call *dc, void *(*to_host)(const void *dev)) 
     tensor__call_init(&c, dc->op);
     bool failed = false;
     c.n_in = dc->n_in;
-    for (int i = 0; i < TENSOR__MAX_INPUTS; i++) c.in[i] = mirror_wrap(&dc->in[i], to_host, &failed);
-    c.out = mirror_wrap(&dc->out, to_host, &failed);
-    c.out2 = mirror_wrap(&dc->out2, to_host, &failed);
+    /* the handles kept apart: a CPU kernel may change its record (mul_scalar_ puts its scalar in in[1]) */
+    tensor *wrapped[TENSOR__MAX_INPUTS + 2];
+    for (int i = 0; i < TENSOR__MAX_INPUTS; i++) c.in[i] = wrapped[i] = mirror_wrap(&dc->in[i], to_host, &failed);
+    c.out = wrapped[TENSOR__MAX_INPUTS] = mirror_wrap(&dc->out, to_host, &failed);
+    c.out2 = wrapped[TENSOR__MAX_INPUTS + 1] = mirror_wrap(&dc->out2, to_host, &failed);
     c.compute = dc->compute;
     memcpy(c.p, dc->p, sizeof c.p);
     memcpy(c.ip, dc->ip, sizeof c.ip);
@@ -377,9 +381,7 @@ int test_mirror_kernel(tensor__dev_call *dc, void *(*to_host)(const void *dev)) 
     } else if (!tensor__kernels[dc->op][TENSOR_CPU]) tensor__fail(c.fn, "mirror device: %s has no CPU kernel", tensor__ops[dc->op].name);
     else rc = tensor__kernels[dc->op][TENSOR_CPU](&c);
     if (rc) snprintf(dc->error, sizeof dc->error, "%s", tensor_last_error() ? tensor_last_error() : "the CPU kernel failed");
-    for (int i = 0; i < TENSOR__MAX_INPUTS; i++) tensor_free(c.in[i]);
-    tensor_free(c.out);
-    tensor_free(c.out2);
+    for (int i = 0; i < TENSOR__MAX_INPUTS + 2; i++) tensor_free(wrapped[i]);
     return rc;
 }
 
@@ -552,12 +554,29 @@ static int case_order(const void *a, const void *b) {
     return c ? c : strcmp(x->name, y->name);
 }
 
+static double now_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 int main(int argc, char **argv) {
-    const char *filter = argc > 1 ? argv[1] : NULL;
+    /* --shard I/N: the I-th of N processes that share the run (tests/run.sh starts one per core),
+       taking every N-th test of the run from the I-th on, in the sorted order; --times: prints
+       each test's seconds */
+    int shard = 0, shards = 1, times = 0, a = 1;
+    for (; a < argc && !strncmp(argv[a], "--", 2); a++) {
+        if (!strcmp(argv[a], "--times")) times = 1;
+        else if (!strcmp(argv[a], "--shard") && a + 1 < argc && sscanf(argv[a + 1], "%d/%d", &shard, &shards) == 2 && shards > 0 && shard >= 0 && shard < shards) a++;
+        else { fprintf(stderr, "usage: %s [--times] [--shard I/N] [FILTER]\n", argv[0]); return 2; }
+    }
+    const char *filter = a < argc ? argv[a] : NULL;
     qsort(cases, (size_t)n_cases, sizeof *cases, case_order);
-    int passed = 0, failed = 0;
+    int passed = 0, failed = 0, in_run = 0;
     for (int i = 0; i < n_cases; i++) {
         if (filter && !filter_matches(filter, &cases[i])) continue;
+        if (in_run++ % shards != shard) continue;
+        double started = times ? now_seconds() : 0;
         current_test = cases[i].name;
         current_failures = 0;
         current_skipped = 0;
@@ -567,6 +586,7 @@ int main(int argc, char **argv) {
         tensor_scope_begin();
         cases[i].fn();
         tensor_scope_end();
+        if (test_cleanup) { test_cleanup(); test_cleanup = NULL; }
         int64_t reads = __atomic_exchange_n(&tensor__test_device_reads, 0, __ATOMIC_RELAXED);
         if (reads) test_fail(cases[i].file, 0, "host code took the data pointer of a device tensor %lld times (the first: %s)", (long long)reads, tensor__test_device_read_fn);
         if (tensor_live_handles() != handles || tensor_live_bytes() != bytes)
@@ -577,6 +597,7 @@ int main(int argc, char **argv) {
             __asm__ volatile("vzeroupper"); /* so the next test is judged on its own */
 #endif
         }
+        if (times) printf("time %.3f s %s\n", now_seconds() - started, cases[i].name);
         if (current_failures) { failed++; printf("FAIL %s (%s)\n", cases[i].name, cases[i].file); }
         else if (!current_skipped) passed++;
     }

@@ -5,7 +5,8 @@
 # binary's `skipped: ...` lines), a compile-matrix configuration whose compiler is not installed
 # prints `skipped: ...`, and so do $TESTS_SKIPPED, $TESTS_SKIPPED2 and $TESTS_SKIPPED3, which name what the caller
 # skipped).
-# usage: tests/run.sh TEST_BINARY [--no-compile-matrix]
+# usage: tests/run.sh TEST_BINARY [--no-compile-matrix]   (TEST_SHARDS=N: the binary's tests in N
+# processes at once)
 bin=$1
 passed=0; failed=0; skipped=0
 # A suite binary: BINARY [FILTER]; adds its closing line's counts and its `skipped:` lines. Its
@@ -22,7 +23,35 @@ suite() {
   rm -f "$out"
   if [ -z "$p" ]; then echo "FAIL $1 ended abnormally (exit $status)"; failed=$((failed + 1)); else passed=$((passed + p)); failed=$((failed + f)); fi
 }
-suite "$bin"
+# The suite's tests shared among $TEST_SHARDS processes at once (default: one per core, at most
+# 4): each runs every N-th test (test_all --shard I/N); their outputs are shown one after another
+# and their counts added.
+shards=${TEST_SHARDS:-$(nproc 2>/dev/null || echo 1)}
+[ "$shards" -ge 1 ] 2>/dev/null || shards=1
+[ "$shards" -le 4 ] || shards=4
+if [ "$shards" -eq 1 ]; then
+  suite "$bin"
+else
+  sdir=$(mktemp -d)
+  i=0
+  while [ $i -lt "$shards" ]; do
+    ( ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} "$bin" --shard $i/$shards > "$sdir/out.$i" 2>&1; echo $? > "$sdir/status.$i" ) &
+    i=$((i + 1))
+  done
+  wait
+  i=0
+  while [ $i -lt "$shards" ]; do
+    out="$sdir/out.$i"
+    if [ -n "${QUIET:-}" ]; then grep -E 'FAIL|passed' "$out"; else cat "$out"; fi
+    last=$(tail -n 1 "$out")
+    p=$(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\1/p')
+    f=$(echo "$last" | sed -n 's/^\([0-9]*\) passed, \([0-9]*\) failed$/\2/p')
+    skipped=$((skipped + $(grep -c '^skipped: ' "$out")))
+    if [ -z "$p" ]; then echo "FAIL $bin --shard $i/$shards ended abnormally (exit $(cat "$sdir/status.$i"))"; failed=$((failed + 1)); else passed=$((passed + p)); failed=$((failed + f)); fi
+    i=$((i + 1))
+  done
+  rm -rf "$sdir"
+fi
 if [ "$2" != "--no-compile-matrix" ]; then
   m=$(mktemp)
   sh tests/compile_matrix.sh > "$m" 2>&1

@@ -96,6 +96,11 @@ void test_device_install(const tensor__device *d);
 /* Where the fake device's bytes are on the host: host code that takes a device tensor's data
    pointer (counted, and the test fails) then reads them, so a sweep goes on to the next case. */
 void test_device_host_of(void *(*host_of)(const void *device_ptr));
+/* Installs the seam's mirror device as CUDA unless it is installed (tests/test_seam.c); false with a
+   failure recorded when it cannot be. */
+bool test_mirror_device_ready(void);
+/* Set by a test: run once after it ends (the harness clears it), e.g. to take its device away. */
+extern void (*test_cleanup)(void);
 /* Whether the dispatch table holds a kernel for op on device (after the device's checks). */
 bool test_device_has_kernel(tensor_op op, tensor_device device);
 /* The seam's mirror device (tests/test_seam.c): runs op dc->op's CPU kernel over the operands of a

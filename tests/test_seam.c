@@ -30,7 +30,7 @@ static void *seam_alloc(size_t n, char *err, size_t len) {
         return NULL;
     }
     void *p = malloc(n ? n : 1);
-    if (!p) { snprintf(err, len, "seam device: malloc failed"); return NULL; }
+    if (!p) { snprintf(err, len, "seam device out of memory: malloc of %zu bytes failed", n); return NULL; }
     __atomic_add_fetch(&seam_live, 1, __ATOMIC_RELAXED);
     return seam_dev(p);
 }
@@ -286,7 +286,13 @@ static tensor__device seam_device;
 
 /* The fake device, as a device TU would register it (test_device_install stands for the static
    initializer and resets what the library learnt about the previous one). */
+static int seam_mirror_ops; /* kernels the mirror installed (seam_mirror_install, below) */
+static void *seam_to_host(const void *dev) { return seam_host(dev); }
 static void seam_install(void) {
+    test_device_host_of(seam_to_host); /* a host read of device memory fails the test rather than crash the suite */
+    memset(seam_kernels, 0, sizeof seam_kernels); /* the mirror's, when it was installed before */
+    memset(seam_backward, 0, sizeof seam_backward);
+    seam_mirror_ops = 0;
 #define SEAM_NAME(name, kind, impl, types, grad, params, doc) seam_names[TENSOR_OP_##name] = #name;
     TENSOR_OPS(SEAM_NAME)
 #define SEAM_SET(name, FEXPR, IEXPR) seam_kernels[TENSOR_OP_##name] = seam_k_##name;
@@ -316,6 +322,7 @@ static void seam_install(void) {
 }
 static void seam_uninstall(void) {
     test_device_install(NULL);
+    test_device_host_of(NULL);
     CHECK_MSG(seam_live == 0, "%lld device blocks left", (long long)seam_live);
 }
 
@@ -663,7 +670,6 @@ TEST(seam_random_ops_match_the_cpu) {
    tensor_cuda.cu (the names it registers, read from the file), so the library takes the paths it
    takes with a GPU: a composite where CUDA has no kernel, a "no kernel" error where neither
    does. */
-static void *seam_to_host(const void *dev) { return seam_host(dev); }
 static int seam_k_mirror(tensor__dev_call *c) { return test_mirror_kernel(c, seam_to_host); }
 static int seam_kb_mirror(tensor__dev_call *c) { return test_mirror_backward(c, seam_to_host); }
 
@@ -694,13 +700,11 @@ static bool seam_cuda_ops(bool has[TENSOR_OP_COUNT], bool backward[TENSOR_OP_COU
     return true;
 }
 
-static int seam_mirror_ops; /* kernels the mirror installed */
 static bool seam_mirror_install(void) {
     bool cuda[TENSOR_OP_COUNT], cuda_backward[TENSOR_OP_COUNT];
     if (!seam_cuda_ops(cuda, cuda_backward)) { test_fail(__FILE__, __LINE__, "cannot read tensor_cuda.cu (run the suite from the project root)"); return false; }
     seam_install();
     seam_mirror_ops = 0;
-    test_device_host_of(seam_to_host);
     for (int op = 0; op < TENSOR_OP_COUNT; op++) {
         seam_backward[op] = cuda_backward[op] ? seam_kb_mirror : NULL;
         if (!cuda[op]) { seam_kernels[op] = NULL; continue; }
@@ -710,10 +714,20 @@ static bool seam_mirror_install(void) {
         if (op == TENSOR_OP_multinomial || op == TENSOR_OP_poisson) continue; /* the seam's: they draw the words the call names */
         seam_kernels[op] = seam_k_mirror;
     }
+    seam_limit = (size_t)1 << 36; /* as a GPU's memory: 64 GiB (the CUDA suite asks for 4 TiB once) */
     test_device_install(&seam_device);
     return true;
 }
+/* The CUDA suite built against the mirror device (tests/cuda/test_cuda.c with -DDEVICE_MIRROR, make
+   test): its tests install it first. */
+static void seam_mirror_uninstall(void);
+bool test_mirror_device_ready(void) {
+    test_cleanup = seam_mirror_uninstall; /* the next test starts without it */
+    if (tensor_cuda_available() && seam_mirror_ops > 0 && seam_kernels[TENSOR_OP_matmul] == seam_k_mirror) return true;
+    return seam_mirror_install();
+}
 static void seam_mirror_uninstall(void) {
+    seam_mirror_ops = 0;
     test_device_host_of(NULL);
     for (int op = 0; op < TENSOR_OP_COUNT; op++) seam_kernels[op] = NULL;
     seam_uninstall();

@@ -6,11 +6,16 @@
 
 #ifdef DEVICE_SELF_CHECK
 #define NEED_GPU() do { } while (0)
+#elif defined(DEVICE_MIRROR) /* make test: the suite on the seam's mirror device (tests/test_seam.c) */
+#define NEED_GPU() do { if (!test_mirror_device_ready()) return; } while (0)
 #else
 #define NEED_GPU() do { if (!tensor_cuda_available()) { test_skip("no CUDA device"); return; } } while (0)
 #endif
 
 TEST(cuda_every_registry_op_has_a_kernel) {
+#ifdef DEVICE_MIRROR
+    NEED_GPU();
+#endif
     if (!tensor_cuda_available()) { test_skip("no CUDA device"); return; }
     char missing[4096] = "";
     int n = 0;
@@ -277,6 +282,10 @@ static tensor *c_index_select(tensor *const *a) { return tensor_index_select(a[0
 static tensor *c_masked_fill(tensor *const *a) { return tensor_masked_fill(a[0], a[1], -7); }
 static tensor *c_conv2d(tensor *const *a) { return tensor_conv2d(a[0], a[1], a[2], 2, 1, 1, 2); }
 static tensor *c_conv1d(tensor *const *a) { return tensor_conv1d(a[0], a[1], a[2], 1, 2, 2, 1); }
+/* the configurations cuDNN takes (groups 1, no dilation) with a bias of several channels: its bias
+   kernel read the wrong channel's (issue 25) */
+static tensor *c_conv2d_plain(tensor *const *a) { return tensor_conv2d(a[0], a[1], a[2], 2, 1, 1, 1); }
+static tensor *c_conv1d_plain(tensor *const *a) { return tensor_conv1d(a[0], a[1], a[2], 1, 1, 1, 1); }
 static tensor *c_max_pool(tensor *const *a) { return tensor_max_pool2d(a[0], 3, 2, 1); }
 static tensor *c_avg_pool(tensor *const *a) { return tensor_avg_pool2d(a[0], 2, 2, 0); }
 
@@ -312,6 +321,40 @@ TEST(cuda_reductions_match_the_cpu) {
     tensor_free(bigi);
     tensor_free(bigt);
     tensor_free(big);
+}
+
+/* The kernels that share memory among a block's threads, small enough for compute-sanitizer's
+   racecheck to go through them in seconds (make test-cuda runs it over this test and the
+   reductions'): block reductions over rows, columns and everything, the row kernels (softmax,
+   log_softmax, layer_norm, rms_norm, cross_entropy, forward and fused backward), the scans and
+   the sort. Rows longer than a block's threads, so every tree level is used. */
+static tensor *c_sum_rows(tensor *const *a) { return tensor_sum(a[0], -1, false); }
+static tensor *c_amax_cols(tensor *const *a) { return tensor_amax(a[0], 1, (const int[]){0}, false); }
+static tensor *c_var_all(tensor *const *a) { return tensor_var(tensor_flatten(a[0], 0, -1), 0, 1, false); }
+static tensor *c_softmax_rows(tensor *const *a) { return tensor_softmax(a[0], -1); }
+static tensor *c_cumprod(tensor *const *a) { return tensor_cumprod(a[0], 1); }
+static tensor *c_logcumsumexp(tensor *const *a) { return tensor_logcumsumexp(a[0], 1); }
+static tensor *c_cummax(tensor *const *a) { tensor *idx = NULL; return tensor_cummax(a[0], 1, &idx); }
+static tensor *c_sort(tensor *const *a) { tensor *idx = NULL; return tensor_sort(a[0], 1, true, &idx); }
+TEST(cuda_shared_memory_kernels) {
+    NEED_GPU();
+    tensor_scope_begin();
+    tensor *x = rnd(TENSOR_F32, 2, (const int64_t[]){3, 1500}, 80), *w = rnd(TENSOR_F32, 1, (const int64_t[]){1500}, 81), *b = rnd(TENSOR_F32, 1, (const int64_t[]){1500}, 82);
+    cuda_case("sum over rows", 1, IN(x), c_sum_rows);
+    cuda_case("amax over columns", 1, IN(tensor_transpose(x, 0, 1)), c_amax_cols);
+    cuda_case("var of everything", 1, IN(x), c_var_all);
+    cuda_case("softmax over rows", 1, IN(x), c_softmax_rows);
+    cuda_case("log_softmax over rows", 1, IN(x), c_log_softmax);
+    cuda_case("layer_norm", 3, IN(x, w, b), c_layer_norm);
+    cuda_case("rms_norm", 2, IN(x, w), c_rms_norm);
+    cuda_case("cross_entropy", 2, IN(x, tensor_randint(0, 1500, TENSOR_SHAPE(3), TENSOR_I64)), c_ce);
+    tensor *s = tensor_mul_scalar(rnd(TENSOR_F64, 2, (const int64_t[]){2, 700}, 83), 0.01);
+    cuda_case("cumsum", 1, IN(s), c_cumsum);
+    cuda_case("cumprod", 1, IN(tensor_add_scalar(s, 1)), c_cumprod);
+    cuda_case("logcumsumexp", 1, IN(s), c_logcumsumexp);
+    cuda_case("cummax", 1, IN(s), c_cummax);
+    cuda_case("sort", 1, IN(rnd(TENSOR_F32, 2, (const int64_t[]){2, 1100}, 84)), c_sort);
+    tensor_scope_end();
 }
 
 TEST(cuda_matmul_matches_the_cpu) {
@@ -436,15 +479,25 @@ static tensor *svd_sep(tensor *a) {
 static tensor *c_svd(tensor *const *a, bool full) {
     tensor *S = NULL, *Vh = NULL, *U = tensor_linalg_svd(svd_sep(a[0]), full, &S, &Vh);
     if (!U || !S || !Vh) return NULL;
-    tensor *sg = tensor_sign(tensor_detach(tensor_diagonal(U, 0, -2, -1)));
     int64_t k = tensor_shape(S)[tensor_ndim(S) - 1];
-    tensor *parts[3] = {tensor_flatten(tensor_mul(tensor_narrow(U, -1, 0, k), tensor_unsqueeze(sg, -2)), 0, -1), tensor_flatten(S, 0, -1),
-                        tensor_flatten(tensor_mul(tensor_narrow(Vh, -2, 0, k), tensor_unsqueeze(sg, -1)), 0, -1)};
+    U = tensor_narrow(U, -1, 0, k); /* the full factors' first k columns (rows of Vh): the rest is any basis of the complement */
+    Vh = tensor_narrow(Vh, -2, 0, k);
+    tensor *sg = tensor_sign(tensor_detach(tensor_diagonal(U, 0, -2, -1))); /* k signs: taken of the narrowed U */
+    tensor *parts[3] = {tensor_flatten(tensor_mul(U, tensor_unsqueeze(sg, -2)), 0, -1), tensor_flatten(S, 0, -1), tensor_flatten(tensor_mul(Vh, tensor_unsqueeze(sg, -1)), 0, -1)};
     return tensor_cat(3, parts, 0);
 }
 static tensor *c_svd_reduced(tensor *const *a) { return c_svd(a, false); }
 static tensor *c_svd_full(tensor *const *a) { return c_svd(a, true); }
-static tensor *c_svd_full_u(tensor *const *a) { return tensor_abs(tensor_linalg_svd(tensor_detach(a[0]), true, NULL, NULL)); } /* the completed columns too */
+/* full U of a rank-2 matrix: the columns of its two nonzero singular values (up to sign), and U^T U
+   = I, the completed columns too. The other columns are any orthonormal basis of the rest: those
+   of the singular values that come out 1e-16 rather than 0 follow the rounding, which differs
+   between the GPU's kernel and the CPU's (the first run compared them and differed). */
+static tensor *c_svd_full_u(tensor *const *a) {
+    tensor *U = tensor_linalg_svd(tensor_detach(a[0]), true, NULL, NULL);
+    if (!U) return NULL;
+    tensor *parts[2] = {tensor_flatten(tensor_abs(tensor_narrow(U, -1, 0, 2)), 0, -1), tensor_flatten(tensor_matmul(tensor_transpose(U, -1, -2), U), 0, -1)};
+    return tensor_cat(2, parts, 0);
+}
 static tensor *c_svdvals(tensor *const *a) { return tensor_linalg_svdvals(svd_sep(a[0])); }
 static tensor *c_pinv(tensor *const *a) { return tensor_linalg_pinv(svd_sep(a[0]), 0, -1, false); }
 static tensor *c_rank(tensor *const *a) { return tensor_linalg_matrix_rank(tensor_matmul(a[0], tensor_transpose(a[0], -1, -2)), 0, -1, true); }
@@ -514,6 +567,8 @@ TEST(cuda_nn_ops_match_the_cpu) {
     }
     cuda_case("embedding", 2, IN(rnd(TENSOR_F32, 2, (const int64_t[]){50, 16}, 26), tensor_randint(0, 50, TENSOR_SHAPE(4, 9), TENSOR_I64)), c_embedding);
     cuda_case("conv2d stride 2 groups 2", 3, IN(rnd(TENSOR_F32, 4, (const int64_t[]){3, 4, 11, 9}, 27), rnd(TENSOR_F32, 4, (const int64_t[]){6, 2, 3, 3}, 28), rnd(TENSOR_F32, 1, (const int64_t[]){6}, 29)), c_conv2d);
+    cuda_case("conv2d stride 2, bias", 3, IN(rnd(TENSOR_F32, 4, (const int64_t[]){3, 4, 11, 9}, 36), rnd(TENSOR_F32, 4, (const int64_t[]){6, 4, 3, 3}, 37), rnd(TENSOR_F32, 1, (const int64_t[]){6}, 38)), c_conv2d_plain);
+    cuda_case("conv1d, bias", 3, IN(rnd(TENSOR_F64, 3, (const int64_t[]){2, 3, 20}, 39), rnd(TENSOR_F64, 3, (const int64_t[]){5, 3, 3}, 40), rnd(TENSOR_F64, 1, (const int64_t[]){5}, 41)), c_conv1d_plain);
     cuda_case("conv1d dilation 2", 3, IN(rnd(TENSOR_F32, 3, (const int64_t[]){2, 3, 20}, 30), rnd(TENSOR_F32, 3, (const int64_t[]){5, 3, 3}, 31), rnd(TENSOR_F32, 1, (const int64_t[]){5}, 32)), c_conv1d);
     cuda_case("max_pool2d", 1, IN(rnd(TENSOR_F32, 4, (const int64_t[]){2, 3, 9, 10}, 33)), c_max_pool);
     cuda_case("avg_pool2d", 1, IN(rnd(TENSOR_F32, 4, (const int64_t[]){2, 3, 8, 10}, 34)), c_avg_pool);
@@ -720,6 +775,7 @@ TEST(cuda_multinomial_matches_the_cpu) {
     tensor *h = tensor_to_device(one, TENSOR_CPU);
     CHECK(h && tensor_numel(h) == 3 && tensor_item(tensor_min_all(h)) == 2 && tensor_item(tensor_max_all(h)) == 2);
     tensor_clear_error();
+#ifndef DEVICE_MIRROR /* the kernel's own checks of the probabilities (the mirror's kernel draws, it does not check) */
     CHECK(tensor_multinomial(device_cuda(tensor_from_data((const float[]){1, 2, -1, 0, 1, 1}, TENSOR_SHAPE(2, 3), TENSOR_F32)), 1, true) == NULL);
     CHECK_MSG(strstr(tensor_last_error(), "row 0 has -1"), "%s", tensor_last_error());
     tensor_clear_error();
@@ -729,6 +785,7 @@ TEST(cuda_multinomial_matches_the_cpu) {
     CHECK(tensor_multinomial(device_cuda(tensor_from_data((const float[]){1, 2, 3, 0, 0, 5}, TENSOR_SHAPE(2, 3), TENSOR_F32)), 2, false) == NULL);
     CHECK_MSG(strstr(tensor_last_error(), "row 1"), "%s", tensor_last_error());
     tensor_clear_error();
+#endif
     tensor_scope_end();
 }
 
@@ -770,7 +827,7 @@ TEST(cuda_optimizer_steps_match_the_cpu_bit_for_bit) {
         }
         /* clip_grad_norm over the 30 gradients: one pass on the device, the CPU's norm and scaling */
         for (int i = 0; i < NP; i++) {
-            CHECK(tensor_backward_with(tensor_mul_scalar(cpu[i], 2), grad[i]) == 0);
+            CHECK_MSG(tensor_backward_with(tensor_mul_scalar(cpu[i], 2), grad[i]) == 0, "%s", tensor_last_error());
             CHECK(tensor_backward_with(tensor_mul_scalar(dev[i], 2), device_cuda(grad[i])) == 0);
         }
         double nh = tensor_clip_grad_norm(NP, cpu, 0.5), nd = tensor_clip_grad_norm(NP, dev, 0.5);
