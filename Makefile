@@ -86,7 +86,8 @@ $(BUILD)/neon/test_all: tests/main.c $(TEST_SRC) tests/test.h tensor.h
 test-neon: check-amalgamation $(if $(HAVE_NEON_TOOLS),$(BUILD)/neon/test_all)
 	@$(if $(HAVE_NEON_TOOLS),,echo "skipped: $(NEON_SKIPPED)"; exit 0;) for simd in neon scalar; do \
 	  filter=$$([ $$simd = neon ] || echo test_simd); \
-	  if TENSOR_SIMD=$$simd TENSOR_TEST_ULP_POINTS=100000 TENSOR_TEST_RUNNER="$(QEMU_AARCH64) -L /usr/aarch64-linux-gnu" $(QEMU_AARCH64) -L /usr/aarch64-linux-gnu $(BUILD)/neon/test_all $$filter > $(BUILD)/neon/log 2>&1; \
+	  if TENSOR_SIMD=$$simd TENSOR_TEST_ULP_POINTS=100000 TENSOR_TEST_RUNNER="$(QEMU_AARCH64) -L /usr/aarch64-linux-gnu" TEST_RUNNER="$(QEMU_AARCH64) -L /usr/aarch64-linux-gnu" \
+	     TEST_FILTER=$$filter tests/run.sh $(BUILD)/neon/test_all --no-compile-matrix > $(BUILD)/neon/log 2>&1; \
 	  then grep -E '^ *FAIL|^  simd ' $(BUILD)/neon/log; echo "neon-$$simd: $$(tail -n 1 $(BUILD)/neon/log)"; \
 	  else cat $(BUILD)/neon/log; echo "neon-$$simd: FAILED"; exit 1; fi; \
 	done
@@ -195,24 +196,29 @@ $(BUILD)/fuzz/fuzz_api: tests/fuzz/fuzz_api.c $(FUZZ_HEADERS) tensor.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
 	  -DFUZZ_LIBFUZZER $(WARN) -Wno-pass-failed -I. $< -o $@ $(LDLIBS)
-# The file loaders' fuzzers, tests/fuzz/fuzz_files.c, one target per loader (FUZZ_LOADER 1, 2, 3):
-# make test replays each one's seed corpus (tests/fuzz/corpus_LOADER: valid files of every dtype
-# and the malformed files of the tests) and make fuzz runs each for FUZZ_FILE_SECONDS, with zlib
-# (deflated .npz members) when it links.
+# The file loaders' fuzzers, tests/fuzz/fuzz_files.c: one program, built once each way, and a link
+# to it per loader whose name says the loader: make test replays each one's seed corpus
+# (tests/fuzz/corpus_LOADER: valid files of every dtype and the malformed files of the tests) and
+# make fuzz runs each for FUZZ_FILE_SECONDS, with zlib (deflated .npz members) when it links.
 FUZZ_FILE_SECONDS ?= 60
-loader_id = $(if $(filter safetensors,$(1)),1,$(if $(filter npy,$(1)),2,3))
 FUZZ_ZLIB = $(if $(HAVE_ZLIB),-DTENSOR_USE_ZLIB,)
 FUZZ_ZLIB_LIB = $(if $(HAVE_ZLIB),-lz,)
-$(BUILD)/fuzz/replay-%: tests/fuzz/fuzz_files.c $(FUZZ_HEADERS) tensor.h
+$(BUILD)/fuzz/files-replay: tests/fuzz/fuzz_files.c $(FUZZ_HEADERS) tensor.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) -DFUZZ_LOADER=$(call loader_id,$*) -I. $< -o $@ $(LDLIBS)
-$(BUILD)/fuzz/asan-replay-%: tests/fuzz/fuzz_files.c $(FUZZ_HEADERS) tensor.h
+	$(CC) $(CFLAGS) $(WARN) -I. $< -o $@ $(LDLIBS)
+$(BUILD)/fuzz/files-asan-replay: tests/fuzz/fuzz_files.c $(FUZZ_HEADERS) tensor.h
 	@mkdir -p $(dir $@)
-	$(CC) -O1 -g $(SAN) $(WARN) -DFUZZ_LOADER=$(call loader_id,$*) -I. $< -o $@ $(LDLIBS)
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_files.c $(FUZZ_HEADERS) tensor.h
+	$(CC) -O1 -g $(SAN) $(WARN) -I. $< -o $@ $(LDLIBS)
+$(BUILD)/fuzz/files-fuzz: tests/fuzz/fuzz_files.c $(FUZZ_HEADERS) tensor.h
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer \
-	  -DFUZZ_LIBFUZZER -DFUZZ_LOADER=$(call loader_id,$*) $(FUZZ_ZLIB) $(WARN) -Wno-pass-failed -I. $< -o $@ $(LDLIBS) $(FUZZ_ZLIB_LIB)
+	  -DFUZZ_LIBFUZZER $(FUZZ_ZLIB) $(WARN) -Wno-pass-failed -I. $< -o $@ $(LDLIBS) $(FUZZ_ZLIB_LIB)
+$(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/replay-$(l)): $(BUILD)/fuzz/files-replay
+	ln -f $< $@
+$(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/asan-replay-$(l)): $(BUILD)/fuzz/files-asan-replay
+	ln -f $< $@
+$(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/fuzz_$(l)): $(BUILD)/fuzz/files-fuzz
+	ln -f $< $@
 FILE_FUZZ_FLAGS = -max_total_time=$(FUZZ_FILE_SECONDS) -rss_limit_mb=4096 -max_len=65536 -timeout=10 -print_final_stats=1
 fuzz-files: $(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/fuzz_$(l))
 	@for l in $(FILE_LOADERS); do \

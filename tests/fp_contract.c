@@ -2,7 +2,7 @@
    compiled: tests/compile_matrix.sh builds this twice, with the compiler free to contract a * b + c
    into a fused multiply-add (-mfma -ffp-contract=fast, as nvcc does by default) and with
    contraction off, and compares what the two print: a hash of the bits of many updates. */
-#define TENSOR_IMPLEMENTATION
+#define TENSOR__DEVICE_SOURCE /* the shared formulas only, as tensor_cuda.cu gets them */
 #include "tensor.h"
 #include <stdio.h>
 #include <string.h>

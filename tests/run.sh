@@ -8,6 +8,8 @@
 # usage: tests/run.sh TEST_BINARY [--no-compile-matrix]   (TEST_SHARDS=N: the binary's tests in N
 # processes at once)
 bin=$1
+TEST_RUNNER=${TEST_RUNNER:-}
+TEST_FILTER=${TEST_FILTER:-}
 passed=0; failed=0; skipped=0
 # A suite binary: BINARY [FILTER]; adds its closing line's counts and its `skipped:` lines. Its
 # output is shown whole, or only its FAIL and count lines when QUIET is set.
@@ -25,17 +27,18 @@ suite() {
 }
 # The suite's tests shared among $TEST_SHARDS processes at once (default: one per core, at most
 # 4): each runs every N-th test (test_all --shard I/N); their outputs are shown one after another
-# and their counts added.
+# and their counts added. $TEST_RUNNER runs the binary (make test-neon: qemu-aarch64) and
+# $TEST_FILTER picks its tests.
 shards=${TEST_SHARDS:-$(nproc 2>/dev/null || echo 1)}
 [ "$shards" -ge 1 ] 2>/dev/null || shards=1
 [ "$shards" -le 4 ] || shards=4
 if [ "$shards" -eq 1 ]; then
-  suite "$bin"
+  suite $TEST_RUNNER "$bin" $TEST_FILTER
 else
   sdir=$(mktemp -d)
   i=0
   while [ $i -lt "$shards" ]; do
-    ( ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} "$bin" --shard $i/$shards > "$sdir/out.$i" 2>&1; echo $? > "$sdir/status.$i" ) &
+    ( ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} $TEST_RUNNER "$bin" --shard $i/$shards $TEST_FILTER > "$sdir/out.$i" 2>&1; echo $? > "$sdir/status.$i" ) &
     i=$((i + 1))
   done
   wait

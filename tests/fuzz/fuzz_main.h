@@ -16,6 +16,14 @@ static int fz_run_all(const uint8_t *data, size_t size) {
    this covers the harness and the sanitizer runtime). */
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "allocator_may_return_null=1:max_allocation_size_mb=2048"; }
+#ifdef FZ_INIT /* what the fuzzer does first with its program's name */
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    (void)argc;
+    FZ_INIT((*argv)[0]);
+    return 0;
+}
+#endif
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) { return fz_run_all(data, size); }
 #else

@@ -103,6 +103,9 @@ static int unpack(int argc, char **argv) {
 
 int main(int argc, char **argv) {
     if (argc >= 3 && !strcmp(argv[1], "--unpack")) return unpack(argc, argv);
+#ifdef FZ_INIT
+    FZ_INIT(argv[0]);
+#endif
     fflush(stdout);
     int fd = dup(1);
     report = fd >= 0 ? fdopen(fd, "w") : NULL;
