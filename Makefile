@@ -53,19 +53,21 @@ examples/%: examples/%.c examples/train_util.h tensor.h
 examples/fashion_mnist_%: LDLIBS += -lz
 
 # The suite: one binary from tests/main.c (the implementation) and every tests/test_*.c.
-$(BUILD)/tests/%.o: tests/%.c tests/test.h tests/device_sweep.h tensor.h
+$(BUILD)/tests/%.o: tests/%.c tests/test.h tests/device_sweep.h tests/device_grad_sweep.h tensor.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) -I. -c $< -o $@
+# tests/test_cuda_mirror.c is the CUDA suite (tests/cuda/test_cuda.c) on the seam's mirror device
+$(foreach d,tests asan tsan,$(BUILD)/$(d)/test_cuda_mirror.o) $(BUILD)/neon/test_all $(BUILD)/sleef/test_all: tests/cuda/test_cuda.c tests/device_grad_sweep.h
 $(BUILD)/tests/test_all: $(BUILD)/tests/main.o $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(TEST_SRC))
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/asan/%.o: tests/%.c tests/test.h tests/device_sweep.h tensor.h
+$(BUILD)/asan/%.o: tests/%.c tests/test.h tests/device_sweep.h tests/device_grad_sweep.h tensor.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g $(SAN) $(WARN) -I. -c $< -o $@
 $(BUILD)/asan/test_all: $(BUILD)/asan/main.o $(patsubst tests/%.c,$(BUILD)/asan/%.o,$(TEST_SRC))
 	$(CC) -O1 -g $(SAN) $^ -o $@ $(LDLIBS)
 
-$(BUILD)/tsan/%.o: tests/%.c tests/test.h tests/device_sweep.h tensor.h
+$(BUILD)/tsan/%.o: tests/%.c tests/test.h tests/device_sweep.h tests/device_grad_sweep.h tensor.h
 	@mkdir -p $(dir $@)
 	$(CC) -O1 -g -fsanitize=thread $(WARN) -I. -c $< -o $@
 $(BUILD)/tsan/test_all: $(BUILD)/tsan/main.o $(patsubst tests/%.c,$(BUILD)/tsan/%.o,$(TEST_SRC))
@@ -138,11 +140,19 @@ CUDA_SKIPPED = $(if $(HAVE_CUDA_TU),$(if $(HAVE_CUDNN),,tensor_cuda.cu with -DTE
 $(BUILD)/cuda/tensor_cuda.o: tensor_cuda.cu tensor.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(NVCC_TEST_ARCH) -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -c $< -o $@
+# The CUDA suite links the CPU suite's test files too, for their gradient checks (its
+# differentiable-op sweep, gpu_every_differentiable_op_forward_and_backward, runs them on the
+# GPU); make test-cuda runs only its own tests (cuda_, gpu_).
+CPU_TEST_OBJS = $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(filter-out tests/test_cuda_mirror.c,$(TEST_SRC)))
+$(BUILD)/cuda/test_cuda: tests/cuda/test_cuda.c tests/main.c tests/test.h tests/device_sweep.h tests/device_grad_sweep.h tensor.h $(BUILD)/cuda/tensor_cuda.o $(CPU_TEST_OBJS)
+	$(CC) $(CFLAGS) $(WARN) -I. tests/main.c $< $(CPU_TEST_OBJS) $(BUILD)/cuda/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS)
 $(BUILD)/cuda/test_%: tests/cuda/test_%.c tests/main.c tests/test.h tests/device_sweep.h tensor.h $(BUILD)/cuda/tensor_cuda.o
 	$(CC) $(CFLAGS) $(WARN) -I. tests/main.c $< $(BUILD)/cuda/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS)
 $(BUILD)/cudnn/tensor_cuda.o: tensor_cuda.cu tensor.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(NVCC_TEST_ARCH) -DTENSOR_USE_CUDNN -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -c $< -o $@
+$(BUILD)/cudnn/test_cuda: tests/cuda/test_cuda.c tests/main.c tests/test.h tests/device_sweep.h tests/device_grad_sweep.h tensor.h $(BUILD)/cudnn/tensor_cuda.o $(CPU_TEST_OBJS)
+	$(CC) $(CFLAGS) $(WARN) -DTEST_WITH_CUDNN -I. tests/main.c $< $(CPU_TEST_OBJS) $(BUILD)/cudnn/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS) -lcudnn
 $(BUILD)/cudnn/test_%: tests/cuda/test_%.c tests/main.c tests/test.h tests/device_sweep.h tensor.h $(BUILD)/cudnn/tensor_cuda.o
 	$(CC) $(CFLAGS) $(WARN) -DTEST_WITH_CUDNN -I. tests/main.c $< $(BUILD)/cudnn/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS) -lcudnn
 # make cuda: the object to link into programs, with the GPU code chosen above (NVCC_ARCH).
@@ -159,9 +169,9 @@ $(BUILD)/cuda/probe: tests/cuda/probe.c tensor.h $(BUILD)/cuda/tensor_cuda.o
 COMPUTE_SANITIZER ?= $(firstword $(shell command -v compute-sanitizer 2>/dev/null) $(wildcard $(CUDA_HOME)/bin/compute-sanitizer $(CUDA_HOME)/compute-sanitizer/compute-sanitizer))
 test-cuda: check-amalgamation $(if $(HAVE_CUDA_TU),$(BUILD)/cuda/probe $(BUILD)/cuda/test_cuda) $(if $(HAVE_CUDNN),$(BUILD)/cudnn/test_cuda)
 	@$(if $(HAVE_CUDA_TU),,echo "skipped: test-cuda (no nvcc: install the CUDA toolkit)"; exit 0;) \
-	 if why=$$($(BUILD)/cuda/probe); then tests/run.sh $(BUILD)/cuda/test_cuda --no-compile-matrix || exit 1; \
-	   $(if $(HAVE_CUDNN),echo "with cuDNN (-DTENSOR_USE_CUDNN):"; tests/run.sh $(BUILD)/cudnn/test_cuda --no-compile-matrix || exit 1;) \
-	   $(if $(COMPUTE_SANITIZER),$(COMPUTE_SANITIZER) --tool memcheck --report-api-errors no --leak-check full --error-exitcode 1 $(BUILD)/cuda/test_cuda > $(BUILD)/cuda/memcheck.log 2>&1 \
+	 if why=$$($(BUILD)/cuda/probe); then TEST_FILTER=cuda_,gpu_ tests/run.sh $(BUILD)/cuda/test_cuda --no-compile-matrix || exit 1; \
+	   $(if $(HAVE_CUDNN),echo "with cuDNN (-DTENSOR_USE_CUDNN):"; TEST_FILTER=cuda_,gpu_ tests/run.sh $(BUILD)/cudnn/test_cuda --no-compile-matrix || exit 1;) \
+	   $(if $(COMPUTE_SANITIZER),$(COMPUTE_SANITIZER) --tool memcheck --report-api-errors no --leak-check full --error-exitcode 1 $(BUILD)/cuda/test_cuda cuda_ > $(BUILD)/cuda/memcheck.log 2>&1 \
 	     && echo "compute-sanitizer memcheck: clean" || { tail -n 40 $(BUILD)/cuda/memcheck.log; echo "compute-sanitizer memcheck: FAILED"; exit 1; }; \
 	   $(COMPUTE_SANITIZER) --tool racecheck --error-exitcode 1 $(BUILD)/cuda/test_cuda cuda_reductions,cuda_shared_memory > $(BUILD)/cuda/racecheck.log 2>&1 \
 	     && echo "compute-sanitizer racecheck (reductions, row kernels, scans, sort): clean" || { tail -n 40 $(BUILD)/cuda/racecheck.log; echo "compute-sanitizer racecheck: FAILED"; exit 1; },echo "skipped: compute-sanitizer (not found)";) \

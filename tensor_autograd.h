@@ -806,8 +806,8 @@ TENSOR__DERIV_UNARY(threshold, tensor_masked_fill(g, tensor__op_scalar(TENSOR_OP
     }
 
 /* pow: d/da = b a^(b-1), taken as 0 where b == 0 (PyTorch; b a^(b-1) would be 0 * inf at a == 0);
-   d/db = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch). A wrapped-number operand (pow_scalar's exponent, a CPU 0-dim tensor) gives a CPU mask: it goes
-   to the gradient's device. */
+   d/db = a^b log a, taken as 0 where a == 0 and b >= 0 (PyTorch). A wrapped-number operand
+   (pow_scalar's exponent, a CPU 0-dim tensor) gives a CPU mask: it goes to the gradient's device. */
 static tensor *tensor__pow_grad_base(tensor *g, tensor *x, tensor *y) {
     tensor *v = tensor_mul(g, tensor_mul(y, tensor_pow(x, tensor_sub_scalar(y, 1))));
     return v ? tensor_masked_fill(v, tensor__on(tensor__op_scalar(TENSOR_OP_eq, y, 0), v->storage->device), 0) : NULL;

@@ -2,6 +2,7 @@
    reference. Every op the CPU has a kernel for must have a CUDA kernel: the first test lists
    the ones missing and fails while any is. */
 #include "../device_sweep.h"
+#include "../device_grad_sweep.h"
 #include <pthread.h>
 
 #ifdef DEVICE_SELF_CHECK
@@ -32,6 +33,17 @@ TEST(cuda_every_registry_op_has_a_kernel) {
     }
     CHECK_MSG(n == 0, "%d ops have no CUDA kernel: %s", n, missing);
 }
+
+/* Every differentiable op forward and backward through its gradient checks' cases (the functions
+   of tests/test_*.c, linked into this suite's binary): the device's values and gradients against
+   the CPU's. make test runs the same sweep on the seam's mirror device (tests/test_seam.c). Named
+   gpu_ rather than cuda_: make test-cuda runs it once, not under compute-sanitizer (2000 cases). */
+#ifndef DEVICE_MIRROR
+TEST(gpu_every_differentiable_op_forward_and_backward) {
+    NEED_GPU();
+    device_sweep_gradchecks("GPU");
+}
+#endif
 
 TEST(cuda_elementwise_ops_match_the_cpu) {
     NEED_GPU();
@@ -421,7 +433,9 @@ TEST(cuda_linalg_decomp_matches_the_cpu) {
     tensor_dtype t = TENSOR_F64;
     tensor *A = rnd(t, 2, (const int64_t[]){130, 130}, 24), *B = rnd(t, 2, (const int64_t[]){130, 3}, 25);
     LA_CASE(lu_factor, 1, A);
+    device_cond = tensor_item(tensor_linalg_cond(A, NULL)); /* 7.6e4: the gradient's tolerance from it */
     LA_CASE(solve, 2, A, B);
+    device_cond = 0;
     LA_CASE(cholesky, 1, A);
 #undef LA_CASE
     tensor_scope_end();
