@@ -20,7 +20,7 @@ FUZZ_HEADERS = tests/fuzz/fuzz_main.h tests/fuzz/replay.h
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 EXAMPLES = $(patsubst %.c,%,$(wildcard examples/*.c))
 
-.PHONY: all cuda test test-asan test-tsan test-neon test-sleef test-cuda check-amalgamation examples bench bench-nn bench-cuda fuzz fuzz-files clean
+.PHONY: all cuda gpu-pass test test-asan test-tsan test-neon test-sleef test-cuda check-amalgamation examples bench bench-nn bench-cuda fuzz fuzz-files clean
 all: tensor.h examples
 
 generator/gen: generator/gen.c
@@ -263,6 +263,19 @@ $(BUILD)/bench_nn: bench/bench_nn.c tensor.h
 	$(CC) -O2 $(WARN) -I. bench/bench_nn.c -o $@ $(LDLIBS)
 bench-nn: $(BUILD)/bench_nn
 	$(BUILD)/bench_nn
+# make gpu-pass: what a GPU machine needs for one pass (tests/cuda/device_pass.sh), built here:
+# the CUDA suite plain and with cuDNN, the start-up probe and the benchmark, for sm_90 (H100, H200;
+# GPU_ARCH=sm_XX for another), stripped, in $(BUILD)/gpu-pass (carried there with the tree).
+GPU_ARCH ?= sm_90
+gpu-pass:
+	@$(if $(HAVE_CUDA_TU),,echo "gpu-pass: needs nvcc"; exit 1;) \
+	 $(MAKE) --no-print-directory BUILD=$(BUILD)/gpu-build NVCC_TEST_ARCH=-arch=$(GPU_ARCH) $(BUILD)/gpu-build/cuda/test_cuda $(BUILD)/gpu-build/cudnn/test_cuda \
+	   $(BUILD)/gpu-build/bench_cuda $(BUILD)/gpu-build/cuda/first_call && \
+	 mkdir -p $(BUILD)/gpu-pass && cp $(BUILD)/gpu-build/cuda/test_cuda $(BUILD)/gpu-build/cuda/first_call $(BUILD)/gpu-build/bench_cuda $(BUILD)/gpu-pass/ && \
+	 cp $(BUILD)/gpu-build/cudnn/test_cuda $(BUILD)/gpu-pass/test_cudnn && strip $(BUILD)/gpu-pass/* && ls -la $(BUILD)/gpu-pass
+$(BUILD)/cuda/first_call: tests/cuda/first_call.c tensor.h $(BUILD)/cuda/tensor_cuda.o
+	$(CC) $(CFLAGS) $(WARN) tests/cuda/first_call.c $(BUILD)/cuda/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS)
+
 # The CUDA benchmark (bench/bench_cuda.c, against cuBLAS and cudaMemcpy) on a machine with a GPU.
 $(BUILD)/bench_cuda: bench/bench_cuda.c tensor.h $(BUILD)/cuda/tensor_cuda.o
 	$(CC) -O2 $(WARN) -I. -I$(CUDA_HOME)/include bench/bench_cuda.c $(BUILD)/cuda/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS)
