@@ -57,7 +57,7 @@ $(BUILD)/tests/%.o: tests/%.c tests/test.h tests/device_sweep.h tests/device_gra
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(WARN) -I. -c $< -o $@
 # tests/test_cuda_mirror.c is the CUDA suite (tests/cuda/test_cuda.c) on the seam's mirror device
-$(foreach d,tests asan tsan,$(BUILD)/$(d)/test_cuda_mirror.o) $(BUILD)/neon/test_all $(BUILD)/sleef/test_all: tests/cuda/test_cuda.c tests/device_grad_sweep.h
+$(foreach d,tests asan tsan neon sleef,$(BUILD)/$(d)/test_cuda_mirror.o): tests/cuda/test_cuda.c
 $(BUILD)/tests/test_all: $(BUILD)/tests/main.o $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(TEST_SRC))
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
@@ -82,9 +82,11 @@ AARCH64_CC ?= aarch64-linux-gnu-gcc
 QEMU_AARCH64 ?= qemu-aarch64
 HAVE_NEON_TOOLS := $(shell command -v $(QEMU_AARCH64) > /dev/null 2>&1 && printf 'int main(void){return 0;}' | $(AARCH64_CC) -x c - -static -o /dev/null 2>/dev/null && echo yes)
 NEON_SKIPPED = test-neon (apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)
-$(BUILD)/neon/test_all: tests/main.c $(TEST_SRC) tests/test.h tensor.h
+$(BUILD)/neon/%.o: tests/%.c tests/test.h tests/device_sweep.h tests/device_grad_sweep.h tensor.h
 	@mkdir -p $(dir $@)
-	$(AARCH64_CC) -O2 $(WARN) -I. -static tests/main.c $(TEST_SRC) -o $@ -lm -lpthread
+	$(AARCH64_CC) -O2 $(WARN) -I. -c $< -o $@
+$(BUILD)/neon/test_all: $(BUILD)/neon/main.o $(patsubst tests/%.c,$(BUILD)/neon/%.o,$(TEST_SRC))
+	$(AARCH64_CC) -O2 -static $^ -o $@ -lm -lpthread
 test-neon: check-amalgamation $(if $(HAVE_NEON_TOOLS),$(BUILD)/neon/test_all)
 	@$(if $(HAVE_NEON_TOOLS),,echo "skipped: $(NEON_SKIPPED)"; exit 0;) for simd in neon scalar; do \
 	  filter=$$([ $$simd = neon ] || echo test_simd); \
@@ -95,9 +97,11 @@ test-neon: check-amalgamation $(if $(HAVE_NEON_TOOLS),$(BUILD)/neon/test_all)
 	done
 
 # The suite with -DTENSOR_USE_SLEEF: SLEEF's vector functions instead of ours (Debian: libsleef-dev).
-$(BUILD)/sleef/test_all: tests/main.c $(TEST_SRC) tests/test.h tensor.h
+$(BUILD)/sleef/%.o: tests/%.c tests/test.h tests/device_sweep.h tests/device_grad_sweep.h tensor.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(WARN) -DTENSOR_USE_SLEEF -I. tests/main.c $(TEST_SRC) -o $@ -lsleef $(LDLIBS)
+	$(CC) $(CFLAGS) $(WARN) -DTENSOR_USE_SLEEF -I. -c $< -o $@
+$(BUILD)/sleef/test_all: $(BUILD)/sleef/main.o $(patsubst tests/%.c,$(BUILD)/sleef/%.o,$(TEST_SRC))
+	$(CC) $(CFLAGS) $^ -o $@ -lsleef $(LDLIBS)
 test-sleef: check-amalgamation $(if $(HAVE_SLEEF),$(BUILD)/sleef/test_all)
 	@$(if $(HAVE_SLEEF),tests/run.sh $(BUILD)/sleef/test_all --no-compile-matrix,echo "skipped: test-sleef (apt-get install libsleef-dev)")
 
@@ -144,17 +148,18 @@ $(BUILD)/cuda/tensor_cuda.o: tensor_cuda.cu tensor.h
 # differentiable-op sweep, gpu_every_differentiable_op_forward_and_backward, runs them on the
 # GPU); make test-cuda runs only its own tests (cuda_, gpu_).
 CPU_TEST_OBJS = $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(filter-out tests/test_cuda_mirror.c,$(TEST_SRC)))
-$(BUILD)/cuda/test_cuda: tests/cuda/test_cuda.c tests/main.c tests/test.h tests/device_sweep.h tests/device_grad_sweep.h tensor.h $(BUILD)/cuda/tensor_cuda.o $(CPU_TEST_OBJS)
-	$(CC) $(CFLAGS) $(WARN) -I. tests/main.c $< $(CPU_TEST_OBJS) $(BUILD)/cuda/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS)
-$(BUILD)/cuda/test_%: tests/cuda/test_%.c tests/main.c tests/test.h tests/device_sweep.h tensor.h $(BUILD)/cuda/tensor_cuda.o
-	$(CC) $(CFLAGS) $(WARN) -I. tests/main.c $< $(BUILD)/cuda/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS)
+# (each links the suite's main.o, the implementation, compiled once for test_all)
+$(BUILD)/cuda/test_cuda: tests/cuda/test_cuda.c $(BUILD)/tests/main.o tests/test.h tests/device_sweep.h tests/device_grad_sweep.h tensor.h $(BUILD)/cuda/tensor_cuda.o $(CPU_TEST_OBJS)
+	$(CC) $(CFLAGS) $(WARN) -I. $(BUILD)/tests/main.o $< $(CPU_TEST_OBJS) $(BUILD)/cuda/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS)
+$(BUILD)/cuda/test_%: tests/cuda/test_%.c $(BUILD)/tests/main.o tests/test.h tests/device_sweep.h tensor.h $(BUILD)/cuda/tensor_cuda.o
+	$(CC) $(CFLAGS) $(WARN) -I. $(BUILD)/tests/main.o $< $(BUILD)/cuda/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS)
 $(BUILD)/cudnn/tensor_cuda.o: tensor_cuda.cu tensor.h
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) $(NVCC_TEST_ARCH) -DTENSOR_USE_CUDNN -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -c $< -o $@
-$(BUILD)/cudnn/test_cuda: tests/cuda/test_cuda.c tests/main.c tests/test.h tests/device_sweep.h tests/device_grad_sweep.h tensor.h $(BUILD)/cudnn/tensor_cuda.o $(CPU_TEST_OBJS)
-	$(CC) $(CFLAGS) $(WARN) -DTEST_WITH_CUDNN -I. tests/main.c $< $(CPU_TEST_OBJS) $(BUILD)/cudnn/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS) -lcudnn
-$(BUILD)/cudnn/test_%: tests/cuda/test_%.c tests/main.c tests/test.h tests/device_sweep.h tensor.h $(BUILD)/cudnn/tensor_cuda.o
-	$(CC) $(CFLAGS) $(WARN) -DTEST_WITH_CUDNN -I. tests/main.c $< $(BUILD)/cudnn/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS) -lcudnn
+$(BUILD)/cudnn/test_cuda: tests/cuda/test_cuda.c $(BUILD)/tests/main.o tests/test.h tests/device_sweep.h tests/device_grad_sweep.h tensor.h $(BUILD)/cudnn/tensor_cuda.o $(CPU_TEST_OBJS)
+	$(CC) $(CFLAGS) $(WARN) -DTEST_WITH_CUDNN -I. $(BUILD)/tests/main.o $< $(CPU_TEST_OBJS) $(BUILD)/cudnn/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS) -lcudnn
+$(BUILD)/cudnn/test_%: tests/cuda/test_%.c $(BUILD)/tests/main.o tests/test.h tests/device_sweep.h tensor.h $(BUILD)/cudnn/tensor_cuda.o
+	$(CC) $(CFLAGS) $(WARN) -DTEST_WITH_CUDNN -I. $(BUILD)/tests/main.o $< $(BUILD)/cudnn/tensor_cuda.o -o $@ $(LDLIBS) $(CUDA_LDLIBS) -lcudnn
 # make cuda: the object to link into programs, with the GPU code chosen above (NVCC_ARCH).
 cuda: $(BUILD)/tensor_cuda.o
 $(BUILD)/tensor_cuda.o: tensor_cuda.cu tensor.h
@@ -242,7 +247,7 @@ fuzz-files: $(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/fuzz_$(l))
 fuzz:
 	@if ! printf 'int LLVMFuzzerTestOneInput(const char *d, long n) { return d && n < 0; }' | \
 	     $(FUZZ_CC) -fsanitize=fuzzer -x c - -o /dev/null > /dev/null 2>&1; then echo "skipped: fuzz (apt-get install clang)"; exit 0; fi; \
-	 $(MAKE) --no-print-directory $(BUILD)/fuzz/fuzz_api $(BUILD)/fuzz/replay && \
+	 $(MAKE) --no-print-directory $(BUILD)/fuzz/fuzz_api $(BUILD)/fuzz/replay $(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/fuzz_$(l)) && \
 	 rm -rf $(BUILD)/fuzz/corpus && mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/crashes && \
 	 $(BUILD)/fuzz/replay --unpack $(BUILD)/fuzz/corpus tests/fuzz/corpus tests/fuzz/regressions && \
 	 $(BUILD)/fuzz/fuzz_api $(FUZZ_FLAGS) -artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus && \
