@@ -17022,7 +17022,7 @@ TENSOR_API tensor *tensor_linalg_inv(tensor *A) {
     TENSOR__LA_BEGIN(fn);
     /* an empty batch solves for an empty right side: no n x n identity */
     tensor *eye = tensor__numel_of(A->ndim, A->shape) == 0 ? tensor_zeros_like(A) : tensor_eye(A->shape[A->ndim - 1], A->dtype);
-    if (eye && A->storage->device != TENSOR_CPU) eye = tensor_to_device(eye, A->storage->device);
+    eye = tensor__on(eye, A->storage->device);
     return tensor__la_end(eye ? tensor__la_solve(fn, A, eye, true, true) : NULL);
 }
 
@@ -17424,7 +17424,7 @@ TENSOR_API tensor *tensor_linalg_qr(tensor *A, const char *mode, tensor **R) {
     if (md == 2) { /* PyTorch's Q for mode 'r': an empty tensor */
         int64_t zero = 0;
         q = tensor_empty(1, &zero, A->dtype);
-        if (q && A->storage->device != TENSOR_CPU) q = tensor_to_device(q, A->storage->device);
+        q = tensor__on(q, A->storage->device);
     } else {
         q = tensor_contiguous(q);
     }
@@ -18095,7 +18095,7 @@ TENSOR_API tensor *tensor_linalg_cond(tensor *A, const char *p) {
     tensor *sing = lu ? tensor_amax(tensor_to_dtype(tensor__op_scalar(TENSOR_OP_eq, tensor_diagonal(lu, 0, -2, -1), 0), A->dtype), 1, &last, false) : NULL;
     tensor *bad = sing ? tensor__op_scalar(TENSOR_OP_gt, sing, 0) : NULL;
     tensor *eye = tensor_eye(n, A->dtype);
-    if (eye && A->storage->device != TENSOR_CPU) eye = tensor_to_device(eye, A->storage->device);
+    eye = tensor__on(eye, A->storage->device);
     tensor *a2 = bad && eye ? tensor_where(tensor_unsqueeze(tensor_unsqueeze(bad, -1), -1), eye, A) : NULL;
     tensor *inv = a2 ? tensor_linalg_inv(a2) : NULL;
     tensor *r = inv ? tensor_mul(tensor__matrix_norm(fn, A, code, -2 + A->ndim, -1 + A->ndim, false), tensor__matrix_norm(fn, inv, code, -2 + A->ndim, -1 + A->ndim, false)) : NULL;
@@ -26452,7 +26452,7 @@ static int tensor__derivative_linalg_lu_factor(tensor__node *n, tensor *g, tenso
     tensor *piv = NULL, *lu = tensor__la_lu(fn, TENSOR__X, &piv, false);
     if (!lu) return 1;
     tensor *eye = tensor_eye(lu->shape[lu->ndim - 1], lu->dtype);
-    if (eye && lu->storage->device != TENSOR_CPU) eye = tensor_to_device(eye, lu->storage->device);
+    eye = tensor__on(eye, lu->storage->device);
     tensor *L = tensor_add(tensor_tril(lu, -1), eye), *U = tensor_triu(lu, 0);
     tensor *phi = tensor_add(tensor_tril(tensor_matmul(tensor_transpose(L, -1, -2), tensor_tril(g, -1)), -1),
                              tensor_triu(tensor_matmul(tensor_triu(g, 0), tensor_transpose(U, -1, -2)), 0));
@@ -26537,7 +26537,7 @@ static int tensor__derivative_linalg_eigh(tensor__node *n, tensor *g, tensor **g
     tensor *inner = tensor_diag_embed(gw, 0, -2, -1);
     if (!n->ip[1]) {
         tensor *eye = tensor_eye(nn, A->dtype);
-        if (eye && A->storage->device != TENSOR_CPU) eye = tensor_to_device(eye, A->storage->device);
+        eye = tensor__on(eye, A->storage->device);
         tensor *E = tensor_add(tensor_sub(tensor_unsqueeze(w, -2), tensor_unsqueeze(w, -1)), eye);
         tensor *K = tensor_matmul(Vt, tensor__qe_part(g, nn, nn, nn));
         tensor *Sk = tensor_mul_scalar(tensor_sub(K, tensor_transpose(K, -1, -2)), 0.5);
@@ -26598,7 +26598,7 @@ static int tensor__derivative_linalg_svd(tensor__node *n, tensor *g, tensor **gr
     vhgv = tensor_sub(vhgv, tensor_transpose(vhgv, -1, -2));
     tensor *S2 = tensor_mul(S, S);
     tensor *eye = tensor_eye(k, A->dtype);
-    if (eye && A->storage->device != TENSOR_CPU) eye = tensor_to_device(eye, A->storage->device);
+    eye = tensor__on(eye, A->storage->device);
     tensor *E = tensor_add(tensor_sub(tensor_unsqueeze(S2, -2), tensor_unsqueeze(S2, -1)), eye); /* S_j^2 - S_i^2, 1 on the diagonal */
     tensor *gA = tensor_div(tensor_add(tensor_mul(uhgu, tensor_unsqueeze(S, -2)), tensor_mul(tensor_unsqueeze(S, -1), vhgv)), E);
     gA = tensor_add(gA, tensor_diag_embed(gS, 0, -2, -1));

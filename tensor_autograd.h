@@ -1701,7 +1701,7 @@ static int tensor__derivative_linalg_lu_factor(tensor__node *n, tensor *g, tenso
     tensor *piv = NULL, *lu = tensor__la_lu(fn, TENSOR__X, &piv, false);
     if (!lu) return 1;
     tensor *eye = tensor_eye(lu->shape[lu->ndim - 1], lu->dtype);
-    if (eye && lu->storage->device != TENSOR_CPU) eye = tensor_to_device(eye, lu->storage->device);
+    eye = tensor__on(eye, lu->storage->device);
     tensor *L = tensor_add(tensor_tril(lu, -1), eye), *U = tensor_triu(lu, 0);
     tensor *phi = tensor_add(tensor_tril(tensor_matmul(tensor_transpose(L, -1, -2), tensor_tril(g, -1)), -1),
                              tensor_triu(tensor_matmul(tensor_triu(g, 0), tensor_transpose(U, -1, -2)), 0));
@@ -1786,7 +1786,7 @@ static int tensor__derivative_linalg_eigh(tensor__node *n, tensor *g, tensor **g
     tensor *inner = tensor_diag_embed(gw, 0, -2, -1);
     if (!n->ip[1]) {
         tensor *eye = tensor_eye(nn, A->dtype);
-        if (eye && A->storage->device != TENSOR_CPU) eye = tensor_to_device(eye, A->storage->device);
+        eye = tensor__on(eye, A->storage->device);
         tensor *E = tensor_add(tensor_sub(tensor_unsqueeze(w, -2), tensor_unsqueeze(w, -1)), eye);
         tensor *K = tensor_matmul(Vt, tensor__qe_part(g, nn, nn, nn));
         tensor *Sk = tensor_mul_scalar(tensor_sub(K, tensor_transpose(K, -1, -2)), 0.5);
@@ -1847,7 +1847,7 @@ static int tensor__derivative_linalg_svd(tensor__node *n, tensor *g, tensor **gr
     vhgv = tensor_sub(vhgv, tensor_transpose(vhgv, -1, -2));
     tensor *S2 = tensor_mul(S, S);
     tensor *eye = tensor_eye(k, A->dtype);
-    if (eye && A->storage->device != TENSOR_CPU) eye = tensor_to_device(eye, A->storage->device);
+    eye = tensor__on(eye, A->storage->device);
     tensor *E = tensor_add(tensor_sub(tensor_unsqueeze(S2, -2), tensor_unsqueeze(S2, -1)), eye); /* S_j^2 - S_i^2, 1 on the diagonal */
     tensor *gA = tensor_div(tensor_add(tensor_mul(uhgu, tensor_unsqueeze(S, -2)), tensor_mul(tensor_unsqueeze(S, -1), vhgv)), E);
     gA = tensor_add(gA, tensor_diag_embed(gS, 0, -2, -1));

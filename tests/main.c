@@ -325,16 +325,8 @@ static tensor *mirror_wrap(const tensor__dev_operand *o, void *(*to_host)(const 
         span += (o->shape[d] - 1) * o->strides[d];
     }
     tensor__storage *st = tensor__storage_external("mirror", to_host(o->data), (size_t)span * tensor__dtype_sizes[o->dtype], TENSOR_CPU, NULL, NULL);
-    tensor *t = st ? tensor__handle_new("mirror") : NULL;
-    if (!t) {
-        if (st) { tensor__storage_release(tensor__self, st); }
-        *failed = true;
-        return NULL;
-    }
-    t->storage = st;
-    t->dtype = o->dtype;
-    t->ndim = o->ndim;
-    for (int d = 0; d < o->ndim; d++) { t->shape[d] = o->shape[d]; t->strides[d] = o->strides[d]; }
+    tensor *t = tensor__from_storage("mirror", st, o->dtype, o->ndim, o->shape, o->strides, 0);
+    if (!t) *failed = true;
     return t;
 }
 

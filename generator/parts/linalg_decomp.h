@@ -622,7 +622,7 @@ TENSOR_API tensor *tensor_linalg_inv(tensor *A) {
     TENSOR__LA_BEGIN(fn);
     /* an empty batch solves for an empty right side: no n x n identity */
     tensor *eye = tensor__numel_of(A->ndim, A->shape) == 0 ? tensor_zeros_like(A) : tensor_eye(A->shape[A->ndim - 1], A->dtype);
-    if (eye && A->storage->device != TENSOR_CPU) eye = tensor_to_device(eye, A->storage->device);
+    eye = tensor__on(eye, A->storage->device);
     return tensor__la_end(eye ? tensor__la_solve(fn, A, eye, true, true) : NULL);
 }
 

@@ -570,7 +570,7 @@ TENSOR_API tensor *tensor_linalg_cond(tensor *A, const char *p) {
     tensor *sing = lu ? tensor_amax(tensor_to_dtype(tensor__op_scalar(TENSOR_OP_eq, tensor_diagonal(lu, 0, -2, -1), 0), A->dtype), 1, &last, false) : NULL;
     tensor *bad = sing ? tensor__op_scalar(TENSOR_OP_gt, sing, 0) : NULL;
     tensor *eye = tensor_eye(n, A->dtype);
-    if (eye && A->storage->device != TENSOR_CPU) eye = tensor_to_device(eye, A->storage->device);
+    eye = tensor__on(eye, A->storage->device);
     tensor *a2 = bad && eye ? tensor_where(tensor_unsqueeze(tensor_unsqueeze(bad, -1), -1), eye, A) : NULL;
     tensor *inv = a2 ? tensor_linalg_inv(a2) : NULL;
     tensor *r = inv ? tensor_mul(tensor__matrix_norm(fn, A, code, -2 + A->ndim, -1 + A->ndim, false), tensor__matrix_norm(fn, inv, code, -2 + A->ndim, -1 + A->ndim, false)) : NULL;

@@ -358,7 +358,7 @@ TENSOR_API tensor *tensor_linalg_qr(tensor *A, const char *mode, tensor **R) {
     if (md == 2) { /* PyTorch's Q for mode 'r': an empty tensor */
         int64_t zero = 0;
         q = tensor_empty(1, &zero, A->dtype);
-        if (q && A->storage->device != TENSOR_CPU) q = tensor_to_device(q, A->storage->device);
+        q = tensor__on(q, A->storage->device);
     } else {
         q = tensor_contiguous(q);
     }
