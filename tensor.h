@@ -1080,7 +1080,21 @@ TENSOR_API tensor_optim *tensor_optim_adamw(int n, tensor *const *params, double
                                             double eps, double weight_decay);  /* decoupled decay */
 TENSOR_API int     tensor_optim_step(tensor_optim *o);
 TENSOR_API void    tensor_optim_zero_grad(tensor_optim *o);
-TENSOR_API void    tensor_optim_set_lr(tensor_optim *o, double lr);
+TENSOR_API void    tensor_optim_set_lr(tensor_optim *o, double lr);          /* every group's */
+/* Parameter groups (torch.optim's param_groups): group 0 is the constructor's parameters, with its
+   lr and weight decay; a group added has its own (the rest of the rule is shared) */
+TENSOR_API int     tensor_optim_add_group(tensor_optim *o, int n, tensor *const *params, double lr,
+                                          double weight_decay);             /* the group's index, or -1 */
+TENSOR_API void    tensor_optim_set_group_lr(tensor_optim *o, int group, double lr);
+/* Learning-rate schedules (torch.optim.lr_scheduler's formulas), pure functions of the step (0 for
+   the first); NaN and an error for arguments out of range */
+TENSOR_API double  tensor_lr_linear_warmup_cosine(int64_t step, int64_t warmup, int64_t total, double lr_max,
+                                                  double lr_min);
+TENSOR_API double  tensor_lr_cosine(int64_t step, int64_t t_max, double lr_max, double lr_min); /* CosineAnnealingLR */
+TENSOR_API double  tensor_lr_step(int64_t step, int64_t step_size, double gamma, double lr0);    /* StepLR */
+TENSOR_API double  tensor_lr_exponential(int64_t step, double gamma, double lr0);                 /* ExponentialLR */
+TENSOR_API double  tensor_lr_one_cycle(int64_t step, int64_t total, double max_lr, double pct_start,
+                                       double div_factor, double final_div_factor);             /* OneCycleLR, cos */
 TENSOR_API void    tensor_optim_free(tensor_optim *o);
 TENSOR_API double  tensor_clip_grad_norm(int n, tensor *const *params, double max_norm);  /* returns total norm */
 
@@ -26688,44 +26702,111 @@ TENSOR_API tensor *tensor_xavier_uniform_(tensor *t, double gain) {
 struct tensor_optim {
     int kind, n;
     tensor **params, **state1, **state2; /* momentum buffer / exp_avg, exp_avg_sq */
-    double lr, momentum, beta1, beta2, eps, weight_decay;
+    double momentum, beta1, beta2, eps;
     bool nesterov;
     int64_t *steps; /* [n] per parameter: counted from its first gradient, as torch.optim's state['step'] */
+    /* parameter groups (torch.optim's param_groups): group 0 is the constructor's parameters; each
+       has its own lr and weight decay */
+    int n_groups;
+    int *group;                    /* [n] the group of each parameter */
+    double *group_lr, *group_wd;   /* [n_groups] */
 };
 
-static tensor_optim *tensor__optim_new(const char *fn, int kind, int n, tensor *const *params) {
-    if (n <= 0 || !params) return (tensor_optim *)tensor__fail(fn, "needs n > 0 parameters, got %d", n);
+/* Checks params for an optimizer (or a group added to o, which they must not already be in). */
+static bool tensor__optim_check_params(const char *fn, const tensor_optim *o, int n, tensor *const *params) {
+    if (n <= 0 || !params) { tensor__fail(fn, "needs n > 0 parameters, got %d", n); return false; }
     for (int i = 0; i < n; i++) {
-        if (!params[i]) return (tensor_optim *)tensor__null_arg(fn, "params[i]");
-        if (!tensor__is_float(params[i]->dtype)) return (tensor_optim *)tensor__fail(fn, "parameter %d is %s, not floating", i, tensor__dtype_names[params[i]->dtype]);
-        if (!params[i]->requires_grad || !tensor__is_leaf(params[i])) return (tensor_optim *)tensor__fail(fn, "parameter %d is not a leaf that requires grad", i);
-        if (params[i]->storage->device != TENSOR_CPU && (!tensor__devices[params[i]->storage->device] || !tensor__devices[params[i]->storage->device]->optim_step))
-            return (tensor_optim *)tensor__fail(fn, "parameter %d is on %s, which has no optimizer step in this build", i, tensor__device_name(params[i]->storage->device));
-        if (!tensor__grad_edge(params[i])) return (tensor_optim *)tensor__fail(fn, "out of memory making the gradient accumulator of parameter %d", i);
+        if (!params[i]) { tensor__null_arg(fn, "params[i]"); return false; }
+        if (!tensor__is_float(params[i]->dtype)) { tensor__fail(fn, "parameter %d is %s, not floating", i, tensor__dtype_names[params[i]->dtype]); return false; }
+        if (!params[i]->requires_grad || !tensor__is_leaf(params[i])) { tensor__fail(fn, "parameter %d is not a leaf that requires grad", i); return false; }
+        if (params[i]->storage->device != TENSOR_CPU && (!tensor__devices[params[i]->storage->device] || !tensor__devices[params[i]->storage->device]->optim_step)) {
+            tensor__fail(fn, "parameter %d is on %s, which has no optimizer step in this build", i, tensor__device_name(params[i]->storage->device));
+            return false;
+        }
+        if (!tensor__grad_edge(params[i])) { tensor__fail(fn, "out of memory making the gradient accumulator of parameter %d", i); return false; }
+        /* the same leaf twice (its accumulator is shared by every handle of it) would take two
+           updates a step; torch.optim refuses it too */
+        for (int j = 0; j < i; j++)
+            if (params[j]->grad_fn == params[i]->grad_fn) { tensor__fail(fn, "parameter %d is parameter %d again", i, j); return false; }
+        for (int j = 0; o && j < o->n; j++)
+            if (o->params[j]->grad_fn == params[i]->grad_fn) { tensor__fail(fn, "parameter %d is already in group %d", i, o->group[j]); return false; }
     }
-    tensor_optim *o = (tensor_optim *)TENSOR__MALLOC(sizeof *o);
+    return true;
+}
+
+/* Grows o's per-parameter arrays to hold `add` more parameters (the new entries zero) and its group
+   arrays by one group; o is unchanged when memory runs out. */
+static bool tensor__optim_grow(const char *fn, tensor_optim *o, int add) {
+    int n = o->n + add, g = o->n_groups + 1;
     tensor **arrays = (tensor **)TENSOR__MALLOC(sizeof(tensor *) * 3 * (size_t)n);
     int64_t *steps = (int64_t *)TENSOR__MALLOC(sizeof(int64_t) * (size_t)n);
-    if (!o || !arrays || !steps) {
-        if (o) TENSOR_FREE(o);
+    int *group = (int *)TENSOR__MALLOC(sizeof(int) * (size_t)n);
+    double *hyper = (double *)TENSOR__MALLOC(sizeof(double) * 2 * (size_t)g);
+    if (!arrays || !steps || !group || !hyper) {
         if (arrays) TENSOR_FREE(arrays);
         if (steps) TENSOR_FREE(steps);
-        return (tensor_optim *)tensor__fail(fn, "out of memory");
+        if (group) TENSOR_FREE(group);
+        if (hyper) TENSOR_FREE(hyper);
+        tensor__fail(fn, "out of memory");
+        return false;
     }
-    memset(o, 0, sizeof *o);
     memset(arrays, 0, sizeof(tensor *) * 3 * (size_t)n);
     memset(steps, 0, sizeof(int64_t) * (size_t)n);
-    o->steps = steps;
-    o->kind = kind;
-    o->n = n;
+    memset(group, 0, sizeof(int) * (size_t)n);
+    memset(hyper, 0, sizeof(double) * 2 * (size_t)g);
+    for (int i = 0; i < o->n; i++) {
+        arrays[i] = o->params[i];
+        arrays[n + i] = o->state1[i];
+        arrays[2 * n + i] = o->state2[i];
+        steps[i] = o->steps[i];
+        group[i] = o->group[i];
+    }
+    for (int k = 0; k < o->n_groups; k++) {
+        hyper[k] = o->group_lr[k];
+        hyper[g + k] = o->group_wd[k];
+    }
+    if (o->params) TENSOR_FREE(o->params);
+    if (o->steps) TENSOR_FREE(o->steps);
+    if (o->group) TENSOR_FREE(o->group);
+    if (o->group_lr) TENSOR_FREE(o->group_lr);
     o->params = arrays;
     o->state1 = arrays + n;
     o->state2 = arrays + 2 * n;
+    o->steps = steps;
+    o->group = group;
+    o->group_lr = hyper;
+    o->group_wd = hyper + g;
+    return true;
+}
+
+/* Adds params to o as group o->n_groups with lr and weight_decay; returns the group's index, or -1
+   with o unchanged. */
+static int tensor__optim_add(const char *fn, tensor_optim *o, int n, tensor *const *params, double lr, double weight_decay) {
+    if (!tensor__optim_check_params(fn, o, n, params) || !tensor__optim_grow(fn, o, n)) return -1;
+    int g = o->n_groups, first = o->n;
     for (int i = 0; i < n; i++) {
-        o->params[i] = tensor__alias(fn, params[i]);
-        if (!o->params[i]) { tensor_optim_free(o); return NULL; }
-        tensor__make_internal(o->params[i]);
+        o->params[first + i] = tensor__alias(fn, params[i]);
+        if (!o->params[first + i]) { /* undo: the arrays keep their larger size, unused */
+            for (int j = 0; j < i; j++) { tensor_free(o->params[first + j]); o->params[first + j] = NULL; }
+            return -1;
+        }
+        tensor__make_internal(o->params[first + i]);
+        o->group[first + i] = g;
     }
+    o->group_lr[g] = lr;
+    o->group_wd[g] = weight_decay;
+    o->n += n;
+    o->n_groups++;
+    return g;
+}
+
+static tensor_optim *tensor__optim_new(const char *fn, int kind, int n, tensor *const *params, double lr, double weight_decay) {
+    if (!tensor__optim_check_params(fn, NULL, n, params)) return NULL;
+    tensor_optim *o = (tensor_optim *)TENSOR__MALLOC(sizeof *o);
+    if (!o) return (tensor_optim *)tensor__fail(fn, "out of memory");
+    memset(o, 0, sizeof *o);
+    o->kind = kind;
+    if (tensor__optim_add(fn, o, n, params, lr, weight_decay) < 0) { tensor_optim_free(o); return NULL; }
     return o;
 }
 
@@ -26733,11 +26814,9 @@ TENSOR_API tensor_optim *tensor_optim_sgd(int n, tensor *const *params, double l
     const char *fn = "tensor_optim_sgd";
     if (!(lr >= 0) || !(momentum >= 0) || !(weight_decay >= 0)) return (tensor_optim *)tensor__fail(fn, "lr %g, momentum %g and weight_decay %g must be non-negative", lr, momentum, weight_decay);
     if (nesterov && momentum <= 0) return (tensor_optim *)tensor__fail(fn, "nesterov needs a positive momentum");
-    tensor_optim *o = tensor__optim_new(fn, TENSOR__SGD, n, params);
+    tensor_optim *o = tensor__optim_new(fn, TENSOR__SGD, n, params, lr, weight_decay);
     if (!o) return NULL;
-    o->lr = lr;
     o->momentum = momentum;
-    o->weight_decay = weight_decay;
     o->nesterov = nesterov;
     return o;
 }
@@ -26745,13 +26824,11 @@ TENSOR_API tensor_optim *tensor_optim_sgd(int n, tensor *const *params, double l
 static tensor_optim *tensor__adam_new(const char *fn, int kind, int n, tensor *const *params, double lr, double beta1, double beta2, double eps, double weight_decay) {
     if (!(lr >= 0) || !(eps >= 0) || !(weight_decay >= 0)) return (tensor_optim *)tensor__fail(fn, "lr %g, eps %g and weight_decay %g must be non-negative", lr, eps, weight_decay);
     if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1)) return (tensor_optim *)tensor__fail(fn, "betas (%g, %g) must be in [0, 1)", beta1, beta2);
-    tensor_optim *o = tensor__optim_new(fn, kind, n, params);
+    tensor_optim *o = tensor__optim_new(fn, kind, n, params, lr, weight_decay);
     if (!o) return NULL;
-    o->lr = lr;
     o->beta1 = beta1;
     o->beta2 = beta2;
     o->eps = eps;
-    o->weight_decay = weight_decay;
     return o;
 }
 TENSOR_API tensor_optim *tensor_optim_adam(int n, tensor *const *params, double lr, double beta1, double beta2, double eps, double weight_decay) {
@@ -26907,9 +26984,9 @@ TENSOR_API int tensor_optim_step(tensor_optim *o) {
         r->kind = o->kind;
         r->first = first[i];
         r->nesterov = o->nesterov;
-        r->lr = o->lr;
+        r->lr = o->group_lr[o->group[i]];
         r->momentum = o->momentum;
-        r->weight_decay = o->weight_decay;
+        r->weight_decay = o->group_wd[o->group[i]];
         r->beta1 = o->beta1;
         r->beta2 = o->beta2;
         r->eps = o->eps;
@@ -26935,18 +27012,19 @@ TENSOR_API int tensor_optim_step(tensor_optim *o) {
             k.kind = o->kind;
             k.first = rules[i].first;
             k.nesterov = o->nesterov;
-            k.decay = o->weight_decay != 0;
-            k.neg_lr = (float)-o->lr;
+            double lr = rules[i].lr, wd = rules[i].weight_decay;
+            k.decay = wd != 0;
+            k.neg_lr = (float)-lr;
             k.momentum = (float)o->momentum;
-            k.weight_decay = (float)o->weight_decay;
-            k.keep = (float)(1 - o->lr * o->weight_decay);
+            k.weight_decay = (float)wd;
+            k.keep = (float)(1 - lr * wd);
             k.beta1 = (float)o->beta1;
             k.one_minus_beta1 = (float)(1 - o->beta1);
             k.beta2 = (float)o->beta2;
             k.one_minus_beta2 = (float)(1 - o->beta2);
             k.sqrt_bias2 = (float)sqrt(rules[i].bias2);
             k.eps = (float)o->eps;
-            k.step_size = (float)(o->lr / rules[i].bias1);
+            k.step_size = (float)(lr / rules[i].bias1);
             tensor__optim_task t;
             t.fn = kernel;
             t.k = &k;
@@ -26977,16 +27055,79 @@ TENSOR_API void tensor_optim_zero_grad(tensor_optim *o) {
     if (!o) return;
     for (int i = 0; i < o->n; i++) tensor_zero_grad(o->params[i]);
 }
+/* Every group's lr (a schedule's value for the whole model). */
 TENSOR_API void tensor_optim_set_lr(tensor_optim *o, double lr) {
     if (!o) { tensor__null_arg("tensor_optim_set_lr", "o"); return; }
     if (!(lr >= 0)) { tensor__fail("tensor_optim_set_lr", "lr must be non-negative, got %g", lr); return; }
-    o->lr = lr;
+    for (int g = 0; g < o->n_groups; g++) o->group_lr[g] = lr;
 }
+TENSOR_API int tensor_optim_add_group(tensor_optim *o, int n, tensor *const *params, double lr, double weight_decay) {
+    const char *fn = "tensor_optim_add_group";
+    if (!o) { tensor__null_arg(fn, "o"); return -1; }
+    if (!(lr >= 0) || !(weight_decay >= 0)) { tensor__fail(fn, "lr %g and weight_decay %g must be non-negative", lr, weight_decay); return -1; }
+    return tensor__optim_add(fn, o, n, params, lr, weight_decay);
+}
+TENSOR_API void tensor_optim_set_group_lr(tensor_optim *o, int group, double lr) {
+    const char *fn = "tensor_optim_set_group_lr";
+    if (!o) { tensor__null_arg(fn, "o"); return; }
+    if (group < 0 || group >= o->n_groups) { tensor__fail(fn, "group %d is out of range for %d groups", group, o->n_groups); return; }
+    if (!(lr >= 0)) { tensor__fail(fn, "lr must be non-negative, got %g", lr); return; }
+    o->group_lr[group] = lr;
+}
+/* ---- learning-rate schedules: torch.optim.lr_scheduler's closed forms, pure functions of the step
+   (0 for the first), so a resumed run needs only its step count. An argument out of range is an
+   error and NaN. ---- */
+static double tensor__lr_bad(const char *fn, const char *why) {
+    tensor__fail(fn, "%s", why);
+    return NAN;
+}
+/* CosineAnnealingLR: lr_min + (lr_max - lr_min) (1 + cos(pi step / t_max)) / 2 (periodic past t_max,
+   as PyTorch's) */
+TENSOR_API double tensor_lr_cosine(int64_t step, int64_t t_max, double lr_max, double lr_min) {
+    if (step < 0 || t_max <= 0) return tensor__lr_bad("tensor_lr_cosine", "needs step >= 0 and t_max > 0");
+    return lr_min + (lr_max - lr_min) * (1 + cos(M_PI * (double)step / (double)t_max)) / 2;
+}
+/* StepLR: lr0 gamma^floor(step / step_size) */
+TENSOR_API double tensor_lr_step(int64_t step, int64_t step_size, double gamma, double lr0) {
+    if (step < 0 || step_size <= 0) return tensor__lr_bad("tensor_lr_step", "needs step >= 0 and step_size > 0");
+    return lr0 * pow(gamma, (double)(step / step_size));
+}
+/* ExponentialLR: lr0 gamma^step */
+TENSOR_API double tensor_lr_exponential(int64_t step, double gamma, double lr0) {
+    if (step < 0) return tensor__lr_bad("tensor_lr_exponential", "needs step >= 0");
+    return lr0 * pow(gamma, (double)step);
+}
+/* Linear warmup to lr_max over `warmup` steps (lr_max (step + 1) / warmup: PyTorch's LinearLR with
+   start_factor 1/warmup over warmup - 1 steps), then CosineAnnealingLR from lr_max down to lr_min
+   over the total - warmup steps that follow (SequentialLR with the milestone at warmup), and lr_min
+   after total (nanoGPT's schedule; PyTorch's cosine would rise again). */
+TENSOR_API double tensor_lr_linear_warmup_cosine(int64_t step, int64_t warmup, int64_t total, double lr_max, double lr_min) {
+    if (step < 0 || warmup < 0 || total <= warmup) return tensor__lr_bad("tensor_lr_linear_warmup_cosine", "needs step >= 0 and 0 <= warmup < total");
+    if (step < warmup) return lr_max * (double)(step + 1) / (double)warmup;
+    if (step >= total) return lr_min;
+    return tensor_lr_cosine(step - warmup, total - warmup, lr_max, lr_min);
+}
+/* OneCycleLR (two phases, cosine annealing): from max_lr / div_factor up to max_lr over the first
+   pct_start of total steps, then down to max_lr / div_factor / final_div_factor at step total - 1. */
+TENSOR_API double tensor_lr_one_cycle(int64_t step, int64_t total, double max_lr, double pct_start, double div_factor, double final_div_factor) {
+    const char *fn = "tensor_lr_one_cycle";
+    if (total <= 0 || step < 0 || step >= total) return tensor__lr_bad(fn, "needs 0 <= step < total");
+    if (!(pct_start > 0 && pct_start < 1) || !(div_factor > 0) || !(final_div_factor > 0)) return tensor__lr_bad(fn, "needs 0 < pct_start < 1 and positive div factors");
+    double initial = max_lr / div_factor, final = initial / final_div_factor;
+    double end_up = pct_start * (double)total - 1, end_down = (double)total - 1, from, to, pct;
+    if (!(end_up > 0) || !(end_down > end_up)) return tensor__lr_bad(fn, "pct_start leaves a phase of no steps");
+    if ((double)step <= end_up) { from = initial; to = max_lr; pct = (double)step / end_up; }
+    else { from = max_lr; to = final; pct = ((double)step - end_up) / (end_down - end_up); }
+    return to + (from - to) / 2 * (cos(M_PI * pct) + 1);
+}
+
 TENSOR_API void tensor_optim_free(tensor_optim *o) {
     if (!o) return;
-    for (int i = 0; i < 3 * o->n; i++) tensor_free(o->params[i]);
-    TENSOR_FREE(o->params);
-    TENSOR_FREE(o->steps);
+    for (int i = 0; o->params && i < 3 * o->n; i++) tensor_free(o->params[i]);
+    if (o->params) TENSOR_FREE(o->params);
+    if (o->steps) TENSOR_FREE(o->steps);
+    if (o->group) TENSOR_FREE(o->group);
+    if (o->group_lr) TENSOR_FREE(o->group_lr);
     TENSOR_FREE(o);
 }
 
@@ -28300,10 +28441,24 @@ TENSOR_API int tensor_optim_state_save(const tensor_optim *o, tensor_dict *d, co
 #define TENSOR__PUT(suffix, expr) (snprintf(name, sizeof name, "%s%s", prefix, suffix), rc = rc ? rc : (expr))
     TENSOR__PUT(".kind", tensor__put_i64(fn, d, name, o->kind));
     TENSOR__PUT(".num_params", tensor__put_i64(fn, d, name, o->n));
-    TENSOR__PUT(".lr", tensor__put_scalar(fn, d, name, o->lr, TENSOR_F64));
+    TENSOR__PUT(".lr", tensor__put_scalar(fn, d, name, o->group_lr[0], TENSOR_F64)); /* group 0's, as before groups */
     TENSOR__PUT(".momentum", tensor__put_scalar(fn, d, name, o->momentum, TENSOR_F64));
     TENSOR__PUT(".eps", tensor__put_scalar(fn, d, name, o->eps, TENSOR_F64));
-    TENSOR__PUT(".weight_decay", tensor__put_scalar(fn, d, name, o->weight_decay, TENSOR_F64));
+    TENSOR__PUT(".weight_decay", tensor__put_scalar(fn, d, name, o->group_wd[0], TENSOR_F64));
+    if (!rc) { /* the groups: (lr, weight_decay) of each, and each parameter's group */
+        tensor *h = tensor__new(fn, 2, (int64_t[]){o->n_groups, 2}, TENSOR_F64, TENSOR_CPU);
+        tensor *g = h ? tensor__new(fn, 1, (int64_t[]){o->n}, TENSOR_I64, TENSOR_CPU) : NULL;
+        if (g) {
+            double *hv = (double *)tensor__data(h);
+            int64_t *gv = (int64_t *)tensor__data(g);
+            for (int k = 0; k < o->n_groups; k++) { hv[2 * k] = o->group_lr[k]; hv[2 * k + 1] = o->group_wd[k]; }
+            for (int i = 0; i < o->n; i++) gv[i] = o->group[i];
+        }
+        TENSOR__PUT(".param_groups", g ? tensor__dict_put(fn, d, name, h) : -1);
+        TENSOR__PUT(".param_group_of", g ? tensor__dict_put(fn, d, name, g) : -1);
+        tensor_free(g);
+        tensor_free(h);
+    }
     TENSOR__PUT(".nesterov", tensor__put_scalar(fn, d, name, o->nesterov, TENSOR_BOOL));
     if (!rc) {
         double betas[2] = {o->beta1, o->beta2};
@@ -28357,6 +28512,24 @@ TENSOR_API int tensor_optim_state_load(tensor_optim *o, const tensor_dict *d, co
         tensor__fail(fn, "the checkpoint's hyperparameters are out of range (lr %g, momentum %g, betas (%g, %g), eps %g, weight_decay %g)", lr, momentum, beta1, beta2, eps, wd);
         return -1;
     }
+    /* the groups: the same parameters in the same groups; a checkpoint from before groups has one */
+    tensor *hyper = tensor__dict_find_prefixed(d, prefix, ".param_groups", name, sizeof name);
+    tensor *group_of = tensor__dict_find_prefixed(d, prefix, ".param_group_of", name, sizeof name);
+    if (!hyper && o->n_groups != 1) { tensor__fail(fn, "the checkpoint has one parameter group, the optimizer %d", o->n_groups); return -1; }
+    if (hyper) {
+        if (hyper->ndim != 2 || hyper->shape[1] != 2 || hyper->dtype != TENSOR_F64 || hyper->storage->device != TENSOR_CPU || !tensor_is_contiguous(hyper) ||
+            !group_of || group_of->ndim != 1 || group_of->shape[0] != o->n || group_of->dtype != TENSOR_I64 || group_of->storage->device != TENSOR_CPU || !tensor_is_contiguous(group_of)) {
+            tensor__fail(fn, "the checkpoint's '%.200s.param_groups' (f64 [groups, 2]) or '.param_group_of' (int64 [%d]) is malformed", prefix, o->n);
+            return -1;
+        }
+        if (hyper->shape[0] != o->n_groups) { tensor__fail(fn, "the checkpoint has %lld parameter groups, the optimizer %d", (long long)hyper->shape[0], o->n_groups); return -1; }
+        const double *hv = (const double *)tensor__data(hyper);
+        const int64_t *gv = (const int64_t *)tensor__data(group_of);
+        for (int i = 0; i < o->n; i++)
+            if (gv[i] != o->group[i]) { tensor__fail(fn, "parameter %d is in group %lld in the checkpoint, in group %d here", i, (long long)gv[i], o->group[i]); return -1; }
+        for (int k = 0; k < o->n_groups; k++)
+            if (!(hv[2 * k] >= 0) || !(hv[2 * k + 1] >= 0)) { tensor__fail(fn, "group %d's lr %g or weight_decay %g is out of range", k, hv[2 * k], hv[2 * k + 1]); return -1; }
+    }
     /* the new state, made in full before anything changes */
     size_t bytes = sizeof(tensor *) * 2 * (size_t)o->n + sizeof(int64_t) * (size_t)o->n;
     char *mem = (char *)TENSOR__MALLOC(bytes);
@@ -28405,12 +28578,14 @@ TENSOR_API int tensor_optim_state_load(tensor_optim *o, const tensor_dict *d, co
         o->steps[i] = steps[i];
     }
     TENSOR_FREE(mem);
-    o->lr = lr;
+    for (int k = 0; k < o->n_groups; k++) {
+        o->group_lr[k] = hyper ? ((const double *)tensor__data(hyper))[2 * k] : lr;
+        o->group_wd[k] = hyper ? ((const double *)tensor__data(hyper))[2 * k + 1] : wd;
+    }
     o->momentum = momentum;
     o->beta1 = beta1;
     o->beta2 = beta2;
     o->eps = eps;
-    o->weight_decay = wd;
     o->nesterov = nesterov != 0;
     return 0;
 }

@@ -687,3 +687,214 @@ TEST(optim_fast_at_level_avx512) { optim_fast_at_level("avx512"); }
 TEST(optim_fast_at_level_avx2) { optim_fast_at_level("avx2"); }
 TEST(optim_fast_at_level_sse2) { optim_fast_at_level("sse2"); }
 #endif
+
+/* ---- parameter groups ---- */
+
+/* Two groups (a: lr 0.05, decay 0.1; b: lr 0.02, no decay) step exactly as two optimizers with
+   those settings would, and set_lr / set_group_lr change every group / one group. */
+TEST(optim_parameter_groups_step_as_separate_optimizers) {
+    tensor *c = test_tensor(TENSOR_F64, TENSOR_SHAPE(NP), cw);
+    tensor *a = param(NP, w0), *b = param(NP, cw), *a2 = param(NP, w0), *b2 = param(NP, cw);
+    tensor_optim *o = tensor_optim_adamw(1, &a, 0.05, 0.9, 0.99, 1e-8, 0.1);
+    CHECK(tensor_optim_add_group(o, 1, &b, 0.02, 0) == 1);
+    tensor_optim *oa = tensor_optim_adamw(1, &a2, 0.05, 0.9, 0.99, 1e-8, 0.1), *ob = tensor_optim_adamw(1, &b2, 0.02, 0.9, 0.99, 1e-8, 0);
+    for (int s = 0; s < 6; s++) {
+        if (s == 2) { tensor_optim_set_group_lr(o, 1, 0.03); tensor_optim_set_lr(ob, 0.03); }
+        if (s == 4) { tensor_optim_set_lr(o, 0.01); tensor_optim_set_lr(oa, 0.01); tensor_optim_set_lr(ob, 0.01); }
+        tensor_optim_zero_grad(o);
+        tensor_optim_zero_grad(oa);
+        tensor_optim_zero_grad(ob);
+        tensor_scope_begin();
+        CHECK(tensor_backward(tensor_add(tensor_sum_all(tensor_mul(tensor_square(a), c)), tensor_sum_all(tensor_mul(tensor_square(b), c)))) == 0);
+        CHECK(tensor_backward(tensor_sum_all(tensor_mul(tensor_square(a2), c))) == 0);
+        CHECK(tensor_backward(tensor_sum_all(tensor_mul(tensor_square(b2), c))) == 0);
+        tensor_scope_end();
+        CHECK(tensor_optim_step(o) == 0 && tensor_optim_step(oa) == 0 && tensor_optim_step(ob) == 0);
+    }
+    CHECK(test_same_bits(a, a2) && test_same_bits(b, b2));
+    CHECK(!test_same_bits(a, param(NP, w0)));
+    tensor_optim_free(o);
+    tensor_optim_free(oa);
+    tensor_optim_free(ob);
+}
+
+/* f32 parameters take the vector kernel with each group's own constants. */
+TEST(optim_parameter_groups_f32_kernel) {
+    int64_t n = 1000;
+    tensor *init = tensor_randn(TENSOR_SHAPE(n), TENSOR_F32);
+    tensor *ps[4];
+    for (int i = 0; i < 4; i++) ps[i] = tensor_set_requires_grad(tensor_clone(init), true);
+    tensor_optim *o = tensor_optim_adamw(1, &ps[0], 1e-2, 0.9, 0.95, 1e-8, 0.1);
+    CHECK(tensor_optim_add_group(o, 1, &ps[1], 3e-3, 0) == 1);
+    tensor_optim *o2 = tensor_optim_adamw(1, &ps[2], 1e-2, 0.9, 0.95, 1e-8, 0.1), *o3 = tensor_optim_adamw(1, &ps[3], 3e-3, 0.9, 0.95, 1e-8, 0);
+    for (int s = 0; s < 3; s++) {
+        tensor_scope_begin();
+        for (int i = 0; i < 4; i++) CHECK(tensor_backward(tensor_sum_all(tensor_pow_scalar(ps[i], 3))) == 0);
+        tensor_scope_end();
+        CHECK(tensor_optim_step(o) == 0 && tensor_optim_step(o2) == 0 && tensor_optim_step(o3) == 0);
+        tensor_optim_zero_grad(o);
+        tensor_optim_zero_grad(o2);
+        tensor_optim_zero_grad(o3);
+    }
+    CHECK(test_same_bits(ps[0], ps[2]) && test_same_bits(ps[1], ps[3]) && !test_same_bits(ps[0], ps[1]));
+    tensor_optim_free(o);
+    tensor_optim_free(o2);
+    tensor_optim_free(o3);
+}
+
+TEST(optim_parameter_group_errors) {
+    tensor *a = param(NP, w0), *b = param(NP, w0), *plain = test_tensor(TENSOR_F64, TENSOR_SHAPE(NP), w0);
+    tensor *twice[2] = {a, a}, *dup[2] = {b, a}, *plain1[1] = {plain}, *null1[1] = {NULL};
+    CHECK_BAD_INT(optim_failed(tensor_optim_sgd(2, twice, 0.1, 0, 0, false)), "parameter 1 is parameter 0 again");
+    tensor *alias = tensor_detach(a); /* another handle, no grad: refused as not requiring grad */
+    tensor_optim *o = tensor_optim_sgd(1, &a, 0.1, 0, 0, false);
+    CHECK_BAD_INT(tensor_optim_add_group(o, 2, dup, 0.1, 0) == -1, "already in group 0");
+    CHECK_BAD_INT(tensor_optim_add_group(o, 1, plain1, 0.1, 0) == -1, "tensor_optim_add_group");
+    CHECK_BAD_INT(tensor_optim_add_group(o, 1, null1, 0.1, 0) == -1, "tensor_optim_add_group");
+    CHECK_BAD_INT(tensor_optim_add_group(o, 0, &b, 0.1, 0) == -1, "tensor_optim_add_group");
+    CHECK_BAD_INT(tensor_optim_add_group(o, 1, &b, -0.1, 0) == -1, "tensor_optim_add_group");
+    CHECK_BAD_INT(tensor_optim_add_group(o, 1, &b, 0.1, NAN) == -1, "tensor_optim_add_group");
+    CHECK_BAD_INT(tensor_optim_add_group(NULL, 1, &b, 0.1, 0) == -1, "tensor_optim_add_group");
+    CHECK_BAD_INT(tensor_optim_add_group(o, 1, &alias, 0.1, 0) == -1, "tensor_optim_add_group");
+    tensor_clear_error();
+    tensor_optim_set_group_lr(o, 1, 0.1); /* no group 1 yet */
+    CHECK(tensor_last_error() && strstr(tensor_last_error(), "out of range"));
+    tensor_clear_error();
+    tensor_optim_set_group_lr(o, 0, -1);
+    CHECK(tensor_last_error() && strstr(tensor_last_error(), "tensor_optim_set_group_lr"));
+    tensor_clear_error();
+    tensor_optim_set_group_lr(NULL, 0, 1);
+    CHECK(tensor_last_error() && strstr(tensor_last_error(), "tensor_optim_set_group_lr"));
+    tensor_clear_error();
+    /* the refused groups left the optimizer as it was: one step moves a only */
+    CHECK(tensor_optim_add_group(o, 1, &b, 0.5, 0) == 1);
+    tensor *c = test_tensor(TENSOR_F64, TENSOR_SHAPE(NP), cw);
+    tensor_scope_begin();
+    CHECK(tensor_backward(tensor_add(tensor_sum_all(tensor_mul(tensor_square(a), c)), tensor_sum_all(tensor_mul(tensor_square(b), c)))) == 0);
+    tensor_scope_end();
+    CHECK(tensor_optim_step(o) == 0);
+    double pa[NP], pb[NP];
+    for (int i = 0; i < NP; i++) { pa[i] = w0[i] - 0.1 * 2 * cw[i] * w0[i]; pb[i] = w0[i] - 0.5 * 2 * cw[i] * w0[i]; }
+    CHECK_VALUES(a, pa, NP, 1e-15, 1e-14);
+    CHECK_VALUES(b, pb, NP, 1e-15, 1e-14);
+    tensor_optim_free(o);
+}
+
+/* A checkpoint holds each group's lr and weight decay and each parameter's group; loading it into
+   an optimizer of other groups is an error, and an old checkpoint (one group) still loads. */
+TEST(optim_parameter_groups_in_checkpoints) {
+    tensor *a = param(NP, w0), *b = param(NP, cw), *c = test_tensor(TENSOR_F64, TENSOR_SHAPE(NP), cw);
+    tensor_optim *o = tensor_optim_adamw(1, &a, 0.05, 0.9, 0.99, 1e-8, 0.1);
+    CHECK(tensor_optim_add_group(o, 1, &b, 0.02, 0) == 1);
+    tensor_scope_begin();
+    CHECK(tensor_backward(tensor_add(tensor_sum_all(tensor_mul(tensor_square(a), c)), tensor_sum_all(tensor_mul(tensor_square(b), c)))) == 0);
+    tensor_scope_end();
+    CHECK(tensor_optim_step(o) == 0);
+    tensor_dict *d = tensor_dict_new();
+    CHECK(tensor_optim_state_save(o, d, "opt") == 0);
+    /* the same groups made with other settings: the checkpoint's settings come back, so its next
+       step is the one of an optimizer made with the checkpoint's settings */
+    tensor_optim_free(o);
+    tensor *a2 = tensor_set_requires_grad(tensor_detach(tensor_clone(a)), true), *b2 = tensor_set_requires_grad(tensor_detach(tensor_clone(b)), true);
+    tensor_optim *o2 = tensor_optim_adamw(1, &a, 0.5, 0.9, 0.99, 1e-8, 0);
+    CHECK(tensor_optim_add_group(o2, 1, &b, 0.5, 0.3) == 1);
+    CHECK_MSG(tensor_optim_state_load(o2, d, "opt") == 0, "%s", tensor_last_error());
+    tensor_optim *ref = tensor_optim_adamw(1, &a2, 0.05, 0.9, 0.99, 1e-8, 0.1);
+    CHECK(tensor_optim_add_group(ref, 1, &b2, 0.02, 0) == 1);
+    CHECK(tensor_optim_state_load(ref, d, "opt") == 0);
+    tensor_optim_zero_grad(o2);
+    tensor_scope_begin();
+    CHECK(tensor_backward(tensor_add(tensor_sum_all(tensor_mul(tensor_square(a), c)), tensor_sum_all(tensor_mul(tensor_square(b), c)))) == 0);
+    CHECK(tensor_backward(tensor_add(tensor_sum_all(tensor_mul(tensor_square(a2), c)), tensor_sum_all(tensor_mul(tensor_square(b2), c)))) == 0);
+    tensor_scope_end();
+    CHECK(tensor_optim_step(o2) == 0 && tensor_optim_step(ref) == 0);
+    CHECK(test_same_bits(a, a2) && test_same_bits(b, b2));
+    tensor_optim_free(o2);
+    tensor_optim_free(ref);
+    /* one group against a checkpoint of two, and the reverse */
+    tensor_optim *one = tensor_optim_adamw(1, &a, 0.05, 0.9, 0.99, 1e-8, 0.1);
+    CHECK_BAD_INT(tensor_optim_state_load(one, d, "opt") != 0, "tensor_optim_state_load");
+    tensor_optim_free(one);
+    tensor *ab[2] = {a, b};
+    tensor_optim *merged = tensor_optim_adamw(2, ab, 0.05, 0.9, 0.99, 1e-8, 0.1); /* two parameters, one group */
+    CHECK_BAD_INT(tensor_optim_state_load(merged, d, "opt") != 0, "parameter group");
+    tensor_optim_free(merged);
+    tensor_optim *swapped = tensor_optim_adamw(1, &b, 0.05, 0.9, 0.99, 1e-8, 0.1);
+    CHECK(tensor_optim_add_group(swapped, 1, &a, 0.05, 0) == 1);
+    CHECK(tensor_optim_state_load(swapped, d, "opt") == 0); /* same structure: the names are the caller's business */
+    tensor_optim_free(swapped);
+    tensor_dict_free(d);
+    /* a checkpoint written before groups existed: no .param_groups */
+    tensor_dict *old = tensor_dict_new();
+    tensor *ab2[2] = {a, b};
+    tensor_optim *single = tensor_optim_sgd(2, ab2, 0.25, 0, 0.5, false);
+    CHECK(tensor_optim_state_save(single, old, "opt") == 0);
+    tensor_dict *stripped = tensor_dict_new();
+    for (int i = 0; i < tensor_dict_len(old); i++)
+        if (!strstr(tensor_dict_name(old, i), "param_group")) tensor_dict_set(stripped, tensor_dict_name(old, i), tensor_dict_at(old, i));
+    CHECK(tensor_dict_len(stripped) == tensor_dict_len(old) - 2);
+    tensor_optim *fresh = tensor_optim_sgd(2, ab2, 1, 0, 0, false);
+    CHECK(tensor_optim_state_load(fresh, stripped, "opt") == 0);
+    tensor_optim_zero_grad(fresh);
+    tensor *before = tensor_clone(a);
+    tensor_scope_begin();
+    CHECK(tensor_backward(tensor_sum_all(tensor_mul(tensor_square(a), c))) == 0);
+    tensor_scope_end();
+    CHECK(tensor_optim_step(fresh) == 0);
+    /* lr 0.25, weight decay 0.5 came back from the file: p - 0.25 (2 c p + 0.5 p) */
+    double want[NP], p0[NP];
+    tensor_copy_to(before, p0, sizeof p0);
+    for (int i = 0; i < NP; i++) want[i] = p0[i] - 0.25 * (2 * cw[i] * p0[i] + 0.5 * p0[i]);
+    CHECK_VALUES(a, want, NP, 1e-15, 1e-14);
+    tensor_optim *pair = tensor_optim_sgd(1, &a, 1, 0, 0, false);
+    CHECK(tensor_optim_add_group(pair, 1, &b, 1, 0) == 1);
+    CHECK_BAD_INT(tensor_optim_state_load(pair, stripped, "opt") != 0, "one parameter group");
+    tensor_optim_free(pair);
+    tensor_optim_free(fresh);
+    tensor_optim_free(single);
+    tensor_dict_free(stripped);
+    tensor_dict_free(old);
+}
+
+/* ---- learning-rate schedules against torch.optim.lr_scheduler (tests/interop/lr_schedules.py) ---- */
+static const double E_lr_warmup_cosine[] = {0.0001, 0.0002, 0.00030000000000000003, 0.0004, 0.0005, 0.0006, 0.0007, 0.0007999999999999999, 0.0009, 0.001, 0.001, 0.000999725872158593, 0.0009989038226169207, 0.0009975348529157229, 0.0009956206309337066, 0.0009931634888554934, 0.0009901664203302123, 0.000986633076824198, 0.0009825677631722432, 0.000977975432332819, 0.0009728616793536585, 0.0009672327345550541, 0.0009610954559391701, 0.000954457320834625, 0.0009473264167865169, 0.0009397114317029973, 0.0009316216432703915, 0.0009230669076497686, 0.0009140576474687262, 0.0009046048391230248, 0.0008947199994035399, 0.0008844151714648273, 0.0008737029101523929, 0.0008625962667065486, 0.0008511087728614861, 0.0008392544243589426, 0.0008270476638965462, 0.000814503363531613, 0.0008016368065618361, 0.0007884636689049423, 0.0007750000000000001, 0.0007612622032536509, 0.0007472670160550848, 0.00073303148938411, 0.0007185729670371603, 0.0007039090644965509, 0.0006890576474687263, 0.0006740368101176495, 0.0006588648530198505, 0.0006435602608679918, 0.0006281416799501187, 0.0006126278954320294, 0.000597037808470444, 0.0005813904131848563, 0.0005657047735161255, 0.0005499999999999999, 0.0005342952264838747, 0.0005186095868151436, 0.000502962191529556, 0.00048737210456797057, 0.00047185832004988137, 0.0004564397391320084, 0.0004411351469801495, 0.0004259631898823504, 0.00041094235253127373, 0.00039609093550344916, 0.0003814270329628396, 0.00036696851061589, 0.00035273298394491515, 0.0003387377967463493, 0.00032500000000000015, 0.0003115363310950579, 0.00029836319343816404, 0.0002854966364683872, 0.00027295233610345385, 0.0002607455756410574, 0.0002488912271385139, 0.00023740373329345142, 0.00022629708984760703, 0.00021558482853517276, 0.00020528000059646001, 0.00019539516087697522, 0.00018594235253127376, 0.00017693309235023133, 0.00016837835672960837, 0.00016028856829700263, 0.000152673583213483, 0.00014554267916537487, 0.0001389045440608297, 0.00013276726544494575, 0.0001271383206463413, 0.00012202456766718094, 0.00011743223682775662, 0.0001133669231758016, 0.00010983357966978745, 0.00010683651114450639, 0.0001043793690662934, 0.00010246514708427702, 0.00010109617738307911, 0.00010027412784140692};
+static const double E_lr_cosine[] = {0.5, 0.49865786436522697, 0.49464616217978236, 0.48800884649231263, 0.47881863712243716, 0.4671762239271875, 0.45320916362186214, 0.4370704822419616, 0.41893699855792027, 0.39900738681165593, 0.3775, 0.3546504775535711, 0.33070916362186215, 0.30593836425035104, 0.28060947350057514, 0.25500000000000006, 0.22939052649942493, 0.20406163574964892, 0.1792908363781379, 0.155349522446429, 0.13250000000000006, 0.11099261318834412, 0.09106300144207982, 0.07292951775803848, 0.05679083637813792, 0.042823776072812535, 0.03118136287756277, 0.021991153507687388, 0.015353837820217608, 0.011342135634773017, 0.01, 0.011342135634773045, 0.015353837820217715, 0.0219911535076876, 0.031181362877563214, 0.04282377607281315, 0.05679083637813879, 0.07292951775803967, 0.0910630014420813, 0.11099261318834609, 0.13250000000000237, 0.15534952244643177, 0.17929083637814128, 0.20406163574965278, 0.22939052649942918};
+static const double E_lr_step[] = {0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.06, 0.06, 0.06, 0.06, 0.06, 0.06, 0.06, 0.018, 0.018, 0.018, 0.018, 0.018, 0.018, 0.018, 0.005399999999999999, 0.005399999999999999, 0.005399999999999999, 0.005399999999999999, 0.005399999999999999, 0.005399999999999999, 0.005399999999999999, 0.0016199999999999997, 0.0016199999999999997};
+static const double E_lr_exponential[] = {0.2, 0.18000000000000002, 0.16200000000000003, 0.14580000000000004, 0.13122000000000003, 0.11809800000000004, 0.10628820000000004, 0.09565938000000004, 0.08609344200000005, 0.07748409780000004, 0.06973568802000003, 0.06276211921800003, 0.056485907296200025, 0.050837316566580026, 0.04575358490992203, 0.04117822641892983, 0.03706040377703684, 0.03335436339933316, 0.030018927059399847, 0.027017034353459864, 0.02431533091811388, 0.02188379782630249, 0.019695418043672242, 0.01772587623930502, 0.015953288615374518, 0.014357959753837067, 0.012922163778453361, 0.011629947400608026, 0.010466952660547223, 0.0094202573944925};
+static const double E_lr_one_cycle[] = {0.0040000000000000036, 0.0052034602152724735, 0.008753494340683884, 0.014472088841534572, 0.022072489510780793, 0.03117358052235722, 0.04131899517009691, 0.052000000000000005, 0.0626810048299031, 0.07282641947764279, 0.08192751048921922, 0.08952791115846544, 0.09524650565931612, 0.09879653978472754, 0.1, 0.09979871550490317, 0.09919648264401378, 0.09819815024222053, 0.09681175628501273, 0.09504846320134738, 0.09292246799033459, 0.0904508879153485, 0.08765362268588736, 0.08455319423681344, 0.0811745653949763, 0.07754493889320883, 0.07369353834991745, 0.06965137297768985, 0.0654509879153485, 0.06112620219362893, 0.05671183644422961, 0.05224343254455968, 0.04775696745544034, 0.043288563555770404, 0.03887419780637107, 0.03454941208465151, 0.030349027022310158, 0.026306861650082565, 0.022455461106791173, 0.0188258346050237, 0.015447205763186566, 0.012346777314112658, 0.009549512084651508, 0.007077932009665416, 0.004951936798652629, 0.003188643714987268, 0.0018022497577794773, 0.0008039173559862364, 0.00020168449509684564, 4e-07};
+#define LR_N(a) ((int64_t)(sizeof(a) / sizeof((a)[0])))
+static void check_schedule(const char *name, const double *want, int64_t n, double (*f)(int64_t)) {
+    for (int64_t s = 0; s < n; s++) {
+        double got = f(s);
+        CHECK_MSG(fabs(got - want[s]) <= 1e-13 * fabs(want[s]), "%s step %lld: %.17g, PyTorch %.17g", name, (long long)s, got, want[s]);
+    }
+}
+static double lr_warmup_cosine(int64_t s) { return tensor_lr_linear_warmup_cosine(s, 10, 100, 1e-3, 1e-4); }
+static double lr_cosine(int64_t s) { return tensor_lr_cosine(s, 30, 0.5, 0.01); }
+static double lr_step(int64_t s) { return tensor_lr_step(s, 7, 0.3, 0.2); }
+static double lr_exponential(int64_t s) { return tensor_lr_exponential(s, 0.9, 0.2); }
+static double lr_one_cycle(int64_t s) { return tensor_lr_one_cycle(s, 50, 0.1, 0.3, 25, 1e4); }
+
+TEST(lr_schedules_match_pytorch) {
+    check_schedule("warmup_cosine", E_lr_warmup_cosine, LR_N(E_lr_warmup_cosine), lr_warmup_cosine);
+    check_schedule("cosine", E_lr_cosine, LR_N(E_lr_cosine), lr_cosine);
+    check_schedule("step", E_lr_step, LR_N(E_lr_step), lr_step);
+    check_schedule("exponential", E_lr_exponential, LR_N(E_lr_exponential), lr_exponential);
+    check_schedule("one_cycle", E_lr_one_cycle, LR_N(E_lr_one_cycle), lr_one_cycle);
+    /* after total the warmup-cosine schedule stays at lr_min */
+    CHECK(tensor_lr_linear_warmup_cosine(100, 10, 100, 1e-3, 1e-4) == 1e-4 && tensor_lr_linear_warmup_cosine(5000, 10, 100, 1e-3, 1e-4) == 1e-4);
+    CHECK(tensor_lr_linear_warmup_cosine(0, 0, 10, 1, 0) == 1); /* no warmup: the cosine from its top */
+}
+
+TEST(lr_schedule_errors) {
+    CHECK_BAD_INT(isnan(tensor_lr_cosine(-1, 10, 1, 0)), "tensor_lr_cosine");
+    CHECK_BAD_INT(isnan(tensor_lr_cosine(0, 0, 1, 0)), "tensor_lr_cosine");
+    CHECK_BAD_INT(isnan(tensor_lr_step(0, 0, 0.5, 1)), "tensor_lr_step");
+    CHECK_BAD_INT(isnan(tensor_lr_exponential(-3, 0.5, 1)), "tensor_lr_exponential");
+    CHECK_BAD_INT(isnan(tensor_lr_linear_warmup_cosine(0, 10, 10, 1, 0)), "tensor_lr_linear_warmup_cosine");
+    CHECK_BAD_INT(isnan(tensor_lr_linear_warmup_cosine(0, -1, 10, 1, 0)), "tensor_lr_linear_warmup_cosine");
+    CHECK_BAD_INT(isnan(tensor_lr_one_cycle(50, 50, 0.1, 0.3, 25, 1e4)), "tensor_lr_one_cycle"); /* past the last step, as PyTorch */
+    CHECK_BAD_INT(isnan(tensor_lr_one_cycle(0, 50, 0.1, 1.0, 25, 1e4)), "tensor_lr_one_cycle");
+    CHECK_BAD_INT(isnan(tensor_lr_one_cycle(0, 50, 0.1, 0.3, 0, 1e4)), "tensor_lr_one_cycle");
+    CHECK_BAD_INT(isnan(tensor_lr_one_cycle(0, 2, 0.1, 0.3, 25, 1e4)), "tensor_lr_one_cycle"); /* 0.6 - 1 < 0: no warmup phase */
+}

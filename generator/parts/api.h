@@ -175,7 +175,21 @@ TENSOR_API tensor_optim *tensor_optim_adamw(int n, tensor *const *params, double
                                             double eps, double weight_decay);  /* decoupled decay */
 TENSOR_API int     tensor_optim_step(tensor_optim *o);
 TENSOR_API void    tensor_optim_zero_grad(tensor_optim *o);
-TENSOR_API void    tensor_optim_set_lr(tensor_optim *o, double lr);
+TENSOR_API void    tensor_optim_set_lr(tensor_optim *o, double lr);          /* every group's */
+/* Parameter groups (torch.optim's param_groups): group 0 is the constructor's parameters, with its
+   lr and weight decay; a group added has its own (the rest of the rule is shared) */
+TENSOR_API int     tensor_optim_add_group(tensor_optim *o, int n, tensor *const *params, double lr,
+                                          double weight_decay);             /* the group's index, or -1 */
+TENSOR_API void    tensor_optim_set_group_lr(tensor_optim *o, int group, double lr);
+/* Learning-rate schedules (torch.optim.lr_scheduler's formulas), pure functions of the step (0 for
+   the first); NaN and an error for arguments out of range */
+TENSOR_API double  tensor_lr_linear_warmup_cosine(int64_t step, int64_t warmup, int64_t total, double lr_max,
+                                                  double lr_min);
+TENSOR_API double  tensor_lr_cosine(int64_t step, int64_t t_max, double lr_max, double lr_min); /* CosineAnnealingLR */
+TENSOR_API double  tensor_lr_step(int64_t step, int64_t step_size, double gamma, double lr0);    /* StepLR */
+TENSOR_API double  tensor_lr_exponential(int64_t step, double gamma, double lr0);                 /* ExponentialLR */
+TENSOR_API double  tensor_lr_one_cycle(int64_t step, int64_t total, double max_lr, double pct_start,
+                                       double div_factor, double final_div_factor);             /* OneCycleLR, cos */
 TENSOR_API void    tensor_optim_free(tensor_optim *o);
 TENSOR_API double  tensor_clip_grad_norm(int n, tensor *const *params, double max_norm);  /* returns total norm */
 

@@ -1230,10 +1230,24 @@ TENSOR_API int tensor_optim_state_save(const tensor_optim *o, tensor_dict *d, co
 #define TENSOR__PUT(suffix, expr) (snprintf(name, sizeof name, "%s%s", prefix, suffix), rc = rc ? rc : (expr))
     TENSOR__PUT(".kind", tensor__put_i64(fn, d, name, o->kind));
     TENSOR__PUT(".num_params", tensor__put_i64(fn, d, name, o->n));
-    TENSOR__PUT(".lr", tensor__put_scalar(fn, d, name, o->lr, TENSOR_F64));
+    TENSOR__PUT(".lr", tensor__put_scalar(fn, d, name, o->group_lr[0], TENSOR_F64)); /* group 0's, as before groups */
     TENSOR__PUT(".momentum", tensor__put_scalar(fn, d, name, o->momentum, TENSOR_F64));
     TENSOR__PUT(".eps", tensor__put_scalar(fn, d, name, o->eps, TENSOR_F64));
-    TENSOR__PUT(".weight_decay", tensor__put_scalar(fn, d, name, o->weight_decay, TENSOR_F64));
+    TENSOR__PUT(".weight_decay", tensor__put_scalar(fn, d, name, o->group_wd[0], TENSOR_F64));
+    if (!rc) { /* the groups: (lr, weight_decay) of each, and each parameter's group */
+        tensor *h = tensor__new(fn, 2, (int64_t[]){o->n_groups, 2}, TENSOR_F64, TENSOR_CPU);
+        tensor *g = h ? tensor__new(fn, 1, (int64_t[]){o->n}, TENSOR_I64, TENSOR_CPU) : NULL;
+        if (g) {
+            double *hv = (double *)tensor__data(h);
+            int64_t *gv = (int64_t *)tensor__data(g);
+            for (int k = 0; k < o->n_groups; k++) { hv[2 * k] = o->group_lr[k]; hv[2 * k + 1] = o->group_wd[k]; }
+            for (int i = 0; i < o->n; i++) gv[i] = o->group[i];
+        }
+        TENSOR__PUT(".param_groups", g ? tensor__dict_put(fn, d, name, h) : -1);
+        TENSOR__PUT(".param_group_of", g ? tensor__dict_put(fn, d, name, g) : -1);
+        tensor_free(g);
+        tensor_free(h);
+    }
     TENSOR__PUT(".nesterov", tensor__put_scalar(fn, d, name, o->nesterov, TENSOR_BOOL));
     if (!rc) {
         double betas[2] = {o->beta1, o->beta2};
@@ -1287,6 +1301,24 @@ TENSOR_API int tensor_optim_state_load(tensor_optim *o, const tensor_dict *d, co
         tensor__fail(fn, "the checkpoint's hyperparameters are out of range (lr %g, momentum %g, betas (%g, %g), eps %g, weight_decay %g)", lr, momentum, beta1, beta2, eps, wd);
         return -1;
     }
+    /* the groups: the same parameters in the same groups; a checkpoint from before groups has one */
+    tensor *hyper = tensor__dict_find_prefixed(d, prefix, ".param_groups", name, sizeof name);
+    tensor *group_of = tensor__dict_find_prefixed(d, prefix, ".param_group_of", name, sizeof name);
+    if (!hyper && o->n_groups != 1) { tensor__fail(fn, "the checkpoint has one parameter group, the optimizer %d", o->n_groups); return -1; }
+    if (hyper) {
+        if (hyper->ndim != 2 || hyper->shape[1] != 2 || hyper->dtype != TENSOR_F64 || hyper->storage->device != TENSOR_CPU || !tensor_is_contiguous(hyper) ||
+            !group_of || group_of->ndim != 1 || group_of->shape[0] != o->n || group_of->dtype != TENSOR_I64 || group_of->storage->device != TENSOR_CPU || !tensor_is_contiguous(group_of)) {
+            tensor__fail(fn, "the checkpoint's '%.200s.param_groups' (f64 [groups, 2]) or '.param_group_of' (int64 [%d]) is malformed", prefix, o->n);
+            return -1;
+        }
+        if (hyper->shape[0] != o->n_groups) { tensor__fail(fn, "the checkpoint has %lld parameter groups, the optimizer %d", (long long)hyper->shape[0], o->n_groups); return -1; }
+        const double *hv = (const double *)tensor__data(hyper);
+        const int64_t *gv = (const int64_t *)tensor__data(group_of);
+        for (int i = 0; i < o->n; i++)
+            if (gv[i] != o->group[i]) { tensor__fail(fn, "parameter %d is in group %lld in the checkpoint, in group %d here", i, (long long)gv[i], o->group[i]); return -1; }
+        for (int k = 0; k < o->n_groups; k++)
+            if (!(hv[2 * k] >= 0) || !(hv[2 * k + 1] >= 0)) { tensor__fail(fn, "group %d's lr %g or weight_decay %g is out of range", k, hv[2 * k], hv[2 * k + 1]); return -1; }
+    }
     /* the new state, made in full before anything changes */
     size_t bytes = sizeof(tensor *) * 2 * (size_t)o->n + sizeof(int64_t) * (size_t)o->n;
     char *mem = (char *)TENSOR__MALLOC(bytes);
@@ -1335,12 +1367,14 @@ TENSOR_API int tensor_optim_state_load(tensor_optim *o, const tensor_dict *d, co
         o->steps[i] = steps[i];
     }
     TENSOR_FREE(mem);
-    o->lr = lr;
+    for (int k = 0; k < o->n_groups; k++) {
+        o->group_lr[k] = hyper ? ((const double *)tensor__data(hyper))[2 * k] : lr;
+        o->group_wd[k] = hyper ? ((const double *)tensor__data(hyper))[2 * k + 1] : wd;
+    }
     o->momentum = momentum;
     o->beta1 = beta1;
     o->beta2 = beta2;
     o->eps = eps;
-    o->weight_decay = wd;
     o->nesterov = nesterov != 0;
     return 0;
 }

@@ -71,44 +71,111 @@ TENSOR_API tensor *tensor_xavier_uniform_(tensor *t, double gain) {
 struct tensor_optim {
     int kind, n;
     tensor **params, **state1, **state2; /* momentum buffer / exp_avg, exp_avg_sq */
-    double lr, momentum, beta1, beta2, eps, weight_decay;
+    double momentum, beta1, beta2, eps;
     bool nesterov;
     int64_t *steps; /* [n] per parameter: counted from its first gradient, as torch.optim's state['step'] */
+    /* parameter groups (torch.optim's param_groups): group 0 is the constructor's parameters; each
+       has its own lr and weight decay */
+    int n_groups;
+    int *group;                    /* [n] the group of each parameter */
+    double *group_lr, *group_wd;   /* [n_groups] */
 };
 
-static tensor_optim *tensor__optim_new(const char *fn, int kind, int n, tensor *const *params) {
-    if (n <= 0 || !params) return (tensor_optim *)tensor__fail(fn, "needs n > 0 parameters, got %d", n);
+/* Checks params for an optimizer (or a group added to o, which they must not already be in). */
+static bool tensor__optim_check_params(const char *fn, const tensor_optim *o, int n, tensor *const *params) {
+    if (n <= 0 || !params) { tensor__fail(fn, "needs n > 0 parameters, got %d", n); return false; }
     for (int i = 0; i < n; i++) {
-        if (!params[i]) return (tensor_optim *)tensor__null_arg(fn, "params[i]");
-        if (!tensor__is_float(params[i]->dtype)) return (tensor_optim *)tensor__fail(fn, "parameter %d is %s, not floating", i, tensor__dtype_names[params[i]->dtype]);
-        if (!params[i]->requires_grad || !tensor__is_leaf(params[i])) return (tensor_optim *)tensor__fail(fn, "parameter %d is not a leaf that requires grad", i);
-        if (params[i]->storage->device != TENSOR_CPU && (!tensor__devices[params[i]->storage->device] || !tensor__devices[params[i]->storage->device]->optim_step))
-            return (tensor_optim *)tensor__fail(fn, "parameter %d is on %s, which has no optimizer step in this build", i, tensor__device_name(params[i]->storage->device));
-        if (!tensor__grad_edge(params[i])) return (tensor_optim *)tensor__fail(fn, "out of memory making the gradient accumulator of parameter %d", i);
+        if (!params[i]) { tensor__null_arg(fn, "params[i]"); return false; }
+        if (!tensor__is_float(params[i]->dtype)) { tensor__fail(fn, "parameter %d is %s, not floating", i, tensor__dtype_names[params[i]->dtype]); return false; }
+        if (!params[i]->requires_grad || !tensor__is_leaf(params[i])) { tensor__fail(fn, "parameter %d is not a leaf that requires grad", i); return false; }
+        if (params[i]->storage->device != TENSOR_CPU && (!tensor__devices[params[i]->storage->device] || !tensor__devices[params[i]->storage->device]->optim_step)) {
+            tensor__fail(fn, "parameter %d is on %s, which has no optimizer step in this build", i, tensor__device_name(params[i]->storage->device));
+            return false;
+        }
+        if (!tensor__grad_edge(params[i])) { tensor__fail(fn, "out of memory making the gradient accumulator of parameter %d", i); return false; }
+        /* the same leaf twice (its accumulator is shared by every handle of it) would take two
+           updates a step; torch.optim refuses it too */
+        for (int j = 0; j < i; j++)
+            if (params[j]->grad_fn == params[i]->grad_fn) { tensor__fail(fn, "parameter %d is parameter %d again", i, j); return false; }
+        for (int j = 0; o && j < o->n; j++)
+            if (o->params[j]->grad_fn == params[i]->grad_fn) { tensor__fail(fn, "parameter %d is already in group %d", i, o->group[j]); return false; }
     }
-    tensor_optim *o = (tensor_optim *)TENSOR__MALLOC(sizeof *o);
+    return true;
+}
+
+/* Grows o's per-parameter arrays to hold `add` more parameters (the new entries zero) and its group
+   arrays by one group; o is unchanged when memory runs out. */
+static bool tensor__optim_grow(const char *fn, tensor_optim *o, int add) {
+    int n = o->n + add, g = o->n_groups + 1;
     tensor **arrays = (tensor **)TENSOR__MALLOC(sizeof(tensor *) * 3 * (size_t)n);
     int64_t *steps = (int64_t *)TENSOR__MALLOC(sizeof(int64_t) * (size_t)n);
-    if (!o || !arrays || !steps) {
-        if (o) TENSOR_FREE(o);
+    int *group = (int *)TENSOR__MALLOC(sizeof(int) * (size_t)n);
+    double *hyper = (double *)TENSOR__MALLOC(sizeof(double) * 2 * (size_t)g);
+    if (!arrays || !steps || !group || !hyper) {
         if (arrays) TENSOR_FREE(arrays);
         if (steps) TENSOR_FREE(steps);
-        return (tensor_optim *)tensor__fail(fn, "out of memory");
+        if (group) TENSOR_FREE(group);
+        if (hyper) TENSOR_FREE(hyper);
+        tensor__fail(fn, "out of memory");
+        return false;
     }
-    memset(o, 0, sizeof *o);
     memset(arrays, 0, sizeof(tensor *) * 3 * (size_t)n);
     memset(steps, 0, sizeof(int64_t) * (size_t)n);
-    o->steps = steps;
-    o->kind = kind;
-    o->n = n;
+    memset(group, 0, sizeof(int) * (size_t)n);
+    memset(hyper, 0, sizeof(double) * 2 * (size_t)g);
+    for (int i = 0; i < o->n; i++) {
+        arrays[i] = o->params[i];
+        arrays[n + i] = o->state1[i];
+        arrays[2 * n + i] = o->state2[i];
+        steps[i] = o->steps[i];
+        group[i] = o->group[i];
+    }
+    for (int k = 0; k < o->n_groups; k++) {
+        hyper[k] = o->group_lr[k];
+        hyper[g + k] = o->group_wd[k];
+    }
+    if (o->params) TENSOR_FREE(o->params);
+    if (o->steps) TENSOR_FREE(o->steps);
+    if (o->group) TENSOR_FREE(o->group);
+    if (o->group_lr) TENSOR_FREE(o->group_lr);
     o->params = arrays;
     o->state1 = arrays + n;
     o->state2 = arrays + 2 * n;
+    o->steps = steps;
+    o->group = group;
+    o->group_lr = hyper;
+    o->group_wd = hyper + g;
+    return true;
+}
+
+/* Adds params to o as group o->n_groups with lr and weight_decay; returns the group's index, or -1
+   with o unchanged. */
+static int tensor__optim_add(const char *fn, tensor_optim *o, int n, tensor *const *params, double lr, double weight_decay) {
+    if (!tensor__optim_check_params(fn, o, n, params) || !tensor__optim_grow(fn, o, n)) return -1;
+    int g = o->n_groups, first = o->n;
     for (int i = 0; i < n; i++) {
-        o->params[i] = tensor__alias(fn, params[i]);
-        if (!o->params[i]) { tensor_optim_free(o); return NULL; }
-        tensor__make_internal(o->params[i]);
+        o->params[first + i] = tensor__alias(fn, params[i]);
+        if (!o->params[first + i]) { /* undo: the arrays keep their larger size, unused */
+            for (int j = 0; j < i; j++) { tensor_free(o->params[first + j]); o->params[first + j] = NULL; }
+            return -1;
+        }
+        tensor__make_internal(o->params[first + i]);
+        o->group[first + i] = g;
     }
+    o->group_lr[g] = lr;
+    o->group_wd[g] = weight_decay;
+    o->n += n;
+    o->n_groups++;
+    return g;
+}
+
+static tensor_optim *tensor__optim_new(const char *fn, int kind, int n, tensor *const *params, double lr, double weight_decay) {
+    if (!tensor__optim_check_params(fn, NULL, n, params)) return NULL;
+    tensor_optim *o = (tensor_optim *)TENSOR__MALLOC(sizeof *o);
+    if (!o) return (tensor_optim *)tensor__fail(fn, "out of memory");
+    memset(o, 0, sizeof *o);
+    o->kind = kind;
+    if (tensor__optim_add(fn, o, n, params, lr, weight_decay) < 0) { tensor_optim_free(o); return NULL; }
     return o;
 }
 
@@ -116,11 +183,9 @@ TENSOR_API tensor_optim *tensor_optim_sgd(int n, tensor *const *params, double l
     const char *fn = "tensor_optim_sgd";
     if (!(lr >= 0) || !(momentum >= 0) || !(weight_decay >= 0)) return (tensor_optim *)tensor__fail(fn, "lr %g, momentum %g and weight_decay %g must be non-negative", lr, momentum, weight_decay);
     if (nesterov && momentum <= 0) return (tensor_optim *)tensor__fail(fn, "nesterov needs a positive momentum");
-    tensor_optim *o = tensor__optim_new(fn, TENSOR__SGD, n, params);
+    tensor_optim *o = tensor__optim_new(fn, TENSOR__SGD, n, params, lr, weight_decay);
     if (!o) return NULL;
-    o->lr = lr;
     o->momentum = momentum;
-    o->weight_decay = weight_decay;
     o->nesterov = nesterov;
     return o;
 }
@@ -128,13 +193,11 @@ TENSOR_API tensor_optim *tensor_optim_sgd(int n, tensor *const *params, double l
 static tensor_optim *tensor__adam_new(const char *fn, int kind, int n, tensor *const *params, double lr, double beta1, double beta2, double eps, double weight_decay) {
     if (!(lr >= 0) || !(eps >= 0) || !(weight_decay >= 0)) return (tensor_optim *)tensor__fail(fn, "lr %g, eps %g and weight_decay %g must be non-negative", lr, eps, weight_decay);
     if (!(beta1 >= 0 && beta1 < 1) || !(beta2 >= 0 && beta2 < 1)) return (tensor_optim *)tensor__fail(fn, "betas (%g, %g) must be in [0, 1)", beta1, beta2);
-    tensor_optim *o = tensor__optim_new(fn, kind, n, params);
+    tensor_optim *o = tensor__optim_new(fn, kind, n, params, lr, weight_decay);
     if (!o) return NULL;
-    o->lr = lr;
     o->beta1 = beta1;
     o->beta2 = beta2;
     o->eps = eps;
-    o->weight_decay = weight_decay;
     return o;
 }
 TENSOR_API tensor_optim *tensor_optim_adam(int n, tensor *const *params, double lr, double beta1, double beta2, double eps, double weight_decay) {
@@ -290,9 +353,9 @@ TENSOR_API int tensor_optim_step(tensor_optim *o) {
         r->kind = o->kind;
         r->first = first[i];
         r->nesterov = o->nesterov;
-        r->lr = o->lr;
+        r->lr = o->group_lr[o->group[i]];
         r->momentum = o->momentum;
-        r->weight_decay = o->weight_decay;
+        r->weight_decay = o->group_wd[o->group[i]];
         r->beta1 = o->beta1;
         r->beta2 = o->beta2;
         r->eps = o->eps;
@@ -318,18 +381,19 @@ TENSOR_API int tensor_optim_step(tensor_optim *o) {
             k.kind = o->kind;
             k.first = rules[i].first;
             k.nesterov = o->nesterov;
-            k.decay = o->weight_decay != 0;
-            k.neg_lr = (float)-o->lr;
+            double lr = rules[i].lr, wd = rules[i].weight_decay;
+            k.decay = wd != 0;
+            k.neg_lr = (float)-lr;
             k.momentum = (float)o->momentum;
-            k.weight_decay = (float)o->weight_decay;
-            k.keep = (float)(1 - o->lr * o->weight_decay);
+            k.weight_decay = (float)wd;
+            k.keep = (float)(1 - lr * wd);
             k.beta1 = (float)o->beta1;
             k.one_minus_beta1 = (float)(1 - o->beta1);
             k.beta2 = (float)o->beta2;
             k.one_minus_beta2 = (float)(1 - o->beta2);
             k.sqrt_bias2 = (float)sqrt(rules[i].bias2);
             k.eps = (float)o->eps;
-            k.step_size = (float)(o->lr / rules[i].bias1);
+            k.step_size = (float)(lr / rules[i].bias1);
             tensor__optim_task t;
             t.fn = kernel;
             t.k = &k;
@@ -360,16 +424,79 @@ TENSOR_API void tensor_optim_zero_grad(tensor_optim *o) {
     if (!o) return;
     for (int i = 0; i < o->n; i++) tensor_zero_grad(o->params[i]);
 }
+/* Every group's lr (a schedule's value for the whole model). */
 TENSOR_API void tensor_optim_set_lr(tensor_optim *o, double lr) {
     if (!o) { tensor__null_arg("tensor_optim_set_lr", "o"); return; }
     if (!(lr >= 0)) { tensor__fail("tensor_optim_set_lr", "lr must be non-negative, got %g", lr); return; }
-    o->lr = lr;
+    for (int g = 0; g < o->n_groups; g++) o->group_lr[g] = lr;
 }
+TENSOR_API int tensor_optim_add_group(tensor_optim *o, int n, tensor *const *params, double lr, double weight_decay) {
+    const char *fn = "tensor_optim_add_group";
+    if (!o) { tensor__null_arg(fn, "o"); return -1; }
+    if (!(lr >= 0) || !(weight_decay >= 0)) { tensor__fail(fn, "lr %g and weight_decay %g must be non-negative", lr, weight_decay); return -1; }
+    return tensor__optim_add(fn, o, n, params, lr, weight_decay);
+}
+TENSOR_API void tensor_optim_set_group_lr(tensor_optim *o, int group, double lr) {
+    const char *fn = "tensor_optim_set_group_lr";
+    if (!o) { tensor__null_arg(fn, "o"); return; }
+    if (group < 0 || group >= o->n_groups) { tensor__fail(fn, "group %d is out of range for %d groups", group, o->n_groups); return; }
+    if (!(lr >= 0)) { tensor__fail(fn, "lr must be non-negative, got %g", lr); return; }
+    o->group_lr[group] = lr;
+}
+/* ---- learning-rate schedules: torch.optim.lr_scheduler's closed forms, pure functions of the step
+   (0 for the first), so a resumed run needs only its step count. An argument out of range is an
+   error and NaN. ---- */
+static double tensor__lr_bad(const char *fn, const char *why) {
+    tensor__fail(fn, "%s", why);
+    return NAN;
+}
+/* CosineAnnealingLR: lr_min + (lr_max - lr_min) (1 + cos(pi step / t_max)) / 2 (periodic past t_max,
+   as PyTorch's) */
+TENSOR_API double tensor_lr_cosine(int64_t step, int64_t t_max, double lr_max, double lr_min) {
+    if (step < 0 || t_max <= 0) return tensor__lr_bad("tensor_lr_cosine", "needs step >= 0 and t_max > 0");
+    return lr_min + (lr_max - lr_min) * (1 + cos(M_PI * (double)step / (double)t_max)) / 2;
+}
+/* StepLR: lr0 gamma^floor(step / step_size) */
+TENSOR_API double tensor_lr_step(int64_t step, int64_t step_size, double gamma, double lr0) {
+    if (step < 0 || step_size <= 0) return tensor__lr_bad("tensor_lr_step", "needs step >= 0 and step_size > 0");
+    return lr0 * pow(gamma, (double)(step / step_size));
+}
+/* ExponentialLR: lr0 gamma^step */
+TENSOR_API double tensor_lr_exponential(int64_t step, double gamma, double lr0) {
+    if (step < 0) return tensor__lr_bad("tensor_lr_exponential", "needs step >= 0");
+    return lr0 * pow(gamma, (double)step);
+}
+/* Linear warmup to lr_max over `warmup` steps (lr_max (step + 1) / warmup: PyTorch's LinearLR with
+   start_factor 1/warmup over warmup - 1 steps), then CosineAnnealingLR from lr_max down to lr_min
+   over the total - warmup steps that follow (SequentialLR with the milestone at warmup), and lr_min
+   after total (nanoGPT's schedule; PyTorch's cosine would rise again). */
+TENSOR_API double tensor_lr_linear_warmup_cosine(int64_t step, int64_t warmup, int64_t total, double lr_max, double lr_min) {
+    if (step < 0 || warmup < 0 || total <= warmup) return tensor__lr_bad("tensor_lr_linear_warmup_cosine", "needs step >= 0 and 0 <= warmup < total");
+    if (step < warmup) return lr_max * (double)(step + 1) / (double)warmup;
+    if (step >= total) return lr_min;
+    return tensor_lr_cosine(step - warmup, total - warmup, lr_max, lr_min);
+}
+/* OneCycleLR (two phases, cosine annealing): from max_lr / div_factor up to max_lr over the first
+   pct_start of total steps, then down to max_lr / div_factor / final_div_factor at step total - 1. */
+TENSOR_API double tensor_lr_one_cycle(int64_t step, int64_t total, double max_lr, double pct_start, double div_factor, double final_div_factor) {
+    const char *fn = "tensor_lr_one_cycle";
+    if (total <= 0 || step < 0 || step >= total) return tensor__lr_bad(fn, "needs 0 <= step < total");
+    if (!(pct_start > 0 && pct_start < 1) || !(div_factor > 0) || !(final_div_factor > 0)) return tensor__lr_bad(fn, "needs 0 < pct_start < 1 and positive div factors");
+    double initial = max_lr / div_factor, final = initial / final_div_factor;
+    double end_up = pct_start * (double)total - 1, end_down = (double)total - 1, from, to, pct;
+    if (!(end_up > 0) || !(end_down > end_up)) return tensor__lr_bad(fn, "pct_start leaves a phase of no steps");
+    if ((double)step <= end_up) { from = initial; to = max_lr; pct = (double)step / end_up; }
+    else { from = max_lr; to = final; pct = ((double)step - end_up) / (end_down - end_up); }
+    return to + (from - to) / 2 * (cos(M_PI * pct) + 1);
+}
+
 TENSOR_API void tensor_optim_free(tensor_optim *o) {
     if (!o) return;
-    for (int i = 0; i < 3 * o->n; i++) tensor_free(o->params[i]);
-    TENSOR_FREE(o->params);
-    TENSOR_FREE(o->steps);
+    for (int i = 0; o->params && i < 3 * o->n; i++) tensor_free(o->params[i]);
+    if (o->params) TENSOR_FREE(o->params);
+    if (o->steps) TENSOR_FREE(o->steps);
+    if (o->group) TENSOR_FREE(o->group);
+    if (o->group_lr) TENSOR_FREE(o->group_lr);
     TENSOR_FREE(o);
 }
 
