@@ -58,6 +58,8 @@ $(BUILD)/tests/%.o: tests/%.c tests/test.h tests/device_sweep.h tests/device_gra
 	$(CC) $(CFLAGS) $(WARN) -I. -c $< -o $@
 # tests/test_cuda_mirror.c is the CUDA suite (tests/cuda/test_cuda.c) on the seam's mirror device
 $(foreach d,tests asan tsan neon sleef,$(BUILD)/$(d)/test_cuda_mirror.o): tests/cuda/test_cuda.c
+# tests/test_gpt.c includes examples/gpt.c (its functions, without main)
+$(foreach d,tests asan tsan neon sleef,$(BUILD)/$(d)/test_gpt.o): examples/gpt.c
 $(BUILD)/tests/test_all: $(BUILD)/tests/main.o $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(TEST_SRC))
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
