@@ -711,7 +711,7 @@ static int tensor__derivative_relu(tensor__node *n, tensor *g, tensor **grads) {
 }
 TENSOR__DERIV_UNARY_FUSED(relu6, tensor_mul(g, tensor__mask_float(tensor_logical_and(tensor__op_scalar(TENSOR_OP_gt, x, 0), tensor__op_scalar(TENSOR_OP_lt, x, 6)), g)))
 TENSOR__DERIV_UNARY_FUSED(gelu, tensor_mul(g, tensor__gelu_grad(x)))
-TENSOR__DERIV_UNARY(gelu_tanh, tensor_mul(g, tensor__gelu_tanh_grad(x)))
+TENSOR__DERIV_UNARY_FUSED(gelu_tanh, tensor_mul(g, tensor__gelu_tanh_grad(x)))
 TENSOR__DERIV_UNARY_FUSED(silu, tensor_mul(g, tensor__silu_grad(x)))
 TENSOR__DERIV_UNARY(mish, tensor_mul(g, tensor__mish_grad(x)))
 TENSOR__DERIV_UNARY(softplus, tensor_where(tensor__op_scalar(TENSOR_OP_gt, x, 20), g, tensor_mul(g, tensor_sigmoid(x))))
@@ -1388,6 +1388,32 @@ static int tensor__derivative_log_softmax(tensor__node *n, tensor *g, tensor **g
     if (fused) return fused < 0;
     tensor *s = tensor_softmax(TENSOR__X, d);
     return TENSOR__OK(grads[0] = tensor_sub(g, tensor_mul(s, tensor_sum(g, d, true))));
+}
+
+/* scaled_dot_product_attention (in = {q, k, v, mask}, ip[0] is_causal), with P the attention
+   weights, s = 1 / sqrt(E) and dS = P (g v^T - rowsum(P g v^T)): gv = P^T g, gq = s dS k,
+   gk = s dS^T q, a float mask's g = dS, each summed back over the batch dims its input broadcast
+   over. Without create_graph (and no float mask wanting a gradient) the fused kernel's backward
+   (>>attention) computes gq, gk and gv tile by tile from the saved rows (n->extra); otherwise these
+   formulas, composed, recompute P. */
+static int tensor__derivative_scaled_dot_product_attention(tensor__node *n, tensor *g, tensor **grads) {
+    tensor *q = n->saved[0], *k = n->saved[1], *v = n->saved[2], *mask = n->saved[3];
+    bool causal = n->ip[0] != 0;
+    if (tensor__no_grad && n->extra && !n->next[3]) {
+        bool want[3] = {n->next[0] != NULL, n->next[1] != NULL, n->next[2] != NULL};
+        return tensor__sdpa_backward("tensor_backward", n->saved, n->extra, causal, g, want, grads);
+    }
+    tensor *p = tensor__sdpa_weights("tensor_backward", q, k, mask, causal);
+    if (!p) return 1;
+    if (n->next[2] && !(grads[2] = tensor__sum_to(tensor_matmul(tensor_transpose(p, -1, -2), g), v->ndim, v->shape))) return 1;
+    if (!n->next[0] && !n->next[1] && !n->next[3]) return 0;
+    tensor *dp = tensor_matmul(g, tensor_transpose(v, -1, -2));
+    tensor *ds = tensor_mul(p, tensor_sub(dp, tensor_sum(tensor_mul(dp, p), -1, true)));
+    double s = 1.0 / sqrt((double)q->shape[q->ndim - 1]);
+    if (n->next[0] && !(grads[0] = tensor__sum_to(tensor_mul_scalar(tensor_matmul(ds, k), s), q->ndim, q->shape))) return 1;
+    if (n->next[1] && !(grads[1] = tensor__sum_to(tensor_mul_scalar(tensor_matmul(tensor_transpose(ds, -1, -2), q), s), k->ndim, k->shape))) return 1;
+    if (n->next[3] && !(grads[3] = tensor__sum_to(ds, mask->ndim, mask->shape))) return 1;
+    return 0;
 }
 
 /* layer_norm over the last dim: with xhat = (x - mean) rstd and gh = g w,

@@ -717,6 +717,10 @@ static double ref_dunary(const char *name, double x, double p0, double p1) {
     if (!strcmp(name, "sigmoid")) return s * (1 - s);
     if (!strcmp(name, "exp")) return exp(x);
     if (!strcmp(name, "silu")) return s * (1 + x * (1 - s));
+    if (!strcmp(name, "gelu_tanh")) {
+        double k = sqrt(2 / M_PI), t = tanh(k * (x + 0.044715 * x * x * x));
+        return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * k * (1 + 3 * 0.044715 * x * x);
+    }
     return 0.5 * (1 + erf(x / sqrt(2.0))) + x * exp(-x * x / 2) / sqrt(2 * M_PI); /* gelu */
 }
 static tensor *apply_unary(const char *name, tensor *x, double p0, double p1) {
@@ -729,10 +733,11 @@ static tensor *apply_unary(const char *name, tensor *x, double p0, double p1) {
     if (!strcmp(name, "sigmoid")) return tensor_sigmoid(x);
     if (!strcmp(name, "exp")) return tensor_exp(x);
     if (!strcmp(name, "silu")) return tensor_silu(x);
+    if (!strcmp(name, "gelu_tanh")) return tensor_gelu_tanh(x);
     return tensor_gelu(x);
 }
 TEST(fused_unary_backward_matches_composed) {
-    static const char *const names[] = {"relu", "leaky_relu", "relu6", "hardtanh", "clamp", "tanh", "sigmoid", "exp", "silu", "gelu"};
+    static const char *const names[] = {"relu", "leaky_relu", "relu6", "hardtanh", "clamp", "tanh", "sigmoid", "exp", "silu", "gelu", "gelu_tanh"};
     tensor_dtype dts[2] = {TENSOR_F32, TENSOR_F64};
     for (int k = 0; k < 2; k++)
         for (size_t o = 0; o < sizeof names / sizeof names[0]; o++)

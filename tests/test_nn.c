@@ -1065,3 +1065,111 @@ void bad_input_binary_cross_entropy_with_logits(void) {
     CHECK_BAD(tensor_binary_cross_entropy_with_logits(a, tensor_zeros(TENSOR_SHAPE(3), TENSOR_I64)), fn);
     CHECK_BAD(tensor_binary_cross_entropy_with_logits(tensor_zeros(TENSOR_SHAPE(3), TENSOR_I32), a), fn);
 }
+
+/* ---- the fused attention kernel against the composite (tensor_set_reference_kernels(true)) ---- */
+
+/* max |a - b| / (1 + |b|) over all elements (NaN where they disagree on NaN) */
+static double attn_diff(tensor *a, tensor *b) {
+    double *x = test_values(a), *y = test_values(b), worst = 0;
+    int64_t n = tensor_numel(b);
+    if (tensor_numel(a) != n) worst = INFINITY;
+    for (int64_t i = 0; i < n && worst < INFINITY; i++) {
+        if (isnan(x[i]) != isnan(y[i])) { worst = NAN; break; }
+        if (isnan(y[i])) continue;
+        double e = fabs(x[i] - y[i]) / (1 + fabs(y[i]));
+        if (e > worst) worst = e;
+    }
+    free(x);
+    free(y);
+    return worst;
+}
+
+typedef struct { const char *what; int64_t B, H, L, S, E, Ev; int mask; bool bcast_k; } attn_case; /* mask: 0 none, 1 causal, 2 bool, 3 float */
+
+/* Forward and the gradients of q, k, v (and of a float mask), fused and composed. */
+static void attn_compare(const attn_case *c, tensor_dtype dt, double tol) {
+    int64_t qs[4] = {c->B, c->H, c->L, c->E}, ks[4] = {c->B, c->bcast_k ? 1 : c->H, c->S, c->E}, vs[4] = {c->B, c->H, c->S, c->Ev};
+    int64_t ms[2] = {c->L, c->S};
+    tensor *q = tensor_set_requires_grad(test_random(dt, 4, qs, -2, 2), true), *k = tensor_set_requires_grad(test_random(dt, 4, ks, -2, 2), true);
+    tensor *v = tensor_set_requires_grad(test_random(dt, 4, vs, -1, 1), true), *mask = NULL;
+    if (c->mask == 2) { /* every row keeps key 0 and about 70% of the others */
+        double *mv = (double *)malloc(sizeof(double) * (size_t)(c->L * c->S));
+        for (int64_t i = 0; i < c->L * c->S; i++) mv[i] = i % c->S == 0 || test_uniform(0, 1) > 0.3;
+        mask = test_tensor(TENSOR_BOOL, 2, ms, mv);
+        free(mv);
+    }
+    if (c->mask == 3) mask = tensor_set_requires_grad(test_random(dt, 2, ms, -1, 1), true);
+    tensor *gout = test_random(dt, 4, (int64_t[]){c->B, c->H, c->L, c->Ev}, -1, 1);
+    tensor *y[2], *gr[2][4];
+    for (int ref = 0; ref < 2; ref++) {
+        bool was = tensor_set_reference_kernels(ref == 1);
+        y[ref] = tensor_scaled_dot_product_attention(q, k, v, mask, c->mask == 1);
+        tensor *ins[4] = {q, k, v, mask};
+        int n = c->mask == 3 ? 4 : 3;
+        for (int i = 0; i < 4; i++) gr[ref][i] = NULL;
+        CHECK_MSG(y[ref] && tensor_autograd_grad(1, &y[ref], &gout, n, ins, gr[ref], false) == 0, "%s: %s", c->what, tensor_last_error());
+        tensor_set_reference_kernels(was);
+    }
+    double e = attn_diff(y[0], y[1]);
+    CHECK_MSG(e <= tol, "%s %s: output differs by %g", c->what, tensor_dtype_name(dt), e);
+    const char *names[4] = {"q", "k", "v", "mask"};
+    for (int i = 0; i < (c->mask == 3 ? 4 : 3); i++) {
+        e = gr[0][i] && gr[1][i] ? attn_diff(gr[0][i], gr[1][i]) : INFINITY;
+        CHECK_MSG(e <= 4 * tol, "%s %s: gradient of %s differs by %g", c->what, tensor_dtype_name(dt), names[i], e);
+        CHECK(gr[0][i] && tensor_get_dtype(gr[0][i]) == dt && tensor_ndim(gr[0][i]) == tensor_ndim(i == 0 ? q : i == 1 ? k : i == 2 ? v : mask));
+    }
+}
+
+TEST(attention_fused_matches_composite) {
+    int64_t fwd0 = tensor_test_path_count("attention_fused"), bwd0 = tensor_test_path_count("attention_fused_backward");
+    const attn_case cases[] = {
+        {"one tile", 2, 3, 5, 7, 4, 6, 0, false},
+        {"tiles, not causal", 1, 2, 150, 300, 24, 40, 0, false},
+        {"tiles, causal L == S", 2, 2, 200, 200, 16, 16, 1, false},
+        {"causal L < S", 1, 2, 70, 260, 8, 8, 1, false},
+        {"causal L > S", 1, 1, 260, 70, 8, 8, 1, false},
+        {"bool mask", 1, 2, 90, 140, 12, 5, 2, false},
+        {"float mask (with its gradient)", 2, 1, 65, 129, 8, 8, 3, false},
+        {"k broadcast over heads", 2, 3, 66, 130, 8, 10, 1, true},
+        {"one query (a decoding step)", 1, 4, 1, 200, 32, 32, 0, false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        attn_compare(&cases[i], TENSOR_F64, 1e-12);
+        attn_compare(&cases[i], TENSOR_F32, 2e-5);
+    }
+    attn_compare(&cases[2], TENSOR_BF16, 2e-2);
+    /* each case ran the fused forward once (the other run is the composite's), and its backward
+       except with a float mask that wants a gradient (the composed formulas) */
+    int64_t runs = 2 * (int64_t)(sizeof cases / sizeof cases[0]) + 1;
+    CHECK(tensor_test_path_count("attention_fused") - fwd0 == runs && tensor_test_path_count("attention_fused_backward") - bwd0 == runs - 2);
+    /* 1 and 2 threads give the same bits (each head's tiles are one thread's) */
+    int threads = tensor_get_num_threads();
+    int64_t shape[4] = {2, 3, 130, 16};
+    tensor *q = test_random(TENSOR_F32, 4, shape, -1, 1), *k = test_random(TENSOR_F32, 4, shape, -1, 1), *v = test_random(TENSOR_F32, 4, shape, -1, 1);
+    tensor_set_num_threads(1);
+    tensor *one = tensor_scaled_dot_product_attention(q, k, v, NULL, true);
+    tensor_set_num_threads(2);
+    tensor *two = tensor_scaled_dot_product_attention(q, k, v, NULL, true);
+    tensor_set_num_threads(threads);
+    CHECK(test_same_bits(one, two));
+}
+
+/* The fused kernel keeps O(L) per head for backward, not the [L, S] weights the composite saves. */
+TEST(attention_fused_saves_no_score_matrix) {
+    int64_t shape[4] = {1, 2, 1024, 16};
+    tensor *q = tensor_set_requires_grad(test_random(TENSOR_F32, 4, shape, -1, 1), true);
+    tensor *k = test_random(TENSOR_F32, 4, shape, -1, 1), *v = test_random(TENSOR_F32, 4, shape, -1, 1);
+    for (int ref = 0; ref < 2; ref++) {
+        bool was = tensor_set_reference_kernels(ref == 1);
+        int64_t before = tensor_live_bytes();
+        tensor_scope_begin();
+        tensor *y = tensor_scaled_dot_product_attention(q, k, v, NULL, true);
+        int64_t held = tensor_live_bytes() - before, scores = 2 * 1024 * 1024 * 4;
+        if (ref == 0) CHECK_MSG(held < scores / 8, "fused: %lld bytes live after the forward (the scores are %lld)", (long long)held, (long long)scores);
+        else CHECK_MSG(held >= scores, "composite: %lld bytes live (expected the scores' %lld)", (long long)held, (long long)scores);
+        CHECK(tensor_backward(tensor_sum_all(y)) == 0);
+        tensor_scope_end();
+        tensor_set_reference_kernels(was);
+        tensor_zero_grad(q);
+    }
+}

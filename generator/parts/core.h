@@ -14,7 +14,7 @@
 /* The fast paths' counts for tensor_test_path_count (TENSOR_TEST_HOOKS builds; nothing otherwise):
    kernels bump theirs with TENSOR__PATH_TAKEN(name), from any thread. */
 #define TENSOR__PATHS(X) X(conv_winograd) X(conv_im2col_simd) X(conv_smallk) X(conv_bf16) X(maxpool_fast) X(relu_backward_fused) X(unary_backward_fused) X(optim_simd) \
-    X(layer_pool) X(layer_batch_norm) X(layer_conv_transpose) X(layer_interpolate)
+    X(layer_pool) X(layer_batch_norm) X(layer_conv_transpose) X(layer_interpolate) X(attention_fused) X(attention_fused_backward)
 #ifdef TENSOR_TEST_HOOKS
 #define TENSOR__PATH_ENUM(name) TENSOR__PATH_##name,
 enum { TENSOR__PATHS(TENSOR__PATH_ENUM) TENSOR__N_PATHS };

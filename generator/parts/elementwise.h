@@ -282,6 +282,14 @@ static void tensor__dunary_f32(const tensor__dunary_ctx *k, float *out, const fl
         tensor__dunary_f32_of(k, TENSOR_OP_sigmoid, y, x, n);
         for (int64_t i = 0; i < n; i++) { float t = -y[i] + 1.0f, u = x[i] * t; out[i] = g[i] * (y[i] * (u + 1.0f)); }
         return;
+    case TENSOR_OP_gelu_tanh: /* t = tanh(k (x + c x^3)): (1 + t) / 2 + x (1 - t^2) k (1 + 3 c x^2) / 2 */
+        for (int64_t i = 0; i < n; i++) { float x2 = x[i] * x[i]; z[i] = 0.79788456080286535588f * (x[i] * (0.044715f * x2 + 1.0f)); }
+        tensor__dunary_f32_of(k, TENSOR_OP_tanh, y, z, n);
+        for (int64_t i = 0; i < n; i++) {
+            float x2 = x[i] * x[i], t = y[i], in = 0.5f * x[i] * (-(t * t) + 1.0f);
+            out[i] = g[i] * (0.5f * (t + 1.0f) + in * (0.79788456080286535588f * (0.134145f * x2 + 1.0f)));
+        }
+        return;
     case TENSOR_OP_gelu: /* Phi(x) + x phi(x) */
         for (int64_t i = 0; i < n; i++) z[i] = (float)(x[i] * 0.70710678118654752440);
         tensor__dunary_f32_of(k, TENSOR_OP_erf, y, z, n);
@@ -305,6 +313,12 @@ static void tensor__dunary_f64(const tensor__dunary_ctx *k, double *out, const d
         case TENSOR_OP_exp: d = exp(v); break;
         case TENSOR_OP_silu: { double s = 1.0 / (1.0 + exp(-v)); d = s * (v * (-s + 1) + 1); break; }
         case TENSOR_OP_gelu: d = (erf(v * 0.70710678118654752440) + 1) * 0.5 + v * (exp(v * v * -0.5) * 0.39894228040143267794); break;
+        case TENSOR_OP_gelu_tanh: {
+            const double kk = 0.79788456080286535588, cc = 0.044715;
+            double t = tanh(kk * (v + cc * v * v * v));
+            d = 0.5 * (1 + t) + 0.5 * v * (1 - t * t) * kk * (1 + 3 * cc * v * v);
+            break;
+        }
         default: d = 0; break;
         }
         out[i] = g[i] * d;
