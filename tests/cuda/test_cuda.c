@@ -25,6 +25,9 @@ TEST(cuda_every_registry_op_has_a_kernel) {
            takes its device from probs, poisson from rates), one_hot is composed of device ops there: none needs a CUDA kernel */
         bool created = !strcmp(test_op_kind((tensor_op)op), "CREATE") && op != TENSOR_OP_clone && op != TENSOR_OP_contiguous && op != TENSOR_OP_multinomial && op != TENSOR_OP_poisson;
         if (created || op == TENSOR_OP_one_hot) continue;
+        /* attention's front end runs the composite (matmul, softmax, matmul: device ops) where the
+           device has no fused kernel; the CPU's fused kernel has none on CUDA yet */
+        if (op == TENSOR_OP_scaled_dot_product_attention) continue;
         if (test_device_has_kernel((tensor_op)op, TENSOR_CPU) && !test_device_has_kernel((tensor_op)op, TENSOR_CUDA)) {
             size_t len = strlen(missing);
             snprintf(missing + len, sizeof missing - len, "%s%s", n ? " " : "", tensor_op_name((tensor_op)op));
