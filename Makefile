@@ -20,7 +20,7 @@ FUZZ_HEADERS = tests/fuzz/fuzz_main.h tests/fuzz/replay.h
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 EXAMPLES = $(patsubst %.c,%,$(wildcard examples/*.c))
 
-.PHONY: all cuda gpu-pass test test-asan test-tsan test-neon test-sleef test-cuda check-amalgamation examples bench bench-nn bench-cuda fuzz fuzz-files clean
+.PHONY: all cuda gpu-pass test test-asan test-tsan test-neon test-sleef test-cuda check-amalgamation examples bench bench-nn bench-gpt bench-cuda fuzz fuzz-files clean
 all: tensor.h examples
 
 generator/gen: generator/gen.c
@@ -270,6 +270,13 @@ $(BUILD)/bench_nn: bench/bench_nn.c tensor.h
 	$(CC) -O2 $(WARN) -I. bench/bench_nn.c -o $@ $(LDLIBS)
 bench-nn: $(BUILD)/bench_nn
 	$(BUILD)/bench_nn
+# The GPT example's model against PyTorch's, written the nanoGPT way (bench/compare_torch_gpt.py runs
+# both, one process per item; tensor.h's side alone without python3-torch).
+$(BUILD)/bench_gpt: bench/bench_gpt.c examples/gpt.c tensor.h
+	@mkdir -p $(dir $@)
+	$(CC) -O2 $(WARN) -I. bench/bench_gpt.c -o $@ $(LDLIBS)
+bench-gpt: $(BUILD)/bench_gpt
+	/usr/bin/python3 bench/compare_torch_gpt.py
 # make gpu-pass: what a GPU machine needs for one pass (tests/cuda/device_pass.sh), built here:
 # the CUDA suite plain and with cuDNN, the start-up probe and the benchmark, for sm_90 (H100, H200;
 # GPU_ARCH=sm_XX for another), stripped, in $(BUILD)/gpu-pass (carried there with the tree).

@@ -1235,8 +1235,9 @@ TENSOR_API int tensor_optim_state_save(const tensor_optim *o, tensor_dict *d, co
     TENSOR__PUT(".eps", tensor__put_scalar(fn, d, name, o->eps, TENSOR_F64));
     TENSOR__PUT(".weight_decay", tensor__put_scalar(fn, d, name, o->group_wd[0], TENSOR_F64));
     if (!rc) { /* the groups: (lr, weight_decay) of each, and each parameter's group */
-        tensor *h = tensor__new(fn, 2, (int64_t[]){o->n_groups, 2}, TENSOR_F64, TENSOR_CPU);
-        tensor *g = h ? tensor__new(fn, 1, (int64_t[]){o->n}, TENSOR_I64, TENSOR_CPU) : NULL;
+        int64_t hshape[2] = {o->n_groups, 2}, gshape[1] = {o->n};
+        tensor *h = tensor__new(fn, 2, hshape, TENSOR_F64, TENSOR_CPU);
+        tensor *g = h ? tensor__new(fn, 1, gshape, TENSOR_I64, TENSOR_CPU) : NULL;
         if (g) {
             double *hv = (double *)tensor__data(h);
             int64_t *gv = (int64_t *)tensor__data(g);
