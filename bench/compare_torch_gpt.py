@@ -43,6 +43,8 @@ def rss_kib(field):
 
 def torch_item(what, threads, batch, steps, tokens):
     """One measurement in this process (run as a child of the main script): prints one line."""
+    # OpenBLAS (under Debian's PyTorch) keeps threads of its own beside torch's: the same count
+    os.environ["OPENBLAS_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = str(threads)
     from compare_torch import set_openblas_core
     set_openblas_core()
     import torch

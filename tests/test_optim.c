@@ -306,6 +306,15 @@ TEST(optim_clip_grad_norm) {
     CHECK_VALUES(tensor_grad(y), exy, 3, 1e-15, 1e-14);
     /* no parameters, or none with a gradient: norm 0 */
     CHECK(tensor_clip_grad_norm(0, NULL, 1) == 0);
+    /* a large f32 gradient (summed in place, in f32 lanes) against the sum in double */
+    {
+        tensor *big = tensor_set_requires_grad(test_random(TENSOR_F32, TENSOR_SHAPE(300001), -1, 1), true);
+        CHECK(tensor_backward(tensor_sum_all(tensor_mul(big, big))) == 0); /* gradient 2 big */
+        double *gv = test_values(tensor_grad(big)), want = 0;
+        for (int64_t i = 0; i < 300001; i++) want += gv[i] * gv[i];
+        free(gv);
+        CHECK_NEAR(tensor_clip_grad_norm(1, &big, 1e9), sqrt(want), 0, 1e-6);
+    }
     CHECK(tensor_clip_grad_norm(1, &none, 1) == 0);
     /* errors: -1 and a message */
     tensor *nulls[1] = {NULL};

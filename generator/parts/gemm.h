@@ -443,7 +443,7 @@ TENSOR__AVX2 static inline void tensor__nt_out_f64(__m256d v, double *C, int64_t
 }
 /* C[i, j] (+)= sum_p A[i * lda + p] B[j * ldb + p] for i < mr <= 3, j < nr <= 4; C's (i, j) at
    C[i * rs + j * cs]. */
-#define TENSOR__DEFINE_GEMM_NT(isa, TARGET, sfx, T, V, W, SET0, LOADU, MASKLOAD, MI, MASK, FMADD, HSUM)      \
+#define TENSOR__DEFINE_GEMM_NT(isa, TARGET, sfx, T, V, W, SET0, LOADU, MASKLOAD, MI, MASK, FMADD, ADD, HSUM) \
     TARGET static void tensor__gemm_ntk_##isa##_##sfx(int64_t kc, const T *A, int64_t lda, const T *B, int64_t ldb, T *C, \
                                                    int64_t rs, int64_t cs, int mr, int nr, int add) {  \
         V c00 = SET0(), c01 = c00, c02 = c00, c03 = c00, c10 = c00, c11 = c00, c12 = c00, c13 = c00;    \
@@ -451,6 +451,20 @@ TENSOR__AVX2 static inline void tensor__nt_out_f64(__m256d v, double *C, int64_t
         const T *a0 = A, *a1 = mr > 1 ? A + lda : A, *a2 = mr > 2 ? A + 2 * lda : A;                   \
         const T *b0 = B, *b1 = nr > 1 ? B + ldb : B, *b2 = nr > 2 ? B + 2 * ldb : B, *b3 = nr > 3 ? B + 3 * ldb : B; \
         int64_t p = 0;                                                                                  \
+        if (mr == 1) { /* a matrix-vector product: memory-bound on B, so no work for rows 1 and 2, two  \
+                          accumulators a column, and B's next columns asked for ahead of use */       \
+            for (; p + 2 * W <= kc; p += 2 * W) {                                                       \
+                V x0 = LOADU(a0 + p), x1 = LOADU(a0 + p + W);                                           \
+                _mm_prefetch((const char *)(b0 + 4 * ldb + p), _MM_HINT_T0);                            \
+                _mm_prefetch((const char *)(b2 + 4 * ldb + p), _MM_HINT_T0);                            \
+                c00 = FMADD(x0, LOADU(b0 + p), c00); c10 = FMADD(x1, LOADU(b0 + p + W), c10);           \
+                c01 = FMADD(x0, LOADU(b1 + p), c01); c11 = FMADD(x1, LOADU(b1 + p + W), c11);           \
+                c02 = FMADD(x0, LOADU(b2 + p), c02); c12 = FMADD(x1, LOADU(b2 + p + W), c12);           \
+                c03 = FMADD(x0, LOADU(b3 + p), c03); c13 = FMADD(x1, LOADU(b3 + p + W), c13);           \
+            }                                                                                           \
+            c00 = ADD(c00, c10); c01 = ADD(c01, c11); c02 = ADD(c02, c12); c03 = ADD(c03, c13);         \
+            c10 = c11 = c12 = c13 = SET0();                                                             \
+        }                                                                                               \
         for (; p + W <= kc; p += W) {                                                                   \
             V x0 = LOADU(a0 + p), x1 = LOADU(a1 + p), x2 = LOADU(a2 + p), y;                            \
             y = LOADU(b0 + p); c00 = FMADD(x0, y, c00); c10 = FMADD(x1, y, c10); c20 = FMADD(x2, y, c20); \
@@ -473,9 +487,9 @@ TENSOR__AVX2 static inline void tensor__nt_out_f64(__m256d v, double *C, int64_t
 #define TENSOR__NT_MASK_f32(rem) _mm256_cmpgt_epi32(_mm256_set1_epi32((int)(rem)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7))
 #define TENSOR__NT_MASK_f64(rem) _mm256_cmpgt_epi64(_mm256_set1_epi64x((long long)(rem)), _mm256_setr_epi64x(0, 1, 2, 3))
 TENSOR__DEFINE_GEMM_NT(avx2, TENSOR__AVX2, f32, float, __m256, 8, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_maskload_ps, __m256i,
-                       TENSOR__NT_MASK_f32, _mm256_fmadd_ps, tensor__hsum4_f32)
+                       TENSOR__NT_MASK_f32, _mm256_fmadd_ps, _mm256_add_ps, tensor__hsum4_f32)
 TENSOR__DEFINE_GEMM_NT(avx2, TENSOR__AVX2, f64, double, __m256d, 4, _mm256_setzero_pd, _mm256_loadu_pd, _mm256_maskload_pd, __m256i,
-                       TENSOR__NT_MASK_f64, _mm256_fmadd_pd, tensor__hsum4_f64)
+                       TENSOR__NT_MASK_f64, _mm256_fmadd_pd, _mm256_add_pd, tensor__hsum4_f64)
 #endif
 
 #if TENSOR__GEMM_AVX512

@@ -555,6 +555,11 @@ TENSOR_API double tensor_clip_grad_norm(int n, tensor *const *params, double max
             continue;
         }
         int64_t k = tensor__numel_of(g->ndim, g->shape);
+        if (g->dtype == TENSOR_F32 && tensor__contiguous(g) && !tensor__reference_kernels) { /* in place: f32 lanes, in double every 256 */
+            const float *v = (const float *)tensor__data(g);
+            total += tensor__row_dot_f32(v, v, k);
+            continue;
+        }
         tensor *c = tensor__contiguous_copy(fn, g, TENSOR_F64);
         if (!c) return -1;
         const double *v = (const double *)tensor__data(c);
