@@ -11,8 +11,10 @@ does not depend on the text). For 1 and 2 threads (torch.set_num_threads / tenso
   process of its own, PyTorch's and tensor.h's alike);
 - sampling at batch 1 with a KV cache (a 16-byte prompt, then 200 tokens): tensor.h's
   gpt_generate against a KV-cache loop written here in PyTorch eager (preallocated cache tensors,
-  as tensor.h's).
-Attention: F.scaled_dot_product_attention where the installed PyTorch has it (2.0 and later), else
+  as tensor.h's);
+- tensor.h's fused causal attention against the composite of public ops (batch 8, 6 heads, 256
+  positions, head size 64; no PyTorch).
+Attention in PyTorch: F.scaled_dot_product_attention where the installed PyTorch has it (2.0 and later), else
 nanoGPT's own fallback (matmul, masked_fill, softmax, matmul). OpenBLAS (Debian's PyTorch uses it)
 is set to its best kernel for this CPU first, as bench/compare_torch.py does.
 
@@ -156,7 +158,7 @@ def parse(line):
 
 def run(cmd):
     r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    lines = [l for l in r.stdout.splitlines() if l.startswith(("train ", "sample "))]
+    lines = [l for l in r.stdout.splitlines() if l.startswith(("train ", "sample ", "attention "))]
     if r.returncode or not lines:
         sys.exit("failed: %s\n%s%s" % (" ".join(cmd), r.stdout, r.stderr))
     return parse(lines[-1])
@@ -198,6 +200,11 @@ def main():
                     float(ref["tokens_per_s"]), float(ref["peak_mib"]), float(ours["tokens_per_s"]) / float(ref["tokens_per_s"]),
                     float(ours["peak_mib"]) / max(float(ref["peak_mib"]), 1e-9))
             print(line, flush=True)
+        at = run([BENCH, "attention", "--threads", str(threads)])
+        print("%-30s %d thread%s: fused forward %.2f ms (composite %.2f ms: %.2fx), forward+backward %.2f ms (composite %.2f ms: %.2fx)" % (
+            "attention, B 8 H 6 T 256 D 64", threads, "s" if threads > 1 else " ", float(at["fused_fwd_ms"]), float(at["composite_fwd_ms"]),
+            float(at["composite_fwd_ms"]) / float(at["fused_fwd_ms"]), float(at["fused_fwdbwd_ms"]), float(at["composite_fwdbwd_ms"]),
+            float(at["composite_fwdbwd_ms"]) / float(at["fused_fwdbwd_ms"])), flush=True)
 
 
 if __name__ == "__main__":

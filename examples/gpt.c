@@ -12,11 +12,11 @@
    under /usr/share/games/fortunes with the `%` separator lines dropped, as bytes (a vocabulary of
    256); the first 90% trains and the last 10% validates. --data FILE trains on any other file.
 
-   Training: AdamW (weight decay on the 2-D weights only: biases, norms and embeddings form a second
-   parameter group without it), linear warmup then cosine decay of the learning rate, the gradient
-   norm clipped at 1.0, --accum micro-batches a step. --bf16 runs the matmuls and attention on bf16
-   copies of the f32 master weights (as torch.autocast), the loss in f32. --cuda runs it on the GPU
-   (link tensor_cuda.o; see the README).
+   Training: AdamW (weight decay on the linear layers' weight matrices only: biases, norms and the
+   embedding tables form a second parameter group without it), linear warmup then cosine decay of
+   the learning rate, the gradient norm clipped at 1.0, --accum micro-batches a step. --bf16 runs
+   the matmuls and attention on bf16 copies of the f32 master weights (as torch.autocast), the loss
+   in f32. --cuda runs it on the GPU (link tensor_cuda.o; see the README).
 
    From the project root:
        cc -O2 examples/gpt.c -o gpt -lm -lpthread
@@ -335,13 +335,14 @@ typedef struct {
     int64_t stop; /* stop after this step (the schedule still runs to steps); 0: at steps */
 } gpt_train_opts;
 
-/* AdamW over m: group 0 the 2-D weights (the matrices and embeddings' tables: nanoGPT decays every
-   parameter of 2 dims or more) with weight decay, group 1 the rest without. */
+/* AdamW over m: group 0 the weight matrices of the linear layers with weight decay, group 1 the
+   rest without: biases, norms and the embedding tables (the token table, the head's weight too,
+   among them). */
 static tensor_optim *gpt_optimizer(gpt_model *m, const gpt_train_opts *o) {
     tensor **decay = (tensor **)malloc(sizeof(tensor *) * (size_t)m->n_params), **plain = (tensor **)malloc(sizeof(tensor *) * (size_t)m->n_params);
     int nd = 0, np = 0;
     for (int i = 0; decay && plain && i < m->n_params; i++) {
-        if (tensor_ndim(m->params[i]) >= 2) decay[nd++] = m->params[i];
+        if (tensor_ndim(m->params[i]) >= 2 && m->params[i] != m->wte && m->params[i] != m->wpe) decay[nd++] = m->params[i];
         else plain[np++] = m->params[i];
     }
     tensor_optim *opt = decay && plain ? tensor_optim_adamw(nd, decay, o->lr, 0.9, 0.99, 1e-8, o->weight_decay) : NULL;
@@ -610,7 +611,7 @@ static int usage(const char *prog) {
 
 int main(int argc, char **argv) {
     gpt_config cfg = {6, 6, 384, 256, 256, 0.2}; /* nanoGPT's character-level configuration */
-    gpt_train_opts o = {5000, 64, 1, 100, 250, 20, 1e-3, 1e-4, 0.1, 1.0, NULL, false};
+    gpt_train_opts o = {5000, 64, 1, 100, 250, 20, 1e-3, 1e-4, 0.1, 1.0, NULL, false, 0};
     const char *load = NULL, *data_path = NULL, *prompt = "\n", *token_list = NULL;
     bool bf16 = false, cuda = false, gpt2 = false, steps_given = false, heads_given = false;
     int64_t n_sample = 300, seed = 1337;

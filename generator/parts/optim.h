@@ -492,7 +492,11 @@ TENSOR_API double tensor_lr_one_cycle(int64_t step, int64_t total, double max_lr
 
 TENSOR_API void tensor_optim_free(tensor_optim *o) {
     if (!o) return;
-    for (int i = 0; o->params && i < 3 * o->n; i++) tensor_free(o->params[i]);
+    for (int i = 0; o->params && i < o->n; i++) { /* three arrays in one block, each of the capacity */
+        tensor_free(o->params[i]);
+        tensor_free(o->state1[i]);
+        tensor_free(o->state2[i]);
+    }
     if (o->params) TENSOR_FREE(o->params);
     if (o->steps) TENSOR_FREE(o->steps);
     if (o->group) TENSOR_FREE(o->group);
