@@ -85,8 +85,10 @@ static tensor *gpt_param_new(gpt_model *m, const char *name, int ndim, const int
         t = d;
     }
     tensor_set_requires_grad(t, true);
+    char *copy = strdup(name);
+    if (!copy) { tensor_free(t); return NULL; }
     m->params[m->n_params] = t;
-    m->names[m->n_params] = strdup(name);
+    m->names[m->n_params] = copy;
     m->n_params++;
     return t;
 }
@@ -270,7 +272,7 @@ static int gpt_data_load(gpt_data *d, const char *path) {
         int count = 0;
         struct dirent *e;
         while ((e = readdir(dir)) && count < 512)
-            if (e->d_name[0] != '.' && !strchr(e->d_name, '.')) names[count++] = strdup(e->d_name);
+            if (e->d_name[0] != '.' && !strchr(e->d_name, '.') && (names[count] = strdup(e->d_name)) != NULL) count++;
         closedir(dir);
         qsort(names, (size_t)count, sizeof names[0], gpt_cmp_names);
         for (int i = 0; i < count; i++) {
@@ -446,6 +448,7 @@ static int gpt_train(gpt_model *m, tensor_optim *opt, const gpt_data *d, const g
         }
         if (eval) {
             double val = gpt_eval(m, d, o->batch, o->eval_batches);
+            if (isnan(val)) return gpt_fail("evaluation");
             if (!o->quiet) printf("%sstep %lld: validation loss %.4f nats/byte (%.0f s)\n", tty ? "\n" : "", (long long)(s + 1), val, gpt_now() - t0);
             if (o->save && gpt_save(o->save, m, opt, s + 1)) return -1;
         }
@@ -710,44 +713,42 @@ int main(int argc, char **argv) {
 
     if (n_sample > 0) { /* sample: bytes from a prompt, or token ids for another vocabulary */
         tensor_manual_seed((uint64_t)seed);
-        int64_t n_prompt = 0, cap = 16;
+        bool ids = token_list || cfg.vocab != 256;
+        char *buf = NULL;
+        size_t len = 0;
+        if (ids && !token_list) { /* ids on stdin */
+            FILE *mem = open_memstream(&buf, &len);
+            int ch;
+            while (mem && (ch = getchar()) != EOF) fputc(ch, mem);
+            if (mem) fclose(mem);
+            token_list = buf ? buf : "";
+        }
+        /* room for the prompt (at most a token a byte of its text) and the samples, made once */
+        int64_t n_prompt = 0, cap = (int64_t)strlen(ids ? token_list : prompt) + 1 + n_sample;
         int64_t *tokens = (int64_t *)malloc(sizeof(int64_t) * (size_t)cap);
-        if (token_list || cfg.vocab != 256) {
-            char *buf = NULL;
-            size_t len = 0;
-            if (!token_list) { /* ids on stdin */
-                FILE *mem = open_memstream(&buf, &len);
-                int ch;
-                while (mem && (ch = getchar()) != EOF) fputc(ch, mem);
-                if (mem) fclose(mem);
-                token_list = buf ? buf : "";
-            }
+        if (!tokens) { fprintf(stderr, "out of memory\n"); return 1; }
+        if (ids) {
             for (const char *p = token_list; *p;) {
                 char *end;
                 long long id = strtoll(p, &end, 10);
                 if (end == p) { p++; continue; }
                 if (id < 0 || id >= cfg.vocab) { fprintf(stderr, "token %lld is outside the vocabulary of %d\n", id, cfg.vocab); return 2; }
-                if (n_prompt == cap) tokens = (int64_t *)realloc(tokens, sizeof(int64_t) * (size_t)(cap *= 2));
                 tokens[n_prompt++] = id;
                 p = end;
             }
-            free(buf);
             if (n_prompt == 0) { fprintf(stderr, "no token ids (--tokens \"ID ID ...\" or on stdin)\n"); return 2; }
         } else {
-            for (const char *p = prompt; *p; p++) {
-                if (n_prompt == cap) tokens = (int64_t *)realloc(tokens, sizeof(int64_t) * (size_t)(cap *= 2));
-                tokens[n_prompt++] = (unsigned char)*p;
-            }
+            for (const char *p = prompt; *p; p++) tokens[n_prompt++] = (unsigned char)*p;
             if (n_prompt == 0) tokens[n_prompt++] = '\n';
         }
-        tokens = (int64_t *)realloc(tokens, sizeof(int64_t) * (size_t)(n_prompt + n_sample));
-        bool bytes = cfg.vocab == 256 && !token_list;
+        bool bytes = !ids;
         printf("%lld %s sampled (temperature %g, top-k %d, seed %lld):\n", (long long)n_sample, bytes ? "bytes" : "token ids", temperature, top_k, (long long)seed);
         if (bytes) fwrite(prompt, 1, strlen(prompt), stdout);
         double t0 = gpt_now();
         if (gpt_generate(&m, tokens, n_prompt, n_sample, temperature, top_k, bytes ? emit_byte : emit_id)) return 1;
         printf("\n(%.1f tokens/s with the KV cache)\n", (double)n_sample / (gpt_now() - t0));
         free(tokens);
+        free(buf);
     }
     tensor_optim_free(opt);
     gpt_free(&m);
