@@ -1084,7 +1084,7 @@ static double attn_diff(tensor *a, tensor *b) {
     return worst;
 }
 
-typedef struct { const char *what; int64_t B, H, L, S, E, Ev; int mask; bool bcast_k; } attn_case; /* mask: 0 none, 1 causal, 2 bool, 3 float */
+typedef struct { const char *what; int64_t B, H, L, S, E, Ev; int mask; bool bcast_k; } attn_case; /* mask: 0 none, 1 causal, 2 bool, 3 float, 4 0-D float, 5 1-D bool [S] */
 
 /* Forward and the gradients of q, k, v (and of a float mask), fused and composed. */
 static void attn_compare(const attn_case *c, tensor_dtype dt, double tol) {
@@ -1099,6 +1099,13 @@ static void attn_compare(const attn_case *c, tensor_dtype dt, double tol) {
         free(mv);
     }
     if (c->mask == 3) mask = tensor_set_requires_grad(test_random(dt, 2, ms, -1, 1), true);
+    if (c->mask == 4) mask = test_random(dt, 0, ms, -1, 1); /* broadcast to every score: a shift softmax ignores */
+    if (c->mask == 5) { /* key 0 and every third key masked out for every query */
+        double *mv = (double *)malloc(sizeof(double) * (size_t)c->S);
+        for (int64_t i = 0; i < c->S; i++) mv[i] = i == 0 || i % 3 != 0;
+        mask = test_tensor(TENSOR_BOOL, 1, &c->S, mv);
+        free(mv);
+    }
     tensor *gout = test_random(dt, 4, (int64_t[]){c->B, c->H, c->L, c->Ev}, -1, 1);
     tensor *y[2], *gr[2][4];
     for (int ref = 0; ref < 2; ref++) {
@@ -1132,6 +1139,8 @@ TEST(attention_fused_matches_composite) {
         {"float mask (with its gradient)", 2, 1, 65, 129, 8, 8, 3, false},
         {"k broadcast over heads", 2, 3, 66, 130, 8, 10, 1, true},
         {"one query (a decoding step)", 1, 4, 1, 200, 32, 32, 0, false},
+        {"0-D float mask", 1, 2, 70, 130, 8, 8, 4, false},
+        {"1-D bool mask over keys", 2, 2, 70, 130, 8, 8, 5, false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         attn_compare(&cases[i], TENSOR_F64, 1e-12);

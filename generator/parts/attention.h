@@ -255,9 +255,9 @@ static void tensor__attn_job_init(tensor__attn_job *j, tensor_dtype ct, tensor *
         const tensor *t = in[x];
         if (!t) continue;
         j->base[x] = tensor__data(t);
-        /* a dim of size 1 (or missing: the mask may be 1-D) broadcasts: stride 0, as matmul's batch dims */
+        /* a dim of size 1 (or missing: the mask may be 0-D or 1-D) broadcasts: stride 0, as matmul's batch dims */
         j->rs[x] = t->ndim >= 2 && t->shape[t->ndim - 2] != 1 ? t->strides[t->ndim - 2] : 0;
-        j->cs[x] = t->shape[t->ndim - 1] != 1 ? t->strides[t->ndim - 1] : 0;
+        j->cs[x] = t->ndim >= 1 && t->shape[t->ndim - 1] != 1 ? t->strides[t->ndim - 1] : 0;
         for (int d = 0; d < nb; d++) {
             int td = t->ndim - 2 - (nb - d); /* t's dim aligned with batch dim d, from the right */
             j->bstride[x][d] = td >= 0 && t->shape[td] != 1 ? t->strides[td] : 0;
