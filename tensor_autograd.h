@@ -1112,6 +1112,11 @@ static tensor *tensor__scatter_back(tensor__node *n, tensor *g, int dim, int64_t
     tensor *x = TENSOR__X;
     if (!g) return NULL; /* select's unsqueeze of g failed */
     int64_t len = g->shape[dim];
+    if (tensor__no_grad) { /* no graph to record (no create_graph): g copied straight into its slice of zeros */
+        tensor *z = tensor__full_on(x->ndim, x->shape, 0, g->dtype, g->storage->device);
+        tensor *part = z ? tensor_slice(z, dim, start, len ? start + step * (len - 1) + 1 : start, step) : NULL;
+        return part && tensor_copy_(part, g) ? z : NULL;
+    }
     /* len positions (the arange's end falls between the last and the next); none for an empty slice */
     tensor *pos = tensor__on(tensor_arange((double)start, (double)start + (len ? (double)step * (double)len - 0.5 : 0), (double)step, TENSOR_I64), g->storage->device);
     int64_t shape[TENSOR_MAX_DIMS];
@@ -1353,6 +1358,15 @@ static int tensor__derivative_matmul(tensor__node *n, tensor *g, tensor **grads)
     if (a->ndim == 1) g2 = tensor_unsqueeze(g2, g2 ? (b->ndim == 1 ? 0 : g2->ndim - 1) : 0);
     if (b->ndim == 1) g2 = tensor_unsqueeze(g2, g2 ? g2->ndim : 0);
     if (!a2 || !b2 || !g2) return 1;
+    /* A batch of rows times one matrix (linear on x [B, T, C]): the batch dims fold into the rows,
+       as PyTorch's matmul folds them, so the matrix's gradient is one GEMM over all B*T rows rather
+       than B GEMMs and a sum over B. */
+    if (a2->ndim > 2 && b2->ndim == 2) {
+        int64_t as[2] = {tensor__numel_of(a2->ndim - 1, a2->shape), a2->shape[a2->ndim - 1]}, gs[2] = {as[0], g2->shape[g2->ndim - 1]};
+        a2 = tensor_reshape(a2, 2, as);
+        g2 = tensor_reshape(g2, 2, gs);
+        if (!a2 || !g2) return 1;
+    }
     /* A 2-D operand stored transposed (weight^T in linear) gets its gradient in the same layout, as
        PyTorch's mm backward does: the transpose's backward then hands a contiguous gradient to the
        leaf instead of one that must be copied element by element. */

@@ -105,8 +105,8 @@ int main(int argc, char **argv) {
         }
         qsort(times + 1, (size_t)steps, sizeof(double), cmp_double); /* step 0 is the warm-up */
         double med = times[1 + steps / 2];
-        printf("train threads %d batch %lld tokens_per_s %.1f peak_mib %.1f\n", threads, (long long)batch, (double)(batch * T) / med,
-               (double)(rss_kib("VmHWM:") - base) / 1024);
+        printf("train threads %d batch %lld params %lld tokens_per_s %.1f peak_mib %.1f\n", threads, (long long)batch, (long long)gpt_count(&m),
+               (double)(batch * T) / med, (double)(rss_kib("VmHWM:") - base) / 1024);
         tensor_optim_free(opt);
     } else {
         int64_t *tokens = (int64_t *)malloc(sizeof(int64_t) * (size_t)(16 + n_tokens));

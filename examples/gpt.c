@@ -31,6 +31,8 @@
    on the CPU. */
 #ifndef GPT_NO_MAIN
 #define TENSOR_IMPLEMENTATION
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wunused-function" /* a test or bench includes this file for some of its functions */
 #endif
 #include "../tensor.h"
 #include <dirent.h>
@@ -166,6 +168,9 @@ static tensor *gpt_heads(tensor *x, int64_t B, int64_t T, int heads, int64_t D) 
 /* idx [B, T] int64 (positions pos..pos+T-1) -> logits [B, T, vocab] in f32. With use_cache (B 1,
    under no-grad) the keys and values of these positions are written into the cache, and the
    attention reads every cached position: a whole prompt at pos 0, then one token a step. */
+/* x itself when nothing is dropped (evaluation, or p == 0), as PyTorch's dropout returns its input */
+static tensor *gpt_dropout(tensor *x, double p, bool training) { return training && p > 0 ? tensor_dropout(x, p, training) : x; }
+
 static tensor *gpt_forward(gpt_model *m, tensor *idx, int64_t pos, bool training, bool use_cache) {
     const gpt_config *c = &m->cfg;
     int64_t B = tensor_size(idx, 0), T = tensor_size(idx, 1), C = c->embd, D = C / c->heads;
@@ -178,7 +183,7 @@ static tensor *gpt_forward(gpt_model *m, tensor *idx, int64_t pos, bool training
         return NULL;
     }
     tensor *positions = tensor_narrow(m->wpe, 0, pos, T); /* [T, C], broadcast over the batch */
-    tensor *x = tensor_dropout(tensor_add(tensor_embedding(m->wte, idx), positions), c->dropout, training);
+    tensor *x = gpt_dropout(tensor_add(tensor_embedding(m->wte, idx), positions), c->dropout, training);
     for (int l = 0; l < c->layers; l++) {
         gpt_block *b = &m->h[l];
         tensor *qkv = gpt_linear(m, tensor_layer_norm(x, b->ln1_w, b->ln1_b, 1e-5), b->qkv_w, b->qkv_b); /* [B, T, 3C] */
@@ -195,9 +200,9 @@ static tensor *gpt_forward(gpt_model *m, tensor *idx, int64_t pos, bool training
         if (m->compute != TENSOR_F32) { q = tensor_to_dtype(q, m->compute); k = tensor_to_dtype(k, m->compute); v = tensor_to_dtype(v, m->compute); }
         tensor *y = tensor_to_dtype(tensor_scaled_dot_product_attention(q, k, v, NULL, causal), TENSOR_F32); /* [B, H, T, D] */
         y = tensor_reshape(tensor_transpose(y, 1, 2), 3, (int64_t[]){B, T, C});
-        x = tensor_add(x, tensor_dropout(gpt_linear(m, y, b->proj_w, b->proj_b), c->dropout, training));
+        x = tensor_add(x, gpt_dropout(gpt_linear(m, y, b->proj_w, b->proj_b), c->dropout, training));
         tensor *h = tensor_gelu_tanh(gpt_linear(m, tensor_layer_norm(x, b->ln2_w, b->ln2_b, 1e-5), b->fc_w, b->fc_b));
-        x = tensor_add(x, tensor_dropout(gpt_linear(m, h, b->fc_proj_w, b->fc_proj_b), c->dropout, training));
+        x = tensor_add(x, gpt_dropout(gpt_linear(m, h, b->fc_proj_w, b->fc_proj_b), c->dropout, training));
     }
     if (use_cache) m->cache_len = pos + T;
     return gpt_linear(m, tensor_layer_norm(x, m->lnf_w, m->lnf_b, 1e-5), m->wte, NULL); /* the head is the token embedding */

@@ -772,3 +772,45 @@ TEST(fused_unary_backward_matches_composed) {
                 if (test_failures_in_current_test()) { printf("  (op %s, %s, layout %d)\n", name, k ? "f64" : "f32", layout); return; }
             }
 }
+
+/* linear on x [B, T, C] (the batch folded into the rows for the weight's gradient) and a split of
+   its output (each part's gradient copied into zeros, not scattered): the gradients of the weight,
+   the bias and x against double loops, with and without create_graph (which records the composed,
+   differentiable formulas). */
+TEST(fused_linear_and_split_backward) {
+    const int64_t B = 3, T = 5, C = 7, O = 6; /* O = 3 parts of 2 */
+    for (int cg = 0; cg < 2; cg++) {
+        tensor *x = tensor_set_requires_grad(test_random(TENSOR_F64, 3, (int64_t[]){B, T, C}, -1, 1), true);
+        tensor *w = tensor_set_requires_grad(test_random(TENSOR_F64, 2, (int64_t[]){O, C}, -1, 1), true);
+        tensor *b = tensor_set_requires_grad(test_random(TENSOR_F64, 1, &O, -1, 1), true);
+        tensor *gw[3] = {test_random(TENSOR_F64, 3, (int64_t[]){B, T, 2}, -1, 1), test_random(TENSOR_F64, 3, (int64_t[]){B, T, 2}, -1, 1),
+                         test_random(TENSOR_F64, 3, (int64_t[]){B, T, 2}, -1, 1)};
+        tensor *parts[3] = {NULL, NULL, NULL};
+        tensor *y = tensor_linear(x, w, b);
+        CHECK(y && tensor_split(y, 2, 2, parts, 3) == 3);
+        if (!parts[2]) return;
+        /* loss = sum_i sum(part_i * gw_i) (part 1 twice: two slices of one part accumulate) */
+        tensor *loss = tensor_add(tensor_add(tensor_sum_all(tensor_mul(parts[0], gw[0])), tensor_sum_all(tensor_mul(parts[1], gw[1]))),
+                                  tensor_add(tensor_sum_all(tensor_mul(parts[2], gw[2])), tensor_sum_all(tensor_mul(parts[1], gw[1]))));
+        tensor *ins[3] = {x, w, b}, *grads[3] = {NULL, NULL, NULL};
+        CHECK(tensor_autograd_grad(1, &loss, NULL, 3, ins, grads, cg == 1) == 0);
+        if (!grads[2]) return;
+        /* dy [B, T, O]: gw's parts side by side, part 1 doubled */
+        double *xv = test_values(x), *wv = test_values(w), *g[3] = {test_values(gw[0]), test_values(gw[1]), test_values(gw[2])};
+        double dy[3 * 5 * 6], dx[3 * 5 * 7] = {0}, dw[6 * 7] = {0}, db[6] = {0};
+        for (int64_t r = 0; r < B * T; r++)
+            for (int64_t o = 0; o < O; o++) dy[r * O + o] = g[o / 2][r * 2 + o % 2] * (o / 2 == 1 ? 2 : 1);
+        for (int64_t r = 0; r < B * T; r++)
+            for (int64_t o = 0; o < O; o++) {
+                db[o] += dy[r * O + o];
+                for (int64_t c = 0; c < C; c++) { dw[o * C + c] += dy[r * O + o] * xv[r * C + c]; dx[r * C + c] += dy[r * O + o] * wv[o * C + c]; }
+            }
+        CHECK_VALUES(grads[0], dx, B * T * C, 1e-13, 1e-13);
+        CHECK_VALUES(grads[1], dw, O * C, 1e-13, 1e-13);
+        CHECK_VALUES(grads[2], db, O, 1e-13, 1e-13);
+        free(xv);
+        free(wv);
+        for (int i = 0; i < 3; i++) free(g[i]);
+        if (test_failures_in_current_test()) { printf("  (create_graph %d)\n", cg); return; }
+    }
+}
