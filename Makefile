@@ -184,11 +184,27 @@ test-cuda: check-amalgamation $(if $(HAVE_CUDA_TU),$(BUILD)/cuda/probe $(BUILD)/
 	     && echo "compute-sanitizer racecheck (reductions, row kernels, scans, sort): clean" || { tail -n 40 $(BUILD)/cuda/racecheck.log; echo "compute-sanitizer racecheck: FAILED"; exit 1; },echo "skipped: compute-sanitizer (not found)";) \
 	 else echo "skipped: no CUDA device ($$why)"; fi
 
-test: check-amalgamation $(BUILD)/tests/test_all $(BUILD)/fuzz/replay $(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/replay-$(l)) $(NPY_BUILDS) $(CUDA_BUILDS) $(if $(HAVE_NEON_TOOLS),test-neon)
-	@CC="$(CC)" CXX="$(CXX)" FUZZ_REPLAY=$(BUILD)/fuzz/replay FUZZ_FILE_REPLAYS="$(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/replay-$(l))" EXTRA_TESTS="$(NPY_BUILDS)" CUDA_TESTS="$(CUDA_BUILDS)" TESTS_SKIPPED3="$(CUDA_SKIPPED)" TESTS_SKIPPED="$(if $(HAVE_NEON_TOOLS),,$(NEON_SKIPPED))" TESTS_SKIPPED2="$(if $(HAVE_ZLIB),,the .npz tests with zlib (apt-get install zlib1g-dev))" tests/run.sh $(BUILD)/tests/test_all
+# The collectives over MPI (tests/dist/test_dist_mpi.c, built with mpicc -DTENSOR_USE_MPI) on 2 and
+# 3 ranks and over TCP alone (tests/dist/run.sh), whenever mpicc and mpirun are found; also built
+# with AddressSanitizer and UBSan for make test-asan (Open MPI's own allocations are not checked
+# for leaks there).
+MPICC ?= mpicc
+MPIRUN ?= mpirun
+HAVE_MPI := $(shell command -v $(MPICC) > /dev/null 2>&1 && command -v $(MPIRUN) > /dev/null 2>&1 && echo yes)
+MPI_SKIPPED = the MPI tests (apt-get install openmpi-bin libopenmpi-dev)
+$(BUILD)/dist/test_dist_mpi: tests/dist/test_dist_mpi.c tensor.h
+	@mkdir -p $(dir $@)
+	$(MPICC) -O1 -g $(WARN) -DTENSOR_USE_MPI -I. $< -o $@ $(LDLIBS)
+$(BUILD)/dist/asan-test_dist_mpi: tests/dist/test_dist_mpi.c tensor.h
+	@mkdir -p $(dir $@)
+	$(MPICC) -O1 -g $(SAN) $(WARN) -DTENSOR_USE_MPI -I. $< -o $@ $(LDLIBS)
 
-test-asan: check-amalgamation $(BUILD)/asan/test_all $(BUILD)/fuzz/replay-asan $(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/asan-replay-$(l))
+test: check-amalgamation $(BUILD)/tests/test_all $(BUILD)/fuzz/replay $(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/replay-$(l)) $(NPY_BUILDS) $(CUDA_BUILDS) $(if $(HAVE_MPI),$(BUILD)/dist/test_dist_mpi) $(if $(HAVE_NEON_TOOLS),test-neon)
+	@CC="$(CC)" CXX="$(CXX)" DIST_TESTS="$(if $(HAVE_MPI),$(BUILD)/dist/test_dist_mpi)" TESTS_SKIPPED4="$(if $(HAVE_MPI),,$(MPI_SKIPPED))" MPIRUN="$(MPIRUN)" FUZZ_REPLAY=$(BUILD)/fuzz/replay FUZZ_FILE_REPLAYS="$(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/replay-$(l))" EXTRA_TESTS="$(NPY_BUILDS)" CUDA_TESTS="$(CUDA_BUILDS)" TESTS_SKIPPED3="$(CUDA_SKIPPED)" TESTS_SKIPPED="$(if $(HAVE_NEON_TOOLS),,$(NEON_SKIPPED))" TESTS_SKIPPED2="$(if $(HAVE_ZLIB),,the .npz tests with zlib (apt-get install zlib1g-dev))" tests/run.sh $(BUILD)/tests/test_all
+
+test-asan: check-amalgamation $(BUILD)/asan/test_all $(BUILD)/fuzz/replay-asan $(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/asan-replay-$(l)) $(if $(HAVE_MPI),$(BUILD)/dist/asan-test_dist_mpi)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	 DIST_TESTS="$(if $(HAVE_MPI),$(BUILD)/dist/asan-test_dist_mpi)" MPIRUN="$(MPIRUN)" \
 	 CC="$(CC)" CXX="$(CXX)" FUZZ_REPLAY=$(BUILD)/fuzz/replay-asan FUZZ_FILE_REPLAYS="$(foreach l,$(FILE_LOADERS),$(BUILD)/fuzz/asan-replay-$(l))" tests/run.sh $(BUILD)/asan/test_all --no-compile-matrix
 
 # The suite under ThreadSanitizer (the pool runs on every core, so large ops use it).

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The compile matrix: tensor.h as C99 and C++11, with gcc and clang, with and without the
 # implementation, -Wall -Wextra -Werror, TENSOR_STATIC in two translation units, overridden
-# allocator hooks, TENSOR_NO_WINOGRAD, TENSOR_NO_AVX512 and TENSOR_NO_SIMD. Prints `ok NAME` or `FAIL NAME` per configuration (`skipped: NAME (...)` when its
+# allocator hooks, TENSOR_NO_WINOGRAD, TENSOR_NO_AVX512, TENSOR_NO_SIMD and TENSOR_USE_MPI. Prints `ok NAME` or `FAIL NAME` per configuration (`skipped: NAME (...)` when its
 # compiler is not installed).
 set -u
 dir=$(mktemp -d)
@@ -116,6 +116,14 @@ for cc in gcc clang; do
   run "$cc TENSOR_NO_AVX512" $cc sh -c "$cc -std=c99 $W '$dir/noavx512.c' -o '$o/noavx512' -lm -lpthread && '$o/noavx512'"
   run "$cc TENSOR_NO_SIMD" $cc sh -c "$cc -std=c99 $W -DTENSOR_NO_SIMD '$dir/noavx512.c' -o '$o/nosimd' -lm -lpthread && '$o/nosimd'"
   run "$cc c++11 overridden TENSOR_MALLOC/TENSOR_FREE" $cxx sh -c "$cxx -std=c++11 $W '$dir/hooks.cpp' -o '$o/hookspp' -lm -lpthread && '$o/hookspp'"
+  # TENSOR_USE_MPI: mpi.h included outside extern "C" and without MPI's C++ bindings (Open MPI's
+  # compile flags; tests/dist runs it)
+  if mpiflags=$(mpicc --showme:compile 2>/dev/null); then
+    run "$cc c99 implementation with TENSOR_USE_MPI" $cc $cc -std=c99 $W -DTENSOR_USE_MPI $mpiflags -c "$dir/impl.c" -o "$o/implmpi.o"
+    run "$cc c++11 implementation with TENSOR_USE_MPI" $cxx $cxx -std=c++11 $W -DTENSOR_USE_MPI $mpiflags -c "$dir/impl.cpp" -o "$o/implmpipp.o"
+  else
+    n=$((n + 1)); echo "skipped: $cc TENSOR_USE_MPI (Open MPI's mpicc is not installed: apt-get install libopenmpi-dev)" > "$dir/result.$(printf %03d $n)"
+  fi
   # the optimizers' update built free to contract a * b + c into FMA (as nvcc does) and not: the
   # same bits (tests/fp_contract.c); the CPU must run FMA code
   if [ "$(uname -m)" = x86_64 ] && ! grep -qw fma /proc/cpuinfo 2>/dev/null; then

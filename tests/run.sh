@@ -3,7 +3,7 @@
 # prints one closing line: N passed, N failed
 # (N passed, N failed, N skipped when something was skipped: a test that cannot run here (the test
 # binary's `skipped: ...` lines), a compile-matrix configuration whose compiler is not installed
-# prints `skipped: ...`, and so do $TESTS_SKIPPED, $TESTS_SKIPPED2 and $TESTS_SKIPPED3, which name what the caller
+# prints `skipped: ...`, and so do $TESTS_SKIPPED, $TESTS_SKIPPED2, $TESTS_SKIPPED3 and $TESTS_SKIPPED4, which name what the caller
 # skipped).
 # usage: tests/run.sh TEST_BINARY [--no-compile-matrix]   (TEST_SHARDS=N: the binary's tests in N
 # processes at once)
@@ -81,12 +81,15 @@ replay() {
 # Further test binaries (the suite's .npz tests built with zlib, and with ZIP64 everywhere): each
 # runs its `npy` tests and adds its count.
 for xt in ${EXTRA_TESTS:-}; do QUIET=1 suite "$xt" npy; done
+# The collectives over MPI (tests/dist/run.sh: 2 and 3 ranks, and TCP alone), whenever mpicc and
+# mpirun are found: $DIST_TESTS names the binary.
+for dt in ${DIST_TESTS:-}; do suite sh tests/dist/run.sh "$dt"; done
 # The harness with tensor_cuda.o linked (tests/cuda/test_cuda_link.c), whenever nvcc is found.
 for xt in ${CUDA_TESTS:-}; do suite "$xt"; done
 # The file loaders' fuzzers (tests/fuzz/fuzz_files.c): each replay binary, named replay-LOADER
 # (or asan-replay-LOADER), replays tests/fuzz/corpus_LOADER.
 for fr in ${FUZZ_FILE_REPLAYS:-}; do replay "$fr" "tests/fuzz/corpus_${fr##*replay-}"; done
-for s in "${TESTS_SKIPPED:-}" "${TESTS_SKIPPED2:-}" "${TESTS_SKIPPED3:-}"; do
+for s in "${TESTS_SKIPPED:-}" "${TESTS_SKIPPED2:-}" "${TESTS_SKIPPED3:-}" "${TESTS_SKIPPED4:-}"; do
   [ -n "$s" ] || continue
   echo "skipped: $s"
   skipped=$((skipped + 1))

@@ -742,3 +742,16 @@ TEST(seam_mirror_runs_every_op_forward_and_backward) {
     printf("  (%d kernels as tensor_cuda.cu)\n", seam_mirror_ops);
     seam_mirror_uninstall();
 }
+
+/* The collectives take CPU tensors (CUDA ones need tensor_cuda.cu built with NCCL): a device
+   tensor is refused with a message saying so, here and on every rank over MPI. */
+TEST(seam_collectives_refuse_device_tensors) {
+    seam_install();
+    tensor *d = device_cuda(tensor_ones(TENSOR_SHAPE(4), TENSOR_F32));
+    CHECK_BAD_INT(tensor_dist_all_reduce(d, TENSOR_REDUCE_SUM) != 0, "tensor_dist_all_reduce");
+    CHECK(tensor_dist_all_reduce(d, TENSOR_REDUCE_SUM) != 0 && strstr(tensor_last_error(), "TENSOR_USE_NCCL"));
+    tensor_clear_error();
+    CHECK_BAD_INT(tensor_dist_broadcast(d, 0) != 0, "tensor_dist_broadcast");
+    CHECK_BAD(tensor_dist_all_gather(d), "tensor_dist_all_gather");
+    CHECK_BAD(tensor_dist_reduce_scatter(d, TENSOR_REDUCE_SUM), "tensor_dist_reduce_scatter");
+}

@@ -193,6 +193,20 @@ TENSOR_API double  tensor_lr_one_cycle(int64_t step, int64_t total, double max_l
 TENSOR_API void    tensor_optim_free(tensor_optim *o);
 TENSOR_API double  tensor_clip_grad_norm(int n, tensor *const *params, double max_norm);  /* returns total norm */
 
+/* ---- Distributed (>>dist): collectives over MPI with TENSOR_USE_MPI (build with mpicc), else a
+   world of one rank. CPU tensors of any dtype and layout; 0 ok, else -1 (NULL) with the error on
+   every rank when the ranks' calls differ in dtype, shape, op or root ---- */
+typedef enum { TENSOR_REDUCE_SUM, TENSOR_REDUCE_AVG, TENSOR_REDUCE_MAX, TENSOR_REDUCE_MIN } tensor_reduce_op;
+TENSOR_API int     tensor_dist_init(int *argc, char ***argv);   /* MPI_Init_thread, or adopts an initialized MPI */
+TENSOR_API int     tensor_dist_rank(void);                      /* 0 without MPI */
+TENSOR_API int     tensor_dist_world_size(void);                /* 1 without MPI */
+TENSOR_API int     tensor_dist_all_reduce(tensor *t, tensor_reduce_op op);      /* in place, every rank */
+TENSOR_API int     tensor_dist_broadcast(tensor *t, int root);                  /* in place */
+TENSOR_API tensor *tensor_dist_all_gather(tensor *t);                           /* new: ranks along dim 0 */
+TENSOR_API tensor *tensor_dist_reduce_scatter(tensor *t, tensor_reduce_op op);  /* dim 0 split across ranks */
+TENSOR_API int     tensor_dist_barrier(void);
+TENSOR_API int     tensor_dist_finalize(void);                  /* MPI_Finalize, when init started MPI */
+
 /* ---- Files: safetensors (the native format), NumPy's .npy/.npz, checkpoints, DLPack ----
    Loaders treat every file as hostile: a malformed file is an error naming the problem, never a
    crash, and never makes them allocate more than the file's size implies. Writers replace the file

@@ -39,6 +39,7 @@
        TENSOR_CACHE_LIMIT      bytes of freed storage kept for reuse (tensor_empty_cache) (1 GiB)
        TENSOR_NO_SIMD          use the portable scalar kernels even where SIMD exists   (undefined)
        TENSOR_USE_SLEEF        SLEEF's vector math instead of ours (link -lsleef)       (undefined)
+       TENSOR_USE_MPI          the tensor_dist_ collectives over MPI (build with mpicc) (undefined)
        TENSOR_NO_THREADS       run every kernel on the calling thread                   (undefined)
        TENSOR_SPIN_US          how long an idle pool worker polls before it sleeps, us  (5000)
    The SIMD instance (avx512, avx2, sse2, neon, scalar) is chosen at run time from the CPU; the
@@ -50,7 +51,7 @@
        >>api >>impl >>core >>errors >>scopes >>dtypes >>dispatch >>iter >>create >>rng
        >>elementwise >>reduce >>shape >>construct >>gemm >>linalg >>products >>nn
        >>norm >>conv >>pool >>attention >>loss >>print >>autograd >>optim >>file-io >>npy
-       >>dlpack >>runtime
+       >>dlpack >>dist >>runtime
 
    VERSION 0.1.0. The licence (MIT) is at the end of the file.
 */

@@ -19,7 +19,7 @@ TENSOR_API void tensor_set_allow_tf32(bool allow) {
 }
 TENSOR_API const char *tensor_version(void) { return "0.1.0"; }
 TENSOR_API const char *tensor_build_info(void) {
-    static TENSOR__THREAD_LOCAL char info[480]; /* per thread: two threads asking at once each get theirs */
+    static TENSOR__THREAD_LOCAL char info[560]; /* per thread: two threads asking at once each get theirs */
     const tensor__simd_isa *v = tensor__simd();
     char simd[64];
     if (v) snprintf(simd, sizeof simd, "%s (%d x f32)%s", v->name, v->width, tensor__reference_kernels ? ", reference kernels on" : "");
@@ -41,8 +41,15 @@ TENSOR_API const char *tensor_build_info(void) {
     else if (!d) snprintf(cuda, sizeof cuda, "no (tensor_cuda.o is from another tensor.h)");
     else if (d->device_count() <= 0) snprintf(cuda, sizeof cuda, "no (tensor_cuda.o linked, no device)");
     else snprintf(cuda, sizeof cuda, "%s", d->info ? d->info() : "yes");
-    snprintf(info, sizeof info, "tensor.h %s; simd: %s; gemm: %s; sleef: %s; cuda: %s; threads: %d (%s)", tensor_version(), simd,
-             gemm, sleef, cuda, tensor_get_num_threads(), TENSOR__HAVE_THREADS ? "pthread pool" : "no thread support: 1 used");
+#ifdef TENSOR_USE_MPI
+    char mpi[48];
+    if (TENSOR__LOAD_ACQ(&tensor__dist_state) == TENSOR__DIST_NONE) snprintf(mpi, sizeof mpi, "yes (not initialized)");
+    else snprintf(mpi, sizeof mpi, "yes (rank %d of %d)", tensor_dist_rank(), tensor_dist_world_size());
+#else
+    const char *mpi = "no (a world of one rank)";
+#endif
+    snprintf(info, sizeof info, "tensor.h %s; simd: %s; gemm: %s; sleef: %s; cuda: %s; mpi: %s; threads: %d (%s)", tensor_version(), simd,
+             gemm, sleef, cuda, mpi, tensor_get_num_threads(), TENSOR__HAVE_THREADS ? "pthread pool" : "no thread support: 1 used");
     return info;
 }
 
