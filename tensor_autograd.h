@@ -23,6 +23,13 @@ TENSOR_API bool tensor_set_grad_enabled(bool on) {
     return was;
 }
 
+/* A post-accumulate-grad hook of a leaf (tensor_register_post_accumulate_grad_hook). */
+typedef struct tensor__grad_hook {
+    tensor_grad_hook fn;
+    void *user;
+    struct tensor__grad_hook *next;
+} tensor__grad_hook;
+
 typedef struct tensor__node {
     tensor__refs refs;                          /* biased: the owner is the thread that recorded it (>>threads-state) */
     int op;                                     /* a tensor_op, or -1 for a leaf's accumulator */
@@ -37,6 +44,7 @@ typedef struct tensor__node {
     int64_t pads[2 * TENSOR_MAX_DIMS];          /* pad: a copy of the pads */
     int n_dims, dims[TENSOR_MAX_DIMS];
     bool released;                              /* saved tensors freed after a backward pass */
+    struct tensor__grad_hook *hooks;            /* accumulators: run when the leaf's gradient is final */
     /* engine scratch */
     tensor *acc;                                /* gradient of the output accumulated so far */
     int64_t deps, epoch;
@@ -123,6 +131,11 @@ static inline void tensor__node_unref(tensor__node *n) {
 
 static void tensor__node_destroy(tensor__node *n) {
     tensor__node_free_saved(n);
+    while (n->hooks) {
+        tensor__grad_hook *h = n->hooks;
+        n->hooks = h->next;
+        TENSOR_FREE(h);
+    }
     for (int i = 0; i < n->n_in; i++) tensor__node_unref(n->next[i]);
     tensor_free(n->grad);
     tensor_free(n->acc);
@@ -282,6 +295,41 @@ TENSOR_API tensor *tensor_grad(tensor *t) {
 
 TENSOR_API void tensor_zero_grad(tensor *t) {
     if (t && t->grad_fn && t->grad_fn->op < 0) { tensor_free(t->grad_fn->grad); t->grad_fn->grad = NULL; }
+}
+
+/* The hooks run in backward (tensor_backward, tensor_backward_with) when every gradient reaching the
+   leaf has been summed: grad is the leaf's new .grad, borrowed for the call (the leaf holds it once
+   the whole pass has succeeded). In registration order; the same (fn, user) twice runs twice. */
+TENSOR_API int tensor_register_post_accumulate_grad_hook(tensor *leaf, tensor_grad_hook fn, void *user) {
+    const char *fn_name = "tensor_register_post_accumulate_grad_hook";
+    if (!leaf) { tensor__null_arg(fn_name, "leaf"); return -1; }
+    if (!fn) { tensor__null_arg(fn_name, "fn"); return -1; }
+    if (!leaf->requires_grad || !tensor__is_leaf(leaf)) { tensor__fail(fn_name, "the tensor is not a leaf that requires grad"); return -1; }
+    tensor__node *n = tensor__grad_edge(leaf);
+    tensor__grad_hook *h = TENSOR__ALLOC_FAILS(sizeof *h) ? NULL : (tensor__grad_hook *)TENSOR_MALLOC(sizeof *h);
+    if (!n || !h) { if (h) TENSOR_FREE(h); tensor__fail(fn_name, "out of memory"); return -1; }
+    h->fn = fn;
+    h->user = user;
+    h->next = NULL;
+    tensor__grad_hook **at = &n->hooks;
+    while (*at) at = &(*at)->next;
+    *at = h;
+    return 0;
+}
+/* Removes the first hook registered with this fn and user; -1 (and an error) when there is none. */
+TENSOR_API int tensor_remove_post_accumulate_grad_hook(tensor *leaf, tensor_grad_hook fn, void *user) {
+    const char *fn_name = "tensor_remove_post_accumulate_grad_hook";
+    if (!leaf) { tensor__null_arg(fn_name, "leaf"); return -1; }
+    tensor__node *n = leaf->grad_fn && leaf->grad_fn->op < 0 ? leaf->grad_fn : NULL;
+    for (tensor__grad_hook **at = n ? &n->hooks : NULL; at && *at; at = &(*at)->next)
+        if ((*at)->fn == fn && (*at)->user == user) {
+            tensor__grad_hook *h = *at;
+            *at = h->next;
+            TENSOR_FREE(h);
+            return 0;
+        }
+    tensor__fail(fn_name, "no such hook on this tensor");
+    return -1;
 }
 
 TENSOR_API tensor *tensor_detach(tensor *t) {
@@ -481,6 +529,7 @@ static int tensor__run_backward(const char *fn, int n_roots, tensor *const *root
                 if (sum != add) tensor_free(add);
                 if (!sum) { if (grads != small) TENSOR_FREE(grads); rc = -1; goto done; }
                 n->acc = tensor__make_internal(sum);
+                for (tensor__grad_hook *h = n->hooks; h; h = h->next) h->fn(n->acc, h->user);
             }
         } else if (g) {
             for (int i = 0; i < n->n_in; i++)

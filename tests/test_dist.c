@@ -57,3 +57,85 @@ TEST(dist_bad_arguments) {
     tensor_clear_error();
     tensor_free(t);
 }
+
+/* In a world of one tensor_ddp is an optimizer's bystander: nothing to average, no hooks. */
+TEST(dist_ddp_world_of_one) {
+    tensor *w = tensor_set_requires_grad(tensor_ones(2, (int64_t[]){3, 2}, TENSOR_F32), true);
+    tensor *b = tensor_set_requires_grad(tensor_zeros(1, (int64_t[]){3}, TENSOR_F64), true);
+    tensor *params[2] = {w, b};
+    tensor_ddp *d = tensor_ddp_new(2, params, 0);
+    CHECK(d != NULL);
+    CHECK(tensor_backward(tensor_sum_all(tensor_mul(w, w))) == 0);
+    CHECK(tensor_ddp_sync(d) == 0);
+    double want[6] = {2, 2, 2, 2, 2, 2};
+    CHECK_VALUES(tensor_grad(w), want, 6, 0, 0);
+    CHECK(tensor_grad(b) == NULL);
+    tensor_ddp_free(d);
+    tensor_ddp_free(NULL);
+    /* bad input */
+    tensor *nl = tensor_mul_scalar(w, 2), *ints = tensor_zeros(1, (int64_t[]){2}, TENSOR_I32);
+    CHECK_BAD_INT(tensor_ddp_new(0, params, 0) == NULL, "tensor_ddp_new");
+    CHECK_BAD_INT(tensor_ddp_new(1, (tensor *[]){NULL}, 0) == NULL, "tensor_ddp_new");
+    CHECK_BAD_INT(tensor_ddp_new(1, &nl, 0) == NULL, "tensor_ddp_new");     /* not a leaf */
+    CHECK_BAD_INT(tensor_ddp_new(1, &ints, 0) == NULL, "tensor_ddp_new");   /* not floating */
+    CHECK_BAD_INT(tensor_ddp_new(2, (tensor *[]){w, w}, 0) == NULL, "tensor_ddp_new");
+    CHECK_BAD_INT(tensor_ddp_sync(NULL) != 0, "tensor_ddp_sync");
+}
+
+typedef struct { int calls; double sum; } hook_log;
+static void hook_record(tensor *grad, void *user) {
+    hook_log *l = (hook_log *)user;
+    l->calls++;
+    l->sum = tensor_item(tensor_sum_all(grad));
+}
+
+/* The hook runs once a backward pass, with the leaf's whole gradient (both uses summed) */
+TEST(post_accumulate_grad_hook) {
+    tensor *x = tensor_set_requires_grad(tensor_full(1, (int64_t[]){4}, 3, TENSOR_F64), true);
+    hook_log a = {0, 0}, b = {0, 0};
+    CHECK(tensor_register_post_accumulate_grad_hook(x, hook_record, &a) == 0);
+    CHECK(tensor_register_post_accumulate_grad_hook(x, hook_record, &b) == 0);
+    /* y = sum(x * x) + sum(2 x): dy/dx = 2 x + 2 = 8 each, 32 in all */
+    CHECK(tensor_backward(tensor_add(tensor_sum_all(tensor_mul(x, x)), tensor_sum_all(tensor_mul_scalar(x, 2)))) == 0);
+    CHECK(a.calls == 1 && a.sum == 32 && b.calls == 1);
+    /* the second pass's hook sees the accumulated .grad */
+    CHECK(tensor_backward(tensor_sum_all(x)) == 0);
+    CHECK(a.calls == 2 && a.sum == 36);
+    CHECK(tensor_remove_post_accumulate_grad_hook(x, hook_record, &a) == 0);
+    CHECK(tensor_backward(tensor_sum_all(x)) == 0);
+    CHECK(a.calls == 2 && b.calls == 3);
+    /* tensor_autograd_grad accumulates nothing: no hook */
+    tensor *g = NULL;
+    CHECK(tensor_autograd_grad(1, (tensor *[]){tensor_sum_all(x)}, NULL, 1, &x, &g, false) == 0 && b.calls == 3);
+    CHECK_BAD_INT(tensor_remove_post_accumulate_grad_hook(x, hook_record, &a) != 0, "tensor_remove_post_accumulate_grad_hook");
+    CHECK_BAD_INT(tensor_register_post_accumulate_grad_hook(NULL, hook_record, &a) != 0, "tensor_register_post_accumulate_grad_hook");
+    CHECK_BAD_INT(tensor_register_post_accumulate_grad_hook(x, NULL, &a) != 0, "tensor_register_post_accumulate_grad_hook");
+    CHECK_BAD_INT(tensor_register_post_accumulate_grad_hook(tensor_mul_scalar(x, 2), hook_record, &a) != 0, "tensor_register_post_accumulate_grad_hook");
+    CHECK_BAD_INT(tensor_register_post_accumulate_grad_hook(tensor_ones(1, (int64_t[]){2}, TENSOR_F32), hook_record, &a) != 0,
+                  "tensor_register_post_accumulate_grad_hook");
+    tensor_free(x); /* the hooks go with the leaf's accumulator */
+}
+
+/* Every memory request of tensor_ddp_new failing in turn: NULL with an error, nothing leaked
+   (the suite's leak check), and the parameters untouched. */
+TEST(dist_ddp_new_out_of_memory) {
+    tensor *p[3] = {tensor_set_requires_grad(tensor_ones(2, (int64_t[]){4, 3}, TENSOR_F32), true),
+                    tensor_set_requires_grad(tensor_ones(1, (int64_t[]){4}, TENSOR_BF16), true),
+                    tensor_set_requires_grad(tensor_ones(1, (int64_t[]){2}, TENSOR_F64), true)};
+    int64_t total = -1;
+    for (int64_t at = 0; at <= total || total < 0; at++) {
+        tensor_clear_error();
+        tensor_test_fail_alloc(at);
+        tensor_ddp *d = tensor_ddp_new(3, p, 16); /* 16 bytes: three buckets */
+        int64_t used = tensor_test_alloc_count();
+        tensor_test_fail_alloc(0);
+        if (at == 0) { total = used; CHECK(d != NULL); }
+        else CHECK_MSG(d != NULL || tensor_last_error() != NULL, "request %lld failed without an error", (long long)at);
+        if (d) CHECK(tensor_ddp_sync(d) == 0);
+        tensor_ddp_free(d);
+    }
+    CHECK(total > 5);
+    double ones[12] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    for (int i = 0; i < 3; i++) CHECK_VALUES(p[i], ones, tensor_numel(p[i]), 0, 0);
+    tensor_clear_error();
+}

@@ -158,6 +158,11 @@ TENSOR_API tensor *tensor_detach(tensor *t);                        /* a view ou
 TENSOR_API bool    tensor_set_grad_enabled(bool on);                /* returns the previous setting; per thread */
 TENSOR_API int     tensor_autograd_grad(int n_out, tensor *const *outputs, tensor *const *grad_outputs,
                                         int n_in, tensor *const *inputs, tensor **grads_out, bool create_graph);
+/* A leaf's hook, run in backward once its gradient is final (all of it summed): grad is the new
+   .grad, borrowed for the call (torch.Tensor.register_post_accumulate_grad_hook; tensor_ddp uses it) */
+typedef void (*tensor_grad_hook)(tensor *grad, void *user);
+TENSOR_API int     tensor_register_post_accumulate_grad_hook(tensor *leaf, tensor_grad_hook fn, void *user); /* 0 ok */
+TENSOR_API int     tensor_remove_post_accumulate_grad_hook(tensor *leaf, tensor_grad_hook fn, void *user);   /* 0 ok */
 
 /* ---- Initialization (in place, PyTorch's formulas; return t) ---- */
 TENSOR_API tensor *tensor_uniform_(tensor *t, double lo, double hi);
@@ -206,6 +211,14 @@ TENSOR_API tensor *tensor_dist_all_gather(tensor *t);                           
 TENSOR_API tensor *tensor_dist_reduce_scatter(tensor *t, tensor_reduce_op op);  /* dim 0 split across ranks */
 TENSOR_API int     tensor_dist_barrier(void);
 TENSOR_API int     tensor_dist_finalize(void);                  /* MPI_Finalize, when init started MPI */
+/* Data-parallel training (torch.nn.parallel.DistributedDataParallel's scheme): rank 0's parameters
+   broadcast at creation; during backward each bucket's gradients (bucket_bytes, 0: 25 MiB) are
+   averaged as soon as they are all final, overlapping the rest of backward. The parameters must
+   outlive it. */
+typedef struct tensor_ddp tensor_ddp;
+TENSOR_API tensor_ddp *tensor_ddp_new(int n, tensor *const *params, size_t bucket_bytes); /* broadcasts rank 0's values */
+TENSOR_API int         tensor_ddp_sync(tensor_ddp *d);   /* after backward: every grad averaged across ranks */
+TENSOR_API void        tensor_ddp_free(tensor_ddp *d);
 
 /* ---- Files: safetensors (the native format), NumPy's .npy/.npz, checkpoints, DLPack ----
    Loaders treat every file as hostile: a malformed file is an error naming the problem, never a

@@ -95,7 +95,7 @@ TENSOR_API int tensor_dist_finalize(void) {
 
 /* ---- the call's signature and the agreement on it ---- */
 
-enum { TENSOR__DIST_ALL_REDUCE = 1, TENSOR__DIST_BROADCAST, TENSOR__DIST_ALL_GATHER, TENSOR__DIST_REDUCE_SCATTER, TENSOR__DIST_BARRIER };
+enum { TENSOR__DIST_ALL_REDUCE = 1, TENSOR__DIST_BROADCAST, TENSOR__DIST_ALL_GATHER, TENSOR__DIST_REDUCE_SCATTER, TENSOR__DIST_DDP };
 
 static uint64_t tensor__dist_mix(uint64_t h, uint64_t v) { /* FNV-1a over v's 8 bytes */
     for (int i = 0; i < 8; i++) { h ^= (v >> (8 * i)) & 0xff; h *= 0x100000001b3ull; }
@@ -339,4 +339,288 @@ TENSOR_API int tensor_dist_barrier(void) {
 #endif
     (void)fn;
     return 0;
+}
+
+/* ---- data-parallel training (torch.nn.parallel.DistributedDataParallel's scheme) ----
+   tensor_ddp_new broadcasts rank 0's parameters, then lays their gradients out in buckets of at
+   most bucket_bytes (25 MiB by default, PyTorch's), filled in the reverse of the parameters' order
+   (about the order backward finishes them: the last layer first). Each parameter's
+   post-accumulate-grad hook copies its final gradient into its bucket during backward; a bucket
+   whose gradients have all arrived starts its MPI_Iallreduce at once, so the reductions overlap the
+   rest of backward. Buckets start strictly in index order, the same order on every rank (MPI pairs
+   collectives by order), so a bucket waits for those before it. tensor_ddp_sync then starts what
+   is left (a parameter without a gradient this step adds zeros, as find_unused_parameters does),
+   waits, and writes each average into .grad. Two backward passes before a sync (gradient
+   accumulation) make the reductions already started stale: sync reduces every bucket again from
+   the final .grad (every rank agrees on that, and on which parameters had a gradient anywhere, in
+   one small allreduce). A parameter no rank gave a gradient keeps its .grad as it was. */
+
+typedef struct {
+    tensor *buf;          /* [elements] in the reduce dtype (f32 for f16/bf16 parameters) */
+    int n_params, pending; /* its parameters, and those whose gradient has not arrived this step */
+    bool started;
+#ifdef TENSOR_USE_MPI
+    MPI_Request req;
+#endif
+} tensor__ddp_bucket;
+
+typedef struct { struct tensor_ddp *d; int index; } tensor__ddp_slot;
+
+struct tensor_ddp {
+    int n, n_buckets, next;  /* next: the first bucket not started this step */
+    tensor **params;         /* internal aliases */
+    tensor **views;          /* [n] each parameter's place in its bucket, shaped as the parameter */
+    int *bucket;             /* [n] */
+    bool *ready;             /* [n] its place in the bucket is filled this step */
+    bool *got;               /* [n] its gradient arrived this step */
+    bool *idle;              /* [n] it had no gradient last step: presumed to have none this step */
+    unsigned char *flags;    /* [n + 1] exchanged at sync: a gradient here; [n]: stale reductions */
+    bool stale, hooked, failed, primed;
+    tensor__ddp_slot *slots; /* [n] the hooks' user data */
+    tensor__ddp_bucket *buckets;
+};
+
+static void tensor__ddp_start(tensor_ddp *d, int b) {
+    tensor__ddp_bucket *k = &d->buckets[b];
+    k->started = true;
+#ifdef TENSOR_USE_MPI
+    int64_t n = tensor__numel_of(k->buf->ndim, k->buf->shape);
+    /* bucket sizes are checked at creation to fit an int count */
+    if (MPI_Iallreduce(MPI_IN_PLACE, tensor__data(k->buf), (int)n, tensor__dist_type(k->buf->dtype), MPI_SUM, tensor__dist_comm, &k->req) != MPI_SUCCESS) {
+        k->req = MPI_REQUEST_NULL;
+        d->failed = true;
+    }
+#endif
+}
+
+/* Starts every bucket from d->next on that is complete, in order. */
+static void tensor__ddp_start_ready(tensor_ddp *d) {
+    while (d->next < d->n_buckets && d->buckets[d->next].pending == 0) tensor__ddp_start(d, d->next++);
+#ifdef TENSOR_USE_MPI
+    for (int b = 0; b < d->next; b++) { /* MPI progresses inside its calls: give it one */
+        int done = 0;
+        if (d->buckets[b].req != MPI_REQUEST_NULL) MPI_Test(&d->buckets[b].req, &done, MPI_STATUS_IGNORE);
+    }
+#endif
+}
+
+static void tensor__ddp_zero(tensor *view) {
+    memset(tensor__data(view), 0, (size_t)tensor__numel_of(view->ndim, view->shape) * tensor__dtype_sizes[view->dtype]);
+}
+
+static void tensor__ddp_on_grad(tensor *grad, void *user) {
+    tensor__ddp_slot *s = (tensor__ddp_slot *)user;
+    tensor_ddp *d = s->d;
+    int i = s->index;
+    if (!d->primed) { /* the step's first gradient: what had none last step is taken as zeros now,
+                         so its bucket need not wait for the end of backward (PyTorch finds unused
+                         parameters by walking the graph; this learns them from the last step) */
+        d->primed = true;
+        for (int j = 0; j < d->n; j++)
+            if (d->idle[j]) { tensor__ddp_zero(d->views[j]); d->ready[j] = true; d->buckets[d->bucket[j]].pending--; }
+    }
+    if (d->got[i] || (d->ready[i] && d->buckets[d->bucket[i]].started)) { /* a second backward before the sync, or a guess that was wrong */
+        d->got[i] = true;
+        d->stale = true;
+        return;
+    }
+    d->got[i] = true;
+    tensor__copy_into(d->views[i], grad);
+    if (d->ready[i]) return; /* presumed idle, its bucket not started: the gradient is in time */
+    d->ready[i] = true;
+    if (--d->buckets[d->bucket[i]].pending == 0) tensor__ddp_start_ready(d);
+}
+
+static void tensor__ddp_reset(tensor_ddp *d) {
+    for (int i = 0; i < d->n; i++) { d->idle[i] = !d->got[i]; d->ready[i] = d->got[i] = false; }
+    d->primed = false;
+    for (int b = 0; b < d->n_buckets; b++) {
+        d->buckets[b].pending = d->buckets[b].n_params;
+        d->buckets[b].started = false;
+#ifdef TENSOR_USE_MPI
+        d->buckets[b].req = MPI_REQUEST_NULL;
+#endif
+    }
+    d->next = 0;
+    d->stale = false;
+    d->failed = false;
+}
+
+TENSOR_API void tensor_ddp_free(tensor_ddp *d) {
+    if (!d) return;
+    for (int i = 0; i < d->n; i++) {
+        if (d->hooked && d->params[i]) tensor_remove_post_accumulate_grad_hook(d->params[i], tensor__ddp_on_grad, &d->slots[i]);
+        if (d->params) tensor_free(d->params[i]);
+        if (d->views) tensor_free(d->views[i]);
+    }
+#ifdef TENSOR_USE_MPI
+    for (int b = 0; b < d->n_buckets; b++)
+        if (d->buckets[b].started && d->buckets[b].req != MPI_REQUEST_NULL) MPI_Wait(&d->buckets[b].req, MPI_STATUS_IGNORE);
+#endif
+    for (int b = 0; b < d->n_buckets; b++) tensor_free(d->buckets[b].buf);
+    TENSOR_FREE(d->params);
+    TENSOR_FREE(d->views);
+    TENSOR_FREE(d->bucket);
+    TENSOR_FREE(d->ready);
+    TENSOR_FREE(d->got);
+    TENSOR_FREE(d->idle);
+    TENSOR_FREE(d->flags);
+    TENSOR_FREE(d->slots);
+    TENSOR_FREE(d->buckets);
+    TENSOR_FREE(d);
+}
+
+/* This rank's checks of tensor_ddp_new's parameters; false with the error set. */
+static bool tensor__ddp_check(const char *fn, int n, tensor *const *params) {
+    if (n <= 0 || !params) { tensor__fail(fn, "needs n > 0 parameters, got %d", n); return false; }
+    for (int i = 0; i < n; i++) {
+        if (!params[i]) { tensor__null_arg(fn, "params[i]"); return false; }
+        if (!tensor__is_float(params[i]->dtype)) { tensor__fail(fn, "parameter %d is %s, not floating", i, tensor__dtype_names[params[i]->dtype]); return false; }
+        if (!params[i]->requires_grad || !tensor__is_leaf(params[i])) { tensor__fail(fn, "parameter %d is not a leaf that requires grad", i); return false; }
+        if (params[i]->storage->device != TENSOR_CPU) {
+            tensor__fail(fn, "parameter %d is on %s: its gradients cannot be reduced in this build (tensor_cuda.cu with -DTENSOR_USE_NCCL reduces CUDA tensors)", i, tensor__device_name(params[i]->storage->device));
+            return false;
+        }
+        if (!tensor__grad_edge(params[i])) { tensor__fail(fn, "out of memory making the gradient accumulator of parameter %d", i); return false; }
+        for (int j = 0; j < i; j++)
+            if (params[j]->grad_fn == params[i]->grad_fn) { tensor__fail(fn, "parameter %d is parameter %d again", i, j); return false; }
+    }
+    return true;
+}
+
+static tensor_ddp *tensor__ddp_build(const char *fn, int n, tensor *const *params, size_t bucket_bytes);
+
+/* Every rank takes part in each agreement below whatever its own checks found, so a rank whose
+   parameters or memory fail makes tensor_ddp_new fail on every rank. */
+TENSOR_API tensor_ddp *tensor_ddp_new(int n, tensor *const *params, size_t bucket_bytes) {
+    const char *fn = "tensor_ddp_new";
+    if (bucket_bytes == 0) bucket_bytes = (size_t)25 << 20;
+    uint64_t sig = tensor__dist_signature(TENSOR__DIST_DDP, n, NULL, (int)(bucket_bytes % INT_MAX));
+    if (!tensor__dist_agree(fn, tensor__ddp_check(fn, n, params) ? sig : 0)) return NULL;
+    /* every rank starts from rank 0's values (each broadcast also checks that the ranks' parameters agree) */
+    for (int i = 0; i < n; i++)
+        if (tensor_dist_broadcast(params[i], 0) != 0) return NULL;
+    tensor_ddp *d = tensor__ddp_build(fn, n, params, bucket_bytes);
+    if (!tensor__dist_agree(fn, d ? sig : 0)) { tensor_ddp_free(d); return NULL; }
+    return d;
+}
+
+/* The buckets, views and hooks (this rank's part of tensor_ddp_new); NULL with the error set. */
+static tensor_ddp *tensor__ddp_build(const char *fn, int n, tensor *const *params, size_t bucket_bytes) {
+    tensor_ddp *d = (tensor_ddp *)TENSOR__MALLOC(sizeof *d);
+    if (!d) { tensor__fail(fn, "out of memory"); return NULL; }
+    memset(d, 0, sizeof *d);
+    d->n = n;
+    d->params = (tensor **)TENSOR__MALLOC(sizeof(tensor *) * (size_t)n);
+    d->views = (tensor **)TENSOR__MALLOC(sizeof(tensor *) * (size_t)n);
+    d->bucket = (int *)TENSOR__MALLOC(sizeof(int) * (size_t)n);
+    d->ready = (bool *)TENSOR__MALLOC(sizeof(bool) * (size_t)n);
+    d->got = (bool *)TENSOR__MALLOC(sizeof(bool) * (size_t)n);
+    d->idle = (bool *)TENSOR__MALLOC(sizeof(bool) * (size_t)n);
+    d->flags = (unsigned char *)TENSOR__MALLOC((size_t)n + 1);
+    d->slots = (tensor__ddp_slot *)TENSOR__MALLOC(sizeof(tensor__ddp_slot) * (size_t)n);
+    d->buckets = (tensor__ddp_bucket *)TENSOR__MALLOC(sizeof(tensor__ddp_bucket) * (size_t)n); /* at most one a parameter */
+    if (d->params) memset(d->params, 0, sizeof(tensor *) * (size_t)n); /* (what tensor_ddp_free looks at) */
+    if (d->views) memset(d->views, 0, sizeof(tensor *) * (size_t)n);
+    if (!d->params || !d->views || !d->bucket || !d->ready || !d->got || !d->idle || !d->flags || !d->slots || !d->buckets) { tensor_ddp_free(d); tensor__fail(fn, "out of memory"); return NULL; }
+    memset(d->buckets, 0, sizeof(tensor__ddp_bucket) * (size_t)n);
+    for (int i = 0; i < n; i++) d->got[i] = true; /* the first step presumes nothing idle */
+    /* buckets: the parameters from the last, a new one when the dtype changes or the next would overflow */
+    int64_t *offset = (int64_t *)TENSOR__MALLOC(sizeof(int64_t) * (size_t)n), used = 0;
+    if (!offset) { tensor_ddp_free(d); tensor__fail(fn, "out of memory"); return NULL; }
+    tensor_dtype bdt = TENSOR_F32;
+    for (int i = n - 1; i >= 0; i--) {
+        tensor_dtype rd = tensor__dist_reduce_dtype(params[i]->dtype);
+        int64_t el = tensor__numel_of(params[i]->ndim, params[i]->shape);
+        size_t es = tensor__dtype_sizes[rd];
+        bool fits = d->n_buckets > 0 && rd == bdt && (size_t)(used + el) * es <= bucket_bytes && used + el <= INT_MAX;
+        if (!fits) { d->n_buckets++; used = 0; bdt = rd; }
+        d->bucket[i] = d->n_buckets - 1;
+        offset[i] = used;
+        used += el;
+        d->buckets[d->n_buckets - 1].n_params++;
+        if (used > INT_MAX) { TENSOR_FREE(offset); tensor_ddp_free(d); tensor__fail(fn, "parameter %d has more than 2^31 - 1 elements", i); return NULL; }
+    }
+    bool ok = true;
+    for (int b = 0; b < d->n_buckets && ok; b++) {
+        int64_t el = 0;
+        tensor_dtype dt = TENSOR_F32;
+        for (int i = 0; i < n; i++)
+            if (d->bucket[i] == b) { el = offset[i] + tensor__numel_of(params[i]->ndim, params[i]->shape) > el ? offset[i] + tensor__numel_of(params[i]->ndim, params[i]->shape) : el; dt = tensor__dist_reduce_dtype(params[i]->dtype); }
+        ok = (d->buckets[b].buf = tensor__make_internal(tensor__new(fn, 1, &el, dt, TENSOR_CPU))) != NULL;
+    }
+    for (int i = 0; i < n && ok; i++) {
+        tensor *p = params[i], *buf = d->buckets[d->bucket[i]].buf;
+        int64_t strides[TENSOR_MAX_DIMS], st = 1;
+        for (int k = p->ndim - 1; k >= 0; k--) { strides[k] = st; st *= p->shape[k]; }
+        ok = (d->params[i] = tensor__make_internal(tensor__alias(fn, p))) != NULL &&
+             (d->views[i] = tensor__make_internal(tensor__view_of(fn, buf, p->ndim, p->shape, strides, buf->offset + offset[i]))) != NULL;
+        d->slots[i].d = d;
+        d->slots[i].index = i;
+    }
+    TENSOR_FREE(offset);
+    if (!ok) { tensor_ddp_free(d); return NULL; }
+    tensor__ddp_reset(d);
+    if (tensor_dist_world_size() > 1) { /* a world of one has nothing to reduce */
+        for (int i = 0; i < n; i++)
+            if (tensor_register_post_accumulate_grad_hook(d->params[i], tensor__ddp_on_grad, &d->slots[i]) != 0) {
+                for (int j = 0; j < i; j++) tensor_remove_post_accumulate_grad_hook(d->params[j], tensor__ddp_on_grad, &d->slots[j]);
+                tensor_ddp_free(d);
+                return NULL;
+            }
+        d->hooked = true;
+    }
+    return d;
+}
+
+/* Every parameter's gradient averaged across the ranks, into its .grad. 0, or -1 with an error. */
+TENSOR_API int tensor_ddp_sync(tensor_ddp *d) {
+    const char *fn = "tensor_ddp_sync";
+    if (!d) { tensor__null_arg(fn, "d"); return -1; }
+    if (!d->hooked) return 0;
+    int world = tensor_dist_world_size(), rc = 0;
+#ifdef TENSOR_USE_MPI
+    /* what is left: parameters without a gradient here add zeros */
+    for (int i = 0; i < d->n; i++)
+        if (!d->ready[i]) { tensor__ddp_zero(d->views[i]); d->ready[i] = true; d->buckets[d->bucket[i]].pending--; }
+    while (d->next < d->n_buckets) tensor__ddp_start(d, d->next++);
+    /* which parameters had a gradient on some rank, and whether any rank's reductions are stale */
+    for (int i = 0; i < d->n; i++) d->flags[i] = d->got[i];
+    d->flags[d->n] = d->stale;
+    int ok = tensor__dist_mpi_ok(fn, "MPI_Allreduce", MPI_Allreduce(MPI_IN_PLACE, d->flags, d->n + 1, MPI_UNSIGNED_CHAR, MPI_MAX, tensor__dist_comm));
+    for (int b = 0; b < d->n_buckets; b++)
+        if (d->buckets[b].req != MPI_REQUEST_NULL && !tensor__dist_mpi_ok(fn, "MPI_Iallreduce", MPI_Wait(&d->buckets[b].req, MPI_STATUS_IGNORE))) ok = 0;
+    if (d->failed && ok) ok = (tensor__fail(fn, "MPI_Iallreduce could not start a bucket's reduction"), 0);
+    if (ok && d->flags[d->n]) { /* gradient accumulation: reduce the final gradients again */
+        for (int i = 0; i < d->n; i++) {
+            tensor *g = tensor_grad(d->params[i]);
+            if (g) tensor__copy_into(d->views[i], g);
+            else tensor__ddp_zero(d->views[i]);
+        }
+        for (int b = 0; b < d->n_buckets && ok; b++) {
+            tensor *buf = d->buckets[b].buf;
+            ok = tensor__dist_mpi_ok(fn, "MPI_Allreduce", MPI_Allreduce(MPI_IN_PLACE, tensor__data(buf), (int)tensor__numel_of(1, buf->shape), tensor__dist_type(buf->dtype), MPI_SUM, tensor__dist_comm));
+        }
+    }
+    for (int b = 0; b < d->n_buckets && ok; b++) tensor__dist_divide(d->buckets[b].buf, d->buckets[b].buf->shape[0], world);
+    /* the averages into .grad: in place where there is one, else a new one */
+    for (int i = 0; i < d->n && ok; i++) {
+        if (!d->flags[i]) continue; /* no rank had a gradient: .grad stays as it was */
+        tensor__node *acc = d->params[i]->grad_fn;
+        tensor *g = acc->grad;
+        if (!g) {
+            g = tensor__new(fn, d->params[i]->ndim, d->params[i]->shape, d->params[i]->dtype, TENSOR_CPU);
+            if (!g) { ok = 0; break; }
+            acc->grad = tensor__make_internal(g);
+        }
+        tensor__copy_into(g, d->views[i]);
+        g->storage->version++;
+    }
+    rc = ok ? 0 : -1;
+#else
+    (void)fn;
+    (void)world;
+#endif
+    tensor__ddp_reset(d);
+    return rc;
 }

@@ -228,6 +228,119 @@ static void test_info(void) {
     CHECK(tensor_dist_rank() == rank && tensor_dist_world_size() == world);
 }
 
+/* ---- DDP: ranks with 32 rows each end where one process with all 32 * world rows does ----
+   The MLP x [B, 6] -> tanh(x W1^T + b1) [B, 16] -> h W2^T + b2 [B, 3], mean cross-entropy, in f64;
+   u [4] enters rank 0's loss alone (sum u^2: the other ranks have no gradient for it, and add
+   zeros), z [2] enters nobody's (its .grad stays NULL). */
+typedef struct { tensor *p[6]; } mlp; /* w1 b1 w2 b2 u z */
+
+static void mlp_init(mlp *m, uint64_t seed) {
+    tensor_manual_seed(seed);
+    const int64_t shapes[6][2] = {{16, 6}, {16, 0}, {3, 16}, {3, 0}, {4, 0}, {2, 0}};
+    for (int i = 0; i < 6; i++) {
+        tensor *t = tensor_mul_scalar(tensor_randn(shapes[i][1] ? 2 : 1, shapes[i], TENSOR_F64), 0.5);
+        m->p[i] = tensor_set_requires_grad(tensor_contiguous(t), true);
+    }
+}
+
+/* rows [r0, r0 + n) of the data; u_scale: the weight of sum(u^2) in this loss */
+static tensor *mlp_loss(mlp *m, tensor *x, tensor *y, int64_t r0, int64_t n, double u_scale) {
+    tensor *xs = tensor_narrow(x, 0, r0, n), *ys = tensor_narrow(y, 0, r0, n);
+    tensor *h = tensor_tanh(tensor_linear(xs, m->p[0], m->p[1]));
+    tensor *loss = tensor_cross_entropy(tensor_linear(h, m->p[2], m->p[3]), ys);
+    return u_scale ? tensor_add(loss, tensor_mul_scalar(tensor_sum_all(tensor_mul(m->p[4], m->p[4])), u_scale)) : loss;
+}
+
+/* mode 0: one bucket (the reduction starts when backward ends: no overlap); 1: 64-byte buckets
+   (they start during backward); 2: small buckets and two micro-batches a step (accumulation) */
+static void ddp_case(int mode) {
+    const int64_t per = 32, total = per * world;
+    tensor_scope_begin();
+    tensor_manual_seed(99);
+    tensor *x = tensor_randn(2, (int64_t[]){total, 6}, TENSOR_F64);
+    int64_t *yv = (int64_t *)malloc(sizeof(int64_t) * (size_t)total);
+    for (int64_t k = 0; k < total; k++) yv[k] = k % 3;
+    tensor *y = tensor_from_data(yv, 1, &total, TENSOR_I64);
+    free(yv);
+    mlp ref, dp;
+    mlp_init(&ref, 7);            /* rank 0's initial values */
+    mlp_init(&dp, 7 + (uint64_t)rank); /* each rank's own: tensor_ddp_new must broadcast rank 0's */
+    tensor_ddp *d = tensor_ddp_new(6, dp.p, mode == 0 ? SIZE_MAX : 64);
+    CHECK(d != NULL);
+    if (!d) { tensor_scope_end(); return; }
+    CHECK(d->n_buckets == (mode == 0 ? 1 : 5)); /* 64 bytes: {z, u}, then one parameter a bucket */
+    tensor_optim *oref = tensor_optim_adamw(6, ref.p, 1e-2, 0.9, 0.999, 1e-8, 0.01), *odp = tensor_optim_adamw(6, dp.p, 1e-2, 0.9, 0.999, 1e-8, 0.01);
+    int started_in_backward = 0;
+    for (int step = 0; step < 20; step++) {
+        tensor_scope_begin();
+        /* the reference: every rank's rows at once; u's weight 1 / world gives 2 u / world, the average */
+        CHECK(tensor_backward(mlp_loss(&ref, x, y, 0, total, 1.0 / world)) == 0);
+        if (mode < 2) {
+            CHECK(tensor_backward(mlp_loss(&dp, x, y, rank * per, per, rank == 0 ? 1.0 : 0.0)) == 0);
+        } else { /* two halves, each weighted 1/2: the same mean */
+            for (int h = 0; h < 2; h++)
+                CHECK(tensor_backward(tensor_mul_scalar(mlp_loss(&dp, x, y, rank * per + h * per / 2, per / 2, rank == 0 ? 1.0 : 0.0), 0.5)) == 0);
+        }
+        started_in_backward += d->next > 0;
+        CHECK(tensor_ddp_sync(d) == 0);
+        CHECK(tensor_grad(dp.p[5]) == NULL); /* nobody's gradient: none made */
+        for (int i = 0; i < 5; i++) { /* the averaged gradients are the whole batch's */
+            double *a = values(tensor_grad(ref.p[i])), *g = values(tensor_grad(dp.p[i]));
+            for (int64_t k = 0; k < tensor_numel(ref.p[i]); k++)
+                if (!(fabs(a[k] - g[k]) <= 1e-9 * (fabs(a[k]) + 1e-6))) { fails++; fprintf(stderr, "rank %d: ddp mode %d step %d: gradient %d [%lld] is %g, want %g\n", rank, mode, step, i, (long long)k, g[k], a[k]); break; }
+            free(a);
+            free(g);
+        }
+        CHECK(tensor_optim_step(oref) == 0);
+        tensor_optim_zero_grad(oref);
+        CHECK(tensor_optim_step(odp) == 0);
+        tensor_optim_zero_grad(odp);
+        tensor_scope_end();
+    }
+    /* from the second step on, z (and u on ranks other than 0) is known to have no gradient and
+       buckets start inside backward (mode 0's one bucket when the last gradient arrives); in the
+       first, z holds its bucket, and so every later one, until the sync */
+    CHECK(started_in_backward == 19);
+    for (int i = 0; i < 6; i++) {
+        double *a = values(ref.p[i]), *b = values(dp.p[i]);
+        double worst = 0;
+        for (int64_t k = 0; k < tensor_numel(ref.p[i]); k++) {
+            double e = fabs(a[k] - b[k]) / (fabs(a[k]) + 1e-3);
+            worst = e > worst ? e : worst;
+        }
+        if (!(worst <= 1e-9)) { fails++; fprintf(stderr, "rank %d: ddp mode %d: parameter %d differs from one process's by %g (relative)\n", rank, mode, i, worst); }
+        free(a);
+        free(b);
+    }
+    tensor_ddp_free(d);
+    tensor_optim_free(oref);
+    tensor_optim_free(odp);
+    tensor_scope_end();
+}
+
+static void test_ddp(void) { for (int mode = 0; mode < 3; mode++) ddp_case(mode); }
+
+/* One rank's bad parameters (or different ones) fail tensor_ddp_new on every rank, without a hang */
+static void test_ddp_bad(void) {
+    tensor_scope_begin();
+    tensor *w = tensor_set_requires_grad(tensor_ones(1, (int64_t[]){rank == 0 ? 3 : 4}, TENSOR_F32), true);
+    CHECK_FAILS(tensor_ddp_new(1, &w, 0) == NULL, "calls differ");
+    tensor *v = tensor_set_requires_grad(tensor_ones(1, (int64_t[]){3}, TENSOR_F32), true);
+    tensor *nl = rank == 1 ? tensor_mul_scalar(v, 2) : v;
+    CHECK_FAILS(tensor_ddp_new(1, &nl, 0) == NULL, rank == 1 ? "not a leaf" : "calls differ");
+    tensor *two[2] = {v, w};
+    CHECK_FAILS(tensor_ddp_new(rank == 0 ? 1 : 2, two, 0) == NULL, "calls differ"); /* counts differ */
+    tensor_ddp *d = tensor_ddp_new(1, &v, 0); /* and then a good one */
+    CHECK(d != NULL);
+    CHECK(tensor_backward(tensor_sum_all(tensor_mul_scalar(v, (double)(rank + 1)))) == 0 && tensor_ddp_sync(d) == 0);
+    double want = (world + 1) / 2.0; /* the mean of 1 .. world */
+    double *g = values(tensor_grad(v));
+    CHECK(g[0] == want && g[2] == want);
+    free(g);
+    tensor_ddp_free(d);
+    tensor_scope_end();
+}
+
 static int passed, failed;
 static void run(const char *name, void (*fn)(void)) {
     fails = 0;
@@ -257,6 +370,8 @@ int main(int argc, char **argv) {
     run("reduce_scatter", test_reduce_scatter);
     run("mismatch", test_mismatch);
     run("half_in_f32", test_half_in_f32);
+    run("ddp", test_ddp);
+    run("ddp_bad", test_ddp_bad);
     if (tensor_dist_finalize() != 0) { fprintf(stderr, "tensor_dist_finalize: %s\n", tensor_last_error()); return 1; }
     tensor_shutdown();
     return failed ? 1 : 0;
