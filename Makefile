@@ -20,7 +20,7 @@ FUZZ_HEADERS = tests/fuzz/fuzz_main.h tests/fuzz/replay.h
 TEST_SRC = $(sort $(wildcard tests/test_*.c))
 EXAMPLES = $(patsubst %.c,%,$(wildcard examples/*.c))
 
-.PHONY: all cuda gpu-pass test test-asan test-tsan test-neon test-sleef test-cuda check-amalgamation examples bench bench-nn bench-gpt bench-cuda fuzz fuzz-files clean
+.PHONY: bench-dist all cuda gpu-pass test test-asan test-tsan test-neon test-sleef test-cuda check-amalgamation examples bench bench-nn bench-gpt bench-cuda fuzz fuzz-files clean
 all: tensor.h examples
 
 generator/gen: generator/gen.c
@@ -192,10 +192,10 @@ MPICC ?= mpicc
 MPIRUN ?= mpirun
 HAVE_MPI := $(shell command -v $(MPICC) > /dev/null 2>&1 && command -v $(MPIRUN) > /dev/null 2>&1 && echo yes)
 MPI_SKIPPED = the MPI tests (apt-get install openmpi-bin libopenmpi-dev)
-$(BUILD)/dist/test_dist_mpi: tests/dist/test_dist_mpi.c tensor.h
+$(BUILD)/dist/test_dist_mpi: tests/dist/test_dist_mpi.c examples/gpt.c tensor.h
 	@mkdir -p $(dir $@)
 	$(MPICC) -O1 -g $(WARN) -DTENSOR_USE_MPI -I. $< -o $@ $(LDLIBS)
-$(BUILD)/dist/asan-test_dist_mpi: tests/dist/test_dist_mpi.c tensor.h
+$(BUILD)/dist/asan-test_dist_mpi: tests/dist/test_dist_mpi.c examples/gpt.c tensor.h
 	@mkdir -p $(dir $@)
 	$(MPICC) -O1 -g $(SAN) $(WARN) -DTENSOR_USE_MPI -I. $< -o $@ $(LDLIBS)
 
@@ -293,6 +293,16 @@ $(BUILD)/bench_gpt: bench/bench_gpt.c examples/gpt.c tensor.h
 	$(CC) -O2 $(WARN) -I. bench/bench_gpt.c -o $@ $(LDLIBS)
 bench-gpt: $(BUILD)/bench_gpt
 	/usr/bin/python3 bench/compare_torch_gpt.py
+# tensor_dist_all_reduce against MPI_Allreduce on the same buffers (bench/bench_dist.c), on
+# MPIRUN_NP ranks of this machine (2 by default; MPIRUN_ARGS adds mpirun options, e.g. a hostfile).
+MPIRUN_NP ?= 2
+MPIRUN_ARGS ?=
+$(BUILD)/bench_dist: bench/bench_dist.c tensor.h
+	@$(if $(HAVE_MPI),,echo "bench-dist: needs MPI (apt-get install openmpi-bin libopenmpi-dev)"; exit 1)
+	@mkdir -p $(dir $@)
+	$(MPICC) -O2 $(WARN) -DTENSOR_USE_MPI -I. bench/bench_dist.c -o $@ $(LDLIBS)
+bench-dist: $(BUILD)/bench_dist
+	$(MPIRUN) $$([ "$$(id -u)" -ne 0 ] || echo --allow-run-as-root) --oversubscribe $(MPIRUN_ARGS) -np $(MPIRUN_NP) $(BUILD)/bench_dist
 # make gpu-pass: what a GPU machine needs for one pass (tests/cuda/device_pass.sh), built here:
 # the CUDA suite plain and with cuDNN, the start-up probe and the benchmark, for sm_90 (H100, H200;
 # GPU_ARCH=sm_XX for another), stripped, in $(BUILD)/gpu-pass (carried there with the tree).

@@ -30641,7 +30641,7 @@ static bool tensor__ddp_check(const char *fn, int n, tensor *const *params) {
         if (!params[i]) { tensor__null_arg(fn, "params[i]"); return false; }
         if (!tensor__is_float(params[i]->dtype)) { tensor__fail(fn, "parameter %d is %s, not floating", i, tensor__dtype_names[params[i]->dtype]); return false; }
         if (!params[i]->requires_grad || !tensor__is_leaf(params[i])) { tensor__fail(fn, "parameter %d is not a leaf that requires grad", i); return false; }
-        if (params[i]->storage->device != TENSOR_CPU) {
+        if (params[i]->storage->device != TENSOR_CPU && tensor_dist_world_size() > 1) { /* (a world of one reduces nothing) */
             tensor__fail(fn, "parameter %d is on %s: its gradients cannot be reduced in this build (tensor_cuda.cu with -DTENSOR_USE_NCCL reduces CUDA tensors)", i, tensor__device_name(params[i]->storage->device));
             return false;
         }

@@ -3,6 +3,10 @@
    Needs Debian's dataset-fashion-mnist (apt-get install dataset-fashion-mnist). From the project root:
        cc -O2 examples/fashion_mnist_cnn.c -o fashion_mnist_cnn -lm -lpthread -lz && ./fashion_mnist_cnn [epochs] [--bf16] [--cuda] [--save FILE] [--load FILE]
    Prints a progress line while training and the test accuracy after each epoch.
+   On several processes (README: Training on several machines):
+       mpicc -O2 -DTENSOR_USE_MPI examples/fashion_mnist_cnn.c -o fashion_mnist_cnn -lm -lpthread -lz && mpirun -np 2 ./fashion_mnist_cnn
+   each rank trains on its share of every batch of 64 and tensor_ddp averages the gradients (the
+   same steps as one process); rank 0 alone prints and saves.
    --save FILE: a checkpoint after each epoch (parameters, optimizer, generator; safetensors).
    --load FILE: resume from it (bit for bit the run that was interrupted), or, when it already holds
    every epoch asked for, evaluate the saved model.
@@ -55,6 +59,7 @@ static double accuracy(cnn *m, const float *x, const int64_t *y, int64_t n, tens
 }
 
 int main(int argc, char **argv) {
+    if (dist_begin(&argc, &argv, BATCH)) return 1;
     train_args args = {8, TENSOR_F32, NULL, NULL};
     if (parse_train_args(argc, argv, &args)) return 2;
     int epochs = args.epochs;
@@ -81,11 +86,13 @@ int main(int argc, char **argv) {
         if (checkpoint_load(args.load, 8, names, params, opt, &done_epochs)) return 1;
         printf("loaded %s: %d epochs done\n", args.load, done_epochs);
     }
+    tensor_ddp *ddp = tensor_ddp_new(8, params, 0); /* mpirun: rank 0's parameters everywhere, gradients averaged */
+    if (!ddp) { fprintf(stderr, "%s\n", tensor_last_error()); return 1; }
 
     int64_t steps = d.n_train / BATCH;
     int64_t *order = (int64_t *)malloc(sizeof(int64_t) * (size_t)d.n_train);
     float *bx = (float *)malloc(sizeof(float) * BATCH * 784);
-    int64_t by[BATCH];
+    int64_t by[BATCH], per = BATCH / dist_world;
     progress p;
     double train_seconds = 0, acc = 0;
     if (done_epochs >= epochs) { /* a finished run: evaluate it */
@@ -101,17 +108,17 @@ int main(int argc, char **argv) {
         for (int64_t s = 0; s < steps; s++) {
             double done = (double)((epoch - 1) * steps + s) / (double)(epochs * steps);
             tensor_optim_set_lr(opt, 1e-3 * 0.5 * (1 + cos(M_PI * done))); /* cosine decay to 0 */
-            for (int j = 0; j < BATCH; j++) {
-                int64_t k = order[s * BATCH + j];
+            for (int j = 0; j < per; j++) { /* this rank's share of the batch */
+                int64_t k = order[s * BATCH + dist_rank * per + j];
                 memcpy(bx + j * 784, d.train_x + k * 784, sizeof(float) * 784);
                 by[j] = d.train_y[k];
             }
             tensor_scope_begin();
-            tensor *x = on_device(tensor_from_data(bx, TENSOR_SHAPE(BATCH, 1, 28, 28), TENSOR_F32));
-            tensor *y = on_device(tensor_from_data(by, TENSOR_SHAPE(BATCH), TENSOR_I64));
+            tensor *x = on_device(tensor_from_data(bx, TENSOR_SHAPE(per, 1, 28, 28), TENSOR_F32));
+            tensor *y = on_device(tensor_from_data(by, TENSOR_SHAPE(per), TENSOR_I64));
             tensor *loss = tensor_cross_entropy(forward(&m, x, true, dtype), y);
             tensor_optim_zero_grad(opt);
-            if (tensor_backward(loss) || tensor_optim_step(opt)) { fprintf(stderr, "%s\n", tensor_last_error()); return 1; }
+            if (tensor_backward(loss) || tensor_ddp_sync(ddp) || tensor_optim_step(opt)) { fprintf(stderr, "%s\n", tensor_last_error()); return 1; }
             progress_step(&p, epoch, s + 1, steps, tensor_item(loss), BATCH, 2.0);
             tensor_scope_end();
         }
@@ -119,14 +126,16 @@ int main(int argc, char **argv) {
         train_seconds += dt;
         acc = accuracy(&m, d.test_x, d.test_y, d.n_test, dtype);
         printf("epoch %d: test accuracy %.2f%%, %.1f s\n", epoch, 100 * acc, dt);
-        if (args.save && checkpoint_save(args.save, 8, names, params, opt, epoch)) return 1;
+        if (args.save && dist_rank == 0 && checkpoint_save(args.save, 8, names, params, opt, epoch)) return 1;
     }
     if (epochs > done_epochs)
         printf("summary: %d epochs, test accuracy %.2f%%, %.1f s per epoch (training only)\n", epochs, 100 * acc, train_seconds / (epochs - done_epochs));
     free(order);
     free(bx);
+    tensor_ddp_free(ddp);
     tensor_optim_free(opt);
     fashion_mnist_free(&d);
+    tensor_dist_finalize();
     tensor_shutdown();
     return 0;
 }

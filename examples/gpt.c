@@ -26,6 +26,10 @@
        ./gpt --load FILE --steps 0 --sample 500        samples from a checkpoint
        ./gpt --load model.safetensors --tokens "464 2068 7586"   GPT-2's weights (Hugging Face's
              file): prints the most likely next tokens, or with --sample N the ids of N sampled ones
+   On several processes (README: Training on several machines), built with
+       mpicc -O2 -DTENSOR_USE_MPI examples/gpt.c -o gpt -lm -lpthread && mpirun -np 2 ./gpt ...
+   every rank draws the same batches and trains on its share of each (--batch must split evenly),
+   tensor_ddp averages the gradients, and rank 0 alone prints, saves and samples.
    --save writes a checkpoint (weights, optimizer, generator, step) at every evaluation and at the
    end; --load resumes from one: the steps after it are bit for bit those of the uninterrupted run
    on the CPU. */
@@ -340,6 +344,8 @@ typedef struct {
     const char *save;
     bool quiet;
     int64_t stop; /* stop after this step (the schedule still runs to steps); 0: at steps */
+    tensor_ddp *ddp; /* under mpirun: averages the gradients; rank `rank` of `world` trains on its share of each batch */
+    int rank, world;
 } gpt_train_opts;
 
 /* AdamW over m: group 0 the weight matrices of the linear layers with weight decay, group 1 the
@@ -423,6 +429,7 @@ static int gpt_train(gpt_model *m, tensor_optim *opt, const gpt_data *d, const g
     bool tty = !o->quiet && isatty(fileno(stdout));
     double t0 = gpt_now(), last = t0, smooth = NAN;
     int64_t end = o->stop > 0 && o->stop < o->steps ? o->stop : o->steps;
+    int64_t per = o->batch / (o->world > 1 ? o->world : 1); /* every rank draws the whole batch (the same generator) and takes its rows */
     for (int64_t s = from; s < end; s++) {
         double lr = gpt_lr(o, s);
         if (isnan(lr)) return gpt_fail("learning-rate schedule");
@@ -431,12 +438,14 @@ static int gpt_train(gpt_model *m, tensor_optim *opt, const gpt_data *d, const g
         for (int64_t k = 0; k < o->accum; k++) {
             tensor_scope_begin();
             tensor *x, *y;
-            tensor *loss = gpt_batch(d, true, o->batch, T, 0, m->device, &x, &y) ? NULL : gpt_loss(m, x, y, true);
+            tensor *loss = gpt_batch(d, true, o->batch, T, 0, m->device, &x, &y) ? NULL
+                         : gpt_loss(m, tensor_narrow(x, 0, o->rank * per, per), tensor_narrow(y, 0, o->rank * per, per), true);
             int rc = loss ? tensor_backward(tensor_div_scalar(loss, (double)o->accum)) : -1;
             loss_sum += rc ? NAN : tensor_item(loss);
             tensor_scope_end();
             if (rc) return gpt_fail("training step");
         }
+        if (o->ddp && tensor_ddp_sync(o->ddp)) return gpt_fail("averaging the gradients");
         if (tensor_clip_grad_norm(m->n_params, m->params, o->clip) < 0 || tensor_optim_step(opt)) return gpt_fail("optimizer step");
         tensor_optim_zero_grad(opt);
         double loss = loss_sum / (double)o->accum;
@@ -455,7 +464,7 @@ static int gpt_train(gpt_model *m, tensor_optim *opt, const gpt_data *d, const g
             double val = gpt_eval(m, d, o->batch, o->eval_batches);
             if (isnan(val)) return gpt_fail("evaluation");
             if (!o->quiet) printf("%sstep %lld: validation loss %.4f nats/byte (%.0f s)\n", tty ? "\n" : "", (long long)(s + 1), val, gpt_now() - t0);
-            if (o->save && gpt_save(o->save, m, opt, s + 1)) return -1;
+            if (o->save && o->rank == 0 && gpt_save(o->save, m, opt, s + 1)) return -1;
         }
     }
     return 0;
@@ -618,8 +627,9 @@ static int usage(const char *prog) {
 }
 
 int main(int argc, char **argv) {
+    if (tensor_dist_init(&argc, &argv)) return gpt_fail("tensor_dist_init"), 1;
     gpt_config cfg = {6, 6, 384, 256, 256, 0.2}; /* nanoGPT's character-level configuration */
-    gpt_train_opts o = {5000, 64, 1, 100, 250, 20, 1e-3, 1e-4, 0.1, 1.0, NULL, false, 0};
+    gpt_train_opts o = {5000, 64, 1, 100, 250, 20, 1e-3, 1e-4, 0.1, 1.0, NULL, false, 0, NULL, 0, 1};
     const char *load = NULL, *data_path = NULL, *prompt = "\n", *token_list = NULL;
     bool bf16 = false, cuda = false, gpt2 = false, steps_given = false, heads_given = false;
     int64_t n_sample = 300, seed = 1337;
@@ -657,6 +667,10 @@ int main(int argc, char **argv) {
 #undef GPT_ARG
     }
     if (o.steps < 0 || o.batch < 1 || o.accum < 1 || o.eval_batches < 1 || !(o.lr > 0) || !(cfg.dropout >= 0 && cfg.dropout < 1) || n_sample < 0) return usage(argv[0]);
+    o.rank = tensor_dist_rank();
+    o.world = tensor_dist_world_size();
+    if (o.batch % o.world) { fprintf(stderr, "a batch of %lld does not split evenly over %d ranks\n", (long long)o.batch, o.world); return 2; }
+    if (o.rank != 0 && !freopen("/dev/null", "w", stdout)) return 1; /* rank 0 alone prints */
     if (gpt2) { cfg.layers = 12; cfg.heads = 12; cfg.embd = 768; cfg.block = 1024; cfg.vocab = 50257; }
     if (threads > 0) tensor_set_num_threads(threads);
     tensor_device device = TENSOR_CPU;
@@ -698,6 +712,7 @@ int main(int argc, char **argv) {
         printf("resumed from %s after step %lld\n", load, (long long)done);
     }
     tensor_dict_free(ckpt);
+    if (!(o.ddp = tensor_ddp_new(m.n_params, m.params, 0))) return gpt_fail("tensor_ddp_new"), 1; /* a world of one: nothing to average */
     printf("model: %d layers, %d heads, width %d, context %d, vocabulary %d, dropout %g: %.2fM parameters; %s%s, %d threads\n", cfg.layers, cfg.heads,
            cfg.embd, cfg.block, cfg.vocab, cfg.dropout, (double)gpt_count(&m) / 1e6, bf16 ? "bf16 matmuls and attention, f32 weights" : "f32",
            cuda ? " on CUDA" : "", tensor_get_num_threads());
@@ -716,7 +731,7 @@ int main(int argc, char **argv) {
         if (o.save) printf("saved %s\n", o.save);
     }
 
-    if (n_sample > 0) { /* sample: bytes from a prompt, or token ids for another vocabulary */
+    if (n_sample > 0 && o.rank == 0) { /* sample: bytes from a prompt, or token ids for another vocabulary */
         tensor_manual_seed((uint64_t)seed);
         bool ids = token_list || cfg.vocab != 256;
         char *buf = NULL;
@@ -755,8 +770,10 @@ int main(int argc, char **argv) {
         free(tokens);
         free(buf);
     }
+    tensor_ddp_free(o.ddp);
     tensor_optim_free(opt);
     gpt_free(&m);
+    tensor_dist_finalize();
     tensor_shutdown();
     return 0;
 }

@@ -34,6 +34,26 @@ static tensor *device_param(tensor *p) {
     return tensor_set_requires_grad(d, true);
 }
 
+/* ---- Several processes: mpirun -np N ./prog, built with mpicc -DTENSOR_USE_MPI (README: Training
+   on several machines). Every rank trains on its share of each batch and tensor_ddp averages the
+   gradients, so N ranks take the steps one process would; rank 0 alone prints and saves. A plain
+   build is a world of one rank. ---- */
+static int dist_rank, dist_world = 1;
+
+/* tensor_dist_init, then checks that batch splits evenly over the ranks; 0, or 1 after a message.
+   Ranks other than 0 write nothing to stdout. */
+static int dist_begin(int *argc, char ***argv, int64_t batch) {
+    if (tensor_dist_init(argc, argv)) { fprintf(stderr, "%s\n", tensor_last_error()); return 1; }
+    dist_rank = tensor_dist_rank();
+    dist_world = tensor_dist_world_size();
+    if (batch % dist_world) {
+        if (dist_rank == 0) fprintf(stderr, "a batch of %lld does not split evenly over %d ranks\n", (long long)batch, dist_world);
+        return 1;
+    }
+    if (dist_rank != 0 && !freopen("/dev/null", "w", stdout)) return 1;
+    return 0;
+}
+
 /* The command line of the training examples: [epochs] [--bf16] [--cuda] [--save FILE] [--load FILE]. */
 typedef struct {
     int epochs;         /* left at the caller's default when absent */

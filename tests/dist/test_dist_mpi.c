@@ -6,6 +6,8 @@
    stderr with its rank. */
 #define TENSOR_IMPLEMENTATION
 #include "../../tensor.h"
+#define GPT_NO_MAIN
+#include "../../examples/gpt.c" /* its model and training loop, for the GPT test */
 #include <mpi.h>
 #include <math.h>
 #include <stdio.h>
@@ -341,6 +343,89 @@ static void test_ddp_bad(void) {
     tensor_scope_end();
 }
 
+/* examples/gpt.c's training loop on every rank's share of each batch, with tensor_ddp, ends where
+   one process training on the whole batches does (f32, dropout 0: the averaged gradient differs
+   from the whole batch's by rounding only). */
+static void test_gpt(void) {
+    static const char *words[] = {"the ", "cat ", "sat ", "on ", "a ", "mat. ", "It ", "was ", "warm, ", "and ", "dogs ", "ran\n"};
+    gpt_data d = {0};
+    d.bytes = (unsigned char *)malloc(8192);
+    uint32_t r = 12345;
+    while (d.n < 8000) {
+        r = r * 1103515245u + 12345u;
+        const char *w = words[(r >> 16) % 12];
+        memcpy(d.bytes + d.n, w, strlen(w));
+        d.n += (int64_t)strlen(w);
+    }
+    d.n_train = d.n * 9 / 10;
+    const gpt_config cfg = {2, 2, 32, 16, 256, 0};
+    gpt_train_opts o;
+    memset(&o, 0, sizeof o);
+    o.steps = 6;
+    o.batch = 2 * world;
+    o.accum = 1;
+    o.warmup = 2;
+    o.eval_batches = 1;
+    o.lr = 3e-3;
+    o.min_lr = 3e-4;
+    o.weight_decay = 0.1;
+    o.clip = 1.0;
+    o.quiet = true;
+    gpt_model one, many;
+    tensor_manual_seed(5);
+    CHECK(gpt_init(&one, cfg, TENSOR_CPU, TENSOR_F32) == 0);
+    tensor_optim *o1 = gpt_optimizer(&one, &o);
+    tensor_manual_seed(5 + (uint64_t)rank); /* other weights: tensor_ddp_new brings rank 0's */
+    CHECK(gpt_init(&many, cfg, TENSOR_CPU, TENSOR_F32) == 0);
+    tensor_optim *on = gpt_optimizer(&many, &o);
+    gpt_train_opts od = o;
+    od.ddp = tensor_ddp_new(many.n_params, many.params, 0);
+    od.rank = rank;
+    od.world = world;
+    CHECK(o1 && on && od.ddp);
+    tensor_manual_seed(11); /* the same batches for both runs */
+    CHECK(gpt_train(&one, o1, &d, &o, 0) == 0);
+    tensor_manual_seed(11);
+    CHECK(gpt_train(&many, on, &d, &od, 0) == 0);
+    double worst = 0;
+    for (int i = 0; i < one.n_params; i++) {
+        double *a = values(one.params[i]), *b = values(many.params[i]);
+        for (int64_t k = 0; k < tensor_numel(one.params[i]); k++) {
+            double e = fabs(a[k] - b[k]);
+            worst = e > worst ? e : worst;
+        }
+        free(a);
+        free(b);
+    }
+    /* 6 AdamW steps of at most lr 3e-3 each: rounding moves a parameter far less than one step */
+    if (!(worst < 1e-4)) { fails++; fprintf(stderr, "rank %d: gpt: a parameter differs from one process's by %g\n", rank, worst); }
+    /* and each rank did train on its share alone: without the averaging it ends elsewhere */
+    gpt_model alone;
+    tensor_manual_seed(5);
+    CHECK(gpt_init(&alone, cfg, TENSOR_CPU, TENSOR_F32) == 0);
+    tensor_optim *oa = gpt_optimizer(&alone, &o);
+    gpt_train_opts os = od;
+    os.ddp = NULL;
+    tensor_manual_seed(11);
+    CHECK(oa && gpt_train(&alone, oa, &d, &os, 0) == 0);
+    double apart = 0;
+    for (int i = 0; i < one.n_params; i++) {
+        double *a = values(one.params[i]), *b = values(alone.params[i]);
+        for (int64_t k = 0; k < tensor_numel(one.params[i]); k++) apart = fabs(a[k] - b[k]) > apart ? fabs(a[k] - b[k]) : apart;
+        free(a);
+        free(b);
+    }
+    if (!(apart > 1e-3)) { fails++; fprintf(stderr, "rank %d: gpt: training on the share alone ends %g from the whole batch's\n", rank, apart); }
+    tensor_optim_free(oa);
+    gpt_free(&alone);
+    tensor_ddp_free(od.ddp);
+    tensor_optim_free(o1);
+    tensor_optim_free(on);
+    gpt_free(&one);
+    gpt_free(&many);
+    free(d.bytes);
+}
+
 static int passed, failed;
 static void run(const char *name, void (*fn)(void)) {
     fails = 0;
@@ -372,6 +457,7 @@ int main(int argc, char **argv) {
     run("half_in_f32", test_half_in_f32);
     run("ddp", test_ddp);
     run("ddp_bad", test_ddp_bad);
+    run("gpt", test_gpt);
     if (tensor_dist_finalize() != 0) { fprintf(stderr, "tensor_dist_finalize: %s\n", tensor_last_error()); return 1; }
     tensor_shutdown();
     return failed ? 1 : 0;
