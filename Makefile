@@ -59,7 +59,7 @@ $(BUILD)/tests/%.o: tests/%.c tests/test.h tests/device_sweep.h tests/device_gra
 # tests/test_cuda_mirror.c is the CUDA suite (tests/cuda/test_cuda.c) on the seam's mirror device
 $(foreach d,tests asan tsan neon sleef,$(BUILD)/$(d)/test_cuda_mirror.o): tests/cuda/test_cuda.c
 # tests/test_gpt.c includes examples/gpt.c (its functions, without main)
-$(foreach d,tests asan tsan neon sleef,$(BUILD)/$(d)/test_gpt.o): examples/gpt.c
+$(foreach d,tests asan tsan neon sleef,$(BUILD)/$(d)/test_gpt.o): examples/gpt.c tests/gpt_text.h
 $(BUILD)/tests/test_all: $(BUILD)/tests/main.o $(patsubst tests/%.c,$(BUILD)/tests/%.o,$(TEST_SRC))
 	$(CC) $(CFLAGS) $^ -o $@ $(LDLIBS)
 
@@ -192,10 +192,10 @@ MPICC ?= mpicc
 MPIRUN ?= mpirun
 HAVE_MPI := $(shell command -v $(MPICC) > /dev/null 2>&1 && command -v $(MPIRUN) > /dev/null 2>&1 && echo yes)
 MPI_SKIPPED = the MPI tests (apt-get install openmpi-bin libopenmpi-dev)
-$(BUILD)/dist/test_dist_mpi: tests/dist/test_dist_mpi.c examples/gpt.c tensor.h
+$(BUILD)/dist/test_dist_mpi: tests/dist/test_dist_mpi.c examples/gpt.c tests/gpt_text.h tensor.h
 	@mkdir -p $(dir $@)
 	$(MPICC) -O1 -g $(WARN) -DTENSOR_USE_MPI -I. $< -o $@ $(LDLIBS)
-$(BUILD)/dist/asan-test_dist_mpi: tests/dist/test_dist_mpi.c examples/gpt.c tensor.h
+$(BUILD)/dist/asan-test_dist_mpi: tests/dist/test_dist_mpi.c examples/gpt.c tests/gpt_text.h tensor.h
 	@mkdir -p $(dir $@)
 	$(MPICC) -O1 -g $(SAN) $(WARN) -DTENSOR_USE_MPI -I. $< -o $@ $(LDLIBS)
 

@@ -169,12 +169,12 @@ static tensor *gpt_heads(tensor *x, int64_t B, int64_t T, int heads, int64_t D) 
     return tensor_transpose(tensor_view(x, 4, (int64_t[]){B, T, heads, D}), 1, 2);
 }
 
-/* idx [B, T] int64 (positions pos..pos+T-1) -> logits [B, T, vocab] in f32. With use_cache (B 1,
-   under no-grad) the keys and values of these positions are written into the cache, and the
-   attention reads every cached position: a whole prompt at pos 0, then one token a step. */
 /* x itself when nothing is dropped (evaluation, or p == 0), as PyTorch's dropout returns its input */
 static tensor *gpt_dropout(tensor *x, double p, bool training) { return training && p > 0 ? tensor_dropout(x, p, training) : x; }
 
+/* idx [B, T] int64 (positions pos..pos+T-1) -> logits [B, T, vocab] in f32. With use_cache (B 1,
+   under no-grad) the keys and values of these positions are written into the cache, and the
+   attention reads every cached position: a whole prompt at pos 0, then one token a step. */
 static tensor *gpt_forward(gpt_model *m, tensor *idx, int64_t pos, bool training, bool use_cache) {
     const gpt_config *c = &m->cfg;
     int64_t B = tensor_size(idx, 0), T = tensor_size(idx, 1), C = c->embd, D = C / c->heads;

@@ -3,24 +3,8 @@
    weights in Hugging Face's layout give PyTorch's logits (tests/interop/gpt2_reference.py). */
 #define GPT_NO_MAIN
 #include "../examples/gpt.c"
+#include "gpt_text.h"
 #include "test.h"
-
-/* Text of a few kilobytes: words drawn from a list by a fixed recurrence. */
-static gpt_data test_text(void) {
-    static const char *words[] = {"the ", "cat ", "sat ", "on ", "a ", "mat. ", "It ", "was ", "warm, ", "and ", "dogs ", "ran\n"};
-    gpt_data d = {0};
-    d.bytes = (unsigned char *)malloc(8192);
-    uint32_t x = 12345;
-    while (d.n < 8000) {
-        x = x * 1103515245u + 12345u;
-        const char *w = words[(x >> 16) % 12];
-        size_t len = strlen(w);
-        memcpy(d.bytes + d.n, w, len);
-        d.n += (int64_t)len;
-    }
-    d.n_train = d.n * 9 / 10;
-    return d;
-}
 
 static const gpt_config small = {2, 2, 32, 16, 256, 0.1};
 
@@ -44,7 +28,7 @@ static gpt_train_opts small_opts(int64_t steps) {
 /* Train 8 steps; and 4, save to a file, reload into a fresh model, optimizer and generator, 4 more:
    the same parameters, bit for bit (dropout, batches and AdamW's moments all restored). */
 TEST(gpt_resume_equals_an_uninterrupted_run) {
-    gpt_data d = test_text();
+    gpt_data d = gpt_test_text();
     gpt_train_opts o = small_opts(8);
     gpt_model a, b;
     tensor_manual_seed(7);
@@ -94,7 +78,7 @@ TEST(gpt_resume_equals_an_uninterrupted_run) {
 
 /* Training lowers the validation loss of the text, from about ln 256 at the start. */
 TEST(gpt_training_lowers_the_loss) {
-    gpt_data d = test_text();
+    gpt_data d = gpt_test_text();
     gpt_train_opts o = small_opts(40);
     o.lr = 1e-2;
     o.min_lr = 1e-3;

@@ -8,6 +8,7 @@
 #include "../../tensor.h"
 #define GPT_NO_MAIN
 #include "../../examples/gpt.c" /* its model and training loop, for the GPT test */
+#include "../gpt_text.h"
 #include <mpi.h>
 #include <math.h>
 #include <stdio.h>
@@ -347,17 +348,8 @@ static void test_ddp_bad(void) {
    one process training on the whole batches does (f32, dropout 0: the averaged gradient differs
    from the whole batch's by rounding only). */
 static void test_gpt(void) {
-    static const char *words[] = {"the ", "cat ", "sat ", "on ", "a ", "mat. ", "It ", "was ", "warm, ", "and ", "dogs ", "ran\n"};
-    gpt_data d = {0};
-    d.bytes = (unsigned char *)malloc(8192);
-    uint32_t r = 12345;
-    while (d.n < 8000) {
-        r = r * 1103515245u + 12345u;
-        const char *w = words[(r >> 16) % 12];
-        memcpy(d.bytes + d.n, w, strlen(w));
-        d.n += (int64_t)strlen(w);
-    }
-    d.n_train = d.n * 9 / 10;
+    gpt_data d = gpt_test_text();
+    if (!d.bytes) { fails++; return; }
     const gpt_config cfg = {2, 2, 32, 16, 256, 0};
     gpt_train_opts o;
     memset(&o, 0, sizeof o);
